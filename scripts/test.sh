@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: installs what it needs (the pinned
+# Claude Code CLI into .tools/, Node packages from the npm registry), then runs
+# every test. CI (.ci/run) calls exactly this. Under CI=true a test whose
+# prerequisite is missing fails instead of skipping.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "==> installing the pinned Claude Code CLI (project-local, .tools/)" >&2
+REEL_CLAUDE_BIN="$(bash scripts/install-claude.sh)"
+export REEL_CLAUDE_BIN
+
+echo "==> cargo fmt --check" >&2
+cargo fmt --all -- --check
+
+echo "==> cargo clippy" >&2
+cargo clippy --locked --all-targets -- -D warnings
+
+echo "==> cargo test" >&2
+cargo test --locked --all-targets
+
+echo "==> fuzz smoke (proptest, bounded)" >&2
+PROPTEST_CASES="${PROPTEST_CASES:-256}" cargo test --locked --test it fuzz_ -- --include-ignored
+
+echo "==> all tests passed" >&2

@@ -1,0 +1,1 @@
+//! The agent process and the stream-json control protocol.

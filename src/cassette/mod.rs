@@ -1,0 +1,172 @@
+//! The v12 cassette: model, load pipeline, loss-free write.
+//!
+//! A cassette is kept as its parsed JSON document ([`Cassette::doc`], key order
+//! and number spellings preserved) plus typed views over it ([`model`]). The
+//! document is the source of truth, so fields reel does not know round-trip
+//! untouched and `events` / `controlOut` stay the raw line strings they were
+//! recorded as. Writing goes through [`write`] (2-space indent, no trailing
+//! newline: the bytes cowork-harness writes) and [`crate::atomic`].
+//!
+//! This module does not judge a recording (that is `assert`/`replay`) nor the
+//! skill tree (that is `fingerprint`); it only guarantees that what it hands
+//! out is a structurally valid, supported cassette.
+
+pub mod model;
+
+pub use model::*;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+/// Newest format this build reads and writes.
+pub const CASSETTE_VERSION: u64 = 12;
+/// Read floor: older (or unstamped) cassettes are refused.
+pub const MIN_SUPPORTED_CASSETTE_VERSION: u64 = 9;
+/// Last version that changed the digest algorithms (`hashFormat: "jcs1"`).
+pub const HASH_FORMAT_EPOCH: u64 = 12;
+/// The `fingerprint.hashFormat` value of the current epoch.
+pub const HASH_FORMAT_JCS1: &str = "jcs1";
+
+/// `$schema` URL stamped into a cassette of version `v`.
+pub fn schema_url(v: u64) -> String {
+    format!(
+        "https://raw.githubusercontent.com/yaniv-golan/cowork-harness/main/schema/cassette.v{v}.json"
+    )
+}
+
+/// A loaded cassette.
+#[derive(Debug, Clone)]
+pub struct Cassette {
+    /// The path it was loaded from (as given by the user).
+    pub path: PathBuf,
+    /// The whole document, loss-free. Mutate it only through methods that
+    /// keep the cowork-harness key order.
+    pub doc: Map<String, Value>,
+    /// `cassetteVersion` (absent ⇒ 0, which the loader refuses).
+    pub version: u64,
+    /// Warnings raised while loading (e.g. tolerated assertions of a future
+    /// cassette); the caller prints them.
+    pub load_warnings: Vec<String>,
+}
+
+impl Cassette {
+    /// The directory relative paths inside the cassette resolve against.
+    pub fn dir(&self) -> &Path {
+        match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        }
+    }
+
+    /// True for a cassette newer than this build understands.
+    pub fn is_future(&self) -> bool {
+        self.version > CASSETTE_VERSION
+    }
+
+    /// The frozen scenario object (the loader guarantees it is an object with
+    /// string `prompt` and `session`).
+    pub fn scenario(&self) -> &Map<String, Value> {
+        static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+        self.doc
+            .get("scenario")
+            .and_then(Value::as_object)
+            .unwrap_or_else(|| EMPTY.get_or_init(Map::new))
+    }
+
+    /// Raw `events` lines (agent stdout), in order.
+    pub fn events(&self) -> impl Iterator<Item = &str> {
+        str_items(self.doc.get("events"))
+    }
+
+    /// Raw `controlOut` lines (driver → agent stdin); `None` when the field is
+    /// absent. An empty array is "legacy mode" for replay, same as absent.
+    pub fn control_out(&self) -> Option<Vec<&str>> {
+        self.doc
+            .get("controlOut")
+            .map(|v| str_items(Some(v)).collect())
+    }
+
+    /// Typed view of `fingerprint`.
+    pub fn fingerprint(&self) -> Option<FingerprintRecord> {
+        typed(self.doc.get("fingerprint"))
+    }
+
+    /// Typed view of `artifacts` (the post-run manifest); `None` when absent.
+    pub fn artifacts(&self) -> Option<Vec<ManifestEntry>> {
+        typed(self.doc.get("artifacts"))
+    }
+
+    /// `userVisibleRoots`; `None` when absent (legacy: `["outputs", ".projects"]`).
+    pub fn user_visible_roots(&self) -> Option<Vec<String>> {
+        typed(self.doc.get("userVisibleRoots"))
+    }
+
+    /// `preRunPaths` baseline.
+    pub fn pre_run_paths(&self) -> Option<Vec<String>> {
+        typed(self.doc.get("preRunPaths"))
+    }
+
+    /// `preRunHashes` baseline (`None` value = body was secret-scrubbed).
+    pub fn pre_run_hashes(&self) -> Option<Vec<(String, Option<String>)>> {
+        let map = self.doc.get("preRunHashes")?.as_object()?;
+        Some(
+            map.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().map(str::to_owned)))
+                .collect(),
+        )
+    }
+
+    /// `preRunOrigin`.
+    pub fn pre_run_origin(&self) -> Option<PreRunOrigin> {
+        typed(self.doc.get("preRunOrigin"))
+    }
+
+    /// `effectiveFidelity` (`protocol`, `container`, `hostloop`, `microvm`).
+    pub fn effective_fidelity(&self) -> Option<&str> {
+        self.doc.get("effectiveFidelity").and_then(Value::as_str)
+    }
+
+    /// `scenarioSource`, relative to [`Cassette::dir`].
+    pub fn scenario_source(&self) -> Option<&str> {
+        self.doc.get("scenarioSource").and_then(Value::as_str)
+    }
+
+    /// `sessionFingerprint`.
+    pub fn session_fingerprint(&self) -> Option<&str> {
+        self.doc.get("sessionFingerprint").and_then(Value::as_str)
+    }
+
+    /// `timeline` entries (kept as JSON: only a few keys are read).
+    pub fn timeline(&self) -> Option<&Vec<Value>> {
+        self.doc.get("timeline").and_then(Value::as_array)
+    }
+
+    /// `folderPrefixMap`.
+    pub fn folder_prefix_map(&self) -> Option<Vec<FolderPrefix>> {
+        typed(self.doc.get("folderPrefixMap"))
+    }
+
+    /// `environment`.
+    pub fn environment(&self) -> Option<Environment> {
+        typed(self.doc.get("environment"))
+    }
+
+    /// `authoring`.
+    pub fn authoring(&self) -> Option<Authoring> {
+        typed(self.doc.get("authoring"))
+    }
+}
+
+fn str_items(v: Option<&Value>) -> impl Iterator<Item = &str> {
+    v.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+}
+
+/// Deserialises a typed view of one field; a field of the wrong shape reads as
+/// absent (the loader has already refused the shapes replay depends on).
+fn typed<T: serde::de::DeserializeOwned>(v: Option<&Value>) -> Option<T> {
+    v.and_then(|v| T::deserialize(v).ok())
+}

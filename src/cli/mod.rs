@@ -1,0 +1,95 @@
+//! The command line: argument definitions and dispatch, nothing else.
+//!
+//! Each subcommand's arguments and its `run` live in `src/cli/<command>.rs`;
+//! `run` calls into the library and returns an exit code from [`crate::exit`].
+//! This file owns the one place where an outcome becomes a process exit code.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub mod fingerprint;
+pub mod model;
+pub mod record;
+pub mod rehash;
+pub mod replay;
+pub mod verify;
+
+/// Output format shared by every command that reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// Human-readable report on stderr; stdout stays empty.
+    #[default]
+    Text,
+    /// One JSON envelope on stdout (schema in `schema/`).
+    Json,
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "reel",
+    version,
+    about = "Record/replay test harness for AI-agent skill runs",
+    long_about = "Record an agent's run of a scenario into a cassette, then replay the \
+                  cassette's assertions token-free in CI. Cassettes are cowork-harness v12."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a real agent on a scenario and write a cassette.
+    Record(record::RecordArgs),
+    /// Re-evaluate a cassette's assertions against the frozen recording.
+    Replay(replay::ReplayArgs),
+    /// Gate committed cassettes: privacy scan plus staleness.
+    VerifyCassettes(verify::VerifyArgs),
+    /// Migrate legacy-hash (v10/v11) cassettes to v12, with proof.
+    Rehash(rehash::RehashArgs),
+    /// Print the staleness fingerprint a recording of these skill roots would store.
+    Fingerprint(fingerprint::FingerprintArgs),
+    /// The scripted model endpoint (token-free recording).
+    Model(model::ModelArgs),
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() {
+                crate::exit::USAGE
+            } else {
+                crate::exit::SUCCESS
+            });
+        }
+    };
+    let outcome = match cli.command {
+        Command::Record(args) => record::run(args),
+        Command::Replay(args) => replay::run(args),
+        Command::VerifyCassettes(args) => verify::run(args),
+        Command::Rehash(args) => rehash::run(args),
+        Command::Fingerprint(args) => fingerprint::run(args),
+        Command::Model(args) => model::run(args),
+    };
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            print_error(&err);
+            ExitCode::from(err.exit_code())
+        }
+    }
+}
+
+/// Prints `error: ...` and an optional `hint: ...` to stderr.
+pub fn print_error(err: &crate::Error) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "error: {}", err.message);
+    if let Some(hint) = &err.hint {
+        let _ = writeln!(stderr, "hint: {hint}");
+    }
+}

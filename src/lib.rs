@@ -1,0 +1,32 @@
+//! reel: record/replay test harness for AI-agent skill runs.
+//!
+//! A cassette travels this pipeline (see ARCHITECTURE.md):
+//!
+//! ```text
+//! scenario ─▶ agent ─▶ record ─▶ cassette ─▶ evidence ─▶ assert ─▶ replay ─▶ report
+//!                                   │                                 ▲
+//!                                   └─▶ fingerprint (staleness) ──────┘
+//! ```
+//!
+//! The library does all the work; `src/main.rs` only parses arguments and maps
+//! the outcome to an exit code (see [`exit`]).
+
+pub mod agent;
+pub mod assert;
+pub mod atomic;
+pub mod canon;
+pub mod cassette;
+pub mod cli;
+pub mod error;
+pub mod evidence;
+pub mod exit;
+pub mod fingerprint;
+pub mod model;
+pub mod record;
+pub mod rehash;
+pub mod replay;
+pub mod report;
+pub mod scenario;
+pub mod verify;
+
+pub use error::Error;

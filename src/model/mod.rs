@@ -1,0 +1,1 @@
+//! The scripted model endpoint: an Anthropic Messages API on loopback.

@@ -1,0 +1,1 @@
+//! `record`: run a scenario against a real agent and write a cassette.

@@ -1,0 +1,1 @@
+//! `rehash`: migrate legacy-hash cassettes to `jcs1`, with proof.

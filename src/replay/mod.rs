@@ -1,0 +1,1 @@
+//! `replay`: re-evaluate a cassette against its frozen recording.

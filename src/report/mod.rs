@@ -1,0 +1,1 @@
+//! Reports: text, JSON envelope, JUnit, GitHub annotations.

@@ -1,0 +1,1 @@
+//! `verify-cassettes`: privacy scan and staleness gate for committed cassettes.

@@ -1,0 +1,4 @@
+//! reel's integration tests: one test binary, one module per feature
+//! (ripgrep style), so the suite links once.
+
+mod util;

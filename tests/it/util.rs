@@ -1,0 +1,58 @@
+//! Shared helpers for integration tests: paths into the repo's test data and a
+//! runner for the `reel` binary.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// The repository root (where Cargo.toml lives).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `tests/data/<rel>`.
+pub fn data(rel: &str) -> PathBuf {
+    repo().join("tests/data").join(rel)
+}
+
+/// `tests/compat/<rel>`: cowork-harness's own example cassettes and outputs.
+pub fn compat(rel: &str) -> PathBuf {
+    repo().join("tests/compat").join(rel)
+}
+
+/// A `reel` command ready to run, with colour off and the CI env cleared so
+/// output does not depend on the caller's terminal.
+pub fn reel() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("reel").unwrap();
+    cmd.env("NO_COLOR", "1").env_remove("GITHUB_ACTIONS");
+    cmd
+}
+
+/// True when running under CI: a missing prerequisite must fail, not skip.
+pub fn in_ci() -> bool {
+    std::env::var("CI")
+        .map(|v| v == "true" || v == "1")
+        .unwrap_or(false)
+}
+
+/// Copies a directory tree (files and symlinks) into `dst`.
+pub fn copy_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let ty = entry.file_type().unwrap();
+        let to = dst.join(entry.file_name());
+        if ty.is_dir() {
+            copy_tree(&entry.path(), &to);
+        } else if ty.is_symlink() {
+            let target = std::fs::read_link(entry.path()).unwrap();
+            std::os::unix::fs::symlink(target, &to).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &to).unwrap();
+            let mut perms = std::fs::metadata(&to).unwrap().permissions();
+            use std::os::unix::fs::PermissionsExt;
+            perms.set_mode(perms.mode() | 0o200);
+            std::fs::set_permissions(&to, perms).unwrap();
+        }
+    }
+}
