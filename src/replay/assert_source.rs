@@ -33,14 +33,21 @@ impl AssertSource {
 /// Why the on-disk block could not be used (a per-file error, exit 2).
 #[derive(Debug, thiserror::Error)]
 pub enum AssertSourceError {
-    #[error("--reassert: no sibling scenario found for this cassette (looked at {looked}) — pass --assert-from <scenario.yaml>")]
+    #[error(
+        "--reassert: no sibling scenario found for this cassette (looked at {looked}) — pass --assert-from <scenario.yaml>"
+    )]
     NoSibling { looked: String },
     #[error("scenario `{path}`: {detail}")]
     Unloadable { path: String, detail: String },
     #[error(
         "scenario `{path}` drifted from the recording: `{field}` differs (on disk {disk}, recorded {recorded}) — the assert-only loop cannot change what shaped the recording; re-record the cassette"
     )]
-    Drift { path: String, field: &'static str, disk: String, recorded: String },
+    Drift {
+        path: String,
+        field: &'static str,
+        disk: String,
+        recorded: String,
+    },
 }
 
 /// The assertions to evaluate, plus the notices choosing them produced.
@@ -73,7 +80,10 @@ fn items_of(v: Option<&Value>) -> Vec<Map<String, Value>> {
 }
 
 /// Chooses the assertions for `cassette` per `source`.
-pub fn choose(cassette: &Cassette, source: &AssertSource) -> Result<ChosenAsserts, AssertSourceError> {
+pub fn choose(
+    cassette: &Cassette,
+    source: &AssertSource,
+) -> Result<ChosenAsserts, AssertSourceError> {
     let scenario = cassette.scenario();
     let frozen = || ChosenAsserts {
         items: items_of(scenario.get("assert")),
@@ -89,7 +99,10 @@ pub fn choose(cassette: &Cassette, source: &AssertSource) -> Result<ChosenAssert
         AssertSource::From(p) => (p.clone(), p.display().to_string()),
         AssertSource::Reassert => {
             let p = find_sibling(cassette)?;
-            let shown = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone()).display().to_string();
+            let shown = std::fs::canonicalize(&p)
+                .unwrap_or_else(|_| p.clone())
+                .display()
+                .to_string();
             (p, shown)
         }
     };
@@ -156,12 +169,11 @@ fn find_sibling(cassette: &Cassette) -> Result<PathBuf, AssertSourceError> {
     if let Some(n) = cassette.scenario().get("name").and_then(Value::as_str) {
         names.push(n.to_string());
     }
-    if let Some(stem) = cassette
-        .path
-        .file_name()
-        .and_then(|f| f.to_str())
-        .map(|f| f.trim_end_matches(".json").trim_end_matches(".cassette").to_string())
-    {
+    if let Some(stem) = cassette.path.file_name().and_then(|f| f.to_str()).map(|f| {
+        f.trim_end_matches(".json")
+            .trim_end_matches(".cassette")
+            .to_string()
+    }) {
         if !names.contains(&stem) {
             names.push(stem);
         }
@@ -181,7 +193,11 @@ fn find_sibling(cassette: &Cassette) -> Result<PathBuf, AssertSourceError> {
         .find(|p| p.is_file())
         .cloned()
         .ok_or_else(|| AssertSourceError::NoSibling {
-            looked: candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+            looked: candidates
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
         })
 }
 
@@ -195,10 +211,12 @@ fn load_scenario(path: &Path) -> Result<Map<String, Value>, AssertSourceError> {
         path: path.display().to_string(),
         detail,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| unloadable(format!("cannot read: {e}")))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| unloadable(format!("cannot read: {e}")))?;
     let yaml: serde_yaml::Value =
         serde_yaml::from_str(&text).map_err(|e| unloadable(format!("invalid YAML: {e}")))?;
-    let json = serde_json::to_value(yaml).map_err(|e| unloadable(format!("not representable as JSON: {e}")))?;
+    let json = serde_json::to_value(yaml)
+        .map_err(|e| unloadable(format!("not representable as JSON: {e}")))?;
     let Value::Object(map) = json else {
         return Err(unloadable("a scenario must be a mapping of keys".into()));
     };
@@ -221,7 +239,9 @@ fn load_scenario(path: &Path) -> Result<Map<String, Value>, AssertSourceError> {
 pub enum WriteRefusal {
     #[error("refusing to persist: {0}")]
     Unverifiable(String),
-    #[error("refusing to persist a failing verdict (read the failures, then pass --allow-failing if you really mean it)")]
+    #[error(
+        "refusing to persist a failing verdict (read the failures, then pass --allow-failing if you really mean it)"
+    )]
     Failing,
     #[error("could not write the cassette: {0}")]
     Io(String),
@@ -229,7 +249,10 @@ pub enum WriteRefusal {
 
 /// Keys of `items` that this cassette could not evaluate for lack of evidence
 /// (live-only keys are allowed: they are skipped on every replay).
-pub fn unverifiable_keys(items: &[Map<String, Value>], is_active: impl Fn(&str) -> bool) -> Vec<String> {
+pub fn unverifiable_keys(
+    items: &[Map<String, Value>],
+    is_active: impl Fn(&str) -> bool,
+) -> Vec<String> {
     let mut out = Vec::new();
     for k in items.iter().flat_map(|m| m.keys()) {
         let needs_evidence = matches!(
@@ -254,7 +277,10 @@ pub fn write_back(cassette: &Cassette, chosen: &ChosenAsserts) -> Result<(), Wri
         "assert".into(),
         Value::Array(chosen.items.iter().cloned().map(Value::Object).collect()),
     );
-    s.insert("expect_denied".into(), Value::Array(chosen.expect_denied.clone()));
+    s.insert(
+        "expect_denied".into(),
+        Value::Array(chosen.expect_denied.clone()),
+    );
     save_cassette(&cassette.path, &doc).map_err(|e| WriteRefusal::Io(e.to_string()))
 }
 

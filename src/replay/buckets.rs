@@ -45,9 +45,10 @@ impl Evidence {
 
     /// True when any manifest-bucket key is active (the manifest must be materialised).
     pub fn any_manifest_key_active(&self, items: &[Map<String, Value>]) -> bool {
-        items.iter().flatten().any(|(k, _)| {
-            bucket(k) == Some(Bucket::NeedsManifest) && self.is_active(k)
-        })
+        items
+            .iter()
+            .flatten()
+            .any(|(k, _)| bucket(k) == Some(Bucket::NeedsManifest) && self.is_active(k))
     }
 }
 
@@ -66,8 +67,10 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
     let uses = |key: &str| items.iter().any(|m| m.contains_key(key));
     let mut warnings = Vec::new();
     // Dedicated warnings for the two baseline keys (their drop is not "partial").
-    let nuf_warned = uses("no_unexpected_files") && evidence.artifacts.is_some() && !evidence.has_pre_run_paths;
-    let iu_warned = uses("input_unmodified") && evidence.artifacts.is_some() && !evidence.has_pre_run_hashes;
+    let nuf_warned =
+        uses("no_unexpected_files") && evidence.artifacts.is_some() && !evidence.has_pre_run_paths;
+    let iu_warned =
+        uses("input_unmodified") && evidence.artifacts.is_some() && !evidence.has_pre_run_hashes;
     if nuf_warned {
         warnings.push(
             "::warning:: [replay] no_unexpected_files: cassette has no pre-run manifest (preRunPaths) — key skipped on replay; re-record to enable it"
@@ -81,7 +84,10 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
         );
     }
     let mut out = Vec::new();
-    let mut skipped = Skipped { full: expect_denied, partial: 0 };
+    let mut skipped = Skipped {
+        full: expect_denied,
+        partial: 0,
+    };
     for item in items {
         let kept: Map<String, Value> = item
             .iter()
@@ -124,7 +130,11 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
             skipped.partial
         ));
     }
-    Stripped { items: out, skipped, warnings }
+    Stripped {
+        items: out,
+        skipped,
+        warnings,
+    }
 }
 
 #[cfg(test)]
@@ -133,7 +143,11 @@ mod tests {
     use serde_json::json;
 
     fn items(v: Value) -> Vec<Map<String, Value>> {
-        v.as_array().unwrap().iter().map(|i| i.as_object().unwrap().clone()).collect()
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i.as_object().unwrap().clone())
+            .collect()
     }
 
     /// The 16 extra assertions of spec §9 case a (plus the cassette's own 3).
@@ -151,9 +165,20 @@ mod tests {
 
     #[test]
     fn case_a_with_control_out_and_empty_manifest() {
-        let ev = Evidence { has_control_out: true, artifacts: Some(0), has_pre_run_paths: true, has_pre_run_hashes: true };
+        let ev = Evidence {
+            has_control_out: true,
+            artifacts: Some(0),
+            has_pre_run_paths: true,
+            has_pre_run_hashes: true,
+        };
         let s = strip(&case_a(), 1, &ev);
-        assert_eq!(s.skipped, Skipped { full: 2, partial: 1 });
+        assert_eq!(
+            s.skipped,
+            Skipped {
+                full: 2,
+                partial: 1
+            }
+        );
         assert_eq!(s.items.len(), 18);
         assert!(s.items.iter().any(|m| m.contains_key("question_asked")));
         assert_eq!(s.items[14], items(json!([{"result": "success"}]))[0]);
@@ -164,27 +189,63 @@ mod tests {
 
     #[test]
     fn case_b_without_control_out_gate_keys_count_as_full_skips() {
-        let ev = Evidence { has_control_out: false, artifacts: Some(0), has_pre_run_paths: true, has_pre_run_hashes: true };
+        let ev = Evidence {
+            has_control_out: false,
+            artifacts: Some(0),
+            has_pre_run_paths: true,
+            has_pre_run_hashes: true,
+        };
         let s = strip(&case_a(), 1, &ev);
-        assert_eq!(s.skipped, Skipped { full: 7, partial: 1 });
+        assert_eq!(
+            s.skipped,
+            Skipped {
+                full: 7,
+                partial: 1
+            }
+        );
         assert!(!s.items.iter().any(|m| m.contains_key("question_asked")));
     }
 
     #[test]
     fn baseline_keys_without_baseline_get_their_own_warning_not_partial() {
-        let ev = Evidence { has_control_out: true, artifacts: Some(2), has_pre_run_paths: false, has_pre_run_hashes: false };
-        let s = strip(&items(json!([{"file_exists": "a", "no_unexpected_files": []}, {"input_unmodified": "x"}])), 0, &ev);
-        assert_eq!(s.skipped, Skipped { full: 1, partial: 0 });
+        let ev = Evidence {
+            has_control_out: true,
+            artifacts: Some(2),
+            has_pre_run_paths: false,
+            has_pre_run_hashes: false,
+        };
+        let s = strip(
+            &items(
+                json!([{"file_exists": "a", "no_unexpected_files": []}, {"input_unmodified": "x"}]),
+            ),
+            0,
+            &ev,
+        );
+        assert_eq!(
+            s.skipped,
+            Skipped {
+                full: 1,
+                partial: 0
+            }
+        );
         assert!(s.warnings[0].contains("no_unexpected_files: cassette has no pre-run manifest"));
         assert!(s.warnings[1].contains("input_unmodified: cassette has no pre-run hashes"));
     }
 
     #[test]
     fn manifest_keys_need_a_non_empty_manifest() {
-        let ev = Evidence { has_control_out: true, artifacts: Some(0), has_pre_run_paths: true, has_pre_run_hashes: true };
+        let ev = Evidence {
+            has_control_out: true,
+            artifacts: Some(0),
+            has_pre_run_paths: true,
+            has_pre_run_hashes: true,
+        };
         assert!(!ev.is_active("file_exists"));
         assert!(ev.is_active("no_unexpected_files"));
-        let none = Evidence { artifacts: None, ..ev };
+        let none = Evidence {
+            artifacts: None,
+            ..ev
+        };
         assert!(!none.is_active("no_unexpected_files"));
         assert!(!none.is_active("replay_protocol_fidelity"));
         assert!(!none.is_active("egress_denied"));

@@ -20,7 +20,8 @@ use crate::cassette::{
 /// Loads and validates one cassette. The error is the message printed after
 /// `replay: <file>: ` (cowork-harness wording).
 pub fn load_cassette(path: &Path) -> Result<Cassette, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("unreadable / invalid cassette JSON: {e}"))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| format!("unreadable / invalid cassette JSON: {e}"))?;
     let doc: Value = serde_json::from_slice(&bytes)
         .map_err(|e| format!("unreadable / invalid cassette JSON: {e}"))?;
     from_value(path, doc)
@@ -38,7 +39,10 @@ pub fn from_value(path: &Path, doc: Value) -> Result<Cassette, String> {
             s.insert("assert".into(), Value::Array(Vec::new()));
         }
     }
-    let version = doc.get("cassetteVersion").and_then(Value::as_u64).unwrap_or(0);
+    let version = doc
+        .get("cassetteVersion")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
     if version < MIN_SUPPORTED_CASSETTE_VERSION {
         return Err(format!(
             "recorded at v{version} is older than the minimum supported version \
@@ -51,7 +55,8 @@ pub fn from_value(path: &Path, doc: Value) -> Result<Cassette, String> {
             return Err(format!(
                 "stamped v{version} but its fingerprint carries hashFormat {} (expected \"{HASH_FORMAT_JCS1}\") — \
                  the cassette was hand-edited or written by a broken tool; re-record or run `reel rehash`",
-                hf.map(|h| format!("\"{h}\"")).unwrap_or_else(|| "(absent)".into())
+                hf.map(|h| format!("\"{h}\""))
+                    .unwrap_or_else(|| "(absent)".into())
             ));
         }
         if version < HASH_FORMAT_EPOCH && hf.is_some() {
@@ -128,17 +133,22 @@ fn shape_check(doc: &Map<String, Value>) -> Result<(), String> {
             }
         }
     }
-    if doc.get("sessionFingerprint").is_some_and(|v| !v.is_string()) {
+    if doc
+        .get("sessionFingerprint")
+        .is_some_and(|v| !v.is_string())
+    {
         problems.push("sessionFingerprint: expected a string".into());
     }
     if let Some(m) = doc.get("folderPrefixMap") {
         let ok = m.as_array().is_some_and(|a| {
             a.iter().all(|e| {
-                e.get("from").is_some_and(Value::is_string) && e.get("mount").is_some_and(Value::is_string)
+                e.get("from").is_some_and(Value::is_string)
+                    && e.get("mount").is_some_and(Value::is_string)
             })
         });
         if !ok {
-            problems.push("folderPrefixMap: expected an array of {from: string, mount: string}".into());
+            problems
+                .push("folderPrefixMap: expected an array of {from: string, mount: string}".into());
         }
     }
     if problems.is_empty() {

@@ -26,16 +26,37 @@ use crate::cassette::{BodyEncoding, ManifestEntry, TruncationReason};
 /// Why a manifest could not be materialised.
 #[derive(Debug, thiserror::Error)]
 pub enum MaterialiseError {
-    #[error("artifacts[{index}].path {path:?}: {why} — the cassette is corrupt or hostile; refusing to replay")]
-    UnsafePath { index: usize, path: String, why: &'static str },
+    #[error(
+        "artifacts[{index}].path {path:?}: {why} — the cassette is corrupt or hostile; refusing to replay"
+    )]
+    UnsafePath {
+        index: usize,
+        path: String,
+        why: &'static str,
+    },
     #[error(
         "artifacts[{index}] `{path}`: body does not match its recorded sha256 (recorded {recorded}, body hashes to {actual}) — cassette is corrupt or tampered; refusing to replay"
     )]
-    ShaMismatch { index: usize, path: String, recorded: String, actual: String },
-    #[error("artifacts[{index}] `{path}`: body is not valid base64 ({detail}) — cassette is corrupt; re-record")]
-    BadBase64 { index: usize, path: String, detail: String },
+    ShaMismatch {
+        index: usize,
+        path: String,
+        recorded: String,
+        actual: String,
+    },
+    #[error(
+        "artifacts[{index}] `{path}`: body is not valid base64 ({detail}) — cassette is corrupt; re-record"
+    )]
+    BadBase64 {
+        index: usize,
+        path: String,
+        detail: String,
+    },
     #[error("artifacts[{index}] `{path}`: {detail}")]
-    Io { index: usize, path: String, detail: String },
+    Io {
+        index: usize,
+        path: String,
+        detail: String,
+    },
     #[error("could not create the replay temp dir: {0}")]
     TempDir(std::io::Error),
 }
@@ -123,7 +144,11 @@ pub fn materialise(entries: &[ManifestEntry]) -> Result<Materialised, Materialis
             detail,
         })?;
         // A link entry is a placeholder: its bytes are never written.
-        let body: &[u8] = if entry.link_kind.is_some() { b"" } else { &bytes };
+        let body: &[u8] = if entry.link_kind.is_some() {
+            b""
+        } else {
+            &bytes
+        };
         write_no_follow(&target, body).map_err(|e| MaterialiseError::Io {
             index,
             path: entry.path.clone(),
@@ -133,7 +158,8 @@ pub fn materialise(entries: &[ManifestEntry]) -> Result<Materialised, Materialis
             out.links.insert(entry.path.clone());
         }
         if truncated || entry.body.is_none() {
-            out.truncated.insert(entry.path.clone(), entry.truncation_reason);
+            out.truncated
+                .insert(entry.path.clone(), entry.truncation_reason);
         }
     }
     Ok(out)
@@ -203,7 +229,9 @@ mod tests {
     use crate::cassette::LinkKind;
 
     fn entry(path: &str, body: Option<&str>) -> ManifestEntry {
-        let sha = body.map(|b| hex::encode(Sha256::digest(b.as_bytes()))).unwrap_or_default();
+        let sha = body
+            .map(|b| hex::encode(Sha256::digest(b.as_bytes())))
+            .unwrap_or_default();
         ManifestEntry {
             path: path.into(),
             bytes: body.map_or(0, |b| b.len() as u64),
@@ -227,9 +255,15 @@ mod tests {
         let m = materialise(&[entry("outputs/a/b.md", Some("hi\n")), link, big]).unwrap();
         assert_eq!(fs::read(m.root().join("outputs/a/b.md")).unwrap(), b"hi\n");
         let l = fs::symlink_metadata(m.root().join("outputs/link")).unwrap();
-        assert!(l.file_type().is_file(), "a link entry must never become a real link");
+        assert!(
+            l.file_type().is_file(),
+            "a link entry must never become a real link"
+        );
         assert!(m.links.contains("outputs/link"));
-        assert_eq!(m.truncated.get("uploads/big.pdf"), Some(&Some(TruncationReason::Input)));
+        assert_eq!(
+            m.truncated.get("uploads/big.pdf"),
+            Some(&Some(TruncationReason::Input))
+        );
         let root = m.root().to_path_buf();
         drop(m);
         assert!(!root.exists(), "temp dir must be removed on drop");
@@ -274,14 +308,21 @@ mod tests {
         ];
         for p in hostile {
             let err = materialise(&[entry(&p, Some("x"))]).unwrap_err();
-            assert!(matches!(err, MaterialiseError::UnsafePath { .. }), "{p:?}: {err}");
+            assert!(
+                matches!(err, MaterialiseError::UnsafePath { .. }),
+                "{p:?}: {err}"
+            );
         }
         assert!(!victim.exists());
     }
 
     #[test]
     fn a_file_then_a_directory_of_the_same_name_is_an_error_not_an_escape() {
-        let err = materialise(&[entry("outputs/a", Some("x")), entry("outputs/a/b", Some("y"))]).unwrap_err();
+        let err = materialise(&[
+            entry("outputs/a", Some("x")),
+            entry("outputs/a/b", Some("y")),
+        ])
+        .unwrap_err();
         assert!(matches!(err, MaterialiseError::Io { .. }), "{err}");
     }
 

@@ -83,17 +83,26 @@ pub struct ReplayResult {
 impl ReplayResult {
     /// `result.scenario` (frozen name, or the file path for an error result).
     pub fn scenario(&self) -> &str {
-        self.run.get("scenario").and_then(Value::as_str).unwrap_or_default()
+        self.run
+            .get("scenario")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
 
     /// `result.fidelity` (`replay:<f>`).
     pub fn fidelity(&self) -> &str {
-        self.run.get("fidelity").and_then(Value::as_str).unwrap_or("replay")
+        self.run
+            .get("fidelity")
+            .and_then(Value::as_str)
+            .unwrap_or("replay")
     }
 
     /// `result.result` (`success` / `error`).
     pub fn result(&self) -> &str {
-        self.run.get("result").and_then(Value::as_str).unwrap_or("error")
+        self.run
+            .get("result")
+            .and_then(Value::as_str)
+            .unwrap_or("error")
     }
 
     /// The `provenance` object of the envelope.
@@ -115,8 +124,14 @@ impl ReplayResult {
     /// The full run-result object of the JSON envelope.
     pub fn to_json(&self) -> Value {
         let mut m = self.run.clone();
-        m.insert("outcome".into(), serde_json::to_value(self.outcome).unwrap_or(Value::Null));
-        m.insert("verdict".into(), serde_json::to_value(&self.verdict).unwrap_or(Value::Null));
+        m.insert(
+            "outcome".into(),
+            serde_json::to_value(self.outcome).unwrap_or(Value::Null),
+        );
+        m.insert(
+            "verdict".into(),
+            serde_json::to_value(&self.verdict).unwrap_or(Value::Null),
+        );
         m.insert("provenance".into(), self.provenance());
         Value::Object(m)
     }
@@ -131,7 +146,9 @@ pub enum ReplayError {
     AssertSource(#[from] assert_source::AssertSourceError),
     #[error(transparent)]
     Materialise(#[from] materialise::MaterialiseError),
-    #[error("--session cannot apply: the cassette's scenario.session is \"(inline)\" (no skill sources to resolve)")]
+    #[error(
+        "--session cannot apply: the cassette's scenario.session is \"(inline)\" (no skill sources to resolve)"
+    )]
     InlineSession,
 }
 
@@ -143,8 +160,21 @@ impl From<ReplayError> for crate::Error {
 
 /// Top-level scenario keys this build knows (others are only named on a future cassette).
 const SCENARIO_KEYS: [&str; 15] = [
-    "name", "prompt", "session", "baseline", "fidelity", "execution", "lane", "timeout_ms", "answers",
-    "on_unanswered", "expect_denied", "assert", "skills", "requires_capabilities", "allow_host_writes",
+    "name",
+    "prompt",
+    "session",
+    "baseline",
+    "fidelity",
+    "execution",
+    "lane",
+    "timeout_ms",
+    "answers",
+    "on_unanswered",
+    "expect_denied",
+    "assert",
+    "skills",
+    "requires_capabilities",
+    "allow_host_writes",
 ];
 
 /// Loads and replays one file: the per-file loop body of spec §2.2 (load,
@@ -171,7 +201,9 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
     result.notices = notices;
     if opts.write && opts.assert_source.is_reassert() {
         if let Err(why) = write_gate(&cassette, &chosen, &result, opts) {
-            result.after.push(format!("replay --write: {}: {why}", path.display()));
+            result
+                .after
+                .push(format!("replay --write: {}: {why}", path.display()));
             result.exit_code = exit::worst(result.exit_code, exit::USAGE);
         } else {
             result.after.push(format!(
@@ -217,7 +249,11 @@ fn session_notice(cassette: &Cassette, session: &Path) -> String {
                     std::fs::canonicalize(&p).unwrap_or(p).display().to_string()
                 })
                 .collect();
-            if dirs.is_empty() { "(no skill sources)".to_string() } else { dirs.join(", ") }
+            if dirs.is_empty() {
+                "(no skill sources)".to_string()
+            } else {
+                dirs.join(", ")
+            }
         }
         Err(why) => format!("(none: {why})"),
     };
@@ -229,7 +265,10 @@ fn session_notice(cassette: &Cassette, session: &Path) -> String {
 
 /// Replays a loaded cassette with its frozen (or `opts.assert_source`) assertions.
 /// This is the engine `record` calls for the verdict of a fresh recording.
-pub fn replay_cassette(cassette: &Cassette, opts: &ReplayOptions) -> Result<ReplayResult, ReplayError> {
+pub fn replay_cassette(
+    cassette: &Cassette,
+    opts: &ReplayOptions,
+) -> Result<ReplayResult, ReplayError> {
     let chosen = assert_source::choose(cassette, &opts.assert_source)?;
     replay_with(cassette, &chosen, opts)
 }
@@ -243,14 +282,21 @@ fn evidence_of(cassette: &Cassette) -> buckets::Evidence {
             .and_then(Value::as_array)
             .map(Vec::len),
         has_pre_run_paths: cassette.doc.get("preRunPaths").is_some_and(Value::is_array),
-        has_pre_run_hashes: cassette.doc.get("preRunHashes").is_some_and(Value::is_object),
+        has_pre_run_hashes: cassette
+            .doc
+            .get("preRunHashes")
+            .is_some_and(Value::is_object),
     }
 }
 
 /// Pseudo-assertion with `assertion: {}` or `{replay_protocol_fidelity: true}`.
 fn pseudo(protocol: bool, source: &str, message: String) -> AssertionOutcome {
     AssertionOutcome {
-        assertion: if protocol { json!({"replay_protocol_fidelity": true}) } else { json!({}) },
+        assertion: if protocol {
+            json!({"replay_protocol_fidelity": true})
+        } else {
+            json!({})
+        },
         pass: false,
         message,
         evidence: None,
@@ -264,13 +310,19 @@ fn escalated_staleness(st: &Staleness, opts: &ReplayOptions) -> Vec<String> {
     let (prefix, gates): (&str, fn(FindingClass) -> bool) = if opts.strict {
         ("cassette stale (--strict)", |_| true)
     } else if opts.fail_on_skill_drift || reassert {
-        ("skill-source drift (--fail-on-skill-drift)", FindingClass::is_skill_drift)
+        (
+            "skill-source drift (--fail-on-skill-drift)",
+            FindingClass::is_skill_drift,
+        )
     } else if opts.session.is_some() {
         ("skill-source drift under an explicit --session", |c| {
             c.is_skill_drift() || c == FindingClass::Format
         })
     } else {
-        ("skill staleness could not be verified", FindingClass::gates_bare_replay)
+        (
+            "skill staleness could not be verified",
+            FindingClass::gates_bare_replay,
+        )
     };
     st.findings
         .iter()
@@ -286,7 +338,8 @@ pub fn replay_with(
     opts: &ReplayOptions,
 ) -> Result<ReplayResult, ReplayError> {
     let scenario = cassette.scenario();
-    if opts.session.is_some() && scenario.get("session").and_then(Value::as_str) == Some("(inline)") {
+    if opts.session.is_some() && scenario.get("session").and_then(Value::as_str) == Some("(inline)")
+    {
         return Err(ReplayError::InlineSession);
     }
     let mut notices: Vec<String> = cassette.load_warnings.clone();
@@ -317,7 +370,10 @@ pub fn replay_with(
     // 3. Staleness.
     let stale = staleness::compute(cassette, opts.session.as_deref());
     for f in &stale.findings {
-        notices.push(format!("::warning:: [replay] cassette stale: {}", f.message));
+        notices.push(format!(
+            "::warning:: [replay] cassette stale: {}",
+            f.message
+        ));
     }
 
     // 4. Legacy (no controlOut) mode.
@@ -339,7 +395,9 @@ pub fn replay_with(
 
     // 10. Materialise when a manifest key is active.
     let materialised = if evidence.any_manifest_key_active(&stripped.items) {
-        Some(materialise::materialise(&cassette.artifacts().unwrap_or_default())?)
+        Some(materialise::materialise(
+            &cassette.artifacts().unwrap_or_default(),
+        )?)
     } else {
         None
     };
@@ -350,7 +408,11 @@ pub fn replay_with(
         run: &run,
         work_root: materialised.as_ref().map(|m| m.root()),
     };
-    let mut assertions: Vec<AssertionOutcome> = stripped.items.iter().map(|i| assert::check(i, &ctx)).collect();
+    let mut assertions: Vec<AssertionOutcome> = stripped
+        .items
+        .iter()
+        .map(|i| assert::check(i, &ctx))
+        .collect();
 
     // 16. Pseudo-assertions, in the original's order.
     for m in escalated_staleness(&stale, opts) {
@@ -388,7 +450,14 @@ pub fn replay_with(
         Lane::Replay,
     );
     let outcome = verdict::outcome(&result_str, &verdict);
-    let run_json = run_result(cassette, &facts, &result_str, &assertions, stripped.skipped, &stale);
+    let run_json = run_result(
+        cassette,
+        &facts,
+        &result_str,
+        &assertions,
+        stripped.skipped,
+        &stale,
+    );
     let exit_code = verdict.exit_code;
     Ok(ReplayResult {
         file: cassette.path.clone(),
@@ -417,23 +486,41 @@ fn run_result(
     stale: &Staleness,
 ) -> Map<String, Value> {
     let scenario = cassette.scenario();
-    let s = |k: &str, d: &str| scenario.get(k).and_then(Value::as_str).unwrap_or(d).to_string();
+    let s = |k: &str, d: &str| {
+        scenario
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or(d)
+            .to_string()
+    };
     let fidelity = s("fidelity", "container");
-    let effective = cassette.effective_fidelity().map(str::to_owned).unwrap_or_else(|| fidelity.clone());
+    let effective = cassette
+        .effective_fidelity()
+        .map(str::to_owned)
+        .unwrap_or_else(|| fidelity.clone());
     let mut m = Map::new();
     m.insert("command".into(), json!("replay"));
     m.insert("lane".into(), json!(s("lane", "local")));
     m.insert("scratchpadEvidenceComplete".into(), json!(false));
     m.insert(
         "scenario".into(),
-        json!(scenario.get("name").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| cassette.path.display().to_string())),
+        json!(
+            scenario
+                .get("name")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| cassette.path.display().to_string())
+        ),
     );
     m.insert("mode".into(), json!("run"));
     if let Some(loc) = cassette.environment().and_then(|e| e.location) {
         m.insert("execution".into(), json!({"location": loc}));
     }
     m.insert("fidelity".into(), json!(format!("replay:{fidelity}")));
-    m.insert("effectiveFidelity".into(), json!(format!("replay:{effective}")));
+    m.insert(
+        "effectiveFidelity".into(),
+        json!(format!("replay:{effective}")),
+    );
     m.insert("baseline".into(), json!(s("baseline", "latest")));
     m.insert("result".into(), json!(result));
     for (k, v) in [
@@ -450,11 +537,17 @@ fn run_result(
         m.insert(k.clone(), v.clone());
     }
     m.insert("egress".into(), json!([]));
-    m.insert("assertions".into(), serde_json::to_value(assertions).unwrap_or_else(|_| json!([])));
+    m.insert(
+        "assertions".into(),
+        serde_json::to_value(assertions).unwrap_or_else(|_| json!([])),
+    );
     // Departure 1: a replay-served answer is not "auto-answered".
     m.insert("nonReproducibleAnswers".into(), json!([]));
     m.insert("outDir".into(), json!("(replay)"));
-    m.insert("skippedAssertions".into(), serde_json::to_value(skipped).unwrap_or(Value::Null));
+    m.insert(
+        "skippedAssertions".into(),
+        serde_json::to_value(skipped).unwrap_or(Value::Null),
+    );
     m.insert("nonDeterministic".into(), json!(false));
     m.insert("prompt".into(), json!(s("prompt", "")));
     m.insert("preRunLinkAware".into(), json!(cassette.version >= 10));
@@ -464,7 +557,10 @@ fn run_result(
         m.insert("fingerprint".into(), Value::Object(fp));
     }
     if !stale.findings.is_empty() {
-        m.insert("staleness".into(), serde_json::to_value(&stale.findings).unwrap_or(Value::Null));
+        m.insert(
+            "staleness".into(),
+            serde_json::to_value(&stale.findings).unwrap_or(Value::Null),
+        );
     }
     m
 }
@@ -473,7 +569,11 @@ fn run_result(
 pub fn error_result(path: &Path, notices: Vec<String>, message: String) -> ReplayResult {
     let assertions = Vec::new();
     let verdict = verdict::compute(
-        &verdict::VerdictInput { result: "error", assertions: &assertions, ..Default::default() },
+        &verdict::VerdictInput {
+            result: "error",
+            assertions: &assertions,
+            ..Default::default()
+        },
         Lane::Replay,
     );
     let mut run = Map::new();

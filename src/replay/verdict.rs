@@ -117,9 +117,11 @@ pub const GUARD_NAMES: [&str; 4] = [
 ];
 
 fn has_modifier(assertions: &[AssertionOutcome], key: &str) -> bool {
-    assertions
-        .iter()
-        .any(|a| a.assertion.get(key).is_some_and(|v| v == &serde_json::Value::Bool(true)))
+    assertions.iter().any(|a| {
+        a.assertion
+            .get(key)
+            .is_some_and(|v| v == &serde_json::Value::Bool(true))
+    })
 }
 
 /// `computeVerdict(result, lane)`.
@@ -135,7 +137,10 @@ pub fn compute(input: &VerdictInput<'_>, lane: Lane) -> Verdict {
     if input.result != "success" {
         // Unconditional, even with an authored `result: error` (spec §8.4).
         let (code, message) = match input.result_error_kind {
-            Some("usage_limit") => ("usage_limit", "usage limit reached (API 429) — the run was cut short"),
+            Some("usage_limit") => (
+                "usage_limit",
+                "usage limit reached (API 429) — the run was cut short",
+            ),
             Some("transport") => (
                 "transport_error",
                 "transport dropped after a clean result — not a skill defect; re-run",
@@ -151,11 +156,19 @@ pub fn compute(input: &VerdictInput<'_>, lane: Lane) -> Verdict {
     for (message, source) in input.infra_errors {
         let exec = source.as_deref() == Some("hostloop-exec");
         signals.push(Signal {
-            code: if exec { "exec_infra_error" } else { "infra_error" }.into(),
+            code: if exec {
+                "exec_infra_error"
+            } else {
+                "infra_error"
+            }
+            .into(),
             severity: if exec { Severity::Warn } else { Severity::Fail },
             message: format!(
                 "infrastructure error{}: {message}",
-                source.as_deref().map(|s| format!(" ({s})")).unwrap_or_default()
+                source
+                    .as_deref()
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default()
             ),
         });
     }
@@ -184,7 +197,10 @@ pub fn compute(input: &VerdictInput<'_>, lane: Lane) -> Verdict {
         .iter()
         .filter(|a| !a.pass)
         .map(|a| Failure {
-            assertion: a.assertion.as_object().and_then(|m| m.keys().next().cloned()),
+            assertion: a
+                .assertion
+                .as_object()
+                .and_then(|m| m.keys().next().cloned()),
             message: a.message.clone(),
             kind: a.source.clone().unwrap_or_else(|| "assertion".into()),
         })
@@ -240,7 +256,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn outcome_of(assertion: serde_json::Value, pass: bool, source: Option<&str>) -> AssertionOutcome {
+    fn outcome_of(
+        assertion: serde_json::Value,
+        pass: bool,
+        source: Option<&str>,
+    ) -> AssertionOutcome {
         AssertionOutcome {
             assertion,
             pass,
@@ -258,7 +278,11 @@ mod tests {
             outcome_of(json!({}), false, Some("staleness")),
         ];
         let v = compute(
-            &VerdictInput { result: "success", assertions: &a, ..Default::default() },
+            &VerdictInput {
+                result: "success",
+                assertions: &a,
+                ..Default::default()
+            },
             Lane::Replay,
         );
         assert!(!v.pass);
@@ -274,24 +298,52 @@ mod tests {
     #[test]
     fn an_error_result_always_fails_even_with_result_error_authored() {
         let a = [outcome_of(json!({"result": "error"}), true, None)];
-        let v = compute(&VerdictInput { result: "error", assertions: &a, ..Default::default() }, Lane::Replay);
+        let v = compute(
+            &VerdictInput {
+                result: "error",
+                assertions: &a,
+                ..Default::default()
+            },
+            Lane::Replay,
+        );
         assert!(!v.pass);
-        assert_eq!(v.failures, vec![Failure { assertion: None, message: "run result was error".into(), kind: "guard".into() }]);
+        assert_eq!(
+            v.failures,
+            vec![Failure {
+                assertion: None,
+                message: "run result was error".into(),
+                kind: "guard".into()
+            }]
+        );
         assert_eq!(outcome("error", &v), Outcome::Errored);
     }
 
     #[test]
     fn stall_fails_unless_allowed_and_exec_infra_only_warns() {
-        let infra = [("sandbox hiccup".to_string(), Some("hostloop-exec".to_string()))];
+        let infra = [(
+            "sandbox hiccup".to_string(),
+            Some("hostloop-exec".to_string()),
+        )];
         let v = compute(
-            &VerdictInput { result: "success", stalled: true, infra_errors: &infra, ..Default::default() },
+            &VerdictInput {
+                result: "success",
+                stalled: true,
+                infra_errors: &infra,
+                ..Default::default()
+            },
             Lane::Replay,
         );
         assert!(!v.pass);
         assert_eq!(outcome("success", &v), Outcome::NoDeliverable);
         let allow = [outcome_of(json!({"allow_stall": true}), true, None)];
         let v = compute(
-            &VerdictInput { result: "success", stalled: true, infra_errors: &infra, assertions: &allow, ..Default::default() },
+            &VerdictInput {
+                result: "success",
+                stalled: true,
+                infra_errors: &infra,
+                assertions: &allow,
+                ..Default::default()
+            },
             Lane::Replay,
         );
         assert!(v.pass, "{v:?}");
