@@ -423,7 +423,7 @@ pub fn replay_with(
             false,
             "cassette-format",
             format!(
-                "cassette format too new: cassette format v{} is newer than this build understands (v{CASSETTE_VERSION}) — results may be unreliable; upgrade reel (pass --best-effort-future-cassette to attempt replay anyway)",
+                "cassette format too new: cassette format v{} is newer than this harness understands (v{CASSETTE_VERSION}) — results may be unreliable; upgrade reel (pass --best-effort-future-cassette to attempt replay anyway)",
                 cassette.version
             ),
         ));
