@@ -228,3 +228,147 @@ pub fn batch_notes(results: &[ReplayResult]) -> Vec<String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assert::AssertionOutcome;
+    use crate::replay::record_view::RecordFacts;
+    use crate::replay::verdict::{self, Lane, VerdictInput};
+    use crate::replay::{ReplayResult, Skipped};
+    use serde_json::json;
+
+    fn result(assertions: Vec<AssertionOutcome>, transcript: &str) -> ReplayResult {
+        let facts = RecordFacts {
+            result: Some("success".into()),
+            transcript: transcript.into(),
+            tool_count: 4,
+            models: vec!["claude-opus-4-8".into()],
+            skill_offered: true,
+            skill_invoked: true,
+            ..Default::default()
+        };
+        let v = verdict::compute(
+            &VerdictInput {
+                result: "success",
+                assertions: &assertions,
+                ..Default::default()
+            },
+            Lane::Replay,
+        );
+        let outcome = verdict::outcome("success", &v);
+        let mut run = serde_json::Map::new();
+        run.insert("scenario".into(), json!("example-pdf-skill"));
+        run.insert("fidelity".into(), json!("replay:container"));
+        run.insert("result".into(), json!("success"));
+        ReplayResult {
+            file: "examples/replays/example-pdf-skill.cassette.json".into(),
+            notices: vec!["::warning:: [replay] cassette stale: baseline moved 1 → 2 since record — re-record".into()],
+            error: None,
+            run,
+            assertions,
+            skipped: Skipped::default(),
+            staleness: Default::default(),
+            exit_code: v.exit_code,
+            verdict: v,
+            outcome,
+            facts,
+            after: Vec::new(),
+        }
+    }
+
+    fn pass(a: serde_json::Value, evidence: Option<&str>) -> AssertionOutcome {
+        AssertionOutcome {
+            assertion: a,
+            pass: true,
+            message: String::new(),
+            evidence: evidence.map(str::to_owned),
+            source: None,
+        }
+    }
+
+    #[test]
+    fn passing_footer_with_explain() {
+        let r = result(
+            vec![
+                pass(json!({"result": "success"}), Some("result: success")),
+                pass(json!({"tool_not_called": "WebFetch"}), None),
+            ],
+            "done",
+        );
+        insta::assert_snapshot!(render(&r, TextStyle::default(), true));
+    }
+
+    #[test]
+    fn failing_footer_lists_fail_signals_and_the_transcript() {
+        let fail = AssertionOutcome {
+            assertion: json!({"tool_not_called": "Skill"}),
+            pass: false,
+            message: "tool unexpectedly called: \"Skill\" matched Skill".into(),
+            evidence: None,
+            source: None,
+        };
+        let staleness = AssertionOutcome {
+            assertion: json!({}),
+            pass: false,
+            message: "cassette stale (--strict): baseline moved 1 → 2 since record — re-record"
+                .into(),
+            evidence: None,
+            source: Some("staleness".into()),
+        };
+        let r = result(
+            vec![pass(json!({"result": "success"}), None), fail, staleness],
+            "first line\n\nlast line",
+        );
+        insta::assert_snapshot!(render(&r, TextStyle::default(), false));
+    }
+
+    #[test]
+    fn long_transcripts_are_truncated_unless_verbose() {
+        let long: Vec<String> = (0..30).map(|i| format!("line {i}")).collect();
+        let t = long.join("\n");
+        assert!(truncate(&t, false).ends_with("… (truncated)"));
+        assert_eq!(truncate(&t, false).lines().count(), TRUNC_LINES + 1);
+        assert_eq!(truncate(&t, true), t);
+    }
+
+    #[test]
+    fn colour_only_when_asked() {
+        let r = result(vec![pass(json!({"result": "success"}), None)], "");
+        assert!(
+            !render(
+                &r,
+                TextStyle {
+                    color: false,
+                    verbose: false
+                },
+                false
+            )
+            .contains('\x1b')
+        );
+        assert!(
+            render(
+                &r,
+                TextStyle {
+                    color: true,
+                    verbose: false
+                },
+                false
+            )
+            .contains("\x1b[32m✓ success")
+        );
+    }
+
+    #[test]
+    fn an_error_result_prints_one_line_naming_the_file() {
+        let r = crate::replay::error_result(
+            std::path::Path::new("bad.cassette.json"),
+            Vec::new(),
+            "unreadable / invalid cassette JSON: EOF".into(),
+        );
+        assert_eq!(
+            render(&r, TextStyle::default(), true),
+            "replay: bad.cassette.json: unreadable / invalid cassette JSON: EOF\n"
+        );
+    }
+}
