@@ -11,8 +11,11 @@
 //! skill tree (that is `fingerprint`); it only guarantees that what it hands
 //! out is a structurally valid, supported cassette.
 
+pub mod load;
 pub mod model;
+pub mod write;
 
+pub use load::{AssertionIssue, LoadError, MAX_CASSETTE_BYTES, ShapeIssue};
 pub use model::*;
 
 use std::path::{Path, PathBuf};
@@ -50,7 +53,53 @@ pub struct Cassette {
     pub load_warnings: Vec<String>,
 }
 
+/// Writing a cassette failed.
+#[derive(Debug, thiserror::Error)]
+#[error("write cassette `{}`: {source}", path.display())]
+pub struct SaveError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl From<SaveError> for crate::Error {
+    fn from(e: SaveError) -> Self {
+        crate::Error::usage(e.to_string())
+            .with_hint("check that the directory exists and is writable; the previous file was left intact")
+    }
+}
+
 impl Cassette {
+    /// Loads and validates the cassette at `path` (spec/replay.md §2.3; see
+    /// [`load`] for the pipeline and what is refused). Tolerated problems of a
+    /// future-version cassette are in [`Cassette::load_warnings`].
+    pub fn load(path: &Path) -> Result<Cassette, LoadError> {
+        let bytes = load::read_cassette_file(path)?;
+        load::parse(path.to_path_buf(), &bytes)
+    }
+
+    /// Same pipeline as [`Cassette::load`] for a document already in memory
+    /// (e.g. one `record` just assembled); `path` is where it will live and is
+    /// named in errors.
+    pub fn from_bytes(path: impl Into<PathBuf>, bytes: &[u8]) -> Result<Cassette, LoadError> {
+        load::parse(path.into(), bytes)
+    }
+
+    /// The file's bytes: `JSON.stringify(doc, null, 2)`, no trailing newline.
+    pub fn to_json_pretty(&self) -> String {
+        write::to_json_pretty(&self.doc)
+    }
+
+    /// Writes the document to `path` atomically ([`crate::atomic::write_atomic`]).
+    pub fn save(&self, path: &Path) -> Result<(), SaveError> {
+        crate::atomic::write_atomic(path, self.to_json_pretty().as_bytes()).map_err(|source| {
+            SaveError {
+                path: path.to_path_buf(),
+                source,
+            }
+        })
+    }
+
     /// The directory relative paths inside the cassette resolve against.
     pub fn dir(&self) -> &Path {
         match self.path.parent() {
