@@ -40,8 +40,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::MIN_SUPPORTED_CASSETTE_VERSION;
 use super::{CASSETTE_VERSION, Cassette, HASH_FORMAT_EPOCH, HASH_FORMAT_JCS1};
-use super::{MIN_SUPPORTED_CASSETTE_VERSION};
 
 /// Largest cassette reel reads: 2 GiB. A bigger file is refused before a byte
 /// of it is read (parsing needs several times the file size in memory).
@@ -503,11 +503,7 @@ pub(super) fn parse(path: PathBuf, bytes: &[u8]) -> Result<Cassette, LoadError> 
 /// 1-based line and column (in bytes) of the end of `prefix`.
 fn line_column(prefix: &[u8]) -> (usize, usize) {
     let line = 1 + prefix.iter().filter(|&&b| b == b'\n').count();
-    let column = 1 + prefix
-        .iter()
-        .rev()
-        .take_while(|&&b| b != b'\n')
-        .count();
+    let column = 1 + prefix.iter().rev().take_while(|&&b| b != b'\n').count();
     (line, column)
 }
 
@@ -541,7 +537,12 @@ fn type_name(v: Option<&Value>) -> &'static str {
     }
 }
 
-fn expected(issues: &mut Vec<ShapeIssue>, json_path: impl Into<String>, want: &str, got: Option<&Value>) {
+fn expected(
+    issues: &mut Vec<ShapeIssue>,
+    json_path: impl Into<String>,
+    want: &str,
+    got: Option<&Value>,
+) {
     issues.push(ShapeIssue {
         json_path: json_path.into(),
         message: format!(
@@ -627,9 +628,12 @@ fn check_shape(root: Value) -> Result<(Map<String, Value>, u64), Vec<ShapeIssue>
                             }
                         }
                     }
-                    other => {
-                        expected(&mut issues, format!("folderPrefixMap[{i}]"), "object", Some(other))
-                    }
+                    other => expected(
+                        &mut issues,
+                        format!("folderPrefixMap[{i}]"),
+                        "object",
+                        Some(other),
+                    ),
                 }
             }
         }
@@ -707,7 +711,8 @@ mod tests {
         parse(PathBuf::from("t.cassette.json"), text.as_bytes())
     }
 
-    const MIN: &str = r#"{"cassetteVersion":12,"scenario":{"prompt":"p","session":"s"},"events":[]}"#;
+    const MIN: &str =
+        r#"{"cassetteVersion":12,"scenario":{"prompt":"p","session":"s"},"events":[]}"#;
 
     #[test]
     fn minimal_cassette_loads_and_gains_an_empty_assert() {
@@ -719,8 +724,8 @@ mod tests {
 
     #[test]
     fn shape_issues_are_listed_in_schema_order() {
-        let e = load(r#"{"events":[1],"scenario":{"prompt":2},"cassetteVersion":"12"}"#)
-            .unwrap_err();
+        let e =
+            load(r#"{"events":[1],"scenario":{"prompt":2},"cassetteVersion":"12"}"#).unwrap_err();
         assert_eq!(
             e.message(),
             "invalid cassette shape: events[0]: Invalid input: expected string, received number; \
@@ -743,21 +748,34 @@ mod tests {
     #[test]
     fn integral_version_spellings_are_integers() {
         for (spelling, want) in [("12", 12), ("12.0", 12), ("1.2e1", 12), ("99", 99)] {
-            let text = MIN.replace("\"cassetteVersion\":12", &format!("\"cassetteVersion\":{spelling}"));
+            let text = MIN.replace(
+                "\"cassetteVersion\":12",
+                &format!("\"cassetteVersion\":{spelling}"),
+            );
             assert_eq!(load(&text).unwrap().version, want, "{spelling}");
         }
         for bad in ["12.5", "-1", "\"12\"", "{}", "null", "true"] {
-            let text = MIN.replace("\"cassetteVersion\":12", &format!("\"cassetteVersion\":{bad}"));
+            let text = MIN.replace(
+                "\"cassetteVersion\":12",
+                &format!("\"cassetteVersion\":{bad}"),
+            );
             let e = load(&text).unwrap_err();
             assert!(matches!(e, LoadError::Shape { .. }), "{bad}: {e}");
-            assert!(e.to_string().contains("cassetteVersion: Invalid input: expected a non-negative integer"), "{e}");
+            assert!(
+                e.to_string()
+                    .contains("cassetteVersion: Invalid input: expected a non-negative integer"),
+                "{e}"
+            );
         }
     }
 
     #[test]
     fn negative_zero_is_version_zero() {
         let text = MIN.replace("\"cassetteVersion\":12", "\"cassetteVersion\":-0");
-        assert!(matches!(load(&text).unwrap_err(), LoadError::TooOld { version: 0, .. }));
+        assert!(matches!(
+            load(&text).unwrap_err(),
+            LoadError::TooOld { version: 0, .. }
+        ));
     }
 
     #[test]
@@ -782,7 +800,10 @@ mod tests {
     fn conversion_to_the_top_level_error_keeps_path_and_hint() {
         let e: crate::Error = load("{").unwrap_err().into();
         assert_eq!(e.kind, crate::error::ErrorKind::Usage);
-        assert!(e.message.starts_with("t.cassette.json: unreadable / invalid cassette JSON"));
+        assert!(
+            e.message
+                .starts_with("t.cassette.json: unreadable / invalid cassette JSON")
+        );
         assert!(e.hint.unwrap().contains("restore `t.cassette.json`"));
     }
 }

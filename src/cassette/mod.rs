@@ -64,8 +64,9 @@ pub struct SaveError {
 
 impl From<SaveError> for crate::Error {
     fn from(e: SaveError) -> Self {
-        crate::Error::usage(e.to_string())
-            .with_hint("check that the directory exists and is writable; the previous file was left intact")
+        crate::Error::usage(e.to_string()).with_hint(
+            "check that the directory exists and is writable; the previous file was left intact",
+        )
     }
 }
 

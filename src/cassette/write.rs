@@ -17,16 +17,91 @@
 //!   (the loader refuses such input as invalid UTF-8, and serde_json refuses
 //!   an escaped lone surrogate), so that case cannot arise.
 //!
+//! One more dialect exists in the wild: a cassette post-processed by Python's
+//! `json.dump(doc, f, indent=2)` (cowork-harness's own committed
+//! `example-pdf-skill.cassette.json` is one) escapes every non-ASCII character
+//! as `\uxxxx` and may end in a newline. [`WriteStyle::detect`] recognises
+//! it and [`to_json_pretty_with`] reproduces it, so such a file can be
+//! rewritten without a spurious diff. The default ([`WriteStyle::JS`]) is what
+//! cowork-harness's `record`, `rehash` and `replay --write` write.
+//!
 //! serde_json's pretty printer with a 2-space indent already produces exactly
 //! these bytes (its string escaper uses the same table), so this module is a
 //! thin, tested wrapper rather than a second serializer. It does not produce
 //! canonical JSON for digests — that is `crate::canon`.
 
+use std::fmt::Write as _;
+
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+/// How a cassette file spells what JSON leaves open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteStyle {
+    /// Escape every non-ASCII character as `\uxxxx` (UTF-16 units, lowercase
+    /// hex, surrogate pairs above U+FFFF), as Python's `ensure_ascii` does.
+    /// (Python also escapes DEL, U+007F; this does not, so a file holding a
+    /// raw DEL in Python style would not round-trip. None is known.)
+    pub escape_non_ascii: bool,
+    /// End the file with `\n`.
+    pub trailing_newline: bool,
+}
+
+impl WriteStyle {
+    /// JavaScript's `JSON.stringify(doc, null, 2)` written with no newline:
+    /// what cowork-harness (and reel) write.
+    pub const JS: WriteStyle = WriteStyle {
+        escape_non_ascii: false,
+        trailing_newline: false,
+    };
+
+    /// The style of an existing file. An all-ASCII file is written back
+    /// all-ASCII: if it held non-ASCII text, it was escaped; if it held none,
+    /// both choices give the same bytes.
+    pub fn detect(bytes: &[u8]) -> WriteStyle {
+        WriteStyle {
+            escape_non_ascii: bytes.is_ascii(),
+            trailing_newline: bytes.last() == Some(&b'\n'),
+        }
+    }
+}
+
 /// `JSON.stringify(doc, null, 2)`: the bytes of a cassette file.
 pub fn to_json_pretty(doc: &Map<String, Value>) -> String {
+    to_json_pretty_with(doc, WriteStyle::JS)
+}
+
+/// [`to_json_pretty`] in a given [`WriteStyle`].
+pub fn to_json_pretty_with(doc: &Map<String, Value>, style: WriteStyle) -> String {
+    let mut text = to_json_pretty_js(doc);
+    if style.escape_non_ascii && !text.is_ascii() {
+        text = escape_non_ascii(&text);
+    }
+    if style.trailing_newline {
+        text.push('\n');
+    }
+    text
+}
+
+/// Non-ASCII characters can only occur inside JSON strings (all structural
+/// characters are ASCII), so escaping them in the finished text is exact.
+fn escape_non_ascii(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    let mut units = [0u16; 2];
+    for ch in text.chars() {
+        if ch.is_ascii() {
+            out.push(ch);
+        } else {
+            for unit in ch.encode_utf16(&mut units) {
+                // Writing to a String cannot fail.
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        }
+    }
+    out
+}
+
+fn to_json_pretty_js(doc: &Map<String, Value>) -> String {
     let mut out = Vec::with_capacity(estimate_len(doc));
     let formatter = serde_json::ser::PrettyFormatter::with_indent(b"  ");
     let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
@@ -93,10 +168,39 @@ mod tests {
     }
 
     #[test]
+    fn python_style_escapes_non_ascii_and_ends_with_a_newline() {
+        let doc = json!({"s": "a—é😀\u{7f}"});
+        let Value::Object(m) = doc else {
+            unreachable!()
+        };
+        let style = WriteStyle {
+            escape_non_ascii: true,
+            trailing_newline: true,
+        };
+        // Python: json.dumps({"s": "a—é😀\x7f"}, indent=2) + "\n" (DEL stays raw here).
+        assert_eq!(
+            to_json_pretty_with(&m, style),
+            "{\n  \"s\": \"a\\u2014\\u00e9\\ud83d\\ude00\u{7f}\"\n}\n"
+        );
+        assert_eq!(
+            WriteStyle::detect(b"{}\n"),
+            WriteStyle {
+                escape_non_ascii: true,
+                trailing_newline: true
+            }
+        );
+        assert_eq!(
+            WriteStyle::detect("{\"a\":\"é\"}".as_bytes()),
+            WriteStyle::JS
+        );
+    }
+
+    #[test]
     fn numbers_keep_their_spelling_but_the_exponent_marker() {
-        let doc: Value =
-            serde_json::from_str(r#"{"a":1.50,"b":1e400,"c":-0,"d":12345678901234567890123,"e":2E-7,"f":1e+21}"#)
-                .unwrap();
+        let doc: Value = serde_json::from_str(
+            r#"{"a":1.50,"b":1e400,"c":-0,"d":12345678901234567890123,"e":2E-7,"f":1e+21}"#,
+        )
+        .unwrap();
         assert_eq!(
             write(doc),
             "{\n  \"a\": 1.50,\n  \"b\": 1e+400,\n  \"c\": -0,\n  \"d\": 12345678901234567890123,\n  \"e\": 2e-7,\n  \"f\": 1e+21\n}"
