@@ -416,6 +416,11 @@ pub(super) fn parse(path: PathBuf, bytes: &[u8]) -> Result<Cassette, LoadError> 
         }
     };
 
+    validate(path, root)
+}
+
+/// Steps 2–6 of the pipeline over an already-parsed document.
+pub(super) fn validate(path: PathBuf, root: Value) -> Result<Cassette, LoadError> {
     // 2. Lenient shape check.
     let (mut doc, version) = match check_shape(root) {
         Ok(ok) => ok,

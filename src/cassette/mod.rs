@@ -86,6 +86,15 @@ impl Cassette {
         load::parse(path.into(), bytes)
     }
 
+    /// Same pipeline (from the shape check on) for a document already parsed,
+    /// e.g. one `record` assembled in memory.
+    pub fn from_doc(
+        path: impl Into<PathBuf>,
+        doc: Map<String, Value>,
+    ) -> Result<Cassette, LoadError> {
+        load::validate(path.into(), Value::Object(doc))
+    }
+
     /// The file's bytes: `JSON.stringify(doc, null, 2)`, no trailing newline.
     pub fn to_json_pretty(&self) -> String {
         write::to_json_pretty(&self.doc)

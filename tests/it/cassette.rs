@@ -732,3 +732,17 @@ proptest! {
         check_loaded_round_trips(Cassette::from_bytes("fuzz.cassette.json", &bytes));
     }
 }
+
+#[test]
+fn from_doc_runs_the_same_checks() {
+    let doc: Map<String, Value> = serde_json::from_str(
+        r#"{"cassetteVersion":12,"scenario":{"prompt":"p","session":"s","assert":[{"nope":1}]},"events":[]}"#,
+    )
+    .unwrap();
+    let e = Cassette::from_doc("mem.cassette.json", doc).unwrap_err();
+    assert_eq!(e.json_path().as_deref(), Some("scenario.assert[0].nope"));
+    assert!(
+        e.to_string()
+            .starts_with("mem.cassette.json: cassette (v12 ≤ current v12)")
+    );
+}
