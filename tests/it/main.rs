@@ -2,4 +2,5 @@
 //! (ripgrep style), so the suite links once.
 
 mod cassette;
+mod hostile;
 mod util;
