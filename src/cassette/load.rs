@@ -16,6 +16,9 @@
 //!   silently substituted U+FFFD and hashed the result);
 //! - nesting deeper than 128 levels hits serde_json's recursion limit and is
 //!   refused with a message saying so (no cassette nests beyond ~10 levels);
+//! - a lone UTF-16 surrogate escape (`"\ud800"`), which JavaScript's
+//!   `JSON.parse` accepts, is refused: a Rust string cannot hold one. No
+//!   recorder produces one (agent output arrives as UTF-8 bytes);
 //! - a duplicate key keeps the **last** value at the **first** key's position,
 //!   exactly like JavaScript's `JSON.parse` (so the round trip writes one key);
 //! - `cassetteVersion` that is not a non-negative integer (a string, an
@@ -525,6 +528,15 @@ fn json_error_detail(e: &serde_json::Error) -> String {
             e.line(),
             e.column()
         ),
+        // serde_json's two codes for an unpaired `\ud800`–`\udfff` escape.
+        _ if raw.contains("surrogate") || raw.starts_with("unexpected end of hex escape") => {
+            format!(
+                "lone surrogate escape (a `\\udxxx` without its pair) at line {} column {} \
+                 (JavaScript accepts one; a Rust string cannot hold it)",
+                e.line(),
+                e.column()
+            )
+        }
         _ => raw,
     }
 }

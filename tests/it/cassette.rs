@@ -746,3 +746,108 @@ fn from_doc_runs_the_same_checks() {
             .starts_with("mem.cassette.json: cassette (v12 ≤ current v12)")
     );
 }
+
+#[test]
+fn hostile_corpus_loads_or_fails_cleanly() {
+    // tests/data/hostile/ (the lead's corpus): the loader's share of it. Cases
+    // not listed here are replay-level problems: they only must not panic.
+    let dir = util::data("hostile");
+    let must_fail: &[(&str, &str)] = &[
+        (
+            "array-document",
+            "invalid cassette shape: <root>: Invalid input: expected object, received array",
+        ),
+        (
+            "null-document",
+            "invalid cassette shape: <root>: Invalid input: expected object, received null",
+        ),
+        (
+            "empty-file",
+            "unreadable / invalid cassette JSON: Unexpected end of JSON input",
+        ),
+        (
+            "truncated",
+            "unreadable / invalid cassette JSON: Unexpected end of JSON input",
+        ),
+        (
+            "invalid-utf8",
+            "unreadable / invalid cassette JSON: invalid UTF-8 at byte offset",
+        ),
+        (
+            "deep-nesting-document",
+            "unreadable / invalid cassette JSON: nesting deeper than 128 levels",
+        ),
+        (
+            "lone-surrogate",
+            "unreadable / invalid cassette JSON: lone surrogate escape (a `\\udxxx` without its pair) at line 12 column 34",
+        ),
+        (
+            "events-non-strings",
+            "invalid cassette shape: events[0]: Invalid input: expected string, received number",
+        ),
+        (
+            "events-not-array",
+            "invalid cassette shape: events: Invalid input: expected array, received string",
+        ),
+        (
+            "scenario-missing",
+            "invalid cassette shape: scenario: Invalid input: expected object, received undefined",
+        ),
+        (
+            "version-float",
+            "invalid cassette shape: cassetteVersion: Invalid input: expected a non-negative integer, received number (12.5)",
+        ),
+        (
+            "version-negative",
+            "invalid cassette shape: cassetteVersion: Invalid input: expected a non-negative integer, received number",
+        ),
+        (
+            "version-object",
+            "invalid cassette shape: cassetteVersion: Invalid input: expected a non-negative integer, received object",
+        ),
+        (
+            "version-string",
+            "invalid cassette shape: cassetteVersion: Invalid input: expected a non-negative integer, received string",
+        ),
+        // Last value wins: the trailing `"cassetteVersion": 8`.
+        (
+            "duplicate-keys",
+            "cassette recorded at v8 is older than the minimum supported version v9",
+        ),
+    ];
+    let must_load_future = ["version-future", "version-huge"];
+    let mut seen = 0;
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let Some(name) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".cassette.json"))
+        else {
+            continue;
+        };
+        seen += 1;
+        let result = Cassette::load(&path);
+        if let Some((_, want)) = must_fail.iter().find(|(n, _)| *n == name) {
+            let e = result.err().unwrap_or_else(|| panic!("{name} loaded"));
+            let msg = e.to_string();
+            assert!(
+                msg.starts_with(&format!("{}: {want}", path.display())),
+                "{name}: {msg}"
+            );
+        } else if must_load_future.contains(&name) {
+            let c = result.unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(c.is_future(), "{name}: v{}", c.version);
+        } else if let Err(e) = result {
+            assert!(
+                e.to_string().starts_with(&path.display().to_string()),
+                "{e}"
+            );
+        }
+    }
+    assert!(
+        seen >= 50,
+        "hostile corpus missing: {seen} cases in {}",
+        dir.display()
+    );
+}
