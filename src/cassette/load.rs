@@ -405,6 +405,19 @@ pub(super) fn parse(path: PathBuf, bytes: &[u8]) -> Result<Cassette, LoadError> 
         }
     };
 
+    // JSON allows no byte-order mark (JavaScript's JSON.parse refuses it too);
+    // serde_json would only say "expected value at line 1 column 1".
+    if text.starts_with('\u{feff}') {
+        return Err(LoadError::InvalidJson {
+            path,
+            detail:
+                "the file starts with a UTF-8 byte-order mark (U+FEFF), which JSON does not allow"
+                    .into(),
+            line: 1,
+            column: 1,
+        });
+    }
+
     // 1. JSON.parse
     let root: Value = match serde_json::from_str(text) {
         Ok(v) => v,
@@ -793,6 +806,15 @@ mod tests {
             load(&text).unwrap_err(),
             LoadError::TooOld { version: 0, .. }
         ));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_named() {
+        let e = load(&format!("\u{feff}{MIN}")).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "unreadable / invalid cassette JSON: the file starts with a UTF-8 byte-order mark (U+FEFF), which JSON does not allow"
+        );
     }
 
     #[test]

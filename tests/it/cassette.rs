@@ -720,6 +720,30 @@ proptest! {
     }
 
     #[test]
+    fn fuzz_writer_output_parses_back_to_the_same_document(
+        members in prop::collection::vec(("[a-zA-Z_$é😀\"\\\n]{0,8}", arb_json()), 0..8),
+        escape_non_ascii in any::<bool>(),
+        trailing_newline in any::<bool>(),
+    ) {
+        let doc: Map<String, Value> = members.into_iter().collect();
+        let style = WriteStyle { escape_non_ascii, trailing_newline };
+        let text = write::to_json_pretty_with(&doc, style);
+        let back: Map<String, Value> = serde_json::from_str(&text).unwrap();
+        prop_assert_eq!(&back, &doc);
+        prop_assert_eq!(WriteStyle::detect(text.as_bytes()).trailing_newline, trailing_newline);
+        // And it is serde_json's own pretty layout (2-space indent).
+        let mut reference = serde_json::to_string_pretty(&doc).unwrap();
+        if escape_non_ascii {
+            prop_assert!(text.is_ascii());
+        } else {
+            if trailing_newline {
+                reference.push('\n');
+            }
+            prop_assert_eq!(text, reference);
+        }
+    }
+
+    #[test]
     fn fuzz_value_mutations_of_a_real_cassette(
         which in 0usize..3,
         choices in prop::collection::vec(any::<usize>(), 0..6),
