@@ -4,8 +4,17 @@
 //! and number spellings preserved) plus typed views over it ([`model`]). The
 //! document is the source of truth, so fields reel does not know round-trip
 //! untouched and `events` / `controlOut` stay the raw line strings they were
-//! recorded as. Writing goes through [`write`] (2-space indent, no trailing
+//! recorded as. Writing goes through [`write`](mod@write) (2-space indent, no trailing
 //! newline: the bytes cowork-harness writes) and [`crate::atomic`].
+//!
+//! Entry points: [`Cassette::load`] (a file), [`Cassette::from_bytes`] and
+//! [`Cassette::from_doc`] (in memory) all run the one pipeline in [`load`];
+//! [`Cassette::to_json_pretty`] / [`Cassette::save`] write
+//! `JSON.stringify(doc, null, 2)` bytes; [`write::WriteStyle`] reproduces a
+//! file re-dumped by Python (`\uxxxx` escapes, final newline) when a caller
+//! wants to rewrite such a file without a spurious diff. Errors are
+//! [`LoadError`] (Display: `<file>: <cowork-harness message>`, plus
+//! [`LoadError::json_path`] and [`LoadError::hint`]) and [`SaveError`].
 //!
 //! This module does not judge a recording (that is `assert`/`replay`) nor the
 //! skill tree (that is `fingerprint`); it only guarantees that what it hands

@@ -7,8 +7,12 @@
 //! them longer:
 //!
 //! ```text
-//! PROPTEST_CASES=100000 cargo test --release --test it fuzz_
+//! PROPTEST_CASES=100000 cargo test --test it fuzz_
+//! PROPTEST_CASES=1000000 cargo test --release --test it fuzz_   # faster per case
 //! ```
+//!
+//! (5,000 cases of each took about 10 s in a debug build.) A failing case is
+//! saved under `proptest-regressions/` and replayed first on the next run.
 
 use std::fs;
 use std::path::{Path, PathBuf};
