@@ -2,5 +2,7 @@
 //! (ripgrep style), so the suite links once.
 
 mod cassette;
+mod claude;
 mod hostile;
+mod model;
 mod util;
