@@ -65,3 +65,39 @@ pub fn compute(_cassette: &Cassette, _session_override: Option<&Path>) -> Stalen
     // Placeholder until the fingerprint module lands: no findings.
     Staleness::default()
 }
+
+/// `skill dirs not resolvable <where><detail> — cannot verify skill
+/// staleness (can't verify ⇒ not green)` for sources that produced no hash.
+pub fn unresolvable_message(
+    sources: &super::ResolvedSources,
+    session_override: Option<&Path>,
+) -> String {
+    use super::SourceFailure;
+    let place = match session_override {
+        Some(p) => format!("from the session given with --session ({})", p.display()),
+        None => "from the cassette location".to_owned(),
+    };
+    let detail = match &sources.failure {
+        Some(SourceFailure::NotFound(p)) => {
+            let hint = if session_override.is_none() {
+                " (if the cassette moved, point at its session with --session <file>)"
+            } else {
+                ""
+            };
+            format!(" — no session file at {}{hint}", p.display())
+        }
+        Some(SourceFailure::Unreadable(p, msg)) => {
+            format!(" — the session at {} could not be read or parsed: {msg}", p.display())
+        }
+        Some(SourceFailure::DeclaredDirsMissing { session, declared, missing }) => format!(
+            " — the session at {} declares {declared} skill dir(s) and none exist ({})",
+            session.display(),
+            missing.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        ),
+        Some(SourceFailure::Inline) => " — an inline scenario carries no session file to resolve".to_owned(),
+        None => " — the session resolved and its dirs exist, but some could not be READ, so the hash was dropped as unreliable".to_owned(),
+    };
+    format!(
+        "skill dirs not resolvable {place}{detail} — cannot verify skill staleness (can't verify ⇒ not green)"
+    )
+}
