@@ -543,7 +543,7 @@ pub fn es_number(n: f64) -> Option<String> {
 /// wrong, and only when the double's exact decimal expansion is the midpoint.
 fn ties_to_even(a: f64, digits: String, exp: i32) -> (String, i32) {
     let last = digits.as_bytes()[digits.len() - 1];
-    if last % 2 == 0 {
+    if last.is_multiple_of(2) {
         return (digits, exp);
     }
     // Exact expansion: every double's decimal expansion has < 800 significant

@@ -251,6 +251,38 @@ pub enum SourceFailure {
     },
 }
 
+impl std::fmt::Display for SourceFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SourceFailure::Inline => {
+                f.write_str("an inline scenario carries no session file to resolve")
+            }
+            SourceFailure::NotFound(p) => write!(f, "no session file at {}", p.display()),
+            SourceFailure::Unreadable(p, msg) => {
+                write!(
+                    f,
+                    "the session at {} could not be read or parsed: {msg}",
+                    p.display()
+                )
+            }
+            SourceFailure::DeclaredDirsMissing {
+                session,
+                declared,
+                missing,
+            } => write!(
+                f,
+                "the session at {} declares {declared} skill dir(s) and none exist ({})",
+                session.display(),
+                missing
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+}
+
 /// Skill sources of a session, resolved.
 #[derive(Debug, Clone)]
 pub struct ResolvedSources {

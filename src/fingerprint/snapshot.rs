@@ -177,7 +177,7 @@ fn name_str(name: &OsStr) -> String {
     name.to_string_lossy().into_owned()
 }
 
-fn is_os_junk(rel: &str) -> bool {
+pub(crate) fn is_os_junk(rel: &str) -> bool {
     let last = rel.rsplit('/').next().unwrap_or(rel);
     OS_JUNK.contains(&last)
 }
@@ -261,7 +261,7 @@ fn plugin_skills(root: &Path) -> Option<HashSet<String>> {
 }
 
 /// Skill an `agents/...` path belongs to under agent scoping.
-fn agent_skill_name(rel: &str, is_dir: bool) -> Option<&str> {
+pub(crate) fn agent_skill_name(rel: &str, is_dir: bool) -> Option<&str> {
     let rest = rel.strip_prefix("agents/")?;
     let mut segs = rest.split('/');
     let second = segs.next()?;

@@ -299,3 +299,408 @@ fn golden_manifest_transforms_hash_the_recorded_bytes() {
     }
     assert!(checked > 20, "only {checked} transforms checked");
 }
+
+// ---------------------------------------------------------------------------
+// The bundled cowork-harness example: `reel fingerprint` reproduces it, and
+// staleness judges drift on it.
+
+/// Commits everything under `dir` into a fresh git repository (git2, the
+/// same library the walk reads the index with).
+fn git_commit_all(dir: &Path) {
+    let repo = git2::Repository::init(dir).unwrap();
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::now("t", "t@example.com").unwrap();
+    repo.commit(Some("HEAD"), &sig, &sig, "fixture", &tree, &[])
+        .unwrap();
+}
+
+/// Stages the current state of `dir` (adds, edits and deletions).
+fn git_stage_all(dir: &Path) {
+    let repo = git2::Repository::open(dir).unwrap();
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.update_all(["*"], None).unwrap();
+    index.write().unwrap();
+}
+
+fn recorded_example() -> serde_json::Map<String, Value> {
+    let raw = std::fs::read_to_string(util::compat(
+        "examples/replays/example-pdf-skill.cassette.json",
+    ))
+    .unwrap();
+    serde_json::from_str(&raw).unwrap()
+}
+
+/// `<tmp>/{replays,sessions,skills}` with the upstream layout; the whole tree
+/// committed to git when `git` (the cassette was recorded in git mode).
+fn example_layout(git: bool) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    util::copy_tree(
+        &util::compat("examples/skills/my-pdf-skill"),
+        &root.join("skills/my-pdf-skill"),
+    );
+    std::fs::create_dir_all(root.join("sessions")).unwrap();
+    std::fs::copy(
+        util::compat("examples/sessions/default.yaml"),
+        root.join("sessions/default.yaml"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("replays")).unwrap();
+    let cassette = root.join("replays/example-pdf-skill.cassette.json");
+    std::fs::copy(
+        util::compat("examples/replays/example-pdf-skill.cassette.json"),
+        &cassette,
+    )
+    .unwrap();
+    if git {
+        git_commit_all(&root);
+    }
+    (tmp, cassette)
+}
+
+fn load(path: &Path, doc: serde_json::Map<String, Value>) -> reel::cassette::Cassette {
+    let version = doc
+        .get("cassetteVersion")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    reel::cassette::Cassette {
+        path: path.to_owned(),
+        doc,
+        version,
+        load_warnings: Vec::new(),
+    }
+}
+
+#[test]
+fn reel_fingerprint_reproduces_the_example_pdf_skill_cassette() {
+    let (tmp, _) = example_layout(true);
+    let out = util::reel()
+        .current_dir(tmp.path().join("sessions"))
+        .args([
+            "fingerprint",
+            "../skills/my-pdf-skill",
+            "--output-format",
+            "json",
+        ])
+        .env_remove("COWORK_HARNESS_GITSET")
+        .env_remove("COWORK_HARNESS_AGENT_SCOPE")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut want = recorded_example()["fingerprint"].clone();
+    // Not skill-derived: the platform baseline of the run.
+    let obj = want.as_object_mut().unwrap();
+    obj.shift_remove("baseline");
+    obj.shift_remove("promptAssetsHash");
+    assert_eq!(
+        serde_json::to_string(&got["fingerprint"]).unwrap(),
+        serde_json::to_string(&want).unwrap()
+    );
+    assert_eq!(got["readErrors"], serde_json::json!([]));
+}
+
+#[test]
+fn reel_fingerprint_text_files_and_usage_errors() {
+    let (tmp, _) = example_layout(false);
+    let out = util::reel()
+        .current_dir(tmp.path())
+        .args([
+            "fingerprint",
+            "skills/my-pdf-skill",
+            "--mode",
+            "raw",
+            "--files",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(
+            "skillHash   b760ea90682777367fbd44d866ea66d316452da1abb18bf8cb61f1cec8e67806"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("mode        raw"), "{text}");
+    assert!(text.contains("\"skills/my-pdf-skill/SKILL.md\""), "{text}");
+    // Not a git work tree: --mode git is refused with the fix.
+    let out = util::reel()
+        .current_dir(tmp.path())
+        .args(["fingerprint", "skills/my-pdf-skill", "--mode", "git"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("is not inside a git work tree") && err.contains("--mode raw"),
+        "{err}"
+    );
+    let out = util::reel()
+        .args(["fingerprint", "/nonexistent/skill"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/skill"));
+    // --session: roots from the session, skillSources relative to it.
+    let out = util::reel()
+        .args([
+            "fingerprint",
+            "--mode",
+            "raw",
+            "--output-format",
+            "json",
+            "--session",
+        ])
+        .arg(tmp.path().join("sessions/default.yaml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        got["fingerprint"]["skillSources"],
+        serde_json::json!(["../skills/my-pdf-skill"])
+    );
+    // --format legacy of an already-sorted manifest: same skillHash, no hashFormat.
+    let out = util::reel()
+        .current_dir(tmp.path())
+        .args([
+            "fingerprint",
+            "skills/my-pdf-skill",
+            "--mode",
+            "raw",
+            "--format",
+            "legacy",
+            "--output-format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got["fingerprint"]["hashFormat"], Value::Null);
+    assert_eq!(
+        got["fingerprint"]["skillHash"],
+        "b760ea90682777367fbd44d866ea66d316452da1abb18bf8cb61f1cec8e67806"
+    );
+}
+
+fn classes_and_messages(s: &reel::fingerprint::staleness::Staleness) -> Vec<(String, String)> {
+    s.findings
+        .iter()
+        .map(|f| (f.class.as_str().to_owned(), f.message.clone()))
+        .collect()
+}
+
+#[test]
+fn staleness_clean_when_the_tree_is_as_recorded() {
+    let (_tmp, path) = example_layout(true);
+    let c = load(&path, recorded_example());
+    let s = reel::fingerprint::staleness::compute(&c, None);
+    assert_eq!(classes_and_messages(&s), Vec::<(String, String)>::new());
+    assert_eq!(s.notes, Vec::<String>::new());
+}
+
+#[test]
+fn staleness_names_the_changed_added_and_removed_files() {
+    let (tmp, path) = example_layout(true);
+    let skill = tmp.path().join("skills/my-pdf-skill");
+    std::fs::write(skill.join("skills/my-pdf-skill/SKILL.md"), "edited\n").unwrap();
+    let c = load(&path, recorded_example());
+    let s = reel::fingerprint::staleness::compute(&c, None);
+    assert_eq!(
+        classes_and_messages(&s),
+        vec![(
+            "skill".into(),
+            "skill files changed since record — 1 changed (skills/my-pdf-skill/SKILL.md) — re-record".into()
+        )]
+    );
+    let hint = s.findings[0].hint(&c).unwrap();
+    assert!(
+        hint.starts_with("re-record with `reel record ")
+            && hint.ends_with("scenarios/example-pdf-skill.yaml`"),
+        "{hint}"
+    );
+
+    for n in ["a.md", "b.md", "c.md", "d.md"] {
+        std::fs::write(skill.join(n), n).unwrap();
+    }
+    std::fs::remove_file(skill.join(".claude-plugin/plugin.json")).unwrap();
+    git_stage_all(tmp.path());
+    let s = reel::fingerprint::staleness::compute(&c, None);
+    assert_eq!(
+        classes_and_messages(&s),
+        vec![(
+            "skill".into(),
+            "skill files changed since record — 1 changed (skills/my-pdf-skill/SKILL.md); 4 added (a.md, b.md, c.md, +1 more); 1 removed (.claude-plugin/plugin.json) — re-record".into()
+        )]
+    );
+    assert_eq!(
+        s.failures(reel::fingerprint::staleness::Gate::Bare),
+        Vec::<String>::new(),
+        "skill drift alone does not fail a bare replay"
+    );
+    assert_eq!(
+        s.failures(reel::fingerprint::staleness::Gate::FailOnSkillDrift)
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn staleness_mode_flip_is_a_format_finding() {
+    // Same bytes, but not in a git work tree: the recorded `mode: git` cannot
+    // be compared with a raw walk.
+    let (_tmp, path) = example_layout(false);
+    let c = load(&path, recorded_example());
+    let s = reel::fingerprint::staleness::compute(&c, None);
+    assert_eq!(
+        classes_and_messages(&s),
+        vec![(
+            "format".into(),
+            "recorded in 'git' file-set mode, verifying in 'raw' (COWORK_HARNESS_GITSET) — re-record under the same mode".into()
+        )]
+    );
+}
+
+#[test]
+fn staleness_moved_cassette_is_unverifiable_with_the_session_hint() {
+    let (tmp, path) = example_layout(true);
+    let moved_dir = tmp.path().join("moved/deeper");
+    std::fs::create_dir_all(&moved_dir).unwrap();
+    let moved = moved_dir.join("example-pdf-skill.cassette.json");
+    std::fs::rename(&path, &moved).unwrap();
+    let c = load(&moved, recorded_example());
+    let s = reel::fingerprint::staleness::compute(&c, None);
+    let want = format!(
+        "skill dirs not resolvable from the cassette location — no session file at {}/moved/sessions/default.yaml (if the cassette moved, point at its session with --session <file>) — cannot verify skill staleness (can't verify ⇒ not green)",
+        tmp.path().canonicalize().unwrap().display()
+    );
+    assert_eq!(
+        classes_and_messages(&s),
+        vec![("unverifiable-skill".into(), want.clone())]
+    );
+    assert_eq!(
+        s.failures(reel::fingerprint::staleness::Gate::Bare),
+        vec![format!("skill staleness could not be verified: {want}")]
+    );
+    assert!(
+        s.findings[0]
+            .hint(&c)
+            .unwrap()
+            .contains("--session <session.yaml>")
+    );
+    // The override points at the tree again: clean.
+    let session = tmp.path().join("sessions/default.yaml");
+    let s = reel::fingerprint::staleness::compute(&c, Some(&session));
+    assert_eq!(classes_and_messages(&s), Vec::<(String, String)>::new());
+}
+
+#[test]
+fn staleness_pre_epoch_cassette_names_reel_rehash() {
+    let (_tmp, path) = example_layout(true);
+    let mut doc = recorded_example();
+    doc.insert("cassetteVersion".into(), serde_json::json!(11));
+    doc["fingerprint"]
+        .as_object_mut()
+        .unwrap()
+        .shift_remove("hashFormat");
+    let c = load(&path, doc);
+    let s = reel::fingerprint::staleness::compute(&c, None);
+    let dir = path.parent().unwrap().display().to_string();
+    assert_eq!(
+        classes_and_messages(&s),
+        vec![(
+            "unverifiable-skill".into(),
+            format!(
+                "recorded under hash format v11 (now v12) — digests are not comparable across the change. Run `reel rehash {dir}/` to migrate, or `reel rehash {} --session <session>` if the cassette has moved, or re-record",
+                path.display()
+            )
+        )]
+    );
+    assert!(s.findings[0].class.gates_bare_replay());
+}
+
+#[test]
+fn staleness_baseline_prompt_assets_and_multi_root() {
+    let (_tmp, path) = example_layout(true);
+    let mut doc = recorded_example();
+    let fp = doc["fingerprint"].as_object_mut().unwrap();
+    fp.insert("baseline".into(), serde_json::json!("1.30096.1"));
+    fp.shift_remove("promptAssetsHash");
+    fp.insert("skillSources".into(), serde_json::json!(["a", "b"]));
+    let c = load(&path, doc);
+    let s = reel::fingerprint::staleness::compute(&c, None);
+    assert_eq!(
+        classes_and_messages(&s),
+        vec![(
+            "baseline".into(),
+            "baseline moved 1.30096.1 → 1.34493.1 since record — re-record".into()
+        )]
+    );
+    assert_eq!(s.notes.len(), 2, "{:?}", s.notes);
+    assert!(s.notes[0].starts_with("prompt-assets: cassette predates prompt-asset fingerprinting"));
+    assert!(s.notes[1].starts_with("multi-root: cassette records 2 skill roots"));
+    let mut doc = recorded_example();
+    doc["fingerprint"]["promptAssetsHash"] = serde_json::json!("0000000000000000");
+    let s = reel::fingerprint::staleness::compute(&load(&path, doc), None);
+    assert_eq!(classes_and_messages(&s)[0].0, "prompt-assets");
+}
+
+#[test]
+fn staleness_scoped_drift_is_attributed_per_bucket() {
+    // fx1 recorded scoped to `alpha` (buildFingerprint golden), then a shared
+    // file and the skill's own file change.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("fx");
+    let st = Command::new("bash")
+        .arg(util::data("golden/make-fixtures.sh"))
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    let case = &expected()["cases"]["fx1-scoped-alpha"]["buildFingerprint"];
+    let mut doc = recorded_example();
+    doc.insert("fingerprint".into(), case["fingerprint"].clone());
+    doc["fingerprint"]["baseline"] = serde_json::json!("1.34493.1");
+    doc["fingerprint"]["promptAssetsHash"] = serde_json::json!("491afe2862dc67ea");
+    doc["scenario"]["session"] = serde_json::json!("session-fx1.yaml");
+    doc["scenario"]["skills"] = serde_json::json!(["alpha"]);
+    let c = load(&dir.join("x.cassette.json"), doc);
+    let s = reel::fingerprint::staleness::compute(&c, None);
+    assert_eq!(
+        classes_and_messages(&s),
+        Vec::<(String, String)>::new(),
+        "raw fixture is clean"
+    );
+    std::fs::write(dir.join("fx1-plugin/README.md"), "changed").unwrap();
+    std::fs::write(dir.join("fx1-plugin/skills/alpha/new.md"), "new").unwrap();
+    std::fs::remove_file(dir.join("fx1-plugin/agents/helper.md")).unwrap();
+    std::fs::write(dir.join("fx1-plugin/skills/beta/SKILL.md"), "out of scope").unwrap();
+    let s = reel::fingerprint::staleness::compute(&c, None);
+    assert_eq!(
+        classes_and_messages(&s),
+        vec![
+            (
+                "shared-root".into(),
+                "shared root changed since record (scope: skills/alpha) [1 changed (README.md); 1 removed (agents/helper.md)] — re-record".into()
+            ),
+            ("skill".into(), "skills/alpha changed since record [1 added (skills/alpha/new.md)] — re-record".into()),
+        ]
+    );
+}
