@@ -3,6 +3,7 @@
 
 mod cassette;
 mod claude;
+mod fingerprint;
 mod hostile;
 mod model;
 mod util;
