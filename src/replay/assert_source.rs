@@ -267,29 +267,19 @@ pub fn unverifiable_keys(
 }
 
 /// Persists `chosen` as the cassette's `scenario.assert` / `expect_denied`
-/// (only those two keys change; every other byte-relevant field is untouched).
+/// (only those two keys change; `events`/`controlOut`/`fingerprint` keep their
+/// bytes), atomically through the cassette writer.
 pub fn write_back(cassette: &Cassette, chosen: &ChosenAsserts) -> Result<(), WriteRefusal> {
-    let mut doc = cassette.doc.clone();
-    let Some(Value::Object(s)) = doc.get_mut("scenario") else {
+    let mut updated = cassette.clone();
+    let Some(Value::Object(s)) = updated.doc.get_mut("scenario") else {
         return Err(WriteRefusal::Io("cassette has no scenario object".into()));
     };
     s.insert(
         "assert".into(),
         Value::Array(chosen.items.iter().cloned().map(Value::Object).collect()),
     );
-    s.insert(
-        "expect_denied".into(),
-        Value::Array(chosen.expect_denied.clone()),
-    );
-    save_cassette(&cassette.path, &doc).map_err(|e| WriteRefusal::Io(e.to_string()))
-}
-
-/// INTEGRATION POINT (temporary): the cassette writer (`Cassette::save`,
-/// foundation helper) is not on `main` yet. cowork-harness writes
-/// `JSON.stringify(doc, null, 2)` with no trailing newline; serde_json's
-/// pretty printer with `preserve_order` + `arbitrary_precision` produces the
-/// same bytes for documents it parsed. Replace with `Cassette::save`.
-fn save_cassette(path: &Path, doc: &Map<String, Value>) -> std::io::Result<()> {
-    let bytes = serde_json::to_vec_pretty(doc).map_err(std::io::Error::other)?;
-    crate::atomic::write_atomic(path, &bytes)
+    s.insert("expect_denied".into(), Value::Array(chosen.expect_denied.clone()));
+    updated
+        .save(&cassette.path)
+        .map_err(|e| WriteRefusal::Io(e.to_string()))
 }

@@ -17,7 +17,6 @@
 pub mod assert_source;
 pub mod buckets;
 pub mod fidelity;
-pub mod load;
 pub mod materialise;
 pub mod record_view;
 pub mod verdict;
@@ -181,9 +180,9 @@ const SCENARIO_KEYS: [&str; 15] = [
 /// `--session` notice, assert source, replay, `--write`). Never fails: a
 /// problem becomes an error result with exit contribution 2.
 pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
-    let cassette = match load::load_cassette(path) {
+    let cassette = match Cassette::load(path) {
         Ok(c) => c,
-        Err(e) => return error_result(path, Vec::new(), e),
+        Err(e) => return error_result(path, Vec::new(), e.message()),
     };
     let mut notices = Vec::new();
     if let Some(session) = &opts.session {
