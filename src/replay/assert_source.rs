@@ -278,7 +278,10 @@ pub fn write_back(cassette: &Cassette, chosen: &ChosenAsserts) -> Result<(), Wri
         "assert".into(),
         Value::Array(chosen.items.iter().cloned().map(Value::Object).collect()),
     );
-    s.insert("expect_denied".into(), Value::Array(chosen.expect_denied.clone()));
+    s.insert(
+        "expect_denied".into(),
+        Value::Array(chosen.expect_denied.clone()),
+    );
     updated
         .save(&cassette.path)
         .map_err(|e| WriteRefusal::Io(e.to_string()))

@@ -33,7 +33,7 @@ use crate::assert::{self, AssertionOutcome, Context};
 use crate::cassette::{CASSETTE_VERSION, Cassette};
 use crate::evidence::RunRecord;
 use crate::exit;
-use crate::fingerprint::staleness::{self, FindingClass, Staleness};
+use crate::fingerprint::staleness::{self, Gate, Staleness};
 use record_view::RecordFacts;
 
 /// How to replay.
@@ -235,26 +235,20 @@ fn write_gate(
 }
 
 fn session_notice(cassette: &Cassette, session: &Path) -> String {
-    let dirs = match crate::fingerprint::live_for_cassette(cassette, Some(session)) {
-        Ok(live) => {
-            let base = session.parent().unwrap_or(Path::new("."));
-            let dirs: Vec<String> = live
-                .jcs1
-                .skill_sources
-                .unwrap_or_default()
-                .iter()
-                .map(|s| {
-                    let p = base.join(s);
-                    std::fs::canonicalize(&p).unwrap_or(p).display().to_string()
-                })
-                .collect();
-            if dirs.is_empty() {
-                "(no skill sources)".to_string()
-            } else {
-                dirs.join(", ")
-            }
-        }
-        Err(why) => format!("(none: {why})"),
+    let sources = crate::fingerprint::resolve_sources(
+        crate::fingerprint::cassette_session(cassette),
+        Some(cassette.dir()),
+        Some(session),
+    );
+    let dirs = match (&sources.failure, sources.roots.is_empty()) {
+        (Some(why), _) => format!("(none: {why})"),
+        (None, true) => "(no skill sources declared)".to_string(),
+        (None, false) => sources
+            .roots
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
     };
     format!(
         "::notice:: [replay] --session override in effect: {} -> {dirs}",
@@ -303,31 +297,18 @@ fn pseudo(protocol: bool, source: &str, message: String) -> AssertionOutcome {
     }
 }
 
-/// The staleness findings that fail this replay, with their message prefix.
-fn escalated_staleness(st: &Staleness, opts: &ReplayOptions) -> Vec<String> {
-    let reassert = opts.assert_source.is_reassert();
-    let (prefix, gates): (&str, fn(FindingClass) -> bool) = if opts.strict {
-        ("cassette stale (--strict)", |_| true)
-    } else if opts.fail_on_skill_drift || reassert {
-        (
-            "skill-source drift (--fail-on-skill-drift)",
-            FindingClass::is_skill_drift,
-        )
+/// Which staleness gate this replay's flags select (first matching rule of
+/// spec §2.5 step 16; the gating itself lives in `fingerprint::staleness`).
+fn staleness_gate(opts: &ReplayOptions) -> Gate {
+    if opts.strict {
+        Gate::Strict
+    } else if opts.fail_on_skill_drift || opts.assert_source.is_reassert() {
+        Gate::FailOnSkillDrift
     } else if opts.session.is_some() {
-        ("skill-source drift under an explicit --session", |c| {
-            c.is_skill_drift() || c == FindingClass::Format
-        })
+        Gate::ExplicitSession
     } else {
-        (
-            "skill staleness could not be verified",
-            FindingClass::gates_bare_replay,
-        )
-    };
-    st.findings
-        .iter()
-        .filter(|f| gates(f.class))
-        .map(|f| format!("{prefix}: {}", f.message))
-        .collect()
+        Gate::Bare
+    }
 }
 
 /// The engine: one cassette, a chosen assertion block.
@@ -414,7 +395,7 @@ pub fn replay_with(
         .collect();
 
     // 16. Pseudo-assertions, in the original's order.
-    for m in escalated_staleness(&stale, opts) {
+    for m in stale.failures(staleness_gate(opts)) {
         assertions.push(pseudo(false, "staleness", m));
     }
     if future && !opts.best_effort_future {
