@@ -1,4 +1,5 @@
 //! reel's integration tests: one test binary, one module per feature
 //! (ripgrep style), so the suite links once.
 
+mod assert;
 mod util;
