@@ -6,4 +6,5 @@ mod claude;
 mod fingerprint;
 mod hostile;
 mod model;
+mod assert;
 mod util;
