@@ -353,20 +353,20 @@ fn handle(mut request: Request, shared: &Shared) {
                 Answer::json(200, &model_entry(&p["/v1/models/".len()..]))
                     .note("kind", json!("models"))
             }
-            (Method::Post | Method::Get, p, Ok(_))
-                if p.starts_with("/v1/messages") || p.starts_with("/v1/models") =>
-            {
-                let message = format!("reel scripted model: no route for {method} {path}");
-                Answer::error(404, "not_found_error", message.clone()).problem(
+            (_, "/v1/messages" | "/v1/messages/count_tokens" | "/v1/models", Ok(_)) => {
+                let message =
+                    format!("reel scripted model: method {method} is not allowed on {path}");
+                Answer::error(405, "invalid_request_error", message.clone()).problem(
                     ProblemKind::UnexpectedRequest,
                     None,
                     message,
                 )
             }
-            (_, "/v1/messages" | "/v1/messages/count_tokens" | "/v1/models", Ok(_)) => {
-                let message =
-                    format!("reel scripted model: method {method} is not allowed on {path}");
-                Answer::error(405, "invalid_request_error", message.clone()).problem(
+            (Method::Post | Method::Get, p, Ok(_))
+                if p.starts_with("/v1/messages") || p.starts_with("/v1/models") =>
+            {
+                let message = format!("reel scripted model: no route for {method} {path}");
+                Answer::error(404, "not_found_error", message.clone()).problem(
                     ProblemKind::UnexpectedRequest,
                     None,
                     message,
