@@ -4,9 +4,10 @@
 //! Routes: `POST /v1/messages` (the query string, e.g. `?beta=true`, is
 //! ignored) answers the due turn; `POST /v1/messages/count_tokens` and
 //! `GET /v1/models[/<id>]` answer without touching the script; a request
-//! without tools (a title or summary side call) gets a short fixed text so it
-//! never consumes or mismatches a scripted turn. Everything else gets an
-//! Anthropic-style JSON error. A `CONNECT` or an absolute-form (proxied)
+//! without tools and without the agent's environment section (a title or
+//! summary side call) gets a short fixed text so it never consumes or
+//! mismatches a scripted turn. Everything else gets an Anthropic-style JSON
+//! error. A `CONNECT` or an absolute-form (proxied)
 //! request means the agent tried to leave the machine through the proxy
 //! tripwire: it is refused and recorded as an escape.
 //!
@@ -461,7 +462,7 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
             .note("stream", json!(conversation.stream))
     };
 
-    if !conversation.has_tools {
+    if conversation.is_side_request() {
         let mut answer = if conversation.stream {
             sse(reply::side_reply_sse(&model, SIDE_REPLY_TEXT))
         } else {

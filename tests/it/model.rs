@@ -303,6 +303,11 @@ fn side_requests_and_auxiliary_endpoints_leave_the_script_alone() {
     assert_eq!(models.status, 200);
     assert_eq!(models.json()["data"][0]["type"], "model");
     assert_eq!(server.turns_answered(), 0);
+    // An agent run without tools (`--tools ""`) still describes its
+    // environment: that is a scripted turn, not a side call.
+    let mut toolless = request(2, "x", false);
+    toolless.as_object_mut().unwrap().remove("tools");
+    assert_eq!(post(&url, &toolless).json()["content"][0]["text"], "Done.");
     assert!(server.shutdown().is_empty());
 }
 
