@@ -22,7 +22,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
@@ -146,6 +146,8 @@ struct Shared {
     seq: AtomicU64,
     /// One past the highest turn index answered.
     turns_answered: AtomicUsize,
+    /// Per turn: how many scripted 529s were already sent.
+    overloaded_sent: Vec<AtomicU32>,
     problems: Mutex<Vec<Problem>>,
     log: Option<Mutex<File>>,
 }
@@ -176,8 +178,10 @@ impl Server {
             message: "bound to a non-IP address".into(),
         })?;
         let http = Arc::new(http);
+        let overloaded_sent = script.turns.iter().map(|_| AtomicU32::new(0)).collect();
         let shared = Arc::new(Shared {
             script,
+            overloaded_sent,
             stopping: AtomicBool::new(false),
             seq: AtomicU64::new(0),
             turns_answered: AtomicUsize::new(0),
@@ -521,6 +525,26 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
             .note("expect", Value::Array(checks_log))
             .problem(ProblemKind::ExpectationFailed, Some(index), message),
         );
+    }
+
+    if turn.overloaded > 0 {
+        let sent =
+            shared.overloaded_sent[index].fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < turn.overloaded).then_some(n + 1)
+            });
+        if let Ok(before) = sent {
+            let message = format!(
+                "Overloaded (scripted by reel: turn {index}, attempt {} of {})",
+                before + 1,
+                turn.overloaded
+            );
+            return base(
+                Answer::error(529, "overloaded_error", message)
+                    .note("kind", json!("turn"))
+                    .note("turn", json!(index))
+                    .note("overloaded", json!(before + 1)),
+            );
+        }
     }
 
     let reply = Reply {

@@ -500,3 +500,29 @@ fn two_runs_give_the_same_model_side_stream() {
     assert_eq!(runs[0].0.len(), 5, "{:#?}", runs[0].0);
     assert_eq!(runs[0], runs[1]);
 }
+
+#[test]
+fn overloaded_turns_are_retried_by_the_agent() {
+    let sandbox = Sandbox::new();
+    let Some(run) = run_agent(
+        "overloaded.model.yaml",
+        &sandbox,
+        &["hi"],
+        None,
+        &mut no_answers(),
+    ) else {
+        return;
+    };
+    run.assert_clean();
+    let retries: Vec<&Value> = run
+        .lines
+        .iter()
+        .filter(|l| l["type"] == "system" && l["subtype"] == "api_retry")
+        .collect();
+    assert_eq!(retries.len(), 2, "{:#?}", run.lines);
+    assert!(
+        retries.iter().all(|r| r["error_status"] == 529),
+        "{retries:#?}"
+    );
+    assert_eq!(run.result()["result"], "Answered after two retries.");
+}

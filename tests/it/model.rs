@@ -495,3 +495,24 @@ fn schema_rejects_what_the_loader_rejects() {
         );
     }
 }
+
+#[test]
+fn overloaded_turn_answers_529_then_the_turn() {
+    let script = Script::parse(
+        "turns:\n  - overloaded: 2\n    blocks: [{text: ok}]\n",
+        "o.yaml",
+    )
+    .unwrap();
+    let server = Server::start(script, ServeOptions::default()).unwrap();
+    let url = server.url();
+    let statuses: Vec<u16> = (0..4)
+        .map(|_| post(&url, &request(0, "", false)).status)
+        .collect();
+    assert_eq!(statuses, [529, 529, 200, 200]);
+    let first = post(&url, &request(0, "", false)).json();
+    assert_eq!(first["content"][0]["text"], "ok");
+    assert!(
+        server.shutdown().is_empty(),
+        "scripted 529s are not problems"
+    );
+}
