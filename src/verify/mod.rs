@@ -19,5 +19,6 @@
 
 pub mod detect;
 pub mod gate;
+pub mod redact;
 pub mod report;
 pub mod scan;
