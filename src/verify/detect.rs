@@ -533,7 +533,7 @@ pub static DETECTORS: &[Detector] = &[
         ..d!(
             "password-assignment",
             Secret,
-            r"(?i-u)\b(?:password|passwd|passphrase|pwd|db_pass|client_secret|secret_key|api_secret)(?:\\?[\x22'])?\s*[:=]\s*(?:\\?[\x22'])?([^\s\x22'\\,;}&]{6,128})"
+            r"(?i-u)\b[a-z0-9_.-]*(?:password|passwd|passphrase|pwd|client_secret|secret_key|api_secret)(?:\\?[\x22'])?\s*[:=]\s*(?:\\?[\x22'])?([^\s\x22'\\,;}&]{6,128})"
         )
     },
     Detector {
@@ -594,7 +594,7 @@ pub static DETECTORS: &[Detector] = &[
         ..d!(
             "uk-national-insurance-number",
             Personal,
-            r"(?-u)\b([A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D])\b"
+            r"(?-u)\b([A-CEGHJ-PRSTW-Z][A-CEGHJ-NPRSTW-Z] ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D])\b"
         )
     },
     Detector {

@@ -2,3 +2,4 @@
 //! (ripgrep style), so the suite links once.
 
 mod util;
+mod verify;
