@@ -107,7 +107,7 @@ pub struct Detector {
     /// Regex source (Rust `regex` syntax). When it has a capture group 1,
     /// that group is the sensitive VALUE (masked, scrubbed); else the whole
     /// match is.
-    pattern: &'static str,
+    pub pattern: &'static str,
     /// Runs on capability-manifest lines too.
     on_manifest: bool,
     /// Characters of the value shown before the mask (a provider prefix
@@ -1036,7 +1036,7 @@ pub fn luhn(ds: &[u8]) -> bool {
             }
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 fn card_ok(v: &str) -> bool {

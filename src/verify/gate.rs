@@ -258,7 +258,8 @@ fn resolve_scenario_source(cassette: &Cassette) -> (Option<PathBuf>, SourceVia, 
 
 /// The recording-shaping fields and their defaults (cowork-harness
 /// `RECORDING_SHAPING_FIELDS`).
-const SHAPING: [(&str, fn() -> Value); 7] = [
+type ShapingField = (&'static str, fn() -> Value);
+const SHAPING: [ShapingField; 7] = [
     ("prompt", || Value::String(String::new())),
     ("baseline", || Value::String("latest".into())),
     ("fidelity", || Value::String("container".into())),
