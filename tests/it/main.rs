@@ -1,6 +1,11 @@
 //! reel's integration tests: one test binary, one module per feature
 //! (ripgrep style), so the suite links once.
 
+mod cassette;
+mod claude;
+mod fingerprint;
+mod hostile;
+mod model;
 mod rehash;
 mod util;
 mod verify;
