@@ -17,6 +17,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::cassette::write::WriteStyle;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -196,7 +197,8 @@ pub fn rehash_one(file: &Path, opts: &RehashOptions) -> Result<(Action, String),
 }
 
 /// A baseline-only fingerprint (no skillHash): migrate only with positive
-/// proof that the recording had zero skill sources.
+/// proof that the recording had zero skill sources (the recorded session
+/// shape still matches, and the session resolves to zero roots).
 fn metadata_only(
     cassette: &Cassette,
     opts: &RehashOptions,
@@ -208,15 +210,26 @@ fn metadata_only(
         .and_then(crate::fingerprint::session_fingerprint);
     let shape_intact = cassette.session_fingerprint().is_some()
         && cassette.session_fingerprint() == live_shape.as_deref();
-    // Zero roots: the live fingerprint resolves and carries no skill sources.
-    let zero = crate::fingerprint::live_for_cassette(cassette, opts.session.as_deref());
-    let genuinely_zero = matches!(&zero, Ok(l) if l.jcs1.skill_sources.as_ref().is_none_or(Vec::is_empty) && l.jcs1.skill_hash.is_none());
+    let recorded_session = cassette
+        .scenario()
+        .get("session")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let sources = crate::fingerprint::resolve_sources(
+        recorded_session,
+        Some(cassette.dir()),
+        opts.session.as_deref(),
+    );
+    let genuinely_zero = sources.failure.is_none() && sources.roots.is_empty();
     if !shape_intact || !genuinely_zero {
-        return Err(match zero {
-            Err(e) => format!(
-                "no skillHash, and the session could not be resolved ({e}) — cannot prove the recording had zero skill sources; re-record"
+        return Err(match &sources.failure {
+            Some(crate::fingerprint::SourceFailure::DeclaredDirsMissing { declared, .. }) => format!(
+                "no skillHash, and the session declares {declared} skill root(s) that do not resolve — absence means the hash FAILED, not that there was nothing to hash; re-record"
             ),
-            Ok(_) => "no skillHash, and no matching session shape to prove the recording genuinely had zero skill sources — re-record if this cassette needs to be current".into(),
+            Some(f) => format!(
+                "no skillHash, and the session could not be resolved ({f}) — cannot prove the recording had zero skill sources; re-record"
+            ),
+            None => "no skillHash, and no matching session shape to prove the recording genuinely had zero skill sources — re-record if this cassette needs to be current".into(),
         });
     }
     if crosses_into_v10 {
@@ -269,18 +282,15 @@ fn finish(
     if opts.dry_run {
         return Ok((Action::Migrated, format!("{reason} (dry-run)")));
     }
-    let bytes = cassette_bytes(&doc);
-    crate::atomic::write_atomic(&cassette.path, &bytes)
+    // Keep the file's own dialect (JS or Python-escaped JSON, final newline
+    // or not) so only the migrated fields change.
+    let style = std::fs::read(&cassette.path)
+        .map(|b| WriteStyle::detect(&b))
+        .unwrap_or(WriteStyle::JS);
+    let text = crate::cassette::write::to_json_pretty_with(&doc, style);
+    crate::atomic::write_atomic(&cassette.path, text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", cassette.path.display()))?;
     Ok((Action::Migrated, reason))
-}
-
-/// The cassette writer's bytes: 2-space indent, no trailing newline.
-// NOTE(contract): replace with `Cassette::save` when the foundation module
-// lands (the one home of the cassette serialisation).
-fn cassette_bytes(doc: &Map<String, Value>) -> Vec<u8> {
-    // A map of JSON values always serialises.
-    serde_json::to_vec_pretty(doc).expect("serialisable document")
 }
 
 /// fileSigs migration: counts must match, kinds line up, the legacy

@@ -112,99 +112,46 @@ pub fn collect_targets(targets: &[PathBuf]) -> Result<Vec<PathBuf>, TargetError>
     Ok(files)
 }
 
-/// Reads and parses a cassette file into its raw document.
+/// Reads and parses a cassette file into its raw document (for the privacy
+/// scan, which needs only a readable transcript, not a valid cassette).
 fn read_document(path: &Path) -> Result<Map<String, Value>, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read cassette: {e}"))?;
+    if !meta.is_file() {
+        return Err("cannot read cassette: not a regular file".into());
+    }
+    if meta.len() > crate::cassette::MAX_CASSETTE_BYTES {
+        return Err(format!(
+            "cannot read cassette: {} bytes is over the {} byte limit",
+            meta.len(),
+            crate::cassette::MAX_CASSETTE_BYTES
+        ));
+    }
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read cassette: {e}"))?;
     let value: Value = serde_json::from_slice(&bytes)
         .map_err(|e| format!("unreadable / invalid cassette JSON: {e}"))?;
     match value {
         Value::Object(map) => Ok(map),
-        _ => Err("unreadable / invalid cassette JSON: not a JSON object".into()),
+        _ => Err("invalid cassette shape: (root): expected an object".into()),
     }
 }
 
-/// Loads a cassette with the load-time invariants of spec §3.1 (version
-/// floor, version/hashFormat binding).
-// NOTE(contract): switch to `Cassette::load` when the foundation module
-// lands; this keeps to the checks verify and rehash depend on.
+/// Loads a cassette through the one loader ([`Cassette::load`]); the error
+/// is its message without the path (the report prints the file).
 pub fn load_cassette(path: &Path) -> Result<Cassette, String> {
-    let doc = read_document(path)?;
-    cassette_from_document(path, doc)
+    Cassette::load(path).map_err(|e| e.message())
 }
 
-/// The load-time invariants over an already-parsed document.
+/// The loader's validation over an already-parsed document.
 pub fn cassette_from_document(path: &Path, doc: Map<String, Value>) -> Result<Cassette, String> {
-    if !doc
-        .get("events")
-        .and_then(Value::as_array)
-        .is_some_and(|a| a.iter().all(Value::is_string))
-    {
-        return Err("invalid cassette shape: events: expected an array of strings".into());
-    }
-    let scenario = doc.get("scenario").and_then(Value::as_object);
-    for k in ["prompt", "session"] {
-        if !scenario
-            .and_then(|s| s.get(k))
-            .is_some_and(Value::is_string)
-        {
-            return Err(format!(
-                "invalid cassette shape: scenario.{k}: expected a string"
-            ));
-        }
-    }
-    let version = doc
-        .get("cassetteVersion")
-        .and_then(Value::as_u64)
-        .unwrap_or(0);
-    if version < crate::cassette::MIN_SUPPORTED_CASSETTE_VERSION {
-        return Err(format!(
-            "cassette recorded at v{version} is older than the minimum supported version v{} — re-record this cassette (pre-1.0, no compatibility is maintained for cassette formats below v{})",
-            crate::cassette::MIN_SUPPORTED_CASSETTE_VERSION,
-            crate::cassette::MIN_SUPPORTED_CASSETTE_VERSION
-        ));
-    }
-    if let Some(fp) = doc.get("fingerprint").and_then(Value::as_object) {
-        let hf = fp.get("hashFormat").and_then(Value::as_str);
-        if version == crate::cassette::HASH_FORMAT_EPOCH
-            && hf != Some(crate::cassette::HASH_FORMAT_JCS1)
-        {
-            let shown = hf.map_or("(absent)".to_owned(), |h| format!("'{h}'"));
-            return Err(format!(
-                "cassette is stamped v{version} but its fingerprint carries hashFormat {shown} — a v12 cassette must record 'jcs1'. The stamp and the digests disagree, so neither can be trusted; re-record"
-            ));
-        }
-        if version < crate::cassette::HASH_FORMAT_EPOCH
-            && let Some(h) = hf
-        {
-            return Err(format!(
-                "cassette is stamped v{version} (pre-epoch) but its fingerprint carries hashFormat '{h}' — a pre-v12 cassette predates that field entirely, so the stamp and the digests disagree; re-record"
-            ));
-        }
-    }
-    Ok(Cassette {
-        path: path.to_path_buf(),
-        doc,
-        version,
-        load_warnings: vec![],
-    })
+    Cassette::from_doc(path, doc).map_err(|e| e.message())
 }
 
 /// The session file a cassette's `scenario.session` resolves to (or the
-/// override); `None` for an inline scenario.
+/// override); `None` for an inline scenario. Delegates to the one resolver,
+/// [`crate::fingerprint::resolve_session_path`].
 pub fn resolve_session(cassette: &Cassette, session_override: Option<&Path>) -> Option<PathBuf> {
     let recorded = cassette.scenario().get("session").and_then(Value::as_str)?;
-    if recorded == "(inline)" {
-        return None;
-    }
-    if let Some(o) = session_override {
-        return Some(o.to_path_buf());
-    }
-    let p = Path::new(recorded);
-    Some(if p.is_relative() {
-        cassette.dir().join(p)
-    } else {
-        p.to_path_buf()
-    })
+    crate::fingerprint::resolve_session_path(recorded, Some(cassette.dir()), session_override)
 }
 
 /// How the scenario source of a cassette was found.
@@ -256,6 +203,28 @@ fn resolve_scenario_source(cassette: &Cassette) -> (Option<PathBuf>, SourceVia, 
     (found, via, persisted_missing)
 }
 
+/// Largest scenario file read for the drift check: a scenario is a few KB;
+/// a path that leads to a device or a huge file is not one.
+const MAX_SCENARIO_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Reads a regular file of at most [`MAX_SCENARIO_BYTES`] (a cassette may
+/// point `scenarioSource` anywhere, e.g. at `/dev/zero`).
+fn read_small_file(path: &Path) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > MAX_SCENARIO_BYTES {
+        return Err(format!("larger than {MAX_SCENARIO_BYTES} bytes"));
+    }
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SCENARIO_BYTES).read_to_string(&mut text))
+        .map_err(|e| e.to_string())?;
+    Ok(text)
+}
+
 /// The recording-shaping fields and their defaults (cowork-harness
 /// `RECORDING_SHAPING_FIELDS`).
 type ShapingField = (&'static str, fn() -> Value);
@@ -275,7 +244,7 @@ const SHAPING: [ShapingField; 7] = [
 fn scenario_drift(cassette: &Cassette) -> Result<Vec<&'static str>, Option<String>> {
     let (path, via, _) = resolve_scenario_source(cassette);
     let path = path.ok_or(None)?;
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = read_small_file(&path).map_err(|e| {
         Some(format!(
             "on-disk scenario {} did not parse ({e}) — prompt drift not checked",
             path.display()

@@ -14,6 +14,65 @@ fn rows(s: &str) -> Vec<String> {
         .collect()
 }
 
+/// `diff old new` in the normal format (what capture.sh stored).
+fn normal_diff(old: &str, new: &str) -> String {
+    use similar::{DiffOp, TextDiff};
+    let a: Vec<&str> = old.lines().collect();
+    let b: Vec<&str> = new.lines().collect();
+    let range = |start: usize, len: usize| {
+        if len <= 1 {
+            format!("{}", start + 1)
+        } else {
+            format!("{},{}", start + 1, start + len)
+        }
+    };
+    let mut out = String::new();
+    for op in TextDiff::from_slices(&a, &b).ops() {
+        let (tag, o, n) = match *op {
+            DiffOp::Equal { .. } => continue,
+            DiffOp::Delete {
+                old_index,
+                old_len,
+                new_index,
+            } => ('d', (old_index, old_len), (new_index, 0)),
+            DiffOp::Insert {
+                old_index,
+                new_index,
+                new_len,
+            } => ('a', (old_index, 0), (new_index, new_len)),
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => ('c', (old_index, old_len), (new_index, new_len)),
+        };
+        // `a` names the line after which lines are added, `d` the line after
+        // which they would have been.
+        let left = if tag == 'a' {
+            o.0.to_string()
+        } else {
+            range(o.0, o.1)
+        };
+        let right = if tag == 'd' {
+            n.0.to_string()
+        } else {
+            range(n.0, n.1)
+        };
+        out.push_str(&format!("{left}{tag}{right}\n"));
+        for l in &a[o.0..o.0 + o.1] {
+            out.push_str(&format!("< {l}\n"));
+        }
+        if o.1 > 0 && n.1 > 0 {
+            out.push_str("---\n");
+        }
+        for l in &b[n.0..n.0 + n.1] {
+            out.push_str(&format!("> {l}\n"));
+        }
+    }
+    out
+}
+
 fn check(fx: &Fixture, name: &str) {
     let case = cases(name).into_iter().find(|c| c.name == name).unwrap();
     let got = run_case(fx, &case);
@@ -68,7 +127,6 @@ fn compat_cases_independent_of_the_live_tree() {
 }
 
 #[test]
-#[ignore = "needs fingerprint::live_for_cassette (fingerprint module) from main"]
 fn compat_legacy_migration_matches_the_original_byte_for_byte() {
     let fx = Fixture::new();
     let legacy = fx.scratch.join("legacy/legacy-pdf.cassette.json");
@@ -80,21 +138,10 @@ fn compat_legacy_migration_matches_the_original_byte_for_byte() {
     // Exactly the original's diff: $schema, cassetteVersion, hashFormat appended.
     let after = std::fs::read_to_string(&legacy).unwrap();
     let before = String::from_utf8(before).unwrap();
-    let changed: Vec<(usize, &str, &str)> = before
-        .lines()
-        .zip(after.lines())
-        .enumerate()
-        .filter(|(_, (a, b))| a != b)
-        .map(|(i, (a, b))| (i + 1, a, b))
-        .collect();
-    let diff = expected("rehash-legacy-write", "diff");
-    assert!(diff.contains("2c2") && diff.contains("4c4") && diff.contains("152c152,153"));
     assert_eq!(
-        changed.iter().map(|c| c.0).collect::<Vec<_>>(),
-        vec![2, 4, 152],
-        "{changed:?}"
+        normal_diff(&before, &after),
+        expected("rehash-legacy-write", "diff")
     );
-    assert_eq!(after.lines().count(), before.lines().count() + 1);
     check(&fx, "rehash-legacy-again-text");
     // And the migrated cassette verifies clean (with the session it needs).
     let out = util::reel()

@@ -53,6 +53,7 @@ impl Fixture {
         let tmp = tempfile::tempdir().unwrap();
         let peer = tmp.path().join("peer");
         util::copy_tree(&util::compat("examples"), &peer.join("examples"));
+        util::copy_tree(&util::data("verify/e2e"), &peer.join("e2e"));
         git(&peer, &["init", "-q"]);
         git(&peer, &["add", "-A"]);
         git(
@@ -388,7 +389,6 @@ fn compat_usage_cases() {
 }
 
 #[test]
-#[ignore = "needs the fingerprint module (staleness::compute, session_fingerprint) from main"]
 fn compat_every_verify_case_matches_fully() {
     let fx = Fixture::new();
     for case in cases("verify-") {
