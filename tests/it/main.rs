@@ -8,4 +8,6 @@ mod hostile;
 mod model;
 mod assert;
 mod replay;
+mod rehash;
 mod util;
+mod verify;
