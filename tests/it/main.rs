@@ -7,4 +7,5 @@ mod fingerprint;
 mod hostile;
 mod model;
 mod replay;
+mod assert;
 mod util;
