@@ -200,7 +200,8 @@ fn normalise_stderr(s: &str) -> String {
     let mut out = Vec::new();
     let mut skipping_hints = false;
     for line in s.lines() {
-        if line.starts_with("cowork-harness: skill-hash:") {
+        if line.starts_with("cowork-harness: skill-hash:") || line.starts_with("reel: skill-hash:")
+        {
             continue;
         }
         if line.contains("question(s) were auto-answered") {
