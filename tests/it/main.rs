@@ -1,11 +1,11 @@
 //! reel's integration tests: one test binary, one module per feature
 //! (ripgrep style), so the suite links once.
 
+mod assert;
 mod cassette;
 mod claude;
 mod fingerprint;
 mod hostile;
 mod model;
 mod replay;
-mod assert;
 mod util;
