@@ -56,6 +56,20 @@ fn to_value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
+fn opt(o: &mut Map<String, Value>, key: &str, v: &Option<String>) {
+    if let Some(v) = v {
+        o.insert(key.into(), json!(v));
+    }
+}
+
+/// `paths: {file_path?, path?}` as the original records it.
+fn paths(file_path: &Option<String>, path: &Option<String>) -> Option<Value> {
+    let mut o = Map::new();
+    opt(&mut o, "file_path", file_path);
+    opt(&mut o, "path", path);
+    (!o.is_empty()).then_some(Value::Object(o))
+}
+
 /// `[(name, n)]` as an ordered JSON object.
 fn counts(pairs: &[(String, u64)]) -> Value {
     Value::Object(
@@ -140,9 +154,43 @@ pub fn facts(run: &RunRecord) -> RecordFacts {
     );
     f.insert("contextEvents".into(), to_value(&run.context_events));
     if let Some(h) = &run.hook_events {
-        f.insert("hookEvents".into(), to_value(h));
+        let events: Vec<Value> = h
+            .iter()
+            .map(|e| {
+                let mut o = Map::new();
+                o.insert("type".into(), json!("hook_event"));
+                o.insert("callbackId".into(), json!(e.callback_id));
+                o.insert("decision".into(), json!(e.decision));
+                opt(&mut o, "reason", &e.reason);
+                opt(&mut o, "tool", &e.tool);
+                if let Some(p) = paths(&e.file_path, &e.path) {
+                    o.insert("paths".into(), p);
+                }
+                opt(&mut o, "toolUseId", &e.tool_use_id);
+                opt(&mut o, "agentId", &e.agent_id);
+                Value::Object(o)
+            })
+            .collect();
+        f.insert("hookEvents".into(), Value::Array(events));
     }
-    f.insert("fileToolAttempts".into(), to_value(&run.file_tool_attempts));
+    let attempts: Vec<Value> = run
+        .file_tool_attempts
+        .iter()
+        .map(|a| {
+            let mut o = Map::new();
+            o.insert("tool".into(), json!(a.tool));
+            o.insert(
+                "paths".into(),
+                paths(&a.file_path, &a.path).unwrap_or_else(|| json!({})),
+            );
+            opt(&mut o, "gatePath", &a.gate_path);
+            o.insert("origin".into(), json!(a.origin));
+            opt(&mut o, "parentToolUseId", &a.parent_tool_use_id);
+            opt(&mut o, "toolUseId", &a.tool_use_id);
+            Value::Object(o)
+        })
+        .collect();
+    f.insert("fileToolAttempts".into(), Value::Array(attempts));
     if let Some(p) = &run.path_denials {
         f.insert("pathDenials".into(), to_value(p));
     }
@@ -178,7 +226,17 @@ pub fn facts(run: &RunRecord) -> RecordFacts {
             .map(|e| (e.message.clone(), e.source.clone()))
             .collect(),
         format_problems: run.format_findings(),
-        decisions: run.decisions.iter().map(to_value).collect(),
+        decisions: run
+            .decisions
+            .iter()
+            .map(|d| {
+                let mut v = to_value(d);
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("rationale".into(), json!("recorded"));
+                }
+                v
+            })
+            .collect(),
         fields: f,
     }
 }
