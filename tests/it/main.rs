@@ -1,4 +1,6 @@
 //! reel's integration tests: one test binary, one module per feature
 //! (ripgrep style), so the suite links once.
 
+mod claude;
+mod model;
 mod util;

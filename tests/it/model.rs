@@ -1,0 +1,1 @@
+//! Scripted model endpoint tests (library and `reel model serve`).
