@@ -580,12 +580,13 @@ fn resolve_one<'a>(value: &str, labels: &'a [String]) -> Option<&'a str> {
         return Some(l);
     }
     // 2. 1-based index
-    if !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()) {
-        if let Ok(i) = v.parse::<usize>() {
-            if i >= 1 && i <= labels.len() {
-                return Some(&labels[i - 1]);
-            }
-        }
+    if !v.is_empty()
+        && v.chars().all(|c| c.is_ascii_digit())
+        && let Ok(i) = v.parse::<usize>()
+        && i >= 1
+        && i <= labels.len()
+    {
+        return Some(&labels[i - 1]);
     }
     // 3. equal modulo a trailing " (Recommended)"
     let stripped = strip_recommended(v);
@@ -593,13 +594,12 @@ fn resolve_one<'a>(value: &str, labels: &'a [String]) -> Option<&'a str> {
         return Some(l);
     }
     // 4. keyword `recommended`
-    if lower == "recommended" {
-        if let Some(l) = labels
+    if lower == "recommended"
+        && let Some(l) = labels
             .iter()
             .find(|l| l.trim().to_lowercase().ends_with("(recommended)"))
-        {
-            return Some(l);
-        }
+    {
+        return Some(l);
     }
     // 5. keyword `first`
     if lower == "first" {
@@ -879,10 +879,10 @@ mod js {
     fn describe(ctx: &rquickjs::Ctx<'_>, e: rquickjs::Error) -> String {
         if e.is_exception() {
             let exc = ctx.catch();
-            if let Some(o) = exc.as_object() {
-                if let Ok(m) = o.get::<_, String>("message") {
-                    return m;
-                }
+            if let Some(o) = exc.as_object()
+                && let Ok(m) = o.get::<_, String>("message")
+            {
+                return m;
             }
             if let Some(s) = exc.as_string().and_then(|s| s.to_string().ok()) {
                 return s;

@@ -142,10 +142,10 @@ pub fn load(path: Option<&Path>) -> Result<SessionKeys, String> {
                 .push(resolve(&s, "plugins.local_plugins")?);
         }
     }
-    if let Some(mcp) = doc.get("mcp") {
-        if let Some(c) = str_of(mcp.get("config"), "mcp.config")? {
-            keys.mcp_config = Some(resolve(&c, "mcp.config")?);
-        }
+    if let Some(mcp) = doc.get("mcp")
+        && let Some(c) = str_of(mcp.get("config"), "mcp.config")?
+    {
+        keys.mcp_config = Some(resolve(&c, "mcp.config")?);
     }
     if let Some(env) = doc.get("agent_env").and_then(Value::as_object) {
         if let Some(m) = str_of(env.get("subagent_model"), "agent_env.subagent_model")? {
