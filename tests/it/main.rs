@@ -3,4 +3,5 @@
 
 mod claude;
 mod model;
+mod record;
 mod util;
