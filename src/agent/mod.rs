@@ -170,12 +170,21 @@ pub fn split_agent_cmd(cmd: &str) -> Option<(PathBuf, Vec<String>)> {
     Some((PathBuf::from(program), parts.collect()))
 }
 
-/// The `claude` binary: `REEL_CLAUDE_BIN`, else `claude` on PATH.
+/// The `claude` binary: `REEL_CLAUDE_BIN`, else `claude` on PATH, else the
+/// project-local pinned install `.tools/claude/node_modules/.bin/claude`
+/// (what `scripts/install-claude.sh` creates) under the current directory.
 pub fn claude_program() -> PathBuf {
-    std::env::var_os("REEL_CLAUDE_BIN")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("claude"))
+    if let Some(bin) = std::env::var_os("REEL_CLAUDE_BIN").filter(|v| !v.is_empty()) {
+        return PathBuf::from(bin);
+    }
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join("claude").is_file()))
+        .unwrap_or(false);
+    let local = Path::new(".tools/claude/node_modules/.bin/claude");
+    if !on_path && local.is_file() {
+        return std::path::absolute(local).unwrap_or_else(|_| local.to_owned());
+    }
+    PathBuf::from("claude")
 }
 
 #[cfg(test)]
