@@ -34,8 +34,10 @@ pub fn harness_version() -> String {
     format!("reel/{}", env!("CARGO_PKG_VERSION"))
 }
 
-/// Builds the cassette (path = where it will be written).
-pub fn assemble(p: &Parts<'_>) -> Cassette {
+/// Builds the cassette (path = where it will be written) and runs it through
+/// the cassette loader's validation, so reel never writes what it would
+/// refuse to read.
+pub fn assemble(p: &Parts<'_>) -> Result<Cassette, crate::cassette::LoadError> {
     let baseline = p
         .log
         .init
@@ -65,10 +67,7 @@ pub fn assemble(p: &Parts<'_>) -> Cassette {
         }
         Err(_) => Value::Object(fingerprint),
     };
-    Cassette {
-        doc: document(p, fingerprint),
-        ..draft
-    }
+    Cassette::from_doc(p.cassette_path, document(p, fingerprint))
 }
 
 fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
@@ -144,12 +143,6 @@ fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
         json!({"location": "local", "tier": "protocol", "harnessVersion": harness_version()}),
     );
     doc
-}
-
-/// The written bytes: 2-space pretty JSON, no trailing newline.
-pub fn to_bytes(c: &Cassette) -> Vec<u8> {
-    // Serialising a Map of JSON values cannot fail.
-    serde_json::to_vec_pretty(&c.doc).unwrap_or_default()
 }
 
 fn absolute(p: &Path) -> PathBuf {

@@ -325,7 +325,12 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         pre_run: &pre,
         staged: &staged,
         folders: &session.folders,
-    });
+    })
+    .map_err(|e| RecordError::Run {
+        message: format!("the assembled cassette does not validate (a reel bug): {e}"),
+        hint: None,
+        run_dir: kept.clone(),
+    })?;
     let mut failures = live_failures(&cassette, &scenario, &log, &staged);
     failures.extend(
         model_problems
@@ -342,11 +347,12 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
             run_dir: kept,
         });
     }
-    let bytes = assemble::to_bytes(&cassette);
-    crate::atomic::write_atomic(&cassette_path, &bytes).map_err(|source| RecordError::Write {
-        path: cassette_path.clone(),
-        source,
-    })?;
+    cassette
+        .save(&cassette_path)
+        .map_err(|e| RecordError::Write {
+            path: cassette_path.clone(),
+            source: e.source,
+        })?;
     let overhead = finished_at.elapsed();
     let mut guard = guard;
     guard.keep = opts.keep_run_dir || !live_pass;

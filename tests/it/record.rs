@@ -397,3 +397,186 @@ fn a_tampered_recorded_answer_is_reported() {
     assert_eq!(problems.len(), 1, "{problems:#?}");
     assert!(problems[0].contains("Billing"), "{}", problems[0]);
 }
+
+// ---------------------------------------------------------------------------
+// The committed examples, re-recorded with the real Claude Code.
+
+/// Keys whose values change on every run (ids, clocks, host paths). Documented
+/// in scenarios/README.md.
+const VOLATILE_KEYS: &[&str] = &[
+    "session_id",
+    "uuid",
+    "request_id",
+    "timestamp",
+    "pid",
+    "duration_ms",
+    "duration_api_ms",
+    "ttft_ms",
+    "ttft_stream_ms",
+    "first_content_frame_ms",
+    "time_to_request_ms",
+    "messaging_socket_path",
+    "memory_paths",
+    "partial_json",
+];
+
+fn normalize(v: &Value, run_dir: &regex::Regex) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| {
+                    let x = if VOLATILE_KEYS.contains(&k.as_str()) {
+                        Value::String("<volatile>".into())
+                    } else {
+                        normalize(x, run_dir)
+                    };
+                    (k.clone(), x)
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(|x| normalize(x, run_dir)).collect()),
+        Value::String(s) => Value::String(run_dir.replace_all(s, "<run>").into_owned()),
+        other => other.clone(),
+    }
+}
+
+/// The cassette with its volatile fields masked: raw lines are parsed, the
+/// timeline loses `ts`, `timelineHeader` is dropped.
+fn comparable(path: &Path) -> Value {
+    let run_dir = regex::Regex::new(r#"(/[^\s"'/]+)+/local_[0-9a-z]+"#).unwrap();
+    let mut doc: serde_json::Map<String, Value> =
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    doc.remove("timelineHeader");
+    for key in ["events", "controlOut"] {
+        let lines: Vec<Value> = doc[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                let s = l.as_str().unwrap();
+                serde_json::from_str::<Value>(s).unwrap_or_else(|_| Value::String(s.into()))
+            })
+            .collect();
+        doc.insert(key.into(), Value::Array(lines));
+    }
+    if let Some(Value::Array(t)) = doc.get_mut("timeline") {
+        for e in t {
+            if let Some(m) = e.as_object_mut() {
+                m.remove("ts");
+            }
+        }
+    }
+    normalize(&Value::Object(doc), &run_dir)
+}
+
+fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for k in x.keys().chain(y.keys()) {
+                let (p, q) = (
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                );
+                if let Some(d) = first_difference(p, q, &format!("{at}.{k}")) {
+                    return Some(d);
+                }
+            }
+            None
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| first_difference(p, q, &format!("{at}[{i}]"))),
+        _ if a == b => None,
+        _ => Some(format!(
+            "{at}:\n  committed: {}\n  recorded:  {}",
+            truncate(&a.to_string()),
+            truncate(&b.to_string())
+        )),
+    }
+}
+
+fn truncate(s: &str) -> String {
+    s.chars().take(300).collect()
+}
+
+/// Copies the example tree into `dst` and commits it (skills are staged in
+/// git file-set mode, as in the repository).
+fn example_tree(dst: &Path) {
+    for dir in ["scenarios", "sessions", "skills", "data"] {
+        util::copy_tree(&util::repo().join(dir), &dst.join(dir));
+    }
+    let repo = git2::Repository::init(dst).unwrap();
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::now("reel test", "reel@example.invalid").unwrap();
+    repo.commit(Some("HEAD"), &sig, &sig, "examples", &tree, &[])
+        .unwrap();
+}
+
+#[test]
+fn the_committed_examples_re_record_identically_apart_from_volatile_fields() {
+    let Some(claude) = util::claude_bin() else {
+        return; // claude_bin() already printed why (and panics under CI)
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    example_tree(tmp.path());
+    let mut cases: Vec<(String, Vec<String>)> = Vec::new();
+    let mut names: Vec<String> = std::fs::read_dir(util::repo().join("scenarios"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".yaml") && !n.ends_with(".model.yaml"))
+        .collect();
+    names.sort();
+    assert!(
+        names.len() >= 6,
+        "fewer than six example scenarios: {names:?}"
+    );
+    for n in names {
+        cases.push((format!("scenarios/{n}"), vec![]));
+    }
+    for n in ["unexpected-file", "wrong-answer"] {
+        cases.push((
+            format!("scenarios/red/{n}.yaml"),
+            vec![
+                "--allow-failing".into(),
+                "--out".into(),
+                format!("cassettes/red/{n}.cassette.json"),
+            ],
+        ));
+    }
+    let mut failures = Vec::new();
+    for (scenario, extra) in &cases {
+        let out = util::reel()
+            .current_dir(tmp.path())
+            .arg("record")
+            .arg(scenario)
+            .args(extra)
+            .env("REEL_CLAUDE_BIN", &claude)
+            .env("REEL_RUNS_DIR", tmp.path().join("runs"))
+            .env_remove("ANTHROPIC_API_KEY")
+            .output()
+            .unwrap();
+        if out.status.code() != Some(0) {
+            failures.push(format!(
+                "{scenario}: exit {:?}\n{}",
+                out.status.code(),
+                stderr(&out)
+            ));
+            continue;
+        }
+        let written = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        let committed = util::repo().join(&written);
+        let recorded = tmp.path().join(&written);
+        if let Some(d) = first_difference(&comparable(&committed), &comparable(&recorded), "") {
+            failures.push(format!("{scenario}: differs from {written} at {d}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
