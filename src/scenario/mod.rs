@@ -17,6 +17,7 @@
 //! semantics (`crate::assert`).
 
 pub mod answers;
+pub mod session;
 pub mod session_keys;
 
 use std::path::{Path, PathBuf};

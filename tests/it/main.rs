@@ -3,7 +3,12 @@
 
 mod cassette;
 mod claude;
+mod fingerprint;
 mod hostile;
 mod model;
 mod record;
+mod assert;
+mod replay;
+mod rehash;
 mod util;
+mod verify;
