@@ -34,10 +34,10 @@ pub fn harness_version() -> String {
     format!("reel/{}", env!("CARGO_PKG_VERSION"))
 }
 
-/// Builds the cassette (path = where it will be written) and runs it through
-/// the cassette loader's validation, so reel never writes what it would
-/// refuse to read.
-pub fn assemble(p: &Parts<'_>) -> Result<Cassette, crate::cassette::LoadError> {
+/// Builds the cassette (path = where it will be written). The caller scrubs
+/// it and runs it through the cassette loader (`Cassette::from_doc`), so reel
+/// never writes what it would refuse to read.
+pub fn assemble(p: &Parts<'_>) -> Cassette {
     let baseline = p
         .log
         .init
@@ -67,7 +67,10 @@ pub fn assemble(p: &Parts<'_>) -> Result<Cassette, crate::cassette::LoadError> {
         }
         Err(_) => Value::Object(fingerprint),
     };
-    Cassette::from_doc(p.cassette_path, document(p, fingerprint))
+    Cassette {
+        doc: document(p, fingerprint),
+        ..draft
+    }
 }
 
 fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {

@@ -18,7 +18,6 @@
 
 pub mod assemble;
 pub mod manifest;
-pub mod secrets;
 pub mod stage;
 
 use std::path::{Path, PathBuf};
@@ -264,7 +263,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         .timeout
         .or(scenario.timeout_ms.map(Duration::from_millis))
         .unwrap_or(DEFAULT_TIMEOUT);
-    let mut log = agent::drive(
+    let log = agent::drive(
         &cmd,
         &DriveOptions {
             prompt: &scenario.prompt,
@@ -300,24 +299,13 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     }
 
     // Assemble, scrub, judge, write.
-    let secrets = secrets::Secrets::from_env(std::env::vars());
-    let mut artifacts = manifest::post_run(
+    let artifacts = manifest::post_run(
         &staged.work_root,
         &staged.user_visible_roots,
         &staged.readonly_roots,
         opts.max_artifact_bytes,
     );
-    let mut pre = pre;
-    for entry in &mut artifacts {
-        if secrets.scrub_entry(entry)
-            && let Some(h) = pre.hashes.get_mut(&entry.path)
-        {
-            *h = serde_json::Value::Null;
-        }
-    }
-    secrets.scrub_lines(&mut log.events);
-    secrets.scrub_lines(&mut log.control_out);
-    let cassette = assemble::assemble(&assemble::Parts {
+    let assembled = assemble::assemble(&assemble::Parts {
         scenario: &scenario,
         cassette_path: &cassette_path,
         log: &log,
@@ -325,18 +313,42 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         pre_run: &pre,
         staged: &staged,
         folders: &session.folders,
+    });
+    let policy_dirs = [
+        Path::new("."),
+        crate::scenario::dir_of(&opts.scenario),
+        crate::scenario::dir_of(&cassette_path),
+    ];
+    let policy = crate::verify::redact::RedactionPolicy::load(&policy_dirs).map_err(|e| {
+        RecordError::Setup {
+            message: e.to_string(),
+            hint: Some("fix or remove the .cowork-redact.json policy".into()),
+        }
+    })?;
+    let mut doc = assembled.doc;
+    let scrub = crate::verify::redact::scrub_cassette_checked(&mut doc, &policy, |d| {
+        scrub_verdict(&cassette_path, d, &staged.work_root)
     })
     .map_err(|e| RecordError::Run {
-        message: format!("the assembled cassette does not validate (a reel bug): {e}"),
+        message: e.to_string(),
         hint: None,
         run_dir: kept.clone(),
     })?;
+    if !scrub.secrets.is_empty() {
+        warnings.push(format!(
+            "{} secret occurrence(s) scrubbed from the cassette",
+            scrub.secrets.len()
+        ));
+    }
+    let cassette = crate::cassette::Cassette::from_doc(&cassette_path, doc).map_err(|e| {
+        RecordError::Run {
+            message: format!("the assembled cassette does not validate (a reel bug): {e}"),
+            hint: None,
+            run_dir: kept.clone(),
+        }
+    })?;
     let mut failures = live_failures(&cassette, &scenario, &log, &staged);
-    failures.extend(
-        model_problems
-            .iter()
-            .map(|p| format!("scripted model: {p}")),
-    );
+    failures.extend(model_problems.iter().map(|p| format!("scripted model: {p}")));
     if let RunEnd::Failed { message, .. } = &log.end {
         failures.insert(0, format!("run error: {message}"));
     }
@@ -399,34 +411,62 @@ fn live_failures(
     failures
 }
 
-/// The replay engine's verdict on the in-memory cassette.
-fn replay_failures(cassette: &crate::cassette::Cassette, work_root: &Path) -> Vec<String> {
-    let run = crate::evidence::RunRecord::from_cassette(cassette);
-    let ctx = crate::assert::Context {
-        cassette,
-        run: &run,
-        work_root: Some(work_root),
-    };
-    let mut failures = Vec::new();
-    for item in cassette
-        .scenario()
-        .get("assert")
-        .and_then(serde_json::Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(map) = item.as_object() {
-            let outcome = crate::assert::check(map, &ctx);
-            if !outcome.pass {
-                failures.push(format!(
-                    "{}: {}",
-                    serde_json::Value::Object(map.clone()),
-                    outcome.message
-                ));
+/// The replay engine's verdict on the in-memory cassette: failure messages
+/// of the failing assertions and fail-severity signals.
+fn replay_failures(cassette: &crate::cassette::Cassette, _work_root: &Path) -> Vec<String> {
+    match crate::replay::replay_cassette(cassette, &crate::replay::ReplayOptions::default()) {
+        Ok(result) => {
+            let mut failures: Vec<String> = result
+                .verdict
+                .failures
+                .iter()
+                .map(|f| match &f.assertion {
+                    Some(key) => format!("{key}: {}", f.message),
+                    None => f.message.clone(),
+                })
+                .collect();
+            if !result.verdict.pass && failures.is_empty() {
+                failures.push("the live verdict failed".into());
             }
+            failures
         }
+        Err(e) => vec![format!("the cassette cannot be replayed: {e}")],
     }
-    failures
+}
+
+/// The verdict the redaction proof compares before/after scrubbing.
+fn scrub_verdict(
+    path: &Path,
+    doc: &serde_json::Map<String, serde_json::Value>,
+    _work_root: &Path,
+) -> crate::verify::redact::Verdict {
+    let Ok(cassette) = crate::cassette::Cassette::from_doc(path, doc.clone()) else {
+        return crate::verify::redact::Verdict::default();
+    };
+    match crate::replay::replay_cassette(&cassette, &crate::replay::ReplayOptions::default()) {
+        Ok(r) => crate::verify::redact::Verdict {
+            pass: r.verdict.pass,
+            outcomes: r
+                .assertions
+                .iter()
+                .map(|a| {
+                    let key = a
+                        .assertion
+                        .as_object()
+                        .and_then(|m| m.keys().next().cloned())
+                        .unwrap_or_default();
+                    format!("{key}:{}", a.pass)
+                })
+                .collect(),
+            failing_messages: r
+                .assertions
+                .iter()
+                .filter(|a| !a.pass)
+                .map(|a| a.message.clone())
+                .collect(),
+        },
+        Err(_) => crate::verify::redact::Verdict::default(),
+    }
 }
 
 fn agent_command(
