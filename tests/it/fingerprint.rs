@@ -410,6 +410,17 @@ fn reel_fingerprint_reproduces_the_example_pdf_skill_cassette() {
         serde_json::to_string(&want).unwrap()
     );
     assert_eq!(got["readErrors"], serde_json::json!([]));
+    assert_matches_schema(&got);
+}
+
+fn assert_matches_schema(doc: &Value) {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(util::repo().join("schema/fingerprint-output.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "schema violations: {errors:?}");
 }
 
 #[test]
@@ -489,11 +500,14 @@ fn reel_fingerprint_text_files_and_usage_errors() {
             "legacy",
             "--output-format",
             "json",
+            "--files",
         ])
         .output()
         .unwrap();
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(got["fingerprint"]["hashFormat"], Value::Null);
+    assert_eq!(got["files"].as_array().unwrap().len(), 5);
+    assert_matches_schema(&got);
     assert_eq!(
         got["fingerprint"]["skillHash"],
         "b760ea90682777367fbd44d866ea66d316452da1abb18bf8cb61f1cec8e67806"
