@@ -10,7 +10,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -402,40 +401,39 @@ fn dup_message(dup: &[String]) -> String {
     )
 }
 
-static DEBUG_HINT_SHOWN: AtomicBool = AtomicBool::new(false);
-
-/// §3.4: list the live entries with `COWORK_HARNESS_DEBUG_SKILLHASH=1`, else
-/// say once per process how to.
+/// §3.4: with `COWORK_HARNESS_DEBUG_SKILLHASH=1`, list the live entries on
+/// stderr. Deliberate deviation: the original also prints a once-per-process
+/// hint naming that variable on every mismatch; reel does not (the finding
+/// already names the changed files, and `reel fingerprint --files` lists the
+/// whole set), which keeps replay's stderr identical to the original's
+/// minus that hint.
 fn debug_dump(rec: &FingerprintRecord, live: &FingerprintRecord) {
-    if std::env::var("COWORK_HARNESS_DEBUG_SKILLHASH").is_ok_and(|v| v == "1") {
-        for (p, sha) in live.file_sigs.iter().flatten() {
-            let junk = if super::snapshot::is_os_junk(p) {
-                "  (OS junk!)"
-            } else {
-                ""
-            };
-            eprintln!("  {}  {p:?}{junk}", &sha[..12.min(sha.len())]);
-        }
-        let short = |h: &Option<String>| {
-            h.as_deref()
-                .map(|h| h[..12.min(h.len())].to_owned())
-                .unwrap_or_default()
-        };
-        eprintln!(
-            "reel: skill-hash: recorded {} vs live {}; contentSig {}",
-            short(&rec.skill_hash),
-            short(&live.skill_hash),
-            if rec.content_sig == live.content_sig {
-                "MATCHES"
-            } else {
-                "DIFFERS"
-            }
-        );
-    } else if !DEBUG_HINT_SHOWN.swap(true, Ordering::Relaxed) {
-        eprintln!(
-            "reel: skill-hash: set COWORK_HARNESS_DEBUG_SKILLHASH=1 to list the files feeding the hash (find the drift source)"
-        );
+    if !std::env::var("COWORK_HARNESS_DEBUG_SKILLHASH").is_ok_and(|v| v == "1") {
+        return;
     }
+    for (p, sha) in live.file_sigs.iter().flatten() {
+        let junk = if super::snapshot::is_os_junk(p) {
+            "  (OS junk!)"
+        } else {
+            ""
+        };
+        eprintln!("  {}  {p:?}{junk}", &sha[..12.min(sha.len())]);
+    }
+    let short = |h: &Option<String>| {
+        h.as_deref()
+            .map(|h| h[..12.min(h.len())].to_owned())
+            .unwrap_or_default()
+    };
+    eprintln!(
+        "reel: skill-hash: recorded {} vs live {}; contentSig {}",
+        short(&rec.skill_hash),
+        short(&live.skill_hash),
+        if rec.content_sig == live.content_sig {
+            "MATCHES"
+        } else {
+            "DIFFERS"
+        }
+    );
 }
 
 fn skill_drift(rec: &FingerprintRecord, live: &FingerprintRecord, out: &mut Staleness) {
