@@ -759,3 +759,106 @@ pub fn unresolvable_message(
         "skill dirs not resolvable {place}{detail} — cannot verify skill staleness (can't verify ⇒ not green)"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sigs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+        v.iter()
+            .map(|(p, h)| ((*p).to_owned(), (*h).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn diff_orders_and_collapses_duplicates() {
+        let rec = sigs(&[
+            ("a", "1"),
+            ("b", "2"),
+            ("dup", "x"),
+            ("dup", "y"),
+            ("gone", "3"),
+        ]);
+        let live = sigs(&[
+            ("new2", "9"),
+            ("b", "2"),
+            ("a", "changed"),
+            ("dup", "y"),
+            ("new1", "8"),
+        ]);
+        let d = diff_file_sigs(&rec, &live);
+        assert_eq!(d.added, ["new2", "new1"]);
+        assert_eq!(d.changed, ["a"]);
+        assert_eq!(d.removed, ["gone"]);
+        assert_eq!(
+            summarize(&d).unwrap(),
+            "1 changed (a); 2 added (new2, new1); 1 removed (gone)"
+        );
+        assert_eq!(summarize(&FileSigDiff::default()), None);
+        let many = FileSigDiff {
+            changed: (0..5).map(|i| format!("f{i}")).collect(),
+            ..FileSigDiff::default()
+        };
+        assert_eq!(summarize(&many).unwrap(), "5 changed (f0, f1, f2, +2 more)");
+        assert_eq!(duplicate_paths(Some(&rec)), ["dup"]);
+    }
+
+    #[test]
+    fn partition_follows_the_hash_boundary() {
+        let d = FileSigDiff {
+            changed: vec![
+                "skills/alpha/SKILL.md".into(),
+                "skills/beta/x".into(),
+                "README.md".into(),
+            ],
+            added: vec!["agents/alpha.md".into()],
+            removed: vec!["agents/helper.md".into()],
+        };
+        let scope: HashSet<&str> = ["alpha"].into_iter().collect();
+        let (shared, skill) = partition(&d, &scope, false);
+        assert_eq!(skill.changed, ["skills/alpha/SKILL.md"]);
+        assert_eq!(shared.changed, ["skills/beta/x", "README.md"]);
+        assert_eq!(shared.added, ["agents/alpha.md"]);
+        let (shared, skill) = partition(&d, &scope, true);
+        assert_eq!(skill.added, ["agents/alpha.md"]);
+        assert_eq!(shared.removed, ["agents/helper.md"]);
+    }
+
+    #[test]
+    fn gates() {
+        let s = Staleness {
+            findings: vec![
+                Finding {
+                    class: FindingClass::Format,
+                    message: "m1".into(),
+                },
+                Finding {
+                    class: FindingClass::Skill,
+                    message: "m2".into(),
+                },
+                Finding {
+                    class: FindingClass::Baseline,
+                    message: "m3".into(),
+                },
+            ],
+            notes: vec![],
+        };
+        assert!(s.failures(Gate::Bare).is_empty());
+        assert_eq!(
+            s.failures(Gate::FailOnSkillDrift),
+            ["skill-source drift (--fail-on-skill-drift): m2"]
+        );
+        assert_eq!(
+            s.failures(Gate::ExplicitSession),
+            [
+                "skill-source drift under an explicit --session: m1",
+                "skill-source drift under an explicit --session: m2"
+            ]
+        );
+        assert_eq!(s.failures(Gate::Strict).len(), 3);
+        assert_eq!(
+            serde_json::to_string(&FindingClass::UnverifiablePromptAssets).unwrap(),
+            "\"unverifiable-prompt-assets\""
+        );
+    }
+}

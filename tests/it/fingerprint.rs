@@ -718,3 +718,32 @@ fn staleness_scoped_drift_is_attributed_per_bucket() {
         ]
     );
 }
+
+#[test]
+fn file_sigs_cap_is_two_thousand_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap().join("big");
+    std::fs::create_dir_all(&root).unwrap();
+    for i in 0..2000 {
+        std::fs::write(root.join(format!("f{i:04}")), i.to_string()).unwrap();
+    }
+    let opts = WalkOptions {
+        mode: ModeRequest::Raw,
+        ..WalkOptions::default()
+    };
+    let snap = fingerprint::snapshot::walk(std::slice::from_ref(&root), &opts).unwrap();
+    let fp = snap.record(HashFormat::Jcs1, None, vec![String::new()], &[]);
+    assert_eq!(
+        fp.file_sigs.as_ref().map(Vec::len),
+        Some(2000),
+        "exactly 2000 is kept"
+    );
+    assert_eq!(fp.file_sigs_omitted, None);
+    // A symlink counts as an entry too.
+    std::os::unix::fs::symlink("f0000", root.join("zz-link")).unwrap();
+    let snap = fingerprint::snapshot::walk(std::slice::from_ref(&root), &opts).unwrap();
+    let fp = snap.record(HashFormat::Jcs1, None, vec![String::new()], &[]);
+    assert_eq!(fp.file_sigs, None);
+    assert_eq!(fp.file_sigs_omitted, Some(true));
+    assert!(fp.skill_hash.is_some() && fp.content_sig.is_some());
+}
