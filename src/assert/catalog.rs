@@ -107,6 +107,130 @@ pub fn bucket(key: &str) -> Option<Bucket> {
     KEYS.iter().find(|(k, _)| *k == key).map(|(_, b)| *b)
 }
 
+/// The seven verdict modifiers: always-passing no-ops that `computeVerdict`
+/// reads from `assertions[]`.
+pub const VERDICT_MODIFIERS: &[&str] = &[
+    "allow_permissive_auto_allow",
+    "allow_missing_capability",
+    "allow_l0_plugin_divergence",
+    "allow_stall",
+    "allow_undelivered_deliverables",
+    "allow_outputs_delete",
+    "allow_delete_in",
+];
+
+/// The order in which `check` evaluates keys (the original's `check()` if
+/// chain, from `transcript_contains` to `result`); the first failing key in
+/// this order supplies an item's message.
+pub const CHECK_ORDER: &[&str] = &[
+    "transcript_contains",
+    "transcript_not_contains",
+    "semantic_matches",
+    "tool_result_contains",
+    "tool_result_not_contains",
+    "tool_result_matches",
+    "tool_result_not_matches",
+    "transcript_matches",
+    "transcript_not_matches",
+    "file_exists",
+    "file_absent",
+    "user_visible_artifact",
+    "no_lost_write_back",
+    "tool_called",
+    "tool_not_called",
+    "subagent_tool_used",
+    "subagent_tool_absent",
+    "subagent_dispatched",
+    "subagent_output_contains",
+    "subagent_declared_but_unused",
+    "dispatch_count_max",
+    "skill_triggered",
+    "max_cost_usd",
+    "max_tokens",
+    "tool_calls_max",
+    "tool_no_error",
+    "tool_no_error_if_called",
+    "max_tool_errors",
+    "max_redundant_tool_calls",
+    "max_turns",
+    "compaction_occurred",
+    "no_mcp_error",
+    "max_peak_rss_bytes",
+    "hook_blocked",
+    "no_hook_blocked",
+    "no_scratchpad_leak",
+    "present_files_called",
+    "no_skill_triggered",
+    "skill_available",
+    "connector_available",
+    "tool_available",
+    "skill_tool_used",
+    "all_tasks_completed",
+    "task_count_min",
+    "task_status",
+    "egress_denied",
+    "egress_allowed",
+    "no_delete_in_outputs",
+    "no_delete_in_mounts",
+    "no_unexpected_files",
+    "input_unmodified",
+    "self_heal_ran",
+    "allow_permissive_auto_allow",
+    "allow_missing_capability",
+    "allow_l0_plugin_divergence",
+    "allow_stall",
+    "allow_undelivered_deliverables",
+    "allow_outputs_delete",
+    "allow_delete_in",
+    "transcript_no_host_path",
+    "computer_links_resolve",
+    "computer_links_resolve_if_present",
+    "question_asked",
+    "question_options",
+    "questions_count_max",
+    "gate_answers_delivered",
+    "gate_answer_count_min",
+    "artifact_text",
+    "artifact_json",
+    "no_vm_path_file_op",
+    "vm_path_denied",
+    "path_denied",
+    "no_path_denied",
+    "subagent_file_write",
+    "subagent_dispatch_healthy",
+    "result",
+    "replay_protocol_fidelity",
+];
+
+/// Whether a `NeedsManifest` key is evaluable on `cassette` (spec §2.5 step 9):
+/// the six content keys need a non-empty `artifacts`; `no_unexpected_files`
+/// needs `artifacts` present (empty allowed) and `preRunPaths`;
+/// `input_unmodified` needs `artifacts` present and `preRunHashes`.
+/// `None` for a key outside the manifest bucket.
+pub fn manifest_key_active(key: &str, cassette: &crate::cassette::Cassette) -> Option<bool> {
+    if bucket(key) != Some(Bucket::NeedsManifest) {
+        return None;
+    }
+    let artifacts = cassette.doc.get("artifacts").and_then(Value::as_array);
+    Some(match key {
+        "no_unexpected_files" => {
+            artifacts.is_some()
+                && cassette
+                    .doc
+                    .get("preRunPaths")
+                    .is_some_and(|v| !v.is_null())
+        }
+        "input_unmodified" => {
+            artifacts.is_some()
+                && cassette
+                    .doc
+                    .get("preRunHashes")
+                    .is_some_and(|v| !v.is_null())
+        }
+        _ => artifacts.is_some_and(|a| !a.is_empty()),
+    })
+}
+
 /// Validates one `assert:` item (strict: unknown keys and wrong parameter
 /// types are refused). The error names the offending key and what is wrong.
 pub fn validate(item: &Value) -> Result<(), String> {
@@ -117,9 +241,420 @@ pub fn validate(item: &Value) -> Result<(), String> {
 }
 
 fn validate_map(map: &Map<String, Value>) -> Result<(), String> {
-    for key in map.keys() {
-        if bucket(key).is_none() {
+    for (key, value) in map {
+        let Some(kind) = param_kind(key) else {
             return Err(format!("unknown assertion key `{key}`"));
+        };
+        kind.check(value).map_err(|why| format!("`{key}`: {why}"))?;
+    }
+    Ok(())
+}
+
+/// JSON type name for messages.
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// The parameter shape of one key (cowork-harness schema/scenario.schema.json
+/// plus the zod refinements that the JSON schema cannot express).
+#[derive(Clone, Copy)]
+enum Param {
+    /// Any string (regexes: compiled at evaluation, never at load on replay).
+    Str,
+    /// A string of at least one character.
+    NonEmpty,
+    /// A tool glob: non-empty and no regex metacharacter.
+    ToolGlob,
+    /// `true` only.
+    True,
+    Bool,
+    /// Integer ≥ 0.
+    UInt,
+    /// Integer > 0.
+    PosInt,
+    /// Number > 0.
+    PosNum,
+    /// `success` | `error`.
+    ResultKind,
+    /// Array of non-empty strings (may be empty).
+    GlobList,
+    /// Non-empty string, or non-empty array of non-empty strings.
+    GlobOrList,
+    /// Non-empty array of non-empty strings.
+    NonEmptyStrList,
+    Object(&'static [Field], Refine),
+}
+
+/// One field of an object parameter.
+struct Field {
+    name: &'static str,
+    param: Param,
+    required: bool,
+}
+
+const fn opt(name: &'static str, param: Param) -> Field {
+    Field {
+        name,
+        param,
+        required: false,
+    }
+}
+
+const fn req(name: &'static str, param: Param) -> Field {
+    Field {
+        name,
+        param,
+        required: true,
+    }
+}
+
+/// Cross-field refinements of object parameters.
+#[derive(Clone, Copy)]
+enum Refine {
+    None,
+    PathOrSuffix,
+    EqualsXorContains,
+    Any,
+}
+
+/// Marker for an untyped field (`artifact_json.equals`).
+const ANY: Param = Param::Object(&[], Refine::Any);
+
+fn param_kind(key: &str) -> Option<Param> {
+    use Param::*;
+    const PATH_DENIED: &[Field] = &[
+        opt("tool", ToolGlob),
+        opt("path_matches", Str),
+        opt("source", Str),
+        opt("agent_scope", Str),
+    ];
+    const SUBAGENT_FILE_WRITE: &[Field] = &[
+        opt("path", NonEmpty),
+        opt("path_suffix", NonEmpty),
+        opt("tool", ToolGlob),
+    ];
+    const DISPATCH_HEALTHY: &[Field] = &[
+        opt("type", Str),
+        opt("delivered", Bool),
+        opt("path", NonEmpty),
+        opt("path_suffix", NonEmpty),
+        opt("no_vm_paths", Bool),
+    ];
+    const OUTPUT_CONTAINS: &[Field] = &[opt("match", Str), req("contains", Str)];
+    const SKILL_TOOL_USED: &[Field] = &[req("skill", Str), req("tool", Str)];
+    const TASK_STATUS: &[Field] = &[req("match", Str), req("status", Str)];
+    const ARTIFACT_TEXT: &[Field] = &[
+        req("artifact", NonEmpty),
+        opt("contains", NonEmptyStrList),
+        opt("not_contains", NonEmptyStrList),
+        opt("matches", NonEmpty),
+        opt("not_matches", NonEmpty),
+    ];
+    const ARTIFACT_JSON: &[Field] = &[
+        req("artifact", NonEmpty),
+        opt("path", NonEmpty),
+        opt("equals", ANY),
+        opt("in", ANY),
+        opt("gt", ANY),
+        opt("exists", Bool),
+        opt("absent", Bool),
+        opt("is_null", Bool),
+    ];
+    const QUESTION_OPTIONS: &[Field] = &[
+        opt("when_question", Str),
+        opt("equals", ANY),
+        opt("contains", ANY),
+        opt("order", Str),
+    ];
+    const SEMANTIC: &[Field] = &[
+        req("rubric", NonEmptyStrList),
+        opt("min_pass", ANY),
+        opt("judge_model", Str),
+        opt("include_subagent_text", Bool),
+    ];
+    Some(match key {
+        "transcript_contains"
+        | "transcript_not_contains"
+        | "tool_result_contains"
+        | "tool_result_not_contains"
+        | "tool_result_matches"
+        | "tool_result_not_matches"
+        | "file_exists"
+        | "file_absent" => NonEmpty,
+        "transcript_matches"
+        | "transcript_not_matches"
+        | "user_visible_artifact"
+        | "subagent_dispatched"
+        | "subagent_declared_but_unused"
+        | "skill_triggered"
+        | "no_skill_triggered"
+        | "skill_available"
+        | "connector_available"
+        | "tool_available"
+        | "tool_no_error"
+        | "tool_no_error_if_called"
+        | "hook_blocked"
+        | "egress_denied"
+        | "egress_allowed"
+        | "question_asked" => Str,
+        "tool_called" | "tool_not_called" | "subagent_tool_used" | "subagent_tool_absent" => {
+            ToolGlob
+        }
+        "no_vm_path_file_op"
+        | "vm_path_denied"
+        | "no_path_denied"
+        | "all_tasks_completed"
+        | "compaction_occurred"
+        | "no_mcp_error"
+        | "no_hook_blocked"
+        | "no_scratchpad_leak"
+        | "present_files_called"
+        | "no_delete_in_outputs"
+        | "no_lost_write_back"
+        | "transcript_no_host_path"
+        | "computer_links_resolve"
+        | "computer_links_resolve_if_present"
+        | "no_delete_in_mounts"
+        | "allow_permissive_auto_allow"
+        | "allow_outputs_delete"
+        | "allow_l0_plugin_divergence"
+        | "allow_missing_capability"
+        | "allow_stall"
+        | "allow_undelivered_deliverables" => True,
+        "self_heal_ran" | "gate_answers_delivered" | "replay_protocol_fidelity" => Bool,
+        "dispatch_count_max"
+        | "tool_calls_max"
+        | "max_tool_errors"
+        | "max_redundant_tool_calls"
+        | "max_turns"
+        | "questions_count_max"
+        | "gate_answer_count_min" => UInt,
+        "max_tokens" | "task_count_min" | "max_peak_rss_bytes" => PosInt,
+        "max_cost_usd" => PosNum,
+        "result" => ResultKind,
+        "no_unexpected_files" => GlobList,
+        "input_unmodified" => GlobOrList,
+        "allow_delete_in" => NonEmptyStrList,
+        "path_denied" => Object(PATH_DENIED, Refine::None),
+        "subagent_file_write" => Object(SUBAGENT_FILE_WRITE, Refine::PathOrSuffix),
+        "subagent_dispatch_healthy" => Object(DISPATCH_HEALTHY, Refine::None),
+        "subagent_output_contains" => Object(OUTPUT_CONTAINS, Refine::None),
+        "skill_tool_used" => Object(SKILL_TOOL_USED, Refine::None),
+        "task_status" => Object(TASK_STATUS, Refine::None),
+        "artifact_text" => Object(ARTIFACT_TEXT, Refine::None),
+        "artifact_json" => Object(ARTIFACT_JSON, Refine::None),
+        "question_options" => Object(QUESTION_OPTIONS, Refine::EqualsXorContains),
+        "semantic_matches" => Object(SEMANTIC, Refine::None),
+        _ => return None,
+    })
+}
+
+fn expect(cond: bool, v: &Value, what: &str) -> Result<(), String> {
+    if cond {
+        Ok(())
+    } else {
+        Err(format!("expected {what}, got {}", render(v)))
+    }
+}
+
+fn render(v: &Value) -> String {
+    let s = match v {
+        Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => {
+            serde_json::to_string(v).unwrap_or_default()
+        }
+        other => type_name(other).to_owned(),
+    };
+    if s.chars().count() > 60 {
+        format!("{}…", s.chars().take(60).collect::<String>())
+    } else {
+        s
+    }
+}
+
+/// An integral JSON number within JavaScript's safe-integer range.
+fn as_int(v: &Value) -> Option<f64> {
+    let f = v.as_f64()?;
+    (f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER).then_some(f)
+}
+
+fn str_items(v: &Value, min_items: usize) -> Result<(), String> {
+    let Some(items) = v.as_array() else {
+        return Err(format!(
+            "expected an array of non-empty strings, got {}",
+            render(v)
+        ));
+    };
+    if items.len() < min_items {
+        return Err("expected at least one entry, got an empty array".into());
+    }
+    for (i, it) in items.iter().enumerate() {
+        match it.as_str() {
+            Some(s) if !s.is_empty() => {}
+            Some(_) => return Err(format!("entry [{i}] is an empty string")),
+            None => {
+                return Err(format!(
+                    "entry [{i}]: expected a string, got {}",
+                    render(it)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Param {
+    fn check(self, v: &Value) -> Result<(), String> {
+        match self {
+            Param::Str => expect(v.is_string(), v, "a string"),
+            Param::NonEmpty => {
+                expect(v.is_string(), v, "a string")?;
+                expect(
+                    v.as_str().is_some_and(|s| !s.is_empty()),
+                    v,
+                    "a non-empty string",
+                )
+            }
+            Param::ToolGlob => {
+                expect(v.is_string(), v, "a tool glob string")?;
+                let g = v.as_str().unwrap_or_default();
+                if g.is_empty() {
+                    return Err(
+                        "tool glob is empty — an empty glob matches no tool and passes vacuously"
+                            .into(),
+                    );
+                }
+                if super::glob::looks_like_regex(g) {
+                    return Err(format!(
+                        "tool glob looks like a regex or brace-expansion — only * and ? are special (no .* | [] {{}}): {}",
+                        render(v)
+                    ));
+                }
+                Ok(())
+            }
+            Param::True => expect(*v == Value::Bool(true), v, "`true`"),
+            Param::Bool => expect(v.is_boolean(), v, "a boolean"),
+            Param::UInt => expect(as_int(v).is_some_and(|n| n >= 0.0), v, "an integer ≥ 0"),
+            Param::PosInt => expect(as_int(v).is_some_and(|n| n > 0.0), v, "an integer > 0"),
+            Param::PosNum => expect(v.as_f64().is_some_and(|n| n > 0.0), v, "a number > 0"),
+            Param::ResultKind => expect(
+                matches!(v.as_str(), Some("success" | "error")),
+                v,
+                "\"success\" or \"error\"",
+            ),
+            Param::GlobList => str_items(v, 0),
+            Param::GlobOrList => match v {
+                Value::String(s) if !s.is_empty() => Ok(()),
+                Value::String(_) => Err("expected a non-empty glob, got \"\"".into()),
+                Value::Array(_) => str_items(v, 1),
+                other => Err(format!(
+                    "expected a glob or a list of globs, got {}",
+                    render(other)
+                )),
+            },
+            Param::NonEmptyStrList => str_items(v, 1),
+            Param::Object(_, Refine::Any) => Ok(()),
+            Param::Object(fields, refine) => {
+                let Some(m) = v.as_object() else {
+                    return Err(format!("expected an object, got {}", render(v)));
+                };
+                for (k, fv) in m {
+                    let Some(f) = fields.iter().find(|f| f.name == k) else {
+                        let known: Vec<&str> = fields.iter().map(|f| f.name).collect();
+                        return Err(format!(
+                            "unknown field `{k}` (expected one of: {})",
+                            known.join(", ")
+                        ));
+                    };
+                    f.param.check(fv).map_err(|e| format!("field `{k}`: {e}"))?;
+                }
+                for f in fields.iter().filter(|f| f.required) {
+                    if !m.contains_key(f.name) {
+                        return Err(format!("missing required field `{}`", f.name));
+                    }
+                }
+                object_extra(fields, m)?;
+                match refine {
+                    Refine::PathOrSuffix
+                        if !m.contains_key("path") && !m.contains_key("path_suffix") =>
+                    {
+                        Err("subagent_file_write needs `path` (exact) or `path_suffix`".into())
+                    }
+                    Refine::EqualsXorContains
+                        if m.contains_key("equals") == m.contains_key("contains") =>
+                    {
+                        Err("question_options: set exactly one of `equals` or `contains`".into())
+                    }
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+/// Field checks the table cannot express (enums, typed `ANY` fields).
+fn object_extra(fields: &[Field], m: &Map<String, Value>) -> Result<(), String> {
+    let has = |n: &str| fields.iter().any(|f| f.name == n);
+    let enum_field = |k: &str, allowed: &[&str]| -> Result<(), String> {
+        match m.get(k) {
+            Some(v) if !v.as_str().is_some_and(|s| allowed.contains(&s)) => Err(format!(
+                "field `{k}`: expected one of {}, got {}",
+                allowed.join(" | "),
+                render(v)
+            )),
+            _ => Ok(()),
+        }
+    };
+    if has("source") && has("agent_scope") {
+        enum_field(
+            "source",
+            &["pretooluse", "can_use_tool", "permission_denied"],
+        )?;
+        enum_field("agent_scope", &["main", "subagent", "any"])?;
+    }
+    if has("when_question") {
+        enum_field("order", &["exact", "any"])?;
+        for k in ["equals", "contains"] {
+            if let Some(v) = m.get(k) {
+                let ok = v.as_array().is_some_and(|a| a.iter().all(Value::is_string));
+                if !ok {
+                    return Err(format!(
+                        "field `{k}`: expected an array of strings, got {}",
+                        render(v)
+                    ));
+                }
+            }
+        }
+    }
+    if has("artifact") && has("gt") {
+        if let Some(v) = m.get("gt")
+            && !v.is_number()
+        {
+            return Err(format!("field `gt`: expected a number, got {}", render(v)));
+        }
+        if let Some(v) = m.get("in")
+            && !v.is_array()
+        {
+            return Err(format!("field `in`: expected an array, got {}", render(v)));
+        }
+    }
+    if has("rubric")
+        && let Some(v) = m.get("min_pass")
+    {
+        let ok = v.as_str() == Some("all") || as_int(v).is_some_and(|n| n > 0.0);
+        if !ok {
+            return Err(format!(
+                "field `min_pass`: expected \"all\" or an integer > 0, got {}",
+                render(v)
+            ));
         }
     }
     Ok(())
@@ -136,5 +671,116 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), 77);
+    }
+
+    #[test]
+    fn every_key_has_a_parameter_shape_and_a_check_position() {
+        for (k, _) in KEYS {
+            assert!(param_kind(k).is_some(), "{k} has no parameter shape");
+            assert!(CHECK_ORDER.contains(k), "{k} missing from CHECK_ORDER");
+        }
+        assert_eq!(CHECK_ORDER.len(), 77);
+        for k in VERDICT_MODIFIERS {
+            assert_eq!(bucket(k), Some(Bucket::Always));
+        }
+    }
+
+    fn err(v: serde_json::Value) -> String {
+        validate(&v).unwrap_err()
+    }
+
+    #[test]
+    fn validation_names_the_key_and_the_problem() {
+        use serde_json::json;
+        assert!(
+            validate(&json!({"tool_called": "mcp__workspace__*", "result": "success"})).is_ok()
+        );
+        assert_eq!(err(json!({"nope": 1})), "unknown assertion key `nope`");
+        assert!(
+            err(json!({"tool_called": "Bash|Read"}))
+                .starts_with("`tool_called`: tool glob looks like a regex")
+        );
+        assert!(
+            err(json!({"tool_not_called": ""}))
+                .starts_with("`tool_not_called`: tool glob is empty")
+        );
+        assert_eq!(
+            err(json!({"transcript_contains": ""})),
+            "`transcript_contains`: expected a non-empty string, got \"\""
+        );
+        assert_eq!(
+            err(json!({"max_turns": -1})),
+            "`max_turns`: expected an integer ≥ 0, got -1"
+        );
+        assert_eq!(
+            err(json!({"max_tokens": 0})),
+            "`max_tokens`: expected an integer > 0, got 0"
+        );
+        assert_eq!(
+            err(json!({"max_tokens": 1.5})),
+            "`max_tokens`: expected an integer > 0, got 1.5"
+        );
+        assert!(validate(&json!({"max_turns": 3.0})).is_ok());
+        assert_eq!(
+            err(json!({"max_cost_usd": 0})),
+            "`max_cost_usd`: expected a number > 0, got 0"
+        );
+        assert_eq!(
+            err(json!({"no_hook_blocked": false})),
+            "`no_hook_blocked`: expected `true`, got false"
+        );
+        assert_eq!(
+            err(json!({"result": "ok"})),
+            "`result`: expected \"success\" or \"error\", got \"ok\""
+        );
+        assert_eq!(
+            err(json!({"question_options": {"equals": ["a"], "contains": ["a"]}})),
+            "`question_options`: question_options: set exactly one of `equals` or `contains`"
+        );
+        assert_eq!(
+            err(json!({"subagent_file_write": {"tool": "Write"}})),
+            "`subagent_file_write`: subagent_file_write needs `path` (exact) or `path_suffix`"
+        );
+        assert!(
+            err(json!({"path_denied": {"source": "hook"}}))
+                .contains("expected one of pretooluse | can_use_tool | permission_denied")
+        );
+        assert!(
+            err(json!({"artifact_json": {"path": "a"}}))
+                .contains("missing required field `artifact`")
+        );
+        assert!(
+            err(json!({"artifact_json": {"artifact": "a", "bogus": 1}}))
+                .contains("unknown field `bogus`")
+        );
+        assert!(
+            err(json!({"artifact_text": {"artifact": "a", "contains": []}}))
+                .contains("at least one entry")
+        );
+        assert!(err(json!({"input_unmodified": []})).contains("at least one entry"));
+        assert!(validate(&json!({"input_unmodified": "uploads/**"})).is_ok());
+        assert!(validate(&json!({"no_unexpected_files": []})).is_ok());
+        assert!(
+            validate(&json!({"artifact_json": {"artifact": "a.json", "equals": {"x": [1]}}}))
+                .is_ok()
+        );
+        assert!(validate(&json!({})).is_ok());
+        assert!(err(json!([1])).contains("must be an object"));
+    }
+
+    #[test]
+    fn manifest_activity_follows_the_cassette() {
+        use crate::cassette::Cassette;
+        let mk = |doc: serde_json::Value| Cassette {
+            path: "x.cassette.json".into(),
+            doc: doc.as_object().cloned().unwrap_or_default(),
+            version: 12,
+            load_warnings: vec![],
+        };
+        let c = mk(serde_json::json!({"artifacts": [], "preRunPaths": []}));
+        assert_eq!(manifest_key_active("file_exists", &c), Some(false));
+        assert_eq!(manifest_key_active("no_unexpected_files", &c), Some(true));
+        assert_eq!(manifest_key_active("input_unmodified", &c), Some(false));
+        assert_eq!(manifest_key_active("result", &c), None);
     }
 }

@@ -1,13 +1,29 @@
 //! The assertion catalog: validation and evaluation of `assert:` keys
 //! (spec/replay.md §4).
 //!
-//! CONTRACT (while being built):
 //! - [`catalog::validate`] checks one `assert:` item against the strict schema
 //!   (used by the cassette loader and the scenario loader);
-//! - [`catalog::bucket`] says which replay bucket a key belongs to;
-//! - [`check`] evaluates one item against the evidence.
+//! - [`catalog::bucket`] says which replay bucket a key belongs to, and
+//!   [`catalog::manifest_key_active`] whether a manifest key is evaluable on
+//!   a given cassette;
+//! - [`check`] evaluates one item against the evidence: every key present is
+//!   evaluated (AND), in the fixed order of the original's `check()` chain
+//!   ([`catalog::CHECK_ORDER`]); the message is the first failing key's, the
+//!   evidence on pass the `"; "`-join of the keys that cite one.
+//!
+//! Evaluation is pure: it never prints (the original's regex-looking-glob
+//! warning is returned by [`check_with_warnings`]) and never reads
+//! disk (manifest keys read the manifest, see [`tree`]). Bucket exclusion,
+//! live-only stripping and skip tallies are `replay`'s job: a live-only key
+//! that reaches [`check`] fails "live-only" rather than being guessed at.
 
 pub mod catalog;
+mod eval;
+pub mod glob;
+pub mod json;
+pub mod links;
+pub mod regex;
+pub mod tree;
 
 use std::path::Path;
 
@@ -23,7 +39,9 @@ pub struct AssertionOutcome {
     /// The item as evaluated (after bucket exclusion stripped keys).
     pub assertion: Value,
     pub pass: bool,
-    /// Failure message (first failing key's), or a short pass summary.
+    /// Failure message (first failing key's); empty on pass (the original
+    /// omits `message` for a passing assertion).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
     /// On pass: the `"; "`-joined evidence strings of the keys that emit one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -34,6 +52,11 @@ pub struct AssertionOutcome {
 }
 
 /// What an assertion may read.
+///
+/// `work_root` is the materialised manifest (see [`tree`] for the contract);
+/// manifest keys read `cassette.artifacts()` and only print `work_root`.
+/// Lane (`scenario.lane`), tier (`effectiveFidelity`), `userVisibleRoots`,
+/// `folderPrefixMap` and the pre-run baseline are read from `cassette`.
 pub struct Context<'a> {
     pub cassette: &'a Cassette,
     pub run: &'a RunRecord,
@@ -42,12 +65,16 @@ pub struct Context<'a> {
 }
 
 /// Evaluates one assertion item.
-pub fn check(item: &Map<String, Value>, _ctx: &Context<'_>) -> AssertionOutcome {
-    AssertionOutcome {
-        assertion: Value::Object(item.clone()),
-        pass: false,
-        message: "evidence unavailable: assertion engine not built yet".into(),
-        evidence: None,
-        source: None,
-    }
+pub fn check(item: &Map<String, Value>, ctx: &Context<'_>) -> AssertionOutcome {
+    eval::check(item, ctx).0
+}
+
+/// [`check`], plus the advisory warning lines the original prints while
+/// evaluating (full `::warning:: …` lines, e.g. a tool glob that looks like
+/// a regex). The caller prints them on stderr.
+pub fn check_with_warnings(
+    item: &Map<String, Value>,
+    ctx: &Context<'_>,
+) -> (AssertionOutcome, Vec<String>) {
+    eval::check(item, ctx)
 }

@@ -1,23 +1,35 @@
 //! Evidence: what a recorded event stream shows.
 //!
 //! The recorded `events` lines are re-driven through one stream-json parser
-//! into a [`RunRecord`] (transcript, tool calls and results, sub-agents,
-//! skills, init context, tasks, usage, cost, questions and their options, gate
-//! deliveries, ...), and `controlOut` is indexed by `request_id`. Assertions
-//! read only the run record, never the raw lines.
+//! ([`parse`]) into a [`RunRecord`] (transcript, tool calls and results,
+//! sub-agents, skills, init context, tasks, usage, cost, questions and their
+//! offered options, gate deliveries, hook events, path denials, stall, infra
+//! errors), and `controlOut` is indexed by `request_id` ([`control`]).
+//! Assertions read only the run record, never the raw lines.
 //!
-//! CONTRACT (while being built): `RunRecord::from_cassette(&Cassette)` never
-//! fails; malformed lines become cassette-format findings inside the record.
+//! The re-drive mirrors cowork-harness `CassetteAgentSession` + `Run.drive`
+//! (spec/replay.md §2.5 steps 2–8, §3): the replay decider serves recorded
+//! `controlOut` bodies, the serialisation guard (O7) re-serialises each one,
+//! and every cassette-format problem (malformed line, differing duplicate id,
+//! missing response, malformed control frame, truncated question) becomes a
+//! finding in [`RunRecord::format_findings`] instead of an error.
+//!
+//! This module deliberately does not decide anything: bucket exclusion, the
+//! verdict and reports belong to `replay`; evaluation to `assert`.
+//! [`RunRecord::from_cassette`] never fails and never panics on untrusted input.
+
+pub mod control;
+pub mod parse;
+mod record;
+
+pub use record::*;
 
 use crate::cassette::Cassette;
 
-/// Everything the recorded run shows. Fields are added by the evidence module.
-#[derive(Debug, Clone, Default)]
-pub struct RunRecord {}
-
 impl RunRecord {
     /// Re-drives the cassette's `events` (and indexes `controlOut`).
-    pub fn from_cassette(_cassette: &Cassette) -> RunRecord {
-        RunRecord::default()
+    pub fn from_cassette(cassette: &Cassette) -> RunRecord {
+        let control_out = cassette.control_out();
+        record::drive(cassette.events(), control_out.as_deref())
     }
 }

@@ -17,8 +17,7 @@ pub struct Conversation {
     pub message_count: usize,
     /// Number of assistant messages: the index of the turn that is due.
     pub assistant_count: usize,
-    /// True when the request offers tools; agent turns always do, side
-    /// requests (titles, summaries) do not.
+    /// True when the request offers tools.
     pub has_tools: bool,
     /// The last `tool_result` block: its text and `is_error`.
     pub last_tool_result: Option<(String, bool)>,
@@ -41,6 +40,13 @@ pub enum RequestError {
 const CWD_MARKER: &str = "Primary working directory: ";
 
 impl Conversation {
+    /// A side call (title, summary, classifier) rather than an agent turn: it
+    /// offers no tools and lacks the agent's environment section. Both are
+    /// needed: an agent run with `--tools ""` still describes its environment.
+    pub fn is_side_request(&self) -> bool {
+        !self.has_tools && self.cwd.is_none()
+    }
+
     pub fn parse(body: &[u8]) -> Result<Conversation, RequestError> {
         let value: Value =
             serde_json::from_slice(body).map_err(|e| RequestError::NotJson(e.to_string()))?;

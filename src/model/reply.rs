@@ -174,6 +174,7 @@ pub fn side_reply_sse(model: &str, text: &str) -> String {
             cache_read_input_tokens: 0,
         },
         expect: Default::default(),
+        overloaded: 0,
     };
     Reply {
         turn_index: 0,

@@ -14,6 +14,10 @@
 //!       - text: Done.
 //! ```
 //!
+//! A turn may also say `overloaded: N`: its first N requests are answered
+//! with HTTP 529 so the agent's retry path runs (deterministic as long as the
+//! agent asks for that turn from one conversation at a time).
+//!
 //! The reply to a request is `turns[k]` where `k` is the number of assistant
 //! messages already in the request (see [`super::conversation`]). `{{cwd}}` in
 //! a tool input string is replaced, per request, by the agent's working
@@ -124,6 +128,10 @@ pub struct Turn {
     pub blocks: Vec<Block>,
     pub usage: Usage,
     pub expect: Expect,
+    /// Answer the first this-many requests for this turn with HTTP 529
+    /// `overloaded_error`, so the agent's retry path is exercised; the retry
+    /// then gets the turn.
+    pub overloaded: u32,
 }
 
 impl Turn {
@@ -170,6 +178,8 @@ struct RawTurn {
     usage: Option<Usage>,
     #[serde(default)]
     expect: Option<Expect>,
+    #[serde(default)]
+    overloaded: u32,
 }
 
 #[derive(Deserialize)]
@@ -274,6 +284,7 @@ impl Script {
                 blocks,
                 usage: raw_turn.usage.unwrap_or(default_usage),
                 expect: raw_turn.expect.unwrap_or_default(),
+                overloaded: raw_turn.overloaded,
             });
         }
         Ok(Script {

@@ -4,9 +4,10 @@
 //! Routes: `POST /v1/messages` (the query string, e.g. `?beta=true`, is
 //! ignored) answers the due turn; `POST /v1/messages/count_tokens` and
 //! `GET /v1/models[/<id>]` answer without touching the script; a request
-//! without tools (a title or summary side call) gets a short fixed text so it
-//! never consumes or mismatches a scripted turn. Everything else gets an
-//! Anthropic-style JSON error. A `CONNECT` or an absolute-form (proxied)
+//! without tools and without the agent's environment section (a title or
+//! summary side call) gets a short fixed text so it never consumes or
+//! mismatches a scripted turn. Everything else gets an Anthropic-style JSON
+//! error. A `CONNECT` or an absolute-form (proxied)
 //! request means the agent tried to leave the machine through the proxy
 //! tripwire: it is refused and recorded as an escape.
 //!
@@ -21,7 +22,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
@@ -145,6 +146,8 @@ struct Shared {
     seq: AtomicU64,
     /// One past the highest turn index answered.
     turns_answered: AtomicUsize,
+    /// Per turn: how many scripted 529s were already sent.
+    overloaded_sent: Vec<AtomicU32>,
     problems: Mutex<Vec<Problem>>,
     log: Option<Mutex<File>>,
 }
@@ -175,8 +178,10 @@ impl Server {
             message: "bound to a non-IP address".into(),
         })?;
         let http = Arc::new(http);
+        let overloaded_sent = script.turns.iter().map(|_| AtomicU32::new(0)).collect();
         let shared = Arc::new(Shared {
             script,
+            overloaded_sent,
             stopping: AtomicBool::new(false),
             seq: AtomicU64::new(0),
             turns_answered: AtomicUsize::new(0),
@@ -353,20 +358,20 @@ fn handle(mut request: Request, shared: &Shared) {
                 Answer::json(200, &model_entry(&p["/v1/models/".len()..]))
                     .note("kind", json!("models"))
             }
-            (Method::Post | Method::Get, p, Ok(_))
-                if p.starts_with("/v1/messages") || p.starts_with("/v1/models") =>
-            {
-                let message = format!("reel scripted model: no route for {method} {path}");
-                Answer::error(404, "not_found_error", message.clone()).problem(
+            (_, "/v1/messages" | "/v1/messages/count_tokens" | "/v1/models", Ok(_)) => {
+                let message =
+                    format!("reel scripted model: method {method} is not allowed on {path}");
+                Answer::error(405, "invalid_request_error", message.clone()).problem(
                     ProblemKind::UnexpectedRequest,
                     None,
                     message,
                 )
             }
-            (_, "/v1/messages" | "/v1/messages/count_tokens" | "/v1/models", Ok(_)) => {
-                let message =
-                    format!("reel scripted model: method {method} is not allowed on {path}");
-                Answer::error(405, "invalid_request_error", message.clone()).problem(
+            (Method::Post | Method::Get, p, Ok(_))
+                if p.starts_with("/v1/messages") || p.starts_with("/v1/models") =>
+            {
+                let message = format!("reel scripted model: no route for {method} {path}");
+                Answer::error(404, "not_found_error", message.clone()).problem(
                     ProblemKind::UnexpectedRequest,
                     None,
                     message,
@@ -461,7 +466,7 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
             .note("stream", json!(conversation.stream))
     };
 
-    if !conversation.has_tools {
+    if conversation.is_side_request() {
         let mut answer = if conversation.stream {
             sse(reply::side_reply_sse(&model, SIDE_REPLY_TEXT))
         } else {
@@ -520,6 +525,26 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
             .note("expect", Value::Array(checks_log))
             .problem(ProblemKind::ExpectationFailed, Some(index), message),
         );
+    }
+
+    if turn.overloaded > 0 {
+        let sent =
+            shared.overloaded_sent[index].fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < turn.overloaded).then_some(n + 1)
+            });
+        if let Ok(before) = sent {
+            let message = format!(
+                "Overloaded (scripted by reel: turn {index}, attempt {} of {})",
+                before + 1,
+                turn.overloaded
+            );
+            return base(
+                Answer::error(529, "overloaded_error", message)
+                    .note("kind", json!("turn"))
+                    .note("turn", json!(index))
+                    .note("overloaded", json!(before + 1)),
+            );
+        }
     }
 
     let reply = Reply {

@@ -373,8 +373,16 @@ fn ask_user_question_over_the_stdio_permission_channel() {
         "no AskUserQuestion permission request: {:#?}",
         run.permission_requests
     );
+    let asked: Vec<&Value> = run
+        .permission_requests
+        .iter()
+        .map(|r| &r["tool_name"])
+        .collect();
+    assert_eq!(asked, ["AskUserQuestion", "Write"]);
+    let written = std::fs::read_to_string(sandbox.work().join("button.txt")).unwrap();
+    assert_eq!(written, "color: blue\n");
     let results = run.tool_results();
-    assert_eq!(results.len(), 1, "{results:#?}");
+    assert_eq!(results.len(), 2, "{results:#?}");
     assert!(
         results[0]["content"]
             .as_str()
@@ -455,4 +463,66 @@ fn proxy_tripwire_catches_an_escape() {
         run.problems,
         run.tool_results()
     );
+}
+
+#[test]
+fn two_runs_give_the_same_model_side_stream() {
+    // What the model said (ids, content, usage) and what it cost must not
+    // depend on the run; only the sandbox path differs, and is normalised.
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let sandbox = Sandbox::new();
+        let Some(run) = run_agent(
+            "write_read_bash.model.yaml",
+            &sandbox,
+            &["--permission-mode", "acceptEdits", "go"],
+            None,
+            &mut no_answers(),
+        ) else {
+            return;
+        };
+        run.assert_clean();
+        let work = sandbox.work().to_string_lossy().into_owned();
+        let assistant: Vec<String> = run
+            .lines
+            .iter()
+            .filter(|l| l["type"] == "assistant")
+            .map(|l| l["message"].to_string().replace(&work, "<work>"))
+            .collect();
+        let result = run.result();
+        runs.push((
+            assistant,
+            result["total_cost_usd"].clone(),
+            result["usage"]["input_tokens"].clone(),
+            result["usage"]["output_tokens"].clone(),
+        ));
+    }
+    assert_eq!(runs[0].0.len(), 5, "{:#?}", runs[0].0);
+    assert_eq!(runs[0], runs[1]);
+}
+
+#[test]
+fn overloaded_turns_are_retried_by_the_agent() {
+    let sandbox = Sandbox::new();
+    let Some(run) = run_agent(
+        "overloaded.model.yaml",
+        &sandbox,
+        &["hi"],
+        None,
+        &mut no_answers(),
+    ) else {
+        return;
+    };
+    run.assert_clean();
+    let retries: Vec<&Value> = run
+        .lines
+        .iter()
+        .filter(|l| l["type"] == "system" && l["subtype"] == "api_retry")
+        .collect();
+    assert_eq!(retries.len(), 2, "{:#?}", run.lines);
+    assert!(
+        retries.iter().all(|r| r["error_status"] == 529),
+        "{retries:#?}"
+    );
+    assert_eq!(run.result()["result"], "Answered after two retries.");
 }

@@ -6,6 +6,8 @@ mod claude;
 mod fingerprint;
 mod hostile;
 mod model;
+mod assert;
+mod replay;
 mod rehash;
 mod util;
 mod verify;

@@ -1,0 +1,1427 @@
+//! The run record and the re-drive that fills it (cowork-harness
+//! `CassetteAgentSession.start` + `Run.drive` + the replay hook/path-denial
+//! reconstruction; spec/replay.md §2.5 steps 2–8 and §3.3).
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::control::{self, ControlOutIndex, Reply};
+use super::parse::{self, AgentEvent, DecisionRequest, js_string};
+
+/// Tools whose path-bearing calls are recorded as file-tool attempts.
+pub const FILE_ATTEMPT_TOOLS: &[&str] = &["Read", "Write", "Edit", "Glob", "Grep", "MultiEdit"];
+/// The hostloop PreToolUse path-gate hook callback id.
+pub const HOSTLOOP_PATH_GATE_ID: &str = "hostloop-path-gate";
+const TASK_EVENT_SUBTYPES: &[&str] = &[
+    "task_started",
+    "task_progress",
+    "task_updated",
+    "task_notification",
+    "background_tasks_changed",
+    "thinking_tokens",
+];
+
+/// `"success"` or `"error"` (the run's outcome as the recording shows it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RunOutcome {
+    Success,
+    #[default]
+    Error,
+}
+
+impl RunOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunOutcome::Success => "success",
+            RunOutcome::Error => "error",
+        }
+    }
+}
+
+/// The `system/init` context.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitContext {
+    pub tools: Vec<String>,
+    pub mcp_servers: Vec<Value>,
+    /// `availableSkills` ids (`None` after a truncated re-drive).
+    pub skills: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+/// One sub-agent dispatch.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subagent {
+    pub tool_use_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_tool_use_id: Option<String>,
+    pub dispatch_agent_type: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_agent_type: Option<String>,
+    pub declared_tools: Vec<String>,
+    /// `(name, count)` in first-use order.
+    pub tools_used: Vec<(String, u64)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    pub output_truncated: bool,
+}
+
+/// One `tool_result` block (main agent, sub-agents and gates alike).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+    pub is_error: bool,
+    /// Display text (500 UTF-16 units).
+    pub text: String,
+    /// Assertion text (10 240 UTF-16 units); always present on a re-drive.
+    pub assert_text: Option<String>,
+    pub assert_text_truncated: bool,
+    #[serde(skip)]
+    pub text_blocks: Option<Vec<String>>,
+}
+
+/// Per-tool call/error rollup (main agent only).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ToolErrorCount {
+    pub calls: u64,
+    pub errors: u64,
+}
+
+/// A group of identical main-agent calls (count ≥ 2).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RedundantGroup {
+    pub name: String,
+    pub arg_hash: String,
+    pub count: u64,
+}
+
+/// A Progress-panel task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    pub id: String,
+    pub subject: String,
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_form: Option<String>,
+}
+
+/// An offered option of a gate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateOptionItem {
+    pub label: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// One sub-question and the options it offered (captured at ask time).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateOptions {
+    pub question: String,
+    pub options: Vec<GateOptionItem>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multi_select: Option<bool>,
+}
+
+/// Whether an answered gate's answer reached the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateDelivery {
+    pub question: String,
+    /// `Some(true)` delivered, `Some(false)` errored, `None` unobserved.
+    pub delivered: Option<bool>,
+    /// `ok` | `errored` | `unobserved` | `no-pairing-metadata`.
+    pub reason: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One replayed decision (`by:"replay"`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionRecord {
+    /// `tool` | `question` | `dialog` | `elicit`.
+    pub kind: &'static str,
+    pub name: String,
+    /// `allow` | `deny` | `answered` | `ok` | `cancelled` | `accept` | ... | `abstain→deny`.
+    pub decision: String,
+    pub by: &'static str,
+    pub request_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<Value>,
+}
+
+/// A `system` event the parser does not special-case.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContextEvent {
+    pub subtype: String,
+    pub data: Map<String, Value>,
+}
+
+/// An `infra_error` line (source kept raw; the verdict decides what is fatal).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InfraError {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    pub message: String,
+}
+
+/// A reconstructed PreToolUse hook event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookEvent {
+    pub callback_id: String,
+    /// `block` | `allow`.
+    pub decision: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    #[serde(skip)]
+    pub file_path: Option<String>,
+    #[serde(skip)]
+    pub path: Option<String>,
+    #[serde(skip)]
+    pub tool_use_id: Option<String>,
+    #[serde(skip)]
+    pub agent_id: Option<String>,
+}
+
+/// A decision-level path denial.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PathDenial {
+    /// `pretooluse` | `can_use_tool` | `permission_denied`.
+    pub source: &'static str,
+    pub tool: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+}
+
+/// A file-tool attempt (`origin`: `main` | `subagent` | `unknown`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileToolAttempt {
+    pub tool: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// `file_path ?? path`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate_path: Option<String>,
+    pub origin: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_tool_use_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+}
+
+/// A file delivered via `mcp__cowork__present_files`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PresentedFile {
+    pub from: String,
+    pub to: String,
+    pub promoted: bool,
+    pub leaked: bool,
+}
+
+/// Malformed-telemetry counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvidenceErrors {
+    pub task_tracking: u64,
+    pub present_files_malformed: u64,
+    pub protocol_malformed: u64,
+}
+
+/// An O7 serialisation-guard mismatch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuardMismatch {
+    pub id: String,
+    pub expected: String,
+    pub actual: String,
+}
+
+/// Everything the recorded run shows.
+#[derive(Debug, Clone, Default)]
+pub struct RunRecord {
+    pub result: RunOutcome,
+    /// `result` | `no_result` (when `result` is error).
+    pub error_source: Option<String>,
+    pub result_subtype: Option<String>,
+    /// The final `result` text (`finalMessage`).
+    pub result_text: Option<String>,
+    pub api_error_status: Option<f64>,
+    /// Top-level assistant text, `"\n"`-joined.
+    pub transcript: String,
+    /// Main-agent tool names, first-call order.
+    pub tools_called: Vec<String>,
+    /// Main-agent `(name, count)`, first-call order.
+    pub tool_counts: Vec<(String, u64)>,
+    pub skills_invoked: Vec<String>,
+    /// Tools of the last `system/init` (empty when none).
+    pub init_tools: Vec<String>,
+    /// `None` until a `system/init` line arrives.
+    pub init: Option<InitContext>,
+    pub subagents: Vec<Subagent>,
+    /// Tool names used under a recognised (non-fork) dispatch, first-use order.
+    pub subagent_tools: Vec<String>,
+    pub tool_results: Vec<ToolResult>,
+    /// Main-agent `(name, calls/errors)` in first-result order.
+    pub tool_errors: Vec<(String, ToolErrorCount)>,
+    pub redundant_tool_calls: Vec<RedundantGroup>,
+    pub tasks: Vec<Task>,
+    /// One label per sub-question asked.
+    pub questions: Vec<String>,
+    pub gate_options: Vec<GateOptions>,
+    pub gate_deliveries: Vec<GateDelivery>,
+    pub decisions: Vec<DecisionRecord>,
+    pub context_events: Vec<ContextEvent>,
+    pub infra_errors: Vec<InfraError>,
+    /// `None` without controlOut (hook keys cannot be evaluated).
+    pub hook_events: Option<Vec<HookEvent>>,
+    /// `None` without controlOut.
+    pub path_denials: Option<Vec<PathDenial>>,
+    pub file_tool_attempts: Vec<FileToolAttempt>,
+    pub presented_files: Vec<PresentedFile>,
+    /// Last `result.usage` (raw object) — `None` when never reported.
+    pub usage: Option<Value>,
+    /// `result.num_turns`.
+    pub turns: Option<f64>,
+    pub cost_usd: Option<f64>,
+    pub model_usage: Option<Value>,
+    pub models: Vec<String>,
+    pub stalled_on_question: bool,
+    pub evidence_errors: EvidenceErrors,
+    /// `controlOut` present and non-empty.
+    pub has_control_out: bool,
+    /// The controlOut index (request_id → recorded reply body) and its
+    /// corruption signals.
+    pub control_out: ControlOutIndex,
+    /// 0-based indices of non-JSON `events` lines (before any truncation).
+    pub malformed_event_lines: Vec<usize>,
+    /// `(line, message)` of malformed control frames.
+    pub protocol_error_lines: Vec<(usize, String)>,
+    pub guard_mismatches: Vec<GuardMismatch>,
+    /// Decision ids with no recorded reply (permission/dialog/elicit).
+    pub missing_control_out: Vec<String>,
+    /// `truncated cassette: …` when a question could not be answered.
+    pub truncated: Option<String>,
+}
+
+impl RunRecord {
+    /// The cassette-format pseudo-assertion messages, in the order the
+    /// original appends them (spec §2.5 step 16 items 3–9). Each is a failing
+    /// `{replay_protocol_fidelity: true}` with `source: "cassette-format"`.
+    pub fn format_findings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for id in &self.control_out.differing_duplicates {
+            out.push(format!(
+                "control-out.jsonl has duplicate request_id \"{id}\" with differing bodies — cassette is corrupt; re-record"
+            ));
+        }
+        for i in &self.control_out.malformed_lines {
+            out.push(format!(
+                "control-out.jsonl line {i} is not valid JSON — cassette is corrupt; re-record"
+            ));
+        }
+        for i in &self.malformed_event_lines {
+            out.push(format!(
+                "cassette events line {i} is not valid JSON — replay_protocol_error (malformed line may conceal a failed assertion)"
+            ));
+        }
+        for (i, msg) in &self.protocol_error_lines {
+            out.push(format!(
+                "cassette events line {i} is a malformed control frame — {msg}"
+            ));
+        }
+        for m in &self.guard_mismatches {
+            out.push(format!(
+                "serializeDecision output for {} != recorded envelope: expected {} got {}",
+                m.id, m.expected, m.actual
+            ));
+        }
+        for id in &self.missing_control_out {
+            out.push(format!(
+                "decision {id} present in events.jsonl has no matching control_response in control-out.jsonl — cassette is truncated; re-record"
+            ));
+        }
+        if let Some(t) = &self.truncated {
+            out.push(t.clone());
+        }
+        out
+    }
+
+    /// `usage.input_tokens + usage.output_tokens` (both must be numbers).
+    pub fn tokens_total(&self) -> Option<f64> {
+        let u = self.usage.as_ref()?;
+        Some(u.get("input_tokens")?.as_f64()? + u.get("output_tokens")?.as_f64()?)
+    }
+
+    /// Sum of main-agent tool calls.
+    pub fn tool_calls_total(&self) -> u64 {
+        self.tool_counts.iter().map(|(_, c)| c).sum()
+    }
+
+    /// Sum of main-agent tool errors.
+    pub fn tool_errors_total(&self) -> u64 {
+        self.tool_errors.iter().map(|(_, c)| c.errors).sum()
+    }
+
+    /// Σ (count − 1) over redundant groups.
+    pub fn redundant_calls_total(&self) -> u64 {
+        self.redundant_tool_calls.iter().map(|g| g.count - 1).sum()
+    }
+
+    /// Whether gate-option evidence is missing (a truncated re-drive).
+    pub fn gate_options_missing(&self) -> bool {
+        self.truncated.is_some()
+    }
+}
+
+fn bump(list: &mut Vec<(String, u64)>, name: &str) {
+    match list.iter_mut().find(|(n, _)| n == name) {
+        Some((_, c)) => *c += 1,
+        None => list.push((name.to_owned(), 1)),
+    }
+}
+
+fn push_unique(list: &mut Vec<String>, name: &str) {
+    if !list.iter().any(|n| n == name) {
+        list.push(name.to_owned());
+    }
+}
+
+fn is_vm_sessions_path(p: Option<&str>) -> bool {
+    p.is_some_and(|v| v == "/sessions" || v.starts_with("/sessions/"))
+}
+
+/// `deniedPathFrom`: the `/sessions` one of file_path/path, else the first present.
+fn denied_path_from(file_path: Option<&str>, path: Option<&str>) -> Option<String> {
+    [file_path, path]
+        .into_iter()
+        .find(|p| is_vm_sessions_path(*p))
+        .flatten()
+        .or(file_path)
+        .or(path)
+        .map(str::to_owned)
+}
+
+/// POSIX `path.normalize` for an absolute path; `None` for a relative one.
+fn posix_normalize_abs(p: &str) -> Option<String> {
+    if !p.starts_with('/') {
+        return None;
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in p.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            s => parts.push(s),
+        }
+    }
+    let mut out = format!("/{}", parts.join("/"));
+    if p.ends_with('/') && out != "/" {
+        out.push('/');
+    }
+    Some(out)
+}
+
+/// A tool call as logged (all calls, sub-agents included).
+struct LoggedCall {
+    name: String,
+    input: Value,
+    parent: Option<String>,
+}
+
+struct PendingTask {
+    subject: String,
+    description: Option<String>,
+    active_form: Option<String>,
+}
+
+struct GateAnswer {
+    question: String,
+    tool_use_id: Option<String>,
+}
+
+/// The re-drive state.
+struct Driver {
+    rec: RunRecord,
+    transcript: Vec<String>,
+    tool_log: Vec<LoggedCall>,
+    tool_name_by_use_id: HashMap<String, String>,
+    fork_scoped: HashSet<String>,
+    pending_tasks: HashMap<String, PendingTask>,
+    pending_present: HashMap<String, Vec<String>>,
+    gate_answers: Vec<GateAnswer>,
+    cwd: Option<String>,
+}
+
+/// Re-drives `events` against the controlOut index (`None` or empty ⇒ legacy mode).
+pub fn drive<'a>(events: impl Iterator<Item = &'a str>, control_out: Option<&[&str]>) -> RunRecord {
+    let lines: Vec<&str> = events.collect();
+    let co_lines = control_out.unwrap_or(&[]);
+    let mut d = Driver {
+        rec: RunRecord {
+            has_control_out: !co_lines.is_empty(),
+            control_out: control::build_index(co_lines),
+            ..RunRecord::default()
+        },
+        transcript: Vec::new(),
+        tool_log: Vec::new(),
+        tool_name_by_use_id: HashMap::new(),
+        fork_scoped: HashSet::new(),
+        pending_tasks: HashMap::new(),
+        pending_present: HashMap::new(),
+        gate_answers: Vec::new(),
+        cwd: None,
+    };
+    let mut truncated: Option<String> = None;
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let Ok(msg) = serde_json::from_str::<Value>(line) else {
+            d.rec.malformed_event_lines.push(i);
+            continue;
+        };
+        let evs = match parse::parse_message(&msg) {
+            Ok(evs) => evs,
+            Err(message) => {
+                d.rec.protocol_error_lines.push((i, message));
+                continue;
+            }
+        };
+        for ev in evs {
+            if matches!(ev, AgentEvent::Decision(_)) && !d.rec.has_control_out {
+                continue;
+            }
+            if let Err(msg) = d.on_event(ev) {
+                truncated = Some(format!("truncated cassette: {msg}"));
+                break;
+            }
+        }
+        if truncated.is_some() {
+            break;
+        }
+    }
+    if let Some(t) = truncated {
+        // The original replaces the record with an empty error record.
+        let mut rec = RunRecord {
+            has_control_out: d.rec.has_control_out,
+            control_out: std::mem::take(&mut d.rec.control_out),
+            malformed_event_lines: std::mem::take(&mut d.rec.malformed_event_lines),
+            protocol_error_lines: std::mem::take(&mut d.rec.protocol_error_lines),
+            guard_mismatches: std::mem::take(&mut d.rec.guard_mismatches),
+            missing_control_out: std::mem::take(&mut d.rec.missing_control_out),
+            truncated: Some(t),
+            init: Some(InitContext::default()),
+            error_source: Some("no_result".into()),
+            ..RunRecord::default()
+        };
+        if rec.has_control_out {
+            reconstruct_hooks(&mut rec, &lines);
+        }
+        return rec;
+    }
+    d.finish(&lines)
+}
+
+impl Driver {
+    fn on_event(&mut self, ev: AgentEvent) -> Result<(), String> {
+        match ev {
+            AgentEvent::Init {
+                tools,
+                mcp_servers,
+                skills,
+                cwd,
+            } => {
+                self.rec.init_tools = tools.clone();
+                self.cwd = cwd.clone();
+                self.rec.init = Some(InitContext {
+                    tools,
+                    mcp_servers,
+                    skills: Some(skills),
+                    cwd,
+                });
+            }
+            AgentEvent::AssistantText {
+                text,
+                parent,
+                model,
+            } => {
+                self.note_model(model);
+                if parent.is_none() {
+                    self.transcript.push(text);
+                }
+            }
+            AgentEvent::ToolUse {
+                name,
+                input,
+                parent,
+                tool_use_id,
+                model,
+            } => {
+                self.note_model(model);
+                self.on_tool_use(name, input, parent, tool_use_id);
+            }
+            AgentEvent::ToolResult {
+                tool_use_id,
+                is_error,
+                text,
+                assert_text,
+                assert_text_truncated,
+                text_blocks,
+            } => {
+                if let Some(id) = &tool_use_id {
+                    self.note_presented(id, text_blocks.as_deref());
+                    if let Some(name) = self.tool_name_by_use_id.get(id).cloned() {
+                        let slot = match self.rec.tool_errors.iter_mut().find(|(n, _)| *n == name) {
+                            Some(s) => s,
+                            None => {
+                                self.rec.tool_errors.push((name, ToolErrorCount::default()));
+                                self.rec.tool_errors.last_mut().expect("just pushed")
+                            }
+                        };
+                        slot.1.calls += 1;
+                        if is_error {
+                            slot.1.errors += 1;
+                        }
+                    }
+                    if let Some(p) = self.pending_tasks.remove(id) {
+                        match task_created_id(&text) {
+                            Some(tid) => {
+                                let task = Task {
+                                    id: tid.clone(),
+                                    subject: p.subject,
+                                    status: "pending".into(),
+                                    description: p.description,
+                                    active_form: p.active_form,
+                                };
+                                match self.rec.tasks.iter_mut().find(|t| t.id == tid) {
+                                    Some(t) => *t = task,
+                                    None => self.rec.tasks.push(task),
+                                }
+                            }
+                            None if !is_error => self.rec.evidence_errors.task_tracking += 1,
+                            None => {}
+                        }
+                    }
+                }
+                self.rec.tool_results.push(ToolResult {
+                    tool_use_id,
+                    is_error,
+                    text,
+                    assert_text: Some(assert_text),
+                    assert_text_truncated,
+                    text_blocks,
+                });
+            }
+            AgentEvent::SubagentDispatch {
+                tool_use_id,
+                parent,
+                dispatch_agent_type,
+                declared_tools,
+                description,
+                prompt,
+            } => {
+                if dispatch_agent_type == "fork" {
+                    self.fork_scoped.insert(tool_use_id.clone());
+                }
+                self.rec.subagents.push(Subagent {
+                    tool_use_id,
+                    parent_tool_use_id: parent,
+                    dispatch_agent_type,
+                    declared_tools,
+                    description,
+                    prompt,
+                    ..Subagent::default()
+                });
+            }
+            AgentEvent::SubagentResultMeta {
+                tool_use_id,
+                agent_type,
+            } => {
+                if let Some(sa) = self
+                    .rec
+                    .subagents
+                    .iter_mut()
+                    .find(|s| s.tool_use_id == tool_use_id)
+                    && sa.resolved_agent_type.is_none()
+                {
+                    sa.resolved_agent_type = agent_type;
+                }
+            }
+            AgentEvent::Decision(req) => self.on_decision(req)?,
+            AgentEvent::Result {
+                is_error,
+                usage,
+                result_text,
+                subtype,
+                api_error_status,
+                cost_usd,
+                num_turns,
+                model_usage,
+            } => {
+                if subtype.is_some() {
+                    self.rec.result_subtype = subtype;
+                }
+                if result_text.is_some() {
+                    self.rec.result_text = result_text;
+                }
+                if is_error {
+                    self.rec.result = RunOutcome::Error;
+                    self.rec.error_source = Some("result".into());
+                    self.rec.api_error_status = api_error_status;
+                } else {
+                    self.rec.result = RunOutcome::Success;
+                }
+                self.rec.turns = num_turns;
+                self.rec.usage = if usage.is_some() || num_turns.is_some() {
+                    usage.or(Some(Value::Null))
+                } else {
+                    None
+                };
+                if cost_usd.is_some() {
+                    self.rec.cost_usd = cost_usd;
+                }
+                if model_usage.is_some() {
+                    self.rec.model_usage = model_usage;
+                }
+            }
+            AgentEvent::SystemEvent { subtype, data } => {
+                if TASK_EVENT_SUBTYPES.contains(&subtype.as_str())
+                    && subtype == "task_started"
+                    && let (Some(join), Some(st)) = (
+                        data.get("tool_use_id").and_then(Value::as_str),
+                        data.get("subagent_type").and_then(Value::as_str),
+                    )
+                    && let Some(sa) = self
+                        .rec
+                        .subagents
+                        .iter_mut()
+                        .find(|s| s.tool_use_id == join)
+                {
+                    sa.resolved_agent_type = Some(st.to_owned());
+                }
+                if subtype == "permission_denied"
+                    && let Some(tuid) = data.get("tool_use_id")
+                {
+                    let tuid = js_string(tuid);
+                    if let Some(a) = self.rec.file_tool_attempts.iter().find(|a| {
+                        a.tool_use_id.as_deref() == Some(tuid.as_str()) && a.gate_path.is_some()
+                    }) {
+                        let denial = PathDenial {
+                            source: "permission_denied",
+                            tool: data
+                                .get("tool_name")
+                                .filter(|v| !v.is_null())
+                                .map_or_else(|| a.tool.clone(), js_string),
+                            path: denied_path_from(a.file_path.as_deref(), a.path.as_deref()),
+                            agent_id: data
+                                .get("agent_id")
+                                .and_then(Value::as_str)
+                                .map(str::to_owned),
+                            reason: data
+                                .get("decision_reason")
+                                .and_then(Value::as_str)
+                                .or_else(|| data.get("message").and_then(Value::as_str))
+                                .map(str::to_owned),
+                            tool_use_id: Some(tuid),
+                        };
+                        self.rec
+                            .path_denials
+                            .get_or_insert_with(Vec::new)
+                            .push(denial);
+                    }
+                }
+                self.rec.context_events.push(ContextEvent { subtype, data });
+            }
+            AgentEvent::InfraError { message, source } => {
+                self.rec.infra_errors.push(InfraError { source, message })
+            }
+            AgentEvent::ProtocolEvidenceError => self.rec.evidence_errors.protocol_malformed += 1,
+            AgentEvent::Metrics(_) | AgentEvent::Thinking => {}
+        }
+        Ok(())
+    }
+
+    fn note_model(&mut self, model: Option<String>) {
+        if let Some(m) = model {
+            push_unique(&mut self.rec.models, &m);
+        }
+    }
+
+    fn on_tool_use(
+        &mut self,
+        name: String,
+        input: Value,
+        parent: Option<String>,
+        tool_use_id: Option<String>,
+    ) {
+        let main_flow = parent.as_ref().is_none_or(|p| self.fork_scoped.contains(p));
+        let empty = Map::new();
+        let inp = input.as_object().unwrap_or(&empty);
+        if FILE_ATTEMPT_TOOLS.contains(&name.as_str()) {
+            let file_path = inp
+                .get("file_path")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            let path = inp.get("path").and_then(Value::as_str).map(str::to_owned);
+            let origin = if main_flow {
+                "main"
+            } else if self
+                .rec
+                .subagents
+                .iter()
+                .any(|s| Some(&s.tool_use_id) == parent.as_ref())
+            {
+                "subagent"
+            } else {
+                "unknown"
+            };
+            self.rec.file_tool_attempts.push(FileToolAttempt {
+                tool: name.clone(),
+                gate_path: file_path.clone().or_else(|| path.clone()),
+                file_path,
+                path,
+                origin,
+                parent_tool_use_id: parent.clone(),
+                tool_use_id: tool_use_id.clone(),
+            });
+        }
+        if main_flow {
+            push_unique(&mut self.rec.tools_called, &name);
+            bump(&mut self.rec.tool_counts, &name);
+            if name == "Skill" {
+                self.rec.skills_invoked.push(
+                    inp.get("skill")
+                        .filter(|v| !v.is_null())
+                        .map(js_string)
+                        .unwrap_or_default(),
+                );
+            }
+            if let Some(id) = &tool_use_id {
+                self.tool_name_by_use_id.insert(id.clone(), name.clone());
+                if name == "Skill" {
+                    self.fork_scoped.insert(id.clone());
+                }
+                if name == "TaskCreate" {
+                    let opt = |k: &str| inp.get(k).filter(|v| !v.is_null()).map(js_string);
+                    self.pending_tasks.insert(
+                        id.clone(),
+                        PendingTask {
+                            subject: opt("subject").unwrap_or_default(),
+                            description: opt("description"),
+                            active_form: opt("activeForm"),
+                        },
+                    );
+                }
+            }
+            if name == "TaskUpdate" {
+                let opt = |k: &str| inp.get(k).filter(|v| !v.is_null()).map(js_string);
+                if let (Some(tid), Some(status)) = (opt("taskId"), opt("status"))
+                    && let Some(t) = self.rec.tasks.iter_mut().find(|t| t.id == tid)
+                    && !status.is_empty()
+                {
+                    t.status = status;
+                }
+            }
+        } else if let Some(p) = &parent
+            && let Some(sa) = self.rec.subagents.iter_mut().find(|s| &s.tool_use_id == p)
+        {
+            push_unique(&mut self.rec.subagent_tools, &name);
+            bump(&mut sa.tools_used, &name);
+        }
+        if name == "mcp__cowork__present_files"
+            && let Some(id) = &tool_use_id
+        {
+            let (files, malformed) = present_files_input(&input);
+            self.pending_present.insert(id.clone(), files);
+            self.rec.evidence_errors.present_files_malformed += malformed;
+        }
+        self.tool_log.push(LoggedCall {
+            name,
+            input,
+            parent,
+        });
+    }
+
+    fn note_presented(&mut self, tool_use_id: &str, blocks: Option<&[String]>) {
+        let Some(froms) = self.pending_present.remove(tool_use_id) else {
+            return;
+        };
+        let tos = blocks.unwrap_or(&[]);
+        let cwd = self.cwd.as_deref().and_then(posix_normalize_abs);
+        if cwd.is_none() && !froms.is_empty() {
+            self.rec.evidence_errors.present_files_malformed += froms.len() as u64;
+        }
+        for (i, from_raw) in froms.iter().enumerate() {
+            let Some(to_raw) = tos.get(i) else {
+                self.rec.evidence_errors.present_files_malformed += 1;
+                continue;
+            };
+            let (Some(from), Some(to)) =
+                (posix_normalize_abs(from_raw), posix_normalize_abs(to_raw))
+            else {
+                self.rec.evidence_errors.present_files_malformed += 1;
+                continue;
+            };
+            let scratchpad = cwd.as_ref().is_some_and(|r| {
+                from.starts_with(&format!("{r}/")) && !from.starts_with(&format!("{r}/mnt/"))
+            });
+            let promoted = scratchpad
+                && cwd
+                    .as_ref()
+                    .is_some_and(|c| to.starts_with(&format!("{c}/mnt/outputs/")));
+            self.rec.presented_files.push(PresentedFile {
+                from,
+                to,
+                promoted,
+                leaked: scratchpad && !promoted,
+            });
+        }
+        if tos.len() > froms.len() {
+            self.rec.evidence_errors.present_files_malformed += (tos.len() - froms.len()) as u64;
+        }
+    }
+
+    fn on_decision(&mut self, req: DecisionRequest) -> Result<(), String> {
+        if let DecisionRequest::Question { questions, .. } = &req {
+            for q in questions {
+                self.rec.questions.push(q.label());
+                self.rec.gate_options.push(GateOptions {
+                    question: q.label(),
+                    options: q
+                        .options
+                        .clone()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|(label, description)| GateOptionItem { label, description })
+                        .collect(),
+                    multi_select: q.multi_select,
+                });
+            }
+            if questions.is_empty() {
+                return Err("AskUserQuestion gate has an empty `questions` array — there is nothing to answer".into());
+            }
+            if questions
+                .iter()
+                .any(|q| q.question.as_deref().unwrap_or("").is_empty())
+            {
+                return Err("AskUserQuestion gate has a question with no `question` text (header-only) — the in-VM handler indexes answers by `question`, so it cannot be delivered".into());
+            }
+        }
+        let id = req.id().to_owned();
+        let Some(body) = self.rec.control_out.bodies.get(&id).cloned() else {
+            if let DecisionRequest::Question { questions, .. } = &req {
+                let q = questions.first().map(|q| q.label()).unwrap_or_default();
+                return Err(format!(
+                    "no decider answered the question \"{q}\" (terminal returned ABSTAIN — never silently default to option 1)"
+                ));
+            }
+            // ABSTAIN ⇒ fail-closed deny, which has no recorded reply to compare with.
+            if !self.rec.missing_control_out.contains(&id) {
+                self.rec.missing_control_out.push(id.clone());
+            }
+            self.rec.decisions.push(DecisionRecord {
+                kind: kind_of(&req),
+                name: name_of(&req),
+                decision: "abstain→deny".into(),
+                by: "none",
+                request_id: id,
+                detail: None,
+            });
+            return Ok(());
+        };
+        let reply = control::deserialize(&req, &body);
+        let reserialized = control::serialize(&req, &reply);
+        let actual = control::canon(&reserialized);
+        let expected = control::canon(&Value::Object(body));
+        if actual != expected {
+            self.rec.guard_mismatches.push(GuardMismatch {
+                id: id.clone(),
+                expected,
+                actual,
+            });
+        }
+        let (decision, detail) = match (&req, &reply) {
+            (
+                DecisionRequest::Question {
+                    questions,
+                    tool_use_id,
+                    ..
+                },
+                Reply::Answers(a),
+            ) => {
+                let label = questions
+                    .iter()
+                    .map(|q| q.label())
+                    .filter(|l| !l.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" / ");
+                self.gate_answers.push(GateAnswer {
+                    question: label,
+                    tool_use_id: tool_use_id.clone(),
+                });
+                ("answered".to_owned(), Some(Value::Object(a.clone())))
+            }
+            (_, Reply::Allow(_)) => ("allow".to_owned(), None),
+            (_, Reply::Deny(_)) => ("deny".to_owned(), None),
+            (_, Reply::Dialog { ok, .. }) => {
+                ((if *ok { "ok" } else { "cancelled" }).to_owned(), None)
+            }
+            (_, Reply::Elicit { action, .. }) => ((*action).to_owned(), None),
+            (_, Reply::Answers(_)) => ("answered".to_owned(), None),
+        };
+        self.rec.decisions.push(DecisionRecord {
+            kind: kind_of(&req),
+            name: name_of(&req),
+            decision,
+            by: "replay",
+            request_id: id,
+            detail,
+        });
+        Ok(())
+    }
+
+    fn finish(mut self, lines: &[&str]) -> RunRecord {
+        self.rec.transcript = self.transcript.join("\n");
+        self.rec.evidence_errors.task_tracking += self.pending_tasks.len() as u64;
+        self.rec.evidence_errors.present_files_malformed += self.pending_present.len() as u64;
+        // Redundant identical main-agent calls.
+        let mut groups: Vec<(String, String, u64)> = Vec::new();
+        for call in &self.tool_log {
+            if call
+                .parent
+                .as_ref()
+                .is_some_and(|p| !self.fork_scoped.contains(p))
+            {
+                continue;
+            }
+            let key = control::canon(&call.input);
+            match groups
+                .iter_mut()
+                .find(|(n, k, _)| *n == call.name && *k == key)
+            {
+                Some(g) => g.2 += 1,
+                None => groups.push((call.name.clone(), key, 1)),
+            }
+        }
+        self.rec.redundant_tool_calls = groups
+            .into_iter()
+            .filter(|g| g.2 >= 2)
+            .map(|(name, key, count)| RedundantGroup {
+                name,
+                arg_hash: hex::encode(Sha256::digest(key.as_bytes()))[..16].to_owned(),
+                count,
+            })
+            .collect();
+        if self.rec.result == RunOutcome::Error && self.rec.error_source.is_none() {
+            self.rec.error_source = Some("no_result".into());
+        }
+        let last_text = self.transcript.last().map(|t| t.trim()).unwrap_or("");
+        let last_gate = self
+            .tool_log
+            .iter()
+            .rposition(|t| t.name == "AskUserQuestion");
+        let after = last_gate.map_or(0, |i| i + 1);
+        let productive = self.tool_log[after..]
+            .iter()
+            .filter(|t| t.name != "AskUserQuestion")
+            .count();
+        self.rec.stalled_on_question =
+            self.rec.result == RunOutcome::Success && last_text.ends_with('?') && productive == 0;
+        // Gate deliveries: pair each answered gate with its tool_result.
+        self.rec.gate_deliveries = self
+            .gate_answers
+            .iter()
+            .map(|g| match &g.tool_use_id {
+                None => GateDelivery {
+                    question: g.question.clone(),
+                    delivered: None,
+                    reason: "no-pairing-metadata",
+                    error: None,
+                },
+                Some(id) => match self
+                    .rec
+                    .tool_results
+                    .iter()
+                    .find(|r| r.tool_use_id.as_deref() == Some(id))
+                {
+                    None => GateDelivery {
+                        question: g.question.clone(),
+                        delivered: None,
+                        reason: "unobserved",
+                        error: None,
+                    },
+                    Some(tr) if tr.is_error => GateDelivery {
+                        question: g.question.clone(),
+                        delivered: Some(false),
+                        reason: "errored",
+                        error: Some(
+                            parse::slice_utf16(tr.text.split('\n').next().unwrap_or(""), 200)
+                                .to_owned(),
+                        ),
+                    },
+                    Some(_) => GateDelivery {
+                        question: g.question.clone(),
+                        delivered: Some(true),
+                        reason: "ok",
+                        error: None,
+                    },
+                },
+            })
+            .collect();
+        // Sub-agent outputs: the dispatch's own tool_result.
+        for sa in &mut self.rec.subagents {
+            if let Some(tr) = self
+                .rec
+                .tool_results
+                .iter()
+                .find(|r| r.tool_use_id.as_deref() == Some(sa.tool_use_id.as_str()))
+            {
+                sa.output = Some(tr.assert_text.clone().unwrap_or_else(|| tr.text.clone()));
+                sa.output_truncated = tr.assert_text_truncated;
+            }
+        }
+        let permission_denied = self.rec.path_denials.take().unwrap_or_default();
+        if self.rec.has_control_out {
+            reconstruct_hooks(&mut self.rec, lines);
+            if let Some(pd) = self.rec.path_denials.as_mut() {
+                pd.extend(permission_denied);
+            }
+        }
+        self.rec
+    }
+}
+
+/// `^Task #(\S+) created successfully`.
+fn task_created_id(text: &str) -> Option<String> {
+    let rest = text.strip_prefix("Task #")?;
+    let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    let (id, tail) = rest.split_at(end);
+    if id.is_empty() || !tail.starts_with(" created successfully") {
+        return None;
+    }
+    Some(id.to_owned())
+}
+
+fn present_files_input(input: &Value) -> (Vec<String>, u64) {
+    match input.get("files") {
+        None => (Vec::new(), 0),
+        Some(Value::Array(items)) => {
+            let mut files = Vec::new();
+            let mut bad = 0;
+            for f in items {
+                match f.get("file_path").and_then(Value::as_str) {
+                    Some(p) => files.push(p.to_owned()),
+                    None => bad += 1,
+                }
+            }
+            (files, bad)
+        }
+        Some(_) => (Vec::new(), 1),
+    }
+}
+
+fn kind_of(req: &DecisionRequest) -> &'static str {
+    match req {
+        DecisionRequest::Permission { .. } => "tool",
+        DecisionRequest::Question { .. } => "question",
+        DecisionRequest::Dialog { .. } => "dialog",
+        DecisionRequest::Elicit { .. } => "elicit",
+    }
+}
+
+fn name_of(req: &DecisionRequest) -> String {
+    match req {
+        DecisionRequest::Permission { tool, .. } => tool.clone(),
+        DecisionRequest::Question { .. } => "AskUserQuestion".into(),
+        DecisionRequest::Dialog { .. } => "dialog".into(),
+        DecisionRequest::Elicit { .. } => "elicit".into(),
+    }
+}
+
+/// Hook events and pretooluse/can_use_tool path denials from the recorded
+/// `control_request`s paired with their controlOut replies (spec §2.5 steps 7–8).
+fn reconstruct_hooks(rec: &mut RunRecord, lines: &[&str]) {
+    let mut hooks = Vec::new();
+    let mut denials = Vec::new();
+    // Every line is scanned (also past a truncation point), as the original does.
+    for line in lines.iter().filter(|l| l.contains("control_request")) {
+        let Ok(Value::Object(mo)) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let mo = &mo;
+        if mo.get("type").and_then(Value::as_str) != Some("control_request") {
+            continue;
+        }
+        let req_id = mo.get("request_id").and_then(Value::as_str);
+        let reply = req_id.and_then(|id| rec.control_out.bodies.get(id));
+        let empty = Map::new();
+        let request = mo
+            .get("request")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        match request.get("subtype").and_then(Value::as_str) {
+            Some("hook_callback") => {
+                let callback_id = request
+                    .get("callback_id")
+                    .map(js_string)
+                    .unwrap_or_else(|| "undefined".into());
+                let hev = hook_event_from(
+                    callback_id,
+                    reply,
+                    request.get("input"),
+                    request
+                        .get("tool_use_id")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                );
+                if hev.callback_id == HOSTLOOP_PATH_GATE_ID && hev.decision == "block" {
+                    let vm = [hev.file_path.as_deref(), hev.path.as_deref()]
+                        .into_iter()
+                        .find(|p| is_vm_sessions_path(*p))
+                        .flatten();
+                    denials.push(PathDenial {
+                        source: "pretooluse",
+                        tool: hev.tool.clone().unwrap_or_else(|| "?".into()),
+                        path: vm
+                            .or(hev.file_path.as_deref())
+                            .or(hev.path.as_deref())
+                            .map(str::to_owned),
+                        agent_id: hev.agent_id.clone(),
+                        reason: hev.reason.clone(),
+                        tool_use_id: hev.tool_use_id.clone(),
+                    });
+                }
+                hooks.push(hev);
+            }
+            Some("can_use_tool") => {
+                let Some(body) = reply else { continue };
+                let Ok(Some(req)) = parse::to_decision_request(mo) else {
+                    continue;
+                };
+                let DecisionRequest::Permission {
+                    tool,
+                    input,
+                    agent_id,
+                    tool_use_id,
+                    ..
+                } = &req
+                else {
+                    continue;
+                };
+                if !FILE_ATTEMPT_TOOLS.contains(&tool.as_str()) {
+                    continue;
+                }
+                let Reply::Deny(message) = control::deserialize(&req, body) else {
+                    continue;
+                };
+                let Some(p) = denied_path_from(
+                    input.get("file_path").and_then(Value::as_str),
+                    input.get("path").and_then(Value::as_str),
+                ) else {
+                    continue;
+                };
+                denials.push(PathDenial {
+                    source: "can_use_tool",
+                    tool: tool.clone(),
+                    path: Some(p),
+                    agent_id: agent_id.clone(),
+                    reason: Some(message),
+                    tool_use_id: tool_use_id.clone(),
+                });
+            }
+            _ => {}
+        }
+    }
+    rec.hook_events = Some(hooks);
+    rec.path_denials = Some(denials);
+}
+
+/// `hookEventFrom`: a hook reply body + request input → hook event.
+fn hook_event_from(
+    callback_id: String,
+    reply: Option<&Map<String, Value>>,
+    input: Option<&Value>,
+    tool_use_id: Option<String>,
+) -> HookEvent {
+    let empty = Map::new();
+    let r = reply.unwrap_or(&empty);
+    let nested = r
+        .get("hookSpecificOutput")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let block = r.get("decision").and_then(Value::as_str) == Some("block")
+        || nested.get("permissionDecision").and_then(Value::as_str) == Some("deny");
+    let reason = r
+        .get("reason")
+        .and_then(Value::as_str)
+        .or_else(|| {
+            nested
+                .get("permissionDecisionReason")
+                .and_then(Value::as_str)
+        })
+        .map(str::to_owned);
+    let input = input.and_then(Value::as_object);
+    let tool = input
+        .and_then(|i| i.get("tool_name"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let ti = input
+        .and_then(|i| i.get("tool_input"))
+        .and_then(Value::as_object);
+    HookEvent {
+        callback_id,
+        decision: if block { "block" } else { "allow" },
+        reason,
+        tool,
+        file_path: ti
+            .and_then(|t| t.get("file_path"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        path: ti
+            .and_then(|t| t.get("path"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        tool_use_id,
+        agent_id: input
+            .and_then(|i| i.get("agent_id"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(events: &[&str], co: Option<&[&str]>) -> RunRecord {
+        drive(events.iter().copied(), co)
+    }
+
+    #[test]
+    fn transcript_excludes_subagent_text_and_result_is_read() {
+        let r = run(
+            &[
+                r#"{"type":"system","subtype":"init","tools":["Skill","Agent"],"skills":["pdf"]}"#,
+                r#"{"type":"assistant","message":{"content":[{"type":"text","text":"hello"}]}}"#,
+                r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"A","name":"Agent","input":{"subagent_type":"x","tools":["Bash"]}}]}}"#,
+                r#"{"type":"assistant","parent_tool_use_id":"A","message":{"content":[{"type":"text","text":"child"},{"type":"tool_use","id":"R","name":"Read","input":{"file_path":"/x"}}]}}"#,
+                r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"A","content":"done"}]}}"#,
+                r#"{"type":"result","is_error":false,"num_turns":2,"total_cost_usd":0.5,"usage":{"input_tokens":3,"output_tokens":4}}"#,
+            ],
+            None,
+        );
+        assert_eq!(r.transcript, "hello");
+        assert_eq!(r.result, RunOutcome::Success);
+        assert_eq!(r.tools_called, vec!["Agent"]);
+        assert_eq!(r.subagent_tools, vec!["Read"]);
+        assert_eq!(r.subagents[0].output.as_deref(), Some("done"));
+        assert_eq!(r.file_tool_attempts[0].origin, "subagent");
+        assert_eq!(r.tokens_total(), Some(7.0));
+        assert_eq!(r.turns, Some(2.0));
+        assert!(r.hook_events.is_none());
+    }
+
+    #[test]
+    fn unanswered_question_truncates_the_record() {
+        let r = run(
+            &[
+                r#"{"type":"control_request","request_id":"q1","request":{"subtype":"can_use_tool","tool_name":"AskUserQuestion","input":{"questions":[{"question":"Pick?","options":[{"label":"A"}]}]}}}"#,
+                r#"{"type":"result","is_error":false}"#,
+            ],
+            Some(&[r#"{"type":"user"}"#]),
+        );
+        assert_eq!(r.result, RunOutcome::Error);
+        assert_eq!(
+            r.truncated.as_deref(),
+            Some(
+                "truncated cassette: no decider answered the question \"Pick?\" (terminal returned ABSTAIN — never silently default to option 1)"
+            )
+        );
+        assert!(r.gate_options_missing());
+    }
+
+    #[test]
+    fn missing_permission_reply_and_guard_mismatch_are_findings() {
+        let r = run(
+            &[
+                r#"{"type":"control_request","request_id":"p1","request":{"subtype":"can_use_tool","tool_name":"Write","input":{"file_path":"/a"}}}"#,
+                r#"{"type":"control_request","request_id":"p2","request":{"subtype":"can_use_tool","tool_name":"Write","input":{"file_path":"/a"}}}"#,
+                "{broken",
+            ],
+            Some(&[
+                r#"{"type":"control_response","response":{"subtype":"success","request_id":"p2","response":{"behavior":"allow","updatedInput":{"file_path":"/a"},"extra":1}}}"#,
+            ]),
+        );
+        let f = r.format_findings();
+        assert_eq!(f.len(), 3, "{f:?}");
+        assert!(f[0].starts_with("cassette events line 2 is not valid JSON"));
+        assert!(f[1].starts_with("serializeDecision output for p2 != recorded envelope: expected {\"behavior\":\"allow\",\"extra\":1"));
+        assert!(
+            f[2].starts_with(
+                "decision p1 present in events.jsonl has no matching control_response"
+            )
+        );
+    }
+
+    #[test]
+    fn hook_block_is_reconstructed_with_control_out() {
+        let r = run(
+            &[
+                r#"{"type":"control_request","request_id":"h1","request":{"subtype":"hook_callback","callback_id":"hostloop-path-gate","input":{"tool_name":"Read","tool_input":{"file_path":"/sessions/x/a"}}}}"#,
+            ],
+            Some(&[
+                r#"{"type":"control_response","response":{"subtype":"success","request_id":"h1","response":{"decision":"block","reason":"vm path"}}}"#,
+            ]),
+        );
+        let hooks = r.hook_events.as_ref().unwrap();
+        assert_eq!(hooks[0].decision, "block");
+        let pd = r.path_denials.as_ref().unwrap();
+        assert_eq!(pd[0].source, "pretooluse");
+        assert_eq!(pd[0].path.as_deref(), Some("/sessions/x/a"));
+    }
+
+    #[test]
+    fn tasks_are_tracked_and_malformed_creates_counted() {
+        let r = run(
+            &[
+                r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"TaskCreate","input":{"subject":"Write report"}},{"type":"tool_use","id":"t2","name":"TaskCreate","input":{"subject":"x"}}]}}"#,
+                r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"Task #1 created successfully: Write report"},{"type":"tool_result","tool_use_id":"t2","content":"weird"}]}}"#,
+                r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"u1","name":"TaskUpdate","input":{"taskId":"1","status":"completed"}}]}}"#,
+            ],
+            None,
+        );
+        assert_eq!(r.tasks.len(), 1);
+        assert_eq!(r.tasks[0].status, "completed");
+        assert_eq!(r.evidence_errors.task_tracking, 1);
+    }
+}
