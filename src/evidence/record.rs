@@ -374,6 +374,44 @@ impl RunRecord {
         out
     }
 
+    /// The `::warning::` lines the original prints while re-driving (controlOut
+    /// index first, then events in order), for the caller to put on stderr.
+    pub fn replay_warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for i in &self.control_out.malformed_lines {
+            out.push(format!(
+                "::warning:: [replay] control-out.jsonl line {i} is not valid JSON — recording as cassette corruption"
+            ));
+        }
+        for id in &self.control_out.differing_duplicates {
+            out.push(format!(
+                "::warning:: [replay] control-out.jsonl: duplicate request_id \"{id}\" with DIFFERENT body — keeping first entry; cassette may be corrupt"
+            ));
+        }
+        let mut lines: Vec<(usize, String)> = self
+            .malformed_event_lines
+            .iter()
+            .map(|i| (*i, format!("::warning:: [replay] cassette events line {i} is not valid JSON — recording as replay_protocol_error")))
+            .collect();
+        lines.extend(self.protocol_error_lines.iter().map(|(i, m)| {
+            (*i, format!("::warning:: [replay] cassette events line {i} is a malformed control frame — recording as replay_protocol_fidelity failure: {m}"))
+        }));
+        lines.sort_by_key(|(i, _)| *i);
+        out.extend(lines.into_iter().map(|(_, l)| l));
+        for g in self
+            .gate_deliveries
+            .iter()
+            .filter(|g| g.delivered == Some(false))
+        {
+            out.push(format!(
+                "::warning:: [gate] DELIVERY FAILED for \"{}\" → tool error: {}",
+                g.question,
+                parse::slice_utf16(g.error.as_deref().unwrap_or(""), 120)
+            ));
+        }
+        out
+    }
+
     /// `usage.input_tokens + usage.output_tokens` (both must be numbers).
     pub fn tokens_total(&self) -> Option<f64> {
         let u = self.usage.as_ref()?;
