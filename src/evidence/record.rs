@@ -489,6 +489,23 @@ fn posix_normalize_abs(p: &str) -> Option<String> {
     Some(out)
 }
 
+/// The line types `parse_message` acts on.
+const HANDLED_TYPES: &[&str] = &[
+    "infra_error",
+    "system",
+    "control_request",
+    "assistant",
+    "user",
+    "result",
+];
+
+/// Just the `type` of a line (borrowed; everything else skipped unparsed).
+#[derive(serde::Deserialize)]
+struct TypeOnly<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Option<std::borrow::Cow<'a, str>>,
+}
+
 /// A tool call as logged (all calls, sub-agents included).
 struct LoggedCall {
     name: String,
@@ -542,6 +559,14 @@ pub fn drive<'a>(events: impl Iterator<Item = &'a str>, control_out: Option<&[&s
     let mut truncated: Option<String> = None;
     for (i, line) in lines.iter().enumerate() {
         if line.trim().is_empty() {
+            continue;
+        }
+        // Most recorded lines (`stream_event` deltas, `rate_limit_event`, …)
+        // mean nothing to the parser: a non-allocating scan of `type` skips
+        // them without building a JSON tree (the scan still validates JSON).
+        if let Ok(TypeOnly { ty: Some(ty) }) = serde_json::from_str::<TypeOnly<'_>>(line)
+            && !HANDLED_TYPES.contains(&ty.as_ref())
+        {
             continue;
         }
         let Ok(msg) = serde_json::from_str::<Value>(line) else {

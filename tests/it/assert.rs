@@ -202,6 +202,11 @@ fn gate_and_budget_keys_on_the_multiselect_cassette() {
     );
     let o = one(&c, json!({"questions_count_max": 0}));
     assert_eq!(o.message, "asked 1 questions, max 0");
+    // spec §9 case a: `skill_triggered: x` fails listing no invoked skill.
+    let o = one(&c, json!({"skill_triggered": "x"}));
+    assert_eq!(o.message, "no invoked skill matched \"x\" (invoked: none)");
+    pass(json!({"skill_available": "dataviz"}));
+    pass(json!({"no_skill_triggered": "x"}));
 }
 
 #[test]
