@@ -944,7 +944,7 @@ fn every_key_family_on_a_hostloop_fixture() {
     assert!(!run.transcript.contains("child text"));
     assert_eq!(run.infra_errors[0].source.as_deref(), Some("hostloop-exec"));
     assert!(!run.stalled_on_question);
-    assert_eq!(run.presented_files[0].promoted, true);
+    assert!(run.presented_files[0].promoted);
     assert_eq!(
         run.replay_warnings(),
         vec!["::warning:: [gate] DELIVERY FAILED for \"Which format?\" → tool error: Answer delivery failed".to_owned()]
