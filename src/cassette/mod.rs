@@ -4,15 +4,27 @@
 //! and number spellings preserved) plus typed views over it ([`model`]). The
 //! document is the source of truth, so fields reel does not know round-trip
 //! untouched and `events` / `controlOut` stay the raw line strings they were
-//! recorded as. Writing goes through [`write`] (2-space indent, no trailing
+//! recorded as. Writing goes through [`write`](mod@write) (2-space indent, no trailing
 //! newline: the bytes cowork-harness writes) and [`crate::atomic`].
+//!
+//! Entry points: [`Cassette::load`] (a file), [`Cassette::from_bytes`] and
+//! [`Cassette::from_doc`] (in memory) all run the one pipeline in [`load`];
+//! [`Cassette::to_json_pretty`] / [`Cassette::save`] write
+//! `JSON.stringify(doc, null, 2)` bytes; [`write::WriteStyle`] reproduces a
+//! file re-dumped by Python (`\uxxxx` escapes, final newline) when a caller
+//! wants to rewrite such a file without a spurious diff. Errors are
+//! [`LoadError`] (Display: `<file>: <cowork-harness message>`, plus
+//! [`LoadError::json_path`] and [`LoadError::hint`]) and [`SaveError`].
 //!
 //! This module does not judge a recording (that is `assert`/`replay`) nor the
 //! skill tree (that is `fingerprint`); it only guarantees that what it hands
 //! out is a structurally valid, supported cassette.
 
+pub mod load;
 pub mod model;
+pub mod write;
 
+pub use load::{AssertionIssue, LoadError, MAX_CASSETTE_BYTES, ShapeIssue};
 pub use model::*;
 
 use std::path::{Path, PathBuf};
@@ -50,7 +62,63 @@ pub struct Cassette {
     pub load_warnings: Vec<String>,
 }
 
+/// Writing a cassette failed.
+#[derive(Debug, thiserror::Error)]
+#[error("write cassette `{}`: {source}", path.display())]
+pub struct SaveError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl From<SaveError> for crate::Error {
+    fn from(e: SaveError) -> Self {
+        crate::Error::usage(e.to_string()).with_hint(
+            "check that the directory exists and is writable; the previous file was left intact",
+        )
+    }
+}
+
 impl Cassette {
+    /// Loads and validates the cassette at `path` (spec/replay.md §2.3; see
+    /// [`load`] for the pipeline and what is refused). Tolerated problems of a
+    /// future-version cassette are in [`Cassette::load_warnings`].
+    pub fn load(path: &Path) -> Result<Cassette, LoadError> {
+        let bytes = load::read_cassette_file(path)?;
+        load::parse(path.to_path_buf(), &bytes)
+    }
+
+    /// Same pipeline as [`Cassette::load`] for a document already in memory
+    /// (e.g. one `record` just assembled); `path` is where it will live and is
+    /// named in errors.
+    pub fn from_bytes(path: impl Into<PathBuf>, bytes: &[u8]) -> Result<Cassette, LoadError> {
+        load::parse(path.into(), bytes)
+    }
+
+    /// Same pipeline (from the shape check on) for a document already parsed,
+    /// e.g. one `record` assembled in memory.
+    pub fn from_doc(
+        path: impl Into<PathBuf>,
+        doc: Map<String, Value>,
+    ) -> Result<Cassette, LoadError> {
+        load::validate(path.into(), Value::Object(doc))
+    }
+
+    /// The file's bytes: `JSON.stringify(doc, null, 2)`, no trailing newline.
+    pub fn to_json_pretty(&self) -> String {
+        write::to_json_pretty(&self.doc)
+    }
+
+    /// Writes the document to `path` atomically ([`crate::atomic::write_atomic`]).
+    pub fn save(&self, path: &Path) -> Result<(), SaveError> {
+        crate::atomic::write_atomic(path, self.to_json_pretty().as_bytes()).map_err(|source| {
+            SaveError {
+                path: path.to_path_buf(),
+                source,
+            }
+        })
+    }
+
     /// The directory relative paths inside the cassette resolve against.
     pub fn dir(&self) -> &Path {
         match self.path.parent() {

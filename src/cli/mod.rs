@@ -46,7 +46,7 @@ pub enum Command {
     /// Re-evaluate a cassette's assertions against the frozen recording.
     Replay(replay::ReplayArgs),
     /// Gate committed cassettes: privacy scan plus staleness.
-    VerifyCassettes(verify::VerifyArgs),
+    VerifyCassettes(Box<verify::VerifyArgs>),
     /// Migrate legacy-hash (v10/v11) cassettes to v12, with proof.
     Rehash(rehash::RehashArgs),
     /// Print the staleness fingerprint a recording of these skill roots would store.
@@ -71,7 +71,7 @@ pub fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Record(args) => record::run(args),
         Command::Replay(args) => replay::run(args),
-        Command::VerifyCassettes(args) => verify::run(args),
+        Command::VerifyCassettes(args) => verify::run(*args),
         Command::Rehash(args) => rehash::run(args),
         Command::Fingerprint(args) => fingerprint::run(args),
         Command::Model(args) => model::run(args),

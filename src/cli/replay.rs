@@ -1,10 +1,256 @@
-//! `reel replay`: arguments and the thin glue to the library.
+//! `reel replay`: arguments, target resolution and the batch loop — the thin
+//! glue between the command line and `crate::replay` / `crate::report`.
+//!
+//! A directory is replayed in parallel (rayon) and reported in sorted order;
+//! one broken cassette never stops the batch, it only raises the exit code.
 
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::cli::OutputFormat;
 use crate::error::Result;
+use crate::exit;
+use crate::replay::{AssertSource, ReplayOptions, ReplayResult, replay_file};
+use crate::report;
 
 #[derive(Debug, clap::Args)]
-pub struct ReplayArgs {}
+#[command(
+    after_help = "Text mode writes the footer to STDERR and nothing to stdout (a passing replay is 0 bytes); \
+                  machine output needs --output-format json. To tell your failing assertions from injected \
+                  drift/corruption findings, read verdict.failures[].kind (`assertion` vs \
+                  `staleness`/`cassette-format`), not the exit code.\n\n\
+                  Exit codes: 0 all green; 1 a verdict failed; 2 usage error or a cassette that could not be replayed."
+)]
+pub struct ReplayArgs {
+    /// A cassette file, or a directory whose `*.cassette.json` files (non-recursive) are replayed.
+    #[arg(value_name = "CASSETTE|DIR")]
+    pub targets: Vec<PathBuf>,
+    /// Output format: text (stderr footer) or json (one envelope line on stdout).
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+    /// Every staleness finding fails the replay.
+    #[arg(long)]
+    pub strict: bool,
+    /// Skill-source drift (skill, shared-root, unverifiable-skill) fails the replay.
+    #[arg(long)]
+    pub fail_on_skill_drift: bool,
+    /// Evaluate this scenario's on-disk assert:/expect_denied: instead of the frozen ones
+    /// (recording-shaping drift hard-fails; implies --fail-on-skill-drift).
+    #[arg(long, value_name = "SCENARIO.yaml")]
+    pub assert_from: Option<PathBuf>,
+    /// Like --assert-from, with the cassette's own sibling scenario YAML.
+    #[arg(long)]
+    pub reassert: bool,
+    /// (with --assert-from/--reassert) persist the re-validated assert: block into the cassette.
+    #[arg(long)]
+    pub write: bool,
+    /// Let --write persist a block whose verdict fails.
+    #[arg(long)]
+    pub allow_failing: bool,
+    /// Resolve skill sources from this session file (one cassette only; for a moved cassette).
+    #[arg(long, value_name = "FILE")]
+    pub session: Option<PathBuf>,
+    /// Text mode: print the evidence of each passing assertion after the footer.
+    #[arg(long)]
+    pub explain: bool,
+    /// Replay a cassette of a newer format with a warning instead of a failing assertion.
+    #[arg(long)]
+    pub best_effort_future_cassette: bool,
+    /// Also write a JUnit XML report (a suite per cassette, a case per assertion).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Accepted for compatibility; no effect.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Do not truncate the failing transcript.
+    #[arg(long)]
+    pub verbose: bool,
+}
 
-pub fn run(_args: ReplayArgs) -> Result<u8> {
-    Err(crate::Error::not_implemented("reel replay"))
+const USAGE_LINE: &str = "usage: reel replay <file.cassette.json | dir/> [--strict] [--fail-on-skill-drift] \
+[--assert-from <scenario.yaml> | --reassert] [--session <file>] [--write [--allow-failing]] [--explain] \
+[--best-effort-future-cassette] [--junit <file>] [--output-format text|json]";
+
+/// A usage error: text mode returns it (printed by `cli::main`), json mode
+/// prints the error envelope and exits 2.
+fn usage(args: &ReplayArgs, message: String, hint: Option<&str>) -> Result<u8> {
+    if args.output_format == OutputFormat::Json {
+        let env = report::json::usage_error(&message, hint);
+        let _ = writeln!(std::io::stdout().lock(), "{env}");
+        return Ok(exit::USAGE);
+    }
+    let err = crate::Error::usage(message);
+    Err(match hint {
+        Some(h) => err.with_hint(h),
+        None => err,
+    })
+}
+
+/// Resolves the target: a file as-is; a directory's `*.cassette.json`, sorted.
+pub fn resolve_targets(target: &Path) -> std::result::Result<Vec<PathBuf>, String> {
+    let meta =
+        std::fs::metadata(target).map_err(|_| format!("path not found: {}", target.display()))?;
+    if !meta.is_dir() {
+        return Ok(vec![target.to_path_buf()]);
+    }
+    let rd =
+        std::fs::read_dir(target).map_err(|e| format!("cannot list {}: {e}", target.display()))?;
+    let mut files: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".cassette.json"))
+        .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("no *.cassette.json files in {}", target.display()));
+    }
+    Ok(files)
+}
+
+pub fn run(args: ReplayArgs) -> Result<u8> {
+    let target = match args.targets.as_slice() {
+        [] => {
+            return usage(
+                &args,
+                format!("replay: no cassette given\n{USAGE_LINE}"),
+                None,
+            );
+        }
+        [one] => one.clone(),
+        _ => {
+            return usage(
+                &args,
+                "replay: exactly one target (a cassette file or a directory) is accepted".into(),
+                Some("pass a directory to replay several cassettes"),
+            );
+        }
+    };
+    if args.assert_from.is_some() && args.reassert {
+        return usage(
+            &args,
+            "replay: --assert-from and --reassert are mutually exclusive".into(),
+            None,
+        );
+    }
+    let reassert = args.assert_from.is_some() || args.reassert;
+    if args.write && !reassert {
+        return usage(
+            &args,
+            "replay: --write requires --assert-from <scenario.yaml> or --reassert".into(),
+            Some(
+                "--write persists a re-validated on-disk assert: block; the frozen one is already in the cassette",
+            ),
+        );
+    }
+    let files = match resolve_targets(&target) {
+        Ok(f) => f,
+        Err(e) => return usage(&args, format!("replay: {e}"), None),
+    };
+    let is_dir = target.is_dir();
+    if let Some(session) = &args.session {
+        if is_dir || files.len() > 1 {
+            return usage(
+                &args,
+                "replay: --session applies to one cassette at a time, not a directory".into(),
+                Some(
+                    "each cassette may have been recorded against a different source; replay them one by one",
+                ),
+            );
+        }
+        if !session.is_file() {
+            return usage(
+                &args,
+                format!("replay: --session {}: not a file", session.display()),
+                None,
+            );
+        }
+    }
+    if is_dir && args.write && args.assert_from.is_some() {
+        return usage(
+            &args,
+            "replay: --assert-from <one file> --write over a directory would stamp one block into every cassette".into(),
+            Some("use --reassert (each cassette's own sibling scenario) or replay one cassette"),
+        );
+    }
+    let mut stderr_pre = Vec::new();
+    if args.strict && args.fail_on_skill_drift {
+        stderr_pre.push("::notice:: [replay] --strict already fails on every staleness finding; --fail-on-skill-drift is redundant".to_string());
+    }
+    if !args.write && args.allow_failing {
+        stderr_pre
+            .push("::notice:: [replay] --allow-failing has no effect without --write".to_string());
+    }
+    if args.assert_from.is_some() && files.len() > 1 {
+        stderr_pre.push(format!(
+            "::warning:: [replay] --assert-from applies one scenario to {} cassettes — each must share its recording-shaping fields",
+            files.len()
+        ));
+    }
+    let opts = ReplayOptions {
+        strict: args.strict,
+        fail_on_skill_drift: args.fail_on_skill_drift,
+        session: args.session.clone(),
+        best_effort_future: args.best_effort_future_cassette,
+        assert_source: match (&args.assert_from, args.reassert) {
+            (Some(p), _) => AssertSource::From(p.clone()),
+            (None, true) => AssertSource::Reassert,
+            _ => AssertSource::Frozen,
+        },
+        write: args.write,
+        allow_failing: args.allow_failing,
+    };
+
+    // Replay in parallel; `collect` keeps the (sorted) input order.
+    let results: Vec<ReplayResult> = files.par_iter().map(|f| replay_file(f, &opts)).collect();
+
+    let style = report::text::TextStyle::for_stderr(args.verbose);
+    let text = args.output_format == OutputFormat::Text;
+    let gh = report::github::enabled();
+    let mut worst = exit::SUCCESS;
+    {
+        let mut err = std::io::stderr().lock();
+        for l in &stderr_pre {
+            let _ = writeln!(err, "{l}");
+        }
+        for r in &results {
+            let block = if text {
+                report::text::render(r, style, args.explain)
+            } else {
+                // JSON mode: notices and per-file errors still go to stderr; no footer.
+                let mut s: String = r.notices.iter().map(|n| format!("{n}\n")).collect();
+                if let Some(e) = &r.error {
+                    s.push_str(&format!("replay: {}: {e}\n", r.file.display()));
+                }
+                for a in &r.after {
+                    s.push_str(&format!("{a}\n"));
+                }
+                s
+            };
+            let _ = err.write_all(block.as_bytes());
+            if gh {
+                for a in report::github::annotations(r) {
+                    let _ = writeln!(err, "{a}");
+                }
+            }
+            worst = exit::worst(worst, r.exit_code);
+        }
+        for n in report::text::batch_notes(&results) {
+            let _ = writeln!(err, "{n}");
+        }
+    }
+    if let Some(path) = &args.junit {
+        if let Err(e) = report::junit::write(path, &results) {
+            let _ = writeln!(std::io::stderr(), "replay: --junit {}: {e}", path.display());
+            worst = exit::worst(worst, exit::USAGE);
+        }
+    }
+    if !text {
+        let env = report::json::envelope(&results);
+        // A closed stdout (e.g. `| head`) is not an error.
+        let _ = writeln!(std::io::stdout().lock(), "{env}");
+    }
+    Ok(worst)
 }

@@ -1,10 +1,221 @@
-//! `reel verify-cassettes`: arguments and the thin glue to the library.
+//! `reel verify-cassettes`: arguments and the thin glue to the library
+//! ([`crate::verify::gate`], [`crate::verify::report`]).
 
-use crate::error::Result;
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::cli::OutputFormat;
+use crate::error::{Error, Result};
+use crate::verify::detect::Class;
+use crate::verify::gate::{self, TargetError, VerifyOptions};
+use crate::verify::report::{self, CassetteMargins, Coverage};
+use crate::verify::scan::AllowList;
 
 #[derive(Debug, clap::Args)]
-pub struct VerifyArgs {}
+#[command(
+    after_help = "Exit codes: 0 clean · 1 a real finding (privacy, staleness drift, scenario drift) · \
+                  3 could not verify (unresolvable skill dirs, newer cassette format, unreadable file) · 2 usage.\n\
+                  --allow REGEX is a PATTERN matched against the WHOLE finding (case-insensitive); \
+                  --allow-patterns-file is a FILE of such patterns, one per line."
+)]
+pub struct VerifyArgs {
+    /// Cassette files, or directories whose `*.cassette.json` are verified (non-recursive).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Resolve skill sources from THIS session (for a moved cassette; one cassette only).
+    #[arg(long, value_name = "FILE")]
+    pub session: Option<PathBuf>,
+    /// Skip the privacy scan.
+    #[arg(long)]
+    pub skip_privacy: bool,
+    /// Skip the staleness and session-shape checks.
+    #[arg(long)]
+    pub skip_staleness: bool,
+    /// Skip the scenario recording-shaping drift check.
+    #[arg(long)]
+    pub skip_scenario_drift: bool,
+    /// Also list the budget of every count-bound assertion (diagnostic only).
+    #[arg(long)]
+    pub margins: bool,
+    /// A directory that exists but holds no cassettes exits 0 instead of 2.
+    #[arg(long)]
+    pub allow_empty: bool,
+    /// Allow findings of any class matching REGEX (whole match, case-insensitive).
+    #[arg(long, value_name = "REGEX")]
+    pub allow: Vec<String>,
+    #[arg(long, value_name = "REGEX")]
+    pub allow_domain: Vec<String>,
+    #[arg(long, value_name = "REGEX")]
+    pub allow_email: Vec<String>,
+    #[arg(long, value_name = "REGEX")]
+    pub allow_path: Vec<String>,
+    #[arg(long, value_name = "REGEX")]
+    pub allow_machine_inventory: Vec<String>,
+    #[arg(long, value_name = "REGEX")]
+    pub allow_host_inventory: Vec<String>,
+    /// Allow a reviewed synthetic secret (e.g. a documentation key).
+    #[arg(long, value_name = "REGEX")]
+    pub allow_secret: Vec<String>,
+    /// Allow reviewed synthetic personal data.
+    #[arg(long, value_name = "REGEX")]
+    pub allow_personal: Vec<String>,
+    /// Allow reviewed host details (hostnames, addresses, home paths).
+    #[arg(long, value_name = "REGEX")]
+    pub allow_host: Vec<String>,
+    /// A FILE of allow patterns, one regex per line (`#` comments, blanks ignored).
+    #[arg(long, value_name = "FILE")]
+    pub allow_patterns_file: Vec<PathBuf>,
+    /// `text` (report on stderr) or `json` (envelope on stdout).
+    #[arg(long, value_enum, default_value_t)]
+    pub output_format: OutputFormat,
+    /// No text report when everything is clean.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
 
-pub fn run(_args: VerifyArgs) -> Result<u8> {
-    Err(crate::Error::not_implemented("reel verify-cassettes"))
+impl From<TargetError> for Error {
+    fn from(e: TargetError) -> Self {
+        let hint = match &e {
+            TargetError::NotFound(_) => {
+                "check the path (a directory means its *.cassette.json files)"
+            }
+            TargetError::EmptyDir(_) => {
+                "pass --allow-empty if this directory deliberately holds no cassettes"
+            }
+        };
+        Error::usage(format!("verify-cassettes: {e}")).with_hint(hint)
+    }
+}
+
+fn build_allow(args: &VerifyArgs) -> Result<AllowList> {
+    let mut allow = AllowList::default();
+    let groups: [(&[String], Option<Class>, &str); 9] = [
+        (&args.allow, None, "--allow"),
+        (&args.allow_domain, Some(Class::Domain), "--allow-domain"),
+        (&args.allow_email, Some(Class::Email), "--allow-email"),
+        (&args.allow_path, Some(Class::Path), "--allow-path"),
+        (
+            &args.allow_machine_inventory,
+            Some(Class::MachineInventory),
+            "--allow-machine-inventory",
+        ),
+        (
+            &args.allow_host_inventory,
+            Some(Class::HostInventory),
+            "--allow-host-inventory",
+        ),
+        (&args.allow_secret, Some(Class::Secret), "--allow-secret"),
+        (
+            &args.allow_personal,
+            Some(Class::Personal),
+            "--allow-personal",
+        ),
+        (&args.allow_host, Some(Class::Host), "--allow-host"),
+    ];
+    for (sources, class, flag) in groups {
+        for src in sources {
+            allow
+                .add(src, class)
+                .map_err(|e| Error::usage(format!("{flag}: invalid regex: {src} ({e})")))?;
+        }
+    }
+    for file in &args.allow_patterns_file {
+        let text = std::fs::read_to_string(file).map_err(|e| {
+            Error::usage(format!("--allow-patterns-file: cannot read {}: {e}", file.display()))
+                .with_hint("--allow-patterns-file takes a FILE of patterns; to allow a value, use --allow REGEX")
+        })?;
+        allow.add_patterns_text(&text).map_err(|e| {
+            Error::usage(format!("--allow-patterns-file ({}): {e}", file.display()))
+        })?;
+    }
+    Ok(allow)
+}
+
+pub fn run(args: VerifyArgs) -> Result<u8> {
+    if args.skip_privacy && args.skip_staleness {
+        return Err(Error::usage(
+            "verify-cassettes: --skip-privacy and --skip-staleness are mutually exclusive (together they'd check nothing)",
+        ));
+    }
+    let allow = build_allow(&args)?;
+    let coverage = Coverage {
+        privacy: !args.skip_privacy,
+        staleness: !args.skip_staleness,
+        scenario_drift: !args.skip_scenario_drift,
+    };
+    let files = match gate::collect_targets(&args.paths) {
+        Ok(f) => f,
+        Err(TargetError::EmptyDir(dir)) if args.allow_empty && args.session.is_none() => {
+            if args.output_format == OutputFormat::Json {
+                println!("{}", report::json(&[], coverage, None));
+            } else if !args.quiet {
+                eprintln!(
+                    "✓ verify-cassettes: no cassettes under {dir} — nothing to verify (--allow-empty)"
+                );
+            }
+            return Ok(crate::exit::SUCCESS);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(session) = &args.session {
+        if args.paths.iter().any(|p| p.is_dir()) || files.len() > 1 {
+            return Err(Error::usage(format!(
+                "verify-cassettes --session <file> names one cassette's session and is not valid for a directory target ({} cassette(s)) — run it per cassette",
+                files.len()
+            )));
+        }
+        if !session.is_file() {
+            return Err(Error::usage(format!(
+                "verify-cassettes --session: not a session file: {}",
+                session.display()
+            )));
+        }
+        if args.skip_staleness {
+            return Err(Error::usage(
+                "verify-cassettes --session has no effect with --skip-staleness — drop one of them",
+            ));
+        }
+        if let Ok(c) = gate::load_cassette(&files[0])
+            && gate::resolve_session(&c, None).is_none()
+        {
+            return Err(Error::usage(
+                "verify-cassettes --session: this cassette records an inline scenario, which has no session file to override — remove --session",
+            ));
+        }
+        eprintln!(
+            "::notice:: [verify-cassettes] --session override in effect: {}",
+            session.display()
+        );
+    }
+    let opts = VerifyOptions {
+        session: args.session.clone(),
+        privacy: coverage.privacy,
+        staleness: coverage.staleness,
+        scenario_drift: coverage.scenario_drift,
+        allow,
+    };
+    let results = gate::verify_all(&files, &opts);
+    let margins: Option<Vec<CassetteMargins>> = args.margins.then(|| {
+        files
+            .iter()
+            .filter_map(|f| {
+                let rows = gate::margins_of(f);
+                (!rows.is_empty()).then(|| CassetteMargins {
+                    file: f.display().to_string(),
+                    rows,
+                    error: Some("recorded counts need a replay of the cassette, which verify-cassettes does not run in this build; budgets only".into()),
+                })
+            })
+            .collect()
+    });
+    let code = gate::exit_code(&results);
+    if args.output_format == OutputFormat::Json {
+        let line = report::json(&results, coverage, margins.as_deref());
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{line}");
+    } else if !(args.quiet && code == crate::exit::SUCCESS) {
+        let text = report::text(&results, coverage, margins.as_deref());
+        let _ = anstream::stderr().lock().write_all(text.as_bytes());
+    }
+    Ok(code)
 }

@@ -1,1 +1,33 @@
-//! The scripted model endpoint: an Anthropic Messages API on loopback.
+//! The scripted model endpoint: an Anthropic Messages API on loopback that
+//! answers a real agent (Claude Code) from a YAML script, so a scenario can be
+//! recorded without a model token and reproduced byte for byte.
+//!
+//! - [`script`]: the script format (turns of text / tool_use blocks, usage,
+//!   `expect` checks) and its validation.
+//! - [`conversation`]: what a request tells us (which turn is due, what the
+//!   agent last saw, its working directory).
+//! - [`reply`]: rendering a turn as SSE or JSON, deterministically.
+//! - [`server`]: the HTTP server, routing, request log and problem list.
+//!
+//! Deliberately not here: no real model, no learning from requests, no state
+//! between requests that could make a retry get a different answer, and no
+//! driving of the agent process (that is `crate::agent`).
+//!
+//! ```no_run
+//! use reel::model::{Script, Server, ServeOptions};
+//! let script = Script::load("scenarios/hello.model.yaml")?;
+//! let server = Server::start(script, ServeOptions::default())?;
+//! // run the agent with ANTHROPIC_BASE_URL = server.url() ...
+//! for problem in server.shutdown() {
+//!     eprintln!("{problem}");
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod conversation;
+pub mod reply;
+pub mod script;
+pub mod server;
+
+pub use script::{Block, Expect, Script, ScriptError, Turn, Usage};
+pub use server::{Problem, ProblemKind, ServeError, ServeOptions, Server};

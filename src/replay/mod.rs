@@ -1,1 +1,586 @@
-//! `replay`: re-evaluate a cassette against its frozen recording.
+//! `replay`: re-evaluate a cassette's assertions against its frozen recording,
+//! token-free, and form the same verdict cowork-harness forms
+//! (spec/replay.md §2).
+//!
+//! Per cassette: choose the assert source ([`assert_source`]), compute
+//! staleness (`crate::fingerprint::staleness`), re-drive the events into a
+//! run record (`crate::evidence`), strip what this cassette cannot evaluate
+//! ([`buckets`]), materialise the manifest ([`materialise`]), evaluate each
+//! item (`crate::assert::check`), append the pseudo-assertions, and form the
+//! verdict ([`verdict`]). Every message is *returned* in the [`ReplayResult`]
+//! (never printed here), so a directory can be replayed in parallel and still
+//! reported in a stable order.
+//!
+//! This module does not render anything (that is `crate::report`) and does not
+//! parse events or evaluate keys itself.
+
+pub mod assert_source;
+pub mod buckets;
+pub mod fidelity;
+pub mod materialise;
+pub mod record_view;
+pub mod verdict;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+pub use assert_source::{AssertSource, ChosenAsserts};
+pub use buckets::Skipped;
+pub use verdict::{Lane, Outcome, Verdict};
+
+use crate::assert::{self, AssertionOutcome, Context};
+use crate::cassette::{CASSETTE_VERSION, Cassette};
+use crate::evidence::RunRecord;
+use crate::exit;
+use crate::fingerprint::staleness::{self, Gate, Staleness};
+use record_view::RecordFacts;
+
+/// How to replay.
+#[derive(Debug, Clone, Default)]
+pub struct ReplayOptions {
+    /// `--strict`: every staleness finding fails.
+    pub strict: bool,
+    /// `--fail-on-skill-drift` (implied by the reassert modes).
+    pub fail_on_skill_drift: bool,
+    /// `--session FILE`: resolve skill sources from this session.
+    pub session: Option<PathBuf>,
+    /// `--best-effort-future-cassette`.
+    pub best_effort_future: bool,
+    /// Which `assert:` block to evaluate.
+    pub assert_source: AssertSource,
+    /// `--write` (reassert modes only).
+    pub write: bool,
+    /// `--allow-failing` (relaxes `--write`'s verdict gate).
+    pub allow_failing: bool,
+}
+
+/// The replay of one cassette file.
+#[derive(Debug, Clone)]
+pub struct ReplayResult {
+    /// The file as given (or as listed from a directory).
+    pub file: PathBuf,
+    /// `::notice::`/`::warning::` lines to print before the footer, in order.
+    pub notices: Vec<String>,
+    /// A per-file error (`replay: <file>: <message>`); the result is then the
+    /// synthetic error result and the exit contribution is 2.
+    pub error: Option<String>,
+    /// The run-result JSON (everything but `verdict`/`provenance`/`outcome`).
+    pub run: Map<String, Value>,
+    pub assertions: Vec<AssertionOutcome>,
+    pub skipped: Skipped,
+    pub staleness: Staleness,
+    pub verdict: Verdict,
+    pub outcome: Outcome,
+    pub facts: RecordFacts,
+    /// Lines to print after the footer (`--write` outcome).
+    pub after: Vec<String>,
+    /// This file's exit contribution (0, 1 or 2).
+    pub exit_code: u8,
+}
+
+impl ReplayResult {
+    /// `result.scenario` (frozen name, or the file path for an error result).
+    pub fn scenario(&self) -> &str {
+        self.run
+            .get("scenario")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+
+    /// `result.fidelity` (`replay:<f>`).
+    pub fn fidelity(&self) -> &str {
+        self.run
+            .get("fidelity")
+            .and_then(Value::as_str)
+            .unwrap_or("replay")
+    }
+
+    /// `result.result` (`success` / `error`).
+    pub fn result(&self) -> &str {
+        self.run
+            .get("result")
+            .and_then(Value::as_str)
+            .unwrap_or("error")
+    }
+
+    /// The `provenance` object of the envelope.
+    pub fn provenance(&self) -> Value {
+        if self.error.is_some() {
+            return json!({"model": "unknown", "skill": "unknown", "ablated": false});
+        }
+        json!({
+            "model": if self.facts.models.is_empty() { "unknown".to_string() } else { self.facts.models.join(",") },
+            "skill": format!(
+                "{},{}",
+                if self.facts.skill_offered { "offered" } else { "NOT-offered" },
+                if self.facts.skill_invoked { "invoked" } else { "NOT-invoked" }
+            ),
+            "ablated": false,
+        })
+    }
+
+    /// The full run-result object of the JSON envelope.
+    pub fn to_json(&self) -> Value {
+        let mut m = self.run.clone();
+        m.insert(
+            "outcome".into(),
+            serde_json::to_value(self.outcome).unwrap_or(Value::Null),
+        );
+        m.insert(
+            "verdict".into(),
+            serde_json::to_value(&self.verdict).unwrap_or(Value::Null),
+        );
+        m.insert("provenance".into(), self.provenance());
+        Value::Object(m)
+    }
+}
+
+/// Why a cassette could not be replayed (a per-file error, exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("{0}")]
+    Load(String),
+    #[error(transparent)]
+    AssertSource(#[from] assert_source::AssertSourceError),
+    #[error(transparent)]
+    Materialise(#[from] materialise::MaterialiseError),
+    #[error(
+        "--session cannot apply: the cassette's scenario.session is \"(inline)\" (no skill sources to resolve)"
+    )]
+    InlineSession,
+}
+
+impl From<ReplayError> for crate::Error {
+    fn from(e: ReplayError) -> Self {
+        crate::Error::usage(e.to_string())
+    }
+}
+
+/// Top-level scenario keys this build knows (others are only named on a future cassette).
+const SCENARIO_KEYS: [&str; 15] = [
+    "name",
+    "prompt",
+    "session",
+    "baseline",
+    "fidelity",
+    "execution",
+    "lane",
+    "timeout_ms",
+    "answers",
+    "on_unanswered",
+    "expect_denied",
+    "assert",
+    "skills",
+    "requires_capabilities",
+    "allow_host_writes",
+];
+
+/// Loads and replays one file: the per-file loop body of spec §2.2 (load,
+/// `--session` notice, assert source, replay, `--write`). Never fails: a
+/// problem becomes an error result with exit contribution 2.
+pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
+    let cassette = match Cassette::load(path) {
+        Ok(c) => c,
+        Err(e) => return error_result(path, Vec::new(), e.message()),
+    };
+    let mut notices = Vec::new();
+    if let Some(session) = &opts.session {
+        notices.push(session_notice(&cassette, session));
+    }
+    let chosen = match assert_source::choose(&cassette, &opts.assert_source) {
+        Ok(c) => c,
+        Err(e) => return error_result(path, notices, e.to_string()),
+    };
+    let mut result = match replay_with(&cassette, &chosen, opts) {
+        Ok(r) => r,
+        Err(e) => return error_result(path, notices, e.to_string()),
+    };
+    notices.append(&mut result.notices);
+    result.notices = notices;
+    if opts.write && opts.assert_source.is_reassert() {
+        if let Err(why) = write_gate(&cassette, &chosen, &result, opts) {
+            result
+                .after
+                .push(format!("replay --write: {}: {why}", path.display()));
+            result.exit_code = exit::worst(result.exit_code, exit::USAGE);
+        } else {
+            result.after.push(format!(
+                "replay --write: {}: persisted the re-validated assert: block (events/controlOut unchanged)",
+                path.display()
+            ));
+        }
+    }
+    result
+}
+
+fn write_gate(
+    cassette: &Cassette,
+    chosen: &ChosenAsserts,
+    result: &ReplayResult,
+    opts: &ReplayOptions,
+) -> Result<(), assert_source::WriteRefusal> {
+    let evidence = evidence_of(cassette);
+    let missing = assert_source::unverifiable_keys(&chosen.items, |k| evidence.is_active(k));
+    if !missing.is_empty() {
+        return Err(assert_source::WriteRefusal::Unverifiable(format!(
+            "key(s) {} cannot be evaluated on this cassette (no controlOut / manifest / pre-run baseline) and would silently skip on every replay — re-record instead",
+            missing.join(", ")
+        )));
+    }
+    if !result.verdict.pass && !opts.allow_failing {
+        return Err(assert_source::WriteRefusal::Failing);
+    }
+    assert_source::write_back(cassette, chosen)
+}
+
+fn session_notice(cassette: &Cassette, session: &Path) -> String {
+    let sources = crate::fingerprint::resolve_sources(
+        crate::fingerprint::cassette_session(cassette),
+        Some(cassette.dir()),
+        Some(session),
+    );
+    let dirs = match (&sources.failure, sources.roots.is_empty()) {
+        (Some(why), _) => format!("(none: {why})"),
+        (None, true) => "(no skill sources declared)".to_string(),
+        (None, false) => sources
+            .roots
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    format!(
+        "::notice:: [replay] --session override in effect: {} -> {dirs}",
+        session.display()
+    )
+}
+
+/// Replays a loaded cassette with its frozen (or `opts.assert_source`) assertions.
+/// This is the engine `record` calls for the verdict of a fresh recording.
+pub fn replay_cassette(
+    cassette: &Cassette,
+    opts: &ReplayOptions,
+) -> Result<ReplayResult, ReplayError> {
+    let chosen = assert_source::choose(cassette, &opts.assert_source)?;
+    replay_with(cassette, &chosen, opts)
+}
+
+fn evidence_of(cassette: &Cassette) -> buckets::Evidence {
+    buckets::Evidence {
+        has_control_out: cassette.control_out().is_some_and(|c| !c.is_empty()),
+        artifacts: cassette
+            .doc
+            .get("artifacts")
+            .and_then(Value::as_array)
+            .map(Vec::len),
+        has_pre_run_paths: cassette.doc.get("preRunPaths").is_some_and(Value::is_array),
+        has_pre_run_hashes: cassette
+            .doc
+            .get("preRunHashes")
+            .is_some_and(Value::is_object),
+    }
+}
+
+/// Pseudo-assertion with `assertion: {}` or `{replay_protocol_fidelity: true}`.
+fn pseudo(protocol: bool, source: &str, message: String) -> AssertionOutcome {
+    AssertionOutcome {
+        assertion: if protocol {
+            json!({"replay_protocol_fidelity": true})
+        } else {
+            json!({})
+        },
+        pass: false,
+        message,
+        evidence: None,
+        source: Some(source.into()),
+    }
+}
+
+/// Which staleness gate this replay's flags select (first matching rule of
+/// spec §2.5 step 16; the gating itself lives in `fingerprint::staleness`).
+fn staleness_gate(opts: &ReplayOptions) -> Gate {
+    if opts.strict {
+        Gate::Strict
+    } else if opts.fail_on_skill_drift || opts.assert_source.is_reassert() {
+        Gate::FailOnSkillDrift
+    } else if opts.session.is_some() {
+        Gate::ExplicitSession
+    } else {
+        Gate::Bare
+    }
+}
+
+/// The engine: one cassette, a chosen assertion block.
+pub fn replay_with(
+    cassette: &Cassette,
+    chosen: &ChosenAsserts,
+    opts: &ReplayOptions,
+) -> Result<ReplayResult, ReplayError> {
+    let scenario = cassette.scenario();
+    if opts.session.is_some() && scenario.get("session").and_then(Value::as_str) == Some("(inline)")
+    {
+        return Err(ReplayError::InlineSession);
+    }
+    let mut notices: Vec<String> = cassette.load_warnings.clone();
+    notices.extend(chosen.notices.iter().cloned());
+
+    // 1. Future-version handling.
+    let future = cassette.is_future();
+    if future {
+        let unknown: Vec<&str> = scenario
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !SCENARIO_KEYS.contains(k))
+            .collect();
+        if !unknown.is_empty() {
+            notices.push(format!(
+                "::notice:: [replay] frozen scenario carries unknown top-level key(s) from a newer format (not consulted by this build): {}",
+                unknown.join(", ")
+            ));
+        }
+        if opts.best_effort_future {
+            notices.push(format!(
+                "::warning:: [replay] cassette format v{} is newer than this build understands (v{CASSETTE_VERSION}) — replaying anyway (--best-effort-future-cassette); results may be unreliable",
+                cassette.version
+            ));
+        }
+    }
+
+    // 3. Staleness.
+    let stale = staleness::compute(cassette, opts.session.as_deref());
+    for f in &stale.findings {
+        notices.push(format!(
+            "::warning:: [replay] cassette stale: {}",
+            f.message
+        ));
+    }
+
+    // 4. Legacy (no controlOut) mode.
+    let evidence = evidence_of(cassette);
+    if !evidence.has_control_out {
+        notices.push(
+            "::warning:: [replay] cassette has no controlOut (pre-full-fidelity) — question/gate assertions are NOT checked; re-record to enable them"
+                .into(),
+        );
+    }
+
+    // 6. Re-drive.
+    let run = RunRecord::from_cassette(cassette);
+    let facts = record_view::facts(&run);
+
+    // 9, 11, 12. Bucket exclusion.
+    let stripped = buckets::strip(&chosen.items, chosen.expect_denied.len(), &evidence);
+    notices.extend(stripped.warnings.iter().cloned());
+
+    // 10. Materialise when a manifest key is active.
+    let materialised = if evidence.any_manifest_key_active(&stripped.items) {
+        Some(materialise::materialise(
+            &cassette.artifacts().unwrap_or_default(),
+        )?)
+    } else {
+        None
+    };
+
+    // 13, 14. Evaluate.
+    let ctx = Context {
+        cassette,
+        run: &run,
+        work_root: materialised.as_ref().map(|m| m.root()),
+    };
+    let mut assertions: Vec<AssertionOutcome> = stripped
+        .items
+        .iter()
+        .map(|i| assert::check(i, &ctx))
+        .collect();
+
+    // 16. Pseudo-assertions, in the original's order.
+    for m in stale.failures(staleness_gate(opts)) {
+        assertions.push(pseudo(false, "staleness", m));
+    }
+    if future && !opts.best_effort_future {
+        assertions.push(pseudo(
+            false,
+            "cassette-format",
+            format!(
+                "cassette format too new: cassette format v{} is newer than this harness understands (v{CASSETTE_VERSION}) — results may be unreliable; upgrade reel (pass --best-effort-future-cassette to attempt replay anyway)",
+                cassette.version
+            ),
+        ));
+    }
+    for m in &facts.format_problems {
+        assertions.push(pseudo(true, "cassette-format", m.clone()));
+    }
+    for p in fidelity::recorded_answer_problems(cassette) {
+        assertions.push(pseudo(true, "cassette-format", fidelity::message(&p)));
+    }
+    drop(materialised);
+
+    // Verdict.
+    let result_str = facts.result.clone().unwrap_or_else(|| "error".into());
+    let verdict = verdict::compute(
+        &verdict::VerdictInput {
+            result: &result_str,
+            result_error_kind: facts.result_error_kind.as_deref(),
+            assertions: &assertions,
+            stalled: facts.stalled,
+            infra_errors: &facts.infra_errors,
+            ..Default::default()
+        },
+        Lane::Replay,
+    );
+    let outcome = verdict::outcome(&result_str, &verdict);
+    let run_json = run_result(
+        cassette,
+        &facts,
+        &result_str,
+        &assertions,
+        stripped.skipped,
+        &stale,
+    );
+    let exit_code = verdict.exit_code;
+    Ok(ReplayResult {
+        file: cassette.path.clone(),
+        notices,
+        error: None,
+        run: run_json,
+        assertions,
+        skipped: stripped.skipped,
+        staleness: stale,
+        verdict,
+        outcome,
+        facts,
+        after: Vec::new(),
+        exit_code,
+    })
+}
+
+/// Assembles the run-result object (spec §2.8) in the original's key order
+/// where reel knows it; record-derived fields come from `facts.fields`.
+fn run_result(
+    cassette: &Cassette,
+    facts: &RecordFacts,
+    result: &str,
+    assertions: &[AssertionOutcome],
+    skipped: Skipped,
+    stale: &Staleness,
+) -> Map<String, Value> {
+    let scenario = cassette.scenario();
+    let s = |k: &str, d: &str| {
+        scenario
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or(d)
+            .to_string()
+    };
+    let fidelity = s("fidelity", "container");
+    let effective = cassette
+        .effective_fidelity()
+        .map(str::to_owned)
+        .unwrap_or_else(|| fidelity.clone());
+    let mut m = Map::new();
+    m.insert("command".into(), json!("replay"));
+    m.insert("lane".into(), json!(s("lane", "local")));
+    m.insert("scratchpadEvidenceComplete".into(), json!(false));
+    m.insert(
+        "scenario".into(),
+        json!(
+            scenario
+                .get("name")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| cassette.path.display().to_string())
+        ),
+    );
+    m.insert("mode".into(), json!("run"));
+    if let Some(loc) = cassette.environment().and_then(|e| e.location) {
+        m.insert("execution".into(), json!({"location": loc}));
+    }
+    m.insert("fidelity".into(), json!(format!("replay:{fidelity}")));
+    m.insert(
+        "effectiveFidelity".into(),
+        json!(format!("replay:{effective}")),
+    );
+    m.insert("baseline".into(), json!(s("baseline", "latest")));
+    m.insert("result".into(), json!(result));
+    for (k, v) in [
+        ("resultErrorKind", &facts.result_error_kind),
+        ("errorSource", &facts.error_source),
+        ("resultSubtype", &facts.result_subtype),
+    ] {
+        if let Some(v) = v {
+            m.insert(k.into(), json!(v));
+        }
+    }
+    m.insert("decisions".into(), Value::Array(facts.decisions.clone()));
+    for (k, v) in &facts.fields {
+        m.insert(k.clone(), v.clone());
+    }
+    m.insert("egress".into(), json!([]));
+    m.insert(
+        "assertions".into(),
+        serde_json::to_value(assertions).unwrap_or_else(|_| json!([])),
+    );
+    // Departure 1: a replay-served answer is not "auto-answered".
+    m.insert("nonReproducibleAnswers".into(), json!([]));
+    m.insert("outDir".into(), json!("(replay)"));
+    m.insert(
+        "skippedAssertions".into(),
+        serde_json::to_value(skipped).unwrap_or(Value::Null),
+    );
+    m.insert("nonDeterministic".into(), json!(false));
+    m.insert("prompt".into(), json!(s("prompt", "")));
+    m.insert("preRunLinkAware".into(), json!(cassette.version >= 10));
+    if let Some(Value::Object(fp)) = cassette.doc.get("fingerprint") {
+        let mut fp = fp.clone();
+        fp.insert("frozen".into(), json!(true));
+        m.insert("fingerprint".into(), Value::Object(fp));
+    }
+    if !stale.findings.is_empty() {
+        m.insert(
+            "staleness".into(),
+            serde_json::to_value(&stale.findings).unwrap_or(Value::Null),
+        );
+    }
+    m
+}
+
+/// The synthetic error result of a file that could not be replayed.
+pub fn error_result(path: &Path, notices: Vec<String>, message: String) -> ReplayResult {
+    let assertions = Vec::new();
+    let verdict = verdict::compute(
+        &verdict::VerdictInput {
+            result: "error",
+            assertions: &assertions,
+            ..Default::default()
+        },
+        Lane::Replay,
+    );
+    let mut run = Map::new();
+    run.insert("command".into(), json!("replay"));
+    run.insert("scratchpadEvidenceComplete".into(), json!(false));
+    run.insert("scenario".into(), json!(path.display().to_string()));
+    run.insert("fidelity".into(), json!("replay"));
+    run.insert("baseline".into(), json!(""));
+    run.insert("result".into(), json!("error"));
+    run.insert("decisions".into(), json!([]));
+    run.insert("egress".into(), json!([]));
+    run.insert("assertions".into(), json!([]));
+    run.insert("outDir".into(), json!(""));
+    run.insert("durationMs".into(), json!(0));
+    run.insert("mode".into(), json!("run"));
+    ReplayResult {
+        file: path.to_path_buf(),
+        notices,
+        error: Some(message),
+        run,
+        assertions,
+        skipped: Skipped::default(),
+        staleness: Staleness::default(),
+        outcome: Outcome::Errored,
+        verdict,
+        facts: RecordFacts::default(),
+        after: Vec::new(),
+        exit_code: exit::USAGE,
+    }
+}

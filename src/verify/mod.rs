@@ -1,1 +1,24 @@
-//! `verify-cassettes`: privacy scan and staleness gate for committed cassettes.
+//! `verify-cassettes`: the privacy scan and staleness gate for committed
+//! cassettes, and the record-time redaction/secret scrubbing that keeps
+//! private data out of them in the first place.
+//!
+//! * [`detect`]: the ONE table of text detectors (cowork-harness's five
+//!   classes, provider secrets, personal data, host details), shared by the
+//!   scanner and the scrubber.
+//! * [`scan`]: where in a cassette each detector runs, plus the structural
+//!   host-inventory check; produces [`scan::Finding`]s.
+//! * [`gate`]: `verify-cassettes` per cassette and per batch (privacy,
+//!   staleness via [`crate::fingerprint::staleness`], session-shape and
+//!   scenario drift, version), the exit-code rule.
+//! * [`report`]: text and JSON rendering of a gate run.
+//! * [`redact`]: `.cowork-redact.json` policies and `scrub_cassette`, used by
+//!   `record` before a cassette is written.
+//!
+//! This module never judges a recording's assertions (that is `assert`/
+//! `replay`); the verdict-preserving check takes the verdict as a closure.
+
+pub mod detect;
+pub mod gate;
+pub mod redact;
+pub mod report;
+pub mod scan;

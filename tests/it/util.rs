@@ -56,3 +56,47 @@ pub fn copy_tree(src: &Path, dst: &Path) {
         }
     }
 }
+
+/// The pinned Claude Code CLI: env `REEL_CLAUDE_BIN`, else
+/// `<repo>/.tools/claude/node_modules/.bin/claude`, else installed once with
+/// `scripts/install-claude.sh`. `None` (after a loud message) when it cannot
+/// be had outside CI; under CI a missing binary panics so the test fails.
+pub fn claude_bin() -> Option<PathBuf> {
+    static BIN: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(bin) = std::env::var_os("REEL_CLAUDE_BIN") {
+            let bin = PathBuf::from(bin);
+            if bin.is_file() {
+                return Some(bin);
+            }
+            let msg = format!("REEL_CLAUDE_BIN={} is not a file", bin.display());
+            if in_ci() {
+                panic!("{msg}");
+            }
+            eprintln!("SKIPPING real-agent test: {msg}");
+            return None;
+        }
+        let local = repo().join(".tools/claude/node_modules/.bin/claude");
+        if local.is_file() {
+            return Some(local);
+        }
+        let installed = std::process::Command::new("bash")
+            .arg(repo().join("scripts/install-claude.sh"))
+            .stdout(std::process::Stdio::null())
+            .status();
+        if local.is_file() {
+            return Some(local);
+        }
+        let msg = format!(
+            "the Claude Code CLI is missing at {} and `bash scripts/install-claude.sh` did not \
+             install it ({installed:?}); set REEL_CLAUDE_BIN or run the install script",
+            local.display()
+        );
+        if in_ci() {
+            panic!("{msg}");
+        }
+        eprintln!("SKIPPING real-agent test: {msg}");
+        None
+    })
+    .clone()
+}

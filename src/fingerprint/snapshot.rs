@@ -1,0 +1,626 @@
+//! The ONE walk of the skill roots (spec/fingerprint.md §1.2, §1.7, §1.8):
+//! lists every root once, then hashes the selected files in parallel (rayon),
+//! and keeps the result as a [`Snapshot`] every digest derives from — no
+//! second walk, so `skillHash`, `contentSig`, `fileSigs` and `sharedHash`
+//! cannot disagree about a concurrently edited tree.
+//!
+//! Each entry carries two membership flags: `in_main` (the hashed view:
+//! scope ∧ ignore ∧ git) and `in_shared` (the `sharedHash` view: shared
+//! scope ∧ ignore, never git-filtered, as upstream). Both predicates are
+//! prefix-closed, so filtering entries equals pruning the walk.
+//!
+//! This module does not resolve sessions (see `roots`) and does not fold
+//! digests (see the parent module).
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use super::ignore::IgnoreSet;
+use super::manifest::{self, ManifestKind};
+
+/// Directory names never descended into, at any depth.
+const DENY_DIRS: [&str; 5] = [
+    ".git",
+    "node_modules",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+];
+/// OS-junk final segments (files and directories).
+const OS_JUNK: [&str; 5] = [
+    ".DS_Store",
+    "Thumbs.db",
+    "desktop.ini",
+    ".AppleDouble",
+    "__MACOSX",
+];
+
+/// Env switch of the git-tracked boundary (on unless exactly `"0"`).
+pub const ENV_GITSET: &str = "COWORK_HARNESS_GITSET";
+/// Env switch of agent scoping (on only when exactly `"skill"`).
+pub const ENV_AGENT_SCOPE: &str = "COWORK_HARNESS_AGENT_SCOPE";
+
+/// Which file set to hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ModeRequest {
+    /// Git-tracked set when every root is in a git work tree, unless
+    /// `COWORK_HARNESS_GITSET=0` (what a recording does).
+    #[default]
+    Auto,
+    /// Git-tracked set; a root outside a git work tree is an error.
+    Git,
+    /// Every file on disk (minus the exclusions).
+    Raw,
+}
+
+/// Inputs of a walk beyond the roots.
+#[derive(Debug, Clone, Default)]
+pub struct WalkOptions {
+    pub mode: ModeRequest,
+    /// `scenario.skills` (empty ⇒ whole tree).
+    pub scope: Vec<String>,
+    /// The session's `staleness.hash_ignore`.
+    pub session_ignore: Vec<String>,
+    /// Agent scoping (`COWORK_HARNESS_AGENT_SCOPE=skill`).
+    pub agent_scope: bool,
+}
+
+impl WalkOptions {
+    /// Options as a recording would use them: mode `Auto` and agent scoping
+    /// from the environment.
+    pub fn from_env(scope: Vec<String>, session_ignore: Vec<String>) -> Self {
+        WalkOptions {
+            mode: ModeRequest::Auto,
+            scope,
+            session_ignore,
+            agent_scope: std::env::var(ENV_AGENT_SCOPE).is_ok_and(|v| v == "skill"),
+        }
+    }
+}
+
+/// Per-file digests in both formats (equal unless the file is a manifest
+/// whose two transforms differ).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDigests {
+    pub legacy: String,
+    pub jcs1: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A directory (`D:` marker; empty directories count).
+    Dir,
+    /// An in-tree symlink, never followed; `target` is root-relative.
+    Link { target: String },
+    File {
+        digests: FileDigests,
+        manifest: Option<ManifestKind>,
+    },
+}
+
+/// One snapshot entry, in walk order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Index into [`Snapshot::roots`].
+    pub root: usize,
+    /// Root-relative, `/`-separated.
+    pub path: String,
+    pub kind: EntryKind,
+    /// Part of the hashed view.
+    pub in_main: bool,
+    /// Part of the `sharedHash` view.
+    pub in_shared: bool,
+}
+
+/// The result of the walk.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Absolute roots in fold order (UTF-16 order of their path strings).
+    pub roots: Vec<PathBuf>,
+    pub entries: Vec<Entry>,
+    /// Read errors of the hashed view (any ⇒ the fingerprint is dropped).
+    pub read_errors: Vec<String>,
+    /// `scenario.skills` was applied.
+    pub scoped: bool,
+    /// Requested skills not found (scope fell back to the whole tree).
+    pub missed_skills: Vec<String>,
+    /// Every root was hashed as its git-tracked set.
+    pub git_mode: bool,
+    /// Agent scoping on AND scoped.
+    pub agent_scoped: bool,
+    /// `sharedHash` applies (scope requested and every root a plugin root).
+    pub has_shared: bool,
+}
+
+/// Errors that stop a walk entirely (per-file problems are read errors).
+#[derive(Debug, thiserror::Error)]
+pub enum WalkError {
+    #[error("`--mode git`: {0} is not inside a git work tree")]
+    NotAGitWorkTree(PathBuf),
+    #[error("git work tree at {root} is present but its index could not be read: {msg}")]
+    GitIndex { root: PathBuf, msg: String },
+}
+
+/// UTF-16 code-unit order (JS default `sort()`).
+pub fn utf16_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+/// Lexical resolution: `.` dropped, `..` collapsed, no symlinks followed.
+pub fn lexical_normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// `path.resolve(base, p)`: absolute, lexically normalised.
+pub fn lexical_absolute(base: &Path, p: &Path) -> PathBuf {
+    lexical_normalize(&base.join(p))
+}
+
+fn name_str(name: &OsStr) -> String {
+    name.to_string_lossy().into_owned()
+}
+
+pub(crate) fn is_os_junk(rel: &str) -> bool {
+    let last = rel.rsplit('/').next().unwrap_or(rel);
+    OS_JUNK.contains(&last)
+}
+
+/// Tracked files of one root (relative to it) and their ancestor directories.
+struct GitSet {
+    files: HashSet<String>,
+    dirs: HashSet<String>,
+}
+
+impl GitSet {
+    fn accepts(&self, rel: &str) -> bool {
+        self.files.contains(rel) || self.dirs.contains(rel)
+    }
+}
+
+/// The tracked set of `root` read from its repository's index with git2
+/// (`None` when `root` is not in a git work tree). Equivalent to
+/// `git ls-files -z -- .` run in `root`; git2 ignores `GIT_DIR` & co., as
+/// upstream does by removing them from the child environment.
+fn git_set(root: &Path) -> Result<Option<GitSet>, WalkError> {
+    let Ok(repo) = git2::Repository::discover(root) else {
+        return Ok(None);
+    };
+    let Some(workdir) = repo.workdir() else {
+        return Ok(None);
+    };
+    let (Ok(work), Ok(here)) = (workdir.canonicalize(), root.canonicalize()) else {
+        return Ok(None);
+    };
+    let Ok(prefix) = here.strip_prefix(&work) else {
+        return Ok(None);
+    };
+    let prefix = prefix.to_string_lossy().replace('\\', "/");
+    let index = repo.index().map_err(|e| WalkError::GitIndex {
+        root: root.to_owned(),
+        msg: e.message().to_owned(),
+    })?;
+    let mut set = GitSet {
+        files: HashSet::new(),
+        dirs: HashSet::new(),
+    };
+    for entry in index.iter() {
+        let path = String::from_utf8_lossy(&entry.path).into_owned();
+        let rel = if prefix.is_empty() {
+            path
+        } else {
+            match path.strip_prefix(&format!("{prefix}/")) {
+                Some(r) => r.to_owned(),
+                None => continue,
+            }
+        };
+        let mut cut = rel.as_str();
+        while let Some(i) = cut.rfind('/') {
+            cut = &cut[..i];
+            if !set.dirs.insert(cut.to_owned()) {
+                break;
+            }
+        }
+        set.files.insert(rel);
+    }
+    Ok(Some(set))
+}
+
+/// Names of the subdirectories of `<root>/skills` when it is a plugin root
+/// (`skills/` is a directory, following symlinks).
+fn plugin_skills(root: &Path) -> Option<HashSet<String>> {
+    let dir = root.join("skills");
+    if !std::fs::metadata(&dir).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let mut names = HashSet::new();
+    if let Ok(rd) = std::fs::read_dir(&dir) {
+        for e in rd.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                names.insert(name_str(&e.file_name()));
+            }
+        }
+    }
+    Some(names)
+}
+
+/// Skill an `agents/...` path belongs to under agent scoping.
+pub(crate) fn agent_skill_name(rel: &str, is_dir: bool) -> Option<&str> {
+    let rest = rel.strip_prefix("agents/")?;
+    let mut segs = rest.split('/');
+    let second = segs.next()?;
+    if segs.next().is_none() && !is_dir {
+        Some(match second.rfind('.') {
+            Some(i) => &second[..i],
+            None => second,
+        })
+    } else {
+        Some(second)
+    }
+}
+
+struct RootCtx {
+    ordinal: usize,
+    abs: PathBuf,
+    ignore: IgnoreSet,
+    git: Option<GitSet>,
+    /// Skill names when this root is a plugin root.
+    skills: Option<HashSet<String>>,
+    /// The kept skill set when scoping applies.
+    keep: Option<HashSet<String>>,
+    agent_scope: bool,
+    shared: bool,
+}
+
+impl RootCtx {
+    fn main_accepts(&self, rel: &str, is_dir: bool) -> bool {
+        if self.ignore.is_ignored(rel) {
+            return false;
+        }
+        if let Some(g) = &self.git
+            && !g.accepts(rel)
+        {
+            return false;
+        }
+        match (&self.keep, &self.skills) {
+            (Some(keep), Some(skills)) => {
+                if rel == "skills" {
+                    return true;
+                }
+                if let Some(rest) = rel.strip_prefix("skills/") {
+                    let n = rest.split('/').next().unwrap_or(rest);
+                    return keep.contains(n);
+                }
+                if self.agent_scope
+                    && let Some(n) = agent_skill_name(rel, is_dir)
+                    && skills.contains(n)
+                {
+                    return keep.contains(n);
+                }
+                true
+            }
+            _ => true,
+        }
+    }
+
+    fn shared_accepts(&self, rel: &str, is_dir: bool) -> bool {
+        if !self.shared || self.ignore.is_ignored(rel) {
+            return false;
+        }
+        if rel.starts_with("skills/") {
+            return false;
+        }
+        if self.agent_scope
+            && let (Some(n), Some(skills)) = (agent_skill_name(rel, is_dir), &self.skills)
+            && skills.contains(n)
+        {
+            return false;
+        }
+        true
+    }
+}
+
+/// A file found by the listing, hashed afterwards in parallel.
+struct PendingFile {
+    entry_index: usize,
+    abs: PathBuf,
+    manifest: Option<ManifestKind>,
+}
+
+struct Listing {
+    entries: Vec<Entry>,
+    pending: Vec<PendingFile>,
+    errors: Vec<(bool, String)>,
+}
+
+fn list_dir(ctx: &RootCtx, rel: &str, abs: &Path, parent: (bool, bool), out: &mut Listing) {
+    let rd = match std::fs::read_dir(abs) {
+        Ok(rd) => rd,
+        Err(e) => {
+            let main = parent.0;
+            out.errors.push((
+                main,
+                format!("cannot read directory {}: {e} — skipping", abs.display()),
+            ));
+            return;
+        }
+    };
+    let mut names: Vec<(String, std::ffi::OsString)> = Vec::new();
+    for item in rd {
+        match item {
+            Ok(e) => {
+                let os = e.file_name();
+                names.push((name_str(&os), os));
+            }
+            Err(e) => {
+                out.errors.push((
+                    true,
+                    format!("cannot read directory {}: {e} — skipping", abs.display()),
+                ));
+                return;
+            }
+        }
+    }
+    names.sort_by(|a, b| utf16_cmp(&a.0, &b.0));
+    for (name, os) in names {
+        let child_rel = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        let child_abs = abs.join(&os);
+        let meta = match std::fs::symlink_metadata(&child_abs) {
+            Ok(m) => m,
+            Err(e) => {
+                let main = parent.0 && ctx.main_accepts(&child_rel, false);
+                out.errors
+                    .push((main, format!("cannot stat {}: {e}", child_abs.display())));
+                continue;
+            }
+        };
+        let ft = meta.file_type();
+        if ft.is_symlink() {
+            let main = parent.0 && ctx.main_accepts(&child_rel, false);
+            let shared = parent.1 && ctx.shared_accepts(&child_rel, false);
+            if !main && !shared {
+                continue;
+            }
+            let target = match std::fs::read_link(&child_abs) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!(
+                        "reel: skill-hash: cannot readlink {}: {e} — skipping",
+                        child_abs.display()
+                    );
+                    continue;
+                }
+            };
+            let resolved = lexical_normalize(&abs.join(&target));
+            let root_resolved = lexical_normalize(&ctx.abs);
+            let Ok(inside) = resolved.strip_prefix(&root_resolved) else {
+                eprintln!(
+                    "reel: skill-hash: skipping escaping symlink {} -> {} (not followed)",
+                    child_abs.display(),
+                    target.display()
+                );
+                continue;
+            };
+            let target = inside
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            out.entries.push(Entry {
+                root: ctx.ordinal,
+                path: child_rel,
+                kind: EntryKind::Link { target },
+                in_main: main,
+                in_shared: shared,
+            });
+        } else if ft.is_dir() {
+            if DENY_DIRS.contains(&name.as_str()) || is_os_junk(&child_rel) {
+                continue;
+            }
+            let main = parent.0 && ctx.main_accepts(&child_rel, true);
+            let shared = parent.1 && ctx.shared_accepts(&child_rel, true);
+            if !main && !shared {
+                continue;
+            }
+            out.entries.push(Entry {
+                root: ctx.ordinal,
+                path: child_rel.clone(),
+                kind: EntryKind::Dir,
+                in_main: main,
+                in_shared: shared,
+            });
+            list_dir(ctx, &child_rel, &child_abs, (main, shared), out);
+        } else if ft.is_file() {
+            if name.ends_with(".cassette.json")
+                || child_rel == ".cowork-hashignore"
+                || is_os_junk(&child_rel)
+            {
+                continue;
+            }
+            let main = parent.0 && ctx.main_accepts(&child_rel, false);
+            let shared = parent.1 && ctx.shared_accepts(&child_rel, false);
+            if !main && !shared {
+                continue;
+            }
+            let manifest = manifest::classify(&child_rel);
+            out.pending.push(PendingFile {
+                entry_index: out.entries.len(),
+                abs: child_abs,
+                manifest,
+            });
+            out.entries.push(Entry {
+                root: ctx.ordinal,
+                path: child_rel,
+                kind: EntryKind::File {
+                    digests: FileDigests {
+                        legacy: String::new(),
+                        jcs1: String::new(),
+                    },
+                    manifest,
+                },
+                in_main: main,
+                in_shared: shared,
+            });
+        }
+        // FIFOs, sockets, devices: silently ignored.
+    }
+}
+
+fn sha_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Both digests of one file; `Err` is the read-error message.
+fn hash_file(f: &PendingFile) -> Result<FileDigests, String> {
+    if f.manifest.is_some() {
+        let raw = std::fs::read(&f.abs)
+            .map_err(|e| format!("cannot read file {}: {e}", f.abs.display()))?;
+        let legacy = sha_hex(&manifest::legacy_hashed(&raw));
+        let jcs1 = manifest::jcs1_hashed(&raw)
+            .map_err(|e| format!("cannot canonicalize {}: {e}", f.abs.display()))?;
+        return Ok(FileDigests {
+            legacy,
+            jcs1: sha_hex(&jcs1),
+        });
+    }
+    let read = || -> io::Result<String> {
+        let mut file = std::fs::File::open(&f.abs)?;
+        let mut h = Sha256::new();
+        io::copy(&mut file, &mut h)?;
+        Ok(hex::encode(h.finalize()))
+    };
+    let d = read().map_err(|e| format!("cannot read file {}: {e}", f.abs.display()))?;
+    Ok(FileDigests {
+        legacy: d.clone(),
+        jcs1: d,
+    })
+}
+
+/// Walks `roots` (absolute; duplicates allowed) into a [`Snapshot`].
+pub fn walk(roots: &[PathBuf], opts: &WalkOptions) -> Result<Snapshot, WalkError> {
+    let mut roots: Vec<PathBuf> = roots.to_vec();
+    roots.sort_by(|a, b| utf16_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
+
+    let want_git = match opts.mode {
+        ModeRequest::Raw => false,
+        ModeRequest::Git => true,
+        ModeRequest::Auto => std::env::var(ENV_GITSET).map_or(true, |v| v != "0"),
+    };
+    let mut gits = Vec::with_capacity(roots.len());
+    for r in &roots {
+        let g = if want_git { git_set(r)? } else { None };
+        if g.is_none() && opts.mode == ModeRequest::Git {
+            return Err(WalkError::NotAGitWorkTree(r.clone()));
+        }
+        gits.push(g);
+    }
+    let git_mode = want_git && !roots.is_empty() && gits.iter().all(Option::is_some);
+
+    // Scoping (§1.8).
+    let skills: Vec<Option<HashSet<String>>> = roots.iter().map(|r| plugin_skills(r)).collect();
+    let mut keep: Option<HashSet<String>> = None;
+    let mut missed = Vec::new();
+    if !opts.scope.is_empty() {
+        let union: HashSet<&String> = skills.iter().flatten().flatten().collect();
+        let any_plugin = skills.iter().any(Option::is_some);
+        missed = opts
+            .scope
+            .iter()
+            .filter(|s| !union.contains(s))
+            .cloned()
+            .collect();
+        if any_plugin && missed.is_empty() {
+            keep = Some(opts.scope.iter().cloned().collect());
+        } else {
+            eprintln!(
+                "reel: skill-hash: scenario.skills {:?} not all found under skills/ — scopeSkills fallback to whole-tree hash",
+                missed
+            );
+        }
+    }
+    let scoped = keep.is_some();
+    let has_shared =
+        !opts.scope.is_empty() && !roots.is_empty() && skills.iter().all(Option::is_some);
+
+    let mut listing = Listing {
+        entries: Vec::new(),
+        pending: Vec::new(),
+        errors: Vec::new(),
+    };
+    for (i, (root, (git, skills))) in roots.iter().zip(gits.into_iter().zip(skills)).enumerate() {
+        let is_plugin = skills.is_some();
+        let ctx = RootCtx {
+            ordinal: i,
+            abs: root.clone(),
+            ignore: IgnoreSet::for_root(root, &opts.session_ignore),
+            git,
+            keep: if is_plugin { keep.clone() } else { None },
+            skills,
+            agent_scope: opts.agent_scope,
+            shared: has_shared,
+        };
+        list_dir(&ctx, "", root, (true, has_shared), &mut listing);
+    }
+
+    let results: Vec<Result<FileDigests, String>> =
+        listing.pending.par_iter().map(hash_file).collect();
+    let mut drop = vec![false; listing.entries.len()];
+    let mut read_errors: Vec<String> = listing
+        .errors
+        .into_iter()
+        .filter(|e| e.0)
+        .map(|e| e.1)
+        .collect();
+    for (f, r) in listing.pending.iter().zip(results) {
+        match r {
+            Ok(d) => {
+                if let EntryKind::File { digests, .. } = &mut listing.entries[f.entry_index].kind {
+                    *digests = d;
+                }
+            }
+            Err(msg) => {
+                drop[f.entry_index] = true;
+                if listing.entries[f.entry_index].in_main {
+                    eprintln!("reel: skill-hash: {msg}");
+                    read_errors.push(msg);
+                }
+            }
+        }
+    }
+    let entries = listing
+        .entries
+        .into_iter()
+        .zip(drop)
+        .filter_map(|(e, d)| (!d).then_some(e))
+        .collect();
+    Ok(Snapshot {
+        roots,
+        entries,
+        read_errors,
+        scoped,
+        missed_skills: missed,
+        git_mode,
+        agent_scoped: opts.agent_scope && scoped,
+        has_shared,
+    })
+}

@@ -1,0 +1,214 @@
+//! What the scripted model reads from a Messages API request: which turn is
+//! due, what the agent last saw, where it runs.
+//!
+//! Turn selection is stateless on purpose: the turn index is the number of
+//! assistant messages already in the request, so a retried request gets the
+//! same answer and concurrent conversations never mix turns. Roles other than
+//! `user`/`assistant` (Claude Code sends `role: "system"` messages) are kept,
+//! not rejected. This file does not choose replies or speak HTTP.
+
+use serde_json::Value;
+
+/// A parsed `/v1/messages` request body, reduced to what the script needs.
+#[derive(Debug, Clone)]
+pub struct Conversation {
+    pub model: String,
+    pub stream: bool,
+    pub message_count: usize,
+    /// Number of assistant messages: the index of the turn that is due.
+    pub assistant_count: usize,
+    /// True when the request offers tools.
+    pub has_tools: bool,
+    /// The last `tool_result` block: its text and `is_error`.
+    pub last_tool_result: Option<(String, bool)>,
+    /// Text of user messages after the last assistant message.
+    pub user_text_since_assistant: String,
+    /// The agent's working directory, from its environment section
+    /// ("Primary working directory: ...").
+    pub cwd: Option<String>,
+}
+
+/// Why a request body could not be read as a Messages request.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    #[error("request body is not JSON: {0}")]
+    NotJson(String),
+    #[error("request body: {0}")]
+    Shape(&'static str),
+}
+
+const CWD_MARKER: &str = "Primary working directory: ";
+
+impl Conversation {
+    /// A side call (title, summary, classifier) rather than an agent turn: it
+    /// offers no tools and lacks the agent's environment section. Both are
+    /// needed: an agent run with `--tools ""` still describes its environment.
+    pub fn is_side_request(&self) -> bool {
+        !self.has_tools && self.cwd.is_none()
+    }
+
+    pub fn parse(body: &[u8]) -> Result<Conversation, RequestError> {
+        let value: Value =
+            serde_json::from_slice(body).map_err(|e| RequestError::NotJson(e.to_string()))?;
+        Conversation::from_value(&value)
+    }
+
+    pub fn from_value(value: &Value) -> Result<Conversation, RequestError> {
+        let obj = value
+            .as_object()
+            .ok_or(RequestError::Shape("expected a JSON object"))?;
+        let messages = obj
+            .get("messages")
+            .and_then(Value::as_array)
+            .ok_or(RequestError::Shape("`messages` must be an array"))?;
+        let model = obj
+            .get("model")
+            .and_then(Value::as_str)
+            .ok_or(RequestError::Shape("`model` must be a string"))?
+            .to_string();
+        let stream = obj.get("stream").and_then(Value::as_bool).unwrap_or(false);
+        let has_tools = obj
+            .get("tools")
+            .and_then(Value::as_array)
+            .is_some_and(|t| !t.is_empty());
+
+        let assistant_count = messages.iter().filter(|m| role(m) == "assistant").count();
+        let last_assistant = messages.iter().rposition(|m| role(m) == "assistant");
+
+        let mut last_tool_result = None;
+        for message in messages.iter().rev() {
+            if let Some(found) = blocks(message)
+                .rev()
+                .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            {
+                let is_error = found
+                    .get("is_error")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                last_tool_result = Some((content_text(found.get("content")), is_error));
+                break;
+            }
+        }
+
+        let start = last_assistant.map_or(0, |i| i + 1);
+        let mut user_text = String::new();
+        for message in messages[start..].iter().filter(|m| role(m) == "user") {
+            match message.get("content") {
+                Some(Value::String(s)) => push_line(&mut user_text, s),
+                _ => {
+                    for block in blocks(message) {
+                        if block.get("type").and_then(Value::as_str) == Some("text")
+                            && let Some(t) = block.get("text").and_then(Value::as_str)
+                        {
+                            push_line(&mut user_text, t);
+                        }
+                    }
+                }
+            }
+        }
+
+        let cwd = find_cwd(obj.get("system"))
+            .or_else(|| messages.iter().find_map(|m| find_cwd(m.get("content"))));
+
+        Ok(Conversation {
+            model,
+            stream,
+            message_count: messages.len(),
+            assistant_count,
+            has_tools,
+            last_tool_result,
+            user_text_since_assistant: user_text,
+            cwd,
+        })
+    }
+}
+
+fn role(message: &Value) -> &str {
+    message.get("role").and_then(Value::as_str).unwrap_or("")
+}
+
+fn push_line(out: &mut String, text: &str) {
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(text);
+}
+
+/// The content blocks of a message (none when `content` is a plain string).
+fn blocks(message: &Value) -> std::slice::Iter<'_, Value> {
+    match message.get("content") {
+        Some(Value::Array(items)) => items.iter(),
+        _ => [].iter(),
+    }
+}
+
+/// Text of a `tool_result.content`: a string, or text blocks joined by newlines.
+fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => {
+            let mut out = String::new();
+            for item in items {
+                if let Some(t) = item.get("text").and_then(Value::as_str) {
+                    push_line(&mut out, t);
+                }
+            }
+            out
+        }
+        _ => String::new(),
+    }
+}
+
+/// Searches a `system` value or a message `content` for the cwd marker.
+fn find_cwd(value: Option<&Value>) -> Option<String> {
+    let scan = |text: &str| {
+        let at = text.find(CWD_MARKER)? + CWD_MARKER.len();
+        let rest = &text[at..];
+        let line = rest.split('\n').next().unwrap_or(rest).trim_end();
+        (!line.is_empty()).then(|| line.to_string())
+    };
+    match value? {
+        Value::String(s) => scan(s),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .find_map(scan),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn counts_turns_and_reads_last_results() {
+        let body = json!({
+            "model": "m", "stream": true, "tools": [{"name": "Bash"}],
+            "system": [{"type": "text", "text": "x"}],
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "system", "content": [{"type": "text", "text": "env\n - Primary working directory: /w/x\n - more"}]},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "out"}], "is_error": true},
+                    {"type": "text", "text": "skill body"}
+                ]}
+            ]
+        });
+        let c = Conversation::from_value(&body).unwrap();
+        assert_eq!(c.assistant_count, 1);
+        assert_eq!(c.message_count, 4);
+        assert!(c.stream && c.has_tools);
+        assert_eq!(c.last_tool_result, Some(("out".into(), true)));
+        assert_eq!(c.user_text_since_assistant, "skill body");
+        assert_eq!(c.cwd.as_deref(), Some("/w/x"));
+    }
+
+    #[test]
+    fn rejects_non_messages() {
+        assert!(Conversation::parse(b"nope").is_err());
+        assert!(Conversation::parse(b"{\"model\":\"m\"}").is_err());
+    }
+}

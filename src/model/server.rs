@@ -1,0 +1,666 @@
+//! The HTTP side of the scripted model: a `tiny_http` server on 127.0.0.1
+//! with a few worker threads, routing Messages API requests to the script.
+//!
+//! Routes: `POST /v1/messages` (the query string, e.g. `?beta=true`, is
+//! ignored) answers the due turn; `POST /v1/messages/count_tokens` and
+//! `GET /v1/models[/<id>]` answer without touching the script; a request
+//! without tools and without the agent's environment section (a title or
+//! summary side call) gets a short fixed text so it never consumes or
+//! mismatches a scripted turn. Everything else gets an Anthropic-style JSON
+//! error. A `CONNECT` or an absolute-form (proxied)
+//! request means the agent tried to leave the machine through the proxy
+//! tripwire: it is refused and recorded as an escape.
+//!
+//! Problems (escapes, broken expectations, running out of turns, requests the
+//! API would reject) are answered with an HTTP error the agent surfaces and
+//! kept for [`Server::errors`]; the server never hangs a request.
+//!
+//! Not here: no TLS, no authentication, no state between requests beyond the
+//! problem list and the log — turn choice is stateless (see `conversation`).
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+
+use serde_json::{Value, json};
+use tiny_http::{Header, Method, Request, Response};
+
+use super::conversation::Conversation;
+use super::reply::{self, Reply};
+use super::script::Script;
+
+/// Worker threads answering requests; agents send one request at a time per
+/// conversation, so a few suffice for parallel sub-agents and retries.
+const WORKERS: usize = 4;
+
+/// Largest request body read (the agent sends ~100 KB; images can be large).
+const MAX_BODY: u64 = 64 * 1024 * 1024;
+
+/// Status for a script problem (expectation failed, out of turns). Claude Code
+/// retries 5xx/429/529 and several 4xx (400, 422) with degraded requests;
+/// 417 is answered once and shown verbatim as `API Error: 417 <message>`.
+pub const SCRIPT_PROBLEM_STATUS: u16 = 417;
+
+/// Text of the reply to a side request (title generation and the like).
+pub const SIDE_REPLY_TEXT: &str = "reel scripted session";
+
+/// How to serve.
+#[derive(Debug, Clone, Default)]
+pub struct ServeOptions {
+    /// Port on 127.0.0.1; 0 picks a free one (read it back with [`Server::url`]).
+    pub port: u16,
+    /// Append one JSON line per request to this file.
+    pub log: Option<PathBuf>,
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("listen on 127.0.0.1:{port}: {message}")]
+    Bind { port: u16, message: String },
+    #[error("open request log `{}`: {source}", path.display())]
+    Log {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl From<ServeError> for crate::Error {
+    fn from(e: ServeError) -> Self {
+        let hint = match &e {
+            ServeError::Bind { .. } => "pick another `--port`, or `--port 0` for any free port",
+            ServeError::Log { .. } => "check that the `--log` directory exists and is writable",
+        };
+        crate::Error::usage(e.to_string()).with_hint(hint)
+    }
+}
+
+/// What kind of problem a request revealed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// A turn's `expect` check failed: the agent did not see what the script assumed.
+    ExpectationFailed,
+    /// The agent asked for a turn beyond the end of the script.
+    OutOfTurns,
+    /// A `CONNECT` or proxied request: traffic meant for another host.
+    Escape,
+    /// A request the scripted model cannot answer (unknown path or method, bad JSON).
+    UnexpectedRequest,
+}
+
+impl ProblemKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProblemKind::ExpectationFailed => "expectation_failed",
+            ProblemKind::OutOfTurns => "out_of_turns",
+            ProblemKind::Escape => "escape",
+            ProblemKind::UnexpectedRequest => "unexpected_request",
+        }
+    }
+}
+
+/// One problem seen while serving.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub kind: ProblemKind,
+    /// The turn index the request asked for, when it was a turn request.
+    pub turn: Option<usize>,
+    pub method: String,
+    /// The request target as sent (path and query, or `host:port` for CONNECT).
+    pub target: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} ({})",
+            self.method,
+            self.target,
+            self.kind.as_str()
+        )?;
+        if let Some(turn) = self.turn {
+            write!(f, " turn {turn}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// A running scripted model. Stops on [`Server::shutdown`] or drop.
+pub struct Server {
+    shared: Arc<Shared>,
+    http: Arc<tiny_http::Server>,
+    workers: Vec<JoinHandle<()>>,
+    addr: SocketAddr,
+}
+
+struct Shared {
+    script: Script,
+    stopping: AtomicBool,
+    seq: AtomicU64,
+    /// One past the highest turn index answered.
+    turns_answered: AtomicUsize,
+    /// Per turn: how many scripted 529s were already sent.
+    overloaded_sent: Vec<AtomicU32>,
+    problems: Mutex<Vec<Problem>>,
+    log: Option<Mutex<File>>,
+}
+
+impl Server {
+    /// Binds 127.0.0.1:`opts.port` and starts answering from `script`.
+    pub fn start(script: Script, opts: ServeOptions) -> Result<Server, ServeError> {
+        let log = match &opts.log {
+            Some(path) => Some(Mutex::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|source| ServeError::Log {
+                        path: path.clone(),
+                        source,
+                    })?,
+            )),
+            None => None,
+        };
+        let http =
+            tiny_http::Server::http(("127.0.0.1", opts.port)).map_err(|e| ServeError::Bind {
+                port: opts.port,
+                message: e.to_string(),
+            })?;
+        let addr = http.server_addr().to_ip().ok_or_else(|| ServeError::Bind {
+            port: opts.port,
+            message: "bound to a non-IP address".into(),
+        })?;
+        let http = Arc::new(http);
+        let overloaded_sent = script.turns.iter().map(|_| AtomicU32::new(0)).collect();
+        let shared = Arc::new(Shared {
+            script,
+            overloaded_sent,
+            stopping: AtomicBool::new(false),
+            seq: AtomicU64::new(0),
+            turns_answered: AtomicUsize::new(0),
+            problems: Mutex::new(Vec::new()),
+            log,
+        });
+        let workers = (0..WORKERS)
+            .map(|i| {
+                let http = Arc::clone(&http);
+                let shared = Arc::clone(&shared);
+                std::thread::Builder::new()
+                    .name(format!("reel-model-{i}"))
+                    .spawn(move || worker(&http, &shared))
+            })
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(|e| ServeError::Bind {
+                port: opts.port,
+                message: format!("start worker threads: {e}"),
+            })?;
+        Ok(Server {
+            shared,
+            http,
+            workers,
+            addr,
+        })
+    }
+
+    /// `http://127.0.0.1:<port>`: the agent's `ANTHROPIC_BASE_URL`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Problems seen so far, in arrival order.
+    pub fn errors(&self) -> Vec<Problem> {
+        self.shared
+            .problems
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// One past the highest turn index answered; equals the script's turn
+    /// count when the agent used every turn.
+    pub fn turns_answered(&self) -> usize {
+        self.shared.turns_answered.load(Ordering::SeqCst)
+    }
+
+    /// The script being served.
+    pub fn script(&self) -> &Script {
+        &self.shared.script
+    }
+
+    /// Stops accepting, lets in-flight requests finish, joins the workers, and
+    /// returns the problems seen.
+    pub fn shutdown(mut self) -> Vec<Problem> {
+        self.stop();
+        self.errors()
+    }
+
+    fn stop(&mut self) {
+        if self.workers.is_empty() {
+            return;
+        }
+        self.shared.stopping.store(true, Ordering::SeqCst);
+        for _ in 0..self.workers.len() {
+            self.http.unblock();
+        }
+        for handle in self.workers.drain(..) {
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn worker(http: &tiny_http::Server, shared: &Shared) {
+    loop {
+        match http.recv() {
+            Ok(request) => handle(request, shared),
+            Err(_) if shared.stopping.load(Ordering::SeqCst) => return,
+            Err(_) => continue,
+        }
+    }
+}
+
+/// The outcome of one request, before it is written and logged.
+struct Answer {
+    status: u16,
+    content_type: &'static str,
+    body: String,
+    /// Extra fields for the log line.
+    log: serde_json::Map<String, Value>,
+    problem: Option<(ProblemKind, Option<usize>, String)>,
+    request_id: String,
+}
+
+impl Answer {
+    fn json(status: u16, body: &Value) -> Answer {
+        Answer {
+            status,
+            content_type: "application/json",
+            body: body.to_string(),
+            log: serde_json::Map::new(),
+            problem: None,
+            request_id: String::new(),
+        }
+    }
+
+    fn error(status: u16, kind: &str, message: String) -> Answer {
+        Answer::json(status, &reply::error_json(kind, &message))
+    }
+
+    fn problem(mut self, kind: ProblemKind, turn: Option<usize>, message: String) -> Answer {
+        self.problem = Some((kind, turn, message));
+        self
+    }
+
+    fn note(mut self, key: &str, value: Value) -> Answer {
+        self.log.insert(key.to_string(), value);
+        self
+    }
+}
+
+fn handle(mut request: Request, shared: &Shared) {
+    let seq = shared.seq.fetch_add(1, Ordering::SeqCst);
+    let method = request.method().as_str().to_string();
+    let target = request.url().to_string();
+    let path = target.split('?').next().unwrap_or("").to_string();
+
+    let mut answer = if *request.method() == Method::Connect || !target.starts_with('/') {
+        let message = format!(
+            "reel scripted model: blocked a network escape ({method} {target}); the agent tried to \
+             reach another host through the proxy tripwire"
+        );
+        Answer::error(403, "permission_error", message.clone()).problem(
+            ProblemKind::Escape,
+            None,
+            message,
+        )
+    } else {
+        let mut body = Vec::new();
+        let read = request.as_reader().take(MAX_BODY).read_to_end(&mut body);
+        match (request.method(), path.as_str(), read) {
+            (_, _, Err(e)) => Answer::error(
+                400,
+                "invalid_request_error",
+                format!("read request body: {e}"),
+            ),
+            (Method::Post, "/v1/messages", Ok(_)) => messages(&body, shared),
+            (Method::Post, "/v1/messages/count_tokens", Ok(_)) => {
+                Answer::json(200, &json!({"input_tokens": (body.len() / 4).max(1)}))
+                    .note("kind", json!("count_tokens"))
+            }
+            (Method::Get, "/v1/models", Ok(_)) => {
+                let model =
+                    model_entry(shared.script.model.as_deref().unwrap_or("claude-opus-5-5"));
+                let id = model["id"].clone();
+                Answer::json(
+                    200,
+                    &json!({"data": [model], "has_more": false, "first_id": id, "last_id": id}),
+                )
+                .note("kind", json!("models"))
+            }
+            (Method::Get, p, Ok(_)) if p.starts_with("/v1/models/") => {
+                Answer::json(200, &model_entry(&p["/v1/models/".len()..]))
+                    .note("kind", json!("models"))
+            }
+            (_, "/v1/messages" | "/v1/messages/count_tokens" | "/v1/models", Ok(_)) => {
+                let message =
+                    format!("reel scripted model: method {method} is not allowed on {path}");
+                Answer::error(405, "invalid_request_error", message.clone()).problem(
+                    ProblemKind::UnexpectedRequest,
+                    None,
+                    message,
+                )
+            }
+            (Method::Post | Method::Get, p, Ok(_))
+                if p.starts_with("/v1/messages") || p.starts_with("/v1/models") =>
+            {
+                let message = format!("reel scripted model: no route for {method} {path}");
+                Answer::error(404, "not_found_error", message.clone()).problem(
+                    ProblemKind::UnexpectedRequest,
+                    None,
+                    message,
+                )
+            }
+            (_, _, Ok(_)) => {
+                let message = format!(
+                    "reel scripted model: unknown endpoint {method} {path} (it serves POST /v1/messages)"
+                );
+                Answer::error(404, "not_found_error", message.clone()).problem(
+                    ProblemKind::UnexpectedRequest,
+                    None,
+                    message,
+                )
+            }
+        }
+    };
+    if answer.request_id.is_empty() {
+        answer.request_id = format!("req_reel_n{seq}");
+    }
+
+    let status = answer.status;
+    let mut response = Response::from_string(answer.body)
+        .with_status_code(status)
+        .with_header(header("Content-Type", answer.content_type))
+        .with_header(header("request-id", &answer.request_id));
+    if answer.content_type == "text/event-stream" {
+        response.add_header(header("Cache-Control", "no-cache"));
+    }
+    let mut line = serde_json::Map::new();
+    line.insert("seq".into(), json!(seq));
+    line.insert("method".into(), json!(method));
+    line.insert("path".into(), json!(path));
+    line.insert("status".into(), json!(status));
+    line.extend(answer.log);
+    if let Some((kind, turn, message)) = answer.problem {
+        line.insert("problem".into(), json!(kind.as_str()));
+        line.insert("error".into(), json!(message));
+        shared
+            .problems
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Problem {
+                kind,
+                turn,
+                method: method.clone(),
+                target: target.clone(),
+                message,
+            });
+    }
+    if let Some(log) = &shared.log {
+        let mut file = log.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut text = Value::Object(line).to_string();
+        text.push('\n');
+        // The log is a debugging aid; a failed write must not fail the turn.
+        let _ = file.write_all(text.as_bytes());
+    }
+    // The client may have gone away (timeout, killed agent); nothing to do then.
+    let _ = request.respond(response);
+}
+
+fn header(name: &str, value: &str) -> Header {
+    // Invariant: names and values here are ASCII without CR/LF.
+    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("static header is valid")
+}
+
+fn model_entry(id: &str) -> Value {
+    json!({"type": "model", "id": id, "display_name": id, "created_at": "2025-01-01T00:00:00Z"})
+}
+
+/// `POST /v1/messages`.
+fn messages(body: &[u8], shared: &Shared) -> Answer {
+    let conversation = match Conversation::parse(body) {
+        Ok(c) => c,
+        Err(e) => {
+            let message = format!("reel scripted model: {e}");
+            return Answer::error(400, "invalid_request_error", message.clone()).problem(
+                ProblemKind::UnexpectedRequest,
+                None,
+                message,
+            );
+        }
+    };
+    let script = &shared.script;
+    let model = script
+        .model
+        .clone()
+        .unwrap_or_else(|| conversation.model.clone());
+    let base = |a: Answer| {
+        a.note("model", json!(conversation.model))
+            .note("messages", json!(conversation.message_count))
+            .note("stream", json!(conversation.stream))
+    };
+
+    if conversation.is_side_request() {
+        let mut answer = if conversation.stream {
+            sse(reply::side_reply_sse(&model, SIDE_REPLY_TEXT))
+        } else {
+            Answer::json(200, &reply::side_reply_json(&model, SIDE_REPLY_TEXT))
+        };
+        answer.request_id = "req_reel_side".into();
+        return base(answer.note("kind", json!("side")));
+    }
+
+    let index = conversation.assistant_count;
+    let Some(turn) = script.turns.get(index) else {
+        let message = format!(
+            "reel scripted model: the agent asked for turn {index} but script `{}` has only {} turn(s) \
+             (indices 0..{}); the request already holds {index} assistant message(s). Add a turn, or end \
+             the last one with a text-only block so the agent stops.",
+            script.origin.display(),
+            script.turns.len(),
+            script.turns.len().saturating_sub(1),
+        );
+        return base(
+            Answer::error(
+                SCRIPT_PROBLEM_STATUS,
+                "invalid_request_error",
+                message.clone(),
+            )
+            .note("kind", json!("turn"))
+            .note("turn", json!(index))
+            .problem(ProblemKind::OutOfTurns, Some(index), message),
+        );
+    };
+
+    let checks = check_expect(&turn.expect, &conversation);
+    let failed: Vec<&str> = checks
+        .iter()
+        .filter(|c| !c.ok)
+        .map(|c| c.detail.as_str())
+        .collect();
+    let checks_log: Vec<Value> = checks
+        .iter()
+        .map(|c| json!({"check": c.name, "ok": c.ok, "detail": c.detail}))
+        .collect();
+    if !failed.is_empty() {
+        let message = format!(
+            "reel scripted model: turn {index} of script `{}`: expectation failed: {}",
+            script.origin.display(),
+            failed.join("; ")
+        );
+        return base(
+            Answer::error(
+                SCRIPT_PROBLEM_STATUS,
+                "invalid_request_error",
+                message.clone(),
+            )
+            .note("kind", json!("turn"))
+            .note("turn", json!(index))
+            .note("expect", Value::Array(checks_log))
+            .problem(ProblemKind::ExpectationFailed, Some(index), message),
+        );
+    }
+
+    if turn.overloaded > 0 {
+        let sent =
+            shared.overloaded_sent[index].fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < turn.overloaded).then_some(n + 1)
+            });
+        if let Ok(before) = sent {
+            let message = format!(
+                "Overloaded (scripted by reel: turn {index}, attempt {} of {})",
+                before + 1,
+                turn.overloaded
+            );
+            return base(
+                Answer::error(529, "overloaded_error", message)
+                    .note("kind", json!("turn"))
+                    .note("turn", json!(index))
+                    .note("overloaded", json!(before + 1)),
+            );
+        }
+    }
+
+    let reply = Reply {
+        turn_index: index,
+        turn,
+        model: &model,
+        cwd: conversation.cwd.as_deref(),
+    };
+    let mut answer = if conversation.stream {
+        sse(reply.to_sse())
+    } else {
+        Answer::json(200, &reply.to_json())
+    };
+    answer.request_id = format!("req_reel_{index}");
+    shared.turns_answered.fetch_max(index + 1, Ordering::SeqCst);
+    let mut answer = base(
+        answer
+            .note("kind", json!("turn"))
+            .note("turn", json!(index)),
+    );
+    if !checks_log.is_empty() {
+        answer = answer.note("expect", Value::Array(checks_log));
+    }
+    answer
+}
+
+fn sse(body: String) -> Answer {
+    Answer {
+        status: 200,
+        content_type: "text/event-stream",
+        body,
+        log: serde_json::Map::new(),
+        problem: None,
+        request_id: String::new(),
+    }
+}
+
+struct Check {
+    name: &'static str,
+    ok: bool,
+    detail: String,
+}
+
+/// Longest excerpt of what the agent saw quoted in a failure message.
+const EXCERPT: usize = 300;
+
+fn excerpt(text: &str) -> String {
+    if text.len() <= EXCERPT {
+        return format!("{text:?}");
+    }
+    let mut end = EXCERPT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{:?}...", &text[..end])
+}
+
+fn check_expect(expect: &super::script::Expect, c: &Conversation) -> Vec<Check> {
+    let mut checks = Vec::new();
+    if let Some(want) = &expect.last_tool_result_contains {
+        let (ok, detail) = match &c.last_tool_result {
+            Some((text, _)) if text.contains(want.as_str()) => (true, format!("found {want:?}")),
+            Some((text, _)) => (
+                false,
+                format!(
+                    "the last tool_result should contain {want:?} but is {}",
+                    excerpt(text)
+                ),
+            ),
+            None => (
+                false,
+                format!(
+                    "the last tool_result should contain {want:?} but the request has no tool_result"
+                ),
+            ),
+        };
+        checks.push(Check {
+            name: "last_tool_result_contains",
+            ok,
+            detail,
+        });
+    }
+    if let Some(want) = expect.last_tool_result_is_error {
+        let (ok, detail) = match &c.last_tool_result {
+            Some((text, is_error)) if *is_error == want => (true, format!("is_error is {want}")),
+            Some((text, is_error)) => (
+                false,
+                format!(
+                    "the last tool_result should have is_error {want} but has {is_error}: {}",
+                    excerpt(text)
+                ),
+            ),
+            None => (false, "the request has no tool_result".to_string()),
+        };
+        checks.push(Check {
+            name: "last_tool_result_is_error",
+            ok,
+            detail,
+        });
+    }
+    if let Some(want) = &expect.last_user_text_contains {
+        let text = &c.user_text_since_assistant;
+        let ok = text.contains(want.as_str());
+        let detail = if ok {
+            format!("found {want:?}")
+        } else {
+            format!(
+                "the user text since the last assistant message should contain {want:?} but is {}",
+                excerpt(text)
+            )
+        };
+        checks.push(Check {
+            name: "last_user_text_contains",
+            ok,
+            detail,
+        });
+    }
+    checks
+}

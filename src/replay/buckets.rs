@@ -1,0 +1,253 @@
+//! Bucket exclusion (spec/replay.md §2.5 steps 9, 11, 12): which assertion
+//! keys a cassette can evaluate, stripping the rest, and the loud skip tallies
+//! (`skippedAssertions.{full,partial}`) with their warning lines.
+//!
+//! The key → bucket table is `crate::assert::catalog`; this module only
+//! applies it to one cassette. It never evaluates an assertion.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::assert::catalog::{Bucket, bucket};
+
+/// `skippedAssertions` of the run result.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    pub full: usize,
+    pub partial: usize,
+}
+
+/// What evidence the cassette carries.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Evidence {
+    /// `controlOut` present and non-empty.
+    pub has_control_out: bool,
+    /// `artifacts` present (`Some(len)`).
+    pub artifacts: Option<usize>,
+    pub has_pre_run_paths: bool,
+    pub has_pre_run_hashes: bool,
+}
+
+impl Evidence {
+    /// Is `key` evaluated on this cassette?
+    pub fn is_active(&self, key: &str) -> bool {
+        match bucket(key) {
+            Some(Bucket::Always) => true,
+            Some(Bucket::NeedsControlOut) => self.has_control_out,
+            Some(Bucket::NeedsManifest) => match key {
+                "no_unexpected_files" => self.artifacts.is_some() && self.has_pre_run_paths,
+                "input_unmodified" => self.artifacts.is_some() && self.has_pre_run_hashes,
+                _ => self.artifacts.is_some_and(|n| n > 0),
+            },
+            _ => false,
+        }
+    }
+
+    /// True when any manifest-bucket key is active (the manifest must be materialised).
+    pub fn any_manifest_key_active(&self, items: &[Map<String, Value>]) -> bool {
+        items
+            .iter()
+            .flatten()
+            .any(|(k, _)| bucket(k) == Some(Bucket::NeedsManifest) && self.is_active(k))
+    }
+}
+
+/// The outcome of exclusion.
+#[derive(Debug, Clone, Default)]
+pub struct Stripped {
+    /// Assertions reduced to their active keys (empties dropped), in order.
+    pub items: Vec<Map<String, Value>>,
+    pub skipped: Skipped,
+    /// `::warning::` / `::notice::` lines, in the order cowork-harness prints them.
+    pub warnings: Vec<String>,
+}
+
+/// Strips `items` to the keys `evidence` supports and tallies what was skipped.
+pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evidence) -> Stripped {
+    let uses = |key: &str| items.iter().any(|m| m.contains_key(key));
+    let mut warnings = Vec::new();
+    // Dedicated warnings for the two baseline keys (their drop is not "partial").
+    let nuf_warned =
+        uses("no_unexpected_files") && evidence.artifacts.is_some() && !evidence.has_pre_run_paths;
+    let iu_warned =
+        uses("input_unmodified") && evidence.artifacts.is_some() && !evidence.has_pre_run_hashes;
+    if nuf_warned {
+        warnings.push(
+            "::warning:: [replay] no_unexpected_files: cassette has no pre-run manifest (preRunPaths) — key skipped on replay; re-record to enable it"
+                .to_string(),
+        );
+    }
+    if iu_warned {
+        warnings.push(
+            "::warning:: [replay] input_unmodified: cassette has no pre-run hashes (preRunHashes) — key skipped on replay; re-record to enable it"
+                .to_string(),
+        );
+    }
+    let mut out = Vec::new();
+    let mut skipped = Skipped {
+        full: expect_denied,
+        partial: 0,
+    };
+    for item in items {
+        let kept: Map<String, Value> = item
+            .iter()
+            .filter(|(k, _)| evidence.is_active(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if kept.is_empty() {
+            skipped.full += 1;
+            continue;
+        }
+        let dropped_outside = item.keys().any(|k| {
+            if evidence.is_active(k) {
+                return false;
+            }
+            match bucket(k) {
+                // Gate keys dropped for lack of controlOut are covered by the controlOut warning.
+                Some(Bucket::NeedsControlOut) | Some(Bucket::Always) => false,
+                Some(Bucket::NeedsManifest) => match k.as_str() {
+                    "no_unexpected_files" => !nuf_warned,
+                    "input_unmodified" => !iu_warned,
+                    _ => true,
+                },
+                _ => true,
+            }
+        });
+        if dropped_outside {
+            skipped.partial += 1;
+        }
+        out.push(kept);
+    }
+    if skipped.full > 0 {
+        warnings.push(format!(
+            "::warning:: [replay] skipped {} filesystem/egress/expect_denied assertions (live-only) — not evaluated on replay",
+            skipped.full
+        ));
+    }
+    if skipped.partial > 0 {
+        warnings.push(format!(
+            "::warning:: [replay] {} mixed assertion(s) had their filesystem/egress half dropped — only the content half was evaluated on replay",
+            skipped.partial
+        ));
+    }
+    Stripped {
+        items: out,
+        skipped,
+        warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn items(v: Value) -> Vec<Map<String, Value>> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i.as_object().unwrap().clone())
+            .collect()
+    }
+
+    /// The 16 extra assertions of spec §9 case a (plus the cassette's own 3).
+    fn case_a() -> Vec<Map<String, Value>> {
+        items(json!([
+            {"result": "success"}, {"transcript_contains": "Auth"}, {"transcript_contains": "Audit"},
+            {"question_asked": "features"}, {"question_options": {"contains": ["Auth"]}},
+            {"questions_count_max": 1}, {"gate_answers_delivered": true}, {"gate_answer_count_min": 1},
+            {"max_tokens": 1000}, {"max_cost_usd": 1}, {"max_turns": 10}, {"skill_triggered": "x"},
+            {"no_unexpected_files": []}, {"input_unmodified": "outputs/**"},
+            {"result": "success", "egress_denied": "a.com"}, {"file_absent": "outputs/x"},
+            {"allow_stall": true}, {"tool_calls_max": 5}, {"skill_available": "x"}
+        ]))
+    }
+
+    #[test]
+    fn case_a_with_control_out_and_empty_manifest() {
+        let ev = Evidence {
+            has_control_out: true,
+            artifacts: Some(0),
+            has_pre_run_paths: true,
+            has_pre_run_hashes: true,
+        };
+        let s = strip(&case_a(), 1, &ev);
+        assert_eq!(
+            s.skipped,
+            Skipped {
+                full: 2,
+                partial: 1
+            }
+        );
+        assert_eq!(s.items.len(), 18);
+        assert!(s.items.iter().any(|m| m.contains_key("question_asked")));
+        assert_eq!(s.items[14], items(json!([{"result": "success"}]))[0]);
+        assert_eq!(s.warnings.len(), 2);
+        assert!(s.warnings[0].contains("skipped 2 filesystem/egress/expect_denied"));
+        assert!(s.warnings[1].starts_with("::warning:: [replay] 1 mixed assertion(s)"));
+    }
+
+    #[test]
+    fn case_b_without_control_out_gate_keys_count_as_full_skips() {
+        let ev = Evidence {
+            has_control_out: false,
+            artifacts: Some(0),
+            has_pre_run_paths: true,
+            has_pre_run_hashes: true,
+        };
+        let s = strip(&case_a(), 1, &ev);
+        assert_eq!(
+            s.skipped,
+            Skipped {
+                full: 7,
+                partial: 1
+            }
+        );
+        assert!(!s.items.iter().any(|m| m.contains_key("question_asked")));
+    }
+
+    #[test]
+    fn baseline_keys_without_baseline_get_their_own_warning_not_partial() {
+        let ev = Evidence {
+            has_control_out: true,
+            artifacts: Some(2),
+            has_pre_run_paths: false,
+            has_pre_run_hashes: false,
+        };
+        let s = strip(
+            &items(
+                json!([{"file_exists": "a", "no_unexpected_files": []}, {"input_unmodified": "x"}]),
+            ),
+            0,
+            &ev,
+        );
+        assert_eq!(
+            s.skipped,
+            Skipped {
+                full: 1,
+                partial: 0
+            }
+        );
+        assert!(s.warnings[0].contains("no_unexpected_files: cassette has no pre-run manifest"));
+        assert!(s.warnings[1].contains("input_unmodified: cassette has no pre-run hashes"));
+    }
+
+    #[test]
+    fn manifest_keys_need_a_non_empty_manifest() {
+        let ev = Evidence {
+            has_control_out: true,
+            artifacts: Some(0),
+            has_pre_run_paths: true,
+            has_pre_run_hashes: true,
+        };
+        assert!(!ev.is_active("file_exists"));
+        assert!(ev.is_active("no_unexpected_files"));
+        let none = Evidence {
+            artifacts: None,
+            ..ev
+        };
+        assert!(!none.is_active("no_unexpected_files"));
+        assert!(!none.is_active("replay_protocol_fidelity"));
+        assert!(!none.is_active("egress_denied"));
+    }
+}

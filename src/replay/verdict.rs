@@ -1,0 +1,352 @@
+//! The verdict rule (cowork-harness `computeVerdict`, spec/replay.md §2.7):
+//! which signals fail a run, the `failures[]` list with kinds, the `outcome`,
+//! and the exit code. This is the ONE home of the rule: `replay` calls it for
+//! every cassette and `record` calls it for the live verdict (lane `Live`,
+//! passing its live-only signals and guard results in).
+//!
+//! It does not evaluate assertions (that is `crate::assert`) and does not
+//! decide what to print (that is `crate::report`).
+
+use serde::Serialize;
+
+use crate::assert::AssertionOutcome;
+use crate::exit;
+
+/// Which lane the verdict is formed for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// Replaying a recording: live-only signals are not evaluated, guards are `na`.
+    Replay,
+    /// A live recording: the caller supplies live-only signals and guard results.
+    Live,
+}
+
+/// Severity of a signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Fail,
+    Warn,
+}
+
+/// One reason the verdict is what it is.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Signal {
+    /// `assertion`, `result_error`, `usage_limit`, `transport_error`,
+    /// `infra_error`, `exec_infra_error`, `stalled`, `non_deterministic`, ...
+    pub code: String,
+    pub severity: Severity,
+    pub message: String,
+}
+
+/// Status of a safety guard (`—` in the footer when `na`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GuardStatus {
+    Ok,
+    Fired,
+    Na,
+    Unverified,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Guard {
+    pub name: String,
+    pub status: GuardStatus,
+}
+
+/// One entry of `verdict.failures[]`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Failure {
+    /// The first key of the failing assertion (absent for pseudo-assertions
+    /// with an empty `assertion` object and for guard failures).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assertion: Option<String>,
+    pub message: String,
+    /// `assertion`, `staleness`, `cassette-format` or `guard`.
+    pub kind: String,
+}
+
+/// The verdict of one run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Verdict {
+    pub pass: bool,
+    pub exit_code: u8,
+    pub signals: Vec<Signal>,
+    pub guards: Vec<Guard>,
+    pub failures: Vec<Failure>,
+}
+
+/// `outcome` of a run (cowork-harness `outcome.ts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Errored,
+    NoDeliverable,
+    DeliveredClean,
+    DeliveredWithVerdictFail,
+}
+
+/// What the verdict is formed from.
+#[derive(Debug, Clone, Default)]
+pub struct VerdictInput<'a> {
+    /// `"success"` or `"error"` (anything else reads as error).
+    pub result: &'a str,
+    /// `resultErrorKind`: `usage_limit` / `transport` pick the signal code.
+    pub result_error_kind: Option<&'a str>,
+    pub assertions: &'a [AssertionOutcome],
+    /// `stalledOnQuestion` of the run.
+    pub stalled: bool,
+    /// `infra_error` events `(message, source)`.
+    pub infra_errors: &'a [(String, Option<String>)],
+    /// Live lane: the run was LLM/human-decided.
+    pub non_deterministic: bool,
+    /// Live lane: further signals the recorder computed (live-only block).
+    pub extra_signals: Vec<Signal>,
+    /// Live lane: guard results; `None` ⇒ every guard `na` (the replay lane).
+    pub guards: Option<Vec<Guard>>,
+}
+
+/// The four guards, all `na` on replay.
+pub const GUARD_NAMES: [&str; 4] = [
+    "capability-use",
+    "permissive-auto-allow",
+    "host-path",
+    "outputs-delete",
+];
+
+fn has_modifier(assertions: &[AssertionOutcome], key: &str) -> bool {
+    assertions.iter().any(|a| {
+        a.assertion
+            .get(key)
+            .is_some_and(|v| v == &serde_json::Value::Bool(true))
+    })
+}
+
+/// `computeVerdict(result, lane)`.
+pub fn compute(input: &VerdictInput<'_>, lane: Lane) -> Verdict {
+    let mut signals = Vec::new();
+    for a in input.assertions.iter().filter(|a| !a.pass) {
+        signals.push(Signal {
+            code: "assertion".into(),
+            severity: Severity::Fail,
+            message: a.message.clone(),
+        });
+    }
+    if input.result != "success" {
+        // Unconditional, even with an authored `result: error` (spec §8.4).
+        let (code, message) = match input.result_error_kind {
+            Some("usage_limit") => (
+                "usage_limit",
+                "usage limit reached (API 429) — the run was cut short",
+            ),
+            Some("transport") => (
+                "transport_error",
+                "transport dropped after a clean result — not a skill defect; re-run",
+            ),
+            _ => ("result_error", "run result was error"),
+        };
+        signals.push(Signal {
+            code: code.into(),
+            severity: Severity::Fail,
+            message: message.into(),
+        });
+    }
+    for (message, source) in input.infra_errors {
+        let exec = source.as_deref() == Some("hostloop-exec");
+        signals.push(Signal {
+            code: if exec {
+                "exec_infra_error"
+            } else {
+                "infra_error"
+            }
+            .into(),
+            severity: if exec { Severity::Warn } else { Severity::Fail },
+            message: format!(
+                "infrastructure error{}: {message}",
+                source
+                    .as_deref()
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default()
+            ),
+        });
+    }
+    if input.stalled && !has_modifier(input.assertions, "allow_stall") {
+        signals.push(Signal {
+            code: "stalled".into(),
+            severity: Severity::Fail,
+            message: "run stalled on a question: the final message ends with `?` and no tool ran after the \
+                      last AskUserQuestion — script the answer, or add `allow_stall: true`"
+                .into(),
+        });
+    }
+    if lane == Lane::Live {
+        if input.non_deterministic {
+            signals.push(Signal {
+                code: "non_deterministic".into(),
+                severity: Severity::Warn,
+                message: "non-deterministic (LLM/human-decided answers)".into(),
+            });
+        }
+        signals.extend(input.extra_signals.iter().cloned());
+    }
+    let pass = !signals.iter().any(|s| s.severity == Severity::Fail);
+    let mut failures: Vec<Failure> = input
+        .assertions
+        .iter()
+        .filter(|a| !a.pass)
+        .map(|a| Failure {
+            assertion: a
+                .assertion
+                .as_object()
+                .and_then(|m| m.keys().next().cloned()),
+            message: a.message.clone(),
+            kind: a.source.clone().unwrap_or_else(|| "assertion".into()),
+        })
+        .collect();
+    failures.extend(
+        signals
+            .iter()
+            .filter(|s| s.severity == Severity::Fail && s.code != "assertion")
+            .map(|s| Failure {
+                assertion: None,
+                message: s.message.clone(),
+                kind: "guard".into(),
+            }),
+    );
+    let guards = match (&input.guards, lane) {
+        (Some(g), Lane::Live) => g.clone(),
+        _ => GUARD_NAMES
+            .iter()
+            .map(|n| Guard {
+                name: (*n).into(),
+                status: GuardStatus::Na,
+            })
+            .collect(),
+    };
+    Verdict {
+        pass,
+        exit_code: if pass { exit::SUCCESS } else { exit::FAILURE },
+        signals,
+        guards,
+        failures,
+    }
+}
+
+/// `outcome` from the run result and its verdict.
+pub fn outcome(result: &str, verdict: &Verdict) -> Outcome {
+    if result != "success" {
+        Outcome::Errored
+    } else if verdict
+        .signals
+        .iter()
+        .any(|s| s.code == "stalled" || s.code == "ended_with_question")
+    {
+        Outcome::NoDeliverable
+    } else if verdict.pass {
+        Outcome::DeliveredClean
+    } else {
+        Outcome::DeliveredWithVerdictFail
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn outcome_of(
+        assertion: serde_json::Value,
+        pass: bool,
+        source: Option<&str>,
+    ) -> AssertionOutcome {
+        AssertionOutcome {
+            assertion,
+            pass,
+            message: if pass { String::new() } else { "boom".into() },
+            evidence: None,
+            source: source.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn failing_assertions_become_failures_with_their_kind() {
+        let a = [
+            outcome_of(json!({"result": "success"}), true, None),
+            outcome_of(json!({"tool_not_called": "Skill"}), false, None),
+            outcome_of(json!({}), false, Some("staleness")),
+        ];
+        let v = compute(
+            &VerdictInput {
+                result: "success",
+                assertions: &a,
+                ..Default::default()
+            },
+            Lane::Replay,
+        );
+        assert!(!v.pass);
+        assert_eq!(v.exit_code, exit::FAILURE);
+        assert_eq!(v.failures.len(), 2);
+        assert_eq!(v.failures[0].assertion.as_deref(), Some("tool_not_called"));
+        assert_eq!(v.failures[0].kind, "assertion");
+        assert_eq!(v.failures[1].assertion, None);
+        assert_eq!(v.failures[1].kind, "staleness");
+        assert_eq!(outcome("success", &v), Outcome::DeliveredWithVerdictFail);
+    }
+
+    #[test]
+    fn an_error_result_always_fails_even_with_result_error_authored() {
+        let a = [outcome_of(json!({"result": "error"}), true, None)];
+        let v = compute(
+            &VerdictInput {
+                result: "error",
+                assertions: &a,
+                ..Default::default()
+            },
+            Lane::Replay,
+        );
+        assert!(!v.pass);
+        assert_eq!(
+            v.failures,
+            vec![Failure {
+                assertion: None,
+                message: "run result was error".into(),
+                kind: "guard".into()
+            }]
+        );
+        assert_eq!(outcome("error", &v), Outcome::Errored);
+    }
+
+    #[test]
+    fn stall_fails_unless_allowed_and_exec_infra_only_warns() {
+        let infra = [(
+            "sandbox hiccup".to_string(),
+            Some("hostloop-exec".to_string()),
+        )];
+        let v = compute(
+            &VerdictInput {
+                result: "success",
+                stalled: true,
+                infra_errors: &infra,
+                ..Default::default()
+            },
+            Lane::Replay,
+        );
+        assert!(!v.pass);
+        assert_eq!(outcome("success", &v), Outcome::NoDeliverable);
+        let allow = [outcome_of(json!({"allow_stall": true}), true, None)];
+        let v = compute(
+            &VerdictInput {
+                result: "success",
+                stalled: true,
+                infra_errors: &infra,
+                assertions: &allow,
+                ..Default::default()
+            },
+            Lane::Replay,
+        );
+        assert!(v.pass, "{v:?}");
+        assert_eq!(v.signals[0].code, "exec_infra_error");
+    }
+}

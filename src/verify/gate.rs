@@ -1,0 +1,461 @@
+//! `verify-cassettes`: the per-cassette checks and the batch verdict
+//! (spec/fingerprint.md §5).
+//!
+//! Per cassette: load (a load error still gets a privacy scan of the raw
+//! document), privacy scan, staleness (the shared
+//! [`crate::fingerprint::staleness::compute`]), session-shape drift, scenario
+//! drift, version. A batch runs on all cores and keeps input order. One bad
+//! file never stops the rest: it becomes that row's `error`.
+//!
+//! This module does not render (see [`super::report`]) and does not parse
+//! command-line arguments (see `cli/verify.rs`).
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::scan::{AllowList, Finding, scan_document};
+use crate::cassette::{CASSETTE_VERSION, Cassette};
+use crate::fingerprint::staleness;
+
+/// What to check.
+#[derive(Debug, Clone, Default)]
+pub struct VerifyOptions {
+    /// `--session FILE`: resolve skill sources from this session (one
+    /// cassette only).
+    pub session: Option<PathBuf>,
+    pub privacy: bool,
+    pub staleness: bool,
+    pub scenario_drift: bool,
+    pub allow: AllowList,
+}
+
+/// The result for one cassette (the `results[]` rows of the JSON report).
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CassetteResult {
+    pub file: String,
+    pub findings: Vec<Finding>,
+    pub staleness: Vec<String>,
+    pub unverifiable: Vec<String>,
+    pub notes: Vec<String>,
+    pub version: Vec<String>,
+    pub scenario_drift: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub privacy_scanned: bool,
+}
+
+impl CassetteResult {
+    pub fn real_findings(&self) -> usize {
+        self.findings.iter().filter(|f| f.is_real()).count()
+    }
+    /// A verified, real problem (exit 1).
+    pub fn has_finding(&self) -> bool {
+        self.real_findings() > 0 || !self.staleness.is_empty() || !self.scenario_drift.is_empty()
+    }
+    /// Verification could not complete (exit 3).
+    pub fn has_unverifiable(&self) -> bool {
+        !self.unverifiable.is_empty() || !self.version.is_empty() || self.error.is_some()
+    }
+}
+
+/// Exit code of a batch: a real finding wins over could-not-verify.
+pub fn exit_code(results: &[CassetteResult]) -> u8 {
+    if results.iter().any(CassetteResult::has_finding) {
+        crate::exit::FAILURE
+    } else if results.iter().any(CassetteResult::has_unverifiable) {
+        crate::exit::UNVERIFIED
+    } else {
+        crate::exit::SUCCESS
+    }
+}
+
+/// Why the targets could not be turned into a list of cassettes.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TargetError {
+    #[error("no such file or directory: {0}")]
+    NotFound(String),
+    #[error(
+        "no .cassette.json files under {0} — nothing to do (loud non-zero, not a vacuous pass)"
+    )]
+    EmptyDir(String),
+}
+
+/// Expands the targets: a directory means its `*.cassette.json` files
+/// (non-recursive, sorted by name); a file is taken as given.
+pub fn collect_targets(targets: &[PathBuf]) -> Result<Vec<PathBuf>, TargetError> {
+    let mut files = vec![];
+    for t in targets {
+        let shown = t.display().to_string();
+        if t.is_dir() {
+            let mut names: Vec<String> = std::fs::read_dir(t)
+                .map_err(|_| TargetError::NotFound(shown.clone()))?
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().is_file())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| n.ends_with(".cassette.json"))
+                .collect();
+            names.sort();
+            if names.is_empty() {
+                return Err(TargetError::EmptyDir(shown));
+            }
+            files.extend(names.into_iter().map(|n| t.join(n)));
+        } else if t.exists() {
+            files.push(t.clone());
+        } else {
+            return Err(TargetError::NotFound(shown));
+        }
+    }
+    Ok(files)
+}
+
+/// Reads and parses a cassette file into its raw document (for the privacy
+/// scan, which needs only a readable transcript, not a valid cassette).
+fn read_document(path: &Path) -> Result<Map<String, Value>, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read cassette: {e}"))?;
+    if !meta.is_file() {
+        return Err("cannot read cassette: not a regular file".into());
+    }
+    if meta.len() > crate::cassette::MAX_CASSETTE_BYTES {
+        return Err(format!(
+            "cannot read cassette: {} bytes is over the {} byte limit",
+            meta.len(),
+            crate::cassette::MAX_CASSETTE_BYTES
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read cassette: {e}"))?;
+    let value: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("unreadable / invalid cassette JSON: {e}"))?;
+    match value {
+        Value::Object(map) => Ok(map),
+        _ => Err("invalid cassette shape: (root): expected an object".into()),
+    }
+}
+
+/// Loads a cassette through the one loader ([`Cassette::load`]); the error
+/// is its message without the path (the report prints the file).
+pub fn load_cassette(path: &Path) -> Result<Cassette, String> {
+    Cassette::load(path).map_err(|e| e.message())
+}
+
+/// The loader's validation over an already-parsed document.
+pub fn cassette_from_document(path: &Path, doc: Map<String, Value>) -> Result<Cassette, String> {
+    Cassette::from_doc(path, doc).map_err(|e| e.message())
+}
+
+/// The session file a cassette's `scenario.session` resolves to (or the
+/// override); `None` for an inline scenario. Delegates to the one resolver,
+/// [`crate::fingerprint::resolve_session_path`].
+pub fn resolve_session(cassette: &Cassette, session_override: Option<&Path>) -> Option<PathBuf> {
+    let recorded = cassette.scenario().get("session").and_then(Value::as_str)?;
+    crate::fingerprint::resolve_session_path(recorded, Some(cassette.dir()), session_override)
+}
+
+/// How the scenario source of a cassette was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SourceVia {
+    Persisted,
+    NameLookup,
+    None,
+}
+
+fn resolve_scenario_source(cassette: &Cassette) -> (Option<PathBuf>, SourceVia, bool) {
+    let dir = cassette.dir();
+    let mut persisted_missing = false;
+    if let Some(src) = cassette.scenario_source() {
+        let p = dir.join(src);
+        if p.exists() {
+            return (Some(p), SourceVia::Persisted, false);
+        }
+        persisted_missing = true;
+    }
+    let name = cassette.scenario().get("name").and_then(Value::as_str);
+    let found = name.and_then(|n| {
+        let slug: String = n
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        [
+            dir.join("..")
+                .join("scenarios")
+                .join(format!("{slug}.yaml")),
+            dir.join("..").join("scenarios").join(format!("{slug}.yml")),
+            dir.join(format!("{slug}.yaml")),
+            dir.join(format!("{slug}.yml")),
+        ]
+        .into_iter()
+        .find(|c| c.exists())
+    });
+    let via = if found.is_some() {
+        SourceVia::NameLookup
+    } else {
+        SourceVia::None
+    };
+    (found, via, persisted_missing)
+}
+
+/// Largest scenario file read for the drift check: a scenario is a few KB;
+/// a path that leads to a device or a huge file is not one.
+const MAX_SCENARIO_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Reads a regular file of at most [`MAX_SCENARIO_BYTES`] (a cassette may
+/// point `scenarioSource` anywhere, e.g. at `/dev/zero`).
+fn read_small_file(path: &Path) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > MAX_SCENARIO_BYTES {
+        return Err(format!("larger than {MAX_SCENARIO_BYTES} bytes"));
+    }
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SCENARIO_BYTES).read_to_string(&mut text))
+        .map_err(|e| e.to_string())?;
+    Ok(text)
+}
+
+/// The recording-shaping fields and their defaults (cowork-harness
+/// `RECORDING_SHAPING_FIELDS`).
+type ShapingField = (&'static str, fn() -> Value);
+const SHAPING: [ShapingField; 7] = [
+    ("prompt", || Value::String(String::new())),
+    ("baseline", || Value::String("latest".into())),
+    ("fidelity", || Value::String("container".into())),
+    ("lane", || Value::String("local".into())),
+    ("answers", || Value::Array(vec![])),
+    ("skills", || Value::Array(vec![])),
+    ("requires_capabilities", || Value::Array(vec![])),
+];
+
+/// Scenario drift: `Ok(drifted fields)` when comparable, `Err(Some(note))`
+/// when a source resolved but cannot be trusted or parsed, `Err(None)`
+/// when there is nothing to compare.
+fn scenario_drift(cassette: &Cassette) -> Result<Vec<&'static str>, Option<String>> {
+    let (path, via, _) = resolve_scenario_source(cassette);
+    let path = path.ok_or(None)?;
+    let text = read_small_file(&path).map_err(|e| {
+        Some(format!(
+            "on-disk scenario {} did not parse ({e}) — prompt drift not checked",
+            path.display()
+        ))
+    })?;
+    let on_disk: Value = serde_yaml::from_str::<serde_yaml::Value>(&text)
+        .map_err(|e| e.to_string())
+        .and_then(|y| serde_json::to_value(y).map_err(|e| e.to_string()))
+        .map_err(|e| {
+            Some(format!(
+                "on-disk scenario {} did not parse ({e}) — prompt drift not checked",
+                path.display()
+            ))
+        })?;
+    let frozen = cassette.scenario();
+    let drifted: Vec<&'static str> = SHAPING
+        .iter()
+        .filter(|(k, default)| {
+            let a = frozen
+                .get(*k)
+                .filter(|v| !v.is_null())
+                .cloned()
+                .unwrap_or_else(default);
+            let b = on_disk
+                .get(*k)
+                .filter(|v| !v.is_null())
+                .cloned()
+                .unwrap_or_else(default);
+            !json_equal(&a, &b)
+        })
+        .map(|(k, _)| *k)
+        .collect();
+    if !drifted.is_empty() && via != SourceVia::Persisted {
+        return Err(Some(format!(
+            "on-disk {} (resolved by name, not a recorded source) has drifted recording-shaping field(s) [{}] — re-record or `replay --assert-from` to confirm",
+            path.display(),
+            drifted.join(", ")
+        )));
+    }
+    Ok(drifted)
+}
+
+/// Structural equality (object key order ignored; numbers by value).
+fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Verifies one cassette. Never panics on input; a problem with the file
+/// becomes the row's `error`.
+pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
+    let mut row = CassetteResult {
+        file: path.display().to_string(),
+        ..Default::default()
+    };
+    let doc = match read_document(path) {
+        Ok(doc) => doc,
+        Err(e) => {
+            row.error = Some(e);
+            return row;
+        }
+    };
+    if opts.privacy {
+        match scan_document(&doc, &opts.allow) {
+            Ok(f) => {
+                row.findings = f;
+                row.privacy_scanned = true;
+            }
+            Err(_) => row.privacy_scanned = false,
+        }
+    }
+    let cassette = match cassette_from_document(path, doc) {
+        Ok(c) => c,
+        Err(e) => {
+            row.error = Some(e);
+            return row;
+        }
+    };
+    if opts.staleness {
+        let st = staleness::compute(&cassette, opts.session.as_deref());
+        for f in st.findings {
+            let unverifiable = serde_json::to_value(f.class)
+                .ok()
+                .and_then(|v| v.as_str().map(|s| s.starts_with("unverifiable-")))
+                .unwrap_or(false);
+            if unverifiable {
+                row.unverifiable.push(f.message);
+            } else {
+                row.staleness.push(f.message);
+            }
+        }
+        row.notes.extend(st.notes);
+        session_shape(&cassette, opts, &mut row);
+    }
+    if opts.scenario_drift {
+        match scenario_drift(&cassette) {
+            Ok(d) if !d.is_empty() => row.scenario_drift.push(format!(
+                "scenario recording-shaping field(s) [{}] differ from the cassette's frozen copy — the frozen events no longer correspond to this scenario; re-record or `replay --assert-from`",
+                d.join(", ")
+            )),
+            Ok(_) | Err(None) => {}
+            Err(Some(note)) => row.notes.push(format!("scenario-drift: {note}")),
+        }
+    }
+    if cassette.version > CASSETTE_VERSION {
+        row.version.push(format!(
+            "cassette format v{} is newer than this harness understands (v{CASSETTE_VERSION}) — upgrade reel (can't verify ⇒ not green)",
+            cassette.version
+        ));
+    }
+    row
+}
+
+/// The `sessionFingerprint` check (spec §5 step 4).
+fn session_shape(cassette: &Cassette, opts: &VerifyOptions, row: &mut CassetteResult) {
+    let Some(recorded) = cassette.session_fingerprint() else {
+        return; // pre-v9: not checked
+    };
+    let live = resolve_session(cassette, opts.session.as_deref())
+        .and_then(|p| crate::fingerprint::session_fingerprint(&p));
+    let Some(live) = live else {
+        row.notes.push(
+            "session-fingerprint: could not resolve the current session file to recompute — cannot verify session-shape staleness".into(),
+        );
+        return;
+    };
+    if live == recorded {
+        return;
+    }
+    let (_, via, persisted_missing) = resolve_scenario_source(cassette);
+    if persisted_missing && via == SourceVia::NameLookup && opts.session.is_none() {
+        row.notes.push("session-fingerprint: differs from the current session file, but this cassette's directory structure could not be confirmed intact (scenario source resolved by name lookup, not its persisted path) — may be an unrelated same-named sibling; re-record, or verify manually before trusting the mismatch".into());
+        return;
+    }
+    row.staleness.push("session-shape fingerprint differs from the current session file (connected folders/plugin/skill/mcp/egress config changed since record) — re-record".into());
+}
+
+/// Verifies every file on all cores; results keep the input order.
+pub fn verify_all(files: &[PathBuf], opts: &VerifyOptions) -> Vec<CassetteResult> {
+    files
+        .par_iter()
+        .map(|f| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| verify_one(f, opts)))
+                .unwrap_or_else(|_| CassetteResult {
+                    file: f.display().to_string(),
+                    error: Some(
+                        "internal error while verifying this cassette (a bug — please report it)"
+                            .into(),
+                    ),
+                    ..Default::default()
+                })
+        })
+        .collect()
+}
+
+/// Count-bound assertion keys `--margins` reports on.
+pub const COUNT_BOUND_KEYS: [&str; 10] = [
+    "tool_calls_max",
+    "max_tokens",
+    "max_cost_usd",
+    "max_turns",
+    "max_tool_errors",
+    "max_redundant_tool_calls",
+    "dispatch_count_max",
+    "task_count_min",
+    "gate_answer_count_min",
+    "questions_count_max",
+];
+
+/// One `--margins` row: a count-bound assertion's budget. The recorded
+/// count needs a replay of the cassette, which this gate does not run.
+#[derive(Debug, Clone, Serialize)]
+pub struct MarginRow {
+    pub key: String,
+    pub budget: f64,
+    pub recorded: Option<f64>,
+    pub margin: Option<f64>,
+}
+
+/// `--margins` rows of one cassette (empty when it has no count-bound
+/// assertion).
+pub fn margins_of(path: &Path) -> Vec<MarginRow> {
+    let Ok(c) = load_cassette(path) else {
+        return vec![];
+    };
+    let asserts = c
+        .scenario()
+        .get("assert")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    COUNT_BOUND_KEYS
+        .iter()
+        .filter_map(|k| {
+            let budget = asserts.iter().find_map(|a| a.get(*k))?.as_f64()?;
+            Some(MarginRow {
+                key: (*k).to_owned(),
+                budget,
+                recorded: None,
+                margin: None,
+            })
+        })
+        .collect()
+}

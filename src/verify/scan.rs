@@ -1,0 +1,654 @@
+//! The privacy scan of one cassette document: which surfaces are scanned
+//! with which detectors, the structural host-inventory check, and the allow
+//! list (spec/fingerprint.md §5.1).
+//!
+//! The scan reads the raw JSON document, not the typed cassette: a file that
+//! fails shape validation is still scanned as long as `events` is an array of
+//! strings (a file too broken to replay is exactly where a leak arrives).
+//!
+//! Findings carry the matched text masked for the secret and personal-data
+//! classes; the unmasked text is only ever held while the allow list is
+//! consulted. This module does not load files nor render reports.
+
+use std::sync::OnceLock;
+
+use base64::Engine;
+use rayon::prelude::*;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::detect::{Class, DetectorSet, Hit, Surface, display_sample};
+
+/// One privacy finding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    /// Where in the cassette: `events[3]`, `controlOut[0]`, `artifact <p>`,
+    /// `scenario.prompt`, `metadata:scenario.name`, ... (cowork-harness's
+    /// locator strings).
+    #[serde(rename = "where")]
+    pub location: String,
+    pub cls: Class,
+    /// The detector (`aws-access-key-id`, `email`, `host-inventory`, ...).
+    pub kind: &'static str,
+    /// The matched text; masked for the `secret` and `personal` classes.
+    pub sample: String,
+    /// JSON path of the string inside the line or field that holds the
+    /// match (`$.message.content[0].text`), when the surface is JSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+}
+
+impl Finding {
+    /// `unscanned` is informational (a body that was never committed).
+    pub fn is_real(&self) -> bool {
+        self.cls != Class::Unscanned
+    }
+}
+
+/// Allow patterns: `--allow` (every class) and the class-scoped variants.
+/// A finding is suppressed when a pattern for its class (or unscoped)
+/// matches the WHOLE unmasked sample, case-insensitively — JavaScript regex
+/// syntax, as cowork-harness compiles them.
+#[derive(Default, Clone)]
+pub struct AllowList {
+    entries: Vec<(Option<Class>, regress::Regex)>,
+}
+
+impl std::fmt::Debug for AllowList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AllowList({} patterns)", self.entries.len())
+    }
+}
+
+impl AllowList {
+    /// Adds a pattern; `Err` carries the regex engine's message.
+    pub fn add(&mut self, source: &str, class: Option<Class>) -> Result<(), String> {
+        let re = regress::Regex::with_flags(&format!("^(?:{source})$"), "i")
+            .map_err(|e| e.to_string())?;
+        self.entries.push((class, re));
+        Ok(())
+    }
+
+    /// Adds every pattern line of an allow-patterns file (trimmed, blank and
+    /// `#` lines skipped) as an unscoped allow.
+    pub fn add_patterns_text(&mut self, text: &str) -> Result<(), String> {
+        for line in text.lines().map(str::trim) {
+            if !line.is_empty() && !line.starts_with('#') {
+                self.add(line, None)
+                    .map_err(|e| format!("invalid regex `{line}`: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// True when `sample` of class `class` is allowed.
+    pub fn allows(&self, sample: &str, class: Class) -> bool {
+        self.entries
+            .iter()
+            .any(|(c, re)| c.is_none_or(|c| c == class) && re.find(sample).is_some())
+    }
+}
+
+/// Scans `text` on `surface`; pushes allowed-filtered findings.
+fn scan_text(
+    text: &str,
+    location: &str,
+    surface: Surface,
+    allow: &AllowList,
+    json_line: bool,
+    out: &mut Vec<Finding>,
+) {
+    let mut parsed: Option<Option<Value>> = None;
+    DetectorSet::global().find(text, surface, |hit: Hit| {
+        let det = hit.detector();
+        let raw = String::from_utf8_lossy(&text.as_bytes()[hit.start..hit.end]);
+        if allow.allows(&raw, det.class) {
+            return;
+        }
+        let value = String::from_utf8_lossy(&text.as_bytes()[hit.value_start..hit.value_end]);
+        let field = if json_line {
+            let doc = parsed.get_or_insert_with(|| serde_json::from_str::<Value>(text).ok());
+            doc.as_ref().and_then(|v| json_path_of(v, &value))
+        } else {
+            None
+        };
+        out.push(Finding {
+            location: location.to_owned(),
+            cls: det.class,
+            kind: det.kind,
+            sample: display_sample(text, &hit),
+            field,
+        });
+    });
+}
+
+/// JSON path of the first string leaf (or key) of `v` containing `needle`.
+fn json_path_of(v: &Value, needle: &str) -> Option<String> {
+    let unescaped = needle.replace("\\\"", "\"").replace("\\\\", "\\");
+    fn walk(v: &Value, n1: &str, n2: &str, path: &mut String) -> bool {
+        match v {
+            Value::String(s) => s.contains(n1) || s.contains(n2),
+            Value::Array(items) => items.iter().enumerate().any(|(i, x)| {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                if walk(x, n1, n2, path) {
+                    return true;
+                }
+                path.truncate(len);
+                false
+            }),
+            Value::Object(map) => map.iter().any(|(k, x)| {
+                let len = path.len();
+                if k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                    path.push('.');
+                    path.push_str(k);
+                } else {
+                    path.push_str(&format!("[{}]", Value::String(k.clone())));
+                }
+                if k.contains(n1) || walk(x, n1, n2, path) {
+                    return true;
+                }
+                path.truncate(len);
+                false
+            }),
+            _ => false,
+        }
+    }
+    let mut path = String::from("$");
+    walk(v, needle, &unescaped, &mut path).then_some(path)
+}
+
+/// An agent capability-manifest line (system/init, the command registry
+/// `control_response`, MCP `initialize` request/response): catalog prose the
+/// noisy classes are not run on. Cheap substring checks gate the JSON parse.
+pub fn is_capability_manifest(line: &str) -> bool {
+    if !prefilter(
+        &MANIFEST_HINT,
+        r#""init"|init-1|initialize|"commands"|protocolVersion"#,
+        line,
+    ) {
+        return false;
+    }
+    let Ok(v) = serde_json::from_str::<Value>(line) else {
+        return false;
+    };
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let ty = s(&v, "type");
+    if ty.as_deref() == Some("system") && s(&v, "subtype").as_deref() == Some("init") {
+        return true;
+    }
+    if ty.as_deref() == Some("control_request") {
+        let req = v.get("request");
+        if req.and_then(|r| s(r, "subtype")).as_deref() == Some("mcp_message")
+            && req
+                .and_then(|r| r.get("message"))
+                .and_then(|m| s(m, "method"))
+                .as_deref()
+                == Some("initialize")
+        {
+            return true;
+        }
+    }
+    if ty.as_deref() == Some("control_response") {
+        let Some(r) = v.get("response") else {
+            return false;
+        };
+        if s(r, "request_id").as_deref() == Some("init-1") {
+            return true;
+        }
+        if let Some(body) = r.get("response").and_then(Value::as_object) {
+            if body.contains_key("commands") && body.contains_key("agents") {
+                return true;
+            }
+            if let Some(res) = body
+                .get("mcp_response")
+                .and_then(|m| m.get("result"))
+                .and_then(Value::as_object)
+                && res.contains_key("protocolVersion")
+                && res.contains_key("capabilities")
+                && res.contains_key("serverInfo")
+            {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// SDK-MCP servers the harness itself serves.
+const KNOWN_SERVERS: [&str; 4] = ["cowork", "plugins", "skills", "workspace"];
+/// The agent's built-in agents.
+const KNOWN_AGENTS: [&str; 6] = [
+    "claude",
+    "claude-code-guide",
+    "Explore",
+    "general-purpose",
+    "Plan",
+    "statusline-setup",
+];
+/// The agent's built-in skills.
+const KNOWN_SKILLS: [&str; 15] = [
+    "batch",
+    "claude-api",
+    "code-review",
+    "dataviz",
+    "debug",
+    "deep-research",
+    "design-sync",
+    "doctor",
+    "fewer-permission-prompts",
+    "loop",
+    "run",
+    "run-skill-generator",
+    "simplify",
+    "update-config",
+    "verify",
+];
+
+fn name_of(v: &Value) -> Option<&str> {
+    v.as_str().or_else(|| v.get("name").and_then(Value::as_str))
+}
+
+/// Plugin names declared anywhere in the event stream (`plugins[]`).
+fn declared_plugins(events: &[&str]) -> Vec<String> {
+    fn visit(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Array(a) => a.iter().for_each(|x| visit(x, out)),
+            Value::Object(o) => {
+                if let Some(Value::Array(ps)) = o.get("plugins") {
+                    for p in ps {
+                        if let Some(n) = name_of(p)
+                            && !n.is_empty()
+                            && !out.iter().any(|x| x == n)
+                        {
+                            out.push(n.to_owned());
+                        }
+                    }
+                }
+                o.values().for_each(|x| visit(x, out));
+            }
+            _ => {}
+        }
+    }
+    let mut out = vec![];
+    for line in events
+        .iter()
+        .filter(|l| prefilter(&PLUGINS_HINT, r#""plugins""#, l))
+    {
+        if let Ok(v) = serde_json::from_str::<Value>(line) {
+            visit(&v, &mut out);
+        }
+    }
+    out
+}
+
+/// The structural host-inventory check over one decoded line.
+fn host_inventory(
+    decoded: &Value,
+    location: &str,
+    allow: &AllowList,
+    declared: &[String],
+    out: &mut Vec<Finding>,
+) {
+    let mut push = |sample: &str, detail: String| {
+        if !allow.allows(sample, Class::HostInventory) {
+            out.push(Finding {
+                location: format!("{location} {detail}"),
+                cls: Class::HostInventory,
+                kind: "host-inventory",
+                sample: sample.to_owned(),
+                field: None,
+            });
+        }
+    };
+    fn visit(v: &Value, declared: &[String], push: &mut dyn FnMut(&str, String)) {
+        let o = match v {
+            Value::Array(a) => {
+                a.iter().for_each(|x| visit(x, declared, push));
+                return;
+            }
+            Value::Object(o) => o,
+            _ => return,
+        };
+        if let Some(Value::Array(servers)) = o.get("mcp_servers") {
+            for s in servers {
+                if let Some(n) = s.get("name").and_then(Value::as_str)
+                    && !KNOWN_SERVERS.contains(&n)
+                {
+                    push(n, "mcp_servers[].name".into());
+                }
+            }
+        }
+        if let Some(Value::Array(tools)) = o.get("tools") {
+            for t in tools.iter().filter_map(Value::as_str) {
+                if let Some(rest) = t.strip_prefix("mcp__")
+                    && let Some(end) = rest.find("__")
+                    && end > 0
+                {
+                    let server = &rest[..end];
+                    if !KNOWN_SERVERS.contains(&server) {
+                        push(server, format!("tools[] ({t})"));
+                    }
+                }
+            }
+        }
+        if let Some(Value::Object(acct)) = o.get("account") {
+            for k in ["email", "organization", "subscriptionType"] {
+                if acct.contains_key(k) {
+                    push(k, format!("account.{k}"));
+                }
+            }
+        }
+        let agents = o.get("agents").and_then(Value::as_array);
+        let skills = o.get("skills").and_then(Value::as_array);
+        if agents.is_some() || skills.is_some() {
+            let mut local: Vec<&str> = declared.iter().map(String::as_str).collect();
+            if let Some(Value::Array(ps)) = o.get("plugins") {
+                local.extend(ps.iter().filter_map(name_of));
+            }
+            let from_declared = |n: &str| {
+                n.find(':')
+                    .is_some_and(|i| i > 0 && local.contains(&&n[..i]))
+            };
+            for a in agents.into_iter().flatten().filter_map(name_of) {
+                if !KNOWN_AGENTS.contains(&a) && !from_declared(a) {
+                    push(a, "agents[]".into());
+                }
+            }
+            for s in skills.into_iter().flatten().filter_map(name_of) {
+                if !KNOWN_SKILLS.contains(&s) && !from_declared(s) {
+                    push(s, "skills[]".into());
+                }
+            }
+        }
+        o.values().for_each(|x| visit(x, declared, push));
+    }
+    visit(decoded, declared, &mut push);
+}
+
+fn might_carry_inventory(line: &str) -> bool {
+    prefilter(
+        &INVENTORY_HINT,
+        r#"mcp_servers|"tools"|"account"|"agents"|"skills""#,
+        line,
+    )
+}
+
+static MANIFEST_HINT: OnceLock<regex::bytes::Regex> = OnceLock::new();
+static INVENTORY_HINT: OnceLock<regex::bytes::Regex> = OnceLock::new();
+static PLUGINS_HINT: OnceLock<regex::bytes::Regex> = OnceLock::new();
+
+/// A cheap literal test before a JSON parse: one multi-literal search
+/// (the regex engine's SIMD prefilter) instead of several `contains`.
+fn prefilter(cell: &OnceLock<regex::bytes::Regex>, literals: &str, line: &str) -> bool {
+    cell.get_or_init(|| regex::bytes::Regex::new(literals).expect("static literal set"))
+        .is_match(line.as_bytes())
+}
+
+const HOST_INHERITING: [&str; 3] = ["protocol", "hostloop", "cowork"];
+const KNOWN_TIERS: [&str; 5] = ["protocol", "hostloop", "cowork", "container", "microvm"];
+
+fn str_array(v: Option<&Value>) -> Option<Vec<&str>> {
+    let a = v?.as_array()?;
+    a.iter().map(Value::as_str).collect()
+}
+
+/// Why a document could not be scanned at all.
+pub const NO_TRANSCRIPT: &str = "no readable transcript (`events` is not an array of strings)";
+
+/// Scans a cassette document. `Err` only when there is no transcript to
+/// scan (`events` missing or not all strings).
+pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<Finding>, String> {
+    let events = str_array(doc.get("events")).ok_or_else(|| NO_TRANSCRIPT.to_owned())?;
+    let control_out = str_array(doc.get("controlOut")).unwrap_or_default();
+    let scenario = doc.get("scenario").and_then(Value::as_object);
+
+    // Transcript lines: the bulk of the work, scanned in parallel, merged in
+    // order (so output is stable).
+    let line_findings = |key: &'static str, lines: &[&str]| -> Vec<Finding> {
+        lines
+            .par_iter()
+            .enumerate()
+            .with_min_len(256)
+            .flat_map_iter(|(i, line)| {
+                let mut out = vec![];
+                let surface = if is_capability_manifest(line) {
+                    Surface::Manifest
+                } else {
+                    Surface::Full
+                };
+                scan_text(line, &format!("{key}[{i}]"), surface, allow, true, &mut out);
+                out
+            })
+            .collect()
+    };
+    let mut findings = line_findings("events", &events);
+    findings.extend(line_findings("controlOut", &control_out));
+
+    // Structural host-inventory: only for host-inheriting or unknown tiers.
+    fn known(v: Option<&Value>) -> Option<&str> {
+        v.and_then(Value::as_str)
+            .filter(|t| KNOWN_TIERS.contains(t))
+    }
+    let tier = known(doc.get("effectiveFidelity"))
+        .or_else(|| known(scenario.and_then(|s| s.get("fidelity"))));
+    if tier.is_none_or(|t| HOST_INHERITING.contains(&t)) {
+        let declared = declared_plugins(&events);
+        for (key, lines) in [("events", &events), ("controlOut", &control_out)] {
+            for (i, line) in lines.iter().enumerate() {
+                if !might_carry_inventory(line) {
+                    continue;
+                }
+                if let Ok(v) = serde_json::from_str::<Value>(line) {
+                    host_inventory(&v, &format!("{key}[{i}]"), allow, &declared, &mut findings);
+                }
+            }
+        }
+    }
+
+    let mut out = findings;
+    let full = |text: &str, loc: &str, out: &mut Vec<Finding>| {
+        scan_text(text, loc, Surface::Full, allow, false, out)
+    };
+    if let Some(Value::Array(fpm)) = doc.get("folderPrefixMap") {
+        for (i, e) in fpm.iter().enumerate() {
+            if let Some(from) = e.get("from").and_then(Value::as_str) {
+                full(from, &format!("folderPrefixMap[{i}].from"), &mut out);
+            }
+        }
+    }
+    if let Some(Value::Array(artifacts)) = doc.get("artifacts") {
+        for a in artifacts {
+            let Some(path) = a.get("path").and_then(Value::as_str) else {
+                continue;
+            };
+            full(path, &format!("artifact path {path}"), &mut out);
+            let loc = format!("artifact {path}");
+            match a.get("body").and_then(Value::as_str) {
+                Some(body) if a.get("encoding").and_then(Value::as_str) == Some("base64") => {
+                    let decoded = base64::engine::general_purpose::STANDARD
+                        .decode(body.as_bytes())
+                        .ok();
+                    match decoded.as_deref().map(std::str::from_utf8) {
+                        Some(Ok(text)) => full(text, &loc, &mut out),
+                        _ => {
+                            if !allow.allows(path, Class::Binary) {
+                                out.push(Finding {
+                                    location: loc,
+                                    cls: Class::Binary,
+                                    kind: "binary",
+                                    sample: format!(
+                                        "(committed binary body — not text-scannable; review and clear with --allow {path} (a pattern matched on this path); note --allow-patterns-file is a FILE of patterns, not this path)"
+                                    ),
+                                    field: None,
+                                });
+                            }
+                        }
+                    }
+                }
+                Some(body) => full(body, &loc, &mut out),
+                None => {
+                    if a.get("truncated").and_then(Value::as_bool) == Some(true) {
+                        out.push(Finding {
+                            location: loc,
+                            cls: Class::Unscanned,
+                            kind: "unscanned",
+                            sample: "(body not committed — too large or unreadable)".into(),
+                            field: None,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let sc_str = |k: &str| {
+        scenario
+            .and_then(|s| s.get(k))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    let sc_json = |k: &str| {
+        serde_json::to_string(scenario.and_then(|s| s.get(k)).unwrap_or(&Value::Null))
+            .unwrap_or_default()
+    };
+    full(sc_str("prompt"), "scenario.prompt", &mut out);
+    scan_text(
+        &sc_json("answers"),
+        "scenario.answers",
+        Surface::Full,
+        allow,
+        true,
+        &mut out,
+    );
+    scan_text(
+        &sc_json("assert"),
+        "scenario.assert",
+        Surface::Full,
+        allow,
+        true,
+        &mut out,
+    );
+    if let Some(fp) = doc.get("fingerprint") {
+        for s in str_array(fp.get("skillSources")).unwrap_or_default() {
+            full(s, "fingerprint.skillSources", &mut out);
+        }
+        if let Some(Value::Array(sigs)) = fp.get("fileSigs") {
+            for p in sigs.iter().filter_map(|e| e.get(0).and_then(Value::as_str)) {
+                full(p, "fingerprint.fileSigs", &mut out);
+            }
+        }
+    }
+    for (i, r) in str_array(doc.get("userVisibleRoots"))
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        full(r, &format!("metadata:userVisibleRoots[{i}]"), &mut out);
+    }
+    full(sc_str("name"), "metadata:scenario.name", &mut out);
+    full(sc_str("session"), "metadata:scenario.session", &mut out);
+    if let Some(src) = doc.get("scenarioSource").and_then(Value::as_str) {
+        full(src, "metadata:scenarioSource", &mut out);
+    }
+    if let Some(r) = doc
+        .get("environment")
+        .and_then(|e| e.get("agentImage"))
+        .and_then(|i| i.get("ref"))
+        .and_then(Value::as_str)
+    {
+        full(r, "metadata:environment.agentImage.ref", &mut out);
+    }
+    // reel: the remaining scenario fields cowork-harness leaves unscanned
+    // (e.g. `expect_denied`, custom keys) get the full net too.
+    if let Some(sc) = scenario {
+        for (k, v) in sc {
+            if matches!(
+                k.as_str(),
+                "prompt" | "answers" | "assert" | "name" | "session"
+            ) {
+                continue;
+            }
+            let text = match v {
+                Value::String(s) => s.clone(),
+                other => serde_json::to_string(other).unwrap_or_default(),
+            };
+            scan_text(
+                &text,
+                &format!("scenario.{k}"),
+                Surface::Full,
+                allow,
+                !v.is_string(),
+                &mut out,
+            );
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn no_events_is_unscannable() {
+        assert!(scan_document(&doc(json!({"scenario": {}})), &AllowList::default()).is_err());
+    }
+
+    #[test]
+    fn finds_secret_in_event_with_field_path_and_mask() {
+        let line = json!({"type":"assistant","message":{"content":[{"type":"text","text":"key AKIAQWERTYUIOPASDFGH ok"}]}}).to_string();
+        let f = scan_document(
+            &doc(json!({"events":[line], "effectiveFidelity":"container"})),
+            &AllowList::default(),
+        )
+        .unwrap();
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].kind, "aws-access-key-id");
+        assert_eq!(f[0].location, "events[0]");
+        assert_eq!(f[0].field.as_deref(), Some("$.message.content[0].text"));
+        assert!(!f[0].sample.contains("QWERTYUIOP"), "{}", f[0].sample);
+    }
+
+    #[test]
+    fn allow_is_whole_token_and_class_scoped() {
+        let mut allow = AllowList::default();
+        allow.add(r"acme\.com", Some(Class::Domain)).unwrap();
+        let f = scan_document(
+            &doc(json!({"events":["mail bob@acme.com at acme.com"], "effectiveFidelity":"container"})),
+            &allow,
+        )
+        .unwrap();
+        let classes: Vec<_> = f.iter().map(|f| f.cls).collect();
+        // the domain allow never clears the email finding
+        assert_eq!(classes, vec![Class::Email], "{f:?}");
+        assert_eq!(f[0].sample, "bob@acme.com");
+    }
+
+    #[test]
+    fn host_inventory_flags_foreign_servers_only_on_host_tiers() {
+        let line = json!({"type":"system","subtype":"init","mcp_servers":[{"name":"cowork"},{"name":"acme-crm"}],"agents":["Plan","acme:helper"],"plugins":[{"name":"acme"}]}).to_string();
+        let f = scan_document(
+            &doc(json!({"events":[line.clone()], "effectiveFidelity":"hostloop"})),
+            &AllowList::default(),
+        )
+        .unwrap();
+        let inv: Vec<_> = f.iter().filter(|f| f.cls == Class::HostInventory).collect();
+        assert_eq!(inv.len(), 1, "{f:?}");
+        assert_eq!(inv[0].sample, "acme-crm");
+        let f = scan_document(
+            &doc(json!({"events":[line], "effectiveFidelity":"container"})),
+            &AllowList::default(),
+        )
+        .unwrap();
+        assert!(f.iter().all(|f| f.cls != Class::HostInventory));
+    }
+}

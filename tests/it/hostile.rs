@@ -1,0 +1,172 @@
+//! Hostile and broken cassettes (tests/data/hostile/, built by its
+//! generate.py): every case gets a clear error or a documented failing verdict
+//! within seconds, never a panic, never a hang, never a write outside reel's
+//! own temp dir.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::util;
+
+/// Hang guard only (not a speed assertion): a debug build answers every case
+/// in well under a second; a case that hits this is a hang.
+const HANG_GUARD: Duration = Duration::from_secs(60);
+
+/// Paths the corpus tries to write to; none may ever exist.
+const CANARIES: &[&str] = &[
+    "/tmp/reel-hostile-canary-1",
+    "/tmp/reel-hostile-canary-2",
+    "/tmp/reel-canary.txt",
+    "/reel-canary.txt",
+];
+
+#[derive(Deserialize)]
+struct Case {
+    probe: String,
+    rc: Vec<i32>,
+}
+
+fn corpus() -> BTreeMap<String, Case> {
+    let text = std::fs::read_to_string(util::data("hostile/cases.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+struct Outcome {
+    code: Option<i32>,
+    stderr: String,
+}
+
+/// Runs reel in a fresh working directory with a private TMPDIR, then checks
+/// that nothing was left in either and no canary path appeared.
+fn run_isolated(args: &[&str], file: &Path) -> Outcome {
+    let cwd = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let output = util::reel()
+        .args(args)
+        .arg(file)
+        .current_dir(cwd.path())
+        .env("TMPDIR", tmp.path())
+        .timeout(HANG_GUARD)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let leftovers: Vec<PathBuf> = std::fs::read_dir(cwd.path())
+        .unwrap()
+        .chain(std::fs::read_dir(tmp.path()).unwrap())
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "{}: reel left files behind: {leftovers:?}",
+        file.display()
+    );
+    for canary in CANARIES {
+        assert!(
+            !Path::new(canary).exists(),
+            "{}: wrote outside its sandbox: {canary}",
+            file.display()
+        );
+    }
+    Outcome {
+        code: output.status.code(),
+        stderr,
+    }
+}
+
+fn assert_no_panic(case: &str, outcome: &Outcome) {
+    assert!(
+        outcome.code.is_some(),
+        "{case}: killed (hang guard or signal); stderr:\n{}",
+        outcome.stderr
+    );
+    assert!(
+        !outcome.stderr.contains("panicked") && !outcome.stderr.contains("RUST_BACKTRACE"),
+        "{case}: panicked:\n{}",
+        outcome.stderr
+    );
+}
+
+#[test]
+fn the_corpus_has_at_least_forty_cases() {
+    let corpus = corpus();
+    assert!(corpus.len() >= 40, "only {} hostile cases", corpus.len());
+    for name in corpus.keys() {
+        assert!(
+            util::data(&format!("hostile/{name}.cassette.json")).is_file(),
+            "{name} missing"
+        );
+    }
+}
+
+#[test]
+fn replay_answers_every_hostile_cassette_cleanly() {
+    let mut failures = Vec::new();
+    for (name, case) in corpus() {
+        let file = util::data(&format!("hostile/{name}.cassette.json"));
+        let outcome = run_isolated(&["replay"], &file);
+        assert_no_panic(&name, &outcome);
+        let code = outcome.code.unwrap_or(-1);
+        if !case.rc.contains(&code) {
+            failures.push(format!(
+                "{name} ({}): exit {code}, expected one of {:?}\n{}",
+                case.probe, case.rc, outcome.stderr
+            ));
+        }
+        if code == 2 {
+            // A refused cassette must say which file and why.
+            let named = outcome.stderr.contains(&format!("{name}.cassette.json"));
+            if !named {
+                failures.push(format!(
+                    "{name}: error does not name the file:\n{}",
+                    outcome.stderr
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n---\n"));
+}
+
+#[test]
+fn verify_cassettes_answers_every_hostile_cassette_cleanly() {
+    for name in corpus().keys() {
+        let file = util::data(&format!("hostile/{name}.cassette.json"));
+        let outcome = run_isolated(&["verify-cassettes"], &file);
+        assert_no_panic(name, &outcome);
+        let code = outcome.code.unwrap_or(-1);
+        assert!(
+            [0, 1, 2, 3].contains(&code),
+            "{name}: unexpected exit {code}\n{}",
+            outcome.stderr
+        );
+    }
+}
+
+#[test]
+fn a_giant_event_line_is_handled() {
+    // 64 MiB in one event line: parsed, not choked on.
+    let dir = tempfile::tempdir().unwrap();
+    let base =
+        std::fs::read_to_string(util::data("hostile/events-never-end.cassette.json")).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&base).unwrap();
+    let big = format!(
+        "{{\"type\":\"assistant\",\"message\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{}\"}}]}}}}",
+        "a".repeat(64 << 20)
+    );
+    doc["events"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::Value::String(big));
+    let file = dir.path().join("giant.cassette.json");
+    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let outcome = run_isolated(&["replay"], &file);
+    assert_no_panic("giant-line", &outcome);
+    assert_eq!(
+        outcome.code,
+        Some(1),
+        "a run without a result event fails:\n{}",
+        outcome.stderr
+    );
+}

@@ -1,0 +1,752 @@
+//! `reel replay` end to end.
+//!
+//! 1. Compat: every `replay` case of tests/compat/expected/INDEX.txt is re-run
+//!    in the equivalent setup (the examples copied into a temp dir and
+//!    committed to a git repo — the pdf cassette was recorded in git mode —,
+//!    plus the moved / drift / truncated / future variants capture.sh builds)
+//!    and compared with the original's exit code, per-assertion keys and
+//!    pass/fail, `skippedAssertions`, `failures[].kind` (JSON cases) or its
+//!    stderr (text cases, modulo the README's deliberate differences).
+//! 2. Behaviour the original's captures do not cover: the spec §9 mutations,
+//!    hostile manifests, per-file isolation, sorted parallel output, JUnit,
+//!    GitHub annotations, the JSON schema.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::util;
+
+/// The directory layout capture.sh runs the original in.
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    peer: PathBuf,
+    scratch: PathBuf,
+    drift: PathBuf,
+}
+
+fn commit_all(dir: &Path) {
+    let repo = git2::Repository::init(dir).expect("git init");
+    let mut index = repo.index().expect("index");
+    index
+        .add_all(["*"].iter(), git2::IndexAddOption::DEFAULT, None)
+        .expect("git add");
+    index.write().expect("index write");
+    let tree_id = index.write_tree().expect("write tree");
+    let tree = repo.find_tree(tree_id).expect("tree");
+    let sig = git2::Signature::now("reel tests", "tests@reel.invalid").expect("signature");
+    repo.commit(Some("HEAD"), &sig, &sig, "fixture", &tree, &[])
+        .expect("commit");
+}
+
+const PDF: &str = "examples/replays/example-pdf-skill.cassette.json";
+
+impl Fixture {
+    fn new() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let peer = tmp.path().join("peer");
+        let scratch = tmp.path().join("scratch");
+        let drift = scratch.join("drift");
+        util::copy_tree(&util::compat("examples"), &peer.join("examples"));
+        commit_all(&peer);
+        for d in ["moved", "empty", "bad"] {
+            std::fs::create_dir_all(scratch.join(d)).unwrap();
+        }
+        std::fs::copy(
+            peer.join(PDF),
+            scratch.join("moved/example-pdf-skill.cassette.json"),
+        )
+        .unwrap();
+        std::fs::write(
+            scratch.join("bad/truncated.cassette.json"),
+            "{ \"cassetteVersion\": 12, \"events\": [",
+        )
+        .unwrap();
+        let mut d = read_json(&peer.join(PDF));
+        d["cassetteVersion"] = json!(99);
+        let schema = d["$schema"].as_str().unwrap().replace("v12", "v99");
+        d["$schema"] = json!(schema);
+        std::fs::write(
+            scratch.join("bad/future.cassette.json"),
+            serde_json::to_string_pretty(&d).unwrap(),
+        )
+        .unwrap();
+        // drift: a committed clone with one tracked skill file edited (left unstaged).
+        util::copy_tree(&util::compat("examples"), &drift.join("examples"));
+        commit_all(&drift);
+        let skill = drift.join("examples/skills/my-pdf-skill/skills/my-pdf-skill/SKILL.md");
+        let mut text = std::fs::read_to_string(&skill).unwrap();
+        text.push_str("extra line\n");
+        std::fs::write(&skill, text).unwrap();
+        Fixture {
+            _tmp: tmp,
+            peer,
+            scratch,
+            drift,
+        }
+    }
+
+    fn subst(&self, s: &str) -> String {
+        s.replace("$DRIFT", &self.drift.to_string_lossy())
+            .replace("$SCRATCH", &self.scratch.to_string_lossy())
+            .replace("$PEER", &self.peer.to_string_lossy())
+    }
+
+    fn unsubst(&self, s: &str) -> String {
+        s.replace(&*self.drift.to_string_lossy(), "$DRIFT")
+            .replace(&*self.scratch.to_string_lossy(), "$SCRATCH")
+            .replace(&*self.peer.to_string_lossy(), "$PEER")
+    }
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// One line of INDEX.txt.
+struct Case {
+    name: String,
+    rc: i32,
+    cwd: String,
+    args: Vec<String>,
+}
+
+fn index() -> Vec<Case> {
+    let text = std::fs::read_to_string(util::compat("expected/INDEX.txt")).unwrap();
+    text.lines()
+        .filter_map(|l| {
+            let (head, args) = l.split_once("args=")?;
+            let mut it = head.split_whitespace();
+            let name = it.next()?.to_string();
+            let rc = it.next()?.strip_prefix("rc=")?.parse().ok()?;
+            let cwd = it.next()?.strip_prefix("cwd=")?.to_string();
+            Some(Case {
+                name,
+                rc,
+                cwd,
+                args: args.split_whitespace().map(str::to_owned).collect(),
+            })
+        })
+        .collect()
+}
+
+struct Run {
+    rc: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run_case(fx: &Fixture, case: &Case) -> Run {
+    let cwd = fx.subst(&case.cwd);
+    let args: Vec<String> = case.args.iter().map(|a| fx.subst(a)).collect();
+    let out = util::reel().current_dir(&cwd).args(&args).output().unwrap();
+    Run {
+        rc: out.status.code().unwrap_or(-1),
+        stdout: fx.unsubst(&String::from_utf8_lossy(&out.stdout)),
+        stderr: fx.unsubst(&String::from_utf8_lossy(&out.stderr)),
+    }
+}
+
+fn expected(name: &str, ext: &str) -> String {
+    std::fs::read_to_string(util::compat(&format!("expected/{name}.{ext}"))).unwrap()
+}
+
+/// The comparable core of one run result.
+fn core(r: &Value) -> Value {
+    let assertions: Vec<Value> = r["assertions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| {
+            let mut keys: Vec<String> = a["assertion"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
+            keys.sort();
+            json!({"keys": keys, "pass": a["pass"], "source": a.get("source").cloned().unwrap_or(Value::Null)})
+        })
+        .collect();
+    let kinds: Vec<Value> = r["verdict"]["failures"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            json!([
+                f.get("assertion").cloned().unwrap_or(Value::Null),
+                f["kind"]
+            ])
+        })
+        .collect();
+    json!({
+        "scenario": r["scenario"],
+        "result": r["result"],
+        "pass": r["verdict"]["pass"],
+        "assertions": assertions,
+        "skippedAssertions": r.get("skippedAssertions").cloned().unwrap_or(Value::Null),
+        "failures": kinds,
+        "outcome": r["outcome"],
+        "staleness": r.get("staleness").map(|s| s.as_array().into_iter().flatten().map(|f| f["class"].clone()).collect::<Vec<_>>()),
+    })
+}
+
+fn envelope_core(v: &Value) -> Value {
+    json!({
+        "ok": v["ok"],
+        "error_category": v["error"].get("category").cloned().unwrap_or(Value::Null),
+        "results": v["results"].as_array().into_iter().flatten().map(core).collect::<Vec<_>>(),
+    })
+}
+
+/// Lines the original prints that reel deliberately does not (README
+/// "Differences"), or that name the original's own debugging aids.
+fn normalise_stderr(s: &str) -> String {
+    let mut out = Vec::new();
+    let mut skipping_hints = false;
+    for line in s.lines() {
+        if line.starts_with("cowork-harness: skill-hash:") {
+            continue;
+        }
+        if line.contains("question(s) were auto-answered") {
+            skipping_hints = true;
+            continue;
+        }
+        if skipping_hints
+            && (line.starts_with("   in answers:") || line.starts_with("   on `skill`:"))
+        {
+            continue;
+        }
+        skipping_hints = false;
+        out.push(line.replace("upgrade cowork-harness", "upgrade reel"));
+    }
+    out.join("\n")
+}
+
+fn diff(expected: &str, got: &str) -> String {
+    similar::TextDiff::from_lines(expected, got)
+        .unified_diff()
+        .header("original", "reel")
+        .to_string()
+}
+
+fn check_case(name: &str) {
+    let cases = index();
+    let case = cases
+        .iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("{name} not in INDEX.txt"));
+    assert_eq!(case.args.first().map(String::as_str), Some("replay"));
+    let fx = Fixture::new();
+    let got = run_case(&fx, case);
+    let is_json = case.args.iter().any(|a| a == "json");
+    if is_json {
+        assert!(
+            got.stdout.lines().count() == 1,
+            "{name}: json mode must print exactly one line:\n{}",
+            got.stdout
+        );
+        let want = envelope_core(&serde_json::from_str(&expected(name, "stdout")).unwrap());
+        let have = envelope_core(
+            &serde_json::from_str(&got.stdout)
+                .unwrap_or_else(|e| panic!("{name}: stdout is not JSON ({e}):\n{}", got.stdout)),
+        );
+        let (w, h) = (
+            serde_json::to_string_pretty(&want).unwrap(),
+            serde_json::to_string_pretty(&have).unwrap(),
+        );
+        assert!(
+            w == h,
+            "{name}: JSON differs\n{}\nstderr:\n{}",
+            diff(&w, &h),
+            got.stderr
+        );
+    } else if case.rc == 2 {
+        // Usage / load errors: reel words them its own way; stdout stays empty.
+        assert!(
+            got.stdout.is_empty(),
+            "{name}: text mode must keep stdout empty"
+        );
+        assert!(
+            !got.stderr.trim().is_empty(),
+            "{name}: an error must be explained on stderr"
+        );
+    } else {
+        assert!(
+            got.stdout.is_empty(),
+            "{name}: text mode must keep stdout empty, got:\n{}",
+            got.stdout
+        );
+        let (w, h) = (
+            normalise_stderr(&expected(name, "stderr")),
+            normalise_stderr(&got.stderr),
+        );
+        assert!(w == h, "{name}: stderr differs\n{}", diff(&w, &h));
+    }
+    assert_eq!(
+        got.rc, case.rc,
+        "{name}: exit code (stderr:\n{})",
+        got.stderr
+    );
+}
+
+macro_rules! compat_cases {
+    ($($f:ident => $name:literal,)*) => {
+        $(#[test] fn $f() { check_case($name); })*
+
+        /// Every `replay` case of INDEX.txt has a test above.
+        #[test]
+        fn every_replay_case_of_the_index_is_covered() {
+            let covered = [$($name),*];
+            for c in index().iter().filter(|c| c.args.first().map(String::as_str) == Some("replay") && !c.args.iter().any(|a| a == "--help")) {
+                assert!(covered.contains(&c.name.as_str()), "INDEX.txt case {} has no test", c.name);
+            }
+        }
+    };
+}
+
+compat_cases! {
+    compat_multiselect_text => "replay-example-multiselect-gate-text",
+    compat_multiselect_json => "replay-example-multiselect-gate-json",
+    compat_pdf_text => "replay-example-pdf-skill-text",
+    compat_pdf_json => "replay-example-pdf-skill-json",
+    compat_hostloop_text => "replay-hostloop-computer-links-text",
+    compat_hostloop_json => "replay-hostloop-computer-links-json",
+    compat_dir_text => "replay-dir-text",
+    compat_dir_json => "replay-dir-json",
+    compat_dir_strict => "replay-dir-strict",
+    compat_pdf_explain => "replay-pdf-explain",
+    compat_pdf_reassert => "replay-pdf-reassert",
+    compat_assert_from_failing_text => "replay-pdf-assert-from-failing-text",
+    compat_assert_from_failing_json => "replay-pdf-assert-from-failing-json",
+    compat_missing_path_text => "replay-missing-path-text",
+    compat_missing_path_json => "replay-missing-path-json",
+    compat_noargs_text => "replay-noargs-text",
+    compat_noargs_json => "replay-noargs-json",
+    compat_moved_text => "replay-moved-text",
+    compat_moved_json => "replay-moved-json",
+    compat_moved_session_text => "replay-moved-session-text",
+    compat_moved_session_json => "replay-moved-session-json",
+    compat_drift_text => "replay-drift-text",
+    compat_drift_json => "replay-drift-json",
+    compat_drift_fail_on_skill_drift => "replay-drift-fail-on-skill-drift",
+    compat_drift_strict => "replay-drift-strict",
+    compat_truncated_text => "replay-truncated-json-text",
+    compat_truncated_json => "replay-truncated-json-json",
+    compat_future_text => "replay-future-version-text",
+    compat_future_json => "replay-future-version-json",
+}
+
+// ---------------------------------------------------------------------------
+// Spec §9 mutations and reel's own guarantees.
+
+const MULTI: &str = "examples/replays/example-multiselect-gate.cassette.json";
+
+fn write_json(p: &Path, v: &Value) {
+    std::fs::write(p, serde_json::to_string_pretty(v).unwrap()).unwrap();
+}
+
+/// Replays `file` (relative to the fixture's peer dir) in json mode.
+fn replay_json(fx: &Fixture, args: &[&str]) -> (i32, Value, String) {
+    let out = util::reel()
+        .current_dir(&fx.peer)
+        .arg("replay")
+        .args(args)
+        .args(["--output-format", "json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let v: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{stdout}"));
+    (
+        out.status.code().unwrap_or(-1),
+        v,
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+fn mutated(fx: &Fixture, name: &str, f: impl FnOnce(&mut Value)) -> String {
+    let mut d = read_json(&fx.peer.join(MULTI));
+    f(&mut d);
+    let rel = format!("mut/{name}.cassette.json");
+    std::fs::create_dir_all(fx.peer.join("mut")).unwrap();
+    write_json(&fx.peer.join(&rel), &d);
+    rel
+}
+
+#[test]
+fn load_errors_exit_2_with_an_error_result_naming_the_file() {
+    let fx = Fixture::new();
+    let cases: [(&str, fn(&mut Value), &str); 3] = [
+        (
+            "v8",
+            |d| d["cassetteVersion"] = json!(8),
+            "older than the minimum supported version v9",
+        ),
+        (
+            "nohashformat",
+            |d| {
+                d["fingerprint"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("hashFormat");
+            },
+            "hashFormat (absent)",
+        ),
+        (
+            "unknownkey",
+            |d| {
+                d["scenario"]["assert"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(json!({"no_such_key": 1}))
+            },
+            "unrecognized assertion",
+        ),
+    ];
+    for (name, f, needle) in cases {
+        let rel = mutated(&fx, name, f);
+        let (rc, v, stderr) = replay_json(&fx, &[&rel]);
+        assert_eq!(rc, 2, "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("replay: {rel}: ")) && stderr.contains(needle),
+            "{name}: {stderr}"
+        );
+        let r = &v["results"][0];
+        assert_eq!(r["scenario"], json!(rel));
+        assert_eq!(r["fidelity"], json!("replay"));
+        assert_eq!(r["result"], json!("error"));
+        assert_eq!(r["verdict"]["failures"][0]["kind"], json!("guard"));
+        assert_eq!(v["ok"], json!(false));
+    }
+}
+
+#[test]
+fn an_artifact_with_a_wrong_sha256_refuses_to_replay_with_exit_2() {
+    let fx = Fixture::new();
+    let mut d = read_json(&fx.peer.join(PDF));
+    let arts = d["artifacts"].as_array_mut().unwrap();
+    let e = arts.iter_mut().find(|a| a.get("body").is_some()).unwrap();
+    e["body"] = json!("tampered\n");
+    write_json(&fx.peer.join("examples/replays/tampered.cassette.json"), &d);
+    let (rc, v, stderr) = replay_json(&fx, &["examples/replays/tampered.cassette.json"]);
+    assert_eq!(rc, 2, "{stderr}");
+    assert!(
+        stderr.contains("does not match its recorded sha256"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("refusing to replay"), "{stderr}");
+    assert_eq!(v["results"][0]["result"], json!("error"));
+}
+
+#[test]
+fn hostile_manifests_never_write_outside_the_temp_dir() {
+    let fx = Fixture::new();
+    let victim_dir = tempfile::tempdir().unwrap();
+    let victim = victim_dir.path().join("pwned");
+    let hostile = [
+        victim.to_string_lossy().into_owned(),
+        format!(
+            "outputs/../../../../../../../../..{}",
+            victim.to_string_lossy()
+        ),
+        "C:/pwned".into(),
+        "\\\\host\\share\\pwned".into(),
+        "outputs\\..\\..\\pwned".into(),
+        "outputs/\u{0}pwned".into(),
+    ];
+    for (i, p) in hostile.iter().enumerate() {
+        let mut d = read_json(&fx.peer.join(PDF));
+        d["artifacts"] = json!([{"path": p, "bytes": 1, "sha256": "", "body": "x"}]);
+        let rel = format!("examples/replays/hostile{i}.cassette.json");
+        write_json(&fx.peer.join(&rel), &d);
+        let (rc, _, stderr) = replay_json(&fx, &[&rel]);
+        assert_eq!(rc, 2, "{p:?}: {stderr}");
+        assert!(stderr.contains("refusing to replay"), "{p:?}: {stderr}");
+    }
+    assert!(!victim.exists());
+    assert!(!fx.peer.join("pwned").exists() && !fx.peer.parent().unwrap().join("pwned").exists());
+}
+
+#[test]
+fn a_directory_replays_every_cassette_in_sorted_order_and_one_broken_file_does_not_stop_it() {
+    let fx = Fixture::new();
+    let dir = fx.peer.join("batch");
+    std::fs::create_dir_all(dir.join("nested")).unwrap();
+    std::fs::copy(fx.peer.join(MULTI), dir.join("b.cassette.json")).unwrap();
+    std::fs::copy(
+        fx.peer.join(MULTI),
+        dir.join("nested/ignored.cassette.json"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("a.cassette.json"), "{ not json").unwrap();
+    std::fs::copy(fx.peer.join(MULTI), dir.join("c.cassette.json")).unwrap();
+    std::fs::write(dir.join("notes.json"), "{}").unwrap();
+    let (rc, v, stderr) = replay_json(&fx, &["batch"]);
+    assert_eq!(rc, 2, "{stderr}");
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3, "non-recursive, *.cassette.json only: {v}");
+    assert_eq!(results[0]["scenario"], json!("batch/a.cassette.json"));
+    assert_eq!(results[0]["result"], json!("error"));
+    assert_eq!(results[1]["scenario"], json!("smoke-multiselect"));
+    assert_eq!(results[2]["scenario"], json!("smoke-multiselect"));
+    assert!(
+        stderr.contains("replay: batch/a.cassette.json: unreadable / invalid cassette JSON"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_empty_directory_is_a_usage_error() {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.peer.join("none")).unwrap();
+    let (rc, v, _) = replay_json(&fx, &["none"]);
+    assert_eq!(rc, 2);
+    assert_eq!(v["error"]["category"], json!("usage"));
+    assert_eq!(v["results"], json!([]));
+}
+
+#[test]
+fn flag_combinations_are_refused_before_any_file() {
+    let fx = Fixture::new();
+    for args in [
+        vec![PDF, "--write"],
+        vec![PDF, "--reassert", "--assert-from", "x.yaml"],
+        vec![
+            "examples/replays",
+            "--session",
+            "examples/sessions/default.yaml",
+        ],
+        vec![PDF, "--session", "examples/sessions"],
+        vec![PDF, PDF],
+    ] {
+        let (rc, v, _) = replay_json(&fx, &args);
+        assert_eq!(rc, 2, "{args:?}");
+        assert_eq!(v["error"]["category"], json!("usage"), "{args:?}");
+    }
+}
+
+#[test]
+fn reassert_drift_in_a_recording_shaping_field_is_a_per_file_error() {
+    let fx = Fixture::new();
+    let yaml = std::fs::read_to_string(
+        fx.peer
+            .join("examples/replays/example-pdf-skill-ci-selftest-failing.yaml"),
+    )
+    .unwrap();
+    let drifted = yaml.replace("fidelity: container", "fidelity: protocol");
+    std::fs::write(fx.peer.join("drifted.yaml"), drifted).unwrap();
+    let (rc, v, stderr) = replay_json(&fx, &[PDF, "--assert-from", "drifted.yaml"]);
+    assert_eq!(rc, 2, "{stderr}");
+    assert!(
+        stderr.contains("drifted from the recording") && stderr.contains("`fidelity`"),
+        "{stderr}"
+    );
+    assert_eq!(v["results"][0]["result"], json!("error"));
+}
+
+#[test]
+fn write_refuses_keys_the_cassette_cannot_evaluate_and_leaves_it_untouched() {
+    let fx = Fixture::new();
+    // The multiselect cassette has no artifacts manifest: `file_exists` would skip forever.
+    let scen = "prompt: |\n  Call the AskUserQuestion tool exactly once with a SINGLE multi-select question\n  (allow selecting more than one option) asking which features to enable, with these\n  three options: Auth, Billing, Audit.\n  After I answer, reply with exactly: \"Enabled: <the features I chose, comma-separated>.\"\n  and nothing else.\n";
+    let d = read_json(&fx.peer.join(MULTI));
+    let answers = serde_yaml::to_string(&json!({"answers": d["scenario"]["answers"], "fidelity": d["scenario"]["fidelity"], "baseline": "latest"})).unwrap();
+    std::fs::write(
+        fx.peer.join("s.yaml"),
+        format!("{scen}{answers}assert:\n  - file_exists: outputs/x.md\n"),
+    )
+    .unwrap();
+    let before = std::fs::read(fx.peer.join(MULTI)).unwrap();
+    let out = util::reel()
+        .current_dir(&fx.peer)
+        .args([
+            "replay",
+            MULTI,
+            "--assert-from",
+            "s.yaml",
+            "--write",
+            "--allow-failing",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("replay --write: ") && stderr.contains("file_exists"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(fx.peer.join(MULTI)).unwrap(),
+        before,
+        "a refused --write must not touch the cassette"
+    );
+}
+
+#[test]
+fn junit_has_a_suite_per_cassette_and_a_case_per_assertion() {
+    let fx = Fixture::new();
+    std::fs::write(
+        fx.peer.join("examples/replays/zz-broken.cassette.json"),
+        "[",
+    )
+    .unwrap();
+    let out = util::reel()
+        .current_dir(&fx.peer)
+        .args(["replay", "examples/replays", "--junit", "out/report.xml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let xml = std::fs::read_to_string(fx.peer.join("out/report.xml")).unwrap();
+    assert_eq!(xml.matches("<testsuite ").count(), 4, "{xml}");
+    // 3 + 5 + 4 frozen assertions, at least; the broken file is one errored case.
+    assert!(xml.matches("<testcase ").count() >= 13, "{xml}");
+    assert!(
+        xml.contains("<error message=\"unreadable / invalid cassette JSON"),
+        "{xml}"
+    );
+}
+
+#[test]
+fn github_annotations_name_the_failing_cassette() {
+    let fx = Fixture::new();
+    std::fs::write(fx.peer.join("bad.cassette.json"), "[").unwrap();
+    let out = util::reel()
+        .current_dir(&fx.peer)
+        .env("GITHUB_ACTIONS", "true")
+        .args(["replay", "bad.cassette.json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "::error file=bad.cassette.json,title=reel replay::unreadable / invalid cassette JSON"
+        ),
+        "{stderr}"
+    );
+    let quiet = util::reel()
+        .current_dir(&fx.peer)
+        .args(["replay", "bad.cassette.json"])
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&quiet.stderr).contains("::error "),
+        "annotations only under GITHUB_ACTIONS=true"
+    );
+}
+
+fn validate_envelope(v: &Value) {
+    let schema: Value = read_json(&util::repo().join("schema/replay.json"));
+    let validator =
+        jsonschema::validator_for(&schema).expect("schema/replay.json is a valid JSON Schema");
+    let errors: Vec<String> = validator
+        .iter_errors(v)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "envelope violates schema/replay.json:\n{}\n{v}",
+        errors.join("\n")
+    );
+}
+
+#[test]
+fn every_json_envelope_matches_the_committed_schema() {
+    let fx = Fixture::new();
+    std::fs::write(
+        fx.peer.join("examples/replays/zz-broken.cassette.json"),
+        "[",
+    )
+    .unwrap();
+    let (_, v, _) = replay_json(&fx, &["examples/replays"]);
+    assert_eq!(v["tool"], json!("reel"));
+    validate_envelope(&v);
+    let (_, v, _) = replay_json(&fx, &["nope.cassette.json"]);
+    validate_envelope(&v);
+    let (_, v, _) = replay_json(&fx, &[]);
+    validate_envelope(&v);
+}
+
+#[test]
+fn text_mode_keeps_stdout_empty_and_json_mode_prints_one_line() {
+    let fx = Fixture::new();
+    let out = util::reel()
+        .current_dir(&fx.peer)
+        .args(["replay", "examples/replays"])
+        .output()
+        .unwrap();
+    assert!(out.stdout.is_empty());
+    assert!(!out.stderr.is_empty());
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains('\x1b'),
+        "NO_COLOR / not a TTY: no escapes"
+    );
+    let out = util::reel()
+        .current_dir(&fx.peer)
+        .args(["replay", "examples/replays", "--output-format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+}
+
+#[test]
+fn a_future_cassette_with_best_effort_warns_instead_of_failing_on_format() {
+    let fx = Fixture::new();
+    let rel = mutated(&fx, "future", |d| {
+        d["cassetteVersion"] = json!(13);
+        d["scenario"]["unknown_top"] = json!(1);
+    });
+    let (_, v, stderr) = replay_json(&fx, &[&rel]);
+    assert!(
+        stderr.contains("unknown top-level key(s)") && stderr.contains("unknown_top"),
+        "{stderr}"
+    );
+    let kinds: Vec<&Value> = v["results"][0]["verdict"]["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| &f["kind"])
+        .collect();
+    assert!(kinds.contains(&&json!("cassette-format")), "{v}");
+    let (_, v, stderr) = replay_json(&fx, &[&rel, "--best-effort-future-cassette"]);
+    assert!(stderr.contains("--best-effort-future-cassette"), "{stderr}");
+    let fmt = v["results"][0]["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["source"] == json!("cassette-format"))
+        .count();
+    assert_eq!(fmt, 0, "{v}");
+}
+
+#[test]
+fn without_control_out_gate_keys_are_excluded_and_counted() {
+    let fx = Fixture::new();
+    let rel = mutated(&fx, "nocontrol", |d| {
+        d.as_object_mut().unwrap().remove("controlOut");
+        d["scenario"]["assert"] = json!([
+            {"result": "success"}, {"question_asked": "features"}, {"gate_answer_count_min": 1},
+            {"result": "success", "egress_denied": "a.com"}, {"file_absent": "outputs/x"}
+        ]);
+        d["scenario"]["expect_denied"] = json!(["a.com"]);
+    });
+    let (_, v, stderr) = replay_json(&fx, &[&rel]);
+    assert!(stderr.contains("cassette has no controlOut"), "{stderr}");
+    assert!(
+        stderr.contains("skipped 4 filesystem/egress/expect_denied assertions (live-only)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("1 mixed assertion(s) had their filesystem/egress half dropped"),
+        "{stderr}"
+    );
+    let r = &v["results"][0];
+    assert_eq!(r["skippedAssertions"], json!({"full": 4, "partial": 1}));
+    let evaluated: Vec<&Value> = r["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| &a["assertion"])
+        .collect();
+    assert!(
+        evaluated
+            .iter()
+            .all(|a| a.get("question_asked").is_none() && a.get("egress_denied").is_none()),
+        "{evaluated:?}"
+    );
+}
