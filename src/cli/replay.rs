@@ -241,11 +241,11 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
             let _ = writeln!(err, "{n}");
         }
     }
-    if let Some(path) = &args.junit {
-        if let Err(e) = report::junit::write(path, &results) {
-            let _ = writeln!(std::io::stderr(), "replay: --junit {}: {e}", path.display());
-            worst = exit::worst(worst, exit::USAGE);
-        }
+    if let Some(path) = &args.junit
+        && let Err(e) = report::junit::write(path, &results)
+    {
+        let _ = writeln!(std::io::stderr(), "replay: --junit {}: {e}", path.display());
+        worst = exit::worst(worst, exit::USAGE);
     }
     if !text {
         let env = report::json::envelope(&results);

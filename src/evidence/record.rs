@@ -374,6 +374,44 @@ impl RunRecord {
         out
     }
 
+    /// The `::warning::` lines the original prints while re-driving (controlOut
+    /// index first, then events in order), for the caller to put on stderr.
+    pub fn replay_warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for i in &self.control_out.malformed_lines {
+            out.push(format!(
+                "::warning:: [replay] control-out.jsonl line {i} is not valid JSON — recording as cassette corruption"
+            ));
+        }
+        for id in &self.control_out.differing_duplicates {
+            out.push(format!(
+                "::warning:: [replay] control-out.jsonl: duplicate request_id \"{id}\" with DIFFERENT body — keeping first entry; cassette may be corrupt"
+            ));
+        }
+        let mut lines: Vec<(usize, String)> = self
+            .malformed_event_lines
+            .iter()
+            .map(|i| (*i, format!("::warning:: [replay] cassette events line {i} is not valid JSON — recording as replay_protocol_error")))
+            .collect();
+        lines.extend(self.protocol_error_lines.iter().map(|(i, m)| {
+            (*i, format!("::warning:: [replay] cassette events line {i} is a malformed control frame — recording as replay_protocol_fidelity failure: {m}"))
+        }));
+        lines.sort_by_key(|(i, _)| *i);
+        out.extend(lines.into_iter().map(|(_, l)| l));
+        for g in self
+            .gate_deliveries
+            .iter()
+            .filter(|g| g.delivered == Some(false))
+        {
+            out.push(format!(
+                "::warning:: [gate] DELIVERY FAILED for \"{}\" → tool error: {}",
+                g.question,
+                parse::slice_utf16(g.error.as_deref().unwrap_or(""), 120)
+            ));
+        }
+        out
+    }
+
     /// `usage.input_tokens + usage.output_tokens` (both must be numbers).
     pub fn tokens_total(&self) -> Option<f64> {
         let u = self.usage.as_ref()?;
@@ -451,6 +489,23 @@ fn posix_normalize_abs(p: &str) -> Option<String> {
     Some(out)
 }
 
+/// The line types `parse_message` acts on.
+const HANDLED_TYPES: &[&str] = &[
+    "infra_error",
+    "system",
+    "control_request",
+    "assistant",
+    "user",
+    "result",
+];
+
+/// Just the `type` of a line (borrowed; everything else skipped unparsed).
+#[derive(serde::Deserialize)]
+struct TypeOnly<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Option<std::borrow::Cow<'a, str>>,
+}
+
 /// A tool call as logged (all calls, sub-agents included).
 struct LoggedCall {
     name: String,
@@ -504,6 +559,14 @@ pub fn drive<'a>(events: impl Iterator<Item = &'a str>, control_out: Option<&[&s
     let mut truncated: Option<String> = None;
     for (i, line) in lines.iter().enumerate() {
         if line.trim().is_empty() {
+            continue;
+        }
+        // Most recorded lines (`stream_event` deltas, `rate_limit_event`, …)
+        // mean nothing to the parser: a non-allocating scan of `type` skips
+        // them without building a JSON tree (the scan still validates JSON).
+        if let Ok(TypeOnly { ty: Some(ty) }) = serde_json::from_str::<TypeOnly<'_>>(line)
+            && !HANDLED_TYPES.contains(&ty.as_ref())
+        {
             continue;
         }
         let Ok(msg) = serde_json::from_str::<Value>(line) else {

@@ -62,8 +62,11 @@ pub struct ChosenAsserts {
     pub notices: Vec<String>,
 }
 
+/// Produces a field's default value.
+type DefaultValue = fn() -> Value;
+
 /// Recording-shaping fields and their defaults (`RECORDING_SHAPING_FIELDS`).
-const SHAPING: [(&str, fn() -> Value); 7] = [
+const SHAPING: [(&str, DefaultValue); 7] = [
     ("prompt", || Value::Null),
     ("baseline", || Value::String("latest".into())),
     ("fidelity", || Value::String("container".into())),
@@ -173,10 +176,9 @@ fn find_sibling(cassette: &Cassette) -> Result<PathBuf, AssertSourceError> {
         f.trim_end_matches(".json")
             .trim_end_matches(".cassette")
             .to_string()
-    }) {
-        if !names.contains(&stem) {
-            names.push(stem);
-        }
+    }) && !names.contains(&stem)
+    {
+        names.push(stem);
     }
     for n in &names {
         // A name from an untrusted cassette must not walk the filesystem.

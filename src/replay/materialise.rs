@@ -57,6 +57,16 @@ pub enum MaterialiseError {
         path: String,
         detail: String,
     },
+    #[error(
+        "artifacts[{index}] `{path}`: duplicate path (first at artifacts[{first}]) — the manifest is ambiguous; the cassette is corrupt or hostile; refusing to replay"
+    )]
+    DuplicatePath {
+        index: usize,
+        first: usize,
+        path: String,
+    },
+    #[error("artifacts: {0} — the cassette is corrupt; refusing to replay (re-record it)")]
+    Malformed(String),
     #[error("could not create the replay temp dir: {0}")]
     TempDir(std::io::Error),
 }
@@ -118,7 +128,16 @@ pub fn materialise(entries: &[ManifestEntry]) -> Result<Materialised, Materialis
         truncated: BTreeMap::new(),
         links: BTreeSet::new(),
     };
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (index, entry) in entries.iter().enumerate() {
+        if let Some(&first) = seen.get(entry.path.as_str()) {
+            return Err(MaterialiseError::DuplicatePath {
+                index,
+                first,
+                path: entry.path.clone(),
+            });
+        }
+        seen.insert(&entry.path, index);
         let unsafe_path = |why| MaterialiseError::UnsafePath {
             index,
             path: entry.path.clone(),
@@ -314,6 +333,26 @@ mod tests {
             );
         }
         assert!(!victim.exists());
+    }
+
+    #[test]
+    fn duplicate_paths_are_refused() {
+        let err = materialise(&[
+            entry("outputs/a", Some("one")),
+            entry("outputs/a", Some("two")),
+        ])
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                MaterialiseError::DuplicatePath {
+                    index: 1,
+                    first: 0,
+                    ..
+                }
+            ),
+            "{err}"
+        );
     }
 
     #[test]

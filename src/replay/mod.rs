@@ -365,6 +365,17 @@ pub fn replay_with(
         );
     }
 
+    // The manifest is untrusted: a present `artifacts` of the wrong shape is
+    // refused (cowork-harness throws on it while building the context).
+    let artifacts = match cassette.doc.get("artifacts") {
+        None => None,
+        Some(_) => Some(cassette.artifacts().ok_or_else(|| {
+            materialise::MaterialiseError::Malformed(
+                "expected an array of manifest entries {path, bytes, sha256, body?, ...}".into(),
+            )
+        })?),
+    };
+
     // 6. Re-drive.
     let run = RunRecord::from_cassette(cassette);
     let facts = record_view::facts(&run);
@@ -376,7 +387,7 @@ pub fn replay_with(
     // 10. Materialise when a manifest key is active.
     let materialised = if evidence.any_manifest_key_active(&stripped.items) {
         Some(materialise::materialise(
-            &cassette.artifacts().unwrap_or_default(),
+            artifacts.as_deref().unwrap_or_default(),
         )?)
     } else {
         None

@@ -10,9 +10,9 @@
 //! record. This module deliberately does not parse `events` itself: the
 //! stream-json parser has exactly one home, `crate::evidence`.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
-use crate::evidence::RunRecord;
+use crate::evidence::{RunOutcome, RunRecord};
 
 /// What replay needs to know about a re-driven run.
 #[derive(Debug, Clone, Default)]
@@ -52,8 +52,191 @@ pub struct RecordFacts {
     pub fields: Map<String, Value>,
 }
 
+fn to_value<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+fn opt(o: &mut Map<String, Value>, key: &str, v: &Option<String>) {
+    if let Some(v) = v {
+        o.insert(key.into(), json!(v));
+    }
+}
+
+/// `paths: {file_path?, path?}` as the original records it.
+fn paths(file_path: &Option<String>, path: &Option<String>) -> Option<Value> {
+    let mut o = Map::new();
+    opt(&mut o, "file_path", file_path);
+    opt(&mut o, "path", path);
+    (!o.is_empty()).then_some(Value::Object(o))
+}
+
+/// `[(name, n)]` as an ordered JSON object.
+fn counts(pairs: &[(String, u64)]) -> Value {
+    Value::Object(
+        pairs
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::from(*v)))
+            .collect(),
+    )
+}
+
 /// Reads the facts replay reports out of a run record.
-pub fn facts(_run: &RunRecord) -> RecordFacts {
-    // See the module doc: the placeholder record carries no evidence yet.
-    RecordFacts::default()
+pub fn facts(run: &RunRecord) -> RecordFacts {
+    let result = run.result.as_str().to_string();
+    // `resultErrorKind`: a 429 whose text names the usage limit.
+    let result_error_kind = (run.result != RunOutcome::Success
+        && run.api_error_status == Some(429.0)
+        && run
+            .result_text
+            .as_deref()
+            .is_some_and(|t| t.to_lowercase().contains("usage limit")))
+    .then(|| "usage_limit".to_string());
+    let mut f = Map::new();
+    if let Some(t) = &run.result_text {
+        f.insert("finalMessage".into(), Value::from(t.clone()));
+    }
+    f.insert("toolCounts".into(), counts(&run.tool_counts));
+    f.insert("models".into(), to_value(&run.models));
+    f.insert(
+        "toolErrors".into(),
+        Value::Object(
+            run.tool_errors
+                .iter()
+                .map(|(k, v)| (k.clone(), to_value(v)))
+                .collect(),
+        ),
+    );
+    if let Some(mu) = &run.model_usage {
+        f.insert("modelUsage".into(), mu.clone());
+    }
+    f.insert(
+        "redundantToolCalls".into(),
+        to_value(&run.redundant_tool_calls),
+    );
+    f.insert("tasks".into(), to_value(&run.tasks));
+    if let Some(init) = &run.init {
+        f.insert(
+            "context".into(),
+            json!({
+                "tools": init.tools,
+                "mcpServers": init.mcp_servers,
+                "availableSkills": init.skills.iter().flatten().map(|id| json!({"id": id})).collect::<Vec<_>>(),
+            }),
+        );
+    }
+    f.insert("gateDeliveries".into(), to_value(&run.gate_deliveries));
+    let subagents: Vec<Value> = run
+        .subagents
+        .iter()
+        .map(|s| {
+            let mut v = to_value(s);
+            if let Some(o) = v.as_object_mut() {
+                o.insert("toolsUsed".into(), counts(&s.tools_used));
+            }
+            v
+        })
+        .collect();
+    f.insert("subagents".into(), Value::Array(subagents));
+    if run.usage.is_some() || run.turns.is_some() {
+        let mut usage = run.usage.clone().unwrap_or_else(|| json!({}));
+        if let (Some(o), Some(t)) = (usage.as_object_mut(), run.turns) {
+            o.insert("turns".into(), json!(t));
+        }
+        f.insert("usage".into(), usage);
+    }
+    if let Some(c) = run.cost_usd {
+        f.insert("cost".into(), json!({"usd": c}));
+    }
+    f.insert("skillsInvoked".into(), to_value(&run.skills_invoked));
+    f.insert(
+        "skillToolAvailable".into(),
+        Value::Bool(run.init_tools.iter().any(|t| t == "Skill")),
+    );
+    f.insert("contextEvents".into(), to_value(&run.context_events));
+    if let Some(h) = &run.hook_events {
+        let events: Vec<Value> = h
+            .iter()
+            .map(|e| {
+                let mut o = Map::new();
+                o.insert("type".into(), json!("hook_event"));
+                o.insert("callbackId".into(), json!(e.callback_id));
+                o.insert("decision".into(), json!(e.decision));
+                opt(&mut o, "reason", &e.reason);
+                opt(&mut o, "tool", &e.tool);
+                if let Some(p) = paths(&e.file_path, &e.path) {
+                    o.insert("paths".into(), p);
+                }
+                opt(&mut o, "toolUseId", &e.tool_use_id);
+                opt(&mut o, "agentId", &e.agent_id);
+                Value::Object(o)
+            })
+            .collect();
+        f.insert("hookEvents".into(), Value::Array(events));
+    }
+    let attempts: Vec<Value> = run
+        .file_tool_attempts
+        .iter()
+        .map(|a| {
+            let mut o = Map::new();
+            o.insert("tool".into(), json!(a.tool));
+            o.insert(
+                "paths".into(),
+                paths(&a.file_path, &a.path).unwrap_or_else(|| json!({})),
+            );
+            opt(&mut o, "gatePath", &a.gate_path);
+            o.insert("origin".into(), json!(a.origin));
+            opt(&mut o, "parentToolUseId", &a.parent_tool_use_id);
+            opt(&mut o, "toolUseId", &a.tool_use_id);
+            Value::Object(o)
+        })
+        .collect();
+    f.insert("fileToolAttempts".into(), Value::Array(attempts));
+    if let Some(p) = &run.path_denials {
+        f.insert("pathDenials".into(), to_value(p));
+    }
+    f.insert("presentedFiles".into(), to_value(&run.presented_files));
+    f.insert("toolResults".into(), to_value(&run.tool_results));
+    if !run.infra_errors.is_empty() {
+        f.insert("infraErrors".into(), to_value(&run.infra_errors));
+    }
+    let ee = run.evidence_errors;
+    if ee.task_tracking + ee.present_files_malformed + ee.protocol_malformed > 0 {
+        f.insert("evidenceErrors".into(), to_value(&ee));
+    }
+    RecordFacts {
+        result: Some(result),
+        result_error_kind,
+        result_subtype: run.result_subtype.clone(),
+        error_source: run.error_source.clone(),
+        transcript: run.transcript.clone(),
+        tool_count: run.tool_calls_total() as usize,
+        subagent_count: run.subagents.len(),
+        models: run.models.clone(),
+        skill_offered: run.init_tools.iter().any(|t| t == "Skill")
+            || run
+                .init
+                .as_ref()
+                .and_then(|i| i.skills.as_ref())
+                .is_some_and(|s| !s.is_empty()),
+        skill_invoked: !run.skills_invoked.is_empty(),
+        stalled: run.stalled_on_question,
+        infra_errors: run
+            .infra_errors
+            .iter()
+            .map(|e| (e.message.clone(), e.source.clone()))
+            .collect(),
+        format_problems: run.format_findings(),
+        decisions: run
+            .decisions
+            .iter()
+            .map(|d| {
+                let mut v = to_value(d);
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("rationale".into(), json!("recorded"));
+                }
+                v
+            })
+            .collect(),
+        fields: f,
+    }
 }

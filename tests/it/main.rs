@@ -1,6 +1,7 @@
 //! reel's integration tests: one test binary, one module per feature
 //! (ripgrep style), so the suite links once.
 
+mod assert;
 mod cassette;
 mod claude;
 mod fingerprint;
@@ -10,5 +11,6 @@ mod record;
 mod assert;
 mod replay;
 mod rehash;
+mod replay;
 mod util;
 mod verify;

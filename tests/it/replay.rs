@@ -200,7 +200,8 @@ fn normalise_stderr(s: &str) -> String {
     let mut out = Vec::new();
     let mut skipping_hints = false;
     for line in s.lines() {
-        if line.starts_with("cowork-harness: skill-hash:") {
+        if line.starts_with("cowork-harness: skill-hash:") || line.starts_with("reel: skill-hash:")
+        {
             continue;
         }
         if line.contains("question(s) were auto-answered") {
@@ -372,7 +373,8 @@ fn mutated(fx: &Fixture, name: &str, f: impl FnOnce(&mut Value)) -> String {
 #[test]
 fn load_errors_exit_2_with_an_error_result_naming_the_file() {
     let fx = Fixture::new();
-    let cases: [(&str, fn(&mut Value), &str); 3] = [
+    type Mutation = fn(&mut Value);
+    let cases: [(&str, Mutation, &str); 3] = [
         (
             "v8",
             |d| d["cassetteVersion"] = json!(8),
