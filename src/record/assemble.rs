@@ -4,8 +4,10 @@
 //!
 //! Deviations, on purpose: `generator` is omitted (the v12 schema pins it to
 //! `"cowork-harness"`; spec §6.4) and `environment.harnessVersion` names reel;
-//! `fingerprint.labelProvenance` and `promptAssetsHash` are not produced (no
-//! Cowork baseline/prompt assets at reel's protocol tier).
+//! `fingerprint.baseline`/`promptAssetsHash` are those of the one platform
+//! baseline reel knows (cowork-harness's latest, `latest_baseline`), since
+//! reel renders no Cowork prompt template at the protocol tier;
+//! `fingerprint.labelProvenance` is not produced.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -15,6 +17,7 @@ use super::manifest::PreRun;
 use super::stage::Staged;
 use crate::agent::RunLog;
 use crate::cassette::{CASSETTE_VERSION, Cassette, HASH_FORMAT_JCS1, ManifestEntry, schema_url};
+use crate::fingerprint::staleness::latest_baseline;
 use crate::scenario::session_keys::Folder;
 use crate::scenario::{INLINE_SESSION, Scenario};
 
@@ -38,18 +41,17 @@ pub fn harness_version() -> String {
 /// it and runs it through the cassette loader (`Cassette::from_doc`), so reel
 /// never writes what it would refuse to read.
 pub fn assemble(p: &Parts<'_>) -> Cassette {
-    let baseline = p
-        .log
-        .init
-        .as_ref()
-        .and_then(|i| i.get("claude_code_version"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    // The platform baseline a scenario pins (`latest` or `desktop-<ver>`) is
+    // one reel knows only as cowork-harness's latest; the agent binary's own
+    // version stays visible in the recorded system/init line.
+    let baseline = Some(latest_baseline::APP_VERSION.to_owned());
     let mut fingerprint = Map::new();
-    if let Some(b) = &baseline {
-        fingerprint.insert("baseline".into(), json!(b));
-    }
+    fingerprint.insert("baseline".into(), json!(latest_baseline::APP_VERSION));
     fingerprint.insert("hashFormat".into(), json!(HASH_FORMAT_JCS1));
+    fingerprint.insert(
+        "promptAssetsHash".into(),
+        json!(latest_baseline::PROMPT_ASSETS_HASH),
+    );
     let draft = Cassette {
         path: p.cassette_path.to_owned(),
         doc: document(p, Value::Object(fingerprint.clone())),
@@ -63,6 +65,7 @@ pub fn assemble(p: &Parts<'_>) -> Cassette {
             let mut rec = live.jcs1;
             rec.baseline = baseline;
             rec.hash_format = Some(HASH_FORMAT_JCS1.into());
+            rec.prompt_assets_hash = Some(latest_baseline::PROMPT_ASSETS_HASH.into());
             serde_json::to_value(rec).unwrap_or(Value::Object(fingerprint))
         }
         Err(_) => Value::Object(fingerprint),
