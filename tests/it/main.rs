@@ -8,8 +8,6 @@ mod fingerprint;
 mod hostile;
 mod model;
 mod record;
-mod assert;
-mod replay;
 mod rehash;
 mod replay;
 mod util;
