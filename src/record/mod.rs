@@ -340,15 +340,18 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
             scrub.secrets.len()
         ));
     }
-    let cassette = crate::cassette::Cassette::from_doc(&cassette_path, doc).map_err(|e| {
-        RecordError::Run {
+    let cassette =
+        crate::cassette::Cassette::from_doc(&cassette_path, doc).map_err(|e| RecordError::Run {
             message: format!("the assembled cassette does not validate (a reel bug): {e}"),
             hint: None,
             run_dir: kept.clone(),
-        }
-    })?;
+        })?;
     let mut failures = live_failures(&cassette, &scenario, &log, &staged);
-    failures.extend(model_problems.iter().map(|p| format!("scripted model: {p}")));
+    failures.extend(
+        model_problems
+            .iter()
+            .map(|p| format!("scripted model: {p}")),
+    );
     if let RunEnd::Failed { message, .. } = &log.end {
         failures.insert(0, format!("run error: {message}"));
     }

@@ -71,8 +71,10 @@ pub fn load(path: Option<&Path>) -> Result<SessionKeys, String> {
         });
     }
     for (i, p) in s.projects.iter().enumerate() {
-        keys.projects
-            .push((p.uuid.clone(), resolve(&p.from, &format!("projects[{i}].from"))?));
+        keys.projects.push((
+            p.uuid.clone(),
+            resolve(&p.from, &format!("projects[{i}].from"))?,
+        ));
     }
     for u in &s.uploads {
         keys.uploads.push(resolve(u, "uploads")?);
@@ -81,7 +83,8 @@ pub fn load(path: Option<&Path>) -> Result<SessionKeys, String> {
         keys.skills_local.push(resolve(d, "skills.local")?);
     }
     for d in &s.plugins.local_plugins {
-        keys.local_plugins.push(resolve(d, "plugins.local_plugins")?);
+        keys.local_plugins
+            .push(resolve(d, "plugins.local_plugins")?);
     }
     if let Some(c) = &s.mcp.config {
         keys.mcp_config = Some(resolve(c, "mcp.config")?);
@@ -91,7 +94,11 @@ pub fn load(path: Option<&Path>) -> Result<SessionKeys, String> {
             .push(("CLAUDE_CODE_SUBAGENT_MODEL".into(), m.clone()));
     }
     if let Some(t) = s.agent_env.tool_search {
-        let v = if t == ToolSearch::Off { "false" } else { "auto" };
+        let v = if t == ToolSearch::Off {
+            "false"
+        } else {
+            "auto"
+        };
         keys.agent_env.push(("ENABLE_TOOL_SEARCH".into(), v.into()));
     }
     if s.agent_env.disable_experimental_betas == Some(true) {

@@ -253,9 +253,16 @@ fn misbehaving_agents_fail_loud_and_leave_no_process() {
 }
 
 #[test]
-fn garbage_lines_are_recorded_verbatim_and_do_not_break_the_run() {
+fn garbage_lines_are_recorded_verbatim_and_fail_the_live_verdict() {
+    // The run itself completes; the replay engine's verdict refuses a
+    // cassette with malformed event lines (they could conceal a failure).
     let run = Run::new();
     let out = run.record("agent.yaml", "garbage", &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("is not valid JSON"), "{err}");
+    assert!(!run.cassette().exists());
+    let out = run.record("agent.yaml", "garbage", &["--allow-failing"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let events = strs(&run.doc(), "events");
     assert!(
@@ -267,6 +274,7 @@ fn garbage_lines_are_recorded_verbatim_and_do_not_break_the_run() {
         !events.iter().any(|e| e.trim().is_empty()),
         "blank lines kept"
     );
+    assert!(events.iter().any(|e| e.contains("fine anyway")));
     run.assert_no_process_left();
 }
 
