@@ -21,7 +21,7 @@ pub mod manifest;
 pub mod stage;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::agent::{self, AgentCommand, ClaudeKnobs, DriveOptions, ErrorSource, RunEnd};
 use crate::scenario::answers::Decider;
@@ -327,7 +327,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     })?;
     let mut doc = assembled.doc;
     let scrub = crate::verify::redact::scrub_cassette_checked(&mut doc, &policy, |d| {
-        scrub_verdict(&cassette_path, d, &staged.work_root)
+        scrub_verdict(&cassette_path, d)
     })
     .map_err(|e| RecordError::Run {
         message: e.to_string(),
@@ -394,7 +394,7 @@ fn live_failures(
     log: &agent::RunLog,
     staged: &stage::Staged,
 ) -> Vec<String> {
-    let mut failures = replay_failures(cassette, &staged.work_root);
+    let mut failures = replay_failures(cassette);
     if !log.decisions.permissive_auto_allows.is_empty()
         && !scenario.asserts_flag("allow_permissive_auto_allow")
     {
@@ -416,7 +416,7 @@ fn live_failures(
 
 /// The replay engine's verdict on the in-memory cassette: failure messages
 /// of the failing assertions and fail-severity signals.
-fn replay_failures(cassette: &crate::cassette::Cassette, _work_root: &Path) -> Vec<String> {
+fn replay_failures(cassette: &crate::cassette::Cassette) -> Vec<String> {
     match crate::replay::replay_cassette(cassette, &crate::replay::ReplayOptions::default()) {
         Ok(result) => {
             let mut failures: Vec<String> = result
@@ -441,7 +441,6 @@ fn replay_failures(cassette: &crate::cassette::Cassette, _work_root: &Path) -> V
 fn scrub_verdict(
     path: &Path,
     doc: &serde_json::Map<String, serde_json::Value>,
-    _work_root: &Path,
 ) -> crate::verify::redact::Verdict {
     let Ok(cassette) = crate::cassette::Cassette::from_doc(path, doc.clone()) else {
         return crate::verify::redact::Verdict::default();
@@ -591,9 +590,4 @@ impl Drop for RunDirGuard {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
-}
-
-/// Elapsed-time helper for callers timing a phase.
-pub fn since(t: Instant) -> Duration {
-    t.elapsed()
 }

@@ -263,7 +263,7 @@ pub fn stage(run_dir: &Path, session: &SessionKeys) -> Result<Staged, StageError
             config_dir.join("skills").join(&name),
             work_root.join(".claude/skills").join(&name),
         ] {
-            copy_tree(s, &dest, filter.as_ref(), &dest)?;
+            copy_tree(s, &dest, filter.as_ref())?;
         }
     }
 
@@ -281,7 +281,7 @@ pub fn stage(run_dir: &Path, session: &SessionKeys) -> Result<Staged, StageError
         }
         let meta = fs::symlink_metadata(&m.source).map_err(io(&m.source))?;
         if meta.is_dir() {
-            copy_tree(&m.source, &dest, None, &dest)?;
+            copy_tree(&m.source, &dest, None)?;
         } else {
             fs::copy(&m.source, &dest).map_err(io(&m.source))?;
         }
@@ -398,9 +398,8 @@ fn copy_tree(
     src: &Path,
     dest: &Path,
     filter: Option<&std::collections::HashSet<PathBuf>>,
-    top: &Path,
 ) -> Result<(), StageError> {
-    copy_rec(src, dest, Path::new(""), filter, top)
+    copy_rec(src, dest, Path::new(""), filter)
 }
 
 fn copy_rec(
@@ -408,7 +407,6 @@ fn copy_rec(
     dest: &Path,
     rel: &Path,
     filter: Option<&std::collections::HashSet<PathBuf>>,
-    top: &Path,
 ) -> Result<(), StageError> {
     fs::create_dir_all(dest).map_err(io(dest))?;
     let mut entries: Vec<_> = fs::read_dir(src)
@@ -426,7 +424,7 @@ fn copy_rec(
             if filter.is_some_and(|f| !f.iter().any(|p| p.starts_with(&rel_child))) {
                 continue;
             }
-            copy_rec(&from, &to, &rel_child, filter, top)?;
+            copy_rec(&from, &to, &rel_child, filter)?;
         } else {
             if filter.is_some_and(|f| !f.contains(&rel_child)) {
                 continue;
@@ -439,7 +437,6 @@ fn copy_rec(
             }
         }
     }
-    let _ = top;
     Ok(())
 }
 

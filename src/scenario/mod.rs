@@ -661,6 +661,18 @@ mod tests {
     }
 
     #[test]
+    fn the_frozen_scenario_reloads_to_itself_with_only_original_keys() {
+        let text = "fidelity: protocol\nprompt: hi\ntimeout_ms: 5000\non_unanswered: first\n\
+                    answers:\n  - when_question: x\n    choose: [a, b]\n\
+                    assert:\n  - result: success\n";
+        let s = load(text).unwrap();
+        assert!(s.frozen.keys().all(|k| SCENARIO_KEYS.contains(&k.as_str())));
+        let yaml = serde_yaml::to_string(&Value::Object(s.frozen.clone())).unwrap();
+        let again = load(&yaml).unwrap();
+        assert_eq!(again.frozen, s.frozen);
+    }
+
+    #[test]
     fn slug_follows_the_original() {
         assert_eq!(slug("a/b\\c"), "a-b-c");
         assert_eq!(slug("..x...y"), "x.y");
