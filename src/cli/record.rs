@@ -42,6 +42,10 @@ pub struct RecordArgs {
     /// Keep the run directory (work root, logs) after a successful recording.
     #[arg(long)]
     pub keep_run_dir: bool,
+    /// Overwrite a default-path cassette recorded from a differently named
+    /// scenario with the same slug.
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn run(args: RecordArgs) -> Result<u8> {
@@ -62,6 +66,9 @@ pub fn run(args: RecordArgs) -> Result<u8> {
             "record: `--out` needs exactly one scenario",
         ));
     }
+    if files.len() > 1 && args.out.is_none() {
+        refuse_slug_collisions(&files)?;
+    }
     let mut code = crate::exit::SUCCESS;
     let single = files.len() == 1;
     for file in files {
@@ -74,6 +81,7 @@ pub fn run(args: RecordArgs) -> Result<u8> {
         opts.max_artifact_bytes = args.max_artifact_bytes;
         opts.timeout = args.timeout_ms.map(Duration::from_millis);
         opts.keep_run_dir = args.keep_run_dir;
+        opts.force = args.force;
         match record(&opts) {
             Ok(rec) => {
                 let mut err = std::io::stderr().lock();
@@ -112,6 +120,27 @@ pub fn run(args: RecordArgs) -> Result<u8> {
         }
     }
     Ok(code)
+}
+
+/// Two scenarios of one batch whose names slugify to the same default
+/// cassette path would overwrite each other: refuse before recording any.
+fn refuse_slug_collisions(files: &[PathBuf]) -> Result<()> {
+    let mut seen: std::collections::HashMap<PathBuf, &Path> = Default::default();
+    for f in files {
+        let Ok(s) = crate::scenario::Scenario::load(f) else {
+            continue;
+        };
+        if let Some(first) = seen.insert(s.default_cassette_path(), f) {
+            return Err(crate::Error::usage(format!(
+                "record: `{}` and `{}` would both write `{}`",
+                first.display(),
+                f.display(),
+                s.default_cassette_path().display()
+            ))
+            .with_hint("give one of them a different `name:`"));
+        }
+    }
+    Ok(())
 }
 
 /// `*.yaml`/`*.yml` in `dir` (sorted, non-recursive) with a top-level

@@ -50,6 +50,8 @@ pub struct RecordOptions {
     pub timeout: Option<Duration>,
     /// Keep the run directory even on success.
     pub keep_run_dir: bool,
+    /// `--force`: overwrite a default-path cassette of another scenario.
+    pub force: bool,
 }
 
 impl RecordOptions {
@@ -64,6 +66,7 @@ impl RecordOptions {
             max_artifact_bytes: manifest::DEFAULT_BODY_CAP,
             timeout: None,
             keep_run_dir: false,
+            force: false,
         }
     }
 }
@@ -188,6 +191,9 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         .out
         .clone()
         .unwrap_or_else(|| scenario.default_cassette_path());
+    if opts.out.is_none() && !opts.force {
+        slug_collision_guard(&cassette_path, &scenario.name)?;
+    }
     let model_script = if opts.no_model_script {
         None
     } else {
@@ -531,6 +537,30 @@ fn agent_command(
         env,
         cwd,
     })
+}
+
+/// Refuses to overwrite a default-path cassette recorded from a scenario
+/// with another name (two names with one slug).
+fn slug_collision_guard(path: &Path, name: &str) -> Result<(), RecordError> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Ok(());
+    };
+    let existing = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/scenario/name")
+                .and_then(|n| n.as_str().map(str::to_owned))
+        });
+    match existing {
+        Some(other) if other != name => Err(RecordError::Setup {
+            message: format!(
+                "`{}` holds the recording of scenario `{other}`, not `{name}` (both names have the same slug)",
+                path.display()
+            ),
+            hint: Some("rename one scenario, pass --out FILE, or --force to overwrite".into()),
+        }),
+        _ => Ok(()),
+    }
 }
 
 fn file_stem(p: &Path) -> String {

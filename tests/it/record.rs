@@ -588,3 +588,30 @@ fn the_committed_examples_re_record_identically_apart_from_volatile_fields() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+#[test]
+fn two_scenarios_with_one_slug_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["a.yaml", "b.yaml"] {
+        std::fs::write(
+            dir.path().join(f),
+            "name: same/name\nfidelity: protocol\nprompt: x\n",
+        )
+        .unwrap();
+    }
+    let out = util::reel()
+        .current_dir(dir.path())
+        .arg("record")
+        .arg(".")
+        .arg("--agent-cmd")
+        .arg("/bin/false")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("would both write `cassettes/same-name.cassette.json`"),
+        "{err}"
+    );
+    assert!(!dir.path().join("cassettes").exists());
+}
