@@ -1,13 +1,13 @@
 //! reel's integration tests: one test binary, one module per feature
 //! (ripgrep style), so the suite links once.
 
+mod assert;
 mod cassette;
 mod claude;
 mod fingerprint;
 mod hostile;
 mod model;
-mod assert;
-mod replay;
 mod rehash;
+mod replay;
 mod util;
 mod verify;
