@@ -2,11 +2,8 @@
 //! reports about a run (the run-result fields of the JSON envelope, the text
 //! footer's facts, the cassette-format problems found while re-driving).
 //!
-//! INTEGRATION POINT: `RunRecord` is still an empty placeholder on `main`
-//! (the "assertions" helper is building it), so [`facts`] cannot read anything
-//! yet and reports a run with no `result` line (which fails the verdict, as
-//! it must: nothing is green until evidence exists). When the evidence module
-//! lands, fill [`facts`] from its fields; nothing else in replay reads the
+//! [`facts`] reads the evidence module's record (its run-result fields come
+//! from `RunRecord::run_result_fields`); nothing else in replay reads the
 //! record. This module deliberately does not parse `events` itself: the
 //! stream-json parser has exactly one home, `crate::evidence`.
 
@@ -53,7 +50,36 @@ pub struct RecordFacts {
 }
 
 /// Reads the facts replay reports out of a run record.
-pub fn facts(_run: &RunRecord) -> RecordFacts {
-    // See the module doc: the placeholder record carries no evidence yet.
-    RecordFacts::default()
+pub fn facts(run: &RunRecord) -> RecordFacts {
+    let mut fields = run.run_result_fields();
+    let decisions = match fields.shift_remove("decisions") {
+        Some(Value::Array(d)) => d,
+        _ => Vec::new(),
+    };
+    RecordFacts {
+        result: Some(run.result.as_str().to_owned()),
+        result_error_kind: run.result_error_kind.map(str::to_owned),
+        result_subtype: run.result_subtype.clone(),
+        error_source: run.error_source.clone(),
+        transcript: run.transcript.clone(),
+        tool_count: run.tool_calls_total() as usize,
+        subagent_count: run.subagents.len(),
+        models: run.models.clone(),
+        skill_offered: run.init_tools.iter().any(|t| t == "Skill")
+            || run
+                .init
+                .as_ref()
+                .and_then(|i| i.skills.as_ref())
+                .is_some_and(|s| !s.is_empty()),
+        skill_invoked: !run.skills_invoked.is_empty(),
+        stalled: run.stalled_on_question,
+        infra_errors: run
+            .infra_errors
+            .iter()
+            .map(|e| (e.message.clone(), e.source.clone()))
+            .collect(),
+        format_problems: run.format_findings(),
+        decisions,
+        fields,
+    }
 }
