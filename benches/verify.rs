@@ -247,8 +247,34 @@ fn main() {
         reel::verify::gate::exit_code(&results)
     );
 
-    // 3. rehash --dry-run over the compat example and its v11 twin, x100
-    let rdir = tmp.path().join("rehash");
+    // 3. rehash --dry-run: the compat example and its v11 twin, x100, beside
+    // a git-committed copy of the examples (so every legacy cassette runs the
+    // full proof: session resolution, one walk, both folds, fileSigs check).
+    let peer = tmp.path().join("peer");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat/examples"),
+        &peer.join("examples"),
+    );
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &[
+            "-c",
+            "user.name=b",
+            "-c",
+            "user.email=b@example.com",
+            "commit",
+            "-qm",
+            "x",
+        ],
+    ] {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&peer)
+            .status();
+        assert!(ok.is_ok_and(|s| s.success()), "git {args:?}");
+    }
+    let rdir = peer.join("examples/bench-replays");
     std::fs::create_dir_all(&rdir).expect("mkdir");
     let pdf = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/compat/examples/replays/example-pdf-skill.cassette.json");
@@ -279,6 +305,18 @@ fn main() {
         s.skipped,
         s.errors
     );
+}
+
+fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).expect("mkdir");
+    for e in std::fs::read_dir(src).expect("read_dir").flatten() {
+        let to = dst.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &to);
+        } else {
+            std::fs::copy(e.path(), to).expect("copy");
+        }
+    }
 }
 
 /// `REEL_BENCH_DETECTORS=1`: the cost of each detector alone over the big

@@ -1,1 +1,231 @@
-//! The agent process and the stream-json control protocol.
+//! The agent process and the stream-json control protocol (spec/record.md
+//! §1.5–§1.9).
+//!
+//! [`AgentCommand`] is what to spawn (the `claude` argv/env builders are pure
+//! functions here, unit-tested); [`drive`] runs one turn: it spawns the agent in
+//! its own process group, writes `initialize` then the user turn, answers every
+//! `control_request` (permissions and questions through the scenario's
+//! [`Decider`], hooks, MCP, and an error envelope for anything else), mirrors
+//! exactly the frames the OS accepted into `controlOut`, keeps the raw stdout
+//! lines as `events`, builds the timeline, closes stdin after `result`, and
+//! always leaves no process of the group behind (SIGTERM, SIGKILL after 2 s).
+//!
+//! Not here: staging the work root, manifests, the cassette (`crate::record`),
+//! deciding answers (`crate::scenario::answers`).
+
+mod process;
+mod session;
+
+pub use process::ProcessGroup;
+pub use session::{DecisionLog, DriveOptions, ErrorSource, RunEnd, RunLog, drive};
+
+use std::path::{Path, PathBuf};
+
+/// The request id of the initialize control_request (cowork-harness's).
+pub const INIT_REQUEST_ID: &str = "init-1";
+/// The one hook reel installs: block background `Task` agents.
+pub const TASK_HOOK_ID: &str = "cowork-task-bg-block";
+/// Largest frame that can be written to the agent and mirrored.
+pub const MAX_FRAME_BYTES: usize = 256 * 1024;
+/// SIGTERM → SIGKILL escalation.
+pub const KILL_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What to spawn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentCommand {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// The complete environment (the child starts from an empty one).
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+}
+
+/// Session-derived knobs of the `claude` argv.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClaudeKnobs {
+    pub model: Option<String>,
+    pub permission_mode: String,
+    pub effort: Option<String>,
+    pub mcp_config: Option<PathBuf>,
+    /// `Some(config_dir)` on the non-hermetic branch (`--settings`).
+    pub settings_file: Option<PathBuf>,
+}
+
+/// The protocol-tier `claude` argv after the program name (§1.5), in order.
+pub fn claude_argv(k: &ClaudeKnobs) -> Vec<String> {
+    let mut argv: Vec<String> = [
+        "-p",
+        "--verbose",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--permission-prompt-tool",
+        "stdio",
+        "--include-partial-messages",
+    ]
+    .map(String::from)
+    .to_vec();
+    if let Some(s) = &k.settings_file {
+        argv.push("--settings".into());
+        argv.push(s.display().to_string());
+    }
+    if let Some(m) = &k.model {
+        argv.push("--model".into());
+        argv.push(m.clone());
+    }
+    argv.push("--permission-mode".into());
+    argv.push(if k.permission_mode.is_empty() {
+        "default".into()
+    } else {
+        k.permission_mode.clone()
+    });
+    argv.push("--effort".into());
+    argv.push(k.effort.clone().unwrap_or_else(|| "medium".into()));
+    if let Some(c) = &k.mcp_config {
+        argv.push("--mcp-config".into());
+        argv.push(c.display().to_string());
+    }
+    argv
+}
+
+/// Environment variables never passed through from the operator (the
+/// baseline's background-session strip list plus the `agent_env` knobs, which
+/// only the session may set).
+pub const STRIPPED_ENV: &[&str] = &[
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "CLAUDE_CODE_SESSION_KIND",
+    "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_CODE_SESSION_NAME",
+    "CLAUDE_CODE_SESSION_LOG",
+    "CLAUDE_CODE_SUBAGENT_MODEL",
+    "ENABLE_TOOL_SEARCH",
+    "CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS",
+];
+
+/// The operator environment minus [`STRIPPED_ENV`], overlaid with `agent_env`.
+pub fn operator_env(
+    operator: impl IntoIterator<Item = (String, String)>,
+    agent_env: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = operator
+        .into_iter()
+        .filter(|(k, _)| !STRIPPED_ENV.contains(&k.as_str()))
+        .collect();
+    overlay(&mut env, agent_env);
+    env
+}
+
+/// The offline environment of spec/real-client.md §1 for a scripted model at
+/// `base_url`: starts empty, fresh HOME and config dir, dummy key, all
+/// non-essential traffic off, and a proxy tripwire pointing at the endpoint.
+pub fn offline_env(
+    base_url: &str,
+    home: &Path,
+    config_dir: &Path,
+    agent_env: &[(String, String)],
+) -> Vec<(String, String)> {
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
+    let mut env: Vec<(String, String)> = vec![
+        ("PATH".into(), path),
+        ("HOME".into(), home.display().to_string()),
+        ("CLAUDE_CONFIG_DIR".into(), config_dir.display().to_string()),
+        ("ANTHROPIC_BASE_URL".into(), base_url.into()),
+        ("ANTHROPIC_API_KEY".into(), "reel-scripted-model".into()),
+        (
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
+            "1".into(),
+        ),
+        ("DISABLE_TELEMETRY".into(), "1".into()),
+        ("DISABLE_AUTOUPDATER".into(), "1".into()),
+        ("DISABLE_ERROR_REPORTING".into(), "1".into()),
+        ("HTTPS_PROXY".into(), base_url.into()),
+        ("HTTP_PROXY".into(), base_url.into()),
+        ("NO_PROXY".into(), "127.0.0.1,localhost".into()),
+    ];
+    overlay(&mut env, agent_env);
+    env
+}
+
+fn overlay(env: &mut Vec<(String, String)>, extra: &[(String, String)]) {
+    for (k, v) in extra {
+        env.retain(|(ek, _)| ek != k);
+        env.push((k.clone(), v.clone()));
+    }
+}
+
+/// True when `env` takes the hermetic branch (`CLAUDE_CONFIG_DIR`) rather than
+/// `--settings` (§1.5 auth/config strategy).
+pub fn hermetic(env: &[(String, String)]) -> bool {
+    env.iter().any(|(k, v)| {
+        (k == "ANTHROPIC_API_KEY" && !v.is_empty()) || (k == "COWORK_MANAGED_CONFIG" && v == "1")
+    })
+}
+
+/// Splits an `--agent-cmd` string on whitespace (no shell quoting: wrap a
+/// complex command in a script).
+pub fn split_agent_cmd(cmd: &str) -> Option<(PathBuf, Vec<String>)> {
+    let mut parts = cmd.split_whitespace().map(String::from);
+    let program = parts.next()?;
+    Some((PathBuf::from(program), parts.collect()))
+}
+
+/// The `claude` binary: `REEL_CLAUDE_BIN`, else `claude` on PATH, else the
+/// project-local pinned install `.tools/claude/node_modules/.bin/claude`
+/// (what `scripts/install-claude.sh` creates) under the current directory.
+pub fn claude_program() -> PathBuf {
+    if let Some(bin) = std::env::var_os("REEL_CLAUDE_BIN").filter(|v| !v.is_empty()) {
+        return PathBuf::from(bin);
+    }
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join("claude").is_file()))
+        .unwrap_or(false);
+    let local = Path::new(".tools/claude/node_modules/.bin/claude");
+    if !on_path && local.is_file() {
+        return std::path::absolute(local).unwrap_or_else(|_| local.to_owned());
+    }
+    PathBuf::from("claude")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_argv_is_the_protocol_tier_argv() {
+        let argv = claude_argv(&ClaudeKnobs {
+            model: Some("claude-opus-4-8".into()),
+            permission_mode: "default".into(),
+            effort: None,
+            mcp_config: None,
+            settings_file: Some("/c/settings.json".into()),
+        });
+        assert_eq!(
+            argv.join(" "),
+            "-p --verbose --input-format stream-json --output-format stream-json \
+             --permission-prompt-tool stdio --include-partial-messages --settings /c/settings.json \
+             --model claude-opus-4-8 --permission-mode default --effort medium"
+        );
+    }
+
+    #[test]
+    fn operator_env_strips_tokens_and_knobs_and_overlays_agent_env() {
+        let env = operator_env(
+            [
+                ("CLAUDE_CODE_OAUTH_TOKEN".into(), "t".into()),
+                ("ENABLE_TOOL_SEARCH".into(), "auto".into()),
+                ("PATH".into(), "/bin".into()),
+            ],
+            &[("ENABLE_TOOL_SEARCH".into(), "false".into())],
+        );
+        assert_eq!(
+            env,
+            vec![
+                ("PATH".to_string(), "/bin".to_string()),
+                ("ENABLE_TOOL_SEARCH".to_string(), "false".to_string())
+            ]
+        );
+        assert!(!hermetic(&env));
+        assert!(hermetic(&[("ANTHROPIC_API_KEY".into(), "k".into())]));
+    }
+}

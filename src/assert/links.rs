@@ -102,14 +102,14 @@ pub fn extract(text: &str) -> Vec<ComputerLink> {
         // Which alternative of /(`computer:\/\/[^`]+`)|(\]\(computer:\/\/)|(computer:\/\/)/ matches first:
         // a match starting one or two bytes earlier wins over the bare scheme.
         let start = at + SCHEME.len();
-        if at > pos && text.as_bytes()[at - 1] == b'`' {
-            if let Some(close) = text[start..].find('`')
-                && close > 0
-            {
-                out.push(make_link(&text[start..start + close]));
-                pos = start + close + 1;
-                continue;
-            }
+        if at > pos
+            && text.as_bytes()[at - 1] == b'`'
+            && let Some(close) = text[start..].find('`')
+            && close > 0
+        {
+            out.push(make_link(&text[start..start + close]));
+            pos = start + close + 1;
+            continue;
         }
         if at >= pos + 2 && &text[at - 2..at] == "](" {
             let end = scan_token_end(text, start, false);
@@ -142,7 +142,7 @@ fn normalize_host_shaped(host: &str, prefixes: Option<&[(String, String)]>) -> O
         }
     }
     let mut by_longest: Vec<&(String, String)> = prefixes?.iter().collect();
-    by_longest.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+    by_longest.sort_by_key(|e| std::cmp::Reverse(e.0.len()));
     for (prefix, mount) in by_longest {
         if host == prefix {
             return Some(mount.clone());

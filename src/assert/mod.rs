@@ -64,6 +64,23 @@ pub struct Context<'a> {
     pub work_root: Option<&'a Path>,
 }
 
+/// The cassette-format pseudo-assertions of a re-drive (malformed lines,
+/// differing duplicate ids, guard mismatches, missing replies, truncated
+/// question), in the original's order: each a failing
+/// `{replay_protocol_fidelity: true}` with `source: "cassette-format"`.
+pub fn cassette_format_outcomes(run: &RunRecord) -> Vec<AssertionOutcome> {
+    run.format_findings()
+        .into_iter()
+        .map(|message| AssertionOutcome {
+            assertion: serde_json::json!({"replay_protocol_fidelity": true}),
+            pass: false,
+            message,
+            evidence: None,
+            source: Some("cassette-format".into()),
+        })
+        .collect()
+}
+
 /// Evaluates one assertion item.
 pub fn check(item: &Map<String, Value>, ctx: &Context<'_>) -> AssertionOutcome {
     eval::check(item, ctx).0

@@ -182,8 +182,24 @@ pub fn run(args: VerifyArgs) -> Result<u8> {
                 "verify-cassettes --session: this cassette records an inline scenario, which has no session file to override — remove --session",
             ));
         }
+        // Name the DIRS the override resolves to: a wrong override must be
+        // visible, not a silent false green.
+        let sources = crate::fingerprint::resolve_sources("", None, Some(session));
+        let dirs = if !sources.roots.is_empty() {
+            sources
+                .roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        } else {
+            match &sources.failure {
+                Some(f) => format!("NO usable skill dirs — {f}"),
+                None => "NO skill dirs — this session declares none".into(),
+            }
+        };
         eprintln!(
-            "::notice:: [verify-cassettes] --session override in effect: {}",
+            "::notice:: [verify-cassettes] --session override in effect: {} -> {dirs}",
             session.display()
         );
     }

@@ -201,6 +201,10 @@ fn truthy_string(v: Option<&Value>) -> Option<String> {
 
 /// Slices `s` to at most `max` UTF-16 code units (JS `String.prototype.slice`).
 pub fn slice_utf16(s: &str, max: usize) -> &str {
+    // A UTF-8 string never has more UTF-16 units than bytes.
+    if s.len() <= max {
+        return s;
+    }
     let mut units = 0usize;
     for (idx, ch) in s.char_indices() {
         units += ch.len_utf16();
@@ -213,6 +217,9 @@ pub fn slice_utf16(s: &str, max: usize) -> &str {
 
 /// Length in UTF-16 code units.
 pub fn utf16_len(s: &str) -> usize {
+    if s.is_ascii() {
+        return s.len();
+    }
     s.chars().map(char::len_utf16).sum()
 }
 
@@ -573,7 +580,11 @@ pub fn parse_message(msg: &Value) -> Result<Vec<AgentEvent>, String> {
                     ev.push(AgentEvent::ProtocolEvidenceError);
                 }
                 let full = flatten_tool_result(b.get("content"));
-                let full_len = utf16_len(&full);
+                let full_len = if full.len() <= ASSERT_TEXT_CAP {
+                    full.len()
+                } else {
+                    utf16_len(&full)
+                };
                 ev.push(AgentEvent::ToolResult {
                     tool_use_id,
                     is_error: truthy(b.get("is_error")),

@@ -366,7 +366,9 @@ pub fn resolve_sources(
             out.roots.clear();
             return out;
         }
-        let p = if Path::new(d).is_absolute() {
+        // Absolute paths are kept verbatim; `~`/`~/x` pass through literally
+        // (upstream expands them only at launch, so they fail this check).
+        let p = if Path::new(d).is_absolute() || d.starts_with('~') {
             PathBuf::from(d)
         } else {
             snapshot::lexical_absolute(&base_dir, Path::new(d))
@@ -672,6 +674,22 @@ pub fn session_fingerprint(session_file: &Path) -> Option<String> {
     Session::load(session_file)
         .ok()
         .map(|s| session_fingerprint_of(&s))
+}
+
+/// `sessionFingerprint` recomputed for a cassette: its `scenario.session`
+/// resolved against the cassette's directory (or `session_override`);
+/// `None` when that session is inline, missing or invalid (verify-cassettes
+/// then notes "could not resolve the current session file").
+pub fn session_fingerprint_for_cassette(
+    cassette: &Cassette,
+    session_override: Option<&Path>,
+) -> Option<String> {
+    let file = resolve_session_path(
+        cassette_session(cassette),
+        Some(cassette.dir()),
+        session_override,
+    )?;
+    session_fingerprint(&file)
 }
 
 #[cfg(test)]

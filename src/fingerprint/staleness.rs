@@ -10,7 +10,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -402,40 +401,39 @@ fn dup_message(dup: &[String]) -> String {
     )
 }
 
-static DEBUG_HINT_SHOWN: AtomicBool = AtomicBool::new(false);
-
-/// §3.4: list the live entries with `COWORK_HARNESS_DEBUG_SKILLHASH=1`, else
-/// say once per process how to.
+/// §3.4: with `COWORK_HARNESS_DEBUG_SKILLHASH=1`, list the live entries on
+/// stderr. Deliberate deviation: the original also prints a once-per-process
+/// hint naming that variable on every mismatch; reel does not (the finding
+/// already names the changed files, and `reel fingerprint --files` lists the
+/// whole set), which keeps replay's stderr identical to the original's
+/// minus that hint.
 fn debug_dump(rec: &FingerprintRecord, live: &FingerprintRecord) {
-    if std::env::var("COWORK_HARNESS_DEBUG_SKILLHASH").is_ok_and(|v| v == "1") {
-        for (p, sha) in live.file_sigs.iter().flatten() {
-            let junk = if super::snapshot::is_os_junk(p) {
-                "  (OS junk!)"
-            } else {
-                ""
-            };
-            eprintln!("  {}  {p:?}{junk}", &sha[..12.min(sha.len())]);
-        }
-        let short = |h: &Option<String>| {
-            h.as_deref()
-                .map(|h| h[..12.min(h.len())].to_owned())
-                .unwrap_or_default()
-        };
-        eprintln!(
-            "reel: skill-hash: recorded {} vs live {}; contentSig {}",
-            short(&rec.skill_hash),
-            short(&live.skill_hash),
-            if rec.content_sig == live.content_sig {
-                "MATCHES"
-            } else {
-                "DIFFERS"
-            }
-        );
-    } else if !DEBUG_HINT_SHOWN.swap(true, Ordering::Relaxed) {
-        eprintln!(
-            "reel: skill-hash: set COWORK_HARNESS_DEBUG_SKILLHASH=1 to list the files feeding the hash (find the drift source)"
-        );
+    if !std::env::var("COWORK_HARNESS_DEBUG_SKILLHASH").is_ok_and(|v| v == "1") {
+        return;
     }
+    for (p, sha) in live.file_sigs.iter().flatten() {
+        let junk = if super::snapshot::is_os_junk(p) {
+            "  (OS junk!)"
+        } else {
+            ""
+        };
+        eprintln!("  {}  {p:?}{junk}", &sha[..12.min(sha.len())]);
+    }
+    let short = |h: &Option<String>| {
+        h.as_deref()
+            .map(|h| h[..12.min(h.len())].to_owned())
+            .unwrap_or_default()
+    };
+    eprintln!(
+        "reel: skill-hash: recorded {} vs live {}; contentSig {}",
+        short(&rec.skill_hash),
+        short(&live.skill_hash),
+        if rec.content_sig == live.content_sig {
+            "MATCHES"
+        } else {
+            "DIFFERS"
+        }
+    );
 }
 
 fn skill_drift(rec: &FingerprintRecord, live: &FingerprintRecord, out: &mut Staleness) {
@@ -760,4 +758,107 @@ pub fn unresolvable_message(
     format!(
         "skill dirs not resolvable {place}{detail} — cannot verify skill staleness (can't verify ⇒ not green)"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sigs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+        v.iter()
+            .map(|(p, h)| ((*p).to_owned(), (*h).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn diff_orders_and_collapses_duplicates() {
+        let rec = sigs(&[
+            ("a", "1"),
+            ("b", "2"),
+            ("dup", "x"),
+            ("dup", "y"),
+            ("gone", "3"),
+        ]);
+        let live = sigs(&[
+            ("new2", "9"),
+            ("b", "2"),
+            ("a", "changed"),
+            ("dup", "y"),
+            ("new1", "8"),
+        ]);
+        let d = diff_file_sigs(&rec, &live);
+        assert_eq!(d.added, ["new2", "new1"]);
+        assert_eq!(d.changed, ["a"]);
+        assert_eq!(d.removed, ["gone"]);
+        assert_eq!(
+            summarize(&d).unwrap(),
+            "1 changed (a); 2 added (new2, new1); 1 removed (gone)"
+        );
+        assert_eq!(summarize(&FileSigDiff::default()), None);
+        let many = FileSigDiff {
+            changed: (0..5).map(|i| format!("f{i}")).collect(),
+            ..FileSigDiff::default()
+        };
+        assert_eq!(summarize(&many).unwrap(), "5 changed (f0, f1, f2, +2 more)");
+        assert_eq!(duplicate_paths(Some(&rec)), ["dup"]);
+    }
+
+    #[test]
+    fn partition_follows_the_hash_boundary() {
+        let d = FileSigDiff {
+            changed: vec![
+                "skills/alpha/SKILL.md".into(),
+                "skills/beta/x".into(),
+                "README.md".into(),
+            ],
+            added: vec!["agents/alpha.md".into()],
+            removed: vec!["agents/helper.md".into()],
+        };
+        let scope: HashSet<&str> = ["alpha"].into_iter().collect();
+        let (shared, skill) = partition(&d, &scope, false);
+        assert_eq!(skill.changed, ["skills/alpha/SKILL.md"]);
+        assert_eq!(shared.changed, ["skills/beta/x", "README.md"]);
+        assert_eq!(shared.added, ["agents/alpha.md"]);
+        let (shared, skill) = partition(&d, &scope, true);
+        assert_eq!(skill.added, ["agents/alpha.md"]);
+        assert_eq!(shared.removed, ["agents/helper.md"]);
+    }
+
+    #[test]
+    fn gates() {
+        let s = Staleness {
+            findings: vec![
+                Finding {
+                    class: FindingClass::Format,
+                    message: "m1".into(),
+                },
+                Finding {
+                    class: FindingClass::Skill,
+                    message: "m2".into(),
+                },
+                Finding {
+                    class: FindingClass::Baseline,
+                    message: "m3".into(),
+                },
+            ],
+            notes: vec![],
+        };
+        assert!(s.failures(Gate::Bare).is_empty());
+        assert_eq!(
+            s.failures(Gate::FailOnSkillDrift),
+            ["skill-source drift (--fail-on-skill-drift): m2"]
+        );
+        assert_eq!(
+            s.failures(Gate::ExplicitSession),
+            [
+                "skill-source drift under an explicit --session: m1",
+                "skill-source drift under an explicit --session: m2"
+            ]
+        );
+        assert_eq!(s.failures(Gate::Strict).len(), 3);
+        assert_eq!(
+            serde_json::to_string(&FindingClass::UnverifiablePromptAssets).unwrap(),
+            "\"unverifiable-prompt-assets\""
+        );
+    }
 }

@@ -8,6 +8,8 @@
 //!   agent last saw, its working directory).
 //! - [`reply`]: rendering a turn as SSE or JSON, deterministically.
 //! - [`server`]: the HTTP server, routing, request log and problem list.
+//! - [`offline`]: the environment that runs the real agent against it with
+//!   no traffic off the machine.
 //!
 //! Deliberately not here: no real model, no learning from requests, no state
 //! between requests that could make a retry get a different answer, and no
@@ -25,9 +27,11 @@
 //! ```
 
 pub mod conversation;
+pub mod offline;
 pub mod reply;
 pub mod script;
 pub mod server;
 
+pub use offline::offline_env;
 pub use script::{Block, Expect, Script, ScriptError, Turn, Usage};
 pub use server::{Problem, ProblemKind, ServeError, ServeOptions, Server};

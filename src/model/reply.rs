@@ -15,7 +15,10 @@ const DELTA_CHUNK: usize = 64;
 
 /// The resolved content of a reply, ready to render either way.
 pub struct Reply<'a> {
+    /// Index of the turn: tool_use ids derive from it.
     pub turn_index: usize,
+    /// The message id, normally [`message_id`] of the turn index.
+    pub message_id: String,
     pub turn: &'a Turn,
     pub model: &'a str,
     /// Replacement for `{{cwd}}` in tool inputs.
@@ -63,7 +66,7 @@ impl Reply<'_> {
     /// The non-streaming JSON message.
     pub fn to_json(&self) -> Value {
         json!({
-            "id": message_id(self.turn_index),
+            "id": self.message_id,
             "type": "message",
             "role": "assistant",
             "model": self.model,
@@ -82,7 +85,7 @@ impl Reply<'_> {
             &mut out,
             "message_start",
             &json!({"type": "message_start", "message": {
-                "id": message_id(self.turn_index),
+                "id": self.message_id,
                 "type": "message",
                 "role": "assistant",
                 "model": self.model,
@@ -148,10 +151,13 @@ impl Reply<'_> {
     }
 }
 
+/// The message id of every side reply.
+const SIDE_MESSAGE_ID: &str = "msg_reel_side";
+
 /// A complete side reply (title, summary): one short text, `end_turn`.
 pub fn side_reply_json(model: &str, text: &str) -> Value {
     json!({
-        "id": "msg_reel_side",
+        "id": SIDE_MESSAGE_ID,
         "type": "message",
         "role": "assistant",
         "model": model,
@@ -178,12 +184,12 @@ pub fn side_reply_sse(model: &str, text: &str) -> String {
     };
     Reply {
         turn_index: 0,
+        message_id: SIDE_MESSAGE_ID.to_string(),
         turn: &turn,
         model,
         cwd: None,
     }
     .to_sse()
-    .replace("msg_reel_0", "msg_reel_side")
 }
 
 /// An Anthropic-style error body.
@@ -253,6 +259,7 @@ mod tests {
         let script = script();
         let reply = Reply {
             turn_index: 0,
+            message_id: message_id(0),
             turn: &script.turns[0],
             model: "m",
             cwd: Some("/w"),

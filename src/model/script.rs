@@ -52,8 +52,13 @@ pub enum ScriptError {
 
 impl From<ScriptError> for crate::Error {
     fn from(e: ScriptError) -> Self {
-        crate::Error::usage(e.to_string())
-            .with_hint("see schema/model-script.json for the script format")
+        let hint = match &e {
+            ScriptError::Read { .. } => "check the `--script` path",
+            ScriptError::Parse { .. } | ScriptError::Invalid { .. } => {
+                "see schema/model-script.json for the script format"
+            }
+        };
+        crate::Error::usage(e.to_string()).with_hint(hint)
     }
 }
 

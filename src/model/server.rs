@@ -549,6 +549,7 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
 
     let reply = Reply {
         turn_index: index,
+        message_id: reply::message_id(index),
         turn,
         model: &model,
         cwd: conversation.cwd.as_deref(),
@@ -663,4 +664,14 @@ fn check_expect(expect: &super::script::Expect, c: &Conversation) -> Vec<Check> 
         });
     }
     checks
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn server_can_move_between_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<super::Server>();
+        send_sync::<super::Problem>();
+    }
 }

@@ -780,6 +780,21 @@ mod tests {
     }
 
     #[test]
+    fn literal_secret_values_go_in_every_encoding() {
+        let mut p = RedactionPolicy::default();
+        p.add_secret_value("tok/en+1");
+        let b64 = base64::engine::general_purpose::STANDARD.encode("tok/en+1");
+        let line = format!("a tok/en+1 b {b64} c tok%2Fen%2B1 d Bearer tok/en+1");
+        let mut d = doc(json!({"events":[line], "scenario":{"prompt":"p","session":"s"}}));
+        let r = scrub_cassette(&mut d, &p).unwrap();
+        assert_eq!(
+            d["events"][0],
+            json!("a [REDACTED] b [REDACTED] c [REDACTED] d [REDACTED]")
+        );
+        assert!(r.secrets.iter().all(|s| s.kind == "environment-secret"));
+    }
+
+    #[test]
     fn invalid_policy_names_the_file_and_field() {
         let e = RedactionPolicy::default()
             .add_json(

@@ -45,20 +45,12 @@ impl Sandbox {
 /// any attempt to reach another host is logged as an escape.
 fn offline_command(bin: &Path, sandbox: &Sandbox, url: &str) -> Command {
     let mut cmd = Command::new(bin);
-    cmd.env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", sandbox.root.join("home"))
-        .env("CLAUDE_CONFIG_DIR", sandbox.root.join("config"))
-        .env("ANTHROPIC_BASE_URL", url)
-        .env("ANTHROPIC_API_KEY", "dummy")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("HTTPS_PROXY", url)
-        .env("HTTP_PROXY", url)
-        .env("NO_PROXY", "127.0.0.1,localhost")
-        .current_dir(sandbox.work())
+    cmd.env_clear().envs(reel::model::offline_env(
+        url,
+        &sandbox.root.join("home"),
+        &sandbox.root.join("config"),
+    ));
+    cmd.current_dir(sandbox.work())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     // Own process group, so the agent and its tool subprocesses die together.

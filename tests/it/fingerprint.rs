@@ -410,6 +410,17 @@ fn reel_fingerprint_reproduces_the_example_pdf_skill_cassette() {
         serde_json::to_string(&want).unwrap()
     );
     assert_eq!(got["readErrors"], serde_json::json!([]));
+    assert_matches_schema(&got);
+}
+
+fn assert_matches_schema(doc: &Value) {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(util::repo().join("schema/fingerprint-output.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "schema violations: {errors:?}");
 }
 
 #[test]
@@ -489,11 +500,14 @@ fn reel_fingerprint_text_files_and_usage_errors() {
             "legacy",
             "--output-format",
             "json",
+            "--files",
         ])
         .output()
         .unwrap();
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(got["fingerprint"]["hashFormat"], Value::Null);
+    assert_eq!(got["files"].as_array().unwrap().len(), 5);
+    assert_matches_schema(&got);
     assert_eq!(
         got["fingerprint"]["skillHash"],
         "b760ea90682777367fbd44d866ea66d316452da1abb18bf8cb61f1cec8e67806"
@@ -703,4 +717,33 @@ fn staleness_scoped_drift_is_attributed_per_bucket() {
             ("skill".into(), "skills/alpha changed since record [1 added (skills/alpha/new.md)] — re-record".into()),
         ]
     );
+}
+
+#[test]
+fn file_sigs_cap_is_two_thousand_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap().join("big");
+    std::fs::create_dir_all(&root).unwrap();
+    for i in 0..2000 {
+        std::fs::write(root.join(format!("f{i:04}")), i.to_string()).unwrap();
+    }
+    let opts = WalkOptions {
+        mode: ModeRequest::Raw,
+        ..WalkOptions::default()
+    };
+    let snap = fingerprint::snapshot::walk(std::slice::from_ref(&root), &opts).unwrap();
+    let fp = snap.record(HashFormat::Jcs1, None, vec![String::new()], &[]);
+    assert_eq!(
+        fp.file_sigs.as_ref().map(Vec::len),
+        Some(2000),
+        "exactly 2000 is kept"
+    );
+    assert_eq!(fp.file_sigs_omitted, None);
+    // A symlink counts as an entry too.
+    std::os::unix::fs::symlink("f0000", root.join("zz-link")).unwrap();
+    let snap = fingerprint::snapshot::walk(std::slice::from_ref(&root), &opts).unwrap();
+    let fp = snap.record(HashFormat::Jcs1, None, vec![String::new()], &[]);
+    assert_eq!(fp.file_sigs, None);
+    assert_eq!(fp.file_sigs_omitted, Some(true));
+    assert!(fp.skill_hash.is_some() && fp.content_sig.is_some());
 }

@@ -7,6 +7,7 @@ mod claude;
 mod fingerprint;
 mod hostile;
 mod model;
+mod record;
 mod rehash;
 mod replay;
 mod util;

@@ -390,37 +390,58 @@ fn request_log_has_one_json_line_per_request() {
 }
 
 #[test]
-fn serve_prints_the_url_answers_and_stops_on_sigterm() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("log.jsonl");
-    let bin = assert_cmd::cargo::cargo_bin("reel");
-    let mut child = Command::new(bin)
-        .args(["model", "serve", "--script"])
-        .arg(util::data("model/write_read_bash.model.yaml"))
-        .arg("--log")
-        .arg(&log)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    stdout.read_line(&mut first).unwrap();
-    let url = first.trim().to_string();
-    let reply = std::panic::catch_unwind(|| {
-        assert!(url.starts_with("http://127.0.0.1:"), "{url:?}");
-        post(&url, &request(0, "", false))
-    });
-    // SAFETY: signalling the child we spawned.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
+fn serve_prints_the_url_answers_reports_and_stops_on_signals() {
+    for signal in [libc::SIGTERM, libc::SIGINT] {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log.jsonl");
+        let bin = assert_cmd::cargo::cargo_bin("reel");
+        let mut child = Command::new(bin)
+            .args(["model", "serve", "--script"])
+            .arg(util::data("model/write_read_bash.model.yaml"))
+            .arg("--log")
+            .arg(&log)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        stdout.read_line(&mut first).unwrap();
+        let url = first.trim().to_string();
+        let replies = std::panic::catch_unwind(|| {
+            assert!(url.starts_with("http://127.0.0.1:"), "{url:?}");
+            [
+                post(&url, &request(0, "", false)),
+                post(&url, &request(9, "", false)),
+            ]
+        });
+        // SAFETY: signalling the child we spawned.
+        unsafe {
+            libc::kill(child.id() as i32, signal);
+        }
+        let status = child.wait().unwrap();
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        let [turn, beyond] = replies.unwrap();
+        assert_eq!(turn.status, 200);
+        assert_eq!(turn.json()["content"][1]["name"], "Write");
+        assert_eq!(beyond.status, 417);
+        assert_eq!(
+            status.code(),
+            Some(0),
+            "serve must exit cleanly on signal {signal}"
+        );
+        assert!(
+            stderr.contains("out_of_turns") && stderr.contains("turn 9"),
+            "{stderr}"
+        );
+        assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 2);
     }
-    let status = child.wait().unwrap();
-    let reply = reply.unwrap();
-    assert_eq!(reply.status, 200);
-    assert_eq!(reply.json()["content"][1]["name"], "Write");
-    assert_eq!(status.code(), Some(0), "serve must exit cleanly on SIGTERM");
-    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1);
 }
 
 #[test]

@@ -108,7 +108,11 @@ add("version-negative", "cassetteVersion negative", base(cassetteVersion=-1))
 add("version-float", "cassetteVersion fractional", base(cassetteVersion=12.5))
 add("version-huge", "cassetteVersion 1e30", json.dumps(base(), indent=2).replace('"cassetteVersion": 12', '"cassetteVersion": 1e30'))
 add("version-future", "cassetteVersion 99 (tolerated load, failing verdict)", base(cassetteVersion=99), rc=(1,))
-add("number-out-of-range", "1e999 in usage", json.dumps(base(), indent=2).replace('"promptAssetsHash"', '"x": 1e999, "promptAssetsHash"'))
+add("number-out-of-range-unknown-field", "1e999 in a field reel does not read: tolerated like JSON.parse (Infinity)",
+    json.dumps(base(), indent=2).replace('"promptAssetsHash"', '"x": 1e999, "promptAssetsHash"'), rc=(0,))
+c = with_assert([{"max_cost_usd": 1}])
+c["events"][2] = c["events"][2].replace('"total_cost_usd": 0.01', '"total_cost_usd": 1e999')
+add("number-out-of-range-cost", "1e999 as the recorded cost fails max_cost_usd", c, rc=(1,))
 add("duplicate-keys", "duplicate top-level keys", json.dumps(base(), indent=2)[:-1] + ',\n  "cassetteVersion": 8\n}')
 add("lone-surrogate", "lone surrogate escapes in strings", json.dumps(base(), indent=2).replace('"p"', '"\\ud800\\udfff\\ud800"'))
 # --- event stream ---------------------------------------------------------------------------------

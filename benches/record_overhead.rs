@@ -1,0 +1,48 @@
+//! Benchmark: the recorder's own overhead for a typical run — from the moment
+//! the agent's last process is gone to the cassette being on disk (post-run
+//! manifest, secret scrub, assembly, loader validation, fingerprint, live
+//! verdict, atomic write). Target: under 50 ms.
+//!
+//! The agent is `tests/data/agents/replay_agent.py`, which replays the
+//! committed `cassettes/write-note.cassette.json` (a real Claude Code run)
+//! so the event stream, control frames and outputs have a real run's shape.
+//!
+//! Run: `cargo bench --bench record_overhead` (prints median / p90 / max).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use reel::record::{RecordOptions, record};
+
+fn main() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().expect("temp dir");
+    // SAFETY: single-threaded at this point; only this process reads it.
+    unsafe {
+        std::env::set_var("REEL_RUNS_DIR", tmp.path().join("runs"));
+    }
+    let agent = format!(
+        "python3 {} {}",
+        repo.join("tests/data/agents/replay_agent.py").display(),
+        repo.join("cassettes/write-note.cassette.json").display()
+    );
+    let iterations = 25;
+    let mut samples: Vec<Duration> = Vec::new();
+    for i in 0..iterations {
+        let mut opts = RecordOptions::new(repo.join("scenarios/write-note.yaml"));
+        opts.out = Some(tmp.path().join(format!("out-{i}.cassette.json")));
+        opts.agent_cmd = Some(agent.clone());
+        opts.no_model_script = true;
+        opts.allow_failing = true; // the verdict is computed either way
+        let rec = record(&opts).expect("record");
+        samples.push(rec.overhead);
+    }
+    samples.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "record overhead (agent exit -> cassette on disk), {iterations} runs: median {:.2} ms, p90 {:.2} ms, max {:.2} ms",
+        ms(samples[iterations / 2]),
+        ms(samples[iterations * 9 / 10]),
+        ms(samples[iterations - 1])
+    );
+}

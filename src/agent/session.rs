@@ -1,0 +1,803 @@
+//! One recorded turn over the stream-json control protocol (§1.6–§1.9).
+//!
+//! Three threads around the main loop: a stdout line reader, a stderr
+//! collector and a single stdin writer (so a writer blocked on a full pipe can
+//! never stall the timeout). The main loop owns every decision; the writer
+//! appends a frame to `controlOut` only after the OS accepted it.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::ExitStatus;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{Map, Value, json};
+
+use super::process::ProcessGroup;
+use super::{AgentCommand, INIT_REQUEST_ID, KILL_GRACE, MAX_FRAME_BYTES, TASK_HOOK_ID};
+use crate::scenario::answers::{DecideError, Decider, PermissionSource, Unanswered};
+
+/// Longest single stdout line kept (longer lines fail the run).
+const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// Total stdout bytes kept before the run is stopped as a flood.
+const MAX_EVENTS_BYTES: usize = 128 * 1024 * 1024;
+/// Stderr bytes kept (the tail wins).
+const MAX_STDERR_BYTES: usize = 1024 * 1024;
+/// After the leader exits, how long a descendant may keep stdout open.
+const ORPHAN_PIPE_GRACE: Duration = Duration::from_millis(500);
+
+/// How one turn is driven.
+pub struct DriveOptions<'a> {
+    /// The user turn, sent verbatim.
+    pub prompt: &'a str,
+    pub decider: &'a Decider,
+    /// Wall-clock budget; on expiry the group is terminated.
+    pub timeout: Duration,
+}
+
+/// Why a run did not complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorSource {
+    /// The agent could not be started.
+    Spawn,
+    /// The wall-clock budget ran out.
+    Timeout,
+    /// stdout closed without a `result`.
+    NoResult,
+    /// The agent exited nonzero or by a signal.
+    Exit,
+    /// The agent broke the protocol (or a frame could not be delivered).
+    Protocol,
+    /// A question no rule answers under `on_unanswered: fail`: never frozen.
+    Unanswered,
+    /// A scripted rule failed (bad `choose`, `allow_if` error): fatal.
+    Script,
+    /// The agent flooded stdout past the cap.
+    OutputCap,
+}
+
+impl ErrorSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorSource::Spawn => "spawn",
+            ErrorSource::Timeout => "timeout",
+            ErrorSource::NoResult => "no_result",
+            ErrorSource::Exit => "exit",
+            ErrorSource::Protocol => "protocol",
+            ErrorSource::Unanswered => "unanswered",
+            ErrorSource::Script => "script",
+            ErrorSource::OutputCap => "output_cap",
+        }
+    }
+}
+
+/// How the run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEnd {
+    /// A `result` arrived and the agent exited cleanly.
+    Completed,
+    Failed {
+        source: ErrorSource,
+        message: String,
+    },
+}
+
+/// What the decider did during the run (for the verdict gate and authoring).
+#[derive(Debug, Clone, Default)]
+pub struct DecisionLog {
+    /// Tools allowed only by `cowork` parity.
+    pub permissive_auto_allows: Vec<String>,
+    /// A non-scripted terminal (`first`) answered a gate.
+    pub nondeterministic: bool,
+    pub warnings: Vec<String>,
+}
+
+/// Everything the recorder keeps from one turn.
+#[derive(Debug)]
+pub struct RunLog {
+    /// Non-blank stdout lines verbatim, plus `_emu` markers.
+    pub events: Vec<String>,
+    /// Frames the agent accepted, in write order.
+    pub control_out: Vec<String>,
+    pub stderr: Vec<u8>,
+    pub timeline: Vec<Value>,
+    pub timeline_header: Value,
+    /// The `result` message, if one arrived.
+    pub result: Option<Value>,
+    /// The `system/init` message, if one arrived.
+    pub init: Option<Value>,
+    pub end: RunEnd,
+    pub decisions: DecisionLog,
+    pub exit_status: Option<ExitStatus>,
+    /// When the last agent process was gone (recorder-overhead benchmark).
+    pub finished_at: Instant,
+}
+
+impl RunLog {
+    /// The last ~2000 chars of stderr, for messages.
+    pub fn stderr_tail(&self) -> String {
+        let s = String::from_utf8_lossy(&self.stderr);
+        let start = s.len().saturating_sub(2000);
+        let start = (start..s.len())
+            .find(|i| s.is_char_boundary(*i))
+            .unwrap_or(s.len());
+        s[start..].trim().to_owned()
+    }
+}
+
+enum Msg {
+    Line(String),
+    LineTooLong,
+    Eof,
+    ReadError(String),
+    WriteFailed(String),
+}
+
+enum WriterCmd {
+    Frame(String),
+    Close,
+}
+
+/// Drives one turn of `cmd`. Never panics on agent behaviour; every exit
+/// path leaves no process of the agent's group alive.
+pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
+    let started = Instant::now();
+    let mut log = RunLog {
+        events: Vec::new(),
+        control_out: Vec::new(),
+        stderr: Vec::new(),
+        timeline: Vec::new(),
+        timeline_header: json!({
+            "v": 1,
+            "startedAtWall": iso_utc(SystemTime::now()),
+            "startedAtMono": monotonic_ns().to_string(),
+        }),
+        result: None,
+        init: None,
+        end: RunEnd::Completed,
+        decisions: DecisionLog::default(),
+        exit_status: None,
+        finished_at: started,
+    };
+    let mut group = match ProcessGroup::spawn(cmd) {
+        Ok(g) => g,
+        Err(e) => {
+            log.events
+                .push(json!({"_emu": "spawn_error", "message": e.to_string()}).to_string());
+            log.end = RunEnd::Failed {
+                source: ErrorSource::Spawn,
+                message: format!("spawn `{}`: {e}", cmd.program.display()),
+            };
+            log.finished_at = Instant::now();
+            return log;
+        }
+    };
+    let (tx, rx) = mpsc::channel::<Msg>();
+    // Invariant: all three pipes were requested as `Stdio::piped()`.
+    let stdout = group.child.stdout.take().expect("piped stdout");
+    let stderr = group.child.stderr.take().expect("piped stderr");
+    let stdin = group.child.stdin.take().expect("piped stdin");
+    spawn_reader(stdout, tx.clone());
+    let stderr_buf = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let stderr_thread = spawn_stderr(stderr, stderr_buf.clone());
+    let mirrored = Arc::new(Mutex::new(Vec::<String>::new()));
+    let (wtx, writer_thread) = spawn_writer(stdin, mirrored.clone(), tx.clone());
+    drop(tx);
+
+    let mut engine = Engine {
+        decider: opts.decider,
+        writer: wtx,
+        started,
+        seq: 0,
+        ordinal: 0,
+        scope: "(root)".into(),
+        answered: Default::default(),
+        stdin_closed: false,
+        events_bytes: 0,
+    };
+    engine.send(json!({
+        "type": "control_request",
+        "request_id": INIT_REQUEST_ID,
+        "request": {"subtype": "initialize",
+                    "hooks": {"PreToolUse": [{"matcher": "Task", "hookCallbackIds": [TASK_HOOK_ID]}]}}
+    }));
+    engine.send(json!({
+        "type": "user",
+        "message": {"role": "user", "content": [{"type": "text", "text": opts.prompt}]}
+    }));
+
+    let deadline = started + opts.timeout;
+    let mut leader_exit_seen: Option<Instant> = None;
+    let mut eof = false;
+    let mut failure: Option<(ErrorSource, String)> = None;
+    let mut timed_out = false;
+    while !eof && failure.is_none() {
+        let now = Instant::now();
+        if now >= deadline {
+            timed_out = true;
+            break;
+        }
+        match rx.recv_timeout((deadline - now).min(Duration::from_millis(50))) {
+            Ok(Msg::Line(line)) => {
+                if let Err(f) = engine.on_line(line, &mut log) {
+                    failure = Some(f);
+                }
+            }
+            Ok(Msg::LineTooLong) => {
+                failure = Some((
+                    ErrorSource::OutputCap,
+                    format!("agent wrote a stdout line longer than {MAX_LINE_BYTES} bytes"),
+                ))
+            }
+            Ok(Msg::ReadError(e)) => {
+                failure = Some((ErrorSource::Protocol, format!("read agent stdout: {e}")))
+            }
+            Ok(Msg::WriteFailed(frame)) => {
+                log.events
+                    .push(json!({"_emu": "control_undelivered", "frame": frame}).to_string());
+                failure = Some((
+                    ErrorSource::Protocol,
+                    "the agent closed its stdin before a control frame could be delivered".into(),
+                ));
+            }
+            Ok(Msg::Eof) | Err(RecvTimeoutError::Disconnected) => eof = true,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        // A leader that exited while a descendant holds stdout open.
+        if !eof && group.try_status().is_some() {
+            let seen = *leader_exit_seen.get_or_insert_with(Instant::now);
+            if seen.elapsed() >= ORPHAN_PIPE_GRACE {
+                group.signal(libc::SIGKILL);
+            }
+        }
+    }
+    if timed_out || failure.is_some() {
+        engine.close_stdin();
+        group.terminate(KILL_GRACE);
+    } else {
+        engine.close_stdin();
+        let left = deadline.saturating_duration_since(Instant::now());
+        if group.wait_for(left.min(Duration::from_secs(10))).is_none() {
+            group.terminate(KILL_GRACE);
+        }
+    }
+    // Stragglers (a descendant still running after the leader exited).
+    group.signal(libc::SIGKILL);
+    log.exit_status = group
+        .try_status()
+        .or_else(|| group.wait_for(Duration::from_secs(5)));
+    log.finished_at = Instant::now();
+    // Drain what the reader already read (bounded: the group is dead).
+    let drain_until = Instant::now() + Duration::from_millis(500);
+    while !eof
+        && let Ok(msg) = rx.recv_timeout(drain_until.saturating_duration_since(Instant::now()))
+    {
+        match msg {
+            Msg::Line(line) if failure.is_none() && !timed_out => {
+                if let Err(f) = engine.on_line(line, &mut log) {
+                    failure = Some(f);
+                }
+            }
+            Msg::Eof => break,
+            _ => {}
+        }
+    }
+    drop(engine);
+    let _ = writer_thread.join();
+    let _ = stderr_thread.join();
+    log.control_out = std::mem::take(&mut *lock(&mirrored));
+    log.stderr = std::mem::take(&mut *lock(&stderr_buf));
+
+    log.end = if timed_out {
+        RunEnd::Failed {
+            source: ErrorSource::Timeout,
+            message: format!(
+                "the agent ran past the {} ms budget and was killed",
+                opts.timeout.as_millis()
+            ),
+        }
+    } else if let Some((source, message)) = failure {
+        RunEnd::Failed { source, message }
+    } else if let Some(status) = log.exit_status.filter(|s| !s.success()) {
+        RunEnd::Failed {
+            source: ErrorSource::Exit,
+            message: format!("the agent exited with {status}: {}", log.stderr_tail()),
+        }
+    } else if log.result.is_none() {
+        RunEnd::Failed {
+            source: ErrorSource::NoResult,
+            message: format!(
+                "the agent's stdout closed without a `result` message: {}",
+                log.stderr_tail()
+            ),
+        }
+    } else {
+        RunEnd::Completed
+    };
+    log
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A poisoned lock only means a helper thread panicked; the data is plain.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+struct Engine<'a> {
+    decider: &'a Decider,
+    writer: Sender<WriterCmd>,
+    started: Instant,
+    seq: u64,
+    ordinal: u64,
+    scope: String,
+    answered: std::collections::HashSet<String>,
+    stdin_closed: bool,
+    events_bytes: usize,
+}
+
+type Fatal = (ErrorSource, String);
+
+impl Engine<'_> {
+    fn send(&mut self, frame: Value) -> Option<Fatal> {
+        let line = frame.to_string();
+        if line.len() > MAX_FRAME_BYTES {
+            return Some((
+                ErrorSource::Protocol,
+                format!(
+                    "a control frame of {} bytes exceeds the {MAX_FRAME_BYTES}-byte cap",
+                    line.len()
+                ),
+            ));
+        }
+        if self.stdin_closed {
+            return None;
+        }
+        let _ = self.writer.send(WriterCmd::Frame(line));
+        None
+    }
+
+    fn close_stdin(&mut self) {
+        if !self.stdin_closed {
+            self.stdin_closed = true;
+            let _ = self.writer.send(WriterCmd::Close);
+        }
+    }
+
+    fn stamp(&mut self, log: &mut RunLog, line: u64, kind: &str, extra: Map<String, Value>) {
+        let mut entry = Map::new();
+        entry.insert("seq".into(), json!(self.seq));
+        entry.insert(
+            "ts".into(),
+            json!(self.started.elapsed().as_millis() as u64),
+        );
+        entry.insert("line".into(), json!(line));
+        entry.insert("type".into(), json!(kind));
+        entry.extend(extra);
+        log.timeline.push(Value::Object(entry));
+        self.seq += 1;
+    }
+
+    fn on_line(&mut self, raw: String, log: &mut RunLog) -> Result<(), Fatal> {
+        let line = raw.strip_suffix('\r').unwrap_or(&raw);
+        if line.trim().is_empty() {
+            return Ok(());
+        }
+        self.events_bytes += line.len();
+        if self.events_bytes > MAX_EVENTS_BYTES {
+            return Err((
+                ErrorSource::OutputCap,
+                format!("the agent wrote more than {MAX_EVENTS_BYTES} bytes to stdout"),
+            ));
+        }
+        log.events.push(line.to_owned());
+        let ordinal = self.ordinal;
+        self.ordinal += 1;
+        let Ok(whole) = serde_json::from_str::<Value>(line) else {
+            return Ok(()); // a raw (non-JSON) line: recorded, ignored
+        };
+        let Some(msg) = whole.as_object() else {
+            return Ok(());
+        };
+        let kind = msg.get("type").and_then(Value::as_str).unwrap_or_default();
+        let parent = msg.get("parent_tool_use_id").and_then(Value::as_str);
+        match kind {
+            "system" if msg.get("subtype").and_then(Value::as_str) == Some("init") => {
+                for key in ["tools", "mcp_servers", "skills"] {
+                    if msg.get(key).is_some_and(|v| !v.is_array()) {
+                        return Err((
+                            ErrorSource::Protocol,
+                            format!("system/init `{key}` is not an array"),
+                        ));
+                    }
+                }
+                log.init = Some(Value::Object(msg.clone()));
+            }
+            "assistant" => {
+                let model = whole.pointer("/message/model").and_then(Value::as_str);
+                let blocks = whole.pointer("/message/content").and_then(Value::as_array);
+                for block in blocks.into_iter().flatten() {
+                    let Some(b) = block.as_object() else {
+                        return Err((
+                            ErrorSource::Protocol,
+                            "assistant content block is not an object".into(),
+                        ));
+                    };
+                    match b.get("type").and_then(Value::as_str) {
+                        Some("tool_use") => {
+                            let name = b.get("name").and_then(Value::as_str).unwrap_or_default();
+                            let input = b.get("input");
+                            if name == "Skill" && parent.is_none() {
+                                self.scope = input
+                                    .and_then(|i| i.get("skill"))
+                                    .and_then(Value::as_str)
+                                    .unwrap_or("(unknown)")
+                                    .to_owned();
+                            }
+                            let mut e = Map::new();
+                            if let Some(id) = b.get("id").and_then(Value::as_str) {
+                                e.insert("toolUseId".into(), json!(id));
+                            }
+                            e.insert("name".into(), json!(name));
+                            if let Some(p) = parent {
+                                e.insert("parentToolUseId".into(), json!(p));
+                            }
+                            if let Some(m) = model {
+                                e.insert("model".into(), json!(m));
+                            }
+                            e.insert("skillScope".into(), json!(self.scope));
+                            self.stamp(log, ordinal, "tool_use", e);
+                            let dispatch = matches!(name, "Agent" | "Task")
+                                || input.and_then(|i| i.get("subagent_type")).is_some();
+                            if dispatch {
+                                let mut d = Map::new();
+                                if let Some(id) = b.get("id").and_then(Value::as_str) {
+                                    d.insert("toolUseId".into(), json!(id));
+                                }
+                                if let Some(p) = parent {
+                                    d.insert("parentToolUseId".into(), json!(p));
+                                }
+                                if let Some(t) = input
+                                    .and_then(|i| i.get("subagent_type"))
+                                    .and_then(Value::as_str)
+                                {
+                                    d.insert("dispatchAgentType".into(), json!(t));
+                                }
+                                d.insert("skillScope".into(), json!(self.scope));
+                                self.stamp(log, ordinal, "subagent_dispatch", d);
+                            }
+                        }
+                        Some("thinking") => self.stamp(log, ordinal, "thinking", Map::new()),
+                        _ => {}
+                    }
+                }
+            }
+            "user" => {
+                let blocks = whole.pointer("/message/content").and_then(Value::as_array);
+                for b in blocks.into_iter().flatten() {
+                    if b.get("type").and_then(Value::as_str) == Some("tool_result") {
+                        let mut e = Map::new();
+                        if let Some(id) = b.get("tool_use_id").and_then(Value::as_str) {
+                            e.insert("toolUseId".into(), json!(id));
+                        }
+                        e.insert(
+                            "isError".into(),
+                            json!(b.get("is_error").and_then(Value::as_bool).unwrap_or(false)),
+                        );
+                        self.stamp(log, ordinal, "tool_result", e);
+                    }
+                }
+            }
+            "result" => {
+                let is_error = msg
+                    .get("is_error")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                let mut e = Map::new();
+                e.insert("isError".into(), json!(is_error));
+                self.stamp(log, ordinal, "result", e);
+                log.result = Some(Value::Object(msg.clone()));
+                // One turn per recording: the agent exits on stdin EOF.
+                self.close_stdin();
+            }
+            "control_request" => return self.on_request(msg, ordinal, log),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn on_request(
+        &mut self,
+        msg: &Map<String, Value>,
+        ordinal: u64,
+        log: &mut RunLog,
+    ) -> Result<(), Fatal> {
+        let id = match msg.get("request_id").and_then(Value::as_str) {
+            Some(id) if !id.is_empty() => id.to_owned(),
+            _ => {
+                return Err((
+                    ErrorSource::Protocol,
+                    "a control_request has no request_id".into(),
+                ));
+            }
+        };
+        if !self.answered.insert(id.clone()) {
+            log.decisions.warnings.push(format!(
+                "control_request {id} was sent again; answering it again"
+            ));
+        }
+        let empty = Map::new();
+        let req_value = msg.get("request").cloned().unwrap_or(Value::Null);
+        let req = req_value.as_object().unwrap_or(&empty);
+        let subtype = req
+            .get("subtype")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let success = |body: Value| {
+            json!({"type": "control_response",
+                   "response": {"subtype": "success", "request_id": id, "response": body}})
+        };
+        let reply = match subtype {
+            "can_use_tool" => {
+                let tool = req
+                    .get("tool_name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let input = req.get("input").cloned().unwrap_or_else(|| json!({}));
+                if tool == "AskUserQuestion" {
+                    self.stamp(log, ordinal, "decision", kind_map("question"));
+                    let questions = input.get("questions").cloned().unwrap_or(Value::Null);
+                    let answer = self
+                        .decider
+                        .decide_question(&questions)
+                        .map_err(decide_fatal)?;
+                    log.decisions.warnings.extend(answer.warnings);
+                    log.decisions.nondeterministic |= answer.nondeterministic;
+                    let mut updated = input.as_object().cloned().unwrap_or_default();
+                    updated.insert("questions".into(), questions);
+                    updated.insert("answers".into(), Value::Object(answer.answers));
+                    success(json!({"behavior": "allow", "updatedInput": updated}))
+                } else {
+                    self.stamp(log, ordinal, "decision", kind_map("permission"));
+                    let p = self
+                        .decider
+                        .decide_permission(tool, &input)
+                        .map_err(decide_fatal)?;
+                    if p.source == PermissionSource::PermissiveAutoAllow {
+                        log.decisions.permissive_auto_allows.push(tool.to_owned());
+                    }
+                    if p.allow {
+                        success(json!({"behavior": "allow", "updatedInput": input}))
+                    } else {
+                        success(
+                            json!({"behavior": "deny", "message": p.message.unwrap_or_default()}),
+                        )
+                    }
+                }
+            }
+            "hook_callback" => {
+                let block = req.get("callback_id").and_then(Value::as_str) == Some(TASK_HOOK_ID)
+                    && truthy(req_value.pointer("/input/tool_input/run_in_background"));
+                if block {
+                    success(json!({"decision": "block", "reason": "Background agents disabled"}))
+                } else {
+                    success(json!({}))
+                }
+            }
+            "mcp_message" => match req_value.pointer("/message/id") {
+                Some(rpc_id) if !rpc_id.is_null() => success(json!({"mcp_response": {
+                    "jsonrpc": "2.0", "id": rpc_id,
+                    "error": {"code": -32601, "message": "no sdkMcp handler configured"}}})),
+                _ => success(json!({})),
+            },
+            "request_user_dialog" | "elicitation" | "side_question" => {
+                let kind = if subtype == "request_user_dialog" {
+                    "dialog"
+                } else {
+                    "elicit"
+                };
+                self.stamp(log, ordinal, "decision", kind_map(kind));
+                if self.decider.unanswered == Unanswered::Fail {
+                    return Err((
+                        ErrorSource::Unanswered,
+                        format!(
+                            "unscripted {subtype} (on_unanswered=fail): scripted rules never cover it"
+                        ),
+                    ));
+                }
+                log.decisions.nondeterministic = true;
+                if kind == "dialog" {
+                    success(json!({"behavior": "cancelled"}))
+                } else {
+                    success(json!({"action": "decline"}))
+                }
+            }
+            other => {
+                let frame = json!({"type": "control_response",
+                    "response": {"subtype": "error", "request_id": id,
+                                 "error": format!("unsupported control_request subtype {other:?}")}});
+                if let Some(f) = self.send(frame) {
+                    return Err(f);
+                }
+                return Err((
+                    ErrorSource::Protocol,
+                    format!("the agent sent an unsupported control_request subtype {other:?}"),
+                ));
+            }
+        };
+        match self.send(reply) {
+            Some(f) => Err(f),
+            None => Ok(()),
+        }
+    }
+}
+
+fn kind_map(kind: &str) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("kind".into(), json!(kind));
+    m
+}
+
+fn decide_fatal(e: DecideError) -> Fatal {
+    match e {
+        DecideError::Unanswered(m) => (ErrorSource::Unanswered, m),
+        DecideError::Script(m) => (ErrorSource::Script, m),
+    }
+}
+
+/// JavaScript truthiness of a JSON value.
+fn truthy(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(_) => true,
+    }
+}
+
+fn spawn_reader(stdout: impl Read + Send + 'static, tx: Sender<Msg>) {
+    std::thread::spawn(move || {
+        let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+        let mut buf: Vec<u8> = Vec::new();
+        let mut skipping = false;
+        loop {
+            let chunk = match reader.fill_buf() {
+                Ok([]) => {
+                    if !buf.is_empty() && !skipping {
+                        let _ = tx.send(Msg::Line(String::from_utf8_lossy(&buf).into_owned()));
+                    }
+                    let _ = tx.send(Msg::Eof);
+                    return;
+                }
+                Ok(c) => c,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let _ = tx.send(Msg::ReadError(e.to_string()));
+                    let _ = tx.send(Msg::Eof);
+                    return;
+                }
+            };
+            let (used, newline) = match chunk.iter().position(|b| *b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (chunk.len(), false),
+            };
+            if !skipping {
+                buf.extend_from_slice(&chunk[..if newline { used - 1 } else { used }]);
+            }
+            reader.consume(used);
+            if !skipping && buf.len() > MAX_LINE_BYTES {
+                let _ = tx.send(Msg::LineTooLong);
+                buf.clear();
+                skipping = true;
+            }
+            if newline {
+                if !skipping {
+                    let line = String::from_utf8_lossy(&buf).into_owned();
+                    if tx.send(Msg::Line(line)).is_err() {
+                        return;
+                    }
+                }
+                buf.clear();
+                skipping = false;
+            }
+        }
+    });
+}
+
+fn spawn_stderr(
+    mut stderr: impl Read + Send + 'static,
+    out: Arc<Mutex<Vec<u8>>>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut chunk = [0u8; 8192];
+        loop {
+            match stderr.read(&mut chunk) {
+                Ok(0) => return,
+                Ok(n) => {
+                    let mut buf = lock(&out);
+                    buf.extend_from_slice(&chunk[..n]);
+                    if buf.len() > MAX_STDERR_BYTES {
+                        let cut = buf.len() - MAX_STDERR_BYTES;
+                        buf.drain(..cut);
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
+        }
+    })
+}
+
+fn spawn_writer(
+    mut stdin: std::process::ChildStdin,
+    mirrored: Arc<Mutex<Vec<String>>>,
+    tx: Sender<Msg>,
+) -> (Sender<WriterCmd>, std::thread::JoinHandle<()>) {
+    let (wtx, wrx): (Sender<WriterCmd>, Receiver<WriterCmd>) = mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        for cmd in wrx {
+            match cmd {
+                WriterCmd::Frame(line) => {
+                    let mut bytes = line.clone().into_bytes();
+                    bytes.push(b'\n');
+                    match stdin.write_all(&bytes).and_then(|_| stdin.flush()) {
+                        Ok(()) => lock(&mirrored).push(line),
+                        Err(_) => {
+                            let _ = tx.send(Msg::WriteFailed(line));
+                            return;
+                        }
+                    }
+                }
+                WriterCmd::Close => return,
+            }
+        }
+    });
+    (wtx, handle)
+}
+
+/// Nanoseconds of CLOCK_MONOTONIC (the timeline header's `startedAtMono`).
+fn monotonic_ns() -> u128 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid, writable timespec.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+    }
+    ts.tv_sec as u128 * 1_000_000_000 + ts.tv_nsec as u128
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` (JavaScript's `toISOString`).
+pub fn iso_utc(t: SystemTime) -> String {
+    let d = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs();
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_utc_matches_javascript() {
+        let t = SystemTime::UNIX_EPOCH + Duration::from_millis(1_787_311_551_184);
+        assert_eq!(iso_utc(t), "2026-08-21T11:25:51.184Z");
+    }
+}

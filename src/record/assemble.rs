@@ -1,0 +1,229 @@
+//! Cassette assembly (spec/record.md §5): the v12 document in cowork-harness's
+//! key order, built in memory so the live verdict judges exactly the bytes
+//! that will be written.
+//!
+//! Deviations, on purpose: `generator` is omitted (the v12 schema pins it to
+//! `"cowork-harness"`; spec §6.4) and `environment.harnessVersion` names reel;
+//! `fingerprint.baseline`/`promptAssetsHash` are those of the one platform
+//! baseline reel knows (cowork-harness's latest, `latest_baseline`), since
+//! reel renders no Cowork prompt template at the protocol tier;
+//! `fingerprint.labelProvenance` is not produced.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use super::manifest::PreRun;
+use super::stage::Staged;
+use crate::agent::RunLog;
+use crate::cassette::{CASSETTE_VERSION, Cassette, HASH_FORMAT_JCS1, ManifestEntry, schema_url};
+use crate::fingerprint::staleness::latest_baseline;
+use crate::scenario::session_keys::Folder;
+use crate::scenario::{INLINE_SESSION, Scenario};
+
+/// Everything a cassette is made of.
+pub struct Parts<'a> {
+    pub scenario: &'a Scenario,
+    pub cassette_path: &'a Path,
+    pub log: &'a RunLog,
+    pub artifacts: &'a [ManifestEntry],
+    pub pre_run: &'a PreRun,
+    pub staged: &'a Staged,
+    pub folders: &'a [Folder],
+}
+
+/// `reel/<version>`: the recorder identity in `environment.harnessVersion`.
+pub fn harness_version() -> String {
+    format!("reel/{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Builds the cassette (path = where it will be written). The caller scrubs
+/// it and runs it through the cassette loader (`Cassette::from_doc`), so reel
+/// never writes what it would refuse to read.
+pub fn assemble(p: &Parts<'_>) -> Cassette {
+    // The platform baseline a scenario pins (`latest` or `desktop-<ver>`) is
+    // one reel knows only as cowork-harness's latest; the agent binary's own
+    // version stays visible in the recorded system/init line.
+    let baseline = Some(latest_baseline::APP_VERSION.to_owned());
+    let mut fingerprint = Map::new();
+    fingerprint.insert("baseline".into(), json!(latest_baseline::APP_VERSION));
+    fingerprint.insert("hashFormat".into(), json!(HASH_FORMAT_JCS1));
+    fingerprint.insert(
+        "promptAssetsHash".into(),
+        json!(latest_baseline::PROMPT_ASSETS_HASH),
+    );
+    let draft = Cassette {
+        path: p.cassette_path.to_owned(),
+        doc: document(p, Value::Object(fingerprint.clone())),
+        version: CASSETTE_VERSION,
+        load_warnings: Vec::new(),
+    };
+    // The skill fingerprint of the session's skill roots, as resolved from
+    // the cassette's own `scenario.session` (what staleness will recompute).
+    let fingerprint = match crate::fingerprint::live_for_cassette(&draft, None) {
+        Ok(live) => {
+            let mut rec = live.jcs1;
+            rec.baseline = baseline;
+            rec.hash_format = Some(HASH_FORMAT_JCS1.into());
+            rec.prompt_assets_hash = Some(latest_baseline::PROMPT_ASSETS_HASH.into());
+            serde_json::to_value(rec).unwrap_or(Value::Object(fingerprint))
+        }
+        Err(_) => Value::Object(fingerprint),
+    };
+    Cassette {
+        doc: document(p, fingerprint),
+        ..draft
+    }
+}
+
+fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
+    let cassette_dir = crate::scenario::dir_of(p.cassette_path);
+    let mut scenario = p.scenario.frozen.clone();
+    if let Some(session) = &p.scenario.session_path {
+        scenario.insert("session".into(), json!(relative_to(session, cassette_dir)));
+    } else {
+        scenario.insert("session".into(), json!(INLINE_SESSION));
+    }
+    let mut doc = Map::new();
+    doc.insert("$schema".into(), json!(schema_url(CASSETTE_VERSION)));
+    doc.insert("cassetteVersion".into(), json!(CASSETTE_VERSION));
+    doc.insert("scenario".into(), Value::Object(scenario));
+    doc.insert("events".into(), json!(p.log.events));
+    doc.insert("controlOut".into(), json!(p.log.control_out));
+    doc.insert("effectiveFidelity".into(), json!("protocol"));
+    doc.insert(
+        "artifacts".into(),
+        serde_json::to_value(p.artifacts).unwrap_or(Value::Array(vec![])),
+    );
+    doc.insert(
+        "userVisibleRoots".into(),
+        json!(p.staged.user_visible_roots),
+    );
+    doc.insert("preRunPaths".into(), json!(p.pre_run.paths));
+    doc.insert(
+        "preRunOrigin".into(),
+        serde_json::to_value(p.pre_run.origin).unwrap_or(json!("local-walk")),
+    );
+    doc.insert(
+        "preRunHashes".into(),
+        Value::Object(p.pre_run.hashes.clone()),
+    );
+    doc.insert(
+        "scenarioSource".into(),
+        json!(relative_to(&p.scenario.path, cassette_dir)),
+    );
+    doc.insert("fingerprint".into(), fingerprint);
+    if p.log.decisions.nondeterministic {
+        doc.insert("authoring".into(), json!({"nonDeterministic": true}));
+    }
+    doc.insert("timeline".into(), json!(p.log.timeline));
+    doc.insert("timelineHeader".into(), p.log.timeline_header.clone());
+    if let Some(fp) = p
+        .scenario
+        .session_path
+        .as_deref()
+        .and_then(crate::fingerprint::session_fingerprint)
+    {
+        doc.insert("sessionFingerprint".into(), json!(fp));
+    }
+    let mounts: Vec<&String> = p
+        .staged
+        .user_visible_roots
+        .iter()
+        .filter(|r| *r != "outputs")
+        .collect();
+    if mounts.len() == p.folders.len() {
+        let map: Vec<Value> = p
+            .folders
+            .iter()
+            .zip(mounts)
+            .map(|(f, m)| {
+                let from = std::fs::canonicalize(&f.from).unwrap_or_else(|_| f.from.clone());
+                json!({"from": from.display().to_string(), "mount": m})
+            })
+            .collect();
+        doc.insert("folderPrefixMap".into(), Value::Array(map));
+    }
+    doc.insert(
+        "environment".into(),
+        json!({"location": "local", "tier": "protocol", "harnessVersion": harness_version()}),
+    );
+    doc
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(p) {
+        return real;
+    }
+    // Canonicalise the deepest existing ancestor, then append the rest.
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+    let mut tail = Vec::new();
+    let mut cur = abs.as_path();
+    while let Some(parent) = cur.parent() {
+        if let Some(name) = cur.file_name() {
+            tail.push(name.to_owned());
+        }
+        if let Ok(real) = std::fs::canonicalize(parent) {
+            let mut out = real;
+            for t in tail.iter().rev() {
+                out.push(t);
+            }
+            return normalize(&out);
+        }
+        cur = parent;
+    }
+    normalize(&abs)
+}
+
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `target` relative to directory `base`, POSIX separators.
+pub fn relative_to(target: &Path, base: &Path) -> String {
+    let t = absolute(target);
+    let b = absolute(base);
+    let tc: Vec<_> = t.components().collect();
+    let bc: Vec<_> = b.components().collect();
+    let common = tc.iter().zip(&bc).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = std::iter::repeat_n("..".to_owned(), bc.len() - common).collect();
+    parts.extend(
+        tc[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    if parts.is_empty() {
+        ".".into()
+    } else {
+        parts.join("/")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_walk_up_from_the_cassette_dir() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("sessions")).unwrap();
+        std::fs::write(t.path().join("sessions/s.yaml"), "").unwrap();
+        assert_eq!(
+            relative_to(
+                &t.path().join("sessions/s.yaml"),
+                &t.path().join("cassettes/new")
+            ),
+            "../../sessions/s.yaml"
+        );
+    }
+}

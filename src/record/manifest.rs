@@ -1,0 +1,327 @@
+//! The pre-run baseline and the post-run artifact manifest (spec/record.md
+//! §3.2–§3.4), over one walk: paths + link kind, never following a symlink,
+//! skipping any directory whose realpath leaves the work root.
+//!
+//! Not here: secret scrubbing of bodies (`super::secrets`), evaluating the
+//! manifest (`crate::assert`).
+
+use std::collections::HashSet;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+use base64::Engine as _;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::cassette::{BodyEncoding, LinkKind, ManifestEntry, PreRunOrigin, TruncationReason};
+
+/// Default artifact body cap (bytes ≤ cap are inlined).
+pub const DEFAULT_BODY_CAP: u64 = 65_536;
+/// Pre-run hash cap.
+pub const PRERUN_HASH_CAP: u64 = 50 * 1024 * 1024;
+
+/// One walked path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Walked {
+    /// Work-root-relative POSIX path.
+    pub path: String,
+    pub link_kind: Option<LinkKind>,
+}
+
+/// Walks `prefixes` under `work_root` (§3.4). Returns the entries and whether
+/// the walk was incomplete (an error other than a missing root).
+pub fn walk(work_root: &Path, prefixes: &[String]) -> (Vec<Walked>, bool) {
+    let mut out = Vec::new();
+    let mut incomplete = false;
+    let Ok(real_root) = fs::canonicalize(work_root) else {
+        return (out, true);
+    };
+    let mut visited = HashSet::new();
+    for prefix in prefixes {
+        let dir = work_root.join(prefix);
+        walk_dir(
+            &dir,
+            prefix,
+            &real_root,
+            &mut visited,
+            &mut out,
+            &mut incomplete,
+            true,
+        );
+    }
+    (out, incomplete)
+}
+
+fn walk_dir(
+    dir: &Path,
+    rel: &str,
+    real_root: &Path,
+    visited: &mut HashSet<PathBuf>,
+    out: &mut Vec<Walked>,
+    incomplete: &mut bool,
+    top: bool,
+) {
+    let real = match fs::canonicalize(dir) {
+        Ok(r) => r,
+        Err(e) => {
+            let missing =
+                e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR);
+            if !(top && missing) {
+                *incomplete = true;
+            }
+            return;
+        }
+    };
+    if !real.starts_with(real_root) || !visited.insert(real) {
+        return; // containment skip / cycle
+    }
+    let mut entries: Vec<_> = match fs::read_dir(dir) {
+        Ok(rd) => rd.filter_map(Result::ok).collect(),
+        Err(e) => {
+            if !(top && e.raw_os_error() == Some(libc::ENOTDIR)) {
+                *incomplete = true;
+            }
+            return;
+        }
+    };
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let child_rel = format!("{rel}/{name}");
+        let Ok(meta) = fs::symlink_metadata(e.path()) else {
+            *incomplete = true;
+            continue;
+        };
+        let ft = meta.file_type();
+        if ft.is_symlink() {
+            out.push(Walked {
+                path: child_rel,
+                link_kind: Some(LinkKind::Symlink),
+            });
+        } else if ft.is_dir() {
+            walk_dir(
+                &e.path(),
+                &child_rel,
+                real_root,
+                visited,
+                out,
+                incomplete,
+                false,
+            );
+        } else if ft.is_file() {
+            out.push(Walked {
+                path: child_rel,
+                link_kind: (meta.nlink() > 1).then_some(LinkKind::Hardlink),
+            });
+        }
+    }
+}
+
+/// The pre-run baseline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreRun {
+    pub paths: Vec<String>,
+    pub hashes: Map<String, Value>,
+    pub origin: PreRunOrigin,
+}
+
+/// Captures the baseline of `[...user_visible_roots, "uploads"]` (§3.2).
+pub fn pre_run(work_root: &Path, user_visible_roots: &[String]) -> PreRun {
+    let mut roots = user_visible_roots.to_vec();
+    roots.push("uploads".into());
+    let (entries, mut incomplete) = walk(work_root, &roots);
+    let mut paths = Vec::new();
+    let mut hashes = Map::new();
+    for e in &entries {
+        paths.push(e.path.clone());
+        if e.link_kind == Some(LinkKind::Symlink) {
+            continue;
+        }
+        let full = work_root.join(&e.path);
+        let hash = match fs::metadata(&full) {
+            Ok(m) if m.len() > PRERUN_HASH_CAP => Value::Null,
+            Ok(_) => match fs::read(&full) {
+                Ok(bytes) => Value::String(hex::encode(Sha256::digest(&bytes))),
+                Err(_) => {
+                    incomplete = true;
+                    Value::Null
+                }
+            },
+            Err(_) => {
+                incomplete = true;
+                Value::Null
+            }
+        };
+        hashes.insert(e.path.clone(), hash);
+    }
+    paths.sort();
+    PreRun {
+        paths,
+        hashes,
+        origin: if incomplete {
+            PreRunOrigin::LocalUnreadable
+        } else {
+            PreRunOrigin::LocalWalk
+        },
+    }
+}
+
+/// True when `rel` is relative and stays inside the root lexically.
+fn contained(rel: &str) -> bool {
+    let p = Path::new(rel);
+    if p.is_absolute() {
+        return false;
+    }
+    let mut depth: i64 = 0;
+    for c in p.components() {
+        match c {
+            Component::Normal(_) => depth += 1,
+            Component::ParentDir => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            Component::CurDir => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+fn under(path: &str, root: &str) -> bool {
+    path == root || path.starts_with(&format!("{root}/"))
+}
+
+/// Builds the post-run manifest (§3.3): user-visible roots, then `uploads`.
+pub fn post_run(
+    work_root: &Path,
+    user_visible_roots: &[String],
+    readonly_roots: &[String],
+    body_cap: u64,
+) -> Vec<ManifestEntry> {
+    let (visible, _) = walk(work_root, user_visible_roots);
+    let (inputs, _) = walk(work_root, &["uploads".to_owned()]);
+    let empty = |path: &str| ManifestEntry {
+        path: path.to_owned(),
+        bytes: 0,
+        sha256: String::new(),
+        body: None,
+        encoding: None,
+        truncated: None,
+        truncation_reason: None,
+        link_kind: None,
+    };
+    let mut out = Vec::new();
+    for (walked, is_input) in visible
+        .into_iter()
+        .map(|w| (w, false))
+        .chain(inputs.into_iter().map(|w| (w, true)))
+    {
+        let path = walked.path.as_str();
+        if let Some(kind) = walked.link_kind {
+            out.push(ManifestEntry {
+                link_kind: Some(kind),
+                ..empty(path)
+            });
+            continue;
+        }
+        let bytes = if contained(path) {
+            fs::read(work_root.join(path)).ok()
+        } else {
+            None
+        };
+        let Some(bytes) = bytes else {
+            out.push(ManifestEntry {
+                truncated: Some(true),
+                truncation_reason: Some(TruncationReason::Unreadable),
+                ..empty(path)
+            });
+            continue;
+        };
+        let mut entry = ManifestEntry {
+            bytes: bytes.len() as u64,
+            sha256: hex::encode(Sha256::digest(&bytes)),
+            ..empty(path)
+        };
+        let reason = if is_input {
+            Some(TruncationReason::Input)
+        } else if readonly_roots.iter().any(|r| under(path, r)) {
+            Some(TruncationReason::Readonly)
+        } else if bytes.len() as u64 > body_cap {
+            Some(TruncationReason::Size)
+        } else {
+            None
+        };
+        match reason {
+            Some(r) => {
+                entry.truncated = Some(true);
+                entry.truncation_reason = Some(r);
+            }
+            None => match String::from_utf8(bytes) {
+                Ok(text) => entry.body = Some(text),
+                Err(e) => {
+                    entry.body =
+                        Some(base64::engine::general_purpose::STANDARD.encode(e.into_bytes()));
+                    entry.encoding = Some(BodyEncoding::Base64);
+                }
+            },
+        }
+        out.push(entry);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifest_follows_the_rules_in_order() {
+        let t = tempfile::tempdir().unwrap();
+        let w = t.path();
+        for d in ["outputs/sub", "uploads", "ro"] {
+            fs::create_dir_all(w.join(d)).unwrap();
+        }
+        fs::write(w.join("outputs/a.md"), "hello").unwrap();
+        fs::write(w.join("outputs/sub/bin.dat"), [0xffu8, 0x00, 0x01]).unwrap();
+        fs::write(w.join("outputs/big.txt"), "x".repeat(11)).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", w.join("outputs/link")).unwrap();
+        fs::write(w.join("uploads/in.csv"), "a,b").unwrap();
+        fs::write(w.join("ro/r.txt"), "r").unwrap();
+        let roots = vec!["outputs".to_owned(), "ro".to_owned()];
+        let m = post_run(w, &roots, &["ro".to_owned()], 10);
+        let doc = serde_json::to_value(&m).unwrap();
+        let want = serde_json::json!([
+            {"path": "outputs/a.md", "bytes": 5, "sha256": hex::encode(Sha256::digest(b"hello")), "body": "hello"},
+            {"path": "outputs/big.txt", "bytes": 11, "sha256": hex::encode(Sha256::digest("x".repeat(11))), "truncated": true, "truncationReason": "size"},
+            {"path": "outputs/link", "bytes": 0, "sha256": "", "linkKind": "symlink"},
+            {"path": "outputs/sub/bin.dat", "bytes": 3, "sha256": hex::encode(Sha256::digest([0xffu8, 0, 1])), "body": "/wAB", "encoding": "base64"},
+            {"path": "ro/r.txt", "bytes": 1, "sha256": hex::encode(Sha256::digest(b"r")), "truncated": true, "truncationReason": "readonly"},
+            {"path": "uploads/in.csv", "bytes": 3, "sha256": hex::encode(Sha256::digest(b"a,b")), "truncated": true, "truncationReason": "input"},
+        ]);
+        assert_eq!(doc, want);
+        let pre = pre_run(w, &roots);
+        assert_eq!(pre.origin, PreRunOrigin::LocalWalk);
+        assert!(pre.paths.contains(&"outputs/link".to_owned()));
+        assert!(!pre.hashes.contains_key("outputs/link"));
+        assert_eq!(
+            pre.hashes["uploads/in.csv"],
+            Value::String(hex::encode(Sha256::digest(b"a,b")))
+        );
+    }
+
+    #[test]
+    fn a_symlinked_directory_escaping_the_root_is_not_walked() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret"), "s").unwrap();
+        fs::create_dir_all(t.path().join("outputs")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), t.path().join("outputs/escape")).unwrap();
+        let (w, _) = walk(t.path(), &["outputs".to_owned()]);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].link_kind, Some(LinkKind::Symlink));
+        assert!(!contained("../x") && !contained("/etc") && contained("a/../b"));
+    }
+}

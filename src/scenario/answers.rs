@@ -1,0 +1,1121 @@
+//! The decider: how a recording answers the agent's questions and permission
+//! requests from a scenario's `answers:` rules (spec/record.md §1.8).
+//!
+//! The chain is `scripted rules → permission-parity default → terminal`:
+//! - `when_question` rules (ECMAScript regex, case-insensitive, unanchored)
+//!   answer a whole AskUserQuestion gate atomically, with `answer:` verbatim
+//!   or `choose:` resolved against the offered labels by the resolution
+//!   ladder; multi-select answers are the canonical labels joined by `", "`;
+//! - `when_tool` rules match the tool name exactly, with `decide:` or an
+//!   `allow_if:` JavaScript predicate evaluated in a sandboxed QuickJS (no I/O,
+//!   memory limit, time bound) with `else:` (default deny);
+//! - unscripted permissions follow the session's `permission_parity`;
+//! - an unscripted question fails loud (`on_unanswered: fail`, the default)
+//!   with a ready-to-paste YAML rule, or takes option 1 under `first`
+//!   (non-deterministic authoring).
+//!
+//! [`check_recorded_answers`] re-derives a cassette's recorded answers with the
+//! same decider (replay's `replay_protocol_fidelity`).
+//!
+//! Not here: writing the control frames (that is `crate::agent`), dialogs and
+//! elicitations (always fail-closed at protocol), LLM/decider-dir terminals.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+
+use crate::cassette::Cassette;
+
+/// `decide:` / `else:` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decide {
+    Allow,
+    Deny,
+}
+
+impl Decide {
+    fn parse(v: &Value, at: &str) -> Result<Decide, String> {
+        match v.as_str() {
+            Some("allow") => Ok(Decide::Allow),
+            Some("deny") => Ok(Decide::Deny),
+            _ => Err(format!("{at}: must be `allow` or `deny`")),
+        }
+    }
+}
+
+/// What a `when_question` rule delivers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum QuestionReply {
+    /// `choose:` members (a string is a one-member list).
+    Choose(Vec<String>),
+    /// `answer:` free text, delivered verbatim.
+    Answer(String),
+}
+
+/// What a `when_tool` rule decides.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolDecision {
+    Decide(Decide),
+    /// `allow_if:` JavaScript predicate, `else:` when falsy.
+    AllowIf {
+        expr: String,
+        otherwise: Decide,
+    },
+}
+
+/// One `answers:` rule.
+#[derive(Debug, Clone)]
+pub enum AnswerRule {
+    Question {
+        pattern: String,
+        regex: JsRegex,
+        reply: QuestionReply,
+    },
+    Tool {
+        tool: String,
+        decision: ToolDecision,
+    },
+}
+
+/// A compiled ECMAScript regex (case-insensitive, as cowork-harness's
+/// `new RegExp(p, "i")`). The one place reel compiles `when_question`.
+#[derive(Debug, Clone)]
+pub struct JsRegex(regress::Regex);
+
+impl JsRegex {
+    /// Compiles `pattern` with the `i` flag; the error is regress's message.
+    pub fn new(pattern: &str) -> Result<JsRegex, String> {
+        regress::Regex::with_flags(pattern, "i")
+            .map(JsRegex)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Unanchored search.
+    pub fn is_match(&self, text: &str) -> bool {
+        self.0.find(text).is_some()
+    }
+}
+
+const RULE_KEYS: &[&str] = &[
+    "when_question",
+    "when_tool",
+    "choose",
+    "answer",
+    "decide",
+    "allow_if",
+    "else",
+    "grant",
+];
+
+/// Parses and validates the `answers:` list; `at` is the JSON path prefix used
+/// in messages (e.g. `answers`).
+pub fn parse_rules(v: &Value, at: &str) -> Result<Vec<AnswerRule>, String> {
+    let Some(items) = v.as_array() else {
+        return Err(format!("{at}: must be a list of rules"));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| parse_rule(item, &format!("{at}[{i}]")))
+        .collect()
+}
+
+fn parse_rule(v: &Value, at: &str) -> Result<AnswerRule, String> {
+    let Some(map) = v.as_object() else {
+        return Err(format!(
+            "{at}: a rule must be an object with `when_question` or `when_tool`"
+        ));
+    };
+    for key in map.keys() {
+        if !RULE_KEYS.contains(&key.as_str()) {
+            return Err(format!(
+                "{at}: unknown key `{key}`{}",
+                super::did_you_mean(key, RULE_KEYS)
+            ));
+        }
+    }
+    let str_at = |key: &str| -> Result<Option<String>, String> {
+        match map.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(format!("{at}.{key}: must be a string")),
+        }
+    };
+    let when_q = str_at("when_question")?;
+    let when_t = str_at("when_tool")?;
+    match (when_q, when_t) {
+        (Some(_), Some(_)) => Err(format!(
+            "{at}: has both `when_question` and `when_tool`; a rule matches one family — split it in two"
+        )),
+        (None, None) => Err(format!("{at}: needs `when_question` or `when_tool`")),
+        (Some(pattern), None) => {
+            for k in ["decide", "allow_if", "else", "grant"] {
+                if map.contains_key(k) {
+                    return Err(format!(
+                        "{at}.{k}: only valid on a `when_tool` rule; a question rule uses `choose` or `answer`"
+                    ));
+                }
+            }
+            let regex = JsRegex::new(&pattern)
+                .map_err(|e| format!("{at}.when_question: invalid regex `{pattern}`: {e}"))?;
+            let reply = match (map.get("choose"), str_at("answer")?) {
+                (Some(_), Some(_)) => {
+                    return Err(format!(
+                        "{at}: has both `choose` and `answer`; keep exactly one"
+                    ));
+                }
+                (None, None) => {
+                    return Err(format!(
+                        "{at}: a question rule needs `choose` (an offered label, index, `first` or `recommended`) or `answer` (free text)"
+                    ));
+                }
+                (Some(c), None) => QuestionReply::Choose(parse_choose(c, &format!("{at}.choose"))?),
+                (None, Some(a)) => QuestionReply::Answer(a),
+            };
+            Ok(AnswerRule::Question {
+                pattern,
+                regex,
+                reply,
+            })
+        }
+        (None, Some(tool)) => {
+            for k in ["choose", "answer"] {
+                if map.contains_key(k) {
+                    return Err(format!(
+                        "{at}.{k}: only valid on a `when_question` rule; a tool rule uses `decide` or `allow_if`"
+                    ));
+                }
+            }
+            if tool.is_empty() {
+                return Err(format!("{at}.when_tool: must not be empty"));
+            }
+            if map.contains_key("grant") && !tool.starts_with("webfetch:") {
+                return Err(format!(
+                    "{at}.grant: only valid on a `when_tool: \"webfetch:<domain>\"` rule"
+                ));
+            }
+            let decision = match (map.get("decide"), str_at("allow_if")?) {
+                (Some(_), Some(_)) => {
+                    return Err(format!(
+                        "{at}: has both `decide` and `allow_if`; keep exactly one"
+                    ));
+                }
+                (None, None) => {
+                    return Err(format!(
+                        "{at}: a tool rule needs `decide: allow|deny` or `allow_if: <JS expression>`"
+                    ));
+                }
+                (Some(d), None) => {
+                    if map.contains_key("else") {
+                        return Err(format!(
+                            "{at}.else: only meaningful with `allow_if`; remove it"
+                        ));
+                    }
+                    ToolDecision::Decide(Decide::parse(d, &format!("{at}.decide"))?)
+                }
+                (None, Some(expr)) => {
+                    let otherwise = match map.get("else") {
+                        None => Decide::Deny,
+                        Some(e) => Decide::parse(e, &format!("{at}.else"))?,
+                    };
+                    js::check_syntax(&expr)
+                        .map_err(|e| format!("{at}.allow_if: does not compile: {e}"))?;
+                    ToolDecision::AllowIf { expr, otherwise }
+                }
+            };
+            Ok(AnswerRule::Tool { tool, decision })
+        }
+    }
+}
+
+fn parse_choose(v: &Value, at: &str) -> Result<Vec<String>, String> {
+    match v {
+        Value::String(s) => Ok(vec![s.clone()]),
+        Value::Array(items) if !items.is_empty() => items
+            .iter()
+            .map(|i| match i {
+                Value::String(s) => Ok(s.clone()),
+                // YAML `choose: 2` / `- 2`: an index written as a number.
+                Value::Number(n) => Ok(n.to_string()),
+                _ => Err(format!("{at}: list members must be strings")),
+            })
+            .collect(),
+        Value::Number(n) => Ok(vec![n.to_string()]),
+        _ => Err(format!(
+            "{at}: must be a string or a non-empty list of strings"
+        )),
+    }
+}
+
+/// `permission_parity` of the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PermissionParity {
+    #[default]
+    Cowork,
+    Strict,
+}
+
+/// Terminal policy for an unscripted question (`on_unanswered`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unanswered {
+    #[default]
+    Fail,
+    First,
+}
+
+/// Where a permission decision came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionSource {
+    /// A `when_tool` rule.
+    Scripted,
+    /// `Read`/`Glob`/`Grep` under either parity.
+    DefaultAllowBuiltin,
+    /// `cowork` parity allowed an unscripted tool (fail signal unless opted in).
+    PermissiveAutoAllow,
+    /// `strict` parity denied an unscripted tool.
+    StrictDeny,
+}
+
+/// A permission decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionAnswer {
+    pub allow: bool,
+    /// Deny message (`None` on allow).
+    pub message: Option<String>,
+    pub source: PermissionSource,
+}
+
+/// A question gate's answers, keyed by the sub-question's `question` text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuestionAnswer {
+    pub answers: Map<String, Value>,
+    /// True when the `first` terminal answered (authoring is non-deterministic).
+    pub nondeterministic: bool,
+    pub warnings: Vec<String>,
+}
+
+/// Why the decider could not answer.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DecideError {
+    /// No rule answers the gate and the policy is `fail` (message carries the
+    /// ready-to-paste rule).
+    #[error("{0}")]
+    Unanswered(String),
+    /// A rule matched but cannot be applied (bad `choose`, predicate error,
+    /// malformed gate). Fatal: never silently denied.
+    #[error("{0}")]
+    Script(String),
+}
+
+/// The decider chain for one run.
+#[derive(Debug, Clone)]
+pub struct Decider {
+    pub rules: Vec<AnswerRule>,
+    pub parity: PermissionParity,
+    pub unanswered: Unanswered,
+}
+
+/// One sub-question of an AskUserQuestion gate, as offered.
+#[derive(Debug, Clone)]
+struct SubQuestion {
+    question: String,
+    options: Vec<String>,
+    multi: bool,
+}
+
+fn sub_questions(questions: &Value) -> Result<Vec<SubQuestion>, DecideError> {
+    let Some(items) = questions.as_array() else {
+        return Err(DecideError::Script(
+            "malformed AskUserQuestion: `input.questions` is not an array".into(),
+        ));
+    };
+    if items.is_empty() {
+        return Err(DecideError::Script(
+            "malformed AskUserQuestion: the gate has zero questions".into(),
+        ));
+    }
+    let mut out = Vec::new();
+    for (i, q) in items.iter().enumerate() {
+        let Some(q) = q.as_object() else {
+            return Err(DecideError::Script(format!(
+                "malformed AskUserQuestion: questions[{i}] is not an object"
+            )));
+        };
+        let question = match q.get("question") {
+            Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+            _ => {
+                return Err(DecideError::Script(format!(
+                    "malformed AskUserQuestion: questions[{i}] has no `question` text (answers are keyed by it)"
+                )));
+            }
+        };
+        let mut options = Vec::new();
+        match q.get("options") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(opts)) => {
+                for (j, o) in opts.iter().enumerate() {
+                    match o.get("label").and_then(Value::as_str) {
+                        Some(l) => options.push(l.to_owned()),
+                        None => {
+                            return Err(DecideError::Script(format!(
+                                "malformed AskUserQuestion: questions[{i}].options[{j}] has no string `label`"
+                            )));
+                        }
+                    }
+                }
+            }
+            Some(_) => {
+                return Err(DecideError::Script(format!(
+                    "malformed AskUserQuestion: questions[{i}].options is not an array"
+                )));
+            }
+        }
+        let multi = match q.get("multiSelect") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                return Err(DecideError::Script(format!(
+                    "malformed AskUserQuestion: questions[{i}].multiSelect is not a boolean"
+                )));
+            }
+        };
+        out.push(SubQuestion {
+            question,
+            options,
+            multi,
+        });
+    }
+    Ok(out)
+}
+
+impl Decider {
+    /// Answers an AskUserQuestion gate (`input.questions`).
+    pub fn decide_question(&self, questions: &Value) -> Result<QuestionAnswer, DecideError> {
+        let subs = sub_questions(questions)?;
+        let mut warnings = Vec::new();
+        // Atomic gate: every sub-question needs a rule, else the whole gate abstains.
+        let mut matched = Vec::new();
+        let mut unmatched = Vec::new();
+        for sub in &subs {
+            let rule = self.rules.iter().find_map(|r| match r {
+                AnswerRule::Question { regex, reply, .. } if regex.is_match(&sub.question) => {
+                    Some(reply)
+                }
+                _ => None,
+            });
+            match rule {
+                Some(reply) => matched.push((sub, reply)),
+                None => unmatched.push(sub),
+            }
+        }
+        if !unmatched.is_empty() {
+            if !matched.is_empty() {
+                warnings.push(format!(
+                    "answers are atomic per gate: no rule matched {}",
+                    unmatched
+                        .iter()
+                        .map(|s| format!("{:?}", s.question))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            return match self.unanswered {
+                Unanswered::Fail => Err(DecideError::Unanswered(unanswered_message(&subs))),
+                Unanswered::First => {
+                    let mut answers = Map::new();
+                    for sub in &subs {
+                        let Some(first) = sub.options.first() else {
+                            return Err(DecideError::Script(format!(
+                                "on_unanswered: first cannot answer {:?}: it offers no options",
+                                sub.question
+                            )));
+                        };
+                        answers.insert(sub.question.clone(), Value::String(first.clone()));
+                    }
+                    warnings.push(
+                        "on_unanswered: first answered with option 1 (non-deterministic authoring)"
+                            .into(),
+                    );
+                    Ok(QuestionAnswer {
+                        answers,
+                        nondeterministic: true,
+                        warnings,
+                    })
+                }
+            };
+        }
+        let mut answers = Map::new();
+        for (sub, reply) in matched {
+            let text = match reply {
+                QuestionReply::Answer(a) => a.clone(),
+                QuestionReply::Choose(members) => {
+                    resolve_choose(members, sub, &mut warnings).map_err(DecideError::Script)?
+                }
+            };
+            answers.insert(sub.question.clone(), Value::String(text));
+        }
+        Ok(QuestionAnswer {
+            answers,
+            nondeterministic: false,
+            warnings,
+        })
+    }
+
+    /// Answers a `can_use_tool` for any tool but AskUserQuestion.
+    pub fn decide_permission(
+        &self,
+        tool: &str,
+        input: &Value,
+    ) -> Result<PermissionAnswer, DecideError> {
+        let rule = self.rules.iter().find_map(|r| match r {
+            AnswerRule::Tool { tool: t, decision } if t == tool => Some(decision),
+            _ => None,
+        });
+        if let Some(decision) = rule {
+            let allow = match decision {
+                ToolDecision::Decide(d) => *d == Decide::Allow,
+                ToolDecision::AllowIf { expr, otherwise } => {
+                    let truthy = js::eval_predicate(expr, input).map_err(|e| {
+                        DecideError::Script(format!(
+                            "allow_if for `{tool}` failed: {e} (a predicate error is fatal, never a silent deny)"
+                        ))
+                    })?;
+                    truthy || *otherwise == Decide::Allow
+                }
+            };
+            return Ok(PermissionAnswer {
+                allow,
+                message: (!allow).then(|| "denied by scenario policy".to_owned()),
+                source: PermissionSource::Scripted,
+            });
+        }
+        if matches!(tool, "Read" | "Glob" | "Grep") {
+            return Ok(PermissionAnswer {
+                allow: true,
+                message: None,
+                source: PermissionSource::DefaultAllowBuiltin,
+            });
+        }
+        Ok(match self.parity {
+            PermissionParity::Cowork => PermissionAnswer {
+                allow: true,
+                message: None,
+                source: PermissionSource::PermissiveAutoAllow,
+            },
+            PermissionParity::Strict => PermissionAnswer {
+                allow: false,
+                message: Some("denied (strict, off-registry)".into()),
+                source: PermissionSource::StrictDeny,
+            },
+        })
+    }
+}
+
+/// The resolution ladder of §1.8 for one sub-question.
+fn resolve_choose(
+    members: &[String],
+    sub: &SubQuestion,
+    warnings: &mut Vec<String>,
+) -> Result<String, String> {
+    if members.len() > 1 && !sub.multi {
+        return Err(format!(
+            "scripted answer lists {} choices for {:?}, but that question is single-select; choose one",
+            members.len(),
+            sub.question
+        ));
+    }
+    if sub.options.is_empty() {
+        return Ok(members.join(", "));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (i, l) in sub.options.iter().enumerate() {
+        if !seen.insert(l.to_lowercase()) {
+            warnings.push(format!("{:?} offers the label {l:?} twice", sub.question));
+        }
+        if l.chars().all(|c| c.is_ascii_digit()) && !l.is_empty() && l != &(i + 1).to_string() {
+            warnings.push(format!(
+                "{:?}: numeric label {l:?} collides with 1-based indexes",
+                sub.question
+            ));
+        }
+    }
+    let mut chosen: Vec<&str> = Vec::new();
+    for m in members {
+        let label = resolve_one(m, &sub.options).ok_or_else(|| {
+            let mut msg = format!(
+                "scripted answer {m:?} for {:?} matched no offered option; valid labels: {}",
+                sub.question,
+                sub.options.join(" | ")
+            );
+            if let Some(near) = nearest_label(m, &sub.options) {
+                msg.push_str(&format!(" (did you mean {near:?}?)"));
+            }
+            msg
+        })?;
+        if !chosen.contains(&label) {
+            chosen.push(label);
+        }
+    }
+    if chosen.len() > 1 && chosen.iter().any(|l| l.contains(',')) {
+        warnings.push(format!(
+            "{:?}: a chosen label contains a comma, so the joined answer is ambiguous",
+            sub.question
+        ));
+    }
+    Ok(chosen.join(", "))
+}
+
+fn strip_recommended(s: &str) -> String {
+    let t = s.trim().to_lowercase();
+    t.strip_suffix("(recommended)")
+        .map(|r| r.trim_end().to_owned())
+        .unwrap_or(t)
+}
+
+fn resolve_one<'a>(value: &str, labels: &'a [String]) -> Option<&'a str> {
+    let v = value.trim();
+    let lower = v.to_lowercase();
+    // 1. case-insensitive exact label
+    if let Some(l) = labels.iter().find(|l| l.to_lowercase() == lower) {
+        return Some(l);
+    }
+    // 2. 1-based index
+    if !v.is_empty()
+        && v.chars().all(|c| c.is_ascii_digit())
+        && let Ok(i) = v.parse::<usize>()
+        && i >= 1
+        && i <= labels.len()
+    {
+        return Some(&labels[i - 1]);
+    }
+    // 3. equal modulo a trailing " (Recommended)"
+    let stripped = strip_recommended(v);
+    if let Some(l) = labels.iter().find(|l| strip_recommended(l) == stripped) {
+        return Some(l);
+    }
+    // 4. keyword `recommended`
+    if lower == "recommended"
+        && let Some(l) = labels
+            .iter()
+            .find(|l| l.trim().to_lowercase().ends_with("(recommended)"))
+    {
+        return Some(l);
+    }
+    // 5. keyword `first`
+    if lower == "first" {
+        return labels.first().map(String::as_str);
+    }
+    // 6. unique boundary prefix
+    if lower.is_empty() {
+        return None;
+    }
+    let hits: Vec<&String> = labels
+        .iter()
+        .filter(|l| {
+            let ll = l.to_lowercase();
+            let Some(rest) = ll.strip_prefix(&lower) else {
+                return false;
+            };
+            let rest = rest.trim_start();
+            rest.is_empty() || rest.starts_with([':', '(', ',', '—', '–'])
+        })
+        .collect();
+    if hits.len() == 1 {
+        return Some(hits[0]);
+    }
+    None
+}
+
+fn nearest_label<'a>(value: &str, labels: &'a [String]) -> Option<&'a str> {
+    let v = value.to_lowercase();
+    labels
+        .iter()
+        .map(|l| (super::levenshtein(&v, &l.to_lowercase()), l))
+        .filter(|(d, l)| {
+            let max = v.chars().count().max(l.chars().count());
+            *d <= max.div_ceil(3)
+        })
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, l)| l.as_str())
+}
+
+fn regex_escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if "\\^$.|?*+()[]{}/".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn yaml_quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
+}
+
+/// The fail-loud message for an unscripted gate, with a ready-to-paste rule.
+fn unanswered_message(subs: &[SubQuestion]) -> String {
+    let mut msg = String::from("unscripted AskUserQuestion (on_unanswered=fail):");
+    for sub in subs {
+        msg.push_str(&format!("\n  question: {:?}", sub.question));
+        if !sub.options.is_empty() {
+            msg.push_str(&format!("\n  offered:  {}", sub.options.join(" | ")));
+        }
+        let head: String = sub.question.chars().take(40).collect();
+        let choice = sub.options.first().cloned().unwrap_or_else(|| "…".into());
+        msg.push_str("\n  add to the scenario's `answers:`:\n");
+        msg.push_str(&format!(
+            "    - when_question: {}\n      choose: {}",
+            yaml_quote(&regex_escape(&head)),
+            yaml_quote(&choice)
+        ));
+    }
+    msg
+}
+
+/// For a cassette whose authoring is fully scripted, re-derives every recorded
+/// can_use_tool answer in `controlOut` from the frozen `answers:` (rules,
+/// choose ladder, permission-parity default) and returns one problem string
+/// per recorded answer that could not have come from them. A cassette with
+/// `authoring.nonDeterministic`, or with unparsable rules, yields the reason
+/// as a single problem only for the latter.
+pub fn check_recorded_answers(cassette: &Cassette) -> Vec<String> {
+    if cassette.authoring().is_some_and(|a| a.non_deterministic) {
+        return Vec::new();
+    }
+    let scenario = cassette.scenario();
+    let rules = match scenario.get("answers") {
+        None => Vec::new(),
+        Some(v) => match parse_rules(v, "scenario.answers") {
+            Ok(r) => r,
+            Err(e) => return vec![format!("frozen answers do not parse: {e}")],
+        },
+    };
+    let unanswered = match scenario.get("on_unanswered").and_then(Value::as_str) {
+        Some("first") => Unanswered::First,
+        _ => Unanswered::Fail,
+    };
+    let parity = scenario
+        .get("session")
+        .and_then(Value::as_str)
+        .filter(|s| *s != "(inline)")
+        .and_then(|s| super::session_keys::permission_parity(&cassette.dir().join(s)))
+        .unwrap_or_default();
+    let decider = Decider {
+        rules,
+        parity,
+        unanswered,
+    };
+    // request_id → (tool_name, input) of every can_use_tool the agent sent.
+    let mut requests: std::collections::HashMap<String, (String, Value)> = Default::default();
+    for line in cassette.events() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if v.get("type").and_then(Value::as_str) != Some("control_request") {
+            continue;
+        }
+        let req = v.get("request");
+        if req.and_then(|r| r.get("subtype")).and_then(Value::as_str) != Some("can_use_tool") {
+            continue;
+        }
+        let (Some(id), Some(tool)) = (
+            v.get("request_id").and_then(Value::as_str),
+            req.and_then(|r| r.get("tool_name")).and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let input = req
+            .and_then(|r| r.get("input"))
+            .cloned()
+            .unwrap_or(Value::Object(Map::new()));
+        requests.insert(id.to_owned(), (tool.to_owned(), input));
+    }
+    let mut problems = Vec::new();
+    for line in cassette.control_out().unwrap_or_default() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let Some(resp) = v
+            .get("response")
+            .filter(|_| v.get("type").and_then(Value::as_str) == Some("control_response"))
+        else {
+            continue;
+        };
+        let Some(id) = resp.get("request_id").and_then(Value::as_str) else {
+            continue;
+        };
+        let Some((tool, input)) = requests.get(id) else {
+            continue;
+        };
+        let Some(body) = resp.get("response") else {
+            continue;
+        };
+        let Some(behavior) = body.get("behavior").and_then(Value::as_str) else {
+            continue;
+        };
+        if tool == "AskUserQuestion" {
+            let recorded = body
+                .get("updatedInput")
+                .and_then(|u| u.get("answers"))
+                .cloned();
+            let derived = input
+                .get("questions")
+                .map(|q| decider.decide_question(q))
+                .unwrap_or_else(|| {
+                    Err(DecideError::Script("no `questions` in the request".into()))
+                });
+            match derived {
+                Ok(a) if behavior == "allow" && recorded.as_ref() == Some(&Value::Object(a.answers.clone())) => {}
+                Ok(a) => problems.push(format!(
+                    "request {id} (AskUserQuestion): recorded {} {}, but the frozen answers give {}",
+                    behavior,
+                    recorded.map(|r| r.to_string()).unwrap_or_else(|| "no answers".into()),
+                    Value::Object(a.answers)
+                )),
+                Err(e) => problems.push(format!(
+                    "request {id} (AskUserQuestion): recorded {behavior}, but the frozen answers cannot answer it: {}",
+                    e.to_string().lines().next().unwrap_or_default()
+                )),
+            }
+        } else {
+            match decider.decide_permission(tool, input) {
+                Ok(p) if p.allow == (behavior == "allow") => {}
+                Ok(p) => problems.push(format!(
+                    "request {id} ({tool}): recorded {behavior}, but the frozen answers give {}",
+                    if p.allow { "allow" } else { "deny" }
+                )),
+                Err(e) => problems.push(format!("request {id} ({tool}): {e}")),
+            }
+        }
+    }
+    problems
+}
+
+/// The sandboxed `allow_if` evaluator. One QuickJS runtime per evaluation:
+/// no modules, no I/O bindings, a memory limit and an interrupt deadline.
+mod js {
+    use super::*;
+    use rquickjs::{Context, Runtime};
+
+    const MEMORY_LIMIT: usize = 16 * 1024 * 1024;
+    const TIME_LIMIT: Duration = Duration::from_millis(250);
+
+    const RESERVED: &[&str] = &[
+        "break",
+        "case",
+        "catch",
+        "class",
+        "const",
+        "continue",
+        "debugger",
+        "default",
+        "delete",
+        "do",
+        "else",
+        "enum",
+        "export",
+        "extends",
+        "false",
+        "finally",
+        "for",
+        "function",
+        "if",
+        "import",
+        "in",
+        "instanceof",
+        "new",
+        "null",
+        "return",
+        "super",
+        "switch",
+        "this",
+        "throw",
+        "true",
+        "try",
+        "typeof",
+        "var",
+        "void",
+        "while",
+        "with",
+        "yield",
+        "let",
+        "static",
+        "implements",
+        "interface",
+        "package",
+        "private",
+        "protected",
+        "public",
+        "await",
+        "arguments",
+        "eval",
+        "input",
+        "undefined",
+        "NaN",
+        "Infinity",
+    ];
+
+    fn is_ident(k: &str) -> bool {
+        let mut chars = k.chars();
+        matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+            && !RESERVED.contains(&k)
+    }
+
+    fn with_sandbox<T>(
+        f: impl for<'js> FnOnce(rquickjs::Ctx<'js>) -> Result<T, String>,
+    ) -> Result<T, String> {
+        let rt = Runtime::new().map_err(|e| e.to_string())?;
+        rt.set_memory_limit(MEMORY_LIMIT);
+        rt.set_max_stack_size(512 * 1024);
+        let deadline = Instant::now() + TIME_LIMIT;
+        rt.set_interrupt_handler(Some(Box::new(move || Instant::now() > deadline)));
+        let ctx = Context::full(&rt).map_err(|e| e.to_string())?;
+        ctx.with(f)
+    }
+
+    fn describe(ctx: &rquickjs::Ctx<'_>, e: rquickjs::Error) -> String {
+        if e.is_exception() {
+            let exc = ctx.catch();
+            if let Some(o) = exc.as_object()
+                && let Ok(m) = o.get::<_, String>("message")
+            {
+                return m;
+            }
+            if let Some(s) = exc.as_string().and_then(|s| s.to_string().ok()) {
+                return s;
+            }
+            return "uncaught exception (or the 250 ms time / 16 MiB memory bound was hit)".into();
+        }
+        e.to_string()
+    }
+
+    /// Compiles the predicate without running it (load-time check).
+    pub fn check_syntax(expr: &str) -> Result<(), String> {
+        with_sandbox(|ctx| {
+            let src = format!("(function(input){{return (\n{expr}\n);}})");
+            ctx.eval::<rquickjs::Value, _>(src)
+                .map(|_| ())
+                .map_err(|e| describe(&ctx, e))
+        })
+    }
+
+    /// Evaluates the predicate with `input` bound, plus each identifier-shaped
+    /// input key as a bare variable; returns its truthiness.
+    pub fn eval_predicate(expr: &str, input: &Value) -> Result<bool, String> {
+        let keys: Vec<&str> = input
+            .as_object()
+            .map(|m| {
+                m.keys()
+                    .map(String::as_str)
+                    .filter(|k| is_ident(k))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let json = input.to_string();
+        with_sandbox(|ctx| {
+            let value = ctx.json_parse(json).map_err(|e| describe(&ctx, e))?;
+            ctx.globals()
+                .set("__reel_input", value)
+                .map_err(|e| describe(&ctx, e))?;
+            let params = std::iter::once("input")
+                .chain(keys.iter().copied())
+                .collect::<Vec<_>>()
+                .join(",");
+            let args = std::iter::once("__reel_input".to_owned())
+                .chain(
+                    keys.iter()
+                        .map(|k| format!("__reel_input[{}]", super::yaml_quote(k))),
+                )
+                .collect::<Vec<_>>()
+                .join(",");
+            let src = format!("!!(function({params}){{return (\n{expr}\n);}})({args})");
+            ctx.eval::<bool, _>(src).map_err(|e| describe(&ctx, e))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn decider(rules: Value) -> Decider {
+        Decider {
+            rules: parse_rules(&rules, "answers").unwrap(),
+            parity: PermissionParity::Cowork,
+            unanswered: Unanswered::Fail,
+        }
+    }
+
+    fn gate(q: &str, labels: &[&str], multi: bool) -> Value {
+        json!([{"question": q, "header": "H",
+                "options": labels.iter().map(|l| json!({"label": l})).collect::<Vec<_>>(),
+                "multiSelect": multi}])
+    }
+
+    #[test]
+    fn choose_ladder_resolves_each_rung() {
+        let labels = ["Markdown (Recommended)", "Plain text", "HTML: raw"];
+        let cases = [
+            ("plain text", "Plain text"),
+            ("2", "Plain text"),
+            ("markdown", "Markdown (Recommended)"),
+            ("recommended", "Markdown (Recommended)"),
+            ("first", "Markdown (Recommended)"),
+            ("HTML", "HTML: raw"),
+        ];
+        for (choose, want) in cases {
+            let d = decider(json!([{"when_question": "format", "choose": choose}]));
+            let a = d
+                .decide_question(&gate("Which FORMAT?", &labels, false))
+                .unwrap();
+            assert_eq!(a.answers["Which FORMAT?"], json!(want), "choose {choose}");
+        }
+    }
+
+    #[test]
+    fn prefix_needs_a_boundary_and_a_miss_names_the_nearest_label() {
+        let d = decider(json!([{"when_question": ".", "choose": "Plai"}]));
+        let err = d
+            .decide_question(&gate("q?", &["Plain", "Rich"], false))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("matched no offered option"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("did you mean \"Plain\""), "{err}");
+    }
+
+    #[test]
+    fn multi_select_joins_canonical_labels_and_single_select_refuses_lists() {
+        let d = decider(json!([{"when_question": "feature", "choose": ["auth", "3", "Auth"]}]));
+        let a = d
+            .decide_question(&gate(
+                "Which features?",
+                &["Auth", "Billing", "Audit"],
+                true,
+            ))
+            .unwrap();
+        assert_eq!(a.answers["Which features?"], json!("Auth, Audit"));
+        let err = d
+            .decide_question(&gate("Which features?", &["Auth", "Billing"], false))
+            .unwrap_err();
+        assert!(matches!(err, DecideError::Script(_)));
+    }
+
+    #[test]
+    fn unscripted_question_fails_with_a_paste_ready_rule() {
+        let d = decider(json!([{"when_tool": "Write", "decide": "allow"}]));
+        let err = d
+            .decide_question(&gate("Which color (pick one)?", &["Red", "Blue"], false))
+            .unwrap_err();
+        let DecideError::Unanswered(msg) = err else {
+            panic!("not unanswered")
+        };
+        assert!(
+            msg.contains("- when_question: \"Which color \\\\(pick one\\\\)\\\\?\""),
+            "{msg}"
+        );
+        assert!(msg.contains("choose: \"Red\""), "{msg}");
+        // The printed rule, pasted back, answers the gate.
+        let d =
+            decider(json!([{"when_question": "Which color \\(pick one\\)\\?", "choose": "Red"}]));
+        assert!(
+            d.decide_question(&gate("Which color (pick one)?", &["Red", "Blue"], false))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn allow_if_is_javascript_over_the_input() {
+        let d = decider(
+            json!([{"when_tool": "Bash", "allow_if": "!command.includes('rm') && input.command.length < 50"}]),
+        );
+        assert!(
+            d.decide_permission("Bash", &json!({"command": "ls -la"}))
+                .unwrap()
+                .allow
+        );
+        let deny = d
+            .decide_permission("Bash", &json!({"command": "rm -rf /"}))
+            .unwrap();
+        assert!(!deny.allow);
+        assert_eq!(deny.message.as_deref(), Some("denied by scenario policy"));
+    }
+
+    #[test]
+    fn allow_if_errors_and_runaway_loops_are_fatal_not_denies() {
+        let d = decider(json!([{"when_tool": "Bash", "allow_if": "nosuchvar.x"}]));
+        assert!(matches!(
+            d.decide_permission("Bash", &json!({})),
+            Err(DecideError::Script(_))
+        ));
+        let d =
+            decider(json!([{"when_tool": "Bash", "allow_if": "(() => { while (true) {} })()"}]));
+        assert!(matches!(
+            d.decide_permission("Bash", &json!({})),
+            Err(DecideError::Script(_))
+        ));
+        let d = decider(
+            json!([{"when_tool": "Bash", "allow_if": "(() => { let a = []; while (true) a.push('xxxxxxxxxxxxxxxx'); })()"}]),
+        );
+        assert!(matches!(
+            d.decide_permission("Bash", &json!({})),
+            Err(DecideError::Script(_))
+        ));
+        let err = parse_rules(
+            &json!([{"when_tool": "Bash", "allow_if": "command.includes("}]),
+            "answers",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("answers[0].allow_if: does not compile"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn parity_default_for_unscripted_tools() {
+        let mut d = decider(json!([]));
+        assert_eq!(
+            d.decide_permission("Read", &json!({})).unwrap().source,
+            PermissionSource::DefaultAllowBuiltin
+        );
+        assert_eq!(
+            d.decide_permission("Write", &json!({})).unwrap().source,
+            PermissionSource::PermissiveAutoAllow
+        );
+        d.parity = PermissionParity::Strict;
+        let p = d.decide_permission("Write", &json!({})).unwrap();
+        assert!(!p.allow);
+        assert_eq!(p.message.as_deref(), Some("denied (strict, off-registry)"));
+    }
+
+    #[test]
+    fn rule_shape_errors_name_the_path_and_fix() {
+        for (rule, want) in [
+            (
+                json!({"when_question": "x"}),
+                "answers[0]: a question rule needs",
+            ),
+            (
+                json!({"when_tool": "Bash", "choose": "x", "decide": "allow"}),
+                "answers[0].choose: only valid",
+            ),
+            (
+                json!({"when_tool": "Bash", "decid": "allow"}),
+                "did you mean `decide`",
+            ),
+            (
+                json!({"when_question": "(", "answer": "x"}),
+                "answers[0].when_question: invalid regex",
+            ),
+        ] {
+            let err = parse_rules(&json!([rule]), "answers").unwrap_err();
+            assert!(err.contains(want), "{err} !~ {want}");
+        }
+    }
+}
