@@ -388,6 +388,24 @@ fn genuine_cowork_harness_recordings_rederive_their_answers() {
 }
 
 #[test]
+fn reels_own_example_recordings_rederive_their_answers() {
+    let mut checked = 0;
+    for dir in ["cassettes", "cassettes/red"] {
+        for e in std::fs::read_dir(util::repo().join(dir)).unwrap().flatten() {
+            let path = e.path();
+            if !path.to_string_lossy().ends_with(".cassette.json") {
+                continue;
+            }
+            let cassette = reel::cassette::Cassette::load(&path).unwrap();
+            let problems = reel::scenario::answers::check_recorded_answers(&cassette);
+            assert!(problems.is_empty(), "{}: {problems:#?}", path.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "only {checked} cassettes checked");
+}
+
+#[test]
 fn a_tampered_recorded_answer_is_reported() {
     let path = util::compat("examples/replays/example-multiselect-gate.cassette.json");
     let text = std::fs::read_to_string(&path).unwrap().replace(
@@ -614,4 +632,21 @@ fn two_scenarios_with_one_slug_are_refused_before_anything_runs() {
         "{err}"
     );
     assert!(!dir.path().join("cassettes").exists());
+}
+
+#[test]
+fn a_tampered_permission_answer_is_reported() {
+    let path = util::repo().join("cassettes/bash-policy.cassette.json");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        r#"\"behavior\":\"deny\",\"message\":\"denied by scenario policy\""#,
+        r#"\"behavior\":\"allow\",\"updatedInput\":{}"#,
+    );
+    let cassette = reel::cassette::Cassette::from_bytes(&path, text.as_bytes()).unwrap();
+    let problems = reel::scenario::answers::check_recorded_answers(&cassette);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(
+        problems[0].contains("(Bash): recorded allow, but the frozen answers give deny"),
+        "{}",
+        problems[0]
+    );
 }
