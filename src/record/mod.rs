@@ -617,15 +617,52 @@ fn new_run_dir(name: &str) -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
+/// The run's raw logs, secret-scrubbed like the cassette (a kept run
+/// directory must not hold what the cassette may not).
 fn write_logs(run_dir: &Path, log: &agent::RunLog) {
-    let join = |lines: &[String]| {
-        let mut s = lines.join("\n");
+    use serde_json::Value;
+    let lines = |l: &[String]| Value::Array(l.iter().cloned().map(Value::String).collect());
+    let stderr = String::from_utf8_lossy(&log.stderr).into_owned();
+    // stderr rides as one extra (non-JSON, text-scrubbed) events line.
+    let mut events = log.events.clone();
+    events.push(stderr);
+    let mut doc = serde_json::Map::new();
+    doc.insert("events".into(), lines(&events));
+    doc.insert("controlOut".into(), lines(&log.control_out));
+    let mut policy = crate::verify::redact::RedactionPolicy::default();
+    policy.add_env_secrets();
+    // A scrub error only means a policy problem; the secret layer still ran.
+    let _ = crate::verify::redact::scrub_cassette(&mut doc, &policy);
+    let text = |key: &str, sep: &str| {
+        let mut s = doc
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(sep)
+            })
+            .unwrap_or_default();
         s.push('\n');
         s
     };
-    let _ = std::fs::write(run_dir.join("events.jsonl"), join(&log.events));
-    let _ = std::fs::write(run_dir.join("control-out.jsonl"), join(&log.control_out));
-    let _ = std::fs::write(run_dir.join("agent.stderr.log"), &log.stderr);
+    let mut events: Vec<String> = doc
+        .get("events")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let stderr = events.pop().unwrap_or_default();
+    let mut ev = events.join("\n");
+    ev.push('\n');
+    let _ = std::fs::write(run_dir.join("events.jsonl"), ev);
+    let _ = std::fs::write(run_dir.join("control-out.jsonl"), text("controlOut", "\n"));
+    let _ = std::fs::write(run_dir.join("agent.stderr.log"), stderr);
 }
 
 /// Removes the run directory on drop unless it must be kept.

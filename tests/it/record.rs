@@ -325,6 +325,7 @@ fn a_canary_secret_never_reaches_the_cassette() {
         .arg(run.cassette())
         .arg("--agent-cmd")
         .arg(agent_cmd)
+        .arg("--keep-run-dir")
         .env("REEL_RUNS_DIR", run.dir.path().join("runs"))
         .env("REEL_TEST_PIDFILE", run.pidfile())
         .env("ANTHROPIC_API_KEY", canary)
@@ -348,7 +349,22 @@ fn a_canary_secret_never_reaches_the_cassette() {
         .iter()
         .find(|a| a["path"] == "outputs/leak.txt")
         .unwrap();
-    assert_eq!(leak["body"], "token=[REDACTED]\n");
+    let body = leak["body"].as_str().unwrap();
+    assert!(
+        body.starts_with("token=[REDACTED") && !body.contains("canary"),
+        "{body}"
+    );
+    // The kept run directory's logs are scrubbed too (the work root holds
+    // the agent's own files, which are the user's business).
+    let logs: Vec<PathBuf> = walk_files(&run.dir.path().join("runs"))
+        .into_iter()
+        .filter(|p| !p.components().any(|c| c.as_os_str() == "work"))
+        .collect();
+    assert!(logs.iter().any(|p| p.ends_with("events.jsonl")), "{logs:?}");
+    for p in logs {
+        let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+        assert!(!text.contains(canary), "{} holds the canary", p.display());
+    }
     run.assert_no_process_left();
 }
 
