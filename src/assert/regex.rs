@@ -23,11 +23,18 @@
 //! `when_question` decider both call [`compile_es`]).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
 /// How long a backtracking (`regress`) match may run before it is abandoned.
 pub const BACKTRACK_DEADLINE: Duration = Duration::from_secs(2);
+/// An abandoned (timed-out) match keeps its worker thread busy until it ends
+/// on its own (a thread cannot be killed); while this many are still running,
+/// new backtracking matches are refused instead of piling up.
+pub const MAX_RUNAWAY_WORKERS: usize = 4;
+
+static ABANDONED: AtomicUsize = AtomicUsize::new(0);
 
 /// A compiled case-insensitive ECMAScript regex.
 #[derive(Debug, Clone)]
@@ -80,25 +87,50 @@ impl EsRegex {
         match &self.engine {
             Engine::Linear(re) => Ok(re.is_match(text)),
             Engine::Backtracking(re) => {
+                if ABANDONED.load(Ordering::SeqCst) >= MAX_RUNAWAY_WORKERS {
+                    return Err(format!(
+                        "regex evaluation refused: {MAX_RUNAWAY_WORKERS} abandoned backtracking matches are still running (catastrophic patterns?)"
+                    ));
+                }
+                // 0 = running, 1 = finished, 2 = abandoned by the caller.
+                let state = Arc::new(AtomicU8::new(0));
                 let (tx, rx) = mpsc::channel();
                 let re = Arc::clone(re);
                 let owned: Arc<str> = Arc::from(text);
+                let worker_state = Arc::clone(&state);
                 let spawned =
                     std::thread::Builder::new()
                         .name("reel-regex".into())
                         .spawn(move || {
+                            let found = re.find(&owned).is_some();
+                            if worker_state.swap(1, Ordering::SeqCst) == 2 {
+                                ABANDONED.fetch_sub(1, Ordering::SeqCst);
+                            }
                             // The receiver may be gone after a timeout; nothing to do then.
-                            let _ = tx.send(re.find(&owned).is_some());
+                            let _ = tx.send(found);
                         });
                 if spawned.is_err() {
                     return Err("regex evaluation could not start a worker thread".into());
                 }
-                rx.recv_timeout(BACKTRACK_DEADLINE).map_err(|_| {
-                    format!(
-                        "regex evaluation exceeded {}s (catastrophic backtracking?) — simplify the pattern",
-                        BACKTRACK_DEADLINE.as_secs()
-                    )
-                })
+                match rx.recv_timeout(BACKTRACK_DEADLINE) {
+                    Ok(found) => Ok(found),
+                    Err(_) => {
+                        if state
+                            .compare_exchange(0, 2, Ordering::SeqCst, Ordering::SeqCst)
+                            .is_ok()
+                        {
+                            ABANDONED.fetch_add(1, Ordering::SeqCst);
+                            Err(format!(
+                                "regex evaluation exceeded {}s (catastrophic backtracking?) — simplify the pattern",
+                                BACKTRACK_DEADLINE.as_secs()
+                            ))
+                        } else {
+                            // Finished just at the deadline: its answer is on the way.
+                            rx.recv()
+                                .map_err(|_| "regex worker ended without an answer".to_owned())
+                        }
+                    }
+                }
             }
         }
     }

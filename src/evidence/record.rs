@@ -164,6 +164,12 @@ pub struct DecisionRecord {
     pub request_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<Value>,
+    /// `"recorded"` for a replay-served decision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
+    /// The asked sub-questions (question decisions), as recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub questions: Option<Value>,
 }
 
 /// A `system` event the parser does not special-case.
@@ -274,6 +280,8 @@ pub struct RunRecord {
     /// The final `result` text (`finalMessage`).
     pub result_text: Option<String>,
     pub api_error_status: Option<f64>,
+    /// `resultErrorKind` of an `is_error` result: `usage_limit` | `transport` | `agent`.
+    pub result_error_kind: Option<&'static str>,
     /// Top-level assistant text, `"\n"`-joined.
     pub transcript: String,
     /// Main-agent tool names, first-call order.
@@ -410,6 +418,184 @@ impl RunRecord {
             ));
         }
         out
+    }
+
+    /// The run-result fields the original reports for a replayed run, in its
+    /// key spelling (`toolCounts`, `toolErrors`, `subagents`, `context`,
+    /// `usage`, `cost`, `decisions`, …); replay merges them into its result.
+    pub fn run_result_fields(&self) -> Map<String, Value> {
+        use serde_json::json;
+        let mut m = Map::new();
+        let obj = |pairs: Vec<(String, Value)>| Value::Object(pairs.into_iter().collect());
+        m.insert(
+            "toolCounts".into(),
+            obj(self
+                .tool_counts
+                .iter()
+                .map(|(n, c)| (n.clone(), json!(c)))
+                .collect()),
+        );
+        m.insert(
+            "toolErrors".into(),
+            obj(self
+                .tool_errors
+                .iter()
+                .map(|(n, c)| (n.clone(), json!({"calls": c.calls, "errors": c.errors})))
+                .collect()),
+        );
+        m.insert(
+            "redundantToolCalls".into(),
+            json!(self.redundant_tool_calls),
+        );
+        m.insert(
+            "subagents".into(),
+            Value::Array(
+                self.subagents
+                    .iter()
+                    .map(|s| {
+                        let mut v = serde_json::to_value(s).unwrap_or(Value::Null);
+                        if let Some(o) = v.as_object_mut() {
+                            o.insert(
+                                "toolsUsed".into(),
+                                Value::Array(
+                                    s.tools_used
+                                        .iter()
+                                        .map(|(n, c)| json!({"name": n, "count": c}))
+                                        .collect(),
+                                ),
+                            );
+                            if !s.output_truncated {
+                                o.shift_remove("outputTruncated");
+                            }
+                        }
+                        v
+                    })
+                    .collect(),
+            ),
+        );
+        m.insert("skillsInvoked".into(), json!(self.skills_invoked));
+        m.insert(
+            "skillToolAvailable".into(),
+            json!(self.init_tools.iter().any(|t| t == "Skill")),
+        );
+        m.insert("tasks".into(), json!(self.tasks));
+        let mut context = Map::new();
+        if let Some(init) = &self.init {
+            context.insert("tools".into(), json!(init.tools));
+            context.insert("mcpServers".into(), Value::Array(init.mcp_servers.clone()));
+            if let Some(skills) = &init.skills {
+                context.insert(
+                    "availableSkills".into(),
+                    Value::Array(skills.iter().map(|id| json!({"id": id})).collect()),
+                );
+            }
+        }
+        m.insert("context".into(), Value::Object(context));
+        m.insert("contextEvents".into(), json!(self.context_events));
+        m.insert("gateDeliveries".into(), json!(self.gate_deliveries));
+        if let Some(hooks) = &self.hook_events {
+            let list = hooks
+                .iter()
+                .map(|h| {
+                    let mut o = Map::new();
+                    o.insert("type".into(), json!("hook_event"));
+                    o.insert("callbackId".into(), json!(h.callback_id));
+                    o.insert("decision".into(), json!(h.decision));
+                    if let Some(r) = &h.reason {
+                        o.insert("reason".into(), json!(r));
+                    }
+                    if let Some(t) = &h.tool {
+                        o.insert("tool".into(), json!(t));
+                    }
+                    if h.file_path.is_some() || h.path.is_some() {
+                        let mut paths = Map::new();
+                        if let Some(f) = &h.file_path {
+                            paths.insert("file_path".into(), json!(f));
+                        }
+                        if let Some(p) = &h.path {
+                            paths.insert("path".into(), json!(p));
+                        }
+                        o.insert("paths".into(), Value::Object(paths));
+                    }
+                    if let Some(t) = &h.tool_use_id {
+                        o.insert("toolUseId".into(), json!(t));
+                    }
+                    if let Some(a) = &h.agent_id {
+                        o.insert("agentId".into(), json!(a));
+                    }
+                    Value::Object(o)
+                })
+                .collect();
+            m.insert("hookEvents".into(), Value::Array(list));
+        }
+        if let Some(p) = &self.path_denials {
+            m.insert("pathDenials".into(), json!(p));
+        }
+        m.insert(
+            "fileToolAttempts".into(),
+            Value::Array(
+                self.file_tool_attempts
+                    .iter()
+                    .map(|a| {
+                        let mut paths = Map::new();
+                        if let Some(f) = &a.file_path {
+                            paths.insert("file_path".into(), json!(f));
+                        }
+                        if let Some(p) = &a.path {
+                            paths.insert("path".into(), json!(p));
+                        }
+                        let mut o = Map::new();
+                        o.insert("tool".into(), json!(a.tool));
+                        o.insert("paths".into(), Value::Object(paths));
+                        if let Some(g) = &a.gate_path {
+                            o.insert("gatePath".into(), json!(g));
+                        }
+                        o.insert("origin".into(), json!(a.origin));
+                        if let Some(p) = &a.parent_tool_use_id {
+                            o.insert("parentToolUseId".into(), json!(p));
+                        }
+                        if let Some(t) = &a.tool_use_id {
+                            o.insert("toolUseId".into(), json!(t));
+                        }
+                        Value::Object(o)
+                    })
+                    .collect(),
+            ),
+        );
+        m.insert("presentedFiles".into(), json!(self.presented_files));
+        m.insert("toolResults".into(), json!(self.tool_results));
+        let mut usage = match &self.usage {
+            Some(Value::Object(u)) => u.clone(),
+            _ => Map::new(),
+        };
+        if let Some(t) = self.turns {
+            usage.insert(
+                "turns".into(),
+                serde_json::Number::from_f64(t).map_or(Value::Null, Value::Number),
+            );
+        }
+        if self.usage.is_some() {
+            m.insert("usage".into(), Value::Object(usage));
+        }
+        if let Some(c) = self.cost_usd {
+            m.insert("cost".into(), json!({"usd": c}));
+        }
+        if let Some(mu) = &self.model_usage {
+            m.insert("modelUsage".into(), mu.clone());
+        }
+        m.insert("models".into(), json!(self.models));
+        if !self.infra_errors.is_empty() {
+            m.insert("infraErrors".into(), json!(self.infra_errors));
+        }
+        let e = self.evidence_errors;
+        if e.task_tracking > 0 || e.present_files_malformed > 0 || e.protocol_malformed > 0 {
+            m.insert("evidenceErrors".into(), json!(e));
+        }
+        m.insert("decisions".into(), json!(self.decisions));
+        if let Some(t) = &self.result_text {
+            m.insert("finalMessage".into(), json!(t));
+        }
+        m
     }
 
     /// `usage.input_tokens + usage.output_tokens` (both must be numbers).
@@ -751,6 +937,7 @@ impl Driver {
                 num_turns,
                 model_usage,
             } => {
+                let (this_subtype, this_text) = (subtype.clone(), result_text.clone());
                 if subtype.is_some() {
                     self.rec.result_subtype = subtype;
                 }
@@ -761,6 +948,13 @@ impl Driver {
                     self.rec.result = RunOutcome::Error;
                     self.rec.error_source = Some("result".into());
                     self.rec.api_error_status = api_error_status;
+                    let signature = format!(
+                        "{} {}",
+                        this_subtype.as_deref().unwrap_or(""),
+                        this_text.as_deref().unwrap_or("")
+                    );
+                    self.rec.result_error_kind =
+                        Some(classify_result_error(&signature, api_error_status));
                 } else {
                     self.rec.result = RunOutcome::Success;
                 }
@@ -1019,6 +1213,8 @@ impl Driver {
                 by: "none",
                 request_id: id,
                 detail: None,
+                rationale: None,
+                questions: None,
             });
             return Ok(());
         };
@@ -1069,6 +1265,11 @@ impl Driver {
             by: "replay",
             request_id: id,
             detail,
+            rationale: Some("recorded".into()),
+            questions: match &req {
+                DecisionRequest::Question { raw_questions, .. } => Some(raw_questions.clone()),
+                _ => None,
+            },
         });
         Ok(())
     }
@@ -1181,6 +1382,46 @@ impl Driver {
             }
         }
         self.rec
+    }
+}
+
+/// `classifyResultError("result", …)`: quota exhaustion (terminal usage-limit
+/// text, with HTTP 429 or no status), a transport drop, or an agent failure.
+fn classify_result_error(signature: &str, api_error_status: Option<f64>) -> &'static str {
+    use std::sync::OnceLock;
+    static RES: OnceLock<Option<(Vec<regex::Regex>, regex::Regex, regex::Regex)>> = OnceLock::new();
+    let Some((terminal, transient, transport)) = RES.get_or_init(|| {
+        let terminal = [
+            r"(?i)\byou'?ve (?:hit|reached) your\b[^.]*\blimit\b",
+            r"(?i)\byou'?ve used\b[^.]*\b(?:usage )?limit\b",
+            r"(?i)\byou'?re out of usage\b",
+            r"(?i)\byour org is out of usage\b",
+            r"(?i)\bout of usage credits\b",
+            r"(?i)\brequires usage credits\b",
+            r"(?i)\bthis service is disabled for your org\b",
+            r"(?i)\byour seat type doesn'?t include\b",
+        ]
+        .iter()
+        .map(|p| regex::Regex::new(p).ok())
+        .collect::<Option<Vec<_>>>()?;
+        let transient =
+            regex::Regex::new(r"(?i)\brate limit\b|\boverloaded\b|\btry again\b").ok()?;
+        let transport =
+            regex::Regex::new(r"(?i)connection closed|ECONNRESET|socket hang up|fetch failed")
+                .ok()?;
+        Some((terminal, transient, transport))
+    }) else {
+        return "agent";
+    };
+    let usage_limit = !transient.is_match(signature)
+        && terminal.iter().any(|r| r.is_match(signature))
+        && api_error_status.is_none_or(|s| s == 429.0);
+    if usage_limit {
+        "usage_limit"
+    } else if transport.is_match(signature) {
+        "transport"
+    } else {
+        "agent"
     }
 }
 

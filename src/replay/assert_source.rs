@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::assert::catalog::{self, Bucket};
 use crate::cassette::Cassette;
+use crate::cassette::write::{self, WriteStyle};
 
 /// Where the evaluated assertions come from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -270,10 +271,12 @@ pub fn unverifiable_keys(
 
 /// Persists `chosen` as the cassette's `scenario.assert` / `expect_denied`
 /// (only those two keys change; `events`/`controlOut`/`fingerprint` keep their
-/// bytes), atomically through the cassette writer.
+/// bytes). The file keeps the spelling it was written in (JS or Python
+/// `json.dump` style, see `cassette::write`), so an unchanged block rewrites
+/// byte-identically; the write is atomic.
 pub fn write_back(cassette: &Cassette, chosen: &ChosenAsserts) -> Result<(), WriteRefusal> {
-    let mut updated = cassette.clone();
-    let Some(Value::Object(s)) = updated.doc.get_mut("scenario") else {
+    let mut doc = cassette.doc.clone();
+    let Some(Value::Object(s)) = doc.get_mut("scenario") else {
         return Err(WriteRefusal::Io("cassette has no scenario object".into()));
     };
     s.insert(
@@ -284,7 +287,10 @@ pub fn write_back(cassette: &Cassette, chosen: &ChosenAsserts) -> Result<(), Wri
         "expect_denied".into(),
         Value::Array(chosen.expect_denied.clone()),
     );
-    updated
-        .save(&cassette.path)
-        .map_err(|e| WriteRefusal::Io(e.to_string()))
+    let style = std::fs::read(&cassette.path)
+        .map(|b| WriteStyle::detect(&b))
+        .unwrap_or(WriteStyle::JS);
+    let text = write::to_json_pretty_with(&doc, style);
+    crate::atomic::write_atomic(&cassette.path, text.as_bytes())
+        .map_err(|e| WriteRefusal::Io(format!("write `{}`: {e}", cassette.path.display())))
 }

@@ -29,6 +29,22 @@ pub struct Evidence {
 }
 
 impl Evidence {
+    /// Reads what `cassette` carries. Manifest-key activity is decided by
+    /// `catalog::manifest_key_active` (its one home); this mirrors its inputs.
+    pub fn of(cassette: &crate::cassette::Cassette) -> Evidence {
+        let present = |k: &str| cassette.doc.get(k).is_some_and(|v| !v.is_null());
+        Evidence {
+            has_control_out: cassette.control_out().is_some_and(|c| !c.is_empty()),
+            artifacts: cassette
+                .doc
+                .get("artifacts")
+                .and_then(Value::as_array)
+                .map(Vec::len),
+            has_pre_run_paths: present("preRunPaths"),
+            has_pre_run_hashes: present("preRunHashes"),
+        }
+    }
+
     /// Is `key` evaluated on this cassette?
     pub fn is_active(&self, key: &str) -> bool {
         match bucket(key) {
@@ -230,6 +246,36 @@ mod tests {
         );
         assert!(s.warnings[0].contains("no_unexpected_files: cassette has no pre-run manifest"));
         assert!(s.warnings[1].contains("input_unmodified: cassette has no pre-run hashes"));
+    }
+
+    #[test]
+    fn manifest_activity_agrees_with_the_catalog() {
+        use crate::assert::catalog::{KEYS, manifest_key_active};
+        let base = json!({"scenario": {"prompt": "p", "session": "(inline)"}, "events": []});
+        let variants = [
+            json!({}),
+            json!({"artifacts": []}),
+            json!({"artifacts": [{"path": "a", "bytes": 0, "sha256": ""}]}),
+            json!({"artifacts": [], "preRunPaths": [], "preRunHashes": {}}),
+            json!({"artifacts": [{"path": "a", "bytes": 0, "sha256": ""}], "preRunPaths": ["x"]}),
+            json!({"preRunPaths": [], "preRunHashes": {}}),
+        ];
+        for v in variants {
+            let mut doc = base.as_object().unwrap().clone();
+            doc.extend(v.as_object().unwrap().clone());
+            let c = crate::cassette::Cassette {
+                path: "x.cassette.json".into(),
+                doc,
+                version: 12,
+                load_warnings: Vec::new(),
+            };
+            let ev = Evidence::of(&c);
+            for (k, _) in KEYS {
+                if let Some(active) = manifest_key_active(k, &c) {
+                    assert_eq!(ev.is_active(k), active, "{k} on {v}");
+                }
+            }
+        }
     }
 
     #[test]

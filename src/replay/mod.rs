@@ -267,19 +267,7 @@ pub fn replay_cassette(
 }
 
 fn evidence_of(cassette: &Cassette) -> buckets::Evidence {
-    buckets::Evidence {
-        has_control_out: cassette.control_out().is_some_and(|c| !c.is_empty()),
-        artifacts: cassette
-            .doc
-            .get("artifacts")
-            .and_then(Value::as_array)
-            .map(Vec::len),
-        has_pre_run_paths: cassette.doc.get("preRunPaths").is_some_and(Value::is_array),
-        has_pre_run_hashes: cassette
-            .doc
-            .get("preRunHashes")
-            .is_some_and(Value::is_object),
-    }
+    buckets::Evidence::of(cassette)
 }
 
 /// Pseudo-assertion with `assertion: {}` or `{replay_protocol_fidelity: true}`.
@@ -399,11 +387,12 @@ pub fn replay_with(
         run: &run,
         work_root: materialised.as_ref().map(|m| m.root()),
     };
-    let mut assertions: Vec<AssertionOutcome> = stripped
-        .items
-        .iter()
-        .map(|i| assert::check(i, &ctx))
-        .collect();
+    let mut assertions: Vec<AssertionOutcome> = Vec::with_capacity(stripped.items.len());
+    for item in &stripped.items {
+        let (outcome, warnings) = assert::check_with_warnings(item, &ctx);
+        notices.extend(warnings);
+        assertions.push(outcome);
+    }
 
     // 16. Pseudo-assertions, in the original's order.
     for m in stale.failures(staleness_gate(opts)) {

@@ -140,7 +140,13 @@ pub fn facts(run: &RunRecord) -> RecordFacts {
     if run.usage.is_some() || run.turns.is_some() {
         let mut usage = run.usage.clone().unwrap_or_else(|| json!({}));
         if let (Some(o), Some(t)) = (usage.as_object_mut(), run.turns) {
-            o.insert("turns".into(), json!(t));
+            // `num_turns` is an integer on the wire; keep it one.
+            let turns = if t.fract() == 0.0 && t.abs() < 9.0e15 {
+                json!(t as i64)
+            } else {
+                json!(t)
+            };
+            o.insert("turns".into(), turns);
         }
         f.insert("usage".into(), usage);
     }

@@ -962,3 +962,60 @@ fn every_key_family_on_a_hostloop_fixture() {
     let pseudo = reel::assert::cassette_format_outcomes(&run);
     assert!(pseudo.is_empty());
 }
+
+/// The run-result fields the evidence module reports equal the original's for
+/// every field the re-drive owns (compared key by key on the compat runs).
+#[test]
+fn run_result_fields_match_the_original() {
+    for (cassette, out) in [
+        ("example-pdf-skill", "replay-example-pdf-skill-json.stdout"),
+        (
+            "example-multiselect-gate",
+            "replay-example-multiselect-gate-json.stdout",
+        ),
+        (
+            "hostloop-computer-links",
+            "replay-hostloop-computer-links-json.stdout",
+        ),
+    ] {
+        let c = load(&format!("examples/replays/{cassette}.cassette.json"));
+        let fields = RunRecord::from_cassette(&c).run_result_fields();
+        let env: Value = serde_json::from_slice(
+            &std::fs::read(util::compat(&format!("expected/{out}"))).unwrap(),
+        )
+        .unwrap();
+        let want = env["results"][0].as_object().cloned().unwrap();
+        for key in [
+            "toolCounts",
+            "toolErrors",
+            "redundantToolCalls",
+            "skillsInvoked",
+            "skillToolAvailable",
+            "tasks",
+            "gateDeliveries",
+            "cost",
+            "usage",
+            "models",
+            "finalMessage",
+            "hookEvents",
+            "pathDenials",
+            "context",
+            "fileToolAttempts",
+            "presentedFiles",
+            "toolResults",
+            "subagents",
+            "contextEvents",
+            "decisions",
+            "infraErrors",
+        ] {
+            let w = want.get(key);
+            let g = fields.get(key);
+            let same = match (w, g) {
+                (Some(w), Some(g)) => reel::assert::json::deep_eq(w, g),
+                (None, None) => true,
+                _ => false,
+            };
+            assert!(same, "{cassette}: `{key}`\n got: {g:?}\nwant: {w:?}");
+        }
+    }
+}

@@ -752,3 +752,113 @@ fn without_control_out_gate_keys_are_excluded_and_counted() {
         "{evaluated:?}"
     );
 }
+
+#[test]
+fn write_persists_only_the_re_validated_assert_block() {
+    let fx = Fixture::new();
+    let scen = fx.peer.join("examples/scenarios/example-pdf-skill.yaml");
+    let before = std::fs::read(fx.peer.join(PDF)).unwrap();
+    // Unchanged block: the rewrite is byte-identical (loss-free writer).
+    let out = util::reel()
+        .current_dir(&fx.peer)
+        .args(["replay", PDF, "--reassert", "--write"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("replay --write: ") && stderr.contains("persisted"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(fx.peer.join(PDF)).unwrap(),
+        before,
+        "an unchanged block must rewrite identically"
+    );
+    // A new assertion: only scenario.assert changes.
+    let yaml = std::fs::read_to_string(&scen).unwrap();
+    std::fs::write(
+        &scen,
+        yaml.replace(
+            "  - tool_called: Write",
+            "  - tool_called: Write\n  - tool_called: Read",
+        ),
+    )
+    .unwrap();
+    let out = util::reel()
+        .current_dir(&fx.peer)
+        .args(["replay", PDF, "--reassert", "--write"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (old, new) = (
+        read_json(&util::compat(
+            "examples/replays/example-pdf-skill.cassette.json",
+        )),
+        read_json(&fx.peer.join(PDF)),
+    );
+    assert_eq!(new["scenario"]["assert"].as_array().unwrap().len(), 6);
+    assert_eq!(new["scenario"]["assert"][4], json!({"tool_called": "Read"}));
+    for key in ["events", "controlOut", "fingerprint", "artifacts"] {
+        assert_eq!(old[key], new[key], "{key} must be untouched");
+    }
+    // A failing block is refused without --allow-failing, and the file stays as it was.
+    let written = std::fs::read(fx.peer.join(PDF)).unwrap();
+    let yaml = std::fs::read_to_string(&scen).unwrap();
+    std::fs::write(
+        &scen,
+        yaml.replace("  - tool_called: Read", "  - tool_not_called: Skill"),
+    )
+    .unwrap();
+    let out = util::reel()
+        .current_dir(&fx.peer)
+        .args(["replay", PDF, "--reassert", "--write"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("refusing to persist a failing verdict"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(fx.peer.join(PDF)).unwrap(), written);
+}
+
+#[test]
+fn the_recorded_answer_check_is_wired_for_scripted_cassettes() {
+    // Departure 2 (README "Differences"): an edited answer. cowork-harness
+    // replays this green (spec §8.1); reel must not once the decider is wired.
+    let fx = Fixture::new();
+    let rel = mutated(&fx, "edited-answer", |d| {
+        let co: Vec<Value> = d["controlOut"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                json!(
+                    l.as_str()
+                        .unwrap()
+                        .replace("\"Auth, Audit\"", "\"Billing\"")
+                )
+            })
+            .collect();
+        d["controlOut"] = json!(co);
+    });
+    let (rc, v, stderr) = replay_json(&fx, &[&rel]);
+    let fidelity: Vec<&Value> = v["results"][0]["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["assertion"] == json!({"replay_protocol_fidelity": true}))
+        .collect();
+    assert_eq!(rc, 1, "{stderr}\n{v}");
+    assert!(
+        !fidelity.is_empty(),
+        "an answer the frozen answers: cannot produce must fail: {v}"
+    );
+}
