@@ -10,12 +10,10 @@
 
 use crate::cassette::Cassette;
 
-/// TEMPORARY SHIM — `crate::scenario::answers::check_recorded_answers` is not
-/// on `main` yet, so this reports no problems. Replace the body with
-/// `crate::scenario::answers::check_recorded_answers(cassette)` when it lands;
+/// The decider's re-derivation (`crate::scenario::answers`);
 /// [`recorded_answer_problems`] is the only caller.
-fn check_recorded_answers_shim(_cassette: &Cassette) -> Vec<String> {
-    Vec::new()
+fn check_recorded_answers_shim(cassette: &Cassette) -> Vec<String> {
+    crate::scenario::answers::check_recorded_answers(cassette)
 }
 
 /// Problems with the recorded answers of `cassette`, empty when consistent or
