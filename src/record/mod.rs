@@ -305,12 +305,14 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     }
 
     // Assemble, scrub, judge, write.
+    let t0 = std::time::Instant::now();
     let artifacts = manifest::post_run(
         &staged.work_root,
         &staged.user_visible_roots,
         &staged.readonly_roots,
         opts.max_artifact_bytes,
     );
+    let t1 = std::time::Instant::now();
     let assembled = assemble::assemble(&assemble::Parts {
         scenario: &scenario,
         cassette_path: &cassette_path,
@@ -320,6 +322,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         staged: &staged,
         folders: &session.folders,
     });
+    let t2 = std::time::Instant::now();
     let policy_dirs = [
         Path::new("."),
         crate::scenario::dir_of(&opts.scenario),
@@ -331,6 +334,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
             hint: Some("fix or remove the .cowork-redact.json policy".into()),
         }
     })?;
+    let t3 = std::time::Instant::now();
     let mut doc = assembled.doc;
     let scrub = crate::verify::redact::scrub_cassette_checked(&mut doc, &policy, |d| {
         scrub_verdict(&cassette_path, d)
@@ -340,6 +344,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         hint: None,
         run_dir: kept.clone(),
     })?;
+    let t4 = std::time::Instant::now();
     if !scrub.secrets.is_empty() {
         warnings.push(format!(
             "{} secret occurrence(s) scrubbed from the cassette",
@@ -352,6 +357,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
             hint: None,
             run_dir: kept.clone(),
         })?;
+    let t5 = std::time::Instant::now();
     let mut failures = live_failures(&cassette, &scenario, &log, &staged);
     failures.extend(
         model_problems
@@ -361,6 +367,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     if let RunEnd::Failed { message, .. } = &log.end {
         failures.insert(0, format!("run error: {message}"));
     }
+    let t6 = std::time::Instant::now();
     let live_pass = failures.is_empty();
     if !live_pass && !opts.allow_failing {
         return Err(RecordError::FailingVerdict {
@@ -375,6 +382,19 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
             source: e.source,
         })?;
     let overhead = finished_at.elapsed();
+    if std::env::var_os("REEL_TIMING").is_some() {
+        // `REEL_TIMING=1`: where the post-run time goes (benchmark aid).
+        eprintln!(
+            "timing: manifest {:?} assemble {:?} policy {:?} scrub {:?} validate {:?} verdict {:?} write {:?}",
+            t1 - t0,
+            t2 - t1,
+            t3 - t2,
+            t4 - t3,
+            t5 - t4,
+            t6 - t5,
+            t6.elapsed()
+        );
+    }
     let mut guard = guard;
     guard.keep = opts.keep_run_dir || !live_pass;
     let run_dir = guard.keep.then(|| run_dir.clone());
@@ -597,15 +617,52 @@ fn new_run_dir(name: &str) -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
+/// The run's raw logs, secret-scrubbed like the cassette (a kept run
+/// directory must not hold what the cassette may not).
 fn write_logs(run_dir: &Path, log: &agent::RunLog) {
-    let join = |lines: &[String]| {
-        let mut s = lines.join("\n");
+    use serde_json::Value;
+    let lines = |l: &[String]| Value::Array(l.iter().cloned().map(Value::String).collect());
+    let stderr = String::from_utf8_lossy(&log.stderr).into_owned();
+    // stderr rides as one extra (non-JSON, text-scrubbed) events line.
+    let mut events = log.events.clone();
+    events.push(stderr);
+    let mut doc = serde_json::Map::new();
+    doc.insert("events".into(), lines(&events));
+    doc.insert("controlOut".into(), lines(&log.control_out));
+    let mut policy = crate::verify::redact::RedactionPolicy::default();
+    policy.add_env_secrets();
+    // A scrub error only means a policy problem; the secret layer still ran.
+    let _ = crate::verify::redact::scrub_cassette(&mut doc, &policy);
+    let text = |key: &str, sep: &str| {
+        let mut s = doc
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(sep)
+            })
+            .unwrap_or_default();
         s.push('\n');
         s
     };
-    let _ = std::fs::write(run_dir.join("events.jsonl"), join(&log.events));
-    let _ = std::fs::write(run_dir.join("control-out.jsonl"), join(&log.control_out));
-    let _ = std::fs::write(run_dir.join("agent.stderr.log"), &log.stderr);
+    let mut events: Vec<String> = doc
+        .get("events")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let stderr = events.pop().unwrap_or_default();
+    let mut ev = events.join("\n");
+    ev.push('\n');
+    let _ = std::fs::write(run_dir.join("events.jsonl"), ev);
+    let _ = std::fs::write(run_dir.join("control-out.jsonl"), text("controlOut", "\n"));
+    let _ = std::fs::write(run_dir.join("agent.stderr.log"), stderr);
 }
 
 /// Removes the run directory on drop unless it must be kept.

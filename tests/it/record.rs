@@ -325,6 +325,7 @@ fn a_canary_secret_never_reaches_the_cassette() {
         .arg(run.cassette())
         .arg("--agent-cmd")
         .arg(agent_cmd)
+        .arg("--keep-run-dir")
         .env("REEL_RUNS_DIR", run.dir.path().join("runs"))
         .env("REEL_TEST_PIDFILE", run.pidfile())
         .env("ANTHROPIC_API_KEY", canary)
@@ -348,7 +349,22 @@ fn a_canary_secret_never_reaches_the_cassette() {
         .iter()
         .find(|a| a["path"] == "outputs/leak.txt")
         .unwrap();
-    assert_eq!(leak["body"], "token=[REDACTED]\n");
+    let body = leak["body"].as_str().unwrap();
+    assert!(
+        body.starts_with("token=[REDACTED") && !body.contains("canary"),
+        "{body}"
+    );
+    // The kept run directory's logs are scrubbed too (the work root holds
+    // the agent's own files, which are the user's business).
+    let logs: Vec<PathBuf> = walk_files(&run.dir.path().join("runs"))
+        .into_iter()
+        .filter(|p| !p.components().any(|c| c.as_os_str() == "work"))
+        .collect();
+    assert!(logs.iter().any(|p| p.ends_with("events.jsonl")), "{logs:?}");
+    for p in logs {
+        let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+        assert!(!text.contains(canary), "{} holds the canary", p.display());
+    }
     run.assert_no_process_left();
 }
 
@@ -385,6 +401,24 @@ fn genuine_cowork_harness_recordings_rederive_their_answers() {
         let problems = reel::scenario::answers::check_recorded_answers(&cassette);
         assert!(problems.is_empty(), "{name}: {problems:#?}");
     }
+}
+
+#[test]
+fn reels_own_example_recordings_rederive_their_answers() {
+    let mut checked = 0;
+    for dir in ["cassettes", "cassettes/red"] {
+        for e in std::fs::read_dir(util::repo().join(dir)).unwrap().flatten() {
+            let path = e.path();
+            if !path.to_string_lossy().ends_with(".cassette.json") {
+                continue;
+            }
+            let cassette = reel::cassette::Cassette::load(&path).unwrap();
+            let problems = reel::scenario::answers::check_recorded_answers(&cassette);
+            assert!(problems.is_empty(), "{}: {problems:#?}", path.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "only {checked} cassettes checked");
 }
 
 #[test]
@@ -614,4 +648,21 @@ fn two_scenarios_with_one_slug_are_refused_before_anything_runs() {
         "{err}"
     );
     assert!(!dir.path().join("cassettes").exists());
+}
+
+#[test]
+fn a_tampered_permission_answer_is_reported() {
+    let path = util::repo().join("cassettes/bash-policy.cassette.json");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        r#"\"behavior\":\"deny\",\"message\":\"denied by scenario policy\""#,
+        r#"\"behavior\":\"allow\",\"updatedInput\":{}"#,
+    );
+    let cassette = reel::cassette::Cassette::from_bytes(&path, text.as_bytes()).unwrap();
+    let problems = reel::scenario::answers::check_recorded_answers(&cassette);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(
+        problems[0].contains("(Bash): recorded allow, but the frozen answers give deny"),
+        "{}",
+        problems[0]
+    );
 }
