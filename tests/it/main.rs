@@ -4,6 +4,7 @@
 mod assert;
 mod cassette;
 mod claude;
+mod crash;
 mod fingerprint;
 mod hostile;
 mod model;
