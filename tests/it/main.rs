@@ -6,6 +6,7 @@ mod cassette;
 mod claude;
 mod crash;
 mod fingerprint;
+mod fuzz;
 mod hostile;
 mod model;
 mod rehash;
