@@ -1,7 +1,8 @@
 //! Evidence: what a recorded event stream shows.
 //!
 //! The recorded `events` lines are re-driven through one stream-json parser
-//! ([`parse`]) into a [`RunRecord`] (transcript, tool calls and results,
+//! ([`parse`]; [`line`] reads the common lines through borrowed views and
+//! falls back to it for the rest) into a [`RunRecord`] (transcript, tool calls and results,
 //! sub-agents, skills, init context, tasks, usage, cost, questions and their
 //! offered options, gate deliveries, hook events, path denials, stall, infra
 //! errors), and `controlOut` is indexed by `request_id` ([`control`]).
@@ -19,6 +20,7 @@
 //! [`RunRecord::from_cassette`] never fails and never panics on untrusted input.
 
 pub mod control;
+pub mod line;
 pub mod parse;
 mod record;
 

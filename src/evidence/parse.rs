@@ -223,6 +223,30 @@ pub fn utf16_len(s: &str) -> usize {
     s.chars().map(char::len_utf16).sum()
 }
 
+/// A `tool_result` block's event, from its flattened (uncapped) text: the
+/// display and assertion caps are applied here, once.
+pub(super) fn tool_result_event(
+    tool_use_id: Option<String>,
+    is_error: bool,
+    full: &str,
+    text_blocks: Option<Vec<String>>,
+) -> AgentEvent {
+    let full_len = if full.len() <= ASSERT_TEXT_CAP {
+        full.len()
+    } else {
+        utf16_len(full)
+    };
+    AgentEvent::ToolResult {
+        tool_use_id,
+        is_error,
+        text: slice_utf16(full, DISPLAY_TEXT_CAP).to_owned(),
+        assert_text: slice_utf16(full, ASSERT_TEXT_CAP).to_owned(),
+        // The original measures the 200 000-char provenance copy.
+        assert_text_truncated: full_len.min(200_000) > ASSERT_TEXT_CAP,
+        text_blocks,
+    }
+}
+
 /// Flattens a tool_result `content` (string, or array of blocks) without a cap.
 fn flatten_tool_result(content: Option<&Value>) -> String {
     match content {
@@ -422,12 +446,14 @@ pub fn to_decision_request(msg: &Map<String, Value>) -> Result<Option<DecisionRe
     }
 }
 
-/// `parseMessage`: one parsed events line → agent events.
-pub fn parse_message(msg: &Value) -> Result<Vec<AgentEvent>, String> {
+/// `parseMessage`: one parsed events line → agent events. Takes the line by
+/// value so the events that keep a whole frame move it instead of cloning.
+pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
     let mut ev = Vec::new();
-    let Some(m) = msg.as_object() else {
+    let Value::Object(map) = msg else {
         return Ok(ev);
     };
+    let m = &map;
     match m.get("type").and_then(Value::as_str) {
         Some("infra_error") => ev.push(AgentEvent::InfraError {
             message: str_field(m, "message").unwrap_or_else(|| "infrastructure error".into()),
@@ -451,16 +477,14 @@ pub fn parse_message(msg: &Value) -> Result<Vec<AgentEvent>, String> {
                     cwd: str_field(m, "cwd"),
                 });
             }
-            Some("api_metrics") => ev.push(AgentEvent::Metrics(msg.clone())),
+            Some("api_metrics") => ev.push(AgentEvent::Metrics(Value::Object(map))),
             Some("thinking") => ev.push(AgentEvent::Thinking),
             Some(sub) => {
-                let mut data = m.clone();
+                let subtype = sub.to_owned();
+                let mut data = map;
                 data.shift_remove("type");
                 data.shift_remove("subtype");
-                ev.push(AgentEvent::SystemEvent {
-                    subtype: sub.to_owned(),
-                    data,
-                });
+                ev.push(AgentEvent::SystemEvent { subtype, data });
             }
             None => {}
         },
@@ -579,21 +603,12 @@ pub fn parse_message(msg: &Value) -> Result<Vec<AgentEvent>, String> {
                 if tool_use_id.is_none() {
                     ev.push(AgentEvent::ProtocolEvidenceError);
                 }
-                let full = flatten_tool_result(b.get("content"));
-                let full_len = if full.len() <= ASSERT_TEXT_CAP {
-                    full.len()
-                } else {
-                    utf16_len(&full)
-                };
-                ev.push(AgentEvent::ToolResult {
+                ev.push(tool_result_event(
                     tool_use_id,
-                    is_error: truthy(b.get("is_error")),
-                    text: slice_utf16(&full, DISPLAY_TEXT_CAP).to_owned(),
-                    assert_text: slice_utf16(&full, ASSERT_TEXT_CAP).to_owned(),
-                    // The original measures the 200 000-char provenance copy.
-                    assert_text_truncated: full_len.min(200_000) > ASSERT_TEXT_CAP,
-                    text_blocks: text_blocks(b.get("content")),
-                });
+                    truthy(b.get("is_error")),
+                    &flatten_tool_result(b.get("content")),
+                    text_blocks(b.get("content")),
+                ));
             }
         }
         Some("result") => ev.push(AgentEvent::Result {
@@ -629,28 +644,28 @@ mod tests {
 
     #[test]
     fn non_object_assistant_block_is_a_protocol_error() {
-        let e = parse_message(&json!({"type":"assistant","message":{"content":[3]}})).unwrap_err();
+        let e = parse_message(json!({"type":"assistant","message":{"content":[3]}})).unwrap_err();
         assert!(e.contains("expected an object, got number"), "{e}");
     }
 
     #[test]
     fn init_with_scalar_tools_is_a_protocol_error() {
         let e =
-            parse_message(&json!({"type":"system","subtype":"init","tools":"Read"})).unwrap_err();
+            parse_message(json!({"type":"system","subtype":"init","tools":"Read"})).unwrap_err();
         assert!(e.contains("\"tools\" must be an array, got string"), "{e}");
     }
 
     #[test]
     fn control_request_without_id_is_a_protocol_error() {
         let e =
-            parse_message(&json!({"type":"control_request","request":{"subtype":"hook_callback"}}))
+            parse_message(json!({"type":"control_request","request":{"subtype":"hook_callback"}}))
                 .unwrap_err();
         assert_eq!(e, "control-in: malformed request_id: undefined");
     }
 
     #[test]
     fn tool_result_array_content_is_flattened_with_spaces() {
-        let ev = parse_message(&json!({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"a"},{"type":"image","x":1}]}]}})).unwrap();
+        let ev = parse_message(json!({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"a"},{"type":"image","x":1}]}]}})).unwrap();
         match &ev[0] {
             AgentEvent::ToolResult {
                 assert_text,

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::control::{self, ControlOutIndex, Reply};
+use super::line::{self, LineOutcome};
 use super::parse::{self, AgentEvent, DecisionRequest, js_string};
 
 /// Tools whose path-bearing calls are recorded as file-tool attempts.
@@ -675,23 +676,6 @@ fn posix_normalize_abs(p: &str) -> Option<String> {
     Some(out)
 }
 
-/// The line types `parse_message` acts on.
-const HANDLED_TYPES: &[&str] = &[
-    "infra_error",
-    "system",
-    "control_request",
-    "assistant",
-    "user",
-    "result",
-];
-
-/// Just the `type` of a line (borrowed; everything else skipped unparsed).
-#[derive(serde::Deserialize)]
-struct TypeOnly<'a> {
-    #[serde(rename = "type", borrow, default)]
-    ty: Option<std::borrow::Cow<'a, str>>,
-}
-
 /// A tool call as logged (all calls, sub-agents included).
 struct LoggedCall {
     name: String,
@@ -743,28 +727,18 @@ pub fn drive<'a>(events: impl Iterator<Item = &'a str>, control_out: Option<&[&s
         cwd: None,
     };
     let mut truncated: Option<String> = None;
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        // Most recorded lines (`stream_event` deltas, `rate_limit_event`, …)
-        // mean nothing to the parser: a non-allocating scan of `type` skips
-        // them without building a JSON tree (the scan still validates JSON).
-        if let Ok(TypeOnly { ty: Some(ty) }) = serde_json::from_str::<TypeOnly<'_>>(line)
-            && !HANDLED_TYPES.contains(&ty.as_ref())
-        {
-            continue;
-        }
-        let Ok(msg) = serde_json::from_str::<Value>(line) else {
-            d.rec.malformed_event_lines.push(i);
-            continue;
-        };
-        let evs = match parse::parse_message(&msg) {
-            Ok(evs) => evs,
-            Err(message) => {
+    'lines: for (i, line) in lines.iter().enumerate() {
+        let evs = match line::read(line) {
+            LineOutcome::Blank | LineOutcome::Ignored => continue,
+            LineOutcome::Malformed => {
+                d.rec.malformed_event_lines.push(i);
+                continue;
+            }
+            LineOutcome::ProtocolError(message) => {
                 d.rec.protocol_error_lines.push((i, message));
                 continue;
             }
+            LineOutcome::Events(evs) => evs,
         };
         for ev in evs {
             if matches!(ev, AgentEvent::Decision(_)) && !d.rec.has_control_out {
@@ -772,11 +746,8 @@ pub fn drive<'a>(events: impl Iterator<Item = &'a str>, control_out: Option<&[&s
             }
             if let Err(msg) = d.on_event(ev) {
                 truncated = Some(format!("truncated cassette: {msg}"));
-                break;
+                break 'lines;
             }
-        }
-        if truncated.is_some() {
-            break;
         }
     }
     if let Some(t) = truncated {
@@ -1278,12 +1249,13 @@ impl Driver {
         self.rec.transcript = self.transcript.join("\n");
         self.rec.evidence_errors.task_tracking += self.pending_tasks.len() as u64;
         self.rec.evidence_errors.present_files_malformed += self.pending_present.len() as u64;
-        // Redundant identical main-agent calls.
-        let mut groups: Vec<(String, String, u64)> = Vec::new();
-        // (name, canonical input) → index in `groups`: a linear search made
-        // this quadratic in the number of calls.
-        let mut index: std::collections::HashMap<(String, String), usize> =
-            std::collections::HashMap::new();
+        // Redundant identical main-agent calls, grouped by (name, SHA-256 of
+        // the canonical input): keeping the digest instead of the canonical
+        // text keeps this pass from holding a second copy of every input.
+        let mut groups: Vec<(&str, [u8; 32], u64)> = Vec::new();
+        // (name, digest) → index in `groups`: a linear search made this
+        // quadratic in the number of calls.
+        let mut index: HashMap<(&str, [u8; 32]), usize> = HashMap::new();
         for call in &self.tool_log {
             if call
                 .parent
@@ -1292,24 +1264,25 @@ impl Driver {
             {
                 continue;
             }
-            let key = control::canon(&call.input);
-            match index.entry((call.name.clone(), key)) {
+            let digest: [u8; 32] = Sha256::digest(control::canon(&call.input).as_bytes()).into();
+            match index.entry((call.name.as_str(), digest)) {
                 std::collections::hash_map::Entry::Occupied(e) => groups[*e.get()].2 += 1,
                 std::collections::hash_map::Entry::Vacant(e) => {
-                    groups.push((e.key().0.clone(), e.key().1.clone(), 1));
+                    groups.push((call.name.as_str(), digest, 1));
                     e.insert(groups.len() - 1);
                 }
             }
         }
-        self.rec.redundant_tool_calls = groups
+        let redundant_tool_calls = groups
             .into_iter()
             .filter(|g| g.2 >= 2)
-            .map(|(name, key, count)| RedundantGroup {
-                name,
-                arg_hash: hex::encode(Sha256::digest(key.as_bytes()))[..16].to_owned(),
+            .map(|(name, digest, count)| RedundantGroup {
+                name: name.to_owned(),
+                arg_hash: hex::encode(&digest[..8]),
                 count,
             })
             .collect();
+        self.rec.redundant_tool_calls = redundant_tool_calls;
         if self.rec.result == RunOutcome::Error && self.rec.error_source.is_none() {
             self.rec.error_source = Some("no_result".into());
         }

@@ -1,0 +1,482 @@
+//! One recorded `events` line → what it means to the re-drive, read fast.
+//!
+//! Replay reads every recorded line (50 000-line cassettes happen), and
+//! building a full `serde_json::Value` per line — order-preserving maps,
+//! arbitrary-precision numbers — was most of replay's time. So the lines that
+//! dominate recordings (`assistant` text / tool_use blocks, `user` tool results
+//! with string content, and every line type the parser ignores) are read into
+//! small typed views that borrow from the line instead.
+//!
+//! The views are a shortcut, never a second rulebook: a view only accepts a
+//! line whose every consulted field has the plain shape it expects (a string, a
+//! bool, null, absent). Anything else — another type, an odd shape, a duplicate
+//! key, a sub-agent dispatch, array tool-result content — makes [`read`] fall
+//! back to the reference parser, [`parse::parse_message`] over a `Value`, which
+//! alone decides malformed and protocol-error lines. The unit tests check that
+//! both paths agree line by line.
+//!
+//! Not here: what the events do to the run record (`record`).
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, de::Error as _};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::parse::{self, AgentEvent};
+
+/// What one `events` line contributes.
+#[derive(Debug, PartialEq)]
+pub enum LineOutcome {
+    /// Empty or whitespace-only: skipped silently.
+    Blank,
+    /// A line type the parser does not act on (`stream_event`, …).
+    Ignored,
+    /// Not JSON: a cassette-format finding.
+    Malformed,
+    /// JSON, but a structurally malformed frame (the message says how).
+    ProtocolError(String),
+    /// The agent events the line means, in order.
+    Events(Vec<AgentEvent>),
+}
+
+/// The line types [`parse::parse_message`] acts on; the rest are ignored.
+const HANDLED_TYPES: &[&str] = &[
+    "infra_error",
+    "system",
+    "control_request",
+    "assistant",
+    "user",
+    "result",
+];
+
+/// Reads one line (pure: safe to call on many lines in parallel).
+pub fn read(line: &str) -> LineOutcome {
+    if line.trim().is_empty() {
+        return LineOutcome::Blank;
+    }
+    read_view(line).unwrap_or_else(|| read_reference(line))
+}
+
+/// The reference path: the whole line as a `Value`, through `parse_message`.
+fn read_reference(line: &str) -> LineOutcome {
+    // An ignored type is skipped after one non-allocating scan of `type`
+    // (the scan still validates the JSON).
+    if let Ok(TypeOnly { ty: Some(ty) }) = serde_json::from_str::<TypeOnly<'_>>(line)
+        && !HANDLED_TYPES.contains(&ty.as_ref())
+    {
+        return LineOutcome::Ignored;
+    }
+    let Ok(msg) = serde_json::from_str::<Value>(line) else {
+        return LineOutcome::Malformed;
+    };
+    match parse::parse_message(msg) {
+        Ok(events) => LineOutcome::Events(events),
+        Err(message) => LineOutcome::ProtocolError(message),
+    }
+}
+
+/// Just the `type` of a line (borrowed; everything else skipped unparsed).
+#[derive(Deserialize)]
+struct TypeOnly<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Option<Cow<'a, str>>,
+}
+
+/// The fast path; `None` means "ask the reference path".
+fn read_view(line: &str) -> Option<LineOutcome> {
+    if !view_can_judge(line) {
+        return None;
+    }
+    let view: LineView<'_> = serde_json::from_str(line).ok()?;
+    match view.ty.as_ref()?.0.as_ref() {
+        "assistant" => assistant_events(view).map(LineOutcome::Events),
+        "user" => user_events(view).map(LineOutcome::Events),
+        ty if !HANDLED_TYPES.contains(&ty) => Some(LineOutcome::Ignored),
+        _ => None,
+    }
+}
+
+/// Whether a successful view parse proves the reference parser would accept
+/// the line too. Fields a view does not consult are skipped by serde_json's
+/// lenient skipper, which (unlike a `Value` parse) has no nesting limit and
+/// lets lone UTF-16 surrogate escapes through; lines that could hit either are
+/// left to the reference path. Counting every `[`/`{` byte over-counts (those
+/// inside strings too), which only sends more lines the slow way.
+fn view_can_judge(line: &str) -> bool {
+    const MAX_OPENERS: usize = 100; // well under serde_json's nesting limit of 128
+    let bytes = line.as_bytes();
+    bytes.first() == Some(&b'{')
+        && bytes.iter().filter(|&&b| b == b'[' || b == b'{').count() < MAX_OPENERS
+        && !line.match_indices("\\u").any(|(i, _)| {
+            // `\uD800`–`\uDFFF`: a surrogate half (paired or not).
+            matches!(bytes.get(i + 2), Some(b'd' | b'D'))
+                && matches!(
+                    bytes.get(i + 3),
+                    Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+                )
+        })
+}
+
+/// A JSON string (only), borrowed from the line unless it has escapes.
+struct JsonStr<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for JsonStr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct StrVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for StrVisitor<'a> {
+            type Value = JsonStr<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+                Ok(JsonStr(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(JsonStr(Cow::Owned(s.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Self::Value, E> {
+                Ok(JsonStr(Cow::Owned(s)))
+            }
+        }
+        d.deserialize_str(StrVisitor(std::marker::PhantomData))
+    }
+}
+
+impl JsonStr<'_> {
+    /// JS `v ? String(v) : undefined` for a string `v`.
+    fn truthy(v: Option<Self>) -> Option<String> {
+        v.filter(|s| !s.0.is_empty()).map(|s| s.0.into_owned())
+    }
+}
+
+/// A key that must be a string when present. Unlike `Option`, a JSON `null`
+/// is refused (the reference reads `String(null)` = `"null"` there).
+#[derive(Default)]
+enum PresentStr<'a> {
+    #[default]
+    Absent,
+    Is(JsonStr<'a>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PresentStr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        JsonStr::deserialize(d).map(PresentStr::Is)
+    }
+}
+
+impl PresentStr<'_> {
+    /// JS `v === undefined ? "" : String(v)` for a string `v`.
+    fn or_empty(self) -> String {
+        match self {
+            PresentStr::Absent => String::new(),
+            PresentStr::Is(s) => s.0.into_owned(),
+        }
+    }
+}
+
+/// Makes a derived view refuse a JSON array. serde's derive also reads a
+/// struct from a positional array, which the reference (objects only) never
+/// would. Placed first with `#[serde(default)]`: as an object key it is
+/// absent (or refused), as the first array element it is refused, and an
+/// empty array fails on the next field, which has no default.
+#[derive(Default)]
+struct ObjectsOnly;
+
+impl<'de> Deserialize<'de> for ObjectsOnly {
+    fn deserialize<D: Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
+        Err(D::Error::custom("a view reads objects only"))
+    }
+}
+
+/// An `assistant` / `user` line, as far as the re-drive reads it.
+#[derive(Deserialize)]
+struct LineView<'a> {
+    #[serde(rename = "\u{0}objects-only", default)]
+    _objects_only: ObjectsOnly,
+    #[serde(rename = "type", borrow)]
+    ty: Option<JsonStr<'a>>,
+    #[serde(borrow)]
+    message: Option<MessageView<'a>>,
+    #[serde(borrow)]
+    parent_tool_use_id: Option<JsonStr<'a>>,
+    #[serde(borrow)]
+    tool_use_result: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct MessageView<'a> {
+    #[serde(rename = "\u{0}objects-only", default)]
+    _objects_only: ObjectsOnly,
+    #[serde(borrow)]
+    model: Option<JsonStr<'a>>,
+    #[serde(borrow)]
+    content: Option<Vec<BlockView<'a>>>,
+}
+
+/// A content block of either role (the union of the keys both read).
+#[derive(Deserialize)]
+struct BlockView<'a> {
+    #[serde(rename = "\u{0}objects-only", default)]
+    _objects_only: ObjectsOnly,
+    #[serde(rename = "type", borrow)]
+    ty: Option<JsonStr<'a>>,
+    #[serde(default, borrow)]
+    text: PresentStr<'a>,
+    #[serde(default, borrow)]
+    name: PresentStr<'a>,
+    #[serde(borrow)]
+    id: Option<JsonStr<'a>>,
+    input: Option<Value>,
+    #[serde(borrow)]
+    parent_tool_use_id: Option<JsonStr<'a>>,
+    #[serde(borrow)]
+    tool_use_id: Option<JsonStr<'a>>,
+    /// Tool-result content: only the string form is read here.
+    #[serde(borrow)]
+    content: Option<JsonStr<'a>>,
+    is_error: Option<bool>,
+}
+
+/// `tool_use_result` keys that mark a sub-agent result envelope.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultEnvelopeView<'a> {
+    #[serde(borrow)]
+    resolved_model: Option<&'a RawValue>,
+    #[serde(borrow)]
+    agent_type: Option<&'a RawValue>,
+    #[serde(borrow)]
+    status: Option<&'a RawValue>,
+}
+
+fn is_json_string(v: Option<&RawValue>) -> bool {
+    v.is_some_and(|r| r.get().starts_with('"'))
+}
+
+fn assistant_events(view: LineView<'_>) -> Option<Vec<AgentEvent>> {
+    let line_parent = JsonStr::truthy(view.parent_tool_use_id);
+    let (model, blocks) = match view.message {
+        Some(m) => (
+            m.model.map(|s| s.0.into_owned()),
+            m.content.unwrap_or_default(),
+        ),
+        None => (None, Vec::new()),
+    };
+    let mut events = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        let parent = JsonStr::truthy(block.parent_tool_use_id).or_else(|| line_parent.clone());
+        match block.ty.as_ref().map(|t| t.0.as_ref()) {
+            Some("text") => events.push(AgentEvent::AssistantText {
+                text: block.text.or_empty(),
+                parent,
+                model: model.clone(),
+            }),
+            Some("thinking") => events.push(AgentEvent::Thinking),
+            Some("tool_use") => {
+                let name = block.name.or_empty();
+                let input = block.input.unwrap_or(Value::Null);
+                let dispatch = name == "Agent"
+                    || name == "Task"
+                    || input
+                        .as_object()
+                        .is_some_and(|i| i.contains_key("subagent_type"));
+                if dispatch {
+                    // Sub-agent dispatches read more keys; rare enough to leave
+                    // to the reference.
+                    return None;
+                }
+                events.push(AgentEvent::ToolUse {
+                    name,
+                    input,
+                    parent,
+                    tool_use_id: JsonStr::truthy(block.id),
+                    model: model.clone(),
+                });
+            }
+            _ => {}
+        }
+    }
+    Some(events)
+}
+
+fn user_events(view: LineView<'_>) -> Option<Vec<AgentEvent>> {
+    let blocks = view.message.and_then(|m| m.content).unwrap_or_default();
+    let mut events = Vec::with_capacity(blocks.len());
+    if let Some(raw) = view.tool_use_result.filter(|r| r.get().starts_with('{')) {
+        let envelope: ResultEnvelopeView<'_> = serde_json::from_str(raw.get()).ok()?;
+        let first_result = blocks
+            .iter()
+            .find(|b| b.ty.as_ref().is_some_and(|t| t.0 == "tool_result"));
+        let tool_use_id = first_result
+            .and_then(|b| b.tool_use_id.as_ref())
+            .filter(|id| !id.0.is_empty());
+        let marked = is_json_string(envelope.resolved_model)
+            || is_json_string(envelope.agent_type)
+            || is_json_string(envelope.status);
+        if let (Some(id), true) = (tool_use_id, marked) {
+            let agent_type = match envelope.agent_type {
+                Some(r) if r.get().starts_with('"') => {
+                    Some(serde_json::from_str::<String>(r.get()).ok()?)
+                }
+                _ => None,
+            };
+            events.push(AgentEvent::SubagentResultMeta {
+                tool_use_id: id.0.clone().into_owned(),
+                agent_type,
+            });
+        }
+    }
+    for block in blocks {
+        if block.ty.as_ref().map(|t| t.0.as_ref()) != Some("tool_result") {
+            continue;
+        }
+        let tool_use_id = JsonStr::truthy(block.tool_use_id);
+        if tool_use_id.is_none() {
+            events.push(AgentEvent::ProtocolEvidenceError);
+        }
+        let full = block.content.as_ref().map_or("", |c| c.0.as_ref());
+        events.push(parse::tool_result_event(
+            tool_use_id,
+            block.is_error.unwrap_or(false),
+            full,
+            None,
+        ));
+    }
+    Some(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines each path must judge alike: the common shapes the views take,
+    /// and the traps they must hand back (arrays for objects, nulls, other
+    /// types, duplicates, deep nesting, lone surrogates, dispatches).
+    const LINES: &[&str] = &[
+        r#"{"type":"assistant","message":{"model":"m","content":[{"type":"text","text":"hi\nthere"}]},"parent_tool_use_id":null}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls","n":1.50}}]},"parent_tool_use_id":"p"}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"","name":"Read","input":null,"parent_tool_use_id":"q"}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"x"},{"type":"redacted_thinking"}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"text","text":null}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"text"}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"text","text":5}]}}"#,
+        r#"{"type":"assistant","message":{"content":[[]]}}"#,
+        r#"{"type":"assistant","message":{"content":[["text","hi"]]}}"#,
+        r#"{"type":"assistant","message":{"content":[3]}}"#,
+        r#"{"type":"assistant","message":[]}"#,
+        r#"{"type":"assistant","message":"x"}"#,
+        r#"{"type":"assistant","message":{"content":"plain"}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t2","name":"Task","input":{"prompt":"p"}}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t3","name":"X","input":{"subagent_type":"a"}}]}}"#,
+        r#"{"type":"assistant","type":"user","message":{"content":[]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"text","text":"\ud800"}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"text","text":"a","x":"\udc00"}]}}"#,
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"out","is_error":true}]}}"#,
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","content":"no id"}]}}"#,
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":null,"is_error":null}]}}"#,
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"a"}]}]}}"#,
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","is_error":1}]}}"#,
+        r#"{"type":"user","message":{"content":[{"type":"text","text":"hello"},"str"]}}"#,
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t9","content":"r"}]},"tool_use_result":{"agentType":"general","status":"completed"}}"#,
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t9","content":"r"}]},"tool_use_result":{"status":1,"agentType":null}}"#,
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t9","content":"r"}]},"tool_use_result":"Error: x"}"#,
+        r#"{"type":"stream_event","event":{"delta":{"text":"x"}}}"#,
+        r#"{"type":"rate_limit_event","message":"not an object"}"#,
+        r#"{"type":"system","subtype":"init","tools":[]}"#,
+        r#"{"type":"result","subtype":"success","is_error":false}"#,
+        r#"{"message":{"content":[]}}"#,
+        r#"["assistant",{"content":[]}]"#,
+        r#"[]"#,
+        r#"{"type":"assistant","message":{"content":[]}} trailing"#,
+        "   ",
+        "not json",
+    ];
+
+    #[test]
+    fn view_and_reference_agree() {
+        // 130 levels: over the `Value` nesting limit, so a malformed line.
+        let deep = format!(
+            r#"{{"type":"assistant","message":{{"content":[]}},"extra":{}{}}}"#,
+            "[".repeat(130),
+            "]".repeat(130)
+        );
+        for line in LINES.iter().copied().chain([deep.as_str()]) {
+            let reference = if line.trim().is_empty() {
+                LineOutcome::Blank
+            } else {
+                read_reference(line)
+            };
+            assert_eq!(read(line), reference, "line: {line}");
+        }
+    }
+
+    /// Every line of every cassette in the repository (real cowork-harness
+    /// recordings and the hand-made hostile ones) reads alike either way.
+    #[test]
+    fn repository_cassettes_read_alike() {
+        let mut pending = vec![std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests"
+        ))];
+        let (mut lines, mut by_view) = (0, 0);
+        while let Some(dir) = pending.pop() {
+            for entry in std::fs::read_dir(&dir).expect("read tests dir").flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    pending.push(path);
+                    continue;
+                }
+                if !path.to_string_lossy().ends_with(".cassette.json") {
+                    continue;
+                }
+                let Ok(doc) = serde_json::from_slice::<Value>(&std::fs::read(&path).expect("read"))
+                else {
+                    continue; // deliberately unreadable fixtures
+                };
+                let events = doc
+                    .get("events")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                for line in events.iter().filter_map(Value::as_str) {
+                    let reference = if line.trim().is_empty() {
+                        LineOutcome::Blank
+                    } else {
+                        read_reference(line)
+                    };
+                    lines += 1;
+                    by_view += usize::from(read_view(line).is_some());
+                    assert_eq!(read(line), reference, "{}: {line}", path.display());
+                }
+            }
+        }
+        assert!(
+            lines > 200 && by_view > lines / 3,
+            "{by_view} of {lines} lines by view"
+        );
+    }
+
+    #[test]
+    fn common_lines_take_the_view() {
+        for line in &LINES[..4] {
+            assert!(read_view(line).is_some(), "line: {line}");
+        }
+        let stream_event = r#"{"type":"stream_event","event":{"delta":{"text":"x"}}}"#;
+        assert_eq!(read_view(stream_event), Some(LineOutcome::Ignored));
+    }
+
+    #[test]
+    fn traps_go_to_the_reference() {
+        for trap in [
+            r#"{"type":"assistant","message":{"content":[[]]}}"#,
+            r#"["assistant",{"content":[]}]"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":null}]}}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"a","x":"\udc00"}]}}"#,
+        ] {
+            assert!(read_view(trap).is_none(), "line: {trap}");
+        }
+    }
+}
