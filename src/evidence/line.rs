@@ -110,7 +110,7 @@ fn view_can_judge(line: &str) -> bool {
     let bytes = line.as_bytes();
     bytes.first() == Some(&b'{')
         && bytes.iter().filter(|&&b| b == b'[' || b == b'{').count() < MAX_OPENERS
-        && !line.match_indices("\\u").any(|(i, _)| {
+        && !memchr::memmem::find_iter(bytes, b"\\u").any(|i| {
             // `\uD800`–`\uDFFF`: a surrogate half (paired or not).
             matches!(bytes.get(i + 2), Some(b'd' | b'D'))
                 && matches!(

@@ -8,9 +8,14 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use rayon::prelude::*;
+
 use super::control::{self, ControlOutIndex, Reply};
 use super::line::{self, LineOutcome};
 use super::parse::{self, AgentEvent, DecisionRequest, js_string};
+
+/// Lines read in parallel before their events are folded into the record.
+const READ_CHUNK_LINES: usize = 4096;
 
 /// Tools whose path-bearing calls are recorded as file-tool attempts.
 pub const FILE_ATTEMPT_TOOLS: &[&str] = &["Read", "Write", "Edit", "Glob", "Grep", "MultiEdit"];
@@ -727,26 +732,33 @@ pub fn drive<'a>(events: impl Iterator<Item = &'a str>, control_out: Option<&[&s
         cwd: None,
     };
     let mut truncated: Option<String> = None;
-    'lines: for (i, line) in lines.iter().enumerate() {
-        let evs = match line::read(line) {
-            LineOutcome::Blank | LineOutcome::Ignored => continue,
-            LineOutcome::Malformed => {
-                d.rec.malformed_event_lines.push(i);
-                continue;
-            }
-            LineOutcome::ProtocolError(message) => {
-                d.rec.protocol_error_lines.push((i, message));
-                continue;
-            }
-            LineOutcome::Events(evs) => evs,
-        };
-        for ev in evs {
-            if matches!(ev, AgentEvent::Decision(_)) && !d.rec.has_control_out {
-                continue;
-            }
-            if let Err(msg) = d.on_event(ev) {
-                truncated = Some(format!("truncated cassette: {msg}"));
-                break 'lines;
+    // Reading a line is pure and most of the work, so each chunk of lines is
+    // read in parallel and then folded in order; chunking bounds how many
+    // read-but-unfolded events exist at once.
+    'lines: for (chunk_index, chunk) in lines.chunks(READ_CHUNK_LINES).enumerate() {
+        let outcomes: Vec<LineOutcome> = chunk.par_iter().map(|l| line::read(l)).collect();
+        for (offset, outcome) in outcomes.into_iter().enumerate() {
+            let i = chunk_index * READ_CHUNK_LINES + offset;
+            let evs = match outcome {
+                LineOutcome::Blank | LineOutcome::Ignored => continue,
+                LineOutcome::Malformed => {
+                    d.rec.malformed_event_lines.push(i);
+                    continue;
+                }
+                LineOutcome::ProtocolError(message) => {
+                    d.rec.protocol_error_lines.push((i, message));
+                    continue;
+                }
+                LineOutcome::Events(evs) => evs,
+            };
+            for ev in evs {
+                if matches!(ev, AgentEvent::Decision(_)) && !d.rec.has_control_out {
+                    continue;
+                }
+                if let Err(msg) = d.on_event(ev) {
+                    truncated = Some(format!("truncated cassette: {msg}"));
+                    break 'lines;
+                }
             }
         }
     }
