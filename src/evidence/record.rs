@@ -702,7 +702,11 @@ struct GateAnswer {
 /// The re-drive state.
 struct Driver {
     rec: RunRecord,
-    transcript: Vec<String>,
+    /// Top-level assistant texts, `\n`-joined as they arrive (no second
+    /// copy at the end).
+    transcript: String,
+    /// Where the last of those texts starts in `transcript`.
+    last_text_start: Option<usize>,
     tool_log: Vec<LoggedCall>,
     tool_name_by_use_id: HashMap<String, String>,
     fork_scoped: HashSet<String>,
@@ -722,7 +726,8 @@ pub fn drive<'a>(events: impl Iterator<Item = &'a str>, control_out: Option<&[&s
             control_out: control::build_index(co_lines),
             ..RunRecord::default()
         },
-        transcript: Vec::new(),
+        transcript: String::new(),
+        last_text_start: None,
         tool_log: Vec::new(),
         tool_name_by_use_id: HashMap::new(),
         fork_scoped: HashSet::new(),
@@ -809,7 +814,11 @@ impl Driver {
             } => {
                 self.note_model(model);
                 if parent.is_none() {
-                    self.transcript.push(text);
+                    if self.last_text_start.is_some() {
+                        self.transcript.push('\n');
+                    }
+                    self.last_text_start = Some(self.transcript.len());
+                    self.transcript.push_str(&text);
                 }
             }
             AgentEvent::ToolUse {
@@ -1258,7 +1267,6 @@ impl Driver {
     }
 
     fn finish(mut self, lines: &[&str]) -> RunRecord {
-        self.rec.transcript = self.transcript.join("\n");
         self.rec.evidence_errors.task_tracking += self.pending_tasks.len() as u64;
         self.rec.evidence_errors.present_files_malformed += self.pending_present.len() as u64;
         // Redundant identical main-agent calls, grouped by (name, SHA-256 of
@@ -1298,7 +1306,9 @@ impl Driver {
         if self.rec.result == RunOutcome::Error && self.rec.error_source.is_none() {
             self.rec.error_source = Some("no_result".into());
         }
-        let last_text = self.transcript.last().map(|t| t.trim()).unwrap_or("");
+        let last_text = self
+            .last_text_start
+            .map_or("", |start| self.transcript[start..].trim());
         let last_gate = self
             .tool_log
             .iter()
@@ -1310,6 +1320,7 @@ impl Driver {
             .count();
         self.rec.stalled_on_question =
             self.rec.result == RunOutcome::Success && last_text.ends_with('?') && productive == 0;
+        self.rec.transcript = std::mem::take(&mut self.transcript);
         // Gate deliveries: pair each answered gate with its tool_result.
         self.rec.gate_deliveries = self
             .gate_answers
