@@ -398,6 +398,13 @@ pub fn replay_with(
         notices.extend(warnings);
         assertions.push(outcome);
     }
+    // Evaluation was the record's last reader: free it now rather than
+    // holding it beside the facts (and, in JSON mode, the run result) — on a
+    // large cassette it is the size of the recording.
+    drop(ctx);
+    let mut run = run;
+    facts.transcript = std::mem::take(&mut run.transcript);
+    drop(run);
 
     // 16. Pseudo-assertions, in the original's order.
     for m in stale.failures(staleness_gate(opts)) {

@@ -104,7 +104,9 @@ pub fn facts(run: &RunRecord, with_fields: bool) -> RecordFacts {
         result_error_kind,
         result_subtype: run.result_subtype.clone(),
         error_source: run.error_source.clone(),
-        transcript: run.transcript.clone(),
+        // Moved in by `replay_with` once evaluation is done: the transcript
+        // can be tens of MB, and the record still needs it until then.
+        transcript: String::new(),
         tool_count: run.tool_calls_total() as usize,
         subagent_count: run.subagents.len(),
         models: run.models.clone(),
