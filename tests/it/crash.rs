@@ -1,4 +1,4 @@
-//! Crash safety: `reel rehash` (and `reel record`) killed with SIGKILL at
+//! Crash safety: `reel rehash` and `reel record` killed with SIGKILL at
 //! seeded random points leave every cassette on disk byte-for-byte either the
 //! old one or the complete new one, and no stray temp file is ever taken for a
 //! cassette by directory discovery.
@@ -241,4 +241,120 @@ fn rehash_killed_at_random_points_leaves_old_or_new_cassette() {
         Some(1),
         "verify-cassettes took a stray file for a cassette: {v:#}"
     );
+}
+
+/// Processes whose command line mentions `needle` (the test's temp dir).
+fn processes_mentioning(needle: &str) -> Vec<(u32, String)> {
+    let me = std::process::id();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        if let Ok(raw) = std::fs::read(entry.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&raw).replace('\0', " ");
+            if cmd.contains(needle) {
+                found.push((pid, cmd));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn record_killed_at_random_points_leaves_old_or_new_cassette() {
+    // A canned agent: the record helper's replay agent, replaying a real
+    // recorded run (cassettes/write-note.cassette.json) over stream-json.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    for rel in ["scenarios/write-note.yaml", "sessions/lean.yaml"] {
+        std::fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
+        std::fs::copy(util::repo().join(rel), root.join(rel)).unwrap();
+    }
+    let canned = root.join("canned.cassette.json");
+    std::fs::copy(
+        util::repo().join("cassettes/write-note.cassette.json"),
+        &canned,
+    )
+    .unwrap();
+    let agent_cmd = format!(
+        "python3 {} {}",
+        util::data("agents/replay_agent.py").display(),
+        canned.display()
+    );
+    let record = |out: &Path| {
+        let mut cmd = reel_command();
+        cmd.args(["record", "scenarios/write-note.yaml", "--out"])
+            .arg(out)
+            .arg("--agent-cmd")
+            .arg(&agent_cmd)
+            .env("REEL_RUNS_DIR", root.join("runs"))
+            .env_remove("REEL_AGENT_CMD")
+            .current_dir(root);
+        cmd
+    };
+
+    // The reference: an uninterrupted recording. Recordings are not
+    // byte-reproducible (the timeline carries wall-clock offsets), so a
+    // complete new cassette is one that loads and holds the whole run.
+    let reference = root.join("ref/write-note.cassette.json");
+    let out = record(&reference).stderr(Stdio::piped()).output().unwrap();
+    assert!(
+        out.status.success(),
+        "reference record: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reference = reel::cassette::Cassette::load(&reference).expect("reference loads");
+    let ref_events: Vec<String> = reference.events().map(str::to_owned).collect();
+    assert!(ref_events.len() > 3, "the canned run has events");
+    let is_new = |bytes: &[u8]| -> Result<(), String> {
+        let c = reel::cassette::Cassette::from_bytes("new.cassette.json", bytes)
+            .map_err(|e| format!("does not load: {e}"))?;
+        let events: Vec<&str> = c.events().collect();
+        if events != ref_events {
+            return Err(format!(
+                "{} events, the uninterrupted run recorded {}",
+                events.len(),
+                ref_events.len()
+            ));
+        }
+        if c.artifacts().is_none_or(|a| a.is_empty()) {
+            return Err("no artifacts manifest".into());
+        }
+        Ok(())
+    };
+
+    // The old cassette at the output path: another real recording.
+    let old = std::fs::read(util::repo().join("cassettes/pick-format.cassette.json")).unwrap();
+    let target = root.join("cassettes/write-note.cassette.json");
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    let tally = kill_loop(
+        "record",
+        &target,
+        &old,
+        &is_new,
+        &|| record(&target),
+        &|| std::fs::write(&target, &old).unwrap(),
+    );
+    assert!(
+        tally.old_after_kill > 0,
+        "no kill landed before the write: {tally:?}"
+    );
+
+    // The agents of killed recorders see EOF and exit: none is left behind.
+    let needle = root.to_string_lossy().into_owned();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut left = processes_mentioning(&needle);
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        left = processes_mentioning(&needle);
+    }
+    assert!(left.is_empty(), "processes left behind: {left:?}");
 }
