@@ -24,7 +24,7 @@ use crate::util;
 const KILLS: usize = 100;
 /// Give up (and fail) after this many attempts: a run too fast to be caught
 /// mid-way would otherwise loop forever.
-const MAX_ATTEMPTS: usize = 1_000;
+const MAX_ATTEMPTS: usize = 3_000;
 
 /// xorshift64*: deterministic and dependency-free.
 struct Rng(u64);
@@ -112,7 +112,7 @@ fn kill_loop(
         is_new(old).is_err(),
         "{what}: the run must change the cassette"
     );
-    let run = time_uninterrupted(3, make, reset);
+    let run = time_uninterrupted(5, make, reset);
     let mut rng = Rng::seeded();
     let seed_note = format!("(seed: REEL_CRASH_SEED={})", rng.0);
     let expected_name = target.file_name().unwrap().to_string_lossy().into_owned();
