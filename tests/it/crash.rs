@@ -376,17 +376,16 @@ fn rehash_over_hostile_cassettes_changes_only_what_it_migrates() {
         let bytes = std::fs::read(&path).unwrap();
         if let Ok(serde_json::Value::Object(mut doc)) =
             serde_json::from_slice::<serde_json::Value>(&bytes)
+            && doc.get("cassetteVersion") == Some(&serde_json::json!(12))
         {
-            if doc.get("cassetteVersion") == Some(&serde_json::json!(12)) {
-                doc.insert("cassetteVersion".into(), serde_json::json!(11));
-                if let Some(serde_json::Value::Object(fp)) = doc.get_mut("fingerprint") {
-                    fp.shift_remove("hashFormat");
-                }
-                let twin = serde_json::to_vec_pretty(&doc).unwrap();
-                let twin_name = name.replace(".cassette.json", "-v11.cassette.json");
-                std::fs::write(dir.path().join(&twin_name), &twin).unwrap();
-                before.insert(twin_name, twin);
+            doc.insert("cassetteVersion".into(), serde_json::json!(11));
+            if let Some(serde_json::Value::Object(fp)) = doc.get_mut("fingerprint") {
+                fp.shift_remove("hashFormat");
             }
+            let twin = serde_json::to_vec_pretty(&doc).unwrap();
+            let twin_name = name.replace(".cassette.json", "-v11.cassette.json");
+            std::fs::write(dir.path().join(&twin_name), &twin).unwrap();
+            before.insert(twin_name, twin);
         }
         std::fs::write(dir.path().join(&name), &bytes).unwrap();
         before.insert(name, bytes);
