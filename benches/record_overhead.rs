@@ -7,7 +7,8 @@
 //! committed `cassettes/write-note.cassette.json` (a real Claude Code run)
 //! so the event stream, control frames and outputs have a real run's shape.
 //!
-//! Run: `cargo bench --bench record_overhead` (prints median / p90 / max).
+//! Run: `cargo bench --bench record_overhead` (prints median / p90 / max, and
+//! a `BENCH` line against the floor: reading and parsing the cassette written).
 //! `REEL_TIMING=1 reel record ...` prints the per-phase split of one run.
 //!
 //! Measured (2 shared cores, release): before the secret scrubber of
@@ -21,6 +22,8 @@ use std::time::Duration;
 
 use reel::record::{RecordOptions, record};
 
+mod support;
+
 fn main() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let tmp = tempfile::tempdir().expect("temp dir");
@@ -33,7 +36,7 @@ fn main() {
         repo.join("tests/data/agents/replay_agent.py").display(),
         repo.join("cassettes/write-note.cassette.json").display()
     );
-    let iterations = 25;
+    let iterations = if support::smoke() { 2 } else { 25 };
     let mut samples: Vec<Duration> = Vec::new();
     for i in 0..iterations {
         let mut opts = RecordOptions::new(repo.join("scenarios/write-note.yaml"));
@@ -45,6 +48,21 @@ fn main() {
         samples.push(rec.overhead);
     }
     samples.sort();
+    // The floor: read and parse the cassette the recorder wrote.
+    let last = tmp
+        .path()
+        .join(format!("out-{}.cassette.json", iterations - 1));
+    let (_, floor) = support::time_runs(iterations, || support::read_and_parse(&last));
+    support::Bench {
+        name: "record_overhead",
+        seconds: samples[iterations / 2].as_secs_f64(),
+        floor_seconds: Some(floor.as_secs_f64()),
+        peak_rss_bytes: None,
+        input_bytes: std::fs::metadata(&last).ok().map(|m| m.len()),
+        stat: "median",
+        runs: iterations,
+    }
+    .emit();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!(
         "record overhead (agent exit -> cassette on disk), {iterations} runs: median {:.2} ms, p90 {:.2} ms, max {:.2} ms",
