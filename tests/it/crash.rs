@@ -8,7 +8,8 @@
 //! land in start-up and loading, late ones in the write), from a seeded RNG
 //! (`REEL_CRASH_SEED` overrides the fixed seed; it is printed on failure).
 //! A kill only counts when the process was still running at the moment of
-//! the kill; the loop runs until [`KILLS`] of those happened.
+//! the kill; the loop runs until [`KILLS`] of those happened, then adds
+//! [`TAIL_KILLS`] aimed at the write itself.
 //!
 //! What this does not cover: power loss (the fsyncs in `crate::atomic` are
 //! trusted, not simulated).
@@ -20,8 +21,13 @@ use std::time::{Duration, Instant};
 use super::verify::Fixture;
 use crate::util;
 
-/// Real mid-run kills each scenario must survive.
+/// Real mid-run kills each scenario must survive, delays uniform over the
+/// whole run.
 const KILLS: usize = 100;
+/// Then this many more aimed at the write itself (uniform delays rarely land
+/// there): each waits until a temp file appears beside the target (or the
+/// target changes), then kills after a random 0-2 ms.
+const TAIL_KILLS: usize = 20;
 /// Give up (and fail) after this many attempts: a run too fast to be caught
 /// mid-way would otherwise loop forever.
 const MAX_ATTEMPTS: usize = 3_000;
@@ -60,7 +66,8 @@ fn reel_command() -> Command {
     cmd
 }
 
-/// Median wall time of `n` uninterrupted runs (each from a fresh `reset`).
+/// Shortest wall time of `n` uninterrupted runs (each from a fresh `reset`):
+/// on a loaded machine the shortest is the best estimate of the run itself.
 fn time_uninterrupted(n: usize, make: &dyn Fn() -> Command, reset: &dyn Fn()) -> Duration {
     let mut times: Vec<Duration> = (0..n)
         .map(|_| {
@@ -73,7 +80,38 @@ fn time_uninterrupted(n: usize, make: &dyn Fn() -> Command, reset: &dyn Fn()) ->
         })
         .collect();
     times.sort();
-    times[n / 2]
+    times[0]
+}
+
+/// Names in `dir` (strays of earlier kills included).
+fn names_in(dir: &Path) -> std::collections::BTreeSet<std::ffi::OsString> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .collect()
+}
+
+/// Sleeps until the run has started writing `target` — a new temp file
+/// beside it (`present` holds the names there before the spawn) or the
+/// target's bytes changed — or the child exited, polling finely.
+fn wait_for_write(
+    child: &mut std::process::Child,
+    target: &Path,
+    old: &[u8],
+    present: &std::collections::BTreeSet<std::ffi::OsString>,
+) {
+    let dir = target.parent().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if child.try_wait().expect("try_wait").is_some() {
+            return;
+        }
+        let temp_seen = names_in(dir).iter().any(|n| !present.contains(n));
+        if temp_seen || std::fs::read(target).is_ok_and(|b| b != old) {
+            return;
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
 }
 
 /// What a kill left behind.
@@ -118,17 +156,24 @@ fn kill_loop(
     let expected_name = target.file_name().unwrap().to_string_lossy().into_owned();
     let dir = target.parent().unwrap();
     let mut tally = Tally::default();
-    while tally.kills < KILLS {
+    while tally.kills < KILLS + TAIL_KILLS {
         assert!(
             tally.attempts < MAX_ATTEMPTS,
-            "{what}: only {} of {KILLS} kills landed mid-run in {MAX_ATTEMPTS} attempts \
+            "{what}: only {} of {} kills landed mid-run in {MAX_ATTEMPTS} attempts \
              (uninterrupted run {run:?}) {seed_note}",
-            tally.kills
+            tally.kills,
+            KILLS + TAIL_KILLS
         );
         tally.attempts += 1;
         reset();
-        let delay = rng.below(run);
+        let present = names_in(dir);
         let mut child = make().spawn().expect("spawn reel");
+        let delay = if tally.kills < KILLS {
+            rng.below(run)
+        } else {
+            wait_for_write(&mut child, target, old, &present);
+            rng.below(Duration::from_millis(2))
+        };
         std::thread::sleep(delay);
         let running = child.try_wait().expect("try_wait").is_none();
         // SIGKILL (std's kill on unix); a race with a natural exit is fine:
