@@ -713,6 +713,10 @@ pub fn check_recorded_answers(cassette: &Cassette) -> Vec<String> {
     // request_id → (tool_name, input) of every can_use_tool the agent sent.
     let mut requests: std::collections::HashMap<String, (String, Value)> = Default::default();
     for line in cassette.events() {
+        // Cheap pre-filter: only permission requests are parsed.
+        if !line.contains("can_use_tool") {
+            continue;
+        }
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
         };
@@ -742,6 +746,9 @@ pub fn check_recorded_answers(cassette: &Cassette) -> Vec<String> {
         if problems.len() >= MAX_PROBLEMS {
             problems.push("… further recorded answers not checked".into());
             break;
+        }
+        if !line.contains("\"behavior\"") {
+            continue; // not a permission/question answer
         }
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
