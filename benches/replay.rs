@@ -3,13 +3,16 @@
 //! Generates a 50,000-event (~51 MB) cassette deterministically from a seed,
 //! then times, each in a fresh child process (so peak RSS is per task):
 //! - `parse`: read the file and `serde_json::from_slice::<Value>` it (the floor);
-//! - `replay`: `reel::replay::replay_file` (load, re-drive, evaluate, verdict).
+//! - `replay`: `reel::replay::replay_file` + the text report (what `reel replay FILE` does);
+//! - `replay-json`: the same with the full run result and the JSON envelope.
 //!
 //! Prints min / median wall time over the iterations and the child's peak RSS
 //! against the file size. Targets (issue 4): replay well under 1 s, within 3x
 //! of the parse, peak memory under 3x the cassette size.
 //!
-//! `REEL_BENCH_EVENTS` / `REEL_BENCH_ITERS` / `REEL_BENCH_SEED` override the defaults.
+//! `REEL_BENCH_EVENTS` / `REEL_BENCH_ITERS` / `REEL_BENCH_SEED` override the
+//! defaults; `REEL_BENCH_PHASES=1` also times load and re-drive separately;
+//! `REEL_BENCH_KEEP=FILE` keeps the generated cassette for a profiler.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -151,19 +154,47 @@ fn child(mode: &str, file: &Path, iters: usize) {
                 let v: Value = serde_json::from_slice(&bytes).expect("parse");
                 std::hint::black_box(v);
             }
+            "replay" => {
+                // What `reel replay FILE` does (text report).
+                let opts = reel::replay::ReplayOptions {
+                    lean: true,
+                    ..Default::default()
+                };
+                let r = reel::replay::replay_file(file, &opts);
+                assert!(
+                    r.error.is_none(),
+                    "bench cassette failed to load: {:?}",
+                    r.error
+                );
+                let text = reel::report::text::render(&r, Default::default(), false);
+                std::hint::black_box((r, text));
+            }
             _ => {
+                // `reel replay FILE --output-format json`: full run result + envelope.
                 let r = reel::replay::replay_file(file, &reel::replay::ReplayOptions::default());
                 assert!(
                     r.error.is_none(),
                     "bench cassette failed to load: {:?}",
                     r.error
                 );
-                std::hint::black_box(r);
+                let line = reel::report::json::envelope(std::slice::from_ref(&r)).to_string();
+                std::hint::black_box((r, line));
             }
         }
         times.push(t.elapsed().as_secs_f64() * 1000.0);
     }
     times.sort_by(f64::total_cmp);
+    if mode == "replay" && std::env::var_os("REEL_BENCH_PHASES").is_some() {
+        // Where the time goes: load, then the re-drive (the rest is evaluation + reports).
+        let t = Instant::now();
+        let c = reel::cassette::Cassette::load(file).expect("load");
+        let load = t.elapsed().as_secs_f64() * 1000.0;
+        let t = Instant::now();
+        let run = reel::evidence::RunRecord::from_cassette(&c);
+        let drive = t.elapsed().as_secs_f64() * 1000.0;
+        std::hint::black_box(run);
+        eprintln!("phases: load {load:.1} ms, re-drive {drive:.1} ms");
+    }
     println!(
         "{} {} {}",
         times[0],
@@ -195,6 +226,10 @@ fn main() {
     let doc = generate(events, seed);
     let bytes = serde_json::to_vec_pretty(&doc).expect("serialise");
     std::fs::write(&file, &bytes).expect("write");
+    if let Some(keep) = std::env::var_os("REEL_BENCH_KEEP") {
+        // For profiling: `perf record <bench> --child replay <file> 1`.
+        std::fs::write(&keep, &bytes).expect("write REEL_BENCH_KEEP");
+    }
     let size = bytes.len() as f64;
     println!(
         "cassette: {events} events, {:.1} MB (seed {seed:#x}), {iters} iterations per task",
@@ -202,7 +237,7 @@ fn main() {
     );
     let exe = std::env::current_exe().expect("current exe");
     let mut rows = Vec::new();
-    for mode in ["parse", "replay"] {
+    for mode in ["parse", "replay", "replay-json"] {
         let out = Command::new(&exe)
             .args(["--child", mode, &file.to_string_lossy(), &iters.to_string()])
             .output()
@@ -212,6 +247,7 @@ fn main() {
             "{mode}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        eprint!("{}", String::from_utf8_lossy(&out.stderr));
         let s = String::from_utf8_lossy(&out.stdout);
         let f: Vec<f64> = s
             .split_whitespace()
@@ -226,5 +262,9 @@ fn main() {
         );
         rows.push(f);
     }
-    println!("replay / parse (median): {:.2}x", rows[1][1] / rows[0][1]);
+    println!(
+        "replay / parse (median): text {:.2}x, json {:.2}x",
+        rows[1][1] / rows[0][1],
+        rows[2][1] / rows[0][1]
+    );
 }

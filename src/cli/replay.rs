@@ -201,6 +201,8 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
         },
         write: args.write,
         allow_failing: args.allow_failing,
+        // The text report and JUnit never show the evidence fields.
+        lean: args.output_format == OutputFormat::Text,
     };
 
     // Replay in parallel; `collect` keeps the (sorted) input order.

@@ -1280,6 +1280,10 @@ impl Driver {
         self.rec.evidence_errors.present_files_malformed += self.pending_present.len() as u64;
         // Redundant identical main-agent calls.
         let mut groups: Vec<(String, String, u64)> = Vec::new();
+        // (name, canonical input) → index in `groups`: a linear search made
+        // this quadratic in the number of calls.
+        let mut index: std::collections::HashMap<(String, String), usize> =
+            std::collections::HashMap::new();
         for call in &self.tool_log {
             if call
                 .parent
@@ -1289,12 +1293,12 @@ impl Driver {
                 continue;
             }
             let key = control::canon(&call.input);
-            match groups
-                .iter_mut()
-                .find(|(n, k, _)| *n == call.name && *k == key)
-            {
-                Some(g) => g.2 += 1,
-                None => groups.push((call.name.clone(), key, 1)),
+            match index.entry((call.name.clone(), key)) {
+                std::collections::hash_map::Entry::Occupied(e) => groups[*e.get()].2 += 1,
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    groups.push((e.key().0.clone(), e.key().1.clone(), 1));
+                    e.insert(groups.len() - 1);
+                }
             }
         }
         self.rec.redundant_tool_calls = groups

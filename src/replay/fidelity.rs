@@ -10,12 +10,6 @@
 
 use crate::cassette::Cassette;
 
-/// The decider's re-derivation (`crate::scenario::answers`);
-/// [`recorded_answer_problems`] is the only caller.
-fn check_recorded_answers_shim(cassette: &Cassette) -> Vec<String> {
-    crate::scenario::answers::check_recorded_answers(cassette)
-}
-
 /// Problems with the recorded answers of `cassette`, empty when consistent or
 /// when the cassette's authoring was not fully scripted (an LLM/human-decided
 /// answer cannot be re-derived).
@@ -25,13 +19,13 @@ pub fn recorded_answer_problems(cassette: &Cassette) -> Vec<String> {
     if !scripted || !has_control_out {
         return Vec::new();
     }
-    check_recorded_answers_shim(cassette)
+    crate::scenario::answers::check_recorded_answers(cassette)
 }
 
 /// The pseudo-assertion message for one problem.
 pub fn message(problem: &str) -> String {
     format!(
-        "replay_protocol_fidelity: a recorded answer could not have come from the frozen answers: — {problem} — \
-         a hand-edited cassette must not replay green; re-record"
+        "recorded answer could not have come from the frozen answers: — {problem} (a hand-edited cassette does not \
+         replay green; re-record)"
     )
 }

@@ -53,6 +53,11 @@ pub struct ReplayOptions {
     pub write: bool,
     /// `--allow-failing` (relaxes `--write`'s verdict gate).
     pub allow_failing: bool,
+    /// Skip building the run-result evidence fields (`toolResults`,
+    /// `contextEvents`, ...) of [`ReplayResult::run`]: set it when only the
+    /// verdict and the text report are needed (the JSON envelope then lacks
+    /// those fields).
+    pub lean: bool,
 }
 
 /// The replay of one cassette file.
@@ -366,7 +371,7 @@ pub fn replay_with(
 
     // 6. Re-drive.
     let run = RunRecord::from_cassette(cassette);
-    let facts = record_view::facts(&run);
+    let mut facts = record_view::facts(&run, !opts.lean);
 
     // 9, 11, 12. Bucket exclusion.
     let stripped = buckets::strip(&chosen.items, chosen.expect_denied.len(), &evidence);
@@ -432,7 +437,7 @@ pub fn replay_with(
     let outcome = verdict::outcome(&result_str, &verdict);
     let run_json = run_result(
         cassette,
-        &facts,
+        &mut facts,
         &result_str,
         &assertions,
         stripped.skipped,
@@ -459,7 +464,7 @@ pub fn replay_with(
 /// where reel knows it; record-derived fields come from `facts.fields`.
 fn run_result(
     cassette: &Cassette,
-    facts: &RecordFacts,
+    facts: &mut RecordFacts,
     result: &str,
     assertions: &[AssertionOutcome],
     skipped: Skipped,
@@ -512,9 +517,13 @@ fn run_result(
             m.insert(k.into(), json!(v));
         }
     }
-    m.insert("decisions".into(), Value::Array(facts.decisions.clone()));
-    for (k, v) in &facts.fields {
-        m.insert(k.clone(), v.clone());
+    m.insert(
+        "decisions".into(),
+        Value::Array(std::mem::take(&mut facts.decisions)),
+    );
+    // Moved, not cloned: on a large cassette these are most of the result.
+    for (k, v) in std::mem::take(&mut facts.fields) {
+        m.insert(k, v);
     }
     m.insert("egress".into(), json!([]));
     m.insert(

@@ -80,8 +80,11 @@ fn counts(pairs: &[(String, u64)]) -> Value {
     )
 }
 
-/// Reads the facts replay reports out of a run record.
-pub fn facts(run: &RunRecord) -> RecordFacts {
+/// Reads the facts replay reports out of a run record. With `with_fields`
+/// false the run-result evidence fields (`toolResults`, `contextEvents`, ...)
+/// are not built: the text report never shows them, and on a large cassette
+/// they cost more than the evaluation.
+pub fn facts(run: &RunRecord, with_fields: bool) -> RecordFacts {
     let result = run.result.as_str().to_string();
     // `resultErrorKind`: a 429 whose text names the usage limit.
     let result_error_kind = (run.result != RunOutcome::Success
@@ -91,6 +94,51 @@ pub fn facts(run: &RunRecord) -> RecordFacts {
             .as_deref()
             .is_some_and(|t| t.to_lowercase().contains("usage limit")))
     .then(|| "usage_limit".to_string());
+    let f = if with_fields {
+        run_fields(run)
+    } else {
+        Map::new()
+    };
+    RecordFacts {
+        result: Some(result),
+        result_error_kind,
+        result_subtype: run.result_subtype.clone(),
+        error_source: run.error_source.clone(),
+        transcript: run.transcript.clone(),
+        tool_count: run.tool_calls_total() as usize,
+        subagent_count: run.subagents.len(),
+        models: run.models.clone(),
+        skill_offered: run.init_tools.iter().any(|t| t == "Skill")
+            || run
+                .init
+                .as_ref()
+                .and_then(|i| i.skills.as_ref())
+                .is_some_and(|s| !s.is_empty()),
+        skill_invoked: !run.skills_invoked.is_empty(),
+        stalled: run.stalled_on_question,
+        infra_errors: run
+            .infra_errors
+            .iter()
+            .map(|e| (e.message.clone(), e.source.clone()))
+            .collect(),
+        format_problems: run.format_findings(),
+        decisions: run
+            .decisions
+            .iter()
+            .map(|d| {
+                let mut v = to_value(d);
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("rationale".into(), json!("recorded"));
+                }
+                v
+            })
+            .collect(),
+        fields: f,
+    }
+}
+
+/// The run-result evidence fields, in the original's key spelling.
+fn run_fields(run: &RunRecord) -> Map<String, Value> {
     let mut f = Map::new();
     if let Some(t) = &run.result_text {
         f.insert("finalMessage".into(), Value::from(t.clone()));
@@ -209,40 +257,5 @@ pub fn facts(run: &RunRecord) -> RecordFacts {
     if ee.task_tracking + ee.present_files_malformed + ee.protocol_malformed > 0 {
         f.insert("evidenceErrors".into(), to_value(&ee));
     }
-    RecordFacts {
-        result: Some(result),
-        result_error_kind,
-        result_subtype: run.result_subtype.clone(),
-        error_source: run.error_source.clone(),
-        transcript: run.transcript.clone(),
-        tool_count: run.tool_calls_total() as usize,
-        subagent_count: run.subagents.len(),
-        models: run.models.clone(),
-        skill_offered: run.init_tools.iter().any(|t| t == "Skill")
-            || run
-                .init
-                .as_ref()
-                .and_then(|i| i.skills.as_ref())
-                .is_some_and(|s| !s.is_empty()),
-        skill_invoked: !run.skills_invoked.is_empty(),
-        stalled: run.stalled_on_question,
-        infra_errors: run
-            .infra_errors
-            .iter()
-            .map(|e| (e.message.clone(), e.source.clone()))
-            .collect(),
-        format_problems: run.format_findings(),
-        decisions: run
-            .decisions
-            .iter()
-            .map(|d| {
-                let mut v = to_value(d);
-                if let Some(o) = v.as_object_mut() {
-                    o.insert("rationale".into(), json!("recorded"));
-                }
-                v
-            })
-            .collect(),
-        fields: f,
-    }
+    f
 }

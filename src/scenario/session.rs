@@ -384,6 +384,14 @@ fn check_keys(
 impl Session {
     /// Loads and validates the session file at `path`.
     pub fn load(path: &Path) -> Result<Session, SessionError> {
+        // A path from an untrusted cassette may name a device (`/dev/zero`):
+        // reading it would never end. Only regular files are sessions.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            return Err(SessionError::Read {
+                path: path.to_owned(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
+            });
+        }
         let text = std::fs::read_to_string(path).map_err(|source| SessionError::Read {
             path: path.to_owned(),
             source,

@@ -1019,3 +1019,24 @@ fn run_result_fields_match_the_original() {
         }
     }
 }
+
+#[test]
+fn manifest_keys_without_a_manifest_fail_instead_of_passing_vacuously() {
+    let c = load("examples/replays/example-multiselect-gate.cassette.json");
+    let c = with_doc(&c, |d| {
+        d.shift_remove("artifacts");
+    });
+    for item in [
+        json!({"file_exists": "outputs/x"}),
+        json!({"no_unexpected_files": []}),
+        json!({"input_unmodified": "**"}),
+    ] {
+        let o = one(&c, item.clone());
+        assert!(!o.pass, "{item}");
+        assert!(
+            o.message.starts_with("evidence unavailable: "),
+            "{item}: {}",
+            o.message
+        );
+    }
+}

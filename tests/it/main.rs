@@ -4,7 +4,9 @@
 mod assert;
 mod cassette;
 mod claude;
+mod crash;
 mod fingerprint;
+mod fuzz;
 mod hostile;
 mod model;
 mod record;

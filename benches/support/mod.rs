@@ -1,0 +1,336 @@
+//! What every bench shares: the one seeded input generator (cassettes, skill
+//! trees), the physical floors (read + JSON-parse a file), peak-RSS probes,
+//! and the machine-readable `BENCH` line that `scripts/bench.sh` collects
+//! into docs/benchmarks.md.
+//!
+//! Inputs are generated from a seed (xorshift64*) into a temp dir at bench
+//! time and never committed. Deliberately not here: timing policy (each bench
+//! decides how many runs and which statistic) and any assertion — benches
+//! report, they never fail on a figure.
+//!
+//! Include with `mod support;` from a file in `benches/`; each bench uses a
+//! subset, hence the `dead_code` allowance.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+/// The default seed of every generated input (`REEL_BENCH_SEED` overrides).
+pub const SEED: u64 = 0x5eed;
+
+/// True when the bench runs as a test (`cargo test --all-targets` runs
+/// `harness = false` benches without `--bench`): benches then shrink their
+/// inputs to a quick smoke run, so CI checks they work without paying for
+/// the full measurement.
+pub fn smoke() -> bool {
+    !std::env::args().any(|a| a == "--bench")
+}
+
+/// `REEL_BENCH_SEED`, else [`SEED`].
+pub fn seed() -> u64 {
+    env_u64("REEL_BENCH_SEED", SEED)
+}
+
+/// An unsigned env override (`REEL_BENCH_EVENTS`, `REEL_BENCH_ITERS`, ...).
+pub fn env_u64(key: &str, default: u64) -> u64 {
+    std::env::var(key)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// xorshift64*: tiny, deterministic, good enough to vary payloads.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed | 1)
+    }
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const WORDS: &[&str] = &[
+    "report",
+    "pipeline",
+    "latency",
+    "migration",
+    "the",
+    "and",
+    "skill",
+    "summary",
+    "outputs",
+    "action",
+    "items",
+    "checklist",
+    "backfill",
+    "window",
+    "risk",
+    "dashboard",
+    "monitoring",
+    "runbook",
+    "on-call",
+    "support",
+    "ingest",
+    "caching",
+    "layer",
+    "target",
+    "error",
+    "rate",
+    "within",
+    "quarter",
+    "status",
+];
+
+/// About `bytes` of English-looking prose.
+pub fn prose(rng: &mut Rng, bytes: usize) -> String {
+    let mut s = String::with_capacity(bytes + 16);
+    while s.len() < bytes {
+        s.push_str(WORDS[rng.below(WORDS.len() as u64) as usize]);
+        s.push(if rng.below(12) == 0 { '\n' } else { ' ' });
+    }
+    s
+}
+
+/// A v12 cassette of `events` transcript lines of about `event_bytes` each
+/// (system init, then a seeded mix of assistant text, tool_use, tool_result
+/// and thinking-token lines, then a `result`), with one inlined artifact.
+/// 50,000 events of 1,000 bytes pretty-print to ~51 MB.
+pub fn cassette(events: usize, event_bytes: usize, seed: u64) -> Map<String, Value> {
+    let mut rng = Rng::new(seed);
+    let pad = event_bytes.saturating_sub(180);
+    let mut lines = Vec::with_capacity(events);
+    lines.push(
+        json!({"type":"system","subtype":"init","cwd":"/sessions/bench","session_id":"bench",
+               "tools":["Bash","Read","Write","Skill","AskUserQuestion"],"mcp_servers":[{"name":"cowork","status":"connected"}],
+               "skills":["bench-skill"],"model":"bench-model"})
+        .to_string(),
+    );
+    let mut tool = 0u64;
+    while lines.len() < events.saturating_sub(1) {
+        let line = match rng.below(4) {
+            0 => {
+                json!({"type":"assistant","message":{"model":"bench-model","id":format!("msg_{}", lines.len()),"role":"assistant",
+                    "content":[{"type":"text","text":prose(&mut rng, pad)}]},"parent_tool_use_id":null})
+            }
+            1 => {
+                tool += 1;
+                json!({"type":"assistant","message":{"model":"bench-model","id":format!("msg_{}", lines.len()),"role":"assistant",
+                    "content":[{"type":"tool_use","id":format!("toolu_{tool}"),"name":"Bash","input":{"command":format!("echo {}", prose(&mut rng, pad.saturating_sub(100)))}}]},
+                    "parent_tool_use_id":null})
+            }
+            2 => {
+                json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":format!("toolu_{tool}"),
+                    "content":prose(&mut rng, pad),"is_error":false}]},"parent_tool_use_id":null})
+            }
+            _ => {
+                json!({"type":"system","subtype":"thinking_tokens","estimated_tokens":rng.below(500),"uuid":format!("{:032x}", rng.next()),
+                    "session_id":"bench","pad":prose(&mut rng, pad.saturating_sub(100))})
+            }
+        };
+        lines.push(line.to_string());
+    }
+    lines.push(
+        json!({"type":"result","subtype":"success","is_error":false,"num_turns":tool,"total_cost_usd":1.5,
+               "usage":{"input_tokens":1000,"output_tokens":2000},"result":"done"})
+        .to_string(),
+    );
+    let body = "# Actions\n- [ ] ship it\n";
+    json!({
+        "$schema": "https://raw.githubusercontent.com/yaniv-golan/cowork-harness/main/schema/cassette.v12.json",
+        "generator": "cowork-harness",
+        "cassetteVersion": 12,
+        "scenario": {
+            "name": "bench", "baseline": "latest", "session": "(inline)", "fidelity": "protocol", "execution": "local",
+            "lane": "local", "prompt": "benchmark", "answers": [], "expect_denied": [],
+            "assert": [
+                {"result": "success"}, {"transcript_contains": "checklist"}, {"tool_called": "Bash"},
+                {"tool_result_contains": "runbook"}, {"max_tool_errors": 0}, {"transcript_not_matches": "zz[0-9]+qq"}
+            ],
+            "skills": [], "requires_capabilities": []
+        },
+        "events": lines,
+        "controlOut": [],
+        "effectiveFidelity": "protocol",
+        "artifacts": [{"path": "outputs/actions.md", "bytes": body.len(),
+                       "sha256": hex_sha256(body.as_bytes()), "body": body}],
+        "fingerprint": {"baseline": "1.0.0", "hashFormat": "jcs1"}
+    })
+    .as_object()
+    .cloned()
+    .expect("a JSON object literal")
+}
+
+/// The large cassette of the replay and verify benches, written to `dir`:
+/// `REEL_BENCH_EVENTS` (default 50,000) events, ~51 MB. Returns its path and
+/// size in bytes.
+pub fn write_big_cassette(dir: &Path) -> (PathBuf, u64) {
+    let events = env_u64("REEL_BENCH_EVENTS", if smoke() { 500 } else { 50_000 }) as usize;
+    let doc = cassette(events, 1_000, seed());
+    let path = dir.join("big.cassette.json");
+    let bytes = serde_json::to_vec_pretty(&doc).expect("serialise");
+    std::fs::write(&path, &bytes).expect("write the bench cassette");
+    (path, bytes.len() as u64)
+}
+
+fn hex_sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+/// Writes a skill tree of `files` files totalling exactly `total_bytes`
+/// under `root`: 40 skills, two directory levels, sizes drawn around the
+/// mean, one `.claude-plugin/plugin.json` per 500 files (exercising the
+/// manifest transforms), random (incompressible) bodies otherwise.
+pub fn skill_tree(root: &Path, files: usize, total_bytes: usize, seed: u64) {
+    let mut rng = Rng::new(seed);
+    let mean = (total_bytes / files.max(1)).max(1) as u64;
+    let mut sizes: Vec<usize> = (0..files)
+        .map(|_| 1 + rng.below(2 * mean) as usize)
+        .collect();
+    let sum: usize = sizes.iter().sum();
+    for s in &mut sizes {
+        *s = (*s as u128 * total_bytes as u128 / sum as u128) as usize;
+    }
+    let short = total_bytes - sizes.iter().sum::<usize>();
+    sizes[0] += short;
+    for (i, size) in sizes.iter().enumerate() {
+        let skill = i % 40;
+        let rel = if i % 500 == 0 {
+            format!("skills/s{skill:02}/.claude-plugin/plugin.json")
+        } else {
+            format!("skills/s{skill:02}/part{}/file{i:04}.md", i % 5)
+        };
+        let path = root.join(&rel);
+        std::fs::create_dir_all(path.parent().expect("generated paths have a parent"))
+            .expect("mkdir");
+        let body: Vec<u8> = if rel.ends_with("plugin.json") {
+            let mut s = format!("{{\"version\":\"1.0.{i}\",\"name\":\"s{skill}\",\"pad\":\"");
+            while s.len() + 2 < *size {
+                s.push('x');
+            }
+            s.push_str("\"}");
+            s.into_bytes()
+        } else {
+            let mut b = Vec::with_capacity(*size + 8);
+            while b.len() < *size {
+                b.extend_from_slice(&rng.next().to_le_bytes());
+            }
+            b.truncate(*size);
+            b
+        };
+        std::fs::write(&path, body).expect("write");
+    }
+}
+
+/// `git init` + add + commit everything under `root` (fixed identity, no
+/// hooks or user config involved).
+pub fn git_commit_all(root: &Path) {
+    for args in [
+        &["init", "-q", "."][..],
+        &["add", "-A"],
+        &["commit", "-q", "--no-verify", "-m", "bench"],
+    ] {
+        let st = Command::new("git")
+            .args(["-c", "user.name=bench", "-c", "user.email=bench@example.com"])
+            .args(args)
+            .current_dir(root)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .status()
+            .expect("git runs");
+        assert!(st.success(), "git {args:?}");
+    }
+}
+
+/// The physical floor of any command that loads a cassette: read the file
+/// and parse it into a `serde_json::Value`.
+pub fn read_and_parse(path: &Path) {
+    let bytes = std::fs::read(path).expect("read");
+    let v: Value = serde_json::from_slice(&bytes).expect("parse");
+    std::hint::black_box(v);
+}
+
+/// Best and median wall time of `n` runs of `f` (after one warm-up run).
+pub fn time_runs(n: usize, mut f: impl FnMut()) -> (Duration, Duration) {
+    f();
+    let mut times: Vec<Duration> = (0..n.max(1))
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    (times[0], times[times.len() / 2])
+}
+
+/// Peak resident set size of this process so far, in bytes.
+pub fn peak_rss_self() -> u64 {
+    rusage(libc::RUSAGE_SELF).ru_maxrss as u64 * 1024
+}
+
+/// Peak resident set size of the largest waited-for child, in bytes.
+pub fn peak_rss_children() -> u64 {
+    rusage(libc::RUSAGE_CHILDREN).ru_maxrss as u64 * 1024
+}
+
+fn rusage(who: libc::c_int) -> libc::rusage {
+    // SAFETY: getrusage only writes into the zeroed struct it is given.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut ru);
+        ru
+    }
+}
+
+/// One measurement, as `scripts/bench.sh` reads it.
+pub struct Bench<'a> {
+    /// Stable id (the row key in docs/benchmarks.md).
+    pub name: &'a str,
+    /// The measured time (the statistic named in `stat`).
+    pub seconds: f64,
+    /// The physical floor for the same input, if one applies.
+    pub floor_seconds: Option<f64>,
+    /// Peak RSS of the process that did the work, if measured.
+    pub peak_rss_bytes: Option<u64>,
+    /// Size of the input, for RSS ratios.
+    pub input_bytes: Option<u64>,
+    /// `median`, `min`, ... (no spaces).
+    pub stat: &'a str,
+    /// Runs behind the statistic.
+    pub runs: usize,
+}
+
+impl Bench<'_> {
+    /// Prints `BENCH name=... seconds=... ...` on stdout (one line, `-` for
+    /// a figure that does not apply).
+    pub fn emit(&self) {
+        let opt_f = |v: Option<f64>| v.map_or("-".to_owned(), |s| format!("{s:.6}"));
+        let opt_u = |v: Option<u64>| v.map_or("-".to_owned(), |n| n.to_string());
+        println!(
+            "BENCH name={} seconds={:.6} floor_seconds={} peak_rss_bytes={} input_bytes={} stat={} runs={}",
+            self.name,
+            self.seconds,
+            opt_f(self.floor_seconds),
+            opt_u(self.peak_rss_bytes),
+            opt_u(self.input_bytes),
+            self.stat,
+            self.runs
+        );
+    }
+}

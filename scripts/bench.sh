@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Runs every benchmark in release mode and regenerates docs/benchmarks.md.
+#
+# usage: scripts/bench.sh [--no-write]
+#   --no-write     print the table on stdout instead of writing docs/benchmarks.md
+#   --render-only  rewrite docs/benchmarks.md from the last run's target/bench-logs/
+#
+# Each bench (every [[bench]] in Cargo.toml) prints machine-readable lines
+#   BENCH name=<id> seconds=<t> floor_seconds=<f|-> peak_rss_bytes=<m|-> input_bytes=<b|-> stat=<s> runs=<n>
+# (written by benches/support/mod.rs); everything else it prints is kept in
+# target/bench-logs/<bench>.log. Inputs are generated from a seed
+# (REEL_BENCH_SEED) into temp dirs; nothing generated is committed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+write=1
+run=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-write) write=0 ;;
+    --render-only) run=0 ;;
+    *) echo "usage: scripts/bench.sh [--no-write] [--render-only]" >&2; exit 2 ;;
+  esac
+done
+
+logs=target/bench-logs
+mkdir -p "$logs"
+benches=$(awk '/^\[\[bench\]\]/{b=1; next} b && /^name *=/{gsub(/[" ]/, "", $0); sub(/^name=/, "", $0); print; b=0}' Cargo.toml)
+[ -n "$benches" ] || { echo "bench.sh: no [[bench]] in Cargo.toml" >&2; exit 2; }
+
+if [ "$run" = 1 ]; then
+echo "bench.sh: building (release) ..." >&2
+cargo build --release --quiet
+cargo bench --no-run --quiet
+
+: >"$logs/all.bench"
+for b in $benches; do
+  echo "bench.sh: running $b ..." >&2
+  start=$(date +%s)
+  if ! cargo bench --quiet --bench "$b" >"$logs/$b.log" 2>"$logs/$b.stderr"; then
+    echo "bench.sh: bench $b failed (see $logs/$b.log, $logs/$b.stderr)" >&2
+    tail -5 "$logs/$b.stderr" >&2
+    exit 1
+  fi
+  n=$(grep -c '^BENCH ' "$logs/$b.log" || true)
+  if [ "$n" -eq 0 ]; then
+    echo "bench.sh: bench $b printed no BENCH line" >&2
+    exit 1
+  fi
+  grep '^BENCH ' "$logs/$b.log" >>"$logs/all.bench"
+  echo "bench.sh: $b: $n measurement(s) in $(( $(date +%s) - start )) s" >&2
+done
+fi
+
+cpu=$(awk -F': *' '/^model name/{print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
+mem=$(awk '/^MemTotal/{printf "%.1f GB", $2/1048576}' /proc/meminfo 2>/dev/null || true)
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+dirty=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " (with uncommitted changes)" || true)
+
+render() {
+  cat <<EOF
+# Benchmarks
+
+Regenerate with \`scripts/bench.sh\` (release build; runs every \`benches/*.rs\`,
+collects their \`BENCH\` lines and rewrites this file). Inputs are generated
+from a fixed seed (\`REEL_BENCH_SEED\`, default \`0x5eed\`) into temp dirs and
+never committed. Times are wall clock on warm caches.
+
+**Machine:** ${cpu:-unknown CPU}, $(nproc) logical cores, ${mem:-? GB} RAM;
+load average at start $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?');
+$(rustc --version 2>/dev/null || echo 'rustc ?'); reel ${commit}${dirty};
+measured $(date -u '+%Y-%m-%d %H:%M UTC').
+
+The **floor** is the least any implementation must do with the same input:
+for commands that load cassettes, reading the file(s) and parsing them into a
+\`serde_json::Value\` (single thread); for the fingerprint,
+\`git ls-files -z | xargs -0 sha256sum\` over the same tree; for a model turn,
+parsing the request body; for the record overhead, reading and parsing the
+cassette it writes. **Ratio** = time / floor (below 1x means reel beats the
+single-threaded floor by using more cores or by not building a full tree).
+Peak RSS is the maximum resident set of the process doing the work.
+
+| measurement | input | time | floor | ratio | peak RSS | target | statistic |
+|---|---|---:|---:|---:|---:|---|---|
+EOF
+  awk '
+    function fmt_t(s) { if (s == "-") return "-"; if (s < 0.001) return sprintf("%.1f µs", s * 1e6); if (s < 1) return sprintf("%.1f ms", s * 1e3); return sprintf("%.2f s", s) }
+    function fmt_b(b) { if (b == "-") return "-"; if (b >= 1e6) return sprintf("%.1f MB", b / 1e6); return sprintf("%.1f KB", b / 1e3) }
+    function desc(n,    k) {
+      if (n == "replay_50k_events") return "`reel replay` of a 50,000-event cassette (load, re-drive, evaluate 6 assertions, verdict)";
+      if (n == "fingerprint_2000_files") return "`reel fingerprint .` over a 2,000-file, 46 MB skill tree committed in git (whole process)";
+      if (n == "verify_big_privacy") return "verify of the 50,000-event cassette, privacy scan on";
+      if (n == "verify_big_no_privacy") return "verify of the 50,000-event cassette, privacy scan off";
+      if (n == "verify_dir_1000") return "`verify-cassettes` of a directory of 1,000 small cassettes (all checks)";
+      if (n == "rehash_dry_run_200") return "`rehash --dry-run` of 200 cassettes (100 legacy v11 with the full proof, 100 current)";
+      if (n ~ /^model_turn/) { k = n; sub(/^model_turn_?/, "", k); return "scripted model: one turn over loopback HTTP" (k != "" ? " (turn " k ")" : "") }
+      if (n == "record_overhead") return "`reel record` overhead: agent exit to cassette on disk";
+      return n
+    }
+    {
+      delete f
+      for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+      t = f["seconds"]; fl = f["floor_seconds"]; rss = f["peak_rss_bytes"]; inb = f["input_bytes"]
+      ratio = (fl == "-" || fl == 0) ? "-" : sprintf("%.2fx", t / fl)
+      r = fmt_b(rss)
+      if (rss != "-" && inb != "-" && inb > 0) r = r sprintf(" (%.2fx input)", rss / inb)
+      n = f["name"]; tgt = "-"
+      if (n == "replay_50k_events") tgt = ((fl != "-" && t <= 3 * fl && rss != "-" && rss < 3 * inb) ? "met" : "MISSED") ": ≤ 3x floor, RSS < 3x input"
+      if (n == "fingerprint_2000_files") tgt = ((fl != "-" && t <= 2 * fl) ? "met" : "MISSED") ": ≤ 2x floor"
+      if (n ~ /^model_turn/) tgt = ((t < 0.005) ? "met" : "MISSED") ": < 5 ms"
+      if (n == "record_overhead") tgt = ((t < 0.05) ? "met" : "MISSED") ": < 50 ms"
+      printf "| %s | %s | %s | %s | %s | %s | %s | %s of %s |\n", desc(n), fmt_b(inb), fmt_t(t), fmt_t(fl), ratio, r, tgt, f["stat"], f["runs"]
+    }' "$logs/all.bench"
+  cat <<EOF
+
+The targets come from the issues that specified each command; rows without
+one are reported for their ratio to the floor. Raw bench output of the last
+run: \`target/bench-logs/\`.
+EOF
+}
+
+if [ "$write" = 1 ]; then
+  mkdir -p docs
+  render >docs/benchmarks.md.tmp
+  mv docs/benchmarks.md.tmp docs/benchmarks.md
+  echo "bench.sh: wrote docs/benchmarks.md ($(grep -c '^BENCH ' "$logs/all.bench") measurements)" >&2
+else
+  render
+fi
