@@ -674,6 +674,9 @@ fn unanswered_message(subs: &[SubQuestion]) -> String {
     msg
 }
 
+/// Problems reported before [`check_recorded_answers`] stops looking.
+const MAX_PROBLEMS: usize = 20;
+
 /// For a cassette whose authoring is fully scripted, re-derives every recorded
 /// can_use_tool answer in `controlOut` from the frozen `answers:` (rules,
 /// choose ladder, permission-parity default) and returns one problem string
@@ -710,6 +713,10 @@ pub fn check_recorded_answers(cassette: &Cassette) -> Vec<String> {
     // request_id → (tool_name, input) of every can_use_tool the agent sent.
     let mut requests: std::collections::HashMap<String, (String, Value)> = Default::default();
     for line in cassette.events() {
+        // Cheap pre-filter: only permission requests are parsed.
+        if !line.contains("can_use_tool") {
+            continue;
+        }
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
         };
@@ -734,6 +741,15 @@ pub fn check_recorded_answers(cassette: &Cassette) -> Vec<String> {
     }
     let mut problems = Vec::new();
     for line in cassette.control_out().unwrap_or_default() {
+        // An untrusted cassette could repeat a costly request thousands of
+        // times; a handful of problems already fails the replay.
+        if problems.len() >= MAX_PROBLEMS {
+            problems.push("… further recorded answers not checked".into());
+            break;
+        }
+        if !line.contains("\"behavior\"") {
+            continue; // not a permission/question answer
+        }
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
         };
