@@ -140,6 +140,8 @@ fn main() {
     for (name, row) in [
         ("replay_50k_events", &rows[1]),
         ("replay_50k_events_json", &rows[2]),
+        // The floor's own peak RSS, for context on the replay's.
+        ("replay_floor_parse", &rows[0]),
     ] {
         support::Bench {
             name,
