@@ -17,6 +17,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::assert::regex::{EsRegex, compile_es};
+
 use super::detect::{Class, DetectorSet, Hit, Surface, display_sample};
 
 /// One privacy finding.
@@ -48,10 +50,11 @@ impl Finding {
 /// Allow patterns: `--allow` (every class) and the class-scoped variants.
 /// A finding is suppressed when a pattern for its class (or unscoped)
 /// matches the WHOLE unmasked sample, case-insensitively — JavaScript regex
-/// syntax, as cowork-harness compiles them.
+/// syntax, as cowork-harness compiles them (through reel's one bounded
+/// ECMAScript entry point, [`crate::assert::regex`]).
 #[derive(Default, Clone)]
 pub struct AllowList {
-    entries: Vec<(Option<Class>, regress::Regex)>,
+    entries: Vec<(Option<Class>, EsRegex)>,
 }
 
 impl std::fmt::Debug for AllowList {
@@ -63,8 +66,7 @@ impl std::fmt::Debug for AllowList {
 impl AllowList {
     /// Adds a pattern; `Err` carries the regex engine's message.
     pub fn add(&mut self, source: &str, class: Option<Class>) -> Result<(), String> {
-        let re = regress::Regex::with_flags(&format!("^(?:{source})$"), "i")
-            .map_err(|e| e.to_string())?;
+        let re = compile_es(&format!("^(?:{source})$"))?;
         self.entries.push((class, re));
         Ok(())
     }
@@ -85,11 +87,13 @@ impl AllowList {
         self.entries.is_empty()
     }
 
-    /// True when `sample` of class `class` is allowed.
+    /// True when `sample` of class `class` is allowed. A pattern whose
+    /// backtracking match runs out of time allows nothing: the finding stays
+    /// visible rather than being waved through.
     pub fn allows(&self, sample: &str, class: Class) -> bool {
         self.entries
             .iter()
-            .any(|(c, re)| c.is_none_or(|c| c == class) && re.find(sample).is_some())
+            .any(|(c, re)| c.is_none_or(|c| c == class) && re.test(sample))
     }
 }
 
