@@ -5,8 +5,8 @@
 //!
 //! Run: `cargo bench --bench fingerprint` (add `-- --keep DIR` to keep the
 //! generated tree, `-- --runs N` for more samples). The tree is generated
-//! deterministically from a fixed seed (xorshift64*) into a temp dir and never
-//! committed. Caches are warm for both sides (one untimed warm-up run each);
+//! deterministically from a seed (`support::skill_tree`) into a temp dir and
+//! never committed. Caches are warm for both sides (one untimed warm-up run each);
 //! each side's median of N runs is reported, with its CPU use
 //! ((user+sys)/wall, from `getrusage(RUSAGE_CHILDREN)`).
 //!
@@ -19,82 +19,14 @@
 //! | median of 5 | 631.6 ms | 137.5 ms | 0.22x |
 //! | median of 9 | 1223.5 ms | 283.7 ms | 0.23x |
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const SEED: u64 = 0x5EED_F1A9_2026_0001;
+mod support;
+
 const FILES: usize = 2000;
 const TOTAL_BYTES: usize = 46 * 1024 * 1024;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
-
-/// Writes the tree: 2,000 files across 40 directories of skills (two levels),
-/// sizes drawn around the 23 KB mean so the total is exactly 46 MB, a few
-/// plugin manifests among them (exercising the manifest transforms).
-fn generate(root: &Path) {
-    let mut rng = Rng(SEED);
-    let mut sizes: Vec<usize> = (0..FILES)
-        .map(|_| 1 + (rng.next() % 46_000) as usize)
-        .collect();
-    let sum: usize = sizes.iter().sum();
-    for s in &mut sizes {
-        *s = (*s as u128 * TOTAL_BYTES as u128 / sum as u128) as usize;
-    }
-    let short = TOTAL_BYTES - sizes.iter().sum::<usize>();
-    sizes[0] += short;
-    for (i, size) in sizes.iter().enumerate() {
-        let skill = i % 40;
-        let rel = if i % 500 == 0 {
-            format!("skills/s{skill:02}/.claude-plugin/plugin.json")
-        } else {
-            format!("skills/s{skill:02}/part{}/file{i:04}.md", i % 5)
-        };
-        let path = root.join(&rel);
-        std::fs::create_dir_all(path.parent().expect("generated paths have a parent"))
-            .expect("mkdir");
-        let body: Vec<u8> = if rel.ends_with("plugin.json") {
-            let mut s = format!("{{\"version\":\"1.0.{i}\",\"name\":\"s{skill}\",\"pad\":\"");
-            while s.len() + 2 < *size {
-                s.push('x');
-            }
-            s.push_str("\"}");
-            s.into_bytes()
-        } else {
-            let mut b = Vec::with_capacity(*size + 8);
-            while b.len() < *size {
-                b.extend_from_slice(&rng.next().to_le_bytes());
-            }
-            b.truncate(*size);
-            b
-        };
-        std::fs::write(&path, body).expect("write");
-    }
-}
-
-fn git(root: &Path, args: &[&str]) {
-    let st = Command::new("git")
-        .args([
-            "-c",
-            "user.name=bench",
-            "-c",
-            "user.email=bench@example.com",
-        ])
-        .args(args)
-        .current_dir(root)
-        .status()
-        .expect("git runs");
-    assert!(st.success(), "git {args:?}");
-}
 
 fn children_cpu() -> Duration {
     // SAFETY: getrusage only writes into the zeroed struct we pass.
@@ -137,6 +69,13 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(7);
+    let smoke = support::smoke();
+    let runs = if smoke { 1 } else { runs };
+    let (files, total) = if smoke {
+        (50, 1 << 20)
+    } else {
+        (FILES, TOTAL_BYTES)
+    };
     let keep: Option<PathBuf> = args
         .iter()
         .position(|a| a == "--keep")
@@ -147,14 +86,13 @@ fn main() {
     if !root.join(".git").exists() {
         std::fs::create_dir_all(&root).expect("mkdir");
         eprintln!(
-            "generating {FILES} files / {} MB under {} (seed {SEED:#x})",
-            TOTAL_BYTES >> 20,
-            root.display()
+            "generating {files} files / {} MB under {} (seed {:#x})",
+            total >> 20,
+            root.display(),
+            support::seed()
         );
-        generate(&root);
-        git(&root, &["init", "-q", "."]);
-        git(&root, &["add", "-A"]);
-        git(&root, &["commit", "-q", "-m", "bench tree"]);
+        support::skill_tree(&root, files, total, support::seed());
+        support::git_commit_all(&root);
     }
     let reel = env!("CARGO_BIN_EXE_reel");
     let (base_wall, base_cpu) = measure(runs, || {
@@ -185,6 +123,16 @@ fn main() {
         reel_wall.as_secs_f64() * 1e3
     );
     println!("| ratio reel / baseline | {ratio:.2}x (target ≤ 2x) | |");
+    support::Bench {
+        name: "fingerprint_2000_files",
+        seconds: reel_wall.as_secs_f64(),
+        floor_seconds: Some(base_wall.as_secs_f64()),
+        peak_rss_bytes: None,
+        input_bytes: Some(total as u64),
+        stat: "median",
+        runs,
+    }
+    .emit();
     if keep.is_none() {
         drop(tmp);
     }

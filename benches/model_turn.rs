@@ -2,7 +2,8 @@
 //! loopback client (raw HTTP over `TcpStream`, a new connection per request,
 //! as Claude Code does). Target: under 5 ms per turn.
 //!
-//! Run: `cargo bench --bench model_turn` (prints median / p99 / mean).
+//! Run: `cargo bench --bench model_turn` (prints median / p99 / mean, and a
+//! `BENCH` line per turn against the floor: parsing the request body).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -10,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use reel::model::{Script, ServeOptions, Server};
 use serde_json::{Value, json};
+
+mod support;
 
 const SCRIPT: &str = r#"
 turns:
@@ -72,7 +75,7 @@ fn main() {
     let iterations: usize = std::env::var("REEL_BENCH_ITERS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(2000);
+        .unwrap_or(if support::smoke() { 20 } else { 2000 });
     for turn in [0usize, 2] {
         let body = request(turn);
         let raw = format!(
@@ -102,6 +105,20 @@ fn main() {
             p99.as_secs_f64() * 1e3,
             mean.as_secs_f64() * 1e3,
         );
+        // The floor: the least a server must do with the request, parse it.
+        let (_, parse) = support::time_runs(iterations.min(200), || {
+            std::hint::black_box(serde_json::from_str::<Value>(&body).expect("parse"));
+        });
+        support::Bench {
+            name: &format!("model_turn_{turn}"),
+            seconds: median.as_secs_f64(),
+            floor_seconds: Some(parse.as_secs_f64()),
+            peak_rss_bytes: None,
+            input_bytes: Some(body.len() as u64),
+            stat: "median",
+            runs: iterations,
+        }
+        .emit();
     }
     assert!(server.shutdown().is_empty());
 }

@@ -1,6 +1,7 @@
 //! Replay speed and memory on a large cassette (`cargo bench --bench replay`).
 //!
-//! Generates a 50,000-event (~51 MB) cassette deterministically from a seed,
+//! Generates a 50,000-event (~51 MB) cassette deterministically from a seed
+//! (`support::write_big_cassette`, shared with the verify bench),
 //! then times, each in a fresh child process (so peak RSS is per task):
 //! - `parse`: read the file and `serde_json::from_slice::<Value>` it (the floor);
 //! - `replay`: `reel::replay::replay_file` + the text report (what `reel replay FILE` does);
@@ -13,136 +14,15 @@
 //! `REEL_BENCH_EVENTS` / `REEL_BENCH_ITERS` / `REEL_BENCH_SEED` override the
 //! defaults; `REEL_BENCH_PHASES=1` also times load and re-drive separately;
 //! `REEL_BENCH_KEEP=FILE` keeps the generated cassette for a profiler.
+//! Prints `BENCH` lines (text and JSON paths) for `scripts/bench.sh`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-/// xorshift64*: tiny, deterministic, good enough to vary the payloads.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-const WORDS: &[&str] = &[
-    "report",
-    "pipeline",
-    "latency",
-    "migration",
-    "the",
-    "and",
-    "skill",
-    "summary",
-    "outputs",
-    "action",
-    "items",
-    "checklist",
-    "backfill",
-    "window",
-    "risk",
-    "dashboard",
-    "monitoring",
-    "runbook",
-    "on-call",
-    "support",
-    "ingest",
-    "caching",
-    "layer",
-    "target",
-    "error",
-    "rate",
-    "within",
-    "quarter",
-    "status",
-];
-
-fn text(rng: &mut Rng, bytes: usize) -> String {
-    let mut s = String::with_capacity(bytes + 16);
-    while s.len() < bytes {
-        s.push_str(WORDS[rng.below(WORDS.len() as u64) as usize]);
-        s.push(if rng.below(12) == 0 { '\n' } else { ' ' });
-    }
-    s
-}
-
-/// Builds the cassette document.
-fn generate(events: usize, seed: u64) -> Value {
-    let mut rng = Rng(seed | 1);
-    let mut lines = Vec::with_capacity(events);
-    lines.push(
-        json!({"type":"system","subtype":"init","cwd":"/sessions/bench","session_id":"bench",
-               "tools":["Bash","Read","Write","Skill","AskUserQuestion"],"mcp_servers":[{"name":"cowork","status":"connected"}],
-               "skills":["bench-skill"],"model":"bench-model"})
-        .to_string(),
-    );
-    let mut tool = 0u64;
-    while lines.len() < events - 1 {
-        let line = match rng.below(4) {
-            0 => {
-                json!({"type":"assistant","message":{"model":"bench-model","id":format!("msg_{}", lines.len()),"role":"assistant",
-                    "content":[{"type":"text","text":text(&mut rng, 820)}]},"parent_tool_use_id":null})
-            }
-            1 => {
-                tool += 1;
-                json!({"type":"assistant","message":{"model":"bench-model","id":format!("msg_{}", lines.len()),"role":"assistant",
-                    "content":[{"type":"tool_use","id":format!("toolu_{tool}"),"name":"Bash","input":{"command":format!("echo {}", text(&mut rng, 700))}}]},
-                    "parent_tool_use_id":null})
-            }
-            2 => {
-                json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":format!("toolu_{tool}"),
-                    "content":text(&mut rng, 850),"is_error":false}]},"parent_tool_use_id":null})
-            }
-            _ => {
-                json!({"type":"system","subtype":"thinking_tokens","estimated_tokens":rng.below(500),"uuid":format!("{:032x}", rng.next()),
-                    "session_id":"bench","pad":text(&mut rng, 760)})
-            }
-        };
-        lines.push(line.to_string());
-    }
-    lines.push(
-        json!({"type":"result","subtype":"success","is_error":false,"num_turns":tool,"total_cost_usd":1.5,
-               "usage":{"input_tokens":1000,"output_tokens":2000},"result":"done"})
-        .to_string(),
-    );
-    json!({
-        "$schema": "https://raw.githubusercontent.com/yaniv-golan/cowork-harness/main/schema/cassette.v12.json",
-        "generator": "cowork-harness",
-        "cassetteVersion": 12,
-        "scenario": {
-            "name": "bench", "baseline": "latest", "session": "(inline)", "fidelity": "protocol", "execution": "local",
-            "lane": "local", "prompt": "benchmark", "answers": [], "expect_denied": [],
-            "assert": [
-                {"result": "success"}, {"transcript_contains": "checklist"}, {"tool_called": "Bash"},
-                {"tool_result_contains": "runbook"}, {"max_tool_errors": 0}, {"transcript_not_matches": "zz[0-9]+qq"}
-            ],
-            "skills": [], "requires_capabilities": []
-        },
-        "events": lines,
-        "effectiveFidelity": "protocol",
-        "fingerprint": {"baseline": "1.0.0", "hashFormat": "jcs1"}
-    })
-}
-
-fn max_rss_bytes() -> u64 {
-    // SAFETY: getrusage only writes into the zeroed struct we pass.
-    unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
-        ru.ru_maxrss as u64 * 1024
-    }
-}
+mod support;
 
 fn child(mode: &str, file: &Path, iters: usize) {
     let mut times = Vec::new();
@@ -199,7 +79,7 @@ fn child(mode: &str, file: &Path, iters: usize) {
         "{} {} {}",
         times[0],
         times[times.len() / 2],
-        max_rss_bytes()
+        support::peak_rss_self()
     );
 }
 
@@ -212,28 +92,18 @@ fn main() {
         child(mode, &file, iters);
         return;
     }
-    let env = |k: &str, d: u64| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(d)
-    };
-    let events = env("REEL_BENCH_EVENTS", 50_000) as usize;
-    let iters = env("REEL_BENCH_ITERS", 5) as usize;
-    let seed = env("REEL_BENCH_SEED", 0x5eed);
+    let iters = support::env_u64("REEL_BENCH_ITERS", if support::smoke() { 1 } else { 5 }) as usize;
     let dir = tempfile::tempdir().expect("tempdir");
-    let file = dir.path().join("bench.cassette.json");
-    let doc = generate(events, seed);
-    let bytes = serde_json::to_vec_pretty(&doc).expect("serialise");
-    std::fs::write(&file, &bytes).expect("write");
+    let (file, size) = support::write_big_cassette(dir.path());
     if let Some(keep) = std::env::var_os("REEL_BENCH_KEEP") {
         // For profiling: `perf record <bench> --child replay <file> 1`.
-        std::fs::write(&keep, &bytes).expect("write REEL_BENCH_KEEP");
+        std::fs::copy(&file, &keep).expect("write REEL_BENCH_KEEP");
     }
-    let size = bytes.len() as f64;
+    let size = size as f64;
     println!(
-        "cassette: {events} events, {:.1} MB (seed {seed:#x}), {iters} iterations per task",
-        size / 1e6
+        "cassette: {:.1} MB (seed {:#x}), {iters} iterations per task",
+        size / 1e6,
+        support::seed()
     );
     let exe = std::env::current_exe().expect("current exe");
     let mut rows = Vec::new();
@@ -267,4 +137,21 @@ fn main() {
         rows[1][1] / rows[0][1],
         rows[2][1] / rows[0][1]
     );
+    for (name, row) in [
+        ("replay_50k_events", &rows[1]),
+        ("replay_50k_events_json", &rows[2]),
+        // The floor's own peak RSS, for context on the replay's.
+        ("replay_floor_parse", &rows[0]),
+    ] {
+        support::Bench {
+            name,
+            seconds: row[1] / 1e3,
+            floor_seconds: Some(rows[0][1] / 1e3),
+            peak_rss_bytes: Some(row[2] as u64),
+            input_bytes: Some(size as u64),
+            stat: "median",
+            runs: iters,
+        }
+        .emit();
+    }
 }

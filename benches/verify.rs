@@ -2,14 +2,21 @@
 //! `cargo bench --bench verify`). Prints wall-clock figures; no assertions —
 //! speed is measured here, never in tests.
 //!
-//! 1. privacy scan of a generated 50,000-event, ~51 MB cassette;
+//! 1. privacy scan and verify (with and without the scan) of the generated
+//!    50,000-event, ~51 MB cassette (`support::write_big_cassette`);
 //! 2. verify of a directory of 1,000 small cassettes, all cores vs one;
 //! 3. `rehash --dry-run` of a directory of legacy and current cassettes.
+//!
+//! Each against its floor (read + JSON-parse the same files), as `BENCH`
+//! lines for `scripts/bench.sh`; run as a test (no `--bench`) it shrinks to a
+//! smoke run.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
+
+mod support;
 
 /// CPU time (user + system) of this process so far: unlike wall-clock, it
 /// does not grow when other processes compete for the cores.
@@ -48,50 +55,20 @@ fn cpu_ms() -> f64 {
     LAST_CPU.with(|c| c.get()).as_secs_f64() * 1e3
 }
 
-/// A realistic transcript line of about `size` bytes.
-fn event(i: usize, size: usize) -> String {
-    let filler = "The quarterly report shows steady progress on the ingest pipeline; latency dropped after the \
-                  caching layer landed and error rates stay within target. Next steps are listed below. ";
-    let mut text = String::with_capacity(size);
-    while text.len() < size.saturating_sub(420) {
-        text.push_str(filler);
-    }
-    text.truncate(size.saturating_sub(420));
-    match i % 3 {
-        0 => json!({"type":"assistant","message":{"id":format!("msg_{i:08}"),"role":"assistant","content":[{"type":"text","text":text}],"usage":{"input_tokens":2,"output_tokens":947}},"session_id":"6ca3bbd7-fd29-4768-8604-e32ddbbb8d46","uuid":"29738523-da09-4ae8-a760-7e51be379888","timestamp":"2026-08-21T11:19:58.135Z"}).to_string(),
-        1 => json!({"type":"user","message":{"role":"user","content":[{"tool_use_id":format!("toolu_{i:08}"),"type":"tool_result","content":text}]},"session_id":"6ca3bbd7-fd29-4768-8604-e32ddbbb8d46","uuid":"43fadfc4-6dc2-4f4f-9532-a15939fb9584","timestamp":"2026-08-21T11:19:58.148Z"}).to_string(),
-        _ => json!({"type":"assistant","message":{"id":format!("msg_{i:08}"),"content":[{"type":"tool_use","id":format!("toolu_{i:08}"),"name":"Write","input":{"file_path":"/sessions/local_4smybxtcb4/mnt/project/outputs/actions.md","content":text}}]},"session_id":"6ca3bbd7-fd29-4768-8604-e32ddbbb8d46"}).to_string(),
-    }
-}
-
-fn cassette(events: usize, event_size: usize) -> Map<String, Value> {
-    let events: Vec<String> = (0..events).map(|i| event(i, event_size)).collect();
-    json!({
-        "$schema":"https://raw.githubusercontent.com/yaniv-golan/cowork-harness/main/schema/cassette.v12.json",
-        "generator":"cowork-harness","cassetteVersion":12,
-        "scenario":{"name":"bench","session":"(inline)","fidelity":"container","prompt":"Summarise the report.","answers":[],"assert":[{"result":"success"}]},
-        "events":events,"controlOut":[],"effectiveFidelity":"container",
-        "artifacts":[{"path":"outputs/actions.md","bytes":10,"sha256":"00","body":"# Actions\n- [ ] ship it\n"}]
-    })
-    .as_object()
-    .cloned()
-    .expect("object")
-}
-
 fn main() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("cores: {cores}");
 
-    // 1. the 51 MB cassette
-    let big = cassette(50_000, 1_125);
-    let bytes = serde_json::to_vec_pretty(&big).expect("serialise");
-    let big_path = tmp.path().join("big.cassette.json");
-    std::fs::write(&big_path, &bytes).expect("write");
-    println!(
-        "big cassette: 50,000 events, {:.1} MB",
-        bytes.len() as f64 / 1e6
-    );
+    let smoke = support::smoke();
+    let runs = if smoke { 1 } else { 3 };
+
+    // 1. the 51 MB cassette (the replay bench's, from the shared generator)
+    let (big_path, big_size) = support::write_big_cassette(tmp.path());
+    let big: Map<String, Value> =
+        serde_json::from_slice(&std::fs::read(&big_path).expect("read")).expect("parse");
+    println!("big cassette: {:.1} MB", big_size as f64 / 1e6);
+    let (floor_big, _) = best_of(runs, || support::read_and_parse(&big_path));
     if std::env::var_os("REEL_BENCH_DETECTORS").is_some() {
         let events: Vec<&str> = big["events"]
             .as_array()
@@ -180,7 +157,7 @@ fn main() {
         return;
     }
     let allow = reel::verify::scan::AllowList::default();
-    let (t, findings) = best_of(5, || {
+    let (t, findings) = best_of(runs, || {
         reel::verify::scan::scan_document(&big, &allow).expect("scannable")
     });
     println!(
@@ -195,17 +172,40 @@ fn main() {
         scenario_drift: false,
         ..Default::default()
     };
-    let (t, _) = best_of(3, || reel::verify::gate::verify_one(&big_path, &opts));
+    let (t, _) = best_of(runs, || reel::verify::gate::verify_one(&big_path, &opts));
     println!(
         "  verify one file (read + parse + scan):  {:>8.1} ms wall, {:>8.1} ms CPU",
         t.as_secs_f64() * 1e3,
         cpu_ms()
     );
+    // What `verify-cassettes` does by default, and with `--skip-privacy`.
+    for (name, privacy) in [
+        ("verify_big_privacy", true),
+        ("verify_big_no_privacy", false),
+    ] {
+        let opts = reel::verify::gate::VerifyOptions {
+            privacy,
+            staleness: true,
+            scenario_drift: true,
+            ..Default::default()
+        };
+        let (t, _) = best_of(runs, || reel::verify::gate::verify_one(&big_path, &opts));
+        support::Bench {
+            name,
+            seconds: t.as_secs_f64(),
+            floor_seconds: Some(floor_big.as_secs_f64()),
+            peak_rss_bytes: None,
+            input_bytes: Some(big_size),
+            stat: "min",
+            runs,
+        }
+        .emit();
+    }
     let one_thread = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
         .expect("pool");
-    let (t, _) = best_of(3, || {
+    let (t, _) = best_of(runs, || {
         one_thread.install(|| reel::verify::scan::scan_document(&big, &allow))
     });
     println!(
@@ -217,8 +217,10 @@ fn main() {
     // 2. 1,000 small cassettes
     let dir = tmp.path().join("many");
     std::fs::create_dir_all(&dir).expect("mkdir");
-    let small = serde_json::to_vec_pretty(&cassette(40, 1_000)).expect("serialise");
-    let files: Vec<PathBuf> = (0..1000)
+    let small = serde_json::to_vec_pretty(&support::cassette(40, 1_000, support::seed()))
+        .expect("serialise");
+    let n_small = if smoke { 20 } else { 1000 };
+    let files: Vec<PathBuf> = (0..n_small)
         .map(|i| {
             let p = dir.join(format!("c{i:04}.cassette.json"));
             std::fs::write(&p, &small).expect("write");
@@ -231,13 +233,27 @@ fn main() {
         scenario_drift: true,
         ..Default::default()
     };
-    let (t_all, results) = best_of(3, || reel::verify::gate::verify_all(&files, &opts));
+    let (t_all, results) = best_of(runs, || reel::verify::gate::verify_all(&files, &opts));
     let cpu_all = cpu_ms();
-    let (t_one, _) = best_of(3, || {
+    let (floor_small, _) = best_of(runs, || {
+        files.iter().for_each(|f| support::read_and_parse(f))
+    });
+    support::Bench {
+        name: "verify_dir_1000",
+        seconds: t_all.as_secs_f64(),
+        floor_seconds: Some(floor_small.as_secs_f64()),
+        peak_rss_bytes: None,
+        input_bytes: Some((small.len() * files.len()) as u64),
+        stat: "min",
+        runs,
+    }
+    .emit();
+    let (t_one, _) = best_of(runs, || {
         one_thread.install(|| reel::verify::gate::verify_all(&files, &opts))
     });
     println!(
-        "1,000 small cassettes ({} KB each): all cores {:.1} ms wall ({:.1} ms CPU = {:.2} cores busy), one thread {:.1} ms (x{:.2}); exit {}",
+        "{} small cassettes ({} KB each): all cores {:.1} ms wall ({:.1} ms CPU = {:.2} cores busy), one thread {:.1} ms (x{:.2}); exit {}",
+        files.len(),
         small.len() / 1024,
         t_all.as_secs_f64() * 1e3,
         cpu_all,
@@ -255,25 +271,7 @@ fn main() {
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat/examples"),
         &peer.join("examples"),
     );
-    for args in [
-        &["init", "-q"][..],
-        &["add", "-A"],
-        &[
-            "-c",
-            "user.name=b",
-            "-c",
-            "user.email=b@example.com",
-            "commit",
-            "-qm",
-            "x",
-        ],
-    ] {
-        let ok = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&peer)
-            .status();
-        assert!(ok.is_ok_and(|s| s.success()), "git {args:?}");
-    }
+    support::git_commit_all(&peer);
     let rdir = peer.join("examples/bench-replays");
     std::fs::create_dir_all(&rdir).expect("mkdir");
     let pdf = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -286,7 +284,7 @@ fn main() {
         fp.shift_remove("hashFormat");
     }
     let legacy = serde_json::to_vec_pretty(&doc).expect("serialise");
-    let rfiles: Vec<PathBuf> = (0..200)
+    let rfiles: Vec<PathBuf> = (0..if smoke { 10 } else { 200 })
         .map(|i| {
             let p = rdir.join(format!("r{i:03}.cassette.json"));
             std::fs::write(&p, if i % 2 == 0 { &current } else { &legacy }).expect("write");
@@ -297,9 +295,23 @@ fn main() {
         dry_run: true,
         session: None,
     };
-    let (t, s) = best_of(3, || reel::rehash::rehash_files(&rfiles, &ropts));
+    let (t, s) = best_of(runs, || reel::rehash::rehash_files(&rfiles, &ropts));
+    let (floor_rehash, _) = best_of(runs, || {
+        rfiles.iter().for_each(|f| support::read_and_parse(f))
+    });
+    support::Bench {
+        name: "rehash_dry_run_200",
+        seconds: t.as_secs_f64(),
+        floor_seconds: Some(floor_rehash.as_secs_f64()),
+        peak_rss_bytes: None,
+        input_bytes: Some(((current.len() + legacy.len()) * rfiles.len() / 2) as u64),
+        stat: "min",
+        runs,
+    }
+    .emit();
     println!(
-        "rehash --dry-run, 200 cassettes: {:.1} ms (migrated {}, skipped {}, refused {})",
+        "rehash --dry-run, {} cassettes: {:.1} ms (migrated {}, skipped {}, refused {})",
+        rfiles.len(),
         t.as_secs_f64() * 1e3,
         s.migrated,
         s.skipped,

@@ -16,7 +16,7 @@ cargo fmt --all -- --check
 echo "==> cargo clippy" >&2
 cargo clippy --locked --all-targets -- -D warnings
 
-echo "==> cargo test" >&2
+echo "==> cargo test (benches run as quick smoke tests; scripts/bench.sh runs them for real)" >&2
 cargo test --locked --all-targets
 
 echo "==> all tests passed" >&2

@@ -245,7 +245,12 @@ pub fn git_commit_all(root: &Path) {
         &["commit", "-q", "--no-verify", "-m", "bench"],
     ] {
         let st = Command::new("git")
-            .args(["-c", "user.name=bench", "-c", "user.email=bench@example.com"])
+            .args([
+                "-c",
+                "user.name=bench",
+                "-c",
+                "user.email=bench@example.com",
+            ])
             .args(args)
             .current_dir(root)
             .env_remove("GIT_DIR")

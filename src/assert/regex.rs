@@ -19,8 +19,12 @@
 //! without the `u` flag sees UTF-16 code units, so a pattern that counts
 //! characters (`^.$`) across an astral character (emoji) can differ.
 //!
-//! This is the one regex entry point of reel (assertions and the scenario
-//! `when_question` decider both call [`compile_es`]).
+//! This is the one ECMAScript regex entry point of reel: assertions and the
+//! scenario `when_question` decider call [`compile_es`]; `verify-cassettes`
+//! allow patterns and `.cowork-redact.json` patterns (which carry their own
+//! flags) call [`compile_es_with_flags`]. Without the `i` flag the
+//! translation keeps letters case-sensitive; the `m`, `s` and `u` flags
+//! always use the backtracker.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -54,14 +58,29 @@ enum Engine {
 /// Compiles `pattern` as `new RegExp(pattern, "i")`. The error is the
 /// engine's message (callers prefix `<key>: bad regex "<p>": `).
 pub fn compile_es(pattern: &str) -> Result<EsRegex, String> {
-    let slow = regress::Regex::with_flags(pattern, "i")
-        .map_err(|e| format!("Invalid regular expression: /{pattern}/i: {e}"))?;
-    let engine = match translate(pattern).and_then(|t| {
-        regex::RegexBuilder::new(&t)
-            .size_limit(32 * 1024 * 1024)
-            .build()
-            .ok()
-    }) {
+    compile_es_with_flags(pattern, "i")
+}
+
+/// Compiles `pattern` as `new RegExp(pattern, flags)`. `g` and `y` only
+/// change how JavaScript iterates matches, so callers strip them (every
+/// occurrence is what [`EsRegex::find_ranges`] returns).
+pub fn compile_es_with_flags(pattern: &str, flags: &str) -> Result<EsRegex, String> {
+    let slow = regress::Regex::with_flags(pattern, flags)
+        .map_err(|e| format!("Invalid regular expression: /{pattern}/{flags}: {e}"))?;
+    // The translation models exactly two flag sets: none, and `i`.
+    let fold = match flags {
+        "" => Some(false),
+        "i" => Some(true),
+        _ => None,
+    };
+    let engine = match fold
+        .and_then(|fold| translate(pattern, fold))
+        .and_then(|t| {
+            regex::RegexBuilder::new(&t)
+                .size_limit(32 * 1024 * 1024)
+                .build()
+                .ok()
+        }) {
         Some(re) => Engine::Linear(re),
         None => Engine::Backtracking(Arc::new(slow)),
     };
@@ -86,52 +105,18 @@ impl EsRegex {
     pub fn is_match(&self, text: &str) -> Result<bool, String> {
         match &self.engine {
             Engine::Linear(re) => Ok(re.is_match(text)),
-            Engine::Backtracking(re) => {
-                if ABANDONED.load(Ordering::SeqCst) >= MAX_RUNAWAY_WORKERS {
-                    return Err(format!(
-                        "regex evaluation refused: {MAX_RUNAWAY_WORKERS} abandoned backtracking matches are still running (catastrophic patterns?)"
-                    ));
-                }
-                // 0 = running, 1 = finished, 2 = abandoned by the caller.
-                let state = Arc::new(AtomicU8::new(0));
-                let (tx, rx) = mpsc::channel();
-                let re = Arc::clone(re);
-                let owned: Arc<str> = Arc::from(text);
-                let worker_state = Arc::clone(&state);
-                let spawned =
-                    std::thread::Builder::new()
-                        .name("reel-regex".into())
-                        .spawn(move || {
-                            let found = re.find(&owned).is_some();
-                            if worker_state.swap(1, Ordering::SeqCst) == 2 {
-                                ABANDONED.fetch_sub(1, Ordering::SeqCst);
-                            }
-                            // The receiver may be gone after a timeout; nothing to do then.
-                            let _ = tx.send(found);
-                        });
-                if spawned.is_err() {
-                    return Err("regex evaluation could not start a worker thread".into());
-                }
-                match rx.recv_timeout(BACKTRACK_DEADLINE) {
-                    Ok(found) => Ok(found),
-                    Err(_) => {
-                        if state
-                            .compare_exchange(0, 2, Ordering::SeqCst, Ordering::SeqCst)
-                            .is_ok()
-                        {
-                            ABANDONED.fetch_add(1, Ordering::SeqCst);
-                            Err(format!(
-                                "regex evaluation exceeded {}s (catastrophic backtracking?) — simplify the pattern",
-                                BACKTRACK_DEADLINE.as_secs()
-                            ))
-                        } else {
-                            // Finished just at the deadline: its answer is on the way.
-                            rx.recv()
-                                .map_err(|_| "regex worker ended without an answer".to_owned())
-                        }
-                    }
-                }
-            }
+            Engine::Backtracking(re) => bounded(re, text, |re, t| re.find(t).is_some()),
+        }
+    }
+
+    /// The byte ranges of every match, left to right (`text.matchAll`);
+    /// `Err` when a backtracking search exceeded the deadline.
+    pub fn find_ranges(&self, text: &str) -> Result<Vec<std::ops::Range<usize>>, String> {
+        match &self.engine {
+            Engine::Linear(re) => Ok(re.find_iter(text).map(|m| m.range()).collect()),
+            Engine::Backtracking(re) => bounded(re, text, |re, t| {
+                re.find_iter(t).map(|m| m.range()).collect()
+            }),
         }
     }
 
@@ -139,6 +124,58 @@ impl EsRegex {
     /// already reported the timeout or cannot report it.
     pub fn test(&self, text: &str) -> bool {
         self.is_match(text).unwrap_or(false)
+    }
+}
+
+/// Runs `search` with the backtracker on a worker thread, under
+/// [`BACKTRACK_DEADLINE`].
+fn bounded<T: Send + 'static>(
+    re: &Arc<regress::Regex>,
+    text: &str,
+    search: fn(&regress::Regex, &str) -> T,
+) -> Result<T, String> {
+    if ABANDONED.load(Ordering::SeqCst) >= MAX_RUNAWAY_WORKERS {
+        return Err(format!(
+            "regex evaluation refused: {MAX_RUNAWAY_WORKERS} abandoned backtracking matches are still running (catastrophic patterns?)"
+        ));
+    }
+    // 0 = running, 1 = finished, 2 = abandoned by the caller.
+    let state = Arc::new(AtomicU8::new(0));
+    let (tx, rx) = mpsc::channel();
+    let re = Arc::clone(re);
+    let owned: Arc<str> = Arc::from(text);
+    let worker_state = Arc::clone(&state);
+    let spawned = std::thread::Builder::new()
+        .name("reel-regex".into())
+        .spawn(move || {
+            let found = search(&re, &owned);
+            if worker_state.swap(1, Ordering::SeqCst) == 2 {
+                ABANDONED.fetch_sub(1, Ordering::SeqCst);
+            }
+            // The receiver may be gone after a timeout; nothing to do then.
+            let _ = tx.send(found);
+        });
+    if spawned.is_err() {
+        return Err("regex evaluation could not start a worker thread".into());
+    }
+    match rx.recv_timeout(BACKTRACK_DEADLINE) {
+        Ok(found) => Ok(found),
+        Err(_) => {
+            if state
+                .compare_exchange(0, 2, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                ABANDONED.fetch_add(1, Ordering::SeqCst);
+                Err(format!(
+                    "regex evaluation exceeded {}s (catastrophic backtracking?) — simplify the pattern",
+                    BACKTRACK_DEADLINE.as_secs()
+                ))
+            } else {
+                // Finished just at the deadline: its answer is on the way.
+                rx.recv()
+                    .map_err(|_| "regex worker ended without an answer".to_owned())
+            }
+        }
     }
 }
 
@@ -150,20 +187,25 @@ fn hex(c: char) -> String {
     format!("\\x{{{:X}}}", c as u32)
 }
 
-/// One literal character with ECMAScript non-Unicode case folding (ASCII).
-fn literal(c: char) -> String {
-    if c.is_ascii_alphabetic() {
+/// One literal character; with `fold`, ECMAScript non-Unicode case folding
+/// (ASCII).
+fn literal(c: char, fold: bool) -> String {
+    if fold && c.is_ascii_alphabetic() {
         format!("[{}{}]", c.to_ascii_lowercase(), c.to_ascii_uppercase())
-    } else if c.is_ascii_digit() {
+    } else if c.is_ascii_alphanumeric() {
         c.to_string()
     } else {
         hex(c)
     }
 }
 
-/// Class members for a range lo..=hi (ASCII), closed under ASCII case.
-fn class_range(lo: char, hi: char) -> String {
+/// Class members for a range lo..=hi (ASCII); with `fold`, closed under
+/// ASCII case.
+fn class_range(lo: char, hi: char, fold: bool) -> String {
     let mut out = format!("{}-{}", hex(lo), hex(hi));
+    if !fold {
+        return out;
+    }
     let (l, h) = (lo as u8, hi as u8);
     let overlap = |a: u8, b: u8| -> Option<(u8, u8)> {
         let s = l.max(a);
@@ -243,7 +285,8 @@ fn escape(chars: &[char], i: usize, in_class: bool) -> Option<(Esc, usize)> {
 
 /// Translates an ECMAScript pattern to equivalent `regex`-crate syntax, or
 /// `None` when it is outside the subset whose semantics are identical.
-pub(crate) fn translate(pattern: &str) -> Option<String> {
+/// `fold` is the `i` flag.
+pub(crate) fn translate(pattern: &str, fold: bool) -> Option<String> {
     let chars: Vec<char> = pattern.chars().collect();
     if chars.iter().any(|c| !c.is_ascii()) {
         return None;
@@ -264,7 +307,7 @@ pub(crate) fn translate(pattern: &str) -> Option<String> {
                     _ => {
                         let (e, next) = escape(&chars, i + 1, false)?;
                         match e {
-                            Esc::Char(ch) => out.push_str(&literal(ch)),
+                            Esc::Char(ch) => out.push_str(&literal(ch, fold)),
                             Esc::Set(s) => out.push_str(&format!("[{s}]")),
                         }
                         i = next;
@@ -362,12 +405,12 @@ pub(crate) fn translate(pattern: &str) -> Option<String> {
                                 if hi < *lo {
                                     return None;
                                 }
-                                members.push_str(&class_range(*lo, hi));
+                                members.push_str(&class_range(*lo, hi, fold));
                                 j = after;
                             }
                             // `[a-\d]`: Annex B reads `-` literally.
                             Esc::Set(s) => {
-                                members.push_str(&class_range(*lo, *lo));
+                                members.push_str(&class_range(*lo, *lo, fold));
                                 members.push_str(&hex('-'));
                                 members.push_str(s);
                                 j = after;
@@ -375,7 +418,7 @@ pub(crate) fn translate(pattern: &str) -> Option<String> {
                         }
                     } else {
                         match atom {
-                            Esc::Char(ch) => members.push_str(&class_range(ch, ch)),
+                            Esc::Char(ch) => members.push_str(&class_range(ch, ch, fold)),
                             Esc::Set(s) => members.push_str(s),
                         }
                     }
@@ -390,7 +433,7 @@ pub(crate) fn translate(pattern: &str) -> Option<String> {
                 i = j;
             }
             other => {
-                out.push_str(&literal(other));
+                out.push_str(&literal(other, fold));
                 i += 1;
             }
         }
@@ -443,6 +486,23 @@ mod tests {
         assert!(re.is_match("xAAb").unwrap());
         assert!(!re.is_match("xAAc").unwrap());
         assert!(compile_es("hello").unwrap().is_linear());
+    }
+
+    #[test]
+    fn without_the_i_flag_letters_keep_their_case() {
+        let re = compile_es_with_flags("Acme [a-c]x", "").unwrap();
+        assert!(re.is_linear());
+        assert!(re.is_match("an Acme bx").unwrap());
+        assert!(!re.is_match("an ACME bx").unwrap());
+        assert!(!re.is_match("an Acme Bx").unwrap());
+        assert_eq!(
+            re.find_ranges("Acme ax, Acme cx").unwrap(),
+            vec![0..7, 9..16]
+        );
+        // Flags the translation does not model use the backtracker.
+        let ml = compile_es_with_flags("^b$", "m").unwrap();
+        assert!(!ml.is_linear());
+        assert_eq!(ml.find_ranges("a\nb\nc").unwrap(), vec![2..3]);
     }
 
     #[test]

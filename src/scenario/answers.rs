@@ -2,7 +2,8 @@
 //! requests from a scenario's `answers:` rules (spec/record.md §1.8).
 //!
 //! The chain is `scripted rules → permission-parity default → terminal`:
-//! - `when_question` rules (ECMAScript regex, case-insensitive, unanchored)
+//! - `when_question` rules (ECMAScript regex, case-insensitive, unanchored;
+//!   compiled by [`crate::assert::regex`], the one bounded ES-regex home)
 //!   answer a whole AskUserQuestion gate atomically, with `answer:` verbatim
 //!   or `choose:` resolved against the offered labels by the resolution
 //!   ladder; multi-select answers are the canonical labels joined by `", "`;
@@ -24,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
+use crate::assert::regex::{EsRegex, compile_es};
 use crate::cassette::Cassette;
 
 /// `decide:` / `else:` values.
@@ -68,32 +70,15 @@ pub enum ToolDecision {
 pub enum AnswerRule {
     Question {
         pattern: String,
-        regex: JsRegex,
+        /// `new RegExp(pattern, "i")`, compiled by reel's one bounded
+        /// ECMAScript entry point.
+        regex: EsRegex,
         reply: QuestionReply,
     },
     Tool {
         tool: String,
         decision: ToolDecision,
     },
-}
-
-/// A compiled ECMAScript regex (case-insensitive, as cowork-harness's
-/// `new RegExp(p, "i")`). The one place reel compiles `when_question`.
-#[derive(Debug, Clone)]
-pub struct JsRegex(regress::Regex);
-
-impl JsRegex {
-    /// Compiles `pattern` with the `i` flag; the error is regress's message.
-    pub fn new(pattern: &str) -> Result<JsRegex, String> {
-        regress::Regex::with_flags(pattern, "i")
-            .map(JsRegex)
-            .map_err(|e| e.to_string())
-    }
-
-    /// Unanchored search.
-    pub fn is_match(&self, text: &str) -> bool {
-        self.0.find(text).is_some()
-    }
 }
 
 const RULE_KEYS: &[&str] = &[
@@ -156,7 +141,7 @@ fn parse_rule(v: &Value, at: &str) -> Result<AnswerRule, String> {
                     ));
                 }
             }
-            let regex = JsRegex::new(&pattern)
+            let regex = compile_es(&pattern)
                 .map_err(|e| format!("{at}.when_question: invalid regex `{pattern}`: {e}"))?;
             let reply = match (map.get("choose"), str_at("answer")?) {
                 (Some(_), Some(_)) => {
@@ -397,12 +382,26 @@ impl Decider {
         let mut matched = Vec::new();
         let mut unmatched = Vec::new();
         for sub in &subs {
-            let rule = self.rules.iter().find_map(|r| match r {
-                AnswerRule::Question { regex, reply, .. } if regex.is_match(&sub.question) => {
-                    Some(reply)
+            let mut rule = None;
+            for r in &self.rules {
+                let AnswerRule::Question {
+                    pattern,
+                    regex,
+                    reply,
+                } = r
+                else {
+                    continue;
+                };
+                // A backtracking pattern that runs out of time is a script
+                // error, not a silent "no match".
+                let hit = regex.is_match(&sub.question).map_err(|e| {
+                    DecideError::Script(format!("answers: when_question `{pattern}`: {e}"))
+                })?;
+                if hit {
+                    rule = Some(reply);
+                    break;
                 }
-                _ => None,
-            });
+            }
             match rule {
                 Some(reply) => matched.push((sub, reply)),
                 None => unmatched.push(sub),
@@ -674,6 +673,9 @@ fn unanswered_message(subs: &[SubQuestion]) -> String {
     msg
 }
 
+/// Problems reported before [`check_recorded_answers`] stops looking.
+const MAX_PROBLEMS: usize = 20;
+
 /// For a cassette whose authoring is fully scripted, re-derives every recorded
 /// can_use_tool answer in `controlOut` from the frozen `answers:` (rules,
 /// choose ladder, permission-parity default) and returns one problem string
@@ -710,6 +712,10 @@ pub fn check_recorded_answers(cassette: &Cassette) -> Vec<String> {
     // request_id → (tool_name, input) of every can_use_tool the agent sent.
     let mut requests: std::collections::HashMap<String, (String, Value)> = Default::default();
     for line in cassette.events() {
+        // Cheap pre-filter: only permission requests are parsed.
+        if !line.contains("can_use_tool") {
+            continue;
+        }
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
         };
@@ -734,6 +740,15 @@ pub fn check_recorded_answers(cassette: &Cassette) -> Vec<String> {
     }
     let mut problems = Vec::new();
     for line in cassette.control_out().unwrap_or_default() {
+        // An untrusted cassette could repeat a costly request thousands of
+        // times; a handful of problems already fails the replay.
+        if problems.len() >= MAX_PROBLEMS {
+            problems.push("… further recorded answers not checked".into());
+            break;
+        }
+        if !line.contains("\"behavior\"") {
+            continue; // not a permission/question answer
+        }
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
         };

@@ -460,7 +460,7 @@ fn check_assertions(
                 _ => continue,
             };
             for p in patterns {
-                answers::JsRegex::new(p)
+                crate::assert::regex::compile_es(p)
                     .map_err(|e| (format!("assert[{i}].{key}: invalid regex `{p}`: {e}"), None))?;
             }
         }

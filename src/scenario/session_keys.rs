@@ -42,6 +42,7 @@ pub fn load(path: Option<&Path>) -> Result<SessionKeys, String> {
         ..SessionKeys::default()
     };
     let Some(path) = path else { return Ok(keys) };
+    check_session_file(path)?;
     let s = Session::load(path).map_err(|e| e.to_string())?;
     let base = super::dir_of(path);
     let resolve = |p: &str, k: &str| {
@@ -108,7 +109,30 @@ pub fn load(path: Option<&Path>) -> Result<SessionKeys, String> {
     Ok(keys)
 }
 
-/// `permission_parity` of a session file; `None` when it cannot be read.
+/// Largest session file read (a session is a few hundred bytes; this keeps
+/// an untrusted cassette naming `/dev/zero` from hanging a replay).
+const MAX_SESSION_BYTES: u64 = 1024 * 1024;
+
+fn check_session_file(path: &Path) -> Result<(), String> {
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("read session `{}`: {e}", path.display()))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "session `{}` is not a regular file",
+            path.display()
+        ));
+    }
+    if meta.len() > MAX_SESSION_BYTES {
+        return Err(format!(
+            "session `{}` is larger than {MAX_SESSION_BYTES} bytes",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// `permission_parity` of a session file; `None` when it cannot be read
+/// (missing, not a regular file, oversized, invalid).
 pub fn permission_parity(path: &Path) -> Option<PermissionParity> {
     load(Some(path)).ok().map(|k| k.permission_parity)
 }

@@ -6,18 +6,21 @@
 //! written). A detector added here is therefore caught by `verify-cassettes`
 //! and scrubbed by `record` at the same time.
 //!
-//! Speed: a cassette can hold 50,000 events. All patterns are compiled into
-//! one [`regex::RegexSet`]; a line is scanned once by the set, and only the
-//! patterns the set reports are re-run to locate their matches. Checks the
-//! regex language cannot express (Luhn, IBAN mod-97, entropy, placeholder
-//! rejection, the path class's look-behind) run on the few candidates only.
+//! Speed: a cassette can hold 50,000 events. The patterns of a surface are
+//! compiled into one [`regex::bytes::RegexSet`]; a line is scanned once by
+//! the set, and only the patterns the set reports are re-run to locate their
+//! matches. Checks the regex language cannot express (Luhn, IBAN mod-97,
+//! entropy, placeholder rejection, the path class's look-behind) run on the
+//! few candidates only. Everything is compiled on first use: the scrubber
+//! (every `record`) needs only the secret detectors' set, and a detector's
+//! own regex is compiled the first time the set reports it.
 //!
 //! This module does not decide WHERE to scan (that is [`super::scan`]) nor
 //! how to render or mask a finding for output (see [`mask`]).
 
 use std::sync::OnceLock;
 
-use regex::bytes::{Regex, RegexSet};
+use regex::bytes::{Regex, RegexSet, RegexSetBuilder};
 use serde::Serialize;
 
 /// Broad class of a finding (the `cls` field of the JSON report). The first
@@ -677,10 +680,52 @@ pub static DETECTORS: &[Detector] = &[
     ),
 ];
 
-/// The compiled table.
+/// The compiled table: one [`RegexSet`] per scan surface and one [`Regex`]
+/// per detector, each compiled on first use and shared by the scanner and
+/// the scrubber.
 pub struct DetectorSet {
+    /// Every detector (the `Full` and `Manifest` surfaces).
+    all: OnceLock<SurfaceSet>,
+    /// The secret detectors only (the scrubber's surface): a third of the
+    /// patterns, so it compiles and warms up several times faster.
+    secrets: OnceLock<SurfaceSet>,
+    /// `regexes[i]` locates the matches of `DETECTORS[i]`.
+    regexes: Vec<OnceLock<Regex>>,
+}
+
+/// A compiled set over some detectors of the table.
+struct SurfaceSet {
     set: RegexSet,
-    regexes: Vec<Regex>,
+    /// `detectors[k]` is the table index of the set's pattern `k`
+    /// (ascending, so hits come out in table order).
+    detectors: Vec<usize>,
+}
+
+/// Lazy-DFA cache capacity of a set. The regex crate's default (2 MiB) is too
+/// small for ~70 patterns with long counted repetitions: the lazy DFA keeps
+/// clearing its cache, gives up, and every line is scanned by the NFA
+/// simulation instead (~1 MB/s: 60-100 ms for one 30 KB cassette, seconds for
+/// all example cassettes). Measured over the committed cassettes (330 KB of
+/// text), the full set stops thrashing at 16 MiB and the secret set fits in
+/// 2 MiB; both get twice that. The memory is only allocated as states are
+/// built.
+const ALL_DFA_CAPACITY: usize = 32 << 20;
+const SECRETS_DFA_CAPACITY: usize = 8 << 20;
+
+impl SurfaceSet {
+    fn compile(keep: impl Fn(&Detector) -> bool, dfa_capacity: usize) -> SurfaceSet {
+        let detectors: Vec<usize> = (0..DETECTORS.len())
+            .filter(|&i| keep(&DETECTORS[i]))
+            .collect();
+        // The table is a compile-time constant checked by a unit test
+        // (`every_pattern_compiles_and_kinds_are_unique`), so a failure here is a programming
+        // error, not bad input.
+        let set = RegexSetBuilder::new(detectors.iter().map(|&i| DETECTORS[i].pattern))
+            .dfa_size_limit(dfa_capacity)
+            .build()
+            .expect("detector table compiles");
+        SurfaceSet { set, detectors }
+    }
 }
 
 /// One match of one detector.
@@ -702,20 +747,34 @@ impl Hit {
 }
 
 impl DetectorSet {
-    /// The process-wide compiled set (compiled once, ~ms).
+    /// The process-wide table. Cheap: the sets and regexes inside are
+    /// compiled on first use.
     pub fn global() -> &'static DetectorSet {
         static SET: OnceLock<DetectorSet> = OnceLock::new();
-        SET.get_or_init(|| {
-            let patterns: Vec<&str> = DETECTORS.iter().map(|d| d.pattern).collect();
-            // The table is a compile-time constant checked by a unit test, so
-            // a failure here is a programming error, not bad input.
-            let set = RegexSet::new(&patterns).expect("detector table compiles");
-            let regexes = patterns
-                .iter()
-                .map(|p| Regex::new(p).expect("detector table compiles"))
-                .collect();
-            DetectorSet { set, regexes }
+        SET.get_or_init(|| DetectorSet {
+            all: OnceLock::new(),
+            secrets: OnceLock::new(),
+            regexes: DETECTORS.iter().map(|_| OnceLock::new()).collect(),
         })
+    }
+
+    fn surface_set(&self, surface: Surface) -> &SurfaceSet {
+        match surface {
+            // Manifest lines are few; the full set filtered by `on_manifest`
+            // is cheaper than compiling a third set.
+            Surface::Full | Surface::Manifest => self
+                .all
+                .get_or_init(|| SurfaceSet::compile(|_| true, ALL_DFA_CAPACITY)),
+            Surface::SecretsOnly => self.secrets.get_or_init(|| {
+                SurfaceSet::compile(|d| d.class == Class::Secret, SECRETS_DFA_CAPACITY)
+            }),
+        }
+    }
+
+    fn regex(&self, idx: usize) -> &Regex {
+        // Checked by the `every_pattern_compiles_and_kinds_are_unique` unit test.
+        self.regexes[idx]
+            .get_or_init(|| Regex::new(DETECTORS[idx].pattern).expect("detector table compiles"))
     }
 
     /// Calls `on_hit` for every validated match in `text` of the detectors
@@ -724,11 +783,13 @@ impl DetectorSet {
         if text.is_empty() {
             return;
         }
-        let matched = self.set.matches(text.as_bytes());
+        let surface_set = self.surface_set(surface);
+        let matched = surface_set.set.matches(text.as_bytes());
         if !matched.matched_any() {
             return;
         }
-        for idx in matched.iter() {
+        for k in matched.iter() {
+            let idx = surface_set.detectors[k];
             let det = &DETECTORS[idx];
             let enabled = match surface {
                 Surface::Full => true,
@@ -743,7 +804,7 @@ impl DetectorSet {
 
     fn find_one(&self, idx: usize, text: &str, on_hit: &mut impl FnMut(Hit)) {
         let det = &DETECTORS[idx];
-        let re = &self.regexes[idx];
+        let re = self.regex(idx);
         let bytes = text.as_bytes();
         let mut at = 0;
         while at <= text.len() {
@@ -1187,13 +1248,59 @@ mod tests {
     }
 
     #[test]
-    fn table_compiles_and_kinds_are_unique() {
+    fn every_pattern_compiles_and_kinds_are_unique() {
+        // Everything is compiled lazily at run time; compile it all here so
+        // a broken pattern fails this test rather than a user's run.
         let set = DetectorSet::global();
         assert_eq!(set.regexes.len(), DETECTORS.len());
+        for i in 0..DETECTORS.len() {
+            set.regex(i);
+        }
+        let all = set.surface_set(Surface::Full);
+        assert_eq!(all.detectors.len(), DETECTORS.len());
+        let secrets = set.surface_set(Surface::SecretsOnly);
+        assert!(
+            secrets
+                .detectors
+                .iter()
+                .all(|&i| DETECTORS[i].class == Class::Secret)
+        );
+        assert_eq!(
+            secrets.detectors.len(),
+            DETECTORS
+                .iter()
+                .filter(|d| d.class == Class::Secret)
+                .count()
+        );
         let mut ks: Vec<_> = DETECTORS.iter().map(|d| d.kind).collect();
         ks.sort();
         ks.dedup();
         assert_eq!(ks.len(), DETECTORS.len());
+    }
+
+    #[test]
+    fn the_secret_surface_finds_what_the_full_surface_finds() {
+        // The scrubber scans with its own (smaller) set; it must report
+        // exactly the secret hits of the full set, in the same order.
+        let text = concat!(
+            "key ghp_abcdefghijklmnopqrstuvwxyz0123456789 and AKIAQWERTYUIOPASDFGH, ",
+            "mail bob@acme.io $ 1,200 from /home/alice on 10.1.2.3, ",
+            "password=Hunter2xyz! Authorization: Bearer abcDEF123456ghiJKL789 ",
+            "xoxb-1234567890-abcdefghij sk_live_abcdefghijklmnop1234 ",
+            "-----BEGIN RSA PRIVATE KEY----- card 4111 1111 1111 1111"
+        );
+        let collect = |surface| {
+            let mut out = vec![];
+            DetectorSet::global().find(text, surface, |h| {
+                if h.detector().class == Class::Secret {
+                    out.push((h.detector().kind, h.value_start, h.value_end));
+                }
+            });
+            out
+        };
+        let secrets = collect(Surface::SecretsOnly);
+        assert!(secrets.len() >= 6, "{secrets:?}");
+        assert_eq!(secrets, collect(Surface::Full));
     }
 
     #[test]

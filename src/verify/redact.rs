@@ -29,6 +29,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::detect::{DetectorSet, Surface};
+use crate::assert::regex::{EsRegex, compile_es_with_flags};
 
 /// Errors of loading a policy or applying it.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +40,12 @@ pub enum RedactError {
         "redaction collision: two distinct keys both redacted to \"{key}\" at {location} — refusing to silently merge"
     )]
     Collision { key: String, location: String },
+    #[error("redaction pattern `{pattern}` (label `{label}`) could not be applied: {message}")]
+    PatternFailed {
+        pattern: String,
+        label: String,
+        message: String,
+    },
     #[error(
         "redaction changed assertion failures: {detail} — redaction altered an asserted observable; refusing to write a cassette whose verdict was manufactured by redaction"
     )]
@@ -53,6 +60,9 @@ impl From<RedactError> for crate::Error {
             }
             RedactError::Collision { .. } => {
                 "make the redaction pattern narrower so distinct keys stay distinct"
+            }
+            RedactError::PatternFailed { .. } => {
+                "simplify the pattern in .cowork-redact.json (or $COWORK_HARNESS_REDACT_PATTERNS) so it does not backtrack catastrophically"
             }
             RedactError::VerdictChanged { .. } => {
                 "record against synthetic inputs, or narrow the redaction policy so it does not touch asserted values"
@@ -76,7 +86,7 @@ pub const SECRET_ENV_KEYS: [&str; 4] = [
 /// A redaction policy: patterns, key names and literal secret values.
 #[derive(Clone, Default)]
 pub struct RedactionPolicy {
-    patterns: Vec<(regress::Regex, String)>,
+    patterns: Vec<(EsRegex, String)>,
     keys: Vec<String>,
     /// Literal needles replaced by `[REDACTED]` (from the environment).
     needles: Vec<String>,
@@ -102,10 +112,10 @@ struct PolicyPattern {
     flags: Option<String>,
 }
 
-fn compile(src: &str, flags: &str) -> Result<regress::Regex, String> {
+fn compile(src: &str, flags: &str) -> Result<EsRegex, String> {
     // `g` is implied (every occurrence is replaced); `y` has no meaning here.
     let flags: String = flags.chars().filter(|c| !matches!(c, 'g' | 'y')).collect();
-    regress::Regex::with_flags(src, flags.as_str()).map_err(|e| e.to_string())
+    compile_es_with_flags(src, &flags)
 }
 
 impl RedactionPolicy {
@@ -287,6 +297,9 @@ impl ScrubReport {
 struct Scrubber<'a> {
     policy: &'a RedactionPolicy,
     report: ScrubReport,
+    /// The first policy pattern that could not be evaluated; the scrub fails
+    /// with it (a cassette is never written half-redacted).
+    failure: Option<RedactError>,
 }
 
 impl Scrubber<'_> {
@@ -329,11 +342,17 @@ impl Scrubber<'_> {
         }
         // 3. policy patterns
         for (re, label) in &self.policy.patterns {
-            let ranges: Vec<_> = re
-                .find_iter(&out)
-                .map(|m| m.range())
-                .filter(|r| !r.is_empty())
-                .collect();
+            let ranges: Vec<_> = match re.find_ranges(&out) {
+                Ok(found) => found.into_iter().filter(|r| !r.is_empty()).collect(),
+                Err(message) => {
+                    self.failure.get_or_insert(RedactError::PatternFailed {
+                        pattern: re.source().to_owned(),
+                        label: label.clone(),
+                        message,
+                    });
+                    continue;
+                }
+            };
             if ranges.is_empty() {
                 continue;
             }
@@ -435,6 +454,7 @@ pub fn scrub_cassette(
     let mut sc = Scrubber {
         policy,
         report: ScrubReport::default(),
+        failure: None,
     };
     map_str_array(doc, "events", |l, i| sc.line(l, &format!("events[{i}]")))?;
     map_str_array(doc, "controlOut", |l, i| {
@@ -545,7 +565,10 @@ pub fn scrub_cassette(
     {
         *r = sc.text(r, "environment.agentImage.ref");
     }
-    Ok(sc.report)
+    match sc.failure {
+        Some(e) => Err(e),
+        None => Ok(sc.report),
+    }
 }
 
 /// The observable verdict of a cassette, as the replay engine computes it:
@@ -777,6 +800,27 @@ mod tests {
                 .contains(&token("key", "123"))
         );
         assert_eq!(d["scenario"]["prompt"], json!(format!("about {t}")));
+    }
+
+    #[test]
+    fn policy_patterns_keep_javascript_flag_semantics() {
+        let mut p = RedactionPolicy::default();
+        p.add_json(
+            r#"{"patterns":[{"regex":"Acme","label":"org"},{"regex":"^beta$","label":"b","flags":"gim"}]}"#,
+            Path::new("x"),
+        )
+        .unwrap();
+        let mut d =
+            doc(json!({"events":[], "scenario":{"prompt":"Acme ACME\nBETA\nbetas","session":"s"}}));
+        scrub_cassette(&mut d, &p).unwrap();
+        assert_eq!(
+            d["scenario"]["prompt"],
+            json!(format!(
+                "{} ACME\n{}\nbetas",
+                token("org", "Acme"),
+                token("b", "BETA")
+            ))
+        );
     }
 
     #[test]

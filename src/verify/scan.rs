@@ -17,6 +17,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::assert::regex::{EsRegex, compile_es};
+
 use super::detect::{Class, DetectorSet, Hit, Surface, display_sample};
 
 /// One privacy finding.
@@ -48,10 +50,11 @@ impl Finding {
 /// Allow patterns: `--allow` (every class) and the class-scoped variants.
 /// A finding is suppressed when a pattern for its class (or unscoped)
 /// matches the WHOLE unmasked sample, case-insensitively — JavaScript regex
-/// syntax, as cowork-harness compiles them.
+/// syntax, as cowork-harness compiles them (through reel's one bounded
+/// ECMAScript entry point, [`crate::assert::regex`]).
 #[derive(Default, Clone)]
 pub struct AllowList {
-    entries: Vec<(Option<Class>, regress::Regex)>,
+    entries: Vec<(Option<Class>, EsRegex)>,
 }
 
 impl std::fmt::Debug for AllowList {
@@ -63,8 +66,7 @@ impl std::fmt::Debug for AllowList {
 impl AllowList {
     /// Adds a pattern; `Err` carries the regex engine's message.
     pub fn add(&mut self, source: &str, class: Option<Class>) -> Result<(), String> {
-        let re = regress::Regex::with_flags(&format!("^(?:{source})$"), "i")
-            .map_err(|e| e.to_string())?;
+        let re = compile_es(&format!("^(?:{source})$"))?;
         self.entries.push((class, re));
         Ok(())
     }
@@ -85,11 +87,13 @@ impl AllowList {
         self.entries.is_empty()
     }
 
-    /// True when `sample` of class `class` is allowed.
+    /// True when `sample` of class `class` is allowed. A pattern whose
+    /// backtracking match runs out of time allows nothing: the finding stays
+    /// visible rather than being waved through.
     pub fn allows(&self, sample: &str, class: Class) -> bool {
         self.entries
             .iter()
-            .any(|(c, re)| c.is_none_or(|c| c == class) && re.find(sample).is_some())
+            .any(|(c, re)| c.is_none_or(|c| c == class) && re.test(sample))
     }
 }
 
@@ -230,8 +234,12 @@ const KNOWN_AGENTS: [&str; 6] = [
     "Plan",
     "statusline-setup",
 ];
-/// The agent's built-in skills.
-const KNOWN_SKILLS: [&str; 15] = [
+/// The agent's built-in skills: the 15 cowork-harness knows, plus the two the
+/// Claude Code CLI (2.1.x) bundles itself. Those two are part of the agent,
+/// not of the host it ran on, so listing them reveals nothing about the user.
+const KNOWN_SKILLS: [&str; 17] = [
+    "plugin-authoring",
+    "workflow-authoring",
     "batch",
     "claude-api",
     "code-review",
@@ -286,12 +294,56 @@ fn declared_plugins(events: &[&str]) -> Vec<String> {
     out
 }
 
+/// Names the cassette itself accounts for, so the host-inventory check does not
+/// flag them: plugins declared in the event stream (for `<plugin>:<name>`) and
+/// the skills under test.
+struct Accounted {
+    plugins: Vec<String>,
+    /// Skill names whose `SKILL.md` is in `fingerprint.fileSigs`: the skill the
+    /// recording was made *for* is not inventory of the host it ran on.
+    skills_under_test: Vec<String>,
+}
+
+/// `<name>` of every `.../<name>/SKILL.md` in `fingerprint.fileSigs`; a
+/// `SKILL.md` at a root's top is named after the root (`skillSources`).
+fn skills_under_test(doc: &Map<String, Value>) -> Vec<String> {
+    let fingerprint = doc.get("fingerprint");
+    let strings = |key: &str| -> Vec<&str> {
+        fingerprint
+            .and_then(|f| f.get(key))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().or_else(|| v.get(0).and_then(Value::as_str)))
+            .collect()
+    };
+    let basename = |p: &str| {
+        p.trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or(p)
+            .to_owned()
+    };
+    let mut names = Vec::new();
+    for path in strings("fileSigs") {
+        if path == "SKILL.md" {
+            names.extend(strings("skillSources").into_iter().map(basename));
+        } else if let Some(dir) = path.strip_suffix("/SKILL.md") {
+            names.push(basename(dir));
+        }
+    }
+    names.retain(|n| !n.is_empty() && n != "." && n != "..");
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// The structural host-inventory check over one decoded line.
 fn host_inventory(
     decoded: &Value,
     location: &str,
     allow: &AllowList,
-    declared: &[String],
+    accounted: &Accounted,
     out: &mut Vec<Finding>,
 ) {
     let mut push = |sample: &str, detail: String| {
@@ -305,10 +357,10 @@ fn host_inventory(
             });
         }
     };
-    fn visit(v: &Value, declared: &[String], push: &mut dyn FnMut(&str, String)) {
+    fn visit(v: &Value, accounted: &Accounted, push: &mut dyn FnMut(&str, String)) {
         let o = match v {
             Value::Array(a) => {
-                a.iter().for_each(|x| visit(x, declared, push));
+                a.iter().for_each(|x| visit(x, accounted, push));
                 return;
             }
             Value::Object(o) => o,
@@ -346,7 +398,7 @@ fn host_inventory(
         let agents = o.get("agents").and_then(Value::as_array);
         let skills = o.get("skills").and_then(Value::as_array);
         if agents.is_some() || skills.is_some() {
-            let mut local: Vec<&str> = declared.iter().map(String::as_str).collect();
+            let mut local: Vec<&str> = accounted.plugins.iter().map(String::as_str).collect();
             if let Some(Value::Array(ps)) = o.get("plugins") {
                 local.extend(ps.iter().filter_map(name_of));
             }
@@ -360,14 +412,17 @@ fn host_inventory(
                 }
             }
             for s in skills.into_iter().flatten().filter_map(name_of) {
-                if !KNOWN_SKILLS.contains(&s) && !from_declared(s) {
+                if !KNOWN_SKILLS.contains(&s)
+                    && !from_declared(s)
+                    && !accounted.skills_under_test.iter().any(|t| t == s)
+                {
                     push(s, "skills[]".into());
                 }
             }
         }
-        o.values().for_each(|x| visit(x, declared, push));
+        o.values().for_each(|x| visit(x, accounted, push));
     }
-    visit(decoded, declared, &mut push);
+    visit(decoded, accounted, &mut push);
 }
 
 fn might_carry_inventory(line: &str) -> bool {
@@ -437,14 +492,17 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
     let tier = known(doc.get("effectiveFidelity"))
         .or_else(|| known(scenario.and_then(|s| s.get("fidelity"))));
     if tier.is_none_or(|t| HOST_INHERITING.contains(&t)) {
-        let declared = declared_plugins(&events);
+        let accounted = Accounted {
+            plugins: declared_plugins(&events),
+            skills_under_test: skills_under_test(doc),
+        };
         for (key, lines) in [("events", &events), ("controlOut", &control_out)] {
             for (i, line) in lines.iter().enumerate() {
                 if !might_carry_inventory(line) {
                     continue;
                 }
                 if let Ok(v) = serde_json::from_str::<Value>(line) {
-                    host_inventory(&v, &format!("{key}[{i}]"), allow, &declared, &mut findings);
+                    host_inventory(&v, &format!("{key}[{i}]"), allow, &accounted, &mut findings);
                 }
             }
         }
@@ -631,6 +689,33 @@ mod tests {
         // the domain allow never clears the email finding
         assert_eq!(classes, vec![Class::Email], "{f:?}");
         assert_eq!(f[0].sample, "bob@acme.com");
+    }
+
+    #[test]
+    fn skills_under_test_are_not_host_inventory() {
+        let doc: Map<String, Value> = serde_json::from_value(serde_json::json!({
+            "fingerprint": {
+                "skillSources": ["../skills/note-style"],
+                "fileSigs": [["SKILL.md", "00"], ["plugins/p/skills/pdf/SKILL.md", "11"], ["README.md", "22"]]
+            }
+        }))
+        .unwrap();
+        assert_eq!(skills_under_test(&doc), vec!["note-style", "pdf"]);
+        let init = serde_json::json!({"type": "system", "subtype": "init", "skills": ["pdf", "note-style", "payroll-export"]});
+        let accounted = Accounted {
+            plugins: vec![],
+            skills_under_test: skills_under_test(&doc),
+        };
+        let mut out = vec![];
+        host_inventory(
+            &init,
+            "events[0]",
+            &AllowList::default(),
+            &accounted,
+            &mut out,
+        );
+        let flagged: Vec<_> = out.iter().map(|f| f.sample.as_str()).collect();
+        assert_eq!(flagged, vec!["payroll-export"]);
     }
 
     #[test]

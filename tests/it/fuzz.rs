@@ -1,6 +1,7 @@
 //! Fuzz targets (proptest, stable toolchain) for the YAML loaders users
-//! hand-write: sessions (`crate::scenario::session::Session::parse`) and
-//! model scripts (`crate::model::Script::parse`).
+//! hand-write: scenarios (`crate::scenario::Scenario::from_str`), sessions
+//! (`crate::scenario::session::Session::parse`) and model scripts
+//! (`crate::model::Script::parse`).
 //!
 //! Each loader gets arbitrary YAML-ish text, mutations of the real example
 //! files (byte edits and YAML-significant snippets spliced in), and a few
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 
 use reel::model::Script;
+use reel::scenario::Scenario;
 use reel::scenario::session::Session;
 
 use crate::util;
@@ -26,6 +28,14 @@ const ORIGIN: &str = "fuzz-input.yaml";
 
 /// A loader under fuzz: `Ok` or the refusal's message.
 type Loader = fn(&str, &Path) -> Result<(), String>;
+
+fn load_scenario(text: &str, origin: &Path) -> Result<(), String> {
+    Scenario::from_str(origin, text)
+        .map(|s| {
+            std::hint::black_box(s.frozen.len());
+        })
+        .map_err(|e| e.to_string())
+}
 
 fn load_session(text: &str, origin: &Path) -> Result<(), String> {
     Session::parse(text, origin)
@@ -44,10 +54,20 @@ fn load_script(text: &str, origin: &Path) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
+/// Where fuzzed scenarios pretend to live: beside the real examples, so
+/// their relative `session:` and skill paths resolve as the originals do.
+fn scenario_origin() -> PathBuf {
+    util::compat("examples/scenarios").join(ORIGIN)
+}
+
 /// Runs `load` on `text`: a panic fails the test (proptest reports the
 /// minimal input); a refusal must name the file.
 fn check(load: Loader, text: &str) -> Result<(), TestCaseError> {
-    if let Err(msg) = load(text, Path::new(ORIGIN)) {
+    check_at(load, text, Path::new(ORIGIN))
+}
+
+fn check_at(load: Loader, text: &str, origin: &Path) -> Result<(), TestCaseError> {
+    if let Err(msg) = load(text, origin) {
         prop_assert!(
             msg.contains(ORIGIN),
             "refusal does not name the file: {msg}"
@@ -71,6 +91,25 @@ fn seeds(dir: PathBuf, suffix: &str) -> Vec<(PathBuf, String)> {
     out.sort();
     assert!(!out.is_empty(), "no {suffix} seeds in {}", dir.display());
     out
+}
+
+fn scenario_seeds() -> &'static [(PathBuf, String)] {
+    static SEEDS: std::sync::OnceLock<Vec<(PathBuf, String)>> = std::sync::OnceLock::new();
+    SEEDS.get_or_init(|| {
+        let mut all = seeds(util::compat("examples/scenarios"), ".yaml");
+        all.extend(seeds(
+            util::compat("examples/scenarios/trigger-accuracy-sweep"),
+            ".yaml",
+        ));
+        // reel's own protocol-tier examples (the model scripts beside them
+        // are not scenarios).
+        all.extend(
+            seeds(util::repo().join("scenarios"), ".yaml")
+                .into_iter()
+                .filter(|(p, _)| !p.to_string_lossy().ends_with(".model.yaml")),
+        );
+        all
+    })
 }
 
 fn session_seeds() -> &'static [(PathBuf, String)] {
@@ -252,6 +291,19 @@ fn edits() -> impl Strategy<Value = Vec<(u8, prop::sample::Index, u8, prop::samp
 #[test]
 fn fuzz_seeds_load_unmutated() {
     // The mutation targets start from valid files, or they fuzz nothing.
+    // Scenarios: reel records at the protocol tier only, so the container
+    // examples are refused (cleanly); the protocol ones load.
+    let mut loaded = 0;
+    for (path, text) in scenario_seeds() {
+        match load_scenario(text, path) {
+            Ok(()) => loaded += 1,
+            Err(e) => assert!(e.contains("protocol tier"), "{e}"),
+        }
+    }
+    assert!(
+        loaded * 2 >= scenario_seeds().len(),
+        "only {loaded} scenario seeds load"
+    );
     for (path, text) in session_seeds() {
         load_session(text, path).unwrap_or_else(|e| panic!("{e}"));
     }
@@ -301,9 +353,13 @@ fn fuzz_yaml_bombs_are_refused_cleanly() {
         ("20,000 keys", many_keys),
         ("NUL in a scalar", nul),
     ] {
-        for (loader, load) in [("session", load_session as Loader), ("script", load_script)] {
+        for (loader, load, origin) in [
+            ("scenario", load_scenario as Loader, scenario_origin()),
+            ("session", load_session, PathBuf::from(ORIGIN)),
+            ("script", load_script, PathBuf::from(ORIGIN)),
+        ] {
             let t = std::time::Instant::now();
-            if let Err(msg) = load(&text, Path::new(ORIGIN)) {
+            if let Err(msg) = load(&text, &origin) {
                 assert!(msg.contains(ORIGIN), "{loader} / {name}: {msg}");
             }
             // Not a speed assertion: a generous bound that only catches a
@@ -319,6 +375,23 @@ fn fuzz_yaml_bombs_are_refused_cleanly() {
 
 proptest! {
     #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fuzz_scenario_arbitrary_text(text in "\\PC{0,300}") {
+        check_at(load_scenario, &text, &scenario_origin())?;
+    }
+
+    #[test]
+    fn fuzz_scenario_yamlish_text(text in yamlish()) {
+        check_at(load_scenario, &format!("prompt: go\n{text}"), &scenario_origin())?;
+    }
+
+    #[test]
+    fn fuzz_scenario_mutations_of_examples(which in any::<prop::sample::Index>(), edits in edits()) {
+        let seeds = scenario_seeds();
+        let (path, text) = &seeds[which.index(seeds.len())];
+        check_at(load_scenario, &mutate(text, &edits), &path.with_file_name(ORIGIN))?;
+    }
 
     #[test]
     fn fuzz_session_arbitrary_text(text in "\\PC{0,300}") {

@@ -880,3 +880,27 @@ fn a_directory_is_verified_in_stable_order_with_per_file_errors() {
     );
     assert!(v["results"][2]["error"].is_string());
 }
+
+/// reel's own example cassettes are fit to commit: replayed green elsewhere,
+/// and here clean under the full gate (privacy + staleness), with the one
+/// reviewed binary body allowed by the committed patterns file.
+#[test]
+fn the_example_cassettes_pass_the_gate() {
+    let out = util::reel()
+        .current_dir(util::repo())
+        .args([
+            "verify-cassettes",
+            "cassettes/",
+            "--allow-patterns-file",
+            "cassettes/verify-allow.txt",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "verify-cassettes cassettes/ failed:\n{stderr}"
+    );
+    assert!(stderr.contains("8 cassette(s) clean"), "{stderr}");
+}
