@@ -250,9 +250,8 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
         worst = exit::worst(worst, exit::USAGE);
     }
     if !text {
-        let env = report::json::envelope(&results);
         // A closed stdout (e.g. `| head`) is not an error.
-        let _ = writeln!(std::io::stdout().lock(), "{env}");
+        let _ = report::json::write_envelope(&results, std::io::stdout().lock());
     }
     Ok(worst)
 }

@@ -127,17 +127,48 @@ impl ReplayResult {
 
     /// The full run-result object of the JSON envelope.
     pub fn to_json(&self) -> Value {
-        let mut m = self.run.clone();
-        m.insert(
-            "outcome".into(),
-            serde_json::to_value(self.outcome).unwrap_or(Value::Null),
-        );
-        m.insert(
-            "verdict".into(),
-            serde_json::to_value(&self.verdict).unwrap_or(Value::Null),
-        );
-        m.insert("provenance".into(), self.provenance());
-        Value::Object(m)
+        serde_json::to_value(self.run_result_json()).unwrap_or(Value::Null)
+    }
+
+    /// The same object as [`ReplayResult::to_json`], serialised in place:
+    /// `run` followed by `outcome`, `verdict` and `provenance` (each replacing
+    /// a same-named key of `run` where it stands, like a map insert) — without
+    /// copying `run`, which on a large cassette is the size of the recording.
+    pub fn run_result_json(&self) -> impl serde::Serialize + '_ {
+        RunResultJson(self)
+    }
+}
+
+struct RunResultJson<'a>(&'a ReplayResult);
+
+impl serde::Serialize for RunResultJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let r = self.0;
+        let tail = [
+            (
+                "outcome",
+                serde_json::to_value(r.outcome).unwrap_or(Value::Null),
+            ),
+            (
+                "verdict",
+                serde_json::to_value(&r.verdict).unwrap_or(Value::Null),
+            ),
+            ("provenance", r.provenance()),
+        ];
+        let mut map = s.serialize_map(None)?;
+        for (k, v) in &r.run {
+            match tail.iter().find(|(t, _)| t == k) {
+                Some((_, replaced)) => map.serialize_entry(k, replaced)?,
+                None => map.serialize_entry(k, v)?,
+            }
+        }
+        for (k, v) in &tail {
+            if !r.run.contains_key(*k) {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        map.end()
     }
 }
 
@@ -401,7 +432,6 @@ pub fn replay_with(
     // Evaluation was the record's last reader: free it now rather than
     // holding it beside the facts (and, in JSON mode, the run result) — on a
     // large cassette it is the size of the recording.
-    drop(ctx);
     let mut run = run;
     facts.transcript = std::mem::take(&mut run.transcript);
     drop(run);

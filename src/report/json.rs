@@ -2,21 +2,52 @@
 //! `{tool, version, command, ok, results[], error}` (schema: `schema/replay.json`).
 //! `ok` is true only when there is at least one result and every verdict passes.
 
+use std::io::Write;
+
+use serde::Serialize;
+use serde::ser::SerializeMap;
 use serde_json::{Value, json};
 
 use crate::replay::ReplayResult;
 
 /// The envelope of a finished batch.
 pub fn envelope(results: &[ReplayResult]) -> Value {
-    let ok = !results.is_empty() && results.iter().all(|r| r.verdict.pass && r.error.is_none());
-    json!({
-        "tool": "reel",
-        "version": env!("CARGO_PKG_VERSION"),
-        "command": "replay",
-        "ok": ok,
-        "results": results.iter().map(ReplayResult::to_json).collect::<Vec<_>>(),
-        "error": null,
-    })
+    serde_json::to_value(Envelope(results)).unwrap_or(Value::Null)
+}
+
+/// Writes the envelope of a finished batch as one line, streamed: the run
+/// results are serialised straight from each [`ReplayResult`], never copied
+/// into an intermediate `Value` or `String` (on a large cassette each would be
+/// the size of the recording).
+pub fn write_envelope(results: &[ReplayResult], out: impl Write) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(out);
+    serde_json::to_writer(&mut out, &Envelope(results))?;
+    writeln!(out)?;
+    out.flush()
+}
+
+/// `{tool, version, command, ok, results[], error}`, in that key order.
+struct Envelope<'a>(&'a [ReplayResult]);
+
+impl Serialize for Envelope<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        struct Results<'a>(&'a [ReplayResult]);
+        impl Serialize for Results<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_seq(self.0.iter().map(ReplayResult::run_result_json))
+            }
+        }
+        let results = self.0;
+        let ok = !results.is_empty() && results.iter().all(|r| r.verdict.pass && r.error.is_none());
+        let mut map = s.serialize_map(Some(6))?;
+        map.serialize_entry("tool", "reel")?;
+        map.serialize_entry("version", env!("CARGO_PKG_VERSION"))?;
+        map.serialize_entry("command", "replay")?;
+        map.serialize_entry("ok", &ok)?;
+        map.serialize_entry("results", &Results(results))?;
+        map.serialize_entry("error", &Value::Null)?;
+        map.end()
+    }
 }
 
 /// The envelope of a run that failed before any result existed.
