@@ -284,9 +284,20 @@ pub fn time_runs(n: usize, mut f: impl FnMut()) -> (Duration, Duration) {
     (times[0], times[times.len() / 2])
 }
 
-/// Peak resident set size of this process so far, in bytes.
+/// Peak resident set size of this process image so far, in bytes.
+///
+/// Reads `VmHWM` (the high-water mark of the current address space) rather
+/// than `getrusage`: `ru_maxrss` survives `exec`, so a child forked from a
+/// parent holding the generated 50 MB input would report the parent's peak.
 pub fn peak_rss_self() -> u64 {
-    rusage(libc::RUSAGE_SELF).ru_maxrss as u64 * 1024
+    let hwm = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib * 1024)
+        });
+    hwm.unwrap_or_else(|| rusage(libc::RUSAGE_SELF).ru_maxrss as u64 * 1024)
 }
 
 /// Peak resident set size of the largest waited-for child, in bytes.

@@ -57,7 +57,7 @@ pub fn build_index(lines: &[&str]) -> ControlOutIndex {
         };
         match idx.bodies.get(&rid) {
             Some(existing) => {
-                if canon_map(existing) != canon_map(body)
+                if canon_object(existing) != canon_object(body)
                     && !idx.differing_duplicates.contains(&rid)
                 {
                     idx.differing_duplicates.push(rid);
@@ -71,35 +71,16 @@ pub fn build_index(lines: &[&str]) -> ControlOutIndex {
     idx
 }
 
-/// Recursively key-sorted compact JSON (cowork-harness `canon()`).
-///
-/// PLACEHOLDER until `crate::canon` lands on main: numbers print as recorded
-/// (arbitrary precision) rather than in JS shortest form; both sides of every
-/// comparison made here come from the same recorded values, so this does not
-/// change a guard outcome on real cassettes.
+/// Recursively key-sorted compact JSON (cowork-harness `canon()`), through
+/// the one canonical serializer, [`crate::canon`]. A value `jcs1` refuses (a
+/// non-finite number) keeps its recorded spelling: both sides of every
+/// comparison made here come from recorded values, so the fallback is stable.
 pub fn canon(v: &Value) -> String {
-    match v {
-        Value::Object(m) => canon_map(m),
-        Value::Array(a) => format!("[{}]", a.iter().map(canon).collect::<Vec<_>>().join(",")),
-        other => serde_json::to_string(other).unwrap_or_default(),
-    }
+    crate::canon::jcs1_serde(v).unwrap_or_else(|_| v.to_string())
 }
 
-fn canon_map(m: &Map<String, Value>) -> String {
-    let mut keys: Vec<&String> = m.keys().collect();
-    // JS sorts by UTF-16 code units; for BMP text this equals char order.
-    keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
-    let parts: Vec<String> = keys
-        .into_iter()
-        .map(|k| {
-            format!(
-                "{}:{}",
-                serde_json::to_string(k).unwrap_or_default(),
-                canon(&m[k])
-            )
-        })
-        .collect();
-    format!("{{{}}}", parts.join(","))
+fn canon_object(m: &Map<String, Value>) -> String {
+    canon(&Value::Object(m.clone()))
 }
 
 /// What the replay decider answered (the deserialised recorded reply).

@@ -2,13 +2,9 @@
 //! reports about a run (the run-result fields of the JSON envelope, the text
 //! footer's facts, the cassette-format problems found while re-driving).
 //!
-//! INTEGRATION POINT: `RunRecord` is still an empty placeholder on `main`
-//! (the "assertions" helper is building it), so [`facts`] cannot read anything
-//! yet and reports a run with no `result` line (which fails the verdict, as
-//! it must: nothing is green until evidence exists). When the evidence module
-//! lands, fill [`facts`] from its fields; nothing else in replay reads the
-//! record. This module deliberately does not parse `events` itself: the
-//! stream-json parser has exactly one home, `crate::evidence`.
+//! Nothing else in replay reads the record. This module deliberately does not
+//! parse `events` itself: the stream-json parser has exactly one home,
+//! `crate::evidence`.
 
 use serde_json::{Map, Value, json};
 
