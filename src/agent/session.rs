@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::process::ProcessGroup;
 use super::{AgentCommand, INIT_REQUEST_ID, KILL_GRACE, MAX_FRAME_BYTES, TASK_HOOK_ID};
+use crate::evidence::parse::truthy;
 use crate::scenario::answers::{DecideError, Decider, PermissionSource, Unanswered};
 
 /// Longest single stdout line kept (longer lines fail the run).
@@ -640,17 +641,6 @@ fn decide_fatal(e: DecideError) -> Fatal {
     match e {
         DecideError::Unanswered(m) => (ErrorSource::Unanswered, m),
         DecideError::Script(m) => (ErrorSource::Script, m),
-    }
-}
-
-/// JavaScript truthiness of a JSON value.
-fn truthy(v: Option<&Value>) -> bool {
-    match v {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(_) => true,
     }
 }
 

@@ -193,25 +193,6 @@ impl From<ReplayError> for crate::Error {
     }
 }
 
-/// Top-level scenario keys this build knows (others are only named on a future cassette).
-const SCENARIO_KEYS: [&str; 15] = [
-    "name",
-    "prompt",
-    "session",
-    "baseline",
-    "fidelity",
-    "execution",
-    "lane",
-    "timeout_ms",
-    "answers",
-    "on_unanswered",
-    "expect_denied",
-    "assert",
-    "skills",
-    "requires_capabilities",
-    "allow_host_writes",
-];
-
 /// Loads and replays one file: the per-file loop body of spec §2.2 (load,
 /// `--session` notice, assert source, replay, `--write`). Never fails: a
 /// problem becomes an error result with exit contribution 2.
@@ -355,7 +336,7 @@ pub fn replay_with(
         let unknown: Vec<&str> = scenario
             .keys()
             .map(String::as_str)
-            .filter(|k| !SCENARIO_KEYS.contains(k))
+            .filter(|k| !crate::scenario::SCENARIO_KEYS.contains(k))
             .collect();
         if !unknown.is_empty() {
             notices.push(format!(
