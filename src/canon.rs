@@ -352,8 +352,90 @@ pub fn jcs1(v: &JsValue) -> Result<String, CanonError> {
 }
 
 /// `jcs1` of a `serde_json::Value`.
+///
+/// Same bytes as `jcs1(&from_serde(v))`, written straight from the serde
+/// value: a `serde_json::Value` holds valid UTF-8 with no duplicate keys and
+/// no lone surrogates, so the UTF-16 detour only matters for the key order,
+/// and that is compared on the fly. Replay canonicalises every recorded tool
+/// input, so skipping the conversion matters (a property test pins the two
+/// paths together).
 pub fn jcs1_serde(v: &serde_json::Value) -> Result<String, CanonError> {
-    jcs1(&from_serde(v))
+    let mut out = String::new();
+    write_jcs1_serde(v, &mut out)?;
+    Ok(out)
+}
+
+fn write_jcs1_serde(v: &serde_json::Value, out: &mut String) -> Result<(), CanonError> {
+    use serde_json::Value;
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => {
+            // Same double as `from_serde` reads.
+            let d = n.to_string().parse::<f64>().unwrap_or(f64::NAN);
+            out.push_str(&es_number(d).ok_or(CanonError::NonFinite)?);
+        }
+        Value::String(s) => write_str(s, out),
+        Value::Array(a) => {
+            out.push('[');
+            for (i, item) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_jcs1_serde(item, out)?;
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            let mut sorted: Vec<(&String, &Value)> = m.iter().collect();
+            // JS default sort: by UTF-16 code unit, which differs from UTF-8
+            // byte order only between astral and U+E000..U+FFFF characters.
+            sorted.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+            out.push('{');
+            for (i, (k, val)) in sorted.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_str(k, out);
+                out.push(':');
+                write_jcs1_serde(val, out)?;
+            }
+            out.push('}');
+        }
+    }
+    Ok(())
+}
+
+/// `JSON.stringify` escaping of a valid UTF-8 string: runs that need no
+/// escape are copied whole.
+fn write_str(s: &str, out: &mut String) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        // `i` is an ASCII byte, so both slices end on char boundaries.
+        out.push_str(&s[run..i]);
+        if esc.is_empty() {
+            let _ = write!(out, "\\u{b:04x}");
+        } else {
+            out.push_str(esc);
+        }
+        run = i + 1;
+    }
+    out.push_str(&s[run..]);
+    out.push('"');
 }
 
 fn write_jcs1(v: &JsValue, out: &mut String) -> Result<(), CanonError> {
@@ -756,6 +838,14 @@ mod tests {
         );
     }
 
+    #[test]
+    fn serde_writer_orders_keys_by_utf16_units() {
+        // U+1F600 (surrogates 0xD83D..) sorts before U+FB01 in UTF-16, after it in UTF-8.
+        let v = serde_json::json!({"\u{fb01}": 1, "\u{1f600}": 2, "\u{7f}\u{1}": "\u{0}\"\\\u{1f}"});
+        assert_eq!(jcs1_serde(&v).unwrap(), jcs1(&from_serde(&v)).unwrap());
+        assert!(jcs1_serde(&v).unwrap().starts_with("{\"\u{7f}\\u0001\":\"\\u0000\\\"\\\\\\u001f\",\"\u{1f600}\""));
+    }
+
     fn arb_json() -> impl Strategy<Value = serde_json::Value> {
         let leaf = prop_oneof![
             Just(serde_json::Value::Null),
@@ -808,6 +898,12 @@ mod tests {
             prop_assert_eq!(jcs1_serde(&serde_back).unwrap(), canon);
             let leg = legacy(&js);
             prop_assert!(parse_str(&leg).is_ok());
+        }
+
+        /// The direct serde writer and the `JsValue` route are one form.
+        #[test]
+        fn fuzz_canon_serde_writer_matches_jsvalue_route(value in arb_json()) {
+            prop_assert_eq!(jcs1_serde(&value).unwrap(), jcs1(&from_serde(&value)).unwrap());
         }
     }
 }

@@ -1276,15 +1276,21 @@ impl Driver {
         // (name, digest) → index in `groups`: a linear search made this
         // quadratic in the number of calls.
         let mut index: HashMap<(&str, [u8; 32]), usize> = HashMap::new();
-        for call in &self.tool_log {
-            if call
-                .parent
-                .as_ref()
-                .is_some_and(|p| !self.fork_scoped.contains(p))
-            {
-                continue;
-            }
-            let digest: [u8; 32] = Sha256::digest(control::canon(&call.input).as_bytes()).into();
+        // Canonicalising every input is the costly part and independent per
+        // call, so the digests are computed in parallel and grouped in order.
+        let digests: Vec<Option<[u8; 32]>> = self
+            .tool_log
+            .par_iter()
+            .map(|call| {
+                let nested = call
+                    .parent
+                    .as_ref()
+                    .is_some_and(|p| !self.fork_scoped.contains(p));
+                (!nested).then(|| Sha256::digest(control::canon(&call.input).as_bytes()).into())
+            })
+            .collect();
+        for (call, digest) in self.tool_log.iter().zip(digests) {
+            let Some(digest) = digest else { continue };
             match index.entry((call.name.as_str(), digest)) {
                 std::collections::hash_map::Entry::Occupied(e) => groups[*e.get()].2 += 1,
                 std::collections::hash_map::Entry::Vacant(e) => {
