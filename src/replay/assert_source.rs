@@ -151,13 +151,18 @@ pub fn choose(
         AssertSource::Reassert => {
             let lookup = sibling::resolve(cassette);
             let Some(p) = lookup.path() else {
-                return Err(AssertSourceError::NoSibling {
-                    looked: lookup
+                let looked = if lookup.tried.is_empty() {
+                    "nothing: the cassette has no scenarioSource and no scenario.name".to_owned()
+                } else {
+                    lookup
                         .tried
                         .iter()
                         .map(|p| p.display().to_string())
                         .collect::<Vec<_>>()
-                        .join(", "),
+                        .join(", ")
+                };
+                return Err(AssertSourceError::NoSibling {
+                    looked,
                     persisted_missing: lookup.persisted_missing,
                 });
             };

@@ -357,3 +357,29 @@ fn the_bundled_examples_print_no_sibling_notice() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("::notice::"), "{stderr}");
 }
+
+#[test]
+fn reassert_without_a_sibling_names_where_it_looked() {
+    let fx = Fixture::new();
+    std::fs::remove_file(fx.scenario_path()).unwrap();
+    let run = fx.replay(&["--reassert"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--reassert: no sibling scenario found")
+            && run
+                .stderr
+                .contains("recorded scenarioSource `../scenarios/write-note.yaml` is missing")
+            && run.stderr.contains(
+                &fx.root
+                    .join("cassettes/write-note.yml")
+                    .display()
+                    .to_string()
+            ),
+        "{}",
+        run.stderr
+    );
+    // The default replay just has nothing to say.
+    let run = fx.replay(&[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.notices().is_empty(), "{}", run.stderr);
+}
