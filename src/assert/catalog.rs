@@ -119,6 +119,99 @@ pub const VERDICT_MODIFIERS: &[&str] = &[
     "allow_delete_in",
 ];
 
+/// The order the original's scenario loader emits an assertion's keys in (its
+/// schema's declaration order): a loaded `assert:` item, and so a cassette's
+/// frozen one, lists its keys in this order whatever order they were authored
+/// in. See `crate::scenario` (which applies it) and [`object_fields`].
+pub const SCHEMA_ORDER: &[&str] = &[
+    "transcript_contains",
+    "transcript_not_contains",
+    "transcript_matches",
+    "transcript_not_matches",
+    "tool_result_contains",
+    "tool_result_not_contains",
+    "tool_result_matches",
+    "tool_result_not_matches",
+    "file_exists",
+    "user_visible_artifact",
+    "tool_called",
+    "tool_not_called",
+    "subagent_tool_used",
+    "subagent_tool_absent",
+    "no_vm_path_file_op",
+    "vm_path_denied",
+    "path_denied",
+    "no_path_denied",
+    "subagent_file_write",
+    "subagent_dispatch_healthy",
+    "subagent_dispatched",
+    "subagent_declared_but_unused",
+    "subagent_output_contains",
+    "dispatch_count_max",
+    "skill_triggered",
+    "no_skill_triggered",
+    "skill_available",
+    "connector_available",
+    "tool_available",
+    "max_cost_usd",
+    "max_tokens",
+    "tool_calls_max",
+    "tool_no_error",
+    "tool_no_error_if_called",
+    "max_tool_errors",
+    "max_redundant_tool_calls",
+    "skill_tool_used",
+    "all_tasks_completed",
+    "task_count_min",
+    "task_status",
+    "max_turns",
+    "max_peak_rss_bytes",
+    "compaction_occurred",
+    "no_mcp_error",
+    "hook_blocked",
+    "no_hook_blocked",
+    "no_scratchpad_leak",
+    "present_files_called",
+    "egress_denied",
+    "egress_allowed",
+    "no_delete_in_outputs",
+    "no_unexpected_files",
+    "file_absent",
+    "artifact_text",
+    "input_unmodified",
+    "self_heal_ran",
+    "no_lost_write_back",
+    "transcript_no_host_path",
+    "computer_links_resolve",
+    "computer_links_resolve_if_present",
+    "question_asked",
+    "question_options",
+    "questions_count_max",
+    "gate_answers_delivered",
+    "gate_answer_count_min",
+    "result",
+    "allow_permissive_auto_allow",
+    "allow_outputs_delete",
+    "no_delete_in_mounts",
+    "allow_delete_in",
+    "allow_l0_plugin_divergence",
+    "allow_missing_capability",
+    "allow_stall",
+    "allow_undelivered_deliverables",
+    "replay_protocol_fidelity",
+    "artifact_json",
+    "semantic_matches",
+];
+
+/// The fields of an object-valued key's parameter in schema declaration
+/// order (the order the loader emits them); empty for any other key.
+pub fn object_fields(key: &str) -> Vec<&'static str> {
+    match param_kind(key) {
+        Some(Param::Object(fields, _)) => fields.iter().map(|f| f.name).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The order in which `check` evaluates keys (the original's `check()` if
 /// chain, from `transcript_contains` to `result`); the first failing key in
 /// this order supplies an item's message.
@@ -680,6 +773,10 @@ mod tests {
             assert!(CHECK_ORDER.contains(k), "{k} missing from CHECK_ORDER");
         }
         assert_eq!(CHECK_ORDER.len(), 77);
+        for (k, _) in KEYS {
+            assert!(SCHEMA_ORDER.contains(k), "{k} missing from SCHEMA_ORDER");
+        }
+        assert_eq!(SCHEMA_ORDER.len(), 77);
         for k in VERDICT_MODIFIERS {
             assert_eq!(bucket(k), Some(Bucket::Always));
         }

@@ -1,17 +1,25 @@
 //! Which `assert:` block a replay evaluates (spec/replay.md §2.4): the frozen
 //! one (default), or the on-disk scenario's (`--assert-from FILE` /
-//! `--reassert`) after the recording-shaping drift check; and `--write`, which
-//! persists a re-validated block back into the cassette atomically.
+//! `--reassert`) after the recording-shaping drift check; the default replay's
+//! notices about a sibling scenario that no longer matches the cassette; and
+//! `--write`, which persists a re-validated block back into the cassette
+//! atomically.
 //!
-//! It does not evaluate anything and never touches `events`/`controlOut`.
+//! The on-disk scenario is read by the one scenario loader
+//! (`crate::scenario::Scenario::load_authored`) and found by the one sibling
+//! resolver (`crate::scenario::sibling`). Blocks are compared as
+//! `JSON.stringify` text (`crate::canon::legacy_serde`), key order included,
+//! as the original compares them. This module does not evaluate anything and
+//! never touches `events`/`controlOut`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
 use crate::assert::catalog::{self, Bucket};
 use crate::cassette::Cassette;
 use crate::cassette::write::{self, WriteStyle};
+use crate::scenario::{Scenario, ScenarioError, sibling};
 
 /// Where the evaluated assertions come from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -29,26 +37,51 @@ impl AssertSource {
     pub fn is_reassert(&self) -> bool {
         !matches!(self, AssertSource::Frozen)
     }
+
+    fn flag(&self) -> &'static str {
+        match self {
+            AssertSource::Reassert => "--reassert",
+            _ => "--assert-from",
+        }
+    }
 }
 
 /// Why the on-disk block could not be used (a per-file error, exit 2).
 #[derive(Debug, thiserror::Error)]
 pub enum AssertSourceError {
     #[error(
-        "--reassert: no sibling scenario found for this cassette (looked at {looked}) — pass --assert-from <scenario.yaml>"
+        "--reassert: no sibling scenario found for this cassette (looked at {looked}{missing}) — pass --assert-from <scenario.yaml>",
+        missing = persisted_missing.as_ref().map(|s| format!("; recorded scenarioSource `{s}` is missing")).unwrap_or_default()
     )]
-    NoSibling { looked: String },
-    #[error("scenario `{path}`: {detail}")]
-    Unloadable { path: String, detail: String },
-    #[error(
-        "scenario `{path}` drifted from the recording: `{field}` differs (on disk {disk}, recorded {recorded}) — the assert-only loop cannot change what shaped the recording; re-record the cassette"
-    )]
-    Drift {
-        path: String,
-        field: &'static str,
-        disk: String,
-        recorded: String,
+    NoSibling {
+        looked: String,
+        persisted_missing: Option<String>,
     },
+    #[error("{flag}: {source}{}", hint_suffix(.source))]
+    Unloadable {
+        flag: &'static str,
+        source: ScenarioError,
+    },
+    #[error(
+        "scenario `{path}` drifted from the recording: {} — the assert-only loop cannot change what shaped the recording; re-record the cassette",
+        fields.iter().map(|d| format!("`{}` differs (on disk {}, recorded {})", d.field, d.disk, d.recorded)).collect::<Vec<_>>().join(", ")
+    )]
+    Drift { path: String, fields: Vec<Drifted> },
+}
+
+/// ` (hint: …)` for a loader error that carries one.
+fn hint_suffix(e: &ScenarioError) -> String {
+    e.hint()
+        .map(|h| format!(" (hint: {h})"))
+        .unwrap_or_default()
+}
+
+/// One recording-shaping field that differs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drifted {
+    pub field: &'static str,
+    pub disk: String,
+    pub recorded: String,
 }
 
 /// The assertions to evaluate, plus the notices choosing them produced.
@@ -66,9 +99,11 @@ pub struct ChosenAsserts {
 /// Produces a field's default value.
 type DefaultValue = fn() -> Value;
 
-/// Recording-shaping fields and their defaults (`RECORDING_SHAPING_FIELDS`).
+/// Recording-shaping fields and the defaults an absent (or `null`) value
+/// stands for on either side (`RECORDING_SHAPING_FIELDS`). `session` and
+/// `execution` are deliberately not compared.
 const SHAPING: [(&str, DefaultValue); 7] = [
-    ("prompt", || Value::Null),
+    ("prompt", || Value::String(String::new())),
     ("baseline", || Value::String("latest".into())),
     ("fidelity", || Value::String("container".into())),
     ("lane", || Value::String("local".into())),
@@ -83,158 +118,179 @@ fn items_of(v: Option<&Value>) -> Vec<Map<String, Value>> {
         .unwrap_or_default()
 }
 
+/// `JSON.stringify(v ?? default)`: the text the original compares.
+fn js_text(v: Option<&Value>, default: DefaultValue) -> String {
+    match v.filter(|v| !v.is_null()) {
+        Some(v) => crate::canon::legacy_serde(v),
+        None => crate::canon::legacy_serde(&default()),
+    }
+}
+
 /// Chooses the assertions for `cassette` per `source`.
 pub fn choose(
     cassette: &Cassette,
     source: &AssertSource,
 ) -> Result<ChosenAsserts, AssertSourceError> {
     let scenario = cassette.scenario();
-    let frozen = || ChosenAsserts {
-        items: items_of(scenario.get("assert")),
-        expect_denied: scenario
+    let frozen_denied = || {
+        scenario
             .get("expect_denied")
             .and_then(Value::as_array)
             .cloned()
-            .unwrap_or_default(),
-        ..Default::default()
+            .unwrap_or_default()
     };
     let (path, shown) = match source {
-        AssertSource::Frozen => return Ok(frozen()),
+        AssertSource::Frozen => {
+            return Ok(ChosenAsserts {
+                items: items_of(scenario.get("assert")),
+                expect_denied: frozen_denied(),
+                ..Default::default()
+            });
+        }
         AssertSource::From(p) => (p.clone(), p.display().to_string()),
         AssertSource::Reassert => {
-            let p = find_sibling(cassette)?;
-            let shown = std::fs::canonicalize(&p)
-                .unwrap_or_else(|_| p.clone())
-                .display()
-                .to_string();
-            (p, shown)
+            let lookup = sibling::resolve(cassette);
+            let Some(p) = lookup.path() else {
+                let looked = if lookup.tried.is_empty() {
+                    "nothing: the cassette has no scenarioSource and no scenario.name".to_owned()
+                } else {
+                    lookup
+                        .tried
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                return Err(AssertSourceError::NoSibling {
+                    looked,
+                    persisted_missing: lookup.persisted_missing,
+                });
+            };
+            (p.to_owned(), p.display().to_string())
         }
     };
-    let disk = load_scenario(&path)?;
-    for (field, default) in SHAPING {
-        let norm = |v: Option<&Value>| v.cloned().unwrap_or_else(default);
-        let d = norm(disk.get(field));
-        let r = norm(scenario.get(field));
-        if d != r {
-            return Err(AssertSourceError::Drift {
-                path: path.display().to_string(),
+    let disk =
+        Scenario::load_authored(&path).map_err(|source_error| AssertSourceError::Unloadable {
+            flag: source.flag(),
+            source: source_error,
+        })?;
+    let drifted: Vec<Drifted> = SHAPING
+        .iter()
+        .filter_map(|(field, default)| {
+            let d = js_text(disk.frozen.get(*field), *default);
+            let r = js_text(scenario.get(*field), *default);
+            (d != r).then(|| Drifted {
                 field,
                 disk: compact(&d),
                 recorded: compact(&r),
-            });
-        }
+            })
+        })
+        .collect();
+    if !drifted.is_empty() {
+        return Err(AssertSourceError::Drift {
+            path: path.display().to_string(),
+            fields: drifted,
+        });
     }
+    let disk_denied = disk
+        .frozen
+        .get("expect_denied")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let mut chosen = ChosenAsserts {
-        items: items_of(disk.get("assert")),
-        expect_denied: disk
-            .get("expect_denied")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default(),
+        items: disk
+            .assert
+            .iter()
+            .filter_map(|i| i.as_object().cloned())
+            .collect(),
+        expect_denied: disk_denied,
         scenario_file: Some(path.clone()),
         notices: Vec::new(),
     };
+    let skill_verifiable = cassette.fingerprint().and_then(|f| f.skill_hash).is_some();
     chosen.notices.push(format!(
-        "::notice:: [replay] re-asserting from on-disk {shown} (authored fields prompt/baseline/fidelity/lane/answers/skills/requires_capabilities verified unchanged; skill-content drift will hard-fail; session model/mounts/discovery is NOT verified — re-record if the session changed)"
+        "::notice:: [replay] re-asserting from on-disk {shown} (authored fields prompt/baseline/fidelity/lane/answers/skills/requires_capabilities verified unchanged; skill-content drift {}; session model/mounts/discovery is NOT verified — re-record if the session changed)",
+        if skill_verifiable {
+            "will hard-fail"
+        } else {
+            "NOT verifiable — no skill fingerprint"
+        }
     ));
-    let frozen_denied = frozen().expect_denied;
-    if chosen.expect_denied != frozen_denied {
+    if chosen.expect_denied != frozen_denied() {
         chosen.notices.push(format!(
             "::warning:: [replay] {shown}: expect_denied changed — sourced, NOT evaluated (egress is live-only); re-record to check it"
         ));
     }
-    if cassette.fingerprint().and_then(|f| f.skill_hash).is_none() {
+    if !skill_verifiable {
         chosen.notices.push(
-            "::warning:: [replay] this cassette has no fingerprint.skillHash — skill drift cannot be verified for the re-asserted block"
+            "::warning:: [replay] this cassette has no skill fingerprint, so skill-content drift can NOT be verified on the re-asserted block — re-asserting against possibly-stale events; re-record to enable the skill-drift guard"
                 .into(),
         );
     }
     Ok(chosen)
 }
 
-fn compact(v: &Value) -> String {
-    let s = v.to_string();
+/// The default (frozen) replay's notices about the cassette's sibling
+/// scenario (spec §2.4): it does not load, or its `assert:` or `prompt:`
+/// differs from the frozen copy. Decoration only — never an error, never a
+/// verdict change. A sibling that cannot be read or is not YAML (a half-written
+/// file) stays silent; one that breaks the schema is worth saying.
+pub fn sibling_notices(cassette: &Cassette) -> Vec<String> {
+    let lookup = sibling::resolve(cassette);
+    let Some(path) = lookup.path() else {
+        return Vec::new();
+    };
+    let shown = path.display();
+    let disk = match Scenario::load_authored(path) {
+        Ok(s) => s,
+        Err(e) if e.is_schema() => {
+            return vec![format!(
+                "::notice:: [replay] {shown} does not load: {} — replay used the scenario frozen in the cassette and is unaffected. Run `reel replay {} --assert-from {shown}` for the full error.",
+                compact_error(&e.detail()),
+                cassette.path.display()
+            )];
+        }
+        Err(_) => return Vec::new(),
+    };
+    let scenario = cassette.scenario();
+    let mut notices = Vec::new();
+    let disk_assert = Value::Array(disk.assert.clone());
+    if js_text(Some(&disk_assert), || Value::Array(Vec::new()))
+        != js_text(scenario.get("assert"), || Value::Array(Vec::new()))
+    {
+        notices.push(format!(
+            "::notice:: [replay] {shown} has a different `assert:` block; replay used the assertions frozen in the cassette. Re-record, or `reel replay {} --assert-from {shown}` to re-check against the on-disk block.",
+            cassette.path.display()
+        ));
+    }
+    let frozen_prompt = scenario.get("prompt").and_then(Value::as_str).unwrap_or("");
+    if disk.prompt != frozen_prompt {
+        notices.push(format!(
+            "::notice:: [replay] {shown} has a different `prompt:` than the cassette's frozen prompt; the frozen events reflect the recorded prompt. Re-record to sync (verify-cassettes hard-fails this drift)."
+        ));
+    }
+    notices
+}
+
+/// One readable clause of a loader error: whitespace collapsed, at most 200
+/// characters.
+fn compact_error(message: &str) -> String {
+    const LIMIT: usize = 200;
+    let collapsed = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    if collapsed.chars().count() > LIMIT {
+        format!("{}…", collapsed.chars().take(LIMIT - 1).collect::<String>())
+    } else {
+        collapsed
+    }
+}
+
+fn compact(s: &str) -> String {
     if s.chars().count() > 80 {
         format!("{}…", s.chars().take(80).collect::<String>())
     } else {
-        s
+        s.to_owned()
     }
-}
-
-/// `scenarioSource` resolved against the cassette dir, else
-/// `<dir>/../scenarios/<name>.y(a)ml`, `<dir>/<name>.y(a)ml`.
-fn find_sibling(cassette: &Cassette) -> Result<PathBuf, AssertSourceError> {
-    let dir = cassette.dir();
-    let mut candidates = Vec::new();
-    if let Some(src) = cassette.scenario_source() {
-        candidates.push(dir.join(src));
-    }
-    let mut names: Vec<String> = Vec::new();
-    if let Some(n) = cassette.scenario().get("name").and_then(Value::as_str) {
-        names.push(n.to_string());
-    }
-    if let Some(stem) = cassette.path.file_name().and_then(|f| f.to_str()).map(|f| {
-        f.trim_end_matches(".json")
-            .trim_end_matches(".cassette")
-            .to_string()
-    }) && !names.contains(&stem)
-    {
-        names.push(stem);
-    }
-    for n in &names {
-        // A name from an untrusted cassette must not walk the filesystem.
-        if n.contains('/') || n.contains('\\') || n.contains("..") || n.is_empty() {
-            continue;
-        }
-        for ext in ["yaml", "yml"] {
-            candidates.push(dir.join("..").join("scenarios").join(format!("{n}.{ext}")));
-            candidates.push(dir.join(format!("{n}.{ext}")));
-        }
-    }
-    candidates
-        .iter()
-        .find(|p| p.is_file())
-        .cloned()
-        .ok_or_else(|| AssertSourceError::NoSibling {
-            looked: candidates
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-        })
-}
-
-/// Reads a scenario YAML and validates its `assert:` items strictly.
-///
-/// INTEGRATION POINT: the strict scenario loader belongs to `crate::scenario`
-/// (the "record" helper); until it is on `main` this reads the YAML and checks
-/// the assertion block with the shared catalog.
-fn load_scenario(path: &Path) -> Result<Map<String, Value>, AssertSourceError> {
-    let unloadable = |detail: String| AssertSourceError::Unloadable {
-        path: path.display().to_string(),
-        detail,
-    };
-    let text =
-        std::fs::read_to_string(path).map_err(|e| unloadable(format!("cannot read: {e}")))?;
-    let yaml: serde_yaml::Value =
-        serde_yaml::from_str(&text).map_err(|e| unloadable(format!("invalid YAML: {e}")))?;
-    let json = serde_json::to_value(yaml)
-        .map_err(|e| unloadable(format!("not representable as JSON: {e}")))?;
-    let Value::Object(map) = json else {
-        return Err(unloadable("a scenario must be a mapping of keys".into()));
-    };
-    if !map.get("prompt").is_some_and(Value::is_string) {
-        return Err(unloadable("`prompt` is required (a string)".into()));
-    }
-    if let Some(items) = map.get("assert") {
-        let Some(items) = items.as_array() else {
-            return Err(unloadable("`assert` must be a list".into()));
-        };
-        for (i, item) in items.iter().enumerate() {
-            catalog::validate(item).map_err(|e| unloadable(format!("assert[{i}]: {e}")))?;
-        }
-    }
-    Ok(map)
 }
 
 /// Why `--write` refused.
@@ -293,4 +349,32 @@ pub fn write_back(cassette: &Cassette, chosen: &ChosenAsserts) -> Result<(), Wri
     let text = write::to_json_pretty_with(&doc, style);
     crate::atomic::write_atomic(&cassette.path, text.as_bytes())
         .map_err(|e| WriteRefusal::Io(format!("write `{}`: {e}", cassette.path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn js_text_defaults_absent_and_null_and_keeps_key_order() {
+        let empty = || Value::Array(Vec::new());
+        assert_eq!(js_text(None, empty), "[]");
+        assert_eq!(js_text(Some(&Value::Null), empty), "[]");
+        let ab = json!([{"a": 1, "b": 2}]);
+        let ba = json!([{"b": 2, "a": 1}]);
+        assert_ne!(js_text(Some(&ab), empty), js_text(Some(&ba), empty));
+        // JS number text: 1.0 and 1 are the same number.
+        let one: Value = serde_json::from_str("[1.0]").unwrap();
+        assert_eq!(js_text(Some(&one), empty), "[1]");
+    }
+
+    #[test]
+    fn compact_error_collapses_whitespace_and_caps_the_length() {
+        assert_eq!(compact_error("a\n   b\tc "), "a b c");
+        let long = "x".repeat(300);
+        let c = compact_error(&long);
+        assert_eq!(c.chars().count(), 200);
+        assert!(c.ends_with('…'));
+    }
 }

@@ -205,10 +205,15 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
     if let Some(session) = &opts.session {
         notices.push(session_notice(&cassette, session));
     }
-    let chosen = match assert_source::choose(&cassette, &opts.assert_source) {
+    let mut chosen = match assert_source::choose(&cassette, &opts.assert_source) {
         Ok(c) => c,
         Err(e) => return error_result(path, notices, e.to_string()),
     };
+    if opts.assert_source == AssertSource::Frozen {
+        chosen
+            .notices
+            .extend(assert_source::sibling_notices(&cassette));
+    }
     let mut result = match replay_with(&cassette, &chosen, opts) {
         Ok(r) => r,
         Err(e) => return error_result(path, notices, e.to_string()),

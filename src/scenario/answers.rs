@@ -81,31 +81,81 @@ pub enum AnswerRule {
     },
 }
 
-const RULE_KEYS: &[&str] = &[
+/// A rule's keys in the order the original's loader emits them (its schema's
+/// declaration order), so a frozen rule reads as the original freezes it.
+pub const RULE_KEYS: &[&str] = &[
     "when_question",
-    "when_tool",
     "choose",
     "answer",
+    "when_tool",
     "decide",
     "allow_if",
     "else",
     "grant",
 ];
 
+/// Why an `answers:` list was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RuleError {
+    /// The problem, prefixed with the rule's JSON path (`answers[2].choose: …`).
+    pub message: String,
+    /// The rule's shape is valid and only its `when_question` pattern or
+    /// `allow_if` predicate failed to compile: a load-time check rather than
+    /// a schema violation (the original's loader tells the two apart).
+    pub compile: bool,
+}
+
 /// Parses and validates the `answers:` list; `at` is the JSON path prefix used
 /// in messages (e.g. `answers`).
-pub fn parse_rules(v: &Value, at: &str) -> Result<Vec<AnswerRule>, String> {
+pub fn parse_rules(v: &Value, at: &str) -> Result<Vec<AnswerRule>, RuleError> {
     let Some(items) = v.as_array() else {
-        return Err(format!("{at}: must be a list of rules"));
+        return Err(RuleError {
+            message: format!("{at}: must be a list of rules"),
+            compile: false,
+        });
     };
     items
         .iter()
         .enumerate()
-        .map(|(i, item)| parse_rule(item, &format!("{at}[{i}]")))
+        .map(|(i, item)| {
+            let mut compile = false;
+            parse_rule(item, &format!("{at}[{i}]"), &mut compile)
+                .map_err(|message| RuleError { message, compile })
+        })
         .collect()
 }
 
-fn parse_rule(v: &Value, at: &str) -> Result<AnswerRule, String> {
+/// The rule objects of an `answers:` value with their keys in [`RULE_KEYS`]
+/// order (anything else is returned as it is).
+pub fn in_schema_order(answers: &Value) -> Value {
+    let Some(items) = answers.as_array() else {
+        return answers.clone();
+    };
+    Value::Array(
+        items
+            .iter()
+            .map(|item| match item.as_object() {
+                Some(map) => Value::Object(
+                    RULE_KEYS
+                        .iter()
+                        .filter_map(|k| map.get(*k).map(|v| ((*k).to_owned(), v.clone())))
+                        .chain(
+                            map.iter()
+                                .filter(|(k, _)| !RULE_KEYS.contains(&k.as_str()))
+                                .map(|(k, v)| (k.clone(), v.clone())),
+                        )
+                        .collect(),
+                ),
+                None => item.clone(),
+            })
+            .collect(),
+    )
+}
+
+/// One rule; `compile` is set when the error is a pattern or predicate that
+/// does not compile.
+fn parse_rule(v: &Value, at: &str, compile: &mut bool) -> Result<AnswerRule, String> {
     let Some(map) = v.as_object() else {
         return Err(format!(
             "{at}: a rule must be an object with `when_question` or `when_tool`"
@@ -141,8 +191,10 @@ fn parse_rule(v: &Value, at: &str) -> Result<AnswerRule, String> {
                     ));
                 }
             }
-            let regex = compile_es(&pattern)
-                .map_err(|e| format!("{at}.when_question: invalid regex `{pattern}`: {e}"))?;
+            let regex = compile_es(&pattern).map_err(|e| {
+                *compile = true;
+                format!("{at}.when_question: invalid regex `{pattern}`: {e}")
+            })?;
             let reply = match (map.get("choose"), str_at("answer")?) {
                 (Some(_), Some(_)) => {
                     return Err(format!(
@@ -203,8 +255,10 @@ fn parse_rule(v: &Value, at: &str) -> Result<AnswerRule, String> {
                         None => Decide::Deny,
                         Some(e) => Decide::parse(e, &format!("{at}.else"))?,
                     };
-                    js::check_syntax(&expr)
-                        .map_err(|e| format!("{at}.allow_if: does not compile: {e}"))?;
+                    js::check_syntax(&expr).map_err(|e| {
+                        *compile = true;
+                        format!("{at}.allow_if: does not compile: {e}")
+                    })?;
                     ToolDecision::AllowIf { expr, otherwise }
                 }
             };
@@ -1087,7 +1141,9 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            err.contains("answers[0].allow_if: does not compile"),
+            err.message
+                .contains("answers[0].allow_if: does not compile")
+                && err.compile,
             "{err}"
         );
     }
@@ -1130,7 +1186,8 @@ mod tests {
             ),
         ] {
             let err = parse_rules(&json!([rule]), "answers").unwrap_err();
-            assert!(err.contains(want), "{err} !~ {want}");
+            assert!(err.message.contains(want), "{err} !~ {want}");
+            assert_eq!(err.compile, want.contains("invalid regex"), "{err}");
         }
     }
 }

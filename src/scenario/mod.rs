@@ -12,6 +12,13 @@
 //! The frozen scenario ([`Scenario::frozen`]) is therefore exactly the
 //! authored keys with the original's defaults filled in, in its key order.
 //!
+//! Two layers, one parser: [`Scenario::load_authored`] is the original's
+//! loader (its schema plus its load-time checks, any fidelity tier — what
+//! `replay --assert-from`/`--reassert` and the sibling notices read);
+//! [`Scenario::load`] adds what reel's recorder cannot do. Errors say which
+//! layer refused ([`Refusal`]). [`sibling`] finds the scenario a cassette was
+//! recorded from.
+//!
 //! Not here: the session YAML (`session.rs`, owned by the fingerprint module;
 //! `session_keys` reads the few keys record needs until it lands), assertion
 //! semantics (`crate::assert`).
@@ -19,6 +26,7 @@
 pub mod answers;
 pub mod session;
 pub mod session_keys;
+pub mod sibling;
 
 use std::path::{Path, PathBuf};
 
@@ -49,6 +57,26 @@ pub const SCENARIO_KEYS: &[&str] = &[
 /// The session value meaning "no session file: all defaults".
 pub const INLINE_SESSION: &str = "(inline)";
 
+/// Which check refused a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The document does not fit the scenario schema: an unknown key, a wrong
+    /// type or enum value, a malformed assertion or answer rule, a cross-key
+    /// rule of the schema itself (`no_delete_in_outputs` with
+    /// `allow_outputs_delete`). The original's loader reports these as
+    /// schema errors (`replay` shows them as a `does not load` notice).
+    Schema,
+    /// Fits the schema, but a load-time check refuses it: a pattern or
+    /// predicate that does not compile, an authored
+    /// `replay_protocol_fidelity`, `execution: cloud-describe`, a key that
+    /// cannot pass on `lane: remote`.
+    LoadCheck,
+    /// Loads, but `record` refuses it: a tier other than `protocol`, egress
+    /// assertions, an interactive `on_unanswered`, assertions that contradict
+    /// each other, a `~user` session path.
+    Unrecordable,
+}
+
 /// Errors of the scenario loader. Messages read after "failed to".
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
@@ -62,18 +90,50 @@ pub enum ScenarioError {
     #[error("load scenario `{path}`: {message}")]
     Invalid {
         path: PathBuf,
+        /// What is wrong, led by the field's path (`assert[2].tool_called: …`).
         message: String,
         hint: Option<String>,
+        refusal: Refusal,
     },
+}
+
+impl ScenarioError {
+    /// The document was read and parsed as YAML but breaks the scenario
+    /// schema (see [`Refusal::Schema`]); a read or YAML-syntax failure is not.
+    pub fn is_schema(&self) -> bool {
+        matches!(
+            self,
+            ScenarioError::Invalid {
+                refusal: Refusal::Schema,
+                ..
+            }
+        )
+    }
+
+    /// The problem without the `load scenario `<path>`:` lead (for a line that
+    /// already names the file).
+    pub fn detail(&self) -> String {
+        match self {
+            ScenarioError::Read { source, .. } => source.to_string(),
+            ScenarioError::Parse { message, .. } | ScenarioError::Invalid { message, .. } => {
+                message.clone()
+            }
+        }
+    }
+
+    /// The `hint:` line, if the loader has one.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ScenarioError::Invalid { hint, .. } => hint.clone(),
+            ScenarioError::Parse { .. } => Some("the scenario must be a YAML mapping".into()),
+            ScenarioError::Read { .. } => None,
+        }
+    }
 }
 
 impl From<ScenarioError> for crate::Error {
     fn from(e: ScenarioError) -> Self {
-        let hint = match &e {
-            ScenarioError::Invalid { hint, .. } => hint.clone(),
-            ScenarioError::Parse { .. } => Some("the scenario must be a YAML mapping".into()),
-            ScenarioError::Read { .. } => None,
-        };
+        let hint = e.hint();
         let err = crate::Error::usage(e.to_string());
         match hint {
             Some(h) => err.with_hint(h),
@@ -92,22 +152,29 @@ pub struct Scenario {
     /// `session` as authored (`(inline)` when absent).
     pub session: String,
     /// The session file resolved against the scenario's directory; `None` for
-    /// `(inline)`.
+    /// `(inline)` (and for a `~user` path, which only [`Scenario::load`]
+    /// refuses).
     pub session_path: Option<PathBuf>,
-    /// `fidelity` (reel records at `protocol` only).
+    /// `fidelity` (default `container`; reel records at `protocol` only).
     pub fidelity: String,
     pub prompt: String,
     pub timeout_ms: Option<u64>,
     pub answers: Vec<AnswerRule>,
+    /// `on_unanswered` for the decider: `first`, else `fail` (`prompt`/`llm`
+    /// load, but [`Scenario::load`] refuses them).
     pub on_unanswered: Unanswered,
-    /// `assert:` items, each validated by `crate::assert::catalog::validate`.
+    /// `assert:` items, each validated by `crate::assert::catalog::validate`,
+    /// with their keys in the order the original's loader emits them
+    /// ([`assertion_in_schema_order`]).
     pub assert: Vec<Value>,
-    /// The scenario as a cassette freezes it: defaults filled, original key
-    /// order, `session` as authored (the recorder rewrites it relative to the
-    /// cassette).
+    /// The scenario as a cassette freezes it: defaults filled, the original's
+    /// key order (top level, assertion items, answer rules), `session` as
+    /// authored (the recorder rewrites it relative to the cassette).
     pub frozen: Map<String, Value>,
     /// The scripted model found by convention (`<stem>.model.yaml`).
     pub model_script: Option<PathBuf>,
+    /// `fidelity` was written (not defaulted), for `record`'s message.
+    fidelity_authored: bool,
 }
 
 /// Assertion keys whose string (or string-list) parameter is a JS regex.
@@ -121,22 +188,42 @@ const REGEX_ASSERTIONS: &[&str] = &[
 ];
 
 impl Scenario {
-    /// Loads and validates `path`.
+    /// Loads and validates `path` for recording: [`Scenario::load_authored`]
+    /// plus what reel's recorder cannot do ([`Refusal::Unrecordable`]).
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
-            path: path.to_owned(),
-            source,
-        })?;
+        let text = read(path)?;
         Scenario::from_str(path, &text)
     }
 
-    /// Loads scenario text as if read from `path` (paths resolve against its
-    /// directory).
+    /// [`Scenario::load`] on text, as if read from `path` (paths resolve
+    /// against its directory).
     pub fn from_str(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-        let invalid = |message: String, hint: Option<String>| ScenarioError::Invalid {
+        let scenario = Scenario::from_str_authored(path, text)?;
+        scenario.check_recordable()?;
+        Ok(scenario)
+    }
+
+    /// Loads `path` as the original's loader does (its schema plus its
+    /// load-time checks), at any fidelity tier: what `replay --assert-from`,
+    /// `--reassert` and the sibling-scenario notices read.
+    pub fn load_authored(path: &Path) -> Result<Scenario, ScenarioError> {
+        let text = read(path)?;
+        Scenario::from_str_authored(path, &text)
+    }
+
+    /// [`Scenario::load_authored`] on text, as if read from `path`.
+    pub fn from_str_authored(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+        let schema = |message: String, hint: Option<String>| ScenarioError::Invalid {
             path: path.to_owned(),
             message,
             hint,
+            refusal: Refusal::Schema,
+        };
+        let load_check = |message: String, hint: Option<String>| ScenarioError::Invalid {
+            path: path.to_owned(),
+            message,
+            hint,
+            refusal: Refusal::LoadCheck,
         };
         let doc: Value = serde_yaml::from_str(text).map_err(|e| ScenarioError::Parse {
             path: path.to_owned(),
@@ -150,7 +237,7 @@ impl Scenario {
         };
         for key in map.keys() {
             if !SCENARIO_KEYS.contains(&key.as_str()) {
-                return Err(invalid(
+                return Err(schema(
                     format!("unknown key `{key}`{}", did_you_mean(key, SCENARIO_KEYS)),
                     Some(
                         "reel-only settings do not go in the scenario: the scripted model is \
@@ -164,7 +251,7 @@ impl Scenario {
             match map.get(key) {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(_) => Err(invalid(format!("`{key}` must be a string"), None)),
+                Some(_) => Err(schema(format!("`{key}` must be a string"), None)),
             }
         };
         let one_of =
@@ -173,7 +260,7 @@ impl Scenario {
                 if allowed.contains(&v.as_str()) {
                     Ok(v)
                 } else {
-                    Err(invalid(
+                    Err(schema(
                         format!("`{key}: {v}` is not one of {}", allowed.join(", ")),
                         None,
                     ))
@@ -185,14 +272,14 @@ impl Scenario {
                 Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
                     Ok(items.clone())
                 }
-                Some(_) => Err(invalid(format!("`{key}` must be a list of strings"), None)),
+                Some(_) => Err(schema(format!("`{key}` must be a list of strings"), None)),
             }
         };
 
         let prompt = match string("prompt")? {
             Some(p) if !p.trim().is_empty() => p,
             _ => {
-                return Err(invalid(
+                return Err(schema(
                     "`prompt` is required (the user turn sent to the agent)".into(),
                     None,
                 ));
@@ -209,31 +296,14 @@ impl Scenario {
             &["protocol", "container", "microvm", "hostloop", "cowork"],
             "container",
         )?;
-        if fidelity != "protocol" {
-            let how = if map.contains_key("fidelity") {
-                format!("`fidelity: {fidelity}`")
-            } else {
-                "no `fidelity` (the original's default is `container`)".into()
-            };
-            return Err(invalid(
-                format!("{how}: reel records at the protocol tier only"),
-                Some("set `fidelity: protocol` in the scenario".into()),
-            ));
-        }
         let execution = one_of("execution", &["local", "cloud-describe"], "local")?;
-        if execution == "cloud-describe" {
-            return Err(invalid(
-                "`execution: cloud-describe` is reserved and cannot be run".into(),
-                Some("remove `execution` (default `local`)".into()),
-            ));
-        }
         let lane = one_of("lane", &["local", "remote"], "local")?;
         let timeout_ms = match map.get("timeout_ms") {
             None | Some(Value::Null) => None,
             Some(v) => match v.as_u64() {
                 Some(n) if n > 0 => Some(n),
                 _ => {
-                    return Err(invalid(
+                    return Err(schema(
                         "`timeout_ms` must be a positive integer (milliseconds)".into(),
                         None,
                     ));
@@ -241,19 +311,20 @@ impl Scenario {
             },
         };
         let answers_value = map.get("answers").cloned().unwrap_or(Value::Array(vec![]));
-        let answers = answers::parse_rules(&answers_value, "answers")
-            .map_err(|m| invalid(m, Some("see docs: answers rules".into())))?;
+        // A rule whose pattern or predicate does not compile is a load-time
+        // check, reported after the schema and the assertion checks (the
+        // original's order); a malformed rule is a schema error, reported now.
+        let (answers, answers_compile_error) = match answers::parse_rules(&answers_value, "answers")
+        {
+            Ok(rules) => (rules, None),
+            Err(e) if e.compile => (Vec::new(), Some(e.message)),
+            Err(e) => return Err(schema(e.message, Some("see docs: answers rules".into()))),
+        };
         let on_unanswered = match string("on_unanswered")?.as_deref() {
-            None | Some("fail") => Unanswered::Fail,
+            None | Some("fail" | "prompt" | "llm") => Unanswered::Fail,
             Some("first") => Unanswered::First,
-            Some(v @ ("prompt" | "llm")) => {
-                return Err(invalid(
-                    format!("`on_unanswered: {v}` cannot be recorded by reel"),
-                    Some("script the gate in `answers:`, or use `fail` / `first`".into()),
-                ));
-            }
             Some(v) => {
-                return Err(invalid(
+                return Err(schema(
                     format!("`on_unanswered: {v}` is not one of fail, prompt, llm, first"),
                     None,
                 ));
@@ -266,32 +337,27 @@ impl Scenario {
             None => None,
             Some(Value::Bool(b)) => Some(*b),
             Some(_) => {
-                return Err(invalid(
-                    "`allow_host_writes` must be a boolean".into(),
-                    None,
-                ));
+                return Err(schema("`allow_host_writes` must be a boolean".into(), None));
             }
         };
-        let assert = match map.get("assert") {
+        let assert: Vec<Value> = match map.get("assert") {
             None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items.clone(),
+            Some(Value::Array(items)) => items.iter().map(assertion_in_schema_order).collect(),
             Some(_) => {
-                return Err(invalid(
-                    "`assert` must be a list of assertions".into(),
-                    None,
-                ));
+                return Err(schema("`assert` must be a list of assertions".into(), None));
             }
         };
-        check_assertions(&assert, &lane, &expect_denied).map_err(|(m, h)| invalid(m, h))?;
+        check_assertion_schema(&assert).map_err(|(m, h)| schema(m, h))?;
+        check_assertions_at_load(&assert, &execution, &lane).map_err(|(m, h)| load_check(m, h))?;
+        if let Some(message) = answers_compile_error {
+            return Err(load_check(message, None));
+        }
 
-        let session_path = if session == INLINE_SESSION {
-            None
-        } else {
-            Some(
-                resolve_path(&session, dir_of(path))
-                    .map_err(|m| invalid(format!("`session`: {m}"), None))?,
-            )
-        };
+        // `~user` is refused by `load` (check_recordable), not here: the
+        // original leaves such a path as authored.
+        let session_path = (session != INLINE_SESSION)
+            .then(|| resolve_path(&session, dir_of(path)).ok())
+            .flatten();
 
         let mut frozen = Map::new();
         frozen.insert("name".into(), Value::String(name.clone()));
@@ -304,7 +370,7 @@ impl Scenario {
         if let Some(v) = map.get("timeout_ms") {
             frozen.insert("timeout_ms".into(), v.clone());
         }
-        frozen.insert("answers".into(), answers_value);
+        frozen.insert("answers".into(), answers::in_schema_order(&answers_value));
         if let Some(v) = map.get("on_unanswered").filter(|v| !v.is_null()) {
             frozen.insert("on_unanswered".into(), v.clone());
         }
@@ -330,7 +396,66 @@ impl Scenario {
             assert,
             frozen,
             model_script,
+            fidelity_authored: map.contains_key("fidelity"),
         })
+    }
+
+    /// What reel's recorder refuses in a scenario that loads
+    /// ([`Refusal::Unrecordable`]).
+    fn check_recordable(&self) -> Result<(), ScenarioError> {
+        let refuse = |message: String, hint: Option<String>| ScenarioError::Invalid {
+            path: self.path.clone(),
+            message,
+            hint,
+            refusal: Refusal::Unrecordable,
+        };
+        if self.fidelity != "protocol" {
+            let how = if self.fidelity_authored {
+                format!("`fidelity: {}`", self.fidelity)
+            } else {
+                "no `fidelity` (the original's default is `container`)".into()
+            };
+            return Err(refuse(
+                format!("{how}: reel records at the protocol tier only"),
+                Some("set `fidelity: protocol` in the scenario".into()),
+            ));
+        }
+        if self.frozen_str("execution") == Some("cloud-describe") {
+            // Unreachable through `from_str_authored` (a load-time check),
+            // kept so the two layers cannot drift apart.
+            return Err(refuse(
+                "`execution: cloud-describe` is reserved and cannot be run".into(),
+                Some("remove `execution` (default `local`)".into()),
+            ));
+        }
+        if let Some(v @ ("prompt" | "llm")) = self.frozen_str("on_unanswered") {
+            return Err(refuse(
+                format!("`on_unanswered: {v}` cannot be recorded by reel"),
+                Some("script the gate in `answers:`, or use `fail` / `first`".into()),
+            ));
+        }
+        check_recordable_assertions(&self.assert).map_err(|(m, h)| refuse(m, h))?;
+        if self
+            .frozen
+            .get("expect_denied")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty())
+        {
+            return Err(refuse(
+                "`expect_denied`: the protocol tier has no egress sandbox, so this would false-pass"
+                    .into(),
+                Some("remove `expect_denied`".into()),
+            ));
+        }
+        if self.session != INLINE_SESSION {
+            resolve_path(&self.session, dir_of(&self.path))
+                .map_err(|m| refuse(format!("`session`: {m}"), None))?;
+        }
+        Ok(())
+    }
+
+    fn frozen_str(&self, key: &str) -> Option<&str> {
+        self.frozen.get(key).and_then(Value::as_str)
     }
 
     /// `cassettes/<slug(name)>.cassette.json`, relative to the current directory.
@@ -345,6 +470,66 @@ impl Scenario {
                 .is_some_and(|v| !matches!(v, Value::Bool(false) | Value::Null))
         })
     }
+}
+
+/// Largest scenario file read: a scenario is a few KB, and a cassette's
+/// `scenarioSource` may point anywhere (`/dev/zero`, a FIFO).
+const MAX_SCENARIO_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Reads a regular file of at most [`MAX_SCENARIO_BYTES`].
+fn read(path: &Path) -> Result<String, ScenarioError> {
+    use std::io::Read;
+    let fail = |source: std::io::Error| ScenarioError::Read {
+        path: path.to_owned(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(fail)?;
+    if !meta.is_file() {
+        return Err(fail(std::io::Error::other("not a regular file")));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SCENARIO_BYTES + 1).read_to_string(&mut text))
+        .map_err(fail)?;
+    if text.len() as u64 > MAX_SCENARIO_BYTES {
+        return Err(fail(std::io::Error::other(format!(
+            "larger than {MAX_SCENARIO_BYTES} bytes; a scenario is a few KB"
+        ))));
+    }
+    Ok(text)
+}
+
+/// An `assert:` item with its keys, and its object parameters' fields, in the
+/// order the original's loader emits them (`catalog::SCHEMA_ORDER`,
+/// `catalog::object_fields`). A cassette's frozen block is in this order, and
+/// the original compares blocks as JSON text, so key order is significant.
+/// Keys outside the schema (refused later) keep their place at the end.
+pub fn assertion_in_schema_order(item: &Value) -> Value {
+    use crate::assert::catalog;
+    let Some(map) = item.as_object() else {
+        return item.clone();
+    };
+    let mut out = in_order(map, catalog::SCHEMA_ORDER);
+    for (key, value) in out.iter_mut() {
+        let fields = catalog::object_fields(key);
+        if let (Some(inner), false) = (value.as_object(), fields.is_empty()) {
+            *value = Value::Object(in_order(inner, &fields));
+        }
+    }
+    Value::Object(out)
+}
+
+/// `map` with the keys of `order` first, in that order, then the rest as they were.
+fn in_order(map: &Map<String, Value>, order: &[&str]) -> Map<String, Value> {
+    let known = order
+        .iter()
+        .filter_map(|k| map.get_key_value(*k))
+        .map(|(k, v)| (k.clone(), v.clone()));
+    let rest = map
+        .iter()
+        .filter(|(k, _)| !order.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()));
+    known.chain(rest).collect()
 }
 
 /// `<dir>/<stem>.model.yaml` next to a scenario file, if it exists.
@@ -415,21 +600,21 @@ pub fn slug(name: &str) -> String {
     s
 }
 
-fn check_assertions(
-    assert: &[Value],
-    lane: &str,
-    expect_denied: &[Value],
-) -> Result<(), (String, Option<String>)> {
-    let has = |key: &str, pred: &dyn Fn(&Value) -> bool| {
-        assert.iter().any(|a| a.get(key).is_some_and(pred))
-    };
-    let any = |_: &Value| true;
-    let truthy = |v: &Value| v.as_bool() == Some(true);
+type Problem = (String, Option<String>);
+
+/// True when some item carries `key` with a parameter satisfying `pred`.
+fn any_item(assert: &[Value], key: &str, pred: &dyn Fn(&Value) -> bool) -> bool {
+    assert.iter().any(|a| a.get(key).is_some_and(pred))
+}
+
+/// The schema's assertion rules: each item's keys and parameters
+/// (`catalog::validate`), and the cross-item rule of the schema itself.
+fn check_assertion_schema(assert: &[Value]) -> Result<(), Problem> {
     for (i, item) in assert.iter().enumerate() {
         crate::assert::catalog::validate(item).map_err(|e| {
             let key = e
-                .split('`')
-                .nth(1)
+                .strip_prefix("unknown assertion key `")
+                .and_then(|rest| rest.split('`').next())
                 .map(|k| {
                     did_you_mean(
                         k,
@@ -442,19 +627,66 @@ fn check_assertions(
                 .unwrap_or_default();
             (format!("assert[{i}]: {e}{key}"), None)
         })?;
-        let Some(map) = item.as_object() else {
-            continue;
-        };
-        if map.contains_key("replay_protocol_fidelity") {
-            return Err((
-                format!(
-                    "assert[{i}]: `replay_protocol_fidelity` is produced by replay and cannot be authored"
-                ),
-                Some("remove it".into()),
-            ));
+    }
+    let deletes_denied = any_item(assert, "no_delete_in_outputs", &|_| true);
+    let outputs_waived = any_item(assert, "allow_outputs_delete", &|v| {
+        v.as_bool() == Some(true)
+    }) || any_item(assert, "allow_delete_in", &|v| {
+        v.as_array()
+            .is_some_and(|a| a.iter().any(|x| x.as_str() == Some("outputs")))
+    });
+    if deletes_denied && outputs_waived {
+        return Err((
+            "`no_delete_in_outputs` and `allow_outputs_delete`/`allow_delete_in: [outputs]` are mutually exclusive".into(),
+            Some("keep whichever matches the scenario's intent".into()),
+        ));
+    }
+    Ok(())
+}
+
+/// The original's load-time checks on a schema-valid scenario, in its order:
+/// an authored `replay_protocol_fidelity`, `execution: cloud-describe`, keys
+/// that cannot pass on `lane: remote`, regexes that do not compile.
+fn check_assertions_at_load(assert: &[Value], execution: &str, lane: &str) -> Result<(), Problem> {
+    if let Some(i) = assert
+        .iter()
+        .position(|a| a.get("replay_protocol_fidelity").is_some())
+    {
+        return Err((
+            format!(
+                "assert[{i}]: `replay_protocol_fidelity` is produced by replay and cannot be authored"
+            ),
+            Some("remove it".into()),
+        ));
+    }
+    if execution == "cloud-describe" {
+        return Err((
+            "`execution: cloud-describe` is reserved and cannot be run".into(),
+            Some("remove `execution` (default `local`)".into()),
+        ));
+    }
+    if lane == "remote" {
+        for (i, item) in assert.iter().enumerate() {
+            for key in [
+                "present_files_called",
+                "no_scratchpad_leak",
+                "user_visible_artifact",
+            ] {
+                if item.get(key).is_some() {
+                    return Err((
+                        format!("assert[{i}].{key}: not available with `lane: remote`"),
+                        Some(
+                            "assert the written path with `file_exists`, or set `lane: local`"
+                                .into(),
+                        ),
+                    ));
+                }
+            }
         }
+    }
+    for (i, item) in assert.iter().enumerate() {
         for key in REGEX_ASSERTIONS {
-            let patterns: Vec<&str> = match map.get(*key) {
+            let patterns: Vec<&str> = match item.get(*key) {
                 Some(Value::String(s)) => vec![s.as_str()],
                 Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
                 _ => continue,
@@ -464,22 +696,17 @@ fn check_assertions(
                     .map_err(|e| (format!("assert[{i}].{key}: invalid regex `{p}`: {e}"), None))?;
             }
         }
-        if lane == "remote" {
-            for key in [
-                "present_files_called",
-                "no_scratchpad_leak",
-                "user_visible_artifact",
-            ] {
-                if map.contains_key(key) {
-                    return Err((
-                        format!("assert[{i}].{key}: not available with `lane: remote`"),
-                        None,
-                    ));
-                }
-            }
-        }
+    }
+    Ok(())
+}
+
+/// What reel's recorder refuses among loadable assertions: egress keys (the
+/// protocol tier has no egress sandbox) and pairs that can never both pass
+/// (the original's `record` refuses those too).
+fn check_recordable_assertions(assert: &[Value]) -> Result<(), Problem> {
+    for (i, item) in assert.iter().enumerate() {
         for key in ["egress_denied", "egress_allowed"] {
-            if map.contains_key(key) {
+            if item.get(key).is_some() {
                 return Err((
                     format!(
                         "assert[{i}].{key}: the protocol tier has no egress sandbox, so this would false-pass"
@@ -489,13 +716,9 @@ fn check_assertions(
             }
         }
     }
-    if !expect_denied.is_empty() {
-        return Err((
-            "`expect_denied`: the protocol tier has no egress sandbox, so this would false-pass"
-                .into(),
-            Some("remove `expect_denied`".into()),
-        ));
-    }
+    let has = |key: &str, pred: &dyn Fn(&Value) -> bool| any_item(assert, key, pred);
+    let any = |_: &Value| true;
+    let truthy = |v: &Value| v.as_bool() == Some(true);
     let contradictions: [(&str, bool, bool); 3] = [
         (
             "`questions_count_max: 0` contradicts gate assertions (gate_answer_count_min / question_asked / question_options / gate_answers_delivered: false)",
@@ -524,18 +747,6 @@ fn check_assertions(
                 Some("one of the two can never pass; remove it".into()),
             ));
         }
-    }
-    if has("no_delete_in_outputs", &truthy)
-        && (has("allow_outputs_delete", &truthy)
-            || has("allow_delete_in", &|v| {
-                v.as_array()
-                    .is_some_and(|a| a.iter().any(|x| x.as_str() == Some("outputs")))
-            }))
-    {
-        return Err((
-            "`no_delete_in_outputs` and `allow_outputs_delete`/`allow_delete_in: [outputs]` are mutually exclusive".into(),
-            None,
-        ));
     }
     Ok(())
 }
@@ -670,6 +881,116 @@ mod tests {
         let yaml = serde_yaml::to_string(&Value::Object(s.frozen.clone())).unwrap();
         let again = load(&yaml).unwrap();
         assert_eq!(again.frozen, s.frozen);
+    }
+
+    fn refusal(text: &str) -> Refusal {
+        match Scenario::from_str_authored(Path::new("scenarios/demo.yaml"), text)
+            .and_then(|s| s.check_recordable().map(|()| s))
+        {
+            Err(ScenarioError::Invalid { refusal, .. }) => refusal,
+            other => panic!("{text}: expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn refusals_say_which_layer_refused() {
+        for (yaml, want) in [
+            ("prompt: hi\nbogus: 1\n", Refusal::Schema),
+            ("prompt: hi\ntimeout_ms: -5\n", Refusal::Schema),
+            ("prompt: hi\nfidelity: warp\n", Refusal::Schema),
+            (
+                "prompt: hi\nassert:\n  - tool_called: 'a(b'\n",
+                Refusal::Schema,
+            ),
+            (
+                "prompt: hi\nanswers:\n  - when_tool: Bash\n",
+                Refusal::Schema,
+            ),
+            (
+                "prompt: hi\nassert:\n  - no_delete_in_outputs: true\n  - allow_outputs_delete: true\n",
+                Refusal::Schema,
+            ),
+            (
+                "prompt: hi\nassert:\n  - transcript_matches: '('\n",
+                Refusal::LoadCheck,
+            ),
+            (
+                "prompt: hi\nanswers:\n  - when_question: '('\n    answer: x\n",
+                Refusal::LoadCheck,
+            ),
+            (
+                "prompt: hi\nassert:\n  - replay_protocol_fidelity: true\n",
+                Refusal::LoadCheck,
+            ),
+            (
+                "prompt: hi\nexecution: cloud-describe\n",
+                Refusal::LoadCheck,
+            ),
+            (
+                "prompt: hi\nlane: remote\nassert:\n  - present_files_called: true\n",
+                Refusal::LoadCheck,
+            ),
+            ("prompt: hi\n", Refusal::Unrecordable),
+            (
+                "fidelity: protocol\nprompt: hi\nexpect_denied: [x.com]\n",
+                Refusal::Unrecordable,
+            ),
+            (
+                "fidelity: protocol\nprompt: hi\nassert:\n  - egress_denied: x.com\n",
+                Refusal::Unrecordable,
+            ),
+            (
+                "fidelity: protocol\nprompt: hi\non_unanswered: llm\n",
+                Refusal::Unrecordable,
+            ),
+            (
+                "fidelity: protocol\nprompt: hi\nsession: ~bob/s.yaml\n",
+                Refusal::Unrecordable,
+            ),
+        ] {
+            assert_eq!(refusal(yaml), want, "{yaml}");
+        }
+        // A schema problem wins over a load-time one, as in the original.
+        assert_eq!(
+            refusal("prompt: hi\nbogus: 1\nassert:\n  - transcript_matches: '('\n"),
+            Refusal::Schema
+        );
+        let e = Scenario::from_str_authored(Path::new("s.yaml"), "prompt: [\n").unwrap_err();
+        assert!(!e.is_schema(), "{e}");
+    }
+
+    #[test]
+    fn load_authored_takes_every_tier_the_original_takes() {
+        for tier in ["container", "hostloop", "microvm", "cowork", "protocol"] {
+            let text = format!("fidelity: {tier}\nprompt: hi\nexpect_denied: [x.com]\n");
+            let s = Scenario::from_str_authored(Path::new("s.yaml"), &text).unwrap();
+            assert_eq!(s.fidelity, tier);
+        }
+        let s = Scenario::from_str_authored(Path::new("s.yaml"), "prompt: hi\n").unwrap();
+        assert_eq!(s.frozen["fidelity"], "container");
+        let err = load("prompt: hi\n").unwrap_err();
+        assert!(err.to_string().contains("protocol tier only"), "{err}");
+    }
+
+    #[test]
+    fn assertions_and_answer_rules_freeze_in_the_schema_order() {
+        let s = load(
+            "fidelity: protocol\nprompt: hi\n\
+             answers:\n  - choose: a\n    when_question: x\n\
+             assert:\n  - result: success\n    transcript_contains: hi\n\
+             \x20 - artifact_text: {matches: b, artifact: o.md}\n",
+        )
+        .unwrap();
+        let text = crate::canon::legacy_serde(&s.frozen["assert"]);
+        assert_eq!(
+            text,
+            r#"[{"transcript_contains":"hi","result":"success"},{"artifact_text":{"artifact":"o.md","matches":"b"}}]"#
+        );
+        assert_eq!(
+            crate::canon::legacy_serde(&s.frozen["answers"]),
+            r#"[{"when_question":"x","choose":"a"}]"#
+        );
+        assert_eq!(Value::Array(s.assert.clone()), s.frozen["assert"]);
     }
 
     #[test]

@@ -12,5 +12,6 @@ mod model;
 mod record;
 mod rehash;
 mod replay;
+mod sibling;
 mod util;
 mod verify;
