@@ -12,5 +12,6 @@ mod model;
 mod record;
 mod rehash;
 mod replay;
+mod replay_mutate;
 mod util;
 mod verify;
