@@ -66,6 +66,30 @@ impl JsObject {
         }
     }
 
+    /// The value of `key`, mutably (the `--mutate` pass perturbs one leaf in
+    /// place and puts it back).
+    pub fn get_mut(&mut self, key: &[u16]) -> Option<&mut JsValue> {
+        self.entries
+            .iter_mut()
+            .find(|(k, _)| k.as_slice() == key)
+            .map(|(_, v)| v)
+    }
+
+    /// Entries in V8 own-property order (`Object.keys`, `JSON.stringify`):
+    /// array-index keys first, ascending; then the rest in insertion order.
+    pub fn property_order(&self) -> Vec<&(Vec<u16>, JsValue)> {
+        let mut indexed: Vec<(u32, &(Vec<u16>, JsValue))> = Vec::new();
+        let mut named: Vec<&(Vec<u16>, JsValue)> = Vec::new();
+        for e in &self.entries {
+            match array_index(&e.0) {
+                Some(i) => indexed.push((i, e)),
+                None => named.push(e),
+            }
+        }
+        indexed.sort_by_key(|(i, _)| *i);
+        indexed.into_iter().map(|(_, e)| e).chain(named).collect()
+    }
+
     /// Deletes the own property `key` (the `delete obj.version` of the
     /// manifest transforms). Returns whether it existed.
     pub fn remove(&mut self, key: &str) -> bool {
@@ -475,8 +499,15 @@ fn write_jcs1(v: &JsValue, out: &mut String) -> Result<(), CanonError> {
 
 /// ECMAScript `JSON.stringify(v)` (no indentation).
 pub fn legacy(v: &JsValue) -> String {
+    legacy_indented(v, "")
+}
+
+/// ECMAScript `JSON.stringify(v, null, gap)`: with a non-empty `gap`, each
+/// array item / object member on its own line indented by `gap` per level,
+/// `": "` after keys, empty containers as `[]` / `{}`.
+pub fn legacy_indented(v: &JsValue, gap: &str) -> String {
     let mut out = String::new();
-    write_legacy(v, &mut out);
+    write_legacy(v, &mut out, gap, 0);
     out
 }
 
@@ -506,7 +537,16 @@ fn array_index(key: &[u16]) -> Option<u32> {
     }
 }
 
-fn write_legacy(v: &JsValue, out: &mut String) {
+fn write_legacy(v: &JsValue, out: &mut String, gap: &str, level: usize) {
+    // Before the item at `level + 1` (`"\n" + indent`), or nothing when compact.
+    let open = |out: &mut String, level: usize| {
+        if !gap.is_empty() {
+            out.push('\n');
+            for _ in 0..level {
+                out.push_str(gap);
+            }
+        }
+    };
     match v {
         JsValue::Null => out.push_str("null"),
         JsValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -518,29 +558,31 @@ fn write_legacy(v: &JsValue, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_legacy(item, out);
+                open(out, level + 1);
+                write_legacy(item, out, gap, level + 1);
+            }
+            if !a.is_empty() {
+                open(out, level);
             }
             out.push(']');
         }
         JsValue::Object(o) => {
-            let mut indexed: Vec<(u32, &(Vec<u16>, JsValue))> = Vec::new();
-            let mut named: Vec<&(Vec<u16>, JsValue)> = Vec::new();
-            for e in &o.entries {
-                match array_index(&e.0) {
-                    Some(i) => indexed.push((i, e)),
-                    None => named.push(e),
-                }
-            }
-            indexed.sort_by_key(|(i, _)| *i);
             out.push('{');
-            let all = indexed.into_iter().map(|(_, e)| e).chain(named);
-            for (i, (k, val)) in all.enumerate() {
+            let members = o.property_order();
+            for (i, (k, val)) in members.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
+                open(out, level + 1);
                 write_string(k, out);
                 out.push(':');
-                write_legacy(val, out);
+                if !gap.is_empty() {
+                    out.push(' ');
+                }
+                write_legacy(val, out, gap, level + 1);
+            }
+            if !members.is_empty() {
+                open(out, level);
             }
             out.push('}');
         }
@@ -716,6 +758,38 @@ mod tests {
                 None => assert_eq!(jcs1(&parsed), Err(CanonError::NonFinite), "{input}"),
             }
         }
+    }
+
+    #[test]
+    fn indented_legacy_is_json_stringify_with_a_gap() {
+        // Expected strings are Node's `JSON.stringify(JSON.parse(input), null, 2)`.
+        let cases: &[(&str, &str)] = &[
+            ("1.50", "1.5"),
+            ("[]", "[]"),
+            ("{}", "{}"),
+            ("[1,[],{}]", "[\n  1,\n  [],\n  {}\n]"),
+            (
+                r#"{"b":{"x":[true,null]},"1":"one","a":"\n"}"#,
+                "{\n  \"1\": \"one\",\n  \"b\": {\n    \"x\": [\n      true,\n      null\n    ]\n  },\n  \"a\": \"\\n\"\n}",
+            ),
+        ];
+        for (input, want) in cases {
+            let v = parse_str(input).unwrap();
+            assert_eq!(legacy_indented(&v, "  "), *want, "{input}");
+        }
+        let v = parse_str(r#"{"b":1,"1":2}"#).unwrap();
+        assert_eq!(legacy(&v), r#"{"1":2,"b":1}"#);
+        let JsValue::Object(mut o) = v else {
+            unreachable!("parsed an object")
+        };
+        let keys: Vec<String> = o
+            .property_order()
+            .iter()
+            .map(|(k, _)| String::from_utf16_lossy(k))
+            .collect();
+        assert_eq!(keys, ["1", "b"]);
+        *o.get_mut(&"b".encode_utf16().collect::<Vec<_>>()).unwrap() = JsValue::Bool(true);
+        assert_eq!(legacy(&JsValue::Object(o)), r#"{"1":2,"b":true}"#);
     }
 
     #[test]

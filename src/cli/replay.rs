@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use crate::cli::OutputFormat;
 use crate::error::Result;
 use crate::exit;
+use crate::replay::mutate::{Caps, MutateOptions};
 use crate::replay::{AssertSource, ReplayOptions, ReplayResult, replay_file};
 use crate::report;
 
@@ -55,6 +56,22 @@ pub struct ReplayArgs {
     /// Text mode: print the evidence of each passing assertion after the footer.
     #[arg(long)]
     pub explain: bool,
+    /// Mutation coverage: perturb recorded JSON artifact values, re-run the assertions and report
+    /// the perturbations nothing caught (a sample; reporting only, never changes the verdict).
+    #[arg(long)]
+    pub mutate: bool,
+    /// (with --mutate) only perturb artifacts whose path matches this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub mutate_include: Vec<String>,
+    /// (with --mutate) never perturb artifacts whose path matches this glob (repeatable; wins over include).
+    #[arg(long, value_name = "GLOB")]
+    pub mutate_exclude: Vec<String>,
+    /// (with --mutate) at most N perturbations per file, applied first [default: 10].
+    #[arg(long, value_name = "N")]
+    pub mutate_max_per_file: Option<String>,
+    /// (with --mutate) at most N perturbations in all [default: 50].
+    #[arg(long, value_name = "N")]
+    pub mutate_max_total: Option<String>,
     /// Replay a cassette of a newer format with a warning instead of a failing assertion.
     #[arg(long)]
     pub best_effort_future_cassette: bool,
@@ -70,7 +87,7 @@ pub struct ReplayArgs {
 }
 
 const USAGE_LINE: &str = "usage: reel replay <file.cassette.json | dir/> [--strict] [--fail-on-skill-drift] \
-[--assert-from <scenario.yaml> | --reassert] [--session <file>] [--write [--allow-failing]] [--explain] \
+[--mutate [--mutate-include/-exclude <glob>]... [--mutate-max-per-file/-total <n>]] [--assert-from <scenario.yaml> | --reassert] [--session <file>] [--write [--allow-failing]] [--explain] \
 [--best-effort-future-cassette] [--junit <file>] [--output-format text|json]";
 
 /// A usage error: text mode returns it (printed by `cli::main`), json mode
@@ -86,6 +103,55 @@ fn usage(args: &ReplayArgs, message: String, hint: Option<&str>) -> Result<u8> {
         Some(h) => err.with_hint(h),
         None => err,
     })
+}
+
+/// A `--mutate-max-*` value: a positive integer (a value past `usize` is
+/// clamped, it only means "no cap").
+fn mutate_cap(flag: &str, raw: &str) -> std::result::Result<usize, String> {
+    let digits = raw.trim();
+    if digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || digits.bytes().all(|b| b == b'0')
+    {
+        return Err(format!(
+            "replay: {flag} must be a positive integer (got \"{raw}\")"
+        ));
+    }
+    Ok(digits.parse::<usize>().unwrap_or(usize::MAX))
+}
+
+/// The `--mutate` options, or the usage error of its flags.
+fn mutate_options(args: &ReplayArgs) -> std::result::Result<Option<MutateOptions>, String> {
+    let mut caps = Caps::default();
+    if let Some(raw) = &args.mutate_max_per_file {
+        caps.per_file = mutate_cap("--mutate-max-per-file", raw)?;
+    }
+    if let Some(raw) = &args.mutate_max_total {
+        caps.total = mutate_cap("--mutate-max-total", raw)?;
+    }
+    if !args.mutate {
+        let orphans: Vec<&str> = [
+            (!args.mutate_include.is_empty(), "--mutate-include"),
+            (!args.mutate_exclude.is_empty(), "--mutate-exclude"),
+            (args.mutate_max_per_file.is_some(), "--mutate-max-per-file"),
+            (args.mutate_max_total.is_some(), "--mutate-max-total"),
+        ]
+        .into_iter()
+        .filter_map(|(given, flag)| given.then_some(flag))
+        .collect();
+        if !orphans.is_empty() {
+            return Err(format!(
+                "replay: {} require(s) --mutate (they only shape a mutation pass).",
+                orphans.join(", ")
+            ));
+        }
+        return Ok(None);
+    }
+    Ok(Some(MutateOptions {
+        include: args.mutate_include.clone(),
+        exclude: args.mutate_exclude.clone(),
+        caps,
+    }))
 }
 
 /// Resolves the target: a file as-is; a directory's `*.cassette.json`, sorted.
@@ -145,6 +211,10 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
             ),
         );
     }
+    let mutate = match mutate_options(&args) {
+        Ok(m) => m,
+        Err(e) => return usage(&args, e, None),
+    };
     let files = match resolve_targets(&target) {
         Ok(f) => f,
         Err(e) => return usage(&args, format!("replay: {e}"), None),
@@ -203,6 +273,7 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
         allow_failing: args.allow_failing,
         // The text report and JUnit never show the evidence fields.
         lean: args.output_format == OutputFormat::Text,
+        mutate,
     };
 
     // Replay in parallel; `collect` keeps the (sorted) input order.

@@ -86,6 +86,23 @@ impl Materialised {
     pub fn root(&self) -> &Path {
         self.dir.path()
     }
+
+    /// Overwrites the materialised file of manifest entry `path` with
+    /// `bytes` (`replay --mutate` perturbs a file, then restores it). Only a
+    /// regular file this module wrote can be rewritten: the path is checked
+    /// as at materialisation, nothing is created, and the write never
+    /// follows a link — so nothing outside the temp dir can be touched.
+    pub fn rewrite(&self, path: &str, bytes: &[u8]) -> Result<(), String> {
+        let segs = safe_segments(path).map_err(str::to_owned)?;
+        let target = segs
+            .iter()
+            .fold(self.root().to_path_buf(), |p, s| p.join(s));
+        match fs::symlink_metadata(&target) {
+            Ok(m) if m.file_type().is_file() => write_no_follow(&target, bytes),
+            Ok(_) => Err("not a regular file in the materialised tree".into()),
+            Err(e) => Err(format!("not materialised: {e}")),
+        }
+    }
 }
 
 /// Checks one manifest path and returns its segments.
@@ -286,6 +303,17 @@ mod tests {
         let root = m.root().to_path_buf();
         drop(m);
         assert!(!root.exists(), "temp dir must be removed on drop");
+    }
+
+    #[test]
+    fn rewrite_overwrites_only_materialised_files() {
+        let m = materialise(&[entry("outputs/r.json", Some("{}"))]).unwrap();
+        m.rewrite("outputs/r.json", b"[1]").unwrap();
+        assert_eq!(fs::read(m.root().join("outputs/r.json")).unwrap(), b"[1]");
+        for bad in ["outputs/new.json", "outputs", "../x", "/etc/passwd"] {
+            assert!(m.rewrite(bad, b"x").is_err(), "{bad}");
+        }
+        assert!(!m.root().join("outputs/new.json").exists());
     }
 
     #[test]

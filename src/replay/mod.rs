@@ -6,8 +6,9 @@
 //! staleness (`crate::fingerprint::staleness`), re-drive the events into a
 //! run record (`crate::evidence`), strip what this cassette cannot evaluate
 //! ([`buckets`]), materialise the manifest ([`materialise`]), evaluate each
-//! item (`crate::assert::check`), append the pseudo-assertions, and form the
-//! verdict ([`verdict`]). Every message is *returned* in the [`ReplayResult`]
+//! item (`crate::assert::check`), optionally measure the assertions'
+//! mutation coverage (`--mutate`, [`mutate`]; never verdict-affecting),
+//! append the pseudo-assertions, and form the verdict ([`verdict`]). Every message is *returned* in the [`ReplayResult`]
 //! (never printed here), so a directory can be replayed in parallel and still
 //! reported in a stable order.
 //!
@@ -18,6 +19,7 @@ pub mod assert_source;
 pub mod buckets;
 pub mod fidelity;
 pub mod materialise;
+pub mod mutate;
 pub mod record_view;
 pub mod verdict;
 
@@ -58,6 +60,9 @@ pub struct ReplayOptions {
     /// verdict and the text report are needed (the JSON envelope then lacks
     /// those fields).
     pub lean: bool,
+    /// `--mutate` (with its scoping flags): add a mutation-coverage report
+    /// (`mutation` + notices); never changes the verdict.
+    pub mutate: Option<mutate::MutateOptions>,
 }
 
 /// The replay of one cassette file.
@@ -415,6 +420,21 @@ pub fn replay_with(
         notices.extend(warnings);
         assertions.push(outcome);
     }
+    // 15. --mutate: coverage report only, before the pseudo-assertions join.
+    let mutation = opts.mutate.as_ref().map(|m| {
+        let pass = mutate::run(
+            &mutate::Inputs {
+                cassette,
+                artifacts: artifacts.as_deref().unwrap_or_default(),
+                items: &stripped.items,
+                run: &run,
+                materialised: materialised.as_ref(),
+            },
+            m,
+        );
+        notices.extend(pass.notices);
+        pass.report
+    });
     // Evaluation was the record's last reader: free it now rather than
     // holding it beside the facts (and, in JSON mode, the run result) — on a
     // large cassette it is the size of the recording.
@@ -465,6 +485,7 @@ pub fn replay_with(
         &assertions,
         stripped.skipped,
         &stale,
+        mutation.as_ref(),
     );
     let exit_code = verdict.exit_code;
     Ok(ReplayResult {
@@ -492,6 +513,7 @@ fn run_result(
     assertions: &[AssertionOutcome],
     skipped: Skipped,
     stale: &Staleness,
+    mutation: Option<&mutate::MutationReport>,
 ) -> Map<String, Value> {
     let scenario = cassette.scenario();
     let s = |k: &str, d: &str| {
@@ -508,6 +530,12 @@ fn run_result(
         .unwrap_or_else(|| fidelity.clone());
     let mut m = Map::new();
     m.insert("command".into(), json!("replay"));
+    if let Some(report) = mutation {
+        m.insert(
+            "mutation".into(),
+            serde_json::to_value(report).unwrap_or(Value::Null),
+        );
+    }
     m.insert("lane".into(), json!(s("lane", "local")));
     m.insert("scratchpadEvidenceComplete".into(), json!(false));
     m.insert(

@@ -13,5 +13,6 @@ mod record;
 mod rehash;
 mod replay;
 mod sibling;
+mod replay_mutate;
 mod util;
 mod verify;
