@@ -17,7 +17,8 @@
 //! `replay --assert-from`/`--reassert` and the sibling notices read);
 //! [`Scenario::load`] adds what reel's recorder cannot do. Errors say which
 //! layer refused ([`Refusal`]). [`sibling`] finds the scenario a cassette was
-//! recorded from.
+//! recorded from; [`shaping`] compares its recording-shaping fields with the
+//! cassette's frozen copy.
 //!
 //! Not here: the session YAML (`session.rs`, owned by the fingerprint module;
 //! `session_keys` reads the few keys record needs until it lands), assertion
@@ -26,6 +27,7 @@
 pub mod answers;
 pub mod session;
 pub mod session_keys;
+pub mod shaping;
 pub mod sibling;
 
 use std::path::{Path, PathBuf};
@@ -578,7 +580,10 @@ pub fn resolve_path(p: &str, base: &Path) -> Result<PathBuf, String> {
 }
 
 /// cowork-harness's slug: `/` and `\` → `-`, runs of `..` → `.`, leading
-/// `.`/`-` stripped, `scenario` if empty, >128 chars truncated plus a hash.
+/// `.`/`-` stripped, `scenario` if empty; over 128 UTF-16 code units (a JS
+/// string's length, so an emoji counts two) it keeps the first 128 units plus
+/// `-` and 8 hex of the SHA-256 of the whole slug. Every other character,
+/// non-ASCII included, is kept as is.
 pub fn slug(name: &str) -> String {
     let mut s: String = name
         .chars()
@@ -591,10 +596,14 @@ pub fn slug(name: &str) -> String {
     if s.is_empty() {
         return "scenario".into();
     }
-    if s.chars().count() > 128 {
+    const LIMIT: usize = 128;
+    let units: Vec<u16> = s.encode_utf16().collect();
+    if units.len() > LIMIT {
         use sha2::Digest;
         let digest = hex::encode(sha2::Sha256::digest(s.as_bytes()));
-        let head: String = s.chars().take(128).collect();
+        // A cut through a surrogate pair leaves a lone surrogate, which Node
+        // writes to the file system as U+FFFD: what the lossy decode gives.
+        let head = String::from_utf16_lossy(&units[..LIMIT]);
         return format!("{head}-{}", &digest[..8]);
     }
     s
@@ -1001,5 +1010,26 @@ mod tests {
         let long = "x".repeat(200);
         let s = slug(&long);
         assert_eq!(s.len(), 128 + 9);
+    }
+
+    /// Vectors from the original's rule run under Node (`slugForPath`):
+    /// non-ASCII kept, the length bound in UTF-16 code units.
+    #[test]
+    fn slug_keeps_non_ascii_and_counts_utf16_units_like_the_original() {
+        assert_eq!(slug("Résumé / 日本語 review"), "Résumé - 日本語 review");
+        assert_eq!(
+            slug(&"é".repeat(130)),
+            format!("{}-0e453436", "é".repeat(128))
+        );
+        // 70 emoji are 140 units: cut after 64 of them.
+        assert_eq!(
+            slug(&"😀".repeat(70)),
+            format!("{}-6461d28f", "😀".repeat(64))
+        );
+        // The cut falls inside a surrogate pair.
+        assert_eq!(
+            slug(&format!("a{}", "😀".repeat(70))),
+            format!("a{}\u{FFFD}-74598a83", "😀".repeat(63))
+        );
     }
 }
