@@ -73,8 +73,8 @@ pub enum Refusal {
     /// `replay_protocol_fidelity`, `execution: cloud-describe`, a key that
     /// cannot pass on `lane: remote`.
     LoadCheck,
-    /// Loads, but `record` refuses it: a tier other than `protocol`, egress
-    /// assertions, an interactive `on_unanswered`, assertions that contradict
+    /// Loads, but `record` refuses it: a blank `prompt`, a tier other than
+    /// `protocol`, egress assertions, an interactive `on_unanswered`, assertions that contradict
     /// each other, a `~user` session path.
     Unrecordable,
 }
@@ -278,14 +278,13 @@ impl Scenario {
             }
         };
 
-        let prompt = match string("prompt")? {
-            Some(p) if !p.trim().is_empty() => p,
-            _ => {
-                return Err(schema(
-                    "`prompt` is required (the user turn sent to the agent)".into(),
-                    None,
-                ));
-            }
+        // Required, but any string: the original's schema takes `prompt: ""`
+        // (a blank prompt is refused by `check_recordable` only).
+        let Some(prompt) = string("prompt")? else {
+            return Err(schema(
+                "`prompt` is required (the user turn sent to the agent)".into(),
+                None,
+            ));
         };
         let name = match string("name")? {
             Some(n) if !n.is_empty() => n,
@@ -411,6 +410,12 @@ impl Scenario {
             hint,
             refusal: Refusal::Unrecordable,
         };
+        if self.prompt.trim().is_empty() {
+            return Err(refuse(
+                "`prompt` is blank: there is no user turn to send to the agent".into(),
+                Some("write the user turn in `prompt:`".into()),
+            ));
+        }
         if self.fidelity != "protocol" {
             let how = if self.fidelity_authored {
                 format!("`fidelity: {}`", self.fidelity)
@@ -966,6 +971,41 @@ mod tests {
         );
         let e = Scenario::from_str_authored(Path::new("s.yaml"), "prompt: [\n").unwrap_err();
         assert!(!e.is_schema(), "{e}");
+    }
+
+    #[test]
+    fn a_blank_prompt_loads_as_authored_but_record_refuses_it() {
+        // The original's schema is `prompt: z.string()`: any string loads.
+        for yaml in [
+            "fidelity: protocol\nprompt: ''\n",
+            "fidelity: protocol\nprompt: \"  \\n\"\n",
+        ] {
+            let s = Scenario::from_str_authored(Path::new("s.yaml"), yaml).unwrap();
+            assert!(s.prompt.trim().is_empty(), "{yaml}");
+            assert_eq!(s.frozen["prompt"], Value::String(s.prompt.clone()));
+            assert_eq!(refusal(yaml), Refusal::Unrecordable, "{yaml}");
+            let err = load(yaml).unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains("scenarios/demo.yaml`: `prompt` is blank"),
+                "{err}"
+            );
+            assert_eq!(
+                err.hint().as_deref(),
+                Some("write the user turn in `prompt:`")
+            );
+        }
+        // Absent or null is still the schema's refusal, at both layers.
+        for yaml in [
+            "fidelity: protocol\n",
+            "fidelity: protocol\nprompt:\n",
+            "prompt: ~\n",
+        ] {
+            let err = Scenario::from_str_authored(Path::new("s.yaml"), yaml).unwrap_err();
+            assert!(err.is_schema(), "{yaml}: {err}");
+            assert!(err.to_string().contains("`prompt` is required"), "{err}");
+            assert_eq!(refusal(yaml), Refusal::Schema, "{yaml}");
+        }
     }
 
     #[test]

@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 use super::Scenario;
 
 /// Produces a field's default value.
-type DefaultValue = fn() -> Value;
+pub type DefaultValue = fn() -> Value;
 
 /// The recording-shaping fields, in the original's order, with the default
 /// an absent value stands for.
@@ -46,8 +46,15 @@ pub struct FieldDrift {
     pub recorded: String,
 }
 
-/// `JSON.stringify(v ?? default)`.
-fn text(v: Option<&Value>, default: DefaultValue) -> String {
+/// The recording-shaping field names, in the original's order (what a
+/// message listing "the fields verified unchanged" names).
+pub fn field_names() -> impl Iterator<Item = &'static str> {
+    FIELDS.iter().map(|(field, _)| *field)
+}
+
+/// `JSON.stringify(v ?? default)`: the text the original compares (an absent
+/// or `null` value stands for `default`; key order counts).
+pub fn js_text(v: Option<&Value>, default: DefaultValue) -> String {
     match v.filter(|v| !v.is_null()) {
         Some(v) => crate::canon::legacy_serde(v),
         None => crate::canon::legacy_serde(&default()),
@@ -60,8 +67,8 @@ pub fn drift(recorded: &Map<String, Value>, on_disk: &Scenario) -> Vec<FieldDrif
     FIELDS
         .iter()
         .filter_map(|(field, default)| {
-            let d = text(on_disk.frozen.get(*field), *default);
-            let r = text(recorded.get(*field), *default);
+            let d = js_text(on_disk.frozen.get(*field), *default);
+            let r = js_text(recorded.get(*field), *default);
             (d != r).then_some(FieldDrift {
                 field,
                 on_disk: d,
@@ -83,6 +90,27 @@ mod tests {
 
     fn fields(d: &[FieldDrift]) -> Vec<&str> {
         d.iter().map(|d| d.field).collect()
+    }
+
+    #[test]
+    fn js_text_defaults_absent_and_null_and_keeps_key_order() {
+        let empty = || Value::Array(Vec::new());
+        assert_eq!(js_text(None, empty), "[]");
+        assert_eq!(js_text(Some(&Value::Null), empty), "[]");
+        let ab = json!([{"a": 1, "b": 2}]);
+        let ba = json!([{"b": 2, "a": 1}]);
+        assert_ne!(js_text(Some(&ab), empty), js_text(Some(&ba), empty));
+        // JS number text: 1.0 and 1 are the same number.
+        let one: Value = serde_json::from_str("[1.0]").unwrap();
+        assert_eq!(js_text(Some(&one), empty), "[1]");
+    }
+
+    #[test]
+    fn field_names_are_the_originals_list_in_order() {
+        assert_eq!(
+            field_names().collect::<Vec<_>>().join("/"),
+            "prompt/baseline/fidelity/lane/answers/skills/requires_capabilities"
+        );
     }
 
     #[test]
@@ -125,6 +153,22 @@ mod tests {
         assert_eq!(
             fields(&drift(recorded.as_object().unwrap(), &disk)),
             ["answers"]
+        );
+    }
+
+    #[test]
+    fn an_empty_on_disk_prompt_is_compared_like_any_other() {
+        let disk = on_disk("prompt: ''\n");
+        // An absent frozen prompt stands for "", so nothing drifted.
+        assert_eq!(drift(json!({}).as_object().unwrap(), &disk), vec![]);
+        let recorded = json!({"prompt": "hi"});
+        assert_eq!(
+            drift(recorded.as_object().unwrap(), &disk),
+            vec![FieldDrift {
+                field: "prompt",
+                on_disk: r#""""#.into(),
+                recorded: r#""hi""#.into(),
+            }]
         );
     }
 

@@ -305,3 +305,35 @@ fn a_gone_recorded_source_downgrades_a_session_shape_mismatch() {
     assert!(!r.strs("notes").contains(&downgraded.to_owned()));
     assert_eq!(r.code, 1);
 }
+
+/// The original's schema takes `prompt: ""` (only `record` refuses a blank
+/// prompt), so an empty on-disk prompt is compared, not a "did not parse"
+/// note: it drifts from a recorded prompt and matches an empty frozen one.
+#[test]
+fn an_empty_on_disk_prompt_is_compared_not_a_load_failure() {
+    let t = Tree::new();
+    t.write(
+        "scenarios/s.yaml",
+        &SCENARIO_YAML.replace("prompt: |\n  Write a note.\n", "prompt: ''\n"),
+    );
+    let c = t.cassette(frozen("s"), Some("../scenarios/s.yaml"), None);
+    let r = t.verify(&c, &["--skip-staleness"]);
+    assert!(r.strs("notes").is_empty(), "{}", r.row);
+    assert_eq!(
+        r.strs("scenarioDrift"),
+        [
+            "scenario recording-shaping field(s) [prompt] differ from the cassette's frozen copy — the frozen events no longer correspond to this scenario; re-record or `replay --assert-from`"
+        ],
+        "{}",
+        r.row
+    );
+    assert_eq!(r.code, 1);
+
+    let mut empty = frozen("s");
+    empty.insert("prompt".into(), json!(""));
+    let c = t.cassette(empty, Some("../scenarios/s.yaml"), None);
+    let r = t.verify(&c, &["--skip-staleness"]);
+    assert!(r.strs("scenarioDrift").is_empty(), "{}", r.row);
+    assert!(r.strs("notes").is_empty(), "{}", r.row);
+    assert_eq!(r.code, 0, "{}", r.row);
+}
