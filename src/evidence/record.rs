@@ -217,6 +217,21 @@ impl ContextData {
     }
 }
 
+impl ContextEvent {
+    /// The event as its run-result JSON (`{subtype, data}`, the `Serialize`
+    /// shape), built by moving the fields rather than copying them.
+    pub fn into_json(self) -> Value {
+        let data = match self.data {
+            ContextData::Fields(m) => m,
+            line @ ContextData::Line(_) => line.fields().into_owned(),
+        };
+        let mut o = Map::new();
+        o.insert("subtype".into(), Value::String(self.subtype));
+        o.insert("data".into(), Value::Object(data));
+        Value::Object(o)
+    }
+}
+
 impl PartialEq for ContextData {
     fn eq(&self, other: &Self) -> bool {
         self.fields() == other.fields()
@@ -766,7 +781,10 @@ struct Driver {
 /// `events` may own its lines (`Vec<String>` taken out of a cassette): each
 /// chunk of lines is then freed as soon as it has been read, so the record
 /// grows into the memory the recording gave back instead of beside it.
-pub fn drive<S: AsRef<str> + Sync>(events: Vec<S>, control_out: Option<&[&str]>) -> RunRecord {
+pub fn drive<S: AsRef<str> + Sync + Send>(
+    events: Vec<S>,
+    control_out: Option<&[&str]>,
+) -> RunRecord {
     let co_lines = control_out.unwrap_or(&[]);
     let mut d = Driver {
         rec: RunRecord {
@@ -790,12 +808,16 @@ pub fn drive<S: AsRef<str> + Sync>(events: Vec<S>, control_out: Option<&[&str]>)
     let mut truncated: Option<String> = None;
     let mut first_index = 0;
     let mut rest = events.into_iter();
+    // Reading a line (and canonicalising its tool inputs) is pure and most of
+    // the work, so chunks are read in parallel; folding them into the record
+    // is sequential, so chunk k is folded while chunk k+1 is being read.
+    // Chunking bounds how many read-but-unfolded events exist at once.
+    let mut pending: Option<(usize, ReadChunk)> = None;
     loop {
         let chunk: Vec<S> = rest.by_ref().take(READ_CHUNK_LINES).collect();
-        if chunk.is_empty() {
+        if chunk.is_empty() && pending.is_none() {
             break;
         }
-        let chunk_len = chunk.len();
         if d.rec.has_control_out {
             hook_lines.extend(
                 chunk
@@ -805,48 +827,20 @@ pub fn drive<S: AsRef<str> + Sync>(events: Vec<S>, control_out: Option<&[&str]>)
                     .map(str::to_owned),
             );
         }
+        let chunk_len = chunk.len();
+        let read_more = truncated.is_none() && chunk_len > 0;
+        let (stop, read) = rayon::join(
+            || {
+                let (first, outcomes) = pending.take()?;
+                d.fold_chunk(first, outcomes)
+            },
+            || read_more.then(|| read_chunk(chunk)),
+        );
         if truncated.is_none() {
-            // Reading a line (and canonicalising its tool inputs) is pure and
-            // most of the work, so a chunk is read in parallel and folded in
-            // order; chunking bounds how many read-but-unfolded events exist.
-            let outcomes: Vec<(LineOutcome, Vec<[u8; 32]>)> = chunk
-                .par_iter()
-                .map(|l| {
-                    let outcome = line::read(l.as_ref());
-                    let digests = tool_input_digests(&outcome);
-                    (outcome, digests)
-                })
-                .collect();
-            drop(chunk);
-            'fold: for (offset, (outcome, digests)) in outcomes.into_iter().enumerate() {
-                let i = first_index + offset;
-                let evs = match outcome {
-                    LineOutcome::Blank | LineOutcome::Ignored => continue,
-                    LineOutcome::Malformed => {
-                        d.rec.malformed_event_lines.push(i);
-                        continue;
-                    }
-                    LineOutcome::ProtocolError(message) => {
-                        d.rec.protocol_error_lines.push((i, message));
-                        continue;
-                    }
-                    LineOutcome::Events(evs) => evs,
-                };
-                let mut digests = digests.into_iter();
-                for ev in evs {
-                    let digest = match ev {
-                        AgentEvent::ToolUse { .. } => digests.next(),
-                        _ => None,
-                    };
-                    if matches!(ev, AgentEvent::Decision(_)) && !d.rec.has_control_out {
-                        continue;
-                    }
-                    if let Err(msg) = d.on_event(ev, digest) {
-                        truncated = Some(format!("truncated cassette: {msg}"));
-                        break 'fold;
-                    }
-                }
-            }
+            truncated = stop;
+        }
+        if truncated.is_none() {
+            pending = read.map(|outcomes| (first_index, outcomes));
         }
         first_index += chunk_len;
     }
@@ -870,6 +864,21 @@ pub fn drive<S: AsRef<str> + Sync>(events: Vec<S>, control_out: Option<&[&str]>)
         return rec;
     }
     d.finish(&hook_lines)
+}
+
+/// A chunk of read lines: each line's outcome and its tool-input digests.
+type ReadChunk = Vec<(LineOutcome, Vec<[u8; 32]>)>;
+
+/// Reads a chunk of lines in parallel, then frees the lines (when owned).
+fn read_chunk<S: AsRef<str> + Sync>(chunk: Vec<S>) -> ReadChunk {
+    chunk
+        .par_iter()
+        .map(|l| {
+            let outcome = line::read(l.as_ref());
+            let digests = tool_input_digests(&outcome);
+            (outcome, digests)
+        })
+        .collect()
 }
 
 /// The lines hook reconstruction parses (a cheap superset).
@@ -897,6 +906,40 @@ fn input_digest(input: &Value) -> [u8; 32] {
 }
 
 impl Driver {
+    /// Folds one read chunk (its first line is `events[first_index]`) into
+    /// the record, in order; `Some(message)` when the run is truncated there.
+    fn fold_chunk(&mut self, first_index: usize, outcomes: ReadChunk) -> Option<String> {
+        for (offset, (outcome, digests)) in outcomes.into_iter().enumerate() {
+            let i = first_index + offset;
+            let evs = match outcome {
+                LineOutcome::Blank | LineOutcome::Ignored => continue,
+                LineOutcome::Malformed => {
+                    self.rec.malformed_event_lines.push(i);
+                    continue;
+                }
+                LineOutcome::ProtocolError(message) => {
+                    self.rec.protocol_error_lines.push((i, message));
+                    continue;
+                }
+                LineOutcome::Events(evs) => evs,
+            };
+            let mut digests = digests.into_iter();
+            for ev in evs {
+                let digest = match ev {
+                    AgentEvent::ToolUse { .. } => digests.next(),
+                    _ => None,
+                };
+                if matches!(ev, AgentEvent::Decision(_)) && !self.rec.has_control_out {
+                    continue;
+                }
+                if let Err(msg) = self.on_event(ev, digest) {
+                    return Some(format!("truncated cassette: {msg}"));
+                }
+            }
+        }
+        None
+    }
+
     /// `input_digest`: [`input_digest`] of a `ToolUse`'s input when the
     /// caller computed it already (in parallel).
     fn on_event(&mut self, ev: AgentEvent, input_digest: Option<[u8; 32]>) -> Result<(), String> {
@@ -1847,6 +1890,25 @@ mod tests {
         assert_eq!(r.tasks.len(), 1);
         assert_eq!(r.tasks[0].status, "completed");
         assert_eq!(r.evidence_errors.task_tracking, 1);
+    }
+
+    #[test]
+    fn context_event_json_is_its_serialisation() {
+        let line = r#"{"type":"system","subtype":"status","n":1.50,"x":{"b":[1,"\u00e9"]}}"#;
+        for data in [
+            ContextData::Line(line.into()),
+            ContextData::Fields(ContextData::Line(line.into()).fields().into_owned()),
+        ] {
+            let ev = ContextEvent {
+                subtype: "status".into(),
+                data,
+            };
+            assert_eq!(serde_json::to_value(&ev).unwrap(), ev.clone().into_json());
+            assert_eq!(
+                ev.into_json().to_string(),
+                r#"{"subtype":"status","data":{"n":1.50,"x":{"b":[1,"é"]}}}"#
+            );
+        }
     }
 
     /// A long run spanning several read chunks: owning the lines (freed as

@@ -218,7 +218,12 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
     );
     f.insert(
         "contextEvents".into(),
-        drain_to_value(&mut run.context_events),
+        Value::Array(
+            std::mem::take(&mut run.context_events)
+                .into_iter()
+                .map(|e| e.into_json())
+                .collect(),
+        ),
     );
     if let Some(h) = &run.hook_events {
         let events: Vec<Value> = h
