@@ -4,6 +4,12 @@
 //! number of segments (a trailing `**` also matches nothing more), everything
 //! else literal. Compiled to the linear-time `regex` crate, so no glob can
 //! cause a backtracking blow-up.
+//!
+//! The original compiles a glob to a `RegExp` without the `u` flag, so it
+//! counts UTF-16 code units: `?` is one unit, and an astral character (an
+//! emoji) takes two (`??` matches `😀`, `?` does not). Both the glob's
+//! literals and the path are compared as units
+//! ([`crate::assert::regex::units_as_chars`]).
 
 /// A compiled glob.
 #[derive(Debug, Clone)]
@@ -29,7 +35,9 @@ impl Glob {
                 match ch {
                     '*' => re.push_str("[^/]*"),
                     '?' => re.push_str("[^/]"),
-                    c => re.push_str(&regex::escape(&c.to_string())),
+                    c => re.push_str(&regex::escape(&crate::assert::regex::units_as_chars(
+                        c.encode_utf8(&mut [0; 4]),
+                    ))),
                 }
             }
             if !last {
@@ -44,10 +52,11 @@ impl Glob {
     /// Whether `path` (with `\` read as `/`) matches.
     pub fn is_match(&self, path: &str) -> bool {
         let Some(re) = &self.0 else { return false };
+        let path = crate::assert::regex::units_as_chars(path);
         if path.contains('\\') {
             re.is_match(&path.replace('\\', "/"))
         } else {
-            re.is_match(path)
+            re.is_match(&path)
         }
     }
 }
@@ -94,6 +103,26 @@ mod tests {
         assert!(matches("a.md", "a.md"));
         assert!(!matches("a.md", "aXmd"));
         assert!(matches("outputs\\*.md", "outputs/r.md"));
+    }
+
+    #[test]
+    fn question_mark_is_one_utf16_unit_as_in_the_original() {
+        // The original's RegExp has no `u` flag: an emoji is two units.
+        assert!(!matches("?", "😀"));
+        assert!(matches("??", "😀"));
+        assert!(matches("a/??.md", "a/😀.md"));
+        assert!(!matches("a/?.md", "a/😀.md"));
+        assert!(matches("*.md", "😀😃.md"));
+        assert!(matches("?*?", "😀"));
+        assert!(matches("😀/**", "😀/x/y"));
+        assert!(matches("x?😀", "xé😀"));
+        assert!(!matches("😀", "😃"));
+        assert!(!matches("?😀", "😃😀"));
+        assert!(matches("??😀", "😃😀"));
+        // Plane-16 characters (reel's unit stand-ins) are ordinary pairs.
+        assert!(!matches("😀", "\u{10D83D}\u{10DE00}"));
+        assert!(matches("????", "\u{10D83D}\u{10DE00}"));
+        assert!(matches("\u{10D83D}", "\u{10D83D}"));
     }
 
     #[test]
