@@ -25,7 +25,7 @@ use serde::{Deserialize, de::Error as _};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::parse::{self, AgentEvent};
+use super::parse::{self, AgentEvent, ThinkingBlock};
 use super::record::ContextData;
 
 /// What one `events` line contributes.
@@ -229,6 +229,12 @@ struct BlockView<'a> {
     ty: Option<JsonStr<'a>>,
     #[serde(default, borrow)]
     text: PresentStr<'a>,
+    /// A thinking block's text (`null` reads as absent, like JS `??`).
+    #[serde(borrow)]
+    thinking: Option<JsonStr<'a>>,
+    /// Only whether it is a non-empty string is read: never copied.
+    #[serde(borrow)]
+    signature: Option<&'a RawValue>,
     #[serde(default, borrow)]
     name: PresentStr<'a>,
     #[serde(borrow)]
@@ -278,7 +284,28 @@ fn assistant_events(view: LineView<'_>) -> Option<Vec<AgentEvent>> {
                 parent,
                 model: model.clone(),
             }),
-            Some("thinking") => events.push(AgentEvent::Thinking),
+            Some("thinking") => {
+                let text = match (block.thinking, block.text) {
+                    (Some(t), _) | (None, PresentStr::Is(t)) => t.0,
+                    (None, PresentStr::Absent) => Cow::Borrowed(""),
+                };
+                let redacted = text.is_empty()
+                    && block
+                        .signature
+                        .is_some_and(|r| r.get().starts_with('"') && r.get() != "\"\"");
+                // Only the capped part is copied out of the line.
+                let text = match text {
+                    Cow::Borrowed(t) => parse::slice_utf16(t, parse::THINKING_TEXT_CAP).to_owned(),
+                    Cow::Owned(t) => parse::capped_thinking_text(t),
+                };
+                events.push(AgentEvent::Thinking {
+                    block: ThinkingBlock {
+                        text: Value::String(text),
+                        redacted,
+                    },
+                    model: model.clone(),
+                });
+            }
             Some("tool_use") => {
                 let name = block.name.or_empty();
                 let input = block.input.unwrap_or(Value::Null);

@@ -2,7 +2,7 @@
 //! `CassetteAgentSession.start` + `Run.drive` + the replay hook/path-denial
 //! reconstruction; spec/replay.md §2.5 steps 2–8 and §3.3).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -12,10 +12,13 @@ use rayon::prelude::*;
 
 use super::control::{self, ControlOutIndex, Reply};
 use super::line::{self, LineOutcome};
-use super::parse::{self, AgentEvent, DecisionRequest, js_string};
+use super::parse::{self, AgentEvent, DecisionRequest, ThinkingBlock, js_string};
 
 /// Lines read in parallel before their events are folded into the record.
 const READ_CHUNK_LINES: usize = 4096;
+/// How many reasoning blocks the record keeps (the newest); older ones are
+/// only counted ([`RunRecord::thinking_elided`]).
+pub const THINKING_CAP: usize = 50;
 
 /// Tools whose path-bearing calls are recorded as file-tool attempts.
 pub const FILE_ATTEMPT_TOOLS: &[&str] = &["Read", "Write", "Edit", "Glob", "Grep", "MultiEdit"];
@@ -386,6 +389,12 @@ pub struct RunRecord {
     pub cost_usd: Option<f64>,
     pub model_usage: Option<Value>,
     pub models: Vec<String>,
+    /// The last [`THINKING_CAP`] reasoning blocks, oldest first
+    /// (`RunResult.thinking`).
+    pub thinking: VecDeque<ThinkingBlock>,
+    /// Reasoning blocks dropped, oldest first, past [`THINKING_CAP`]
+    /// (`RunResult.thinkingElided`).
+    pub thinking_elided: u64,
     pub stalled_on_question: bool,
     pub evidence_errors: EvidenceErrors,
     /// `controlOut` present and non-empty.
@@ -649,6 +658,10 @@ impl RunRecord {
             m.insert("modelUsage".into(), mu.clone());
         }
         m.insert("models".into(), json!(self.models));
+        if !self.thinking.is_empty() {
+            m.insert("thinking".into(), json!(self.thinking));
+        }
+        m.insert("thinkingElided".into(), json!(self.thinking_elided));
         if !self.infra_errors.is_empty() {
             m.insert("infraErrors".into(), json!(self.infra_errors));
         }
@@ -1177,9 +1190,23 @@ impl Driver {
                 self.rec.infra_errors.push(InfraError { source, message })
             }
             AgentEvent::ProtocolEvidenceError => self.rec.evidence_errors.protocol_malformed += 1,
-            AgentEvent::Metrics(_) | AgentEvent::Thinking => {}
+            AgentEvent::Thinking { block, model } => {
+                self.note_model(model);
+                self.note_thinking(block);
+            }
+            AgentEvent::Metrics(_) => {}
         }
         Ok(())
+    }
+
+    /// Keeps the newest [`THINKING_CAP`] blocks (sub-agents' included, as the
+    /// original does), counting each one dropped.
+    fn note_thinking(&mut self, block: ThinkingBlock) {
+        self.rec.thinking.push_back(block);
+        if self.rec.thinking.len() > THINKING_CAP {
+            self.rec.thinking.pop_front();
+            self.rec.thinking_elided += 1;
+        }
     }
 
     fn note_model(&mut self, model: Option<String>) {

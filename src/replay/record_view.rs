@@ -2,12 +2,15 @@
 //! reports about a run (the run-result fields of the JSON envelope, the text
 //! footer's facts, the cassette-format problems found while re-driving).
 //!
-//! Nothing else in replay reads the record. This module deliberately does not
+//! Nothing else in replay reads the record. The fields folded from the
+//! cassette's `timeline` ([`timeline_fields`]) are added here too, so the
+//! run-result JSON has one assembler. This module deliberately does not
 //! parse `events` itself: the stream-json parser has exactly one home,
 //! `crate::evidence`.
 
 use serde_json::{Map, Value, json};
 
+use crate::evidence::timeline;
 use crate::evidence::{RunOutcome, RunRecord};
 
 /// What replay needs to know about a re-driven run.
@@ -155,6 +158,15 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
     }
     f.insert("toolCounts".into(), counts(&run.tool_counts));
     f.insert("models".into(), to_value(&run.models));
+    // Omitted when empty, like the original (`rec.thinking.length ? … :
+    // undefined`); the count is always there.
+    if !run.thinking.is_empty() {
+        f.insert(
+            "thinking".into(),
+            to_value(&std::mem::take(&mut run.thinking)),
+        );
+    }
+    f.insert("thinkingElided".into(), Value::from(run.thinking_elided));
     f.insert(
         "toolErrors".into(),
         Value::Object(
@@ -276,4 +288,43 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
         f.insert("evidenceErrors".into(), to_value(&ee));
     }
     f
+}
+
+/// The run-result fields folded from the cassette's `timeline`
+/// (`toolDurations`, `skillActivity`, `subagents[].attributedSkillId`). The
+/// original sets them only when the cassette has a timeline; without one the
+/// keys are absent (`undefined`) and `subagents` is left as it is.
+pub fn timeline_fields(fields: &mut Map<String, Value>, timeline: &[Value]) {
+    fields.insert(
+        "toolDurations".into(),
+        to_value(&timeline::tool_durations(timeline)),
+    );
+    fields.insert(
+        "skillActivity".into(),
+        to_value(&timeline::skill_activity(timeline)),
+    );
+    let Some(Value::Array(subagents)) = fields.get_mut("subagents") else {
+        return;
+    };
+    if subagents.is_empty() {
+        return;
+    }
+    let scopes = timeline::dispatch_skill_scopes(timeline);
+    for sub in subagents.iter_mut().filter_map(Value::as_object_mut) {
+        // `{...sa, attributedSkillId}`: an undefined scope writes no key.
+        let scope = sub
+            .get("toolUseId")
+            .and_then(Value::as_str)
+            .and_then(|id| scopes.get(id))
+            .cloned()
+            .flatten();
+        match scope {
+            Some(s) => {
+                sub.insert("attributedSkillId".into(), s);
+            }
+            None => {
+                sub.shift_remove("attributedSkillId");
+            }
+        }
+    }
 }

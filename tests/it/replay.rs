@@ -183,6 +183,14 @@ fn core(r: &Value) -> Value {
         "failures": kinds,
         "outcome": r["outcome"],
         "staleness": r.get("staleness").map(|s| s.as_array().into_iter().flatten().map(|f| f["class"].clone()).collect::<Vec<_>>()),
+        // The run-result fields folded from the reasoning blocks and the
+        // timeline, whole (absent stays absent).
+        "thinking": r.get("thinking"),
+        "thinkingElided": r.get("thinkingElided"),
+        "toolDurations": r.get("toolDurations"),
+        "skillActivity": r.get("skillActivity"),
+        // Every key the original writes, in its order.
+        "keys": r.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()),
     })
 }
 
