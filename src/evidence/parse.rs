@@ -823,6 +823,58 @@ mod tests {
     }
 
     #[test]
+    fn to_number_follows_javascript() {
+        let n = |v: Value| js_to_number(Some(&v));
+        assert_eq!(js_to_number(None).to_bits(), f64::NAN.to_bits());
+        assert_eq!(n(json!(null)), 0.0);
+        assert_eq!(n(json!(true)), 1.0);
+        assert_eq!(n(json!(12.5)), 12.5);
+        assert_eq!(n(json!(" 42\n")), 42.0);
+        assert_eq!(n(json!("")), 0.0);
+        assert_eq!(n(json!("-1e3")), -1000.0);
+        assert_eq!(n(json!(".5")), 0.5);
+        assert_eq!(n(json!("0x1F")), 31.0);
+        assert_eq!(n(json!("-Infinity")), f64::NEG_INFINITY);
+        assert_eq!(n(json!([7])), 7.0);
+        assert_eq!(n(json!([])), 0.0);
+        for nan in [
+            json!("inf"),
+            json!("nan"),
+            json!("1_0"),
+            json!("-0x1"),
+            json!("12px"),
+            json!([1, 2]),
+            json!({}),
+        ] {
+            assert!(n(nan.clone()).is_nan(), "{nan}");
+        }
+    }
+
+    #[test]
+    fn numbers_are_written_the_javascript_way() {
+        assert_eq!(js_number_value(10.0).to_string(), "10");
+        assert_eq!(js_number_value(1.5).to_string(), "1.5");
+        assert_eq!(js_number_value(f64::NAN), Value::Null);
+        assert_eq!(js_number_value(f64::INFINITY), Value::Null);
+        assert_eq!(js_reformat(&json!(3.0)).to_string(), "3");
+        assert_eq!(js_reformat(&json!("s")), json!("s"));
+    }
+
+    #[test]
+    fn thinking_text_is_capped_by_utf16_length() {
+        let long = "x".repeat(THINKING_TEXT_CAP + 1);
+        let b = ThinkingBlock::new(Value::String(long), false);
+        assert_eq!(b.text.as_str().map(str::len), Some(THINKING_TEXT_CAP));
+        let b = ThinkingBlock::new(json!([0, 0, 0]), true);
+        assert_eq!(
+            serde_json::to_string(&b).unwrap(),
+            r#"{"text":[0,0,0],"redacted":true}"#
+        );
+        let b = ThinkingBlock::new(json!(7), false);
+        assert_eq!(serde_json::to_string(&b).unwrap(), r#"{"text":7}"#);
+    }
+
+    #[test]
     fn non_object_assistant_block_is_a_protocol_error() {
         let e = parse_message(json!({"type":"assistant","message":{"content":[3]}})).unwrap_err();
         assert!(e.contains("expected an object, got number"), "{e}");

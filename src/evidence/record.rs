@@ -1822,6 +1822,62 @@ mod tests {
     }
 
     #[test]
+    fn the_newest_fifty_thinking_blocks_are_kept_and_the_rest_counted() {
+        let mut lines: Vec<String> = vec![
+            r#"{"type":"assistant","message":{"model":"think-model","content":[{"type":"thinking","thinking":"","signature":"s"}]}}"#.into(),
+            r#"{"type":"system","subtype":"thinking","content":"from system"}"#.into(),
+            r#"{"type":"assistant","parent_tool_use_id":"A","message":{"model":"m2","content":[{"type":"thinking","thinking":"child"}]}}"#.into(),
+        ];
+        let r = drive(lines.clone(), None);
+        assert_eq!(r.thinking.len(), 3);
+        assert_eq!(r.thinking_elided, 0);
+        assert!(r.thinking[0].redacted);
+        assert_eq!(r.thinking[1].text, "from system");
+        assert_eq!(
+            r.thinking[2].text, "child",
+            "a sub-agent's reasoning counts"
+        );
+        assert_eq!(
+            r.models,
+            vec!["think-model", "m2"],
+            "thinking blocks note their model"
+        );
+
+        for i in 0..50 {
+            lines.push(format!(
+                r#"{{"type":"assistant","message":{{"content":[{{"type":"thinking","thinking":"t{i}"}}]}}}}"#
+            ));
+        }
+        let r = drive(lines, None);
+        assert_eq!(r.thinking.len(), THINKING_CAP);
+        assert_eq!(r.thinking_elided, 3, "the three oldest are dropped");
+        assert_eq!(
+            r.thinking.front().map(|b| &b.text),
+            Some(&Value::from("t0"))
+        );
+        assert_eq!(
+            r.thinking.back().map(|b| &b.text),
+            Some(&Value::from("t49"))
+        );
+    }
+
+    #[test]
+    fn a_truncated_run_keeps_no_thinking() {
+        let r = run(
+            &[
+                r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"x"}]}}"#,
+                r#"{"type":"control_request","request_id":"q1","request":{"subtype":"can_use_tool","tool_name":"AskUserQuestion","input":{"questions":[{"question":"Q?","options":[{"label":"a"}]}]}}}"#,
+            ],
+            Some(&[
+                r#"{"type":"control_response","response":{"request_id":"other","subtype":"success","response":{}}}"#,
+            ]),
+        );
+        assert!(r.truncated.is_some(), "{:?}", r.format_findings());
+        assert!(r.thinking.is_empty());
+        assert_eq!(r.thinking_elided, 0);
+    }
+
+    #[test]
     fn transcript_excludes_subagent_text_and_result_is_read() {
         let r = run(
             &[

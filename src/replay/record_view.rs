@@ -328,3 +328,73 @@ pub fn timeline_fields(fields: &mut Map<String, Value>, timeline: &[Value]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(lines: &[&str]) -> Map<String, Value> {
+        let lines: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
+        facts(RunRecord::from_taken_events(lines, None), true).fields
+    }
+
+    #[test]
+    fn thinking_is_absent_when_empty_and_its_count_always_there() {
+        let f = fields(&[r#"{"type":"result","is_error":false}"#]);
+        assert!(!f.contains_key("thinking"));
+        assert_eq!(f.get("thinkingElided"), Some(&json!(0)));
+    }
+
+    #[test]
+    fn thinking_blocks_are_written_redacted_or_plain() {
+        let f = fields(&[
+            r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"","signature":"sig"}]}}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"plan"}]}}"#,
+        ]);
+        assert_eq!(
+            serde_json::to_string(&f["thinking"]).unwrap(),
+            r#"[{"text":"","redacted":true},{"text":"plan"}]"#
+        );
+        assert_eq!(f.get("thinkingElided"), Some(&json!(0)));
+    }
+
+    #[test]
+    fn timeline_fields_fold_and_attribute_sub_agents() {
+        let mut f = fields(&[
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"D1","name":"Agent","input":{"subagent_type":"x"}}]}}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"D2","name":"Agent","input":{"subagent_type":"y"}}]}}"#,
+        ]);
+        let timeline = json!([
+            {"seq":0,"ts":5,"type":"tool_use","toolUseId":"D1","name":"Agent","skillScope":"s:one"},
+            {"seq":1,"ts":6,"type":"subagent_dispatch","toolUseId":"D1","skillScope":"s:one"},
+            {"seq":2,"ts":9,"type":"tool_result","toolUseId":"D1"},
+            {"seq":3,"ts":10,"type":"subagent_dispatch","toolUseId":"D2"},
+        ]);
+        timeline_fields(&mut f, timeline.as_array().unwrap());
+        assert_eq!(
+            f["toolDurations"],
+            json!({"Agent": {"calls": 1, "totalMs": 4, "maxMs": 4}})
+        );
+        assert_eq!(
+            f["skillActivity"],
+            json!([
+                {"skillId":"s:one","invocationSeq":0,"toolCounts":{"Agent":1},"toolCallCount":1,"dispatchCount":1,"durationMs":1},
+                {"skillId":"(root)","invocationSeq":3,"toolCounts":{},"toolCallCount":0,"dispatchCount":1,"durationMs":0},
+            ])
+        );
+        let subs = f["subagents"].as_array().unwrap();
+        assert_eq!(subs[0]["attributedSkillId"], json!("s:one"));
+        assert!(
+            subs[1].get("attributedSkillId").is_none(),
+            "a dispatch entry without skillScope attributes nothing"
+        );
+    }
+
+    #[test]
+    fn an_empty_timeline_still_writes_empty_folds() {
+        let mut f = fields(&[]);
+        timeline_fields(&mut f, &[]);
+        assert_eq!(f["toolDurations"], json!({}));
+        assert_eq!(f["skillActivity"], json!([]));
+    }
+}
