@@ -311,6 +311,11 @@ fn string_to_number(s: &str) -> f64 {
 /// A JS number as the JSON value `JSON.stringify` writes: ECMAScript number
 /// formatting (`10`, not `10.0`), and `null` for NaN/±Infinity.
 pub fn js_number_value(n: f64) -> Value {
+    // Safe integers (nearly every duration and count) print as themselves.
+    const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+    if n.fract() == 0.0 && n.abs() <= MAX_SAFE {
+        return Value::from(n as i64); // -0 prints as 0, as in JavaScript
+    }
     crate::canon::es_number(n)
         .and_then(|s| s.parse::<serde_json::Number>().ok())
         .map_or(Value::Null, Value::Number)
@@ -321,6 +326,13 @@ pub fn js_number_value(n: f64) -> Value {
 /// is kept as recorded.
 pub fn js_reformat(v: &Value) -> Value {
     match v {
+        // An integer written plainly is already in JavaScript's form.
+        Value::Number(n)
+            if n.as_i64()
+                .is_some_and(|i| i != 0 && i.unsigned_abs() < 1 << 53) =>
+        {
+            v.clone()
+        }
         Value::Number(n) => js_number_value(n.as_f64().unwrap_or(f64::NAN)),
         other => other.clone(),
     }

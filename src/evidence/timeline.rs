@@ -13,6 +13,7 @@
 //! Not here: whether a cassette *has* a timeline (`Cassette::timeline`) or what
 //! the results are used for (replay's result JSON, the `skill_tool_used` key).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::Serialize;
@@ -97,21 +98,22 @@ impl Serialize for SkillWindow {
     }
 }
 
-/// A `toolUseId` as a JavaScript `Map` key (SameValueZero). Objects and
-/// arrays are keys only by identity, so no other entry ever finds them.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum PairKey {
-    Str(String),
+/// A `toolUseId` as a JavaScript `Map` key (SameValueZero), borrowed from
+/// the timeline. Objects and arrays are keys only by identity, so no other
+/// entry ever finds them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum PairKey<'a> {
+    Str(&'a str),
     /// The f64 bits (a JSON number is never NaN; `0` is not truthy, so `-0`
     /// never arrives here).
     Num(u64),
     True,
 }
 
-impl PairKey {
-    fn of(v: &Value) -> Option<PairKey> {
+impl<'a> PairKey<'a> {
+    fn of(v: &'a Value) -> Option<PairKey<'a>> {
         match v {
-            Value::String(s) => Some(PairKey::Str(s.clone())),
+            Value::String(s) => Some(PairKey::Str(s)),
             Value::Number(n) => n.as_f64().map(|f| PairKey::Num(f.to_bits())),
             Value::Bool(true) => Some(PairKey::True),
             _ => None,
@@ -123,10 +125,14 @@ fn entry_type(ev: &Map<String, Value>) -> Option<&str> {
     ev.get("type").and_then(Value::as_str)
 }
 
-/// `String(ev.name)` as an object key (`"undefined"` when absent).
-fn tool_name(ev: &Map<String, Value>) -> String {
-    ev.get("name")
-        .map_or_else(|| "undefined".to_owned(), js_string)
+/// `String(ev.name)` as an object key (`"undefined"` when absent), borrowed
+/// when it is a string.
+fn tool_name(ev: &Map<String, Value>) -> Cow<'_, str> {
+    match ev.get("name") {
+        Some(Value::String(s)) => Cow::Borrowed(s),
+        Some(other) => Cow::Owned(js_string(other)),
+        None => Cow::Borrowed("undefined"),
+    }
 }
 
 fn objects(timeline: &[Value]) -> impl Iterator<Item = &Map<String, Value>> {
@@ -142,13 +148,30 @@ fn js_max(a: f64, b: f64) -> f64 {
     }
 }
 
+/// Adds one to `name`'s count (first-seen order), copying the name only the
+/// first time.
+fn bump<'l, T>(
+    list: &'l mut Vec<(String, T)>,
+    name: Cow<'_, str>,
+    new: impl FnOnce() -> T,
+) -> &'l mut T {
+    let i = match list.iter().position(|(n, _)| *n == *name) {
+        Some(i) => i,
+        None => {
+            list.push((name.into_owned(), new()));
+            list.len() - 1
+        }
+    };
+    &mut list[i].1
+}
+
 /// `foldToolDurations`: each `tool_use` with a truthy `toolUseId` opens a
 /// call; the next `tool_result` with the same id closes it, adding
 /// `result.ts - use.ts` to the tool's bucket. A call never closed (or a
 /// `tool_use` without an id) adds nothing; a later `tool_use` with the same
 /// id restarts the call.
 pub fn tool_durations(timeline: &[Value]) -> ToolDurations {
-    let mut pending: HashMap<PairKey, (String, f64)> = HashMap::new();
+    let mut pending: HashMap<PairKey<'_>, (Cow<'_, str>, f64)> = HashMap::new();
     let mut out: Vec<(String, ToolDuration)> = Vec::new();
     for ev in objects(timeline) {
         let id = ev.get("toolUseId");
@@ -167,21 +190,11 @@ pub fn tool_durations(timeline: &[Value]) -> ToolDurations {
                     continue;
                 };
                 let call_ms = js_to_number(ev.get("ts")) - start;
-                let bucket = match out.iter().position(|(n, _)| *n == name) {
-                    Some(i) => &mut out[i].1,
-                    None => {
-                        out.push((
-                            name,
-                            ToolDuration {
-                                calls: 0,
-                                total_ms: 0.0,
-                                max_ms: 0.0,
-                            },
-                        ));
-                        // Just pushed.
-                        &mut out.last_mut().expect("non-empty").1
-                    }
-                };
+                let bucket = bump(&mut out, name, || ToolDuration {
+                    calls: 0,
+                    total_ms: 0.0,
+                    max_ms: 0.0,
+                });
                 bucket.calls += 1;
                 bucket.total_ms += call_ms;
                 bucket.max_ms = js_max(bucket.max_ms, call_ms);
@@ -221,35 +234,30 @@ pub fn skill_activity(timeline: &[Value]) -> Vec<SkillWindow> {
         if is_tool_use && !truthy(ev.get("toolUseId")) {
             continue;
         }
-        let skill_id = ev
-            .get("skillScope")
-            .filter(|v| !v.is_null())
-            .cloned()
-            .unwrap_or_else(|| Value::String("(root)".into()));
+        // Borrowed; `None` = "(root)".
+        let scope = ev.get("skillScope").filter(|v| !v.is_null());
         let ts = js_to_number(ev.get("ts"));
-        let current = match windows.last_mut() {
-            Some(w) if !differs(&w.skill_id, &skill_id) => w,
-            _ => {
-                start_ts = ts;
-                windows.push(SkillWindow {
-                    skill_id,
-                    invocation_seq: ev.get("seq").cloned(),
-                    tool_counts: Vec::new(),
-                    tool_call_count: 0,
-                    dispatch_count: 0,
-                    duration_ms: 0.0,
-                });
-                // Just pushed.
-                windows.last_mut().expect("non-empty")
-            }
+        let same = windows.last().is_some_and(|w| match scope {
+            Some(s) => !differs(&w.skill_id, s),
+            None => w.skill_id.as_str() == Some("(root)"),
+        });
+        if !same {
+            start_ts = ts;
+            windows.push(SkillWindow {
+                skill_id: scope.map_or_else(|| Value::String("(root)".into()), Value::clone),
+                invocation_seq: ev.get("seq").cloned(),
+                tool_counts: Vec::new(),
+                tool_call_count: 0,
+                dispatch_count: 0,
+                duration_ms: 0.0,
+            });
+        }
+        let Some(current) = windows.last_mut() else {
+            continue; // unreachable: a window was pushed above when none was open
         };
         current.duration_ms = ts - start_ts;
         if is_tool_use {
-            let name = tool_name(ev);
-            match current.tool_counts.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, c)) => *c += 1,
-                None => current.tool_counts.push((name, 1)),
-            }
+            *bump(&mut current.tool_counts, tool_name(ev), || 0) += 1;
             current.tool_call_count += 1;
         } else {
             current.dispatch_count += 1;
