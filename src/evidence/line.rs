@@ -70,8 +70,16 @@ fn read_reference(line: &str) -> LineOutcome {
     {
         return LineOutcome::Ignored;
     }
-    let Ok(msg) = serde_json::from_str::<Value>(line) else {
-        return LineOutcome::Malformed;
+    let msg = match serde_json::from_str::<Value>(line) {
+        Ok(msg) => msg,
+        // JSON.parse takes a lone surrogate escape (an emoji cut in half
+        // upstream); read the orphan as U+FFFD rather than drop the line.
+        Err(_) => match crate::canon::replace_lone_surrogate_escapes(line)
+            .and_then(|fixed| serde_json::from_str::<Value>(&fixed).ok())
+        {
+            Some(msg) => msg,
+            None => return LineOutcome::Malformed,
+        },
     };
     match parse::parse_message(msg) {
         Ok(events) => LineOutcome::Events(events),
@@ -632,6 +640,24 @@ mod tests {
         assert!(
             matches!(&evs[..], [AgentEvent::Thinking { block, .. }] if block.text == 5),
             "{evs:?}"
+        );
+    }
+
+    #[test]
+    fn a_lone_surrogate_escape_reads_as_a_replacement_character() {
+        // JSON.parse accepts the orphan half of an emoji; the line is not malformed.
+        let line =
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"done \ud83d"}]}}"#;
+        let LineOutcome::Events(evs) = read(line) else {
+            panic!("read as events");
+        };
+        assert!(
+            matches!(&evs[..], [AgentEvent::AssistantText { text, .. }] if text == "done \u{fffd}"),
+            "{evs:?}"
+        );
+        assert_eq!(
+            read(r#"{"type":"assistant","message":"\ud83d"#),
+            LineOutcome::Malformed
         );
     }
 

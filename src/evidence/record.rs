@@ -697,6 +697,29 @@ impl RunRecord {
         self.redundant_tool_calls.iter().map(|g| g.count - 1).sum()
     }
 
+    /// Sub-agents dispatched (what `dispatch_count_max` bounds).
+    pub fn dispatch_count(&self) -> usize {
+        self.subagents.len()
+    }
+
+    /// Tasks created (what `task_count_min` bounds).
+    pub fn task_count(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Sub-questions asked (what `questions_count_max` bounds).
+    pub fn question_count(&self) -> usize {
+        self.questions.len()
+    }
+
+    /// Gate answers confirmed delivered (what `gate_answer_count_min` bounds).
+    pub fn gate_answers_delivered(&self) -> usize {
+        self.gate_deliveries
+            .iter()
+            .filter(|g| g.delivered == Some(true))
+            .count()
+    }
+
     /// Whether gate-option evidence is missing (a truncated re-drive).
     pub fn gate_options_missing(&self) -> bool {
         self.truncated.is_some()

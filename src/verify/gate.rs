@@ -4,8 +4,10 @@
 //! Per cassette: load (a load error still gets a privacy scan of the raw
 //! document), privacy scan, staleness (the shared
 //! [`crate::fingerprint::staleness::compute`]), session-shape drift, scenario
-//! drift, version. A batch runs on all cores and keeps input order. One bad
-//! file never stops the rest: it becomes that row's `error`.
+//! drift, version, and under `--margins` the count-budget rows of
+//! [`super::margins`] off the cassette already loaded. A batch runs on all
+//! cores and keeps input order. One bad file never stops the rest: it
+//! becomes that row's `error`.
 //!
 //! This module does not render (see [`super::report`]) and does not parse
 //! command-line arguments (see `cli/verify.rs`).
@@ -16,6 +18,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::margins::{self, CassetteMargins};
 use super::scan::{AllowList, Finding, scan_document};
 use crate::cassette::{CASSETTE_VERSION, Cassette};
 use crate::fingerprint::staleness;
@@ -32,6 +35,9 @@ pub struct VerifyOptions {
     pub staleness: bool,
     pub scenario_drift: bool,
     pub allow: AllowList,
+    /// `--margins`: also re-drive each cassette that has count-bound
+    /// assertions for its recorded counts (diagnostic only).
+    pub margins: bool,
 }
 
 /// The result for one cassette (the `results[]` rows of the JSON report).
@@ -48,6 +54,10 @@ pub struct CassetteResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub privacy_scanned: bool,
+    /// `--margins` only, and only for a loadable cassette with count-bound
+    /// assertions; reported apart from `results[]` (never in a verdict).
+    #[serde(skip)]
+    pub margins: Option<CassetteMargins>,
 }
 
 impl CassetteResult {
@@ -252,6 +262,9 @@ pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
             cassette.version
         ));
     }
+    if opts.margins {
+        row.margins = margins::of_cassette(&row.file, &cassette);
+    }
     row
 }
 
@@ -297,56 +310,6 @@ pub fn verify_all(files: &[PathBuf], opts: &VerifyOptions) -> Vec<CassetteResult
                     ),
                     ..Default::default()
                 })
-        })
-        .collect()
-}
-
-/// Count-bound assertion keys `--margins` reports on.
-pub const COUNT_BOUND_KEYS: [&str; 10] = [
-    "tool_calls_max",
-    "max_tokens",
-    "max_cost_usd",
-    "max_turns",
-    "max_tool_errors",
-    "max_redundant_tool_calls",
-    "dispatch_count_max",
-    "task_count_min",
-    "gate_answer_count_min",
-    "questions_count_max",
-];
-
-/// One `--margins` row: a count-bound assertion's budget. The recorded
-/// count needs a replay of the cassette, which this gate does not run.
-#[derive(Debug, Clone, Serialize)]
-pub struct MarginRow {
-    pub key: String,
-    pub budget: f64,
-    pub recorded: Option<f64>,
-    pub margin: Option<f64>,
-}
-
-/// `--margins` rows of one cassette (empty when it has no count-bound
-/// assertion).
-pub fn margins_of(path: &Path) -> Vec<MarginRow> {
-    let Ok(c) = load_cassette(path) else {
-        return vec![];
-    };
-    let asserts = c
-        .scenario()
-        .get("assert")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    COUNT_BOUND_KEYS
-        .iter()
-        .filter_map(|k| {
-            let budget = asserts.iter().find_map(|a| a.get(*k))?.as_f64()?;
-            Some(MarginRow {
-                key: (*k).to_owned(),
-                budget,
-                recorded: None,
-                margin: None,
-            })
         })
         .collect()
 }

@@ -16,4 +16,5 @@ mod replay_mutate;
 mod sibling;
 mod util;
 mod verify;
+mod verify_margins;
 mod verify_scenario;
