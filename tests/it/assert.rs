@@ -996,6 +996,8 @@ fn run_result_fields_match_the_original() {
             "cost",
             "usage",
             "models",
+            "thinking",
+            "thinkingElided",
             "finalMessage",
             "hookEvents",
             "pathDenials",
