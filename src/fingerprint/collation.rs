@@ -282,6 +282,15 @@ mod tests {
                 w[1].0
             );
         }
+        // The fast path's premise: nothing below FIRST_HAN_BEARING is Han, a
+        // variant or decomposes to Han.
+        assert!(han.by_code_point.iter().all(|r| r.0 >= FIRST_HAN_BEARING));
+        assert!(han.variants.iter().all(|v| v.0 >= FIRST_HAN_BEARING));
+        for c in (0..FIRST_HAN_BEARING).filter_map(char::from_u32) {
+            let mut buf = [0u8; 4];
+            let decomposed = NFKD.normalize(c.encode_utf8(&mut buf));
+            assert!(decomposed.chars().all(|d| han.rank(d).is_none()), "{c:?}");
+        }
         for &(variant, ideograph) in &han.variants {
             let [v, i] = [variant, ideograph].map(|c| char::from_u32(c).unwrap().to_string());
             assert_eq!(
