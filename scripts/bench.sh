@@ -89,6 +89,9 @@ EOF
       if (n == "replay_50k_events") return "`reel replay` of a 50,000-event cassette (load, re-drive, evaluate 6 assertions, verdict, text report)";
       if (n == "replay_floor_parse") return "the replay floor itself: read the 50,000-event cassette + parse it into a `serde_json::Value` (its peak RSS)";
       if (n == "replay_50k_events_json") return "`reel replay --output-format json` of the same cassette (full run result and JSON envelope)";
+      if (n == "replay_50k_events_timeline") return "`reel replay` of the same run with the recorder's `timeline` (37,000 small objects)";
+      if (n == "replay_floor_parse_timeline") return "the floor for that cassette: read + parse into a `serde_json::Value` (its peak RSS)";
+      if (n == "replay_50k_events_json_timeline") return "`reel replay --output-format json` of the cassette with the timeline";
       if (n == "fingerprint_2000_files") return "`reel fingerprint .` over a 2,000-file, 46 MB skill tree committed in git (whole process)";
       if (n == "verify_big_privacy") return "verify of the 50,000-event cassette, privacy scan on";
       if (n == "verify_big_no_privacy") return "verify of the 50,000-event cassette, privacy scan off";

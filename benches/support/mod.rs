@@ -19,6 +19,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
+/// Benches measure what the `reel` binary does, so they run on its
+/// allocator (src/main.rs) — the floors included.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// The default seed of every generated input (`REEL_BENCH_SEED` overrides).
 pub const SEED: u64 = 0x5eed;
 
@@ -149,14 +155,22 @@ pub fn cassette(
             }
             1 => {
                 tool += 1;
-                mark(lines.len(), json!({"type":"tool_use","toolUseId":format!("toolu_{tool}"),"name":"Bash",
-                    "model":"bench-model","skillScope":"(root)"}), &mut ts);
+                mark(
+                    lines.len(),
+                    json!({"type":"tool_use","toolUseId":format!("toolu_{tool}"),"name":"Bash",
+                    "model":"bench-model","skillScope":"(root)"}),
+                    &mut ts,
+                );
                 json!({"type":"assistant","message":{"model":"bench-model","id":format!("msg_{}", lines.len()),"role":"assistant",
                     "content":[{"type":"tool_use","id":format!("toolu_{tool}"),"name":"Bash","input":{"command":format!("echo {}", prose(&mut rng, pad.saturating_sub(100)))}}]},
                     "parent_tool_use_id":null})
             }
             2 => {
-                mark(lines.len(), json!({"type":"tool_result","toolUseId":format!("toolu_{tool}"),"isError":false}), &mut ts);
+                mark(
+                    lines.len(),
+                    json!({"type":"tool_result","toolUseId":format!("toolu_{tool}"),"isError":false}),
+                    &mut ts,
+                );
                 json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":format!("toolu_{tool}"),
                     "content":prose(&mut rng, pad),"is_error":false}]},"parent_tool_use_id":null})
             }
