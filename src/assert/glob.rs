@@ -4,6 +4,23 @@
 //! number of segments (a trailing `**` also matches nothing more), everything
 //! else literal. Compiled to the linear-time `regex` crate, so no glob can
 //! cause a backtracking blow-up.
+//!
+//! [`Glob`] is the reference: one glob, one regex. [`GlobList`] answers
+//! "does any of these globs match" for a long list (a 2,000-pattern
+//! `no_unexpected_files` allowlist over a 2,000-file manifest) without
+//! trying every pattern on every path: literal patterns sit in a hash set,
+//! the rest are indexed by a key every path they match must share (the
+//! basename, the extension, or the directory prefix before the first
+//! wildcard), and only the few candidates a path's keys select are matched,
+//! segment by segment, without compiling a regex. Its answers equal
+//! [`any_matches`] over the same globs (a property test checks it); patterns
+//! longer than [`DIRECT_MAX_BYTES`] are confirmed by the reference.
+//! Deliberately not here: brace sets, character classes, negation — the
+//! original has none (`[`, `{`, `!` are literal).
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 /// A compiled glob.
 #[derive(Debug, Clone)]
@@ -57,6 +74,240 @@ pub fn any_matches(globs: &[Glob], path: &str) -> bool {
     globs.iter().any(|g| g.is_match(path))
 }
 
+/// Normalised patterns up to this many bytes are matched directly by
+/// [`GlobList`]; longer ones by the reference [`Glob`], whose regex can
+/// exceed the `regex` crate's size limit (and then matches nothing — a
+/// behaviour the direct matcher would not reproduce). Every pattern this
+/// short compiles (see the `direct_patterns_always_compile` test).
+pub const DIRECT_MAX_BYTES: usize = 1024;
+
+/// Many globs compiled once into one "does any match" matcher.
+///
+/// `is_match(path)` equals `any_matches(&globs.map(Glob::new), path)`. Why
+/// the index is sound — each key is a necessary condition for a match, so a
+/// pattern outside the probed buckets cannot match (normalised strings, `L`
+/// a segment without `*`/`?`, `T` the text after the last segment's last
+/// wildcard):
+/// - no `*`/`?` at all: the regex is the escaped pattern, so a match is
+///   string equality (`exact`);
+/// - last segment `L` (not `**`) and a wildcard elsewhere: the regex ends
+///   with `/L` or starts with `(?:[^/]+/)*L`, so the path's basename is `L`;
+/// - last segment has a wildcard and `T` contains a `.`: the path's basename
+///   ends with `T`, so its extension (after the last `.`) is `T`'s;
+/// - otherwise: the text before the first wildcard is emitted literally, so
+///   the path starts with it, and with its directory part (up to the last
+///   `/`), which is one of the path's own `/`-ending prefixes (or empty).
+#[derive(Debug, Default)]
+pub struct GlobList {
+    exact: HashSet<String>,
+    by_basename: HashMap<String, Vec<usize>>,
+    by_extension: HashMap<String, Vec<usize>>,
+    by_dir_prefix: HashMap<String, Vec<usize>>,
+    patterns: Vec<IndexedGlob>,
+}
+
+/// A non-literal pattern of a [`GlobList`].
+#[derive(Debug)]
+enum IndexedGlob {
+    /// `/`-separated segments, matched without a regex.
+    Segments(Vec<Segment>),
+    /// A pattern over [`DIRECT_MAX_BYTES`]: the reference, compiled on first use.
+    Reference(String, OnceLock<Glob>),
+}
+
+/// One segment of a directly matched pattern.
+#[derive(Debug)]
+enum Segment {
+    /// A whole-segment `**`.
+    Deep,
+    /// No wildcard: string equality.
+    Literal(String),
+    /// `*` (any run of characters) and `?` (one character) within a segment.
+    Wild(Vec<char>),
+}
+
+impl GlobList {
+    /// Compiles `globs` (`\` is read as `/`, as in [`Glob::new`]).
+    pub fn new<S: AsRef<str>>(globs: &[S]) -> GlobList {
+        let mut list = GlobList::default();
+        for glob in globs {
+            list.add(&glob.as_ref().replace('\\', "/"));
+        }
+        list
+    }
+
+    fn add(&mut self, pattern: &str) {
+        let first_wild = pattern.find(['*', '?']);
+        let direct = pattern.len() <= DIRECT_MAX_BYTES;
+        if first_wild.is_none() && direct {
+            self.exact.insert(pattern.to_owned());
+            return;
+        }
+        let idx = self.patterns.len();
+        let last = pattern.rsplit('/').next().unwrap_or(pattern);
+        let bucket = if last == "**" {
+            None
+        } else if !last.contains(['*', '?']) {
+            Some((&mut self.by_basename, last))
+        } else {
+            let tail = &last[last.rfind(['*', '?']).map_or(0, |i| i + 1)..];
+            tail.rfind('.')
+                .map(|dot| (&mut self.by_extension, &tail[dot + 1..]))
+        };
+        let (map, key) = bucket.unwrap_or_else(|| {
+            let before_wild = &pattern[..first_wild.unwrap_or(pattern.len())];
+            let dir = before_wild.rfind('/').map_or("", |i| &before_wild[..=i]);
+            (&mut self.by_dir_prefix, dir)
+        });
+        map.entry(key.to_owned()).or_default().push(idx);
+        self.patterns.push(if direct {
+            IndexedGlob::Segments(
+                pattern
+                    .split('/')
+                    .map(|seg| {
+                        if seg == "**" {
+                            Segment::Deep
+                        } else if seg.contains(['*', '?']) {
+                            Segment::Wild(seg.chars().collect())
+                        } else {
+                            Segment::Literal(seg.to_owned())
+                        }
+                    })
+                    .collect(),
+            )
+        } else {
+            IndexedGlob::Reference(pattern.to_owned(), OnceLock::new())
+        });
+    }
+
+    /// Whether any glob matches `path` (with `\` read as `/`).
+    pub fn is_match(&self, path: &str) -> bool {
+        let path: Cow<'_, str> = if path.contains('\\') {
+            Cow::Owned(path.replace('\\', "/"))
+        } else {
+            Cow::Borrowed(path)
+        };
+        let path = path.as_ref();
+        if self.exact.contains(path) {
+            return true;
+        }
+        if self.patterns.is_empty() {
+            return false;
+        }
+        let basename = path.rsplit('/').next().unwrap_or(path);
+        let extension = basename.rfind('.').map(|dot| &basename[dot + 1..]);
+        let dir_prefixes = std::iter::once("")
+            .chain(path.match_indices('/').map(|(i, _)| &path[..=i]));
+        let candidates = self
+            .by_basename
+            .get(basename)
+            .into_iter()
+            .chain(extension.and_then(|e| self.by_extension.get(e)))
+            .chain(dir_prefixes.filter_map(|d| self.by_dir_prefix.get(d)))
+            .flatten();
+        let mut segments: Option<Vec<&str>> = None;
+        for &idx in candidates {
+            let hit = match &self.patterns[idx] {
+                IndexedGlob::Segments(pattern) => {
+                    let segs = segments.get_or_insert_with(|| path.split('/').collect());
+                    segments_match(pattern, segs)
+                }
+                IndexedGlob::Reference(source, glob) => {
+                    glob.get_or_init(|| Glob::new(source)).is_match(path)
+                }
+            };
+            if hit {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// Whether `pattern` matches the path split into `path` segments — the
+/// reference regex read segment-wise. That regex is a run of units
+/// "segment + `/`" (a `Literal`/`Wild` segment: one path segment; a non-last
+/// `**`, `(?:[^/]+/)*`: zero or more non-empty ones) closed by a last piece
+/// without a trailing `/` (a `Literal`/`Wild` segment: the final path
+/// segment; a last `**`, `(?:[^/]+(?:/[^/]+)*)?`: either nothing — the
+/// remainder is one empty segment — or one or more non-empty segments).
+/// Dynamic programming over (pattern segment, units consumed): O(pattern
+/// bytes × path bytes) at worst, no backtracking.
+fn segments_match(pattern: &[Segment], path: &[&str]) -> bool {
+    let Some((last, units)) = pattern.split_last() else {
+        return false; // `split` always yields a segment, so never empty
+    };
+    let m = path.len();
+    if m == 0 {
+        return false; // `split` always yields a segment
+    }
+    // reach[j]: the units so far consume exactly `path[..j]` and its `/`s
+    // (j < m: the last piece needs a segment left).
+    let mut reach = vec![false; m];
+    let mut next = vec![false; m];
+    reach[0] = true;
+    for seg in units {
+        next.fill(false);
+        for j in 0..m {
+            next[j] = match seg {
+                Segment::Deep => reach[j] || (j > 0 && next[j - 1] && !path[j - 1].is_empty()),
+                _ => j > 0 && reach[j - 1] && segment_matches(seg, path[j - 1]),
+            };
+        }
+        std::mem::swap(&mut reach, &mut next);
+        if !reach.contains(&true) {
+            return false;
+        }
+    }
+    match last {
+        Segment::Deep => (0..m).any(|j| {
+            let rest = &path[j..];
+            reach[j] && (rest == [""] || rest.iter().all(|s| !s.is_empty()))
+        }),
+        seg => reach[m - 1] && segment_matches(seg, path[m - 1]),
+    }
+}
+
+/// One non-`**` pattern segment against one path segment.
+fn segment_matches(seg: &Segment, text: &str) -> bool {
+    match seg {
+        Segment::Deep => false, // whole-segment `**` is handled by the caller
+        Segment::Literal(lit) => lit == text,
+        Segment::Wild(chars) => wild_match(chars, text),
+    }
+}
+
+/// `*`/`?` wildcard match of one segment (no `/` on either side): the
+/// classic greedy scan that, on a mismatch, lets the last `*` absorb one
+/// more character — O(pattern × text) at worst.
+fn wild_match(pattern: &[char], text: &str) -> bool {
+    let text: Vec<char> = text.chars().collect();
+    let (mut p, mut t) = (0, 0);
+    // (pattern index after the last `*`, text index that `*` resumes from)
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        match pattern.get(p) {
+            Some('*') => {
+                star = Some((p + 1, t));
+                p += 1;
+            }
+            Some(&c) if c == '?' || c == text[t] => {
+                p += 1;
+                t += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    star = Some((sp, st + 1));
+                    p = sp;
+                    t = st + 1;
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == '*')
+}
+
 /// One-shot match of a single glob.
 pub fn matches(glob: &str, path: &str) -> bool {
     Glob::new(glob).is_match(path)
@@ -76,6 +327,7 @@ pub fn looks_like_regex(glob: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn glob_semantics() {
@@ -112,6 +364,139 @@ mod tests {
         }
         for g in ["mcp__*", "Rea?", "Write", "a.b"] {
             assert!(!looks_like_regex(g), "{g}");
+        }
+    }
+
+    /// `GlobList` against the reference on one glob list and path.
+    fn agrees(globs: &[String], path: &str) -> Result<(), String> {
+        let reference: Vec<Glob> = globs.iter().map(|g| Glob::new(g)).collect();
+        let want = any_matches(&reference, path);
+        let got = GlobList::new(globs).is_match(path);
+        if got == want {
+            Ok(())
+        } else {
+            Err(format!("globs {globs:?} on {path:?}: reference {want}, GlobList {got}"))
+        }
+    }
+
+    #[test]
+    fn glob_list_matches_like_the_reference() {
+        let paths = [
+            "", "/", "a", "a/", "/a", "a//b", "a/b", "a/b/", "a/b/c", "x.md", "a/x.md",
+            "a/b/x.md", "outputs/r.md", "outputs\\r.md", "outputs/a/b.md", ".md", "a.", "a.b.c",
+            "é/ü.md", "a*b", "a?b", "[ab]", "{a,b}", "a\nb", "a.md\n",
+        ];
+        let globs = [
+            "", "**", "**/", "/**", "*", "?", "a", "a/", "a/**", "a/**/", "**/x.md", "a/**/x.md",
+            "a/**/**/x.md", "**/**", "a/*", "a/*/", "*/", "*.md", "a/*.md", "**/*.md", "*.", "?.md",
+            "a//b", "a//*", "outputs\\*.md", "outputs/**", "a**b", "a*b", "a?b", "[ab]",
+            "{a,b}", "é/?.md", "*.b.c", "a.*", "a/b/**", "**/b/**", "**/b", "*/*/*", "x.md",
+        ];
+        for path in paths {
+            for glob in globs {
+                agrees(&[glob.to_owned()], path).unwrap();
+            }
+            let all: Vec<String> = globs.iter().map(|g| (*g).to_owned()).collect();
+            agrees(&all, path).unwrap();
+            agrees(&[], path).unwrap();
+        }
+    }
+
+    #[test]
+    fn long_patterns_are_confirmed_by_the_reference() {
+        let long = format!("{}*", "a".repeat(DIRECT_MAX_BYTES));
+        let literal = "b".repeat(DIRECT_MAX_BYTES + 1);
+        let list = GlobList::new(&[long.as_str(), literal.as_str()]);
+        assert!(list.is_match(&format!("{}zz", "a".repeat(DIRECT_MAX_BYTES))));
+        assert!(list.is_match(&literal));
+        assert!(!list.is_match(&"a".repeat(DIRECT_MAX_BYTES - 1)));
+        assert!(matches!(list.patterns[0], IndexedGlob::Reference(..)));
+    }
+
+    #[test]
+    fn direct_patterns_always_compile() {
+        // The direct matcher stands in for the reference only where the
+        // reference's regex exists: the costliest shapes at the size bound.
+        let n = DIRECT_MAX_BYTES;
+        for pattern in [
+            "?".repeat(n),
+            "*".repeat(n),
+            "?*".repeat(n / 2),
+            "**/".repeat(n / 3),
+            "é".repeat(n / 2),
+            "\u{10FFFF}?".repeat(n / 5),
+            "*/".repeat(n / 2),
+        ] {
+            assert!(pattern.len() <= n);
+            assert!(Glob::new(&pattern).0.is_some(), "{pattern:.40}…");
+        }
+    }
+
+    /// Pieces random patterns and paths are made of: the wildcards, the
+    /// separators, literal characters the original treats literally, and a
+    /// multi-byte character (`?` is one character, not one byte).
+    fn pattern_strategy() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            prop::sample::select(vec![
+                "a", "b", ".", "/", "*", "?", "**", "/**/", "\\", "é", "md", "[", "{",
+            ]),
+            0..8,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    fn path_strategy() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            prop::sample::select(vec!["a", "b", ".", "/", "\\", "é", "md", "*", "?", "["]),
+            0..10,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    /// A path built from `pattern` by filling its wildcards, so a good share
+    /// of the generated cases are matches.
+    fn instance(pattern: &str, fills: &[&str]) -> String {
+        let mut fill = fills.iter().cycle();
+        let mut out = String::new();
+        let mut chars = pattern.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '*' => {
+                    if chars.peek() == Some(&'*') {
+                        chars.next();
+                    }
+                    out.push_str(fill.next().copied().unwrap_or(""));
+                }
+                '?' => out.push('x'),
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn glob_list_agrees_with_the_reference(
+            globs in prop::collection::vec(pattern_strategy(), 0..6),
+            path in path_strategy(),
+        ) {
+            prop_assert_eq!(agrees(&globs, &path), Ok(()));
+        }
+
+        #[test]
+        fn glob_list_agrees_on_instances(
+            pattern in pattern_strategy(),
+            fills in prop::collection::vec(
+                prop::sample::select(vec!["", "a", "b/c", "/", "é.md", "a//b"]),
+                1..4,
+            ),
+        ) {
+            let path = instance(&pattern, &fills);
+            prop_assert_eq!(agrees(&[pattern.clone()], &path), Ok(()));
+            let with_others = vec!["**/zz".to_owned(), pattern, "*.q".to_owned()];
+            prop_assert_eq!(agrees(&with_others, &path), Ok(()));
         }
     }
 
