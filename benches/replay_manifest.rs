@@ -52,7 +52,7 @@ fn allowlist(outputs: &[String], globs: usize, rng: &mut support::Rng) -> Vec<St
         }
         let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
         let d: usize = dir.trim_start_matches("outputs/g").parse().unwrap_or(0);
-        if d % 4 == 0 {
+        if d.is_multiple_of(4) {
             continue;
         }
         let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
@@ -88,7 +88,7 @@ fn write_manifest_cassette(dir: &Path, artifacts: usize, globs: usize) -> (PathB
     let mut pre_paths = Vec::new();
     let mut pre_hashes = serde_json::Map::new();
     for i in 0..artifacts {
-        if i % INPUT_EVERY == 0 {
+        if i.is_multiple_of(INPUT_EVERY) {
             let path = format!("inputs/batch{}/source{i:04}.csv", i % 7);
             let body = support::prose(&mut rng, 120);
             let sha = sha256_hex(body.as_bytes());
@@ -189,7 +189,11 @@ fn main() {
     let mut medians = Vec::new();
     for mode in ["parse", "replay", "mutate"] {
         // `--mutate` repeats the whole evaluation 50 times: fewer runs.
-        let n = if mode == "mutate" { iters.min(3) } else { iters };
+        let n = if mode == "mutate" {
+            iters.min(3)
+        } else {
+            iters
+        };
         let out = Command::new(&exe)
             .args(["--child", mode, &file.to_string_lossy(), &n.to_string()])
             .output()

@@ -196,8 +196,8 @@ impl GlobList {
         }
         let basename = path.rsplit('/').next().unwrap_or(path);
         let extension = basename.rfind('.').map(|dot| &basename[dot + 1..]);
-        let dir_prefixes = std::iter::once("")
-            .chain(path.match_indices('/').map(|(i, _)| &path[..=i]));
+        let dir_prefixes =
+            std::iter::once("").chain(path.match_indices('/').map(|(i, _)| &path[..=i]));
         let candidates = self
             .by_basename
             .get(basename)
@@ -375,22 +375,81 @@ mod tests {
         if got == want {
             Ok(())
         } else {
-            Err(format!("globs {globs:?} on {path:?}: reference {want}, GlobList {got}"))
+            Err(format!(
+                "globs {globs:?} on {path:?}: reference {want}, GlobList {got}"
+            ))
         }
     }
 
     #[test]
     fn glob_list_matches_like_the_reference() {
         let paths = [
-            "", "/", "a", "a/", "/a", "a//b", "a/b", "a/b/", "a/b/c", "x.md", "a/x.md",
-            "a/b/x.md", "outputs/r.md", "outputs\\r.md", "outputs/a/b.md", ".md", "a.", "a.b.c",
-            "é/ü.md", "a*b", "a?b", "[ab]", "{a,b}", "a\nb", "a.md\n",
+            "",
+            "/",
+            "a",
+            "a/",
+            "/a",
+            "a//b",
+            "a/b",
+            "a/b/",
+            "a/b/c",
+            "x.md",
+            "a/x.md",
+            "a/b/x.md",
+            "outputs/r.md",
+            "outputs\\r.md",
+            "outputs/a/b.md",
+            ".md",
+            "a.",
+            "a.b.c",
+            "é/ü.md",
+            "a*b",
+            "a?b",
+            "[ab]",
+            "{a,b}",
+            "a\nb",
+            "a.md\n",
         ];
         let globs = [
-            "", "**", "**/", "/**", "*", "?", "a", "a/", "a/**", "a/**/", "**/x.md", "a/**/x.md",
-            "a/**/**/x.md", "**/**", "a/*", "a/*/", "*/", "*.md", "a/*.md", "**/*.md", "*.", "?.md",
-            "a//b", "a//*", "outputs\\*.md", "outputs/**", "a**b", "a*b", "a?b", "[ab]",
-            "{a,b}", "é/?.md", "*.b.c", "a.*", "a/b/**", "**/b/**", "**/b", "*/*/*", "x.md",
+            "",
+            "**",
+            "**/",
+            "/**",
+            "*",
+            "?",
+            "a",
+            "a/",
+            "a/**",
+            "a/**/",
+            "**/x.md",
+            "a/**/x.md",
+            "a/**/**/x.md",
+            "**/**",
+            "a/*",
+            "a/*/",
+            "*/",
+            "*.md",
+            "a/*.md",
+            "**/*.md",
+            "*.",
+            "?.md",
+            "a//b",
+            "a//*",
+            "outputs\\*.md",
+            "outputs/**",
+            "a**b",
+            "a*b",
+            "a?b",
+            "[ab]",
+            "{a,b}",
+            "é/?.md",
+            "*.b.c",
+            "a.*",
+            "a/b/**",
+            "**/b/**",
+            "**/b",
+            "*/*/*",
+            "x.md",
         ];
         for path in paths {
             for glob in globs {
@@ -494,7 +553,7 @@ mod tests {
             ),
         ) {
             let path = instance(&pattern, &fills);
-            prop_assert_eq!(agrees(&[pattern.clone()], &path), Ok(()));
+            prop_assert_eq!(agrees(std::slice::from_ref(&pattern), &path), Ok(()));
             let with_others = vec!["**/zz".to_owned(), pattern, "*.q".to_owned()];
             prop_assert_eq!(agrees(&with_others, &path), Ok(()));
         }
