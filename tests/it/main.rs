@@ -12,7 +12,7 @@ mod model;
 mod record;
 mod rehash;
 mod replay;
-mod replay_mutate;
 mod sibling;
+mod replay_mutate;
 mod util;
 mod verify;
