@@ -11,7 +11,10 @@
 //! - `parse`: read the file and `serde_json::from_slice::<Value>` it (the floor);
 //! - `replay`: `reel::replay::replay_file` (lean, what `reel replay FILE` does);
 //! - `mutate`: the same with `--mutate` (default caps: 50 perturbations, each
-//!   one re-evaluation of both assertions).
+//!   one re-evaluation of both assertions);
+//! - `assertions`: the two assertions alone, on a fresh `assert::Context` over
+//!   the loaded cassette (what one evaluation costs, without load, re-drive
+//!   and materialising 2,000 files — which dominates `replay` now).
 //!
 //! `REEL_BENCH_ARTIFACTS` / `REEL_BENCH_GLOBS` / `REEL_BENCH_ITERS` /
 //! `REEL_BENCH_SEED` override the defaults; `REEL_BENCH_KEEP=FILE` keeps the
@@ -136,12 +139,29 @@ fn write_manifest_cassette(dir: &Path, artifacts: usize, globs: usize) -> (PathB
     (path, bytes.len() as u64)
 }
 
+/// The scenario's `assert:` items, evaluated on one fresh context (what one
+/// replay evaluation, or one `--mutate` perturbation, costs).
+fn evaluate_assertions(cassette: &reel::cassette::Cassette, run: &reel::evidence::RunRecord) {
+    let ctx = reel::assert::Context::new(cassette, run, None);
+    let items = cassette.scenario().get("assert").and_then(Value::as_array);
+    for item in items.into_iter().flatten().filter_map(Value::as_object) {
+        let outcome = reel::assert::check(item, &ctx);
+        assert!(outcome.pass, "{}", outcome.message);
+    }
+}
+
 fn child(mode: &str, file: &Path, iters: usize) {
+    let loaded = (mode == "assertions").then(|| {
+        let cassette = reel::cassette::Cassette::load(file).expect("load the bench cassette");
+        let run = reel::evidence::RunRecord::from_cassette(&cassette);
+        (cassette, run)
+    });
     let mut times = Vec::new();
     for _ in 0..iters {
         let t = Instant::now();
-        match mode {
-            "parse" => support::read_and_parse(file),
+        match (mode, &loaded) {
+            ("parse", _) => support::read_and_parse(file),
+            (_, Some((cassette, run))) => evaluate_assertions(cassette, run),
             _ => {
                 let opts = reel::replay::ReplayOptions {
                     lean: true,
@@ -187,7 +207,7 @@ fn main() {
     );
     let exe = std::env::current_exe().expect("current exe");
     let mut medians = Vec::new();
-    for mode in ["parse", "replay", "mutate"] {
+    for mode in ["parse", "replay", "mutate", "assertions"] {
         // `--mutate` repeats the whole evaluation 50 times: fewer runs.
         let n = if mode == "mutate" {
             iters.min(3)
@@ -214,6 +234,7 @@ fn main() {
     for (name, (seconds, runs)) in [
         ("replay_manifest_2k", medians[1]),
         ("replay_manifest_2k_mutate", medians[2]),
+        ("replay_manifest_2k_assertions", medians[3]),
     ] {
         support::Bench {
             name,

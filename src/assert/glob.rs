@@ -84,19 +84,25 @@ pub const DIRECT_MAX_BYTES: usize = 1024;
 /// Many globs compiled once into one "does any match" matcher.
 ///
 /// `is_match(path)` equals `any_matches(&globs.map(Glob::new), path)`. Why
-/// the index is sound — each key is a necessary condition for a match, so a
-/// pattern outside the probed buckets cannot match (normalised strings, `L`
-/// a segment without `*`/`?`, `T` the text after the last segment's last
-/// wildcard):
+/// the index is sound — every key and pre-check is a necessary condition for
+/// a match, so a pattern they rule out cannot match (normalised strings; `L`
+/// a last segment without `*`/`?`; `T` the text after the last segment's
+/// last wildcard; `P` the text before the pattern's first wildcard):
 /// - no `*`/`?` at all: the regex is the escaped pattern, so a match is
 ///   string equality (`exact`);
-/// - last segment `L` (not `**`) and a wildcard elsewhere: the regex ends
-///   with `/L` or starts with `(?:[^/]+/)*L`, so the path's basename is `L`;
-/// - last segment has a wildcard and `T` contains a `.`: the path's basename
-///   ends with `T`, so its extension (after the last `.`) is `T`'s;
-/// - otherwise: the text before the first wildcard is emitted literally, so
-///   the path starts with it, and with its directory part (up to the last
-///   `/`), which is one of the path's own `/`-ending prefixes (or empty).
+/// - `P` is emitted literally first, so the path starts with `P` and with
+///   its directory part (up to `P`'s last `/`), one of the path's own
+///   `/`-ending prefixes (or empty);
+/// - last segment `L` and a wildcard elsewhere: the regex ends with `/L` or
+///   starts with `(?:[^/]+/)*L`, so the path's basename is `L`;
+/// - last segment with a wildcard (not `**`): the regex ends with `T`, so the
+///   path ends with `T`, and if `T` has a `.` the basename's extension (after
+///   its last `.`) is `T`'s.
+///
+/// Each pattern sits in one bucket: basename, else a non-empty directory
+/// prefix, else extension, else the empty directory prefix. A path probes
+/// its basename, its extension and each of its directory prefixes, then
+/// checks each candidate's `P` and `T` before matching segment-wise.
 #[derive(Debug, Default)]
 pub struct GlobList {
     exact: HashSet<String>,
@@ -108,9 +114,18 @@ pub struct GlobList {
 
 /// A non-literal pattern of a [`GlobList`].
 #[derive(Debug)]
-enum IndexedGlob {
-    /// `/`-separated segments, matched without a regex.
-    Segments(Vec<Segment>),
+struct IndexedGlob {
+    /// `P`: every match starts with it.
+    prefix: String,
+    /// `T` (or `L`; empty after a last `**`): every match ends with it.
+    suffix: String,
+    matcher: Matcher,
+}
+
+#[derive(Debug)]
+enum Matcher {
+    /// `/`-separated segments, matched without a regex; `deep` if any is `**`.
+    Segments { segments: Vec<Segment>, deep: bool },
     /// A pattern over [`DIRECT_MAX_BYTES`]: the reference, compiled on first use.
     Reference(String, OnceLock<Glob>),
 }
@@ -143,40 +158,46 @@ impl GlobList {
             self.exact.insert(pattern.to_owned());
             return;
         }
-        let idx = self.patterns.len();
+        let prefix = &pattern[..first_wild.unwrap_or(pattern.len())];
+        let dir = prefix.rfind('/').map_or("", |i| &prefix[..=i]);
         let last = pattern.rsplit('/').next().unwrap_or(pattern);
-        let bucket = if last == "**" {
-            None
-        } else if !last.contains(['*', '?']) {
-            Some((&mut self.by_basename, last))
-        } else {
-            let tail = &last[last.rfind(['*', '?']).map_or(0, |i| i + 1)..];
-            tail.rfind('.')
-                .map(|dot| (&mut self.by_extension, &tail[dot + 1..]))
+        let suffix = match last.rfind(['*', '?']) {
+            Some(i) => &last[i + 1..],
+            None => last,
         };
-        let (map, key) = bucket.unwrap_or_else(|| {
-            let before_wild = &pattern[..first_wild.unwrap_or(pattern.len())];
-            let dir = before_wild.rfind('/').map_or("", |i| &before_wild[..=i]);
-            (&mut self.by_dir_prefix, dir)
-        });
-        map.entry(key.to_owned()).or_default().push(idx);
-        self.patterns.push(if direct {
-            IndexedGlob::Segments(
-                pattern
-                    .split('/')
-                    .map(|seg| {
-                        if seg == "**" {
-                            Segment::Deep
-                        } else if seg.contains(['*', '?']) {
-                            Segment::Wild(seg.chars().collect())
-                        } else {
-                            Segment::Literal(seg.to_owned())
-                        }
-                    })
-                    .collect(),
-            )
+        let extension = suffix.rfind('.').map(|dot| &suffix[dot + 1..]);
+        let (map, key) = if last != "**" && !last.contains(['*', '?']) {
+            (&mut self.by_basename, last)
+        } else if let (true, Some(ext)) = (dir.is_empty(), extension) {
+            (&mut self.by_extension, ext)
         } else {
-            IndexedGlob::Reference(pattern.to_owned(), OnceLock::new())
+            (&mut self.by_dir_prefix, dir)
+        };
+        map.entry(key.to_owned())
+            .or_default()
+            .push(self.patterns.len());
+        let matcher = if direct {
+            let segments: Vec<Segment> = pattern
+                .split('/')
+                .map(|seg| {
+                    if seg == "**" {
+                        Segment::Deep
+                    } else if seg.contains(['*', '?']) {
+                        Segment::Wild(seg.chars().collect())
+                    } else {
+                        Segment::Literal(seg.to_owned())
+                    }
+                })
+                .collect();
+            let deep = segments.iter().any(|s| matches!(s, Segment::Deep));
+            Matcher::Segments { segments, deep }
+        } else {
+            Matcher::Reference(pattern.to_owned(), OnceLock::new())
+        };
+        self.patterns.push(IndexedGlob {
+            prefix: prefix.to_owned(),
+            suffix: suffix.to_owned(),
+            matcher,
         });
     }
 
@@ -204,16 +225,29 @@ impl GlobList {
             .into_iter()
             .chain(extension.and_then(|e| self.by_extension.get(e)))
             .chain(dir_prefixes.filter_map(|d| self.by_dir_prefix.get(d)))
-            .flatten();
+            .flatten()
+            .map(|&idx| &self.patterns[idx])
+            .filter(|g| path.starts_with(&g.prefix) && path.ends_with(&g.suffix));
         let mut segments: Option<Vec<&str>> = None;
-        for &idx in candidates {
-            let hit = match &self.patterns[idx] {
-                IndexedGlob::Segments(pattern) => {
+        for glob in candidates {
+            let hit = match &glob.matcher {
+                Matcher::Segments {
+                    segments: pattern,
+                    deep,
+                } => {
                     let segs = segments.get_or_insert_with(|| path.split('/').collect());
-                    segments_match(pattern, segs)
+                    if *deep {
+                        segments_match(pattern, segs)
+                    } else {
+                        pattern.len() == segs.len()
+                            && pattern
+                                .iter()
+                                .zip(segs.iter())
+                                .all(|(p, s)| segment_matches(p, s))
+                    }
                 }
-                IndexedGlob::Reference(source, glob) => {
-                    glob.get_or_init(|| Glob::new(source)).is_match(path)
+                Matcher::Reference(source, compiled) => {
+                    compiled.get_or_init(|| Glob::new(source)).is_match(path)
                 }
             };
             if hit {
@@ -279,30 +313,32 @@ fn segment_matches(seg: &Segment, text: &str) -> bool {
 
 /// `*`/`?` wildcard match of one segment (no `/` on either side): the
 /// classic greedy scan that, on a mismatch, lets the last `*` absorb one
-/// more character — O(pattern × text) at worst.
+/// more character — O(pattern × text) at worst. `?` is one character (a
+/// Unicode scalar, as the regex's `[^/]`), so the text is walked by char.
 fn wild_match(pattern: &[char], text: &str) -> bool {
-    let text: Vec<char> = text.chars().collect();
-    let (mut p, mut t) = (0, 0);
-    // (pattern index after the last `*`, text index that `*` resumes from)
+    let (mut p, mut t) = (0, 0); // pattern index, text byte offset
+    // (pattern index after the last `*`, text offset that `*` resumes from)
     let mut star: Option<(usize, usize)> = None;
-    while t < text.len() {
+    while let Some(c) = text[t..].chars().next() {
         match pattern.get(p) {
             Some('*') => {
                 star = Some((p + 1, t));
                 p += 1;
             }
-            Some(&c) if c == '?' || c == text[t] => {
+            Some(&pc) if pc == '?' || pc == c => {
                 p += 1;
-                t += 1;
+                t += c.len_utf8();
             }
-            _ => match star {
-                Some((sp, st)) => {
-                    star = Some((sp, st + 1));
-                    p = sp;
-                    t = st + 1;
-                }
-                None => return false,
-            },
+            _ => {
+                let Some((after_star, from)) = star else {
+                    return false;
+                };
+                // The `*` absorbs the character at `from` (there is one: `from <= t`).
+                let absorbed = text[from..].chars().next().map_or(1, char::len_utf8);
+                star = Some((after_star, from + absorbed));
+                p = after_star;
+                t = from + absorbed;
+            }
         }
     }
     pattern[p..].iter().all(|&c| c == '*')
@@ -469,7 +505,7 @@ mod tests {
         assert!(list.is_match(&format!("{}zz", "a".repeat(DIRECT_MAX_BYTES))));
         assert!(list.is_match(&literal));
         assert!(!list.is_match(&"a".repeat(DIRECT_MAX_BYTES - 1)));
-        assert!(matches!(list.patterns[0], IndexedGlob::Reference(..)));
+        assert!(matches!(list.patterns[0].matcher, Matcher::Reference(..)));
     }
 
     #[test]

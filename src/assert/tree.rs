@@ -19,7 +19,7 @@
 //! re-deserialised per assertion (a 2,000-artifact manifest made that the
 //! cost of a replay).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use base64::Engine as _;
 
@@ -118,7 +118,6 @@ impl ReplayTree {
     /// Builds the tree from manifest entries.
     pub fn from_entries(entries: Vec<ManifestEntry>) -> ReplayTree {
         let mut tree = ReplayTree::default();
-        let mut ordered: BTreeMap<Vec<String>, String> = BTreeMap::new();
         for e in entries {
             let Some(rel) = contained_rel(&e.path) else {
                 continue;
@@ -126,14 +125,19 @@ impl ReplayTree {
             if rel.is_empty() {
                 continue;
             }
-            let segs: Vec<&str> = rel.split('/').collect();
-            for i in 1..segs.len() {
-                tree.dirs.insert(segs[..i].join("/"));
+            // `rel` is normalised (no empty segment), so each `/` ends an
+            // ancestor directory.
+            for (i, _) in rel.match_indices('/') {
+                if !tree.dirs.contains(&rel[..i]) {
+                    tree.dirs.insert(rel[..i].to_owned());
+                }
             }
-            ordered.insert(segs.iter().map(|s| (*s).to_owned()).collect(), rel.clone());
             tree.files.insert(rel, e);
         }
-        tree.ordered = ordered.into_values().collect();
+        // Depth-first with sorted entries = segment-wise lexicographic order.
+        tree.ordered = tree.files.keys().cloned().collect();
+        tree.ordered
+            .sort_unstable_by(|a, b| a.split('/').cmp(b.split('/')));
         tree
     }
 
@@ -213,6 +217,7 @@ mod tests {
                 {"path": "in/b.csv", "bytes": 1, "sha256": "h3"},
                 {"path": "out/z.md", "bytes": 1, "sha256": "h4", "body": "z"},
                 {"path": "out/d/y.md", "bytes": 1, "sha256": "h5", "body": "y"},
+                {"path": "out/d.md", "bytes": 1, "sha256": "h7", "body": "d"},
                 {"path": "elsewhere/x.md", "bytes": 1, "sha256": "h6", "body": "x"}
             ],
             "preRunPaths": ["in\\a.csv", "in/b.csv"],
@@ -234,7 +239,12 @@ mod tests {
             ])
         );
         assert_eq!(view.user_visible_roots, ["out"]);
-        assert_eq!(view.user_visible_files, ["out/d/y.md", "out/z.md"]);
+        // Walk order is per directory, sorted: `d/` before `d.md`, although
+        // "out/d.md" < "out/d/y.md" as strings.
+        assert_eq!(
+            view.user_visible_files,
+            ["out/d/y.md", "out/d.md", "out/z.md"]
+        );
         assert_eq!(
             view.user_visible_files,
             view.tree.walk(&view.user_visible_roots)
