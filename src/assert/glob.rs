@@ -81,6 +81,12 @@ pub fn any_matches(globs: &[Glob], path: &str) -> bool {
 /// short compiles (see the `direct_patterns_always_compile` test).
 pub const DIRECT_MAX_BYTES: usize = 1024;
 
+/// The direct matcher costs O(pattern bytes × path bytes) at worst; above
+/// this product (a hostile manifest's megabyte path) [`GlobList`] asks the
+/// reference instead, whose regex search is linear in the path. Both give
+/// the same answer, so the switch is only about cost.
+const DIRECT_MAX_WORK: usize = 1 << 20;
+
 /// Many globs compiled once into one "does any match" matcher.
 ///
 /// `is_match(path)` equals `any_matches(&globs.map(Glob::new), path)`. Why
@@ -102,32 +108,61 @@ pub const DIRECT_MAX_BYTES: usize = 1024;
 /// Each pattern sits in one bucket: basename, else a non-empty directory
 /// prefix, else extension, else the empty directory prefix. A path probes
 /// its basename, its extension and each of its directory prefixes, then
-/// checks each candidate's `P` and `T` before matching segment-wise.
+/// checks each candidate's `P` and `T` before matching segment-wise (or,
+/// past [`DIRECT_MAX_BYTES`] / `DIRECT_MAX_WORK`, by the reference regex).
 #[derive(Debug, Default)]
 pub struct GlobList {
     exact: HashSet<String>,
     by_basename: HashMap<String, Vec<usize>>,
     by_extension: HashMap<String, Vec<usize>>,
     by_dir_prefix: HashMap<String, Vec<usize>>,
+    /// The distinct key lengths of `by_dir_prefix`, ascending: a path is
+    /// probed only at those lengths (probing every `/` of a megabyte path
+    /// would hash O(n²) bytes).
+    dir_prefix_lengths: Vec<usize>,
     patterns: Vec<IndexedGlob>,
 }
 
 /// A non-literal pattern of a [`GlobList`].
 #[derive(Debug)]
 struct IndexedGlob {
+    /// The normalised pattern.
+    source: String,
     /// `P`: every match starts with it.
     prefix: String,
     /// `T` (or `L`; empty after a last `**`): every match ends with it.
     suffix: String,
-    matcher: Matcher,
+    /// `/`-separated segments for the direct matcher; `None` over
+    /// [`DIRECT_MAX_BYTES`].
+    segments: Option<Vec<Segment>>,
+    /// Whether a segment is `**` (else segments pair up one to one).
+    deep: bool,
+    /// The reference, compiled on first use (long patterns, long paths).
+    reference: OnceLock<Glob>,
 }
 
-#[derive(Debug)]
-enum Matcher {
-    /// `/`-separated segments, matched without a regex; `deep` if any is `**`.
-    Segments { segments: Vec<Segment>, deep: bool },
-    /// A pattern over [`DIRECT_MAX_BYTES`]: the reference, compiled on first use.
-    Reference(String, OnceLock<Glob>),
+impl IndexedGlob {
+    /// Whether the pattern matches `path` (normalised; `segs` its segments).
+    fn is_match<'p>(&self, path: &'p str, segs: &mut Option<Vec<&'p str>>) -> bool {
+        match &self.segments {
+            Some(pattern) if self.source.len().saturating_mul(path.len()) <= DIRECT_MAX_WORK => {
+                let segs = segs.get_or_insert_with(|| path.split('/').collect());
+                if self.deep {
+                    segments_match(pattern, segs)
+                } else {
+                    pattern.len() == segs.len()
+                        && pattern
+                            .iter()
+                            .zip(segs.iter())
+                            .all(|(p, s)| segment_matches(p, s))
+                }
+            }
+            _ => self
+                .reference
+                .get_or_init(|| Glob::new(&self.source))
+                .is_match(path),
+        }
+    }
 }
 
 /// One segment of a directly matched pattern.
@@ -148,6 +183,9 @@ impl GlobList {
         for glob in globs {
             list.add(&glob.as_ref().replace('\\', "/"));
         }
+        list.dir_prefix_lengths = list.by_dir_prefix.keys().map(String::len).collect();
+        list.dir_prefix_lengths.sort_unstable();
+        list.dir_prefix_lengths.dedup();
         list
     }
 
@@ -176,8 +214,8 @@ impl GlobList {
         map.entry(key.to_owned())
             .or_default()
             .push(self.patterns.len());
-        let matcher = if direct {
-            let segments: Vec<Segment> = pattern
+        let segments = direct.then(|| {
+            pattern
                 .split('/')
                 .map(|seg| {
                     if seg == "**" {
@@ -188,16 +226,15 @@ impl GlobList {
                         Segment::Literal(seg.to_owned())
                     }
                 })
-                .collect();
-            let deep = segments.iter().any(|s| matches!(s, Segment::Deep));
-            Matcher::Segments { segments, deep }
-        } else {
-            Matcher::Reference(pattern.to_owned(), OnceLock::new())
-        };
+                .collect::<Vec<_>>()
+        });
         self.patterns.push(IndexedGlob {
+            source: pattern.to_owned(),
             prefix: prefix.to_owned(),
             suffix: suffix.to_owned(),
-            matcher,
+            deep: pattern.split('/').any(|seg| seg == "**"),
+            segments,
+            reference: OnceLock::new(),
         });
     }
 
@@ -217,8 +254,12 @@ impl GlobList {
         }
         let basename = path.rsplit('/').next().unwrap_or(path);
         let extension = basename.rfind('.').map(|dot| &basename[dot + 1..]);
-        let dir_prefixes =
-            std::iter::once("").chain(path.match_indices('/').map(|(i, _)| &path[..=i]));
+        // A directory key is empty or ends with `/` (ASCII, so `len` is a
+        // char boundary when the byte before it is `/`).
+        let dir_prefixes = self.dir_prefix_lengths.iter().filter_map(|&len| {
+            let is_dir = len == 0 || path.as_bytes().get(len - 1) == Some(&b'/');
+            is_dir.then(|| &path[..len])
+        });
         let candidates = self
             .by_basename
             .get(basename)
@@ -229,32 +270,9 @@ impl GlobList {
             .map(|&idx| &self.patterns[idx])
             .filter(|g| path.starts_with(&g.prefix) && path.ends_with(&g.suffix));
         let mut segments: Option<Vec<&str>> = None;
-        for glob in candidates {
-            let hit = match &glob.matcher {
-                Matcher::Segments {
-                    segments: pattern,
-                    deep,
-                } => {
-                    let segs = segments.get_or_insert_with(|| path.split('/').collect());
-                    if *deep {
-                        segments_match(pattern, segs)
-                    } else {
-                        pattern.len() == segs.len()
-                            && pattern
-                                .iter()
-                                .zip(segs.iter())
-                                .all(|(p, s)| segment_matches(p, s))
-                    }
-                }
-                Matcher::Reference(source, compiled) => {
-                    compiled.get_or_init(|| Glob::new(source)).is_match(path)
-                }
-            };
-            if hit {
-                return true;
-            }
-        }
-        false
+        candidates
+            .into_iter()
+            .any(|glob| glob.is_match(path, &mut segments))
     }
 }
 
@@ -294,10 +312,11 @@ fn segments_match(pattern: &[Segment], path: &[&str]) -> bool {
         }
     }
     match last {
-        Segment::Deep => (0..m).any(|j| {
-            let rest = &path[j..];
-            reach[j] && (rest == [""] || rest.iter().all(|s| !s.is_empty()))
-        }),
+        Segment::Deep => {
+            // path[j..] is all non-empty exactly for j >= nonempty_from.
+            let nonempty_from = path.iter().rposition(|s| s.is_empty()).map_or(0, |i| i + 1);
+            (0..m).any(|j| reach[j] && (j >= nonempty_from || (j == m - 1 && path[j].is_empty())))
+        }
         seg => reach[m - 1] && segment_matches(seg, path[m - 1]),
     }
 }
@@ -505,7 +524,23 @@ mod tests {
         assert!(list.is_match(&format!("{}zz", "a".repeat(DIRECT_MAX_BYTES))));
         assert!(list.is_match(&literal));
         assert!(!list.is_match(&"a".repeat(DIRECT_MAX_BYTES - 1)));
-        assert!(matches!(list.patterns[0].matcher, Matcher::Reference(..)));
+        assert!(list.patterns[0].segments.is_none());
+    }
+
+    #[test]
+    fn long_paths_are_confirmed_by_the_reference() {
+        // Past the work budget the reference answers; it must agree.
+        let deep = format!("{}x.md", "a/".repeat(DIRECT_MAX_WORK / 8));
+        let globs: Vec<String> = ["**/a/**/x.md", "a/**/*.md", "a/*/x.md", "**/b/**", "a/**"]
+            .map(str::to_owned)
+            .to_vec();
+        assert!(globs[0].len() * deep.len() > DIRECT_MAX_WORK);
+        for g in &globs {
+            agrees(std::slice::from_ref(g), &deep).unwrap();
+        }
+        let list = GlobList::new(&globs);
+        assert!(list.is_match(&deep));
+        assert!(list.patterns[0].reference.get().is_some());
     }
 
     #[test]

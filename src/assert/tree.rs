@@ -49,8 +49,9 @@ pub fn contained_rel(p: &str) -> Option<String> {
 pub struct ReplayTree {
     /// normalised path → entry.
     pub files: HashMap<String, ManifestEntry>,
-    dirs: HashSet<String>,
-    /// Walk order (`readdir` sorted, depth-first) for `no_unexpected_files`.
+    /// Walk order (`readdir` sorted, depth-first) for `no_unexpected_files`;
+    /// also answers "is this a directory" by binary search, rather than a
+    /// set of every ancestor (quadratic in a hostile path's depth).
     ordered: Vec<String>,
 }
 
@@ -125,13 +126,6 @@ impl ReplayTree {
             if rel.is_empty() {
                 continue;
             }
-            // `rel` is normalised (no empty segment), so each `/` ends an
-            // ancestor directory.
-            for (i, _) in rel.match_indices('/') {
-                if !tree.dirs.contains(&rel[..i]) {
-                    tree.dirs.insert(rel[..i].to_owned());
-                }
-            }
             tree.files.insert(rel, e);
         }
         // Depth-first with sorted entries = segment-wise lexicographic order.
@@ -141,9 +135,22 @@ impl ReplayTree {
         tree
     }
 
-    /// Whether `rel` (normalised) exists in the materialised tree.
+    /// Whether `rel` (normalised) exists in the materialised tree: the root,
+    /// a file, or a directory — an ancestor of a file.
     pub fn exists(&self, rel: &str) -> bool {
-        rel.is_empty() || self.files.contains_key(rel) || self.dirs.contains(rel)
+        rel.is_empty() || self.files.contains_key(rel) || self.is_dir(rel)
+    }
+
+    /// Whether some file lies under `rel/`. In segment-wise order the files
+    /// under `rel/` directly follow `rel` itself, so the first path ordered
+    /// after `rel` is under it if any is.
+    fn is_dir(&self, rel: &str) -> bool {
+        let after = self
+            .ordered
+            .partition_point(|p| p.split('/').cmp(rel.split('/')) != std::cmp::Ordering::Greater);
+        self.ordered.get(after).is_some_and(|p| {
+            p.len() > rel.len() && p.starts_with(rel) && p.as_bytes()[rel.len()] == b'/'
+        })
     }
 
     /// Whether `rel` was a symlink/hardlink at record time.
@@ -250,7 +257,32 @@ mod tests {
             view.tree.walk(&view.user_visible_roots)
         );
 
+        // Existence: the root, files, and every ancestor directory of a file.
+        for present in [
+            "",
+            "out",
+            "out/d",
+            "out/d/y.md",
+            "out/d.md",
+            "in",
+            "elsewhere",
+        ] {
+            assert!(view.tree.exists(present), "{present}");
+        }
+        for absent in [
+            "ou",
+            "out/d/y",
+            "out/d.m",
+            "out/z.md/x",
+            "outs",
+            "z",
+            "in/a",
+        ] {
+            assert!(!view.tree.exists(absent), "{absent}");
+        }
+
         let legacy = ManifestView::from_cassette(&cassette(serde_json::json!({})));
+        assert!(legacy.tree.exists("") && !legacy.tree.exists("outputs"));
         assert_eq!(legacy.user_visible_roots, ["outputs", ".projects"]);
         assert!(legacy.pre_run_paths.is_none() && legacy.pre_run_hashes.is_none());
     }
