@@ -162,12 +162,23 @@ pub fn hermetic(env: &[(String, String)]) -> bool {
     })
 }
 
-/// Splits an `--agent-cmd` string on whitespace (no shell quoting: wrap a
-/// complex command in a script).
-pub fn split_agent_cmd(cmd: &str) -> Option<(PathBuf, Vec<String>)> {
-    let mut parts = cmd.split_whitespace().map(String::from);
-    let program = parts.next()?;
-    Some((PathBuf::from(program), parts.collect()))
+/// Why an `--agent-cmd` string names no command.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentCmdError {
+    #[error("`--agent-cmd` is empty")]
+    Empty,
+    #[error("`--agent-cmd` has an unbalanced quote or a trailing backslash: {0}")]
+    Unbalanced(String),
+}
+
+/// Splits an `--agent-cmd` string into program and arguments with POSIX
+/// shell word rules (quotes and backslashes, as `sh` would split it, via the
+/// `shlex` crate) — but runs no shell: no expansion, no pipes.
+pub fn split_agent_cmd(cmd: &str) -> Result<(PathBuf, Vec<String>), AgentCmdError> {
+    let words = shlex::split(cmd).ok_or_else(|| AgentCmdError::Unbalanced(cmd.to_owned()))?;
+    let mut parts = words.into_iter();
+    let program = parts.next().ok_or(AgentCmdError::Empty)?;
+    Ok((PathBuf::from(program), parts.collect()))
 }
 
 /// The `claude` binary: `REEL_CLAUDE_BIN`, else `claude` on PATH, else the
@@ -190,6 +201,22 @@ pub fn claude_program() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn agent_cmd_splits_like_a_shell_without_running_one() {
+        let (program, args) =
+            split_agent_cmd(r#"node "my agent.js" --name 'a b' plain\ space $HOME"#).unwrap();
+        assert_eq!(program, PathBuf::from("node"));
+        assert_eq!(
+            args,
+            ["my agent.js", "--name", "a b", "plain space", "$HOME"]
+        );
+        assert_eq!(split_agent_cmd("   "), Err(AgentCmdError::Empty));
+        assert!(matches!(
+            split_agent_cmd("node 'unterminated"),
+            Err(AgentCmdError::Unbalanced(_))
+        ));
+    }
 
     #[test]
     fn claude_argv_is_the_protocol_tier_argv() {

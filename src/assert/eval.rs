@@ -233,7 +233,7 @@ fn eval_key(env: &mut Env<'_>, key: &str, v: &Value, out: &mut Vec<KeyResult>) {
         "subagent_output_contains" => subagent_output_contains(env, v),
         "subagent_declared_but_unused" => subagent_declared_but_unused(env, v),
         "dispatch_count_max" => f64_param(key, v).and_then(|max| {
-            let n = env.run.subagents.len();
+            let n = env.run.dispatch_count();
             if (n as f64) <= max {
                 ok()
             } else {
@@ -311,7 +311,7 @@ fn eval_key(env: &mut Env<'_>, key: &str, v: &Value, out: &mut Vec<KeyResult>) {
                     "task_count_min: {e} TaskCreate result(s) were unparseable — task count is under-reported, cannot verify (malformed)"
                 ));
             }
-            let n = env.run.tasks.len();
+            let n = env.run.task_count();
             if (n as f64) >= min { ok() } else { Err(format!("task_count_min: {n} task(s) created, need ≥ {}", num(v))) }
         }),
         "task_status" => task_status(env, v),
@@ -329,12 +329,12 @@ fn eval_key(env: &mut Env<'_>, key: &str, v: &Value, out: &mut Vec<KeyResult>) {
         }),
         "question_options" => question_options(env, v),
         "questions_count_max" => f64_param(key, v).and_then(|max| {
-            let n = env.run.questions.len();
+            let n = env.run.question_count();
             if (n as f64) <= max { ok() } else { Err(format!("asked {n} questions, max {}", num(v))) }
         }),
         "gate_answers_delivered" => gate_answers_delivered(env, v),
         "gate_answer_count_min" => f64_param(key, v).and_then(|min| {
-            let n = env.run.gate_deliveries.iter().filter(|g| g.delivered == Some(true)).count();
+            let n = env.run.gate_answers_delivered();
             if (n as f64) >= min {
                 ok()
             } else {

@@ -147,6 +147,22 @@ impl Cassette {
         str_items(self.doc.get("events"))
     }
 
+    /// Takes the `events` lines out of the document (leaving an empty array),
+    /// for a caller that only needs to read them once more: a 50 MB cassette
+    /// is mostly these lines. The document no longer round-trips afterwards.
+    pub fn take_events(&mut self) -> Vec<String> {
+        let Some(Value::Array(items)) = self.doc.get_mut("events") else {
+            return Vec::new();
+        };
+        std::mem::take(items)
+            .into_iter()
+            .filter_map(|v| match v {
+                Value::String(s) => Some(s),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Raw `controlOut` lines (driver → agent stdin); `None` when the field is
     /// absent. An empty array is "legacy mode" for replay, same as absent.
     pub fn control_out(&self) -> Option<Vec<&str>> {

@@ -8,7 +8,8 @@ use crate::cli::OutputFormat;
 use crate::error::{Error, Result};
 use crate::verify::detect::Class;
 use crate::verify::gate::{self, TargetError, VerifyOptions};
-use crate::verify::report::{self, CassetteMargins, Coverage};
+use crate::verify::margins::CassetteMargins;
+use crate::verify::report::{self, Coverage};
 use crate::verify::scan::AllowList;
 
 #[derive(Debug, clap::Args)]
@@ -34,7 +35,8 @@ pub struct VerifyArgs {
     /// Skip the scenario recording-shaping drift check.
     #[arg(long)]
     pub skip_scenario_drift: bool,
-    /// Also list the budget of every count-bound assertion (diagnostic only).
+    /// Also report recorded-vs-budget and the margin of every count-bound assertion
+    /// (re-drives those cassettes; single-sample estimate; diagnostic only, never changes the verdict).
     #[arg(long)]
     pub margins: bool,
     /// A directory that exists but holds no cassettes exits 0 instead of 2.
@@ -209,21 +211,12 @@ pub fn run(args: VerifyArgs) -> Result<u8> {
         staleness: coverage.staleness,
         scenario_drift: coverage.scenario_drift,
         allow,
+        margins: args.margins,
     };
     let results = gate::verify_all(&files, &opts);
-    let margins: Option<Vec<CassetteMargins>> = args.margins.then(|| {
-        files
-            .iter()
-            .filter_map(|f| {
-                let rows = gate::margins_of(f);
-                (!rows.is_empty()).then(|| CassetteMargins {
-                    file: f.display().to_string(),
-                    rows,
-                    error: Some("recorded counts need a replay of the cassette, which verify-cassettes does not run in this build; budgets only".into()),
-                })
-            })
-            .collect()
-    });
+    let margins: Option<Vec<CassetteMargins>> = args
+        .margins
+        .then(|| results.iter().filter_map(|r| r.margins.clone()).collect());
     let code = gate::exit_code(&results);
     if args.output_format == OutputFormat::Json {
         let line = report::json(&results, coverage, margins.as_deref());

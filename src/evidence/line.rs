@@ -26,6 +26,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::parse::{self, AgentEvent};
+use super::record::ContextData;
 
 /// What one `events` line contributes.
 #[derive(Debug, PartialEq)]
@@ -69,8 +70,16 @@ fn read_reference(line: &str) -> LineOutcome {
     {
         return LineOutcome::Ignored;
     }
-    let Ok(msg) = serde_json::from_str::<Value>(line) else {
-        return LineOutcome::Malformed;
+    let msg = match serde_json::from_str::<Value>(line) {
+        Ok(msg) => msg,
+        // JSON.parse takes a lone surrogate escape (an emoji cut in half
+        // upstream); read the orphan as U+FFFD rather than drop the line.
+        Err(_) => match crate::canon::replace_lone_surrogate_escapes(line)
+            .and_then(|fixed| serde_json::from_str::<Value>(&fixed).ok())
+        {
+            Some(msg) => msg,
+            None => return LineOutcome::Malformed,
+        },
     };
     match parse::parse_message(msg) {
         Ok(events) => LineOutcome::Events(events),
@@ -94,6 +103,7 @@ fn read_view(line: &str) -> Option<LineOutcome> {
     match view.ty.as_ref()?.0.as_ref() {
         "assistant" => assistant_events(view).map(LineOutcome::Events),
         "user" => user_events(view).map(LineOutcome::Events),
+        "system" => system_events(view, line).map(LineOutcome::Events),
         ty if !HANDLED_TYPES.contains(&ty) => Some(LineOutcome::Ignored),
         _ => None,
     }
@@ -199,6 +209,8 @@ struct LineView<'a> {
     #[serde(rename = "type", borrow)]
     ty: Option<JsonStr<'a>>,
     #[serde(borrow)]
+    subtype: Option<JsonStr<'a>>,
+    #[serde(borrow)]
     message: Option<MessageView<'a>>,
     #[serde(borrow)]
     parent_tool_use_id: Option<JsonStr<'a>>,
@@ -302,6 +314,29 @@ fn assistant_events(view: LineView<'_>) -> Option<Vec<AgentEvent>> {
     Some(events)
 }
 
+/// System subtypes the reference parser reads fields of (or the driver
+/// consults); every other subtype is only carried, as its line.
+const SYSTEM_SUBTYPES_READ: &[&str] = &[
+    "init",
+    "api_metrics",
+    "thinking",
+    "task_started",
+    "permission_denied",
+];
+
+/// A system line whose subtype is only carried into `contextEvents`: kept as
+/// the recorded line ([`ContextData::Line`]), not parsed into a map.
+fn system_events(view: LineView<'_>, line: &str) -> Option<Vec<AgentEvent>> {
+    let subtype = view.subtype?.0;
+    if SYSTEM_SUBTYPES_READ.contains(&subtype.as_ref()) {
+        return None;
+    }
+    Some(vec![AgentEvent::SystemEvent {
+        subtype: subtype.into_owned(),
+        data: ContextData::Line(line.into()),
+    }])
+}
+
 fn user_events(view: LineView<'_>) -> Option<Vec<AgentEvent>> {
     let blocks = view.message.and_then(|m| m.content).unwrap_or_default();
     let mut events = Vec::with_capacity(blocks.len());
@@ -337,7 +372,7 @@ fn user_events(view: LineView<'_>) -> Option<Vec<AgentEvent>> {
         if tool_use_id.is_none() {
             events.push(AgentEvent::ProtocolEvidenceError);
         }
-        let full = block.content.as_ref().map_or("", |c| c.0.as_ref());
+        let full = block.content.map_or_else(String::new, |c| c.0.into_owned());
         events.push(parse::tool_result_event(
             tool_use_id,
             block.is_error.unwrap_or(false),
@@ -386,6 +421,15 @@ mod tests {
         r#"{"type":"stream_event","event":{"delta":{"text":"x"}}}"#,
         r#"{"type":"rate_limit_event","message":"not an object"}"#,
         r#"{"type":"system","subtype":"init","tools":[]}"#,
+        r#"{"type":"system","subtype":"thinking_tokens","estimated_tokens":1.50,"uuid":"u","nested":{"a":[1,{"b":null}]}}"#,
+        r#"{"subtype":"compact_boundary","type":"system","compact_metadata":{"trigger":"auto"}}"#,
+        r#"{"type":"system","subtype":"task_started","tool_use_id":"t1","subagent_type":"x"}"#,
+        r#"{"type":"system","subtype":"permission_denied","tool_use_id":"t1"}"#,
+        r#"{"type":"system","subtype":5}"#,
+        r#"{"type":"system","subtype":null,"x":1}"#,
+        r#"{"type":"system"}"#,
+        r#"{"type":"system","subtype":"hook_response","subtype":"other"}"#,
+        r#"{"type":"system","subtype":"status","message":"not an object"}"#,
         r#"{"type":"result","subtype":"success","is_error":false}"#,
         r#"{"message":{"content":[]}}"#,
         r#"["assistant",{"content":[]}]"#,
@@ -466,6 +510,38 @@ mod tests {
         }
         let stream_event = r#"{"type":"stream_event","event":{"delta":{"text":"x"}}}"#;
         assert_eq!(read_view(stream_event), Some(LineOutcome::Ignored));
+        let thinking =
+            r#"{"type":"system","subtype":"thinking_tokens","estimated_tokens":7,"pad":"a\nb"}"#;
+        let Some(LineOutcome::Events(evs)) = read_view(thinking) else {
+            panic!("a thinking_tokens line takes the view");
+        };
+        let [AgentEvent::SystemEvent { subtype, data }] = evs.as_slice() else {
+            panic!("one system event: {evs:?}");
+        };
+        assert_eq!(subtype, "thinking_tokens");
+        assert!(matches!(data, ContextData::Line(_)), "kept as its line");
+        assert_eq!(
+            serde_json::to_string(data).unwrap(),
+            r#"{"estimated_tokens":7,"pad":"a\nb"}"#
+        );
+    }
+
+    #[test]
+    fn a_lone_surrogate_escape_reads_as_a_replacement_character() {
+        // JSON.parse accepts the orphan half of an emoji; the line is not malformed.
+        let line =
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"done \ud83d"}]}}"#;
+        let LineOutcome::Events(evs) = read(line) else {
+            panic!("read as events");
+        };
+        assert!(
+            matches!(&evs[..], [AgentEvent::AssistantText { text, .. }] if text == "done \u{fffd}"),
+            "{evs:?}"
+        );
+        assert_eq!(
+            read(r#"{"type":"assistant","message":"\ud83d"#),
+            LineOutcome::Malformed
+        );
     }
 
     #[test]

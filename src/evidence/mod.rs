@@ -32,6 +32,13 @@ impl RunRecord {
     /// Re-drives the cassette's `events` (and indexes `controlOut`).
     pub fn from_cassette(cassette: &Cassette) -> RunRecord {
         let control_out = cassette.control_out();
-        record::drive(cassette.events(), control_out.as_deref())
+        record::drive(cassette.events().collect(), control_out.as_deref())
+    }
+
+    /// Re-drives `events` lines taken out of their cassette
+    /// ([`Cassette::take_events`]) against its `controlOut`, freeing the lines
+    /// as they are read: the memory-lean path of a large replay.
+    pub fn from_taken_events(events: Vec<String>, control_out: Option<&[&str]>) -> RunRecord {
+        record::drive(events, control_out)
     }
 }

@@ -90,7 +90,7 @@ pub enum AgentEvent {
     Thinking,
     SystemEvent {
         subtype: String,
-        data: Map<String, Value>,
+        data: super::record::ContextData,
     },
     Decision(DecisionRequest),
     AssistantText {
@@ -205,6 +205,10 @@ pub fn slice_utf16(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
     }
+    // ASCII is one unit per byte (and every byte is a char boundary).
+    if s.as_bytes()[..max].is_ascii() {
+        return &s[..max];
+    }
     let mut units = 0usize;
     for (idx, ch) in s.char_indices() {
         units += ch.len_utf16();
@@ -228,19 +232,24 @@ pub fn utf16_len(s: &str) -> usize {
 pub(super) fn tool_result_event(
     tool_use_id: Option<String>,
     is_error: bool,
-    full: &str,
+    full: String,
     text_blocks: Option<Vec<String>>,
 ) -> AgentEvent {
     let full_len = if full.len() <= ASSERT_TEXT_CAP {
         full.len()
     } else {
-        utf16_len(full)
+        utf16_len(&full)
+    };
+    // Most results fit the assertion cap whole: keep the string itself then.
+    let assert_text = match slice_utf16(&full, ASSERT_TEXT_CAP).len() {
+        n if n == full.len() => full,
+        n => full[..n].to_owned(),
     };
     AgentEvent::ToolResult {
         tool_use_id,
         is_error,
-        text: slice_utf16(full, DISPLAY_TEXT_CAP).to_owned(),
-        assert_text: slice_utf16(full, ASSERT_TEXT_CAP).to_owned(),
+        text: slice_utf16(&assert_text, DISPLAY_TEXT_CAP).to_owned(),
+        assert_text,
         // The original measures the 200 000-char provenance copy.
         assert_text_truncated: full_len.min(200_000) > ASSERT_TEXT_CAP,
         text_blocks,
@@ -484,7 +493,10 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
                 let mut data = map;
                 data.shift_remove("type");
                 data.shift_remove("subtype");
-                ev.push(AgentEvent::SystemEvent { subtype, data });
+                ev.push(AgentEvent::SystemEvent {
+                    subtype,
+                    data: super::record::ContextData::Fields(data),
+                });
             }
             None => {}
         },
@@ -606,7 +618,7 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
                 ev.push(tool_result_event(
                     tool_use_id,
                     truthy(b.get("is_error")),
-                    &flatten_tool_result(b.get("content")),
+                    flatten_tool_result(b.get("content")),
                     text_blocks(b.get("content")),
                 ));
             }

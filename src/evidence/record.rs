@@ -182,7 +182,66 @@ pub struct DecisionRecord {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ContextEvent {
     pub subtype: String,
-    pub data: Map<String, Value>,
+    pub data: ContextData,
+}
+
+/// A system event's fields other than `type` and `subtype`.
+///
+/// Most system events of a long run (`thinking_tokens` is one line in four)
+/// are only echoed into the JSON run result, never consulted, so the re-drive
+/// keeps them as the recorded line and parses them only when the JSON result
+/// is written. Both forms mean the same fields: equality and serialisation go
+/// through [`ContextData::fields`].
+#[derive(Debug, Clone)]
+pub enum ContextData {
+    /// Already parsed (the reference parser's form).
+    Fields(Map<String, Value>),
+    /// The whole recorded line, which a line view has checked is a JSON
+    /// object with string `type` and `subtype`.
+    Line(Box<str>),
+}
+
+impl ContextData {
+    /// The fields, parsed on demand for [`ContextData::Line`] (an unparsable
+    /// line, which the view never lets through, reads as no fields).
+    pub fn fields(&self) -> std::borrow::Cow<'_, Map<String, Value>> {
+        match self {
+            ContextData::Fields(m) => std::borrow::Cow::Borrowed(m),
+            ContextData::Line(line) => {
+                let mut m = serde_json::from_str::<Map<String, Value>>(line).unwrap_or_default();
+                m.shift_remove("type");
+                m.shift_remove("subtype");
+                std::borrow::Cow::Owned(m)
+            }
+        }
+    }
+}
+
+impl ContextEvent {
+    /// The event as its run-result JSON (`{subtype, data}`, the `Serialize`
+    /// shape), built by moving the fields rather than copying them.
+    pub fn into_json(self) -> Value {
+        let data = match self.data {
+            ContextData::Fields(m) => m,
+            line @ ContextData::Line(_) => line.fields().into_owned(),
+        };
+        let mut o = Map::new();
+        o.insert("subtype".into(), Value::String(self.subtype));
+        o.insert("data".into(), Value::Object(data));
+        Value::Object(o)
+    }
+}
+
+impl PartialEq for ContextData {
+    fn eq(&self, other: &Self) -> bool {
+        self.fields() == other.fields()
+    }
+}
+
+impl Serialize for ContextData {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.fields().serialize(s)
+    }
 }
 
 /// An `infra_error` line (source kept raw; the verdict decides what is fatal).
@@ -625,6 +684,29 @@ impl RunRecord {
         self.redundant_tool_calls.iter().map(|g| g.count - 1).sum()
     }
 
+    /// Sub-agents dispatched (what `dispatch_count_max` bounds).
+    pub fn dispatch_count(&self) -> usize {
+        self.subagents.len()
+    }
+
+    /// Tasks created (what `task_count_min` bounds).
+    pub fn task_count(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Sub-questions asked (what `questions_count_max` bounds).
+    pub fn question_count(&self) -> usize {
+        self.questions.len()
+    }
+
+    /// Gate answers confirmed delivered (what `gate_answer_count_min` bounds).
+    pub fn gate_answers_delivered(&self) -> usize {
+        self.gate_deliveries
+            .iter()
+            .filter(|g| g.delivered == Some(true))
+            .count()
+    }
+
     /// Whether gate-option evidence is missing (a truncated re-drive).
     pub fn gate_options_missing(&self) -> bool {
         self.truncated.is_some()
@@ -684,7 +766,8 @@ fn posix_normalize_abs(p: &str) -> Option<String> {
 /// A tool call as logged (all calls, sub-agents included).
 struct LoggedCall {
     name: String,
-    input: Value,
+    /// [`input_digest`] of the call's input (the input itself is not kept).
+    input_digest: [u8; 32],
     parent: Option<String>,
 }
 
@@ -717,8 +800,14 @@ struct Driver {
 }
 
 /// Re-drives `events` against the controlOut index (`None` or empty ⇒ legacy mode).
-pub fn drive<'a>(events: impl Iterator<Item = &'a str>, control_out: Option<&[&str]>) -> RunRecord {
-    let lines: Vec<&str> = events.collect();
+///
+/// `events` may own its lines (`Vec<String>` taken out of a cassette): each
+/// chunk of lines is then freed as soon as it has been read, so the record
+/// grows into the memory the recording gave back instead of beside it.
+pub fn drive<S: AsRef<str> + Sync + Send>(
+    events: Vec<S>,
+    control_out: Option<&[&str]>,
+) -> RunRecord {
     let co_lines = control_out.unwrap_or(&[]);
     let mut d = Driver {
         rec: RunRecord {
@@ -736,36 +825,47 @@ pub fn drive<'a>(events: impl Iterator<Item = &'a str>, control_out: Option<&[&s
         gate_answers: Vec::new(),
         cwd: None,
     };
+    // Hook reconstruction reads the control_request lines afterwards (all of
+    // them, also past a truncation point), so those few are kept.
+    let mut hook_lines: Vec<String> = Vec::new();
     let mut truncated: Option<String> = None;
-    // Reading a line is pure and most of the work, so each chunk of lines is
-    // read in parallel and then folded in order; chunking bounds how many
-    // read-but-unfolded events exist at once.
-    'lines: for (chunk_index, chunk) in lines.chunks(READ_CHUNK_LINES).enumerate() {
-        let outcomes: Vec<LineOutcome> = chunk.par_iter().map(|l| line::read(l)).collect();
-        for (offset, outcome) in outcomes.into_iter().enumerate() {
-            let i = chunk_index * READ_CHUNK_LINES + offset;
-            let evs = match outcome {
-                LineOutcome::Blank | LineOutcome::Ignored => continue,
-                LineOutcome::Malformed => {
-                    d.rec.malformed_event_lines.push(i);
-                    continue;
-                }
-                LineOutcome::ProtocolError(message) => {
-                    d.rec.protocol_error_lines.push((i, message));
-                    continue;
-                }
-                LineOutcome::Events(evs) => evs,
-            };
-            for ev in evs {
-                if matches!(ev, AgentEvent::Decision(_)) && !d.rec.has_control_out {
-                    continue;
-                }
-                if let Err(msg) = d.on_event(ev) {
-                    truncated = Some(format!("truncated cassette: {msg}"));
-                    break 'lines;
-                }
-            }
+    let mut first_index = 0;
+    let mut rest = events.into_iter();
+    // Reading a line (and canonicalising its tool inputs) is pure and most of
+    // the work, so chunks are read in parallel; folding them into the record
+    // is sequential, so chunk k is folded while chunk k+1 is being read.
+    // Chunking bounds how many read-but-unfolded events exist at once.
+    let mut pending: Option<(usize, ReadChunk)> = None;
+    loop {
+        let chunk: Vec<S> = rest.by_ref().take(READ_CHUNK_LINES).collect();
+        if chunk.is_empty() && pending.is_none() {
+            break;
         }
+        if d.rec.has_control_out {
+            hook_lines.extend(
+                chunk
+                    .iter()
+                    .map(AsRef::as_ref)
+                    .filter(|l| is_hook_candidate(l))
+                    .map(str::to_owned),
+            );
+        }
+        let chunk_len = chunk.len();
+        let read_more = truncated.is_none() && chunk_len > 0;
+        let (stop, read) = rayon::join(
+            || {
+                let (first, outcomes) = pending.take()?;
+                d.fold_chunk(first, outcomes)
+            },
+            || read_more.then(|| read_chunk(chunk)),
+        );
+        if truncated.is_none() {
+            truncated = stop;
+        }
+        if truncated.is_none() {
+            pending = read.map(|outcomes| (first_index, outcomes));
+        }
+        first_index += chunk_len;
     }
     if let Some(t) = truncated {
         // The original replaces the record with an empty error record.
@@ -782,15 +882,90 @@ pub fn drive<'a>(events: impl Iterator<Item = &'a str>, control_out: Option<&[&s
             ..RunRecord::default()
         };
         if rec.has_control_out {
-            reconstruct_hooks(&mut rec, &lines);
+            reconstruct_hooks(&mut rec, &hook_lines);
         }
         return rec;
     }
-    d.finish(&lines)
+    d.finish(&hook_lines)
+}
+
+/// A chunk of read lines: each line's outcome and its tool-input digests.
+type ReadChunk = Vec<(LineOutcome, Vec<[u8; 32]>)>;
+
+/// Reads a chunk of lines in parallel, then frees the lines (when owned).
+fn read_chunk<S: AsRef<str> + Sync>(chunk: Vec<S>) -> ReadChunk {
+    chunk
+        .par_iter()
+        .map(|l| {
+            let outcome = line::read(l.as_ref());
+            let digests = tool_input_digests(&outcome);
+            (outcome, digests)
+        })
+        .collect()
+}
+
+/// The lines hook reconstruction parses (a cheap superset).
+fn is_hook_candidate(line: &str) -> bool {
+    line.contains("control_request")
+}
+
+/// SHA-256 of the canonical input of each `ToolUse` of a read line, in
+/// order: the redundant-call grouping needs only these digests, so no input
+/// is kept past its own event.
+fn tool_input_digests(outcome: &LineOutcome) -> Vec<[u8; 32]> {
+    let LineOutcome::Events(evs) = outcome else {
+        return Vec::new();
+    };
+    evs.iter()
+        .filter_map(|ev| match ev {
+            AgentEvent::ToolUse { input, .. } => Some(input_digest(input)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn input_digest(input: &Value) -> [u8; 32] {
+    Sha256::digest(control::canon(input).as_bytes()).into()
 }
 
 impl Driver {
-    fn on_event(&mut self, ev: AgentEvent) -> Result<(), String> {
+    /// Folds one read chunk (its first line is `events[first_index]`) into
+    /// the record, in order; `Some(message)` when the run is truncated there.
+    fn fold_chunk(&mut self, first_index: usize, outcomes: ReadChunk) -> Option<String> {
+        for (offset, (outcome, digests)) in outcomes.into_iter().enumerate() {
+            let i = first_index + offset;
+            let evs = match outcome {
+                LineOutcome::Blank | LineOutcome::Ignored => continue,
+                LineOutcome::Malformed => {
+                    self.rec.malformed_event_lines.push(i);
+                    continue;
+                }
+                LineOutcome::ProtocolError(message) => {
+                    self.rec.protocol_error_lines.push((i, message));
+                    continue;
+                }
+                LineOutcome::Events(evs) => evs,
+            };
+            let mut digests = digests.into_iter();
+            for ev in evs {
+                let digest = match ev {
+                    AgentEvent::ToolUse { .. } => digests.next(),
+                    _ => None,
+                };
+                if matches!(ev, AgentEvent::Decision(_)) && !self.rec.has_control_out {
+                    continue;
+                }
+                if let Err(msg) = self.on_event(ev, digest) {
+                    return Some(format!("truncated cassette: {msg}"));
+                }
+            }
+        }
+        None
+    }
+
+    /// `input_digest`: [`input_digest`] of a `ToolUse`'s input when the
+    /// caller computed it already (in parallel).
+    fn on_event(&mut self, ev: AgentEvent, input_digest: Option<[u8; 32]>) -> Result<(), String> {
         match ev {
             AgentEvent::Init {
                 tools,
@@ -829,7 +1004,8 @@ impl Driver {
                 model,
             } => {
                 self.note_model(model);
-                self.on_tool_use(name, input, parent, tool_use_id);
+                let digest = input_digest.unwrap_or_else(|| self::input_digest(&input));
+                self.on_tool_use(name, input, digest, parent, tool_use_id);
             }
             AgentEvent::ToolResult {
                 tool_use_id,
@@ -964,11 +1140,20 @@ impl Driver {
                 }
             }
             AgentEvent::SystemEvent { subtype, data } => {
+                // Only these two subtypes are consulted; line views leave
+                // them parsed, so `fields()` borrows here.
+                let consulted = subtype == "task_started" || subtype == "permission_denied";
+                let fields = if consulted {
+                    data.fields()
+                } else {
+                    std::borrow::Cow::Owned(Map::new())
+                };
+                let fields = &*fields;
                 if TASK_EVENT_SUBTYPES.contains(&subtype.as_str())
                     && subtype == "task_started"
                     && let (Some(join), Some(st)) = (
-                        data.get("tool_use_id").and_then(Value::as_str),
-                        data.get("subagent_type").and_then(Value::as_str),
+                        fields.get("tool_use_id").and_then(Value::as_str),
+                        fields.get("subagent_type").and_then(Value::as_str),
                     )
                     && let Some(sa) = self
                         .rec
@@ -979,7 +1164,7 @@ impl Driver {
                     sa.resolved_agent_type = Some(st.to_owned());
                 }
                 if subtype == "permission_denied"
-                    && let Some(tuid) = data.get("tool_use_id")
+                    && let Some(tuid) = fields.get("tool_use_id")
                 {
                     let tuid = js_string(tuid);
                     if let Some(a) = self.rec.file_tool_attempts.iter().find(|a| {
@@ -987,19 +1172,19 @@ impl Driver {
                     }) {
                         let denial = PathDenial {
                             source: "permission_denied",
-                            tool: data
+                            tool: fields
                                 .get("tool_name")
                                 .filter(|v| !v.is_null())
                                 .map_or_else(|| a.tool.clone(), js_string),
                             path: denied_path_from(a.file_path.as_deref(), a.path.as_deref()),
-                            agent_id: data
+                            agent_id: fields
                                 .get("agent_id")
                                 .and_then(Value::as_str)
                                 .map(str::to_owned),
-                            reason: data
+                            reason: fields
                                 .get("decision_reason")
                                 .and_then(Value::as_str)
-                                .or_else(|| data.get("message").and_then(Value::as_str))
+                                .or_else(|| fields.get("message").and_then(Value::as_str))
                                 .map(str::to_owned),
                             tool_use_id: Some(tuid),
                         };
@@ -1030,6 +1215,7 @@ impl Driver {
         &mut self,
         name: String,
         input: Value,
+        input_digest: [u8; 32],
         parent: Option<String>,
         tool_use_id: Option<String>,
     ) {
@@ -1116,7 +1302,7 @@ impl Driver {
         }
         self.tool_log.push(LoggedCall {
             name,
-            input,
+            input_digest,
             parent,
         });
     }
@@ -1266,7 +1452,7 @@ impl Driver {
         Ok(())
     }
 
-    fn finish(mut self, lines: &[&str]) -> RunRecord {
+    fn finish(mut self, hook_lines: &[String]) -> RunRecord {
         self.rec.evidence_errors.task_tracking += self.pending_tasks.len() as u64;
         self.rec.evidence_errors.present_files_malformed += self.pending_present.len() as u64;
         // Redundant identical main-agent calls, grouped by (name, SHA-256 of
@@ -1276,21 +1462,15 @@ impl Driver {
         // (name, digest) → index in `groups`: a linear search made this
         // quadratic in the number of calls.
         let mut index: HashMap<(&str, [u8; 32]), usize> = HashMap::new();
-        // Canonicalising every input is the costly part and independent per
-        // call, so the digests are computed in parallel and grouped in order.
-        let digests: Vec<Option<[u8; 32]>> = self
-            .tool_log
-            .par_iter()
-            .map(|call| {
-                let nested = call
-                    .parent
-                    .as_ref()
-                    .is_some_and(|p| !self.fork_scoped.contains(p));
-                (!nested).then(|| Sha256::digest(control::canon(&call.input).as_bytes()).into())
-            })
-            .collect();
-        for (call, digest) in self.tool_log.iter().zip(digests) {
-            let Some(digest) = digest else { continue };
+        for call in &self.tool_log {
+            if call
+                .parent
+                .as_ref()
+                .is_some_and(|p| !self.fork_scoped.contains(p))
+            {
+                continue;
+            }
+            let digest = call.input_digest;
             match index.entry((call.name.as_str(), digest)) {
                 std::collections::hash_map::Entry::Occupied(e) => groups[*e.get()].2 += 1,
                 std::collections::hash_map::Entry::Vacant(e) => {
@@ -1382,7 +1562,7 @@ impl Driver {
         }
         let permission_denied = self.rec.path_denials.take().unwrap_or_default();
         if self.rec.has_control_out {
-            reconstruct_hooks(&mut self.rec, lines);
+            reconstruct_hooks(&mut self.rec, hook_lines);
             if let Some(pd) = self.rec.path_denials.as_mut() {
                 pd.extend(permission_denied);
             }
@@ -1480,11 +1660,11 @@ fn name_of(req: &DecisionRequest) -> String {
 
 /// Hook events and pretooluse/can_use_tool path denials from the recorded
 /// `control_request`s paired with their controlOut replies (spec §2.5 steps 7–8).
-fn reconstruct_hooks(rec: &mut RunRecord, lines: &[&str]) {
+fn reconstruct_hooks(rec: &mut RunRecord, lines: &[String]) {
     let mut hooks = Vec::new();
     let mut denials = Vec::new();
     // Every line is scanned (also past a truncation point), as the original does.
-    for line in lines.iter().filter(|l| l.contains("control_request")) {
+    for line in lines.iter().filter(|l| is_hook_candidate(l)) {
         let Ok(Value::Object(mo)) = serde_json::from_str::<Value>(line) else {
             continue;
         };
@@ -1634,7 +1814,7 @@ mod tests {
     use super::*;
 
     fn run(events: &[&str], co: Option<&[&str]>) -> RunRecord {
-        drive(events.iter().copied(), co)
+        drive(events.to_vec(), co)
     }
 
     #[test]
@@ -1733,5 +1913,71 @@ mod tests {
         assert_eq!(r.tasks.len(), 1);
         assert_eq!(r.tasks[0].status, "completed");
         assert_eq!(r.evidence_errors.task_tracking, 1);
+    }
+
+    #[test]
+    fn context_event_json_is_its_serialisation() {
+        let line = r#"{"type":"system","subtype":"status","n":1.50,"x":{"b":[1,"\u00e9"]}}"#;
+        for data in [
+            ContextData::Line(line.into()),
+            ContextData::Fields(ContextData::Line(line.into()).fields().into_owned()),
+        ] {
+            let ev = ContextEvent {
+                subtype: "status".into(),
+                data,
+            };
+            assert_eq!(serde_json::to_value(&ev).unwrap(), ev.clone().into_json());
+            assert_eq!(
+                ev.into_json().to_string(),
+                r#"{"subtype":"status","data":{"n":1.50,"x":{"b":[1,"é"]}}}"#
+            );
+        }
+    }
+
+    /// A long run spanning several read chunks: owning the lines (freed as
+    /// read) and borrowing them give the same record, also when the run is
+    /// truncated part-way and hooks after the truncation point still count.
+    #[test]
+    fn owned_and_borrowed_lines_drive_alike_across_chunks() {
+        let hook = r#"{"type":"control_request","request_id":"h1","request":{"subtype":"hook_callback","callback_id":"hostloop-path-gate","input":{"tool_name":"Read","tool_input":{"file_path":"/sessions/x/a"}}}}"#;
+        let question = r#"{"type":"control_request","request_id":"q1","request":{"subtype":"can_use_tool","tool_name":"AskUserQuestion","input":{"questions":[{"question":"Pick?","options":[{"label":"A"}]}]}}}"#;
+        let co = [
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"h1","response":{"decision":"block","reason":"vm path"}}}"#,
+        ];
+        for truncate in [false, true] {
+            let mut lines: Vec<String> = vec![
+                r#"{"type":"system","subtype":"init","tools":["Bash"],"mcp_servers":[],"skills":[]}"#.into(),
+            ];
+            for i in 0..(READ_CHUNK_LINES * 2 + 17) {
+                lines.push(match i % 4 {
+                    0 => format!(r#"{{"type":"assistant","message":{{"content":[{{"type":"text","text":"step {i}\n"}}]}}}}"#),
+                    1 => format!(r#"{{"type":"assistant","message":{{"content":[{{"type":"tool_use","id":"t{i}","name":"Bash","input":{{"command":"echo {}"}}}}]}}}}"#, i % 7),
+                    2 => format!(r#"{{"type":"user","message":{{"content":[{{"type":"tool_result","tool_use_id":"t{}","content":"out {i}"}}]}}}}"#, i - 1),
+                    _ => format!(r#"{{"type":"system","subtype":"thinking_tokens","estimated_tokens":{i}}}"#),
+                });
+                if i == READ_CHUNK_LINES + 3 {
+                    lines.push(if truncate {
+                        question.into()
+                    } else {
+                        hook.into()
+                    });
+                }
+            }
+            lines.push(hook.into());
+            lines.push(r#"{"type":"result","is_error":false,"num_turns":3}"#.into());
+            let borrowed = drive(lines.iter().map(String::as_str).collect(), Some(&co));
+            let owned = drive(lines, Some(&co));
+            assert_eq!(format!("{owned:?}"), format!("{borrowed:?}"));
+            assert_eq!(owned.truncated.is_some(), truncate);
+            assert!(owned.hook_events.as_ref().is_some_and(|h| !h.is_empty()));
+            if !truncate {
+                assert_eq!(
+                    owned.redundant_tool_calls.len(),
+                    7,
+                    "7 distinct repeated commands"
+                );
+                assert_eq!(owned.context_events.len(), READ_CHUNK_LINES / 2 + 4);
+            }
+        }
     }
 }

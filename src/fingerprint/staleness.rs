@@ -247,6 +247,11 @@ fn tier_check(c: &Cassette, out: &mut Staleness) {
 fn discovery_surface_note(c: &Cassette, out: &mut Staleness) {
     let mut tools: Option<Vec<String>> = None;
     for line in c.events() {
+        // Only an init line matters: skip the rest unparsed. Its subtype
+        // spells `init` unless written with `\u` escapes.
+        if !line.contains("init") && !line.contains("\\u") {
+            continue;
+        }
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
         };

@@ -510,9 +510,11 @@ fn agent_command(
             .filter(|s| !s.is_empty())
     }) {
         let (program, args) =
-            agent::split_agent_cmd(&custom).ok_or_else(|| RecordError::Setup {
-                message: "`--agent-cmd` is empty".into(),
-                hint: None,
+            agent::split_agent_cmd(&custom).map_err(|e| RecordError::Setup {
+                message: e.to_string(),
+                hint: Some(
+                    "quote words with spaces as a shell would (`node \"my agent.js\"`); for pipes or variables, wrap the command in a script".into(),
+                ),
             })?;
         let mut env = agent::operator_env(std::env::vars(), &session.agent_env);
         env.push(("WORK_ROOT".into(), cwd.display().to_string()));

@@ -6,11 +6,12 @@
 //! atomically.
 //!
 //! The on-disk scenario is read by the one scenario loader
-//! (`crate::scenario::Scenario::load_authored`) and found by the one sibling
-//! resolver (`crate::scenario::sibling`). Blocks are compared as
-//! `JSON.stringify` text (`crate::canon::legacy_serde`), key order included,
-//! as the original compares them. This module does not evaluate anything and
-//! never touches `events`/`controlOut`.
+//! (`crate::scenario::Scenario::load_authored`), found by the one sibling
+//! resolver (`crate::scenario::sibling`) and checked for drift by the one
+//! recording-shaping comparison (`crate::scenario::shaping::drift`). Blocks
+//! are compared as `JSON.stringify` text (`shaping::js_text`), key order
+//! included, as the original compares them. This module does not evaluate
+//! anything and never touches `events`/`controlOut`.
 
 use std::path::PathBuf;
 
@@ -19,6 +20,7 @@ use serde_json::{Map, Value};
 use crate::assert::catalog::{self, Bucket};
 use crate::cassette::Cassette;
 use crate::cassette::write::{self, WriteStyle};
+use crate::scenario::shaping::{self, FieldDrift};
 use crate::scenario::{Scenario, ScenarioError, sibling};
 
 /// Where the evaluated assertions come from.
@@ -64,9 +66,13 @@ pub enum AssertSourceError {
     },
     #[error(
         "scenario `{path}` drifted from the recording: {} — the assert-only loop cannot change what shaped the recording; re-record the cassette",
-        fields.iter().map(|d| format!("`{}` differs (on disk {}, recorded {})", d.field, d.disk, d.recorded)).collect::<Vec<_>>().join(", ")
+        fields.iter().map(|d| format!("`{}` differs (on disk {}, recorded {})", d.field, compact(&d.on_disk), compact(&d.recorded))).collect::<Vec<_>>().join(", ")
     )]
-    Drift { path: String, fields: Vec<Drifted> },
+    Drift {
+        path: String,
+        /// Every drifted recording-shaping field, in the original's order.
+        fields: Vec<FieldDrift>,
+    },
 }
 
 /// ` (hint: …)` for a loader error that carries one.
@@ -74,14 +80,6 @@ fn hint_suffix(e: &ScenarioError) -> String {
     e.hint()
         .map(|h| format!(" (hint: {h})"))
         .unwrap_or_default()
-}
-
-/// One recording-shaping field that differs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Drifted {
-    pub field: &'static str,
-    pub disk: String,
-    pub recorded: String,
 }
 
 /// The assertions to evaluate, plus the notices choosing them produced.
@@ -96,34 +94,10 @@ pub struct ChosenAsserts {
     pub notices: Vec<String>,
 }
 
-/// Produces a field's default value.
-type DefaultValue = fn() -> Value;
-
-/// Recording-shaping fields and the defaults an absent (or `null`) value
-/// stands for on either side (`RECORDING_SHAPING_FIELDS`). `session` and
-/// `execution` are deliberately not compared.
-const SHAPING: [(&str, DefaultValue); 7] = [
-    ("prompt", || Value::String(String::new())),
-    ("baseline", || Value::String("latest".into())),
-    ("fidelity", || Value::String("container".into())),
-    ("lane", || Value::String("local".into())),
-    ("answers", || Value::Array(Vec::new())),
-    ("skills", || Value::Array(Vec::new())),
-    ("requires_capabilities", || Value::Array(Vec::new())),
-];
-
 fn items_of(v: Option<&Value>) -> Vec<Map<String, Value>> {
     v.and_then(Value::as_array)
         .map(|a| a.iter().filter_map(|i| i.as_object().cloned()).collect())
         .unwrap_or_default()
-}
-
-/// `JSON.stringify(v ?? default)`: the text the original compares.
-fn js_text(v: Option<&Value>, default: DefaultValue) -> String {
-    match v.filter(|v| !v.is_null()) {
-        Some(v) => crate::canon::legacy_serde(v),
-        None => crate::canon::legacy_serde(&default()),
-    }
 }
 
 /// Chooses the assertions for `cassette` per `source`.
@@ -174,18 +148,7 @@ pub fn choose(
             flag: source.flag(),
             source: source_error,
         })?;
-    let drifted: Vec<Drifted> = SHAPING
-        .iter()
-        .filter_map(|(field, default)| {
-            let d = js_text(disk.frozen.get(*field), *default);
-            let r = js_text(scenario.get(*field), *default);
-            (d != r).then(|| Drifted {
-                field,
-                disk: compact(&d),
-                recorded: compact(&r),
-            })
-        })
-        .collect();
+    let drifted = shaping::drift(scenario, &disk);
     if !drifted.is_empty() {
         return Err(AssertSourceError::Drift {
             path: path.display().to_string(),
@@ -210,7 +173,8 @@ pub fn choose(
     };
     let skill_verifiable = cassette.fingerprint().and_then(|f| f.skill_hash).is_some();
     chosen.notices.push(format!(
-        "::notice:: [replay] re-asserting from on-disk {shown} (authored fields prompt/baseline/fidelity/lane/answers/skills/requires_capabilities verified unchanged; skill-content drift {}; session model/mounts/discovery is NOT verified — re-record if the session changed)",
+        "::notice:: [replay] re-asserting from on-disk {shown} (authored fields {} verified unchanged; skill-content drift {}; session model/mounts/discovery is NOT verified — re-record if the session changed)",
+        shaping::field_names().collect::<Vec<_>>().join("/"),
         if skill_verifiable {
             "will hard-fail"
         } else {
@@ -256,8 +220,9 @@ pub fn sibling_notices(cassette: &Cassette) -> Vec<String> {
     let scenario = cassette.scenario();
     let mut notices = Vec::new();
     let disk_assert = Value::Array(disk.assert.clone());
-    if js_text(Some(&disk_assert), || Value::Array(Vec::new()))
-        != js_text(scenario.get("assert"), || Value::Array(Vec::new()))
+    let no_asserts = || Value::Array(Vec::new());
+    if shaping::js_text(Some(&disk_assert), no_asserts)
+        != shaping::js_text(scenario.get("assert"), no_asserts)
     {
         notices.push(format!(
             "::notice:: [replay] {shown} has a different `assert:` block; replay used the assertions frozen in the cassette. Re-record, or `reel replay {} --assert-from {shown}` to re-check against the on-disk block.",
@@ -285,6 +250,7 @@ fn compact_error(message: &str) -> String {
     }
 }
 
+/// A drifted value shown in the error: at most 80 characters.
 fn compact(s: &str) -> String {
     if s.chars().count() > 80 {
         format!("{}…", s.chars().take(80).collect::<String>())
@@ -357,16 +323,31 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn js_text_defaults_absent_and_null_and_keeps_key_order() {
-        let empty = || Value::Array(Vec::new());
-        assert_eq!(js_text(None, empty), "[]");
-        assert_eq!(js_text(Some(&Value::Null), empty), "[]");
-        let ab = json!([{"a": 1, "b": 2}]);
-        let ba = json!([{"b": 2, "a": 1}]);
-        assert_ne!(js_text(Some(&ab), empty), js_text(Some(&ba), empty));
-        // JS number text: 1.0 and 1 are the same number.
-        let one: Value = serde_json::from_str("[1.0]").unwrap();
-        assert_eq!(js_text(Some(&one), empty), "[1]");
+    fn the_drift_error_names_every_field_with_both_values_and_the_fix() {
+        let long = format!("\"{}\"", "p".repeat(100));
+        let e = AssertSourceError::Drift {
+            path: "s.yaml".into(),
+            fields: vec![
+                FieldDrift {
+                    field: "prompt",
+                    on_disk: long.clone(),
+                    recorded: r#""hi""#.into(),
+                },
+                FieldDrift {
+                    field: "skills",
+                    on_disk: json!(["a"]).to_string(),
+                    recorded: "[]".into(),
+                },
+            ],
+        };
+        let shown_prompt = format!("{}…", &long[..80]);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "scenario `s.yaml` drifted from the recording: `prompt` differs (on disk {shown_prompt}, recorded \"hi\"), \
+                 `skills` differs (on disk [\"a\"], recorded []) — the assert-only loop cannot change what shaped the recording; re-record the cassette"
+            )
+        );
     }
 
     #[test]

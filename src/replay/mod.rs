@@ -23,6 +23,7 @@ pub mod mutate;
 pub mod record_view;
 pub mod verdict;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
@@ -219,13 +220,26 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
             .notices
             .extend(assert_source::sibling_notices(&cassette));
     }
-    let mut result = match replay_with(&cassette, &chosen, opts) {
+    let writing = opts.write && opts.assert_source.is_reassert();
+    if !writing {
+        // Nothing reads the cassette after the replay: hand it over whole so
+        // the re-drive can free the recorded lines as it reads them.
+        return match replay_with(Cow::Owned(cassette), &chosen, opts) {
+            Ok(mut result) => {
+                notices.append(&mut result.notices);
+                result.notices = notices;
+                result
+            }
+            Err(e) => error_result(path, notices, e.to_string()),
+        };
+    }
+    let mut result = match replay_with(Cow::Borrowed(&cassette), &chosen, opts) {
         Ok(r) => r,
         Err(e) => return error_result(path, notices, e.to_string()),
     };
     notices.append(&mut result.notices);
     result.notices = notices;
-    if opts.write && opts.assert_source.is_reassert() {
+    {
         if let Err(why) = write_gate(&cassette, &chosen, &result, opts) {
             result
                 .after
@@ -290,7 +304,7 @@ pub fn replay_cassette(
     opts: &ReplayOptions,
 ) -> Result<ReplayResult, ReplayError> {
     let chosen = assert_source::choose(cassette, &opts.assert_source)?;
-    replay_with(cassette, &chosen, opts)
+    replay_with(Cow::Borrowed(cassette), &chosen, opts)
 }
 
 fn evidence_of(cassette: &Cassette) -> buckets::Evidence {
@@ -327,8 +341,12 @@ fn staleness_gate(opts: &ReplayOptions) -> Gate {
 }
 
 /// The engine: one cassette, a chosen assertion block.
+///
+/// An owned cassette (`Cow::Owned`) gives its `events` lines to the re-drive,
+/// which frees them as it reads: peak memory is then about the cassette, not
+/// the cassette plus the record. A borrowed one is left untouched.
 pub fn replay_with(
-    cassette: &Cassette,
+    mut cassette: Cow<'_, Cassette>,
     chosen: &ChosenAsserts,
     opts: &ReplayOptions,
 ) -> Result<ReplayResult, ReplayError> {
@@ -363,7 +381,7 @@ pub fn replay_with(
     }
 
     // 3. Staleness.
-    let stale = staleness::compute(cassette, opts.session.as_deref());
+    let stale = staleness::compute(&cassette, opts.session.as_deref());
     for f in &stale.findings {
         notices.push(format!(
             "::warning:: [replay] cassette stale: {}",
@@ -372,7 +390,7 @@ pub fn replay_with(
     }
 
     // 4. Legacy (no controlOut) mode.
-    let evidence = evidence_of(cassette);
+    let evidence = evidence_of(&cassette);
     if !evidence.has_control_out {
         notices.push(
             "::warning:: [replay] cassette has no controlOut (pre-full-fidelity) — question/gate assertions are NOT checked; re-record to enable them"
@@ -391,9 +409,18 @@ pub fn replay_with(
         })?),
     };
 
+    // Read before the re-drive, which may take the lines away.
+    let answer_problems = fidelity::recorded_answer_problems(&cassette);
+
     // 6. Re-drive.
-    let run = RunRecord::from_cassette(cassette);
-    let mut facts = record_view::facts(&run, !opts.lean);
+    let run = match &mut cassette {
+        Cow::Owned(owned) => {
+            let events = owned.take_events();
+            RunRecord::from_taken_events(events, owned.control_out().as_deref())
+        }
+        Cow::Borrowed(borrowed) => RunRecord::from_cassette(borrowed),
+    };
+    let cassette: &Cassette = &cassette;
 
     // 9, 11, 12. Bucket exclusion.
     let stripped = buckets::strip(&chosen.items, chosen.expect_denied.len(), &evidence);
@@ -431,12 +458,10 @@ pub fn replay_with(
         notices.extend(pass.notices);
         pass.report
     });
-    // Evaluation was the record's last reader: free it now rather than
-    // holding it beside the facts (and, in JSON mode, the run result) — on a
+    // Evaluation was the record's last reader: the facts (and, in JSON mode,
+    // the run-result fields) are moved out of it rather than copied — on a
     // large cassette it is the size of the recording.
-    let mut run = run;
-    facts.transcript = std::mem::take(&mut run.transcript);
-    drop(run);
+    let mut facts = record_view::facts(run, !opts.lean);
 
     // 16. Pseudo-assertions, in the original's order.
     for m in stale.failures(staleness_gate(opts)) {
@@ -455,7 +480,7 @@ pub fn replay_with(
     for m in &facts.format_problems {
         assertions.push(pseudo(true, "cassette-format", m.clone()));
     }
-    for p in fidelity::recorded_answer_problems(cassette) {
+    for p in answer_problems {
         assertions.push(pseudo(true, "cassette-format", fidelity::message(&p)));
     }
     drop(materialised);

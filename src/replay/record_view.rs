@@ -80,7 +80,7 @@ fn counts(pairs: &[(String, u64)]) -> Value {
 /// false the run-result evidence fields (`toolResults`, `contextEvents`, ...)
 /// are not built: the text report never shows them, and on a large cassette
 /// they cost more than the evaluation.
-pub fn facts(run: &RunRecord, with_fields: bool) -> RecordFacts {
+pub fn facts(mut run: RunRecord, with_fields: bool) -> RecordFacts {
     let result = run.result.as_str().to_string();
     // `resultErrorKind`: a 429 whose text names the usage limit.
     let result_error_kind = (run.result != RunOutcome::Success
@@ -91,7 +91,7 @@ pub fn facts(run: &RunRecord, with_fields: bool) -> RecordFacts {
             .is_some_and(|t| t.to_lowercase().contains("usage limit")))
     .then(|| "usage_limit".to_string());
     let f = if with_fields {
-        run_fields(run)
+        run_fields(&mut run)
     } else {
         Map::new()
     };
@@ -100,9 +100,8 @@ pub fn facts(run: &RunRecord, with_fields: bool) -> RecordFacts {
         result_error_kind,
         result_subtype: run.result_subtype.clone(),
         error_source: run.error_source.clone(),
-        // Moved in by `replay_with` once evaluation is done: the transcript
-        // can be tens of MB, and the record still needs it until then.
-        transcript: String::new(),
+        // Moved, not copied: it can be tens of MB.
+        transcript: std::mem::take(&mut run.transcript),
         tool_count: run.tool_calls_total() as usize,
         subagent_count: run.subagents.len(),
         models: run.models.clone(),
@@ -135,8 +134,21 @@ pub fn facts(run: &RunRecord, with_fields: bool) -> RecordFacts {
     }
 }
 
-/// The run-result evidence fields, in the original's key spelling.
-fn run_fields(run: &RunRecord) -> Map<String, Value> {
+/// Converts `items` one by one, dropping each once converted, so the JSON
+/// copy of a large list never coexists with the whole original.
+fn drain_to_value<T: serde::Serialize>(items: &mut Vec<T>) -> Value {
+    Value::Array(
+        std::mem::take(items)
+            .into_iter()
+            .map(|item| to_value(&item))
+            .collect(),
+    )
+}
+
+/// The run-result evidence fields, in the original's key spelling. The
+/// record's two bulkiest lists (`contextEvents`, `toolResults`) are drained
+/// into the result rather than copied.
+fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
     let mut f = Map::new();
     if let Some(t) = &run.result_text {
         f.insert("finalMessage".into(), Value::from(t.clone()));
@@ -204,7 +216,15 @@ fn run_fields(run: &RunRecord) -> Map<String, Value> {
         "skillToolAvailable".into(),
         Value::Bool(run.init_tools.iter().any(|t| t == "Skill")),
     );
-    f.insert("contextEvents".into(), to_value(&run.context_events));
+    f.insert(
+        "contextEvents".into(),
+        Value::Array(
+            std::mem::take(&mut run.context_events)
+                .into_iter()
+                .map(|e| e.into_json())
+                .collect(),
+        ),
+    );
     if let Some(h) = &run.hook_events {
         let events: Vec<Value> = h
             .iter()
@@ -247,7 +267,7 @@ fn run_fields(run: &RunRecord) -> Map<String, Value> {
         f.insert("pathDenials".into(), to_value(p));
     }
     f.insert("presentedFiles".into(), to_value(&run.presented_files));
-    f.insert("toolResults".into(), to_value(&run.tool_results));
+    f.insert("toolResults".into(), drain_to_value(&mut run.tool_results));
     if !run.infra_errors.is_empty() {
         f.insert("infraErrors".into(), to_value(&run.infra_errors));
     }

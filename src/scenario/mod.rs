@@ -17,7 +17,8 @@
 //! `replay --assert-from`/`--reassert` and the sibling notices read);
 //! [`Scenario::load`] adds what reel's recorder cannot do. Errors say which
 //! layer refused ([`Refusal`]). [`sibling`] finds the scenario a cassette was
-//! recorded from.
+//! recorded from; [`shaping`] compares its recording-shaping fields with the
+//! cassette's frozen copy.
 //!
 //! Not here: the session YAML (`session.rs`, owned by the fingerprint module;
 //! `session_keys` reads the few keys record needs until it lands), assertion
@@ -26,6 +27,7 @@
 pub mod answers;
 pub mod session;
 pub mod session_keys;
+pub mod shaping;
 pub mod sibling;
 
 use std::path::{Path, PathBuf};
@@ -71,8 +73,8 @@ pub enum Refusal {
     /// `replay_protocol_fidelity`, `execution: cloud-describe`, a key that
     /// cannot pass on `lane: remote`.
     LoadCheck,
-    /// Loads, but `record` refuses it: a tier other than `protocol`, egress
-    /// assertions, an interactive `on_unanswered`, assertions that contradict
+    /// Loads, but `record` refuses it: a blank `prompt`, a tier other than
+    /// `protocol`, egress assertions, an interactive `on_unanswered`, assertions that contradict
     /// each other, a `~user` session path.
     Unrecordable,
 }
@@ -276,14 +278,13 @@ impl Scenario {
             }
         };
 
-        let prompt = match string("prompt")? {
-            Some(p) if !p.trim().is_empty() => p,
-            _ => {
-                return Err(schema(
-                    "`prompt` is required (the user turn sent to the agent)".into(),
-                    None,
-                ));
-            }
+        // Required, but any string: the original's schema takes `prompt: ""`
+        // (a blank prompt is refused by `check_recordable` only).
+        let Some(prompt) = string("prompt")? else {
+            return Err(schema(
+                "`prompt` is required (the user turn sent to the agent)".into(),
+                None,
+            ));
         };
         let name = match string("name")? {
             Some(n) if !n.is_empty() => n,
@@ -409,6 +410,12 @@ impl Scenario {
             hint,
             refusal: Refusal::Unrecordable,
         };
+        if self.prompt.trim().is_empty() {
+            return Err(refuse(
+                "`prompt` is blank: there is no user turn to send to the agent".into(),
+                Some("write the user turn in `prompt:`".into()),
+            ));
+        }
         if self.fidelity != "protocol" {
             let how = if self.fidelity_authored {
                 format!("`fidelity: {}`", self.fidelity)
@@ -578,7 +585,10 @@ pub fn resolve_path(p: &str, base: &Path) -> Result<PathBuf, String> {
 }
 
 /// cowork-harness's slug: `/` and `\` → `-`, runs of `..` → `.`, leading
-/// `.`/`-` stripped, `scenario` if empty, >128 chars truncated plus a hash.
+/// `.`/`-` stripped, `scenario` if empty; over 128 UTF-16 code units (a JS
+/// string's length, so an emoji counts two) it keeps the first 128 units plus
+/// `-` and 8 hex of the SHA-256 of the whole slug. Every other character,
+/// non-ASCII included, is kept as is.
 pub fn slug(name: &str) -> String {
     let mut s: String = name
         .chars()
@@ -591,10 +601,14 @@ pub fn slug(name: &str) -> String {
     if s.is_empty() {
         return "scenario".into();
     }
-    if s.chars().count() > 128 {
+    const LIMIT: usize = 128;
+    let units: Vec<u16> = s.encode_utf16().collect();
+    if units.len() > LIMIT {
         use sha2::Digest;
         let digest = hex::encode(sha2::Sha256::digest(s.as_bytes()));
-        let head: String = s.chars().take(128).collect();
+        // A cut through a surrogate pair leaves a lone surrogate, which Node
+        // writes to the file system as U+FFFD: what the lossy decode gives.
+        let head = String::from_utf16_lossy(&units[..LIMIT]);
         return format!("{head}-{}", &digest[..8]);
     }
     s
@@ -960,6 +974,41 @@ mod tests {
     }
 
     #[test]
+    fn a_blank_prompt_loads_as_authored_but_record_refuses_it() {
+        // The original's schema is `prompt: z.string()`: any string loads.
+        for yaml in [
+            "fidelity: protocol\nprompt: ''\n",
+            "fidelity: protocol\nprompt: \"  \\n\"\n",
+        ] {
+            let s = Scenario::from_str_authored(Path::new("s.yaml"), yaml).unwrap();
+            assert!(s.prompt.trim().is_empty(), "{yaml}");
+            assert_eq!(s.frozen["prompt"], Value::String(s.prompt.clone()));
+            assert_eq!(refusal(yaml), Refusal::Unrecordable, "{yaml}");
+            let err = load(yaml).unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains("scenarios/demo.yaml`: `prompt` is blank"),
+                "{err}"
+            );
+            assert_eq!(
+                err.hint().as_deref(),
+                Some("write the user turn in `prompt:`")
+            );
+        }
+        // Absent or null is still the schema's refusal, at both layers.
+        for yaml in [
+            "fidelity: protocol\n",
+            "fidelity: protocol\nprompt:\n",
+            "prompt: ~\n",
+        ] {
+            let err = Scenario::from_str_authored(Path::new("s.yaml"), yaml).unwrap_err();
+            assert!(err.is_schema(), "{yaml}: {err}");
+            assert!(err.to_string().contains("`prompt` is required"), "{err}");
+            assert_eq!(refusal(yaml), Refusal::Schema, "{yaml}");
+        }
+    }
+
+    #[test]
     fn load_authored_takes_every_tier_the_original_takes() {
         for tier in ["container", "hostloop", "microvm", "cowork", "protocol"] {
             let text = format!("fidelity: {tier}\nprompt: hi\nexpect_denied: [x.com]\n");
@@ -1001,5 +1050,26 @@ mod tests {
         let long = "x".repeat(200);
         let s = slug(&long);
         assert_eq!(s.len(), 128 + 9);
+    }
+
+    /// Vectors from the original's rule run under Node (`slugForPath`):
+    /// non-ASCII kept, the length bound in UTF-16 code units.
+    #[test]
+    fn slug_keeps_non_ascii_and_counts_utf16_units_like_the_original() {
+        assert_eq!(slug("Résumé / 日本語 review"), "Résumé - 日本語 review");
+        assert_eq!(
+            slug(&"é".repeat(130)),
+            format!("{}-0e453436", "é".repeat(128))
+        );
+        // 70 emoji are 140 units: cut after 64 of them.
+        assert_eq!(
+            slug(&"😀".repeat(70)),
+            format!("{}-6461d28f", "😀".repeat(64))
+        );
+        // The cut falls inside a surrogate pair.
+        assert_eq!(
+            slug(&format!("a{}", "😀".repeat(70))),
+            format!("a{}\u{FFFD}-74598a83", "😀".repeat(63))
+        );
     }
 }

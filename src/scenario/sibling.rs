@@ -4,8 +4,9 @@
 //! exists, else a lookup by the slug of the frozen `scenario.name` at
 //! `<dir>/../scenarios/<slug>.yaml|.yml` then `<dir>/<slug>.yaml|.yml`.
 //!
-//! This is the one resolver: `replay --reassert` and the default replay's
-//! sibling notices use it. It only finds a path; it does not read or parse
+//! This is the one resolver: `replay --reassert`, the default replay's
+//! sibling notices and `verify-cassettes`' scenario-drift and session-shape
+//! checks use it. It only finds a path; it does not read or parse
 //! the file (that is [`super::Scenario::load_authored`]).
 
 use std::path::{Path, PathBuf};

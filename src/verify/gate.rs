@@ -4,8 +4,10 @@
 //! Per cassette: load (a load error still gets a privacy scan of the raw
 //! document), privacy scan, staleness (the shared
 //! [`crate::fingerprint::staleness::compute`]), session-shape drift, scenario
-//! drift, version. A batch runs on all cores and keeps input order. One bad
-//! file never stops the rest: it becomes that row's `error`.
+//! drift, version, and under `--margins` the count-budget rows of
+//! [`super::margins`] off the cassette already loaded. A batch runs on all
+//! cores and keeps input order. One bad file never stops the rest: it
+//! becomes that row's `error`.
 //!
 //! This module does not render (see [`super::report`]) and does not parse
 //! command-line arguments (see `cli/verify.rs`).
@@ -16,9 +18,12 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::margins::{self, CassetteMargins};
 use super::scan::{AllowList, Finding, scan_document};
 use crate::cassette::{CASSETTE_VERSION, Cassette};
 use crate::fingerprint::staleness;
+use crate::scenario::sibling::{self, Via};
+use crate::scenario::{Scenario, shaping};
 
 /// What to check.
 #[derive(Debug, Clone, Default)]
@@ -30,6 +35,9 @@ pub struct VerifyOptions {
     pub staleness: bool,
     pub scenario_drift: bool,
     pub allow: AllowList,
+    /// `--margins`: also re-drive each cassette that has count-bound
+    /// assertions for its recorded counts (diagnostic only).
+    pub margins: bool,
 }
 
 /// The result for one cassette (the `results[]` rows of the JSON report).
@@ -46,6 +54,10 @@ pub struct CassetteResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub privacy_scanned: bool,
+    /// `--margins` only, and only for a loadable cassette with count-bound
+    /// assertions; reported apart from `results[]` (never in a verdict).
+    #[serde(skip)]
+    pub margins: Option<CassetteMargins>,
 }
 
 impl CassetteResult {
@@ -154,130 +166,31 @@ pub fn resolve_session(cassette: &Cassette, session_override: Option<&Path>) -> 
     crate::fingerprint::resolve_session_path(recorded, Some(cassette.dir()), session_override)
 }
 
-/// How the scenario source of a cassette was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SourceVia {
-    Persisted,
-    NameLookup,
-    None,
-}
-
-fn resolve_scenario_source(cassette: &Cassette) -> (Option<PathBuf>, SourceVia, bool) {
-    let dir = cassette.dir();
-    let mut persisted_missing = false;
-    if let Some(src) = cassette.scenario_source() {
-        let p = dir.join(src);
-        if p.exists() {
-            return (Some(p), SourceVia::Persisted, false);
-        }
-        persisted_missing = true;
-    }
-    let name = cassette.scenario().get("name").and_then(Value::as_str);
-    let found = name.and_then(|n| {
-        let slug: String = n
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                    c
-                } else {
-                    '-'
-                }
-            })
-            .collect();
-        [
-            dir.join("..")
-                .join("scenarios")
-                .join(format!("{slug}.yaml")),
-            dir.join("..").join("scenarios").join(format!("{slug}.yml")),
-            dir.join(format!("{slug}.yaml")),
-            dir.join(format!("{slug}.yml")),
-        ]
-        .into_iter()
-        .find(|c| c.exists())
-    });
-    let via = if found.is_some() {
-        SourceVia::NameLookup
-    } else {
-        SourceVia::None
-    };
-    (found, via, persisted_missing)
-}
-
-/// Largest scenario file read for the drift check: a scenario is a few KB;
-/// a path that leads to a device or a huge file is not one.
-const MAX_SCENARIO_BYTES: u64 = 4 * 1024 * 1024;
-
-/// Reads a regular file of at most [`MAX_SCENARIO_BYTES`] (a cassette may
-/// point `scenarioSource` anywhere, e.g. at `/dev/zero`).
-fn read_small_file(path: &Path) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
-    if meta.len() > MAX_SCENARIO_BYTES {
-        return Err(format!("larger than {MAX_SCENARIO_BYTES} bytes"));
-    }
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_SCENARIO_BYTES).read_to_string(&mut text))
-        .map_err(|e| e.to_string())?;
-    Ok(text)
-}
-
-/// The recording-shaping fields and their defaults (cowork-harness
-/// `RECORDING_SHAPING_FIELDS`).
-type ShapingField = (&'static str, fn() -> Value);
-const SHAPING: [ShapingField; 7] = [
-    ("prompt", || Value::String(String::new())),
-    ("baseline", || Value::String("latest".into())),
-    ("fidelity", || Value::String("container".into())),
-    ("lane", || Value::String("local".into())),
-    ("answers", || Value::Array(vec![])),
-    ("skills", || Value::Array(vec![])),
-    ("requires_capabilities", || Value::Array(vec![])),
-];
-
-/// Scenario drift: `Ok(drifted fields)` when comparable, `Err(Some(note))`
-/// when a source resolved but cannot be trusted or parsed, `Err(None)`
-/// when there is nothing to compare.
+/// Scenario drift (spec/fingerprint.md §5 step 5): `Ok(drifted fields)` when
+/// comparable, `Err(Some(note))` when a sibling resolved but cannot be loaded
+/// or was only found by name, `Err(None)` when there is nothing to compare.
+///
+/// The sibling is found by the one resolver ([`sibling::resolve`]), read by
+/// the one loader ([`Scenario::load_authored`]) and compared by the one
+/// recording-shaping comparison ([`shaping::drift`]). As in the original, any
+/// load failure — unreadable, not YAML, or against the schema — is a
+/// non-failing note: a half-edited scenario must never fail the gate.
 fn scenario_drift(cassette: &Cassette) -> Result<Vec<&'static str>, Option<String>> {
-    let (path, via, _) = resolve_scenario_source(cassette);
-    let path = path.ok_or(None)?;
-    let text = read_small_file(&path).map_err(|e| {
+    let (path, via) = sibling::resolve(cassette).found.ok_or(None)?;
+    let on_disk = Scenario::load_authored(&path).map_err(|e| {
         Some(format!(
-            "on-disk scenario {} did not parse ({e}) — prompt drift not checked",
-            path.display()
+            "on-disk scenario {} did not parse ({}) — prompt drift not checked",
+            path.display(),
+            e.detail()
         ))
     })?;
-    let on_disk: Value = serde_yaml::from_str::<serde_yaml::Value>(&text)
-        .map_err(|e| e.to_string())
-        .and_then(|y| serde_json::to_value(y).map_err(|e| e.to_string()))
-        .map_err(|e| {
-            Some(format!(
-                "on-disk scenario {} did not parse ({e}) — prompt drift not checked",
-                path.display()
-            ))
-        })?;
-    let frozen = cassette.scenario();
-    let drifted: Vec<&'static str> = SHAPING
-        .iter()
-        .filter(|(k, default)| {
-            let a = frozen
-                .get(*k)
-                .filter(|v| !v.is_null())
-                .cloned()
-                .unwrap_or_else(default);
-            let b = on_disk
-                .get(*k)
-                .filter(|v| !v.is_null())
-                .cloned()
-                .unwrap_or_else(default);
-            !json_equal(&a, &b)
-        })
-        .map(|(k, _)| *k)
+    let drifted: Vec<&'static str> = shaping::drift(cassette.scenario(), &on_disk)
+        .into_iter()
+        .map(|d| d.field)
         .collect();
-    if !drifted.is_empty() && via != SourceVia::Persisted {
+    // Only the recorded source is trusted enough to fail on: a name match
+    // may be an unrelated same-named scenario.
+    if !drifted.is_empty() && via != Via::Persisted {
         return Err(Some(format!(
             "on-disk {} (resolved by name, not a recorded source) has drifted recording-shaping field(s) [{}] — re-record or `replay --assert-from` to confirm",
             path.display(),
@@ -285,22 +198,6 @@ fn scenario_drift(cassette: &Cassette) -> Result<Vec<&'static str>, Option<Strin
         )));
     }
     Ok(drifted)
-}
-
-/// Structural equality (object key order ignored; numbers by value).
-fn json_equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
-        }
-        _ => a == b,
-    }
 }
 
 /// Verifies one cassette. Never panics on input; a problem with the file
@@ -365,6 +262,9 @@ pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
             cassette.version
         ));
     }
+    if opts.margins {
+        row.margins = margins::of_cassette(&row.file, &cassette);
+    }
     row
 }
 
@@ -384,8 +284,12 @@ fn session_shape(cassette: &Cassette, opts: &VerifyOptions, row: &mut CassetteRe
     if live == recorded {
         return;
     }
-    let (_, via, persisted_missing) = resolve_scenario_source(cassette);
-    if persisted_missing && via == SourceVia::NameLookup && opts.session.is_none() {
+    // The cassette's recorded `scenarioSource` is gone: its tree moved, so
+    // the session path (relative to it the same way) may have landed on an
+    // unrelated file. That is the signal whether or not the name lookup then
+    // finds a scenario; an explicit `--session` overrides the guess.
+    let relocated = sibling::resolve(cassette).persisted_missing.is_some();
+    if relocated && opts.session.is_none() {
         row.notes.push("session-fingerprint: differs from the current session file, but this cassette's directory structure could not be confirmed intact (scenario source resolved by name lookup, not its persisted path) — may be an unrelated same-named sibling; re-record, or verify manually before trusting the mismatch".into());
         return;
     }
@@ -406,56 +310,6 @@ pub fn verify_all(files: &[PathBuf], opts: &VerifyOptions) -> Vec<CassetteResult
                     ),
                     ..Default::default()
                 })
-        })
-        .collect()
-}
-
-/// Count-bound assertion keys `--margins` reports on.
-pub const COUNT_BOUND_KEYS: [&str; 10] = [
-    "tool_calls_max",
-    "max_tokens",
-    "max_cost_usd",
-    "max_turns",
-    "max_tool_errors",
-    "max_redundant_tool_calls",
-    "dispatch_count_max",
-    "task_count_min",
-    "gate_answer_count_min",
-    "questions_count_max",
-];
-
-/// One `--margins` row: a count-bound assertion's budget. The recorded
-/// count needs a replay of the cassette, which this gate does not run.
-#[derive(Debug, Clone, Serialize)]
-pub struct MarginRow {
-    pub key: String,
-    pub budget: f64,
-    pub recorded: Option<f64>,
-    pub margin: Option<f64>,
-}
-
-/// `--margins` rows of one cassette (empty when it has no count-bound
-/// assertion).
-pub fn margins_of(path: &Path) -> Vec<MarginRow> {
-    let Ok(c) = load_cassette(path) else {
-        return vec![];
-    };
-    let asserts = c
-        .scenario()
-        .get("assert")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    COUNT_BOUND_KEYS
-        .iter()
-        .filter_map(|k| {
-            let budget = asserts.iter().find_map(|a| a.get(*k))?.as_f64()?;
-            Some(MarginRow {
-                key: (*k).to_owned(),
-                budget,
-                recorded: None,
-                margin: None,
-            })
         })
         .collect()
 }

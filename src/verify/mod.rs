@@ -10,6 +10,8 @@
 //! * [`gate`]: `verify-cassettes` per cassette and per batch (privacy,
 //!   staleness via [`crate::fingerprint::staleness`], session-shape and
 //!   scenario drift, version), the exit-code rule.
+//! * [`margins`]: `--margins`, each count-bound assertion's recorded value
+//!   (off the same re-drive the assertion judges) against its budget.
 //! * [`report`]: text and JSON rendering of a gate run.
 //! * [`redact`]: `.cowork-redact.json` policies and `scrub_cassette`, used by
 //!   `record` before a cassette is written.
@@ -19,6 +21,7 @@
 
 pub mod detect;
 pub mod gate;
+pub mod margins;
 pub mod redact;
 pub mod report;
 pub mod scan;

@@ -9,7 +9,8 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::gate::{CassetteResult, MarginRow, exit_code};
+use super::gate::{CassetteResult, exit_code};
+use super::margins::{CassetteMargins, js_string, js_to_fixed_1};
 
 /// Which checks ran (`coverage` in JSON).
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -18,15 +19,6 @@ pub struct Coverage {
     pub privacy: bool,
     pub staleness: bool,
     pub scenario_drift: bool,
-}
-
-/// `--margins` rows of one cassette.
-#[derive(Debug, Clone, Serialize)]
-pub struct CassetteMargins {
-    pub file: String,
-    pub rows: Vec<MarginRow>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
 }
 
 /// The JSON envelope.
@@ -182,14 +174,23 @@ pub fn text(
                 let _ = writeln!(out, "    [margins error] {e}");
             }
             for r in &m.rows {
-                let rec = r
-                    .recorded
-                    .map_or("unavailable".to_owned(), |v| v.to_string());
-                let marg = r.margin.map_or("n/a".to_owned(), |v| format!("{v:.1}×"));
+                let rec = r.recorded.map_or("unavailable".to_owned(), js_string);
+                let marg = match r.margin {
+                    None => "n/a".to_owned(),
+                    Some(v) if v == f64::INFINITY => "∞".to_owned(),
+                    Some(v) => format!("{}×", js_to_fixed_1(v)),
+                };
+                // Under 1.5× headroom one more sample may well cross the budget.
+                let tight = if r.margin.is_some_and(|v| v < 1.5) {
+                    "  ⚠ tight"
+                } else {
+                    ""
+                };
                 let _ = writeln!(
                     out,
-                    "    {}: recorded={rec}, budget={} → margin {marg}",
-                    r.key, r.budget
+                    "    {}: recorded={rec}, budget={} → margin {marg}{tight}",
+                    r.key,
+                    js_string(r.budget)
                 );
             }
         }

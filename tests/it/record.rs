@@ -384,6 +384,44 @@ fn bad_scenarios_are_usage_errors_naming_the_key() {
 }
 
 #[test]
+fn a_blank_prompt_loads_but_record_refuses_it_before_running_anything() {
+    // The original's schema takes `prompt: ""` (replay and verify compare
+    // it); reel's recorder has no user turn to send, so it refuses.
+    let dir = tempfile::tempdir().unwrap();
+    for (file, yaml) in [
+        ("empty.yaml", "fidelity: protocol\nprompt: \"\"\n"),
+        ("spaces.yaml", "fidelity: protocol\nprompt: \"  \\n\"\n"),
+    ] {
+        let path = dir.path().join(file);
+        std::fs::write(&path, yaml).unwrap();
+        let out_path = dir.path().join("out.cassette.json");
+        let out = util::reel()
+            .arg("record")
+            .arg(&path)
+            .arg("--out")
+            .arg(&out_path)
+            .arg("--agent-cmd")
+            .arg("false")
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{file}: {err}");
+        assert!(
+            err.contains(&format!(
+                "load scenario `{}`: `prompt` is blank: there is no user turn to send to the agent",
+                path.display()
+            )),
+            "{file}: {err}"
+        );
+        assert!(
+            err.contains("hint: write the user turn in `prompt:`"),
+            "{file}: {err}"
+        );
+        assert!(!out_path.exists(), "{file}: a cassette was written");
+    }
+}
+
+#[test]
 fn genuine_cowork_harness_recordings_rederive_their_answers() {
     for name in [
         "example-multiselect-gate",

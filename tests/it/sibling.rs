@@ -383,3 +383,65 @@ fn reassert_without_a_sibling_names_where_it_looked() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.notices().is_empty(), "{}", run.stderr);
 }
+
+/// The line `reel replay` prints for the cassette's per-file error.
+fn per_file_error(run: &Run) -> &str {
+    run.stderr
+        .lines()
+        .find(|l| l.starts_with("replay: "))
+        .unwrap_or_else(|| panic!("no per-file error line: {}", run.stderr))
+}
+
+#[test]
+fn assert_from_names_every_drifted_field_with_both_values_and_the_fix() {
+    let fx = Fixture::new();
+    fx.edit_scenario(|t| format!("{t}baseline: v1\nskills: [pdf]\n"));
+    let run = fx.replay(&["--assert-from", SCENARIO]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.envelope["results"][0]["result"], json!("error"));
+    assert_eq!(
+        per_file_error(&run),
+        format!(
+            "replay: {CASSETTE}: scenario `{SCENARIO}` drifted from the recording: `baseline` differs (on disk \"v1\", recorded \"latest\"), `skills` differs (on disk [\"pdf\"], recorded []) — the assert-only loop cannot change what shaped the recording; re-record the cassette"
+        )
+    );
+}
+
+#[test]
+fn an_empty_on_disk_prompt_loads_and_is_compared_like_any_prompt() {
+    // The original's schema takes `prompt: ""`; only `record` refuses it.
+    let fx = Fixture::new();
+    fx.edit_scenario(|t| {
+        t.replace(
+            "prompt: |\n  Write a one-line note to outputs/note.md that contains the words \"reel smoke\".\n",
+            "prompt: \"\"\n",
+        )
+    });
+    // A different prompt, not a scenario that does not load.
+    let run = fx.replay(&[]);
+    assert_notice(
+        &run,
+        &format!(
+            "::notice:: [replay] {} has a different `prompt:` than the cassette's frozen prompt; the frozen events reflect the recorded prompt. Re-record to sync (verify-cassettes hard-fails this drift).",
+            fx.scenario_path().display()
+        ),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = fx.replay(&["--assert-from", SCENARIO]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let line = per_file_error(&run);
+    assert!(
+        line.contains(
+            "drifted from the recording: `prompt` differs (on disk \"\", recorded \"Write a one-line note"
+        ) && line.ends_with("re-record the cassette"),
+        "{line}"
+    );
+    // A cassette whose frozen prompt is empty too matches it.
+    fx.edit_cassette(|d| d["scenario"]["prompt"] = json!(""));
+    let run = fx.replay(&[]);
+    assert!(run.notices().is_empty(), "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = fx.replay(&["--assert-from", SCENARIO]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.verdict()["pass"], json!(true));
+}
