@@ -873,40 +873,6 @@ fn tool_available(env: &Env<'_>, v: &Value) -> KeyResult {
     Err(msg)
 }
 
-/// Skill-activation windows folded from the cassette `timeline`.
-fn skill_windows(timeline: &[Value]) -> Vec<(String, Vec<String>)> {
-    let mut windows: Vec<(String, Vec<String>)> = Vec::new();
-    for ev in timeline {
-        let ty = ev.get("type").and_then(Value::as_str);
-        if ty != Some("tool_use") && ty != Some("subagent_dispatch") {
-            continue;
-        }
-        if ty == Some("tool_use") && !crate::evidence::parse::truthy(ev.get("toolUseId")) {
-            continue;
-        }
-        let skill = ev
-            .get("skillScope")
-            .filter(|v| !v.is_null())
-            .map(crate::evidence::parse::js_string)
-            .unwrap_or_else(|| "(root)".into());
-        if windows.last().is_none_or(|(s, _)| *s != skill) {
-            windows.push((skill, Vec::new()));
-        }
-        if ty == Some("tool_use")
-            && let Some(w) = windows.last_mut()
-        {
-            let name = ev
-                .get("name")
-                .map(crate::evidence::parse::js_string)
-                .unwrap_or_else(|| "undefined".into());
-            if !w.1.contains(&name) {
-                w.1.push(name);
-            }
-        }
-    }
-    windows
-}
-
 fn skill_tool_used(env: &Env<'_>, v: &Value) -> KeyResult {
     let key = "skill_tool_used";
     let m = obj_param(key, v)?;
@@ -918,15 +884,15 @@ fn skill_tool_used(env: &Env<'_>, v: &Value) -> KeyResult {
     };
     let skill_re = env.re(key, skill)?;
     let tool_re = env.re(key, tool)?;
-    let windows = skill_windows(timeline);
+    let windows = crate::evidence::timeline::skill_activity(timeline);
     let mut matching = Vec::new();
     for w in &windows {
-        if t(key, &skill_re, &w.0)? {
+        if t(key, &skill_re, &w.skill_label())? {
             matching.push(w);
         }
     }
     for w in &matching {
-        if any_t(key, &tool_re, w.1.iter().map(String::as_str))? {
+        if any_t(key, &tool_re, w.tool_counts.iter().map(|(n, _)| n.as_str()))? {
             return ok();
         }
     }

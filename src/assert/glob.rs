@@ -5,6 +5,12 @@
 //! else literal. Compiled to the linear-time `regex` crate, so no glob can
 //! cause a backtracking blow-up.
 //!
+//! The original compiles a glob to a `RegExp` without the `u` flag, so it
+//! counts UTF-16 code units: `?` is one unit, and an astral character (an
+//! emoji) takes two (`??` matches `😀`, `?` does not). Both the glob's
+//! literals and the path are compared as units
+//! ([`crate::assert::regex::units_as_chars`]).
+//!
 //! [`Glob`] is the reference: one glob, one regex. [`GlobList`] answers
 //! "does any of these globs match" for a long list (a 2,000-pattern
 //! `no_unexpected_files` allowlist over a 2,000-file manifest) without
@@ -12,7 +18,8 @@
 //! the rest are indexed by a key every path they match must share (the
 //! basename, the extension, or the directory prefix before the first
 //! wildcard), and only the few candidates a path's keys select are matched,
-//! segment by segment, without compiling a regex. Its answers equal
+//! segment by segment (over the same UTF-16 units), without compiling a
+//! regex. Its answers equal
 //! [`any_matches`] over the same globs (a property test checks it); patterns
 //! longer than [`DIRECT_MAX_BYTES`] are confirmed by the reference.
 //! Deliberately not here: brace sets, character classes, negation — the
@@ -21,6 +28,8 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
+
+use crate::assert::regex::units_as_chars;
 
 /// A compiled glob.
 #[derive(Debug, Clone)]
@@ -46,7 +55,9 @@ impl Glob {
                 match ch {
                     '*' => re.push_str("[^/]*"),
                     '?' => re.push_str("[^/]"),
-                    c => re.push_str(&regex::escape(&c.to_string())),
+                    c => re.push_str(&regex::escape(&crate::assert::regex::units_as_chars(
+                        c.encode_utf8(&mut [0; 4]),
+                    ))),
                 }
             }
             if !last {
@@ -61,10 +72,11 @@ impl Glob {
     /// Whether `path` (with `\` read as `/`) matches.
     pub fn is_match(&self, path: &str) -> bool {
         let Some(re) = &self.0 else { return false };
+        let path = crate::assert::regex::units_as_chars(path);
         if path.contains('\\') {
             re.is_match(&path.replace('\\', "/"))
         } else {
-            re.is_match(path)
+            re.is_match(&path)
         }
     }
 }
@@ -126,8 +138,10 @@ pub struct GlobList {
 /// A non-literal pattern of a [`GlobList`].
 #[derive(Debug)]
 struct IndexedGlob {
-    /// The normalised pattern.
+    /// The pattern as given, `\` read as `/` (for the reference).
     source: String,
+    /// Byte length of the pattern in UTF-16 units (the direct matcher's).
+    units_len: usize,
     /// `P`: every match starts with it.
     prefix: String,
     /// `T` (or `L`; empty after a last `**`): every match ends with it.
@@ -142,10 +156,11 @@ struct IndexedGlob {
 }
 
 impl IndexedGlob {
-    /// Whether the pattern matches `path` (normalised; `segs` its segments).
-    fn is_match<'p>(&self, path: &'p str, segs: &mut Option<Vec<&'p str>>) -> bool {
+    /// Whether the pattern matches `path` (in UTF-16 units, normalised;
+    /// `segs` its segments); `given` is the path as given, for the reference.
+    fn is_match<'p>(&self, given: &str, path: &'p str, segs: &mut Option<Vec<&'p str>>) -> bool {
         match &self.segments {
-            Some(pattern) if self.source.len().saturating_mul(path.len()) <= DIRECT_MAX_WORK => {
+            Some(pattern) if self.units_len.saturating_mul(path.len()) <= DIRECT_MAX_WORK => {
                 let segs = segs.get_or_insert_with(|| path.split('/').collect());
                 if self.deep {
                     segments_match(pattern, segs)
@@ -160,7 +175,7 @@ impl IndexedGlob {
             _ => self
                 .reference
                 .get_or_init(|| Glob::new(&self.source))
-                .is_match(path),
+                .is_match(given),
         }
     }
 }
@@ -181,7 +196,9 @@ impl GlobList {
     pub fn new<S: AsRef<str>>(globs: &[S]) -> GlobList {
         let mut list = GlobList::default();
         for glob in globs {
-            list.add(&glob.as_ref().replace('\\', "/"));
+            let given = glob.as_ref().replace('\\', "/");
+            let units = units_as_chars(&given);
+            list.add(&given, &units);
         }
         list.dir_prefix_lengths = list.by_dir_prefix.keys().map(String::len).collect();
         list.dir_prefix_lengths.sort_unstable();
@@ -189,7 +206,9 @@ impl GlobList {
         list
     }
 
-    fn add(&mut self, pattern: &str) {
+    /// Indexes one pattern: `given` (`\` read as `/`) and `pattern`, the
+    /// same in UTF-16 units, which every key and segment is made of.
+    fn add(&mut self, given: &str, pattern: &str) {
         let first_wild = pattern.find(['*', '?']);
         let direct = pattern.len() <= DIRECT_MAX_BYTES;
         if first_wild.is_none() && direct {
@@ -229,7 +248,8 @@ impl GlobList {
                 .collect::<Vec<_>>()
         });
         self.patterns.push(IndexedGlob {
-            source: pattern.to_owned(),
+            source: given.to_owned(),
+            units_len: pattern.len(),
             prefix: prefix.to_owned(),
             suffix: suffix.to_owned(),
             deep: pattern.split('/').any(|seg| seg == "**"),
@@ -240,10 +260,12 @@ impl GlobList {
 
     /// Whether any glob matches `path` (with `\` read as `/`).
     pub fn is_match(&self, path: &str) -> bool {
-        let path: Cow<'_, str> = if path.contains('\\') {
-            Cow::Owned(path.replace('\\', "/"))
+        let given = path;
+        let units = units_as_chars(given);
+        let path: Cow<'_, str> = if units.contains('\\') {
+            Cow::Owned(units.replace('\\', "/"))
         } else {
-            Cow::Borrowed(path)
+            Cow::Borrowed(units.as_ref())
         };
         let path = path.as_ref();
         if self.exact.contains(path) {
@@ -272,7 +294,7 @@ impl GlobList {
         let mut segments: Option<Vec<&str>> = None;
         candidates
             .into_iter()
-            .any(|glob| glob.is_match(path, &mut segments))
+            .any(|glob| glob.is_match(given, path, &mut segments))
     }
 }
 
@@ -404,6 +426,26 @@ mod tests {
     }
 
     #[test]
+    fn question_mark_is_one_utf16_unit_as_in_the_original() {
+        // The original's RegExp has no `u` flag: an emoji is two units.
+        assert!(!matches("?", "😀"));
+        assert!(matches("??", "😀"));
+        assert!(matches("a/??.md", "a/😀.md"));
+        assert!(!matches("a/?.md", "a/😀.md"));
+        assert!(matches("*.md", "😀😃.md"));
+        assert!(matches("?*?", "😀"));
+        assert!(matches("😀/**", "😀/x/y"));
+        assert!(matches("x?😀", "xé😀"));
+        assert!(!matches("😀", "😃"));
+        assert!(!matches("?😀", "😃😀"));
+        assert!(matches("??😀", "😃😀"));
+        // Plane-16 characters (reel's unit stand-ins) are ordinary pairs.
+        assert!(!matches("😀", "\u{10D83D}\u{10DE00}"));
+        assert!(matches("????", "\u{10D83D}\u{10DE00}"));
+        assert!(matches("\u{10D83D}", "\u{10D83D}"));
+    }
+
+    #[test]
     fn regex_looking_globs_are_flagged() {
         for g in [
             "mcp__.*",
@@ -464,6 +506,13 @@ mod tests {
             "{a,b}",
             "a\nb",
             "a.md\n",
+            "😀",
+            "a/😀.md",
+            "😀😃.md",
+            "😃😀",
+            "\u{10D83D}\u{10DE00}",
+            "\u{10D83D}",
+            "x/😀/y",
         ];
         let globs = [
             "",
@@ -505,6 +554,19 @@ mod tests {
             "**/b",
             "*/*/*",
             "x.md",
+            "??",
+            "a/??.md",
+            "a/?.md",
+            "?*?",
+            "😀/**",
+            "??😀",
+            "?😀",
+            "😀",
+            "????",
+            "\u{10D83D}",
+            "*😀",
+            "**/😀",
+            "*/😀/*",
         ];
         for path in paths {
             for glob in globs {
@@ -554,10 +616,11 @@ mod tests {
             "?*".repeat(n / 2),
             "**/".repeat(n / 3),
             "é".repeat(n / 2),
-            "\u{10FFFF}?".repeat(n / 5),
+            "\u{10FFFF}?".repeat(n / 9),
+            "😀".repeat(n / 8),
             "*/".repeat(n / 2),
         ] {
-            assert!(pattern.len() <= n);
+            assert!(units_as_chars(&pattern).len() <= n);
             assert!(Glob::new(&pattern).0.is_some(), "{pattern:.40}…");
         }
     }
@@ -568,7 +631,21 @@ mod tests {
     fn pattern_strategy() -> impl Strategy<Value = String> {
         prop::collection::vec(
             prop::sample::select(vec![
-                "a", "b", ".", "/", "*", "?", "**", "/**/", "\\", "é", "md", "[", "{",
+                "a",
+                "b",
+                ".",
+                "/",
+                "*",
+                "?",
+                "**",
+                "/**/",
+                "\\",
+                "é",
+                "md",
+                "[",
+                "{",
+                "😀",
+                "\u{10D83D}",
             ]),
             0..8,
         )
@@ -577,7 +654,21 @@ mod tests {
 
     fn path_strategy() -> impl Strategy<Value = String> {
         prop::collection::vec(
-            prop::sample::select(vec!["a", "b", ".", "/", "\\", "é", "md", "*", "?", "["]),
+            prop::sample::select(vec![
+                "a",
+                "b",
+                ".",
+                "/",
+                "\\",
+                "é",
+                "md",
+                "*",
+                "?",
+                "[",
+                "😀",
+                "😃",
+                "\u{10D83D}",
+            ]),
             0..10,
         )
         .prop_map(|parts| parts.concat())
@@ -619,7 +710,7 @@ mod tests {
         fn glob_list_agrees_on_instances(
             pattern in pattern_strategy(),
             fills in prop::collection::vec(
-                prop::sample::select(vec!["", "a", "b/c", "/", "é.md", "a//b"]),
+                prop::sample::select(vec!["", "a", "b/c", "/", "é.md", "a//b", "😀", "x😀"]),
                 1..4,
             ),
         ) {

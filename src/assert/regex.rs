@@ -5,9 +5,9 @@
 //! syntax errors are the ECMAScript ones. Then:
 //! - if the pattern is in the ASCII subset whose meaning is identical in the
 //!   linear-time `regex` crate (no lookaround, no backreference, no non-ASCII
-//!   literal, no Annex-B identity escape of a letter), it is *translated*
-//!   (not passed through): `\d`/`\w`/`\s`/`.` get their ECMAScript
-//!   (non-Unicode-mode) sets, `\b` is the ASCII word boundary, and case
+//!   literal or `\x`/`\u` escape, no Annex-B identity escape of a letter), it
+//!   is *translated* (not passed through): `\d`/`\w`/`\s`/`.` get their
+//!   ECMAScript (non-Unicode-mode) sets, `\b` is the ASCII word boundary, and case
 //!   insensitivity is spelled out as ASCII case pairs (`[aA]`) — ECMAScript's
 //!   non-Unicode `i` never folds a non-ASCII character onto an ASCII one
 //!   (`ſ` ≠ `s`, `K` ≠ `k`), which Rust's Unicode `(?i)` would;
@@ -15,9 +15,33 @@
 //!   deadline ([`BACKTRACK_DEADLINE`]); a match that does not finish in time
 //!   is an error ("regex evaluation exceeded …"), never a hang.
 //!
-//! Known approximation: both engines see code points, where ECMAScript
-//! without the `u` flag sees UTF-16 code units, so a pattern that counts
-//! characters (`^.$`) across an astral character (emoji) can differ.
+//! Strings are UTF-16 in ECMAScript: without the `u` (or `v`) flag a pattern
+//! and its input are sequences of code units, so an astral character (an
+//! emoji) is two units — `/^.$/` does not match `"😀"`, `/^..$/` does, and
+//! `/[😀]/` is a class of two surrogates. Both sides are modelled exactly:
+//! - the pattern is parsed as UTF-16 units (an astral literal is two atoms;
+//!   a `\uD83D\uDE00` escape pair is two atoms too, which `regress` alone
+//!   would fuse into one code point);
+//! - a haystack without an astral character (no UTF-8 lead byte
+//!   `0xF0..=0xF4`, a fast scan) means the same in code points and units, so
+//!   the engines run on it as they are;
+//! - a haystack with one runs per unit: the backtracker on its UTF-16 units
+//!   (`regress`'s UCS-2 mode), the linear engine on [`units_as_chars`] — each
+//!   unit spelled as one private-use stand-in character. That is exact
+//!   because every set a translation emits either contains all surrogate
+//!   units and all stand-ins (`.`, `\S`, `\W`, `\D`, negated classes: their
+//!   members are ASCII or the ECMAScript space and line-terminator sets) or
+//!   none of either (literals and positive classes are ASCII), and
+//!   both are non-word characters for `\b`; so hostile patterns stay linear
+//!   on emoji-laden text.
+//!
+//! With `u`/`v` both engines see code points, which is then what ECMAScript
+//! does. One thing a Rust string cannot carry: half of a surrogate pair. A
+//! match that starts or ends between the two units of an astral character
+//! (`/[^a]/g` over `"😀"` finds two one-unit matches) is reported by
+//! [`EsRegex::find_ranges`] widened to the whole character, overlapping
+//! widened matches merged — JavaScript would leave a lone surrogate behind
+//! in `replace`.
 //!
 //! This is the one ECMAScript regex entry point of reel: assertions and the
 //! scenario `when_question` decider call [`compile_es`]; `verify-cassettes`
@@ -26,6 +50,8 @@
 //! translation keeps letters case-sensitive; the `m`, `s` and `u` flags
 //! always use the backtracker.
 
+use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -40,7 +66,7 @@ pub const MAX_RUNAWAY_WORKERS: usize = 4;
 
 static ABANDONED: AtomicUsize = AtomicUsize::new(0);
 
-/// A compiled case-insensitive ECMAScript regex.
+/// A compiled ECMAScript regex.
 #[derive(Debug, Clone)]
 pub struct EsRegex {
     source: String,
@@ -49,10 +75,25 @@ pub struct EsRegex {
 
 #[derive(Debug, Clone)]
 enum Engine {
-    /// Linear time, semantics-preserving translation.
+    /// Linear time, semantics-preserving translation (never `u`).
     Linear(regex::Regex),
     /// ECMAScript backtracker, run under a deadline.
-    Backtracking(Arc<regress::Regex>),
+    Backtracking {
+        re: Arc<regress::Regex>,
+        input: Input,
+    },
+}
+
+/// What the backtracker is given.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Input {
+    /// Code points (`u`/`v` flag).
+    CodePoints,
+    /// UTF-16 units; an astral-free haystack is the same as code points.
+    UnitsWhenAstral,
+    /// UTF-16 units always: the pattern holds surrogate units, which match
+    /// nothing a code-point matcher could be asked about.
+    Units,
 }
 
 /// Compiles `pattern` as `new RegExp(pattern, "i")`. The error is the
@@ -65,8 +106,31 @@ pub fn compile_es(pattern: &str) -> Result<EsRegex, String> {
 /// change how JavaScript iterates matches, so callers strip them (every
 /// occurrence is what [`EsRegex::find_ranges`] returns).
 pub fn compile_es_with_flags(pattern: &str, flags: &str) -> Result<EsRegex, String> {
-    let slow = regress::Regex::with_flags(pattern, flags)
-        .map_err(|e| format!("Invalid regular expression: /{pattern}/{flags}: {e}"))?;
+    compile(pattern, flags, true)
+}
+
+/// [`compile_es_with_flags`]; `linear: false` keeps the backtracker even
+/// for a translatable pattern (tests compare the two engines).
+fn compile(pattern: &str, flags: &str, linear: bool) -> Result<EsRegex, String> {
+    let code_points = flags.contains('u') || flags.contains('v');
+    let (slow, input) = if code_points {
+        (
+            regress::Regex::with_flags(pattern, flags),
+            Input::CodePoints,
+        )
+    } else {
+        let units = pattern_units(pattern);
+        let surrogates = units.iter().any(|u| is_surrogate(*u));
+        (
+            regress::Regex::from_unicode(units.into_iter(), flags),
+            if surrogates {
+                Input::Units
+            } else {
+                Input::UnitsWhenAstral
+            },
+        )
+    };
+    let slow = slow.map_err(|e| format!("Invalid regular expression: /{pattern}/{flags}: {e}"))?;
     // The translation models exactly two flag sets: none, and `i`.
     let fold = match flags {
         "" => Some(false),
@@ -74,6 +138,7 @@ pub fn compile_es_with_flags(pattern: &str, flags: &str) -> Result<EsRegex, Stri
         _ => None,
     };
     let engine = match fold
+        .filter(|_| linear)
         .and_then(|fold| translate(pattern, fold))
         .and_then(|t| {
             regex::RegexBuilder::new(&t)
@@ -82,12 +147,181 @@ pub fn compile_es_with_flags(pattern: &str, flags: &str) -> Result<EsRegex, Stri
                 .ok()
         }) {
         Some(re) => Engine::Linear(re),
-        None => Engine::Backtracking(Arc::new(slow)),
+        None => Engine::Backtracking {
+            re: Arc::new(slow),
+            input,
+        },
     };
     Ok(EsRegex {
         source: pattern.to_owned(),
         engine,
     })
+}
+
+fn is_surrogate(unit: u32) -> bool {
+    (0xD800..=0xDFFF).contains(&unit)
+}
+
+/// The pattern as ECMAScript reads it without `u`: UTF-16 code units, where
+/// an escaped surrogate (`\uD83D`) is passed as the raw unit so that
+/// `regress` does not fuse an escaped pair into one code point, and `\u{`
+/// is the letter `u` (see below). Group names (`(?<name>`, `\k<name>`) are
+/// copied as written: ECMAScript reads them as identifiers in code points
+/// even without `u`.
+fn pattern_units(pattern: &str) -> Vec<u32> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = Vec::with_capacity(chars.len() + 8);
+    let push = |out: &mut Vec<u32>, c: char| {
+        let mut buf = [0u16; 2];
+        out.extend(c.encode_utf16(&mut buf).iter().map(|u| u32::from(*u)));
+    };
+    let mut in_class = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let name_start = match (c, chars.get(i + 1), chars.get(i + 2), chars.get(i + 3)) {
+            _ if in_class => None,
+            ('(', Some('?'), Some('<'), next) if !matches!(next, Some('=' | '!')) => Some(i + 3),
+            ('\\', Some('k'), Some('<'), _) => Some(i + 3),
+            _ => None,
+        };
+        if let Some(from) = name_start
+            && let Some(len) = chars[from..].iter().position(|c| *c == '>')
+        {
+            out.extend(chars[i..=from + len].iter().map(|c| u32::from(*c)));
+            i = from + len + 1;
+            continue;
+        }
+        if c == '\\' {
+            let escaped = chars
+                .get(i + 2..i + 6)
+                .filter(|hex| hex.iter().all(char::is_ascii_hexdigit))
+                .and_then(|hex| u32::from_str_radix(&hex.iter().collect::<String>(), 16).ok());
+            match (chars.get(i + 1), escaped) {
+                (Some('u'), Some(unit)) if is_surrogate(unit) => {
+                    out.push(unit);
+                    i += 6;
+                }
+                // `\u{…}` is a code point escape only with `u`; without it,
+                // an identity escape `u` then a quantifier (`/\u{2}/` matches
+                // "uu"), which `regress` would read as the code point.
+                (Some('u'), _) if chars.get(i + 2) == Some(&'{') => {
+                    out.push(u32::from('u'));
+                    i += 2;
+                }
+                (Some(next), _) => {
+                    out.push(u32::from('\\'));
+                    push(&mut out, *next);
+                    i += 2;
+                }
+                (None, _) => {
+                    out.push(u32::from('\\'));
+                    i += 1;
+                }
+            }
+            continue;
+        }
+        match c {
+            '[' => in_class = true,
+            ']' => in_class = false,
+            _ => {}
+        }
+        push(&mut out, c);
+        i += 1;
+    }
+    out
+}
+
+/// True when `text` holds a character outside the Basic Multilingual Plane
+/// (two UTF-16 units): in UTF-8 exactly the lead bytes `0xF0..=0xF4`.
+pub(crate) fn has_astral(text: &str) -> bool {
+    text.bytes().any(|b| b >= 0xF0)
+}
+
+/// First of the stand-ins: unit `u` (a surrogate) is spelled U+10_0000 + `u`
+/// (plane 16, private use).
+const STAND_IN_BASE: u32 = 0x10_0000;
+
+/// `text` as a sequence of UTF-16 code units, each spelled as one `char`:
+/// BMP characters as themselves, an astral character as two stand-ins for
+/// its surrogate units (U+10D800..=U+10DFFF, private use). Injective — every
+/// astral character of `text`, stand-ins included, is replaced — so
+/// literal comparisons stay exact, and a matcher that treats stand-ins as it
+/// would treat surrogate units (never a literal, never a case pair, never a
+/// space, line terminator or word character) matches per code unit.
+/// Borrowed when `text` has no astral character.
+pub(crate) fn units_as_chars(text: &str) -> Cow<'_, str> {
+    if !has_astral(text) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() * 2);
+    for c in text.chars() {
+        let mut buf = [0u16; 2];
+        for unit in c.encode_utf16(&mut buf).iter() {
+            let unit = u32::from(*unit);
+            let spelled = if is_surrogate(unit) {
+                STAND_IN_BASE + unit
+            } else {
+                unit
+            };
+            // A BMP non-surrogate or a plane-16 code point: always a char.
+            out.push(char::from_u32(spelled).unwrap_or(char::REPLACEMENT_CHARACTER));
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Width of a character in UTF-16 units.
+fn units_width(c: char) -> usize {
+    c.len_utf16()
+}
+
+/// Width of a character in the bytes of [`units_as_chars`].
+fn stand_in_width(c: char) -> usize {
+    if c.len_utf16() == 2 { 8 } else { c.len_utf8() }
+}
+
+/// Maps match ranges in another coordinate system of `text` (UTF-16 units,
+/// or bytes of [`units_as_chars`]; `width` gives a character's extent in
+/// it) to byte ranges of `text`. A boundary inside an astral character is
+/// widened to the whole character (an empty match there moves to its start),
+/// and ranges that then overlap are merged. `found` is in order and
+/// non-overlapping, as a left-to-right search yields it.
+fn to_byte_ranges(
+    text: &str,
+    found: &[Range<usize>],
+    width: fn(char) -> usize,
+) -> Vec<Range<usize>> {
+    let mut chars = text.char_indices().peekable();
+    // Coordinate where the character at `chars.peek()` starts.
+    let mut at = 0;
+    // (byte before, byte after) of coordinate `x`, which must not be before
+    // the current character: equal when `x` is a character boundary.
+    let mut locate = |x: usize| -> (usize, usize) {
+        while let Some(&(byte, c)) = chars.peek() {
+            let w = width(c);
+            if x == at {
+                return (byte, byte);
+            }
+            if x < at + w {
+                return (byte, byte + c.len_utf8());
+            }
+            at += w;
+            chars.next();
+        }
+        (text.len(), text.len())
+    };
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(found.len());
+    for r in found {
+        let (start, _) = locate(r.start);
+        let end = if r.is_empty() { start } else { locate(r.end).1 };
+        match out.last_mut() {
+            Some(last) if start < last.end => last.end = last.end.max(end),
+            Some(last) if start == end && *last == (start..end) => {}
+            _ => out.push(start..end),
+        }
+    }
+    out
 }
 
 impl EsRegex {
@@ -101,22 +335,59 @@ impl EsRegex {
         matches!(self.engine, Engine::Linear(_))
     }
 
+    /// Whether a search of `text` must run on its UTF-16 units.
+    fn per_unit(input: Input, text: &str) -> bool {
+        match input {
+            Input::CodePoints => false,
+            Input::UnitsWhenAstral => has_astral(text),
+            Input::Units => true,
+        }
+    }
+
     /// `re.test(text)`; `Err` when a backtracking match exceeded the deadline.
     pub fn is_match(&self, text: &str) -> Result<bool, String> {
         match &self.engine {
-            Engine::Linear(re) => Ok(re.is_match(text)),
-            Engine::Backtracking(re) => bounded(re, text, |re, t| re.find(t).is_some()),
+            Engine::Linear(re) => Ok(re.is_match(&units_as_chars(text))),
+            Engine::Backtracking { re, input } if Self::per_unit(*input, text) => {
+                bounded(re, text.encode_utf16().collect(), |re, units: &Vec<u16>| {
+                    re.find_from_ucs2(units, 0).next().is_some()
+                })
+            }
+            Engine::Backtracking { re, .. } => {
+                bounded(re, Arc::<str>::from(text), |re, t: &Arc<str>| {
+                    re.find(t).is_some()
+                })
+            }
         }
     }
 
     /// The byte ranges of every match, left to right (`text.matchAll`);
-    /// `Err` when a backtracking search exceeded the deadline.
-    pub fn find_ranges(&self, text: &str) -> Result<Vec<std::ops::Range<usize>>, String> {
+    /// `Err` when a backtracking search exceeded the deadline. A match edge
+    /// inside an astral character is widened to the whole character (see
+    /// the module doc).
+    pub fn find_ranges(&self, text: &str) -> Result<Vec<Range<usize>>, String> {
         match &self.engine {
-            Engine::Linear(re) => Ok(re.find_iter(text).map(|m| m.range()).collect()),
-            Engine::Backtracking(re) => bounded(re, text, |re, t| {
-                re.find_iter(t).map(|m| m.range()).collect()
-            }),
+            Engine::Linear(re) => match units_as_chars(text) {
+                Cow::Borrowed(_) => Ok(match_all(re, text)),
+                Cow::Owned(spelled) => Ok(to_byte_ranges(
+                    text,
+                    &match_all(re, &spelled),
+                    stand_in_width,
+                )),
+            },
+            Engine::Backtracking { re, input } if Self::per_unit(*input, text) => {
+                let found = bounded(re, text.encode_utf16().collect(), |re, units: &Vec<u16>| {
+                    re.find_from_ucs2(units, 0)
+                        .map(|m| m.range())
+                        .collect::<Vec<_>>()
+                })?;
+                Ok(to_byte_ranges(text, &found, units_width))
+            }
+            Engine::Backtracking { re, .. } => {
+                bounded(re, Arc::<str>::from(text), |re, t: &Arc<str>| {
+                    re.find_iter(t).map(|m| m.range()).collect()
+                })
+            }
         }
     }
 
@@ -127,12 +398,35 @@ impl EsRegex {
     }
 }
 
+/// Every match of `re` in `text` the way `String.prototype.matchAll`
+/// iterates: search from where the last match ended, one character (here:
+/// one unit) further after an empty match. `regex`'s own `find_iter` differs
+/// in one case: it skips an empty match right where a non-empty one ended
+/// (`/x*/g` over `"x"` is `x` and then the empty match at 1).
+fn match_all(re: &regex::Regex, text: &str) -> Vec<Range<usize>> {
+    let mut found = vec![];
+    let mut at = 0;
+    while at <= text.len() {
+        let Some(m) = re.find_at(text, at) else { break };
+        found.push(m.range());
+        at = if m.is_empty() {
+            text[m.end()..]
+                .chars()
+                .next()
+                .map_or(text.len() + 1, |c| m.end() + c.len_utf8())
+        } else {
+            m.end()
+        };
+    }
+    found
+}
+
 /// Runs `search` with the backtracker on a worker thread, under
 /// [`BACKTRACK_DEADLINE`].
-fn bounded<T: Send + 'static>(
+fn bounded<I: Send + 'static, T: Send + 'static>(
     re: &Arc<regress::Regex>,
-    text: &str,
-    search: fn(&regress::Regex, &str) -> T,
+    input: I,
+    search: fn(&regress::Regex, &I) -> T,
 ) -> Result<T, String> {
     if ABANDONED.load(Ordering::SeqCst) >= MAX_RUNAWAY_WORKERS {
         return Err(format!(
@@ -143,12 +437,11 @@ fn bounded<T: Send + 'static>(
     let state = Arc::new(AtomicU8::new(0));
     let (tx, rx) = mpsc::channel();
     let re = Arc::clone(re);
-    let owned: Arc<str> = Arc::from(text);
     let worker_state = Arc::clone(&state);
     let spawned = std::thread::Builder::new()
         .name("reel-regex".into())
         .spawn(move || {
-            let found = search(&re, &owned);
+            let found = search(&re, &input);
             if worker_state.swap(1, Ordering::SeqCst) == 2 {
                 ABANDONED.fetch_sub(1, Ordering::SeqCst);
             }
@@ -261,6 +554,11 @@ fn escape(chars: &[char], i: usize, in_class: bool) -> Option<(Esc, usize)> {
         '0' if !chars.get(i + 1).is_some_and(char::is_ascii_digit) => ok(Esc::Char('\0')),
         'x' => {
             let v = hexval(i + 1, 2)?;
+            // Latin-1 letters have case pairs under `i` (`/\xff/i` matches
+            // `Ÿ`): keep the translation ASCII, fall back.
+            if v > 0x7F {
+                return None;
+            }
             Some((Esc::Char(char::from_u32(v)?), i + 3))
         }
         'u' => {
@@ -530,5 +828,299 @@ mod tests {
         let lin = compile_es(r"^(a+)+$").unwrap();
         assert!(lin.is_linear());
         assert!(!lin.is_match(&text).unwrap());
+        // Emoji in the haystack keep the linear engine (per-unit stand-ins)…
+        let lin = compile_es(r"^([^x]+)+$").unwrap();
+        assert!(lin.is_linear());
+        let emoji = format!("{}x", "😀".repeat(5_000));
+        assert!(!lin.is_match(&emoji).unwrap());
+        assert!(lin.find_ranges(&emoji).unwrap().is_empty());
+        // …and the per-unit backtracker is under the same deadline.
+        let started = std::time::Instant::now();
+        let r = re.is_match(&format!("😀{text}"));
+        assert!(started.elapsed() < BACKTRACK_DEADLINE * 3);
+        if let Err(e) = r {
+            assert!(e.contains("exceeded"), "{e}");
+        }
+    }
+
+    fn m_flags(p: &str, flags: &str, t: &str) -> bool {
+        compile_es_with_flags(p, flags)
+            .unwrap()
+            .is_match(t)
+            .unwrap()
+    }
+
+    /// Both engines (the translation when the pattern has one, and the
+    /// backtracker) give `expected` for `re.test(t)`.
+    fn both(p: &str, flags: &str, t: &str, expected: bool) {
+        let chosen = compile_es_with_flags(p, flags).unwrap();
+        assert_eq!(
+            chosen.is_match(t).unwrap(),
+            expected,
+            "/{p}/{flags} on {t:?}"
+        );
+        let slow = compile(p, flags, false).unwrap();
+        assert!(!slow.is_linear());
+        assert_eq!(
+            slow.is_match(t).unwrap(),
+            expected,
+            "backtracker /{p}/{flags} on {t:?}"
+        );
+    }
+
+    #[test]
+    fn without_u_an_astral_character_is_two_code_units() {
+        for flags in ["", "i"] {
+            both("^.$", flags, "😀", false);
+            both("^..$", flags, "😀", true);
+            both("^.{2}$", flags, "😀", true);
+            both(".{2}", flags, "a😀", true);
+            both("^.{3}$", flags, "a😀", true);
+            both("^[^a]$", flags, "😀", false);
+            both("^[^a]{2}$", flags, "😀", true);
+            both(r"^\S$", flags, "😀", false);
+            both(r"^\S+$", flags, "a😀b", true);
+            both(r"^\W\W$", flags, "😀", true);
+            both(r"^\D{4}$", flags, "😀😀", true);
+            both(r"^\w\b..\b\w$", flags, "a😀b", true);
+            both("^.x$", flags, "😀X", false);
+            both("^..x$", flags, "😀X", flags == "i");
+        }
+        // A pattern's astral literal is two units too.
+        for flags in ["", "i"] {
+            both("^[😀]$", flags, "😀", false);
+            both("^[😀]{2}$", flags, "😀", true);
+            both("^[😀]+$", flags, "😀😃", false); // 😃 shares 😀's high unit only
+            both("^😀{2}$", flags, "😀😀", false); // `{2}` repeats the low unit
+            both("^😀+$", flags, "😀", true);
+            both("^[^😀]$", flags, "😃", false);
+            both(r"^\uD83D\uDE00$", flags, "😀", true);
+            both(r"^[\uD83D\uDE00]$", flags, "😀", false);
+            both(r"^[\uD83D\uDE00]{2}$", flags, "😀", true);
+            both(r"^\uD83D\uDE00{2}$", flags, "😀😀", false);
+            both(r"[\uD800-\uDBFF]", flags, "x😀", true);
+            both(r"[\uD800-\uDBFF]", flags, "xé", false);
+        }
+        // Backreferences and lookaround see units as well.
+        both(r"^(.)\1$", "", "😀", false);
+        both(r"^(.)(.)$", "", "😀", true);
+        both(r"(?<=\uD83D)\uDE00", "", "😀", true);
+        // An astral range is out of order without `u`, fine with it.
+        assert!(compile_es_with_flags("[😀-😂]", "").is_err());
+        assert!(m_flags("^[😀-😂]$", "u", "😁"));
+    }
+
+    #[test]
+    fn with_u_an_astral_character_is_one_code_point() {
+        for flags in ["u", "iu"] {
+            assert!(m_flags("^.$", flags, "😀"));
+            assert!(!m_flags("^..$", flags, "😀"));
+            assert!(m_flags("^[^a]$", flags, "😀"));
+            assert!(m_flags(r"^\S$", flags, "😀"));
+            assert!(m_flags("^[😀]$", flags, "😀"));
+            assert!(m_flags("^😀{2}$", flags, "😀😀"));
+            assert!(!m_flags(r"^\uD83D$", flags, "😀"));
+        }
+    }
+
+    #[test]
+    fn match_ranges_are_bytes_widened_to_whole_characters() {
+        let re = compile_es_with_flags("[^a]", "").unwrap();
+        assert!(re.is_linear());
+        // Units 1..2, 2..3 (the pair) and 3..4: the pair's halves merge.
+        assert_eq!(re.find_ranges("a😀b").unwrap(), vec![1..5, 5..6]);
+        let slow = compile("[^a]", "", false).unwrap();
+        assert_eq!(slow.find_ranges("a😀b").unwrap(), vec![1..5, 5..6]);
+        // A match ending inside the pair takes the whole character.
+        let re = compile_es_with_flags(r"a\uD83D", "").unwrap();
+        assert_eq!(re.find_ranges("xa😀").unwrap(), vec![1..6]);
+        // Whole-unit matches map exactly.
+        let re = compile_es_with_flags("b..c", "i").unwrap();
+        assert_eq!(re.find_ranges("😀B😀C").unwrap(), vec![4..10]);
+        // With `u`, code points.
+        let re = compile_es_with_flags(".", "u").unwrap();
+        assert_eq!(re.find_ranges("a😀").unwrap(), vec![0..1, 1..5]);
+    }
+
+    #[test]
+    fn an_empty_match_right_after_a_match_is_reported_as_match_all_does() {
+        // `"x".matchAll(/x*/g)`: "x" at 0, then "" at 1.
+        for linear in [true, false] {
+            let re = compile("x*", "", linear).unwrap();
+            assert_eq!(re.is_linear(), linear);
+            assert_eq!(re.find_ranges("x").unwrap(), vec![0..1, 1..1]);
+            assert_eq!(re.find_ranges("ax").unwrap(), vec![0..0, 1..2, 2..2]);
+        }
+    }
+
+    #[test]
+    fn latin1_escapes_fold_under_i_as_ecmascript_does() {
+        // `\xff` is ÿ, whose case pair Ÿ (U+0178) lies outside Latin-1.
+        assert!(m(r"\xff", "Ÿ"));
+        assert!(m(r"[\xe0-\xff]", "À"));
+        assert!(
+            !compile_es_with_flags(r"\xff", "")
+                .unwrap()
+                .is_match("Ÿ")
+                .unwrap()
+        );
+    }
+
+    #[test]
+    fn stand_ins_spell_each_unit_once() {
+        assert!(matches!(units_as_chars("abé"), Cow::Borrowed("abé")));
+        let spelled = units_as_chars("a😀\u{10D83D}");
+        let units: Vec<u32> = spelled.chars().map(u32::from).collect();
+        // A plane-16 character of the input is itself split into stand-ins.
+        assert_eq!(
+            units,
+            vec![0x61, 0x10_D83D, 0x10_DE00, 0x10_DBF6, 0x10_DC3D]
+        );
+    }
+
+    /// What JavaScript (node) answered, recorded by
+    /// tests/data/astral/gen_es_cases.js.
+    #[test]
+    fn agrees_with_javascript_around_astral_characters() {
+        #[derive(serde::Deserialize)]
+        struct Corpus {
+            texts: Vec<String>,
+            cases: Vec<Case>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Case {
+            pattern: String,
+            flags: String,
+            #[serde(default)]
+            error: bool,
+            #[serde(default)]
+            results: Vec<(bool, Vec<(usize, usize)>)>,
+        }
+        let corpus: Corpus =
+            serde_json::from_str(include_str!("../../tests/data/astral/es_cases.json"))
+                .expect("corpus is valid JSON");
+        let mut checked = 0;
+        for case in &corpus.cases {
+            let (p, f) = (&case.pattern, &case.flags);
+            for linear in [true, false] {
+                let re = compile(p, f, linear);
+                if case.error {
+                    assert!(re.is_err(), "/{p}/{f} should not compile");
+                    continue;
+                }
+                let re = re.unwrap_or_else(|e| panic!("/{p}/{f}: {e}"));
+                for (text, (test, ranges)) in corpus.texts.iter().zip(&case.results) {
+                    let want: Vec<Range<usize>> = ranges.iter().map(|(s, e)| *s..*e).collect();
+                    let engine = if re.is_linear() {
+                        "linear"
+                    } else {
+                        "backtracker"
+                    };
+                    assert_eq!(
+                        re.is_match(text).unwrap(),
+                        *test,
+                        "/{p}/{f}.test({text:?}) ({engine})"
+                    );
+                    assert_eq!(
+                        re.find_ranges(text).unwrap(),
+                        want,
+                        "/{p}/{f} ranges in {text:?} ({engine})"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 5000, "{checked}");
+    }
+
+    mod property {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Pattern atoms: (ECMAScript spelling, the same atom as UTF-16 units
+        /// for the reference — spelled independently of `pattern_units`).
+        const ATOMS: &[(&str, &[u32])] = &[
+            (".", &[0x2E]),
+            ("a", &[0x61]),
+            ("B", &[0x42]),
+            (" ", &[0x20]),
+            ("[^a]", &[0x5B, 0x5E, 0x61, 0x5D]),
+            (r"\S", &[0x5C, 0x53]),
+            (r"\s", &[0x5C, 0x73]),
+            (r"\W", &[0x5C, 0x57]),
+            (r"\w", &[0x5C, 0x77]),
+            ("😀", &[0xD83D, 0xDE00]),
+            ("[😀]", &[0x5B, 0xD83D, 0xDE00, 0x5D]),
+            ("[^😀]", &[0x5B, 0x5E, 0xD83D, 0xDE00, 0x5D]),
+            (r"\uD83D", &[0xD83D]),
+            (r"\uDE00", &[0xDE00]),
+            (r"\b", &[0x5C, 0x62]),
+            (
+                "(?:a|😀)",
+                &[0x28, 0x3F, 0x3A, 0x61, 0x7C, 0xD83D, 0xDE00, 0x29],
+            ),
+        ];
+        const QUANTIFIERS: &[&str] = &["", "", "?", "*", "+", "{2}", "{1,3}"];
+        const PIECES: &[&str] = &["a", "A", "b", " ", "😀", "😃", "é", "𝒳", "\n"];
+
+        fn pattern() -> impl Strategy<Value = (String, Vec<u32>)> {
+            (
+                any::<bool>(),
+                prop::collection::vec((0..ATOMS.len(), 0..QUANTIFIERS.len()), 1..5),
+                any::<bool>(),
+            )
+                .prop_map(|(start, atoms, end)| {
+                    let mut src = String::new();
+                    let mut units = vec![];
+                    if start {
+                        src.push('^');
+                        units.push(0x5E);
+                    }
+                    for (a, q) in atoms {
+                        let (spelled, atom_units) = ATOMS[a];
+                        src.push_str(spelled);
+                        units.extend_from_slice(atom_units);
+                        let q = if spelled == r"\b" { "" } else { QUANTIFIERS[q] };
+                        src.push_str(q);
+                        units.extend(q.chars().map(u32::from));
+                    }
+                    if end {
+                        src.push('$');
+                        units.push(0x24);
+                    }
+                    (src, units)
+                })
+        }
+
+        fn text() -> impl Strategy<Value = String> {
+            prop::collection::vec(0..PIECES.len(), 0..6)
+                .prop_map(|ix| ix.into_iter().map(|i| PIECES[i]).collect())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(400))]
+            /// The chosen engine, the backtracker and a reference (regress on
+            /// the UTF-16 units of pattern and text) agree; the two engines
+            /// report the same ranges.
+            #[test]
+            fn engines_agree_with_a_utf16_reference(
+                (src, units) in pattern(),
+                text in text(),
+                fold in any::<bool>(),
+            ) {
+                let flags = if fold { "i" } else { "" };
+                let reference = regress::Regex::from_unicode(units.into_iter(), flags)
+                    .expect("generated patterns are valid");
+                let haystack: Vec<u16> = text.encode_utf16().collect();
+                let want = reference.find_from_ucs2(&haystack, 0).next().is_some();
+                let chosen = compile_es_with_flags(&src, flags).expect("valid");
+                let slow = compile(&src, flags, false).expect("valid");
+                let case = format!("/{src}/{flags} on {text:?}");
+                prop_assert_eq!(chosen.is_match(&text).unwrap(), want, "chosen {}", case);
+                prop_assert_eq!(slow.is_match(&text).unwrap(), want, "backtracker {}", case);
+                let (fast, slow) = (chosen.find_ranges(&text), slow.find_ranges(&text));
+                prop_assert_eq!(fast.unwrap(), slow.unwrap(), "ranges {}", case);
+            }
+        }
     }
 }

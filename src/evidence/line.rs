@@ -25,7 +25,7 @@ use serde::{Deserialize, de::Error as _};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::parse::{self, AgentEvent};
+use super::parse::{self, AgentEvent, ThinkingBlock};
 use super::record::ContextData;
 
 /// What one `events` line contributes.
@@ -237,6 +237,12 @@ struct BlockView<'a> {
     ty: Option<JsonStr<'a>>,
     #[serde(default, borrow)]
     text: PresentStr<'a>,
+    /// A thinking block's text (`null` reads as absent, like JS `??`).
+    #[serde(borrow)]
+    thinking: Option<JsonStr<'a>>,
+    /// Only whether it is a non-empty string is read: never copied.
+    #[serde(borrow)]
+    signature: Option<&'a RawValue>,
     #[serde(default, borrow)]
     name: PresentStr<'a>,
     #[serde(borrow)]
@@ -286,7 +292,28 @@ fn assistant_events(view: LineView<'_>) -> Option<Vec<AgentEvent>> {
                 parent,
                 model: model.clone(),
             }),
-            Some("thinking") => events.push(AgentEvent::Thinking),
+            Some("thinking") => {
+                let text = match (block.thinking, block.text) {
+                    (Some(t), _) | (None, PresentStr::Is(t)) => t.0,
+                    (None, PresentStr::Absent) => Cow::Borrowed(""),
+                };
+                let redacted = text.is_empty()
+                    && block
+                        .signature
+                        .is_some_and(|r| r.get().starts_with('"') && r.get() != "\"\"");
+                // Only the capped part is copied out of the line.
+                let text = match text {
+                    Cow::Borrowed(t) => parse::slice_utf16(t, parse::THINKING_TEXT_CAP).to_owned(),
+                    Cow::Owned(t) => parse::capped_thinking_text(t),
+                };
+                events.push(AgentEvent::Thinking {
+                    block: ThinkingBlock {
+                        text: Value::String(text),
+                        redacted,
+                    },
+                    model: model.clone(),
+                });
+            }
             Some("tool_use") => {
                 let name = block.name.or_empty();
                 let input = block.input.unwrap_or(Value::Null);
@@ -395,6 +422,19 @@ mod tests {
         r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls","n":1.50}}]},"parent_tool_use_id":"p"}"#,
         r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"","name":"Read","input":null,"parent_tool_use_id":"q"}]}}"#,
         r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"x"},{"type":"redacted_thinking"}]}}"#,
+        r#"{"type":"assistant","message":{"model":"m","content":[{"type":"thinking","thinking":"","signature":"EuYB"}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"","signature":""}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"","signature":5}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"","signature":null}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"thinking","signature":"s"}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":null,"text":"via text"}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"a\nb \u00e9","signature":"s"}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":5}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":["x"]}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"thinking","text":null,"signature":"s"}]}}"#,
+        r#"{"type":"system","subtype":"thinking","content":"plain"}"#,
+        r#"{"type":"system","subtype":"thinking","content":null}"#,
+        r#"{"type":"system","subtype":"thinking","content":[1,null,"a"]}"#,
         r#"{"type":"assistant","message":{"content":[{"type":"text","text":null}]}}"#,
         r#"{"type":"assistant","message":{"content":[{"type":"text"}]}}"#,
         r#"{"type":"assistant","message":{"content":[{"type":"text","text":5}]}}"#,
@@ -523,6 +563,83 @@ mod tests {
         assert_eq!(
             serde_json::to_string(data).unwrap(),
             r#"{"estimated_tokens":7,"pad":"a\nb"}"#
+        );
+    }
+
+    /// A long reasoning text is capped at 10 240 UTF-16 units either way,
+    /// also when the cut falls inside an escaped or astral character.
+    #[test]
+    fn long_thinking_is_capped_alike() {
+        let plain = "é".repeat(parse::THINKING_TEXT_CAP + 5);
+        let astral = format!("{}😀tail", "a".repeat(parse::THINKING_TEXT_CAP - 1));
+        let escaped = format!("\\n{}", "b".repeat(parse::THINKING_TEXT_CAP));
+        for (body, want) in [
+            (plain.as_str(), "é".repeat(parse::THINKING_TEXT_CAP)),
+            (astral.as_str(), "a".repeat(parse::THINKING_TEXT_CAP - 1)),
+            (
+                escaped.as_str(),
+                format!("\n{}", "b".repeat(parse::THINKING_TEXT_CAP - 1)),
+            ),
+        ] {
+            let line = format!(
+                r#"{{"type":"assistant","message":{{"content":[{{"type":"thinking","thinking":"{body}"}}]}}}}"#
+            );
+            let want = LineOutcome::Events(vec![AgentEvent::Thinking {
+                block: ThinkingBlock {
+                    text: Value::String(want),
+                    redacted: false,
+                },
+                model: None,
+            }]);
+            assert!(read_view(&line).is_some(), "a thinking line takes the view");
+            assert_eq!(read(&line), want);
+            assert_eq!(read_reference(&line), want);
+        }
+    }
+
+    #[test]
+    fn redacted_means_empty_text_with_a_signature() {
+        let block = |text: &str, redacted: bool, model: Option<&str>| AgentEvent::Thinking {
+            block: ThinkingBlock {
+                text: Value::String(text.into()),
+                redacted,
+            },
+            model: model.map(str::to_owned),
+        };
+        for (i, want) in [
+            (4, block("", true, Some("m"))),
+            (5, block("", false, None)), // empty signature
+            (6, block("", false, None)), // a signature that is not a string
+            (7, block("", false, None)), // null signature
+            (8, block("", true, None)),  // no text at all (`?? ""`), signed
+            (9, block("via text", false, None)),
+            (10, block("a\nb é", false, None)), // signed, but has text
+            (14, block("plain", false, None)),
+            (15, block("", false, None)),
+            (16, block("1,,a", false, None)),
+        ] {
+            assert_eq!(
+                read(LINES[i]),
+                LineOutcome::Events(vec![want]),
+                "line: {}",
+                LINES[i]
+            );
+        }
+        for i in [4, 8, 10] {
+            assert!(
+                read_view(LINES[i]).is_some(),
+                "takes the view: {}",
+                LINES[i]
+            );
+        }
+        // A non-string text is kept as recorded (the original's `text` is
+        // whatever the block held).
+        let LineOutcome::Events(evs) = read(LINES[11]) else {
+            panic!("events");
+        };
+        assert!(
+            matches!(&evs[..], [AgentEvent::Thinking { block, .. }] if block.text == 5),
+            "{evs:?}"
         );
     }
 

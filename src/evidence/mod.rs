@@ -6,7 +6,9 @@
 //! sub-agents, skills, init context, tasks, usage, cost, questions and their
 //! offered options, gate deliveries, hook events, path denials, stall, infra
 //! errors), and `controlOut` is indexed by `request_id` ([`control`]).
-//! Assertions read only the run record, never the raw lines.
+//! Assertions read only the run record, never the raw lines. The cassette's
+//! `timeline` (the harness's own timed observation log, not `events`) is
+//! folded in [`timeline`].
 //!
 //! The re-drive mirrors cowork-harness `CassetteAgentSession` + `Run.drive`
 //! (spec/replay.md §2.5 steps 2–8, §3): the replay decider serves recorded
@@ -23,6 +25,7 @@ pub mod control;
 pub mod line;
 pub mod parse;
 mod record;
+pub mod timeline;
 
 pub use record::*;
 

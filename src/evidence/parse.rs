@@ -13,6 +13,60 @@ use serde_json::{Map, Value};
 pub const ASSERT_TEXT_CAP: usize = 10_240;
 /// Display cap for tool-result text, in UTF-16 code units.
 pub const DISPLAY_TEXT_CAP: usize = 500;
+/// Cap on one recorded reasoning block's text, in UTF-16 code units (the
+/// original's `THINKING_TEXT_CAP_BYTES`, which counts string length).
+pub const THINKING_TEXT_CAP: usize = 10_240;
+
+/// One reasoning block as the run records it (`RunResult.thinking[]`): the
+/// text already capped to [`THINKING_TEXT_CAP`], and whether the model
+/// reasoned with its text omitted (`redacted`: an empty `thinking` with a
+/// non-empty `signature`, the default display mode of newer models).
+///
+/// `text` is a JSON value because the original keeps whatever the block
+/// carried (`block.thinking ?? block.text ?? ""`); it is a string on every
+/// real recording.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThinkingBlock {
+    pub text: Value,
+    pub redacted: bool,
+}
+
+impl ThinkingBlock {
+    /// A block from its uncapped text (the original's `noteThinking` cap: a
+    /// string keeps its first [`THINKING_TEXT_CAP`] UTF-16 units, an array its
+    /// first that many items — JS `slice` — and any other value is kept).
+    pub fn new(text: Value, redacted: bool) -> ThinkingBlock {
+        let text = match text {
+            Value::String(s) => Value::String(capped_thinking_text(s)),
+            Value::Array(mut items) => {
+                items.truncate(THINKING_TEXT_CAP);
+                Value::Array(items)
+            }
+            other => other,
+        };
+        ThinkingBlock { text, redacted }
+    }
+}
+
+/// `text` cut to [`THINKING_TEXT_CAP`] UTF-16 units, in place.
+pub(super) fn capped_thinking_text(mut text: String) -> String {
+    let keep = slice_utf16(&text, THINKING_TEXT_CAP).len();
+    text.truncate(keep);
+    text
+}
+
+impl serde::Serialize for ThinkingBlock {
+    /// `{text, redacted?: true}` (the key is absent when not redacted).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(1 + usize::from(self.redacted)))?;
+        map.serialize_entry("text", &self.text)?;
+        if self.redacted {
+            map.serialize_entry("redacted", &true)?;
+        }
+        map.end()
+    }
+}
 
 /// One sub-question of an AskUserQuestion request.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,7 +141,12 @@ pub enum AgentEvent {
         cwd: Option<String>,
     },
     Metrics(Value),
-    Thinking,
+    /// A reasoning block: an assistant `thinking` content block (with its
+    /// message's model) or a `system`/`thinking` line (no model).
+    Thinking {
+        block: ThinkingBlock,
+        model: Option<String>,
+    },
     SystemEvent {
         subtype: String,
         data: super::record::ContextData,
@@ -186,6 +245,96 @@ pub fn js_number(n: &serde_json::Number) -> String {
         Some(f) if f.fract() == 0.0 && f.abs() < 1e21 => format!("{}", f as i128),
         Some(f) => format!("{f}"),
         None => n.to_string(),
+    }
+}
+
+/// JavaScript `Number(v)` (ToNumber) for an optional JSON value: absent is
+/// NaN, null 0, a string is read as a JS numeric literal, an array through its
+/// `String` form, an object NaN.
+pub fn js_to_number(v: Option<&Value>) -> f64 {
+    match v {
+        None => f64::NAN,
+        Some(Value::Null) => 0.0,
+        Some(Value::Bool(b)) => f64::from(u8::from(*b)),
+        Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+        Some(Value::String(s)) => string_to_number(s),
+        Some(a @ Value::Array(_)) => string_to_number(&js_string(a)),
+        Some(Value::Object(_)) => f64::NAN,
+    }
+}
+
+/// ECMAScript StringToNumber: surrounding white space ignored, empty is 0,
+/// `Infinity`, `0x`/`0o`/`0b` integers, else a decimal literal (or NaN).
+fn string_to_number(s: &str) -> f64 {
+    let t = s.trim_matches(|c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}');
+    if t.is_empty() {
+        return 0.0;
+    }
+    for (prefix, radix) in [
+        ("0x", 16),
+        ("0X", 16),
+        ("0o", 8),
+        ("0O", 8),
+        ("0b", 2),
+        ("0B", 2),
+    ] {
+        if let Some(digits) = t.strip_prefix(prefix) {
+            if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+                return f64::NAN;
+            }
+            return digits.chars().fold(0.0, |acc, c| {
+                acc * f64::from(radix) + f64::from(c.to_digit(radix).unwrap_or(0))
+            });
+        }
+    }
+    let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
+    if unsigned == "Infinity" {
+        return if t.starts_with('-') {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+    }
+    // Rust also reads `inf`/`nan`/`infinity`, which JavaScript does not: only
+    // digits, one sign, a point and an exponent are let through.
+    if unsigned.is_empty()
+        || !unsigned
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
+        || !unsigned.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+    {
+        return f64::NAN;
+    }
+    t.parse::<f64>().unwrap_or(f64::NAN)
+}
+
+/// A JS number as the JSON value `JSON.stringify` writes: ECMAScript number
+/// formatting (`10`, not `10.0`), and `null` for NaN/±Infinity.
+pub fn js_number_value(n: f64) -> Value {
+    // Safe integers (nearly every duration and count) print as themselves.
+    const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+    if n.fract() == 0.0 && n.abs() <= MAX_SAFE {
+        return Value::from(n as i64); // -0 prints as 0, as in JavaScript
+    }
+    crate::canon::es_number(n)
+        .and_then(|s| s.parse::<serde_json::Number>().ok())
+        .map_or(Value::Null, Value::Number)
+}
+
+/// A JSON value as `JSON.stringify(JSON.parse(v))` writes it at the top level:
+/// a number is re-formatted the JavaScript way (`1.0` → `1`); anything else
+/// is kept as recorded.
+pub fn js_reformat(v: &Value) -> Value {
+    match v {
+        // An integer written plainly is already in JavaScript's form.
+        Value::Number(n)
+            if n.as_i64()
+                .is_some_and(|i| i != 0 && i.unsigned_abs() < 1 << 53) =>
+        {
+            v.clone()
+        }
+        Value::Number(n) => js_number_value(n.as_f64().unwrap_or(f64::NAN)),
+        other => other.clone(),
     }
 }
 
@@ -487,7 +636,19 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
                 });
             }
             Some("api_metrics") => ev.push(AgentEvent::Metrics(Value::Object(map))),
-            Some("thinking") => ev.push(AgentEvent::Thinking),
+            Some("thinking") => ev.push(AgentEvent::Thinking {
+                // `String(msg.content ?? "")`; never redacted, no model.
+                block: ThinkingBlock::new(
+                    Value::String(
+                        m.get("content")
+                            .filter(|c| !c.is_null())
+                            .map(js_string)
+                            .unwrap_or_default(),
+                    ),
+                    false,
+                ),
+                model: None,
+            }),
             Some(sub) => {
                 let subtype = sub.to_owned();
                 let mut data = map;
@@ -529,7 +690,26 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
                         parent,
                         model: model.clone(),
                     }),
-                    Some("thinking") => ev.push(AgentEvent::Thinking),
+                    Some("thinking") => {
+                        // `block.thinking ?? block.text ?? ""`; redacted when
+                        // that is "" and a non-empty string `signature` shows
+                        // the model did reason.
+                        let text = block
+                            .get("thinking")
+                            .filter(|t| !t.is_null())
+                            .or_else(|| block.get("text").filter(|t| !t.is_null()))
+                            .cloned()
+                            .unwrap_or_else(|| Value::String(String::new()));
+                        let redacted = text.as_str() == Some("")
+                            && block
+                                .get("signature")
+                                .and_then(Value::as_str)
+                                .is_some_and(|s| !s.is_empty());
+                        ev.push(AgentEvent::Thinking {
+                            block: ThinkingBlock::new(text, redacted),
+                            model: model.clone(),
+                        });
+                    }
                     Some("tool_use") => {
                         let name = block.get("name").map(js_string).unwrap_or_default();
                         let input = block.get("input").cloned().unwrap_or(Value::Null);
@@ -652,6 +832,58 @@ mod tests {
         assert_eq!(slice_utf16("a😀b", 2), "a");
         assert_eq!(slice_utf16("a😀b", 3), "a😀");
         assert_eq!(utf16_len("a😀"), 3);
+    }
+
+    #[test]
+    fn to_number_follows_javascript() {
+        let n = |v: Value| js_to_number(Some(&v));
+        assert_eq!(js_to_number(None).to_bits(), f64::NAN.to_bits());
+        assert_eq!(n(json!(null)), 0.0);
+        assert_eq!(n(json!(true)), 1.0);
+        assert_eq!(n(json!(12.5)), 12.5);
+        assert_eq!(n(json!(" 42\n")), 42.0);
+        assert_eq!(n(json!("")), 0.0);
+        assert_eq!(n(json!("-1e3")), -1000.0);
+        assert_eq!(n(json!(".5")), 0.5);
+        assert_eq!(n(json!("0x1F")), 31.0);
+        assert_eq!(n(json!("-Infinity")), f64::NEG_INFINITY);
+        assert_eq!(n(json!([7])), 7.0);
+        assert_eq!(n(json!([])), 0.0);
+        for nan in [
+            json!("inf"),
+            json!("nan"),
+            json!("1_0"),
+            json!("-0x1"),
+            json!("12px"),
+            json!([1, 2]),
+            json!({}),
+        ] {
+            assert!(n(nan.clone()).is_nan(), "{nan}");
+        }
+    }
+
+    #[test]
+    fn numbers_are_written_the_javascript_way() {
+        assert_eq!(js_number_value(10.0).to_string(), "10");
+        assert_eq!(js_number_value(1.5).to_string(), "1.5");
+        assert_eq!(js_number_value(f64::NAN), Value::Null);
+        assert_eq!(js_number_value(f64::INFINITY), Value::Null);
+        assert_eq!(js_reformat(&json!(3.0)).to_string(), "3");
+        assert_eq!(js_reformat(&json!("s")), json!("s"));
+    }
+
+    #[test]
+    fn thinking_text_is_capped_by_utf16_length() {
+        let long = "x".repeat(THINKING_TEXT_CAP + 1);
+        let b = ThinkingBlock::new(Value::String(long), false);
+        assert_eq!(b.text.as_str().map(str::len), Some(THINKING_TEXT_CAP));
+        let b = ThinkingBlock::new(json!([0, 0, 0]), true);
+        assert_eq!(
+            serde_json::to_string(&b).unwrap(),
+            r#"{"text":[0,0,0],"redacted":true}"#
+        );
+        let b = ThinkingBlock::new(json!(7), false);
+        assert_eq!(serde_json::to_string(&b).unwrap(), r#"{"text":7}"#);
     }
 
     #[test]

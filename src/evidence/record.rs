@@ -2,7 +2,7 @@
 //! `CassetteAgentSession.start` + `Run.drive` + the replay hook/path-denial
 //! reconstruction; spec/replay.md §2.5 steps 2–8 and §3.3).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -12,10 +12,13 @@ use rayon::prelude::*;
 
 use super::control::{self, ControlOutIndex, Reply};
 use super::line::{self, LineOutcome};
-use super::parse::{self, AgentEvent, DecisionRequest, js_string};
+use super::parse::{self, AgentEvent, DecisionRequest, ThinkingBlock, js_string};
 
 /// Lines read in parallel before their events are folded into the record.
 const READ_CHUNK_LINES: usize = 4096;
+/// How many reasoning blocks the record keeps (the newest); older ones are
+/// only counted ([`RunRecord::thinking_elided`]).
+pub const THINKING_CAP: usize = 50;
 
 /// Tools whose path-bearing calls are recorded as file-tool attempts.
 pub const FILE_ATTEMPT_TOOLS: &[&str] = &["Read", "Write", "Edit", "Glob", "Grep", "MultiEdit"];
@@ -386,6 +389,12 @@ pub struct RunRecord {
     pub cost_usd: Option<f64>,
     pub model_usage: Option<Value>,
     pub models: Vec<String>,
+    /// The last [`THINKING_CAP`] reasoning blocks, oldest first
+    /// (`RunResult.thinking`).
+    pub thinking: VecDeque<ThinkingBlock>,
+    /// Reasoning blocks dropped, oldest first, past [`THINKING_CAP`]
+    /// (`RunResult.thinkingElided`).
+    pub thinking_elided: u64,
     pub stalled_on_question: bool,
     pub evidence_errors: EvidenceErrors,
     /// `controlOut` present and non-empty.
@@ -649,6 +658,10 @@ impl RunRecord {
             m.insert("modelUsage".into(), mu.clone());
         }
         m.insert("models".into(), json!(self.models));
+        if !self.thinking.is_empty() {
+            m.insert("thinking".into(), json!(self.thinking));
+        }
+        m.insert("thinkingElided".into(), json!(self.thinking_elided));
         if !self.infra_errors.is_empty() {
             m.insert("infraErrors".into(), json!(self.infra_errors));
         }
@@ -1200,9 +1213,23 @@ impl Driver {
                 self.rec.infra_errors.push(InfraError { source, message })
             }
             AgentEvent::ProtocolEvidenceError => self.rec.evidence_errors.protocol_malformed += 1,
-            AgentEvent::Metrics(_) | AgentEvent::Thinking => {}
+            AgentEvent::Thinking { block, model } => {
+                self.note_model(model);
+                self.note_thinking(block);
+            }
+            AgentEvent::Metrics(_) => {}
         }
         Ok(())
+    }
+
+    /// Keeps the newest [`THINKING_CAP`] blocks (sub-agents' included, as the
+    /// original does), counting each one dropped.
+    fn note_thinking(&mut self, block: ThinkingBlock) {
+        self.rec.thinking.push_back(block);
+        if self.rec.thinking.len() > THINKING_CAP {
+            self.rec.thinking.pop_front();
+            self.rec.thinking_elided += 1;
+        }
     }
 
     fn note_model(&mut self, model: Option<String>) {
@@ -1815,6 +1842,62 @@ mod tests {
 
     fn run(events: &[&str], co: Option<&[&str]>) -> RunRecord {
         drive(events.to_vec(), co)
+    }
+
+    #[test]
+    fn the_newest_fifty_thinking_blocks_are_kept_and_the_rest_counted() {
+        let mut lines: Vec<String> = vec![
+            r#"{"type":"assistant","message":{"model":"think-model","content":[{"type":"thinking","thinking":"","signature":"s"}]}}"#.into(),
+            r#"{"type":"system","subtype":"thinking","content":"from system"}"#.into(),
+            r#"{"type":"assistant","parent_tool_use_id":"A","message":{"model":"m2","content":[{"type":"thinking","thinking":"child"}]}}"#.into(),
+        ];
+        let r = drive(lines.clone(), None);
+        assert_eq!(r.thinking.len(), 3);
+        assert_eq!(r.thinking_elided, 0);
+        assert!(r.thinking[0].redacted);
+        assert_eq!(r.thinking[1].text, "from system");
+        assert_eq!(
+            r.thinking[2].text, "child",
+            "a sub-agent's reasoning counts"
+        );
+        assert_eq!(
+            r.models,
+            vec!["think-model", "m2"],
+            "thinking blocks note their model"
+        );
+
+        for i in 0..50 {
+            lines.push(format!(
+                r#"{{"type":"assistant","message":{{"content":[{{"type":"thinking","thinking":"t{i}"}}]}}}}"#
+            ));
+        }
+        let r = drive(lines, None);
+        assert_eq!(r.thinking.len(), THINKING_CAP);
+        assert_eq!(r.thinking_elided, 3, "the three oldest are dropped");
+        assert_eq!(
+            r.thinking.front().map(|b| &b.text),
+            Some(&Value::from("t0"))
+        );
+        assert_eq!(
+            r.thinking.back().map(|b| &b.text),
+            Some(&Value::from("t49"))
+        );
+    }
+
+    #[test]
+    fn a_truncated_run_keeps_no_thinking() {
+        let r = run(
+            &[
+                r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"x"}]}}"#,
+                r#"{"type":"control_request","request_id":"q1","request":{"subtype":"can_use_tool","tool_name":"AskUserQuestion","input":{"questions":[{"question":"Q?","options":[{"label":"a"}]}]}}}"#,
+            ],
+            Some(&[
+                r#"{"type":"control_response","response":{"request_id":"other","subtype":"success","response":{}}}"#,
+            ]),
+        );
+        assert!(r.truncated.is_some(), "{:?}", r.format_findings());
+        assert!(r.thinking.is_empty());
+        assert_eq!(r.thinking_elided, 0);
     }
 
     #[test]

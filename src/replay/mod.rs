@@ -462,6 +462,11 @@ pub fn replay_with(
     // the run-result fields) are moved out of it rather than copied — on a
     // large cassette it is the size of the recording.
     let mut facts = record_view::facts(run, !opts.lean);
+    if !opts.lean
+        && let Some(timeline) = cassette.timeline()
+    {
+        record_view::timeline_fields(&mut facts.fields, timeline);
+    }
 
     // 16. Pseudo-assertions, in the original's order.
     for m in stale.failures(staleness_gate(opts)) {
@@ -623,7 +628,79 @@ fn run_result(
             serde_json::to_value(&stale.findings).unwrap_or(Value::Null),
         );
     }
-    m
+    in_original_order(m)
+}
+
+/// The run-result keys in the order the original's replay writes them (its
+/// `assembleRunResult` literal); `outcome`/`verdict`/`provenance` follow from
+/// the envelope.
+const RUN_RESULT_ORDER: &[&str] = &[
+    "command",
+    "mutation",
+    "lane",
+    "scratchpadEvidenceComplete",
+    "scenario",
+    "mode",
+    "execution",
+    "fidelity",
+    "effectiveFidelity",
+    "baseline",
+    "result",
+    "resultErrorKind",
+    "errorSource",
+    "resultSubtype",
+    "finalMessage",
+    "decisions",
+    "toolCounts",
+    "webSearches",
+    "infraErrors",
+    "evidenceErrors",
+    "toolDurations",
+    "skillActivity",
+    "models",
+    "thinking",
+    "thinkingElided",
+    "toolErrors",
+    "modelUsage",
+    "redundantToolCalls",
+    "tasks",
+    "context",
+    "gateDeliveries",
+    "egress",
+    "assertions",
+    "subagents",
+    "nonReproducibleAnswers",
+    "usage",
+    "cost",
+    "skillsInvoked",
+    "skillToolAvailable",
+    "outDir",
+    "staleness",
+    "skippedAssertions",
+    "nonDeterministic",
+    "prompt",
+    "contextEvents",
+    "hookEvents",
+    "fileToolAttempts",
+    "pathDenials",
+    "presentedFiles",
+    "preRunLinkAware",
+    "fingerprint",
+    "toolResults",
+];
+
+/// `m` with its keys in [`RUN_RESULT_ORDER`] (a key not listed keeps its
+/// place after them). The values are moved, not copied.
+fn in_original_order(m: Map<String, Value>) -> Map<String, Value> {
+    let rank = |k: &str| {
+        RUN_RESULT_ORDER
+            .iter()
+            .position(|o| *o == k)
+            .unwrap_or(RUN_RESULT_ORDER.len())
+    };
+    let mut entries: Vec<(String, Value)> = m.into_iter().collect();
+    entries.sort_by_key(|(k, _)| rank(k));
+    entries.into_iter().collect()
 }
 
 /// The synthetic error result of a file that could not be replayed.

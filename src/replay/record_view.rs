@@ -2,12 +2,15 @@
 //! reports about a run (the run-result fields of the JSON envelope, the text
 //! footer's facts, the cassette-format problems found while re-driving).
 //!
-//! Nothing else in replay reads the record. This module deliberately does not
+//! Nothing else in replay reads the record. The fields folded from the
+//! cassette's `timeline` ([`timeline_fields`]) are added here too, so the
+//! run-result JSON has one assembler. This module deliberately does not
 //! parse `events` itself: the stream-json parser has exactly one home,
 //! `crate::evidence`.
 
 use serde_json::{Map, Value, json};
 
+use crate::evidence::timeline;
 use crate::evidence::{RunOutcome, RunRecord};
 
 /// What replay needs to know about a re-driven run.
@@ -155,6 +158,15 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
     }
     f.insert("toolCounts".into(), counts(&run.tool_counts));
     f.insert("models".into(), to_value(&run.models));
+    // Omitted when empty, like the original (`rec.thinking.length ? … :
+    // undefined`); the count is always there.
+    if !run.thinking.is_empty() {
+        f.insert(
+            "thinking".into(),
+            to_value(&std::mem::take(&mut run.thinking)),
+        );
+    }
+    f.insert("thinkingElided".into(), Value::from(run.thinking_elided));
     f.insert(
         "toolErrors".into(),
         Value::Object(
@@ -276,4 +288,113 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
         f.insert("evidenceErrors".into(), to_value(&ee));
     }
     f
+}
+
+/// The run-result fields folded from the cassette's `timeline`
+/// (`toolDurations`, `skillActivity`, `subagents[].attributedSkillId`). The
+/// original sets them only when the cassette has a timeline; without one the
+/// keys are absent (`undefined`) and `subagents` is left as it is.
+pub fn timeline_fields(fields: &mut Map<String, Value>, timeline: &[Value]) {
+    fields.insert(
+        "toolDurations".into(),
+        to_value(&timeline::tool_durations(timeline)),
+    );
+    fields.insert(
+        "skillActivity".into(),
+        to_value(&timeline::skill_activity(timeline)),
+    );
+    let Some(Value::Array(subagents)) = fields.get_mut("subagents") else {
+        return;
+    };
+    if subagents.is_empty() {
+        return;
+    }
+    let scopes = timeline::dispatch_skill_scopes(timeline);
+    for sub in subagents.iter_mut().filter_map(Value::as_object_mut) {
+        // `{...sa, attributedSkillId}`: an undefined scope writes no key.
+        let scope = sub
+            .get("toolUseId")
+            .and_then(Value::as_str)
+            .and_then(|id| scopes.get(id))
+            .cloned()
+            .flatten();
+        match scope {
+            Some(s) => {
+                sub.insert("attributedSkillId".into(), s);
+            }
+            None => {
+                sub.shift_remove("attributedSkillId");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(lines: &[&str]) -> Map<String, Value> {
+        let lines: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
+        facts(RunRecord::from_taken_events(lines, None), true).fields
+    }
+
+    #[test]
+    fn thinking_is_absent_when_empty_and_its_count_always_there() {
+        let f = fields(&[r#"{"type":"result","is_error":false}"#]);
+        assert!(!f.contains_key("thinking"));
+        assert_eq!(f.get("thinkingElided"), Some(&json!(0)));
+    }
+
+    #[test]
+    fn thinking_blocks_are_written_redacted_or_plain() {
+        let f = fields(&[
+            r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"","signature":"sig"}]}}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"plan"}]}}"#,
+        ]);
+        assert_eq!(
+            serde_json::to_string(&f["thinking"]).unwrap(),
+            r#"[{"text":"","redacted":true},{"text":"plan"}]"#
+        );
+        assert_eq!(f.get("thinkingElided"), Some(&json!(0)));
+    }
+
+    #[test]
+    fn timeline_fields_fold_and_attribute_sub_agents() {
+        let mut f = fields(&[
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"D1","name":"Agent","input":{"subagent_type":"x"}}]}}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"D2","name":"Agent","input":{"subagent_type":"y"}}]}}"#,
+        ]);
+        let timeline = json!([
+            {"seq":0,"ts":5,"type":"tool_use","toolUseId":"D1","name":"Agent","skillScope":"s:one"},
+            {"seq":1,"ts":6,"type":"subagent_dispatch","toolUseId":"D1","skillScope":"s:one"},
+            {"seq":2,"ts":9,"type":"tool_result","toolUseId":"D1"},
+            {"seq":3,"ts":10,"type":"subagent_dispatch","toolUseId":"D2"},
+        ]);
+        timeline_fields(&mut f, timeline.as_array().unwrap());
+        assert_eq!(
+            f["toolDurations"],
+            json!({"Agent": {"calls": 1, "totalMs": 4, "maxMs": 4}})
+        );
+        assert_eq!(
+            f["skillActivity"],
+            json!([
+                {"skillId":"s:one","invocationSeq":0,"toolCounts":{"Agent":1},"toolCallCount":1,"dispatchCount":1,"durationMs":1},
+                {"skillId":"(root)","invocationSeq":3,"toolCounts":{},"toolCallCount":0,"dispatchCount":1,"durationMs":0},
+            ])
+        );
+        let subs = f["subagents"].as_array().unwrap();
+        assert_eq!(subs[0]["attributedSkillId"], json!("s:one"));
+        assert!(
+            subs[1].get("attributedSkillId").is_none(),
+            "a dispatch entry without skillScope attributes nothing"
+        );
+    }
+
+    #[test]
+    fn an_empty_timeline_still_writes_empty_folds() {
+        let mut f = fields(&[]);
+        timeline_fields(&mut f, &[]);
+        assert_eq!(f["toolDurations"], json!({}));
+        assert_eq!(f["skillActivity"], json!([]));
+    }
 }

@@ -984,6 +984,8 @@ fn run_result_fields_match_the_original() {
             "cost",
             "usage",
             "models",
+            "thinking",
+            "thinkingElided",
             "finalMessage",
             "hookEvents",
             "pathDenials",
@@ -1027,4 +1029,36 @@ fn manifest_keys_without_a_manifest_fail_instead_of_passing_vacuously() {
             o.message
         );
     }
+}
+
+/// Regex keys count UTF-16 code units, as the original's `new RegExp(p, "i")`
+/// does: an emoji in a tool result is two `.`s (checked against node:
+/// `/SUBAGENT . DONE/i.test("SUBAGENT 😀 DONE")` is false).
+#[test]
+fn regex_keys_see_an_emoji_as_two_code_units() {
+    let path = util::data("assert/hostloop-subagent.cassette.json");
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    assert_eq!(text.matches("SUBAGENT DONE").count(), 1, "fixture changed");
+    let doc: Value =
+        serde_json::from_str(&text.replace("SUBAGENT DONE", "SUBAGENT 😀 DONE")).expect("JSON");
+    let c = cassette_from(doc, &path);
+    assert!(one(&c, json!({"tool_result_matches": "subagent .. done"})).pass);
+    assert!(one(&c, json!({"tool_result_matches": "subagent [^x]{2} done"})).pass);
+    let o = one(&c, json!({"tool_result_matches": "subagent . done"}));
+    assert!(!o.pass, "{}", o.message);
+    // A backreference forces the backtracker: the same per-unit answer.
+    assert!(
+        one(
+            &c,
+            json!({"tool_result_matches": "(s)ubagent .. done(?!\\1)"})
+        )
+        .pass
+    );
+    assert!(
+        !one(
+            &c,
+            json!({"tool_result_matches": "(s)ubagent . done(?!\\1)"})
+        )
+        .pass
+    );
 }

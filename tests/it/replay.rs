@@ -183,6 +183,14 @@ fn core(r: &Value) -> Value {
         "failures": kinds,
         "outcome": r["outcome"],
         "staleness": r.get("staleness").map(|s| s.as_array().into_iter().flatten().map(|f| f["class"].clone()).collect::<Vec<_>>()),
+        // The run-result fields folded from the reasoning blocks and the
+        // timeline, whole (absent stays absent).
+        "thinking": r.get("thinking"),
+        "thinkingElided": r.get("thinkingElided"),
+        "toolDurations": r.get("toolDurations"),
+        "skillActivity": r.get("skillActivity"),
+        // Every key the original writes, in its order.
+        "keys": r.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()),
     })
 }
 
@@ -860,5 +868,44 @@ fn the_recorded_answer_check_is_wired_for_scripted_cassettes() {
     assert!(
         !fidelity.is_empty(),
         "an answer the frozen answers: cannot produce must fail: {v}"
+    );
+}
+
+/// A cassette without a `timeline` has no `toolDurations`/`skillActivity`
+/// (undefined, as in the original) and cannot evaluate `skill_tool_used`; an
+/// empty one folds to `{}`/`[]` like any other.
+#[test]
+fn timeline_folds_are_absent_without_a_timeline() {
+    let fx = Fixture::new();
+    let none = mutated(&fx, "no-timeline", |d| {
+        d.as_object_mut().unwrap().shift_remove("timeline");
+        d["scenario"]["assert"] = json!([{"skill_tool_used": {"skill": ".*", "tool": ".*"}}]);
+    });
+    let empty = mutated(&fx, "empty-timeline", |d| {
+        d["timeline"] = json!([]);
+        d["scenario"]["assert"] = json!([{"skill_tool_used": {"skill": ".*", "tool": ".*"}}]);
+    });
+    let (_, v, stderr) = replay_json(&fx, &[&none]);
+    let r = &v["results"][0];
+    assert_eq!(r["result"], json!("success"), "{stderr}");
+    assert!(
+        r.get("toolDurations").is_none() && r.get("skillActivity").is_none(),
+        "{r}"
+    );
+    assert_eq!(r["thinkingElided"], json!(0));
+    let msg = r["assertions"][0]["message"].as_str().unwrap_or_default();
+    assert!(
+        msg.starts_with("evidence unavailable: skill-activity telemetry absent"),
+        "{msg}"
+    );
+    validate_envelope(&v);
+
+    let (_, v, _) = replay_json(&fx, &[&empty]);
+    let r = &v["results"][0];
+    assert_eq!(r["toolDurations"], json!({}));
+    assert_eq!(r["skillActivity"], json!([]));
+    assert_eq!(
+        r["assertions"][0]["message"],
+        json!("no skill-activation window matched \".*\"")
     );
 }
