@@ -97,14 +97,26 @@ fn main() {
     }
     let iters = support::env_u64("REEL_BENCH_ITERS", if support::smoke() { 1 } else { 5 }) as usize;
     let dir = tempfile::tempdir().expect("tempdir");
-    let (file, size) = support::write_big_cassette(dir.path());
-    if let Some(keep) = std::env::var_os("REEL_BENCH_KEEP") {
-        // For profiling: `perf record <bench> --child replay <file> 1`.
-        std::fs::copy(&file, &keep).expect("write REEL_BENCH_KEEP");
+    // The cassette the target names, then the same run with the
+    // recorder's `timeline` (a small JSON object per tool call, result and
+    // thinking block), which is what makes a parse memory-heavy.
+    for (with_timeline, suffix) in [(false, ""), (true, "_timeline")] {
+        let (file, size) = support::write_big_cassette(dir.path(), with_timeline);
+        if let Some(keep) = std::env::var_os("REEL_BENCH_KEEP") {
+            // For profiling: `perf record <bench> --child replay <file> 1`.
+            let mut keep = std::path::PathBuf::from(keep);
+            keep.as_mut_os_string().push(suffix);
+            std::fs::copy(&file, &keep).expect("write REEL_BENCH_KEEP");
+        }
+        measure(&file, size as f64, iters, suffix);
     }
-    let size = size as f64;
+}
+
+/// Times parse / replay / replay-json on `file` and emits their BENCH lines
+/// (names end in `suffix`).
+fn measure(file: &Path, size: f64, iters: usize, suffix: &str) {
     println!(
-        "cassette: {:.1} MB (seed {:#x}), {iters} iterations per task",
+        "cassette{suffix}: {:.1} MB (seed {:#x}), {iters} runs per task",
         size / 1e6,
         support::seed()
     );
@@ -137,7 +149,7 @@ fn main() {
         let median = runs[runs.len() / 2].0;
         let peak = runs.iter().map(|r| r.1).fold(0.0, f64::max);
         println!(
-            "{mode:>7}: min {:8.1} ms  median {median:8.1} ms  peak RSS {:7.1} MB ({:.2}x file)",
+            "{mode:>11}: min {:8.1} ms  median {median:8.1} ms  peak RSS {:7.1} MB ({:.2}x file)",
             runs[0].0,
             peak / 1e6,
             peak / size
@@ -156,7 +168,7 @@ fn main() {
         ("replay_floor_parse", &rows[0]),
     ] {
         support::Bench {
-            name,
+            name: &format!("{name}{suffix}"),
             seconds: row[1] / 1e3,
             floor_seconds: Some(rows[0][1] / 1e3),
             peak_rss_bytes: Some(row[2] as u64),

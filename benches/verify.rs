@@ -64,7 +64,7 @@ fn main() {
     let runs = if smoke { 1 } else { 3 };
 
     // 1. the 51 MB cassette (the replay bench's, from the shared generator)
-    let (big_path, big_size) = support::write_big_cassette(tmp.path());
+    let (big_path, big_size) = support::write_big_cassette(tmp.path(), false);
     let big: Map<String, Value> =
         serde_json::from_slice(&std::fs::read(&big_path).expect("read")).expect("parse");
     println!("big cassette: {:.1} MB", big_size as f64 / 1e6);
@@ -217,7 +217,7 @@ fn main() {
     // 2. 1,000 small cassettes
     let dir = tmp.path().join("many");
     std::fs::create_dir_all(&dir).expect("mkdir");
-    let small = serde_json::to_vec_pretty(&support::cassette(40, 1_000, support::seed()))
+    let small = serde_json::to_vec_pretty(&support::cassette(40, 1_000, support::seed(), false))
         .expect("serialise");
     let n_small = if smoke { 20 } else { 1000 };
     let files: Vec<PathBuf> = (0..n_small)

@@ -707,6 +707,12 @@ pub fn es_number(n: f64) -> Option<String> {
     if n == 0.0 {
         return Some("0".into()); // also -0
     }
+    // Safe integers (the common case: counts, ids, timestamps) print as
+    // themselves; the tie check below is only needed for fractions and
+    // large magnitudes.
+    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+        return Some(format!("{}", n as i64));
+    }
     let sign = if n < 0.0 { "-" } else { "" };
     // Rust's `{:e}` prints the shortest digit string that round-trips, picking
     // the closest one on ties — the digits ECMAScript asks for.
@@ -986,6 +992,20 @@ mod tests {
             jcs1(&v).unwrap(),
             r#"{"-1":3,"0":5,"01":2,"10":6,"2":7,"4294967294":4,"4294967295":1,"b":0}"#
         );
+    }
+
+    #[test]
+    fn safe_integers_print_as_themselves() {
+        for (n, want) in [
+            (9_007_199_254_740_991.0, "9007199254740991"),
+            (9_007_199_254_740_992.0, "9007199254740992"),
+            (-42.0, "-42"),
+            (1e15, "1000000000000000"),
+            (1e21, "1e+21"),
+            (123456789012345680000.0, "123456789012345680000"),
+        ] {
+            assert_eq!(es_number(n).as_deref(), Some(want), "{n}");
+        }
     }
 
     #[test]

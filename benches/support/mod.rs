@@ -106,13 +106,31 @@ pub fn prose(rng: &mut Rng, bytes: usize) -> String {
 }
 
 /// A v12 cassette of `events` transcript lines of about `event_bytes` each
-/// (system init, then a seeded mix of assistant text, tool_use, tool_result
-/// and thinking-token lines, then a `result`), with one inlined artifact.
-/// 50,000 events of 1,000 bytes pretty-print to ~51 MB.
-pub fn cassette(events: usize, event_bytes: usize, seed: u64) -> Map<String, Value> {
+/// (system init, then a seeded mix of assistant text (after a redacted
+/// thinking block, as Claude Code records them), tool_use, tool_result and
+/// thinking-token lines, then a `result`), and one inlined artifact; with
+/// `with_timeline`, also the recorder's `timeline` of those lines (one small
+/// object per tool call, result and thinking block). 50,000 events of 1,000
+/// bytes pretty-print to ~51 MB (~56 MB with the timeline).
+pub fn cassette(
+    events: usize,
+    event_bytes: usize,
+    seed: u64,
+    with_timeline: bool,
+) -> Map<String, Value> {
     let mut rng = Rng::new(seed);
     let pad = event_bytes.saturating_sub(180);
     let mut lines = Vec::with_capacity(events);
+    let mut timeline: Vec<Value> = Vec::new();
+    let mut ts = 1_000u64;
+    let mut mark = |line: usize, entry: Value, ts: &mut u64| {
+        *ts += 7;
+        let mut e = json!({"seq": timeline.len(), "ts": *ts, "line": line});
+        if let (Some(e), Value::Object(rest)) = (e.as_object_mut(), entry) {
+            e.extend(rest);
+        }
+        timeline.push(e);
+    };
     lines.push(
         json!({"type":"system","subtype":"init","cwd":"/sessions/bench","session_id":"bench",
                "tools":["Bash","Read","Write","Skill","AskUserQuestion"],"mcp_servers":[{"name":"cowork","status":"connected"}],
@@ -123,16 +141,22 @@ pub fn cassette(events: usize, event_bytes: usize, seed: u64) -> Map<String, Val
     while lines.len() < events.saturating_sub(1) {
         let line = match rng.below(4) {
             0 => {
+                mark(lines.len(), json!({"type": "thinking"}), &mut ts);
+                let signature: String = (0..40).map(|_| format!("{:x}", rng.next())).collect();
                 json!({"type":"assistant","message":{"model":"bench-model","id":format!("msg_{}", lines.len()),"role":"assistant",
-                    "content":[{"type":"text","text":prose(&mut rng, pad)}]},"parent_tool_use_id":null})
+                    "content":[{"type":"thinking","thinking":"","signature":&signature[..300]},
+                               {"type":"text","text":prose(&mut rng, pad.saturating_sub(340))}]},"parent_tool_use_id":null})
             }
             1 => {
                 tool += 1;
+                mark(lines.len(), json!({"type":"tool_use","toolUseId":format!("toolu_{tool}"),"name":"Bash",
+                    "model":"bench-model","skillScope":"(root)"}), &mut ts);
                 json!({"type":"assistant","message":{"model":"bench-model","id":format!("msg_{}", lines.len()),"role":"assistant",
                     "content":[{"type":"tool_use","id":format!("toolu_{tool}"),"name":"Bash","input":{"command":format!("echo {}", prose(&mut rng, pad.saturating_sub(100)))}}]},
                     "parent_tool_use_id":null})
             }
             2 => {
+                mark(lines.len(), json!({"type":"tool_result","toolUseId":format!("toolu_{tool}"),"isError":false}), &mut ts);
                 json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":format!("toolu_{tool}"),
                     "content":prose(&mut rng, pad),"is_error":false}]},"parent_tool_use_id":null})
             }
@@ -165,22 +189,38 @@ pub fn cassette(events: usize, event_bytes: usize, seed: u64) -> Map<String, Val
         "events": lines,
         "controlOut": [],
         "effectiveFidelity": "protocol",
+
         "artifacts": [{"path": "outputs/actions.md", "bytes": body.len(),
                        "sha256": hex_sha256(body.as_bytes()), "body": body}],
         "fingerprint": {"baseline": "1.0.0", "hashFormat": "jcs1"}
     })
     .as_object()
     .cloned()
+    .map(|mut doc| {
+        if with_timeline {
+            doc.insert(
+                "timelineHeader".into(),
+                json!({"v": 1, "startedAtWall": "2026-11-30T00:00:00.000Z", "startedAtMono": "1000000"}),
+            );
+            doc.insert("timeline".into(), Value::Array(timeline));
+        }
+        doc
+    })
     .expect("a JSON object literal")
 }
 
 /// The large cassette of the replay and verify benches, written to `dir`:
-/// `REEL_BENCH_EVENTS` (default 50,000) events, ~51 MB. Returns its path and
-/// size in bytes.
-pub fn write_big_cassette(dir: &Path) -> (PathBuf, u64) {
+/// `REEL_BENCH_EVENTS` (default 50,000) events, ~51 MB (see [`cassette`] for
+/// `with_timeline`). Returns its path and size in bytes.
+pub fn write_big_cassette(dir: &Path, with_timeline: bool) -> (PathBuf, u64) {
     let events = env_u64("REEL_BENCH_EVENTS", if smoke() { 500 } else { 50_000 }) as usize;
-    let doc = cassette(events, 1_000, seed());
-    let path = dir.join("big.cassette.json");
+    let doc = cassette(events, 1_000, seed(), with_timeline);
+    let name = if with_timeline {
+        "big-timeline.cassette.json"
+    } else {
+        "big.cassette.json"
+    };
+    let path = dir.join(name);
     let bytes = serde_json::to_vec_pretty(&doc).expect("serialise");
     std::fs::write(&path, &bytes).expect("write the bench cassette");
     (path, bytes.len() as u64)

@@ -10,6 +10,7 @@
 //! This module never writes cassettes (that is `record`/`rehash`) and owns no
 //! JSON rules (those are [`crate::canon`]).
 
+pub mod collation;
 pub mod ignore;
 pub mod manifest;
 pub mod snapshot;
@@ -23,6 +24,7 @@ use crate::canon;
 use crate::cassette::{Cassette, FingerprintRecord, HASH_FORMAT_JCS1};
 use crate::scenario::session::Session;
 
+pub use collation::locale_compare;
 pub use snapshot::{Entry, EntryKind, ModeRequest, Snapshot, WalkError, WalkOptions, utf16_cmp};
 
 /// `fileSigs` cap: more entries than this ⇒ `fileSigsOmitted: true`.
@@ -541,39 +543,6 @@ pub fn live_for_cassette(
 // ---------------------------------------------------------------------------
 // sessionFingerprint (§1.11)
 
-/// ICU-root-collation-like order used for `folders` (upstream sorts with
-/// `localeCompare`). APPROXIMATION (no ICU collator in the dependency set):
-/// compare first by a primary weight per character — ASCII punctuation in
-/// CLDR root order, then digits, then letters case-folded — then lowercase
-/// before uppercase, then code points. Equals ICU for ASCII paths that differ
-/// in letters, digits or punctuation; accented letters sort after ASCII
-/// letters here but beside their base letter in ICU.
-pub fn locale_compare(a: &str, b: &str) -> std::cmp::Ordering {
-    const PUNCT: &str = "\t\n\r _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
-    fn primary(c: char) -> (u8, u32) {
-        if let Some(i) = PUNCT.find(c) {
-            (0, i as u32)
-        } else if c.is_ascii_digit() {
-            (1, c as u32)
-        } else if c.is_alphabetic() {
-            let l = c.to_lowercase().next().unwrap_or(c);
-            (2, l as u32)
-        } else {
-            (3, c as u32)
-        }
-    }
-    let pa = a.chars().map(primary);
-    let pb = b.chars().map(primary);
-    pa.cmp(pb)
-        .then_with(|| {
-            // Tertiary: lowercase first.
-            let ta = a.chars().map(|c| c.is_uppercase());
-            let tb = b.chars().map(|c| c.is_uppercase());
-            ta.cmp(tb)
-        })
-        .then_with(|| a.cmp(b))
-}
-
 fn sorted(v: &[String]) -> Vec<String> {
     let mut v = v.to_vec();
     v.sort_by(|a, b| utf16_cmp(a, b));
@@ -588,6 +557,8 @@ pub fn session_shape(s: &Session) -> serde_json::Value {
         .iter()
         .map(|f| (f.from.clone(), f.mode.as_str()))
         .collect();
+    // Stable: folders that collate equal keep session order, as upstream's
+    // `Array.prototype.sort`.
     folders.sort_by(|a, b| locale_compare(&a.0, &b.0));
     let mut shape = Map::new();
     shape.insert(
@@ -724,14 +695,52 @@ mod tests {
         assert_eq!(session_fingerprint(Path::new("(inline)")), None);
     }
 
+    /// Multi-folder order as upstream's `localeCompare` sort gives it (digest
+    /// computed with Node 22 from the same folders): case, accents, Han in
+    /// radical-stroke order, and canonically equivalent spellings (NFD
+    /// `résumé` listed first) kept in session order.
     #[test]
-    fn locale_compare_is_case_insensitive_first() {
-        use std::cmp::Ordering::*;
-        assert_eq!(locale_compare("a", "B"), Less);
-        assert_eq!(locale_compare("a", "A"), Less);
-        assert_eq!(locale_compare("../data", "./x"), Less);
-        assert_eq!(locale_compare("a_b", "a1"), Less);
-        assert_eq!(locale_compare("x", "x"), Equal);
+    fn session_fingerprint_orders_folders_like_node() {
+        let yaml = r#"
+folders:
+  - { from: skills/zeta, mode: r }
+  - { from: Skills/alpha, mode: rw }
+  - { from: "re\u0301sume\u0301", mode: rwd }
+  - { from: "r\u00e9sum\u00e9", mode: r }
+  - { from: "\u65e5\u672c", mode: rw }
+  - { from: "\u4e2d\u6587", mode: rw }
+  - { from: "\U00020000", mode: r }
+  - { from: _x, mode: rw }
+  - { from: ./a, mode: rw }
+  - { from: skills/Zeta, mode: rw }
+"#;
+        let s = Session::parse(yaml, Path::new("s.yaml")).unwrap();
+        let shape = session_shape(&s);
+        let order: Vec<&str> = shape["folders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["from"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "_x",
+                "./a",
+                "re\u{301}sume\u{301}",
+                "r\u{e9}sum\u{e9}",
+                "Skills/alpha",
+                "skills/zeta",
+                "skills/Zeta",
+                "\u{20000}",
+                "\u{4e2d}\u{6587}",
+                "\u{65e5}\u{672c}",
+            ]
+        );
+        assert_eq!(
+            session_fingerprint_of(&s),
+            "061d8d46df4afab6fb5afa2a3d26e119201b47a57ae60ec6743cbea209d1aba2"
+        );
     }
 
     #[test]
