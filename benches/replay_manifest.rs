@@ -85,7 +85,7 @@ fn allowlist(outputs: &[String], globs: usize, rng: &mut support::Rng) -> Vec<St
 /// The manifest-heavy cassette, written to `dir`; its path and size.
 fn write_manifest_cassette(dir: &Path, artifacts: usize, globs: usize) -> (PathBuf, u64) {
     let mut rng = support::Rng::new(support::seed());
-    let mut doc = support::cassette(200, 400, support::seed());
+    let mut doc = support::cassette(200, 400, support::seed(), false);
     let mut entries = Vec::with_capacity(artifacts);
     let mut outputs = Vec::new();
     let mut pre_paths = Vec::new();
