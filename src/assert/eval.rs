@@ -2,12 +2,10 @@
 //! original's messages. One function per key family; [`check`] walks
 //! [`CHECK_ORDER`] and AND-s the results.
 
-use std::cell::OnceCell;
-
 use serde_json::{Map, Value};
 
 use super::catalog::{Bucket, CHECK_ORDER, VERDICT_MODIFIERS, bucket};
-use super::glob::{self, Glob};
+use super::glob::{self, Glob, GlobList};
 use super::json::{self, DotResolve};
 use super::links::{self, LinkResolution};
 use super::regex::{EsRegex, compile_es};
@@ -47,14 +45,13 @@ fn f(x: f64) -> String {
 struct Env<'a> {
     ctx: &'a Context<'a>,
     run: &'a RunRecord,
-    tree: OnceCell<ReplayTree>,
     warnings: Vec<String>,
 }
 
 impl<'a> Env<'a> {
-    fn tree(&self) -> &ReplayTree {
-        self.tree
-            .get_or_init(|| ReplayTree::from_cassette(self.ctx.cassette))
+    /// The materialised tree, from the context's shared manifest view.
+    fn tree(&self) -> &'a ReplayTree {
+        &self.ctx.manifest().tree
     }
 
     fn root(&self) -> String {
@@ -77,11 +74,8 @@ impl<'a> Env<'a> {
         self.ctx.cassette.effective_fidelity()
     }
 
-    fn prefixes(&self) -> Vec<String> {
-        self.ctx
-            .cassette
-            .user_visible_roots()
-            .unwrap_or_else(|| vec!["outputs".into(), ".projects".into()])
+    fn prefixes(&self) -> &'a [String] {
+        &self.ctx.manifest().user_visible_roots
     }
 
     fn re(&self, key: &str, pattern: &str) -> Result<EsRegex, String> {
@@ -147,7 +141,6 @@ pub(super) fn check(
     let mut env = Env {
         ctx,
         run: ctx.run,
-        tree: OnceCell::new(),
         warnings: Vec::new(),
     };
     let mut results: Vec<KeyResult> = Vec::new();
@@ -512,7 +505,7 @@ fn user_visible_artifact(env: &Env<'_>, v: &Value) -> KeyResult {
         return Err(link_unavailable(p));
     }
     let prefixes = env.prefixes();
-    if !visible(&prefixes, &rel) {
+    if !visible(prefixes, &rel) {
         return Err(format!(
             "\"{p}\" is not under a user-visible prefix ({}) — invisible to the user in Cowork",
             prefixes.join(", ")
@@ -989,17 +982,16 @@ fn no_unexpected_files(env: &Env<'_>, v: &Value) -> KeyResult {
     if let Some(m) = origin_unavailable(env, "cannot compute created files") {
         return Err(m);
     }
-    let Some(pre) = env.ctx.cassette.pre_run_paths() else {
+    let view = env.ctx.manifest();
+    let Some(pre) = &view.pre_run_paths else {
         return Err("evidence unavailable: no pre-run manifest for this run/cassette (a --resume run, or a run/cassette predating 0.24) — cannot compute created files; re-run without --resume, or re-record".into());
     };
-    let pre: std::collections::HashSet<String> = pre.iter().map(|p| p.replace('\\', "/")).collect();
-    let compiled: Vec<Glob> = globs.iter().map(|g| Glob::new(g)).collect();
-    let stray: Vec<String> = env
-        .tree()
-        .walk(&env.prefixes())
-        .into_iter()
-        .filter(|p| !pre.contains(p))
-        .filter(|p| !glob::any_matches(&compiled, p))
+    let allow = GlobList::new(&globs);
+    let stray: Vec<&str> = view
+        .user_visible_files
+        .iter()
+        .filter(|p| !pre.contains(*p) && !allow.is_match(p))
+        .map(String::as_str)
         .collect();
     if stray.is_empty() {
         ok()
@@ -1021,13 +1013,14 @@ fn input_unmodified(env: &Env<'_>, v: &Value) -> KeyResult {
     if let Some(m) = origin_unavailable(env, "cannot compare content") {
         return Err(m);
     }
-    let Some(pre_hashes) = env.ctx.cassette.pre_run_hashes() else {
+    let view = env.ctx.manifest();
+    let Some(pre_hashes) = &view.pre_run_hashes else {
         return Err("evidence unavailable: no pre-run hash manifest for this run/cassette (a --resume run, or a run/cassette predating the fingerprinted manifest) — cannot compare content; re-run without --resume, or re-record".into());
     };
-    let compiled: Vec<Glob> = globs.iter().map(|g| Glob::new(g)).collect();
+    let allow = GlobList::new(&globs);
     let matched: Vec<&(String, Option<String>)> = pre_hashes
         .iter()
-        .filter(|(p, _)| glob::any_matches(&compiled, p))
+        .filter(|(p, _)| allow.is_match(p))
         .collect();
     if matched.is_empty() {
         return Err(format!(
@@ -1037,23 +1030,15 @@ fn input_unmodified(env: &Env<'_>, v: &Value) -> KeyResult {
     }
     // Replay: the manifest's sha256 is the authoritative post-run hash
     // (never re-hash the placeholder tree); an absent or "" sha ⇒ removed.
-    let artifacts = env.ctx.cassette.artifacts().unwrap_or_default();
-    let post = |p: &str| -> Option<String> {
-        artifacts
-            .iter()
-            .rev()
-            .find(|e| e.path == p && !e.sha256.is_empty())
-            .map(|e| e.sha256.clone())
-    };
     let (mut modified, mut removed, mut uncheckable) = (Vec::new(), Vec::new(), Vec::new());
     for (p, pre) in matched {
         let Some(pre) = pre else {
             uncheckable.push(p.as_str());
             continue;
         };
-        match post(p) {
+        match view.post_hash(p) {
             None => removed.push(p.as_str()),
-            Some(h) if &h != pre => modified.push(p.as_str()),
+            Some(h) if h != pre => modified.push(p.as_str()),
             Some(_) => {}
         }
     }

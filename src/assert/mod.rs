@@ -26,6 +26,7 @@ pub mod regex;
 pub mod tree;
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -57,11 +58,39 @@ pub struct AssertionOutcome {
 /// manifest keys read `cassette.artifacts()` and only print `work_root`.
 /// Lane (`scenario.lane`), tier (`effectiveFidelity`), `userVisibleRoots`,
 /// `folderPrefixMap` and the pre-run baseline are read from `cassette`.
+///
+/// Build one per evaluation ([`Context::new`]) and pass it to every
+/// assertion of that evaluation: the manifest view is read from the cassette
+/// on first use and shared. A context whose cassette changes (`--mutate`'s
+/// perturbations) is a new context.
 pub struct Context<'a> {
     pub cassette: &'a Cassette,
     pub run: &'a RunRecord,
     /// The materialised artifact tree (manifest-bucket keys), if any.
     pub work_root: Option<&'a Path>,
+    manifest: OnceLock<tree::ManifestView>,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(
+        cassette: &'a Cassette,
+        run: &'a RunRecord,
+        work_root: Option<&'a Path>,
+    ) -> Context<'a> {
+        Context {
+            cassette,
+            run,
+            work_root,
+            manifest: OnceLock::new(),
+        }
+    }
+
+    /// The cassette's manifest as the manifest keys see it, built on first
+    /// use and shared by every assertion evaluated with this context.
+    pub fn manifest(&self) -> &tree::ManifestView {
+        self.manifest
+            .get_or_init(|| tree::ManifestView::from_cassette(self.cassette))
+    }
 }
 
 /// The cassette-format pseudo-assertions of a re-drive (malformed lines,

@@ -11,8 +11,15 @@
 //! This avoids re-reading disk and any symlink question: the materialised
 //! tree contains no links (link entries are placeholders, reported as
 //! evidence-unavailable).
+//!
+//! [`ManifestView`] is everything the manifest keys consult — this tree, the
+//! pre-run baseline, the post-run hashes, the user-visible roots and the
+//! files under them — read from the cassette once per evaluation context
+//! (`Context::manifest`) and shared by its assertions, rather than
+//! re-deserialised per assertion (a 2,000-artifact manifest made that the
+//! cost of a replay).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use base64::Engine as _;
 
@@ -42,37 +49,108 @@ pub fn contained_rel(p: &str) -> Option<String> {
 pub struct ReplayTree {
     /// normalised path → entry.
     pub files: HashMap<String, ManifestEntry>,
-    dirs: HashSet<String>,
-    /// Walk order (`readdir` sorted, depth-first) for `no_unexpected_files`.
+    /// Walk order (`readdir` sorted, depth-first) for `no_unexpected_files`;
+    /// also answers "is this a directory" by binary search, rather than a
+    /// set of every ancestor (quadratic in a hostile path's depth).
     ordered: Vec<String>,
+}
+
+/// Everything the manifest-bucket keys read from a cassette, built once per
+/// evaluation context (see [`crate::assert::Context::manifest`]).
+#[derive(Debug)]
+pub struct ManifestView {
+    /// The materialised tree (`artifacts`, absent ⇒ empty).
+    pub tree: ReplayTree,
+    /// `preRunPaths` with `\` read as `/`; `None` when absent.
+    pub pre_run_paths: Option<HashSet<String>>,
+    /// `preRunHashes` in document order; `None` when absent.
+    pub pre_run_hashes: Option<Vec<(String, Option<String>)>>,
+    /// `artifacts[].path` as recorded → its last non-empty `sha256`.
+    post_hashes: HashMap<String, String>,
+    /// `userVisibleRoots`, or the legacy `["outputs", ".projects"]`.
+    pub user_visible_roots: Vec<String>,
+    /// The files under `user_visible_roots`, in walk order
+    /// (`tree.walk(&user_visible_roots)`).
+    pub user_visible_files: Vec<String>,
+}
+
+impl ManifestView {
+    /// Reads the manifest fields of `cassette` (each once).
+    pub fn from_cassette(cassette: &Cassette) -> ManifestView {
+        let artifacts = cassette.artifacts().unwrap_or_default();
+        // The last entry with a hash wins (a path listed twice keeps its
+        // final state), as a reverse scan for the first hashed entry would.
+        let mut post_hashes = HashMap::new();
+        for e in &artifacts {
+            if !e.sha256.is_empty() {
+                post_hashes.insert(e.path.clone(), e.sha256.clone());
+            }
+        }
+        let tree = ReplayTree::from_entries(artifacts);
+        let user_visible_roots = cassette
+            .user_visible_roots()
+            .unwrap_or_else(|| vec!["outputs".into(), ".projects".into()]);
+        let user_visible_files = tree.walk(&user_visible_roots);
+        ManifestView {
+            tree,
+            pre_run_paths: cassette
+                .pre_run_paths()
+                .map(|paths| paths.iter().map(|p| p.replace('\\', "/")).collect()),
+            pre_run_hashes: cassette.pre_run_hashes(),
+            post_hashes,
+            user_visible_roots,
+            user_visible_files,
+        }
+    }
+
+    /// The post-run hash of `path` (as recorded in `artifacts[].path`):
+    /// `None` when no entry for it carries a non-empty `sha256`.
+    pub fn post_hash(&self, path: &str) -> Option<&str> {
+        self.post_hashes.get(path).map(String::as_str)
+    }
 }
 
 impl ReplayTree {
     /// Builds the tree from the cassette's `artifacts` (absent ⇒ empty).
     pub fn from_cassette(cassette: &Cassette) -> ReplayTree {
+        ReplayTree::from_entries(cassette.artifacts().unwrap_or_default())
+    }
+
+    /// Builds the tree from manifest entries.
+    pub fn from_entries(entries: Vec<ManifestEntry>) -> ReplayTree {
         let mut tree = ReplayTree::default();
-        let mut ordered: BTreeMap<Vec<String>, String> = BTreeMap::new();
-        for e in cassette.artifacts().unwrap_or_default() {
+        for e in entries {
             let Some(rel) = contained_rel(&e.path) else {
                 continue;
             };
             if rel.is_empty() {
                 continue;
             }
-            let segs: Vec<&str> = rel.split('/').collect();
-            for i in 1..segs.len() {
-                tree.dirs.insert(segs[..i].join("/"));
-            }
-            ordered.insert(segs.iter().map(|s| (*s).to_owned()).collect(), rel.clone());
             tree.files.insert(rel, e);
         }
-        tree.ordered = ordered.into_values().collect();
+        // Depth-first with sorted entries = segment-wise lexicographic order.
+        tree.ordered = tree.files.keys().cloned().collect();
+        tree.ordered
+            .sort_unstable_by(|a, b| a.split('/').cmp(b.split('/')));
         tree
     }
 
-    /// Whether `rel` (normalised) exists in the materialised tree.
+    /// Whether `rel` (normalised) exists in the materialised tree: the root,
+    /// a file, or a directory — an ancestor of a file.
     pub fn exists(&self, rel: &str) -> bool {
-        rel.is_empty() || self.files.contains_key(rel) || self.dirs.contains(rel)
+        rel.is_empty() || self.files.contains_key(rel) || self.is_dir(rel)
+    }
+
+    /// Whether some file lies under `rel/`. In segment-wise order the files
+    /// under `rel/` directly follow `rel` itself, so the first path ordered
+    /// after `rel` is under it if any is.
+    fn is_dir(&self, rel: &str) -> bool {
+        let after = self
+            .ordered
+            .partition_point(|p| p.split('/').cmp(rel.split('/')) != std::cmp::Ordering::Greater);
+        self.ordered.get(after).is_some_and(|p| {
+            p.len() > rel.len() && p.starts_with(rel) && p.as_bytes()[rel.len()] == b'/'
+        })
     }
 
     /// Whether `rel` was a symlink/hardlink at record time.
@@ -111,9 +189,10 @@ impl ReplayTree {
             let Some(p) = contained_rel(prefix) else {
                 continue;
             };
+            let dir = format!("{p}/");
             for path in &self.ordered {
-                let under = p.is_empty() || path.starts_with(&format!("{p}/"));
-                if under && seen.insert(path.clone()) {
+                let under = p.is_empty() || path.starts_with(&dir);
+                if under && seen.insert(path.as_str()) {
                     out.push(path.clone());
                 }
             }
@@ -125,6 +204,88 @@ impl ReplayTree {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cassette(doc: serde_json::Value) -> Cassette {
+        Cassette {
+            path: "t.cassette.json".into(),
+            doc: doc.as_object().cloned().unwrap_or_default(),
+            version: 12,
+            load_warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn manifest_view_reads_each_field_once_as_the_keys_did() {
+        let c = cassette(serde_json::json!({
+            "artifacts": [
+                {"path": "in/a.csv", "bytes": 1, "sha256": "h1"},
+                {"path": "in/a.csv", "bytes": 0, "sha256": ""},
+                {"path": "in/b.csv", "bytes": 1, "sha256": "h2"},
+                {"path": "in/b.csv", "bytes": 1, "sha256": "h3"},
+                {"path": "out/z.md", "bytes": 1, "sha256": "h4", "body": "z"},
+                {"path": "out/d/y.md", "bytes": 1, "sha256": "h5", "body": "y"},
+                {"path": "out/d.md", "bytes": 1, "sha256": "h7", "body": "d"},
+                {"path": "elsewhere/x.md", "bytes": 1, "sha256": "h6", "body": "x"}
+            ],
+            "preRunPaths": ["in\\a.csv", "in/b.csv"],
+            "preRunHashes": {"in/b.csv": "h2", "in/a.csv": null},
+            "userVisibleRoots": ["out"]
+        }));
+        let view = ManifestView::from_cassette(&c);
+        // The last entry carrying a hash wins; an empty hash is no hash.
+        assert_eq!(view.post_hash("in/a.csv"), Some("h1"));
+        assert_eq!(view.post_hash("in/b.csv"), Some("h3"));
+        assert_eq!(view.post_hash("in/c.csv"), None);
+        let pre = view.pre_run_paths.as_ref().expect("present");
+        assert!(pre.contains("in/a.csv") && pre.contains("in/b.csv"));
+        assert_eq!(
+            view.pre_run_hashes,
+            Some(vec![
+                ("in/b.csv".to_owned(), Some("h2".to_owned())),
+                ("in/a.csv".to_owned(), None)
+            ])
+        );
+        assert_eq!(view.user_visible_roots, ["out"]);
+        // Walk order is per directory, sorted: `d/` before `d.md`, although
+        // "out/d.md" < "out/d/y.md" as strings.
+        assert_eq!(
+            view.user_visible_files,
+            ["out/d/y.md", "out/d.md", "out/z.md"]
+        );
+        assert_eq!(
+            view.user_visible_files,
+            view.tree.walk(&view.user_visible_roots)
+        );
+
+        // Existence: the root, files, and every ancestor directory of a file.
+        for present in [
+            "",
+            "out",
+            "out/d",
+            "out/d/y.md",
+            "out/d.md",
+            "in",
+            "elsewhere",
+        ] {
+            assert!(view.tree.exists(present), "{present}");
+        }
+        for absent in [
+            "ou",
+            "out/d/y",
+            "out/d.m",
+            "out/z.md/x",
+            "outs",
+            "z",
+            "in/a",
+        ] {
+            assert!(!view.tree.exists(absent), "{absent}");
+        }
+
+        let legacy = ManifestView::from_cassette(&cassette(serde_json::json!({})));
+        assert!(legacy.tree.exists("") && !legacy.tree.exists("outputs"));
+        assert_eq!(legacy.user_visible_roots, ["outputs", ".projects"]);
+        assert!(legacy.pre_run_paths.is_none() && legacy.pre_run_hashes.is_none());
+    }
 
     #[test]
     fn containment_is_lexical() {

@@ -436,11 +436,7 @@ pub fn replay_with(
     };
 
     // 13, 14. Evaluate.
-    let ctx = Context {
-        cassette,
-        run: &run,
-        work_root: materialised.as_ref().map(|m| m.root()),
-    };
+    let ctx = Context::new(cassette, &run, materialised.as_ref().map(|m| m.root()));
     let mut assertions: Vec<AssertionOutcome> = Vec::with_capacity(stripped.items.len());
     for item in &stripped.items {
         let (outcome, warnings) = assert::check_with_warnings(item, &ctx);

@@ -486,11 +486,7 @@ fn evaluate_plan(inputs: &Inputs<'_>, plan: &mut Plan, notices: &mut Vec<String>
     };
     let work_root = inputs.materialised.map(Materialised::root);
     let passed_before: Vec<bool> = {
-        let ctx = Context {
-            cassette: &view,
-            run: inputs.run,
-            work_root,
-        };
+        let ctx = Context::new(&view, inputs.run, work_root);
         inputs
             .items
             .iter()
@@ -528,11 +524,7 @@ fn evaluate_plan(inputs: &Inputs<'_>, plan: &mut Plan, notices: &mut Vec<String>
                 },
                 None => false,
             };
-            let ctx = Context {
-                cassette: &view,
-                run: inputs.run,
-                work_root,
-            };
+            let ctx = Context::new(&view, inputs.run, work_root);
             // Caught = an assertion that passed on the recorded value fails
             // now; an already-red assertion cannot mask the gap.
             let caught = inputs

@@ -39,11 +39,7 @@ fn cassette_from(doc: Value, path: &Path) -> Cassette {
 
 fn evaluate(c: &Cassette, items: &[Value]) -> Vec<AssertionOutcome> {
     let run = RunRecord::from_cassette(c);
-    let ctx = Context {
-        cassette: c,
-        run: &run,
-        work_root: Some(Path::new(ORIGINAL_ROOT)),
-    };
+    let ctx = Context::new(c, &run, Some(Path::new(ORIGINAL_ROOT)));
     items
         .iter()
         .map(|i| {
@@ -628,11 +624,7 @@ fn drive_lines(events: Vec<String>, control_out: Vec<String>) -> RunRecord {
     let c = cassette_from(doc, Path::new("fuzz.cassette.json"));
     let run = RunRecord::from_cassette(&c);
     // Evaluation over arbitrary evidence must not panic either.
-    let ctx = Context {
-        cassette: &c,
-        run: &run,
-        work_root: None,
-    };
+    let ctx = Context::new(&c, &run, None);
     for item in [
         json!({"result": "success", "transcript_matches": "a|b", "tool_called": "*"}),
         json!({"question_options": {"contains": ["x"]}, "gate_answers_delivered": true}),
@@ -951,11 +943,7 @@ fn every_key_family_on_a_hostloop_fixture() {
     );
     let (_, warnings) = reel::assert::check_with_warnings(
         json!({"tool_called": "Bash|Read"}).as_object().unwrap(),
-        &Context {
-            cassette: &c,
-            run: &run,
-            work_root: None,
-        },
+        &Context::new(&c, &run, None),
     );
     assert_eq!(warnings.len(), 1);
     assert!(warnings[0].starts_with("::warning:: tool_called: \"Bash|Read\" looks like a regex"));
