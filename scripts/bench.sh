@@ -92,6 +92,9 @@ EOF
       if (n == "replay_50k_events_timeline") return "`reel replay` of the same run with the recorder's `timeline` (37,000 small objects)";
       if (n == "replay_floor_parse_timeline") return "the floor for that cassette: read + parse into a `serde_json::Value` (its peak RSS)";
       if (n == "replay_50k_events_json_timeline") return "`reel replay --output-format json` of the cassette with the timeline";
+      if (n == "replay_manifest_2k") return "`reel replay` of a cassette with 2,000 inlined artifacts, a 2,000-glob `no_unexpected_files` allowlist and `input_unmodified` (materialises the tree)";
+      if (n == "replay_manifest_2k_mutate") return "the same with `--mutate` (50 perturbations, each a re-evaluation)";
+      if (n == "replay_manifest_2k_assertions") return "the two manifest assertions alone on that cassette (one evaluation)";
       if (n == "fingerprint_2000_files") return "`reel fingerprint .` over a 2,000-file, 46 MB skill tree committed in git (whole process)";
       if (n == "verify_big_privacy") return "verify of the 50,000-event cassette, privacy scan on";
       if (n == "verify_big_no_privacy") return "verify of the 50,000-event cassette, privacy scan off";
