@@ -735,6 +735,20 @@ fn read_chunk<S: AsRef<str> + Sync>(chunk: Vec<S>) -> ReadChunk {
         .collect()
 }
 
+/// A decision's recorded input, or `{truncated: true, bytes}` when its
+/// `JSON.stringify` text is over 10 KiB (counted in UTF-16 units, as the
+/// original measures `json.length`).
+fn capped_decision_input(input: &Value) -> Value {
+    const CAP: usize = 10 * 1024;
+    let text = crate::canon::legacy_serde(input);
+    let units = parse::utf16_len(&text);
+    if units > CAP {
+        serde_json::json!({ "truncated": true, "bytes": units })
+    } else {
+        input.clone()
+    }
+}
+
 /// The lines hook reconstruction parses (a cheap superset).
 fn is_hook_candidate(line: &str) -> bool {
     line.contains("control_request")
@@ -1274,6 +1288,13 @@ impl Driver {
                 ("answered".to_owned(), Some(Value::Object(a.clone())))
             }
             (_, Reply::Allow(_)) => ("allow".to_owned(), None),
+            // A denied permission names the blocked invocation (the
+            // original's `detail: {input}`), capped so a large input cannot
+            // bloat the record; an allow keeps no detail.
+            (DecisionRequest::Permission { input, .. }, Reply::Deny(_)) => (
+                "deny".to_owned(),
+                Some(serde_json::json!({ "input": capped_decision_input(input) })),
+            ),
             (_, Reply::Deny(_)) => ("deny".to_owned(), None),
             (_, Reply::Dialog { ok, .. }) => {
                 ((if *ok { "ok" } else { "cancelled" }).to_owned(), None)
@@ -1814,6 +1835,49 @@ mod tests {
         assert_eq!(r.tasks.len(), 1);
         assert_eq!(r.tasks[0].status, "completed");
         assert_eq!(r.evidence_errors.task_tracking, 1);
+    }
+
+    #[test]
+    fn a_denied_permission_records_its_input_capped() {
+        let req = |id: &str, input: &str| {
+            format!(
+                r#"{{"type":"control_request","request_id":"{id}","request":{{"subtype":"can_use_tool","tool_name":"Bash","input":{input}}}}}"#
+            )
+        };
+        let reply = |id: &str, behavior: &str| {
+            format!(
+                r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","response":{{"behavior":"{behavior}"{}}}}}}}"#,
+                if behavior == "deny" {
+                    r#","message":"no""#
+                } else {
+                    r#","updatedInput":{}"#
+                }
+            )
+        };
+        let big = format!(r#"{{"command":"{}"}}"#, "x".repeat(11_000));
+        let events = [
+            req("a", r#"{"command":"rm -rf outputs"}"#),
+            req("b", r#"{"command":"ls"}"#),
+            req("c", &big),
+        ];
+        let co = [reply("a", "deny"), reply("b", "allow"), reply("c", "deny")];
+        let r = drive(
+            events.iter().map(String::as_str).collect(),
+            Some(&co.iter().map(String::as_str).collect::<Vec<_>>()),
+        );
+        let details: Vec<Option<String>> = r
+            .decisions
+            .iter()
+            .map(|d| d.detail.as_ref().map(Value::to_string))
+            .collect();
+        assert_eq!(
+            details,
+            [
+                Some(r#"{"input":{"command":"rm -rf outputs"}}"#.to_owned()),
+                None,
+                Some(r#"{"input":{"truncated":true,"bytes":11014}}"#.to_owned()),
+            ]
+        );
     }
 
     #[test]

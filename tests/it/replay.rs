@@ -909,3 +909,78 @@ fn timeline_folds_are_absent_without_a_timeline() {
         json!("no skill-activation window matched \".*\"")
     );
 }
+
+/// Replaces the private temp dir an evidence string names (`/tmp/cwh-replay-XXXXXX`
+/// in the original, `/tmp/reel-replay-XXXXXX` in reel) with `<tmp>`.
+fn without_temp_dirs(v: &Value) -> Value {
+    let re = regex::Regex::new(r"/[^\s\x22]*?(cwh|reel)-replay-[A-Za-z0-9]+").unwrap();
+    match v {
+        Value::String(s) => Value::String(re.replace_all(s, "<tmp>").into_owned()),
+        Value::Array(a) => Value::Array(a.iter().map(without_temp_dirs).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), without_temp_dirs(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Every bundled cassette replays field for field (and key for key, in the
+/// same order) as cowork-harness 2.0.0 replays it (tests/data/original-replay),
+/// apart from the documented departures: `nonReproducibleAnswers` (departure
+/// 1), `provenance` (names the tool), and temp-dir paths in evidence.
+#[test]
+fn bundled_cassettes_replay_field_for_field_as_the_original() {
+    let dir = util::data("original-replay");
+    let mut compared = 0;
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let rel = ["cassettes", "cassettes/red"]
+            .iter()
+            .map(|d| format!("{d}/{name}.cassette.json"))
+            .find(|p| util::repo().join(p).is_file())
+            .unwrap_or_else(|| panic!("no bundled cassette for {name}"));
+        let want: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let out = util::reel()
+            .current_dir(util::repo())
+            .args(["replay", &rel, "--output-format", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(if want["ok"] == json!(true) { 0 } else { 1 }),
+            "{name}: exit code"
+        );
+        let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let (w, g) = (
+            want["results"][0].as_object().unwrap(),
+            got["results"][0].as_object().unwrap(),
+        );
+        let skip = ["provenance", "nonReproducibleAnswers"];
+        let keys = |m: &serde_json::Map<String, Value>| -> Vec<String> {
+            m.keys()
+                .filter(|k| !skip.contains(&k.as_str()))
+                .cloned()
+                .collect()
+        };
+        assert_eq!(keys(g), keys(w), "{name}: result keys and their order");
+        for k in keys(w) {
+            assert_eq!(
+                without_temp_dirs(&g[&k]),
+                without_temp_dirs(&w[&k]),
+                "{name}: `{k}`"
+            );
+        }
+        assert_eq!(got["ok"], want["ok"], "{name}: ok");
+        compared += 1;
+    }
+    assert_eq!(
+        compared, 10,
+        "every bundled cassette has the original's output"
+    );
+}
