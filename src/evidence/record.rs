@@ -285,8 +285,15 @@ pub struct PathDenial {
     pub tool: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The hook callback id (`pretooluse` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callback_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision_reason_type: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<String>,
+    /// Always `deny` (the original records the decision on every row).
+    pub decision: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -387,6 +394,10 @@ pub struct RunRecord {
     /// `result.num_turns`.
     pub turns: Option<f64>,
     pub cost_usd: Option<f64>,
+    /// The last `system/api_metrics` line (`cost.raw`), verbatim.
+    pub cost_raw: Option<Value>,
+    /// `cost.raw` was set before `cost.usd` (the key order of `cost`).
+    pub cost_raw_first: bool,
     pub model_usage: Option<Value>,
     pub models: Vec<String>,
     /// The last [`THINKING_CAP`] reasoning blocks, oldest first
@@ -708,8 +719,9 @@ pub fn drive<S: AsRef<str> + Sync + Send>(
             guard_mismatches: std::mem::take(&mut d.rec.guard_mismatches),
             missing_control_out: std::mem::take(&mut d.rec.missing_control_out),
             truncated: Some(t),
+            // The original's empty record has `context: {tools: [], mcpServers: []}`
+            // and no `errorSource` (its end-of-run `no_result` fill-in is skipped).
             init: Some(InitContext::default()),
-            error_source: Some("no_result".into()),
             ..RunRecord::default()
         };
         if rec.has_control_out {
@@ -1022,10 +1034,16 @@ impl Driver {
                                 .filter(|v| !v.is_null())
                                 .map_or_else(|| a.tool.clone(), js_string),
                             path: denied_path_from(a.file_path.as_deref(), a.path.as_deref()),
+                            callback_id: None,
+                            decision_reason_type: fields
+                                .get("decision_reason_type")
+                                .and_then(Value::as_str)
+                                .map(str::to_owned),
                             agent_id: fields
                                 .get("agent_id")
                                 .and_then(Value::as_str)
                                 .map(str::to_owned),
+                            decision: "deny",
                             reason: fields
                                 .get("decision_reason")
                                 .and_then(Value::as_str)
@@ -1042,14 +1060,30 @@ impl Driver {
                 self.rec.context_events.push(ContextEvent { subtype, data });
             }
             AgentEvent::InfraError { message, source } => {
-                self.rec.infra_errors.push(InfraError { source, message })
+                // A recorded `source` is untrusted text: anything but the three
+                // known origins (absent included) reads as the fatal class.
+                let source = match source.as_deref() {
+                    Some(s @ ("hostloop-sidecar" | "hostloop-exec" | "egress-sidecar")) => {
+                        s.to_owned()
+                    }
+                    _ => "hostloop-sidecar".to_owned(),
+                };
+                self.rec.infra_errors.push(InfraError {
+                    source: Some(source),
+                    message,
+                })
             }
             AgentEvent::ProtocolEvidenceError => self.rec.evidence_errors.protocol_malformed += 1,
             AgentEvent::Thinking { block, model } => {
                 self.note_model(model);
                 self.note_thinking(block);
             }
-            AgentEvent::Metrics(_) => {}
+            AgentEvent::Metrics(data) => {
+                if self.rec.cost_raw.is_none() {
+                    self.rec.cost_raw_first = self.rec.cost_usd.is_none();
+                }
+                self.rec.cost_raw = Some(data);
+            }
         }
         Ok(())
     }
@@ -1572,7 +1606,10 @@ fn reconstruct_hooks(rec: &mut RunRecord, lines: &[String]) {
                             .or(hev.file_path.as_deref())
                             .or(hev.path.as_deref())
                             .map(str::to_owned),
+                        callback_id: Some(hev.callback_id.clone()),
+                        decision_reason_type: None,
                         agent_id: hev.agent_id.clone(),
+                        decision: "deny",
                         reason: hev.reason.clone(),
                         tool_use_id: hev.tool_use_id.clone(),
                     });
@@ -1589,6 +1626,7 @@ fn reconstruct_hooks(rec: &mut RunRecord, lines: &[String]) {
                     input,
                     agent_id,
                     tool_use_id,
+                    decision_reason_type,
                     ..
                 } = &req
                 else {
@@ -1610,7 +1648,10 @@ fn reconstruct_hooks(rec: &mut RunRecord, lines: &[String]) {
                     source: "can_use_tool",
                     tool: tool.clone(),
                     path: Some(p),
+                    callback_id: None,
+                    decision_reason_type: decision_reason_type.clone(),
                     agent_id: agent_id.clone(),
+                    decision: "deny",
                     reason: Some(message),
                     tool_use_id: tool_use_id.clone(),
                 });

@@ -10,8 +10,8 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::evidence::RunRecord;
 use crate::evidence::timeline;
-use crate::evidence::{RunOutcome, RunRecord};
 
 /// What replay needs to know about a re-driven run.
 #[derive(Debug, Clone, Default)]
@@ -85,14 +85,10 @@ fn counts(pairs: &[(String, u64)]) -> Value {
 /// they cost more than the evaluation.
 pub fn facts(mut run: RunRecord, with_fields: bool) -> RecordFacts {
     let result = run.result.as_str().to_string();
-    // `resultErrorKind`: a 429 whose text names the usage limit.
-    let result_error_kind = (run.result != RunOutcome::Success
-        && run.api_error_status == Some(429.0)
-        && run
-            .result_text
-            .as_deref()
-            .is_some_and(|t| t.to_lowercase().contains("usage limit")))
-    .then(|| "usage_limit".to_string());
+    // `resultErrorKind`: the evidence module's classification of an
+    // `is_error` result (`usage_limit` / `transport` / `agent`), as the
+    // original re-derives it during the re-drive.
+    let result_error_kind = run.result_error_kind.map(str::to_string);
     let f = if with_fields {
         run_fields(&mut run)
     } else {
@@ -157,7 +153,10 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
         f.insert("finalMessage".into(), Value::from(t.clone()));
     }
     f.insert("toolCounts".into(), counts(&run.tool_counts));
-    f.insert("models".into(), to_value(&run.models));
+    // Omitted when empty (`rec.models.length ? … : undefined`).
+    if !run.models.is_empty() {
+        f.insert("models".into(), to_value(&run.models));
+    }
     // Omitted when empty, like the original (`rec.thinking.length ? … :
     // undefined`); the count is always there.
     if !run.thinking.is_empty() {
@@ -184,16 +183,21 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
         to_value(&run.redundant_tool_calls),
     );
     f.insert("tasks".into(), to_value(&run.tasks));
+    // `context` is `{}` until a `system/init` line arrives (evidence
+    // unavailable, not an empty inventory); a truncated re-drive's empty
+    // record carries `tools`/`mcpServers` but no `availableSkills`.
+    let mut context = Map::new();
     if let Some(init) = &run.init {
-        f.insert(
-            "context".into(),
-            json!({
-                "tools": init.tools,
-                "mcpServers": init.mcp_servers,
-                "availableSkills": init.skills.iter().flatten().map(|id| json!({"id": id})).collect::<Vec<_>>(),
-            }),
-        );
+        context.insert("tools".into(), to_value(&init.tools));
+        context.insert("mcpServers".into(), to_value(&init.mcp_servers));
+        if let Some(skills) = &init.skills {
+            context.insert(
+                "availableSkills".into(),
+                skills.iter().map(|id| json!({"id": id})).collect(),
+            );
+        }
     }
+    f.insert("context".into(), Value::Object(context));
     f.insert("gateDeliveries".into(), to_value(&run.gate_deliveries));
     let subagents: Vec<Value> = run
         .subagents
@@ -220,8 +224,21 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
         }
         f.insert("usage".into(), usage);
     }
+    // `cost` merges `usd` (result line) and `raw` (api_metrics line), keys
+    // in the order they were first set.
+    let mut cost = Map::new();
+    let raw = run.cost_raw.take();
+    if let (true, Some(r)) = (run.cost_raw_first, &raw) {
+        cost.insert("raw".into(), r.clone());
+    }
     if let Some(c) = run.cost_usd {
-        f.insert("cost".into(), json!({"usd": c}));
+        cost.insert("usd".into(), json!(c));
+    }
+    if let (false, Some(r)) = (run.cost_raw_first, raw) {
+        cost.insert("raw".into(), r);
+    }
+    if !cost.is_empty() {
+        f.insert("cost".into(), Value::Object(cost));
     }
     f.insert("skillsInvoked".into(), to_value(&run.skills_invoked));
     f.insert(
