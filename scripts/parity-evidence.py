@@ -325,6 +325,19 @@ def cases():
         asst([text("fin")], msg="m5"),
         result(result="fin"),
     ])
+    # 17. WebSearch results: parsed links, unparseable, unanswered, nested brackets/escapes.
+    links = 'Web search results for query: "q"\n\nLinks: [{"title":"A [x] \\"q\\"","url":"https://a.example/"},{"title":"no url"},null,[1],{"url":"https://b.example/","title":7}]\n\nmore'
+    out["web-searches"] = cassette("web-searches", [
+        asst([tool_use("ws1", "WebSearch", {"query": "q"}), tool_use("ws2", "WebSearch", {"query": "bad"}),
+              tool_use("ws3", "WebSearch", {}), tool_use("ws4", "WebSearch", {"query": "never"})]),
+        result_user("ws1", [text(links)]),
+        result_user("ws2", "Links: [{\"title\": broken"),
+        result_user("ws3", "Links: []"),
+        asst([tool_use("wsc", "WebSearch", {"query": "child"})], msg="m2", parent="toolu_X"),
+        result_user("wsc", "no links", parent="toolu_X"),
+        asst([text("searched")], msg="m3"),
+        result(result="searched"),
+    ])
     # 16. Stream events only (partial messages), no assistant line for the last text.
     out["stream-only"] = cassette("stream-only", [
         line({"type": "stream_event", "event": {"type": "content_block_delta", "index": 0,

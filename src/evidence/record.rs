@@ -333,8 +333,33 @@ pub struct PresentedFile {
 #[serde(rename_all = "camelCase")]
 pub struct EvidenceErrors {
     pub task_tracking: u64,
+    pub web_search_parse: u64,
     pub present_files_malformed: u64,
+    /// Absent until the first malformed block (the original creates the
+    /// key on its first increment).
+    #[serde(skip_serializing_if = "is_zero")]
     pub protocol_malformed: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A main-agent `WebSearch` and the links its result listed
+/// (`RunResult.webSearches`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebSearch {
+    pub tool_use_id: String,
+    pub query: String,
+    pub results: Vec<WebSearchLink>,
+}
+
+/// One `{title, url}` of a `WebSearch` result's `Links: [...]` array.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WebSearchLink {
+    pub title: String,
+    pub url: String,
 }
 
 /// An O7 serialisation-guard mismatch.
@@ -408,6 +433,8 @@ pub struct RunRecord {
     pub thinking_elided: u64,
     pub stalled_on_question: bool,
     pub evidence_errors: EvidenceErrors,
+    /// Main-agent `WebSearch` calls whose result's links parsed.
+    pub web_searches: Vec<WebSearch>,
     /// `controlOut` present and non-empty.
     pub has_control_out: bool,
     /// The controlOut index (request_id → recorded reply body) and its
@@ -636,6 +663,8 @@ struct Driver {
     tool_name_by_use_id: HashMap<String, String>,
     fork_scoped: HashSet<String>,
     pending_tasks: HashMap<String, PendingTask>,
+    /// Main-agent `WebSearch` tool_use id → its query, until its result.
+    pending_searches: HashMap<String, String>,
     pending_present: HashMap<String, Vec<String>>,
     gate_answers: Vec<GateAnswer>,
     cwd: Option<String>,
@@ -663,6 +692,7 @@ pub fn drive<S: AsRef<str> + Sync + Send>(
         tool_name_by_use_id: HashMap::new(),
         fork_scoped: HashSet::new(),
         pending_tasks: HashMap::new(),
+        pending_searches: HashMap::new(),
         pending_present: HashMap::new(),
         gate_answers: Vec::new(),
         cwd: None,
@@ -904,6 +934,17 @@ impl Driver {
                             }
                             None if !is_error => self.rec.evidence_errors.task_tracking += 1,
                             None => {}
+                        }
+                    }
+                    if let Some(query) = self.pending_searches.remove(id) {
+                        // Parsed from the 10 KB assertion text, not the display text.
+                        match web_search_links(&assert_text) {
+                            Some(results) => self.rec.web_searches.push(WebSearch {
+                                tool_use_id: id.clone(),
+                                query,
+                                results,
+                            }),
+                            None => self.rec.evidence_errors.web_search_parse += 1,
                         }
                     }
                 }
@@ -1171,6 +1212,16 @@ impl Driver {
                     );
                 }
             }
+            if name == "WebSearch"
+                && let Some(id) = &tool_use_id
+            {
+                let query = inp
+                    .get("query")
+                    .filter(|v| !v.is_null())
+                    .map(js_string)
+                    .unwrap_or_default();
+                self.pending_searches.insert(id.clone(), query);
+            }
             if name == "TaskUpdate" {
                 let opt = |k: &str| inp.get(k).filter(|v| !v.is_null()).map(js_string);
                 if let (Some(tid), Some(status)) = (opt("taskId"), opt("status"))
@@ -1354,6 +1405,7 @@ impl Driver {
 
     fn finish(mut self, hook_lines: &[String]) -> RunRecord {
         self.rec.evidence_errors.task_tracking += self.pending_tasks.len() as u64;
+        self.rec.evidence_errors.web_search_parse += self.pending_searches.len() as u64;
         self.rec.evidence_errors.present_files_malformed += self.pending_present.len() as u64;
         // Redundant identical main-agent calls, grouped by (name, SHA-256 of
         // the canonical input): keeping the digest instead of the canonical
@@ -1509,6 +1561,66 @@ fn classify_result_error(signature: &str, api_error_status: Option<f64>) -> &'st
     } else {
         "agent"
     }
+}
+
+/// The `{title, url}` pairs of the JSON array after the first `Links: ` in
+/// a WebSearch result; `None` when there is none, it is cut off, or it is
+/// not a JSON array. Entries that are not objects, or have no url, are
+/// dropped.
+fn web_search_links(text: &str) -> Option<Vec<WebSearchLink>> {
+    let start = text.find("Links: [")? + "Links: ".len();
+    let bytes = text.as_bytes();
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let mut end = None;
+    for (i, &b) in bytes.iter().enumerate().skip(start) {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' => depth += 1,
+            b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(i + 1);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let arr: Value = serde_json::from_str(&text[start..end?]).ok()?;
+    let field = |o: &Map<String, Value>, k: &str| {
+        o.get(k)
+            .filter(|v| !v.is_null())
+            .map(js_string)
+            .unwrap_or_default()
+    };
+    Some(
+        arr.as_array()?
+            .iter()
+            .filter_map(|r| match r {
+                Value::Object(o) => Some(WebSearchLink {
+                    title: field(o, "title"),
+                    url: field(o, "url"),
+                }),
+                // `typeof [] === "object"`: an array entry has neither key.
+                Value::Array(_) => Some(WebSearchLink {
+                    title: String::new(),
+                    url: String::new(),
+                }),
+                _ => None,
+            })
+            .filter(|l| !l.url.is_empty())
+            .collect(),
+    )
 }
 
 /// `^Task #(\S+) created successfully`.

@@ -153,6 +153,12 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
         f.insert("finalMessage".into(), Value::from(t.clone()));
     }
     f.insert("toolCounts".into(), counts(&run.tool_counts));
+    if !run.web_searches.is_empty() {
+        f.insert(
+            "webSearches".into(),
+            to_value(&std::mem::take(&mut run.web_searches)),
+        );
+    }
     // Omitted when empty (`rec.models.length ? … : undefined`).
     if !run.models.is_empty() {
         f.insert("models".into(), to_value(&run.models));
@@ -301,7 +307,9 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
         f.insert("infraErrors".into(), to_value(&run.infra_errors));
     }
     let ee = run.evidence_errors;
-    if ee.task_tracking + ee.present_files_malformed + ee.protocol_malformed > 0 {
+    if ee.task_tracking + ee.web_search_parse + ee.present_files_malformed + ee.protocol_malformed
+        > 0
+    {
         f.insert("evidenceErrors".into(), to_value(&ee));
     }
     f

@@ -146,3 +146,13 @@ fn infra_error_sources_and_signals() {
     same_as_original("infra-sources");
     same_as_original("infra-exec-only");
 }
+
+/// `webSearches` from main-agent WebSearch results' `Links: [...]`;
+/// `evidenceErrors` counts the unparseable and unanswered ones
+/// (`webSearchParse`, always present; `protocolMalformed` only once set).
+#[test]
+fn web_searches_and_evidence_error_counters() {
+    same_as_original("web-searches");
+    same_as_original("skills-errors");
+    same_as_original("present-files");
+}
