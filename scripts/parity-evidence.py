@@ -144,6 +144,24 @@ def cases():
         asst([text("Done 🎉")], msg="msg_4"),
         result(result="Done 🎉"),
     ])
+    plug = "/sessions/x/mnt/.local-plugins/marketplaces/m/p/skills/s/"
+    out["subagents-refs"] = cassette("subagents-refs", [
+        asst([tool_use("r0", "Read", {"file_path": plug + "references/guide.md"}),
+              tool_use("r0b", "Read", {"file_path": plug + "SKILL.md"}),
+              tool_use("r0c", "Read", {"file_path": "/tmp/references/x.md"})]),
+        asst([tool_use("toolu_F", "Agent", {"subagent_type": "general-purpose", "description": "d",
+             "prompt": "p"})], msg="m1b", model="claude-sonnet-4-5"),
+        asst([tool_use("c1", "Read", {"file_path": plug + "scripts/run.py"}),
+              tool_use("c2", "Read", {"file_path": plug + "scripts/run.py"}),
+              tool_use("c3", "Read", {"file_path": plug + "references/a/b.md"})], msg="mc", parent="toolu_F"),
+        result_user("toolu_F", "done", tur={"resolvedModel": "claude-haiku-4-5", "status": "completed"}),
+        system("task_started", task_id="t", tool_use_id="toolu_F", subagent_type="general-purpose"),
+        system("task_started", task_id="t2", tool_use_id="toolu_G", subagent_type="Explore"),
+        asst([tool_use("toolu_G", "Task", {"subagentType": "Explore", "prompt": "x" * 20000})], msg="m2"),
+        result_user("toolu_G", "y" * 20000, tur={"agentType": "Explore", "resolvedModel": 5}),
+        asst([text("ok")], msg="m3"),
+        result(result="ok"),
+    ])
     # 2. TaskCreate / TaskUpdate.
     out["tasks"] = cassette("tasks", [
         asst([tool_use("t1", "TaskCreate", {"subject": "Write report", "description": "d"}),

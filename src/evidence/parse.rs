@@ -168,13 +168,19 @@ pub enum AgentEvent {
         tool_use_id: String,
         parent: Option<String>,
         dispatch_agent_type: String,
+        /// The input has neither `subagent_type` nor `subagentType` key.
+        type_omitted: bool,
         declared_tools: Vec<String>,
         description: Option<String>,
         prompt: Option<String>,
+        /// The dispatching message's model.
+        dispatch_model: Option<String>,
     },
     SubagentResultMeta {
         tool_use_id: String,
         agent_type: Option<String>,
+        /// The envelope's `resolvedModel` (the child's model), when a string.
+        resolved_model: Option<String>,
     },
     ToolResult {
         tool_use_id: Option<String>,
@@ -745,6 +751,8 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
                                 }),
                                 parent,
                                 dispatch_agent_type: dispatch_type,
+                                type_omitted: !inp.contains_key("subagent_type")
+                                    && !inp.contains_key("subagentType"),
                                 declared_tools: declared,
                                 description: inp
                                     .get("description")
@@ -753,6 +761,7 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
                                 prompt: inp.get("prompt").filter(|v| !v.is_null()).map(|p| {
                                     slice_utf16(&js_string(p), ASSERT_TEXT_CAP).to_owned()
                                 }),
+                                dispatch_model: model.clone(),
                             });
                         }
                     }
@@ -780,6 +789,7 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
                     ev.push(AgentEvent::SubagentResultMeta {
                         tool_use_id,
                         agent_type: str_field(env, "agentType"),
+                        resolved_model: str_field(env, "resolvedModel"),
                     });
                 }
             }

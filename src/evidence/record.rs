@@ -73,13 +73,30 @@ pub struct Subagent {
     pub dispatch_agent_type: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resolved_agent_type: Option<String>,
+    /// The dispatch input named no sub-agent type at all.
+    pub dispatch_type_omitted: bool,
     pub declared_tools: Vec<String>,
     /// `(name, count)` in first-use order.
     pub tools_used: Vec<(String, u64)>,
+    /// Skill reference/script files this sub-agent Read, first-seen order.
+    pub references_read: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
+    /// The dispatching message's model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispatch_model: Option<String>,
+    /// The child's model, from the dispatch's `tool_use_result` envelope.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_model: Option<String>,
+    /// `resolvedAgentType` was set before the result envelope arrived (the
+    /// original's key order of the two late fields).
+    #[serde(skip)]
+    pub resolved_type_first: bool,
+    /// A result envelope was joined (the `resolvedModel` key exists).
+    #[serde(skip)]
+    pub meta_seen: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
     pub output_truncated: bool,
@@ -433,6 +450,9 @@ pub struct RunRecord {
     pub thinking_elided: u64,
     pub stalled_on_question: bool,
     pub evidence_errors: EvidenceErrors,
+    /// Skill reference/script files the main agent Read, first-seen order
+    /// (`RunResult.referencesRead`).
+    pub references_read: Vec<String>,
     /// Main-agent `WebSearch` calls whose result's links parsed.
     pub web_searches: Vec<WebSearch>,
     /// `controlOut` present and non-empty.
@@ -961,9 +981,11 @@ impl Driver {
                 tool_use_id,
                 parent,
                 dispatch_agent_type,
+                type_omitted,
                 declared_tools,
                 description,
                 prompt,
+                dispatch_model,
             } => {
                 if dispatch_agent_type == "fork" {
                     self.fork_scoped.insert(tool_use_id.clone());
@@ -972,24 +994,34 @@ impl Driver {
                     tool_use_id,
                     parent_tool_use_id: parent,
                     dispatch_agent_type,
+                    dispatch_type_omitted: type_omitted,
                     declared_tools,
                     description,
                     prompt,
+                    dispatch_model,
                     ..Subagent::default()
                 });
             }
             AgentEvent::SubagentResultMeta {
                 tool_use_id,
                 agent_type,
+                resolved_model,
             } => {
                 if let Some(sa) = self
                     .rec
                     .subagents
                     .iter_mut()
                     .find(|s| s.tool_use_id == tool_use_id)
-                    && sa.resolved_agent_type.is_none()
                 {
-                    sa.resolved_agent_type = agent_type;
+                    if !sa.meta_seen {
+                        sa.meta_seen = true;
+                        sa.resolved_type_first = sa.resolved_agent_type.is_some();
+                    }
+                    // Overwritten by every envelope, as the original does.
+                    sa.resolved_model = resolved_model;
+                    if sa.resolved_agent_type.is_none() {
+                        sa.resolved_agent_type = agent_type;
+                    }
                 }
             }
             AgentEvent::Decision(req) => self.on_decision(req)?,
@@ -1187,6 +1219,11 @@ impl Driver {
         if main_flow {
             push_unique(&mut self.rec.tools_called, &name);
             bump(&mut self.rec.tool_counts, &name);
+            if name == "Read"
+                && let Some(r) = skill_reference_read_path(&read_file_path(inp))
+            {
+                push_unique(&mut self.rec.references_read, &r);
+            }
             if name == "Skill" {
                 self.rec.skills_invoked.push(
                     inp.get("skill")
@@ -1236,6 +1273,11 @@ impl Driver {
         {
             push_unique(&mut self.rec.subagent_tools, &name);
             bump(&mut sa.tools_used, &name);
+            if name == "Read"
+                && let Some(r) = skill_reference_read_path(&read_file_path(inp))
+            {
+                push_unique(&mut sa.references_read, &r);
+            }
         }
         if name == "mcp__cowork__present_files"
             && let Some(id) = &tool_use_id
@@ -1561,6 +1603,39 @@ fn classify_result_error(signature: &str, api_error_status: Option<f64>) -> &'st
     } else {
         "agent"
     }
+}
+
+/// `String(input.file_path ?? "")` of a Read call.
+fn read_file_path(inp: &Map<String, Value>) -> String {
+    inp.get("file_path")
+        .filter(|v| !v.is_null())
+        .map(js_string)
+        .unwrap_or_default()
+}
+
+/// The skill-relative `references/…` or `scripts/…` path of a file under a
+/// plugin tree (`.local-plugins/` or `.remote-plugins/`); `None` otherwise.
+fn skill_reference_read_path(file_path: &str) -> Option<String> {
+    if !file_path.contains(".local-plugins/") && !file_path.contains(".remote-plugins/") {
+        return None;
+    }
+    // `/((?:references|scripts)\/.+)$`: the first such segment wins; `.`
+    // stops at a line break, so the match must run to the end without one.
+    let mut from = 0;
+    while let Some(i) = file_path[from..].find('/') {
+        let at = from + i + 1;
+        let rest = &file_path[at..];
+        for dir in ["references/", "scripts/"] {
+            if let Some(tail) = rest.strip_prefix(dir)
+                && !tail.is_empty()
+                && !rest.contains(['\n', '\r', '\u{2028}', '\u{2029}'])
+            {
+                return Some(rest.to_owned());
+            }
+        }
+        from = at;
+    }
+    None
 }
 
 /// The `{title, url}` pairs of the JSON array after the first `Links: ` in

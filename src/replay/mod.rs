@@ -639,6 +639,7 @@ const RUN_RESULT_ORDER: &[&str] = &[
     "mutation",
     "lane",
     "scratchpadEvidenceComplete",
+    "referencesRead",
     "scenario",
     "mode",
     "execution",

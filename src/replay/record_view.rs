@@ -144,6 +144,43 @@ fn drain_to_value<T: serde::Serialize>(items: &mut Vec<T>) -> Value {
     )
 }
 
+/// One `subagents[]` entry in the original's key order: the dispatch's own
+/// fields, then the late `resolvedAgentType` / `resolvedModel` in the order
+/// they arrived, then the output.
+fn subagent_json(s: &crate::evidence::Subagent) -> Value {
+    let mut o = Map::new();
+    o.insert("toolUseId".into(), json!(s.tool_use_id));
+    opt(&mut o, "parentToolUseId", &s.parent_tool_use_id);
+    o.insert("dispatchAgentType".into(), json!(s.dispatch_agent_type));
+    if s.dispatch_type_omitted {
+        o.insert("dispatchTypeOmitted".into(), json!(true));
+    }
+    o.insert("declaredTools".into(), to_value(&s.declared_tools));
+    o.insert(
+        "toolsUsed".into(),
+        s.tools_used
+            .iter()
+            .map(|(name, count)| json!({"name": name, "count": count}))
+            .collect(),
+    );
+    o.insert("referencesRead".into(), to_value(&s.references_read));
+    opt(&mut o, "description", &s.description);
+    opt(&mut o, "prompt", &s.prompt);
+    opt(&mut o, "dispatchModel", &s.dispatch_model);
+    if s.resolved_type_first || !s.meta_seen {
+        opt(&mut o, "resolvedAgentType", &s.resolved_agent_type);
+        opt(&mut o, "resolvedModel", &s.resolved_model);
+    } else {
+        opt(&mut o, "resolvedModel", &s.resolved_model);
+        opt(&mut o, "resolvedAgentType", &s.resolved_agent_type);
+    }
+    opt(&mut o, "output", &s.output);
+    if s.output_truncated {
+        o.insert("outputTruncated".into(), json!(true));
+    }
+    Value::Object(o)
+}
+
 /// The run-result evidence fields, in the original's key spelling. The
 /// record's two bulkiest lists (`contextEvents`, `toolResults`) are drained
 /// into the result rather than copied.
@@ -151,6 +188,12 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
     let mut f = Map::new();
     if let Some(t) = &run.result_text {
         f.insert("finalMessage".into(), Value::from(t.clone()));
+    }
+    if !run.references_read.is_empty() {
+        f.insert(
+            "referencesRead".into(),
+            to_value(&std::mem::take(&mut run.references_read)),
+        );
     }
     f.insert("toolCounts".into(), counts(&run.tool_counts));
     if !run.web_searches.is_empty() {
@@ -205,17 +248,7 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
     }
     f.insert("context".into(), Value::Object(context));
     f.insert("gateDeliveries".into(), to_value(&run.gate_deliveries));
-    let subagents: Vec<Value> = run
-        .subagents
-        .iter()
-        .map(|s| {
-            let mut v = to_value(s);
-            if let Some(o) = v.as_object_mut() {
-                o.insert("toolsUsed".into(), counts(&s.tools_used));
-            }
-            v
-        })
-        .collect();
+    let subagents: Vec<Value> = run.subagents.iter().map(subagent_json).collect();
     f.insert("subagents".into(), Value::Array(subagents));
     if run.usage.is_some() || run.turns.is_some() {
         let mut usage = run.usage.clone().unwrap_or_else(|| json!({}));

@@ -156,3 +156,13 @@ fn web_searches_and_evidence_error_counters() {
     same_as_original("skills-errors");
     same_as_original("present-files");
 }
+
+/// `subagents[]` in the original's shape and key order: `toolsUsed` as
+/// `[{name, count}]`, `referencesRead`, `dispatchTypeOmitted`,
+/// `dispatchModel`, `resolvedModel`, `outputTruncated` only when true; the
+/// top-level `referencesRead` of the main agent's skill-reference Reads.
+#[test]
+fn subagent_dispatch_shape_and_references_read() {
+    same_as_original("subagents");
+    same_as_original("subagents-refs");
+}
