@@ -773,6 +773,12 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
             let message = m.get("message").and_then(Value::as_object);
             let blocks: &[Value] = match message.and_then(|mm| mm.get("content")) {
                 Some(Value::Array(a)) => a,
+                // The original iterates the content with `for…of`: a string
+                // yields its code points, each a non-object (malformed) block.
+                Some(Value::String(text)) => {
+                    ev.extend(text.chars().map(|_| AgentEvent::ProtocolEvidenceError));
+                    &[]
+                }
                 _ => &[],
             };
             if let Some(env) = m.get("tool_use_result").and_then(Value::as_object) {

@@ -166,3 +166,39 @@ fn subagent_dispatch_shape_and_references_read() {
     same_as_original("subagents");
     same_as_original("subagents-refs");
 }
+
+/// Non-JSON events lines each print the original's `::warning::`; a user
+/// line whose content is a string counts one malformed block per code point
+/// (`evidenceErrors.protocolMalformed`), as the original's `for…of` does;
+/// `infra_error` with an unknown source is the fatal class.
+#[test]
+fn malformed_lines_warn_and_string_user_content_counts_per_code_point() {
+    same_as_original("infra-malformed");
+}
+
+/// A controlOut id repeated with a different body prints the original's
+/// warning naming the line. (The result itself differs by the documented
+/// departure 2: reel also checks the later, hand-edited answer.)
+#[test]
+fn differing_duplicate_control_out_warns_with_its_line() {
+    let dir = util::data("parity-evidence");
+    let want_stderr = std::fs::read_to_string(dir.join("expected/dup-control.stderr")).unwrap();
+    for format in ["json", "text"] {
+        let out = util::reel()
+            .current_dir(&dir)
+            .args([
+                "replay",
+                "cassettes/dup-control.cassette.json",
+                "--output-format",
+                format,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{format}: exit code");
+        assert_eq!(
+            annotations(&String::from_utf8_lossy(&out.stderr)),
+            annotations(&want_stderr),
+            "{format}: stderr annotations"
+        );
+    }
+}
