@@ -356,6 +356,42 @@ def cases():
         asst([text("searched")], msg="m3"),
         result(result="searched"),
     ])
+    # 18. Path-gate hook denial, odd user/assistant content shapes, two results.
+    out["path-gate"] = cassette("path-gate", [
+        asst([tool_use("w1", "Write", {"file_path": "/sessions/x/mnt/outputs/../../etc/x", "content": "x"})]),
+        line({"type": "control_request", "request_id": "h1", "request": {"subtype": "hook_callback",
+              "callback_id": "hostloop-path-gate", "input": {"hook_event_name": "PreToolUse", "tool_name": "Write",
+              "tool_input": {"file_path": "/sessions/x/mnt/outputs/../../etc/x"}, "agent_id": "ag1"},
+              "tool_use_id": "w1"}}),
+        result_user("w1", "blocked", is_error=True),
+        asst([text("ok")], msg="m2"),
+        result(result="ok"),
+    ], control_out=[line({"type": "control_response", "response": {"subtype": "success", "request_id": "h1",
+                    "response": {"decision": "block", "reason": "outside the workspace",
+                                 "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny"}}}})])
+    out["odd-content"] = cassette("odd-content", [
+        line({"type": "assistant", "message": {"model": "claude-opus-5-5", "content": "string body"}, "parent_tool_use_id": None}),
+        line({"type": "user", "message": {"content": [None, 5, {"type": "tool_result", "content": "no id"},
+              {"type": "tool_result", "tool_use_id": "", "content": [{"type": "text", "text": "empty id"}]}]}}),
+        line({"type": "user", "message": {"content": "naïve 😀"}}),
+        system("thinking", content="sys thinking"),
+        asst([text("first")]),
+        result(result="first", is_error=True, subtype="error_during_execution"),
+        asst([text("second")], msg="m2"),
+        result(result="second", total_cost_usd=0.5, num_turns=3),
+    ])
+    out["timeline-subagents"] = cassette("timeline-subagents", [
+        asst([tool_use("toolu_A", "Agent", {"subagent_type": "x", "prompt": "p"})]),
+        result_user("toolu_A", "ok"),
+        asst([text("fin")], msg="m2"),
+        result(result="fin"),
+    ], keep_timeline=True)
+    out["timeline-subagents"]["timeline"] = [
+        {"seq": 0, "ts": 10, "line": 2, "type": "subagent_dispatch", "toolUseId": "toolu_A", "skillScope": "s:one"},
+        {"seq": 1, "ts": 12, "line": 2, "type": "tool_use", "toolUseId": "toolu_A", "name": "Agent", "skillScope": "s:one"},
+        {"seq": 2, "ts": 40, "line": 3, "type": "tool_result", "toolUseId": "toolu_A", "isError": False},
+        {"seq": 3, "ts": 50, "line": 5, "type": "result", "isError": False},
+    ]
     # 16. Stream events only (partial messages), no assistant line for the last text.
     out["stream-only"] = cassette("stream-only", [
         line({"type": "stream_event", "event": {"type": "content_block_delta", "index": 0,

@@ -679,6 +679,14 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
             let content = message.and_then(|mm| mm.get("content"));
             let blocks: &[Value] = match content {
                 Some(Value::Array(a)) => a,
+                // `for…of` over a string: its first code point is a
+                // non-object block.
+                Some(Value::String(t)) if !t.is_empty() => {
+                    return Err(
+                        "control-in: malformed assistant content block at index 0: expected an object, got string"
+                            .into(),
+                    );
+                }
                 _ => &[],
             };
             for (block_index, raw) in blocks.iter().enumerate() {

@@ -517,17 +517,18 @@ impl RunRecord {
     /// The `::warning::` lines the original prints while re-driving (controlOut
     /// index first, then events in order), for the caller to put on stderr.
     pub fn replay_warnings(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for i in &self.control_out.malformed_lines {
-            out.push(format!(
-                "::warning:: [replay] control-out.jsonl line {i} is not valid JSON — recording as cassette corruption"
-            ));
-        }
-        for id in &self.control_out.differing_duplicates {
-            out.push(format!(
-                "::warning:: [replay] control-out.jsonl: duplicate request_id \"{id}\" with DIFFERENT body — keeping first entry; cassette may be corrupt"
-            ));
-        }
+        // controlOut lines in order (one indexing pass in the original).
+        let mut control: Vec<(usize, String)> = self
+            .control_out
+            .malformed_lines
+            .iter()
+            .map(|i| (*i, format!("::warning:: [replay] control-out.jsonl line {i} is not valid JSON — recording as cassette corruption")))
+            .collect();
+        control.extend(self.control_out.differing_duplicate_lines.iter().map(|(i, id)| {
+            (*i, format!("::warning:: [replay] control-out.jsonl line {i}: duplicate request_id \"{id}\" with DIFFERENT body — keeping first entry; cassette may be corrupt"))
+        }));
+        control.sort_by_key(|(i, _)| *i);
+        let mut out: Vec<String> = control.into_iter().map(|(_, l)| l).collect();
         let mut lines: Vec<(usize, String)> = self
             .malformed_event_lines
             .iter()

@@ -423,16 +423,7 @@ pub fn replay_with(
     let cassette: &Cassette = &cassette;
     // The re-drive's own warnings, as the original prints them while
     // indexing controlOut and reading the events.
-    for (i, id) in &run.control_out.differing_duplicate_lines {
-        notices.push(format!(
-            "::warning:: [replay] control-out.jsonl line {i}: duplicate request_id \"{id}\" with DIFFERENT body — keeping first entry; cassette may be corrupt"
-        ));
-    }
-    for i in &run.malformed_event_lines {
-        notices.push(format!(
-            "::warning:: [replay] cassette events line {i} is not valid JSON — recording as replay_protocol_error"
-        ));
-    }
+    notices.extend(run.replay_warnings());
 
     // 9, 11, 12. Bucket exclusion.
     let stripped = buckets::strip(&chosen.items, chosen.expect_denied.len(), &evidence);

@@ -202,3 +202,20 @@ fn differing_duplicate_control_out_warns_with_its_line() {
         );
     }
 }
+
+/// An assistant line whose content is a non-empty string is a malformed
+/// control frame (the original's `for…of` meets a string block), failing
+/// replay with its warning; a later result overrides an earlier error.
+#[test]
+fn string_assistant_content_is_a_malformed_frame() {
+    same_as_original("odd-content");
+}
+
+/// The hostloop path gate's block is a `pretooluse` path denial carrying
+/// its `callbackId`; a timeline's dispatch scope lands in
+/// `subagents[].attributedSkillId`.
+#[test]
+fn path_gate_denial_and_timeline_attribution() {
+    same_as_original("path-gate");
+    same_as_original("timeline-subagents");
+}
