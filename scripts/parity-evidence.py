@@ -392,6 +392,44 @@ def cases():
         {"seq": 2, "ts": 40, "line": 3, "type": "tool_result", "toolUseId": "toolu_A", "isError": False},
         {"seq": 3, "ts": 50, "line": 5, "type": "result", "isError": False},
     ]
+    # 19. Gate delivery failure, permission_denied correlated to a file attempt, user content object.
+    qd = {"questions": [{"question": "Pick one?", "header": "P", "multiSelect": False,
+                         "options": [{"label": "X", "description": "x"}, {"label": "Y", "description": "y"}]}]}
+    out["gate-delivery"] = cassette("gate-delivery", [
+        asst([tool_use("qd", "AskUserQuestion", qd)]),
+        can_use("rd", "AskUserQuestion", qd),
+        result_user("qd", "Answer delivery failed\nsecond line", is_error=True),
+        asst([tool_use("wf", "Write", {"file_path": CWD + "/outputs/a.md", "content": "a"})], msg="m2"),
+        system("permission_denied", tool_name="Write", tool_use_id="wf", decision_reason_type="rule",
+               decision_reason="deny rule", agent_id="ag"),
+        result_user("wf", "denied", is_error=True),
+        asst([text("done?")], msg="m3"),
+        result(result="Which one do you want?"),
+    ], control_out=[allow("rd", dict(qd, answers={"Pick one?": "X"}))],
+        answers=[{"when_question": "Pick", "choose": "X"}])
+    out["user-object-content"] = cassette("user-object-content", [
+        line({"type": "user", "message": {"content": {"type": "text", "text": "obj"}}}),
+        asst([text("ok")]),
+        result(result="ok"),
+    ])
+    out["content-scalars"] = cassette("content-scalars", [
+        line({"type": "user", "message": {"content": 5}}),
+        line({"type": "user", "message": {"content": None}}),
+        line({"type": "assistant", "message": {"content": True}}),
+        line({"type": "assistant", "message": {"content": 1e21}}),
+        line({"type": "assistant", "message": {"content": ""}}),
+        asst([text("ok")]),
+        result(result="ok"),
+    ])
+    out["result-usage-only"] = cassette("result-usage-only", [
+        asst([text("ok")]),
+        line({"type": "result", "subtype": "success", "is_error": False, "result": "ok",
+              "usage": {"input_tokens": 1, "output_tokens": 2}, "modelUsage": {"m": {"inputTokens": 1}}}),
+    ])
+    out["result-bare"] = cassette("result-bare", [
+        asst([text("ok")]),
+        line({"type": "result", "is_error": False}),
+    ])
     # 16. Stream events only (partial messages), no assistant line for the last text.
     out["stream-only"] = cassette("stream-only", [
         line({"type": "stream_event", "event": {"type": "content_block_delta", "index": 0,

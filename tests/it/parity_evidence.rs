@@ -219,3 +219,21 @@ fn path_gate_denial_and_timeline_attribution() {
     same_as_original("path-gate");
     same_as_original("timeline-subagents");
 }
+
+/// A content that `for…of` cannot iterate (object, number, boolean) is a
+/// malformed control frame with V8's TypeError text (numbers in JS
+/// `String()` form, `1e+21`); null and "" iterate nothing.
+#[test]
+fn non_iterable_content_is_a_malformed_frame() {
+    same_as_original("content-scalars");
+    same_as_original("user-object-content");
+}
+
+/// A failed gate delivery, a permission_denied event correlated to a file
+/// attempt, and bare / usage-only result lines.
+#[test]
+fn gate_delivery_and_result_line_shapes() {
+    same_as_original("gate-delivery");
+    same_as_original("result-usage-only");
+    same_as_original("result-bare");
+}
