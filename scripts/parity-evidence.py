@@ -430,6 +430,19 @@ def cases():
         asst([text("ok")]),
         line({"type": "result", "is_error": False}),
     ])
+    # 20. Odd-typed fields: truthy strings, fork dispatch, id-less tool_use, duplicate ids.
+    out["odd-types"] = cassette("odd-types", [
+        asst([tool_use("toolu_K", "Agent", {"subagent_type": "fork", "prompt": "f"}),
+              {"type": "tool_use", "name": "Glob", "input": {"pattern": "*"}}]),
+        asst([tool_use("kc", "Bash", {"command": "ls"})], msg="mk", parent="toolu_K"),
+        result_user("kc", "x", parent="toolu_K"),
+        result_user("toolu_K", "fork done"),
+        asst([tool_use("dup", "Read", {"file_path": "/a"}), tool_use("dup", "Read", {"file_path": "/a"})], msg="m2"),
+        result_user("dup", "a"), result_user("dup", "a", is_error="yes"),
+        asst([text("ok")], msg="m3"),
+        line({"type": "result", "subtype": "success", "is_error": "false", "result": "ok",
+              "api_error_status": "429", "num_turns": "3", "total_cost_usd": "0.1"}),
+    ])
     # 16. Stream events only (partial messages), no assistant line for the last text.
     out["stream-only"] = cassette("stream-only", [
         line({"type": "stream_event", "event": {"type": "content_block_delta", "index": 0,

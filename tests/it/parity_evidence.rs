@@ -237,3 +237,19 @@ fn gate_delivery_and_result_line_shapes() {
     same_as_original("result-usage-only");
     same_as_original("result-bare");
 }
+
+/// Guards for cases that already agreed: odd-typed fields (truthy strings,
+/// fork dispatch, id-less and duplicate tool_use ids), tasks, hook
+/// callbacks, tool-result caps with non-ASCII text, the thinking cap.
+#[test]
+fn already_agreeing_corners_stay_equal() {
+    for name in [
+        "odd-types",
+        "tasks",
+        "hooks",
+        "tool-results",
+        "thinking-many",
+    ] {
+        same_as_original(name);
+    }
+}
