@@ -23,6 +23,9 @@ pub struct ControlOutIndex {
     pub differing_duplicates: Vec<String>,
     /// 0-based indices of non-JSON lines.
     pub malformed_lines: Vec<usize>,
+    /// Every line (0-based index, request_id) that repeated an id with a
+    /// different body — each one a replay warning.
+    pub differing_duplicate_lines: Vec<(usize, String)>,
 }
 
 /// Builds the index from the raw controlOut lines.
@@ -57,10 +60,11 @@ pub fn build_index(lines: &[&str]) -> ControlOutIndex {
         };
         match idx.bodies.get(&rid) {
             Some(existing) => {
-                if canon_object(existing) != canon_object(body)
-                    && !idx.differing_duplicates.contains(&rid)
-                {
-                    idx.differing_duplicates.push(rid);
+                if canon_object(existing) != canon_object(body) {
+                    idx.differing_duplicate_lines.push((i, rid.clone()));
+                    if !idx.differing_duplicates.contains(&rid) {
+                        idx.differing_duplicates.push(rid);
+                    }
                 }
             }
             None => {

@@ -385,9 +385,16 @@ fn user_events(view: LineView<'_>) -> Option<Vec<AgentEvent>> {
                 }
                 _ => None,
             };
+            let resolved_model = match envelope.resolved_model {
+                Some(r) if r.get().starts_with('"') => {
+                    Some(serde_json::from_str::<String>(r.get()).ok()?)
+                }
+                _ => None,
+            };
             events.push(AgentEvent::SubagentResultMeta {
                 tool_use_id: id.0.clone().into_owned(),
                 agent_type,
+                resolved_model,
             });
         }
     }

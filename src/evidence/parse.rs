@@ -168,13 +168,19 @@ pub enum AgentEvent {
         tool_use_id: String,
         parent: Option<String>,
         dispatch_agent_type: String,
+        /// The input has neither `subagent_type` nor `subagentType` key.
+        type_omitted: bool,
         declared_tools: Vec<String>,
         description: Option<String>,
         prompt: Option<String>,
+        /// The dispatching message's model.
+        dispatch_model: Option<String>,
     },
     SubagentResultMeta {
         tool_use_id: String,
         agent_type: Option<String>,
+        /// The envelope's `resolvedModel` (the child's model), when a string.
+        resolved_model: Option<String>,
     },
     ToolResult {
         tool_use_id: Option<String>,
@@ -238,13 +244,53 @@ pub fn js_string(v: &Value) -> String {
     }
 }
 
-/// JavaScript number formatting for the common cases (integers print without
-/// a fraction; other values use the shortest round-trip form).
+/// JavaScript `Number::toString` (ECMAScript 6.1.6.1.20): the shortest
+/// round-trip digits, plain notation for exponents in [-6, 21), else
+/// `d.ddde±x`.
 pub fn js_number(n: &serde_json::Number) -> String {
     match n.as_f64() {
-        Some(f) if f.fract() == 0.0 && f.abs() < 1e21 => format!("{}", f as i128),
-        Some(f) => format!("{f}"),
+        Some(f) => js_f64(f),
         None => n.to_string(),
+    }
+}
+
+fn js_f64(f: f64) -> String {
+    if f == 0.0 {
+        return "0".into();
+    }
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "NaN"
+        } else if f > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        }
+        .into();
+    }
+    if f < 0.0 {
+        return format!("-{}", js_f64(-f));
+    }
+    // `{:e}` is the shortest round-trip form: `d[.ddd]e<exp>`.
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let k = digits.len() as i64;
+    let n = exp.parse::<i64>().unwrap_or(0) + 1;
+    if k <= n && n <= 21 {
+        format!("{digits}{}", "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat((-n) as usize))
+    } else {
+        let sign = if n - 1 < 0 { '-' } else { '+' };
+        let tail = if k > 1 {
+            format!(".{}", &digits[1..])
+        } else {
+            String::new()
+        };
+        format!("{}{tail}e{sign}{}", &digits[..1], (n - 1).abs())
     }
 }
 
@@ -341,6 +387,22 @@ pub fn js_reformat(v: &Value) -> Value {
 /// An optional string field (JS: `typeof v === "string" ? v : undefined`).
 fn str_field(m: &Map<String, Value>, k: &str) -> Option<String> {
     m.get(k).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// `for (const b of content ?? [])` over a content that is neither an
+/// array nor a string: null iterates nothing, anything else throws V8's
+/// TypeError, which the re-drive records as a malformed control frame.
+fn not_iterable(v: &Value) -> Result<&'static [Value], String> {
+    let what = match v {
+        // An (empty) string iterates nothing here; callers handle the rest.
+        Value::Null | Value::String(_) => return Ok(&[]),
+        Value::Bool(b) => format!("boolean {b}"),
+        Value::Number(n) => format!("number {}", js_number(n)),
+        _ => "object".to_owned(),
+    };
+    Err(format!(
+        "{what} is not iterable (cannot read property Symbol(Symbol.iterator))"
+    ))
 }
 
 /// JS `v ? String(v) : undefined`.
@@ -673,7 +735,16 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
             let content = message.and_then(|mm| mm.get("content"));
             let blocks: &[Value] = match content {
                 Some(Value::Array(a)) => a,
-                _ => &[],
+                // `for…of` over a string: its first code point is a
+                // non-object block.
+                Some(Value::String(t)) if !t.is_empty() => {
+                    return Err(
+                        "control-in: malformed assistant content block at index 0: expected an object, got string"
+                            .into(),
+                    );
+                }
+                Some(other) => not_iterable(other)?,
+                None => &[],
             };
             for (block_index, raw) in blocks.iter().enumerate() {
                 let Some(block) = raw.as_object() else {
@@ -745,6 +816,8 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
                                 }),
                                 parent,
                                 dispatch_agent_type: dispatch_type,
+                                type_omitted: !inp.contains_key("subagent_type")
+                                    && !inp.contains_key("subagentType"),
                                 declared_tools: declared,
                                 description: inp
                                     .get("description")
@@ -753,6 +826,7 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
                                 prompt: inp.get("prompt").filter(|v| !v.is_null()).map(|p| {
                                     slice_utf16(&js_string(p), ASSERT_TEXT_CAP).to_owned()
                                 }),
+                                dispatch_model: model.clone(),
                             });
                         }
                     }
@@ -764,7 +838,14 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
             let message = m.get("message").and_then(Value::as_object);
             let blocks: &[Value] = match message.and_then(|mm| mm.get("content")) {
                 Some(Value::Array(a)) => a,
-                _ => &[],
+                // The original iterates the content with `for…of`: a string
+                // yields its code points, each a non-object (malformed) block.
+                Some(Value::String(text)) => {
+                    ev.extend(text.chars().map(|_| AgentEvent::ProtocolEvidenceError));
+                    &[]
+                }
+                Some(other) => not_iterable(other)?,
+                None => &[],
             };
             if let Some(env) = m.get("tool_use_result").and_then(Value::as_object) {
                 let tr = blocks.iter().find(|b| {
@@ -780,6 +861,7 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
                     ev.push(AgentEvent::SubagentResultMeta {
                         tool_use_id,
                         agent_type: str_field(env, "agentType"),
+                        resolved_model: str_field(env, "resolvedModel"),
                     });
                 }
             }
@@ -825,6 +907,28 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn js_number_matches_number_to_string() {
+        for (v, want) in [
+            ("5", "5"),
+            ("1.5", "1.5"),
+            ("-2", "-2"),
+            ("0", "0"),
+            ("-0.0", "0"),
+            ("1e21", "1e+21"),
+            ("123456789012345678901234", "1.2345678901234569e+23"),
+            ("1e20", "100000000000000000000"),
+            ("0.000001", "0.000001"),
+            ("0.0000001", "1e-7"),
+            ("1.25e-7", "1.25e-7"),
+            ("0.1", "0.1"),
+            ("100.5", "100.5"),
+        ] {
+            let n: serde_json::Number = serde_json::from_str(v).unwrap();
+            assert_eq!(js_number(&n), want, "{v}");
+        }
+    }
 
     #[test]
     fn utf16_slicing_counts_code_units() {

@@ -73,13 +73,30 @@ pub struct Subagent {
     pub dispatch_agent_type: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resolved_agent_type: Option<String>,
+    /// The dispatch input named no sub-agent type at all.
+    pub dispatch_type_omitted: bool,
     pub declared_tools: Vec<String>,
     /// `(name, count)` in first-use order.
     pub tools_used: Vec<(String, u64)>,
+    /// Skill reference/script files this sub-agent Read, first-seen order.
+    pub references_read: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
+    /// The dispatching message's model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispatch_model: Option<String>,
+    /// The child's model, from the dispatch's `tool_use_result` envelope.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_model: Option<String>,
+    /// `resolvedAgentType` was set before the result envelope arrived (the
+    /// original's key order of the two late fields).
+    #[serde(skip)]
+    pub resolved_type_first: bool,
+    /// A result envelope was joined (the `resolvedModel` key exists).
+    #[serde(skip)]
+    pub meta_seen: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
     pub output_truncated: bool,
@@ -285,8 +302,15 @@ pub struct PathDenial {
     pub tool: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The hook callback id (`pretooluse` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callback_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision_reason_type: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<String>,
+    /// Always `deny` (the original records the decision on every row).
+    pub decision: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -326,8 +350,33 @@ pub struct PresentedFile {
 #[serde(rename_all = "camelCase")]
 pub struct EvidenceErrors {
     pub task_tracking: u64,
+    pub web_search_parse: u64,
     pub present_files_malformed: u64,
+    /// Absent until the first malformed block (the original creates the
+    /// key on its first increment).
+    #[serde(skip_serializing_if = "is_zero")]
     pub protocol_malformed: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A main-agent `WebSearch` and the links its result listed
+/// (`RunResult.webSearches`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebSearch {
+    pub tool_use_id: String,
+    pub query: String,
+    pub results: Vec<WebSearchLink>,
+}
+
+/// One `{title, url}` of a `WebSearch` result's `Links: [...]` array.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WebSearchLink {
+    pub title: String,
+    pub url: String,
 }
 
 /// An O7 serialisation-guard mismatch.
@@ -387,6 +436,10 @@ pub struct RunRecord {
     /// `result.num_turns`.
     pub turns: Option<f64>,
     pub cost_usd: Option<f64>,
+    /// The last `system/api_metrics` line (`cost.raw`), verbatim.
+    pub cost_raw: Option<Value>,
+    /// `cost.raw` was set before `cost.usd` (the key order of `cost`).
+    pub cost_raw_first: bool,
     pub model_usage: Option<Value>,
     pub models: Vec<String>,
     /// The last [`THINKING_CAP`] reasoning blocks, oldest first
@@ -397,6 +450,11 @@ pub struct RunRecord {
     pub thinking_elided: u64,
     pub stalled_on_question: bool,
     pub evidence_errors: EvidenceErrors,
+    /// Skill reference/script files the main agent Read, first-seen order
+    /// (`RunResult.referencesRead`).
+    pub references_read: Vec<String>,
+    /// Main-agent `WebSearch` calls whose result's links parsed.
+    pub web_searches: Vec<WebSearch>,
     /// `controlOut` present and non-empty.
     pub has_control_out: bool,
     /// The controlOut index (request_id → recorded reply body) and its
@@ -459,17 +517,18 @@ impl RunRecord {
     /// The `::warning::` lines the original prints while re-driving (controlOut
     /// index first, then events in order), for the caller to put on stderr.
     pub fn replay_warnings(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for i in &self.control_out.malformed_lines {
-            out.push(format!(
-                "::warning:: [replay] control-out.jsonl line {i} is not valid JSON — recording as cassette corruption"
-            ));
-        }
-        for id in &self.control_out.differing_duplicates {
-            out.push(format!(
-                "::warning:: [replay] control-out.jsonl: duplicate request_id \"{id}\" with DIFFERENT body — keeping first entry; cassette may be corrupt"
-            ));
-        }
+        // controlOut lines in order (one indexing pass in the original).
+        let mut control: Vec<(usize, String)> = self
+            .control_out
+            .malformed_lines
+            .iter()
+            .map(|i| (*i, format!("::warning:: [replay] control-out.jsonl line {i} is not valid JSON — recording as cassette corruption")))
+            .collect();
+        control.extend(self.control_out.differing_duplicate_lines.iter().map(|(i, id)| {
+            (*i, format!("::warning:: [replay] control-out.jsonl line {i}: duplicate request_id \"{id}\" with DIFFERENT body — keeping first entry; cassette may be corrupt"))
+        }));
+        control.sort_by_key(|(i, _)| *i);
+        let mut out: Vec<String> = control.into_iter().map(|(_, l)| l).collect();
         let mut lines: Vec<(usize, String)> = self
             .malformed_event_lines
             .iter()
@@ -625,6 +684,8 @@ struct Driver {
     tool_name_by_use_id: HashMap<String, String>,
     fork_scoped: HashSet<String>,
     pending_tasks: HashMap<String, PendingTask>,
+    /// Main-agent `WebSearch` tool_use id → its query, until its result.
+    pending_searches: HashMap<String, String>,
     pending_present: HashMap<String, Vec<String>>,
     gate_answers: Vec<GateAnswer>,
     cwd: Option<String>,
@@ -652,6 +713,7 @@ pub fn drive<S: AsRef<str> + Sync + Send>(
         tool_name_by_use_id: HashMap::new(),
         fork_scoped: HashSet::new(),
         pending_tasks: HashMap::new(),
+        pending_searches: HashMap::new(),
         pending_present: HashMap::new(),
         gate_answers: Vec::new(),
         cwd: None,
@@ -708,8 +770,9 @@ pub fn drive<S: AsRef<str> + Sync + Send>(
             guard_mismatches: std::mem::take(&mut d.rec.guard_mismatches),
             missing_control_out: std::mem::take(&mut d.rec.missing_control_out),
             truncated: Some(t),
+            // The original's empty record has `context: {tools: [], mcpServers: []}`
+            // and no `errorSource` (its end-of-run `no_result` fill-in is skipped).
             init: Some(InitContext::default()),
-            error_source: Some("no_result".into()),
             ..RunRecord::default()
         };
         if rec.has_control_out {
@@ -894,6 +957,17 @@ impl Driver {
                             None => {}
                         }
                     }
+                    if let Some(query) = self.pending_searches.remove(id) {
+                        // Parsed from the 10 KB assertion text, not the display text.
+                        match web_search_links(&assert_text) {
+                            Some(results) => self.rec.web_searches.push(WebSearch {
+                                tool_use_id: id.clone(),
+                                query,
+                                results,
+                            }),
+                            None => self.rec.evidence_errors.web_search_parse += 1,
+                        }
+                    }
                 }
                 self.rec.tool_results.push(ToolResult {
                     tool_use_id,
@@ -908,9 +982,11 @@ impl Driver {
                 tool_use_id,
                 parent,
                 dispatch_agent_type,
+                type_omitted,
                 declared_tools,
                 description,
                 prompt,
+                dispatch_model,
             } => {
                 if dispatch_agent_type == "fork" {
                     self.fork_scoped.insert(tool_use_id.clone());
@@ -919,24 +995,34 @@ impl Driver {
                     tool_use_id,
                     parent_tool_use_id: parent,
                     dispatch_agent_type,
+                    dispatch_type_omitted: type_omitted,
                     declared_tools,
                     description,
                     prompt,
+                    dispatch_model,
                     ..Subagent::default()
                 });
             }
             AgentEvent::SubagentResultMeta {
                 tool_use_id,
                 agent_type,
+                resolved_model,
             } => {
                 if let Some(sa) = self
                     .rec
                     .subagents
                     .iter_mut()
                     .find(|s| s.tool_use_id == tool_use_id)
-                    && sa.resolved_agent_type.is_none()
                 {
-                    sa.resolved_agent_type = agent_type;
+                    if !sa.meta_seen {
+                        sa.meta_seen = true;
+                        sa.resolved_type_first = sa.resolved_agent_type.is_some();
+                    }
+                    // Overwritten by every envelope, as the original does.
+                    sa.resolved_model = resolved_model;
+                    if sa.resolved_agent_type.is_none() {
+                        sa.resolved_agent_type = agent_type;
+                    }
                 }
             }
             AgentEvent::Decision(req) => self.on_decision(req)?,
@@ -1022,10 +1108,16 @@ impl Driver {
                                 .filter(|v| !v.is_null())
                                 .map_or_else(|| a.tool.clone(), js_string),
                             path: denied_path_from(a.file_path.as_deref(), a.path.as_deref()),
+                            callback_id: None,
+                            decision_reason_type: fields
+                                .get("decision_reason_type")
+                                .and_then(Value::as_str)
+                                .map(str::to_owned),
                             agent_id: fields
                                 .get("agent_id")
                                 .and_then(Value::as_str)
                                 .map(str::to_owned),
+                            decision: "deny",
                             reason: fields
                                 .get("decision_reason")
                                 .and_then(Value::as_str)
@@ -1042,14 +1134,30 @@ impl Driver {
                 self.rec.context_events.push(ContextEvent { subtype, data });
             }
             AgentEvent::InfraError { message, source } => {
-                self.rec.infra_errors.push(InfraError { source, message })
+                // A recorded `source` is untrusted text: anything but the three
+                // known origins (absent included) reads as the fatal class.
+                let source = match source.as_deref() {
+                    Some(s @ ("hostloop-sidecar" | "hostloop-exec" | "egress-sidecar")) => {
+                        s.to_owned()
+                    }
+                    _ => "hostloop-sidecar".to_owned(),
+                };
+                self.rec.infra_errors.push(InfraError {
+                    source: Some(source),
+                    message,
+                })
             }
             AgentEvent::ProtocolEvidenceError => self.rec.evidence_errors.protocol_malformed += 1,
             AgentEvent::Thinking { block, model } => {
                 self.note_model(model);
                 self.note_thinking(block);
             }
-            AgentEvent::Metrics(_) => {}
+            AgentEvent::Metrics(data) => {
+                if self.rec.cost_raw.is_none() {
+                    self.rec.cost_raw_first = self.rec.cost_usd.is_none();
+                }
+                self.rec.cost_raw = Some(data);
+            }
         }
         Ok(())
     }
@@ -1112,6 +1220,11 @@ impl Driver {
         if main_flow {
             push_unique(&mut self.rec.tools_called, &name);
             bump(&mut self.rec.tool_counts, &name);
+            if name == "Read"
+                && let Some(r) = skill_reference_read_path(&read_file_path(inp))
+            {
+                push_unique(&mut self.rec.references_read, &r);
+            }
             if name == "Skill" {
                 self.rec.skills_invoked.push(
                     inp.get("skill")
@@ -1137,6 +1250,16 @@ impl Driver {
                     );
                 }
             }
+            if name == "WebSearch"
+                && let Some(id) = &tool_use_id
+            {
+                let query = inp
+                    .get("query")
+                    .filter(|v| !v.is_null())
+                    .map(js_string)
+                    .unwrap_or_default();
+                self.pending_searches.insert(id.clone(), query);
+            }
             if name == "TaskUpdate" {
                 let opt = |k: &str| inp.get(k).filter(|v| !v.is_null()).map(js_string);
                 if let (Some(tid), Some(status)) = (opt("taskId"), opt("status"))
@@ -1151,6 +1274,11 @@ impl Driver {
         {
             push_unique(&mut self.rec.subagent_tools, &name);
             bump(&mut sa.tools_used, &name);
+            if name == "Read"
+                && let Some(r) = skill_reference_read_path(&read_file_path(inp))
+            {
+                push_unique(&mut sa.references_read, &r);
+            }
         }
         if name == "mcp__cowork__present_files"
             && let Some(id) = &tool_use_id
@@ -1320,6 +1448,7 @@ impl Driver {
 
     fn finish(mut self, hook_lines: &[String]) -> RunRecord {
         self.rec.evidence_errors.task_tracking += self.pending_tasks.len() as u64;
+        self.rec.evidence_errors.web_search_parse += self.pending_searches.len() as u64;
         self.rec.evidence_errors.present_files_malformed += self.pending_present.len() as u64;
         // Redundant identical main-agent calls, grouped by (name, SHA-256 of
         // the canonical input): keeping the digest instead of the canonical
@@ -1477,6 +1606,99 @@ fn classify_result_error(signature: &str, api_error_status: Option<f64>) -> &'st
     }
 }
 
+/// `String(input.file_path ?? "")` of a Read call.
+fn read_file_path(inp: &Map<String, Value>) -> String {
+    inp.get("file_path")
+        .filter(|v| !v.is_null())
+        .map(js_string)
+        .unwrap_or_default()
+}
+
+/// The skill-relative `references/…` or `scripts/…` path of a file under a
+/// plugin tree (`.local-plugins/` or `.remote-plugins/`); `None` otherwise.
+fn skill_reference_read_path(file_path: &str) -> Option<String> {
+    if !file_path.contains(".local-plugins/") && !file_path.contains(".remote-plugins/") {
+        return None;
+    }
+    // `/((?:references|scripts)\/.+)$`: the first such segment wins; `.`
+    // stops at a line break, so the match must run to the end without one.
+    let mut from = 0;
+    while let Some(i) = file_path[from..].find('/') {
+        let at = from + i + 1;
+        let rest = &file_path[at..];
+        for dir in ["references/", "scripts/"] {
+            if let Some(tail) = rest.strip_prefix(dir)
+                && !tail.is_empty()
+                && !rest.contains(['\n', '\r', '\u{2028}', '\u{2029}'])
+            {
+                return Some(rest.to_owned());
+            }
+        }
+        from = at;
+    }
+    None
+}
+
+/// The `{title, url}` pairs of the JSON array after the first `Links: ` in
+/// a WebSearch result; `None` when there is none, it is cut off, or it is
+/// not a JSON array. Entries that are not objects, or have no url, are
+/// dropped.
+fn web_search_links(text: &str) -> Option<Vec<WebSearchLink>> {
+    let start = text.find("Links: [")? + "Links: ".len();
+    let bytes = text.as_bytes();
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let mut end = None;
+    for (i, &b) in bytes.iter().enumerate().skip(start) {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' => depth += 1,
+            b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(i + 1);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let arr: Value = serde_json::from_str(&text[start..end?]).ok()?;
+    let field = |o: &Map<String, Value>, k: &str| {
+        o.get(k)
+            .filter(|v| !v.is_null())
+            .map(js_string)
+            .unwrap_or_default()
+    };
+    Some(
+        arr.as_array()?
+            .iter()
+            .filter_map(|r| match r {
+                Value::Object(o) => Some(WebSearchLink {
+                    title: field(o, "title"),
+                    url: field(o, "url"),
+                }),
+                // `typeof [] === "object"`: an array entry has neither key.
+                Value::Array(_) => Some(WebSearchLink {
+                    title: String::new(),
+                    url: String::new(),
+                }),
+                _ => None,
+            })
+            .filter(|l| !l.url.is_empty())
+            .collect(),
+    )
+}
+
 /// `^Task #(\S+) created successfully`.
 fn task_created_id(text: &str) -> Option<String> {
     let rest = text.strip_prefix("Task #")?;
@@ -1572,7 +1794,10 @@ fn reconstruct_hooks(rec: &mut RunRecord, lines: &[String]) {
                             .or(hev.file_path.as_deref())
                             .or(hev.path.as_deref())
                             .map(str::to_owned),
+                        callback_id: Some(hev.callback_id.clone()),
+                        decision_reason_type: None,
                         agent_id: hev.agent_id.clone(),
+                        decision: "deny",
                         reason: hev.reason.clone(),
                         tool_use_id: hev.tool_use_id.clone(),
                     });
@@ -1589,6 +1814,7 @@ fn reconstruct_hooks(rec: &mut RunRecord, lines: &[String]) {
                     input,
                     agent_id,
                     tool_use_id,
+                    decision_reason_type,
                     ..
                 } = &req
                 else {
@@ -1610,7 +1836,10 @@ fn reconstruct_hooks(rec: &mut RunRecord, lines: &[String]) {
                     source: "can_use_tool",
                     tool: tool.clone(),
                     path: Some(p),
+                    callback_id: None,
+                    decision_reason_type: decision_reason_type.clone(),
                     agent_id: agent_id.clone(),
+                    decision: "deny",
                     reason: Some(message),
                     tool_use_id: tool_use_id.clone(),
                 });

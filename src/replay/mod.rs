@@ -421,6 +421,9 @@ pub fn replay_with(
         Cow::Borrowed(borrowed) => RunRecord::from_cassette(borrowed),
     };
     let cassette: &Cassette = &cassette;
+    // The re-drive's own warnings, as the original prints them while
+    // indexing controlOut and reading the events.
+    notices.extend(run.replay_warnings());
 
     // 9, 11, 12. Bucket exclusion.
     let stripped = buckets::strip(&chosen.items, chosen.expect_denied.len(), &evidence);
@@ -639,6 +642,7 @@ const RUN_RESULT_ORDER: &[&str] = &[
     "mutation",
     "lane",
     "scratchpadEvidenceComplete",
+    "referencesRead",
     "scenario",
     "mode",
     "execution",

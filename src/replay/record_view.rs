@@ -10,8 +10,8 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::evidence::RunRecord;
 use crate::evidence::timeline;
-use crate::evidence::{RunOutcome, RunRecord};
 
 /// What replay needs to know about a re-driven run.
 #[derive(Debug, Clone, Default)]
@@ -85,14 +85,10 @@ fn counts(pairs: &[(String, u64)]) -> Value {
 /// they cost more than the evaluation.
 pub fn facts(mut run: RunRecord, with_fields: bool) -> RecordFacts {
     let result = run.result.as_str().to_string();
-    // `resultErrorKind`: a 429 whose text names the usage limit.
-    let result_error_kind = (run.result != RunOutcome::Success
-        && run.api_error_status == Some(429.0)
-        && run
-            .result_text
-            .as_deref()
-            .is_some_and(|t| t.to_lowercase().contains("usage limit")))
-    .then(|| "usage_limit".to_string());
+    // `resultErrorKind`: the evidence module's classification of an
+    // `is_error` result (`usage_limit` / `transport` / `agent`), as the
+    // original re-derives it during the re-drive.
+    let result_error_kind = run.result_error_kind.map(str::to_string);
     let f = if with_fields {
         run_fields(&mut run)
     } else {
@@ -148,6 +144,43 @@ fn drain_to_value<T: serde::Serialize>(items: &mut Vec<T>) -> Value {
     )
 }
 
+/// One `subagents[]` entry in the original's key order: the dispatch's own
+/// fields, then the late `resolvedAgentType` / `resolvedModel` in the order
+/// they arrived, then the output.
+fn subagent_json(s: &crate::evidence::Subagent) -> Value {
+    let mut o = Map::new();
+    o.insert("toolUseId".into(), json!(s.tool_use_id));
+    opt(&mut o, "parentToolUseId", &s.parent_tool_use_id);
+    o.insert("dispatchAgentType".into(), json!(s.dispatch_agent_type));
+    if s.dispatch_type_omitted {
+        o.insert("dispatchTypeOmitted".into(), json!(true));
+    }
+    o.insert("declaredTools".into(), to_value(&s.declared_tools));
+    o.insert(
+        "toolsUsed".into(),
+        s.tools_used
+            .iter()
+            .map(|(name, count)| json!({"name": name, "count": count}))
+            .collect(),
+    );
+    o.insert("referencesRead".into(), to_value(&s.references_read));
+    opt(&mut o, "description", &s.description);
+    opt(&mut o, "prompt", &s.prompt);
+    opt(&mut o, "dispatchModel", &s.dispatch_model);
+    if s.resolved_type_first || !s.meta_seen {
+        opt(&mut o, "resolvedAgentType", &s.resolved_agent_type);
+        opt(&mut o, "resolvedModel", &s.resolved_model);
+    } else {
+        opt(&mut o, "resolvedModel", &s.resolved_model);
+        opt(&mut o, "resolvedAgentType", &s.resolved_agent_type);
+    }
+    opt(&mut o, "output", &s.output);
+    if s.output_truncated {
+        o.insert("outputTruncated".into(), json!(true));
+    }
+    Value::Object(o)
+}
+
 /// The run-result evidence fields, in the original's key spelling. The
 /// record's two bulkiest lists (`contextEvents`, `toolResults`) are drained
 /// into the result rather than copied.
@@ -156,8 +189,23 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
     if let Some(t) = &run.result_text {
         f.insert("finalMessage".into(), Value::from(t.clone()));
     }
+    if !run.references_read.is_empty() {
+        f.insert(
+            "referencesRead".into(),
+            to_value(&std::mem::take(&mut run.references_read)),
+        );
+    }
     f.insert("toolCounts".into(), counts(&run.tool_counts));
-    f.insert("models".into(), to_value(&run.models));
+    if !run.web_searches.is_empty() {
+        f.insert(
+            "webSearches".into(),
+            to_value(&std::mem::take(&mut run.web_searches)),
+        );
+    }
+    // Omitted when empty (`rec.models.length ? … : undefined`).
+    if !run.models.is_empty() {
+        f.insert("models".into(), to_value(&run.models));
+    }
     // Omitted when empty, like the original (`rec.thinking.length ? … :
     // undefined`); the count is always there.
     if !run.thinking.is_empty() {
@@ -184,28 +232,23 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
         to_value(&run.redundant_tool_calls),
     );
     f.insert("tasks".into(), to_value(&run.tasks));
+    // `context` is `{}` until a `system/init` line arrives (evidence
+    // unavailable, not an empty inventory); a truncated re-drive's empty
+    // record carries `tools`/`mcpServers` but no `availableSkills`.
+    let mut context = Map::new();
     if let Some(init) = &run.init {
-        f.insert(
-            "context".into(),
-            json!({
-                "tools": init.tools,
-                "mcpServers": init.mcp_servers,
-                "availableSkills": init.skills.iter().flatten().map(|id| json!({"id": id})).collect::<Vec<_>>(),
-            }),
-        );
+        context.insert("tools".into(), to_value(&init.tools));
+        context.insert("mcpServers".into(), to_value(&init.mcp_servers));
+        if let Some(skills) = &init.skills {
+            context.insert(
+                "availableSkills".into(),
+                skills.iter().map(|id| json!({"id": id})).collect(),
+            );
+        }
     }
+    f.insert("context".into(), Value::Object(context));
     f.insert("gateDeliveries".into(), to_value(&run.gate_deliveries));
-    let subagents: Vec<Value> = run
-        .subagents
-        .iter()
-        .map(|s| {
-            let mut v = to_value(s);
-            if let Some(o) = v.as_object_mut() {
-                o.insert("toolsUsed".into(), counts(&s.tools_used));
-            }
-            v
-        })
-        .collect();
+    let subagents: Vec<Value> = run.subagents.iter().map(subagent_json).collect();
     f.insert("subagents".into(), Value::Array(subagents));
     if run.usage.is_some() || run.turns.is_some() {
         let mut usage = run.usage.clone().unwrap_or_else(|| json!({}));
@@ -220,8 +263,21 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
         }
         f.insert("usage".into(), usage);
     }
+    // `cost` merges `usd` (result line) and `raw` (api_metrics line), keys
+    // in the order they were first set.
+    let mut cost = Map::new();
+    let raw = run.cost_raw.take();
+    if let (true, Some(r)) = (run.cost_raw_first, &raw) {
+        cost.insert("raw".into(), r.clone());
+    }
     if let Some(c) = run.cost_usd {
-        f.insert("cost".into(), json!({"usd": c}));
+        cost.insert("usd".into(), json!(c));
+    }
+    if let (false, Some(r)) = (run.cost_raw_first, raw) {
+        cost.insert("raw".into(), r);
+    }
+    if !cost.is_empty() {
+        f.insert("cost".into(), Value::Object(cost));
     }
     f.insert("skillsInvoked".into(), to_value(&run.skills_invoked));
     f.insert(
@@ -284,7 +340,9 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
         f.insert("infraErrors".into(), to_value(&run.infra_errors));
     }
     let ee = run.evidence_errors;
-    if ee.task_tracking + ee.present_files_malformed + ee.protocol_malformed > 0 {
+    if ee.task_tracking + ee.web_search_parse + ee.present_files_malformed + ee.protocol_malformed
+        > 0
+    {
         f.insert("evidenceErrors".into(), to_value(&ee));
     }
     f

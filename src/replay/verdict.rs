@@ -139,11 +139,19 @@ pub fn compute(input: &VerdictInput<'_>, lane: Lane) -> Verdict {
         let (code, message) = match input.result_error_kind {
             Some("usage_limit") => (
                 "usage_limit",
-                "usage limit reached (API 429) — the run was cut short",
+                "usage/quota limit hit (not a skill failure) — retry after the limit resets",
             ),
             Some("transport") => (
                 "transport_error",
-                "transport dropped after a clean result — not a skill defect; re-run",
+                if input.assertions.is_empty() {
+                    "transport dropped; NO assertions were defined, so success could not be verified — likely a flaky connection, retry"
+                } else if input.assertions.iter().any(|a| !a.pass) {
+                    "transport dropped after a successful result, but an assertion also failed — treat as a real failure"
+                } else if lane == Lane::Replay {
+                    "transport dropped after a successful result; assertions re-checked on replay — likely a flaky connection, retry"
+                } else {
+                    "transport dropped after a successful result; assertions passed and artifacts were written — likely a flaky connection, retry"
+                },
             ),
             _ => ("result_error", "run result was error"),
         };
@@ -153,22 +161,36 @@ pub fn compute(input: &VerdictInput<'_>, lane: Lane) -> Verdict {
             message: message.into(),
         });
     }
-    for (message, source) in input.infra_errors {
-        let exec = source.as_deref() == Some("hostloop-exec");
+    // Split by origin, one signal per class listing every message: a
+    // failed `docker exec` (hostloop-exec) only warns, anything else
+    // contaminates the whole run.
+    let (exec, fatal): (Vec<_>, Vec<_>) = input
+        .infra_errors
+        .iter()
+        .partition(|(_, source)| source.as_deref() == Some("hostloop-exec"));
+    let joined = |errs: &[&(String, Option<String>)]| {
+        errs.iter()
+            .map(|(m, _)| m.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if !fatal.is_empty() {
         signals.push(Signal {
-            code: if exec {
-                "exec_infra_error"
-            } else {
-                "infra_error"
-            }
-            .into(),
-            severity: if exec { Severity::Warn } else { Severity::Fail },
+            code: "infra_error".into(),
+            severity: Severity::Fail,
             message: format!(
-                "infrastructure error{}: {message}",
-                source
-                    .as_deref()
-                    .map(|s| format!(" ({s})"))
-                    .unwrap_or_default()
+                "infrastructure error(s) during the run (evidence contaminated): {}",
+                joined(&fatal)
+            ),
+        });
+    }
+    if !exec.is_empty() {
+        signals.push(Signal {
+            code: "exec_infra_error".into(),
+            severity: Severity::Warn,
+            message: format!(
+                "tool-call infrastructure error(s) — the affected command(s) failed, the run's evidence is otherwise intact: {}",
+                joined(&exec)
             ),
         });
     }

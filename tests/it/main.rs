@@ -9,6 +9,7 @@ mod fingerprint;
 mod fuzz;
 mod hostile;
 mod model;
+mod parity_evidence;
 mod record;
 mod rehash;
 mod replay;
