@@ -588,6 +588,10 @@ fn run_result(
     );
     m.insert("baseline".into(), json!(s("baseline", "latest")));
     m.insert("result".into(), json!(result));
+    // Written only when the run stalled (the original's optional flag).
+    if facts.stalled {
+        m.insert("stalledOnQuestion".into(), json!(true));
+    }
     for (k, v) in [
         ("resultErrorKind", &facts.result_error_kind),
         ("errorSource", &facts.error_source),
@@ -654,6 +658,7 @@ const RUN_RESULT_ORDER: &[&str] = &[
     "errorSource",
     "resultSubtype",
     "finalMessage",
+    "stalledOnQuestion",
     "decisions",
     "toolCounts",
     "webSearches",

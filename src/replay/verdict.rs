@@ -198,8 +198,10 @@ pub fn compute(input: &VerdictInput<'_>, lane: Lane) -> Verdict {
         signals.push(Signal {
             code: "stalled".into(),
             severity: Severity::Fail,
-            message: "run stalled on a question: the final message ends with `?` and no tool ran after the \
-                      last AskUserQuestion — script the answer, or add `allow_stall: true`"
+            // The original's wording, verbatim (its verdict message is part of the JSON result).
+            message: "run ended on an unanswered question — the agent asked for input and stopped; the task \
+                      did not complete. Script the answer (answer: / --answer / a decider), or assert \
+                      allow_stall: true if ending on a question is intended."
                 .into(),
         });
     }
