@@ -295,7 +295,9 @@ def run(cmd, cwd, root):
     out = norm(p.stdout, root)
     err = norm(p.stderr, root)
     try:
-        doc = json.loads(out) if out.strip() else None
+        # numbers kept as their literal text: `1e-9` and `1e-09` must not compare equal
+        lit = lambda t: "#num:" + t
+        doc = json.loads(out, parse_float=lit, parse_int=lit) if out.strip() else None
     except json.JSONDecodeError:
         doc = None
     return p.returncode, doc, err, out
@@ -305,6 +307,8 @@ def view(rc, doc, err):
     """The parts of one replay output whose parity matters."""
     v = {"exit": rc}
     lines = [l for l in err.splitlines() if l.startswith("::") and "stale" not in l]
+    # documented departure (README "Differences"): reel's notices name `reel replay <file> --assert-from`
+    lines = [re.sub(r"`reel replay \S+ --assert-from", "`replay --assert-from", l) for l in lines]
     v["annotations"] = lines
     v["_stderr"] = err
     if doc is None:

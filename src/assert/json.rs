@@ -13,6 +13,24 @@ pub fn js_number(n: &serde_json::Number) -> String {
         .unwrap_or_else(|| n.to_string())
 }
 
+/// `value` with every number re-spelt as JavaScript prints it after
+/// `JSON.parse` (`1e-09` → `1e-9`, `1.0` → `1`): the original echoes a frozen
+/// assertion from its parsed form, not from the cassette's text.
+pub fn js_numbers(value: &Value) -> Value {
+    match value {
+        Value::Number(n) => js_number(n)
+            .parse::<serde_json::Number>()
+            .map_or_else(|_| value.clone(), Value::Number),
+        Value::Array(items) => Value::Array(items.iter().map(js_numbers).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), js_numbers(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// `JSON.parse`'s (V8, Node 22) message for `text` that failed to parse, for
 /// the failures whose V8 wording is derivable without V8's parser: an empty
 /// document and a document whose first token cannot start a JSON value (a
@@ -231,5 +249,15 @@ mod tests {
             "Unexpected token '#', \"# Title\n\nS\"... is not valid JSON"
         );
         assert_eq!(v8_parse_error("{\"a\": }", "fallback"), "fallback");
+    }
+
+    #[test]
+    fn numbers_are_respelt_as_javascript_prints_them() {
+        let v: Value =
+            serde_json::from_str(r#"{"a":1e-09,"b":[1.0,1E3,2.50],"c":"1e-09"}"#).unwrap();
+        assert_eq!(
+            serde_json::to_string(&js_numbers(&v)).unwrap(),
+            r#"{"a":1e-9,"b":[1,1000,2.5],"c":"1e-09"}"#
+        );
     }
 }

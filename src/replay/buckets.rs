@@ -115,7 +115,10 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
         let kept: Map<String, Value> = REPLAY_STRIP_ORDER
             .iter()
             .filter(|k| evidence.is_active(k))
-            .filter_map(|k| item.get(*k).map(|v| (k.to_string(), v.clone())))
+            .filter_map(|k| {
+                item.get(*k)
+                    .map(|v| (k.to_string(), crate::assert::json::js_numbers(v)))
+            })
             .collect();
         if kept.is_empty() {
             skipped.full += 1;
