@@ -41,9 +41,30 @@ pub fn v8_parse_error(text: &str, fallback: &str) -> String {
     let Some(pos) = units.iter().position(|u| !is_ws(*u)) else {
         return "Unexpected end of JSON input".to_owned();
     };
-    let starts_value = char::from_u32(u32::from(units[pos]))
-        .is_some_and(|c| matches!(c, '{' | '[' | '"' | '-' | '0'..='9' | 't' | 'f' | 'n'));
-    if starts_value {
+    let first = char::from_u32(u32::from(units[pos]));
+    // A `t`/`f`/`n` start must spell its literal: V8 reports the first unit
+    // that departs from it (or the end of input).
+    let literal = match first {
+        Some('t') => Some("true"),
+        Some('f') => Some("false"),
+        Some('n') => Some("null"),
+        _ => None,
+    };
+    let mut pos = pos;
+    if let Some(word) = literal {
+        let word: Vec<u16> = word.encode_utf16().collect();
+        match word
+            .iter()
+            .enumerate()
+            .find(|(i, w)| units.get(pos + i) != Some(w))
+        {
+            None => return fallback.to_owned(),
+            Some((i, _)) if pos + i >= units.len() => {
+                return "Unexpected end of JSON input".to_owned();
+            }
+            Some((i, _)) => pos += i,
+        }
+    } else if first.is_some_and(|c| matches!(c, '{' | '[' | '"' | '-' | '0'..='9')) {
         return fallback.to_owned();
     }
     let token = String::from_utf16_lossy(&units[pos..pos + 1]);
@@ -249,6 +270,13 @@ mod tests {
             "Unexpected token '#', \"# Title\n\nS\"... is not valid JSON"
         );
         assert_eq!(v8_parse_error("{\"a\": }", "fallback"), "fallback");
+        // a literal's first departing unit (example-pdf-skill's project/notes.txt)
+        assert_eq!(
+            v8_parse_error("fixture project file\n", "x"),
+            "Unexpected token 'i', \"fixture pro\"... is not valid JSON"
+        );
+        assert_eq!(v8_parse_error("nul", "x"), "Unexpected end of JSON input");
+        assert_eq!(v8_parse_error("true", "fallback"), "fallback");
     }
 
     #[test]
