@@ -144,6 +144,27 @@ def always_items():
     add({"max_turns": 100, "max_tokens": 1000000, "max_cost_usd": 100})
     add({"skill_available": ".*", "skill_triggered": ".*"})
     add({"allow_stall": True, "transcript_contains": "zzz"})
+    # numbers spelt oddly, equality edges, unknown sub-fields, ES-only regex semantics
+    for n in [1.0, 2100.0, 1e2, 10.5, 0.0]:
+        add({"max_tokens": n})
+        add({"tool_calls_max": n})
+        add({"dispatch_count_max": n})
+    for n in [0.01, 0.010, 1e-2, 0.0100001, 0.0099999]:
+        add({"max_cost_usd": n})
+    add({"question_options": {"contains": ["x"], "bogus": 1}})
+    add({"artifact_text": {"artifact": "outputs/note.md", "contains": ["r"], "bogus": 1}})
+    add({"path_denied": {"tool": "Write", "bogus": 1}})
+    add({"subagent_output_contains": {"match": "x"}})
+    add({"task_status": {"match": "x", "status": "done", "extra": True}})
+    add({"skill_tool_used": {"skill": "x", "tool": "y", "z": 1}})
+    for r in [r"\u017f", r"\u212a", r"[^\W]", r"\w+\s\w+", r"[\u0000-\u007f]+", r"\x41", r"\0", r"\8", r"[\b]",
+              r"(?<!x)Done", r"Done(?!x)", r"\cJ", r"[a-\d]", r"^\s*$", r"\n", r"[\s\S]{3,}?", "a{1,}", "{", "}",
+              "]", "x{", "x{1", "x{1,", r"\k<a>", r"(?<a>x)|\k<a>", r"\p{Lu}", r"\u{41}"]:
+        add({"transcript_matches": r})
+        add({"tool_result_matches": r})
+    for s_ in ["DONE", "Done:", "done:", " ", "reel smoke.", "note.md"]:
+        add({"transcript_contains": s_})
+        add({"tool_result_contains": s_})
     # non-items, unknown keys, combinators that the catalog does not have
     add({"any_of": [{"result": "success"}]})
     add({"not": {"result": "success"}})
