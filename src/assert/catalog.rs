@@ -119,6 +119,79 @@ pub const VERDICT_MODIFIERS: &[&str] = &[
     "allow_delete_in",
 ];
 
+/// The order replay rebuilds an assertion in when it strips it to the keys the
+/// cassette can check (cowork-harness `replayCassette`'s `stripToContent`
+/// walks its always-content keys, then the question/gate keys, then the active
+/// manifest keys, copying each present one): the `assertion` a replayed result
+/// echoes lists its keys in this order, whatever order the cassette froze.
+pub const REPLAY_STRIP_ORDER: &[&str] = &[
+    "transcript_contains",
+    "transcript_not_contains",
+    "transcript_matches",
+    "transcript_not_matches",
+    "tool_result_contains",
+    "tool_result_not_contains",
+    "tool_result_matches",
+    "tool_result_not_matches",
+    "tool_called",
+    "tool_not_called",
+    "subagent_tool_used",
+    "subagent_tool_absent",
+    "subagent_dispatched",
+    "subagent_declared_but_unused",
+    "subagent_output_contains",
+    "dispatch_count_max",
+    "skill_triggered",
+    "no_skill_triggered",
+    "skill_available",
+    "connector_available",
+    "tool_available",
+    "skill_tool_used",
+    "max_cost_usd",
+    "max_tokens",
+    "tool_calls_max",
+    "tool_no_error",
+    "tool_no_error_if_called",
+    "max_tool_errors",
+    "max_redundant_tool_calls",
+    "max_turns",
+    "compaction_occurred",
+    "all_tasks_completed",
+    "task_count_min",
+    "task_status",
+    "result",
+    "no_scratchpad_leak",
+    "present_files_called",
+    "no_vm_path_file_op",
+    "subagent_file_write",
+    "subagent_dispatch_healthy",
+    "allow_permissive_auto_allow",
+    "allow_missing_capability",
+    "allow_l0_plugin_divergence",
+    "allow_stall",
+    "allow_undelivered_deliverables",
+    "allow_outputs_delete",
+    "allow_delete_in",
+    "question_asked",
+    "question_options",
+    "questions_count_max",
+    "gate_answers_delivered",
+    "gate_answer_count_min",
+    "hook_blocked",
+    "no_hook_blocked",
+    "vm_path_denied",
+    "path_denied",
+    "no_path_denied",
+    "file_exists",
+    "artifact_text",
+    "user_visible_artifact",
+    "artifact_json",
+    "computer_links_resolve",
+    "computer_links_resolve_if_present",
+    "no_unexpected_files",
+    "input_unmodified",
+];
+
 /// The order the original's scenario loader emits an assertion's keys in (its
 /// schema's declaration order): a loaded `assert:` item, and so a cassette's
 /// frozen one, lists its keys in this order whatever order they were authored
@@ -879,5 +952,26 @@ mod tests {
         assert_eq!(manifest_key_active("no_unexpected_files", &c), Some(true));
         assert_eq!(manifest_key_active("input_unmodified", &c), Some(false));
         assert_eq!(manifest_key_active("result", &c), None);
+    }
+
+    /// The replay strip order names every key replay can evaluate, once.
+    #[test]
+    fn replay_strip_order_covers_the_evaluable_buckets() {
+        let mut order: Vec<&str> = REPLAY_STRIP_ORDER.to_vec();
+        order.sort_unstable();
+        order.dedup();
+        assert_eq!(order.len(), REPLAY_STRIP_ORDER.len());
+        let mut evaluable: Vec<&str> = KEYS
+            .iter()
+            .filter(|(_, b)| {
+                matches!(
+                    b,
+                    Bucket::Always | Bucket::NeedsControlOut | Bucket::NeedsManifest
+                )
+            })
+            .map(|(k, _)| *k)
+            .collect();
+        evaluable.sort_unstable();
+        assert_eq!(order, evaluable);
     }
 }

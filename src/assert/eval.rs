@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::catalog::{Bucket, CHECK_ORDER, VERDICT_MODIFIERS, bucket};
 use super::glob::{self, Glob, GlobList};
+use super::json::js_number;
 use super::json::{self, DotResolve};
 use super::links::{self, LinkResolution};
 use super::regex::{EsRegex, compile_es};
@@ -13,7 +14,6 @@ use super::tree::{ReplayTree, contained_rel};
 use super::{AssertionOutcome, Context};
 use crate::cassette::{PreRunOrigin, TruncationReason};
 use crate::evidence::RunRecord;
-use crate::evidence::parse::js_number;
 
 /// `Ok(evidence)` or `Err(message)`.
 type KeyResult = Result<Option<String>, String>;
@@ -1476,11 +1476,7 @@ fn artifact_json(env: &Env<'_>, v: &Value, out: &mut Vec<KeyResult>) {
     let doc: Value = match serde_json::from_str(&text) {
         Ok(d) => d,
         Err(e) => {
-            let why = if text.trim().is_empty() {
-                "Unexpected end of JSON input".to_owned()
-            } else {
-                e.to_string()
-            };
+            let why = json::v8_parse_error(&text, &e.to_string());
             out.push(Err(format!(
                 "artifact_json: {artifact} could not be read/parsed as JSON: {why}"
             )));

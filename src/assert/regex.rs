@@ -130,7 +130,11 @@ fn compile(pattern: &str, flags: &str, linear: bool) -> Result<EsRegex, String> 
             },
         )
     };
-    let slow = slow.map_err(|e| format!("Invalid regular expression: /{pattern}/{flags}: {e}"))?;
+    let slow = match v8_only_rejection(pattern) {
+        Some(why) => Err(why.to_string()),
+        None => slow.map_err(|e| v8_message(pattern, &e.to_string())),
+    }
+    .map_err(|e| format!("Invalid regular expression: /{pattern}/{flags}: {e}"))?;
     // The translation models exactly two flag sets: none, and `i`.
     let fold = match flags {
         "" => Some(false),
@@ -156,6 +160,99 @@ fn compile(pattern: &str, flags: &str, linear: bool) -> Result<EsRegex, String> 
         source: pattern.to_owned(),
         engine,
     })
+}
+
+/// Syntax the original's engine (V8 in Node 22) rejects but `regress`
+/// accepts: a group modifier `(?i:…)`/`(?-i:…)` (not shipped in Node 22) and a
+/// quantified word-boundary assertion (`\b+`). Scans outside classes only.
+fn v8_only_rejection(pattern: &str) -> Option<&'static str> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut i = 0;
+    let mut in_class = false;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => {
+                let next = chars.get(i + 1).copied();
+                if !in_class
+                    && matches!(next, Some('b' | 'B'))
+                    && matches!(chars.get(i + 2), Some('*' | '+' | '?'))
+                {
+                    return Some("Nothing to repeat");
+                }
+                i += 2;
+                continue;
+            }
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class
+                && chars.get(i + 1) == Some(&'?')
+                && chars
+                    .get(i + 2)
+                    .is_some_and(|c| c.is_ascii_alphabetic() || *c == '-') =>
+            {
+                return Some("Invalid group");
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The V8 wording of a syntax error `regress` reported as `regress_msg`, so a
+/// bad-regex failure message reads exactly as the original's does.
+fn v8_message(pattern: &str, regress_msg: &str) -> String {
+    let v8 = match regress_msg {
+        "Unbalanced bracket" => "Unterminated character class",
+        "Invalid group modifier" => "Invalid group",
+        "Incomplete escape" | "Unterminated escape" => "\\ at end of pattern",
+        "Invalid atom character" | "Quantifier not allowed here" | "Invalid braced quantifier" => {
+            "Nothing to repeat"
+        }
+        "Invalid quantifier" => "numbers out of order in {} quantifier",
+        "Unbalanced parenthesis" => {
+            if unmatched_close_paren(pattern) {
+                "Unmatched ')'"
+            } else {
+                "Unterminated group"
+            }
+        }
+        "Invalid token at named capture group identifier" => {
+            if pattern.contains("(?<") {
+                "Invalid capture group name"
+            } else {
+                "Invalid group"
+            }
+        }
+        m if m.starts_with("Range values reversed") => "Range out of order in character class",
+        other => other,
+    };
+    v8.to_string()
+}
+
+/// True when a `)` outside a class closes no group (V8: "Unmatched ')'").
+fn unmatched_close_paren(pattern: &str) -> bool {
+    let mut depth = 0usize;
+    let mut in_class = false;
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class => depth += 1,
+            ')' if !in_class => {
+                if depth == 0 {
+                    return true;
+                }
+                depth -= 1;
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 fn is_surrogate(unit: u32) -> bool {
@@ -1121,6 +1218,52 @@ mod tests {
                 let (fast, slow) = (chosen.find_ranges(&text), slow.find_ranges(&text));
                 prop_assert_eq!(fast.unwrap(), slow.unwrap(), "ranges {}", case);
             }
+        }
+    }
+
+    /// Bad-regex messages and acceptance as V8 (Node 22, the original's
+    /// engine) reports them, captured from cowork-harness 2.0.0 replays
+    /// (scripts/parity-assert.py).
+    #[test]
+    fn syntax_errors_read_as_v8_reports_them() {
+        let cases = [
+            ("[", "Unterminated character class"),
+            ("(?i)x", "Invalid group"),
+            ("\\", "\\ at end of pattern"),
+            ("[\\", "\\ at end of pattern"),
+            ("(abc", "Unterminated group"),
+            ("((a)", "Unterminated group"),
+            ("(?:", "Unterminated group"),
+            ("a)", "Unmatched ')'"),
+            ("*a", "Nothing to repeat"),
+            ("a**", "Nothing to repeat"),
+            ("a|*", "Nothing to repeat"),
+            ("^*", "Nothing to repeat"),
+            ("x{2}{3}", "Nothing to repeat"),
+            ("a{2,1}", "numbers out of order in {} quantifier"),
+            ("(?<1>a)", "Invalid capture group name"),
+            ("(?<a", "Invalid capture group name"),
+            ("(?", "Invalid group"),
+            ("[b-a]", "Range out of order in character class"),
+            ("(?i:a)", "Invalid group"),
+            ("(?-i:a)", "Invalid group"),
+            ("\\b+", "Nothing to repeat"),
+        ];
+        for (pattern, v8) in cases {
+            let Err(e) = compile_es(pattern) else {
+                panic!("{pattern:?} compiled; V8 rejects it");
+            };
+            assert_eq!(
+                e,
+                format!("Invalid regular expression: /{pattern}/i: {v8}"),
+                "{pattern:?}"
+            );
+        }
+        // escaped and in-class look-alikes stay valid
+        for ok in [
+            "\\(?i", "[(?i]", "\\\\b+", "[\\b]+", "(?:a)", "(?=a)", "(?<n>a)",
+        ] {
+            assert!(compile_es(ok).is_ok(), "{ok:?}");
         }
     }
 }

@@ -8,7 +8,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::assert::catalog::{Bucket, bucket};
+use crate::assert::catalog::{Bucket, REPLAY_STRIP_ORDER, bucket};
 
 /// `skippedAssertions` of the run result.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -89,13 +89,13 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
         uses("input_unmodified") && evidence.artifacts.is_some() && !evidence.has_pre_run_hashes;
     if nuf_warned {
         warnings.push(
-            "::warning:: [replay] no_unexpected_files: cassette has no pre-run manifest (preRunPaths) — key skipped on replay; re-record to enable it"
+            "::warning:: [replay] no_unexpected_files: cassette has no pre-run manifest (recorded before the manifest seam) — key skipped on replay; re-record on a current harness"
                 .to_string(),
         );
     }
     if iu_warned {
         warnings.push(
-            "::warning:: [replay] input_unmodified: cassette has no pre-run hashes (preRunHashes) — key skipped on replay; re-record to enable it"
+            "::warning:: [replay] input_unmodified: cassette has no pre-run hash manifest (recorded pre-fingerprinted-manifest or on microvm) — key skipped on replay; re-record on harness with hash-manifest support (container/hostloop)"
                 .to_string(),
         );
     }
@@ -105,10 +105,20 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
         partial: 0,
     };
     for item in items {
-        let kept: Map<String, Value> = item
+        // An item with no key at all is dropped without a tally (the original
+        // skips it before counting).
+        if item.is_empty() {
+            continue;
+        }
+        // Rebuilt in the original's strip order, which is the order the
+        // replayed result echoes the assertion in.
+        let kept: Map<String, Value> = REPLAY_STRIP_ORDER
             .iter()
-            .filter(|(k, _)| evidence.is_active(k))
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .filter(|k| evidence.is_active(k))
+            .filter_map(|k| {
+                item.get(*k)
+                    .map(|v| (k.to_string(), crate::assert::json::js_numbers(v)))
+            })
             .collect();
         if kept.is_empty() {
             skipped.full += 1;
@@ -244,8 +254,8 @@ mod tests {
                 partial: 0
             }
         );
-        assert!(s.warnings[0].contains("no_unexpected_files: cassette has no pre-run manifest"));
-        assert!(s.warnings[1].contains("input_unmodified: cassette has no pre-run hashes"));
+        assert!(s.warnings[0].contains("no_unexpected_files: cassette has no pre-run manifest (recorded before the manifest seam)"));
+        assert!(s.warnings[1].contains("input_unmodified: cassette has no pre-run hash manifest"));
     }
 
     #[test]
@@ -295,5 +305,38 @@ mod tests {
         assert!(!none.is_active("no_unexpected_files"));
         assert!(!none.is_active("replay_protocol_fidelity"));
         assert!(!none.is_active("egress_denied"));
+    }
+
+    /// Parity with cowork-harness 2.0.0 (scripts/parity-assert.py): a stripped
+    /// item is rebuilt in the original's strip order, and an empty item is
+    /// dropped without counting as a skip.
+    #[test]
+    fn strip_reorders_like_the_original_and_ignores_empty_items() {
+        let ev = Evidence {
+            has_control_out: false,
+            artifacts: Some(1),
+            has_pre_run_paths: true,
+            has_pre_run_hashes: true,
+        };
+        let s = strip(
+            &items(json!([
+                {"file_exists": "x", "result": "success"},
+                {"result": "success", "tool_called": "W*", "question_asked": "q"},
+                {}
+            ])),
+            0,
+            &ev,
+        );
+        let keys: Vec<Vec<&str>> = s
+            .items
+            .iter()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .collect();
+        assert_eq!(
+            keys,
+            vec![vec!["result", "file_exists"], vec!["tool_called", "result"]]
+        );
+        assert_eq!(s.skipped, Skipped::default());
+        assert!(s.warnings.is_empty());
     }
 }

@@ -1064,3 +1064,75 @@ fn regex_keys_see_an_emoji_as_two_code_units() {
         .pass
     );
 }
+
+/// Every difference scripts/parity-assert.py found and reel fixed, replayed
+/// through the CLI and compared with cowork-harness 2.0.0's captured output
+/// (tests/data/parity/README.md): the echoed assertion (key order, number
+/// spelling), pass/fail, message and evidence, the skip tallies, the verdict's
+/// failures, the exit code and the warning lines.
+#[test]
+fn parity_regressions_match_the_original() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::copy(
+        util::data("parity/regressions.cassette.json"),
+        dir.path().join("regressions.cassette.json"),
+    )
+    .expect("copy the parity cassette");
+    let out = util::reel()
+        .current_dir(dir.path())
+        .args([
+            "replay",
+            "regressions.cassette.json",
+            "--output-format",
+            "json",
+        ])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run reel replay");
+    let read = |rel: &str| {
+        std::fs::read_to_string(util::data(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
+    };
+    let original: Value = serde_json::from_str(&read("parity/regressions.original.json"))
+        .expect("captured original output is JSON");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let work_root = regex_lite_work_root(&stdout);
+    let ours: Value = serde_json::from_str(&stdout.replace(&work_root, "$WORK_ROOT"))
+        .unwrap_or_else(|e| panic!("reel stdout is JSON ({e}): {stdout}"));
+    assert_eq!(out.status.code(), Some(1), "exit code as the original's");
+    let (o, r) = (&original["results"][0], &ours["results"][0]);
+    let o_items = o["assertions"].as_array().expect("original assertions");
+    let r_items = r["assertions"].as_array().expect("reel assertions");
+    assert_eq!(r_items.len(), o_items.len());
+    for (want, got) in o_items.iter().zip(r_items) {
+        // Serialised so key order and number spelling count.
+        assert_eq!(
+            serde_json::to_string(got).unwrap(),
+            serde_json::to_string(want).unwrap()
+        );
+    }
+    assert_eq!(r["skippedAssertions"], o["skippedAssertions"]);
+    assert_eq!(r["verdict"]["failures"], o["verdict"]["failures"]);
+    let warnings = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| l.starts_with("::"))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(
+        warnings(&String::from_utf8_lossy(&out.stderr)),
+        warnings(&read("parity/regressions.original.stderr"))
+    );
+}
+
+/// reel's replay work root as printed in `stdout` (`/tmp/reel-replay-XXXXXX`
+/// or wherever TMPDIR points), found from the `file_exists` evidence.
+fn regex_lite_work_root(stdout: &str) -> String {
+    let marker = "present under ";
+    let start = stdout.find(marker).map(|i| i + marker.len());
+    start
+        .and_then(|s| {
+            let end = stdout[s..].find(';').map(|e| s + e)?;
+            Some(stdout[s..end].to_owned())
+        })
+        .unwrap_or_else(|| panic!("no work root in reel's output: {stdout}"))
+}
