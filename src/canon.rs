@@ -699,6 +699,19 @@ fn write_string(s: &[u16], out: &mut String) {
     out.push('"');
 }
 
+/// JavaScript `String(n)`: [`es_number`], or `NaN` / `Infinity` / `-Infinity`.
+pub fn js_string_of_number(n: f64) -> String {
+    es_number(n).unwrap_or_else(|| {
+        if n.is_nan() {
+            "NaN".into()
+        } else if n > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        }
+    })
+}
+
 /// ECMAScript `Number::toString(n)` (radix 10); `None` for NaN/±Infinity.
 pub fn es_number(n: f64) -> Option<String> {
     if !n.is_finite() {

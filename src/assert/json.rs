@@ -7,11 +7,7 @@ use serde_json::Value;
 
 /// ECMAScript `Number::toString` of a JSON number (`1e-9`, not
 /// `0.000000001`; `1` for `1.0`), as the original's messages print it.
-pub fn js_number(n: &serde_json::Number) -> String {
-    n.as_f64()
-        .and_then(crate::canon::es_number)
-        .unwrap_or_else(|| n.to_string())
-}
+pub use crate::evidence::parse::js_number;
 
 /// `value` with every number re-spelt as JavaScript prints it after
 /// `JSON.parse` (`1e-09` → `1e-9`, `1.0` → `1`): the original echoes a frozen

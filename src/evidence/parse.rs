@@ -249,48 +249,8 @@ pub fn js_string(v: &Value) -> String {
 /// `d.ddde±x`.
 pub fn js_number(n: &serde_json::Number) -> String {
     match n.as_f64() {
-        Some(f) => js_f64(f),
+        Some(f) => crate::canon::js_string_of_number(f),
         None => n.to_string(),
-    }
-}
-
-fn js_f64(f: f64) -> String {
-    if f == 0.0 {
-        return "0".into();
-    }
-    if !f.is_finite() {
-        return if f.is_nan() {
-            "NaN"
-        } else if f > 0.0 {
-            "Infinity"
-        } else {
-            "-Infinity"
-        }
-        .into();
-    }
-    if f < 0.0 {
-        return format!("-{}", js_f64(-f));
-    }
-    // `{:e}` is the shortest round-trip form: `d[.ddd]e<exp>`.
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let k = digits.len() as i64;
-    let n = exp.parse::<i64>().unwrap_or(0) + 1;
-    if k <= n && n <= 21 {
-        format!("{digits}{}", "0".repeat((n - k) as usize))
-    } else if 0 < n && n <= 21 {
-        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
-    } else if -6 < n && n <= 0 {
-        format!("0.{}{digits}", "0".repeat((-n) as usize))
-    } else {
-        let sign = if n - 1 < 0 { '-' } else { '+' };
-        let tail = if k > 1 {
-            format!(".{}", &digits[1..])
-        } else {
-            String::new()
-        };
-        format!("{}{tail}e{sign}{}", &digits[..1], (n - 1).abs())
     }
 }
 
