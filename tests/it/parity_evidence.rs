@@ -9,21 +9,6 @@ use serde_json::Value;
 
 use crate::util;
 
-/// Temp-dir paths differ run to run (and between the tools).
-fn without_temp_dirs(v: &Value) -> Value {
-    let re = regex::Regex::new(r"/[^\s\x22]*?(cwh|reel)-replay-[A-Za-z0-9]+").unwrap();
-    match v {
-        Value::String(s) => Value::String(re.replace_all(s, "<tmp>").into_owned()),
-        Value::Array(a) => Value::Array(a.iter().map(without_temp_dirs).collect()),
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .map(|(k, v)| (k.clone(), without_temp_dirs(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
 fn annotations(stderr: &str) -> Vec<String> {
     stderr
         .lines()
@@ -59,27 +44,7 @@ fn same_as_original(name: &str) {
         "{name}: exit code"
     );
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(got["ok"], want["ok"], "{name}: ok");
-    let (w, g) = (
-        want["results"][0].as_object().unwrap(),
-        got["results"][0].as_object().unwrap(),
-    );
-    // Documented departures (README "Differences").
-    let skip = ["provenance", "nonReproducibleAnswers"];
-    let keys = |m: &serde_json::Map<String, Value>| -> Vec<String> {
-        m.keys()
-            .filter(|k| !skip.contains(&k.as_str()))
-            .cloned()
-            .collect()
-    };
-    assert_eq!(keys(g), keys(w), "{name}: result keys and their order");
-    for k in keys(w) {
-        assert_eq!(
-            without_temp_dirs(&g[&k]),
-            without_temp_dirs(&w[&k]),
-            "{name}: `{k}`"
-        );
-    }
+    util::assert_same_result_as_original(name, &got, &want);
     assert_eq!(
         annotations(&String::from_utf8_lossy(&out.stderr)),
         annotations(&want_stderr),

@@ -910,22 +910,6 @@ fn timeline_folds_are_absent_without_a_timeline() {
     );
 }
 
-/// Replaces the private temp dir an evidence string names (`/tmp/cwh-replay-XXXXXX`
-/// in the original, `/tmp/reel-replay-XXXXXX` in reel) with `<tmp>`.
-fn without_temp_dirs(v: &Value) -> Value {
-    let re = regex::Regex::new(r"/[^\s\x22]*?(cwh|reel)-replay-[A-Za-z0-9]+").unwrap();
-    match v {
-        Value::String(s) => Value::String(re.replace_all(s, "<tmp>").into_owned()),
-        Value::Array(a) => Value::Array(a.iter().map(without_temp_dirs).collect()),
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .map(|(k, v)| (k.clone(), without_temp_dirs(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
 /// Every bundled cassette replays field for field (and key for key, in the
 /// same order) as cowork-harness 2.0.0 replays it (tests/data/original-replay),
 /// apart from the documented departures: `nonReproducibleAnswers` (departure
@@ -957,26 +941,7 @@ fn bundled_cassettes_replay_field_for_field_as_the_original() {
             "{name}: exit code"
         );
         let got: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let (w, g) = (
-            want["results"][0].as_object().unwrap(),
-            got["results"][0].as_object().unwrap(),
-        );
-        let skip = ["provenance", "nonReproducibleAnswers"];
-        let keys = |m: &serde_json::Map<String, Value>| -> Vec<String> {
-            m.keys()
-                .filter(|k| !skip.contains(&k.as_str()))
-                .cloned()
-                .collect()
-        };
-        assert_eq!(keys(g), keys(w), "{name}: result keys and their order");
-        for k in keys(w) {
-            assert_eq!(
-                without_temp_dirs(&g[&k]),
-                without_temp_dirs(&w[&k]),
-                "{name}: `{k}`"
-            );
-        }
-        assert_eq!(got["ok"], want["ok"], "{name}: ok");
+        util::assert_same_result_as_original(&name, &got, &want);
         compared += 1;
     }
     assert_eq!(

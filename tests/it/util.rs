@@ -100,3 +100,51 @@ pub fn claude_bin() -> Option<PathBuf> {
     })
     .clone()
 }
+
+/// Replaces the private temp dir an evidence string names (`/tmp/cwh-replay-XXXXXX`
+/// in cowork-harness, `/tmp/reel-replay-XXXXXX` in reel) with `<tmp>`.
+pub fn without_temp_dirs(v: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    let re = regex::Regex::new(r"/[^\s\x22]*?(cwh|reel)-replay-[A-Za-z0-9]+").unwrap();
+    match v {
+        Value::String(s) => Value::String(re.replace_all(s, "<tmp>").into_owned()),
+        Value::Array(a) => Value::Array(a.iter().map(without_temp_dirs).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), without_temp_dirs(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Asserts that reel's replay envelope `got` carries the same run result as
+/// cowork-harness's `want`: the same keys in the same order and equal
+/// values, apart from the documented departures (README "Differences":
+/// `nonReproducibleAnswers`, `provenance`) and temp-dir paths, and the same `ok`.
+pub fn assert_same_result_as_original(
+    name: &str,
+    got: &serde_json::Value,
+    want: &serde_json::Value,
+) {
+    let (w, g) = (
+        want["results"][0].as_object().unwrap(),
+        got["results"][0].as_object().unwrap(),
+    );
+    let skip = ["provenance", "nonReproducibleAnswers"];
+    let keys = |m: &serde_json::Map<String, serde_json::Value>| -> Vec<String> {
+        m.keys()
+            .filter(|k| !skip.contains(&k.as_str()))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(keys(g), keys(w), "{name}: result keys and their order");
+    for k in keys(w) {
+        assert_eq!(
+            without_temp_dirs(&g[&k]),
+            without_temp_dirs(&w[&k]),
+            "{name}: `{k}`"
+        );
+    }
+    assert_eq!(got["ok"], want["ok"], "{name}: ok");
+}
