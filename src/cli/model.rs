@@ -55,6 +55,7 @@ fn serve(args: ServeArgs) -> Result<u8> {
         ServeOptions {
             port: args.port,
             log: args.log,
+            vars: Vec::new(),
         },
     )?;
     {
