@@ -22,6 +22,7 @@ pub mod evidence;
 pub mod exit;
 pub mod fingerprint;
 pub mod model;
+pub mod protocol;
 pub mod record;
 pub mod rehash;
 pub mod replay;

@@ -254,7 +254,11 @@ fn live_failures(
 /// The replay engine's verdict on the in-memory cassette: failure messages
 /// of the failing assertions and fail-severity signals.
 fn replay_failures(cassette: &crate::cassette::Cassette) -> Vec<String> {
-    match crate::replay::replay_cassette(cassette, &crate::replay::ReplayOptions::default()) {
+    let live = crate::replay::ReplayOptions {
+        live: true,
+        ..crate::replay::ReplayOptions::default()
+    };
+    match crate::replay::replay_cassette(cassette, &live) {
         Ok(result) => {
             let mut failures: Vec<String> = result
                 .verdict

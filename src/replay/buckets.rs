@@ -26,6 +26,9 @@ pub struct Evidence {
     pub artifacts: Option<usize>,
     pub has_pre_run_paths: bool,
     pub has_pre_run_hashes: bool,
+    /// A live verdict: a present manifest makes every manifest key active,
+    /// even an empty one (the run's files are the evidence).
+    pub live: bool,
 }
 
 impl Evidence {
@@ -42,6 +45,7 @@ impl Evidence {
                 .map(Vec::len),
             has_pre_run_paths: present("preRunPaths"),
             has_pre_run_hashes: present("preRunHashes"),
+            live: false,
         }
     }
 
@@ -53,7 +57,7 @@ impl Evidence {
             Some(Bucket::NeedsManifest) => match key {
                 "no_unexpected_files" => self.artifacts.is_some() && self.has_pre_run_paths,
                 "input_unmodified" => self.artifacts.is_some() && self.has_pre_run_hashes,
-                _ => self.artifacts.is_some_and(|n| n > 0),
+                _ => self.artifacts.is_some_and(|n| n > 0 || self.live),
             },
             _ => false,
         }
