@@ -26,6 +26,7 @@ pub mod protocol;
 pub mod record;
 pub mod rehash;
 pub mod replay;
+pub mod rerun;
 pub mod report;
 pub mod scenario;
 pub mod verify;

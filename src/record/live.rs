@@ -35,10 +35,11 @@ pub struct LiveRun {
     pub log: agent::RunLog,
     /// The assembled, scrubbed and validated cassette.
     pub cassette: crate::cassette::Cassette,
-    /// The live verdict's failure messages (empty = pass).
+    /// The live verdict's failure messages (empty = pass), the scripted
+    /// model's problems aside: what they mean is the caller's call.
     pub failures: Vec<String>,
     pub warnings: Vec<String>,
-    /// Problems the scripted model saw (also among `failures`).
+    /// Problems the scripted model saw (not among `failures`).
     pub model_problems: Vec<crate::model::Problem>,
     /// (conversation, turn) pairs the scripted model answered.
     pub served: Vec<(crate::model::ConversationId, usize)>,
@@ -188,11 +189,6 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         })?;
     let t5 = std::time::Instant::now();
     let mut failures = live_failures(&cassette, scenario, &log, &staged);
-    failures.extend(
-        model_problems
-            .iter()
-            .map(|p| format!("scripted model: {p}")),
-    );
     if let RunEnd::Failed { message, .. } = &log.end {
         failures.insert(0, format!("run error: {message}"));
     }

@@ -244,6 +244,15 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         timeout,
         max_artifact_bytes: opts.max_artifact_bytes,
     })?;
+    let mut run = run;
+    // A scripted model that saw a problem (an unmet `expect`, a turn past the
+    // script's end, an escape) means the recording is not what the script
+    // says: that fails the live verdict.
+    run.failures.extend(
+        run.model_problems
+            .iter()
+            .map(|p| format!("scripted model: {p}")),
+    );
     let live_pass = run.failures.is_empty();
     if !live_pass && !opts.allow_failing {
         return Err(RecordError::FailingVerdict {
