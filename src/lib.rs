@@ -26,8 +26,8 @@ pub mod protocol;
 pub mod record;
 pub mod rehash;
 pub mod replay;
-pub mod rerun;
 pub mod report;
+pub mod rerun;
 pub mod scenario;
 pub mod verify;
 

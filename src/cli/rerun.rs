@@ -94,7 +94,9 @@ pub fn run(args: RerunArgs) -> Result<u8> {
         return usage(
             &args,
             "rerun: --session applies to one cassette at a time".into(),
-            Some("each cassette may have been recorded against a different session; rerun them one by one"),
+            Some(
+                "each cassette may have been recorded against a different session; rerun them one by one",
+            ),
         );
     }
     if args.jobs == Some(0) {
@@ -167,7 +169,11 @@ pub fn run(args: RerunArgs) -> Result<u8> {
         }
     }
     if args.output_format == OutputFormat::Json {
-        let _ = writeln!(std::io::stdout().lock(), "{}", report::rerun::envelope(&entries));
+        let _ = writeln!(
+            std::io::stdout().lock(),
+            "{}",
+            report::rerun::envelope(&entries)
+        );
     }
     Ok(worst)
 }

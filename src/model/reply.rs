@@ -293,12 +293,9 @@ fn substitute(input: &Value, cwd: Option<&str>, vars: &[(String, String)]) -> Va
             }
             Value::String(out)
         }
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|v| substitute(v, cwd, vars))
-                .collect(),
-        ),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| substitute(v, cwd, vars)).collect())
+        }
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| (k.clone(), substitute(v, cwd, vars)))

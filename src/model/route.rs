@@ -106,7 +106,9 @@ impl Router {
                     .subagents
                     .iter()
                     .enumerate()
-                    .filter(|(_, s)| s.prompt.trim().len() == len && opening.contains(s.prompt.trim()))
+                    .filter(|(_, s)| {
+                        s.prompt.trim().len() == len && opening.contains(s.prompt.trim())
+                    })
                     .map(|(i, _)| i)
                     .collect();
                 let mut started = self.started.lock().unwrap_or_else(|p| p.into_inner());
@@ -125,7 +127,11 @@ impl Router {
 }
 
 fn owner(script: &Script, tool_id: &str) -> Option<ConversationId> {
-    let has = |turns: &[Turn]| turns.iter().any(|t| t.fixed_tool_ids().any(|id| id == tool_id));
+    let has = |turns: &[Turn]| {
+        turns
+            .iter()
+            .any(|t| t.fixed_tool_ids().any(|id| id == tool_id))
+    };
     if has(&script.turns) {
         return Some(ConversationId::Main);
     }
@@ -165,17 +171,22 @@ subagents:
     }
 
     fn request(messages: serde_json::Value) -> Conversation {
-        Conversation::from_value(&json!({"model": "m", "tools": [{"name": "Bash"}], "messages": messages}))
-            .unwrap()
+        Conversation::from_value(
+            &json!({"model": "m", "tools": [{"name": "Bash"}], "messages": messages}),
+        )
+        .unwrap()
     }
 
     #[test]
     fn routes_by_tool_id_prompt_and_text() {
         let s = script();
         let r = Router::default();
-        let main0 = request(json!([{"role": "user", "content": "<reminder/>\nSummarise the repo"}]));
+        let main0 =
+            request(json!([{"role": "user", "content": "<reminder/>\nSummarise the repo"}]));
         assert_eq!(r.route(&s, &main0), Some(ConversationId::Main));
-        let sub0 = request(json!([{"role": "user", "content": [{"type": "text", "text": "count files"}]}]));
+        let sub0 = request(
+            json!([{"role": "user", "content": [{"type": "text", "text": "count files"}]}]),
+        );
         assert_eq!(r.route(&s, &sub0), Some(ConversationId::Subagent(0)));
         // The second sub-agent with the same prompt gets the other conversation.
         assert_eq!(r.route(&s, &sub0), Some(ConversationId::Subagent(1)));
@@ -193,7 +204,10 @@ subagents:
         assert_eq!(r.route(&s, &again), Some(ConversationId::Subagent(1)));
         let stranger = request(json!([{"role": "user", "content": "write a poem"}]));
         assert_eq!(r.route(&s, &stranger), None);
-        assert_eq!(ConversationId::Subagent(0).label(&s), "subagent:toolu_main_0");
+        assert_eq!(
+            ConversationId::Subagent(0).label(&s),
+            "subagent:toolu_main_0"
+        );
     }
 
     #[test]

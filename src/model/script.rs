@@ -126,9 +126,14 @@ pub enum Block {
         id: Option<String>,
     },
     /// Extended thinking as recorded: the (often empty) text and its signature.
-    Thinking { thinking: String, signature: String },
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
     /// A `redacted_thinking` block: opaque data the agent sends back verbatim.
-    RedactedThinking { data: String },
+    RedactedThinking {
+        data: String,
+    },
 }
 
 /// One assistant turn.
@@ -428,7 +433,11 @@ fn validate_turns(
         }
         let mut blocks = Vec::with_capacity(raw_turn.blocks.len());
         for (b, raw_block) in raw_turn.blocks.into_iter().enumerate() {
-            blocks.push(validate_block(raw_block, &format!("{at}[{t}].blocks[{b}]"), invalid)?);
+            blocks.push(validate_block(
+                raw_block,
+                &format!("{at}[{t}].blocks[{b}]"),
+                invalid,
+            )?);
         }
         turns.push(Turn {
             blocks,

@@ -308,7 +308,6 @@ fn scrub_verdict(
     }
 }
 
-
 fn agent_command(
     agent_cmd: Option<&str>,
     session: &session_keys::SessionKeys,
@@ -372,7 +371,6 @@ fn agent_command(
         cwd,
     })
 }
-
 
 /// `<runs root>/<slug>/local_<base36 ns>`.
 fn new_run_dir(name: &str) -> std::io::Result<PathBuf> {

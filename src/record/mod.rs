@@ -224,10 +224,12 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         }
     }
     let script = match &model_script {
-        Some(path) => Some(crate::model::Script::load(path).map_err(|e| RecordError::Setup {
-            message: e.to_string(),
-            hint: Some("see schema/model-script.json".into()),
-        })?),
+        Some(path) => Some(
+            crate::model::Script::load(path).map_err(|e| RecordError::Setup {
+                message: e.to_string(),
+                hint: Some("see schema/model-script.json".into()),
+            })?,
+        ),
         None => None,
     };
     let timeout = opts
@@ -312,4 +314,3 @@ fn file_stem(p: &Path) -> String {
         .unwrap_or(&n)
         .to_owned()
 }
-

@@ -240,7 +240,11 @@ pub fn junit(entries: &[Entry], strict: bool) -> Result<String, quick_junit::Ser
                     case.set_classname(file.clone());
                     suite.add_test_case(case);
                 }
-                for f in r.failures.iter().filter(|f| f.starts_with("run error") || f.starts_with("scripted model")) {
+                for f in r
+                    .failures
+                    .iter()
+                    .filter(|f| f.starts_with("run error") || f.starts_with("scripted model"))
+                {
                     let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
                     s.set_message(f.clone());
                     let mut case = TestCase::new("run", s);
@@ -276,10 +280,17 @@ pub fn junit(entries: &[Entry], strict: bool) -> Result<String, quick_junit::Ser
 
 /// GitHub annotations: an `::error` per failing rerun, a `::warning` per divergence.
 pub fn annotations(entry: &Entry) -> Vec<String> {
-    let esc = |s: &str| s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A");
+    let esc = |s: &str| {
+        s.replace('%', "%25")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A")
+    };
     let file = entry.file().display().to_string();
     match entry {
-        Entry::Refused { error, .. } => vec![format!("::error file={file}::rerun: {}", esc(&error.to_string()))],
+        Entry::Refused { error, .. } => vec![format!(
+            "::error file={file}::rerun: {}",
+            esc(&error.to_string())
+        )],
         Entry::Done(r) => {
             let mut out: Vec<String> = r
                 .failures
@@ -291,7 +302,10 @@ pub fn annotations(entry: &Entry) -> Vec<String> {
                     "::warning file={file}::rerun divergence at {} turn {}{}: {}",
                     d.conversation,
                     d.turn.map_or("-".into(), |t| t.to_string()),
-                    d.tool.as_deref().map(|t| format!(" ({t})")).unwrap_or_default(),
+                    d.tool
+                        .as_deref()
+                        .map(|t| format!(" ({t})"))
+                        .unwrap_or_default(),
                     esc(&d.now)
                 )
             }));

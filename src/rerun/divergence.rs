@@ -90,10 +90,12 @@ fn turns_of(events: &[Value], roots: &Roots) -> BTreeMap<Option<String>, Turns> 
     for v in events {
         match Line::of(v) {
             Line::Assistant(m) if m.model != Some("<synthetic>") => {
-                let conv = convs.entry(m.parent_tool_use_id.map(str::to_owned)).or_default();
+                let conv = convs
+                    .entry(m.parent_tool_use_id.map(str::to_owned))
+                    .or_default();
                 let id = m.id.map(str::to_owned);
-                let continues = id.is_some()
-                    && conv.turns.last().is_some_and(|t| t.message_id == id);
+                let continues =
+                    id.is_some() && conv.turns.last().is_some_and(|t| t.message_id == id);
                 if !continues {
                     conv.turns.push(TurnSeen {
                         message_id: id,
@@ -102,7 +104,10 @@ fn turns_of(events: &[Value], roots: &Roots) -> BTreeMap<Option<String>, Turns> 
                 }
                 let turn = conv.turns.last_mut().expect("a turn was just ensured");
                 for b in m.blocks() {
-                    if let protocol::Block::ToolUse { id: Some(id), name, .. } = b {
+                    if let protocol::Block::ToolUse {
+                        id: Some(id), name, ..
+                    } = b
+                    {
                         turn.calls.push((id.to_owned(), name.to_owned()));
                     }
                 }
@@ -292,7 +297,9 @@ pub fn compare_files(recorded: Option<&Value>, fresh: Option<&Value>) -> Vec<Div
     for (path, sha) in &a {
         match b.get(path) {
             None => out.push(file(path, format!("sha256 {sha}"), "(removed)".into())),
-            Some(s) if s != sha => out.push(file(path, format!("sha256 {sha}"), format!("sha256 {s}"))),
+            Some(s) if s != sha => {
+                out.push(file(path, format!("sha256 {sha}"), format!("sha256 {s}")))
+            }
             _ => {}
         }
     }
@@ -394,10 +401,17 @@ mod tests {
         let (ra, rb) = (Roots::recorded(a.iter()), Roots::recorded(b.iter()));
         let d = compare_turns(&a, &ra, &b, &rb);
         assert_eq!(d.len(), 2, "{d:?}");
-        assert_eq!((d[0].kind, d[0].turn, d[0].tool.as_deref()), (Kind::ToolResult, Some(0), Some("Bash")));
+        assert_eq!(
+            (d[0].kind, d[0].turn, d[0].tool.as_deref()),
+            (Kind::ToolResult, Some(0), Some("Bash"))
+        );
         assert_eq!(d[0].now, "ok\nextra");
         assert_eq!(d[1].kind, Kind::UserContent);
-        assert!(d[1].now.contains("{{cwd}}/.claude/skills/s"), "{}", d[1].now);
+        assert!(
+            d[1].now.contains("{{cwd}}/.claude/skills/s"),
+            "{}",
+            d[1].now
+        );
     }
 
     #[test]
@@ -415,7 +429,10 @@ mod tests {
         let a = json!([{"path": "outputs/a", "sha256": "1"}, {"path": "outputs/b", "sha256": "2"}]);
         let b = json!([{"path": "outputs/a", "sha256": "9"}, {"path": "outputs/c", "sha256": "3"}]);
         let d = compare_files(Some(&a), Some(&b));
-        let names: Vec<_> = d.iter().map(|d| (d.tool.clone().unwrap(), d.now.clone())).collect();
+        let names: Vec<_> = d
+            .iter()
+            .map(|d| (d.tool.clone().unwrap(), d.now.clone()))
+            .collect();
         assert_eq!(
             names,
             [

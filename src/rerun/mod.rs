@@ -88,7 +88,9 @@ impl RerunError {
 
     pub fn hint(&self) -> Option<&str> {
         match self {
-            RerunError::Invalid { hint, .. } | RerunError::CannotRun { hint, .. } => hint.as_deref(),
+            RerunError::Invalid { hint, .. } | RerunError::CannotRun { hint, .. } => {
+                hint.as_deref()
+            }
         }
     }
 }
@@ -139,7 +141,10 @@ const WRITE_TOOLS: [(&str, &str); 4] = [
 /// Reruns the cassette at `path`.
 pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     let cassette = Cassette::load(path).map_err(|e| {
-        RerunError::invalid(e.to_string(), "a rerun needs a loadable v12 cassette".to_owned())
+        RerunError::invalid(
+            e.to_string(),
+            "a rerun needs a loadable v12 cassette".to_owned(),
+        )
     })?;
     refuse_other_tiers(&cassette)?;
     let replies = replies::from_cassette(&cassette).map_err(|e| {
@@ -244,7 +249,9 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         notes.push(format!(
             "::notice:: [rerun] the agent is {} now; the recording was made with {}",
             agent_version_now.as_deref().unwrap_or("(unknown version)"),
-            agent_version_recorded.as_deref().unwrap_or("(unknown version)")
+            agent_version_recorded
+                .as_deref()
+                .unwrap_or("(unknown version)")
         ));
     }
     if !divergences.is_empty() && failures.is_empty() {
@@ -265,20 +272,25 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
 
     let mut written = None;
     if opts.write {
-        let may_write = failures.is_empty()
-            && (divergences.is_empty() || opts.accept_divergence);
+        let may_write = failures.is_empty() && (divergences.is_empty() || opts.accept_divergence);
         if may_write {
             let mut fresh = run.cassette.clone();
             if !divergences.is_empty() {
                 mark_diverged(&mut fresh, divergences.len());
             }
             fresh.save(path).map_err(|e| {
-                RerunError::invalid(e.to_string(), "the previous cassette was left intact".to_owned())
+                RerunError::invalid(
+                    e.to_string(),
+                    "the previous cassette was left intact".to_owned(),
+                )
             })?;
             notes.push(format!("::notice:: [rerun] wrote {}", path.display()));
             written = Some(path.to_path_buf());
         } else if !failures.is_empty() {
-            notes.push("::notice:: [rerun] --write: the verdict fails; the cassette was left as it is".into());
+            notes.push(
+                "::notice:: [rerun] --write: the verdict fails; the cassette was left as it is"
+                    .into(),
+            );
         } else {
             notes.push(format!(
                 "::notice:: [rerun] --write: {} divergence(s); the cassette was left as it is (--accept-divergence writes it, marked)",
@@ -345,13 +357,17 @@ fn refuse_other_tiers(cassette: &Cassette) -> Result<(), RerunError> {
             "{}: recorded at the `{tier}` tier: the agent ran inside cowork-harness's {tier} sandbox (its mounts, MCP servers and egress proxy), which reel cannot reproduce; reel reruns protocol-tier recordings only",
             cassette.path.display()
         ),
-        "replay it (`reel replay`), or record the scenario at `fidelity: protocol` to rerun it".to_owned(),
+        "replay it (`reel replay`), or record the scenario at `fidelity: protocol` to rerun it"
+            .to_owned(),
     ))
 }
 
 /// A recorded write tool whose path, after mapping, lies outside the fresh
 /// run is refused before anything runs: a cassette is untrusted input.
-fn refuse_writes_outside_the_run(script: &crate::model::Script, path: &Path) -> Result<(), RerunError> {
+fn refuse_writes_outside_the_run(
+    script: &crate::model::Script,
+    path: &Path,
+) -> Result<(), RerunError> {
     let all = script
         .turns
         .iter()
@@ -403,9 +419,10 @@ fn frozen_scenario(
         .unwrap_or(crate::scenario::INLINE_SESSION);
     // The frozen `session` is relative to the cassette; resolving the
     // scenario as if it lived beside the cassette keeps that true.
-    let pseudo = cassette
-        .dir()
-        .join(format!("{}.frozen-scenario.yaml", crate::scenario::slug(name)));
+    let pseudo = cassette.dir().join(format!(
+        "{}.frozen-scenario.yaml",
+        crate::scenario::slug(name)
+    ));
     let text = Value::Object(frozen.clone()).to_string();
     let mut scenario = Scenario::from_str(&pseudo, &text).map_err(|e| match &e {
         ScenarioError::Invalid {
@@ -414,11 +431,18 @@ fn frozen_scenario(
             hint,
             ..
         } => RerunError::cannot(
-            format!("{}: the frozen scenario cannot run here: {message}", cassette.path.display()),
+            format!(
+                "{}: the frozen scenario cannot run here: {message}",
+                cassette.path.display()
+            ),
             hint.clone(),
         ),
         _ => RerunError::invalid(
-            format!("{}: the frozen scenario does not load: {}", cassette.path.display(), e.detail()),
+            format!(
+                "{}: the frozen scenario does not load: {}",
+                cassette.path.display(),
+                e.detail()
+            ),
             e.hint(),
         ),
     })?;
@@ -451,7 +475,10 @@ fn frozen_scenario(
 
 /// Scripted-model problems that are divergences, not failures: the agent
 /// asked for a turn the recording lacks, or spoke in an unrecorded conversation.
-fn model_problems(problems: &[crate::model::Problem], script: &crate::model::Script) -> Vec<Divergence> {
+fn model_problems(
+    problems: &[crate::model::Problem],
+    script: &crate::model::Script,
+) -> Vec<Divergence> {
     let _ = script;
     problems
         .iter()

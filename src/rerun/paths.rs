@@ -80,7 +80,11 @@ impl Roots {
                 continue;
             }
             let p = std::path::Path::new(base);
-            if let Some(config) = p.parent().filter(|s| s.ends_with("skills")).and_then(|s| s.parent()) {
+            if let Some(config) = p
+                .parent()
+                .filter(|s| s.ends_with("skills"))
+                .and_then(|s| s.parent())
+            {
                 roots.pairs.push((config.display().to_string(), CONFIG));
             }
         }
@@ -104,7 +108,8 @@ impl Roots {
     }
 
     fn sort(&mut self) {
-        self.pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+        self.pairs
+            .sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
         self.pairs.dedup_by(|a, b| a.0 == b.0);
     }
 
@@ -136,9 +141,12 @@ impl Roots {
     pub fn value_to_placeholders(&self, v: &Value) -> Value {
         match v {
             Value::String(s) => Value::String(self.to_placeholders(s)),
-            Value::Array(items) => {
-                Value::Array(items.iter().map(|i| self.value_to_placeholders(i)).collect())
-            }
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|i| self.value_to_placeholders(i))
+                    .collect(),
+            ),
             Value::Object(map) => Value::Object(
                 map.iter()
                     .map(|(k, v)| (k.clone(), self.value_to_placeholders(v)))
@@ -217,7 +225,10 @@ mod tests {
             r.to_placeholders("Read(//tmp/r/local_1/config/skills/s/**)"),
             "Read(/{{config}}/skills/s/**)"
         );
-        assert_eq!(r.to_placeholders("/tmp/r/local_1/claude-config/x"), "{{config}}/x");
+        assert_eq!(
+            r.to_placeholders("/tmp/r/local_1/claude-config/x"),
+            "{{config}}/x"
+        );
         assert_eq!(r.to_placeholders("/etc/passwd"), "/etc/passwd");
     }
 
@@ -237,7 +248,10 @@ mod tests {
                 "text": "Base directory for this skill: /cfg/skills/s\n\nbody"}]}}),
         ];
         let r = Roots::recorded(ev.iter());
-        assert_eq!(r.to_placeholders("/cfg/skills/s/run.sh"), "{{config}}/skills/s/run.sh");
+        assert_eq!(
+            r.to_placeholders("/cfg/skills/s/run.sh"),
+            "{{config}}/skills/s/run.sh"
+        );
         assert_eq!(r.to_placeholders("/sessions/x/a"), "{{cwd}}/a");
     }
 }

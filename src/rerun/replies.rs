@@ -105,8 +105,7 @@ pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, Re
                     Some(Value::String(_)) | None | Some(_) => {
                         return Err(RepliesError::Malformed {
                             line: *i,
-                            message: "assistant `message.content` is not an array of blocks"
-                                .into(),
+                            message: "assistant `message.content` is not an array of blocks".into(),
                         });
                     }
                 };
@@ -116,8 +115,8 @@ pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, Re
                 }
                 let conv = convs.entry(key).or_insert(Building { turns: Vec::new() });
                 let id = m.id.map(str::to_owned);
-                let continues = id.is_some()
-                    && conv.turns.last().is_some_and(|(last, _)| *last == id);
+                let continues =
+                    id.is_some() && conv.turns.last().is_some_and(|(last, _)| *last == id);
                 if !continues {
                     let mut turn = Turn::of_blocks(Vec::new(), usage_of(m.usage()));
                     turn.model = m.model.map(str::to_owned);
@@ -140,13 +139,13 @@ pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, Re
                             {
                                 dispatch_prompts.insert(id.to_owned(), p.to_owned());
                             }
-                            let input = input
-                                .cloned()
-                                .unwrap_or_else(|| Value::Object(Map::new()));
+                            let input = input.cloned().unwrap_or_else(|| Value::Object(Map::new()));
                             if !input.is_object() {
                                 return Err(RepliesError::Malformed {
                                     line: *i,
-                                    message: format!("tool_use `{name}` has an input that is not an object"),
+                                    message: format!(
+                                        "tool_use `{name}` has an input that is not an object"
+                                    ),
                                 });
                             }
                             turn.blocks.push(Block::ToolUse {
@@ -255,7 +254,12 @@ fn drop_empty(turns: &mut Vec<Turn>) {
 }
 
 fn usage_of(usage: Option<&Map<String, Value>>) -> Usage {
-    let n = |k: &str| usage.and_then(|u| u.get(k)).and_then(Value::as_u64).unwrap_or(0);
+    let n = |k: &str| {
+        usage
+            .and_then(|u| u.get(k))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
     Usage {
         input_tokens: n("input_tokens"),
         output_tokens: n("output_tokens"),
