@@ -200,6 +200,7 @@ mod tests {
             artifacts: Some(0),
             has_pre_run_paths: true,
             has_pre_run_hashes: true,
+            live: false,
         };
         let s = strip(&case_a(), 1, &ev);
         assert_eq!(
@@ -224,6 +225,7 @@ mod tests {
             artifacts: Some(0),
             has_pre_run_paths: true,
             has_pre_run_hashes: true,
+            live: false,
         };
         let s = strip(&case_a(), 1, &ev);
         assert_eq!(
@@ -243,6 +245,7 @@ mod tests {
             artifacts: Some(2),
             has_pre_run_paths: false,
             has_pre_run_hashes: false,
+            live: false,
         };
         let s = strip(
             &items(
@@ -299,6 +302,7 @@ mod tests {
             artifacts: Some(0),
             has_pre_run_paths: true,
             has_pre_run_hashes: true,
+            live: false,
         };
         assert!(!ev.is_active("file_exists"));
         assert!(ev.is_active("no_unexpected_files"));
@@ -321,6 +325,7 @@ mod tests {
             artifacts: Some(1),
             has_pre_run_paths: true,
             has_pre_run_hashes: true,
+            live: false,
         };
         let s = strip(
             &items(json!([

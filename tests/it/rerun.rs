@@ -427,7 +427,8 @@ fn map_events(doc: &mut serde_json::Map<String, Value>, f: impl Fn(Value) -> Opt
 
 #[test]
 fn bad_cassettes_get_clear_errors_and_run_nothing() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut serde_json::Map<String, Value>)>, &str)> = vec![
+    type Edit = Box<dyn Fn(&mut serde_json::Map<String, Value>)>;
+    let cases: Vec<(&str, Edit, &str)> = vec![
         (
             "no events",
             Box::new(|d| d["events"] = Value::Array(vec![])),
