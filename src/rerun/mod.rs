@@ -172,6 +172,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     })
     .map_err(|e| match e {
         RecordError::Run { message, hint, .. } if message.contains("spawn `") => {
+            let message = message.replace("\n    no cassette was written", "");
             RerunError::cannot(format!("{}: {message}", path.display()), hint)
         }
         other => {

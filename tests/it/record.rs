@@ -664,7 +664,10 @@ fn the_committed_examples_re_record_identically_apart_from_volatile_fields() {
         if INTERLEAVED.contains(&scenario.as_str()) {
             let replies = |p: &Path| {
                 let c = reel::cassette::Cassette::load(p).unwrap();
-                reel::rerun::replies::from_cassette(&c).unwrap().script.to_yaml()
+                reel::rerun::replies::from_cassette(&c)
+                    .unwrap()
+                    .script
+                    .to_yaml()
             };
             if replies(&committed) != replies(&recorded) {
                 failures.push(format!("{scenario}: the re-recording's replies differ"));
