@@ -680,3 +680,28 @@ fn live_only_keys_are_evaluated_on_a_live_run_and_stripped_on_replay() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("evidence unavailable"), "{stderr}");
 }
+
+#[test]
+fn a_turn_the_recording_lacks_is_reported_as_replies_exhausted() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    // Drop the recording's last reply: the agent will ask for turn 2 of 0..1.
+    let path = s.path("cassettes/csv-stats.cassette.json");
+    let mut doc: serde_json::Map<String, Value> =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    map_events(&mut doc, |v| {
+        (v["message"]["id"] != "msg_reel_2").then_some(v)
+    });
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let (code, env, stderr) = s.rerun("cassettes/csv-stats.cassette.json", &[]);
+    let d = divergences(&env);
+    assert!(
+        d.contains(&("main".into(), Some(2), None, "replies_exhausted".into())),
+        "{d:?}\n{stderr}"
+    );
+    assert_eq!(env["results"][0]["rerun"]["replies"]["recorded"], 2);
+    // The agent surfaced the error: the run's result is an error, so the verdict fails.
+    assert_eq!(code, 1, "{stderr}");
+}
