@@ -199,7 +199,12 @@ pub struct Outcome {
 }
 
 pub fn run_case(fx: &Fixture, case: &Case) -> Outcome {
-    let args: Vec<String> = case.args.iter().map(|a| fx.expand(a)).collect();
+    let mut args: Vec<String> = case.args.iter().map(|a| fx.expand(a)).collect();
+    // Text cases compare with the original's report: reel prints that layout
+    // with --verbose (its default is a status line per cassette).
+    if !args.iter().any(|a| a == "json" || a == "--help") {
+        args.push("--verbose".into());
+    }
     let cwd = if case.cwd == "$PEER" {
         fx.peer.clone()
     } else {
@@ -902,5 +907,13 @@ fn the_example_cassettes_pass_the_gate() {
         Some(0),
         "verify-cassettes cassettes/ failed:\n{stderr}"
     );
-    assert!(stderr.contains("8 cassette(s) clean"), "{stderr}");
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("PASS cassettes/"))
+            .count(),
+        8,
+        "{stderr}"
+    );
+    assert!(stderr.ends_with("\n8 passed, 0 failed\n"), "{stderr}");
 }
