@@ -2,6 +2,7 @@
 //! (ripgrep style), so the suite links once.
 
 mod assert;
+mod assertions;
 mod cassette;
 mod claude;
 mod crash;
