@@ -21,6 +21,7 @@ pub mod error;
 pub mod evidence;
 pub mod exit;
 pub mod fingerprint;
+pub mod lint;
 pub mod model;
 pub mod record;
 pub mod rehash;

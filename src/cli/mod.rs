@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 
 pub mod assertions;
 pub mod fingerprint;
+pub mod lint;
 pub mod model;
 pub mod record;
 pub mod rehash;
@@ -54,6 +55,8 @@ pub enum Command {
     Fingerprint(fingerprint::FingerprintArgs),
     /// The scripted model endpoint (token-free recording).
     Model(model::ModelArgs),
+    /// Check scenarios for footguns (file:line, stable codes) before recording.
+    Lint(lint::LintArgs),
     /// List the assertion keys: parameter shape, when replay evaluates each, what it checks.
     Assertions(assertions::AssertionsArgs),
 }
@@ -79,6 +82,7 @@ pub fn main() -> ExitCode {
         Command::Fingerprint(args) => fingerprint::run(args),
         Command::Model(args) => model::run(args),
         Command::Assertions(args) => assertions::run(args),
+        Command::Lint(args) => lint::run(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

@@ -72,6 +72,10 @@ pub fn run(args: RecordArgs) -> Result<u8> {
     let mut code = crate::exit::SUCCESS;
     let single = files.len() == 1;
     for file in files {
+        // Lint first: its findings are printed, never fatal (`reel lint` gates).
+        for finding in crate::cli::lint::findings_for_record(&file) {
+            eprint!("{finding}");
+        }
         let mut opts = RecordOptions::new(&file);
         opts.out = args.out.clone();
         opts.agent_cmd = args.agent_cmd.clone();

@@ -9,6 +9,7 @@ mod crash;
 mod fingerprint;
 mod fuzz;
 mod hostile;
+mod lint;
 mod model;
 mod parity_evidence;
 mod record;
