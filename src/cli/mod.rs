@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod assertions;
+pub mod doctor;
 pub mod fingerprint;
 pub mod lint;
 pub mod model;
@@ -55,6 +56,8 @@ pub enum Command {
     Fingerprint(fingerprint::FingerprintArgs),
     /// The scripted model endpoint (token-free recording).
     Model(model::ModelArgs),
+    /// Check that recording can work here: agent binary, a scripted-model handshake, git.
+    Doctor(doctor::DoctorArgs),
     /// Check scenarios for footguns (file:line, stable codes) before recording.
     Lint(lint::LintArgs),
     /// List the assertion keys: parameter shape, when replay evaluates each, what it checks.
@@ -83,6 +86,7 @@ pub fn main() -> ExitCode {
         Command::Model(args) => model::run(args),
         Command::Assertions(args) => assertions::run(args),
         Command::Lint(args) => lint::run(args),
+        Command::Doctor(args) => doctor::run(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

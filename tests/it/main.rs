@@ -6,6 +6,7 @@ mod assertions;
 mod cassette;
 mod claude;
 mod crash;
+mod doctor;
 mod fingerprint;
 mod fuzz;
 mod hostile;
