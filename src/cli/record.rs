@@ -17,8 +17,11 @@ pub struct RecordArgs {
     /// (one scenario only).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Run this command instead of `claude` (whitespace-split, no quoting; it
-    /// must speak the stream-json control protocol). Env: REEL_AGENT_CMD.
+    /// Run this command instead of `claude`: split into words by POSIX shell
+    /// rules (quotes and backslashes group a word) but run without a shell (no
+    /// `$VAR` expansion, globs, pipes or redirects); it must speak the
+    /// stream-json control protocol. Env: REEL_AGENT_CMD. Without either:
+    /// REEL_CLAUDE_BIN, else `claude` on PATH, else `.tools/claude`.
     #[arg(long, value_name = "CMD")]
     pub agent_cmd: Option<String>,
     /// Scripted model to serve to the agent (default: `<scenario>.model.yaml`

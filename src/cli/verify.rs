@@ -18,8 +18,9 @@ use crate::verify::scan::AllowList;
                   and a closing `N passed, N failed` line on stderr; --verbose prints the original's report.\n\
                   Exit codes: 0 clean · 1 a real finding (privacy, staleness drift, scenario drift) · \
                   3 could not verify (unresolvable skill dirs, newer cassette format, unreadable file) · 2 usage.\n\
-                  --allow REGEX is a PATTERN matched against the WHOLE finding (case-insensitive); \
-                  --allow-patterns-file is a FILE of such patterns, one per line."
+                  --allow REGEX is a PATTERN that must match a finding's WHOLE sample (anchored, case-insensitive; \
+                  the sample is the matched text, or the artifact path for a body finding); \
+                  --allow-patterns-file is a FILE of such patterns, one per line (`#` comments and blank lines ignored)."
 )]
 pub struct VerifyArgs {
     /// Cassette files, or directories whose `*.cassette.json` are verified (non-recursive).
@@ -44,7 +45,7 @@ pub struct VerifyArgs {
     /// A directory that exists but holds no cassettes exits 0 instead of 2.
     #[arg(long)]
     pub allow_empty: bool,
-    /// Allow findings of any class matching REGEX (whole match, case-insensitive).
+    /// Allow findings of any class whose whole sample matches REGEX (anchored, case-insensitive).
     #[arg(long, value_name = "REGEX")]
     pub allow: Vec<String>,
     #[arg(long, value_name = "REGEX")]
