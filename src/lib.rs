@@ -24,10 +24,12 @@ pub mod exit;
 pub mod fingerprint;
 pub mod lint;
 pub mod model;
+pub mod protocol;
 pub mod record;
 pub mod rehash;
 pub mod replay;
 pub mod report;
+pub mod rerun;
 pub mod scenario;
 pub mod verify;
 

@@ -13,5 +13,6 @@ pub mod github;
 pub mod json;
 pub mod junit;
 pub mod outcome;
+pub mod rerun;
 pub mod status;
 pub mod text;

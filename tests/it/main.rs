@@ -20,6 +20,7 @@ mod rehash;
 mod replay;
 mod replay_mutate;
 mod report;
+mod rerun;
 mod sibling;
 mod util;
 mod verify;
