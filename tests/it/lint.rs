@@ -64,6 +64,7 @@ fn lint(path: &Path, extra: &[&str]) -> (i32, Vec<Value>) {
             String::from_utf8_lossy(&out.stderr)
         )
     });
+    crate::verify::assert_schema("lint.json", &v);
     let findings = v["results"]
         .as_array()
         .unwrap()
