@@ -30,6 +30,7 @@ pub mod rehash;
 pub mod replay;
 pub mod report;
 pub mod rerun;
+pub mod scaffold;
 pub mod scenario;
 pub mod verify;
 

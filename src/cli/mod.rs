@@ -18,6 +18,7 @@ pub mod record;
 pub mod rehash;
 pub mod replay;
 pub mod rerun;
+pub mod scaffold;
 pub mod verify;
 
 /// Output format shared by every command that reports.
@@ -61,6 +62,8 @@ pub enum Command {
     Model(model::ModelArgs),
     /// Check that recording can work here: agent binary, a scripted-model handshake, git.
     Doctor(doctor::DoctorArgs),
+    /// A starter scenario and model script from a recording (a token-free test in one command).
+    Scaffold(scaffold::ScaffoldArgs),
     /// Check scenarios for footguns (file:line, stable codes) before recording.
     Lint(lint::LintArgs),
     /// List the assertion keys: parameter shape, when replay evaluates each, what it checks.
@@ -90,6 +93,7 @@ pub fn main() -> ExitCode {
         Command::Model(args) => model::run(args),
         Command::Assertions(args) => assertions::run(args),
         Command::Lint(args) => lint::run(args),
+        Command::Scaffold(args) => scaffold::run(args),
         Command::Doctor(args) => doctor::run(args),
     };
     match outcome {

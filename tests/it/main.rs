@@ -21,6 +21,7 @@ mod replay;
 mod replay_mutate;
 mod report;
 mod rerun;
+mod scaffold;
 mod sibling;
 mod util;
 mod verify;
