@@ -17,8 +17,11 @@ pub struct RecordArgs {
     /// (one scenario only).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Run this command instead of `claude` (whitespace-split, no quoting; it
-    /// must speak the stream-json control protocol). Env: REEL_AGENT_CMD.
+    /// Run this command instead of `claude`: split into words by POSIX shell
+    /// rules (quotes and backslashes group a word) but run without a shell (no
+    /// `$VAR` expansion, globs, pipes or redirects); it must speak the
+    /// stream-json control protocol. Env: REEL_AGENT_CMD. Without either:
+    /// REEL_CLAUDE_BIN, else `claude` on PATH, else `.tools/claude`.
     #[arg(long, value_name = "CMD")]
     pub agent_cmd: Option<String>,
     /// Scripted model to serve to the agent (default: `<scenario>.model.yaml`
@@ -72,6 +75,10 @@ pub fn run(args: RecordArgs) -> Result<u8> {
     let mut code = crate::exit::SUCCESS;
     let single = files.len() == 1;
     for file in files {
+        // Lint first: its findings are printed, never fatal (`reel lint` gates).
+        for finding in crate::cli::lint::findings_for_record(&file) {
+            eprint!("{finding}");
+        }
         let mut opts = RecordOptions::new(&file);
         opts.out = args.out.clone();
         opts.agent_cmd = args.agent_cmd.clone();

@@ -2,19 +2,26 @@
 //! (ripgrep style), so the suite links once.
 
 mod assert;
+mod assertions;
 mod cassette;
 mod claude;
 mod crash;
+mod doctor;
+mod file_modes;
 mod fingerprint;
 mod fuzz;
+mod help_texts;
 mod hostile;
+mod lint;
 mod model;
 mod parity_evidence;
 mod record;
 mod rehash;
 mod replay;
 mod replay_mutate;
+mod report;
 mod rerun;
+mod scaffold;
 mod sibling;
 mod util;
 mod verify;
