@@ -128,6 +128,8 @@ pub struct Rerun {
     pub written: Option<PathBuf>,
     /// The fresh run's directory, when kept.
     pub run_dir: Option<PathBuf>,
+    /// Wall time of the whole rerun.
+    pub elapsed: Duration,
 }
 
 /// Tool inputs that name a file the tool writes.
@@ -140,6 +142,7 @@ const WRITE_TOOLS: [(&str, &str); 4] = [
 
 /// Reruns the cassette at `path`.
 pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
+    let started = std::time::Instant::now();
     let cassette = Cassette::load(path).map_err(|e| {
         RerunError::invalid(
             e.to_string(),
@@ -321,6 +324,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         outcome,
         written,
         run_dir,
+        elapsed: started.elapsed(),
     })
 }
 

@@ -705,3 +705,43 @@ fn a_turn_the_recording_lacks_is_reported_as_replies_exhausted() {
     // The agent surfaced the error: the run's result is an error, so the verdict fails.
     assert_eq!(code, 1, "{stderr}");
 }
+
+#[test]
+fn the_text_report_names_each_file_and_closes_with_the_tally() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    s.edit("skills/csv-stats/scripts/stats.sh", |t| {
+        t.replace("rows += 1", "rows += 2")
+    });
+    s.edit("skills/weekly-report/templates/report.md", |t| {
+        t.replace("## Next", "## Next up")
+    });
+    let out = reel()
+        .current_dir(s.path("."))
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .env("REEL_RUNS_DIR", s.path("runs"))
+        .args([
+            "rerun",
+            "cassettes/csv-stats.cassette.json",
+            "cassettes/weekly-report.cassette.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "text mode keeps stdout empty");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.lines().last(),
+        Some("1 passed, 1 failed"),
+        "{stderr}"
+    );
+    insta::with_settings!({filters => vec![
+        (r"(?m)  \d+ ms$|  \d+\.\d+ s$", "  [time]"),
+        (r"/[^\s]*/runs/[^\s]+", "[run dir]"),
+        (r"sha256 [0-9a-f]{64}", "sha256 [hash]"),
+    ]}, {
+        insta::assert_snapshot!("rerun_broken_script_and_changed_template", stderr);
+    });
+}
