@@ -396,6 +396,21 @@ fn refuse_writes_outside_the_run(
             let crate::model::Block::ToolUse { name, input, .. } = block else {
                 continue;
             };
+            if name == "Bash"
+                && let Some(command) = input.get("command").and_then(Value::as_str)
+            {
+                let outside = paths::shell_writes_outside(command);
+                if !outside.is_empty() {
+                    return Err(RerunError::invalid(
+                        format!(
+                            "{}: {conversation} turn {turn_index}: the recorded Bash command writes {}, outside the run directory; a rerun never writes outside it",
+                            path.display(),
+                            outside.join(", ")
+                        ),
+                        "re-record the scenario so the agent writes under its work root".to_owned(),
+                    ));
+                }
+            }
             let Some((_, key)) = WRITE_TOOLS.iter().find(|(tool, _)| tool == name) else {
                 continue;
             };
