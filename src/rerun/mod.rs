@@ -163,7 +163,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         .or(scenario.timeout_ms.map(Duration::from_millis))
         .unwrap_or(crate::record::DEFAULT_TIMEOUT);
     let scenario_path = scenario.path.clone();
-    let run = live::run(&live::LivePlan {
+    let mut run = live::run(&live::LivePlan {
         scenario: &scenario,
         scenario_path: &scenario_path,
         session: &session,
@@ -235,13 +235,13 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
             })
             .map(|p| format!("scripted model: {p}")),
     );
-    let live_opts = crate::replay::ReplayOptions {
-        live: true,
-        ..crate::replay::ReplayOptions::default()
-    };
-    let result = crate::replay::replay_cassette(&run.cassette, &live_opts).map_err(|e| {
+    let result = run.judged.take().ok_or_else(|| {
         RerunError::invalid(
-            format!("{}: the fresh run cannot be judged: {e}", path.display()),
+            format!(
+                "{}: the fresh run cannot be judged: {}",
+                path.display(),
+                run.failures.join("; ")
+            ),
             None,
         )
     })?;
