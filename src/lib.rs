@@ -17,6 +17,7 @@ pub mod atomic;
 pub mod canon;
 pub mod cassette;
 pub mod cli;
+pub mod discover;
 pub mod error;
 pub mod evidence;
 pub mod exit;
@@ -27,6 +28,7 @@ pub mod rehash;
 pub mod replay;
 pub mod report;
 pub mod scenario;
+pub mod shard;
 pub mod verify;
 
 pub use error::Error;

@@ -14,6 +14,7 @@ pub mod model;
 pub mod record;
 pub mod rehash;
 pub mod replay;
+pub mod shard;
 pub mod verify;
 
 /// Output format shared by every command that reports.

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::cli::shard::ShardArgs;
 use crate::error::Result;
 use crate::record::{RecordOptions, record};
 
@@ -46,6 +47,8 @@ pub struct RecordArgs {
     /// scenario with the same slug.
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub shard: ShardArgs,
 }
 
 pub fn run(args: RecordArgs) -> Result<u8> {
@@ -60,6 +63,14 @@ pub fn run(args: RecordArgs) -> Result<u8> {
     if files.is_empty() {
         return Err(crate::Error::usage("record: no scenario found")
             .with_hint("pass a scenario YAML with a top-level `prompt:`"));
+    }
+    let discovered = files.len();
+    let files = args.shard.select(files);
+    if files.is_empty()
+        && let Some(notice) = args.shard.empty_notice("record", discovered)
+    {
+        eprintln!("{notice}");
+        return Ok(crate::exit::SUCCESS);
     }
     if args.out.is_some() && files.len() > 1 {
         return Err(crate::Error::usage(
@@ -143,31 +154,8 @@ fn refuse_slug_collisions(files: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
-/// `*.yaml`/`*.yml` in `dir` (sorted, non-recursive) with a top-level
-/// `prompt:`; model scripts and sessions are skipped.
+/// The scenarios of `dir` ([`crate::discover::scenarios_in`]).
 fn discover(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let rd = std::fs::read_dir(dir)
-        .map_err(|e| crate::Error::usage(format!("record: read `{}`: {e}", dir.display())))?;
-    let mut paths: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if !(name.ends_with(".yaml") || name.ends_with(".yml")) || name.ends_with(".model.yaml") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&p) else {
-            continue;
-        };
-        let has_prompt = serde_yaml::from_str::<serde_json::Value>(&text)
-            .ok()
-            .is_some_and(|v| v.get("prompt").is_some());
-        if has_prompt {
-            out.push(p);
-        }
-    }
-    Ok(out)
+    crate::discover::scenarios_in(dir)
+        .map_err(|e| crate::Error::usage(format!("record: read `{}`: {e}", dir.display())))
 }

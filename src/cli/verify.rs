@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::cli::OutputFormat;
+use crate::cli::shard::ShardArgs;
 use crate::error::{Error, Result};
 use crate::verify::detect::Class;
 use crate::verify::gate::{self, TargetError, VerifyOptions};
@@ -73,6 +74,8 @@ pub struct VerifyArgs {
     /// No text report when everything is clean.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub shard: ShardArgs,
 }
 
 impl From<TargetError> for Error {
@@ -204,6 +207,13 @@ pub fn run(args: VerifyArgs) -> Result<u8> {
             "::notice:: [verify-cassettes] --session override in effect: {} -> {dirs}",
             session.display()
         );
+    }
+    let discovered = files.len();
+    let files = args.shard.select(files);
+    if files.is_empty()
+        && let Some(notice) = args.shard.empty_notice("verify-cassettes", discovered)
+    {
+        eprintln!("{notice}");
     }
     let opts = VerifyOptions {
         session: args.session.clone(),

@@ -97,24 +97,19 @@ pub enum TargetError {
 }
 
 /// Expands the targets: a directory means its `*.cassette.json` files
-/// (non-recursive, sorted by name); a file is taken as given.
+/// ([`crate::discover::cassettes_in`]: non-recursive, sorted by name); a
+/// file is taken as given.
 pub fn collect_targets(targets: &[PathBuf]) -> Result<Vec<PathBuf>, TargetError> {
     let mut files = vec![];
     for t in targets {
         let shown = t.display().to_string();
         if t.is_dir() {
-            let mut names: Vec<String> = std::fs::read_dir(t)
-                .map_err(|_| TargetError::NotFound(shown.clone()))?
-                .filter_map(|e| e.ok())
-                .filter(|e| e.path().is_file())
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n.ends_with(".cassette.json"))
-                .collect();
-            names.sort();
-            if names.is_empty() {
+            let found = crate::discover::cassettes_in(t)
+                .map_err(|_| TargetError::NotFound(shown.clone()))?;
+            if found.is_empty() {
                 return Err(TargetError::EmptyDir(shown));
             }
-            files.extend(names.into_iter().map(|n| t.join(n)));
+            files.extend(found);
         } else if t.exists() {
             files.push(t.clone());
         } else {

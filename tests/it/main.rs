@@ -14,6 +14,7 @@ mod record;
 mod rehash;
 mod replay;
 mod replay_mutate;
+mod shard;
 mod sibling;
 mod util;
 mod verify;
