@@ -18,5 +18,6 @@ mod shard;
 mod sibling;
 mod util;
 mod verify;
+mod verify_lifecycle;
 mod verify_margins;
 mod verify_scenario;
