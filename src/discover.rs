@@ -12,7 +12,9 @@ pub const CASSETTE_SUFFIX: &str = ".cassette.json";
 
 /// The `*.cassette.json` regular files of `dir`, sorted.
 pub fn cassettes_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    files_in(dir, |p, name| name.ends_with(CASSETTE_SUFFIX) && p.is_file())
+    files_in(dir, |p, name| {
+        name.ends_with(CASSETTE_SUFFIX) && p.is_file()
+    })
 }
 
 /// The scenario YAML files of `dir`, sorted: `*.yaml`/`*.yml` with a

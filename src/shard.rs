@@ -71,7 +71,9 @@ impl Shard {
 
     /// The items of `all` in this shard, order kept.
     pub fn select<T: AsRef<Path>>(self, all: Vec<T>) -> Vec<T> {
-        all.into_iter().filter(|p| self.contains(p.as_ref())).collect()
+        all.into_iter()
+            .filter(|p| self.contains(p.as_ref()))
+            .collect()
     }
 }
 
@@ -119,16 +121,26 @@ mod tests {
     fn parses_i_of_n_and_refuses_the_rest() {
         assert_eq!("2/3".parse::<Shard>().unwrap(), Shard::new(2, 3).unwrap());
         assert_eq!("1/1".parse::<Shard>().unwrap().to_string(), "1/1");
-        for bad in ["", "3", "0/3", "4/3", "1/0", "a/3", "1/b", "-1/3", "1/3/4", "/3", "1/"] {
+        for bad in [
+            "", "3", "0/3", "4/3", "1/0", "a/3", "1/b", "-1/3", "1/3/4", "/3", "1/",
+        ] {
             let e = bad.parse::<Shard>().unwrap_err();
             assert!(e.contains(&format!("\"{bad}\"")), "{bad}: {e}");
         }
-        assert!("0/3".parse::<Shard>().unwrap_err().contains("numbered from 1"));
+        assert!(
+            "0/3"
+                .parse::<Shard>()
+                .unwrap_err()
+                .contains("numbered from 1")
+        );
     }
 
     #[test]
     fn the_key_is_the_file_name() {
-        assert_eq!(key_of(Path::new("cassettes/a.cassette.json")), "a.cassette.json");
+        assert_eq!(
+            key_of(Path::new("cassettes/a.cassette.json")),
+            "a.cassette.json"
+        );
         let s = Shard::new(1, 7).unwrap();
         assert_eq!(
             s.contains(Path::new("x/a.cassette.json")),

@@ -319,6 +319,11 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
             let _ = writeln!(err, "{n}");
         }
     }
+    if let Some(w) = report::github::write_summary_if_enabled(|| {
+        report::github::replay_summary(&results, args.shard.shard)
+    }) {
+        let _ = writeln!(std::io::stderr(), "{w}");
+    }
     if let Some(path) = &args.junit
         && let Err(e) = report::junit::write(path, &results)
     {

@@ -31,8 +31,7 @@ impl ShardArgs {
     /// The stderr notice for a shard that drew no file of a non-empty batch
     /// (not an error: a matrix wider than the batch has empty shards).
     pub fn empty_notice(&self, command: &str, of: usize) -> Option<String> {
-        self.shard.map(|s| {
-            format!("{command}: shard {s} holds none of the {of} file(s) — nothing to do")
-        })
+        self.shard
+            .map(|s| format!("{command}: shard {s} holds none of the {of} file(s) — nothing to do"))
     }
 }

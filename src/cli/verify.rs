@@ -262,6 +262,15 @@ pub fn run(args: VerifyArgs) -> Result<u8> {
         .margins
         .then(|| results.iter().filter_map(|r| r.margins.clone()).collect());
     let code = report::batch_exit_code(&results, orphan_scenarios.as_deref());
+    if let Some(w) = crate::report::github::write_summary_if_enabled(|| {
+        crate::report::github::verify_summary(
+            &results,
+            orphan_scenarios.as_deref().unwrap_or_default(),
+            args.shard.shard,
+        )
+    }) {
+        eprintln!("{w}");
+    }
     if args.output_format == OutputFormat::Json {
         let line = report::json(
             &results,

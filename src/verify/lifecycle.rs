@@ -247,9 +247,8 @@ pub fn orphan_scenarios(cassettes: &[PathBuf]) -> Vec<OrphanScenario> {
             recorded.insert(found);
         }
     }
-    let absolute = |p: &Path| {
-        lexical_normalize(&std::path::absolute(p).unwrap_or_else(|_| p.to_owned()))
-    };
+    let absolute =
+        |p: &Path| lexical_normalize(&std::path::absolute(p).unwrap_or_else(|_| p.to_owned()));
     // Shown relative to the current directory when under it (as the
     // cassettes are), absolute otherwise.
     let cwd = std::env::current_dir().ok();
@@ -292,22 +291,43 @@ mod tests {
         assert_eq!(d("36h"), Ok(36 * 3600));
         assert_eq!(d("1w3d"), Ok(10 * 86_400));
         assert_eq!(d("45s"), Ok(45));
-        for bad in ["", "90", "d", "0d", "9x", "-1d", "1.5d", "99999999999999999999w"] {
+        for bad in [
+            "",
+            "90",
+            "d",
+            "0d",
+            "9x",
+            "-1d",
+            "1.5d",
+            "99999999999999999999w",
+        ] {
             let e = d(bad).unwrap_err();
-            assert!(e.contains("90d") && e.contains(&format!("\"{bad}\"")), "{bad}: {e}");
+            assert!(
+                e.contains("90d") && e.contains(&format!("\"{bad}\"")),
+                "{bad}: {e}"
+            );
         }
     }
 
     #[test]
     fn timestamps() {
         assert_eq!(parse_timestamp("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(parse_timestamp("2026-11-30T06:48:35.906Z"), Some(1_796_021_315));
+        assert_eq!(
+            parse_timestamp("2026-11-30T06:48:35.906Z"),
+            Some(1_796_021_315)
+        );
         assert_eq!(
             parse_timestamp("2026-11-30T08:48:35+02:00"),
             parse_timestamp("2026-11-30T06:48:35Z")
         );
         assert_eq!(parse_timestamp("2000-03-01T00:00:00Z"), Some(951_868_800));
-        for bad in ["", "2026-11-30", "2026-13-01T00:00:00Z", "2026-11-30T06:48:35", "x026-11-30T06:48:35Z"] {
+        for bad in [
+            "",
+            "2026-11-30",
+            "2026-13-01T00:00:00Z",
+            "2026-11-30T06:48:35",
+            "x026-11-30T06:48:35Z",
+        ] {
             assert_eq!(parse_timestamp(bad), None, "{bad}");
         }
     }

@@ -180,7 +180,8 @@ pub fn text(
         if results.iter().any(|r| !r.age.is_empty()) {
             line.push_str(" + cassette(s) over --max-age");
         }
-        let orphans = results.iter().filter(|r| !r.orphan.is_empty()).count() + orphan_scenarios.len();
+        let orphans =
+            results.iter().filter(|r| !r.orphan.is_empty()).count() + orphan_scenarios.len();
         if orphans > 0 {
             let _ = write!(line, " + {orphans} orphan(s)");
         }

@@ -38,13 +38,23 @@ fn replay_shards_partition_the_bundled_cassettes_each_with_its_junit() {
                 .arg(&junit)
                 .assert()
                 .success();
-            seen.extend(junit_suites(&junit).into_iter().map(|f| {
-                f.strip_prefix("cassettes/").unwrap().to_owned()
-            }));
+            seen.extend(
+                junit_suites(&junit)
+                    .into_iter()
+                    .map(|f| f.strip_prefix("cassettes/").unwrap().to_owned()),
+            );
         }
         let unique: BTreeSet<String> = seen.iter().cloned().collect();
-        assert_eq!(unique.len(), seen.len(), "a cassette in two shards of {total}: {seen:?}");
-        assert_eq!(unique, bundled(), "the shards of {total} do not cover the directory");
+        assert_eq!(
+            unique.len(),
+            seen.len(),
+            "a cassette in two shards of {total}: {seen:?}"
+        );
+        assert_eq!(
+            unique,
+            bundled(),
+            "the shards of {total} do not cover the directory"
+        );
     }
 }
 
@@ -66,7 +76,10 @@ fn an_empty_shard_is_a_notice_and_exit_0() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(&format!("shard {empty}/40 holds none of the 8 file(s)")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("shard {empty}/40 holds none of the 8 file(s)")),
+        "{stderr}"
+    );
     let env: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(env["results"], serde_json::json!([]));
     // `ok` means "something replayed and all of it passed" (schema/replay.json).
@@ -91,7 +104,11 @@ fn verify_cassettes_shards_partition_the_bundled_cassettes() {
             let f = r["file"].as_str().unwrap();
             seen.push(f.strip_prefix("cassettes/").unwrap().to_owned());
             // The shard is the one the library's partition names.
-            assert!(reel::shard::Shard::new(i, total).unwrap().contains_key(seen.last().unwrap()));
+            assert!(
+                reel::shard::Shard::new(i, total)
+                    .unwrap()
+                    .contains_key(seen.last().unwrap())
+            );
         }
     }
     let unique: BTreeSet<String> = seen.iter().cloned().collect();
@@ -105,13 +122,24 @@ fn a_file_named_directly_shards_like_the_same_file_found_in_its_directory() {
         let shard = format!("{i}/3");
         let by_dir = util::reel()
             .current_dir(util::repo())
-            .args(["verify-cassettes", "cassettes/", "--skip-privacy", "--output-format", "json"])
+            .args([
+                "verify-cassettes",
+                "cassettes/",
+                "--skip-privacy",
+                "--output-format",
+                "json",
+            ])
             .args(["--shard", &shard])
             .output()
             .unwrap();
         let mut cmd = util::reel();
         cmd.current_dir(util::repo())
-            .args(["verify-cassettes", "--skip-privacy", "--output-format", "json"])
+            .args([
+                "verify-cassettes",
+                "--skip-privacy",
+                "--output-format",
+                "json",
+            ])
             .args(["--shard", &shard]);
         for n in bundled() {
             cmd.arg(format!("cassettes/{n}"));
@@ -140,7 +168,11 @@ fn bad_shard_values_are_usage_errors_naming_the_flag() {
             ("two/3", "expected I/N"),
             ("3", "expected I/N"),
         ] {
-            let target = if cmd == "record" { "scenarios/" } else { "cassettes/" };
+            let target = if cmd == "record" {
+                "scenarios/"
+            } else {
+                "cassettes/"
+            };
             let out = util::reel()
                 .current_dir(util::repo())
                 .args([cmd, target, "--shard", bad])

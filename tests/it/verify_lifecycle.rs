@@ -84,7 +84,13 @@ fn max_age_is_clean_for_recent_cassettes() {
     // The bundled cassettes were recorded in 2026; a century is always enough.
     let (code, env) = verify_json(p.path(), &["--max-age", "5200w"]);
     assert_eq!(code, 0, "{env}");
-    assert!(env["results"].as_array().unwrap().iter().all(|r| r.get("age").is_none()));
+    assert!(
+        env["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r.get("age").is_none())
+    );
 }
 
 #[test]
@@ -98,16 +104,27 @@ fn max_age_fails_an_old_cassette_and_says_how_to_refresh_it() {
     let (code, env) = verify_json(p.path(), &["--max-age", "300w"]);
     assert_eq!(code, 1, "{env}");
     assert_eq!(env["ok"], false);
-    let age = row(&env, "write-note.cassette.json")["age"][0].as_str().unwrap();
+    let age = row(&env, "write-note.cassette.json")["age"][0]
+        .as_str()
+        .unwrap();
     assert!(age.contains("recorded 2020-01-01T00:00:00.000Z"), "{age}");
     assert!(age.contains("older than --max-age 300w"), "{age}");
-    assert!(age.contains("reel rerun --write cassettes/write-note.cassette.json"), "{age}");
-    assert!(age.contains("reel record scenarios/write-note.yaml"), "{age}");
+    assert!(
+        age.contains("reel rerun --write cassettes/write-note.cassette.json"),
+        "{age}"
+    );
+    assert!(
+        age.contains("reel record scenarios/write-note.yaml"),
+        "{age}"
+    );
     assert!(row(&env, "pick-format.cassette.json").get("age").is_none());
 
     let (code, text) = verify_text(p.path(), &["--max-age", "300w"]);
     assert_eq!(code, 1);
-    assert!(text.contains("✗ cassettes/write-note.cassette.json: [max-age] recorded 2020-01-01"), "{text}");
+    assert!(
+        text.contains("✗ cassettes/write-note.cassette.json: [max-age] recorded 2020-01-01"),
+        "{text}"
+    );
     assert!(text.contains("+ cassette(s) over --max-age"), "{text}");
 }
 
@@ -122,7 +139,9 @@ fn max_age_falls_back_to_the_newest_event_timestamp_and_cannot_age_a_dateless_ca
     assert_eq!(verify_json(p.path(), &["--max-age", "5200w"]).0, 0);
     let (code, env) = verify_json(p.path(), &["--max-age", "1h"]);
     assert_eq!(code, 1);
-    let age = row(&env, "write-note.cassette.json")["age"][0].as_str().unwrap();
+    let age = row(&env, "write-note.cassette.json")["age"][0]
+        .as_str()
+        .unwrap();
     assert!(age.contains("recorded 2026-"), "{age}");
 
     // No timestamp anywhere: could not verify (3), never a silent pass.
@@ -151,7 +170,10 @@ fn a_bad_max_age_is_a_usage_error() {
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{bad}");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("--max-age") && stderr.contains("90d"), "{stderr}");
+        assert!(
+            stderr.contains("--max-age") && stderr.contains("90d"),
+            "{stderr}"
+        );
     }
 }
 
@@ -161,7 +183,13 @@ fn orphans_clean_on_the_bundled_project() {
     let (code, env) = verify_json(p.path(), &["--orphans"]);
     assert_eq!(code, 0, "{env}");
     assert_eq!(env["orphanScenarios"], serde_json::json!([]));
-    assert!(env["results"].as_array().unwrap().iter().all(|r| r.get("orphan").is_none()));
+    assert!(
+        env["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r.get("orphan").is_none())
+    );
 }
 
 #[test]
@@ -183,14 +211,29 @@ fn orphans_finds_a_scenario_without_cassette_and_a_cassette_without_scenario() {
         .map(|o| o["scenario"].as_str().unwrap())
         .collect();
     assert_eq!(scenarios, ["scenarios/write-note.yaml"]);
-    let orphan = row(&env, "pick-format.cassette.json")["orphan"][0].as_str().unwrap();
-    assert!(orphan.contains("../scenarios/pick-format.yaml") && orphan.contains("is gone"), "{orphan}");
-    assert!(row(&env, "pick-features.cassette.json").get("orphan").is_none());
+    let orphan = row(&env, "pick-format.cassette.json")["orphan"][0]
+        .as_str()
+        .unwrap();
+    assert!(
+        orphan.contains("../scenarios/pick-format.yaml") && orphan.contains("is gone"),
+        "{orphan}"
+    );
+    assert!(
+        row(&env, "pick-features.cassette.json")
+            .get("orphan")
+            .is_none()
+    );
 
     let (code, text) = verify_text(p.path(), &["--orphans"]);
     assert_eq!(code, 1);
-    assert!(text.contains("✗ scenarios/write-note.yaml: [orphan] no cassette records this scenario"), "{text}");
-    assert!(text.contains("✗ cassettes/pick-format.cassette.json: [orphan]"), "{text}");
+    assert!(
+        text.contains("✗ scenarios/write-note.yaml: [orphan] no cassette records this scenario"),
+        "{text}"
+    );
+    assert!(
+        text.contains("✗ cassettes/pick-format.cassette.json: [orphan]"),
+        "{text}"
+    );
     assert!(text.contains("+ 2 orphan(s)"), "{text}");
 }
 
