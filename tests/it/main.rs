@@ -1,6 +1,7 @@
 //! reel's integration tests: one test binary, one module per feature
 //! (ripgrep style), so the suite links once.
 
+mod action;
 mod assert;
 mod cassette;
 mod claude;
