@@ -17,6 +17,7 @@
 //! (`crate::scenario::answers`), the verdict rule (`crate::replay`).
 
 pub mod assemble;
+pub mod batch;
 pub mod manifest;
 pub mod stage;
 
@@ -563,7 +564,7 @@ fn agent_command(
 
 /// Refuses to overwrite a default-path cassette recorded from a scenario
 /// with another name (two names with one slug).
-fn slug_collision_guard(path: &Path, name: &str) -> Result<(), RecordError> {
+pub(crate) fn slug_collision_guard(path: &Path, name: &str) -> Result<(), RecordError> {
     let Ok(bytes) = std::fs::read(path) else {
         return Ok(());
     };

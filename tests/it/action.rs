@@ -83,22 +83,39 @@ fn the_action_replays_and_verifies_the_bundled_cassettes() {
     let summary = r.read(&r.summary());
     let n = bundled().len();
     assert!(
-        summary.contains(&format!("### reel replay: {n} passed, 0 failed of {n} cassette(s)")),
+        summary.contains(&format!(
+            "### reel replay: {n} passed, 0 failed of {n} cassette(s)"
+        )),
         "{summary}"
     );
     assert!(
-        summary.contains(&format!("### reel verify-cassettes: {n} clean, 0 with findings of {n} cassette(s)")),
+        summary.contains(&format!(
+            "### reel verify-cassettes: {n} clean, 0 with findings of {n} cassette(s)"
+        )),
         "{summary}"
     );
     for c in bundled() {
         // Named in both tables.
-        assert_eq!(summary.matches(&format!("`cassettes/{c}`")).count(), 2, "{c}\n{summary}");
+        assert_eq!(
+            summary.matches(&format!("`cassettes/{c}`")).count(),
+            2,
+            "{c}\n{summary}"
+        );
     }
     let outputs = r.read(&r.outputs());
-    assert!(outputs.contains("replay-exit=0\n") && outputs.contains("verify-exit=0\n"), "{outputs}");
+    assert!(
+        outputs.contains("replay-exit=0\n") && outputs.contains("verify-exit=0\n"),
+        "{outputs}"
+    );
     assert!(outputs.contains(&format!("reel={REEL}\n")), "{outputs}");
-    assert!(r.read(&junit).contains("<testsuite name=\"cassettes/write-note.cassette.json\""));
-    assert!(stderr.contains("::group::reel replay cassettes/"), "{stderr}");
+    assert!(
+        r.read(&junit)
+            .contains("<testsuite name=\"cassettes/write-note.cassette.json\"")
+    );
+    assert!(
+        stderr.contains("::group::reel replay cassettes/"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -114,13 +131,28 @@ fn a_failing_cassette_fails_the_action_with_annotations_and_the_first_failure() 
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("::error file=cassettes/red/wrong-answer.cassette.json"), "{stderr}");
+    assert!(
+        stderr.contains("::error file=cassettes/red/wrong-answer.cassette.json"),
+        "{stderr}"
+    );
     let summary = r.read(&r.summary());
-    assert!(summary.contains("0 passed, 2 failed of 2 cassette(s)"), "{summary}");
-    assert!(summary.contains("**First failure** — `cassettes/red/unexpected-file.cassette.json`"), "{summary}");
-    assert!(!summary.contains("verify-cassettes"), "skip-verify ran verify: {summary}");
+    assert!(
+        summary.contains("0 passed, 2 failed of 2 cassette(s)"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("**First failure** — `cassettes/red/unexpected-file.cassette.json`"),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains("verify-cassettes"),
+        "skip-verify ran verify: {summary}"
+    );
     let outputs = r.read(&r.outputs());
-    assert!(outputs.contains("replay-exit=1\n") && !outputs.contains("verify-exit"), "{outputs}");
+    assert!(
+        outputs.contains("replay-exit=1\n") && !outputs.contains("verify-exit"),
+        "{outputs}"
+    );
 }
 
 #[test]
@@ -131,11 +163,23 @@ fn sharded_action_runs_cover_the_cassettes_once() {
         let shard = format!("{i}/2");
         let out = r.action(
             "run",
-            &[("REEL_ACTION_BIN", REEL), ALLOW, ("REEL_ACTION_SHARD", &shard)],
+            &[
+                ("REEL_ACTION_BIN", REEL),
+                ALLOW,
+                ("REEL_ACTION_SHARD", &shard),
+            ],
         );
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let summary = r.read(&r.summary());
-        assert!(summary.contains(&format!("### reel replay (shard {shard}): ")), "{summary}");
+        assert!(
+            summary.contains(&format!("### reel replay (shard {shard}): ")),
+            "{summary}"
+        );
         let replay_table = summary.split("### reel verify-cassettes").next().unwrap();
         named.extend(
             bundled()
@@ -163,7 +207,11 @@ fn the_action_reuses_a_cached_build_of_the_same_source() {
     std::fs::write(Path::new(dir).join("key"), format!("{key}\n")).unwrap();
     let out = r.action(
         "run",
-        &[ALLOW, ("REEL_ACTION_PATHS", "cassettes/red/"), ("REEL_ACTION_SKIP_VERIFY", "true")],
+        &[
+            ALLOW,
+            ("REEL_ACTION_PATHS", "cassettes/red/"),
+            ("REEL_ACTION_SKIP_VERIFY", "true"),
+        ],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("reusing the cached build"), "{stderr}");
@@ -183,13 +231,22 @@ fn action_yml_wires_every_input_into_the_script() {
     let env = run["env"].as_mapping().unwrap();
     for (k, v) in env {
         let k = k.as_str().unwrap();
-        assert!(script.contains(&format!("${{{k}")), "action.sh never reads {k}");
+        assert!(
+            script.contains(&format!("${{{k}")),
+            "action.sh never reads {k}"
+        );
         let v = v.as_str().unwrap();
-        assert!(v.starts_with("${{ inputs.") || v.starts_with("${{ steps."), "{k}: {v}");
+        assert!(
+            v.starts_with("${{ inputs.") || v.starts_with("${{ steps."),
+            "{k}: {v}"
+        );
     }
     for (input, _) in yml["inputs"].as_mapping().unwrap() {
         let input = input.as_str().unwrap();
         let used = serde_yaml::to_string(&yml["runs"]).unwrap();
-        assert!(used.contains(&format!("inputs.{input}")), "input {input} is never used");
+        assert!(
+            used.contains(&format!("inputs.{input}")),
+            "input {input} is never used"
+        );
     }
 }

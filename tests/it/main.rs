@@ -12,6 +12,7 @@ mod hostile;
 mod model;
 mod parity_evidence;
 mod record;
+mod record_batch;
 mod rehash;
 mod replay;
 mod replay_mutate;

@@ -522,7 +522,7 @@ fn normalize(v: &Value, run_dir: &regex::Regex) -> Value {
 
 /// The cassette with its volatile fields masked: raw lines are parsed, the
 /// timeline loses `ts`, `timelineHeader` is dropped.
-fn comparable(path: &Path) -> Value {
+pub(crate) fn comparable(path: &Path) -> Value {
     let run_dir = regex::Regex::new(r#"(/[^\s"'/]+)+/local_[0-9a-z]+"#).unwrap();
     let mut doc: serde_json::Map<String, Value> =
         serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
@@ -549,7 +549,7 @@ fn comparable(path: &Path) -> Value {
     normalize(&Value::Object(doc), &run_dir)
 }
 
-fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+pub(crate) fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             for k in x.keys().chain(y.keys()) {
@@ -583,7 +583,7 @@ fn truncate(s: &str) -> String {
 
 /// Copies the example tree into `dst` and commits it (skills are staged in
 /// git file-set mode, as in the repository).
-fn example_tree(dst: &Path) {
+pub(crate) fn example_tree(dst: &Path) {
     for dir in ["scenarios", "sessions", "skills", "data"] {
         util::copy_tree(&util::repo().join(dir), &dst.join(dir));
     }
