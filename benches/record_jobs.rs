@@ -96,7 +96,10 @@ fn main() {
         let out = tmp.path().join("smoke");
         std::fs::create_dir_all(&out).unwrap();
         record_all(&scenarios, &out, 2);
-        println!("record_jobs smoke: recorded {} scenarios with 2 jobs", scenarios.len());
+        println!(
+            "record_jobs smoke: recorded {} scenarios with 2 jobs",
+            scenarios.len()
+        );
         return;
     }
     let n = scenarios.len();
@@ -106,7 +109,10 @@ fn main() {
         let out = tmp.path().join(format!("out-{round}"));
         std::fs::create_dir_all(&out).unwrap();
         // Best of 2: the agent's start-up dominates and varies with load.
-        let wall = (0..2).map(|_| record_all(&scenarios, &out, jobs)).min().unwrap();
+        let wall = (0..2)
+            .map(|_| record_all(&scenarios, &out, jobs))
+            .min()
+            .unwrap();
         if jobs == 1 {
             serial = wall;
         }

@@ -273,6 +273,7 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
         // The text report and JUnit never show the evidence fields.
         lean: args.output_format == OutputFormat::Text,
         mutate,
+        live: false,
     };
 
     if files.is_empty()

@@ -22,7 +22,6 @@ use super::{RecordError, RecordOptions, Recorded};
 use crate::cassette::Cassette;
 use crate::fingerprint::snapshot::lexical_normalize;
 use crate::fingerprint::staleness;
-use crate::scenario::{Scenario, session_keys};
 
 /// A cassette to re-record: from `opts.scenario` into `opts.out`.
 #[derive(Debug, Clone)]
@@ -114,63 +113,11 @@ fn is_unverifiable(class: staleness::FindingClass) -> bool {
         .unwrap_or(false)
 }
 
-/// Every check a recording of `opts` makes before running anything; the
-/// cassette it would write. Runs nothing and writes nothing.
+/// Every check a recording of `opts` makes before running anything
+/// ([`super::prepare`]); the cassette it would write. Runs nothing and
+/// writes nothing.
 pub fn preflight(opts: &RecordOptions) -> Result<PathBuf, RecordError> {
-    let scenario = Scenario::load(&opts.scenario)?;
-    session_keys::load(scenario.session_path.as_deref()).map_err(|message| {
-        RecordError::Session {
-            scenario: opts.scenario.clone(),
-            message,
-        }
-    })?;
-    let cassette = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| scenario.default_cassette_path());
-    if opts.out.is_none() && !opts.force {
-        super::slug_collision_guard(&cassette, &scenario.name)?;
-    }
-    let script = if opts.no_model_script {
-        None
-    } else {
-        opts.model_script
-            .clone()
-            .or_else(|| scenario.model_script.clone())
-    };
-    match &script {
-        Some(path) => {
-            crate::model::Script::load(path).map_err(|e| RecordError::Setup {
-                message: e.to_string(),
-                hint: Some("see schema/model-script.json".into()),
-            })?;
-        }
-        None if opts.agent_cmd.is_none() && !has_credential() => {
-            return Err(RecordError::Setup {
-                message: format!(
-                    "`{}` has no scripted model and no credential is set",
-                    opts.scenario.display()
-                ),
-                hint: Some(
-                    "add a `<scenario>.model.yaml` beside it (token-free), or set ANTHROPIC_API_KEY / CLAUDE_CODE_OAUTH_TOKEN"
-                        .into(),
-                ),
-            });
-        }
-        None => {}
-    }
-    Ok(cassette)
-}
-
-/// The credential check of a recording without a scripted model.
-fn has_credential() -> bool {
-    [
-        "CLAUDE_CODE_OAUTH_TOKEN",
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-    ]
-    .iter()
-    .any(|k| std::env::var(k).is_ok_and(|v| !v.is_empty()))
+    super::prepare(opts).map(|p| p.cassette_path)
 }
 
 /// Records every job, at most `parallel` at once; results in input order.

@@ -16,6 +16,7 @@ mod record_batch;
 mod rehash;
 mod replay;
 mod replay_mutate;
+mod rerun;
 mod shard;
 mod sibling;
 mod util;

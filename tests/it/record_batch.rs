@@ -82,6 +82,13 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// How many scenarios (= cassettes) the bundled project has.
+fn bundled_count() -> usize {
+    reel::discover::scenarios_in(&util::repo().join("scenarios"))
+        .unwrap()
+        .len()
+}
+
 const SKILL_CASSETTES: [&str; 2] = [
     "cassettes/skill-not-triggered.cassette.json",
     "cassettes/skill-triggered.cassette.json",
@@ -106,7 +113,7 @@ fn dry_run_lists_the_drifted_cassettes_and_writes_nothing() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(lines(&out).is_empty(), "{:?}", lines(&out));
     assert!(
-        stderr(&out).contains("0 of 8 cassette(s) drifted"),
+        stderr(&out).contains(&format!("0 of {} cassette(s) drifted", bundled_count())),
         "{}",
         stderr(&out)
     );
@@ -137,7 +144,7 @@ fn dry_run_lists_the_drifted_cassettes_and_writes_nothing() {
     // A plain dry run of the scenarios lists every default cassette.
     let out = record(p.path(), &["scenarios/", "--dry-run"], None);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(lines(&out).len(), 8, "{:?}", lines(&out));
+    assert_eq!(lines(&out).len(), bundled_count(), "{:?}", lines(&out));
     assert_eq!(tree(p.path()), before_run);
 }
 
@@ -166,7 +173,7 @@ fn dry_run_applies_the_refusals() {
         "{err}"
     );
     // The good ones are still listed.
-    assert_eq!(lines(&out).len(), 8, "{err}");
+    assert_eq!(lines(&out).len(), bundled_count(), "{err}");
 
     // A drifted cassette whose scenario is gone cannot be re-recorded.
     change_the_skill(p.path());
@@ -274,8 +281,9 @@ fn jobs_2_records_as_serial_does_and_isolates_every_run() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     let written = lines(&out);
-    assert_eq!(written.len(), 8, "{err}");
-    assert_eq!(err.matches("(live verdict PASS)").count(), 8, "{err}");
+    let n = bundled_count();
+    assert_eq!(written.len(), n, "{err}");
+    assert_eq!(err.matches("(live verdict PASS)").count(), n, "{err}");
     // The same cassettes a serial recording wrote (the committed ones;
     // `the_committed_examples_re_record_identically_apart_from_volatile_fields`
     // re-records them serially), volatile fields aside.
@@ -309,7 +317,7 @@ fn jobs_2_records_as_serial_does_and_isolates_every_run() {
             }
         })
         .collect();
-    assert_eq!(runs.len(), 8, "{text}");
+    assert_eq!(runs.len(), n, "{text}");
     for (what, get) in [
         (
             "work root",

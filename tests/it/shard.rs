@@ -60,7 +60,7 @@ fn replay_shards_partition_the_bundled_cassettes_each_with_its_junit() {
 
 #[test]
 fn an_empty_shard_is_a_notice_and_exit_0() {
-    // 8 bundled cassettes over 40 shards: some shard draws none.
+    // A handful of bundled cassettes over 40 shards: some shard draws none.
     let empty = (1..=40u64)
         .find(|i| {
             !bundled()
@@ -77,13 +77,43 @@ fn an_empty_shard_is_a_notice_and_exit_0() {
     assert_eq!(out.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(&format!("shard {empty}/40 holds none of the 8 file(s)")),
+        stderr.contains(&format!(
+            "shard {empty}/40 holds none of the {} file(s)",
+            bundled().len()
+        )),
         "{stderr}"
     );
     let env: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(env["results"], serde_json::json!([]));
     // `ok` means "something replayed and all of it passed" (schema/replay.json).
     assert_eq!(env["ok"], false);
+}
+
+#[test]
+fn an_empty_rerun_shard_runs_no_agent_and_exits_0() {
+    let empty = (1..=40u64)
+        .find(|i| {
+            !bundled()
+                .iter()
+                .any(|n| reel::shard::Shard::new(*i, 40).unwrap().contains_key(n))
+        })
+        .unwrap();
+    let out = util::reel()
+        .current_dir(util::repo())
+        .args(["rerun", "cassettes/", "--output-format", "json", "--shard"])
+        .arg(format!("{empty}/40"))
+        // Nothing may start an agent.
+        .env("REEL_CLAUDE_BIN", "/nonexistent/claude")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let env: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["results"], serde_json::json!([]));
 }
 
 #[test]
@@ -160,7 +190,7 @@ fn a_file_named_directly_shards_like_the_same_file_found_in_its_directory() {
 
 #[test]
 fn bad_shard_values_are_usage_errors_naming_the_flag() {
-    for cmd in ["replay", "verify-cassettes", "record"] {
+    for cmd in ["replay", "verify-cassettes", "record", "rerun"] {
         for (bad, says) in [
             ("0/3", "numbered from 1"),
             ("4/3", "between 1 and 3"),
