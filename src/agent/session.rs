@@ -196,6 +196,7 @@ pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
         answered: Default::default(),
         stdin_closed: false,
         events_bytes: 0,
+        background_tasks: 0,
     };
     engine.send(protocol::initialize_request(
         INIT_REQUEST_ID,
@@ -329,6 +330,9 @@ struct Engine<'a> {
     answered: std::collections::HashSet<String>,
     stdin_closed: bool,
     events_bytes: usize,
+    /// Background tasks the agent reported running (an asynchronous
+    /// sub-agent): while any runs, a `result` is not the end of the run.
+    background_tasks: usize,
 }
 
 type Fatal = (ErrorSource, String);
@@ -403,6 +407,12 @@ impl Engine<'_> {
                 }
                 log.init = Some(Value::Object(body.clone()));
             }
+            Line::System { subtype, body } if subtype == protocol::subtype::BACKGROUND_TASKS_CHANGED => {
+                self.background_tasks = body
+                    .get("tasks")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+            }
             Line::Assistant(message) => self.on_assistant(&message, ordinal, log)?,
             Line::User(message) => {
                 for block in message.blocks() {
@@ -430,8 +440,13 @@ impl Engine<'_> {
                 e.insert("isError".into(), json!(is_error));
                 self.stamp(log, ordinal, "result", e);
                 log.result = Some(Value::Object(body.clone()));
-                // One turn per recording: the agent exits on stdin EOF.
-                self.close_stdin();
+                // One turn per recording: the agent exits on stdin EOF. A
+                // sub-agent still running in the background will be reported
+                // to the agent in a turn of its own, whose prompts must still
+                // be answerable: close at the result that ends with none left.
+                if self.background_tasks == 0 {
+                    self.close_stdin();
+                }
             }
             Line::ControlRequest {
                 request_id,

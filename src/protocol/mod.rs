@@ -27,6 +27,9 @@ pub mod kind {
 /// `subtype` of `system` lines and control requests.
 pub mod subtype {
     pub const INIT: &str = "init";
+    /// The agent's current background tasks (`tasks: [...]`), e.g. an
+    /// asynchronous sub-agent still running.
+    pub const BACKGROUND_TASKS_CHANGED: &str = "background_tasks_changed";
     pub const INITIALIZE: &str = "initialize";
     pub const CAN_USE_TOOL: &str = "can_use_tool";
     pub const HOOK_CALLBACK: &str = "hook_callback";

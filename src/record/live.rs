@@ -75,6 +75,10 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
                         ("config".into(), staged.config_dir.display().to_string()),
                         ("home".into(), staged.home.display().to_string()),
                         ("run".into(), run_dir.path().display().to_string()),
+                        (
+                            "cwd-slug".into(),
+                            crate::rerun::paths::slug(&staged.work_root.display().to_string()),
+                        ),
                     ],
                 },
             )

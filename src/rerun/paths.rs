@@ -23,6 +23,17 @@ pub const CWD: &str = "{{cwd}}";
 pub const CONFIG: &str = "{{config}}";
 pub const HOME: &str = "{{home}}";
 pub const RUN: &str = "{{run}}";
+/// The work root as Claude Code spells it in its project directory names
+/// (`/tmp/r/work` → `-tmp-r-work`), e.g. a background sub-agent's `output_file`.
+pub const CWD_SLUG: &str = "{{cwd-slug}}";
+
+/// Claude Code's project-directory slug of a path: every character that is
+/// not an ASCII letter or digit becomes `-`.
+pub fn slug(path: &str) -> String {
+    path.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
 
 const SKILL_BASE: &str = "Base directory for this skill: ";
 
@@ -67,6 +78,7 @@ impl Roots {
         };
         let work = work.trim_end_matches('/').to_owned();
         roots.pairs.push((work.clone(), CWD));
+        roots.pairs.push((slug(&work), CWD_SLUG));
         if let Some(run) = work.strip_suffix("/work").filter(|r| !r.is_empty()) {
             roots.pairs.push((format!("{run}/config"), CONFIG));
             roots.pairs.push((format!("{run}/claude-config"), CONFIG));
@@ -97,6 +109,7 @@ impl Roots {
         let mut roots = Roots {
             pairs: vec![
                 (work.to_owned(), CWD),
+                (slug(work), CWD_SLUG),
                 (config.to_owned(), CONFIG),
                 (home.to_owned(), HOME),
                 (run.to_owned(), RUN),

@@ -548,3 +548,56 @@ fn model_extract_writes_a_script_that_records_the_same_run() {
     let replay = reel().arg("replay").arg(&recorded).output().unwrap();
     assert_eq!(replay.status.code(), Some(0));
 }
+
+#[test]
+fn extracted_scripts_match_the_schema_and_parse_back_to_the_same_replies() {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("schema/model-script.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let mut cassettes: Vec<PathBuf> = std::fs::read_dir(repo().join("cassettes"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".cassette.json"))
+        .collect();
+    cassettes.extend(
+        std::fs::read_dir(repo().join("tests/compat/examples/replays"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".cassette.json")),
+    );
+    let mut problems = Vec::new();
+    for path in &cassettes {
+        let cassette = reel::cassette::Cassette::load(path).unwrap();
+        let replies = reel::rerun::replies::from_cassette(&cassette).unwrap();
+        let yaml = replies.script.to_yaml();
+        let doc: Value = serde_yaml::from_str(&yaml).unwrap();
+        for e in validator.iter_errors(&doc) {
+            problems.push(format!("{}: {e} at {}", path.display(), e.instance_path));
+        }
+        let back = reel::model::Script::parse(&yaml, &cassette.path).unwrap();
+        if back != replies.script {
+            problems.push(format!("{}: the script does not round-trip", path.display()));
+        }
+        // Every recorded assistant message is one turn.
+        let messages: std::collections::BTreeSet<(String, String)> = cassette
+            .events()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["type"] == "assistant" && v["message"]["model"] != "<synthetic>")
+            .filter_map(|v| {
+                let id = v["message"]["id"].as_str()?.to_owned();
+                Some((v["parent_tool_use_id"].to_string(), id))
+            })
+            .collect();
+        if messages.len() != replies.turn_count() {
+            problems.push(format!(
+                "{}: {} messages, {} turns",
+                path.display(),
+                messages.len(),
+                replies.turn_count()
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
