@@ -407,7 +407,9 @@ impl Engine<'_> {
                 }
                 log.init = Some(Value::Object(body.clone()));
             }
-            Line::System { subtype, body } if subtype == protocol::subtype::BACKGROUND_TASKS_CHANGED => {
+            Line::System { subtype, body }
+                if subtype == protocol::subtype::BACKGROUND_TASKS_CHANGED =>
+            {
                 self.background_tasks = body
                     .get("tasks")
                     .and_then(Value::as_array)

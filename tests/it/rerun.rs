@@ -578,7 +578,10 @@ fn extracted_scripts_match_the_schema_and_parse_back_to_the_same_replies() {
         }
         let back = reel::model::Script::parse(&yaml, &cassette.path).unwrap();
         if back != replies.script {
-            problems.push(format!("{}: the script does not round-trip", path.display()));
+            problems.push(format!(
+                "{}: the script does not round-trip",
+                path.display()
+            ));
         }
         // Every recorded assistant message is one turn.
         let messages: std::collections::BTreeSet<(String, String)> = cassette
