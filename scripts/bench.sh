@@ -113,6 +113,7 @@ EOF
       if (n ~ /^model_turn/) { k = n; sub(/^model_turn_?/, "", k); return "scripted model: one turn over loopback HTTP" (k != "" ? " (turn " k ")" : "") }
       if (n == "record_overhead") return "`reel record` overhead: agent exit to cassette on disk";
       if (n ~ /^record_jobs_/) { k = n; sub(/^record_jobs_/, "", k); return (k == "1" ? "`reel record scenarios/` (serial)" : "`reel record scenarios/ --jobs " k "`") ": the bundled scenarios, real Claude Code CLI + scripted models (floor: serial)" }
+      if (n == "rerun_vs_record") return "`reel rerun` of the csv-stats recording (real Claude Code, 3 turns, a Bash script); floor = `reel record` of the same scenario";
       return n
     }
     {
@@ -127,6 +128,7 @@ EOF
       if (n == "fingerprint_2000_files") tgt = ((fl != "-" && t <= 2 * fl) ? "met" : "MISSED") ": ≤ 2x floor"
       if (n ~ /^model_turn/) tgt = ((t < 0.005) ? "met" : "MISSED") ": < 5 ms"
       if (n == "record_overhead") tgt = ((t < 0.05) ? "met" : "MISSED") ": < 50 ms"
+      if (n == "rerun_vs_record") tgt = ((fl != "-" && t <= 1.1 * fl + 0.2) ? "met" : "MISSED") ": ≤ record + 10 % + 200 ms"
       printf "| %s | %s | %s | %s | %s | %s | %s | %s of %s |\n", desc(n), fmt_b(inb), fmt_t(t), fmt_t(fl), ratio, r, tgt, f["stat"], f["runs"]
     }' "$logs/all.bench"
   cat <<EOF

@@ -59,6 +59,9 @@ impl Evidence {
                 "input_unmodified" => self.artifacts.is_some() && self.has_pre_run_hashes,
                 _ => self.artifacts.is_some_and(|n| n > 0 || self.live),
             },
+            // A live run has the evidence live-only keys need (or says
+            // plainly that it lacks it); a replay never does.
+            Some(Bucket::LiveOnly) => self.live,
             _ => false,
         }
     }
@@ -124,6 +127,18 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
                     .map(|v| (k.to_string(), crate::assert::json::js_numbers(v)))
             })
             .collect();
+        // The replay strip order has no live-only key (a replay never keeps
+        // one); a live verdict keeps them after the rest, in schema order.
+        let mut kept = kept;
+        if evidence.live {
+            for k in crate::assert::catalog::SCHEMA_ORDER {
+                if bucket(k) == Some(Bucket::LiveOnly)
+                    && let Some(v) = item.get(*k)
+                {
+                    kept.insert(k.to_string(), crate::assert::json::js_numbers(v));
+                }
+            }
+        }
         if kept.is_empty() {
             skipped.full += 1;
             continue;

@@ -12,6 +12,8 @@
 //! - UUIDs → `<uuid>`; long hex ids (agent ids, hashes) → `<hex>`;
 //! - ISO-8601 timestamps → `<time>`;
 //! - durations (`12ms`, `1.5s`, `3 seconds`) → `<duration>`;
+//! - `ls -l` style dates (`Aug 21 11:19`, `Aug 21  2025`) → `<date>`;
+//! - Claude Code's per-user temp dir (`/tmp/claude-501/`) → `/tmp/claude-<uid>/`;
 //! - control-request ids are not compared (they are random per run).
 //!
 //! Tool-use ids need no masking: the recorded replies are served with their
@@ -41,8 +43,6 @@ pub enum Kind {
     MissingTurn,
     /// The agent asked for a turn the recording does not hold.
     RepliesExhausted,
-    /// A request belonged to no recorded conversation.
-    UnknownConversation,
     /// An answer delivered to a question or permission prompt differs.
     Answer,
     /// A produced file was added, removed or changed.
@@ -346,6 +346,11 @@ fn volatile() -> &'static [(Regex, &'static str)] {
             ),
             (re(r"\b[0-9a-f]{12,}\b"), "<hex>"),
             (
+                re(r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s+\d{1,2}\s+(\d{1,2}:\d{2}|\d{4})\b"),
+                "<date>",
+            ),
+            (re(r"/claude-\d+/"), "/claude-<uid>/"),
+            (
                 re(r"\b\d+(\.\d+)?\s?(ms|milliseconds?|s|secs?|seconds?)\b"),
                 "<duration>",
             ),
@@ -390,6 +395,10 @@ mod tests {
     fn identical_runs_in_other_dirs_do_not_diverge() {
         let a = run("/r/a/work", "ok in 12ms at 2026-01-01T00:00:00Z", "body");
         let b = run("/r/b/work", "ok in 40ms at 2026-02-03T04:05:06Z", "body");
+        let c = run("/r/c/work", "ls: Aug 21 11:19 x, /tmp/claude-501/t", "body");
+        let d = run("/r/d/work", "ls: Dec  1 09:05 x, /tmp/claude-0/t", "body");
+        let (rc, rd) = (Roots::recorded(c.iter()), Roots::recorded(d.iter()));
+        assert_eq!(compare_turns(&c, &rc, &d, &rd), vec![]);
         let (ra, rb) = (Roots::recorded(a.iter()), Roots::recorded(b.iter()));
         assert_eq!(compare_turns(&a, &ra, &b, &rb), vec![]);
     }

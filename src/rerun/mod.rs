@@ -172,6 +172,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     })
     .map_err(|e| match e {
         RecordError::Run { message, hint, .. } if message.contains("spawn `") => {
+            let message = message.replace("\n    no cassette was written", "");
             RerunError::cannot(format!("{}: {message}", path.display()), hint)
         }
         other => {
@@ -195,7 +196,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         &fresh_events,
         &fresh_roots,
     );
-    let model_divergences = model_problems(&run.model_problems, &replies.script);
+    let model_divergences = model_problems(&run.model_problems);
     let exhausted = !model_divergences.is_empty();
     if exhausted {
         // The fresh run took another path: missing turns follow from it.
@@ -243,6 +244,13 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     })?;
 
     let mut notes = replies.notes.clone();
+    // A request of no recorded conversation got a neutral answer: logged.
+    notes.extend(
+        run.model_problems
+            .iter()
+            .filter(|p| p.kind == ProblemKind::UnknownConversation)
+            .map(|p| format!("::notice:: [rerun] {}", p.message)),
+    );
     let agent_version_recorded = agent_version(&recorded_events);
     let agent_version_now = agent_version(&fresh_events);
     if agent_version_recorded != agent_version_now {
@@ -474,34 +482,21 @@ fn frozen_scenario(
 }
 
 /// Scripted-model problems that are divergences, not failures: the agent
-/// asked for a turn the recording lacks, or spoke in an unrecorded conversation.
-fn model_problems(
-    problems: &[crate::model::Problem],
-    script: &crate::model::Script,
-) -> Vec<Divergence> {
-    let _ = script;
+/// asked for a turn the recording does not hold.
+fn model_problems(problems: &[crate::model::Problem]) -> Vec<Divergence> {
     problems
         .iter()
-        .filter_map(|p| {
-            let kind = match p.kind {
-                ProblemKind::OutOfTurns => Kind::RepliesExhausted,
-                ProblemKind::UnknownConversation => Kind::UnknownConversation,
-                _ => return None,
-            };
-            Some(Divergence {
-                conversation: p.conversation.clone().unwrap_or_else(|| "-".into()),
-                turn: p.turn,
-                tool: None,
-                kind,
-                recorded: match kind {
-                    Kind::RepliesExhausted => format!(
-                        "replies exhausted at turn {}",
-                        p.turn.map_or("?".into(), |t| t.to_string())
-                    ),
-                    _ => "no recorded conversation".into(),
-                },
-                now: p.message.clone(),
-            })
+        .filter(|p| p.kind == ProblemKind::OutOfTurns)
+        .map(|p| Divergence {
+            conversation: p.conversation.clone().unwrap_or_else(|| "main".into()),
+            turn: p.turn,
+            tool: None,
+            kind: Kind::RepliesExhausted,
+            recorded: format!(
+                "replies exhausted at turn {}",
+                p.turn.map_or("?".into(), |t| t.to_string())
+            ),
+            now: p.message.clone(),
         })
         .collect()
 }

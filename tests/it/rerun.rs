@@ -604,3 +604,104 @@ fn extracted_scripts_match_the_schema_and_parse_back_to_the_same_replies() {
     }
     assert!(problems.is_empty(), "{problems:#?}");
 }
+
+/// Records `assert` (YAML lines) under a one-turn, text-only model script.
+fn record_text_only(assert: &str) -> (tempfile::TempDir, std::process::Output) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("s.yaml"),
+        format!("fidelity: protocol\ntimeout_ms: 120000\nprompt: say hi\nassert:\n{assert}"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("s.model.yaml"),
+        "turns:\n  - blocks: [{text: \"hi from /nowhere\"}]\n",
+    )
+    .unwrap();
+    let out = reel()
+        .current_dir(dir.path())
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .env("REEL_RUNS_DIR", dir.path().join("runs"))
+        .args(["record", "s.yaml", "--out", "s.cassette.json"])
+        .output()
+        .unwrap();
+    (dir, out)
+}
+
+#[test]
+fn the_live_verdict_judges_the_runs_files_even_when_there_are_none() {
+    if claude_bin().is_none() {
+        return;
+    }
+    // The run writes no file: `file_exists` fails live, as in the original's
+    // live check, where a replay of such a cassette would exclude it.
+    let (dir, out) = record_text_only("  - result: success\n  - file_exists: outputs/report.md\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("file not found: outputs/report.md"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("s.cassette.json").exists());
+}
+
+#[test]
+fn live_only_keys_are_evaluated_on_a_live_run_and_stripped_on_replay() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let (dir, out) = record_text_only(
+        "  - result: success\n  - file_absent: outputs/never.md\n  - no_delete_in_outputs: true\n  - transcript_no_host_path: true\n",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let replay = reel()
+        .current_dir(dir.path())
+        .args(["replay", "s.cassette.json", "--output-format", "json"])
+        .output()
+        .unwrap();
+    let env: Value = serde_json::from_slice(&replay.stdout).unwrap();
+    assert_eq!(env["results"][0]["skippedAssertions"]["full"], 3, "{env}");
+    // A rerun judges them live again.
+    let (code, env, stderr) = rerun_at(dir.path(), "s.cassette.json", &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        env["results"][0]["assertions"].as_array().unwrap().len(),
+        4,
+        "{env}"
+    );
+    // A key whose evidence a protocol run lacks fails instead of passing vacuously.
+    let (_, out) = record_text_only("  - result: success\n  - max_peak_rss_bytes: 1000000000\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("evidence unavailable"), "{stderr}");
+}
+
+#[test]
+fn a_turn_the_recording_lacks_is_reported_as_replies_exhausted() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    // Drop the recording's last reply: the agent will ask for turn 2 of 0..1.
+    let path = s.path("cassettes/csv-stats.cassette.json");
+    let mut doc: serde_json::Map<String, Value> =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    map_events(&mut doc, |v| {
+        (v["message"]["id"] != "msg_reel_2").then_some(v)
+    });
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let (code, env, stderr) = s.rerun("cassettes/csv-stats.cassette.json", &[]);
+    let d = divergences(&env);
+    assert!(
+        d.contains(&("main".into(), Some(2), None, "replies_exhausted".into())),
+        "{d:?}\n{stderr}"
+    );
+    assert_eq!(env["results"][0]["rerun"]["replies"]["recorded"], 2);
+    // The agent surfaced the error: the run's result is an error, so the verdict fails.
+    assert_eq!(code, 1, "{stderr}");
+}
