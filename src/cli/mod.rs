@@ -9,12 +9,16 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod assertions;
+pub mod doctor;
 pub mod fingerprint;
+pub mod lint;
 pub mod model;
 pub mod record;
 pub mod rehash;
 pub mod replay;
 pub mod rerun;
+pub mod scaffold;
 pub mod shard;
 pub mod verify;
 
@@ -57,6 +61,14 @@ pub enum Command {
     Fingerprint(fingerprint::FingerprintArgs),
     /// The scripted model endpoint (token-free recording).
     Model(model::ModelArgs),
+    /// Check that recording can work here: agent binary, a scripted-model handshake, git.
+    Doctor(doctor::DoctorArgs),
+    /// A starter scenario and model script from a recording (a token-free test in one command).
+    Scaffold(scaffold::ScaffoldArgs),
+    /// Check scenarios for footguns (file:line, stable codes) before recording.
+    Lint(lint::LintArgs),
+    /// List the assertion keys: parameter shape, when replay evaluates each, what it checks.
+    Assertions(assertions::AssertionsArgs),
 }
 
 /// Entry point of the binary.
@@ -80,6 +92,10 @@ pub fn main() -> ExitCode {
         Command::Rehash(args) => rehash::run(args),
         Command::Fingerprint(args) => fingerprint::run(args),
         Command::Model(args) => model::run(args),
+        Command::Assertions(args) => assertions::run(args),
+        Command::Lint(args) => lint::run(args),
+        Command::Scaffold(args) => scaffold::run(args),
+        Command::Doctor(args) => doctor::run(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

@@ -18,8 +18,11 @@ pub struct RecordArgs {
     /// (one scenario only).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Run this command instead of `claude` (whitespace-split, no quoting; it
-    /// must speak the stream-json control protocol). Env: REEL_AGENT_CMD.
+    /// Run this command instead of `claude`: split into words by POSIX shell
+    /// rules (quotes and backslashes group a word) but run without a shell (no
+    /// `$VAR` expansion, globs, pipes or redirects); it must speak the
+    /// stream-json control protocol. Env: REEL_AGENT_CMD. Without either:
+    /// REEL_CLAUDE_BIN, else `claude` on PATH, else `.tools/claude`.
     #[arg(long, value_name = "CMD")]
     pub agent_cmd: Option<String>,
     /// Scripted model to serve to the agent (default: `<scenario>.model.yaml`
@@ -82,6 +85,12 @@ pub fn run(args: RecordArgs) -> Result<u8> {
             None => return Ok(crate::exit::SUCCESS),
         }
     };
+    // Lint first: its findings are printed, never fatal (`reel lint` gates).
+    for job in &jobs {
+        for finding in crate::cli::lint::findings_for_record(&job.scenario) {
+            eprint!("{finding}");
+        }
+    }
     if args.dry_run {
         return Ok(crate::exit::worst(code, dry_run(&jobs)));
     }

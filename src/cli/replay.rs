@@ -6,6 +6,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
@@ -19,8 +20,10 @@ use crate::report;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Text mode writes the footer to STDERR and nothing to stdout (a passing replay is 0 bytes); \
-                  machine output needs --output-format json. To tell your failing assertions from injected \
+    after_help = "Text mode writes the report to STDERR and nothing to stdout (a passing replay is 0 bytes): \
+                  a status line per cassette (PASS/FAIL/STALE/ERROR, its file, assertions passed, time) with its \
+                  failures and warnings under it, then `N passed, N failed`; --verbose prints the original's \
+                  per-cassette footer instead. Machine output needs --output-format json. To tell your failing assertions from injected \
                   drift/corruption findings, read verdict.failures[].kind (`assertion` vs \
                   `staleness`/`cassette-format`), not the exit code.\n\n\
                   Exit codes: 0 all green; 1 a verdict failed; 2 usage error or a cassette that could not be replayed."
@@ -54,7 +57,7 @@ pub struct ReplayArgs {
     /// Resolve skill sources from this session file (one cassette only; for a moved cassette).
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
-    /// Text mode: print the evidence of each passing assertion after the footer.
+    /// Text mode: list the evidence of each passing assertion under its cassette.
     #[arg(long)]
     pub explain: bool,
     /// Mutation coverage: perturb recorded JSON artifact values, re-run the assertions and report
@@ -82,7 +85,8 @@ pub struct ReplayArgs {
     /// Accepted for compatibility; no effect.
     #[arg(short, long)]
     pub quiet: bool,
-    /// Do not truncate the failing transcript.
+    /// Text mode: print the original's footer per cassette (cowork-harness format: result,
+    /// provenance, guards and the whole failing transcript) instead of a status line per cassette.
     #[arg(long)]
     pub verbose: bool,
     #[command(flatten)]
@@ -283,41 +287,82 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
     }
 
     // Replay in parallel; `collect` keeps the (sorted) input order.
-    let results: Vec<ReplayResult> = files.par_iter().map(|f| replay_file(f, &opts)).collect();
+    let timed: Vec<(ReplayResult, Duration)> = files
+        .par_iter()
+        .map(|f| {
+            let start = Instant::now();
+            let r = replay_file(f, &opts);
+            (r, start.elapsed())
+        })
+        .collect();
+    let (results, elapsed): (Vec<ReplayResult>, Vec<Duration>) = timed.into_iter().unzip();
 
-    let style = report::text::TextStyle::for_stderr(args.verbose);
     let text = args.output_format == OutputFormat::Text;
     let gh = report::github::enabled();
     let mut worst = exit::SUCCESS;
     {
-        let mut err = std::io::stderr().lock();
-        for l in &stderr_pre {
-            let _ = writeln!(err, "{l}");
-        }
-        for r in &results {
-            let block = if text {
-                report::text::render(r, style, args.explain)
-            } else {
-                // JSON mode: notices and per-file errors still go to stderr; no footer.
-                let mut s: String = r.notices.iter().map(|n| format!("{n}\n")).collect();
-                if let Some(e) = &r.error {
-                    s.push_str(&format!("replay: {}: {e}\n", r.file.display()));
-                }
-                for a in &r.after {
-                    s.push_str(&format!("{a}\n"));
-                }
-                s
-            };
-            let _ = err.write_all(block.as_bytes());
-            if gh {
-                for a in report::github::annotations(r) {
-                    let _ = writeln!(err, "{a}");
-                }
+        let mut err = anstream::stderr().lock();
+        if text && !args.verbose {
+            // The status reporter: a line per cassette, a closing tally.
+            for l in &stderr_pre {
+                let item = report::outcome::annotation_item(l);
+                let _ = writeln!(err, "{}: {}", item.level.label(), item.text);
             }
-            worst = exit::worst(worst, r.exit_code);
-        }
-        for n in report::text::batch_notes(&results) {
-            let _ = writeln!(err, "{n}");
+            let mut outcomes = Vec::with_capacity(results.len());
+            for (r, t) in results.iter().zip(&elapsed) {
+                let outcome = report::outcome::from_replay(r, Some(*t));
+                let mut block = report::status::render_file(&outcome, true);
+                if args.explain && r.error.is_none() {
+                    for l in report::text::explain_lines(r) {
+                        block.push_str(&format!("    {l}\n"));
+                    }
+                }
+                let _ = err.write_all(block.as_bytes());
+                if gh {
+                    for a in report::github::annotations(r) {
+                        let _ = writeln!(err, "{a}");
+                    }
+                }
+                worst = exit::worst(worst, r.exit_code);
+                outcomes.push(outcome);
+            }
+            for n in report::text::batch_notes(&results) {
+                let item = report::outcome::annotation_item(&n);
+                let _ = writeln!(err, "{}: {}", item.level.label(), item.text);
+            }
+            let tally = report::status::Tally::of(&outcomes);
+            let _ = err.write_all(report::status::render_tally(&tally, true).as_bytes());
+        } else {
+            // `--verbose`: the original's footer per cassette, byte for byte;
+            // JSON mode: notices and per-file errors only (the data is on stdout).
+            let style = report::text::TextStyle::for_stderr(true);
+            for l in &stderr_pre {
+                let _ = writeln!(err, "{l}");
+            }
+            for r in &results {
+                let block = if text {
+                    report::text::render(r, style, args.explain)
+                } else {
+                    let mut s: String = r.notices.iter().map(|n| format!("{n}\n")).collect();
+                    if let Some(e) = &r.error {
+                        s.push_str(&format!("replay: {}: {e}\n", r.file.display()));
+                    }
+                    for a in &r.after {
+                        s.push_str(&format!("{a}\n"));
+                    }
+                    s
+                };
+                let _ = err.write_all(block.as_bytes());
+                if gh {
+                    for a in report::github::annotations(r) {
+                        let _ = writeln!(err, "{a}");
+                    }
+                }
+                worst = exit::worst(worst, r.exit_code);
+            }
+            for n in report::text::batch_notes(&results) {
+                let _ = writeln!(err, "{n}");
+            }
         }
     }
     if let Some(w) = report::github::write_summary_if_enabled(|| {

@@ -16,10 +16,13 @@ use crate::verify::scan::AllowList;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit codes: 0 clean · 1 a real finding (privacy, staleness drift, scenario drift) · \
+    after_help = "Text mode prints a status line per cassette (PASS/FAIL/STALE/ERROR) with its findings under it \
+                  and a closing `N passed, N failed` line on stderr; --verbose prints the original's report.\n\
+                  Exit codes: 0 clean · 1 a real finding (privacy, staleness drift, scenario drift) · \
                   3 could not verify (unresolvable skill dirs, newer cassette format, unreadable file) · 2 usage.\n\
-                  --allow REGEX is a PATTERN matched against the WHOLE finding (case-insensitive); \
-                  --allow-patterns-file is a FILE of such patterns, one per line."
+                  --allow REGEX is a PATTERN that must match a finding's WHOLE sample (anchored, case-insensitive; \
+                  the sample is the matched text, or the artifact path for a body finding); \
+                  --allow-patterns-file is a FILE of such patterns, one per line (`#` comments and blank lines ignored)."
 )]
 pub struct VerifyArgs {
     /// Cassette files, or directories whose `*.cassette.json` are verified (non-recursive).
@@ -44,7 +47,7 @@ pub struct VerifyArgs {
     /// A directory that exists but holds no cassettes exits 0 instead of 2.
     #[arg(long)]
     pub allow_empty: bool,
-    /// Allow findings of any class matching REGEX (whole match, case-insensitive).
+    /// Allow findings of any class whose whole sample matches REGEX (anchored, case-insensitive).
     #[arg(long, value_name = "REGEX")]
     pub allow: Vec<String>,
     #[arg(long, value_name = "REGEX")]
@@ -75,6 +78,10 @@ pub struct VerifyArgs {
     /// No text report when everything is clean.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Text mode: the original's report (cowork-harness format: findings by class, one line per
+    /// finding) instead of a status line per cassette.
+    #[arg(long)]
+    pub verbose: bool,
     /// Fail a cassette recorded longer ago than DURATION (`90d`, `12w`, `36h`; units s m h d w),
     /// read from the cassette (`timelineHeader.startedAtWall`, else its newest event timestamp).
     #[arg(long, value_name = "DURATION", value_parser = parse_max_age)]
@@ -281,12 +288,21 @@ pub fn run(args: VerifyArgs) -> Result<u8> {
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "{line}");
     } else if !(args.quiet && code == crate::exit::SUCCESS) {
-        let text = report::text(
-            &results,
-            coverage,
-            margins.as_deref(),
-            orphan_scenarios.as_deref(),
-        );
+        let text = if args.verbose {
+            report::text(
+                &results,
+                coverage,
+                margins.as_deref(),
+                orphan_scenarios.as_deref(),
+            )
+        } else {
+            report::status_text(
+                &results,
+                coverage,
+                margins.as_deref(),
+                orphan_scenarios.as_deref(),
+            )
+        };
         let _ = anstream::stderr().lock().write_all(text.as_bytes());
     }
     Ok(code)

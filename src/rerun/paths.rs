@@ -80,10 +80,18 @@ impl Roots {
         roots.pairs.push((work.clone(), CWD));
         roots.pairs.push((slug(&work), CWD_SLUG));
         if let Some(run) = work.strip_suffix("/work").filter(|r| !r.is_empty()) {
-            roots.pairs.push((format!("{run}/config"), CONFIG));
-            roots.pairs.push((format!("{run}/claude-config"), CONFIG));
-            roots.pairs.push((format!("{run}/home"), HOME));
+            // Each run-dir root, also as the agent often spells it from the
+            // work root (`<work>/../claude-config/...`).
+            for (name, placeholder) in [
+                ("config", CONFIG),
+                ("claude-config", CONFIG),
+                ("home", HOME),
+            ] {
+                roots.pairs.push((format!("{run}/{name}"), placeholder));
+                roots.pairs.push((format!("{work}/../{name}"), placeholder));
+            }
             roots.pairs.push((run.to_owned(), RUN));
+            roots.pairs.push((format!("{work}/.."), RUN));
         }
         // A skill base outside those roots states the config dir itself:
         // `<config>/skills/<name>`.

@@ -3,12 +3,17 @@
 
 mod action;
 mod assert;
+mod assertions;
 mod cassette;
 mod claude;
 mod crash;
+mod doctor;
+mod file_modes;
 mod fingerprint;
 mod fuzz;
+mod help_texts;
 mod hostile;
+mod lint;
 mod model;
 mod parity_evidence;
 mod record;
@@ -16,7 +21,9 @@ mod record_batch;
 mod rehash;
 mod replay;
 mod replay_mutate;
+mod report;
 mod rerun;
+mod scaffold;
 mod shard;
 mod sibling;
 mod util;
