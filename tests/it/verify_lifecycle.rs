@@ -122,6 +122,19 @@ fn max_age_fails_an_old_cassette_and_says_how_to_refresh_it() {
     let (code, text) = verify_text(p.path(), &["--max-age", "300w"]);
     assert_eq!(code, 1);
     assert!(
+        text.contains("STALE cassettes/write-note.cassette.json  older than --max-age\n    fail: max-age: recorded 2020-01-01"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "hint: a cassette older than --max-age: refresh it with `reel rerun --write CASSETTE`"
+        ),
+        "{text}"
+    );
+    // The original's layout (--verbose) carries the finding too.
+    let (code, text) = verify_text(p.path(), &["--max-age", "300w", "--verbose"]);
+    assert_eq!(code, 1);
+    assert!(
         text.contains("✗ cassettes/write-note.cassette.json: [max-age] recorded 2020-01-01"),
         "{text}"
     );
@@ -225,6 +238,16 @@ fn orphans_finds_a_scenario_without_cassette_and_a_cassette_without_scenario() {
     );
 
     let (code, text) = verify_text(p.path(), &["--orphans"]);
+    assert_eq!(code, 1);
+    assert!(
+        text.contains("FAIL scenarios/write-note.yaml  no cassette records it\n    fail: orphan: no cassette records this scenario"),
+        "{text}"
+    );
+    assert!(
+        text.contains("FAIL cassettes/pick-format.cassette.json  its scenario is gone\n    fail: orphan: the recorded scenarioSource"),
+        "{text}"
+    );
+    let (code, text) = verify_text(p.path(), &["--orphans", "--verbose"]);
     assert_eq!(code, 1);
     assert!(
         text.contains("✗ scenarios/write-note.yaml: [orphan] no cassette records this scenario"),
