@@ -150,10 +150,12 @@ pub fn run(args: RerunArgs) -> Result<u8> {
     let mut worst = exit::SUCCESS;
     let gh = report::github::enabled();
     {
-        let mut err = std::io::stderr().lock();
+        // anstream drops the colour unless stderr is a terminal (and honours NO_COLOR).
+        let mut err = anstream::stderr().lock();
         for e in &entries {
             if args.output_format == OutputFormat::Text {
-                let _ = err.write_all(report::rerun::text(e).as_bytes());
+                let block = report::status::render_file(&report::rerun::outcome(e), true);
+                let _ = err.write_all(block.as_bytes());
             } else if let Entry::Refused { file, error, .. } = e {
                 let _ = writeln!(err, "rerun: {}: {error}", file.display());
             }
@@ -165,7 +167,7 @@ pub fn run(args: RerunArgs) -> Result<u8> {
             worst = exit::worst(worst, entry_code(e));
         }
         if args.output_format == OutputFormat::Text {
-            let _ = writeln!(err, "{}", report::rerun::summary(&entries));
+            let _ = err.write_all(report::rerun::summary(&entries, true).as_bytes());
         }
     }
     if let Some(path) = &args.junit {
