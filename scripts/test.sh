@@ -19,4 +19,7 @@ cargo clippy --locked --all-targets -- -D warnings
 echo "==> cargo test (benches run as quick smoke tests; scripts/bench.sh runs them for real)" >&2
 cargo test --locked --all-targets
 
+echo "==> package and install check (cargo package, cargo install of the packaged crate)" >&2
+bash scripts/package-check.sh
+
 echo "==> all tests passed" >&2
