@@ -114,7 +114,7 @@ fn is_unverifiable(class: staleness::FindingClass) -> bool {
 }
 
 /// Every check a recording of `opts` makes before running anything
-/// ([`super::prepare`]); the cassette it would write. Runs nothing and
+/// (`super::prepare`); the cassette it would write. Runs nothing and
 /// writes nothing.
 pub fn preflight(opts: &RecordOptions) -> Result<PathBuf, RecordError> {
     super::prepare(opts).map(|p| p.cassette_path)

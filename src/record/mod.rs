@@ -5,7 +5,7 @@
 //! ([`stage`]) → pre-run baseline ([`manifest::pre_run`]) → start the scripted
 //! model if the scenario has one (`<name>.model.yaml`, or `--model-script`) →
 //! drive the agent ([`crate::agent::drive`]) → post-run manifest → scrub
-//! secrets ([`secrets`]) → assemble the cassette in memory ([`assemble`]) →
+//! secrets (`verify::redact`) → assemble the cassette in memory ([`assemble`]) →
 //! compute the live verdict with the replay engine's rule → write atomically,
 //! or refuse a failing run unless `--allow-failing`.
 //!
