@@ -15,6 +15,7 @@ mod hostile;
 mod lint;
 mod model;
 mod parity_evidence;
+mod privacy_matrix;
 mod record;
 mod rehash;
 mod replay;
