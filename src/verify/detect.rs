@@ -1372,8 +1372,16 @@ mod tests {
     #[test]
     fn version_strings_are_not_private_ips() {
         assert_eq!(kinds("host 10.0.0.1 up"), vec!["private-ip"]);
-        assert_eq!(kinds("range 10.0.0.1-10.0.0.9"), vec!["private-ip", "private-ip"]);
-        for miss in ["10.0.0.1-rc", "v10.0.0.1", "192.168.0.1-beta.2", "10.0.0.1+build"] {
+        assert_eq!(
+            kinds("range 10.0.0.1-10.0.0.9"),
+            vec!["private-ip", "private-ip"]
+        );
+        for miss in [
+            "10.0.0.1-rc",
+            "v10.0.0.1",
+            "192.168.0.1-beta.2",
+            "10.0.0.1+build",
+        ] {
             assert!(kinds(miss).is_empty(), "{miss}: {:?}", kinds(miss));
         }
     }

@@ -385,11 +385,16 @@ impl Scrubber<'_> {
         if let Cow::Owned(decoded) = decode_json_escapes(&out) {
             let mut nested: Vec<(String, &'static str)> = vec![];
             DetectorSet::global().find(&decoded, Surface::SecretsOnly, |h| {
-                nested.push((decoded[h.value_start..h.value_end].to_owned(), h.detector().kind));
+                nested.push((
+                    decoded[h.value_start..h.value_end].to_owned(),
+                    h.detector().kind,
+                ));
             });
             for (value, kind) in nested {
                 let escaped = serde_json::to_string(&value).unwrap_or_default();
-                let escaped = escaped.get(1..escaped.len().saturating_sub(1)).unwrap_or("");
+                let escaped = escaped
+                    .get(1..escaped.len().saturating_sub(1))
+                    .unwrap_or("");
                 if !escaped.is_empty() && out.contains(escaped) {
                     out = out.replace(escaped, &format!("[REDACTED:{kind}]"));
                     self.report.secrets.push(ScrubbedSecret {
@@ -414,7 +419,9 @@ impl Scrubber<'_> {
                     *s = scrubbed;
                 }
             }
-            Value::Array(a) => a.iter_mut().for_each(|x| self.secrets_in_value(x, location)),
+            Value::Array(a) => a
+                .iter_mut()
+                .for_each(|x| self.secrets_in_value(x, location)),
             Value::Object(o) => {
                 let old = std::mem::take(o);
                 for (k, mut x) in old {

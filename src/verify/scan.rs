@@ -124,12 +124,28 @@ fn scan_text(
     let mut parsed: Option<Option<Value>> = None;
     let once = decode_json_escapes(text);
     let first = out.len();
-    scan_view(&once, Some(text), location, surface, allow, Some(&mut parsed), out);
+    scan_view(
+        &once,
+        Some(text),
+        location,
+        surface,
+        allow,
+        Some(&mut parsed),
+        out,
+    );
     if let Cow::Owned(once) = &once
         && let Cow::Owned(twice) = decode_json_escapes(once)
     {
         let mut nested = vec![];
-        scan_view(&twice, Some(text), location, surface, allow, Some(&mut parsed), &mut nested);
+        scan_view(
+            &twice,
+            Some(text),
+            location,
+            surface,
+            allow,
+            Some(&mut parsed),
+            &mut nested,
+        );
         for f in nested {
             if !out[first..]
                 .iter()
@@ -824,7 +840,14 @@ fn rest_of_document(doc: &Map<String, Value>, allow: &AllowList, out: &mut Vec<F
                     let len = path.len();
                     // The key's locator is its object's: a key that is a
                     // secret must not be printed in the clear as a locator.
-                    scan_text(k, &format!("{path} (key)"), Surface::Full, allow, false, out);
+                    scan_text(
+                        k,
+                        &format!("{path} (key)"),
+                        Surface::Full,
+                        allow,
+                        false,
+                        out,
+                    );
                     if k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
                         let _ = write!(path, ".{k}");
                     } else {
@@ -857,7 +880,10 @@ mod tests {
 
     #[test]
     fn json_escapes_are_decoded_for_the_detectors() {
-        assert!(matches!(decode_json_escapes("plain"), Cow::Borrowed("plain")));
+        assert!(matches!(
+            decode_json_escapes("plain"),
+            Cow::Borrowed("plain")
+        ));
         assert!(matches!(decode_json_escapes(r"a\qb"), Cow::Borrowed(_)));
         assert_eq!(
             decode_json_escapes(r#"x\n\"y\/z\u0040\ud83d\ude00\udc00\\"#),
@@ -876,7 +902,10 @@ mod tests {
         for k in ["huggingface-token", "email", "url-credentials"] {
             assert!(kinds.contains(&k), "{k} missing from {kinds:?}");
         }
-        assert!(f.iter().all(|f| f.field.as_deref() == Some("$.text")), "{f:?}");
+        assert!(
+            f.iter().all(|f| f.field.as_deref() == Some("$.text")),
+            "{f:?}"
+        );
     }
 
     #[test]

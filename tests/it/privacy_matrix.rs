@@ -45,7 +45,12 @@ struct Spelling {
     writer: Writer,
 }
 
-fn sp(class: &'static str, name: &'static str, text: &str, kinds: &'static [&'static str]) -> Spelling {
+fn sp(
+    class: &'static str,
+    name: &'static str,
+    text: &str,
+    kinds: &'static [&'static str],
+) -> Spelling {
     Spelling {
         class,
         name,
@@ -70,18 +75,53 @@ const EMAIL: &[&str] = &["email"];
 
 fn spellings() -> Vec<Spelling> {
     let mut v = vec![
-        sp("card", "visa-spaces", "card 4111 1111 1111 1111 exp 09/29", CARD),
-        sp("card", "mastercard-dashes", "card 5555-5555-5555-4444 on file", CARD),
+        sp(
+            "card",
+            "visa-spaces",
+            "card 4111 1111 1111 1111 exp 09/29",
+            CARD,
+        ),
+        sp(
+            "card",
+            "mastercard-dashes",
+            "card 5555-5555-5555-4444 on file",
+            CARD,
+        ),
         sp("card", "amex-grouped", "amex 3782 822463 10005 ok", CARD),
         sp("card", "visa-compact", "pan 4012888888881881.", CARD),
-        sp("iban", "de-grouped", "IBAN DE89 3704 0044 0532 0130 00 thanks", IBAN),
-        sp("iban", "gb-grouped", "pay to GB82 WEST 1234 5698 7654 32.", IBAN),
-        sp("iban", "fr-compact", "iban:FR1420041010050500013M02606", IBAN),
-        sp("phone", "nanp-plus1-parens", "call +1 (555) 123-4567 today", PHONE),
+        sp(
+            "iban",
+            "de-grouped",
+            "IBAN DE89 3704 0044 0532 0130 00 thanks",
+            IBAN,
+        ),
+        sp(
+            "iban",
+            "gb-grouped",
+            "pay to GB82 WEST 1234 5698 7654 32.",
+            IBAN,
+        ),
+        sp(
+            "iban",
+            "fr-compact",
+            "iban:FR1420041010050500013M02606",
+            IBAN,
+        ),
+        sp(
+            "phone",
+            "nanp-plus1-parens",
+            "call +1 (555) 123-4567 today",
+            PHONE,
+        ),
         sp("phone", "nanp-dots", "call 555.123.4567 today", PHONE),
         sp("phone", "nanp-dashes", "call 415-555-2671 today", PHONE),
         sp("phone", "nanp-parens", "call (415) 555-2671 today", PHONE),
-        sp("phone", "nanp-plus1-dashes", "call +1-415-555-2671 today", PHONE),
+        sp(
+            "phone",
+            "nanp-plus1-dashes",
+            "call +1-415-555-2671 today",
+            PHONE,
+        ),
         sp("phone", "uk-spaces", "call +44 20 7946 0958 now", PHONE),
         sp("phone", "fr-pairs", "tel. +33 1 42 68 53 00", PHONE),
         sp("phone", "de-compact", "Tel: +4930901820", PHONE),
@@ -92,12 +132,37 @@ fn spellings() -> Vec<Spelling> {
         sp("ipv4", "cidr", "allow 10.0.0.0/8 and more", IPV4),
         sp("ipv6", "unique-local", "peer fd12:3456:789a:1::1 up", IPV6),
         sp("ipv6", "unique-local-fc", "peer fc00::1 up", IPV6),
-        sp("ipv6", "link-local", "iface fe80::1ff:fe23:4567:890a dev", IPV6),
+        sp(
+            "ipv6",
+            "link-local",
+            "iface fe80::1ff:fe23:4567:890a dev",
+            IPV6,
+        ),
         sp("ipv6", "link-local-zone", "via fe80::1%eth0 now", IPV6),
-        sp("ipv6", "bracketed-port", "url http://[fd00::1]:8080/x", IPV6),
-        sp("ipv6", "upper-full", "addr FD00:0DB8:85A3:0000:0000:8A2E:0370:7334", IPV6),
-        sp("email", "plain", "reach jane.doe@acme-corp.com today", EMAIL),
-        sp("email", "plus-subdomain", "<Jane.Doe+billing@mail.Acme-Corp.co.uk>", EMAIL),
+        sp(
+            "ipv6",
+            "bracketed-port",
+            "url http://[fd00::1]:8080/x",
+            IPV6,
+        ),
+        sp(
+            "ipv6",
+            "upper-full",
+            "addr FD00:0DB8:85A3:0000:0000:8A2E:0370:7334",
+            IPV6,
+        ),
+        sp(
+            "email",
+            "plain",
+            "reach jane.doe@acme-corp.com today",
+            EMAIL,
+        ),
+        sp(
+            "email",
+            "plus-subdomain",
+            "<Jane.Doe+billing@mail.Acme-Corp.co.uk>",
+            EMAIL,
+        ),
         sp("email", "mailto", "mailto:j.smith@globex.io", EMAIL),
     ];
     v.push(esc(
@@ -273,7 +338,9 @@ fn json_snippet(secret: &str) -> String {
         }
         _ => ("credential".to_owned(), secret.to_owned()),
     };
-    let v = v.strip_prefix("Bearer ").map_or(v.clone(), |t| format!("Bearer {t}"));
+    let v = v
+        .strip_prefix("Bearer ")
+        .map_or(v.clone(), |t| format!("Bearer {t}"));
     serde_json::to_string_pretty(&json!({ k: v, "region": "eu-west-1" })).unwrap()
 }
 
@@ -336,7 +403,11 @@ fn edit_line(
     let mut v: Value = serde_json::from_str(lines[i].as_str().unwrap()).unwrap();
     edit(&mut v);
     let text = write_json(&v, w);
-    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), v, "the writer round-trips");
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap(),
+        v,
+        "the writer round-trips"
+    );
     lines[i] = Value::String(text);
     format!("{key}[{i}]")
 }
@@ -355,9 +426,14 @@ fn body_of(doc: &Map<String, Value>) -> String {
 }
 
 fn set_body(doc: &mut Map<String, Value>, body: &[u8], base64: bool) {
-    let a = doc.get_mut("artifacts").unwrap()[0].as_object_mut().unwrap();
+    let a = doc.get_mut("artifacts").unwrap()[0]
+        .as_object_mut()
+        .unwrap();
     a.insert("bytes".into(), json!(body.len()));
-    a.insert("sha256".into(), json!(hex::encode(sha2::Sha256::digest(body))));
+    a.insert(
+        "sha256".into(),
+        json!(hex::encode(sha2::Sha256::digest(body))),
+    );
     if base64 {
         a.insert(
             "body".into(),
@@ -376,9 +452,12 @@ fn locations() -> Vec<Location> {
             line: true,
             plant: |d, t, w| {
                 let i = line_where(d, "events", |v| {
-                    ty(v, "type") == "assistant" && ty(&v["message"]["content"][0], "type") == "text"
+                    ty(v, "type") == "assistant"
+                        && ty(&v["message"]["content"][0], "type") == "text"
                 });
-                edit_line(d, "events", i, w, |v| append(&mut v["message"]["content"][0]["text"], t))
+                edit_line(d, "events", i, w, |v| {
+                    append(&mut v["message"]["content"][0]["text"], t)
+                })
             },
         },
         Location {
@@ -413,7 +492,9 @@ fn locations() -> Vec<Location> {
                 let i = line_where(d, "events", |v| {
                     ty(&v["message"]["content"][0], "type") == "tool_result"
                 });
-                edit_line(d, "events", i, w, |v| append(&mut v["message"]["content"][0]["content"], t))
+                edit_line(d, "events", i, w, |v| {
+                    append(&mut v["message"]["content"][0]["content"], t)
+                })
             },
         },
         Location {
@@ -428,7 +509,9 @@ fn locations() -> Vec<Location> {
             name: "events: permission request",
             line: true,
             plant: |d, t, w| {
-                let i = line_where(d, "events", |v| ty(&v["request"], "subtype") == "can_use_tool");
+                let i = line_where(d, "events", |v| {
+                    ty(&v["request"], "subtype") == "can_use_tool"
+                });
                 edit_line(d, "events", i, w, |v| {
                     append(&mut v["request"]["input"]["questions"][0]["question"], t)
                 })
@@ -446,9 +529,14 @@ fn locations() -> Vec<Location> {
             name: "events: initialize response",
             line: true,
             plant: |d, t, w| {
-                let i = line_where(d, "events", |v| ty(&v["response"], "request_id") == "init-1");
+                let i = line_where(d, "events", |v| {
+                    ty(&v["response"], "request_id") == "init-1"
+                });
                 edit_line(d, "events", i, w, |v| {
-                    append(&mut v["response"]["response"]["commands"][0]["description"], t)
+                    append(
+                        &mut v["response"]["response"]["commands"][0]["description"],
+                        t,
+                    )
                 })
             },
         },
@@ -456,7 +544,9 @@ fn locations() -> Vec<Location> {
             name: "controlOut: initialize",
             line: true,
             plant: |d, t, w| {
-                let i = line_where(d, "controlOut", |v| ty(&v["request"], "subtype") == "initialize");
+                let i = line_where(d, "controlOut", |v| {
+                    ty(&v["request"], "subtype") == "initialize"
+                });
                 edit_line(d, "controlOut", i, w, |v| {
                     v["request"]["appendSystemPrompt"] = json!(t)
                 })
@@ -467,7 +557,9 @@ fn locations() -> Vec<Location> {
             line: true,
             plant: |d, t, w| {
                 let i = line_where(d, "controlOut", |v| ty(v, "type") == "user");
-                edit_line(d, "controlOut", i, w, |v| append(&mut v["message"]["content"][0]["text"], t))
+                edit_line(d, "controlOut", i, w, |v| {
+                    append(&mut v["message"]["content"][0]["text"], t)
+                })
             },
         },
         Location {
@@ -708,7 +800,13 @@ fn verify_dir(dir: &Path) -> BTreeMap<String, Vec<Found>> {
         .unwrap()
         .iter()
         .map(|r| {
-            let file = r["file"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+            let file = r["file"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_owned();
             let found = serde_json::from_value(r["findings"].clone()).unwrap_or_default();
             (file, found)
         })
@@ -828,11 +926,11 @@ fn near_misses_raise_nothing_in_any_location() {
         for f in &found[file] {
             // The artifact path location renames the artifact: its clean
             // findings (none today) would move with it.
-            if !clean
-                .iter()
-                .any(|c| c.1 == f.kind && c.2 == f.sample)
-            {
-                raised.push(format!("[{loc}] {text:?}: {} @ {} ({})", f.kind, f.location, f.sample));
+            if !clean.iter().any(|c| c.1 == f.kind && c.2 == f.sample) {
+                raised.push(format!(
+                    "[{loc}] {text:?}: {} @ {} ({})",
+                    f.kind, f.location, f.sample
+                ));
             }
         }
     }
@@ -841,5 +939,60 @@ fn near_misses_raise_nothing_in_any_location() {
         "near misses raised {} finding(s):\n{}",
         raised.len(),
         raised.join("\n")
+    );
+}
+
+/// The record-time scrubber shares the detector table with the scanner: a
+/// secret planted anywhere the scrubber rewrites is gone after a scrub, as
+/// far as the scanner can tell. (`scenario.name` and `scenarioSource` are
+/// identities a scrub must keep — a renamed scenario would not resolve —
+/// so the gate catches them instead; the matrix above shows it does.)
+#[test]
+fn the_scrubber_removes_every_secret_the_scanner_finds() {
+    let secret_classes = [
+        "provider-key",
+        "cloud-key",
+        "token",
+        "private-key",
+        "url-credentials",
+        "password",
+    ];
+    let mut left = vec![];
+    let mut checked = 0;
+    for loc in locations() {
+        if matches!(loc.name, "scenario: name" | "metadata: scenarioSource") {
+            continue;
+        }
+        for s in spellings() {
+            if !secret_classes.contains(&s.class) || (s.writer != Writer::Standard && !loc.line) {
+                continue;
+            }
+            let mut doc = base();
+            let at = (loc.plant)(&mut doc, &s.text, s.writer);
+            let before = reel::verify::scan::scan_document(&doc, &Default::default()).unwrap();
+            assert!(
+                before
+                    .iter()
+                    .any(|f| s.kinds.contains(&f.kind) && f.location.starts_with(&at)),
+                "{} not planted at {at}",
+                s.name
+            );
+            reel::verify::redact::scrub_cassette(&mut doc, &Default::default()).unwrap();
+            checked += 1;
+            let after = reel::verify::scan::scan_document(&doc, &Default::default()).unwrap();
+            for f in after.iter().filter(|f| f.cls.as_str() == "secret") {
+                left.push(format!(
+                    "{} [{}]: {} @ {} ({})",
+                    s.name, loc.name, f.kind, f.location, f.sample
+                ));
+            }
+        }
+    }
+    assert!(checked > 500, "{checked}");
+    assert!(
+        left.is_empty(),
+        "{} secret(s) survived the scrub:\n{}",
+        left.len(),
+        left.join("\n")
     );
 }
