@@ -1,6 +1,7 @@
 //! reel's integration tests: one test binary, one module per feature
 //! (ripgrep style), so the suite links once.
 
+mod action;
 mod assert;
 mod assertions;
 mod cassette;
@@ -17,14 +18,17 @@ mod model;
 mod parity_evidence;
 mod privacy_matrix;
 mod record;
+mod record_batch;
 mod rehash;
 mod replay;
 mod replay_mutate;
 mod report;
 mod rerun;
 mod scaffold;
+mod shard;
 mod sibling;
 mod util;
 mod verify;
+mod verify_lifecycle;
 mod verify_margins;
 mod verify_scenario;
