@@ -822,10 +822,8 @@ fn scanned_leaf(path: &str) -> bool {
 fn rest_of_document(doc: &Map<String, Value>, allow: &AllowList, out: &mut Vec<Finding>) {
     fn walk(v: &Value, path: &mut String, allow: &AllowList, out: &mut Vec<Finding>) {
         match v {
-            Value::String(s) => {
-                if !scanned_leaf(path) {
-                    scan_text(s, path, Surface::Full, allow, false, out);
-                }
+            Value::String(s) if !scanned_leaf(path) => {
+                scan_text(s, path, Surface::Full, allow, false, out);
             }
             Value::Array(items) => {
                 for (i, x) in items.iter().enumerate() {
