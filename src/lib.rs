@@ -17,6 +17,7 @@ pub mod atomic;
 pub mod canon;
 pub mod cassette;
 pub mod cli;
+pub mod discover;
 pub mod doctor;
 pub mod error;
 pub mod evidence;
@@ -32,6 +33,7 @@ pub mod report;
 pub mod rerun;
 pub mod scaffold;
 pub mod scenario;
+pub mod shard;
 pub mod verify;
 
 pub use error::Error;

@@ -19,6 +19,7 @@ pub mod rehash;
 pub mod replay;
 pub mod rerun;
 pub mod scaffold;
+pub mod shard;
 pub mod verify;
 
 /// Output format shared by every command that reports.

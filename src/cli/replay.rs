@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use crate::cli::OutputFormat;
+use crate::cli::shard::ShardArgs;
 use crate::error::Result;
 use crate::exit;
 use crate::replay::mutate::{Caps, MutateOptions};
@@ -88,11 +89,13 @@ pub struct ReplayArgs {
     /// provenance, guards and the whole failing transcript) instead of a status line per cassette.
     #[arg(long)]
     pub verbose: bool,
+    #[command(flatten)]
+    pub shard: ShardArgs,
 }
 
 const USAGE_LINE: &str = "usage: reel replay <file.cassette.json | dir/> [--strict] [--fail-on-skill-drift] \
 [--mutate [--mutate-include/-exclude <glob>]... [--mutate-max-per-file/-total <n>]] [--assert-from <scenario.yaml> | --reassert] [--session <file>] [--write [--allow-failing]] [--explain] \
-[--best-effort-future-cassette] [--junit <file>] [--output-format text|json]";
+[--best-effort-future-cassette] [--junit <file>] [--shard I/N] [--output-format text|json]";
 
 /// A usage error: text mode returns it (printed by `cli::main`), json mode
 /// prints the error envelope and exits 2.
@@ -158,22 +161,16 @@ fn mutate_options(args: &ReplayArgs) -> std::result::Result<Option<MutateOptions
     }))
 }
 
-/// Resolves the target: a file as-is; a directory's `*.cassette.json`, sorted.
+/// Resolves the target: a file as-is; a directory's `*.cassette.json`, sorted
+/// ([`crate::discover::cassettes_in`]).
 pub fn resolve_targets(target: &Path) -> std::result::Result<Vec<PathBuf>, String> {
     let meta =
         std::fs::metadata(target).map_err(|_| format!("path not found: {}", target.display()))?;
     if !meta.is_dir() {
         return Ok(vec![target.to_path_buf()]);
     }
-    let rd =
-        std::fs::read_dir(target).map_err(|e| format!("cannot list {}: {e}", target.display()))?;
-    let mut files: Vec<PathBuf> = rd
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".cassette.json"))
-        .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
-        .map(|e| e.path())
-        .collect();
-    files.sort();
+    let files = crate::discover::cassettes_in(target)
+        .map_err(|e| format!("cannot list {}: {e}", target.display()))?;
     if files.is_empty() {
         return Err(format!("no *.cassette.json files in {}", target.display()));
     }
@@ -224,6 +221,8 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
         Err(e) => return usage(&args, format!("replay: {e}"), None),
     };
     let is_dir = target.is_dir();
+    let discovered = files.len();
+    let files = args.shard.select(files);
     if let Some(session) = &args.session {
         if is_dir || files.len() > 1 {
             return usage(
@@ -280,6 +279,12 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
         mutate,
         live: false,
     };
+
+    if files.is_empty()
+        && let Some(notice) = args.shard.empty_notice("replay", discovered)
+    {
+        let _ = writeln!(std::io::stderr(), "{notice}");
+    }
 
     // Replay in parallel; `collect` keeps the (sorted) input order.
     let timed: Vec<(ReplayResult, Duration)> = files
@@ -359,6 +364,11 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
                 let _ = writeln!(err, "{n}");
             }
         }
+    }
+    if let Some(w) = report::github::write_summary_if_enabled(|| {
+        report::github::replay_summary(&results, args.shard.shard)
+    }) {
+        let _ = writeln!(std::io::stderr(), "{w}");
     }
     if let Some(path) = &args.junit
         && let Err(e) = report::junit::write(path, &results)

@@ -60,6 +60,8 @@ pub struct RerunArgs {
     /// Also write a JUnit XML report (a suite per cassette; a case per assertion and divergence).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    #[command(flatten)]
+    pub shard: crate::cli::shard::ShardArgs,
 }
 
 fn usage(args: &RerunArgs, message: String, hint: Option<&str>) -> Result<u8> {
@@ -89,6 +91,13 @@ pub fn run(args: RerunArgs) -> Result<u8> {
             Ok(f) => files.extend(f),
             Err(e) => return usage(&args, format!("rerun: {e}"), None),
         }
+    }
+    let discovered = files.len();
+    let files = args.shard.select(files);
+    if files.is_empty()
+        && let Some(notice) = args.shard.empty_notice("rerun", discovered)
+    {
+        let _ = writeln!(std::io::stderr(), "{notice}");
     }
     if args.session.is_some() && files.len() > 1 {
         return usage(

@@ -224,7 +224,7 @@ pub fn from_replay(r: &ReplayResult, elapsed: Option<Duration>) -> FileOutcome {
 pub fn from_verify(r: &CassetteResult) -> FileOutcome {
     let status = if r.has_unverifiable() {
         Status::Error
-    } else if r.real_findings() > 0 {
+    } else if r.real_findings() > 0 || !r.orphan.is_empty() {
         Status::Fail
     } else if r.has_finding() {
         Status::Stale
@@ -249,6 +249,12 @@ pub fn from_verify(r: &CassetteResult) -> FileOutcome {
             if !r.scenario_drift.is_empty() {
                 parts.push("scenario drift".into());
             }
+            if !r.age.is_empty() {
+                parts.push("older than --max-age".into());
+            }
+            if !r.orphan.is_empty() {
+                parts.push("its scenario is gone".into());
+            }
             parts.join(", ")
         }
     };
@@ -271,12 +277,25 @@ pub fn from_verify(r: &CassetteResult) -> FileOutcome {
     for s in &r.scenario_drift {
         out.push(Level::Fail, format!("scenario drift: {s}"));
     }
+    for s in &r.age {
+        out.push(Level::Fail, format!("max-age: {s}"));
+    }
+    for s in &r.orphan {
+        out.push(Level::Fail, format!("orphan: {s}"));
+    }
     for x in r.findings.iter().filter(|x| !x.is_real()) {
         out.push(Level::Note, finding_text(x));
     }
     for n in &r.notes {
         out.push(Level::Note, n.clone());
     }
+    out
+}
+
+/// A `--orphans` scenario that no cassette records.
+pub fn from_orphan_scenario(o: &crate::verify::lifecycle::OrphanScenario) -> FileOutcome {
+    let mut out = FileOutcome::new(o.scenario.clone(), Status::Fail, "no cassette records it");
+    out.push(Level::Fail, format!("orphan: {}", o.message));
     out
 }
 

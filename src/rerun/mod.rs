@@ -163,7 +163,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         .or(scenario.timeout_ms.map(Duration::from_millis))
         .unwrap_or(crate::record::DEFAULT_TIMEOUT);
     let scenario_path = scenario.path.clone();
-    let run = live::run(&live::LivePlan {
+    let mut run = live::run(&live::LivePlan {
         scenario: &scenario,
         scenario_path: &scenario_path,
         session: &session,
@@ -235,13 +235,13 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
             })
             .map(|p| format!("scripted model: {p}")),
     );
-    let live_opts = crate::replay::ReplayOptions {
-        live: true,
-        ..crate::replay::ReplayOptions::default()
-    };
-    let result = crate::replay::replay_cassette(&run.cassette, &live_opts).map_err(|e| {
+    let result = run.judged.take().ok_or_else(|| {
         RerunError::invalid(
-            format!("{}: the fresh run cannot be judged: {e}", path.display()),
+            format!(
+                "{}: the fresh run cannot be judged: {}",
+                path.display(),
+                run.failures.join("; ")
+            ),
             None,
         )
     })?;
@@ -396,6 +396,21 @@ fn refuse_writes_outside_the_run(
             let crate::model::Block::ToolUse { name, input, .. } = block else {
                 continue;
             };
+            if name == "Bash"
+                && let Some(command) = input.get("command").and_then(Value::as_str)
+            {
+                let outside = paths::shell_writes_outside(command);
+                if !outside.is_empty() {
+                    return Err(RerunError::invalid(
+                        format!(
+                            "{}: {conversation} turn {turn_index}: the recorded Bash command writes {}, outside the run directory; a rerun never writes outside it",
+                            path.display(),
+                            outside.join(", ")
+                        ),
+                        "re-record the scenario so the agent writes under its work root".to_owned(),
+                    ));
+                }
+            }
             let Some((_, key)) = WRITE_TOOLS.iter().find(|(tool, _)| tool == name) else {
                 continue;
             };

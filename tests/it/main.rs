@@ -1,6 +1,7 @@
 //! reel's integration tests: one test binary, one module per feature
 //! (ripgrep style), so the suite links once.
 
+mod action;
 mod assert;
 mod assertions;
 mod cassette;
@@ -16,14 +17,17 @@ mod lint;
 mod model;
 mod parity_evidence;
 mod record;
+mod record_batch;
 mod rehash;
 mod replay;
 mod replay_mutate;
 mod report;
 mod rerun;
 mod scaffold;
+mod shard;
 mod sibling;
 mod util;
 mod verify;
+mod verify_lifecycle;
 mod verify_margins;
 mod verify_scenario;
