@@ -17,6 +17,7 @@ pub mod atomic;
 pub mod canon;
 pub mod cassette;
 pub mod cli;
+pub mod diff;
 pub mod error;
 pub mod evidence;
 pub mod exit;

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod diff;
 pub mod fingerprint;
 pub mod model;
 pub mod record;
@@ -53,6 +54,8 @@ pub enum Command {
     Fingerprint(fingerprint::FingerprintArgs),
     /// The scripted model endpoint (token-free recording).
     Model(model::ModelArgs),
+    /// Compare two recordings view by view (tools, answers, files, assertions, ...).
+    Diff(diff::DiffArgs),
 }
 
 /// Entry point of the binary.
@@ -75,6 +78,7 @@ pub fn main() -> ExitCode {
         Command::Rehash(args) => rehash::run(args),
         Command::Fingerprint(args) => fingerprint::run(args),
         Command::Model(args) => model::run(args),
+        Command::Diff(args) => diff::run(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

@@ -1,0 +1,206 @@
+//! Masking what differs between two recordings of the same run.
+//!
+//! A live re-recording gets a new run directory (`/tmp/reel-runs/<slug>/
+//! local_xxx/work`), new session and request UUIDs, new timestamps and new
+//! durations; a scripted model may also mint new tool-use and message ids.
+//! None of that is what the run *did*. [`Normalizer`] replaces each with a
+//! placeholder: run roots by name (`<work>`, `<run>`), ids by order of first
+//! appearance (`toolu_…` → `<tool-1>`, a UUID → `<uuid-1>`), timestamps and
+//! durations by a constant. Two sides are normalised by two normalisers fed
+//! in the same order, so the same run yields the same placeholders.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+/// Ids, UUIDs and ISO-8601 timestamps, in one pass.
+static VOLATILE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?P<tool>\b(?:srv)?toolu_[A-Za-z0-9_]+)",
+        r"|(?P<msg>\bmsg_[A-Za-z0-9_]+)",
+        r"|(?P<req>\breq_[A-Za-z0-9_]+)",
+        r"|(?P<uuid>\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)",
+        r"|(?P<time>\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)",
+    ))
+    .expect("static regex")
+});
+
+/// Keys whose values are durations or clock readings.
+fn is_duration_key(key: &str) -> bool {
+    matches!(
+        key,
+        "ts" | "startedAtMono" | "startedAtWall" | "timestamp" | "elapsed" | "duration"
+    ) || key.ends_with("_ms")
+        || key.ends_with("Ms")
+        || key.starts_with("duration")
+}
+
+/// One side's masker. Not `Sync`: each side has its own.
+#[derive(Debug, Clone)]
+pub struct Normalizer {
+    enabled: bool,
+    /// Literal prefixes → placeholder, longest first.
+    roots: Vec<(String, String)>,
+    /// The recorded session id (masked as `<session>`).
+    session: Option<String>,
+    ids: HashMap<String, String>,
+    counts: HashMap<&'static str, usize>,
+}
+
+impl Normalizer {
+    /// A normaliser that changes nothing (`--no-normalize`).
+    pub fn off() -> Normalizer {
+        Normalizer {
+            enabled: false,
+            roots: Vec::new(),
+            session: None,
+            ids: HashMap::new(),
+            counts: HashMap::new(),
+        }
+    }
+
+    /// A normaliser for one recording: `work_root` is the agent's working
+    /// directory (the init event's `cwd`, or a root inferred from the
+    /// manifest), `session_id` the recorded session id.
+    pub fn new(work_root: Option<&str>, session_id: Option<&str>) -> Normalizer {
+        let mut roots: Vec<(String, String)> = Vec::new();
+        if let Some(work) = work_root.map(|w| w.trim_end_matches('/')).filter(|w| w.len() > 1) {
+            let mut push = |from: &str, to: &str| {
+                roots.push((from.to_owned(), to.to_owned()));
+                // macOS resolves /tmp and /var through /private.
+                if from.starts_with("/tmp/") || from.starts_with("/var/") {
+                    roots.push((format!("/private{from}"), to.to_owned()));
+                }
+            };
+            push(work, "<work>");
+            // reel stages `<run>/work` beside `<run>/config` (skills, home).
+            if let Some(run) = work.strip_suffix("/work").filter(|r| r.len() > 1) {
+                push(run, "<run>");
+            }
+        }
+        roots.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
+        Normalizer {
+            enabled: true,
+            roots,
+            session: session_id.filter(|s| !s.is_empty()).map(str::to_owned),
+            ids: HashMap::new(),
+            counts: HashMap::new(),
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The masked form of `s`.
+    pub fn text(&mut self, s: &str) -> String {
+        if !self.enabled {
+            return s.to_owned();
+        }
+        let mut out = s.to_owned();
+        for (from, to) in &self.roots {
+            if out.contains(from.as_str()) {
+                out = out.replace(from.as_str(), to);
+            }
+        }
+        if let Some(session) = &self.session
+            && out.contains(session.as_str())
+        {
+            out = out.replace(session.as_str(), "<session>");
+        }
+        if !VOLATILE.is_match(&out) {
+            return out;
+        }
+        let mut result = String::with_capacity(out.len());
+        let mut last = 0;
+        for caps in VOLATILE.captures_iter(&out) {
+            let m = caps.get(0).expect("group 0");
+            result.push_str(&out[last..m.start()]);
+            let kind = ["tool", "msg", "req", "uuid", "time"]
+                .into_iter()
+                .find(|k| caps.name(k).is_some())
+                .unwrap_or("id");
+            if kind == "time" {
+                result.push_str("<time>");
+            } else {
+                result.push_str(&self.placeholder(kind, m.as_str()));
+            }
+            last = m.end();
+        }
+        result.push_str(&out[last..]);
+        result
+    }
+
+    fn placeholder(&mut self, kind: &'static str, id: &str) -> String {
+        if let Some(p) = self.ids.get(id) {
+            return p.clone();
+        }
+        let n = self.counts.entry(kind).or_default();
+        *n += 1;
+        let p = format!("<{kind}-{n}>");
+        self.ids.insert(id.to_owned(), p.clone());
+        p
+    }
+
+    /// The masked form of a JSON value: every string, and the values of
+    /// duration / clock keys.
+    pub fn value(&mut self, v: &Value) -> Value {
+        if !self.enabled {
+            return v.clone();
+        }
+        match v {
+            Value::String(s) => Value::String(self.text(s)),
+            Value::Array(items) => Value::Array(items.iter().map(|i| self.value(i)).collect()),
+            Value::Object(map) => {
+                let mut out = Map::with_capacity(map.len());
+                for (k, v) in map {
+                    let v = if is_duration_key(k) && (v.is_number() || v.is_string()) {
+                        Value::String("<duration>".into())
+                    } else {
+                        self.value(v)
+                    };
+                    out.insert(self.text(k), v);
+                }
+                Value::Object(out)
+            }
+            other => other.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn masks_roots_ids_and_times_by_first_appearance() {
+        let mut n = Normalizer::new(
+            Some("/tmp/reel-runs/x/local_abc/work"),
+            Some("f17089ac-0d94-488f-b869-85c587725621"),
+        );
+        assert_eq!(
+            n.text("/tmp/reel-runs/x/local_abc/work/outputs/a.md and /tmp/reel-runs/x/local_abc/config/skills"),
+            "<work>/outputs/a.md and <run>/config/skills"
+        );
+        assert_eq!(n.text("toolu_9 then toolu_2 then toolu_9"), "<tool-1> then <tool-2> then <tool-1>");
+        assert_eq!(
+            n.text("s=f17089ac-0d94-488f-b869-85c587725621 r=bf8b856c-9490-4719-a4d8-475c5b157f12"),
+            "s=<session> r=<uuid-1>"
+        );
+        assert_eq!(n.text("at 2026-11-30T06:48:31.702Z"), "at <time>");
+        assert_eq!(
+            n.value(&json!({"duration_ms": 12, "ts": 5, "name": "msg_1"})),
+            json!({"duration_ms": "<duration>", "ts": "<duration>", "name": "<msg-1>"})
+        );
+    }
+
+    #[test]
+    fn off_changes_nothing() {
+        let mut n = Normalizer::off();
+        assert_eq!(n.text("toolu_1 2026-11-30T06:48:31Z"), "toolu_1 2026-11-30T06:48:31Z");
+        assert_eq!(n.value(&json!({"ts": 1})), json!({"ts": 1}));
+    }
+}
