@@ -5,6 +5,7 @@ mod assert;
 mod cassette;
 mod claude;
 mod crash;
+mod diff;
 mod fingerprint;
 mod fuzz;
 mod hostile;

@@ -583,7 +583,7 @@ fn truncate(s: &str) -> String {
 
 /// Copies the example tree into `dst` and commits it (skills are staged in
 /// git file-set mode, as in the repository).
-fn example_tree(dst: &Path) {
+pub(crate) fn example_tree(dst: &Path) {
     for dir in ["scenarios", "sessions", "skills", "data"] {
         util::copy_tree(&util::repo().join(dir), &dst.join(dir));
     }
