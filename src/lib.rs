@@ -28,6 +28,7 @@ pub mod rehash;
 pub mod replay;
 pub mod report;
 pub mod scenario;
+pub mod show;
 pub mod verify;
 
 pub use error::Error;

@@ -15,6 +15,7 @@ pub mod model;
 pub mod record;
 pub mod rehash;
 pub mod replay;
+pub mod show;
 pub mod verify;
 
 /// Output format shared by every command that reports.
@@ -56,6 +57,8 @@ pub enum Command {
     Model(model::ModelArgs),
     /// Compare two recordings view by view (tools, answers, files, assertions, ...).
     Diff(diff::DiffArgs),
+    /// A readable digest of one recording (tools, questions, files, timeline, usage).
+    Show(show::ShowArgs),
 }
 
 /// Entry point of the binary.
@@ -79,6 +82,7 @@ pub fn main() -> ExitCode {
         Command::Fingerprint(args) => fingerprint::run(args),
         Command::Model(args) => model::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Show(args) => show::run(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),
