@@ -27,6 +27,7 @@ pub mod record;
 pub mod rehash;
 pub mod replay;
 pub mod report;
+pub mod review;
 pub mod scenario;
 pub mod show;
 pub mod verify;

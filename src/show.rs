@@ -97,7 +97,9 @@ impl Show {
             result: r.meta.get("result").cloned().unwrap_or(Value::Null),
             verdict_pass: r.verdict_pass,
             tools: view.includes(ShowView::Tools).then(|| r.tools.clone()),
-            questions: view.includes(ShowView::Questions).then(|| r.answers.clone()),
+            questions: view
+                .includes(ShowView::Questions)
+                .then(|| r.answers.clone()),
             files: view.includes(ShowView::Files).then(|| {
                 r.files
                     .iter()
@@ -107,7 +109,9 @@ impl Show {
                     })
                     .collect()
             }),
-            timeline: view.includes(ShowView::Timeline).then(|| r.timeline.clone()),
+            timeline: view
+                .includes(ShowView::Timeline)
+                .then(|| r.timeline.clone()),
             usage: view.includes(ShowView::Usage).then(|| {
                 usage_keys
                     .iter()
@@ -132,14 +136,23 @@ impl Show {
             let _ = writeln!(s, "{}", paint(&t, color, Paint::Bold));
         };
         if let Some(tools) = &self.tools {
-            head(&mut s, format!("tools: {} call{}", tools.len(), plural(tools.len())));
+            head(
+                &mut s,
+                format!("tools: {} call{}", tools.len(), plural(tools.len())),
+            );
             for (i, t) in tools.iter().enumerate() {
                 let sub = t
                     .parent
                     .as_deref()
                     .map(|p| format!(" (under {p})"))
                     .unwrap_or_default();
-                let _ = writeln!(s, "  #{} {}{sub} {}", i + 1, t.name, cut(&inline(&t.input), 160));
+                let _ = writeln!(
+                    s,
+                    "  #{} {}{sub} {}",
+                    i + 1,
+                    t.name,
+                    cut(&inline(&t.input), 160)
+                );
                 let status = match t.is_error {
                     None => paint("no result", color, Paint::Yellow),
                     Some(true) => paint("error", color, Paint::Red),
@@ -154,7 +167,10 @@ impl Show {
             }
         }
         if let Some(qs) = &self.questions {
-            head(&mut s, format!("questions: {} prompt{}", qs.len(), plural(qs.len())));
+            head(
+                &mut s,
+                format!("questions: {} prompt{}", qs.len(), plural(qs.len())),
+            );
             for (i, q) in qs.iter().enumerate() {
                 let _ = writeln!(s, "  #{} {} {}: {}", i + 1, q.kind, q.name, q.decision);
                 for asked in q.questions.iter().flat_map(|v| v.as_array()).flatten() {
@@ -237,7 +253,10 @@ impl Show {
             }
         }
         if let Some(rows) = &self.timeline {
-            head(&mut s, format!("timeline: {} row{}", rows.len(), plural(rows.len())));
+            head(
+                &mut s,
+                format!("timeline: {} row{}", rows.len(), plural(rows.len())),
+            );
             if rows.is_empty() {
                 let _ = writeln!(s, "  (no timeline recorded)");
             }
@@ -353,7 +372,10 @@ fn shape(v: &Value) -> String {
         Value::Null => "null".into(),
         Value::Bool(b) => format!("boolean {b}"),
         Value::Number(n) => format!("number {n}"),
-        Value::String(s) => format!("string {}", cut(&serde_json::to_string(s).unwrap_or_default(), 40)),
+        Value::String(s) => format!(
+            "string {}",
+            cut(&serde_json::to_string(s).unwrap_or_default(), 40)
+        ),
         Value::Array(a) => format!("array ({})", a.len()),
         Value::Object(m) => format!("object ({} keys)", m.len()),
     }

@@ -62,7 +62,11 @@ pub fn run(args: DiffArgs) -> Result<u8> {
     match args.output_format {
         OutputFormat::Json => {
             let result = serde_json::to_value(&d).unwrap_or(Value::Null);
-            let _ = writeln!(std::io::stdout().lock(), "{}", envelope("diff", result, None));
+            let _ = writeln!(
+                std::io::stdout().lock(),
+                "{}",
+                envelope("diff", result, None)
+            );
         }
         OutputFormat::Text => {
             let _ = anstream::stdout()

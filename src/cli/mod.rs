@@ -15,6 +15,7 @@ pub mod model;
 pub mod record;
 pub mod rehash;
 pub mod replay;
+pub mod review;
 pub mod show;
 pub mod verify;
 
@@ -59,6 +60,14 @@ pub enum Command {
     Diff(diff::DiffArgs),
     /// A readable digest of one recording (tools, questions, files, timeline, usage).
     Show(show::ShowArgs),
+    /// Review pending re-recordings on a terminal: diff, then accept / reject / skip.
+    Review(review::ReviewArgs),
+    /// Accept pending re-recordings (rename NAME.cassette.json.new over the cassette).
+    Accept(review::ResolveArgs),
+    /// Reject pending re-recordings (delete the .new, keep the cassette).
+    Reject(review::ResolveArgs),
+    /// List pending re-recordings (NAME.cassette.json.new files).
+    Pending(review::PendingArgs),
 }
 
 /// Entry point of the binary.
@@ -83,6 +92,10 @@ pub fn main() -> ExitCode {
         Command::Model(args) => model::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Show(args) => show::run(args),
+        Command::Review(args) => review::run_review(args),
+        Command::Accept(args) => review::run_accept(args),
+        Command::Reject(args) => review::run_reject(args),
+        Command::Pending(args) => review::run_pending(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

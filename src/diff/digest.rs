@@ -347,8 +347,11 @@ fn answers_view(run: &RunRecord, norm: &mut Normalizer) -> Vec<Answer> {
 }
 
 fn files_view(cassette: &Cassette, norm: &mut Normalizer) -> Vec<FileEntry> {
-    let pre: std::collections::HashSet<String> =
-        cassette.pre_run_paths().unwrap_or_default().into_iter().collect();
+    let pre: std::collections::HashSet<String> = cassette
+        .pre_run_paths()
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
     let mut files: Vec<FileEntry> = cassette
         .artifacts()
         .unwrap_or_default()
@@ -435,7 +438,11 @@ fn meta_view(
     let doc = &cassette.doc;
     put(&mut m, "cassetteVersion", Some(json!(cassette.version)));
     put(&mut m, "result", Some(json!(run.result.as_str())));
-    put(&mut m, "resultSubtype", run.result_subtype.clone().map(Value::from));
+    put(
+        &mut m,
+        "resultSubtype",
+        run.result_subtype.clone().map(Value::from),
+    );
     put(
         &mut m,
         "agentVersion",
@@ -449,11 +456,23 @@ fn meta_view(
     put(&mut m, "turns", run.turns.map(parse::js_number_value));
     put(&mut m, "usage", run.usage.clone());
     put(&mut m, "costUsd", run.cost_usd.map(parse::js_number_value));
-    put(&mut m, "effectiveFidelity", doc.get("effectiveFidelity").cloned());
+    put(
+        &mut m,
+        "effectiveFidelity",
+        doc.get("effectiveFidelity").cloned(),
+    );
     put(&mut m, "fingerprint", doc.get("fingerprint").cloned());
-    put(&mut m, "sessionFingerprint", doc.get("sessionFingerprint").cloned());
+    put(
+        &mut m,
+        "sessionFingerprint",
+        doc.get("sessionFingerprint").cloned(),
+    );
     put(&mut m, "environment", doc.get("environment").cloned());
-    put(&mut m, "userVisibleRoots", doc.get("userVisibleRoots").cloned());
+    put(
+        &mut m,
+        "userVisibleRoots",
+        doc.get("userVisibleRoots").cloned(),
+    );
     put(&mut m, "preRunPaths", doc.get("preRunPaths").cloned());
     put(&mut m, "preRunOrigin", doc.get("preRunOrigin").cloned());
     put(&mut m, "startedAt", doc.get("timelineHeader").cloned());

@@ -325,7 +325,9 @@ fn field(label: &str, path: &str, before: Option<&Value>, after: Option<&Value>)
         _ => ChangeKind::Changed,
     };
     let unified = match (before, after) {
-        (Some(Value::String(x)), Some(Value::String(y))) if x.contains('\n') || y.contains('\n') => {
+        (Some(Value::String(x)), Some(Value::String(y)))
+            if x.contains('\n') || y.contains('\n') =>
+        {
             Some(unified(x, y, path, path))
         }
         _ => None,
@@ -423,11 +425,17 @@ fn with_newline(s: &str) -> String {
 
 fn files(a: &Recording, b: &Recording) -> Vec<Change> {
     let index = |r: &Recording| -> Map<String, Value> {
-        r.files.iter().map(|f| (f.path.clone(), to_value(f))).collect()
+        r.files
+            .iter()
+            .map(|f| (f.path.clone(), to_value(f)))
+            .collect()
     };
     let (ia, ib) = (index(a), index(b));
     let mut out = Vec::new();
-    let mut paths: Vec<&String> = ia.keys().chain(ib.keys().filter(|k| !ia.contains_key(*k))).collect();
+    let mut paths: Vec<&String> = ia
+        .keys()
+        .chain(ib.keys().filter(|k| !ia.contains_key(*k)))
+        .collect();
     paths.sort();
     for path in paths {
         let (fa, fb) = (
@@ -464,10 +472,7 @@ fn files(a: &Recording, b: &Recording) -> Vec<Change> {
                         }
                     }
                 }
-                let (tx, ty) = (
-                    strip_key(&mut vx, "text"),
-                    strip_key(&mut vy, "text"),
-                );
+                let (tx, ty) = (strip_key(&mut vx, "text"), strip_key(&mut vy, "text"));
                 leaves(path, "", &vx, &vy, &mut out);
                 match (tx, ty) {
                     (Some(Value::String(tx)), Some(Value::String(ty))) if tx != ty => {
@@ -480,12 +485,7 @@ fn files(a: &Recording, b: &Recording) -> Vec<Change> {
                             unified: Some(unified(&tx, &ty, path, path)),
                         });
                     }
-                    (x, y) if x != y => out.push(field(
-                        path,
-                        "body",
-                        x.as_ref(),
-                        y.as_ref(),
-                    )),
+                    (x, y) if x != y => out.push(field(path, "body", x.as_ref(), y.as_ref())),
                     _ => {}
                 }
             }

@@ -66,7 +66,10 @@ impl Normalizer {
     /// manifest), `session_id` the recorded session id.
     pub fn new(work_root: Option<&str>, session_id: Option<&str>) -> Normalizer {
         let mut roots: Vec<(String, String)> = Vec::new();
-        if let Some(work) = work_root.map(|w| w.trim_end_matches('/')).filter(|w| w.len() > 1) {
+        if let Some(work) = work_root
+            .map(|w| w.trim_end_matches('/'))
+            .filter(|w| w.len() > 1)
+        {
             let mut push = |from: &str, to: &str| {
                 roots.push((from.to_owned(), to.to_owned()));
                 // macOS resolves /tmp and /var through /private.
@@ -185,7 +188,10 @@ mod tests {
             n.text("/tmp/reel-runs/x/local_abc/work/outputs/a.md and /tmp/reel-runs/x/local_abc/config/skills"),
             "<work>/outputs/a.md and <run>/config/skills"
         );
-        assert_eq!(n.text("toolu_9 then toolu_2 then toolu_9"), "<tool-1> then <tool-2> then <tool-1>");
+        assert_eq!(
+            n.text("toolu_9 then toolu_2 then toolu_9"),
+            "<tool-1> then <tool-2> then <tool-1>"
+        );
         assert_eq!(
             n.text("s=f17089ac-0d94-488f-b869-85c587725621 r=bf8b856c-9490-4719-a4d8-475c5b157f12"),
             "s=<session> r=<uuid-1>"
@@ -200,7 +206,10 @@ mod tests {
     #[test]
     fn off_changes_nothing() {
         let mut n = Normalizer::off();
-        assert_eq!(n.text("toolu_1 2026-11-30T06:48:31Z"), "toolu_1 2026-11-30T06:48:31Z");
+        assert_eq!(
+            n.text("toolu_1 2026-11-30T06:48:31Z"),
+            "toolu_1 2026-11-30T06:48:31Z"
+        );
         assert_eq!(n.value(&json!({"ts": 1})), json!({"ts": 1}));
     }
 }

@@ -20,12 +20,7 @@ pub fn diff_text(d: &Diff, color: bool) -> String {
     } else {
         "raw values"
     };
-    let _ = writeln!(
-        s,
-        "reel diff {} {} ({mode})",
-        d.a.display(),
-        d.b.display()
-    );
+    let _ = writeln!(s, "reel diff {} {} ({mode})", d.a.display(), d.b.display());
     for v in &d.views {
         view_text(&mut s, v, color);
     }
@@ -80,10 +75,18 @@ fn change_text(s: &mut String, c: &Change, color: bool) {
         return;
     }
     if let Some(b) = &c.before {
-        let _ = writeln!(s, "      {}", paint(&format!("- {}", inline(b)), color, Paint::Red));
+        let _ = writeln!(
+            s,
+            "      {}",
+            paint(&format!("- {}", inline(b)), color, Paint::Red)
+        );
     }
     if let Some(a) = &c.after {
-        let _ = writeln!(s, "      {}", paint(&format!("+ {}", inline(a)), color, Paint::Green));
+        let _ = writeln!(
+            s,
+            "      {}",
+            paint(&format!("+ {}", inline(a)), color, Paint::Green)
+        );
     }
 }
 

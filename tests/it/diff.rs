@@ -75,7 +75,10 @@ pub fn schema_errors(schema: &str, v: &Value) -> Vec<String> {
     )
     .unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
-    validator.iter_errors(v).map(|e| format!("{} at {}", e, e.instance_path)).collect()
+    validator
+        .iter_errors(v)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect()
 }
 
 /// The changes of one view.
@@ -123,7 +126,14 @@ fn every_cassette_diffed_with_itself_is_identical() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{}: {text}", p.display());
         assert_eq!(text.lines().last(), Some("identical"), "{}", p.display());
-        for view in ["tools", "answers", "transcript", "files", "assertions", "meta"] {
+        for view in [
+            "tools",
+            "answers",
+            "transcript",
+            "files",
+            "assertions",
+            "meta",
+        ] {
             assert!(text.contains(&format!("{view}: identical")), "{text}");
         }
         let (code, r) = diff_json(&p, &p, &[]);
@@ -183,7 +193,10 @@ fn one_changed_tool_input_is_named_in_the_tools_view() {
         if v["type"] != "assistant" {
             return false;
         }
-        let Some(blocks) = v.pointer_mut("/message/content").and_then(Value::as_array_mut) else {
+        let Some(blocks) = v
+            .pointer_mut("/message/content")
+            .and_then(Value::as_array_mut)
+        else {
             return false;
         };
         let mut hit = false;
@@ -205,7 +218,12 @@ fn one_changed_tool_input_is_named_in_the_tools_view() {
     assert_eq!(c[0]["item"], "#1 Write");
     assert_eq!(c[0]["path"], "input.content");
     assert_eq!(c[0]["after"], "a different note\n");
-    assert!(c[0]["unified"].as_str().unwrap().contains("+a different note"));
+    assert!(
+        c[0]["unified"]
+            .as_str()
+            .unwrap()
+            .contains("+a different note")
+    );
     assert!(other_views_changed(&r, &["tools"]).is_empty(), "{r}");
 }
 
@@ -265,7 +283,10 @@ fn one_changed_assertion_is_named_in_the_assertions_view() {
     assert_eq!(
         named,
         [
-            ("transcript_contains".into(), "assertion.transcript_contains".into()),
+            (
+                "transcript_contains".into(),
+                "assertion.transcript_contains".into()
+            ),
             ("transcript_contains".into(), "pass".into()),
             ("transcript_contains".into(), "message".into()),
             ("verdict".into(), "pass".into()),
@@ -277,7 +298,10 @@ fn one_changed_assertion_is_named_in_the_assertions_view() {
     // The text names it too.
     let out = util::reel().arg("diff").arg(&src).arg(&b).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("~ transcript_contains assertion.transcript_contains"), "{text}");
+    assert!(
+        text.contains("~ transcript_contains assertion.transcript_contains"),
+        "{text}"
+    );
     assert!(text.contains("differs: assertions (4)"), "{text}");
 }
 
@@ -323,7 +347,9 @@ fn a_moved_run_directory_and_new_ids_normalise_away_but_not_with_no_normalize() 
     assert_eq!(r["normalized"], false);
     let tools = changes(&r, "tools");
     assert!(
-        tools.iter().any(|c| c["after"].to_string().contains("local_zzzzzzzzzzzzzzzz")),
+        tools
+            .iter()
+            .any(|c| c["after"].to_string().contains("local_zzzzzzzzzzzzzzzz")),
         "{tools:?}"
     );
     // --view narrows the comparison.
@@ -343,7 +369,12 @@ fn an_unreadable_cassette_is_a_usage_error_naming_the_file() {
     let bad = tmp.path().join("bad.cassette.json");
     std::fs::write(&bad, "{ not json").unwrap();
     let good = util::repo().join("cassettes/write-note.cassette.json");
-    let out = util::reel().arg("diff").arg(&good).arg(&bad).output().unwrap();
+    let out = util::reel()
+        .arg("diff")
+        .arg(&good)
+        .arg(&bad)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.cassette.json"), "{err}");
@@ -360,7 +391,12 @@ fn an_unreadable_cassette_is_a_usage_error_naming_the_file() {
     let env: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(schema_errors("diff.json", &env).is_empty());
     assert_eq!(env["ok"], false);
-    assert!(env["error"]["message"].as_str().unwrap().contains("missing.cassette.json"));
+    assert!(
+        env["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("missing.cassette.json")
+    );
 }
 
 #[test]
@@ -431,7 +467,12 @@ fn two_real_re_recordings_of_each_bundled_scenario_diff_as_identical() {
         }
         // And with the committed recording of the same scenario.
         let committed = util::repo().join(format!("cassettes/{scenario}.cassette.json"));
-        let out = util::reel().arg("diff").arg(&committed).arg(&b).output().unwrap();
+        let out = util::reel()
+            .arg("diff")
+            .arg(&committed)
+            .arg(&b)
+            .output()
+            .unwrap();
         if out.status.code() != Some(0) {
             failures.push(format!(
                 "{scenario} vs committed: exit {:?}\n{}",

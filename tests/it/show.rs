@@ -13,7 +13,10 @@ const VIEWS: [&str; 6] = ["tools", "questions", "files", "timeline", "usage", "a
 
 fn show(path: &Path, view: &str, json: bool) -> (i32, String) {
     let mut cmd = util::reel();
-    cmd.current_dir(util::repo()).arg("show").arg(path).args(["--view", view]);
+    cmd.current_dir(util::repo())
+        .arg("show")
+        .arg(path)
+        .args(["--view", view]);
     if json {
         cmd.args(["--output-format", "json"]);
     }
@@ -43,7 +46,11 @@ fn every_view_of_every_cassette_in_text_and_json() {
             assert_eq!(code, 0);
             let env: Value = serde_json::from_str(&json).unwrap();
             let errors = schema_errors("show.json", &env);
-            assert!(errors.is_empty(), "{} --view {view}: {errors:?}", p.display());
+            assert!(
+                errors.is_empty(),
+                "{} --view {view}: {errors:?}",
+                p.display()
+            );
             let r = &env["results"][0];
             for v in ["tools", "questions", "files", "timeline", "usage"] {
                 assert_eq!(
@@ -78,12 +85,15 @@ fn a_json_artifact_gets_a_shallow_preview() {
     let mut doc: serde_json::Map<String, Value> =
         serde_json::from_str(&std::fs::read_to_string(&src).unwrap()).unwrap();
     let body = r#"{"name":"reel","count":3,"tags":["a","b"],"nested":{"x":1}}"#;
-    doc["artifacts"].as_array_mut().unwrap().push(serde_json::json!({
-        "path": "outputs/data.json",
-        "bytes": body.len(),
-        "sha256": hex::encode(<sha2::Sha256 as sha2::Digest>::digest(body.as_bytes())),
-        "body": body,
-    }));
+    doc["artifacts"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "path": "outputs/data.json",
+            "bytes": body.len(),
+            "sha256": hex::encode(<sha2::Sha256 as sha2::Digest>::digest(body.as_bytes())),
+            "body": body,
+        }));
     let tmp = tempfile::tempdir().unwrap();
     let p = tmp.path().join("c.cassette.json");
     std::fs::write(&p, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
