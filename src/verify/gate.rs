@@ -51,6 +51,9 @@ pub struct CassetteResult {
     pub notes: Vec<String>,
     pub version: Vec<String>,
     pub scenario_drift: Vec<String>,
+    /// A forgotten `NAME.cassette.json.new` beside it: an unreviewed
+    /// re-recording (exit 1; see [`crate::review`]).
+    pub pending_review: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub privacy_scanned: bool,
@@ -66,7 +69,10 @@ impl CassetteResult {
     }
     /// A verified, real problem (exit 1).
     pub fn has_finding(&self) -> bool {
-        self.real_findings() > 0 || !self.staleness.is_empty() || !self.scenario_drift.is_empty()
+        self.real_findings() > 0
+            || !self.staleness.is_empty()
+            || !self.scenario_drift.is_empty()
+            || !self.pending_review.is_empty()
     }
     /// Verification could not complete (exit 3).
     pub fn has_unverifiable(&self) -> bool {
@@ -207,6 +213,16 @@ pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
         file: path.display().to_string(),
         ..Default::default()
     };
+    // Checked first: an unreviewed re-recording matters even when the
+    // committed cassette itself cannot be read.
+    let pending = crate::review::pending_path(path);
+    if pending.is_file() {
+        row.pending_review.push(format!(
+            "an unreviewed re-recording is pending beside it: {} — review it with `reel review {}`, or resolve it with `reel accept` / `reel reject`",
+            pending.display(),
+            path.display()
+        ));
+    }
     let doc = match read_document(path) {
         Ok(doc) => doc,
         Err(e) => {

@@ -15,6 +15,7 @@ mod record;
 mod rehash;
 mod replay;
 mod replay_mutate;
+mod review;
 mod show;
 mod sibling;
 mod util;
