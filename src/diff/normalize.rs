@@ -37,6 +37,30 @@ fn is_duration_key(key: &str) -> bool {
         || key.starts_with("duration")
 }
 
+/// `s` with each occurrence of `from` that is a whole token (not followed
+/// by a path-name character, so `/runs/a` does not match in `/runs/ab`)
+/// replaced by `to`. `sep` says which following characters still end it.
+fn replace_whole(s: &str, from: &str, to: &str, sep: impl Fn(char) -> bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find(from) {
+        let after = &rest[i + from.len()..];
+        let mut next = after.chars();
+        let ends = match next.next() {
+            None => true,
+            Some(c) if sep(c) => true,
+            // A sentence's full stop ends it; `bench.txt` does not.
+            Some('.') => !next.next().is_some_and(|c| c.is_alphanumeric()),
+            Some(c) => !(c.is_alphanumeric() || matches!(c, '_' | '-')),
+        };
+        out.push_str(&rest[..i]);
+        out.push_str(if ends { to } else { from });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 /// One side's masker. Not `Sync`: each side has its own.
 #[derive(Debug, Clone)]
 pub struct Normalizer {
@@ -87,7 +111,9 @@ impl Normalizer {
         Normalizer {
             enabled: true,
             roots,
-            session: session_id.filter(|s| !s.is_empty()).map(str::to_owned),
+            // A short id ("bench") would mask ordinary words; UUIDs are
+            // masked by the pattern anyway.
+            session: session_id.filter(|s| s.len() >= 8).map(str::to_owned),
             ids: HashMap::new(),
             counts: HashMap::new(),
         }
@@ -105,13 +131,13 @@ impl Normalizer {
         let mut out = s.to_owned();
         for (from, to) in &self.roots {
             if out.contains(from.as_str()) {
-                out = out.replace(from.as_str(), to);
+                out = replace_whole(&out, from, to, |c| c == '/');
             }
         }
         if let Some(session) = &self.session
             && out.contains(session.as_str())
         {
-            out = out.replace(session.as_str(), "<session>");
+            out = replace_whole(&out, session, "<session>", |_| false);
         }
         if !VOLATILE.is_match(&out) {
             return out;
@@ -200,6 +226,15 @@ mod tests {
         assert_eq!(
             n.value(&json!({"duration_ms": 12, "ts": 5, "name": "msg_1"})),
             json!({"duration_ms": "<duration>", "ts": "<duration>", "name": "<msg-1>"})
+        );
+    }
+
+    #[test]
+    fn roots_and_sessions_mask_whole_tokens_only() {
+        let mut n = Normalizer::new(Some("/sessions/bench"), Some("bench"));
+        assert_eq!(
+            n.text("/sessions/bench/a /sessions/bench2/b /sessions/bench. bench-model"),
+            "<work>/a /sessions/bench2/b <work>. bench-model"
         );
     }
 
