@@ -35,11 +35,32 @@ fn child(mode: &str, a: &Path, b: &Path) {
             std::hint::black_box((d, text));
         }
     }
-    println!(
-        "{} {}",
-        t.elapsed().as_secs_f64() * 1000.0,
-        support::peak_rss_self()
-    );
+    let total = t.elapsed().as_secs_f64() * 1000.0;
+    if mode == "diff" && std::env::var_os("REEL_BENCH_PHASES").is_some() {
+        // Where the time goes: load, read one side into its views, compare.
+        let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
+        let t = Instant::now();
+        let ca = reel::cassette::Cassette::load(a).expect("load");
+        let load = ms(t);
+        let t = Instant::now();
+        let run = reel::evidence::RunRecord::from_cassette(&ca);
+        let drive = ms(t);
+        std::hint::black_box(run);
+        let t = Instant::now();
+        let r = reel::replay::replay_cassette(&ca, &reel::replay::ReplayOptions { lean: true, ..Default::default() });
+        let replay = ms(t);
+        std::hint::black_box(r.ok());
+        let t = Instant::now();
+        let ra = reel::diff::Recording::read(&ca, true);
+        let read = ms(t);
+        let rb = reel::diff::Recording::read(&ca, true);
+        let t = Instant::now();
+        let d = reel::diff::diff_recordings(&ra, &rb, &reel::diff::DiffOptions::default());
+        let cmp = ms(t);
+        std::hint::black_box(d);
+        eprintln!("phases: load {load:.1} ms, re-drive {drive:.1} ms, replay {replay:.1} ms, read one side {read:.1} ms, compare {cmp:.1} ms");
+    }
+    println!("{total} {}", support::peak_rss_self());
 }
 
 /// A copy of `file` with the input of its middle tool call changed.
@@ -72,6 +93,14 @@ fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (a, size) = support::write_big_cassette(dir.path(), false);
     let b = one_change_copy(&a);
+    if let Some(keep) = std::env::var_os("REEL_BENCH_KEEP") {
+        // For profiling: `<bench> --child diff KEEP/big.cassette.json KEEP/big-one-change.cassette.json`.
+        let keep = PathBuf::from(keep);
+        std::fs::create_dir_all(&keep).expect("REEL_BENCH_KEEP dir");
+        for f in [&a, &b] {
+            std::fs::copy(f, keep.join(f.file_name().unwrap())).expect("keep");
+        }
+    }
     let input = size + std::fs::metadata(&b).map(|m| m.len()).unwrap_or(0);
     println!(
         "two cassettes: {:.1} MB together (seed {:#x}), {iters} runs per task",

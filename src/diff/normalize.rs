@@ -17,12 +17,16 @@ use serde_json::{Map, Value};
 
 /// Ids, UUIDs and ISO-8601 timestamps, in one pass.
 static VOLATILE: LazyLock<Regex> = LazyLock::new(|| {
+    // ASCII word boundaries and digits: Unicode `\b` makes the regex engine
+    // leave its DFA on any non-ASCII text, which every transcript has.
     Regex::new(concat!(
-        r"(?P<tool>\b(?:srv)?toolu_[A-Za-z0-9_]+)",
-        r"|(?P<msg>\bmsg_[A-Za-z0-9_]+)",
-        r"|(?P<req>\breq_[A-Za-z0-9_]+)",
-        r"|(?P<uuid>\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)",
-        r"|(?P<time>\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)",
+        r"(?-u:\b)(?:",
+        r"(?P<tool>(?:srv)?toolu_[A-Za-z0-9_]+)",
+        r"|(?P<msg>msg_[A-Za-z0-9_]+)",
+        r"|(?P<req>req_[A-Za-z0-9_]+)",
+        r"|(?P<uuid>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?-u:\b))",
+        r"|(?P<time>[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:?[0-9]{2})?)",
+        r")",
     ))
     .expect("static regex")
 });
