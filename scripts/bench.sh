@@ -112,6 +112,7 @@ EOF
       if (n == "rehash_dry_run_200") return "`rehash --dry-run` of 200 cassettes (100 legacy v11 with the full proof, 100 current)";
       if (n ~ /^model_turn/) { k = n; sub(/^model_turn_?/, "", k); return "scripted model: one turn over loopback HTTP" (k != "" ? " (turn " k ")" : "") }
       if (n == "record_overhead") return "`reel record` overhead: agent exit to cassette on disk";
+      if (n == "rerun_vs_record") return "`reel rerun` of the csv-stats recording (real Claude Code, 3 turns, a Bash script); floor = `reel record` of the same scenario";
       if (n == "diff_50k_events_one_change") return "`reel diff` of the 50,000-event cassette against a copy with one changed tool input (load both, re-drive, replay verdicts, compare every view, text); floor: read + parse both";
       return n
     }
@@ -127,6 +128,7 @@ EOF
       if (n == "fingerprint_2000_files") tgt = ((fl != "-" && t <= 2 * fl) ? "met" : "MISSED") ": ≤ 2x floor"
       if (n ~ /^model_turn/) tgt = ((t < 0.005) ? "met" : "MISSED") ": < 5 ms"
       if (n == "record_overhead") tgt = ((t < 0.05) ? "met" : "MISSED") ": < 50 ms"
+      if (n == "rerun_vs_record") tgt = ((fl != "-" && t <= 1.1 * fl + 0.2) ? "met" : "MISSED") ": ≤ record + 10 % + 200 ms"
       if (n == "diff_50k_events_one_change") tgt = ((t < 1) ? "met" : "MISSED") ": < 1 s"
       printf "| %s | %s | %s | %s | %s | %s | %s | %s of %s |\n", desc(n), fmt_b(inb), fmt_t(t), fmt_t(fl), ratio, r, tgt, f["stat"], f["runs"]
     }' "$logs/all.bench"

@@ -14,6 +14,11 @@ pub const USAGE: u8 = 2;
 /// `verify-cassettes` only: some cassette could not be verified at all
 /// (unreadable, skill dirs unresolvable), so "clean" cannot be claimed.
 pub const UNVERIFIED: u8 = 3;
+/// `rerun` only: a cassette could not be rerun here (a tier reel does not
+/// execute, no agent binary, a scenario reel cannot record). The same number
+/// as [`UNVERIFIED`]: "nothing was judged, and the reason is the machine or
+/// the recording, not your input".
+pub const COULD_NOT_RUN: u8 = 3;
 
 /// Combines per-file outcomes of a batch: the worst one wins.
 ///

@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 use super::process::ProcessGroup;
 use super::{AgentCommand, INIT_REQUEST_ID, KILL_GRACE, MAX_FRAME_BYTES, TASK_HOOK_ID};
 use crate::evidence::parse::truthy;
+use crate::protocol::{self, Block, Line};
 use crate::scenario::answers::{DecideError, Decider, PermissionSource, Unanswered};
 
 /// Longest single stdout line kept (longer lines fail the run).
@@ -195,17 +196,13 @@ pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
         answered: Default::default(),
         stdin_closed: false,
         events_bytes: 0,
+        background_tasks: 0,
     };
-    engine.send(json!({
-        "type": "control_request",
-        "request_id": INIT_REQUEST_ID,
-        "request": {"subtype": "initialize",
-                    "hooks": {"PreToolUse": [{"matcher": "Task", "hookCallbackIds": [TASK_HOOK_ID]}]}}
-    }));
-    engine.send(json!({
-        "type": "user",
-        "message": {"role": "user", "content": [{"type": "text", "text": opts.prompt}]}
-    }));
+    engine.send(protocol::initialize_request(
+        INIT_REQUEST_ID,
+        json!({"PreToolUse": [{"matcher": "Task", "hookCallbackIds": [TASK_HOOK_ID]}]}),
+    ));
+    engine.send(protocol::user_text(opts.prompt));
 
     let deadline = started + opts.timeout;
     let mut leader_exit_seen: Option<Instant> = None;
@@ -333,6 +330,9 @@ struct Engine<'a> {
     answered: std::collections::HashSet<String>,
     stdin_closed: bool,
     events_bytes: usize,
+    /// Background tasks the agent reported running (an asynchronous
+    /// sub-agent): while any runs, a `result` is not the end of the run.
+    background_tasks: usize,
 }
 
 type Fatal = (ErrorSource, String);
@@ -395,123 +395,144 @@ impl Engine<'_> {
         let Ok(whole) = serde_json::from_str::<Value>(line) else {
             return Ok(()); // a raw (non-JSON) line: recorded, ignored
         };
-        let Some(msg) = whole.as_object() else {
-            return Ok(());
-        };
-        let kind = msg.get("type").and_then(Value::as_str).unwrap_or_default();
-        let parent = msg.get("parent_tool_use_id").and_then(Value::as_str);
-        match kind {
-            "system" if msg.get("subtype").and_then(Value::as_str) == Some("init") => {
+        match Line::of(&whole) {
+            Line::System { subtype, body } if subtype == protocol::subtype::INIT => {
                 for key in ["tools", "mcp_servers", "skills"] {
-                    if msg.get(key).is_some_and(|v| !v.is_array()) {
+                    if body.get(key).is_some_and(|v| !v.is_array()) {
                         return Err((
                             ErrorSource::Protocol,
                             format!("system/init `{key}` is not an array"),
                         ));
                     }
                 }
-                log.init = Some(Value::Object(msg.clone()));
+                log.init = Some(Value::Object(body.clone()));
             }
-            "assistant" => {
-                let model = whole.pointer("/message/model").and_then(Value::as_str);
-                let blocks = whole.pointer("/message/content").and_then(Value::as_array);
-                for block in blocks.into_iter().flatten() {
-                    let Some(b) = block.as_object() else {
-                        return Err((
-                            ErrorSource::Protocol,
-                            "assistant content block is not an object".into(),
-                        ));
-                    };
-                    match b.get("type").and_then(Value::as_str) {
-                        Some("tool_use") => {
-                            let name = b.get("name").and_then(Value::as_str).unwrap_or_default();
-                            let input = b.get("input");
-                            if name == "Skill" && parent.is_none() {
-                                self.scope = input
-                                    .and_then(|i| i.get("skill"))
-                                    .and_then(Value::as_str)
-                                    .unwrap_or("(unknown)")
-                                    .to_owned();
-                            }
-                            let mut e = Map::new();
-                            if let Some(id) = b.get("id").and_then(Value::as_str) {
-                                e.insert("toolUseId".into(), json!(id));
-                            }
-                            e.insert("name".into(), json!(name));
-                            if let Some(p) = parent {
-                                e.insert("parentToolUseId".into(), json!(p));
-                            }
-                            if let Some(m) = model {
-                                e.insert("model".into(), json!(m));
-                            }
-                            e.insert("skillScope".into(), json!(self.scope));
-                            self.stamp(log, ordinal, "tool_use", e);
-                            let dispatch = matches!(name, "Agent" | "Task")
-                                || input.and_then(|i| i.get("subagent_type")).is_some();
-                            if dispatch {
-                                let mut d = Map::new();
-                                if let Some(id) = b.get("id").and_then(Value::as_str) {
-                                    d.insert("toolUseId".into(), json!(id));
-                                }
-                                if let Some(p) = parent {
-                                    d.insert("parentToolUseId".into(), json!(p));
-                                }
-                                if let Some(t) = input
-                                    .and_then(|i| i.get("subagent_type"))
-                                    .and_then(Value::as_str)
-                                {
-                                    d.insert("dispatchAgentType".into(), json!(t));
-                                }
-                                d.insert("skillScope".into(), json!(self.scope));
-                                self.stamp(log, ordinal, "subagent_dispatch", d);
-                            }
-                        }
-                        Some("thinking") => self.stamp(log, ordinal, "thinking", Map::new()),
-                        _ => {}
-                    }
-                }
+            Line::System { subtype, body }
+                if subtype == protocol::subtype::BACKGROUND_TASKS_CHANGED =>
+            {
+                self.background_tasks = body
+                    .get("tasks")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
             }
-            "user" => {
-                let blocks = whole.pointer("/message/content").and_then(Value::as_array);
-                for b in blocks.into_iter().flatten() {
-                    if b.get("type").and_then(Value::as_str) == Some("tool_result") {
+            Line::Assistant(message) => self.on_assistant(&message, ordinal, log)?,
+            Line::User(message) => {
+                for block in message.blocks() {
+                    if let Block::ToolResult {
+                        tool_use_id,
+                        is_error,
+                        ..
+                    } = block
+                    {
                         let mut e = Map::new();
-                        if let Some(id) = b.get("tool_use_id").and_then(Value::as_str) {
+                        if let Some(id) = tool_use_id {
                             e.insert("toolUseId".into(), json!(id));
                         }
-                        e.insert(
-                            "isError".into(),
-                            json!(b.get("is_error").and_then(Value::as_bool).unwrap_or(false)),
-                        );
+                        e.insert("isError".into(), json!(is_error));
                         self.stamp(log, ordinal, "tool_result", e);
                     }
                 }
             }
-            "result" => {
-                let is_error = msg
+            Line::Result(body) => {
+                let is_error = body
                     .get("is_error")
                     .and_then(Value::as_bool)
                     .unwrap_or(false);
                 let mut e = Map::new();
                 e.insert("isError".into(), json!(is_error));
                 self.stamp(log, ordinal, "result", e);
-                log.result = Some(Value::Object(msg.clone()));
-                // One turn per recording: the agent exits on stdin EOF.
-                self.close_stdin();
+                log.result = Some(Value::Object(body.clone()));
+                // One turn per recording: the agent exits on stdin EOF. A
+                // sub-agent still running in the background will be reported
+                // to the agent in a turn of its own, whose prompts must still
+                // be answerable: close at the result that ends with none left.
+                if self.background_tasks == 0 {
+                    self.close_stdin();
+                }
             }
-            "control_request" => return self.on_request(msg, ordinal, log),
+            Line::ControlRequest {
+                request_id,
+                subtype,
+                request,
+            } => return self.on_request(request_id, subtype, request, ordinal, log),
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// Timeline stamps for an assistant line's tool calls and thinking.
+    fn on_assistant(
+        &mut self,
+        message: &protocol::Message<'_>,
+        ordinal: u64,
+        log: &mut RunLog,
+    ) -> Result<(), Fatal> {
+        let parent = message.parent_tool_use_id;
+        for block in message.blocks() {
+            match block {
+                Block::Other(v) if !v.is_object() => {
+                    return Err((
+                        ErrorSource::Protocol,
+                        "assistant content block is not an object".into(),
+                    ));
+                }
+                Block::ToolUse { id, name, input } => {
+                    if name == protocol::SKILL_TOOL && parent.is_none() {
+                        self.scope = input
+                            .and_then(|i| i.get("skill"))
+                            .and_then(Value::as_str)
+                            .unwrap_or("(unknown)")
+                            .to_owned();
+                    }
+                    let mut e = Map::new();
+                    if let Some(id) = id {
+                        e.insert("toolUseId".into(), json!(id));
+                    }
+                    e.insert("name".into(), json!(name));
+                    if let Some(p) = parent {
+                        e.insert("parentToolUseId".into(), json!(p));
+                    }
+                    if let Some(m) = message.model {
+                        e.insert("model".into(), json!(m));
+                    }
+                    e.insert("skillScope".into(), json!(self.scope));
+                    self.stamp(log, ordinal, "tool_use", e);
+                    let subagent_type = input
+                        .and_then(|i| i.get("subagent_type"))
+                        .and_then(Value::as_str);
+                    let dispatch = protocol::DISPATCH_TOOLS.contains(&name)
+                        || input.and_then(|i| i.get("subagent_type")).is_some();
+                    if dispatch {
+                        let mut d = Map::new();
+                        if let Some(id) = id {
+                            d.insert("toolUseId".into(), json!(id));
+                        }
+                        if let Some(p) = parent {
+                            d.insert("parentToolUseId".into(), json!(p));
+                        }
+                        if let Some(t) = subagent_type {
+                            d.insert("dispatchAgentType".into(), json!(t));
+                        }
+                        d.insert("skillScope".into(), json!(self.scope));
+                        self.stamp(log, ordinal, "subagent_dispatch", d);
+                    }
+                }
+                Block::Thinking { .. } => self.stamp(log, ordinal, "thinking", Map::new()),
+                _ => {}
+            }
         }
         Ok(())
     }
 
     fn on_request(
         &mut self,
-        msg: &Map<String, Value>,
+        request_id: Option<&str>,
+        subtype: &str,
+        request: Option<&Map<String, Value>>,
         ordinal: u64,
         log: &mut RunLog,
     ) -> Result<(), Fatal> {
-        let id = match msg.get("request_id").and_then(Value::as_str) {
+        let id = match request_id {
             Some(id) if !id.is_empty() => id.to_owned(),
             _ => {
                 return Err((
@@ -526,24 +547,16 @@ impl Engine<'_> {
             ));
         }
         let empty = Map::new();
-        let req_value = msg.get("request").cloned().unwrap_or(Value::Null);
-        let req = req_value.as_object().unwrap_or(&empty);
-        let subtype = req
-            .get("subtype")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let success = |body: Value| {
-            json!({"type": "control_response",
-                   "response": {"subtype": "success", "request_id": id, "response": body}})
-        };
+        let req = request.unwrap_or(&empty);
+        let success = |body: Value| protocol::control_success(&id, body);
         let reply = match subtype {
-            "can_use_tool" => {
+            protocol::subtype::CAN_USE_TOOL => {
                 let tool = req
                     .get("tool_name")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
                 let input = req.get("input").cloned().unwrap_or_else(|| json!({}));
-                if tool == "AskUserQuestion" {
+                if tool == protocol::ASK_USER_QUESTION {
                     self.stamp(log, ordinal, "decision", kind_map("question"));
                     let questions = input.get("questions").cloned().unwrap_or(Value::Null);
                     let answer = self
@@ -555,7 +568,7 @@ impl Engine<'_> {
                     let mut updated = input.as_object().cloned().unwrap_or_default();
                     updated.insert("questions".into(), questions);
                     updated.insert("answers".into(), Value::Object(answer.answers));
-                    success(json!({"behavior": "allow", "updatedInput": updated}))
+                    success(protocol::permission_allow(Value::Object(updated)))
                 } else {
                     self.stamp(log, ordinal, "decision", kind_map("permission"));
                     let p = self
@@ -566,31 +579,36 @@ impl Engine<'_> {
                         log.decisions.permissive_auto_allows.push(tool.to_owned());
                     }
                     if p.allow {
-                        success(json!({"behavior": "allow", "updatedInput": input}))
+                        success(protocol::permission_allow(input))
                     } else {
-                        success(
-                            json!({"behavior": "deny", "message": p.message.unwrap_or_default()}),
-                        )
+                        success(protocol::permission_deny(
+                            p.message.as_deref().unwrap_or_default(),
+                        ))
                     }
                 }
             }
-            "hook_callback" => {
+            protocol::subtype::HOOK_CALLBACK => {
                 let block = req.get("callback_id").and_then(Value::as_str) == Some(TASK_HOOK_ID)
-                    && truthy(req_value.pointer("/input/tool_input/run_in_background"));
+                    && truthy(
+                        req.get("input")
+                            .and_then(|i| i.pointer("/tool_input/run_in_background")),
+                    );
                 if block {
                     success(json!({"decision": "block", "reason": "Background agents disabled"}))
                 } else {
                     success(json!({}))
                 }
             }
-            "mcp_message" => match req_value.pointer("/message/id") {
+            protocol::subtype::MCP_MESSAGE => match req.get("message").and_then(|m| m.get("id")) {
                 Some(rpc_id) if !rpc_id.is_null() => success(json!({"mcp_response": {
                     "jsonrpc": "2.0", "id": rpc_id,
                     "error": {"code": -32601, "message": "no sdkMcp handler configured"}}})),
                 _ => success(json!({})),
             },
-            "request_user_dialog" | "elicitation" | "side_question" => {
-                let kind = if subtype == "request_user_dialog" {
+            protocol::subtype::REQUEST_USER_DIALOG
+            | protocol::subtype::ELICITATION
+            | protocol::subtype::SIDE_QUESTION => {
+                let kind = if subtype == protocol::subtype::REQUEST_USER_DIALOG {
                     "dialog"
                 } else {
                     "elicit"
@@ -612,9 +630,10 @@ impl Engine<'_> {
                 }
             }
             other => {
-                let frame = json!({"type": "control_response",
-                    "response": {"subtype": "error", "request_id": id,
-                                 "error": format!("unsupported control_request subtype {other:?}")}});
+                let frame = protocol::control_error(
+                    &id,
+                    &format!("unsupported control_request subtype {other:?}"),
+                );
                 if let Some(f) = self.send(frame) {
                     return Err(f);
                 }

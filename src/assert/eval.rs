@@ -194,16 +194,20 @@ fn eval_key(env: &mut Env<'_>, key: &str, v: &Value, out: &mut Vec<KeyResult>) {
     // Replay strips an inactive manifest key before evaluation; a direct
     // caller that did not still gets a failure, never a vacuous pass over an
     // empty tree.
-    if super::catalog::manifest_key_active(key, env.ctx.cassette) == Some(false) {
+    if !env.ctx.live && super::catalog::manifest_key_active(key, env.ctx.cassette) == Some(false) {
         out.push(Err(format!(
             "evidence unavailable: {key} needs the cassette's artifacts manifest (and, for the baseline keys, its pre-run baseline), which this cassette lacks — re-record"
         )));
         return;
     }
     if bucket(key) == Some(Bucket::LiveOnly) {
-        out.push(Err(format!(
-            "{key}: live-only — not evaluable on replay (the replay lane strips it)"
-        )));
+        out.push(if env.ctx.live {
+            live_only(env, key, v)
+        } else {
+            Err(format!(
+                "{key}: live-only — not evaluable on replay (the replay lane strips it)"
+            ))
+        });
         return;
     }
     let r = match key {
@@ -481,6 +485,104 @@ fn file_exists(env: &Env<'_>, v: &Value) -> KeyResult {
         ok_ev(format!("file_exists: \"{p}\" present under {}", env.root()))
     } else {
         Err(format!("file not found: {p} (under {})", env.root()))
+    }
+}
+
+/// A live-only key on a live run (record, rerun): the post-run manifest is an
+/// exhaustive walk of the run's captured roots, the pre-run baseline says
+/// what was there before, and the events say what the agent saw. Keys whose
+/// evidence a protocol-tier run does not produce fail, never pass vacuously.
+fn live_only(env: &Env<'_>, key: &str, v: &Value) -> KeyResult {
+    let view = env.ctx.manifest();
+    match key {
+        "file_absent" => {
+            let p = str_param(key, v)?;
+            let Some(rel) = contained_rel(p) else {
+                return Err(format!(
+                    "unsafe file_absent path \"{p}\" — must stay under the work root (no absolute paths or \"..\")"
+                ));
+            };
+            if !visible(&view.user_visible_roots, &rel) {
+                return Err(format!(
+                    "evidence unavailable: file_absent: \"{p}\" is outside the run's captured roots ({})",
+                    view.user_visible_roots.join(", ")
+                ));
+            }
+            if view.tree.exists(&rel) {
+                Err(format!("file unexpectedly present: {p}"))
+            } else {
+                ok_ev(format!("file_absent: \"{p}\" absent after the run"))
+            }
+        }
+        "no_delete_in_outputs" | "no_delete_in_mounts" => {
+            let Some(pre) = &view.pre_run_paths else {
+                return Err(format!(
+                    "evidence unavailable: {key} needs the pre-run baseline (preRunPaths)"
+                ));
+            };
+            let mounts: Vec<String> = env
+                .ctx
+                .cassette
+                .folder_prefix_map()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|f| f.mount)
+                .collect();
+            let in_scope = |rel: &str| {
+                if key == "no_delete_in_outputs" {
+                    visible(&["outputs".to_owned()], rel)
+                } else {
+                    visible(&mounts, rel)
+                }
+            };
+            let mut gone: Vec<&String> = pre
+                .iter()
+                .filter(|p| in_scope(p) && !view.tree.exists(p))
+                .collect();
+            gone.sort();
+            if gone.is_empty() {
+                ok()
+            } else {
+                let names: Vec<&str> = gone.iter().map(|s| s.as_str()).collect();
+                Err(format!(
+                    "{key}: {} file(s) present before the run are gone: {}",
+                    gone.len(),
+                    names.join(", ")
+                ))
+            }
+        }
+        "transcript_no_host_path" => {
+            let host = env.run.init.as_ref().and_then(|i| i.cwd.clone());
+            match host.filter(|h| h.starts_with('/') && h.len() > 1) {
+                Some(h) if env.run.transcript.contains(&h) => {
+                    Err(format!("transcript leaks the host path {h}"))
+                }
+                Some(_) => ok(),
+                None => Err(
+                    "evidence unavailable: transcript_no_host_path needs the run's working directory (system/init cwd)"
+                        .into(),
+                ),
+            }
+        }
+        "no_mcp_error" => {
+            let failing: Vec<&str> = env
+                .run
+                .tool_errors
+                .iter()
+                .filter(|(name, c)| name.starts_with("mcp__") && c.errors > 0)
+                .map(|(name, _)| name.as_str())
+                .collect();
+            if failing.is_empty() {
+                ok()
+            } else {
+                Err(format!("MCP tool error(s): {}", failing.join(", ")))
+            }
+        }
+        other => Err(format!(
+            "evidence unavailable: {other} needs telemetry a protocol-tier run does not produce \
+             (egress proxy, resource sampler, LLM judge or container scans); assert it at container \
+             fidelity with cowork-harness"
+        )),
     }
 }
 

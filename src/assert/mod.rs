@@ -68,6 +68,10 @@ pub struct Context<'a> {
     pub run: &'a RunRecord,
     /// The materialised artifact tree (manifest-bucket keys), if any.
     pub work_root: Option<&'a Path>,
+    /// A live verdict (record, rerun): the run's files are the evidence, so a
+    /// manifest key is evaluated even when the run produced no file (and
+    /// fails), where a replay would exclude it for want of a manifest.
+    pub live: bool,
     manifest: OnceLock<tree::ManifestView>,
 }
 
@@ -81,8 +85,15 @@ impl<'a> Context<'a> {
             cassette,
             run,
             work_root,
+            live: false,
             manifest: OnceLock::new(),
         }
+    }
+
+    /// The same context judging a live run (see [`Context::live`]).
+    pub fn for_live_run(mut self, live: bool) -> Context<'a> {
+        self.live = live;
+        self
     }
 
     /// The cassette's manifest as the manifest keys see it, built on first

@@ -15,6 +15,7 @@ pub mod model;
 pub mod record;
 pub mod rehash;
 pub mod replay;
+pub mod rerun;
 pub mod review;
 pub mod show;
 pub mod verify;
@@ -48,6 +49,8 @@ pub enum Command {
     Record(record::RecordArgs),
     /// Re-evaluate a cassette's assertions against the frozen recording.
     Replay(replay::ReplayArgs),
+    /// Re-execute a recording with the real agent against its recorded model replies.
+    Rerun(rerun::RerunArgs),
     /// Gate committed cassettes: privacy scan plus staleness.
     VerifyCassettes(Box<verify::VerifyArgs>),
     /// Migrate legacy-hash (v10/v11) cassettes to v12, with proof.
@@ -86,6 +89,7 @@ pub fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Record(args) => record::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Rerun(args) => rerun::run(args),
         Command::VerifyCassettes(args) => verify::run(*args),
         Command::Rehash(args) => rehash::run(args),
         Command::Fingerprint(args) => fingerprint::run(args),

@@ -24,6 +24,24 @@ pub enum ModelCommand {
     /// Prints `http://127.0.0.1:<port>` on the first stdout line; point the
     /// agent's ANTHROPIC_BASE_URL at it. Runs until SIGINT/SIGTERM.
     Serve(ServeArgs),
+    /// Write a recording's model replies as a model script (token-free re-recording).
+    ///
+    /// Every assistant turn of the main conversation and of each sub-agent,
+    /// with its blocks in order (text, tool calls with their ids and inputs,
+    /// thinking as recorded), stop reason and usage. Recorded run paths are
+    /// written as `{{cwd}}`, `{{config}}`, `{{home}}` and `{{run}}`, so the
+    /// script fits any fresh run: `reel record SCENARIO --model-script FILE`.
+    Extract(ExtractArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExtractArgs {
+    /// The cassette whose replies to extract.
+    #[arg(value_name = "CASSETTE")]
+    pub cassette: PathBuf,
+    /// Write the script here (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -42,7 +60,43 @@ pub struct ServeArgs {
 pub fn run(args: ModelArgs) -> Result<u8> {
     match args.command {
         ModelCommand::Serve(args) => serve(args),
+        ModelCommand::Extract(args) => extract(args),
     }
+}
+
+fn extract(args: ExtractArgs) -> Result<u8> {
+    let cassette = crate::cassette::Cassette::load(&args.cassette)
+        .map_err(|e| crate::Error::usage(e.to_string()))?;
+    let replies = crate::rerun::replies::from_cassette(&cassette).map_err(|e| {
+        crate::Error::usage(format!("model extract: {}: {e}", args.cassette.display()))
+            .with_hint("extract from a cassette that recorded at least one model reply")
+    })?;
+    let mut yaml = format!(
+        "# Model replies extracted from {} by `reel model extract`.\n",
+        args.cassette.display()
+    );
+    yaml.push_str(&replies.script.to_yaml());
+    let mut err = std::io::stderr().lock();
+    for note in &replies.notes {
+        let _ = writeln!(err, "::notice:: [model extract] {note}");
+    }
+    match &args.out {
+        Some(path) => {
+            crate::atomic::write_atomic(path, yaml.as_bytes()).map_err(|e| {
+                crate::Error::usage(format!("model extract: write {}: {e}", path.display()))
+            })?;
+            let _ = writeln!(
+                err,
+                "wrote {} ({} turn(s))",
+                path.display(),
+                replies.turn_count()
+            );
+        }
+        None => {
+            let _ = std::io::stdout().lock().write_all(yaml.as_bytes());
+        }
+    }
+    Ok(crate::exit::SUCCESS)
 }
 
 fn serve(args: ServeArgs) -> Result<u8> {
@@ -55,6 +109,7 @@ fn serve(args: ServeArgs) -> Result<u8> {
         ServeOptions {
             port: args.port,
             log: args.log,
+            vars: Vec::new(),
         },
     )?;
     {

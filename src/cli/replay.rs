@@ -274,6 +274,7 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
         // The text report and JUnit never show the evidence fields.
         lean: args.output_format == OutputFormat::Text,
         mutate,
+        live: false,
     };
 
     // Replay in parallel; `collect` keeps the (sorted) input order.

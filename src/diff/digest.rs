@@ -150,13 +150,13 @@ impl Recording {
             .and_then(Value::as_str)
             .map(str::to_owned);
         let calls = tool_calls(cassette);
-        let work_root = run
-            .init
-            .as_ref()
-            .and_then(|i| i.cwd.clone())
-            .or_else(|| inferred_work_root(cassette, &calls));
+        let roots = if normalize {
+            recorded_roots(cassette, &calls)
+        } else {
+            Default::default()
+        };
         let mut norm = if normalize {
-            Normalizer::new(work_root.as_deref(), session_id.as_deref())
+            Normalizer::new(roots, session_id.as_deref())
         } else {
             Normalizer::off()
         };
@@ -274,6 +274,31 @@ fn tool_calls(cassette: &Cassette) -> Vec<(String, Value, Option<String>, Option
         })
         .flatten()
         .collect()
+}
+
+/// The run's directories as the recording states them (the init `cwd`, the
+/// skill base directories), through the one root finder; when the init
+/// event named none, the work root a manifest path reveals.
+fn recorded_roots(
+    cassette: &Cassette,
+    calls: &[(String, Value, Option<String>, Option<String>)],
+) -> super::normalize::Roots {
+    let stating: Vec<Value> = cassette
+        .events()
+        .filter(|l| l.contains("\"init\"") || l.contains("Base directory for this skill: "))
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let roots = super::normalize::Roots::recorded(stating.iter());
+    if roots.work.is_some() {
+        return roots;
+    }
+    match inferred_work_root(cassette, calls) {
+        Some(work) => {
+            let init = json!({"type": "system", "subtype": "init", "cwd": work});
+            super::normalize::Roots::recorded(std::iter::once(&init).chain(stating.iter()))
+        }
+        None => roots,
+    }
 }
 
 /// A run root from the manifest when the init event named none: the prefix

@@ -4,15 +4,18 @@
 //! local_xxx/work`), new session and request UUIDs, new timestamps and new
 //! durations; a scripted model may also mint new tool-use and message ids.
 //! None of that is what the run *did*. [`Normalizer`] replaces each with a
-//! placeholder: run roots by name (`<work>`, `<run>`), ids by order of first
+//! placeholder: run roots by name (`{{cwd}}`, `{{run}}`), ids by order of first
 //! appearance (`toolu_…` → `<tool-1>`, a UUID → `<uuid-1>`), timestamps and
-//! durations by a constant. Two sides are normalised by two normalisers fed
+//! durations by a constant. Run directories are found by the one root
+//! finder, `rerun::paths::Roots` (what the recording itself states). Two sides are normalised by two normalisers fed
 //! in the same order, so the same run yields the same placeholders.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use regex::Regex;
+
+pub use crate::rerun::paths::Roots;
 use serde_json::{Map, Value};
 
 /// Ids, UUIDs and ISO-8601 timestamps, in one pass.
@@ -24,6 +27,8 @@ static VOLATILE: LazyLock<Regex> = LazyLock::new(|| {
         r"(?P<tool>(?:srv)?toolu_[A-Za-z0-9_]+)",
         r"|(?P<msg>msg_[A-Za-z0-9_]+)",
         r"|(?P<req>req_[A-Za-z0-9_]+)",
+        // Claude Code's background-agent ids (`agentId: a8a64346fecb20a58`).
+        r"|(?P<agent>a[0-9a-f]{16}(?-u:\b))",
         r"|(?P<uuid>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?-u:\b))",
         r"|(?P<time>[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:?[0-9]{2})?)",
         r")",
@@ -42,9 +47,9 @@ fn is_duration_key(key: &str) -> bool {
 }
 
 /// `s` with each occurrence of `from` that is a whole token (not followed
-/// by a path-name character, so `/runs/a` does not match in `/runs/ab`)
-/// replaced by `to`. `sep` says which following characters still end it.
-fn replace_whole(s: &str, from: &str, to: &str, sep: impl Fn(char) -> bool) -> String {
+/// by a name character, so `bench` does not match in `bench-model`)
+/// replaced by `to`.
+fn replace_whole(s: &str, from: &str, to: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(i) = rest.find(from) {
@@ -52,7 +57,6 @@ fn replace_whole(s: &str, from: &str, to: &str, sep: impl Fn(char) -> bool) -> S
         let mut next = after.chars();
         let ends = match next.next() {
             None => true,
-            Some(c) if sep(c) => true,
             // A sentence's full stop ends it; `bench.txt` does not.
             Some('.') => !next.next().is_some_and(|c| c.is_alphanumeric()),
             Some(c) => !(c.is_alphanumeric() || matches!(c, '_' | '-')),
@@ -69,8 +73,8 @@ fn replace_whole(s: &str, from: &str, to: &str, sep: impl Fn(char) -> bool) -> S
 #[derive(Debug, Clone)]
 pub struct Normalizer {
     enabled: bool,
-    /// Literal prefixes → placeholder, longest first.
-    roots: Vec<(String, String)>,
+    /// The run's directories → placeholders.
+    roots: Roots,
     /// The recorded session id (masked as `<session>`).
     session: Option<String>,
     ids: HashMap<String, String>,
@@ -82,36 +86,18 @@ impl Normalizer {
     pub fn off() -> Normalizer {
         Normalizer {
             enabled: false,
-            roots: Vec::new(),
+            roots: Roots::default(),
             session: None,
             ids: HashMap::new(),
             counts: HashMap::new(),
         }
     }
 
-    /// A normaliser for one recording: `work_root` is the agent's working
-    /// directory (the init event's `cwd`, or a root inferred from the
-    /// manifest), `session_id` the recorded session id.
-    pub fn new(work_root: Option<&str>, session_id: Option<&str>) -> Normalizer {
-        let mut roots: Vec<(String, String)> = Vec::new();
-        if let Some(work) = work_root
-            .map(|w| w.trim_end_matches('/'))
-            .filter(|w| w.len() > 1)
-        {
-            let mut push = |from: &str, to: &str| {
-                roots.push((from.to_owned(), to.to_owned()));
-                // macOS resolves /tmp and /var through /private.
-                if from.starts_with("/tmp/") || from.starts_with("/var/") {
-                    roots.push((format!("/private{from}"), to.to_owned()));
-                }
-            };
-            push(work, "<work>");
-            // reel stages `<run>/work` beside `<run>/config` (skills, home).
-            if let Some(run) = work.strip_suffix("/work").filter(|r| r.len() > 1) {
-                push(run, "<run>");
-            }
-        }
-        roots.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
+    /// A normaliser for one recording: `roots` are the run's directories as
+    /// the recording states them (the one root finder, shared with `rerun`:
+    /// `{{cwd}}`, `{{run}}`, `{{config}}`, `{{home}}`, `{{cwd-slug}}`),
+    /// `session_id` the recorded session id.
+    pub fn new(roots: Roots, session_id: Option<&str>) -> Normalizer {
         Normalizer {
             enabled: true,
             roots,
@@ -132,16 +118,11 @@ impl Normalizer {
         if !self.enabled {
             return s.to_owned();
         }
-        let mut out = s.to_owned();
-        for (from, to) in &self.roots {
-            if out.contains(from.as_str()) {
-                out = replace_whole(&out, from, to, |c| c == '/');
-            }
-        }
+        let mut out = self.roots.to_placeholders(s);
         if let Some(session) = &self.session
             && out.contains(session.as_str())
         {
-            out = replace_whole(&out, session, "<session>", |_| false);
+            out = replace_whole(&out, session, "<session>");
         }
         if !VOLATILE.is_match(&out) {
             return out;
@@ -151,7 +132,7 @@ impl Normalizer {
         for caps in VOLATILE.captures_iter(&out) {
             let m = caps.get(0).expect("group 0");
             result.push_str(&out[last..m.start()]);
-            let kind = ["tool", "msg", "req", "uuid", "time"]
+            let kind = ["tool", "msg", "req", "agent", "uuid", "time"]
                 .into_iter()
                 .find(|k| caps.name(k).is_some())
                 .unwrap_or("id");
@@ -208,15 +189,24 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn roots(cwd: &str) -> Roots {
+        let init = json!({"type": "system", "subtype": "init", "cwd": cwd});
+        Roots::recorded(std::iter::once(&init))
+    }
+
     #[test]
     fn masks_roots_ids_and_times_by_first_appearance() {
         let mut n = Normalizer::new(
-            Some("/tmp/reel-runs/x/local_abc/work"),
+            roots("/tmp/reel-runs/x/local_abc/work"),
             Some("f17089ac-0d94-488f-b869-85c587725621"),
         );
         assert_eq!(
             n.text("/tmp/reel-runs/x/local_abc/work/outputs/a.md and /tmp/reel-runs/x/local_abc/config/skills"),
-            "<work>/outputs/a.md and <run>/config/skills"
+            "{{cwd}}/outputs/a.md and {{config}}/skills"
+        );
+        assert_eq!(
+            n.text("/tmp/claude-0/-tmp-reel-runs-x-local-abc-work/tasks/a8a64346fecb20a58.output"),
+            "/tmp/claude-0/{{cwd-slug}}/tasks/<agent-1>.output"
         );
         assert_eq!(
             n.text("toolu_9 then toolu_2 then toolu_9"),
@@ -235,11 +225,13 @@ mod tests {
 
     #[test]
     fn roots_and_sessions_mask_whole_tokens_only() {
-        let mut n = Normalizer::new(Some("/sessions/bench"), Some("bench"));
+        let mut n = Normalizer::new(roots("/sessions/bench"), Some("bench"));
         assert_eq!(
-            n.text("/sessions/bench/a /sessions/bench2/b /sessions/bench. bench-model"),
-            "<work>/a /sessions/bench2/b <work>. bench-model"
+            n.text("/sessions/bench/a /sessions/bench2/b bench-model"),
+            "{{cwd}}/a /sessions/bench2/b bench-model"
         );
+        let mut n = Normalizer::new(Roots::default(), Some("session-0042"));
+        assert_eq!(n.text("session-0042 session-00421"), "<session> session-00421");
     }
 
     #[test]

@@ -26,6 +26,13 @@ pub struct Conversation {
     /// The agent's working directory, from its environment section
     /// ("Primary working directory: ...").
     pub cwd: Option<String>,
+    /// Text of the first user message (its text blocks joined by newlines):
+    /// the prompt a conversation was started with.
+    pub first_user_text: String,
+    /// `tool_use` ids of the assistant messages, in order.
+    pub assistant_tool_ids: Vec<String>,
+    /// The first text block of the first assistant message.
+    pub first_assistant_text: Option<String>,
 }
 
 /// Why a request body could not be read as a Messages request.
@@ -110,6 +117,35 @@ impl Conversation {
         let cwd = find_cwd(obj.get("system"))
             .or_else(|| messages.iter().find_map(|m| find_cwd(m.get("content"))));
 
+        let first_user_text = messages
+            .iter()
+            .find(|m| role(m) == "user")
+            .map(message_text)
+            .unwrap_or_default();
+        let mut assistant_tool_ids = Vec::new();
+        let mut first_assistant_text = None;
+        for message in messages.iter().filter(|m| role(m) == "assistant") {
+            for block in blocks(message) {
+                match block.get("type").and_then(Value::as_str) {
+                    Some("tool_use") => {
+                        if let Some(id) = block.get("id").and_then(Value::as_str) {
+                            assistant_tool_ids.push(id.to_owned());
+                        }
+                    }
+                    Some("text") if first_assistant_text.is_none() => {
+                        first_assistant_text =
+                            block.get("text").and_then(Value::as_str).map(str::to_owned);
+                    }
+                    _ => {}
+                }
+            }
+            if first_assistant_text.is_none()
+                && let Some(Value::String(s)) = message.get("content")
+            {
+                first_assistant_text = Some(s.clone());
+            }
+        }
+
         Ok(Conversation {
             model,
             stream,
@@ -119,12 +155,33 @@ impl Conversation {
             last_tool_result,
             user_text_since_assistant: user_text,
             cwd,
+            first_user_text,
+            assistant_tool_ids,
+            first_assistant_text,
         })
     }
 }
 
 fn role(message: &Value) -> &str {
     message.get("role").and_then(Value::as_str).unwrap_or("")
+}
+
+/// A message's text: a string `content`, or its text blocks joined by newlines.
+fn message_text(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        _ => {
+            let mut out = String::new();
+            for block in blocks(message) {
+                if block.get("type").and_then(Value::as_str) == Some("text")
+                    && let Some(t) = block.get("text").and_then(Value::as_str)
+                {
+                    push_line(&mut out, t);
+                }
+            }
+            out
+        }
+    }
 }
 
 fn push_line(out: &mut String, text: &str) {

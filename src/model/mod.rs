@@ -6,6 +6,7 @@
 //!   `expect` checks) and its validation.
 //! - [`conversation`]: what a request tells us (which turn is due, what the
 //!   agent last saw, its working directory).
+//! - [`route`]: which conversation (main or a sub-agent's) a request is.
 //! - [`reply`]: rendering a turn as SSE or JSON, deterministically.
 //! - [`server`]: the HTTP server, routing, request log and problem list.
 //! - [`offline`]: the environment that runs the real agent against it with
@@ -29,9 +30,11 @@
 pub mod conversation;
 pub mod offline;
 pub mod reply;
+pub mod route;
 pub mod script;
 pub mod server;
 
 pub use offline::offline_env;
-pub use script::{Block, Expect, Script, ScriptError, Turn, Usage};
+pub use route::ConversationId;
+pub use script::{Block, Expect, Script, ScriptError, Subagent, Turn, Usage};
 pub use server::{Problem, ProblemKind, ServeError, ServeOptions, Server};

@@ -23,6 +23,9 @@ pub struct Reply<'a> {
     pub model: &'a str,
     /// Replacement for `{{cwd}}` in tool inputs.
     pub cwd: Option<&'a str>,
+    /// Further `{{name}}` → value replacements in tool inputs (`{{config}}`,
+    /// `{{home}}`, `{{run}}`), from the serving options.
+    pub vars: &'a [(String, String)],
 }
 
 /// The message id of a turn.
@@ -47,8 +50,15 @@ impl Reply<'_> {
                     "type": "tool_use",
                     "id": id.clone().unwrap_or_else(|| tool_use_id(self.turn_index, i)),
                     "name": name,
-                    "input": substitute(input, self.cwd),
+                    "input": substitute(input, self.cwd, self.vars),
                 }),
+                Block::Thinking {
+                    thinking,
+                    signature,
+                } => json!({"type": "thinking", "thinking": thinking, "signature": signature}),
+                Block::RedactedThinking { data } => {
+                    json!({"type": "redacted_thinking", "data": data})
+                }
             })
             .collect()
     }
@@ -98,6 +108,51 @@ impl Reply<'_> {
         );
         event(&mut out, "ping", &json!({"type": "ping"}));
         for (index, block) in self.blocks().into_iter().enumerate() {
+            let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+            if kind == "redacted_thinking" {
+                // Arrives whole in its start event, as the API sends it.
+                event(
+                    &mut out,
+                    "content_block_start",
+                    &json!({"type": "content_block_start", "index": index, "content_block": block}),
+                );
+                event(
+                    &mut out,
+                    "content_block_stop",
+                    &json!({"type": "content_block_stop", "index": index}),
+                );
+                continue;
+            }
+            if kind == "thinking" {
+                let text = block.get("thinking").and_then(Value::as_str).unwrap_or("");
+                let signature = block.get("signature").and_then(Value::as_str).unwrap_or("");
+                event(
+                    &mut out,
+                    "content_block_start",
+                    &json!({"type": "content_block_start", "index": index,
+                            "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+                );
+                for piece in chunks(text, DELTA_CHUNK) {
+                    event(
+                        &mut out,
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": index,
+                                "delta": {"type": "thinking_delta", "thinking": piece}}),
+                    );
+                }
+                event(
+                    &mut out,
+                    "content_block_delta",
+                    &json!({"type": "content_block_delta", "index": index,
+                            "delta": {"type": "signature_delta", "signature": signature}}),
+                );
+                event(
+                    &mut out,
+                    "content_block_stop",
+                    &json!({"type": "content_block_stop", "index": index}),
+                );
+                continue;
+            }
             let (start, delta_kind, delta_key, payload) =
                 match block.get("type").and_then(Value::as_str) {
                     Some("tool_use") => {
@@ -171,23 +226,22 @@ pub fn side_reply_json(model: &str, text: &str) -> Value {
 
 /// The SSE rendering of [`side_reply_json`].
 pub fn side_reply_sse(model: &str, text: &str) -> String {
-    let turn = Turn {
-        blocks: vec![Block::Text(text.to_string())],
-        usage: super::script::Usage {
+    let turn = Turn::of_blocks(
+        vec![Block::Text(text.to_string())],
+        super::script::Usage {
             input_tokens: 10,
             output_tokens: 5,
             cache_creation_input_tokens: 0,
             cache_read_input_tokens: 0,
         },
-        expect: Default::default(),
-        overloaded: 0,
-    };
+    );
     Reply {
         turn_index: 0,
         message_id: SIDE_MESSAGE_ID.to_string(),
         turn: &turn,
         model,
         cwd: None,
+        vars: &[],
     }
     .to_sse()
 }
@@ -222,19 +276,29 @@ fn chunks(text: &str, max: usize) -> Vec<&str> {
     pieces
 }
 
-/// Replaces `{{cwd}}` in every string of a tool input.
-fn substitute(input: &Value, cwd: Option<&str>) -> Value {
-    let Some(cwd) = cwd else {
+/// Replaces `{{cwd}}` (and each `{{name}}` of `vars`) in every string of a
+/// tool input.
+fn substitute(input: &Value, cwd: Option<&str>, vars: &[(String, String)]) -> Value {
+    if cwd.is_none() && vars.is_empty() {
         return input.clone();
-    };
+    }
     match input {
-        Value::String(s) if s.contains("{{cwd}}") => Value::String(s.replace("{{cwd}}", cwd)),
+        Value::String(s) if s.contains("{{") => {
+            let mut out = s.clone();
+            if let Some(cwd) = cwd {
+                out = out.replace("{{cwd}}", cwd);
+            }
+            for (name, value) in vars {
+                out = out.replace(&format!("{{{{{name}}}}}"), value);
+            }
+            Value::String(out)
+        }
         Value::Array(items) => {
-            Value::Array(items.iter().map(|v| substitute(v, Some(cwd))).collect())
+            Value::Array(items.iter().map(|v| substitute(v, cwd, vars)).collect())
         }
         Value::Object(map) => Value::Object(
             map.iter()
-                .map(|(k, v)| (k.clone(), substitute(v, Some(cwd))))
+                .map(|(k, v)| (k.clone(), substitute(v, cwd, vars)))
                 .collect(),
         ),
         other => other.clone(),
@@ -263,6 +327,7 @@ mod tests {
             turn: &script.turns[0],
             model: "m",
             cwd: Some("/w"),
+            vars: &[],
         };
         let sse = reply.to_sse();
         let mut text = String::new();

@@ -27,7 +27,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Where a script problem was found and what to do about it.
@@ -64,7 +64,7 @@ impl From<ScriptError> for crate::Error {
 
 /// Token counts reported for a turn. Fixed per turn so the agent's cost
 /// computation is reproducible.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Usage {
     #[serde(default = "Usage::default_input")]
@@ -99,18 +99,18 @@ impl Default for Usage {
 
 /// Checks on the request that must hold before a turn is answered. A failed
 /// check fails the request loudly instead of letting the agent carry on.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Expect {
     /// The last `tool_result` in the request contains this text.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_tool_result_contains: Option<String>,
     /// The last `tool_result` in the request is (true) / is not (false) an error.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_tool_result_is_error: Option<bool>,
     /// The user text sent since the last assistant message contains this text
     /// (the prompt, or e.g. a skill body the agent injected).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_user_text_contains: Option<String>,
 }
 
@@ -125,6 +125,15 @@ pub enum Block {
         /// Fixed id; `None` means the deterministic `toolu_reel_<turn>_<block>`.
         id: Option<String>,
     },
+    /// Extended thinking as recorded: the (often empty) text and its signature.
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    /// A `redacted_thinking` block: opaque data the agent sends back verbatim.
+    RedactedThinking {
+        data: String,
+    },
 }
 
 /// One assistant turn.
@@ -137,11 +146,34 @@ pub struct Turn {
     /// `overloaded_error`, so the agent's retry path is exercised; the retry
     /// then gets the turn.
     pub overloaded: u32,
+    /// Stop reason to report; `None` derives it from the blocks.
+    pub stop_reason: Option<String>,
+    /// Model id to report for this turn (a recording's per-message model).
+    pub model: Option<String>,
+    /// Fixed message id; `None` means `msg_reel_<turn>`.
+    pub id: Option<String>,
 }
 
 impl Turn {
-    /// `tool_use` when the turn calls a tool, else `end_turn`.
-    pub fn stop_reason(&self) -> &'static str {
+    /// A turn of `blocks` with default usage and nothing else set.
+    pub fn of_blocks(blocks: Vec<Block>, usage: Usage) -> Turn {
+        Turn {
+            blocks,
+            usage,
+            expect: Expect::default(),
+            overloaded: 0,
+            stop_reason: None,
+            model: None,
+            id: None,
+        }
+    }
+
+    /// The stop reason: the fixed one, else `tool_use` when the turn calls a
+    /// tool, else `end_turn`.
+    pub fn stop_reason(&self) -> &str {
+        if let Some(fixed) = &self.stop_reason {
+            return fixed;
+        }
         if self
             .blocks
             .iter()
@@ -152,6 +184,33 @@ impl Turn {
             "end_turn"
         }
     }
+
+    /// Ids of the turn's `tool_use` blocks that the script fixes.
+    pub fn fixed_tool_ids(&self) -> impl Iterator<Item = &str> {
+        self.blocks.iter().filter_map(|b| match b {
+            Block::ToolUse { id: Some(id), .. } => Some(id.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The first text block, if any (routes a request to its conversation).
+    pub fn first_text(&self) -> Option<&str> {
+        self.blocks.iter().find_map(|b| match b {
+            Block::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+    }
+}
+
+/// A sub-agent's own conversation in a script taken from a recording: its
+/// turns are served to the requests that carry its prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Subagent {
+    /// The dispatching `tool_use` id as recorded (the events' `parent_tool_use_id`).
+    pub parent_tool_use_id: String,
+    /// The sub-agent's first user message (the dispatch input's `prompt`).
+    pub prompt: String,
+    pub turns: Vec<Turn>,
 }
 
 /// A loaded, validated script.
@@ -161,43 +220,79 @@ pub struct Script {
     pub origin: PathBuf,
     /// Model id to report; `None` echoes the request's model.
     pub model: Option<String>,
+    /// The main conversation's turns.
     pub turns: Vec<Turn>,
+    /// The main conversation's prompt, when known (a script taken from a
+    /// recording): a request whose first user message holds neither it nor a
+    /// sub-agent's prompt belongs to no conversation of the script.
+    pub prompt: Option<String>,
+    /// Sub-agent conversations (empty for a hand-written script: every
+    /// request is then the main conversation's).
+    pub subagents: Vec<Subagent>,
 }
 
-// The on-disk shape; validated into `Script`.
-#[derive(Deserialize)]
+// The on-disk shape; validated into `Script`. Also the shape `to_yaml` writes.
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawScript {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     model: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     usage: Option<Usage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    prompt: Option<String>,
+    turns: Vec<RawTurn>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    subagents: Vec<RawSubagent>,
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct RawSubagent {
+    parent_tool_use_id: String,
+    prompt: String,
     turns: Vec<RawTurn>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawTurn {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stop_reason: Option<String>,
     blocks: Vec<RawBlock>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     usage: Option<Usage>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     expect: Option<Expect>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     overloaded: u32,
 }
 
-#[derive(Deserialize)]
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+#[derive(Deserialize, Serialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawBlock {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     text: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     tool: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     input: Option<Value>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    thinking: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    signature: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    redacted_thinking: Option<String>,
 }
 
 impl Script {
@@ -230,74 +325,203 @@ impl Script {
             ));
         }
         let default_usage = raw.usage.unwrap_or_default();
-        let mut turns = Vec::with_capacity(raw.turns.len());
-        for (t, raw_turn) in raw.turns.into_iter().enumerate() {
-            if raw_turn.blocks.is_empty() {
+        let turns = validate_turns(raw.turns, "turns", default_usage, &invalid)?;
+        let mut subagents = Vec::with_capacity(raw.subagents.len());
+        for (i, sub) in raw.subagents.into_iter().enumerate() {
+            let at = format!("subagents[{i}]");
+            if sub.prompt.is_empty() {
                 return Err(invalid(
-                    format!("turns[{t}].blocks"),
-                    "a turn needs at least one block (`- text: ...` or `- tool: Name`)",
+                    format!("{at}.prompt"),
+                    "a sub-agent conversation needs the prompt it was dispatched with",
                 ));
             }
-            let mut blocks = Vec::with_capacity(raw_turn.blocks.len());
-            for (b, raw_block) in raw_turn.blocks.into_iter().enumerate() {
-                let field = format!("turns[{t}].blocks[{b}]");
-                let block = match (raw_block.text, raw_block.tool) {
-                    (Some(text), None) => {
-                        if raw_block.input.is_some() || raw_block.id.is_some() {
-                            return Err(invalid(
-                                field,
-                                "`input` and `id` belong to a `tool` block, not a `text` block",
-                            ));
-                        }
-                        Block::Text(text)
-                    }
-                    (None, Some(name)) => {
-                        if name.trim().is_empty() {
-                            return Err(invalid(format!("{field}.tool"), "the tool name is empty"));
-                        }
-                        let input = raw_block
-                            .input
-                            .unwrap_or_else(|| Value::Object(Default::default()));
-                        if !input.is_object() {
-                            return Err(invalid(
-                                format!("{field}.input"),
-                                "a tool input must be a mapping (e.g. `input: {command: ls}`)",
-                            ));
-                        }
-                        Block::ToolUse {
-                            name,
-                            input,
-                            id: raw_block.id,
-                        }
-                    }
-                    (Some(_), Some(_)) => {
-                        return Err(invalid(
-                            field,
-                            "a block has either `text` or `tool`, not both (split it into two blocks)",
-                        ));
-                    }
-                    (None, None) => {
-                        return Err(invalid(
-                            field,
-                            "a block needs `text: ...` or `tool: Name` (with `input: {...}`)",
-                        ));
-                    }
-                };
-                blocks.push(block);
+            if sub.turns.is_empty() {
+                return Err(invalid(
+                    format!("{at}.turns"),
+                    "a sub-agent conversation needs at least one turn",
+                ));
             }
-            turns.push(Turn {
-                blocks,
-                usage: raw_turn.usage.unwrap_or(default_usage),
-                expect: raw_turn.expect.unwrap_or_default(),
-                overloaded: raw_turn.overloaded,
+            subagents.push(Subagent {
+                parent_tool_use_id: sub.parent_tool_use_id,
+                prompt: sub.prompt,
+                turns: validate_turns(sub.turns, &format!("{at}.turns"), default_usage, &invalid)?,
             });
         }
         Ok(Script {
             origin,
             model: raw.model,
             turns,
+            prompt: raw.prompt,
+            subagents,
         })
     }
+
+    /// The script as YAML that [`Script::parse`] reads back to an equal script.
+    pub fn to_yaml(&self) -> String {
+        let raw = RawScript {
+            model: self.model.clone(),
+            usage: None,
+            prompt: self.prompt.clone(),
+            turns: self.turns.iter().map(raw_turn).collect(),
+            subagents: self
+                .subagents
+                .iter()
+                .map(|s| RawSubagent {
+                    parent_tool_use_id: s.parent_tool_use_id.clone(),
+                    prompt: s.prompt.clone(),
+                    turns: s.turns.iter().map(raw_turn).collect(),
+                })
+                .collect(),
+        };
+        // Invariant: every field is a string, number, bool, map or sequence.
+        serde_yaml::to_string(&raw).expect("a script serialises to YAML")
+    }
+}
+
+fn raw_turn(turn: &Turn) -> RawTurn {
+    RawTurn {
+        id: turn.id.clone(),
+        model: turn.model.clone(),
+        stop_reason: turn.stop_reason.clone(),
+        blocks: turn
+            .blocks
+            .iter()
+            .map(|b| match b {
+                Block::Text(text) => RawBlock {
+                    text: Some(text.clone()),
+                    ..RawBlock::default()
+                },
+                Block::ToolUse { name, input, id } => RawBlock {
+                    tool: Some(name.clone()),
+                    input: Some(input.clone()),
+                    id: id.clone(),
+                    ..RawBlock::default()
+                },
+                Block::Thinking {
+                    thinking,
+                    signature,
+                } => RawBlock {
+                    thinking: Some(thinking.clone()),
+                    signature: Some(signature.clone()),
+                    ..RawBlock::default()
+                },
+                Block::RedactedThinking { data } => RawBlock {
+                    redacted_thinking: Some(data.clone()),
+                    ..RawBlock::default()
+                },
+            })
+            .collect(),
+        usage: Some(turn.usage),
+        expect: (turn.expect != Expect::default()).then(|| turn.expect.clone()),
+        overloaded: turn.overloaded,
+    }
+}
+
+fn validate_turns(
+    raw_turns: Vec<RawTurn>,
+    at: &str,
+    default_usage: Usage,
+    invalid: &dyn Fn(String, &str) -> ScriptError,
+) -> Result<Vec<Turn>, ScriptError> {
+    let mut turns = Vec::with_capacity(raw_turns.len());
+    for (t, raw_turn) in raw_turns.into_iter().enumerate() {
+        if raw_turn.blocks.is_empty() {
+            return Err(invalid(
+                format!("{at}[{t}].blocks"),
+                "a turn needs at least one block (`- text: ...` or `- tool: Name`)",
+            ));
+        }
+        let mut blocks = Vec::with_capacity(raw_turn.blocks.len());
+        for (b, raw_block) in raw_turn.blocks.into_iter().enumerate() {
+            blocks.push(validate_block(
+                raw_block,
+                &format!("{at}[{t}].blocks[{b}]"),
+                invalid,
+            )?);
+        }
+        turns.push(Turn {
+            blocks,
+            usage: raw_turn.usage.unwrap_or(default_usage),
+            expect: raw_turn.expect.unwrap_or_default(),
+            overloaded: raw_turn.overloaded,
+            stop_reason: raw_turn.stop_reason,
+            model: raw_turn.model,
+            id: raw_turn.id,
+        });
+    }
+    Ok(turns)
+}
+
+fn validate_block(
+    raw: RawBlock,
+    field: &str,
+    invalid: &dyn Fn(String, &str) -> ScriptError,
+) -> Result<Block, ScriptError> {
+    let kinds = [
+        raw.text.is_some(),
+        raw.tool.is_some(),
+        raw.thinking.is_some(),
+        raw.redacted_thinking.is_some(),
+    ];
+    match kinds.iter().filter(|k| **k).count() {
+        0 => {
+            return Err(invalid(
+                field.to_string(),
+                "a block needs `text: ...` or `tool: Name` (with `input: {...}`)",
+            ));
+        }
+        1 => {}
+        _ => {
+            return Err(invalid(
+                field.to_string(),
+                "a block has exactly one of `text`, `tool`, `thinking` or `redacted_thinking` (split it into several blocks)",
+            ));
+        }
+    }
+    let tool_only = raw.input.is_some() || raw.id.is_some();
+    if raw.tool.is_none() && tool_only {
+        return Err(invalid(
+            field.to_string(),
+            "`input` and `id` belong to a `tool` block",
+        ));
+    }
+    if raw.thinking.is_none() && raw.signature.is_some() {
+        return Err(invalid(
+            field.to_string(),
+            "`signature` belongs to a `thinking` block",
+        ));
+    }
+    if let Some(text) = raw.text {
+        return Ok(Block::Text(text));
+    }
+    if let Some(thinking) = raw.thinking {
+        return Ok(Block::Thinking {
+            thinking,
+            signature: raw.signature.unwrap_or_default(),
+        });
+    }
+    if let Some(data) = raw.redacted_thinking {
+        return Ok(Block::RedactedThinking { data });
+    }
+    // Invariant: exactly one kind is set and it is `tool`.
+    let name = raw.tool.unwrap_or_default();
+    if name.trim().is_empty() {
+        return Err(invalid(format!("{field}.tool"), "the tool name is empty"));
+    }
+    let input = raw
+        .input
+        .unwrap_or_else(|| Value::Object(Default::default()));
+    if !input.is_object() {
+        return Err(invalid(
+            format!("{field}.input"),
+            "a tool input must be a mapping (e.g. `input: {command: ls}`)",
+        ));
+    }
+    Ok(Block::ToolUse {
+        name,
+        input,
+        id: raw.id,
+    })
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ use tiny_http::{Header, Method, Request, Response};
 
 use super::conversation::Conversation;
 use super::reply::{self, Reply};
+use super::route::{self, ConversationId};
 use super::script::Script;
 
 /// Worker threads answering requests; agents send one request at a time per
@@ -55,6 +56,9 @@ pub struct ServeOptions {
     pub port: u16,
     /// Append one JSON line per request to this file.
     pub log: Option<PathBuf>,
+    /// `{{name}}` → value replacements in tool inputs besides `{{cwd}}`
+    /// (e.g. `config`, `home`, `run` for a script taken from a recording).
+    pub vars: Vec<(String, String)>,
 }
 
 /// Why the server could not start.
@@ -91,6 +95,9 @@ pub enum ProblemKind {
     Escape,
     /// A request the scripted model cannot answer (unknown path or method, bad JSON).
     UnexpectedRequest,
+    /// An agent turn request that belongs to none of the script's
+    /// conversations; it got a neutral text answer.
+    UnknownConversation,
 }
 
 impl ProblemKind {
@@ -100,6 +107,7 @@ impl ProblemKind {
             ProblemKind::OutOfTurns => "out_of_turns",
             ProblemKind::Escape => "escape",
             ProblemKind::UnexpectedRequest => "unexpected_request",
+            ProblemKind::UnknownConversation => "unknown_conversation",
         }
     }
 }
@@ -110,6 +118,9 @@ pub struct Problem {
     pub kind: ProblemKind,
     /// The turn index the request asked for, when it was a turn request.
     pub turn: Option<usize>,
+    /// The conversation the request was routed to (`main`,
+    /// `subagent:<id>`), when it was a turn request of a known one.
+    pub conversation: Option<String>,
     pub method: String,
     /// The request target as sent (path and query, or `host:port` for CONNECT).
     pub target: String,
@@ -125,6 +136,9 @@ impl std::fmt::Display for Problem {
             self.target,
             self.kind.as_str()
         )?;
+        if let Some(c) = self.conversation.as_deref().filter(|c| *c != "main") {
+            write!(f, " {c}")?;
+        }
         if let Some(turn) = self.turn {
             write!(f, " turn {turn}")?;
         }
@@ -146,8 +160,12 @@ struct Shared {
     seq: AtomicU64,
     /// One past the highest turn index answered.
     turns_answered: AtomicUsize,
-    /// Per turn: how many scripted 529s were already sent.
+    /// Per turn of the main conversation: how many scripted 529s were already sent.
     overloaded_sent: Vec<AtomicU32>,
+    router: super::route::Router,
+    vars: Vec<(String, String)>,
+    /// Every (conversation, turn) answered with its turn.
+    served: Mutex<std::collections::BTreeSet<(ConversationId, usize)>>,
     problems: Mutex<Vec<Problem>>,
     log: Option<Mutex<File>>,
 }
@@ -187,6 +205,9 @@ impl Server {
             turns_answered: AtomicUsize::new(0),
             problems: Mutex::new(Vec::new()),
             log,
+            router: super::route::Router::default(),
+            vars: opts.vars.clone(),
+            served: Mutex::new(Default::default()),
         });
         let workers = (0..WORKERS)
             .map(|i| {
@@ -232,6 +253,18 @@ impl Server {
     /// count when the agent used every turn.
     pub fn turns_answered(&self) -> usize {
         self.shared.turns_answered.load(Ordering::SeqCst)
+    }
+
+    /// Every (conversation, turn) that was answered with its scripted turn,
+    /// in order.
+    pub fn served(&self) -> Vec<(ConversationId, usize)> {
+        self.shared
+            .served
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .copied()
+            .collect()
     }
 
     /// The script being served.
@@ -284,6 +317,7 @@ struct Answer {
     /// Extra fields for the log line.
     log: serde_json::Map<String, Value>,
     problem: Option<(ProblemKind, Option<usize>, String)>,
+    conversation: Option<String>,
     request_id: String,
 }
 
@@ -295,6 +329,7 @@ impl Answer {
             body: body.to_string(),
             log: serde_json::Map::new(),
             problem: None,
+            conversation: None,
             request_id: String::new(),
         }
     }
@@ -417,6 +452,7 @@ fn handle(mut request: Request, shared: &Shared) {
             .push(Problem {
                 kind,
                 turn,
+                conversation: answer.conversation.clone(),
                 method: method.clone(),
                 target: target.clone(),
                 message,
@@ -476,15 +512,50 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
         return base(answer.note("kind", json!("side")));
     }
 
-    let index = conversation.assistant_count;
-    let Some(turn) = script.turns.get(index) else {
+    let Some(conv_id) = shared.router.route(script, &conversation) else {
         let message = format!(
-            "reel scripted model: the agent asked for turn {index} but script `{}` has only {} turn(s) \
+            "reel scripted model: a request ({} message(s), opening {:?}) belongs to none of the \
+             conversations of `{}`; answered with a neutral text",
+            conversation.message_count,
+            excerpt(&conversation.first_user_text),
+            script.origin.display(),
+        );
+        let mut answer = if conversation.stream {
+            sse(reply::side_reply_sse(&model, SIDE_REPLY_TEXT))
+        } else {
+            Answer::json(200, &reply::side_reply_json(&model, SIDE_REPLY_TEXT))
+        };
+        answer.request_id = "req_reel_unknown".into();
+        return base(answer.note("kind", json!("unknown_conversation"))).problem(
+            ProblemKind::UnknownConversation,
+            None,
+            message,
+        );
+    };
+    let label = conv_id.label(script);
+    let turns = route::turns(script, conv_id);
+    let index = conversation.assistant_count;
+    let base = |a: Answer| {
+        let mut a = base(a);
+        if conv_id != ConversationId::Main {
+            a = a.note("conversation", json!(label));
+        }
+        a.conversation = Some(label.clone());
+        a
+    };
+    let Some(turn) = turns.get(index) else {
+        let whose = if conv_id == ConversationId::Main {
+            String::new()
+        } else {
+            format!(" ({label})")
+        };
+        let message = format!(
+            "reel scripted model: the agent asked for turn {index}{whose} but script `{}` has only {} turn(s) \
              (indices 0..{}); the request already holds {index} assistant message(s). Add a turn, or end \
              the last one with a text-only block so the agent stops.",
             script.origin.display(),
-            script.turns.len(),
-            script.turns.len().saturating_sub(1),
+            turns.len(),
+            turns.len().saturating_sub(1),
         );
         return base(
             Answer::error(
@@ -527,7 +598,7 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
         );
     }
 
-    if turn.overloaded > 0 {
+    if turn.overloaded > 0 && conv_id == ConversationId::Main {
         let sent =
             shared.overloaded_sent[index].fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
                 (n < turn.overloaded).then_some(n + 1)
@@ -547,12 +618,14 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
         }
     }
 
+    let turn_model = turn.model.clone().unwrap_or_else(|| model.clone());
     let reply = Reply {
         turn_index: index,
-        message_id: reply::message_id(index),
+        message_id: turn.id.clone().unwrap_or_else(|| reply::message_id(index)),
         turn,
-        model: &model,
+        model: &turn_model,
         cwd: conversation.cwd.as_deref(),
+        vars: &shared.vars,
     };
     let mut answer = if conversation.stream {
         sse(reply.to_sse())
@@ -560,7 +633,14 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
         Answer::json(200, &reply.to_json())
     };
     answer.request_id = format!("req_reel_{index}");
-    shared.turns_answered.fetch_max(index + 1, Ordering::SeqCst);
+    if conv_id == ConversationId::Main {
+        shared.turns_answered.fetch_max(index + 1, Ordering::SeqCst);
+    }
+    shared
+        .served
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert((conv_id, index));
     let mut answer = base(
         answer
             .note("kind", json!("turn"))
@@ -579,6 +659,7 @@ fn sse(body: String) -> Answer {
         body,
         log: serde_json::Map::new(),
         problem: None,
+        conversation: None,
         request_id: String::new(),
     }
 }

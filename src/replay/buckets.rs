@@ -26,6 +26,9 @@ pub struct Evidence {
     pub artifacts: Option<usize>,
     pub has_pre_run_paths: bool,
     pub has_pre_run_hashes: bool,
+    /// A live verdict: a present manifest makes every manifest key active,
+    /// even an empty one (the run's files are the evidence).
+    pub live: bool,
 }
 
 impl Evidence {
@@ -42,6 +45,7 @@ impl Evidence {
                 .map(Vec::len),
             has_pre_run_paths: present("preRunPaths"),
             has_pre_run_hashes: present("preRunHashes"),
+            live: false,
         }
     }
 
@@ -53,8 +57,11 @@ impl Evidence {
             Some(Bucket::NeedsManifest) => match key {
                 "no_unexpected_files" => self.artifacts.is_some() && self.has_pre_run_paths,
                 "input_unmodified" => self.artifacts.is_some() && self.has_pre_run_hashes,
-                _ => self.artifacts.is_some_and(|n| n > 0),
+                _ => self.artifacts.is_some_and(|n| n > 0 || self.live),
             },
+            // A live run has the evidence live-only keys need (or says
+            // plainly that it lacks it); a replay never does.
+            Some(Bucket::LiveOnly) => self.live,
             _ => false,
         }
     }
@@ -120,6 +127,18 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
                     .map(|v| (k.to_string(), crate::assert::json::js_numbers(v)))
             })
             .collect();
+        // The replay strip order has no live-only key (a replay never keeps
+        // one); a live verdict keeps them after the rest, in schema order.
+        let mut kept = kept;
+        if evidence.live {
+            for k in crate::assert::catalog::SCHEMA_ORDER {
+                if bucket(k) == Some(Bucket::LiveOnly)
+                    && let Some(v) = item.get(*k)
+                {
+                    kept.insert(k.to_string(), crate::assert::json::js_numbers(v));
+                }
+            }
+        }
         if kept.is_empty() {
             skipped.full += 1;
             continue;
@@ -196,6 +215,7 @@ mod tests {
             artifacts: Some(0),
             has_pre_run_paths: true,
             has_pre_run_hashes: true,
+            live: false,
         };
         let s = strip(&case_a(), 1, &ev);
         assert_eq!(
@@ -220,6 +240,7 @@ mod tests {
             artifacts: Some(0),
             has_pre_run_paths: true,
             has_pre_run_hashes: true,
+            live: false,
         };
         let s = strip(&case_a(), 1, &ev);
         assert_eq!(
@@ -239,6 +260,7 @@ mod tests {
             artifacts: Some(2),
             has_pre_run_paths: false,
             has_pre_run_hashes: false,
+            live: false,
         };
         let s = strip(
             &items(
@@ -295,6 +317,7 @@ mod tests {
             artifacts: Some(0),
             has_pre_run_paths: true,
             has_pre_run_hashes: true,
+            live: false,
         };
         assert!(!ev.is_active("file_exists"));
         assert!(ev.is_active("no_unexpected_files"));
@@ -317,6 +340,7 @@ mod tests {
             artifacts: Some(1),
             has_pre_run_paths: true,
             has_pre_run_hashes: true,
+            live: false,
         };
         let s = strip(
             &items(json!([

@@ -64,6 +64,10 @@ pub struct ReplayOptions {
     /// `--mutate` (with its scoping flags): add a mutation-coverage report
     /// (`mutation` + notices); never changes the verdict.
     pub mutate: Option<mutate::MutateOptions>,
+    /// Judge the cassette as the live run it was just made from (record,
+    /// rerun): manifest keys are evaluated against the run's files even when
+    /// there are none (see `assert::Context::live`).
+    pub live: bool,
 }
 
 /// The replay of one cassette file.
@@ -390,7 +394,8 @@ pub fn replay_with(
     }
 
     // 4. Legacy (no controlOut) mode.
-    let evidence = evidence_of(&cassette);
+    let mut evidence = evidence_of(&cassette);
+    evidence.live = opts.live;
     if !evidence.has_control_out {
         notices.push(
             "::warning:: [replay] cassette has no controlOut (pre-full-fidelity) — question/gate assertions are NOT checked; re-record to enable them"
@@ -439,7 +444,8 @@ pub fn replay_with(
     };
 
     // 13, 14. Evaluate.
-    let ctx = Context::new(cassette, &run, materialised.as_ref().map(|m| m.root()));
+    let ctx = Context::new(cassette, &run, materialised.as_ref().map(|m| m.root()))
+        .for_live_run(opts.live);
     let mut assertions: Vec<AssertionOutcome> = Vec::with_capacity(stripped.items.len());
     for item in &stripped.items {
         let (outcome, warnings) = assert::check_with_warnings(item, &ctx);

@@ -9,4 +9,5 @@
 pub mod github;
 pub mod json;
 pub mod junit;
+pub mod rerun;
 pub mod text;

@@ -17,6 +17,7 @@ mod replay;
 mod replay_mutate;
 mod review;
 mod show;
+mod rerun;
 mod sibling;
 mod util;
 mod verify;

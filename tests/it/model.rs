@@ -365,6 +365,7 @@ fn request_log_has_one_json_line_per_request() {
         ServeOptions {
             port: 0,
             log: Some(log.clone()),
+            ..ServeOptions::default()
         },
     )
     .unwrap();

@@ -599,6 +599,9 @@ pub(crate) fn example_tree(dst: &Path) {
         .unwrap();
 }
 
+/// Examples whose events interleave two conversations (see below).
+const INTERLEAVED: &[&str] = &["scenarios/delegate-count.yaml"];
+
 #[test]
 fn the_committed_examples_re_record_identically_apart_from_volatile_fields() {
     let Some(claude) = util::claude_bin() else {
@@ -654,6 +657,23 @@ fn the_committed_examples_re_record_identically_apart_from_volatile_fields() {
         let written = String::from_utf8_lossy(&out.stdout).trim().to_owned();
         let committed = util::repo().join(&written);
         let recorded = tmp.path().join(&written);
+        // A background sub-agent's events interleave with the main agent's in
+        // completion order and carry its random agent and task ids: that
+        // re-recording is held to its verdict (exit 0 above) and to the same
+        // replies per conversation, not event for event.
+        if INTERLEAVED.contains(&scenario.as_str()) {
+            let replies = |p: &Path| {
+                let c = reel::cassette::Cassette::load(p).unwrap();
+                reel::rerun::replies::from_cassette(&c)
+                    .unwrap()
+                    .script
+                    .to_yaml()
+            };
+            if replies(&committed) != replies(&recorded) {
+                failures.push(format!("{scenario}: the re-recording's replies differ"));
+            }
+            continue;
+        }
         if let Some(d) = first_difference(&comparable(&committed), &comparable(&recorded), "") {
             failures.push(format!("{scenario}: differs from {written} at {d}"));
         }

@@ -1,0 +1,189 @@
+//! `reel rerun`: arguments, target resolution and the batch loop around
+//! `crate::rerun`; renderers are `crate::report::rerun`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rayon::prelude::*;
+
+use crate::cli::OutputFormat;
+use crate::error::Result;
+use crate::exit;
+use crate::report;
+use crate::report::rerun::Entry;
+use crate::rerun::{Outcome, RerunError, RerunOptions};
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Re-executes each recording: the real agent runs the current skill files, scripts and hooks \
+                  against the model replies the cassette holds (served from 127.0.0.1, token-free), answers come \
+                  from the frozen `answers:`, and the frozen `assert:` block is judged on the fresh run. \
+                  Divergences (a tool result, skill body, answer or file that differs from the recording) are \
+                  reported; they fail the rerun only under --strict.\n\n\
+                  Exit codes: 0 every verdict passes (divergence alone is no failure); 1 a verdict failed, or a \
+                  divergence under --strict; 2 usage error or invalid input; 3 a cassette could not be rerun here \
+                  (another tier, no agent binary). A directory reruns in parallel; the worst exit wins."
+)]
+pub struct RerunArgs {
+    /// A cassette file, or a directory whose `*.cassette.json` files (non-recursive) are rerun.
+    #[arg(value_name = "CASSETTE|DIR")]
+    pub targets: Vec<PathBuf>,
+    /// Output format: text (report on stderr) or json (one envelope on stdout, schema/rerun.json).
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+    /// A divergence from the recording fails the rerun.
+    #[arg(long)]
+    pub strict: bool,
+    /// Replace the cassette with the fresh recording when the verdict passes and nothing diverged.
+    #[arg(long)]
+    pub write: bool,
+    /// (with --write) also write a diverged run, marked in `environment.reelRerun`.
+    #[arg(long, requires = "write")]
+    pub accept_divergence: bool,
+    /// Resolve the recorded session from this file (one cassette only; for a moved cassette).
+    #[arg(long, value_name = "FILE")]
+    pub session: Option<PathBuf>,
+    /// Run this agent instead of `claude` (split into words as a shell would, quotes included;
+    /// no shell runs it).
+    #[arg(long, value_name = "CMD")]
+    pub agent_cmd: Option<String>,
+    /// Wall-clock budget per run in milliseconds [default: the scenario's timeout_ms, else 600000].
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+    /// Reruns at once for a directory [default: the number of cores].
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Keep each fresh run's directory (always kept when a rerun fails).
+    #[arg(long)]
+    pub keep_run_dir: bool,
+    /// Also write a JUnit XML report (a suite per cassette; a case per assertion and divergence).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+}
+
+fn usage(args: &RerunArgs, message: String, hint: Option<&str>) -> Result<u8> {
+    if args.output_format == OutputFormat::Json {
+        let env = report::rerun::usage_error(&message, hint);
+        let _ = writeln!(std::io::stdout().lock(), "{env}");
+        return Ok(exit::USAGE);
+    }
+    let err = crate::Error::usage(message);
+    Err(match hint {
+        Some(h) => err.with_hint(h),
+        None => err,
+    })
+}
+
+pub fn run(args: RerunArgs) -> Result<u8> {
+    if args.targets.is_empty() {
+        return usage(
+            &args,
+            "rerun: no cassette given".into(),
+            Some("reel rerun CASSETTE.json | DIR/"),
+        );
+    }
+    let mut files = Vec::new();
+    for t in &args.targets {
+        match crate::cli::replay::resolve_targets(t) {
+            Ok(f) => files.extend(f),
+            Err(e) => return usage(&args, format!("rerun: {e}"), None),
+        }
+    }
+    if args.session.is_some() && files.len() > 1 {
+        return usage(
+            &args,
+            "rerun: --session applies to one cassette at a time".into(),
+            Some(
+                "each cassette may have been recorded against a different session; rerun them one by one",
+            ),
+        );
+    }
+    if args.jobs == Some(0) {
+        return usage(&args, "rerun: --jobs must be at least 1".into(), None);
+    }
+    let opts = RerunOptions {
+        session: args.session.clone(),
+        agent_cmd: args.agent_cmd.clone(),
+        strict: args.strict,
+        write: args.write,
+        accept_divergence: args.accept_divergence,
+        timeout: args.timeout_ms.map(Duration::from_millis),
+        keep_run_dir: args.keep_run_dir,
+    };
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.min(files.len()).max(1))
+        .build()
+        .map_err(|e| crate::Error::usage(format!("rerun: start {jobs} workers: {e}")))?;
+    let entries: Vec<Entry> = pool.install(|| {
+        files
+            .par_iter()
+            .map(|f| match crate::rerun::rerun(f, &opts) {
+                Ok(r) => Entry::Done(Box::new(r)),
+                Err(error) => {
+                    let exit_code = match error {
+                        RerunError::Invalid { .. } => exit::USAGE,
+                        RerunError::CannotRun { .. } => exit::COULD_NOT_RUN,
+                    };
+                    Entry::Refused {
+                        file: f.clone(),
+                        error,
+                        exit_code,
+                    }
+                }
+            })
+            .collect()
+    });
+
+    let mut worst = exit::SUCCESS;
+    let gh = report::github::enabled();
+    {
+        let mut err = std::io::stderr().lock();
+        for e in &entries {
+            if args.output_format == OutputFormat::Text {
+                let _ = err.write_all(report::rerun::text(e).as_bytes());
+            } else if let Entry::Refused { file, error, .. } = e {
+                let _ = writeln!(err, "rerun: {}: {error}", file.display());
+            }
+            if gh {
+                for a in report::rerun::annotations(e) {
+                    let _ = writeln!(err, "{a}");
+                }
+            }
+            worst = exit::worst(worst, entry_code(e));
+        }
+        if args.output_format == OutputFormat::Text {
+            let _ = writeln!(err, "{}", report::rerun::summary(&entries));
+        }
+    }
+    if let Some(path) = &args.junit {
+        let written = report::rerun::junit(&entries, args.strict)
+            .map_err(std::io::Error::other)
+            .and_then(|xml| crate::atomic::write_atomic(path, xml.as_bytes()));
+        if let Err(e) = written {
+            let _ = writeln!(std::io::stderr(), "rerun: --junit {}: {e}", path.display());
+            worst = exit::worst(worst, exit::USAGE);
+        }
+    }
+    if args.output_format == OutputFormat::Json {
+        let _ = writeln!(
+            std::io::stdout().lock(),
+            "{}",
+            report::rerun::envelope(&entries)
+        );
+    }
+    Ok(worst)
+}
+
+fn entry_code(e: &Entry) -> u8 {
+    match e {
+        Entry::Done(r) => match r.outcome {
+            Outcome::Fail => exit::FAILURE,
+            Outcome::Pass | Outcome::PassDiverged => exit::SUCCESS,
+        },
+        Entry::Refused { exit_code, .. } => *exit_code,
+    }
+}

@@ -1,0 +1,331 @@
+//! The stream-json protocol between a host and a Claude Code style agent, in
+//! one place: the typed view of each line the agent writes, and the frames
+//! the host writes back (spec/real-client.md §1b, §3).
+//!
+//! Everything here is a *view* over a parsed `serde_json::Value`: agents and
+//! cassettes are untrusted, so a line of an unexpected shape is
+//! [`Line::Other`] or a block is [`Block::Other`], never an error. Readers
+//! that must reject malformed content (the live loop's protocol checks, the
+//! replay re-drive's parity rules) decide that themselves; this module only
+//! says what the wire means.
+//!
+//! Read by the live agent loop (`agent::session`), the recorded-reply
+//! extraction and the divergence check of `rerun`.
+
+use serde_json::{Map, Value, json};
+
+/// `type` of the lines and frames.
+pub mod kind {
+    pub const SYSTEM: &str = "system";
+    pub const ASSISTANT: &str = "assistant";
+    pub const USER: &str = "user";
+    pub const RESULT: &str = "result";
+    pub const CONTROL_REQUEST: &str = "control_request";
+    pub const CONTROL_RESPONSE: &str = "control_response";
+}
+
+/// `subtype` of `system` lines and control requests.
+pub mod subtype {
+    pub const INIT: &str = "init";
+    /// The agent's current background tasks (`tasks: [...]`), e.g. an
+    /// asynchronous sub-agent still running.
+    pub const BACKGROUND_TASKS_CHANGED: &str = "background_tasks_changed";
+    pub const INITIALIZE: &str = "initialize";
+    pub const CAN_USE_TOOL: &str = "can_use_tool";
+    pub const HOOK_CALLBACK: &str = "hook_callback";
+    pub const MCP_MESSAGE: &str = "mcp_message";
+    pub const REQUEST_USER_DIALOG: &str = "request_user_dialog";
+    pub const ELICITATION: &str = "elicitation";
+    pub const SIDE_QUESTION: &str = "side_question";
+    pub const SUCCESS: &str = "success";
+    pub const ERROR: &str = "error";
+}
+
+/// The tool whose permission request is a question to the user.
+pub const ASK_USER_QUESTION: &str = "AskUserQuestion";
+/// The tool that loads a skill.
+pub const SKILL_TOOL: &str = "Skill";
+/// Tools that dispatch a sub-agent.
+pub const DISPATCH_TOOLS: [&str; 2] = ["Agent", "Task"];
+
+/// One line the agent wrote, by `type`.
+#[derive(Debug, Clone, Copy)]
+pub enum Line<'a> {
+    /// `system` (with its `subtype`, `init` among them).
+    System {
+        subtype: &'a str,
+        body: &'a Map<String, Value>,
+    },
+    Assistant(Message<'a>),
+    User(Message<'a>),
+    Result(&'a Map<String, Value>),
+    ControlRequest {
+        request_id: Option<&'a str>,
+        subtype: &'a str,
+        request: Option<&'a Map<String, Value>>,
+    },
+    ControlResponse(&'a Map<String, Value>),
+    /// Any other object, or a value that is not an object.
+    Other,
+}
+
+/// An `assistant` or `user` line.
+#[derive(Debug, Clone, Copy)]
+pub struct Message<'a> {
+    pub line: &'a Map<String, Value>,
+    /// `parent_tool_use_id`: the dispatching tool call of a sub-agent's line.
+    pub parent_tool_use_id: Option<&'a str>,
+    /// `message.id` (assistant lines).
+    pub id: Option<&'a str>,
+    /// `message.model`.
+    pub model: Option<&'a str>,
+    /// `message.content`: blocks, or a plain string.
+    pub content: Option<&'a Value>,
+}
+
+impl<'a> Message<'a> {
+    /// The content blocks (none for string content).
+    pub fn blocks(&self) -> impl Iterator<Item = Block<'a>> + 'a {
+        let items: &'a [Value] = match self.content {
+            Some(Value::Array(items)) => items,
+            _ => &[],
+        };
+        items.iter().map(Block::of)
+    }
+
+    /// `message.usage`.
+    pub fn usage(&self) -> Option<&'a Map<String, Value>> {
+        self.line
+            .get("message")?
+            .get("usage")
+            .and_then(Value::as_object)
+    }
+
+    /// `message.stop_reason` when set (Claude Code streams `null`).
+    pub fn stop_reason(&self) -> Option<&'a str> {
+        self.line
+            .get("message")?
+            .get("stop_reason")
+            .and_then(Value::as_str)
+    }
+
+    /// `isSynthetic: true`: text the agent injected (a skill body), not typed by a user.
+    pub fn is_synthetic(&self) -> bool {
+        self.line.get("isSynthetic").and_then(Value::as_bool) == Some(true)
+    }
+}
+
+/// One content block.
+#[derive(Debug, Clone, Copy)]
+pub enum Block<'a> {
+    Text(&'a str),
+    ToolUse {
+        id: Option<&'a str>,
+        name: &'a str,
+        input: Option<&'a Value>,
+    },
+    ToolResult {
+        tool_use_id: Option<&'a str>,
+        content: Option<&'a Value>,
+        is_error: bool,
+    },
+    Thinking {
+        thinking: &'a Value,
+        signature: Option<&'a str>,
+    },
+    RedactedThinking {
+        data: Option<&'a str>,
+    },
+    /// Images, documents, unknown types, non-objects.
+    Other(&'a Value),
+}
+
+impl<'a> Block<'a> {
+    pub fn of(v: &'a Value) -> Block<'a> {
+        let Some(b) = v.as_object() else {
+            return Block::Other(v);
+        };
+        let s = |k: &str| b.get(k).and_then(Value::as_str);
+        match s("type") {
+            Some("text") => match s("text") {
+                Some(t) => Block::Text(t),
+                None => Block::Other(v),
+            },
+            Some("tool_use") => Block::ToolUse {
+                id: s("id"),
+                name: s("name").unwrap_or_default(),
+                input: b.get("input"),
+            },
+            Some("tool_result") => Block::ToolResult {
+                tool_use_id: s("tool_use_id"),
+                content: b.get("content"),
+                is_error: b.get("is_error").and_then(Value::as_bool) == Some(true),
+            },
+            Some("thinking") => Block::Thinking {
+                thinking: b.get("thinking").unwrap_or(&Value::Null),
+                signature: s("signature"),
+            },
+            Some("redacted_thinking") => Block::RedactedThinking { data: s("data") },
+            _ => Block::Other(v),
+        }
+    }
+}
+
+impl<'a> Line<'a> {
+    /// Reads a parsed line.
+    pub fn of(v: &'a Value) -> Line<'a> {
+        let Some(obj) = v.as_object() else {
+            return Line::Other;
+        };
+        let s = |k: &str| obj.get(k).and_then(Value::as_str);
+        let message = || {
+            let m = obj.get("message");
+            Message {
+                line: obj,
+                parent_tool_use_id: s("parent_tool_use_id"),
+                id: m.and_then(|m| m.get("id")).and_then(Value::as_str),
+                model: m.and_then(|m| m.get("model")).and_then(Value::as_str),
+                content: m.and_then(|m| m.get("content")),
+            }
+        };
+        match s("type") {
+            Some(kind::SYSTEM) => Line::System {
+                subtype: s("subtype").unwrap_or_default(),
+                body: obj,
+            },
+            Some(kind::ASSISTANT) => Line::Assistant(message()),
+            Some(kind::USER) => Line::User(message()),
+            Some(kind::RESULT) => Line::Result(obj),
+            Some(kind::CONTROL_REQUEST) => {
+                let request = obj.get("request").and_then(Value::as_object);
+                Line::ControlRequest {
+                    request_id: s("request_id"),
+                    subtype: request
+                        .and_then(|r| r.get("subtype"))
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
+                    request,
+                }
+            }
+            Some(kind::CONTROL_RESPONSE) => Line::ControlResponse(obj),
+            _ => Line::Other,
+        }
+    }
+}
+
+/// Text of a `tool_result.content`: a string, or its text blocks joined by
+/// newlines (images and other blocks are named by type).
+pub fn tool_result_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| match Block::of(item) {
+                Block::Text(t) => t.to_owned(),
+                _ => format!(
+                    "[{}]",
+                    item.get("type").and_then(Value::as_str).unwrap_or("block")
+                ),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+// ---- frames the host writes ----
+
+/// The `initialize` control request, with the hooks the host registers.
+pub fn initialize_request(request_id: &str, hooks: Value) -> Value {
+    json!({
+        "type": kind::CONTROL_REQUEST,
+        "request_id": request_id,
+        "request": {"subtype": subtype::INITIALIZE, "hooks": hooks}
+    })
+}
+
+/// A user turn of text.
+pub fn user_text(text: &str) -> Value {
+    json!({
+        "type": kind::USER,
+        "message": {"role": "user", "content": [{"type": "text", "text": text}]}
+    })
+}
+
+/// A successful control response carrying `body`.
+pub fn control_success(request_id: &str, body: Value) -> Value {
+    json!({"type": kind::CONTROL_RESPONSE,
+           "response": {"subtype": subtype::SUCCESS, "request_id": request_id, "response": body}})
+}
+
+/// An error control response (an unsupported request).
+pub fn control_error(request_id: &str, error: &str) -> Value {
+    json!({"type": kind::CONTROL_RESPONSE,
+           "response": {"subtype": subtype::ERROR, "request_id": request_id, "error": error}})
+}
+
+/// A `can_use_tool` answer that allows, with the input the tool runs with.
+pub fn permission_allow(updated_input: Value) -> Value {
+    json!({"behavior": "allow", "updatedInput": updated_input})
+}
+
+/// A `can_use_tool` answer that denies, with the message the model sees.
+pub fn permission_deny(message: &str) -> Value {
+    json!({"behavior": "deny", "message": message})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_assistant_blocks_and_requests() {
+        let v = json!({"type": "assistant", "parent_tool_use_id": "toolu_p",
+            "message": {"id": "msg_1", "model": "m", "content": [
+                {"type": "thinking", "thinking": "", "signature": "sig"},
+                {"type": "text", "text": "hi"},
+                {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}},
+                {"type": "image"}, 7]}});
+        let Line::Assistant(m) = Line::of(&v) else {
+            panic!("an assistant line")
+        };
+        assert_eq!(m.id, Some("msg_1"));
+        assert_eq!(m.parent_tool_use_id, Some("toolu_p"));
+        let kinds: Vec<&str> = m
+            .blocks()
+            .map(|b| match b {
+                Block::Thinking { .. } => "thinking",
+                Block::Text(_) => "text",
+                Block::ToolUse { .. } => "tool_use",
+                Block::Other(_) => "other",
+                _ => "?",
+            })
+            .collect();
+        assert_eq!(kinds, ["thinking", "text", "tool_use", "other", "other"]);
+
+        let r = json!({"type": "control_request", "request_id": "r1",
+                       "request": {"subtype": "can_use_tool", "tool_name": "Write"}});
+        match Line::of(&r) {
+            Line::ControlRequest {
+                request_id,
+                subtype,
+                ..
+            } => {
+                assert_eq!(request_id, Some("r1"));
+                assert_eq!(subtype, subtype::CAN_USE_TOOL);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(Line::of(&json!([1])), Line::Other));
+        assert!(matches!(Line::of(&json!({"type": "x"})), Line::Other));
+    }
+
+    #[test]
+    fn tool_result_text_joins_blocks() {
+        let c = json!([{"type": "text", "text": "a"}, {"type": "image"}, {"type": "text", "text": "b"}]);
+        assert_eq!(tool_result_text(Some(&c)), "a\n[image]\nb");
+        assert_eq!(tool_result_text(Some(&json!("x"))), "x");
+        assert_eq!(tool_result_text(None), "");
+    }
+}

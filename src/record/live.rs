@@ -1,0 +1,476 @@
+//! One live run of a scenario, shared by `record` and `rerun`: stage the work
+//! root, take the pre-run baseline, serve the model script (if any), drive the
+//! agent, take the post-run manifest, assemble and scrub the cassette, and
+//! compute the live verdict. Writing is the caller's: `record` freezes the
+//! result, `rerun` compares it with the recording first.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::{RecordError, assemble, manifest, stage};
+use crate::agent::{self, AgentCommand, ClaudeKnobs, DriveOptions, ErrorSource, RunEnd};
+use crate::scenario::answers::Decider;
+use crate::scenario::{Scenario, session_keys};
+
+/// What to run.
+pub struct LivePlan<'a> {
+    pub scenario: &'a Scenario,
+    /// Where the scenario came from (redaction-policy lookup, messages).
+    pub scenario_path: &'a Path,
+    pub session: &'a session_keys::SessionKeys,
+    /// Where the cassette will be written (recorded relative paths start here).
+    pub cassette_path: &'a Path,
+    /// The scripted model to serve; `None` talks to the real API.
+    pub script: Option<crate::model::Script>,
+    /// `--agent-cmd` (default: the `claude` profile).
+    pub agent_cmd: Option<&'a str>,
+    pub timeout: Duration,
+    pub max_artifact_bytes: u64,
+}
+
+/// A finished live run, not yet written anywhere.
+pub struct LiveRun {
+    pub run_dir: RunDir,
+    pub staged: stage::Staged,
+    pub log: agent::RunLog,
+    /// The assembled, scrubbed and validated cassette.
+    pub cassette: crate::cassette::Cassette,
+    /// The live verdict's failure messages (empty = pass), the scripted
+    /// model's problems aside: what they mean is the caller's call.
+    pub failures: Vec<String>,
+    pub warnings: Vec<String>,
+    /// Problems the scripted model saw (not among `failures`).
+    pub model_problems: Vec<crate::model::Problem>,
+    /// (conversation, turn) pairs the scripted model answered.
+    pub served: Vec<(crate::model::ConversationId, usize)>,
+}
+
+/// Runs `plan` once. The run directory stays on disk until the caller
+/// decides ([`RunDir::finish`]).
+pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
+    let scenario = plan.scenario;
+    let session = plan.session;
+    let cassette_path = plan.cassette_path;
+    let mut warnings = Vec::new();
+    let run_dir = new_run_dir(&scenario.name).map_err(|e| RecordError::Setup {
+        message: format!("create the run directory: {e}"),
+        hint: Some("set REEL_RUNS_DIR to a writable directory".into()),
+    })?;
+    let run_dir = RunDir {
+        dir: run_dir,
+        keep: true,
+    };
+    let staged = stage::stage(run_dir.path(), session)?;
+    warnings.extend(staged.notices.iter().cloned());
+    let pre = manifest::pre_run(&staged.work_root, &staged.user_visible_roots);
+
+    let server = match &plan.script {
+        Some(script) => Some(
+            crate::model::Server::start(
+                script.clone(),
+                crate::model::ServeOptions {
+                    port: 0,
+                    log: Some(run_dir.path().join("model-requests.jsonl")),
+                    vars: vec![
+                        ("config".into(), staged.config_dir.display().to_string()),
+                        ("home".into(), staged.home.display().to_string()),
+                        ("run".into(), run_dir.path().display().to_string()),
+                        (
+                            "cwd-slug".into(),
+                            crate::rerun::paths::slug(&staged.work_root.display().to_string()),
+                        ),
+                    ],
+                },
+            )
+            .map_err(|e| RecordError::Setup {
+                message: format!("start the scripted model: {e}"),
+                hint: None,
+            })?,
+        ),
+        None => None,
+    };
+    let cmd = agent_command(
+        plan.agent_cmd,
+        session,
+        &staged,
+        server.as_ref().map(|s| s.url()),
+    )?;
+    let decider = Decider {
+        rules: scenario.answers.clone(),
+        parity: session.permission_parity,
+        unanswered: scenario.on_unanswered,
+    };
+    let log = agent::drive(
+        &cmd,
+        &DriveOptions {
+            prompt: &scenario.prompt,
+            decider: &decider,
+            timeout: plan.timeout,
+        },
+    );
+    let (model_problems, served) = match server {
+        Some(s) => {
+            let served = s.served();
+            (s.shutdown(), served)
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    write_logs(run_dir.path(), &log);
+    warnings.extend(log.decisions.warnings.iter().cloned());
+
+    if let RunEnd::Failed { source, message } = &log.end {
+        match source {
+            ErrorSource::Unanswered | ErrorSource::Script | ErrorSource::Spawn => {
+                return Err(RecordError::Run {
+                    message: format!("{message}\n    no cassette was written"),
+                    hint: match source {
+                        ErrorSource::Spawn => Some(format!(
+                            "install Claude Code (scripts/install-claude.sh) or set REEL_CLAUDE_BIN; the program was `{}`",
+                            cmd.program.display()
+                        )),
+                        _ => None,
+                    },
+                    run_dir: Some(run_dir.path().to_path_buf()),
+                });
+            }
+            _ => {}
+        }
+    }
+
+    // Assemble, scrub, judge.
+    let t0 = std::time::Instant::now();
+    let artifacts = manifest::post_run(
+        &staged.work_root,
+        &staged.user_visible_roots,
+        &staged.readonly_roots,
+        plan.max_artifact_bytes,
+    );
+    let t1 = std::time::Instant::now();
+    let assembled = assemble::assemble(&assemble::Parts {
+        scenario,
+        cassette_path,
+        log: &log,
+        artifacts: &artifacts,
+        pre_run: &pre,
+        staged: &staged,
+        folders: &session.folders,
+    });
+    let t2 = std::time::Instant::now();
+    let policy_dirs = [
+        Path::new("."),
+        crate::scenario::dir_of(plan.scenario_path),
+        crate::scenario::dir_of(cassette_path),
+    ];
+    let policy = crate::verify::redact::RedactionPolicy::load(&policy_dirs).map_err(|e| {
+        RecordError::Setup {
+            message: e.to_string(),
+            hint: Some("fix or remove the .cowork-redact.json policy".into()),
+        }
+    })?;
+    let t3 = std::time::Instant::now();
+    let kept = Some(run_dir.path().to_path_buf());
+    let mut doc = assembled.doc;
+    let scrub = crate::verify::redact::scrub_cassette_checked(&mut doc, &policy, |d| {
+        scrub_verdict(cassette_path, d)
+    })
+    .map_err(|e| RecordError::Run {
+        message: e.to_string(),
+        hint: None,
+        run_dir: kept.clone(),
+    })?;
+    let t4 = std::time::Instant::now();
+    if !scrub.secrets.is_empty() {
+        warnings.push(format!(
+            "{} secret occurrence(s) scrubbed from the cassette",
+            scrub.secrets.len()
+        ));
+    }
+    let cassette =
+        crate::cassette::Cassette::from_doc(cassette_path, doc).map_err(|e| RecordError::Run {
+            message: format!("the assembled cassette does not validate (a reel bug): {e}"),
+            hint: None,
+            run_dir: kept.clone(),
+        })?;
+    let t5 = std::time::Instant::now();
+    let mut failures = live_failures(&cassette, scenario, &log, &staged);
+    if let RunEnd::Failed { message, .. } = &log.end {
+        failures.insert(0, format!("run error: {message}"));
+    }
+    if std::env::var_os("REEL_TIMING").is_some() {
+        // `REEL_TIMING=1`: where the post-run time goes (benchmark aid).
+        eprintln!(
+            "timing: manifest {:?} assemble {:?} policy {:?} scrub {:?} validate {:?} verdict {:?}",
+            t1 - t0,
+            t2 - t1,
+            t3 - t2,
+            t4 - t3,
+            t5 - t4,
+            t5.elapsed()
+        );
+    }
+    Ok(LiveRun {
+        run_dir,
+        staged,
+        log,
+        cassette,
+        failures,
+        warnings,
+        model_problems,
+        served,
+    })
+}
+
+/// The live verdict's failure messages (empty = pass).
+///
+/// One verdict rule: the cassette is evaluated exactly as `reel replay` would
+/// evaluate it; the recorder only adds what replay cannot see (permissive
+/// auto-allows, plugin divergence).
+fn live_failures(
+    cassette: &crate::cassette::Cassette,
+    scenario: &Scenario,
+    log: &agent::RunLog,
+    staged: &stage::Staged,
+) -> Vec<String> {
+    let mut failures = replay_failures(cassette);
+    if !log.decisions.permissive_auto_allows.is_empty()
+        && !scenario.asserts_flag("allow_permissive_auto_allow")
+    {
+        failures.push(format!(
+            "permissive_auto_allow: unscripted tool(s) {} were auto-allowed by `permission_parity: cowork`; \
+             script them with `when_tool` rules or assert `allow_permissive_auto_allow: true`",
+            log.decisions.permissive_auto_allows.join(", ")
+        ));
+    }
+    if staged.plugin_divergence && !scenario.asserts_flag("allow_l0_plugin_divergence") {
+        failures.push(
+            "l0_plugin_divergence: plugins are not loaded at the protocol tier; assert \
+             `allow_l0_plugin_divergence: true` to accept"
+                .into(),
+        );
+    }
+    failures
+}
+
+/// The replay engine's verdict on the in-memory cassette: failure messages
+/// of the failing assertions and fail-severity signals.
+fn replay_failures(cassette: &crate::cassette::Cassette) -> Vec<String> {
+    let live = crate::replay::ReplayOptions {
+        live: true,
+        ..crate::replay::ReplayOptions::default()
+    };
+    match crate::replay::replay_cassette(cassette, &live) {
+        Ok(result) => {
+            let mut failures: Vec<String> = result
+                .verdict
+                .failures
+                .iter()
+                .map(|f| match &f.assertion {
+                    Some(key) => format!("{key}: {}", f.message),
+                    None => f.message.clone(),
+                })
+                .collect();
+            if !result.verdict.pass && failures.is_empty() {
+                failures.push("the live verdict failed".into());
+            }
+            failures
+        }
+        Err(e) => vec![format!("the cassette cannot be replayed: {e}")],
+    }
+}
+
+/// The verdict the redaction proof compares before/after scrubbing.
+fn scrub_verdict(
+    path: &Path,
+    doc: &serde_json::Map<String, serde_json::Value>,
+) -> crate::verify::redact::Verdict {
+    let Ok(cassette) = crate::cassette::Cassette::from_doc(path, doc.clone()) else {
+        return crate::verify::redact::Verdict::default();
+    };
+    match crate::replay::replay_cassette(&cassette, &crate::replay::ReplayOptions::default()) {
+        Ok(r) => crate::verify::redact::Verdict {
+            pass: r.verdict.pass,
+            outcomes: r
+                .assertions
+                .iter()
+                .map(|a| {
+                    let key = a
+                        .assertion
+                        .as_object()
+                        .and_then(|m| m.keys().next().cloned())
+                        .unwrap_or_default();
+                    format!("{key}:{}", a.pass)
+                })
+                .collect(),
+            failing_messages: r
+                .assertions
+                .iter()
+                .filter(|a| !a.pass)
+                .map(|a| a.message.clone())
+                .collect(),
+        },
+        Err(_) => crate::verify::redact::Verdict::default(),
+    }
+}
+
+fn agent_command(
+    agent_cmd: Option<&str>,
+    session: &session_keys::SessionKeys,
+    staged: &stage::Staged,
+    model_url: Option<String>,
+) -> Result<AgentCommand, RecordError> {
+    let cwd = staged.work_root.clone();
+    if let Some(custom) = agent_cmd.map(str::to_owned).or_else(|| {
+        std::env::var("REEL_AGENT_CMD")
+            .ok()
+            .filter(|s| !s.is_empty())
+    }) {
+        let (program, args) =
+            agent::split_agent_cmd(&custom).map_err(|e| RecordError::Setup {
+                message: e.to_string(),
+                hint: Some(
+                    "quote words with spaces as a shell would (`node \"my agent.js\"`); for pipes or variables, wrap the command in a script".into(),
+                ),
+            })?;
+        let mut env = agent::operator_env(std::env::vars(), &session.agent_env);
+        env.push(("WORK_ROOT".into(), cwd.display().to_string()));
+        env.push((
+            "OUTPUTS_DIR".into(),
+            cwd.join("outputs").display().to_string(),
+        ));
+        if let Some(url) = &model_url {
+            env.retain(|(k, _)| k != "ANTHROPIC_BASE_URL");
+            env.push(("ANTHROPIC_BASE_URL".into(), url.clone()));
+        }
+        return Ok(AgentCommand {
+            program,
+            args,
+            env,
+            cwd,
+        });
+    }
+    let env = match &model_url {
+        Some(url) => agent::offline_env(url, &staged.home, &staged.config_dir, &session.agent_env),
+        None => {
+            let mut env = agent::operator_env(std::env::vars(), &session.agent_env);
+            if agent::hermetic(&env) {
+                env.push((
+                    "CLAUDE_CONFIG_DIR".into(),
+                    staged.config_dir.display().to_string(),
+                ));
+            }
+            env
+        }
+    };
+    let knobs = ClaudeKnobs {
+        model: session.model.clone(),
+        permission_mode: session.permission_mode.clone(),
+        effort: session.effort.clone(),
+        mcp_config: session.mcp_config.clone(),
+        settings_file: (!agent::hermetic(&env)).then(|| staged.config_dir.join("settings.json")),
+    };
+    Ok(AgentCommand {
+        program: agent::claude_program(),
+        args: agent::claude_argv(&knobs),
+        env,
+        cwd,
+    })
+}
+
+/// `<runs root>/<slug>/local_<base36 ns>`.
+fn new_run_dir(name: &str) -> std::io::Result<PathBuf> {
+    let root = std::env::var_os("REEL_RUNS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("reel-runs"));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let mut id = String::new();
+    let mut n = nanos;
+    while n > 0 {
+        let d = (n % 36) as u32;
+        id.insert(0, std::char::from_digit(d, 36).unwrap_or('0'));
+        n /= 36;
+    }
+    let dir = root
+        .join(crate::scenario::slug(name))
+        .join(format!("local_{id}{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// The run's raw logs, secret-scrubbed like the cassette (a kept run
+/// directory must not hold what the cassette may not).
+fn write_logs(run_dir: &Path, log: &agent::RunLog) {
+    use serde_json::Value;
+    let lines = |l: &[String]| Value::Array(l.iter().cloned().map(Value::String).collect());
+    let stderr = String::from_utf8_lossy(&log.stderr).into_owned();
+    // stderr rides as one extra (non-JSON, text-scrubbed) events line.
+    let mut events = log.events.clone();
+    events.push(stderr);
+    let mut doc = serde_json::Map::new();
+    doc.insert("events".into(), lines(&events));
+    doc.insert("controlOut".into(), lines(&log.control_out));
+    let mut policy = crate::verify::redact::RedactionPolicy::default();
+    policy.add_env_secrets();
+    // A scrub error only means a policy problem; the secret layer still ran.
+    let _ = crate::verify::redact::scrub_cassette(&mut doc, &policy);
+    let text = |key: &str, sep: &str| {
+        let mut s = doc
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(sep)
+            })
+            .unwrap_or_default();
+        s.push('\n');
+        s
+    };
+    let mut events: Vec<String> = doc
+        .get("events")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let stderr = events.pop().unwrap_or_default();
+    let mut ev = events.join("\n");
+    ev.push('\n');
+    let _ = std::fs::write(run_dir.join("events.jsonl"), ev);
+    let _ = std::fs::write(run_dir.join("control-out.jsonl"), text("controlOut", "\n"));
+    let _ = std::fs::write(run_dir.join("agent.stderr.log"), stderr);
+}
+
+/// A run directory: kept (with its logs) unless [`RunDir::finish`] says
+/// otherwise, so a run that fails anywhere leaves its evidence behind.
+#[derive(Debug)]
+pub struct RunDir {
+    dir: PathBuf,
+    keep: bool,
+}
+
+impl RunDir {
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Keeps the directory (returning its path) or removes it.
+    pub fn finish(mut self, keep: bool) -> Option<PathBuf> {
+        self.keep = keep;
+        keep.then(|| self.dir.clone())
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}

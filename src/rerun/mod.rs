@@ -1,0 +1,528 @@
+//! `rerun`: re-execute a recording with the real agent against the model
+//! replies the cassette already holds, token-free.
+//!
+//! A replay executes nothing, so a broken skill script stays green. A rerun
+//! freezes only the model — the expensive, non-deterministic dependency —
+//! and runs everything the skill author owns for real: the recorded replies
+//! ([`replies`]) are served from the loopback scripted model, the current
+//! skill files are staged exactly as `record` stages them (the one live run,
+//! [`crate::record::live`]), the agent's prompts are answered from the frozen
+//! `answers:`, and the frozen `assert:` block is judged on the fresh run as
+//! a live verdict. Then the fresh run is compared with the recording turn by
+//! turn ([`divergence`]): a divergence means the recorded replies may no
+//! longer be what the model would say, and is reported, not failed (unless
+//! `--strict`).
+//!
+//! Not here: printing and exit codes (`cli::rerun`), the verdict rule
+//! (`replay`), the wire (`protocol`).
+
+pub mod divergence;
+pub mod paths;
+pub mod replies;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::cassette::Cassette;
+use crate::model::ProblemKind;
+use crate::protocol::{self, Line};
+use crate::record::{RecordError, live};
+use crate::replay::ReplayResult;
+use crate::scenario::{Refusal, Scenario, ScenarioError, session_keys};
+use divergence::{Divergence, Kind};
+use paths::Roots;
+
+/// What `reel rerun` was asked to do (one cassette).
+#[derive(Debug, Clone, Default)]
+pub struct RerunOptions {
+    /// `--session FILE` for a moved cassette.
+    pub session: Option<PathBuf>,
+    /// `--agent-cmd`.
+    pub agent_cmd: Option<String>,
+    /// `--strict`: a divergence fails the rerun.
+    pub strict: bool,
+    /// `--write`: replace the cassette when the verdict passes and nothing diverged.
+    pub write: bool,
+    /// `--accept-divergence`: with `--write`, also write a diverged run (marked).
+    pub accept_divergence: bool,
+    /// `--timeout-ms`.
+    pub timeout: Option<Duration>,
+    /// Keep the fresh run's directory.
+    pub keep_run_dir: bool,
+}
+
+/// Why a cassette could not be rerun.
+#[derive(Debug, thiserror::Error)]
+pub enum RerunError {
+    /// The cassette or its scenario is invalid input (exit 2).
+    #[error("{message}")]
+    Invalid {
+        message: String,
+        hint: Option<String>,
+    },
+    /// The rerun cannot run here (exit 3): a tier reel does not execute, no
+    /// agent binary, a scenario reel cannot record.
+    #[error("{message}")]
+    CannotRun {
+        message: String,
+        hint: Option<String>,
+    },
+}
+
+impl RerunError {
+    fn invalid(message: impl Into<String>, hint: impl Into<Option<String>>) -> RerunError {
+        RerunError::Invalid {
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+
+    fn cannot(message: impl Into<String>, hint: impl Into<Option<String>>) -> RerunError {
+        RerunError::CannotRun {
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            RerunError::Invalid { hint, .. } | RerunError::CannotRun { hint, .. } => {
+                hint.as_deref()
+            }
+        }
+    }
+}
+
+/// The verdict of one rerun, ordered by severity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The verdict passes and nothing diverged.
+    Pass,
+    /// The verdict passes; the fresh run diverged from the recording.
+    PassDiverged,
+    /// The verdict fails (or, under `--strict`, the run diverged).
+    Fail,
+}
+
+/// One finished rerun.
+#[derive(Debug)]
+pub struct Rerun {
+    pub file: PathBuf,
+    /// The fresh run judged as replay reports a run (assertions, verdict, …).
+    pub result: ReplayResult,
+    /// Failure messages of the live verdict (empty = pass).
+    pub failures: Vec<String>,
+    pub divergences: Vec<Divergence>,
+    /// Recorded turns over all conversations, and how many were served.
+    pub replies_recorded: usize,
+    pub replies_served: usize,
+    pub agent_version_recorded: Option<String>,
+    pub agent_version_now: Option<String>,
+    /// Notices (unmapped paths, an agent version change, a written file).
+    pub notes: Vec<String>,
+    pub outcome: Outcome,
+    /// The cassette written by `--write`, if any.
+    pub written: Option<PathBuf>,
+    /// The fresh run's directory, when kept.
+    pub run_dir: Option<PathBuf>,
+}
+
+/// Tool inputs that name a file the tool writes.
+const WRITE_TOOLS: [(&str, &str); 4] = [
+    ("Write", "file_path"),
+    ("Edit", "file_path"),
+    ("MultiEdit", "file_path"),
+    ("NotebookEdit", "notebook_path"),
+];
+
+/// Reruns the cassette at `path`.
+pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
+    let cassette = Cassette::load(path).map_err(|e| {
+        RerunError::invalid(
+            e.to_string(),
+            "a rerun needs a loadable v12 cassette".to_owned(),
+        )
+    })?;
+    refuse_other_tiers(&cassette)?;
+    let replies = replies::from_cassette(&cassette).map_err(|e| {
+        RerunError::invalid(
+            format!("{}: {e}", path.display()),
+            "re-record the scenario: `reel record SCENARIO.yaml`".to_owned(),
+        )
+    })?;
+    refuse_writes_outside_the_run(&replies.script, path)?;
+    let (scenario, session) = frozen_scenario(&cassette, opts)?;
+    let timeout = opts
+        .timeout
+        .or(scenario.timeout_ms.map(Duration::from_millis))
+        .unwrap_or(crate::record::DEFAULT_TIMEOUT);
+    let scenario_path = scenario.path.clone();
+    let run = live::run(&live::LivePlan {
+        scenario: &scenario,
+        scenario_path: &scenario_path,
+        session: &session,
+        cassette_path: path,
+        script: Some(replies.script.clone()),
+        agent_cmd: opts.agent_cmd.as_deref(),
+        timeout,
+        max_artifact_bytes: crate::record::manifest::DEFAULT_BODY_CAP,
+    })
+    .map_err(|e| match e {
+        RecordError::Run { message, hint, .. } if message.contains("spawn `") => {
+            let message = message.replace("\n    no cassette was written", "");
+            RerunError::cannot(format!("{}: {message}", path.display()), hint)
+        }
+        other => {
+            let err = crate::Error::from(other);
+            RerunError::invalid(format!("{}: {}", path.display(), err.message), err.hint)
+        }
+    })?;
+
+    // Compare.
+    let recorded_events = parse_lines(cassette.events());
+    let fresh_events = parse_lines(run.log.events.iter().map(String::as_str));
+    let fresh_roots = Roots::fresh(
+        &run.staged.work_root.display().to_string(),
+        &run.staged.config_dir.display().to_string(),
+        &run.staged.home.display().to_string(),
+        &run.run_dir.path().display().to_string(),
+    );
+    let mut divergences = divergence::compare_turns(
+        &recorded_events,
+        &replies.roots,
+        &fresh_events,
+        &fresh_roots,
+    );
+    let model_divergences = model_problems(&run.model_problems, &replies.script);
+    let exhausted = !model_divergences.is_empty();
+    if exhausted {
+        // The fresh run took another path: missing turns follow from it.
+        divergences.retain(|d| d.kind != Kind::MissingTurn);
+    }
+    divergences.extend(model_divergences);
+    let recorded_out: Vec<String> = cassette
+        .control_out()
+        .unwrap_or_default()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    divergences.extend(divergence::compare_answers(
+        &recorded_out,
+        &replies.roots,
+        &run.log.control_out,
+        &fresh_roots,
+    ));
+    divergences.extend(divergence::compare_files(
+        cassette.doc.get("artifacts"),
+        run.cassette.doc.get("artifacts"),
+    ));
+
+    let mut failures = run.failures.clone();
+    failures.extend(
+        run.model_problems
+            .iter()
+            .filter(|p| {
+                !matches!(
+                    p.kind,
+                    ProblemKind::OutOfTurns | ProblemKind::UnknownConversation
+                )
+            })
+            .map(|p| format!("scripted model: {p}")),
+    );
+    let live_opts = crate::replay::ReplayOptions {
+        live: true,
+        ..crate::replay::ReplayOptions::default()
+    };
+    let result = crate::replay::replay_cassette(&run.cassette, &live_opts).map_err(|e| {
+        RerunError::invalid(
+            format!("{}: the fresh run cannot be judged: {e}", path.display()),
+            None,
+        )
+    })?;
+
+    let mut notes = replies.notes.clone();
+    let agent_version_recorded = agent_version(&recorded_events);
+    let agent_version_now = agent_version(&fresh_events);
+    if agent_version_recorded != agent_version_now {
+        notes.push(format!(
+            "::notice:: [rerun] the agent is {} now; the recording was made with {}",
+            agent_version_now.as_deref().unwrap_or("(unknown version)"),
+            agent_version_recorded
+                .as_deref()
+                .unwrap_or("(unknown version)")
+        ));
+    }
+    if !divergences.is_empty() && failures.is_empty() {
+        notes.push(
+            "::notice:: [rerun] the fresh run diverged from the recording: the recorded model replies were \
+             made from other inputs, so assertions on what the model wrote may pass only because its replies \
+             are frozen — re-record to see what the model says now"
+                .into(),
+        );
+    }
+    let outcome = if !failures.is_empty() || (opts.strict && !divergences.is_empty()) {
+        Outcome::Fail
+    } else if divergences.is_empty() {
+        Outcome::Pass
+    } else {
+        Outcome::PassDiverged
+    };
+
+    let mut written = None;
+    if opts.write {
+        let may_write = failures.is_empty() && (divergences.is_empty() || opts.accept_divergence);
+        if may_write {
+            let mut fresh = run.cassette.clone();
+            if !divergences.is_empty() {
+                mark_diverged(&mut fresh, divergences.len());
+            }
+            fresh.save(path).map_err(|e| {
+                RerunError::invalid(
+                    e.to_string(),
+                    "the previous cassette was left intact".to_owned(),
+                )
+            })?;
+            notes.push(format!("::notice:: [rerun] wrote {}", path.display()));
+            written = Some(path.to_path_buf());
+        } else if !failures.is_empty() {
+            notes.push(
+                "::notice:: [rerun] --write: the verdict fails; the cassette was left as it is"
+                    .into(),
+            );
+        } else {
+            notes.push(format!(
+                "::notice:: [rerun] --write: {} divergence(s); the cassette was left as it is (--accept-divergence writes it, marked)",
+                divergences.len()
+            ));
+        }
+    }
+    let keep = opts.keep_run_dir || outcome == Outcome::Fail;
+    let run_dir = run.run_dir.finish(keep);
+    Ok(Rerun {
+        file: path.to_path_buf(),
+        result,
+        failures,
+        divergences,
+        replies_recorded: replies.turn_count(),
+        replies_served: run.served.len(),
+        agent_version_recorded,
+        agent_version_now,
+        notes,
+        outcome,
+        written,
+        run_dir,
+    })
+}
+
+fn parse_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<Value> {
+    lines
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect()
+}
+
+fn agent_version(events: &[Value]) -> Option<String> {
+    events.iter().find_map(|v| match Line::of(v) {
+        Line::System { subtype, body } if subtype == protocol::subtype::INIT => body
+            .get("claude_code_version")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        _ => None,
+    })
+}
+
+/// Only protocol-tier recordings run here: the container and hostloop tiers
+/// ran the agent inside cowork-harness's sandbox with its own mounts, MCP
+/// servers and egress proxy, which a local rerun cannot reproduce.
+fn refuse_other_tiers(cassette: &Cassette) -> Result<(), RerunError> {
+    let tier = cassette
+        .doc
+        .get("effectiveFidelity")
+        .and_then(Value::as_str)
+        .or_else(|| {
+            cassette
+                .doc
+                .get("environment")
+                .and_then(|e| e.get("tier"))
+                .and_then(Value::as_str)
+        })
+        .or_else(|| cassette.scenario().get("fidelity").and_then(Value::as_str))
+        .unwrap_or("container");
+    if tier == "protocol" {
+        return Ok(());
+    }
+    Err(RerunError::cannot(
+        format!(
+            "{}: recorded at the `{tier}` tier: the agent ran inside cowork-harness's {tier} sandbox (its mounts, MCP servers and egress proxy), which reel cannot reproduce; reel reruns protocol-tier recordings only",
+            cassette.path.display()
+        ),
+        "replay it (`reel replay`), or record the scenario at `fidelity: protocol` to rerun it"
+            .to_owned(),
+    ))
+}
+
+/// A recorded write tool whose path, after mapping, lies outside the fresh
+/// run is refused before anything runs: a cassette is untrusted input.
+fn refuse_writes_outside_the_run(
+    script: &crate::model::Script,
+    path: &Path,
+) -> Result<(), RerunError> {
+    let all = script
+        .turns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| ("main".to_owned(), i, t))
+        .chain(script.subagents.iter().flat_map(|s| {
+            s.turns
+                .iter()
+                .enumerate()
+                .map(move |(i, t)| (format!("subagent:{}", s.parent_tool_use_id), i, t))
+        }));
+    for (conversation, turn_index, turn) in all {
+        for block in &turn.blocks {
+            let crate::model::Block::ToolUse { name, input, .. } = block else {
+                continue;
+            };
+            let Some((_, key)) = WRITE_TOOLS.iter().find(|(tool, _)| tool == name) else {
+                continue;
+            };
+            if let Some(target) = input.get(*key).and_then(Value::as_str)
+                && paths::escapes_run(target)
+            {
+                return Err(RerunError::invalid(
+                    format!(
+                        "{}: {conversation} turn {turn_index}: the recorded `{name}` writes `{target}`, outside the run directory; a rerun never writes outside it",
+                        path.display()
+                    ),
+                    "re-record the scenario so the agent writes under its work root".to_owned(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The frozen scenario, loaded as `record` loads one, with its session.
+fn frozen_scenario(
+    cassette: &Cassette,
+    opts: &RerunOptions,
+) -> Result<(Scenario, session_keys::SessionKeys), RerunError> {
+    let frozen = cassette.scenario();
+    let name = frozen
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("rerun");
+    let session = frozen
+        .get("session")
+        .and_then(Value::as_str)
+        .unwrap_or(crate::scenario::INLINE_SESSION);
+    // The frozen `session` is relative to the cassette; resolving the
+    // scenario as if it lived beside the cassette keeps that true.
+    let pseudo = cassette.dir().join(format!(
+        "{}.frozen-scenario.yaml",
+        crate::scenario::slug(name)
+    ));
+    let text = Value::Object(frozen.clone()).to_string();
+    let mut scenario = Scenario::from_str(&pseudo, &text).map_err(|e| match &e {
+        ScenarioError::Invalid {
+            refusal: Refusal::Unrecordable,
+            message,
+            hint,
+            ..
+        } => RerunError::cannot(
+            format!(
+                "{}: the frozen scenario cannot run here: {message}",
+                cassette.path.display()
+            ),
+            hint.clone(),
+        ),
+        _ => RerunError::invalid(
+            format!(
+                "{}: the frozen scenario does not load: {}",
+                cassette.path.display(),
+                e.detail()
+            ),
+            e.hint(),
+        ),
+    })?;
+    scenario.model_script = None;
+    scenario.session_path = crate::fingerprint::resolve_session_path(
+        session,
+        Some(cassette.dir()),
+        opts.session.as_deref(),
+    );
+    if let Some(p) = &scenario.session_path
+        && !p.is_file()
+    {
+        return Err(RerunError::invalid(
+            format!(
+                "{}: the recorded session `{session}` is not at {}",
+                cassette.path.display(),
+                p.display()
+            ),
+            "pass --session FILE for a moved cassette".to_owned(),
+        ));
+    }
+    let keys = session_keys::load(scenario.session_path.as_deref()).map_err(|message| {
+        RerunError::invalid(
+            format!("{}: load the session: {message}", cassette.path.display()),
+            "fix the session YAML, or pass --session FILE".to_owned(),
+        )
+    })?;
+    Ok((scenario, keys))
+}
+
+/// Scripted-model problems that are divergences, not failures: the agent
+/// asked for a turn the recording lacks, or spoke in an unrecorded conversation.
+fn model_problems(
+    problems: &[crate::model::Problem],
+    script: &crate::model::Script,
+) -> Vec<Divergence> {
+    let _ = script;
+    problems
+        .iter()
+        .filter_map(|p| {
+            let kind = match p.kind {
+                ProblemKind::OutOfTurns => Kind::RepliesExhausted,
+                ProblemKind::UnknownConversation => Kind::UnknownConversation,
+                _ => return None,
+            };
+            Some(Divergence {
+                conversation: p.conversation.clone().unwrap_or_else(|| "-".into()),
+                turn: p.turn,
+                tool: None,
+                kind,
+                recorded: match kind {
+                    Kind::RepliesExhausted => format!(
+                        "replies exhausted at turn {}",
+                        p.turn.map_or("?".into(), |t| t.to_string())
+                    ),
+                    _ => "no recorded conversation".into(),
+                },
+                now: p.message.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Marks a cassette written from a diverged rerun, where cowork-harness
+/// tolerates it (`environment` is open to additive keys): a later reader
+/// knows its replies were not produced from its own inputs.
+fn mark_diverged(cassette: &mut Cassette, count: usize) {
+    let env = cassette
+        .doc
+        .entry("environment")
+        .or_insert_with(|| json!({"location": "local"}));
+    if let Some(env) = env.as_object_mut() {
+        env.insert(
+            "reelRerun".into(),
+            json!({
+                "divergedFromRecording": true,
+                "divergences": count,
+                "note": "written by `reel rerun --accept-divergence`: the model replies were recorded from other inputs",
+            }),
+        );
+    }
+}

@@ -1,0 +1,295 @@
+//! The model's replies, rebuilt from a recording: the one home used by
+//! `rerun` (served to the real agent) and `reel model extract` (written as a
+//! model script).
+//!
+//! A turn is one assistant message. Claude Code streams a message as several
+//! `assistant` lines sharing a `message.id` (one per content block), so lines
+//! are grouped by id within their conversation. The main conversation is the
+//! lines without `parent_tool_use_id`; each sub-agent's is the lines carrying
+//! its dispatching call's id, and its prompt is that call's `prompt` input.
+//! Messages the agent made up itself (`model: "<synthetic>"`, e.g. an API
+//! error it surfaced) are not model replies and are left out.
+//!
+//! Recorded run paths in tool inputs are written as placeholders
+//! ([`super::paths`]), so the replies fit any fresh run.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::paths::Roots;
+use crate::model::{Block, Script, Subagent, Turn, Usage};
+use crate::protocol::{self, Line};
+
+/// Why no replies could be taken from a cassette.
+#[derive(Debug, thiserror::Error)]
+pub enum RepliesError {
+    #[error("`events` is empty: the recording holds no model reply to serve")]
+    NoEvents,
+    #[error(
+        "no main conversation: no assistant message without `parent_tool_use_id` in `events` ({0} line(s))"
+    )]
+    NoMainConversation(usize),
+    #[error("events[{line}]: {message}")]
+    Malformed { line: usize, message: String },
+}
+
+/// Replies and what was noticed while taking them.
+#[derive(Debug, Clone)]
+pub struct Replies {
+    pub script: Script,
+    pub roots: Roots,
+    /// Things a reader should know (skipped lines, unmappable paths).
+    pub notes: Vec<String>,
+}
+
+impl Replies {
+    /// Total recorded turns over all conversations.
+    pub fn turn_count(&self) -> usize {
+        self.script.turns.len()
+            + self
+                .script
+                .subagents
+                .iter()
+                .map(|s| s.turns.len())
+                .sum::<usize>()
+    }
+}
+
+struct Building {
+    turns: Vec<(Option<String>, Turn)>,
+}
+
+/// Takes the replies of `cassette`'s events. `origin` names the script.
+pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, RepliesError> {
+    let mut parsed = Vec::new();
+    let mut notes = Vec::new();
+    let mut not_json = 0usize;
+    for (i, line) in cassette.events().enumerate() {
+        match serde_json::from_str::<Value>(line) {
+            Ok(v) => parsed.push((i, v)),
+            Err(_) => not_json += 1,
+        }
+    }
+    if parsed.is_empty() && not_json == 0 {
+        return Err(RepliesError::NoEvents);
+    }
+    if not_json > 0 {
+        notes.push(format!(
+            "{not_json} events line(s) are not JSON and were skipped"
+        ));
+    }
+    let roots = Roots::recorded(parsed.iter().map(|(_, v)| v));
+    if roots.is_empty() {
+        notes.push(format!(
+            "the recorded work root {} cannot be mapped (redacted or not absolute): recorded paths are served as recorded",
+            roots.work.as_deref().map_or("(absent)".to_owned(), |w| format!("`{w}`"))
+        ));
+    }
+
+    // Conversation key: None = main, Some(parent id) = sub-agent.
+    let mut convs: BTreeMap<Option<String>, Building> = BTreeMap::new();
+    let mut order: Vec<Option<String>> = Vec::new();
+    let mut dispatch_prompts: BTreeMap<String, String> = BTreeMap::new();
+    let mut first_user_text: BTreeMap<String, String> = BTreeMap::new();
+    let mut synthetic = 0usize;
+    for (i, v) in &parsed {
+        match Line::of(v) {
+            Line::Assistant(m) => {
+                if m.model == Some("<synthetic>") {
+                    synthetic += 1;
+                    continue;
+                }
+                let blocks = match m.content {
+                    Some(Value::Array(_)) => m.blocks(),
+                    Some(Value::String(_)) | None | Some(_) => {
+                        return Err(RepliesError::Malformed {
+                            line: *i,
+                            message: "assistant `message.content` is not an array of blocks".into(),
+                        });
+                    }
+                };
+                let key = m.parent_tool_use_id.map(str::to_owned);
+                if !convs.contains_key(&key) {
+                    order.push(key.clone());
+                }
+                let conv = convs.entry(key).or_insert(Building { turns: Vec::new() });
+                let id = m.id.map(str::to_owned);
+                let continues =
+                    id.is_some() && conv.turns.last().is_some_and(|(last, _)| *last == id);
+                if !continues {
+                    let mut turn = Turn::of_blocks(Vec::new(), usage_of(m.usage()));
+                    turn.model = m.model.map(str::to_owned);
+                    turn.id = id.clone();
+                    conv.turns.push((id, turn));
+                }
+                let (_, turn) = conv.turns.last_mut().expect("a turn was just ensured");
+                if let Some(stop) = m.stop_reason() {
+                    turn.stop_reason = Some(stop.to_owned());
+                }
+                for block in blocks {
+                    match block {
+                        protocol::Block::Text(t) => turn.blocks.push(Block::Text(t.to_owned())),
+                        protocol::Block::ToolUse { id, name, input } => {
+                            if protocol::DISPATCH_TOOLS.contains(&name)
+                                && let (Some(id), Some(p)) = (
+                                    id,
+                                    input.and_then(|i| i.get("prompt")).and_then(Value::as_str),
+                                )
+                            {
+                                dispatch_prompts.insert(id.to_owned(), p.to_owned());
+                            }
+                            let input = input.cloned().unwrap_or_else(|| Value::Object(Map::new()));
+                            if !input.is_object() {
+                                return Err(RepliesError::Malformed {
+                                    line: *i,
+                                    message: format!(
+                                        "tool_use `{name}` has an input that is not an object"
+                                    ),
+                                });
+                            }
+                            turn.blocks.push(Block::ToolUse {
+                                name: name.to_owned(),
+                                input: roots.value_to_placeholders(&input),
+                                id: id.map(str::to_owned),
+                            });
+                        }
+                        protocol::Block::Thinking {
+                            thinking,
+                            signature,
+                        } => turn.blocks.push(Block::Thinking {
+                            thinking: thinking.as_str().unwrap_or_default().to_owned(),
+                            signature: signature.unwrap_or_default().to_owned(),
+                        }),
+                        protocol::Block::RedactedThinking { data } => {
+                            turn.blocks.push(Block::RedactedThinking {
+                                data: data.unwrap_or_default().to_owned(),
+                            })
+                        }
+                        protocol::Block::ToolResult { .. } | protocol::Block::Other(_) => {}
+                    }
+                }
+            }
+            Line::User(m) => {
+                if let Some(parent) = m.parent_tool_use_id
+                    && !first_user_text.contains_key(parent)
+                {
+                    let text = match m.content {
+                        Some(Value::String(s)) => s.clone(),
+                        _ => m
+                            .blocks()
+                            .filter_map(|b| match b {
+                                protocol::Block::Text(t) => Some(t),
+                                _ => None,
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    };
+                    if !text.is_empty() {
+                        first_user_text.insert(parent.to_owned(), text);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if synthetic > 0 {
+        notes.push(format!(
+            "{synthetic} synthetic assistant message(s) (made by the agent, not the model) are not served"
+        ));
+    }
+    let main = convs
+        .remove(&None)
+        .ok_or(RepliesError::NoMainConversation(parsed.len() + not_json))?;
+    let mut turns: Vec<Turn> = main.turns.into_iter().map(|(_, t)| t).collect();
+    drop_empty(&mut turns);
+    if turns.is_empty() {
+        return Err(RepliesError::NoMainConversation(parsed.len() + not_json));
+    }
+    spread_output_tokens(&mut turns, cassette);
+
+    let mut subagents = Vec::new();
+    for key in order.into_iter().flatten() {
+        let Some(conv) = convs.remove(&Some(key.clone())) else {
+            continue;
+        };
+        let prompt = dispatch_prompts
+            .get(&key)
+            .or_else(|| first_user_text.get(&key))
+            .cloned();
+        let mut sub_turns: Vec<Turn> = conv.turns.into_iter().map(|(_, t)| t).collect();
+        drop_empty(&mut sub_turns);
+        match prompt {
+            Some(prompt) if !sub_turns.is_empty() => subagents.push(Subagent {
+                parent_tool_use_id: key,
+                prompt: roots.to_placeholders(&prompt),
+                turns: sub_turns,
+            }),
+            _ => notes.push(format!(
+                "the sub-agent conversation of `{key}` has no recorded prompt and is not served"
+            )),
+        }
+    }
+    let prompt = cassette
+        .scenario()
+        .get("prompt")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Ok(Replies {
+        script: Script {
+            origin: cassette.path.clone(),
+            model: None,
+            turns,
+            prompt,
+            subagents,
+        },
+        roots,
+        notes,
+    })
+}
+
+/// A message whose blocks were all of unknown kinds cannot be served.
+fn drop_empty(turns: &mut Vec<Turn>) {
+    turns.retain(|t| !t.blocks.is_empty());
+}
+
+fn usage_of(usage: Option<&Map<String, Value>>) -> Usage {
+    let n = |k: &str| {
+        usage
+            .and_then(|u| u.get(k))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    Usage {
+        input_tokens: n("input_tokens"),
+        output_tokens: n("output_tokens"),
+        cache_creation_input_tokens: n("cache_creation_input_tokens"),
+        cache_read_input_tokens: n("cache_read_input_tokens"),
+    }
+}
+
+/// Claude Code logs each message's usage as of `message_start` (output
+/// tokens not yet counted); the `result` holds the run's total. Spread that
+/// total over the main turns so the fresh run reports the recorded total
+/// (and so the recorded cost).
+fn spread_output_tokens(turns: &mut [Turn], cassette: &crate::cassette::Cassette) {
+    let lines: Vec<&str> = cassette.events().collect();
+    let total = lines.iter().rev().find_map(|line| {
+        if !line.contains("\"result\"") {
+            return None;
+        }
+        let v: Value = serde_json::from_str(line).ok()?;
+        match Line::of(&v) {
+            Line::Result(r) => r.get("usage")?.get("output_tokens")?.as_u64(),
+            _ => None,
+        }
+    });
+    let Some(total) = total else { return };
+    let n = turns.len() as u64;
+    if n == 0 {
+        return;
+    }
+    for (i, turn) in turns.iter_mut().enumerate() {
+        turn.usage.output_tokens = total / n + u64::from((i as u64) < total % n);
+    }
+}

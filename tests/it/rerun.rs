@@ -1,0 +1,682 @@
+//! `reel rerun` with the real Claude Code CLI: the recorded replies served to
+//! a fresh agent run of the current skill files. Each example is copied into
+//! a scratch git repository (skills are staged from git-tracked files), the
+//! skill is changed on purpose, and the rerun's exit code, divergences and
+//! JSON (against schema/rerun.json) are checked.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::util::{claude_bin, copy_tree, reel, repo};
+
+/// A scratch copy of the repository's examples in a git work tree.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["cassettes", "scenarios", "sessions", "skills", "data"] {
+            copy_tree(&repo().join(sub), &dir.path().join(sub));
+        }
+        let s = Scratch { dir };
+        s.git(&["init", "-q"]);
+        s.commit("examples");
+        s
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn git(&self, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    fn commit(&self, message: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-qm", message, "--allow-empty"]);
+    }
+
+    /// Edits a file of the copy and commits it.
+    fn edit(&self, rel: &str, f: impl FnOnce(String) -> String) {
+        let p = self.path(rel);
+        let text = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(&p, f(text)).unwrap();
+        self.commit(&format!("edit {rel}"));
+    }
+
+    fn rerun(&self, cassette: &str, extra: &[&str]) -> (i32, Value, String) {
+        rerun_at(self.dir.path(), cassette, extra)
+    }
+}
+
+fn rerun_at(cwd: &Path, cassette: &str, extra: &[&str]) -> (i32, Value, String) {
+    let bin = claude_bin().expect("the real claude binary");
+    let out = reel()
+        .current_dir(cwd)
+        .env("REEL_CLAUDE_BIN", bin)
+        .arg("rerun")
+        .arg(cassette)
+        .args(["--output-format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let env: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+        panic!(
+            "rerun printed no JSON envelope ({e}): {stdout}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    check_schema(&env);
+    (
+        out.status.code().unwrap_or(-1),
+        env,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn check_schema(env: &Value) {
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("schema/rerun.json")).unwrap())
+            .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(env)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "schema/rerun.json rejects the envelope: {errors:?}\n{env}"
+    );
+}
+
+/// (conversation, turn, tool, kind) of every divergence of the first result.
+fn divergences(env: &Value) -> Vec<(String, Option<u64>, Option<String>, String)> {
+    env["results"][0]["rerun"]["divergences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["conversation"].as_str().unwrap().to_owned(),
+                d["turn"].as_u64(),
+                d["tool"].as_str().map(str::to_owned),
+                d["kind"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn failing(env: &Value) -> Vec<String> {
+    env["results"][0]["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["pass"] == false)
+        .map(|a| a["message"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn every_bundled_example_reruns_green_with_no_divergence() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    let (code, env, stderr) = s.rerun("cassettes", &[]);
+    assert_eq!(code, 0, "{stderr}\n{env}");
+    let results = env["results"].as_array().unwrap();
+    assert!(results.len() >= 10, "{env}");
+    let mut problems = Vec::new();
+    for r in results {
+        let file = r["file"].as_str().unwrap();
+        if r["rerun"]["divergences"]
+            .as_array()
+            .is_none_or(|d| !d.is_empty())
+        {
+            problems.push(format!("{file}: {}", r["rerun"]["divergences"]));
+        }
+        if r["rerun"]["replies"]["served"] != r["rerun"]["replies"]["recorded"] {
+            problems.push(format!("{file}: replies {}", r["rerun"]["replies"]));
+        }
+        if r["verdict"]["pass"] != true {
+            problems.push(format!("{file}: verdict {}", r["verdict"]));
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert_eq!(env["ok"], true);
+}
+
+#[test]
+fn a_broken_skill_script_fails_the_assertion_that_guards_it() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    s.edit("skills/csv-stats/scripts/stats.sh", |t| {
+        t.replace("rows += 1", "rows += 2")
+    });
+    // A replay of the same cassette is still green: it executes nothing.
+    let replay = reel()
+        .current_dir(s.path("."))
+        .args(["replay", "cassettes/csv-stats.cassette.json"])
+        .output()
+        .unwrap();
+    assert_eq!(replay.status.code(), Some(0));
+    let (code, env, stderr) = s.rerun("cassettes/csv-stats.cassette.json", &[]);
+    assert_eq!(code, 1, "{stderr}");
+    let failed = failing(&env);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed[0].contains("\"rows\" = 6, expected 3"), "{failed:?}");
+    let d = divergences(&env);
+    assert!(
+        d.contains(&(
+            "main".into(),
+            Some(1),
+            Some("Bash".into()),
+            "tool_result".into()
+        )),
+        "{d:?}"
+    );
+    assert_eq!(env["ok"], false);
+}
+
+#[test]
+fn a_refactored_script_with_identical_output_stays_green_without_divergence() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    s.edit("skills/csv-stats/scripts/stats.sh", |_| {
+        "#!/usr/bin/env bash\n# Same output, another way: count and sum in two passes.\nset -euo pipefail\n\
+         rows=$(tail -n +2 \"$1\" | grep -c .)\n\
+         total=$(tail -n +2 \"$1\" | awk -F, '{ s += $NF } END { print s }')\n\
+         printf '{\"rows\": %d, \"total\": %d}\\n' \"$rows\" \"$total\"\n"
+            .into()
+    });
+    let (code, env, stderr) = s.rerun("cassettes/csv-stats.cassette.json", &["--strict"]);
+    assert_eq!(code, 0, "{stderr}\n{env}");
+    assert_eq!(divergences(&env), vec![]);
+}
+
+#[test]
+fn an_extra_line_of_output_stays_green_and_diverges_at_that_turn() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    s.edit("skills/csv-stats/scripts/stats.sh", |t| {
+        format!("{t}echo 'computed by stats.sh' >&2\n")
+    });
+    let (code, env, stderr) = s.rerun("cassettes/csv-stats.cassette.json", &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let d = divergences(&env);
+    assert!(
+        d.contains(&(
+            "main".into(),
+            Some(1),
+            Some("Bash".into()),
+            "tool_result".into()
+        )),
+        "{d:?}"
+    );
+    assert_eq!(env["results"][0]["rerun"]["outcome"], "pass_diverged");
+    // The same divergence fails under --strict.
+    let (code, _, _) = s.rerun("cassettes/csv-stats.cassette.json", &["--strict"]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn a_changed_skill_md_diverges_at_the_skill_turn() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    s.edit("skills/weekly-report/SKILL.md", |t| {
+        t.replace(
+            "Keep the template's headings.",
+            "Keep the template's headings and dates.",
+        )
+    });
+    let (code, env, stderr) = s.rerun("cassettes/weekly-report.cassette.json", &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let d = divergences(&env);
+    assert_eq!(
+        d,
+        vec![(
+            "main".into(),
+            Some(0),
+            Some("Skill".into()),
+            "user_content".into()
+        )]
+    );
+    let now = env["results"][0]["rerun"]["divergences"][0]["now"]
+        .as_str()
+        .unwrap();
+    assert!(now.contains("headings and dates"), "{now}");
+}
+
+#[test]
+fn a_changed_template_diverges_at_the_read_turn_while_the_frozen_file_still_passes() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    s.edit("skills/weekly-report/templates/report.md", |t| {
+        t.replace("## Next", "## Next up")
+    });
+    let (code, env, stderr) = s.rerun("cassettes/weekly-report.cassette.json", &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        divergences(&env),
+        vec![(
+            "main".into(),
+            Some(1),
+            Some("Read".into()),
+            "tool_result".into()
+        )]
+    );
+    assert!(failing(&env).is_empty(), "{env}");
+    // The report says why the model-written file still passes.
+    let notes = env["results"][0]["rerun"]["notes"].to_string();
+    assert!(notes.contains("replies are frozen"), "{notes}");
+}
+
+#[test]
+fn write_refreshes_a_cassette_that_then_replays_green() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    let before = std::fs::read(s.path("cassettes/csv-stats.cassette.json")).unwrap();
+    // Diverged: --write alone leaves the cassette as it is.
+    s.edit("skills/csv-stats/scripts/stats.sh", |t| {
+        format!("{t}echo note >&2\n")
+    });
+    let (code, env, _) = s.rerun("cassettes/csv-stats.cassette.json", &["--write"]);
+    assert_eq!(code, 0);
+    assert!(env["results"][0]["rerun"]["written"].is_null());
+    assert_eq!(
+        std::fs::read(s.path("cassettes/csv-stats.cassette.json")).unwrap(),
+        before
+    );
+    // --accept-divergence writes it, marked.
+    let (code, env, _) = s.rerun(
+        "cassettes/csv-stats.cassette.json",
+        &["--write", "--accept-divergence"],
+    );
+    assert_eq!(code, 0);
+    assert!(env["results"][0]["rerun"]["written"].is_string());
+    let doc: Value = serde_json::from_slice(
+        &std::fs::read(s.path("cassettes/csv-stats.cassette.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        doc["environment"]["reelRerun"]["divergedFromRecording"],
+        true
+    );
+    // The refreshed cassette replays green and reruns without divergence.
+    let replay = reel()
+        .current_dir(s.path("."))
+        .args(["replay", "cassettes/csv-stats.cassette.json", "--strict"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        replay.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let (code, env, _) = s.rerun("cassettes/csv-stats.cassette.json", &["--strict"]);
+    assert_eq!(code, 0, "{env}");
+}
+
+#[test]
+fn the_protocol_tier_cowork_harness_cassette_reruns_with_its_recorded_verdict() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let cassette =
+        repo().join("tests/compat/examples/replays/example-multiselect-gate.cassette.json");
+    // Its recorded session lives in cowork-harness's tree; pass ours (no staging).
+    let session = repo().join("tests/data/rerun/empty-session.yaml");
+    let (code, env, stderr) = rerun_at(
+        &repo(),
+        cassette.to_str().unwrap(),
+        &["--session", session.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(env["results"][0]["verdict"]["pass"], true);
+    assert_eq!(env["results"][0]["rerun"]["replies"]["served"], 2);
+    // Without the session it is a clear usage error naming the fix.
+    let (code, env, _) = rerun_at(&repo(), cassette.to_str().unwrap(), &[]);
+    assert_eq!(code, 2);
+    assert!(
+        env["results"][0]["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("--session")
+    );
+}
+
+#[test]
+fn container_and_hostloop_recordings_are_refused_with_exit_3() {
+    // Refused before any agent runs: no binary needed.
+    for name in ["example-pdf-skill", "hostloop-computer-links"] {
+        let cassette = repo().join(format!(
+            "tests/compat/examples/replays/{name}.cassette.json"
+        ));
+        let out = reel()
+            .arg("rerun")
+            .arg(&cassette)
+            .args(["--output-format", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{name}");
+        let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+        check_schema(&env);
+        let e = &env["results"][0]["error"];
+        assert_eq!(e["category"], "could_not_rerun");
+        assert!(e["message"].as_str().unwrap().contains("tier"), "{e}");
+    }
+}
+
+/// A bundled cassette with its JSON changed by `f`, in a scratch dir.
+fn hostile(f: impl FnOnce(&mut serde_json::Map<String, Value>)) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["scenarios", "sessions", "skills", "data"] {
+        copy_tree(&repo().join(sub), &dir.path().join(sub));
+    }
+    std::fs::create_dir_all(dir.path().join("cassettes")).unwrap();
+    let mut doc: serde_json::Map<String, Value> = serde_json::from_slice(
+        &std::fs::read(repo().join("cassettes/write-note.cassette.json")).unwrap(),
+    )
+    .unwrap();
+    f(&mut doc);
+    let path = dir.path().join("cassettes/write-note.cassette.json");
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    (dir, path)
+}
+
+fn map_events(doc: &mut serde_json::Map<String, Value>, f: impl Fn(Value) -> Option<Value>) {
+    let events = doc["events"].as_array().unwrap().clone();
+    doc["events"] = Value::Array(
+        events
+            .into_iter()
+            .filter_map(|e| {
+                let v: Value = serde_json::from_str(e.as_str().unwrap()).unwrap();
+                f(v).map(|v| Value::String(v.to_string()))
+            })
+            .collect(),
+    );
+}
+
+#[test]
+fn bad_cassettes_get_clear_errors_and_run_nothing() {
+    type Edit = Box<dyn Fn(&mut serde_json::Map<String, Value>)>;
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            "no events",
+            Box::new(|d| d["events"] = Value::Array(vec![])),
+            "no model reply",
+        ),
+        (
+            "no main conversation",
+            Box::new(|d| map_events(d, |v| (v["type"] != "assistant").then_some(v))),
+            "no main conversation",
+        ),
+        (
+            "malformed assistant line",
+            Box::new(|d| {
+                map_events(d, |mut v| {
+                    if v["type"] == "assistant" {
+                        v["message"]["content"] = Value::String("not blocks".into());
+                    }
+                    Some(v)
+                })
+            }),
+            "not an array of blocks",
+        ),
+        (
+            "a write outside the run",
+            Box::new(|d| {
+                map_events(d, |mut v| {
+                    if v["type"] == "assistant" && v["message"]["content"][0]["name"] == "Write" {
+                        v["message"]["content"][0]["input"]["file_path"] =
+                            Value::String("/etc/reel-rerun-must-not-write".into());
+                    }
+                    Some(v)
+                })
+            }),
+            "outside the run directory",
+        ),
+    ];
+    let mut problems = Vec::new();
+    for (name, f, want) in cases {
+        let (dir, path) = hostile(f);
+        let out = reel()
+            .current_dir(dir.path())
+            .env("REEL_CLAUDE_BIN", "/nonexistent/claude-must-not-run")
+            .arg("rerun")
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if out.status.code() != Some(2) || !stderr.contains(want) || stderr.contains("panicked") {
+            problems.push(format!("{name}: exit {:?}: {stderr}", out.status.code()));
+        }
+    }
+    assert!(!Path::new("/etc/reel-rerun-must-not-write").exists());
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn no_agent_binary_is_exit_3_naming_the_fix() {
+    let out = reel()
+        .env("REEL_CLAUDE_BIN", "/nonexistent/claude")
+        .arg("rerun")
+        .arg(repo().join("cassettes/write-note.cassette.json"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("install-claude.sh") || stderr.contains("REEL_CLAUDE_BIN"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn model_extract_writes_a_script_that_records_the_same_run() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    let script = s.path("csv.model.yaml");
+    let out = reel()
+        .current_dir(s.path("."))
+        .args([
+            "model",
+            "extract",
+            "cassettes/csv-stats.cassette.json",
+            "--out",
+        ])
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&script).unwrap();
+    assert!(
+        text.contains("{{config}}/skills/csv-stats/scripts/stats.sh"),
+        "{text}"
+    );
+    let recorded = s.path("fresh.cassette.json");
+    let out = reel()
+        .current_dir(s.path("."))
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .args(["record", "scenarios/csv-stats.yaml", "--model-script"])
+        .arg(&script)
+        .arg("--out")
+        .arg(&recorded)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let replay = reel().arg("replay").arg(&recorded).output().unwrap();
+    assert_eq!(replay.status.code(), Some(0));
+}
+
+#[test]
+fn extracted_scripts_match_the_schema_and_parse_back_to_the_same_replies() {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("schema/model-script.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let mut cassettes: Vec<PathBuf> = std::fs::read_dir(repo().join("cassettes"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".cassette.json"))
+        .collect();
+    cassettes.extend(
+        std::fs::read_dir(repo().join("tests/compat/examples/replays"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".cassette.json")),
+    );
+    let mut problems = Vec::new();
+    for path in &cassettes {
+        let cassette = reel::cassette::Cassette::load(path).unwrap();
+        let replies = reel::rerun::replies::from_cassette(&cassette).unwrap();
+        let yaml = replies.script.to_yaml();
+        let doc: Value = serde_yaml::from_str(&yaml).unwrap();
+        for e in validator.iter_errors(&doc) {
+            problems.push(format!("{}: {e} at {}", path.display(), e.instance_path));
+        }
+        let back = reel::model::Script::parse(&yaml, &cassette.path).unwrap();
+        if back != replies.script {
+            problems.push(format!(
+                "{}: the script does not round-trip",
+                path.display()
+            ));
+        }
+        // Every recorded assistant message is one turn.
+        let messages: std::collections::BTreeSet<(String, String)> = cassette
+            .events()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["type"] == "assistant" && v["message"]["model"] != "<synthetic>")
+            .filter_map(|v| {
+                let id = v["message"]["id"].as_str()?.to_owned();
+                Some((v["parent_tool_use_id"].to_string(), id))
+            })
+            .collect();
+        if messages.len() != replies.turn_count() {
+            problems.push(format!(
+                "{}: {} messages, {} turns",
+                path.display(),
+                messages.len(),
+                replies.turn_count()
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// Records `assert` (YAML lines) under a one-turn, text-only model script.
+fn record_text_only(assert: &str) -> (tempfile::TempDir, std::process::Output) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("s.yaml"),
+        format!("fidelity: protocol\ntimeout_ms: 120000\nprompt: say hi\nassert:\n{assert}"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("s.model.yaml"),
+        "turns:\n  - blocks: [{text: \"hi from /nowhere\"}]\n",
+    )
+    .unwrap();
+    let out = reel()
+        .current_dir(dir.path())
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .env("REEL_RUNS_DIR", dir.path().join("runs"))
+        .args(["record", "s.yaml", "--out", "s.cassette.json"])
+        .output()
+        .unwrap();
+    (dir, out)
+}
+
+#[test]
+fn the_live_verdict_judges_the_runs_files_even_when_there_are_none() {
+    if claude_bin().is_none() {
+        return;
+    }
+    // The run writes no file: `file_exists` fails live, as in the original's
+    // live check, where a replay of such a cassette would exclude it.
+    let (dir, out) = record_text_only("  - result: success\n  - file_exists: outputs/report.md\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("file not found: outputs/report.md"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("s.cassette.json").exists());
+}
+
+#[test]
+fn live_only_keys_are_evaluated_on_a_live_run_and_stripped_on_replay() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let (dir, out) = record_text_only(
+        "  - result: success\n  - file_absent: outputs/never.md\n  - no_delete_in_outputs: true\n  - transcript_no_host_path: true\n",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let replay = reel()
+        .current_dir(dir.path())
+        .args(["replay", "s.cassette.json", "--output-format", "json"])
+        .output()
+        .unwrap();
+    let env: Value = serde_json::from_slice(&replay.stdout).unwrap();
+    assert_eq!(env["results"][0]["skippedAssertions"]["full"], 3, "{env}");
+    // A rerun judges them live again.
+    let (code, env, stderr) = rerun_at(dir.path(), "s.cassette.json", &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        env["results"][0]["assertions"].as_array().unwrap().len(),
+        4,
+        "{env}"
+    );
+    // A key whose evidence a protocol run lacks fails instead of passing vacuously.
+    let (_, out) = record_text_only("  - result: success\n  - max_peak_rss_bytes: 1000000000\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("evidence unavailable"), "{stderr}");
+}
