@@ -131,25 +131,24 @@ impl Recording {
     /// Reads `cassette` into its views, masking volatile values when
     /// `normalize` is set.
     pub fn read(cassette: &Cassette, normalize: bool) -> Recording {
-        let (run, replayed) = rayon::join(
-            || RunRecord::from_cassette(cassette),
-            || {
-                replay::replay_cassette(
-                    cassette,
-                    &ReplayOptions {
-                        lean: true,
-                        ..Default::default()
-                    },
-                )
-            },
+        // One re-drive: replay's full run result carries the record's
+        // evidence (results, decisions, deliveries, usage) beside the
+        // verdicts; `diff` reads both sides, so a second drive per side
+        // would be most of its time on a large cassette.
+        let (replayed, calls) = rayon::join(
+            || replay::replay_cassette(cassette, &ReplayOptions::default()),
+            || tool_calls(cassette),
         );
+        let (run, replayed) = match replayed {
+            Ok(r) => (RunView::of_result(&r), Ok(r)),
+            Err(e) => (RunView::of_record(RunRecord::from_cassette(cassette)), Err(e)),
+        };
         let init = init_line(cassette);
         let session_id = init
             .as_ref()
             .and_then(|i| i.get("session_id"))
             .and_then(Value::as_str)
             .map(str::to_owned);
-        let calls = tool_calls(cassette);
         let roots = if normalize {
             recorded_roots(cassette, &calls)
         } else {
@@ -224,6 +223,87 @@ impl Recording {
             verdict_pass,
             timeline,
             meta,
+        }
+    }
+}
+
+/// What the views read of the re-driven record, in the run result's JSON
+/// spelling (`replay::record_view` is the one seam from record to JSON).
+struct RunView {
+    /// `toolUseId` → (is error, assertion text or display text).
+    tool_results: std::collections::HashMap<String, (bool, String)>,
+    decisions: Vec<Value>,
+    deliveries: Vec<Value>,
+    transcript: String,
+    result: String,
+    result_subtype: Option<String>,
+    models: Vec<String>,
+    usage: Option<Value>,
+    turns: Option<Value>,
+    cost_usd: Option<Value>,
+}
+
+impl RunView {
+    fn of_result(r: &replay::ReplayResult) -> RunView {
+        RunView::of_parts(&r.run, &r.facts, r.run.get("decisions"))
+    }
+
+    /// When replay refused the cassette (e.g. a malformed manifest): the
+    /// record alone, through the same seam.
+    fn of_record(run: RunRecord) -> RunView {
+        let facts = replay::record_view::facts(run, true);
+        let decisions = Value::Array(facts.decisions.clone());
+        RunView::of_parts(&facts.fields, &facts, Some(&decisions))
+    }
+
+    fn of_parts(
+        fields: &Map<String, Value>,
+        facts: &replay::record_view::RecordFacts,
+        decisions: Option<&Value>,
+    ) -> RunView {
+        let field = |k: &str| fields.get(k).or_else(|| facts.fields.get(k));
+        let items = |k: &str| -> Vec<Value> {
+            field(k)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let tool_results = field("toolResults")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| {
+                let id = t.get("toolUseId")?.as_str()?.to_owned();
+                let text = t
+                    .get("assertText")
+                    .and_then(Value::as_str)
+                    .or_else(|| t.get("text").and_then(Value::as_str))
+                    .unwrap_or_default()
+                    .to_owned();
+                let is_error = t.get("isError").and_then(Value::as_bool).unwrap_or(false);
+                Some((id, (is_error, text)))
+            })
+            .collect();
+        let mut usage = field("usage").cloned();
+        let turns = usage
+            .as_mut()
+            .and_then(Value::as_object_mut)
+            .and_then(|u| u.shift_remove("turns"));
+        let usage = usage.filter(|u| u.as_object().is_none_or(|o| !o.is_empty()));
+        RunView {
+            tool_results,
+            decisions: decisions
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            deliveries: items("gateDeliveries"),
+            transcript: facts.transcript.clone(),
+            result: facts.result.clone().unwrap_or_else(|| "error".into()),
+            result_subtype: facts.result_subtype.clone(),
+            models: facts.models.clone(),
+            usage,
+            turns,
+            cost_usd: field("cost").and_then(|c| c.get("usd")).cloned(),
         }
     }
 }
@@ -327,44 +407,41 @@ fn inferred_work_root(
 
 fn tools_view(
     calls: Vec<(String, Value, Option<String>, Option<String>)>,
-    run: &RunRecord,
+    run: &RunView,
     norm: &mut Normalizer,
 ) -> Vec<ToolCall> {
-    let results: std::collections::HashMap<&str, &crate::evidence::ToolResult> = run
-        .tool_results
-        .iter()
-        .filter_map(|r| r.tool_use_id.as_deref().map(|id| (id, r)))
-        .collect();
     calls
         .into_iter()
         .map(|(name, input, id, parent)| {
-            let result = id.as_deref().and_then(|i| results.get(i));
+            let result = id.as_deref().and_then(|i| run.tool_results.get(i));
             ToolCall {
                 name,
                 id: id.as_deref().map(|i| norm.text(i)),
                 parent: parent.as_deref().map(|p| norm.text(p)),
                 input: norm.value(&input),
-                is_error: result.map(|r| r.is_error),
-                result: result.map(|r| norm.text(r.assert_text.as_deref().unwrap_or(&r.text))),
+                is_error: result.map(|r| r.0),
+                result: result.map(|r| norm.text(&r.1)),
             }
         })
         .collect()
 }
 
-fn answers_view(run: &RunRecord, norm: &mut Normalizer) -> Vec<Answer> {
-    let mut deliveries = run.gate_deliveries.iter();
+fn answers_view(run: &RunView, norm: &mut Normalizer) -> Vec<Answer> {
+    let mut deliveries = run.deliveries.iter();
+    let str_of = |d: &Value, k: &str| d.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
     run.decisions
         .iter()
         .map(|d| {
-            let delivery = (d.kind == "question" && d.decision == "answered")
-                .then(|| deliveries.next().map(|g| g.reason.to_owned()))
+            let (kind, decision) = (str_of(d, "kind"), str_of(d, "decision"));
+            let delivery = (kind == "question" && decision == "answered")
+                .then(|| deliveries.next().map(|g| str_of(g, "reason")))
                 .flatten();
             Answer {
-                kind: d.kind.to_owned(),
-                name: d.name.clone(),
-                decision: d.decision.clone(),
-                questions: d.questions.as_ref().map(|q| norm.value(q)),
-                detail: d.detail.as_ref().map(|v| norm.value(v)),
+                name: str_of(d, "name"),
+                questions: d.get("questions").map(|q| norm.value(q)),
+                detail: d.get("detail").map(|v| norm.value(v)),
+                kind,
+                decision,
                 delivery,
             }
         })
@@ -450,7 +527,7 @@ fn duration(norm: &Normalizer, v: Value) -> Value {
 
 fn meta_view(
     cassette: &Cassette,
-    run: &RunRecord,
+    run: &RunView,
     init: Option<&Map<String, Value>>,
     norm: &mut Normalizer,
 ) -> Map<String, Value> {
@@ -462,7 +539,7 @@ fn meta_view(
     };
     let doc = &cassette.doc;
     put(&mut m, "cassetteVersion", Some(json!(cassette.version)));
-    put(&mut m, "result", Some(json!(run.result.as_str())));
+    put(&mut m, "result", Some(json!(run.result)));
     put(
         &mut m,
         "resultSubtype",
@@ -478,9 +555,9 @@ fn meta_view(
         "models",
         (!run.models.is_empty()).then(|| json!(run.models)),
     );
-    put(&mut m, "turns", run.turns.map(parse::js_number_value));
+    put(&mut m, "turns", run.turns.clone());
     put(&mut m, "usage", run.usage.clone());
-    put(&mut m, "costUsd", run.cost_usd.map(parse::js_number_value));
+    put(&mut m, "costUsd", run.cost_usd.clone());
     put(
         &mut m,
         "effectiveFidelity",

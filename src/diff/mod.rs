@@ -219,62 +219,83 @@ pub fn diff_recordings(a: &Recording, b: &Recording, opts: &DiffOptions) -> Diff
     }
 }
 
-/// An item of a sequence view: its identity for alignment, a label, its value.
-struct Item {
-    key: String,
-    label: String,
-    value: Value,
+/// How a sequence view names and aligns its items.
+struct Seq<'a, T> {
+    /// Identity for alignment (tool name, prompt, assertion key).
+    key: &'a dyn Fn(&T) -> String,
+    /// What a change names (`#2 Write`); `i` is the item's 0-based index.
+    label: &'a dyn Fn(usize, &T) -> String,
+    /// Fields the label already shows, left out of the compared value.
+    shown: &'a [&'a str],
 }
 
 fn to_value<T: Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
-/// Aligns two sequences by key and compares the aligned items.
-fn sequence(a: &[Item], b: &[Item]) -> Vec<Change> {
-    let ka: Vec<&str> = a.iter().map(|i| i.key.as_str()).collect();
-    let kb: Vec<&str> = b.iter().map(|i| i.key.as_str()).collect();
-    let mut out = Vec::new();
-    // Equal sequences are the common case (and a 50,000-call run's): skip
-    // the alignment.
-    let ops = if ka == kb {
-        vec![similar::DiffOp::Equal {
-            old_index: 0,
-            new_index: 0,
-            len: ka.len(),
-        }]
-    } else {
-        similar::capture_diff_slices(Algorithm::Myers, &ka, &kb)
-    };
-    for op in ops {
-        let (tag, ra, rb) = op.as_tag_tuple();
-        match tag {
-            DiffTag::Equal => {
-                for (x, y) in ra.zip(rb) {
-                    leaves(&a[x].label, "", &a[x].value, &b[y].value, &mut out);
-                }
+impl<T: PartialEq + Serialize> Seq<'_, T> {
+    fn value(&self, item: &T) -> Value {
+        let mut v = to_value(item);
+        if let Value::Object(m) = &mut v {
+            for k in self.shown {
+                m.shift_remove(*k);
             }
-            DiffTag::Delete | DiffTag::Insert | DiffTag::Replace => {
-                for x in ra {
-                    out.push(whole(ChangeKind::Removed, &a[x]));
+        }
+        v
+    }
+
+    /// Aligns two sequences by key and compares the aligned items; equal
+    /// items are skipped before anything is serialised (a 50,000-call run
+    /// with one changed input costs one comparison per call).
+    fn diff(&self, a: &[T], b: &[T]) -> Vec<Change> {
+        let mut out = Vec::new();
+        if a == b {
+            return out;
+        }
+        let ka: Vec<String> = a.iter().map(|x| (self.key)(x)).collect();
+        let kb: Vec<String> = b.iter().map(|x| (self.key)(x)).collect();
+        let ops = if ka == kb {
+            vec![similar::DiffOp::Equal {
+                old_index: 0,
+                new_index: 0,
+                len: ka.len(),
+            }]
+        } else {
+            similar::capture_diff_slices(Algorithm::Myers, &ka, &kb)
+        };
+        for op in ops {
+            let (tag, ra, rb) = op.as_tag_tuple();
+            match tag {
+                DiffTag::Equal => {
+                    for (x, y) in ra.zip(rb) {
+                        if a[x] != b[y] {
+                            let label = (self.label)(x, &a[x]);
+                            leaves(&label, "", &self.value(&a[x]), &self.value(&b[y]), &mut out);
+                        }
+                    }
                 }
-                for y in rb {
-                    out.push(whole(ChangeKind::Added, &b[y]));
+                DiffTag::Delete | DiffTag::Insert | DiffTag::Replace => {
+                    for x in ra {
+                        out.push(whole(ChangeKind::Removed, (self.label)(x, &a[x]), self.value(&a[x])));
+                    }
+                    for y in rb {
+                        out.push(whole(ChangeKind::Added, (self.label)(y, &b[y]), self.value(&b[y])));
+                    }
                 }
             }
         }
+        out
     }
-    out
 }
 
-fn whole(kind: ChangeKind, item: &Item) -> Change {
+fn whole(kind: ChangeKind, item: String, value: Value) -> Change {
     let (before, after) = match kind {
-        ChangeKind::Removed => (Some(item.value.clone()), None),
-        _ => (None, Some(item.value.clone())),
+        ChangeKind::Removed => (Some(value), None),
+        _ => (None, Some(value)),
     };
     Change {
         kind,
-        item: item.label.clone(),
+        item,
         path: None,
         before,
         after,
@@ -354,46 +375,21 @@ pub fn unified(a: &str, b: &str, name_a: &str, name_b: &str) -> String {
 }
 
 fn tools(a: &Recording, b: &Recording) -> Vec<Change> {
-    let items = |r: &Recording| -> Vec<Item> {
-        r.tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let mut v = to_value(t);
-                if let Value::Object(m) = &mut v {
-                    m.shift_remove("name");
-                }
-                Item {
-                    key: t.name.clone(),
-                    label: format!("#{} {}", i + 1, t.name),
-                    value: v,
-                }
-            })
-            .collect()
-    };
-    sequence(&items(a), &items(b))
+    Seq {
+        key: &|t: &digest::ToolCall| t.name.clone(),
+        label: &|i, t: &digest::ToolCall| format!("#{} {}", i + 1, t.name),
+        shown: &["name"],
+    }
+    .diff(&a.tools, &b.tools)
 }
 
 fn answers(a: &Recording, b: &Recording) -> Vec<Change> {
-    let items = |r: &Recording| -> Vec<Item> {
-        r.answers
-            .iter()
-            .enumerate()
-            .map(|(i, x)| {
-                let mut v = to_value(x);
-                if let Value::Object(m) = &mut v {
-                    m.shift_remove("kind");
-                    m.shift_remove("name");
-                }
-                Item {
-                    key: format!("{} {}", x.kind, x.name),
-                    label: format!("#{} {} {}", i + 1, x.kind, x.name),
-                    value: v,
-                }
-            })
-            .collect()
-    };
-    sequence(&items(a), &items(b))
+    Seq {
+        key: &|x: &digest::Answer| format!("{} {}", x.kind, x.name),
+        label: &|i, x: &digest::Answer| format!("#{} {} {}", i + 1, x.kind, x.name),
+        shown: &["kind", "name"],
+    }
+    .diff(&a.answers, &b.answers)
 }
 
 fn transcript(a: &Recording, b: &Recording) -> Vec<Change> {
@@ -503,25 +499,19 @@ fn strip_key(v: &mut Value, key: &str) -> Option<Value> {
 }
 
 fn assertions(a: &Recording, b: &Recording) -> Vec<Change> {
-    let items = |r: &Recording| -> Vec<Item> {
-        r.assertions
-            .iter()
-            .map(|x| {
-                let key = x
-                    .assertion
-                    .as_object()
-                    .and_then(|m| m.keys().next().cloned())
-                    .or_else(|| x.source.clone())
-                    .unwrap_or_else(|| "(empty)".into());
-                Item {
-                    key: key.clone(),
-                    label: key,
-                    value: to_value(x),
-                }
-            })
-            .collect()
+    let key = |x: &digest::AssertionVerdict| {
+        x.assertion
+            .as_object()
+            .and_then(|m| m.keys().next().cloned())
+            .or_else(|| x.source.clone())
+            .unwrap_or_else(|| "(empty)".into())
     };
-    let mut out = sequence(&items(a), &items(b));
+    let mut out = Seq {
+        key: &key,
+        label: &|_, x: &digest::AssertionVerdict| key(x),
+        shown: &[],
+    }
+    .diff(&a.assertions, &b.assertions);
     if a.verdict_pass != b.verdict_pass {
         out.push(Change {
             kind: ChangeKind::Changed,
