@@ -47,7 +47,13 @@ fn child(mode: &str, a: &Path, b: &Path) {
         let drive = ms(t);
         std::hint::black_box(run);
         let t = Instant::now();
-        let r = reel::replay::replay_cassette(&ca, &reel::replay::ReplayOptions { lean: true, ..Default::default() });
+        let r = reel::replay::replay_cassette(
+            &ca,
+            &reel::replay::ReplayOptions {
+                lean: true,
+                ..Default::default()
+            },
+        );
         let replay = ms(t);
         std::hint::black_box(r.ok());
         let t = Instant::now();
@@ -58,7 +64,9 @@ fn child(mode: &str, a: &Path, b: &Path) {
         let d = reel::diff::diff_recordings(&ra, &rb, &reel::diff::DiffOptions::default());
         let cmp = ms(t);
         std::hint::black_box(d);
-        eprintln!("phases: load {load:.1} ms, re-drive {drive:.1} ms, replay {replay:.1} ms, read one side {read:.1} ms, compare {cmp:.1} ms");
+        eprintln!(
+            "phases: load {load:.1} ms, re-drive {drive:.1} ms, replay {replay:.1} ms, read one side {read:.1} ms, compare {cmp:.1} ms"
+        );
     }
     println!("{total} {}", support::peak_rss_self());
 }
@@ -86,7 +94,11 @@ fn one_change_copy(file: &Path) -> PathBuf {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--child") {
-        child(&args[i + 1], Path::new(&args[i + 2]), Path::new(&args[i + 3]));
+        child(
+            &args[i + 1],
+            Path::new(&args[i + 2]),
+            Path::new(&args[i + 3]),
+        );
         return;
     }
     let iters = support::env_u64("REEL_BENCH_ITERS", if support::smoke() { 1 } else { 5 }) as usize;
@@ -116,9 +128,16 @@ fn main() {
                     .args(["--child", mode, &a.to_string_lossy(), &b.to_string_lossy()])
                     .output()
                     .expect("spawn bench child");
-                assert!(out.status.success(), "{mode}: {}", String::from_utf8_lossy(&out.stderr));
+                assert!(
+                    out.status.success(),
+                    "{mode}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
                 let s = String::from_utf8_lossy(&out.stdout);
-                let f: Vec<f64> = s.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+                let f: Vec<f64> = s
+                    .split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect();
                 (f[0], f[1])
             })
             .collect();

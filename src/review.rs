@@ -452,11 +452,11 @@ mod tests {
         assert_eq!(found[0].cassette, path);
         reject(&found[0]).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), before);
-        assert!(pending(&[path.clone()]).unwrap().is_empty());
+        assert!(pending(std::slice::from_ref(&path)).unwrap().is_empty());
 
         stage_rerecording(&path, &other, StageOptions::default()).unwrap();
         let new_bytes = std::fs::read(pending_path(&path)).unwrap();
-        let found = pending(&[path.clone()]).unwrap();
+        let found = pending(std::slice::from_ref(&path)).unwrap();
         accept(&found[0]).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), new_bytes);
         assert!(!pending_path(&path).exists());
@@ -468,7 +468,7 @@ mod tests {
         let (path, _) = committed(tmp.path(), "write-note");
         let before = std::fs::read(&path).unwrap();
         std::fs::write(pending_path(&path), "{ truncated").unwrap();
-        let found = pending(&[path.clone()]).unwrap();
+        let found = pending(std::slice::from_ref(&path)).unwrap();
         let err = accept(&found[0]).unwrap_err();
         assert!(matches!(err, ResolveError::Invalid(_)), "{err}");
         assert_eq!(std::fs::read(&path).unwrap(), before);

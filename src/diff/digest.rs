@@ -141,7 +141,10 @@ impl Recording {
         );
         let (run, replayed) = match replayed {
             Ok(r) => (RunView::of_result(&r), Ok(r)),
-            Err(e) => (RunView::of_record(RunRecord::from_cassette(cassette)), Err(e)),
+            Err(e) => (
+                RunView::of_record(RunRecord::from_cassette(cassette)),
+                Err(e),
+            ),
         };
         let init = init_line(cassette);
         let session_id = init

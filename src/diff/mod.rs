@@ -276,10 +276,18 @@ impl<T: PartialEq + Serialize> Seq<'_, T> {
                 }
                 DiffTag::Delete | DiffTag::Insert | DiffTag::Replace => {
                     for x in ra {
-                        out.push(whole(ChangeKind::Removed, (self.label)(x, &a[x]), self.value(&a[x])));
+                        out.push(whole(
+                            ChangeKind::Removed,
+                            (self.label)(x, &a[x]),
+                            self.value(&a[x]),
+                        ));
                     }
                     for y in rb {
-                        out.push(whole(ChangeKind::Added, (self.label)(y, &b[y]), self.value(&b[y])));
+                        out.push(whole(
+                            ChangeKind::Added,
+                            (self.label)(y, &b[y]),
+                            self.value(&b[y]),
+                        ));
                     }
                 }
             }

@@ -231,7 +231,10 @@ mod tests {
             "{{cwd}}/a /sessions/bench2/b bench-model"
         );
         let mut n = Normalizer::new(Roots::default(), Some("session-0042"));
-        assert_eq!(n.text("session-0042 session-00421"), "<session> session-00421");
+        assert_eq!(
+            n.text("session-0042 session-00421"),
+            "<session> session-00421"
+        );
     }
 
     #[test]

@@ -64,7 +64,11 @@ fn record_over_a_committed_cassette_round_trips_through_pending_accept_and_rejec
     let original = read_doc(&util::repo().join("cassettes/write-note.cassette.json"));
 
     // 1. Identical re-recording: the committed bytes stay, nothing is added.
-    std::fs::copy(util::repo().join("cassettes/write-note.cassette.json"), &committed).unwrap();
+    std::fs::copy(
+        util::repo().join("cassettes/write-note.cassette.json"),
+        &committed,
+    )
+    .unwrap();
     let before = std::fs::read(&committed).unwrap();
     let out = record(root, &claude, false, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -77,18 +81,29 @@ fn record_over_a_committed_cassette_round_trips_through_pending_accept_and_rejec
     let old = std::fs::read(&committed).unwrap();
     let out = record(root, &claude, false, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout).trim(), "cassettes/write-note.cassette.json.new");
+    assert_eq!(
+        text(&out.stdout).trim(),
+        "cassettes/write-note.cassette.json.new"
+    );
     let err = text(&out.stderr);
     assert!(err.contains("differs: files (1)"), "{err}");
-    assert!(err.contains("reel review cassettes/write-note.cassette.json"), "{err}");
+    assert!(
+        err.contains("reel review cassettes/write-note.cassette.json"),
+        "{err}"
+    );
     assert_eq!(std::fs::read(&committed).unwrap(), old);
     let new_bytes = std::fs::read(&pending).unwrap();
 
     // `reel pending` names it (exit 1: something to review).
-    let out = util::reel().current_dir(root).arg("pending").output().unwrap();
+    let out = util::reel()
+        .current_dir(root)
+        .arg("pending")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        text(&out.stdout).starts_with("./cassettes/write-note.cassette.json.new\tdiffers: files (1)"),
+        text(&out.stdout)
+            .starts_with("./cassettes/write-note.cassette.json.new\tdiffers: files (1)"),
         "{}",
         text(&out.stdout)
     );
@@ -140,7 +155,10 @@ fn record_over_a_committed_cassette_round_trips_through_pending_accept_and_rejec
     let out = record(root, &claude, true, &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let err = text(&out.stderr);
-    assert!(err.contains("CI=true forbids writing a pending `.new`"), "{err}");
+    assert!(
+        err.contains("CI=true forbids writing a pending `.new`"),
+        "{err}"
+    );
     assert!(err.contains("~ outputs/note.md body"), "{err}");
     assert!(err.contains("-an older note"), "{err}");
     assert_eq!(std::fs::read(&committed).unwrap(), old);
@@ -163,7 +181,11 @@ fn record_over_a_committed_cassette_round_trips_through_pending_accept_and_rejec
 /// `dir/NAME.cassette.json` (a bundled cassette) and a `.new` of another.
 fn pending_pair(dir: &Path, name: &str, newer: &str) -> (PathBuf, Vec<u8>, Vec<u8>) {
     let c = dir.join(format!("{name}.cassette.json"));
-    std::fs::copy(util::repo().join(format!("cassettes/{name}.cassette.json")), &c).unwrap();
+    std::fs::copy(
+        util::repo().join(format!("cassettes/{name}.cassette.json")),
+        &c,
+    )
+    .unwrap();
     std::fs::copy(
         util::repo().join(format!("cassettes/{newer}.cassette.json")),
         dir.join(format!("{name}.cassette.json.new")),
@@ -176,7 +198,10 @@ fn pending_pair(dir: &Path, name: &str, newer: &str) -> (PathBuf, Vec<u8>, Vec<u
 
 fn review_session(dir: &Path) -> expectrl::session::OsSession {
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("reel"));
-    cmd.arg("review").arg(dir).env("NO_COLOR", "1").env_remove("CI");
+    cmd.arg("review")
+        .arg(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("CI");
     let mut s = expectrl::Session::spawn(cmd).unwrap();
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     s
@@ -194,9 +219,11 @@ fn review_in_a_terminal_accepts_rejects_and_skips_by_key_press() {
     // Sorted by path: pick-features, skill-triggered, write-note.
     s.expect("[1/3]").unwrap();
     s.expect("differs: ").unwrap();
-    s.expect("accept (a), reject (r), skip (s), quit (q)? ").unwrap();
+    s.expect("accept (a), reject (r), skip (s), quit (q)? ")
+        .unwrap();
     s.send("x").unwrap(); // not a choice: asked again
-    s.expect("accept (a), reject (r), skip (s), quit (q)? ").unwrap();
+    s.expect("accept (a), reject (r), skip (s), quit (q)? ")
+        .unwrap();
     s.send("a").unwrap();
     s.expect("accepted: ").unwrap();
     s.expect("[2/3]").unwrap();
@@ -207,10 +234,15 @@ fn review_in_a_terminal_accepts_rejects_and_skips_by_key_press() {
     s.expect("? ").unwrap();
     s.send("r").unwrap();
     s.expect("rejected: ").unwrap();
-    s.expect("review: 1 accepted, 1 rejected, 1 skipped, 1 still pending").unwrap();
+    s.expect("review: 1 accepted, 1 rejected, 1 skipped, 1 still pending")
+        .unwrap();
     s.expect(Eof).unwrap();
 
-    assert_eq!(std::fs::read(&a).unwrap(), a_new, "accept: bytes of the .new");
+    assert_eq!(
+        std::fs::read(&a).unwrap(),
+        a_new,
+        "accept: bytes of the .new"
+    );
     assert_eq!(std::fs::read(&b).unwrap(), b_old, "reject: the old bytes");
     assert!(!dir.join("write-note.cassette.json.new").exists());
     assert_eq!(std::fs::read(&c).unwrap(), c_old, "skip: untouched");
@@ -224,7 +256,8 @@ fn review_in_a_terminal_accepts_rejects_and_skips_by_key_press() {
     s.expect("[1/1]").unwrap();
     s.expect("? ").unwrap();
     s.send("q").unwrap();
-    s.expect("0 accepted, 0 rejected, 0 skipped, 1 still pending").unwrap();
+    s.expect("0 accepted, 0 rejected, 0 skipped, 1 still pending")
+        .unwrap();
     s.expect(Eof).unwrap();
     assert!(dir.join("skill-triggered.cassette.json.new").exists());
 }
@@ -248,9 +281,17 @@ fn accept_and_reject_of_nothing_pending_name_the_path() {
     for cmd in ["accept", "reject"] {
         let out = util::reel().arg(cmd).arg(&c).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{cmd}");
-        assert!(text(&out.stderr).contains("x.cassette.json"), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("x.cassette.json"),
+            "{}",
+            text(&out.stderr)
+        );
     }
-    let out = util::reel().arg("pending").arg(tmp.path()).output().unwrap();
+    let out = util::reel()
+        .arg("pending")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(text(&out.stdout).is_empty());
 }
@@ -273,12 +314,20 @@ fn verify_cassettes_reports_a_forgotten_pending_file() {
     let out = util::reel()
         .arg("verify-cassettes")
         .arg(&c)
-        .args(["--skip-staleness", "--skip-scenario-drift", "--output-format", "json"])
+        .args([
+            "--skip-staleness",
+            "--skip-scenario-drift",
+            "--output-format",
+            "json",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let env: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(schema_errors("verify-cassettes.json", &env).is_empty(), "{env}");
+    assert!(
+        schema_errors("verify-cassettes.json", &env).is_empty(),
+        "{env}"
+    );
     let msgs = env["results"][0]["pendingReview"].as_array().unwrap();
     assert_eq!(msgs.len(), 1, "{env}");
     assert!(msgs[0].as_str().unwrap().contains("reel accept"));
