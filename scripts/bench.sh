@@ -112,6 +112,7 @@ EOF
       if (n == "rehash_dry_run_200") return "`rehash --dry-run` of 200 cassettes (100 legacy v11 with the full proof, 100 current)";
       if (n ~ /^model_turn/) { k = n; sub(/^model_turn_?/, "", k); return "scripted model: one turn over loopback HTTP" (k != "" ? " (turn " k ")" : "") }
       if (n == "record_overhead") return "`reel record` overhead: agent exit to cassette on disk";
+      if (n ~ /^record_jobs_/) { k = n; sub(/^record_jobs_/, "", k); return (k == "1" ? "`reel record scenarios/` (serial)" : "`reel record scenarios/ --jobs " k "`") ": the bundled scenarios, real Claude Code CLI + scripted models (floor: serial)" }
       if (n == "rerun_vs_record") return "`reel rerun` of the csv-stats recording (real Claude Code, 3 turns, a Bash script); floor = `reel record` of the same scenario";
       if (n == "diff_50k_events_one_change") return "`reel diff` of the 50,000-event cassette against a copy with one changed tool input (load both, re-drive, replay verdicts, compare every view, text); floor: read + parse both";
       return n

@@ -491,7 +491,9 @@ def main():
         res = {}
         for tool, cmd in (("orig", [NODE, PEER]), ("reel", [reel])):
             for fmt in ("json", "text"):
-                res[tool, fmt] = run(cmd + ["replay", rel, "--output-format", fmt], outdir)
+                # reel's text mode prints the original's footer with --verbose.
+                extra = ["--verbose"] if tool == "reel" and fmt == "text" else []
+                res[tool, fmt] = run(cmd + ["replay", rel, "--output-format", fmt] + extra, outdir)
         diffs = []
         if res["orig", "json"][0] != res["reel", "json"][0]:
             diffs.append("exit code: orig %s reel %s" % (res["orig", "json"][0], res["reel", "json"][0]))

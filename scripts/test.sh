@@ -16,7 +16,17 @@ cargo fmt --all -- --check
 echo "==> cargo clippy" >&2
 cargo clippy --locked --all-targets -- -D warnings
 
+echo "==> unused dependencies (cargo-machete, installed from crates.io when missing)" >&2
+command -v cargo-machete >/dev/null 2>&1 || cargo install --locked --quiet cargo-machete@0.9.2
+cargo machete
+
+echo "==> cargo doc (warnings denied)" >&2
+RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --quiet
+
 echo "==> cargo test (benches run as quick smoke tests; scripts/bench.sh runs them for real)" >&2
 cargo test --locked --all-targets
+
+echo "==> package and install check (cargo package, cargo install of the packaged crate)" >&2
+bash scripts/package-check.sh
 
 echo "==> all tests passed" >&2

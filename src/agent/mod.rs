@@ -5,7 +5,7 @@
 //! functions here, unit-tested); [`drive`] runs one turn: it spawns the agent in
 //! its own process group, writes `initialize` then the user turn, answers every
 //! `control_request` (permissions and questions through the scenario's
-//! [`Decider`], hooks, MCP, and an error envelope for anything else), mirrors
+//! `Decider`, hooks, MCP, and an error envelope for anything else), mirrors
 //! exactly the frames the OS accepted into `controlOut`, keeps the raw stdout
 //! lines as `events`, builds the timeline, closes stdin after `result`, and
 //! always leaves no process of the group behind (SIGTERM, SIGKILL after 2 s).

@@ -826,6 +826,290 @@ fn object_extra(fields: &[Field], m: &Map<String, Value>) -> Result<(), String> 
     Ok(())
 }
 
+/// Everything the catalog says about one key (a row of
+/// `reel assertions --output-format json`, `schema/assertions.json`).
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyEntry {
+    pub key: &'static str,
+    pub bucket: &'static str,
+    pub parameter: String,
+    pub description: &'static str,
+    /// Replay evaluates it (on a cassette that carries what it needs).
+    pub replay_evaluates: bool,
+    pub needs_control_out: bool,
+    pub needs_manifest: bool,
+    /// The pre-run baseline field it also needs (`preRunPaths`/`preRunHashes`).
+    pub needs_pre_run_baseline: Option<&'static str>,
+    /// Evaluated only by a live run; replay always skips it.
+    pub live_only: bool,
+    /// A verdict modifier (always passes; relaxes the verdict).
+    pub verdict_modifier: bool,
+    pub example: Value,
+}
+
+/// The catalog entry of `key`, or `None` for an unknown key.
+pub fn entry(key: &str) -> Option<KeyEntry> {
+    let (name, b) = KEYS.iter().find(|(k, _)| *k == key)?;
+    Some(KeyEntry {
+        key: name,
+        bucket: b.name(),
+        parameter: parameter(key)?,
+        description: description(key)?,
+        replay_evaluates: b.replay_evaluates(),
+        needs_control_out: *b == Bucket::NeedsControlOut,
+        needs_manifest: *b == Bucket::NeedsManifest,
+        needs_pre_run_baseline: needs_pre_run_baseline(key),
+        live_only: *b == Bucket::LiveOnly,
+        verdict_modifier: VERDICT_MODIFIERS.contains(name),
+        example: example(key)?,
+    })
+}
+
+/// Every entry, in catalog order.
+pub fn entries() -> Vec<KeyEntry> {
+    KEYS.iter().filter_map(|(k, _)| entry(k)).collect()
+}
+
+impl Bucket {
+    /// The bucket's name in `reel assertions` (text and JSON).
+    pub fn name(self) -> &'static str {
+        match self {
+            Bucket::Always => "always",
+            Bucket::NeedsControlOut => "needs-control-out",
+            Bucket::NeedsManifest => "needs-manifest",
+            Bucket::LiveOnly => "live-only",
+            Bucket::Synthesized => "synthesized",
+        }
+    }
+
+    /// Whether replay ever evaluates a key of this bucket.
+    pub fn replay_evaluates(self) -> bool {
+        matches!(
+            self,
+            Bucket::Always | Bucket::NeedsControlOut | Bucket::NeedsManifest
+        )
+    }
+}
+
+/// The two manifest keys that also need the recording's pre-run baseline
+/// (`preRunPaths` / `preRunHashes`).
+pub fn needs_pre_run_baseline(key: &str) -> Option<&'static str> {
+    match key {
+        "no_unexpected_files" => Some("preRunPaths"),
+        "input_unmodified" => Some("preRunHashes"),
+        _ => None,
+    }
+}
+
+/// The parameter shape of `key` in words (`tool glob`, `{ artifact: …, … }`).
+pub fn parameter(key: &str) -> Option<String> {
+    param_kind(key).map(Param::describe)
+}
+
+/// A parameter value `key` accepts (what `reel assertions KEY` shows as its
+/// example); always passes [`validate`].
+pub fn example(key: &str) -> Option<Value> {
+    let p = param_kind(key)?;
+    Some(match key {
+        "result" => Value::from("success"),
+        "tool_called" | "tool_not_called" => Value::from("Write"),
+        "subagent_tool_used" | "subagent_tool_absent" => Value::from("Read"),
+        "file_exists" | "user_visible_artifact" => Value::from("outputs/report.md"),
+        "file_absent" => Value::from("outputs/debug.log"),
+        "transcript_contains" | "transcript_not_contains" => Value::from("Done"),
+        "skill_triggered" | "no_skill_triggered" | "skill_available" => Value::from("my-skill"),
+        "egress_denied" | "egress_allowed" => Value::from("example.com"),
+        "question_asked" => Value::from("Which format"),
+        "no_unexpected_files" => serde_json::json!(["outputs/*.md"]),
+        "input_unmodified" => Value::from("uploads/**"),
+        "allow_delete_in" => serde_json::json!(["outputs"]),
+        "artifact_text" => {
+            serde_json::json!({"artifact": "outputs/report.md", "contains": ["Summary"]})
+        }
+        "artifact_json" => {
+            serde_json::json!({"artifact": "outputs/report.json", "path": "total", "gt": 0})
+        }
+        "question_options" => {
+            serde_json::json!({"when_question": "Which format", "contains": ["Markdown"]})
+        }
+        "subagent_file_write" => serde_json::json!({"path_suffix": "outputs/report.md"}),
+        "subagent_output_contains" => serde_json::json!({"contains": "done"}),
+        "skill_tool_used" => serde_json::json!({"skill": "my-skill", "tool": "Write"}),
+        "task_status" => serde_json::json!({"match": "write", "status": "completed"}),
+        "semantic_matches" => serde_json::json!({"rubric": ["The summary names the total"]}),
+        _ => p.example(),
+    })
+}
+
+/// A one-line description of what `key` checks.
+pub fn description(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "result" => "the run ended in success or error (the last result line)",
+        "transcript_contains" => "the main agent's text contains this literal",
+        "transcript_not_contains" => "the main agent's text does not contain this literal",
+        "transcript_matches" => {
+            "the main agent's text matches this regex (ECMAScript, case-insensitive)"
+        }
+        "transcript_not_matches" => "the main agent's text does not match this regex",
+        "tool_called" => "the main agent called a tool matching this glob",
+        "tool_not_called" => "the main agent called no tool matching this glob",
+        "tool_result_contains" => "some single tool result contains this literal",
+        "tool_result_not_contains" => "no tool result contains this literal",
+        "tool_result_matches" => "some single tool result matches this regex",
+        "tool_result_not_matches" => "no tool result matches this regex",
+        "subagent_tool_used" => "a sub-agent called a tool matching this glob",
+        "subagent_tool_absent" => "no sub-agent called a tool matching this glob",
+        "subagent_dispatched" => {
+            "a sub-agent whose type or description matches this regex was dispatched"
+        }
+        "subagent_declared_but_unused" => "no dispatch declared this tool without using it",
+        "subagent_output_contains" => "a (selected) sub-agent's output contains this literal",
+        "dispatch_count_max" => "at most N sub-agents were dispatched",
+        "subagent_file_write" => "a sub-agent wrote this file successfully",
+        "subagent_dispatch_healthy" => {
+            "every selected dispatch delivered its own write and stayed off VM paths"
+        }
+        "no_vm_path_file_op" => "no file operation touched a /sessions VM path (hostloop)",
+        "skill_triggered" => "the Skill tool invoked a skill whose id matches this regex",
+        "no_skill_triggered" => "the Skill tool invoked no skill whose id matches this regex",
+        "skill_available" => "the session offered a skill whose id matches this regex",
+        "connector_available" => "the session offered an MCP server whose name matches this regex",
+        "tool_available" => "the session offered a tool whose name matches this regex",
+        "skill_tool_used" => "while a matching skill was active, a matching tool was used",
+        "max_cost_usd" => "the recorded spend is at most this many US dollars",
+        "max_tokens" => "recorded input + output tokens are at most N",
+        "tool_calls_max" => "the main agent made at most N tool calls",
+        "max_turns" => "the run took at most N turns",
+        "tool_no_error" => "a matching tool was called and none of its calls errored",
+        "tool_no_error_if_called" => "no call of a matching tool errored (not calling it passes)",
+        "max_tool_errors" => "at most N tool calls errored",
+        "max_redundant_tool_calls" => "at most N repeated identical tool calls",
+        "compaction_occurred" => "the context was compacted during the run",
+        "all_tasks_completed" => "at least one task was created and every task is completed",
+        "task_count_min" => "at least N tasks were created",
+        "task_status" => "the first task matching `match` has this status",
+        "no_scratchpad_leak" => "no presented file leaked from the scratchpad (container)",
+        "present_files_called" => "the agent presented at least one file",
+        "allow_permissive_auto_allow" => {
+            "verdict modifier: a permissive auto-allow does not fail the run"
+        }
+        "allow_missing_capability" => {
+            "verdict modifier: a missing capability does not fail the run"
+        }
+        "allow_l0_plugin_divergence" => {
+            "verdict modifier: an L0 plugin divergence does not fail the run"
+        }
+        "allow_stall" => "verdict modifier: stalling on a question does not fail the run",
+        "allow_undelivered_deliverables" => {
+            "verdict modifier: undelivered deliverables do not fail the run"
+        }
+        "allow_outputs_delete" => "verdict modifier: deleting in outputs/ does not fail the run",
+        "allow_delete_in" => "verdict modifier: deleting in these mounts does not fail the run",
+        "question_asked" => "the agent asked a question whose text matches this regex",
+        "question_options" => "a (selected) question offered exactly / at least these options",
+        "questions_count_max" => "the agent asked at most N sub-questions",
+        "gate_answers_delivered" => {
+            "every answered question reached the agent (true) or one did not (false)"
+        }
+        "gate_answer_count_min" => "at least N answers were delivered to the agent",
+        "hook_blocked" => "a hook blocked a tool matching this regex",
+        "no_hook_blocked" => "no hook blocked any tool",
+        "vm_path_denied" => "a file access to a /sessions VM path was denied (hostloop)",
+        "path_denied" => "a path permission denial matched these fields (hostloop)",
+        "no_path_denied" => "no path permission was denied (hostloop)",
+        "file_exists" => "this work-root-relative file exists after the run",
+        "user_visible_artifact" => {
+            "this file exists under a user-visible root (outputs/ or a folder)"
+        }
+        "artifact_json" => "a JSON artifact's value at a dotted path passes these checks",
+        "artifact_text" => "a text artifact contains / matches these",
+        "computer_links_resolve" => {
+            "the transcript has computer:// links and each resolves to a file"
+        }
+        "computer_links_resolve_if_present" => {
+            "every computer:// link in the transcript resolves (none passes)"
+        }
+        "no_unexpected_files" => {
+            "every file the run created under a user-visible root matches a glob"
+        }
+        "input_unmodified" => "every pre-existing file matching these globs keeps its hash",
+        "file_absent" => "this file does not exist after the run (needs an exhaustive live walk)",
+        "egress_denied" => "the egress proxy denied this host",
+        "egress_allowed" => "the egress proxy allowed this host",
+        "no_delete_in_outputs" => "no command deleted files in outputs/",
+        "no_delete_in_mounts" => "no command deleted files in a connected folder",
+        "self_heal_ran" => "the harness's self-heal step ran (true) or did not (false)",
+        "transcript_no_host_path" => "the transcript leaks no host path",
+        "no_mcp_error" => "no MCP round-trip failed",
+        "max_peak_rss_bytes" => "the agent's peak memory stayed at most N bytes",
+        "semantic_matches" => "an LLM judge finds the rubric satisfied",
+        "no_lost_write_back" => "no authored file was lost on write-back",
+        "replay_protocol_fidelity" => "produced by replay itself; never authored",
+        _ => return None,
+    })
+}
+
+impl Param {
+    fn describe(self) -> String {
+        match self {
+            Param::Str => "string".into(),
+            Param::NonEmpty => "non-empty string".into(),
+            Param::ToolGlob => "tool glob (* and ? only)".into(),
+            Param::True => "true".into(),
+            Param::Bool => "boolean".into(),
+            Param::UInt => "integer ≥ 0".into(),
+            Param::PosInt => "integer > 0".into(),
+            Param::PosNum => "number > 0".into(),
+            Param::ResultKind => "\"success\" | \"error\"".into(),
+            Param::GlobList => "[path glob, …] (may be empty)".into(),
+            Param::GlobOrList => "path glob | [path glob, …]".into(),
+            Param::NonEmptyStrList => "[non-empty string, …] (at least one)".into(),
+            Param::Object(_, Refine::Any) => "any JSON value".into(),
+            Param::Object(fields, refine) => {
+                let parts: Vec<String> = fields
+                    .iter()
+                    .map(|f| {
+                        format!(
+                            "{}{}: {}",
+                            f.name,
+                            if f.required { "" } else { "?" },
+                            f.param.describe()
+                        )
+                    })
+                    .collect();
+                let rule = match refine {
+                    Refine::PathOrSuffix => " (path or path_suffix)",
+                    Refine::EqualsXorContains => " (exactly one of equals, contains)",
+                    _ => "",
+                };
+                format!("{{ {} }}{rule}", parts.join(", "))
+            }
+        }
+    }
+
+    fn example(self) -> Value {
+        match self {
+            Param::Str | Param::NonEmpty => Value::from("example"),
+            Param::ToolGlob => Value::from("Write"),
+            Param::True | Param::Bool => Value::Bool(true),
+            Param::UInt => Value::from(0),
+            Param::PosInt | Param::PosNum => Value::from(1),
+            Param::ResultKind => Value::from("success"),
+            Param::GlobList | Param::NonEmptyStrList => serde_json::json!(["example"]),
+            Param::GlobOrList => Value::from("example/**"),
+            Param::Object(_, Refine::Any) => Value::Null,
+            Param::Object(fields, _) => Value::Object(
+                fields
+                    .iter()
+                    .filter(|f| f.required)
+                    .map(|f| (f.name.to_string(), f.param.example()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -952,6 +1236,27 @@ mod tests {
         assert_eq!(manifest_key_active("no_unexpected_files", &c), Some(true));
         assert_eq!(manifest_key_active("input_unmodified", &c), Some(false));
         assert_eq!(manifest_key_active("result", &c), None);
+    }
+
+    #[test]
+    fn every_key_is_described_with_a_valid_example() {
+        for (k, b) in KEYS {
+            assert!(description(k).is_some(), "{k} has no description");
+            assert!(parameter(k).is_some(), "{k} has no parameter text");
+            let ex = example(k).unwrap();
+            let mut item = serde_json::Map::new();
+            item.insert(k.to_string(), ex);
+            assert_eq!(
+                validate(&Value::Object(item)),
+                Ok(()),
+                "{k}: its example must validate"
+            );
+            assert_eq!(b.replay_evaluates(), REPLAY_STRIP_ORDER.contains(k), "{k}");
+        }
+        assert_eq!(
+            parameter("subagent_file_write").unwrap(),
+            "{ path?: non-empty string, path_suffix?: non-empty string, tool?: tool glob (* and ? only) } (path or path_suffix)"
+        );
     }
 
     /// The replay strip order names every key replay can evaluate, once.

@@ -9,7 +9,7 @@
 //! counts UTF-16 code units: `?` is one unit, and an astral character (an
 //! emoji) takes two (`??` matches `😀`, `?` does not). Both the glob's
 //! literals and the path are compared as units
-//! ([`crate::assert::regex::units_as_chars`]).
+//! (`crate::assert::regex::units_as_chars`).
 //!
 //! [`Glob`] is the reference: one glob, one regex. [`GlobList`] answers
 //! "does any of these globs match" for a long list (a 2,000-pattern

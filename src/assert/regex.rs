@@ -26,7 +26,7 @@
 //!   `0xF0..=0xF4`, a fast scan) means the same in code points and units, so
 //!   the engines run on it as they are;
 //! - a haystack with one runs per unit: the backtracker on its UTF-16 units
-//!   (`regress`'s UCS-2 mode), the linear engine on [`units_as_chars`] — each
+//!   (`regress`'s UCS-2 mode), the linear engine on `units_as_chars` — each
 //!   unit spelled as one private-use stand-in character. That is exact
 //!   because every set a translation emits either contains all surrogate
 //!   units and all stand-ins (`.`, `\S`, `\W`, `\D`, negated classes: their

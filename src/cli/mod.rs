@@ -9,14 +9,19 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod assertions;
 pub mod diff;
+pub mod doctor;
 pub mod fingerprint;
+pub mod lint;
 pub mod model;
 pub mod record;
 pub mod rehash;
 pub mod replay;
 pub mod rerun;
 pub mod review;
+pub mod scaffold;
+pub mod shard;
 pub mod show;
 pub mod verify;
 
@@ -59,6 +64,14 @@ pub enum Command {
     Fingerprint(fingerprint::FingerprintArgs),
     /// The scripted model endpoint (token-free recording).
     Model(model::ModelArgs),
+    /// Check that recording can work here: agent binary, a scripted-model handshake, git.
+    Doctor(doctor::DoctorArgs),
+    /// A starter scenario and model script from a recording (a token-free test in one command).
+    Scaffold(scaffold::ScaffoldArgs),
+    /// Check scenarios for footguns (file:line, stable codes) before recording.
+    Lint(lint::LintArgs),
+    /// List the assertion keys: parameter shape, when replay evaluates each, what it checks.
+    Assertions(assertions::AssertionsArgs),
     /// Compare two recordings view by view (tools, answers, files, assertions, ...).
     Diff(diff::DiffArgs),
     /// A readable digest of one recording (tools, questions, files, timeline, usage).
@@ -94,6 +107,10 @@ pub fn main() -> ExitCode {
         Command::Rehash(args) => rehash::run(args),
         Command::Fingerprint(args) => fingerprint::run(args),
         Command::Model(args) => model::run(args),
+        Command::Assertions(args) => assertions::run(args),
+        Command::Lint(args) => lint::run(args),
+        Command::Scaffold(args) => scaffold::run(args),
+        Command::Doctor(args) => doctor::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Show(args) => show::run(args),
         Command::Review(args) => review::run_review(args),

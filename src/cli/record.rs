@@ -4,21 +4,25 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::cli::shard::ShardArgs;
 use crate::error::Result;
-use crate::record::{RecordOptions, record};
+use crate::record::RecordOptions;
 
 #[derive(Debug, clap::Args)]
 pub struct RecordArgs {
     /// Scenario YAML files, or directories of them (non-recursive; files with a
-    /// top-level `prompt:`).
-    #[arg(required = true, value_name = "SCENARIO")]
+    /// top-level `prompt:`). With --rerecord-stale: cassettes, or directories of them.
+    #[arg(required = true, value_name = "SCENARIO|CASSETTE")]
     pub scenarios: Vec<PathBuf>,
     /// Write the cassette here instead of `cassettes/<slug>.cassette.json`
     /// (one scenario only).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Run this command instead of `claude` (whitespace-split, no quoting; it
-    /// must speak the stream-json control protocol). Env: REEL_AGENT_CMD.
+    /// Run this command instead of `claude`: split into words by POSIX shell
+    /// rules (quotes and backslashes group a word) but run without a shell (no
+    /// `$VAR` expansion, globs, pipes or redirects); it must speak the
+    /// stream-json control protocol. Env: REEL_AGENT_CMD. Without either:
+    /// REEL_CLAUDE_BIN, else `claude` on PATH, else `.tools/claude`.
     #[arg(long, value_name = "CMD")]
     pub agent_cmd: Option<String>,
     /// Scripted model to serve to the agent (default: `<scenario>.model.yaml`
@@ -52,70 +56,62 @@ pub struct RecordArgs {
     /// differing one fails).
     #[arg(long)]
     pub accept: bool,
+    /// Re-record only the cassettes (the paths given: cassette files or directories)
+    /// whose staleness fingerprint drifted, each from its recorded `scenarioSource`
+    /// into the same file.
+    #[arg(long)]
+    pub rerecord_stale: bool,
+    /// Load, lint and apply every refusal, then list the cassettes that would be
+    /// written (stdout); run nothing, write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Record up to N scenarios at once (each in its own run directory, with its own
+    /// scripted-model port and config dir).
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub jobs: u64,
+    #[command(flatten)]
+    pub shard: ShardArgs,
 }
 
 pub fn run(args: RecordArgs) -> Result<u8> {
-    let mut files = Vec::new();
-    for p in &args.scenarios {
-        if p.is_dir() {
-            files.extend(discover(p)?);
-        } else {
-            files.push(p.clone());
-        }
-    }
-    if files.is_empty() {
-        return Err(crate::Error::usage("record: no scenario found")
-            .with_hint("pass a scenario YAML with a top-level `prompt:`"));
-    }
-    if args.out.is_some() && files.len() > 1 {
+    if args.rerecord_stale && args.out.is_some() {
         return Err(crate::Error::usage(
-            "record: `--out` needs exactly one scenario",
+            "record: --rerecord-stale re-records each cassette into its own file; drop --out",
         ));
     }
-    if files.len() > 1 && args.out.is_none() {
-        refuse_slug_collisions(&files)?;
+    let (jobs, mut code) = if args.rerecord_stale {
+        match stale_jobs(&args)? {
+            Some(found) => found,
+            None => return Ok(crate::exit::SUCCESS),
+        }
+    } else {
+        match scenario_jobs(&args)? {
+            Some(jobs) => (jobs, crate::exit::SUCCESS),
+            None => return Ok(crate::exit::SUCCESS),
+        }
+    };
+    // Lint first: its findings are printed, never fatal (`reel lint` gates).
+    for job in &jobs {
+        for finding in crate::cli::lint::findings_for_record(&job.scenario) {
+            eprint!("{finding}");
+        }
     }
-    let mut code = crate::exit::SUCCESS;
-    let single = files.len() == 1;
-    for file in files {
-        let mut opts = RecordOptions::new(&file);
-        opts.out = args.out.clone();
-        opts.agent_cmd = args.agent_cmd.clone();
-        opts.model_script = args.model_script.clone();
-        opts.no_model_script = args.no_model_script;
-        opts.allow_failing = args.allow_failing;
-        opts.max_artifact_bytes = args.max_artifact_bytes;
-        opts.timeout = args.timeout_ms.map(Duration::from_millis);
-        opts.keep_run_dir = args.keep_run_dir;
-        opts.force = args.force;
-        opts.stage = crate::review::StageOptions {
-            accept: args.accept,
-            ci: crate::review::ci_from_env(),
-        };
-        match record(&opts) {
-            Ok(rec) => {
-                let mut err = std::io::stderr().lock();
-                for w in &rec.warnings {
-                    let _ = writeln!(err, "warning: {w}");
-                }
-                let written = report_staged(&mut err, &rec.staged);
-                if rec.live_pass {
-                    let _ = writeln!(err, "recorded {} (live verdict PASS)", written.display());
-                } else {
-                    let _ = writeln!(
-                        err,
-                        "recorded {} with a FAILING live verdict (--allow-failing):",
-                        written.display()
-                    );
-                    for f in &rec.failures {
-                        let _ = writeln!(err, "  - {f}");
-                    }
-                }
-                if let Some(d) = &rec.run_dir {
-                    let _ = writeln!(err, "run directory kept: {}", d.display());
-                }
-                let _ = writeln!(std::io::stdout().lock(), "{}", written.display());
-            }
+    if args.dry_run {
+        return Ok(crate::exit::worst(code, dry_run(&jobs)));
+    }
+    // One scenario named directly fails as itself (its error is the
+    // command's); in a batch each failure is printed and the worst code wins.
+    let single = jobs.len() == 1 && !args.rerecord_stale;
+    let parallel = args.jobs as usize;
+    let results = crate::record::batch::run_jobs(&jobs, parallel, |i| {
+        if parallel > 1 {
+            eprintln!("recording {} …", jobs[i].scenario.display());
+        }
+    });
+    for outcome in results {
+        match outcome {
+            Ok(rec) => report_recorded(&rec),
             Err(e) => {
                 if let crate::record::RecordError::Rerecording(s) = &e
                     && let Some(d) = s.diff()
@@ -134,6 +130,203 @@ pub fn run(args: RecordArgs) -> Result<u8> {
         }
     }
     Ok(code)
+}
+
+/// The recordings of the named scenarios (directories expanded, this shard);
+/// `None` when this shard holds none.
+fn scenario_jobs(args: &RecordArgs) -> Result<Option<Vec<RecordOptions>>> {
+    let mut files = Vec::new();
+    for p in &args.scenarios {
+        if p.is_dir() {
+            files.extend(discover(p)?);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    if files.is_empty() {
+        return Err(crate::Error::usage("record: no scenario found")
+            .with_hint("pass a scenario YAML with a top-level `prompt:`"));
+    }
+    let discovered = files.len();
+    let files = args.shard.select(files);
+    if files.is_empty()
+        && let Some(notice) = args.shard.empty_notice("record", discovered)
+    {
+        eprintln!("{notice}");
+        return Ok(None);
+    }
+    if args.out.is_some() && files.len() > 1 {
+        return Err(crate::Error::usage(
+            "record: `--out` needs exactly one scenario",
+        ));
+    }
+    if files.len() > 1 && args.out.is_none() {
+        refuse_slug_collisions(&files)?;
+    }
+    Ok(Some(files.iter().map(|f| options(args, f)).collect()))
+}
+
+/// `--rerecord-stale`: the drifted cassettes of the named cassette files or
+/// directories (this shard), each re-recorded from its recorded
+/// `scenarioSource`; `None` when nothing is to be done. The code is 2 when a
+/// drifted cassette cannot be re-recorded.
+fn stale_jobs(args: &RecordArgs) -> Result<Option<(Vec<RecordOptions>, u8)>> {
+    let mut cassettes = Vec::new();
+    for p in &args.scenarios {
+        if p.is_dir() {
+            let found = crate::discover::cassettes_in(p)
+                .map_err(|e| crate::Error::usage(format!("record: read `{}`: {e}", p.display())))?;
+            if found.is_empty() {
+                return Err(crate::Error::usage(format!(
+                    "record --rerecord-stale: no *.cassette.json in `{}`",
+                    p.display()
+                ))
+                .with_hint("--rerecord-stale takes the cassettes to check (each names its scenario), e.g. `reel record cassettes/ --rerecord-stale`"));
+            }
+            cassettes.extend(found);
+        } else if p.is_file() {
+            cassettes.push(p.clone());
+        } else {
+            return Err(crate::Error::usage(format!(
+                "record: no such file or directory: {}",
+                p.display()
+            )));
+        }
+    }
+    let discovered = cassettes.len();
+    let cassettes = args.shard.select(cassettes);
+    if cassettes.is_empty()
+        && let Some(notice) = args
+            .shard
+            .empty_notice("record --rerecord-stale", discovered)
+    {
+        eprintln!("{notice}");
+        return Ok(None);
+    }
+    let base = options(args, Path::new(""));
+    let plan = crate::record::batch::plan_stale(&cassettes, &base);
+    let mut code = crate::exit::SUCCESS;
+    let mut err = std::io::stderr().lock();
+    for (path, why) in &plan.refused {
+        let _ = writeln!(
+            err,
+            "error: record --rerecord-stale: {}: {why}",
+            path.display()
+        );
+        code = crate::exit::USAGE;
+    }
+    for (path, findings) in &plan.unverifiable {
+        for f in findings {
+            let _ = writeln!(
+                err,
+                "warning: {}: cannot tell whether it drifted, not re-recorded: {f}",
+                path.display()
+            );
+        }
+    }
+    for r in &plan.rerecord {
+        let _ = writeln!(
+            err,
+            "stale: {} (from {}): {}",
+            r.cassette.display(),
+            r.opts.scenario.display(),
+            r.drift.join("; ")
+        );
+    }
+    let _ = writeln!(
+        err,
+        "record --rerecord-stale: {} of {} cassette(s) drifted{}",
+        plan.rerecord.len(),
+        cassettes.len(),
+        if plan.rerecord.is_empty() {
+            " — nothing to re-record"
+        } else {
+            ""
+        }
+    );
+    drop(err);
+    if plan.rerecord.is_empty() {
+        return if code == crate::exit::SUCCESS {
+            Ok(None)
+        } else {
+            Ok(Some((Vec::new(), code)))
+        };
+    }
+    Ok(Some((
+        plan.rerecord.into_iter().map(|r| r.opts).collect(),
+        code,
+    )))
+}
+
+/// The recording options of `scenario` under these flags.
+fn options(args: &RecordArgs, scenario: &Path) -> RecordOptions {
+    let mut opts = RecordOptions::new(scenario);
+    opts.out = args.out.clone();
+    opts.agent_cmd = args.agent_cmd.clone();
+    opts.model_script = args.model_script.clone();
+    opts.no_model_script = args.no_model_script;
+    opts.allow_failing = args.allow_failing;
+    opts.max_artifact_bytes = args.max_artifact_bytes;
+    opts.timeout = args.timeout_ms.map(Duration::from_millis);
+    opts.keep_run_dir = args.keep_run_dir;
+    opts.force = args.force;
+    opts.stage = crate::review::StageOptions {
+        accept: args.accept,
+        ci: crate::review::ci_from_env(),
+    };
+    opts
+}
+
+/// `--dry-run`: every check, nothing run or written. stdout lists the
+/// cassette each recording would write (what a real run prints).
+fn dry_run(jobs: &[RecordOptions]) -> u8 {
+    let mut code = crate::exit::SUCCESS;
+    for job in jobs {
+        match crate::record::batch::preflight(job) {
+            Ok(cassette) => {
+                eprintln!(
+                    "would record {} -> {}",
+                    job.scenario.display(),
+                    cassette.display()
+                );
+                let _ = writeln!(std::io::stdout().lock(), "{}", cassette.display());
+            }
+            Err(e) => {
+                let e = crate::Error::from(e);
+                crate::cli::print_error(&e);
+                code = crate::exit::worst(code, e.exit_code());
+            }
+        }
+    }
+    eprintln!(
+        "record --dry-run: {} recording(s) checked; nothing was run or written",
+        jobs.len()
+    );
+    code
+}
+
+fn report_recorded(rec: &crate::record::Recorded) {
+    let mut err = std::io::stderr().lock();
+    for w in &rec.warnings {
+        let _ = writeln!(err, "warning: {w}");
+    }
+    let written = report_staged(&mut err, &rec.staged);
+    if rec.live_pass {
+        let _ = writeln!(err, "recorded {} (live verdict PASS)", written.display());
+    } else {
+        let _ = writeln!(
+            err,
+            "recorded {} with a FAILING live verdict (--allow-failing):",
+            written.display()
+        );
+        for f in &rec.failures {
+            let _ = writeln!(err, "  - {f}");
+        }
+    }
+    if let Some(d) = &rec.run_dir {
+        let _ = writeln!(err, "run directory kept: {}", d.display());
+    }
+    let _ = writeln!(std::io::stdout().lock(), "{}", written.display());
 }
 
 /// Says what staging a re-recording did; returns the file now holding it
@@ -217,31 +410,8 @@ fn refuse_slug_collisions(files: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
-/// `*.yaml`/`*.yml` in `dir` (sorted, non-recursive) with a top-level
-/// `prompt:`; model scripts and sessions are skipped.
+/// The scenarios of `dir` ([`crate::discover::scenarios_in`]).
 fn discover(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let rd = std::fs::read_dir(dir)
-        .map_err(|e| crate::Error::usage(format!("record: read `{}`: {e}", dir.display())))?;
-    let mut paths: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if !(name.ends_with(".yaml") || name.ends_with(".yml")) || name.ends_with(".model.yaml") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&p) else {
-            continue;
-        };
-        let has_prompt = serde_yaml::from_str::<serde_json::Value>(&text)
-            .ok()
-            .is_some_and(|v| v.get("prompt").is_some());
-        if has_prompt {
-            out.push(p);
-        }
-    }
-    Ok(out)
+    crate::discover::scenarios_in(dir)
+        .map_err(|e| crate::Error::usage(format!("record: read `{}`: {e}", dir.display())))
 }

@@ -11,7 +11,8 @@ use crate::rehash::{Action, RehashOptions, RehashSummary, collect_files, rehash_
 #[command(
     after_help = "Migrates v10/v11 (legacy-hash) cassettes to v12 after proving the skill tree is unchanged \
                   (legacy skillHash recomputed and equal, same file-set mode and agent scope, fileSigs aligned). \
-                  v12 cassettes are skipped. Exit 0 when nothing was refused, 1 when any cassette could not be \
+                  v12 cassettes are skipped. Text mode prints a status line per cassette (PASS migrated, SKIP \
+                  nothing to do, FAIL refused) and `N passed, N failed`; --verbose prints the original's rows. Exit 0 when nothing was refused, 1 when any cassette could not be \
                   migrated (re-record it), 2 usage."
 )]
 pub struct RehashArgs {
@@ -27,6 +28,9 @@ pub struct RehashArgs {
     /// `text` (rows on stderr) or `json` (envelope on stdout).
     #[arg(long, value_enum, default_value_t)]
     pub output_format: OutputFormat,
+    /// Text mode: the original's rows (cowork-harness format) instead of a status line per cassette.
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 const USAGE_HINT: &str = "usage: reel rehash <dir/>... [--dry-run] [--output-format text|json]  |  reel rehash <file.cassette.json> --session <session.yaml> [--dry-run]";
@@ -87,14 +91,42 @@ pub fn run(args: RehashArgs) -> Result<u8> {
         }
         let _ = writeln!(std::io::stdout().lock(), "{env}");
     } else {
-        let _ = anstream::stderr()
-            .lock()
-            .write_all(render_text(&summary).as_bytes());
+        let text = if args.verbose {
+            render_text(&summary)
+        } else {
+            render_status(&summary)
+        };
+        let _ = anstream::stderr().lock().write_all(text.as_bytes());
     }
     Ok(summary.exit_code())
 }
 
-/// The text report (cowork-harness wording).
+/// The default text report: a status line per cassette (PASS = migrated,
+/// SKIP = nothing to do, FAIL = could not migrate), then the tally.
+pub fn render_status(s: &RehashSummary) -> String {
+    use crate::report::{outcome, status};
+    if s.results.is_empty() {
+        return "0 passed, 0 failed — nothing to migrate (no cassettes in directory)\n".into();
+    }
+    let outcomes = outcome::from_rehash_summary(s);
+    let mut out: String = outcomes
+        .iter()
+        .map(|o| status::render_file(o, true))
+        .collect();
+    if s.dry_run {
+        out.push_str("note: dry-run — nothing written\n");
+    }
+    if s.errors > 0 {
+        out.push_str(REFUSED_HINT);
+    }
+    // The tally closes the report.
+    out.push_str(&status::render_tally(&status::Tally::of(&outcomes), true));
+    out
+}
+
+const REFUSED_HINT: &str = "hint: a refused cassette cannot be proved unchanged — re-record it (`reel record`), or point a moved one at its session with `reel rehash <file> --session <session.yaml>`\n";
+
+/// The original's text report (`--verbose`, cowork-harness wording).
 pub fn render_text(s: &RehashSummary) -> String {
     let mut out = String::new();
     if s.results.is_empty() {
@@ -122,7 +154,7 @@ pub fn render_text(s: &RehashSummary) -> String {
             s.errors,
             if s.dry_run { " (dry-run)" } else { "" }
         ));
-        out.push_str("hint: a refused cassette cannot be proved unchanged — re-record it (`reel record`), or point a moved one at its session with `reel rehash <file> --session <session.yaml>`\n");
+        out.push_str(REFUSED_HINT);
     } else if s.migrated > 0 {
         out.push_str(&format!(
             "✓ rehash: {} cassette(s) migrated{dry}\n",

@@ -6,10 +6,12 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
 use crate::cli::OutputFormat;
+use crate::cli::shard::ShardArgs;
 use crate::error::Result;
 use crate::exit;
 use crate::replay::mutate::{Caps, MutateOptions};
@@ -18,8 +20,10 @@ use crate::report;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Text mode writes the footer to STDERR and nothing to stdout (a passing replay is 0 bytes); \
-                  machine output needs --output-format json. To tell your failing assertions from injected \
+    after_help = "Text mode writes the report to STDERR and nothing to stdout (a passing replay is 0 bytes): \
+                  a status line per cassette (PASS/FAIL/STALE/ERROR, its file, assertions passed, time) with its \
+                  failures and warnings under it, then `N passed, N failed`; --verbose prints the original's \
+                  per-cassette footer instead. Machine output needs --output-format json. To tell your failing assertions from injected \
                   drift/corruption findings, read verdict.failures[].kind (`assertion` vs \
                   `staleness`/`cassette-format`), not the exit code.\n\n\
                   Exit codes: 0 all green; 1 a verdict failed; 2 usage error or a cassette that could not be replayed."
@@ -53,7 +57,7 @@ pub struct ReplayArgs {
     /// Resolve skill sources from this session file (one cassette only; for a moved cassette).
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
-    /// Text mode: print the evidence of each passing assertion after the footer.
+    /// Text mode: list the evidence of each passing assertion under its cassette.
     #[arg(long)]
     pub explain: bool,
     /// Mutation coverage: perturb recorded JSON artifact values, re-run the assertions and report
@@ -81,14 +85,17 @@ pub struct ReplayArgs {
     /// Accepted for compatibility; no effect.
     #[arg(short, long)]
     pub quiet: bool,
-    /// Do not truncate the failing transcript.
+    /// Text mode: print the original's footer per cassette (cowork-harness format: result,
+    /// provenance, guards and the whole failing transcript) instead of a status line per cassette.
     #[arg(long)]
     pub verbose: bool,
+    #[command(flatten)]
+    pub shard: ShardArgs,
 }
 
 const USAGE_LINE: &str = "usage: reel replay <file.cassette.json | dir/> [--strict] [--fail-on-skill-drift] \
 [--mutate [--mutate-include/-exclude <glob>]... [--mutate-max-per-file/-total <n>]] [--assert-from <scenario.yaml> | --reassert] [--session <file>] [--write [--allow-failing]] [--explain] \
-[--best-effort-future-cassette] [--junit <file>] [--output-format text|json]";
+[--best-effort-future-cassette] [--junit <file>] [--shard I/N] [--output-format text|json]";
 
 /// A usage error: text mode returns it (printed by `cli::main`), json mode
 /// prints the error envelope and exits 2.
@@ -154,22 +161,16 @@ fn mutate_options(args: &ReplayArgs) -> std::result::Result<Option<MutateOptions
     }))
 }
 
-/// Resolves the target: a file as-is; a directory's `*.cassette.json`, sorted.
+/// Resolves the target: a file as-is; a directory's `*.cassette.json`, sorted
+/// ([`crate::discover::cassettes_in`]).
 pub fn resolve_targets(target: &Path) -> std::result::Result<Vec<PathBuf>, String> {
     let meta =
         std::fs::metadata(target).map_err(|_| format!("path not found: {}", target.display()))?;
     if !meta.is_dir() {
         return Ok(vec![target.to_path_buf()]);
     }
-    let rd =
-        std::fs::read_dir(target).map_err(|e| format!("cannot list {}: {e}", target.display()))?;
-    let mut files: Vec<PathBuf> = rd
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".cassette.json"))
-        .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
-        .map(|e| e.path())
-        .collect();
-    files.sort();
+    let files = crate::discover::cassettes_in(target)
+        .map_err(|e| format!("cannot list {}: {e}", target.display()))?;
     if files.is_empty() {
         return Err(format!("no *.cassette.json files in {}", target.display()));
     }
@@ -220,6 +221,8 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
         Err(e) => return usage(&args, format!("replay: {e}"), None),
     };
     let is_dir = target.is_dir();
+    let discovered = files.len();
+    let files = args.shard.select(files);
     if let Some(session) = &args.session {
         if is_dir || files.len() > 1 {
             return usage(
@@ -277,43 +280,95 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
         live: false,
     };
 
-    // Replay in parallel; `collect` keeps the (sorted) input order.
-    let results: Vec<ReplayResult> = files.par_iter().map(|f| replay_file(f, &opts)).collect();
+    if files.is_empty()
+        && let Some(notice) = args.shard.empty_notice("replay", discovered)
+    {
+        let _ = writeln!(std::io::stderr(), "{notice}");
+    }
 
-    let style = report::text::TextStyle::for_stderr(args.verbose);
+    // Replay in parallel; `collect` keeps the (sorted) input order.
+    let timed: Vec<(ReplayResult, Duration)> = files
+        .par_iter()
+        .map(|f| {
+            let start = Instant::now();
+            let r = replay_file(f, &opts);
+            (r, start.elapsed())
+        })
+        .collect();
+    let (results, elapsed): (Vec<ReplayResult>, Vec<Duration>) = timed.into_iter().unzip();
+
     let text = args.output_format == OutputFormat::Text;
     let gh = report::github::enabled();
     let mut worst = exit::SUCCESS;
     {
-        let mut err = std::io::stderr().lock();
-        for l in &stderr_pre {
-            let _ = writeln!(err, "{l}");
-        }
-        for r in &results {
-            let block = if text {
-                report::text::render(r, style, args.explain)
-            } else {
-                // JSON mode: notices and per-file errors still go to stderr; no footer.
-                let mut s: String = r.notices.iter().map(|n| format!("{n}\n")).collect();
-                if let Some(e) = &r.error {
-                    s.push_str(&format!("replay: {}: {e}\n", r.file.display()));
-                }
-                for a in &r.after {
-                    s.push_str(&format!("{a}\n"));
-                }
-                s
-            };
-            let _ = err.write_all(block.as_bytes());
-            if gh {
-                for a in report::github::annotations(r) {
-                    let _ = writeln!(err, "{a}");
-                }
+        let mut err = anstream::stderr().lock();
+        if text && !args.verbose {
+            // The status reporter: a line per cassette, a closing tally.
+            for l in &stderr_pre {
+                let item = report::outcome::annotation_item(l);
+                let _ = writeln!(err, "{}: {}", item.level.label(), item.text);
             }
-            worst = exit::worst(worst, r.exit_code);
+            let mut outcomes = Vec::with_capacity(results.len());
+            for (r, t) in results.iter().zip(&elapsed) {
+                let outcome = report::outcome::from_replay(r, Some(*t));
+                let mut block = report::status::render_file(&outcome, true);
+                if args.explain && r.error.is_none() {
+                    for l in report::text::explain_lines(r) {
+                        block.push_str(&format!("    {l}\n"));
+                    }
+                }
+                let _ = err.write_all(block.as_bytes());
+                if gh {
+                    for a in report::github::annotations(r) {
+                        let _ = writeln!(err, "{a}");
+                    }
+                }
+                worst = exit::worst(worst, r.exit_code);
+                outcomes.push(outcome);
+            }
+            for n in report::text::batch_notes(&results) {
+                let item = report::outcome::annotation_item(&n);
+                let _ = writeln!(err, "{}: {}", item.level.label(), item.text);
+            }
+            let tally = report::status::Tally::of(&outcomes);
+            let _ = err.write_all(report::status::render_tally(&tally, true).as_bytes());
+        } else {
+            // `--verbose`: the original's footer per cassette, byte for byte;
+            // JSON mode: notices and per-file errors only (the data is on stdout).
+            let style = report::text::TextStyle::for_stderr(true);
+            for l in &stderr_pre {
+                let _ = writeln!(err, "{l}");
+            }
+            for r in &results {
+                let block = if text {
+                    report::text::render(r, style, args.explain)
+                } else {
+                    let mut s: String = r.notices.iter().map(|n| format!("{n}\n")).collect();
+                    if let Some(e) = &r.error {
+                        s.push_str(&format!("replay: {}: {e}\n", r.file.display()));
+                    }
+                    for a in &r.after {
+                        s.push_str(&format!("{a}\n"));
+                    }
+                    s
+                };
+                let _ = err.write_all(block.as_bytes());
+                if gh {
+                    for a in report::github::annotations(r) {
+                        let _ = writeln!(err, "{a}");
+                    }
+                }
+                worst = exit::worst(worst, r.exit_code);
+            }
+            for n in report::text::batch_notes(&results) {
+                let _ = writeln!(err, "{n}");
+            }
         }
-        for n in report::text::batch_notes(&results) {
-            let _ = writeln!(err, "{n}");
-        }
+    }
+    if let Some(w) = report::github::write_summary_if_enabled(|| {
+        report::github::replay_summary(&results, args.shard.shard)
+    }) {
+        let _ = writeln!(std::io::stderr(), "{w}");
     }
     if let Some(path) = &args.junit
         && let Err(e) = report::junit::write(path, &results)

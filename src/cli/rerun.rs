@@ -60,6 +60,8 @@ pub struct RerunArgs {
     /// Also write a JUnit XML report (a suite per cassette; a case per assertion and divergence).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    #[command(flatten)]
+    pub shard: crate::cli::shard::ShardArgs,
 }
 
 fn usage(args: &RerunArgs, message: String, hint: Option<&str>) -> Result<u8> {
@@ -89,6 +91,13 @@ pub fn run(args: RerunArgs) -> Result<u8> {
             Ok(f) => files.extend(f),
             Err(e) => return usage(&args, format!("rerun: {e}"), None),
         }
+    }
+    let discovered = files.len();
+    let files = args.shard.select(files);
+    if files.is_empty()
+        && let Some(notice) = args.shard.empty_notice("rerun", discovered)
+    {
+        let _ = writeln!(std::io::stderr(), "{notice}");
     }
     if args.session.is_some() && files.len() > 1 {
         return usage(
@@ -141,10 +150,12 @@ pub fn run(args: RerunArgs) -> Result<u8> {
     let mut worst = exit::SUCCESS;
     let gh = report::github::enabled();
     {
-        let mut err = std::io::stderr().lock();
+        // anstream drops the colour unless stderr is a terminal (and honours NO_COLOR).
+        let mut err = anstream::stderr().lock();
         for e in &entries {
             if args.output_format == OutputFormat::Text {
-                let _ = err.write_all(report::rerun::text(e).as_bytes());
+                let block = report::status::render_file(&report::rerun::outcome(e), true);
+                let _ = err.write_all(block.as_bytes());
             } else if let Entry::Refused { file, error, .. } = e {
                 let _ = writeln!(err, "rerun: {}: {error}", file.display());
             }
@@ -156,7 +167,7 @@ pub fn run(args: RerunArgs) -> Result<u8> {
             worst = exit::worst(worst, entry_code(e));
         }
         if args.output_format == OutputFormat::Text {
-            let _ = writeln!(err, "{}", report::rerun::summary(&entries));
+            let _ = err.write_all(report::rerun::summary(&entries, true).as_bytes());
         }
     }
     if let Some(path) = &args.junit {

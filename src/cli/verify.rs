@@ -5,19 +5,24 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::cli::OutputFormat;
+use crate::cli::shard::ShardArgs;
 use crate::error::{Error, Result};
 use crate::verify::detect::Class;
-use crate::verify::gate::{self, TargetError, VerifyOptions};
+use crate::verify::gate::{self, MaxAgeCheck, TargetError, VerifyOptions};
+use crate::verify::lifecycle::{self, MaxAge};
 use crate::verify::margins::CassetteMargins;
 use crate::verify::report::{self, Coverage};
 use crate::verify::scan::AllowList;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit codes: 0 clean · 1 a real finding (privacy, staleness drift, scenario drift) · \
+    after_help = "Text mode prints a status line per cassette (PASS/FAIL/STALE/ERROR) with its findings under it \
+                  and a closing `N passed, N failed` line on stderr; --verbose prints the original's report.\n\
+                  Exit codes: 0 clean · 1 a real finding (privacy, staleness drift, scenario drift) · \
                   3 could not verify (unresolvable skill dirs, newer cassette format, unreadable file) · 2 usage.\n\
-                  --allow REGEX is a PATTERN matched against the WHOLE finding (case-insensitive); \
-                  --allow-patterns-file is a FILE of such patterns, one per line."
+                  --allow REGEX is a PATTERN that must match a finding's WHOLE sample (anchored, case-insensitive; \
+                  the sample is the matched text, or the artifact path for a body finding); \
+                  --allow-patterns-file is a FILE of such patterns, one per line (`#` comments and blank lines ignored)."
 )]
 pub struct VerifyArgs {
     /// Cassette files, or directories whose `*.cassette.json` are verified (non-recursive).
@@ -42,7 +47,7 @@ pub struct VerifyArgs {
     /// A directory that exists but holds no cassettes exits 0 instead of 2.
     #[arg(long)]
     pub allow_empty: bool,
-    /// Allow findings of any class matching REGEX (whole match, case-insensitive).
+    /// Allow findings of any class whose whole sample matches REGEX (anchored, case-insensitive).
     #[arg(long, value_name = "REGEX")]
     pub allow: Vec<String>,
     #[arg(long, value_name = "REGEX")]
@@ -73,6 +78,24 @@ pub struct VerifyArgs {
     /// No text report when everything is clean.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Text mode: the original's report (cowork-harness format: findings by class, one line per
+    /// finding) instead of a status line per cassette.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Fail a cassette recorded longer ago than DURATION (`90d`, `12w`, `36h`; units s m h d w),
+    /// read from the cassette (`timelineHeader.startedAtWall`, else its newest event timestamp).
+    #[arg(long, value_name = "DURATION", value_parser = parse_max_age)]
+    pub max_age: Option<(MaxAge, String)>,
+    /// Fail on orphans: a cassette whose recorded `scenarioSource` is gone, and a scenario
+    /// (in `<cassette dir>/../scenarios` or beside the recorded ones) that no cassette records.
+    #[arg(long)]
+    pub orphans: bool,
+    #[command(flatten)]
+    pub shard: ShardArgs,
+}
+
+fn parse_max_age(s: &str) -> std::result::Result<(MaxAge, String), String> {
+    Ok((s.parse()?, s.trim().to_owned()))
 }
 
 impl From<TargetError> for Error {
@@ -149,7 +172,10 @@ pub fn run(args: VerifyArgs) -> Result<u8> {
         Ok(f) => f,
         Err(TargetError::EmptyDir(dir)) if args.allow_empty && args.session.is_none() => {
             if args.output_format == OutputFormat::Json {
-                println!("{}", report::json(&[], coverage, None));
+                println!(
+                    "{}",
+                    report::json(&[], coverage, None, args.orphans.then_some(&[]))
+                );
             } else if !args.quiet {
                 eprintln!(
                     "✓ verify-cassettes: no cassettes under {dir} — nothing to verify (--allow-empty)"
@@ -205,6 +231,25 @@ pub fn run(args: VerifyArgs) -> Result<u8> {
             session.display()
         );
     }
+    let discovered = files.len();
+    // Orphan scenarios are judged against the whole batch (a scenario is
+    // recorded if ANY cassette records it), then sharded by their own name.
+    let orphan_scenarios = args.orphans.then(|| {
+        lifecycle::orphan_scenarios(&files)
+            .into_iter()
+            .filter(|o| {
+                args.shard
+                    .shard
+                    .is_none_or(|s| s.contains(std::path::Path::new(&o.scenario)))
+            })
+            .collect::<Vec<_>>()
+    });
+    let files = args.shard.select(files);
+    if files.is_empty()
+        && let Some(notice) = args.shard.empty_notice("verify-cassettes", discovered)
+    {
+        eprintln!("{notice}");
+    }
     let opts = VerifyOptions {
         session: args.session.clone(),
         privacy: coverage.privacy,
@@ -212,18 +257,52 @@ pub fn run(args: VerifyArgs) -> Result<u8> {
         scenario_drift: coverage.scenario_drift,
         allow,
         margins: args.margins,
+        max_age: args.max_age.clone().map(|(max, text)| MaxAgeCheck {
+            max,
+            text,
+            now: std::time::SystemTime::now(),
+        }),
+        orphans: args.orphans,
     };
     let results = gate::verify_all(&files, &opts);
     let margins: Option<Vec<CassetteMargins>> = args
         .margins
         .then(|| results.iter().filter_map(|r| r.margins.clone()).collect());
-    let code = gate::exit_code(&results);
+    let code = report::batch_exit_code(&results, orphan_scenarios.as_deref());
+    if let Some(w) = crate::report::github::write_summary_if_enabled(|| {
+        crate::report::github::verify_summary(
+            &results,
+            orphan_scenarios.as_deref().unwrap_or_default(),
+            args.shard.shard,
+        )
+    }) {
+        eprintln!("{w}");
+    }
     if args.output_format == OutputFormat::Json {
-        let line = report::json(&results, coverage, margins.as_deref());
+        let line = report::json(
+            &results,
+            coverage,
+            margins.as_deref(),
+            orphan_scenarios.as_deref(),
+        );
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "{line}");
     } else if !(args.quiet && code == crate::exit::SUCCESS) {
-        let text = report::text(&results, coverage, margins.as_deref());
+        let text = if args.verbose {
+            report::text(
+                &results,
+                coverage,
+                margins.as_deref(),
+                orphan_scenarios.as_deref(),
+            )
+        } else {
+            report::status_text(
+                &results,
+                coverage,
+                margins.as_deref(),
+                orphan_scenarios.as_deref(),
+            )
+        };
         let _ = anstream::stderr().lock().write_all(text.as_bytes());
     }
     Ok(code)

@@ -1,7 +1,7 @@
 //! Evidence: what a recorded event stream shows.
 //!
 //! The recorded `events` lines are re-driven through one stream-json parser
-//! ([`parse`]; [`line`] reads the common lines through borrowed views and
+//! (`parse`; `line` reads the common lines through borrowed views and
 //! falls back to it for the rest) into a [`RunRecord`] (transcript, tool calls and results,
 //! sub-agents, skills, init context, tasks, usage, cost, questions and their
 //! offered options, gate deliveries, hook events, path denials, stall, infra

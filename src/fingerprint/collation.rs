@@ -24,7 +24,7 @@
 //! and sorts as one block after every other script in both, so
 //! [`locale_compare`] first compares primary weights of the strings with each
 //! ideograph swapped for the one that holds its radical-stroke rank in
-//! code-point order ([`HanOrder`], table generated from Node; characters that
+//! code-point order (`HanOrder`, table generated from Node; characters that
 //! both ICUs weigh as variants of an ideograph — Kangxi radicals, circled
 //! ideographs, compatibility ideographs — follow it), then — when those are
 //! equal, which means the same ideographs in the same places — the untouched

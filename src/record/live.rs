@@ -43,6 +43,8 @@ pub struct LiveRun {
     pub model_problems: Vec<crate::model::Problem>,
     /// (conversation, turn) pairs the scripted model answered.
     pub served: Vec<(crate::model::ConversationId, usize)>,
+    /// The cassette judged as a live run (`None` when it could not be).
+    pub judged: Option<crate::replay::ReplayResult>,
 }
 
 /// Runs `plan` once. The run directory stays on disk until the caller
@@ -192,7 +194,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
             run_dir: kept.clone(),
         })?;
     let t5 = std::time::Instant::now();
-    let mut failures = live_failures(&cassette, scenario, &log, &staged);
+    let (mut failures, judged) = live_failures(&cassette, scenario, &log, &staged);
     if let RunEnd::Failed { message, .. } = &log.end {
         failures.insert(0, format!("run error: {message}"));
     }
@@ -217,6 +219,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         warnings,
         model_problems,
         served,
+        judged,
     })
 }
 
@@ -230,8 +233,8 @@ fn live_failures(
     scenario: &Scenario,
     log: &agent::RunLog,
     staged: &stage::Staged,
-) -> Vec<String> {
-    let mut failures = replay_failures(cassette);
+) -> (Vec<String>, Option<crate::replay::ReplayResult>) {
+    let (mut failures, judged) = replay_failures(cassette);
     if !log.decisions.permissive_auto_allows.is_empty()
         && !scenario.asserts_flag("allow_permissive_auto_allow")
     {
@@ -248,12 +251,15 @@ fn live_failures(
                 .into(),
         );
     }
-    failures
+    (failures, judged)
 }
 
-/// The replay engine's verdict on the in-memory cassette: failure messages
-/// of the failing assertions and fail-severity signals.
-fn replay_failures(cassette: &crate::cassette::Cassette) -> Vec<String> {
+/// The replay engine's live verdict on the in-memory cassette: failure
+/// messages of the failing assertions and fail-severity signals, and the
+/// judged run itself.
+fn replay_failures(
+    cassette: &crate::cassette::Cassette,
+) -> (Vec<String>, Option<crate::replay::ReplayResult>) {
     let live = crate::replay::ReplayOptions {
         live: true,
         ..crate::replay::ReplayOptions::default()
@@ -272,9 +278,9 @@ fn replay_failures(cassette: &crate::cassette::Cassette) -> Vec<String> {
             if !result.verdict.pass && failures.is_empty() {
                 failures.push("the live verdict failed".into());
             }
-            failures
+            (failures, Some(result))
         }
-        Err(e) => vec![format!("the cassette cannot be replayed: {e}")],
+        Err(e) => (vec![format!("the cassette cannot be replayed: {e}")], None),
     }
 }
 

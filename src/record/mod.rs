@@ -5,7 +5,7 @@
 //! ([`stage`]) → pre-run baseline ([`manifest::pre_run`]) → start the scripted
 //! model if the scenario has one (`<name>.model.yaml`, or `--model-script`) →
 //! drive the agent ([`crate::agent::drive`]) → post-run manifest → scrub
-//! secrets ([`secrets`]) → assemble the cassette in memory ([`assemble`]) →
+//! secrets (`verify::redact`) → assemble the cassette in memory ([`assemble`]) →
 //! compute the live verdict with the replay engine's rule → write atomically,
 //! or refuse a failing run unless `--allow-failing`.
 //!
@@ -17,6 +17,7 @@
 //! (`crate::scenario::answers`), the verdict rule (`crate::replay`).
 
 pub mod assemble;
+pub mod batch;
 pub mod live;
 pub mod manifest;
 pub mod stage;
@@ -195,8 +196,19 @@ impl From<ScenarioPassthrough<'_>> for crate::Error {
     }
 }
 
-/// Records one scenario.
-pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
+/// What a recording has checked and loaded before it runs anything.
+pub(crate) struct Prepared {
+    pub scenario: Scenario,
+    pub session: session_keys::SessionKeys,
+    pub cassette_path: PathBuf,
+    pub script: Option<crate::model::Script>,
+}
+
+/// Every check and refusal of a recording that needs no agent run: the
+/// scenario and session load, the default-path slug guard, a credential
+/// when there is no scripted model, the script parses. `record` starts
+/// with it and `record --dry-run` ([`batch::preflight`]) stops after it.
+pub(crate) fn prepare(opts: &RecordOptions) -> Result<Prepared, RecordError> {
     let scenario = Scenario::load(&opts.scenario)?;
     let session = session_keys::load(scenario.session_path.as_deref()).map_err(|message| {
         RecordError::Session {
@@ -250,6 +262,22 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         ),
         None => None,
     };
+    Ok(Prepared {
+        scenario,
+        session,
+        cassette_path,
+        script,
+    })
+}
+
+/// Records one scenario.
+pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
+    let Prepared {
+        scenario,
+        session,
+        cassette_path,
+        script,
+    } = prepare(opts)?;
     let timeout = opts
         .timeout
         .or(scenario.timeout_ms.map(Duration::from_millis))
@@ -298,7 +326,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
 
 /// Refuses to overwrite a default-path cassette recorded from a scenario
 /// with another name (two names with one slug).
-fn slug_collision_guard(path: &Path, name: &str) -> Result<(), RecordError> {
+pub(crate) fn slug_collision_guard(path: &Path, name: &str) -> Result<(), RecordError> {
     let Ok(bytes) = std::fs::read(path) else {
         return Ok(());
     };

@@ -1,10 +1,22 @@
-//! GitHub Actions workflow commands for failing cassettes:
-//! `::error file=<cassette>,title=<scenario>::<message>`, one per
-//! `verdict.failures[]` entry (or per load error). Emitted only when
-//! `GITHUB_ACTIONS=true`, on stderr (Actions reads workflow commands from both
-//! streams; stdout stays data-only).
+//! GitHub Actions output, only when `GITHUB_ACTIONS=true`:
+//!
+//! - workflow commands for failing cassettes,
+//!   `::error file=<cassette>,title=<scenario>::<message>`, one per
+//!   `verdict.failures[]` entry (or per load error), on stderr (Actions reads
+//!   workflow commands from both streams; stdout stays data-only);
+//! - the job summary: a Markdown table of every cassette (verdict, failures,
+//!   staleness) and the first failure's message, appended to the file
+//!   `$GITHUB_STEP_SUMMARY` names ([`replay_summary`], [`verify_summary`],
+//!   [`append_step_summary`]).
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
 
 use crate::replay::ReplayResult;
+use crate::shard::Shard;
+use crate::verify::gate::CassetteResult;
+use crate::verify::lifecycle::OrphanScenario;
 
 /// True when running under GitHub Actions.
 pub fn enabled() -> bool {
@@ -50,9 +62,352 @@ pub fn annotations(r: &ReplayResult) -> Vec<String> {
         .collect()
 }
 
+/// A table cell: one line, `|` escaped and HTML shown as text, so any
+/// message keeps the table whole.
+fn cell(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
+        .replace("\r\n", "<br>")
+        .replace(['\n', '\r'], "<br>")
+}
+
+/// A path as inline code (entities are not decoded in code, so only `|`
+/// and line breaks are escaped); plain text when it holds a backtick.
+fn code(s: &str) -> String {
+    if s.contains('`') {
+        cell(s)
+    } else {
+        format!("`{}`", s.replace('|', "\\|").replace(['\n', '\r'], " "))
+    }
+}
+
+/// A fenced block longer than any backtick run inside `text`.
+fn fenced(out: &mut String, text: &str) {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let _ = writeln!(out, "{fence}text\n{text}\n{fence}");
+}
+
+fn heading(out: &mut String, command: &str, shard: Option<Shard>, counts: &str) {
+    let shard = shard.map(|s| format!(" (shard {s})")).unwrap_or_default();
+    let _ = writeln!(out, "### reel {command}{shard}: {counts}\n");
+}
+
+/// The job summary of a `replay` batch.
+pub fn replay_summary(results: &[ReplayResult], shard: Option<Shard>) -> String {
+    let mut out = String::new();
+    let failed = results
+        .iter()
+        .filter(|r| r.error.is_none() && !r.verdict.pass)
+        .count();
+    let errors = results.iter().filter(|r| r.error.is_some()).count();
+    let stale = results
+        .iter()
+        .filter(|r| !r.staleness.findings.is_empty())
+        .count();
+    let passed = results.len() - failed - errors;
+    let mut counts = format!("{passed} passed, {failed} failed");
+    if errors > 0 {
+        let _ = write!(counts, ", {errors} could not be replayed");
+    }
+    if stale > 0 {
+        let _ = write!(counts, ", {stale} stale");
+    }
+    let _ = write!(counts, " of {} cassette(s)", results.len());
+    heading(&mut out, "replay", shard, &counts);
+    if results.is_empty() {
+        out.push_str("No cassette to replay.\n");
+        return out;
+    }
+    out.push_str(
+        "| | cassette | scenario | verdict | failures | stale |\n|---|---|---|---|---|---|\n",
+    );
+    for r in results {
+        let (mark, verdict) = if r.error.is_some() {
+            ("⚠️", "error")
+        } else if r.verdict.pass {
+            ("✅", "pass")
+        } else {
+            ("❌", "FAIL")
+        };
+        let failures = if r.error.is_some() {
+            1
+        } else {
+            r.verdict.failures.len()
+        };
+        let stale: Vec<String> = r
+            .staleness
+            .findings
+            .iter()
+            .map(|f| {
+                serde_json::to_value(f.class)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
+            })
+            .collect();
+        let stale = if stale.is_empty() {
+            "—".to_owned()
+        } else {
+            stale.join(", ")
+        };
+        let _ = writeln!(
+            out,
+            "| {mark} | {} | {} | {verdict} | {failures} | {} |",
+            code(&r.file.display().to_string()),
+            cell(r.scenario()),
+            cell(&stale)
+        );
+    }
+    let first = results.iter().find_map(|r| {
+        let message = match &r.error {
+            Some(e) => e.clone(),
+            None => {
+                let f = r.verdict.failures.first()?;
+                let what = f
+                    .assertion
+                    .as_deref()
+                    .map(|k| format!("{k}: "))
+                    .unwrap_or_default();
+                format!("[{}] {what}{}", f.kind, f.message)
+            }
+        };
+        Some((r.file.display().to_string(), message))
+    });
+    if let Some((file, message)) = first {
+        let _ = writeln!(out, "\n**First failure** — {}:\n", code(&file));
+        fenced(&mut out, &message);
+    }
+    out
+}
+
+/// The job summary of a `verify-cassettes` batch.
+pub fn verify_summary(
+    results: &[CassetteResult],
+    orphan_scenarios: &[OrphanScenario],
+    shard: Option<Shard>,
+) -> String {
+    let mut out = String::new();
+    let failing = results.iter().filter(|r| r.has_finding()).count();
+    let unverified = results
+        .iter()
+        .filter(|r| !r.has_finding() && r.has_unverifiable())
+        .count();
+    let stale = results.iter().filter(|r| !r.staleness.is_empty()).count();
+    let clean = results.len() - failing - unverified;
+    let mut counts = format!("{clean} clean, {failing} with findings");
+    if unverified > 0 {
+        let _ = write!(counts, ", {unverified} could not be verified");
+    }
+    if stale > 0 {
+        let _ = write!(counts, ", {stale} stale");
+    }
+    let _ = write!(counts, " of {} cassette(s)", results.len());
+    if !orphan_scenarios.is_empty() {
+        let _ = write!(counts, "; {} orphan scenario(s)", orphan_scenarios.len());
+    }
+    heading(&mut out, "verify-cassettes", shard, &counts);
+    if !results.is_empty() {
+        out.push_str("| | cassette | verdict | findings | stale |\n|---|---|---|---|---|\n");
+    }
+    let mut first: Option<(String, String)> = None;
+    for r in results {
+        let (mark, verdict) = if r.has_finding() {
+            ("❌", "finding")
+        } else if r.has_unverifiable() {
+            ("⚠️", "could not verify")
+        } else {
+            ("✅", "clean")
+        };
+        // Each class with its count, in the text report's order.
+        let classes: [(&str, Vec<String>); 8] = [
+            ("error", r.error.iter().cloned().collect()),
+            (
+                "privacy",
+                r.findings
+                    .iter()
+                    .filter(|f| f.is_real())
+                    .map(|f| format!("[{}] {} — {}", f.cls.as_str(), f.location, f.sample))
+                    .collect(),
+            ),
+            ("stale", r.staleness.clone()),
+            ("unverifiable", r.unverifiable.clone()),
+            ("scenario-drift", r.scenario_drift.clone()),
+            ("version", r.version.clone()),
+            ("max-age", r.age.clone()),
+            ("orphan", r.orphan.clone()),
+        ];
+        let mut parts = Vec::new();
+        for (class, messages) in &classes {
+            if messages.is_empty() {
+                continue;
+            }
+            parts.push(format!("{class} {}", messages.len()));
+            if first.is_none() && (r.has_finding() || r.has_unverifiable()) {
+                first = Some((r.file.clone(), format!("[{class}] {}", messages[0])));
+            }
+        }
+        let findings = if parts.is_empty() {
+            "—".to_owned()
+        } else {
+            parts.join(" · ")
+        };
+        let stale = if r.staleness.is_empty() { "—" } else { "yes" };
+        let _ = writeln!(
+            out,
+            "| {mark} | {} | {verdict} | {} | {stale} |",
+            code(&r.file),
+            cell(&findings)
+        );
+    }
+    if !orphan_scenarios.is_empty() {
+        out.push_str("\n| | orphan scenario | message |\n|---|---|---|\n");
+        for o in orphan_scenarios {
+            let _ = writeln!(out, "| ❌ | {} | {} |", code(&o.scenario), cell(&o.message));
+        }
+        if first.is_none() {
+            first = orphan_scenarios
+                .first()
+                .map(|o| (o.scenario.clone(), format!("[orphan] {}", o.message)));
+        }
+    }
+    if let Some((file, message)) = first {
+        let _ = writeln!(out, "\n**First failure** — {}:\n", code(&file));
+        fenced(&mut out, &message);
+    }
+    out
+}
+
+/// Under `GITHUB_ACTIONS=true`, appends `markdown` to the job summary; the
+/// warning to print when that failed (a summary never fails the run).
+pub fn write_summary_if_enabled(markdown: impl FnOnce() -> String) -> Option<String> {
+    if !enabled() {
+        return None;
+    }
+    match append_step_summary(&markdown()) {
+        Ok(_) => None,
+        Err(e) => Some(format!(
+            "::warning:: [reel] could not append the job summary to $GITHUB_STEP_SUMMARY: {e}"
+        )),
+    }
+}
+
+/// Appends `markdown` to the job summary file `$GITHUB_STEP_SUMMARY` (a
+/// blank line first, so summaries of several steps stay apart). `Ok(None)`
+/// when the variable is unset or empty.
+///
+/// An append, not [`crate::atomic::write_atomic`]: the runner owns the file
+/// and collects what every step appends; replacing it would drop the other
+/// steps' summaries. One `write_all` on an `O_APPEND` handle keeps the block
+/// whole.
+pub fn append_step_summary(markdown: &str) -> std::io::Result<Option<std::path::PathBuf>> {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    let path = Path::new(&path).to_path_buf();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)?;
+    f.write_all(format!("\n{markdown}").as_bytes())?;
+    Ok(Some(path))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn replayed(files: &[&str]) -> Vec<ReplayResult> {
+        let opts = crate::replay::ReplayOptions {
+            lean: true,
+            ..Default::default()
+        };
+        files
+            .iter()
+            .map(|f| crate::replay::replay_file(Path::new(f), &opts))
+            .collect()
+    }
+
+    #[test]
+    fn replay_summary_of_a_mixed_batch() {
+        let mut results = replayed(&[
+            "cassettes/write-note.cassette.json",
+            "cassettes/red/unexpected-file.cassette.json",
+            "cassettes/red/wrong-answer.cassette.json",
+            "cassettes/missing|odd.cassette.json",
+        ]);
+        // A stale cassette (drift is what the project's skills decide; pin it).
+        results[0]
+            .staleness
+            .findings
+            .push(crate::fingerprint::staleness::Finding {
+                class: crate::fingerprint::staleness::FindingClass::Skill,
+                message: "skill drift".into(),
+            });
+        insta::assert_snapshot!(replay_summary(&results, Shard::new(2, 3).ok()));
+    }
+
+    #[test]
+    fn verify_summary_with_findings_and_orphans() {
+        let results = vec![
+            CassetteResult {
+                file: "cassettes/a.cassette.json".into(),
+                privacy_scanned: true,
+                ..Default::default()
+            },
+            CassetteResult {
+                file: "cassettes/b.cassette.json".into(),
+                staleness: vec!["skill note-style changed since record — re-record".into()],
+                age: vec![
+                    "recorded 2020-01-01T00:00:00.000Z (2000 days ago), older than --max-age 90d"
+                        .into(),
+                ],
+                privacy_scanned: true,
+                ..Default::default()
+            },
+            CassetteResult {
+                file: "cassettes/c.cassette.json".into(),
+                unverifiable: vec!["skill dir <gone> | unresolvable".into()],
+                ..Default::default()
+            },
+        ];
+        let orphans = vec![OrphanScenario {
+            scenario: "scenarios/new.yaml".into(),
+            message: "no cassette records this scenario".into(),
+        }];
+        insta::assert_snapshot!(verify_summary(&results, &orphans, None));
+        insta::assert_snapshot!(
+            "verify_summary_clean",
+            verify_summary(&results[..1], &[], None)
+        );
+    }
+
+    #[test]
+    fn cells_cannot_break_the_table_and_fences_outgrow_the_text() {
+        assert_eq!(cell("a|b\nc<d>"), "a\\|b<br>c&lt;d&gt;");
+        assert_eq!(code("x|y"), "`x\\|y`");
+        let mut out = String::new();
+        fenced(&mut out, "has ``` inside");
+        assert!(out.starts_with("````text\n"), "{out}");
+    }
+
+    #[test]
+    fn the_summary_is_appended_not_replaced() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("summary.md");
+        std::fs::write(&f, "earlier step\n").unwrap();
+        // SAFETY: this is the only test that sets the variable.
+        unsafe { std::env::set_var("GITHUB_STEP_SUMMARY", &f) };
+        let written = append_step_summary("### reel\n").unwrap();
+        unsafe { std::env::remove_var("GITHUB_STEP_SUMMARY") };
+        assert_eq!(written.as_deref(), Some(f.as_path()));
+        assert_eq!(
+            std::fs::read_to_string(&f).unwrap(),
+            "earlier step\n\n### reel\n"
+        );
+    }
 
     #[test]
     fn messages_and_properties_are_escaped() {

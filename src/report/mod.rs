@@ -1,4 +1,7 @@
-//! Reports of a replay batch: the text footer (stderr), the JSON envelope
+//! Reports of a batch. The status reporter ([`status`], over per-file
+//! [`outcome::FileOutcome`]s) is what `replay`, `verify-cassettes` and
+//! `rehash` print on stderr by default; the rest are replay's: the original's
+//! per-file text footer (`--verbose`), the JSON envelope
 //! (stdout, `schema/replay.json`), JUnit XML (`--junit FILE`) and GitHub
 //! workflow annotations (`GITHUB_ACTIONS=true`).
 //!
@@ -9,5 +12,7 @@
 pub mod github;
 pub mod json;
 pub mod junit;
+pub mod outcome;
 pub mod rerun;
+pub mod status;
 pub mod text;

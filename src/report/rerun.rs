@@ -2,10 +2,12 @@
 //! (`schema/rerun.json`), JUnit and GitHub annotations. Nothing is decided
 //! here; every figure comes from [`crate::rerun::Rerun`].
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use crate::report::outcome::{FileOutcome, Level, Status};
+use crate::report::status::Tally;
 use serde_json::{Map, Value, json};
 
 use crate::rerun::{Outcome, Rerun, RerunError};
@@ -29,44 +31,45 @@ impl Entry {
     }
 }
 
-/// The status word of a finished rerun.
-fn status(r: &Rerun) -> &'static str {
-    match r.outcome {
-        Outcome::Pass => "PASS",
-        Outcome::PassDiverged => "PASS (diverged)",
-        Outcome::Fail => "FAIL",
-    }
-}
-
-/// The text report of one cassette.
-pub fn text(entry: &Entry) -> String {
-    let mut out = String::new();
+/// One cassette's rerun as the status reporter shows it: a status line
+/// (`PASS file  5/5 assertions  0 divergences  3/3 replies  2.1 s`), then its
+/// failures, divergences (each with a short recorded-vs-now diff) and notes.
+pub fn outcome(entry: &Entry) -> FileOutcome {
+    let file = entry.file().display().to_string();
     match entry {
-        Entry::Refused { file, error, .. } => {
-            let _ = writeln!(out, "ERROR {}", file.display());
-            let _ = writeln!(out, "  {error}");
+        Entry::Refused { error, .. } => {
+            let mut o = FileOutcome::new(file, Status::Error, "not rerun");
+            o.push(Level::Fail, error.to_string());
             if let Some(h) = error.hint() {
-                let _ = writeln!(out, "  hint: {h}");
+                o.push(Level::Note, format!("hint: {h}"));
             }
+            o
         }
         Entry::Done(r) => {
             let total = r.result.assertions.len();
             let passed = r.result.assertions.iter().filter(|a| a.pass).count();
-            let _ = writeln!(
-                out,
-                "{} {}  {passed}/{total} assertions  {} divergence(s)  {}/{} replies served",
-                status(r),
-                r.file.display(),
-                r.divergences.len(),
+            let status = match r.outcome {
+                Outcome::Fail => Status::Fail,
+                Outcome::Pass | Outcome::PassDiverged => Status::Pass,
+            };
+            let detail = format!(
+                "{passed}/{total} assertions  {}  {}/{} replies",
+                match r.divergences.len() {
+                    1 => "1 divergence".to_owned(),
+                    n => format!("{n} divergences"),
+                },
                 r.replies_served,
                 r.replies_recorded,
             );
-            for n in &r.notes {
-                let _ = writeln!(out, "  {n}");
-            }
+            let mut o = FileOutcome::new(file, status, detail).with_elapsed(r.elapsed);
             for f in &r.failures {
-                let _ = writeln!(out, "  ✗ {f}");
+                o.push(Level::Fail, f.clone());
             }
+            let level = if r.outcome == Outcome::Fail && r.failures.is_empty() {
+                Level::Fail // --strict: the divergences are why it failed
+            } else {
+                Level::Warn
+            };
             for d in &r.divergences {
                 let at = match (d.turn, &d.tool) {
                     (Some(t), Some(tool)) => format!(" turn {t} {tool}"),
@@ -78,22 +81,39 @@ pub fn text(entry: &Entry) -> String {
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_owned))
                     .unwrap_or_default();
-                let _ = writeln!(out, "  ~ divergence: {}{at}: {kind}", d.conversation);
+                let mut text = if d.conversation == "-" {
+                    format!("divergence: {kind}{at}")
+                } else {
+                    format!("divergence at {}{at}: {kind}", d.conversation)
+                };
                 for line in unified(&d.recorded, &d.now) {
-                    let _ = writeln!(out, "      {line}");
+                    text.push('\n');
+                    text.push_str(&line);
                 }
+                o.push(level, text);
+            }
+            for n in &r.notes {
+                o.items.push(crate::report::outcome::annotation_item(n));
             }
             if let Some(dir) = &r.run_dir {
-                let _ = writeln!(out, "  run directory kept: {}", dir.display());
+                o.push(
+                    Level::Note,
+                    format!("run directory kept: {}", dir.display()),
+                );
             }
+            o
         }
     }
-    out
 }
 
 /// A short recorded-vs-now diff: `-` recorded lines, `+` fresh lines.
 fn unified(recorded: &str, now: &str) -> Vec<String> {
-    let diff = similar::TextDiff::from_lines(recorded, now);
+    // A missing final newline is not a change worth a line of its own.
+    let (recorded, now) = (
+        format!("{}\n", recorded.trim_end_matches('\n')),
+        format!("{}\n", now.trim_end_matches('\n')),
+    );
+    let diff = similar::TextDiff::from_lines(&recorded, &now);
     let mut lines = Vec::new();
     for change in diff.iter_all_changes() {
         let sign = match change.tag() {
@@ -111,34 +131,25 @@ fn unified(recorded: &str, now: &str) -> Vec<String> {
     lines
 }
 
-/// The closing line: `N passed, N failed` (then diverged / errors when non-zero).
-pub fn summary(entries: &[Entry]) -> String {
-    let mut passed = 0;
-    let mut failed = 0;
-    let mut diverged = 0;
-    let mut errors = 0;
-    for e in entries {
-        match e {
-            Entry::Done(r) => {
-                match r.outcome {
-                    Outcome::Fail => failed += 1,
-                    _ => passed += 1,
-                }
-                if !r.divergences.is_empty() {
-                    diverged += 1;
-                }
-            }
-            Entry::Refused { .. } => errors += 1,
-        }
-    }
-    let mut s = format!("{passed} passed, {failed} failed");
+/// The closing lines: how many passing reruns diverged (when any), then the
+/// tally `N passed, N failed` (then stale / errors / skipped when non-zero).
+pub fn summary(entries: &[Entry], color: bool) -> String {
+    let outcomes: Vec<FileOutcome> = entries.iter().map(outcome).collect();
+    let diverged = entries
+        .iter()
+        .filter(|e| matches!(e, Entry::Done(r) if !r.divergences.is_empty()))
+        .count();
+    let mut out = String::new();
     if diverged > 0 {
-        let _ = write!(s, ", {diverged} diverged");
+        out.push_str(&format!(
+            "{diverged} rerun(s) diverged from their recordings (reported above; --strict fails on them)\n"
+        ));
     }
-    if errors > 0 {
-        let _ = write!(s, ", {errors} errors");
-    }
-    s
+    out.push_str(&crate::report::status::render_tally(
+        &Tally::of(&outcomes),
+        color,
+    ));
+    out
 }
 
 /// `{"tool","version","command":"rerun","ok","results":[…],"error"}`.

@@ -169,32 +169,39 @@ fn truncate(text: &str, verbose: bool) -> String {
 
 /// `--explain`: the evidence of each passing (authored) assertion.
 pub fn explain_block(r: &ReplayResult) -> String {
-    let passing: Vec<_> = r
-        .assertions
-        .iter()
-        .filter(|a| a.pass && a.source.is_none())
-        .collect();
+    let lines = explain_lines(r);
     let mut out = String::new();
     let _ = writeln!(out);
     let _ = writeln!(
         out,
         "[explain] {} — evidence for {} passing assert(s):",
         r.file.display(),
-        passing.len()
+        lines.len()
     );
-    for a in passing {
-        let keys = a
-            .assertion
-            .as_object()
-            .map(|m| m.keys().cloned().collect::<Vec<_>>().join(", "))
-            .unwrap_or_default();
-        let ev = a
-            .evidence
-            .clone()
-            .unwrap_or_else(|| "(no evidence trail for this key)".into());
-        let _ = writeln!(out, "  ✓ {keys} — {ev}");
+    for l in lines {
+        let _ = writeln!(out, "  {l}");
     }
     out
+}
+
+/// One `✓ <keys> — <evidence>` line per passing (authored) assertion.
+pub fn explain_lines(r: &ReplayResult) -> Vec<String> {
+    r.assertions
+        .iter()
+        .filter(|a| a.pass && a.source.is_none())
+        .map(|a| {
+            let keys = a
+                .assertion
+                .as_object()
+                .map(|m| m.keys().cloned().collect::<Vec<_>>().join(", "))
+                .unwrap_or_default();
+            let ev = a
+                .evidence
+                .clone()
+                .unwrap_or_else(|| "(no evidence trail for this key)".into());
+            format!("✓ {keys} — {ev}")
+        })
+        .collect()
 }
 
 /// Batch notices for staleness notes (`<kind>: <text>`), one per kind:

@@ -11,7 +11,9 @@
 //! - run paths → `{{cwd}}`, `{{config}}`, `{{home}}`, `{{run}}` ([`super::paths`]);
 //! - UUIDs → `<uuid>`; long hex ids (agent ids, hashes) → `<hex>`;
 //! - ISO-8601 timestamps → `<time>`;
-//! - durations (`12ms`, `1.5s`, `3 seconds`) → `<duration>`;
+//! - durations (`12ms`, `1.5s`, `3 seconds`, `duration_ms: 445`) → `<duration>`;
+//! - `ls -l` style dates (`Aug 21 11:19`, `Aug 21  2025`) → `<date>`;
+//! - Claude Code's per-user temp dir (`/tmp/claude-501/`) → `/tmp/claude-<uid>/`;
 //! - control-request ids are not compared (they are random per run).
 //!
 //! Tool-use ids need no masking: the recorded replies are served with their
@@ -41,8 +43,6 @@ pub enum Kind {
     MissingTurn,
     /// The agent asked for a turn the recording does not hold.
     RepliesExhausted,
-    /// A request belonged to no recorded conversation.
-    UnknownConversation,
     /// An answer delivered to a question or permission prompt differs.
     Answer,
     /// A produced file was added, removed or changed.
@@ -189,14 +189,17 @@ pub fn compare_turns(
                 let n = nt.results.get(id);
                 match (r, n) {
                     (Some(r), Some(n)) if r == n => {}
-                    (Some(r), Some(n)) => out.push(Divergence {
-                        conversation: conversation.clone(),
-                        turn: Some(k),
-                        tool: Some(name.clone()),
-                        kind: Kind::ToolResult,
-                        recorded: shown(&r.0, r.1),
-                        now: shown(&n.0, n.1),
-                    }),
+                    (Some(r), Some(n)) => {
+                        let (a, b) = around_first_difference(&r.0, &n.0);
+                        out.push(Divergence {
+                            conversation: conversation.clone(),
+                            turn: Some(k),
+                            tool: Some(name.clone()),
+                            kind: Kind::ToolResult,
+                            recorded: shown(&a, r.1),
+                            now: shown(&b, n.1),
+                        })
+                    }
                     (Some(r), None) => out.push(Divergence {
                         conversation: conversation.clone(),
                         turn: Some(k),
@@ -210,13 +213,15 @@ pub fn compare_turns(
                 }
             }
             if rt.content != nt.content {
+                let (a, b) =
+                    around_first_difference(&rt.content.join("\n"), &nt.content.join("\n"));
                 out.push(Divergence {
                     conversation: conversation.clone(),
                     turn: Some(k),
                     tool: rt.calls.first().map(|(_, n)| n.clone()),
                     kind: Kind::UserContent,
-                    recorded: excerpt(&rt.content.join("\n")),
-                    now: excerpt(&nt.content.join("\n")),
+                    recorded: excerpt(&a),
+                    now: excerpt(&b),
                 });
             }
         }
@@ -311,6 +316,27 @@ pub fn compare_files(recorded: Option<&Value>, fresh: Option<&Value>) -> Vec<Div
     out
 }
 
+/// Lines of context kept before the first differing line.
+const CONTEXT_LINES: usize = 2;
+
+/// Both texts cut to a window that starts a little before their first
+/// differing line (`…` marks what was cut), so a long value shows where it
+/// changed, not only its opening.
+fn around_first_difference(a: &str, b: &str) -> (String, String) {
+    let (la, lb): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let first = la.iter().zip(&lb).take_while(|(x, y)| x == y).count();
+    let start = first.saturating_sub(CONTEXT_LINES);
+    let cut = |lines: &[&str]| {
+        let body = lines.get(start..).unwrap_or_default().join("\n");
+        if start > 0 {
+            format!("…\n{body}")
+        } else {
+            body
+        }
+    };
+    (cut(&la), cut(&lb))
+}
+
 fn shown(text: &str, is_error: bool) -> String {
     if is_error {
         format!("[error] {}", excerpt(text))
@@ -345,6 +371,15 @@ fn volatile() -> &'static [(Regex, &'static str)] {
                 "<time>",
             ),
             (re(r"\b[0-9a-f]{12,}\b"), "<hex>"),
+            (
+                re(r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s+\d{1,2}\s+(\d{1,2}:\d{2}|\d{4})\b"),
+                "<date>",
+            ),
+            (re(r"/claude-\d+/"), "/claude-<uid>/"),
+            (
+                re(r#"(?i)\b(\w*duration\w*|elapsed\w*|took)("?\s*[:=]\s*)\d+(\.\d+)?"#),
+                "${1}${2}<duration>",
+            ),
             (
                 re(r"\b\d+(\.\d+)?\s?(ms|milliseconds?|s|secs?|seconds?)\b"),
                 "<duration>",
@@ -390,6 +425,10 @@ mod tests {
     fn identical_runs_in_other_dirs_do_not_diverge() {
         let a = run("/r/a/work", "ok in 12ms at 2026-01-01T00:00:00Z", "body");
         let b = run("/r/b/work", "ok in 40ms at 2026-02-03T04:05:06Z", "body");
+        let c = run("/r/c/work", "ls: Aug 21 11:19 x, /tmp/claude-501/t", "body");
+        let d = run("/r/d/work", "ls: Dec  1 09:05 x, /tmp/claude-0/t", "body");
+        let (rc, rd) = (Roots::recorded(c.iter()), Roots::recorded(d.iter()));
+        assert_eq!(compare_turns(&c, &rc, &d, &rd), vec![]);
         let (ra, rb) = (Roots::recorded(a.iter()), Roots::recorded(b.iter()));
         assert_eq!(compare_turns(&a, &ra, &b, &rb), vec![]);
     }

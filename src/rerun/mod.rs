@@ -128,6 +128,8 @@ pub struct Rerun {
     pub written: Option<PathBuf>,
     /// The fresh run's directory, when kept.
     pub run_dir: Option<PathBuf>,
+    /// Wall time of the whole rerun.
+    pub elapsed: Duration,
 }
 
 /// Tool inputs that name a file the tool writes.
@@ -140,6 +142,7 @@ const WRITE_TOOLS: [(&str, &str); 4] = [
 
 /// Reruns the cassette at `path`.
 pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
+    let started = std::time::Instant::now();
     let cassette = Cassette::load(path).map_err(|e| {
         RerunError::invalid(
             e.to_string(),
@@ -160,7 +163,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         .or(scenario.timeout_ms.map(Duration::from_millis))
         .unwrap_or(crate::record::DEFAULT_TIMEOUT);
     let scenario_path = scenario.path.clone();
-    let run = live::run(&live::LivePlan {
+    let mut run = live::run(&live::LivePlan {
         scenario: &scenario,
         scenario_path: &scenario_path,
         session: &session,
@@ -196,7 +199,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         &fresh_events,
         &fresh_roots,
     );
-    let model_divergences = model_problems(&run.model_problems, &replies.script);
+    let model_divergences = model_problems(&run.model_problems);
     let exhausted = !model_divergences.is_empty();
     if exhausted {
         // The fresh run took another path: missing turns follow from it.
@@ -232,18 +235,25 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
             })
             .map(|p| format!("scripted model: {p}")),
     );
-    let live_opts = crate::replay::ReplayOptions {
-        live: true,
-        ..crate::replay::ReplayOptions::default()
-    };
-    let result = crate::replay::replay_cassette(&run.cassette, &live_opts).map_err(|e| {
+    let result = run.judged.take().ok_or_else(|| {
         RerunError::invalid(
-            format!("{}: the fresh run cannot be judged: {e}", path.display()),
+            format!(
+                "{}: the fresh run cannot be judged: {}",
+                path.display(),
+                run.failures.join("; ")
+            ),
             None,
         )
     })?;
 
     let mut notes = replies.notes.clone();
+    // A request of no recorded conversation got a neutral answer: logged.
+    notes.extend(
+        run.model_problems
+            .iter()
+            .filter(|p| p.kind == ProblemKind::UnknownConversation)
+            .map(|p| format!("::notice:: [rerun] {}", p.message)),
+    );
     let agent_version_recorded = agent_version(&recorded_events);
     let agent_version_now = agent_version(&fresh_events);
     if agent_version_recorded != agent_version_now {
@@ -314,6 +324,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         outcome,
         written,
         run_dir,
+        elapsed: started.elapsed(),
     })
 }
 
@@ -385,6 +396,21 @@ fn refuse_writes_outside_the_run(
             let crate::model::Block::ToolUse { name, input, .. } = block else {
                 continue;
             };
+            if name == "Bash"
+                && let Some(command) = input.get("command").and_then(Value::as_str)
+            {
+                let outside = paths::shell_writes_outside(command);
+                if !outside.is_empty() {
+                    return Err(RerunError::invalid(
+                        format!(
+                            "{}: {conversation} turn {turn_index}: the recorded Bash command writes {}, outside the run directory; a rerun never writes outside it",
+                            path.display(),
+                            outside.join(", ")
+                        ),
+                        "re-record the scenario so the agent writes under its work root".to_owned(),
+                    ));
+                }
+            }
             let Some((_, key)) = WRITE_TOOLS.iter().find(|(tool, _)| tool == name) else {
                 continue;
             };
@@ -475,34 +501,21 @@ fn frozen_scenario(
 }
 
 /// Scripted-model problems that are divergences, not failures: the agent
-/// asked for a turn the recording lacks, or spoke in an unrecorded conversation.
-fn model_problems(
-    problems: &[crate::model::Problem],
-    script: &crate::model::Script,
-) -> Vec<Divergence> {
-    let _ = script;
+/// asked for a turn the recording does not hold.
+fn model_problems(problems: &[crate::model::Problem]) -> Vec<Divergence> {
     problems
         .iter()
-        .filter_map(|p| {
-            let kind = match p.kind {
-                ProblemKind::OutOfTurns => Kind::RepliesExhausted,
-                ProblemKind::UnknownConversation => Kind::UnknownConversation,
-                _ => return None,
-            };
-            Some(Divergence {
-                conversation: p.conversation.clone().unwrap_or_else(|| "-".into()),
-                turn: p.turn,
-                tool: None,
-                kind,
-                recorded: match kind {
-                    Kind::RepliesExhausted => format!(
-                        "replies exhausted at turn {}",
-                        p.turn.map_or("?".into(), |t| t.to_string())
-                    ),
-                    _ => "no recorded conversation".into(),
-                },
-                now: p.message.clone(),
-            })
+        .filter(|p| p.kind == ProblemKind::OutOfTurns)
+        .map(|p| Divergence {
+            conversation: p.conversation.clone().unwrap_or_else(|| "main".into()),
+            turn: p.turn,
+            tool: None,
+            kind: Kind::RepliesExhausted,
+            recorded: format!(
+                "replies exhausted at turn {}",
+                p.turn.map_or("?".into(), |t| t.to_string())
+            ),
+            now: p.message.clone(),
         })
         .collect()
 }

@@ -80,10 +80,18 @@ impl Roots {
         roots.pairs.push((work.clone(), CWD));
         roots.pairs.push((slug(&work), CWD_SLUG));
         if let Some(run) = work.strip_suffix("/work").filter(|r| !r.is_empty()) {
-            roots.pairs.push((format!("{run}/config"), CONFIG));
-            roots.pairs.push((format!("{run}/claude-config"), CONFIG));
-            roots.pairs.push((format!("{run}/home"), HOME));
+            // Each run-dir root, also as the agent often spells it from the
+            // work root (`<work>/../claude-config/...`).
+            for (name, placeholder) in [
+                ("config", CONFIG),
+                ("claude-config", CONFIG),
+                ("home", HOME),
+            ] {
+                roots.pairs.push((format!("{run}/{name}"), placeholder));
+                roots.pairs.push((format!("{work}/../{name}"), placeholder));
+            }
             roots.pairs.push((run.to_owned(), RUN));
+            roots.pairs.push((format!("{work}/.."), RUN));
         }
         // A skill base outside those roots states the config dir itself:
         // `<config>/skills/<name>`.
@@ -208,10 +216,81 @@ pub fn is_unmapped(text: &str) -> bool {
     text.contains("[REDACTED:local-path")
 }
 
-/// True when a tool input path, after mapping, leaves the run: absolute and
-/// under none of the placeholders.
+/// True when a tool input path, after mapping, leaves the run: absolute
+/// and under none of the placeholders, or climbing above its root with `..`.
 pub fn escapes_run(mapped: &str) -> bool {
-    mapped.starts_with('/')
+    let rest = [CWD, CONFIG, HOME, RUN]
+        .iter()
+        .find_map(|ph| mapped.strip_prefix(ph));
+    let rest = match rest {
+        Some(r) => r,
+        None if mapped.starts_with('/') => return true,
+        None => mapped,
+    };
+    let mut depth: i64 = 0;
+    for segment in rest.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                depth -= 1;
+                if depth < 0 {
+                    return true;
+                }
+            }
+            _ => depth += 1,
+        }
+    }
+    false
+}
+
+/// Programs whose path arguments a shell command writes, moves or removes.
+const WRITING_PROGRAMS: &[&str] = &[
+    "rm", "rmdir", "mv", "cp", "touch", "mkdir", "tee", "chmod", "chown", "ln", "truncate",
+    "install", "rsync", "unlink", "shred",
+];
+
+/// Paths a recorded shell command would write outside the run: arguments of
+/// writing programs and redirection targets, after mapping (heuristic, for
+/// refusing hostile recordings before anything runs; a command reel cannot
+/// split is not judged).
+pub fn shell_writes_outside(mapped_command: &str) -> Vec<String> {
+    let Some(words) = shlex::split(mapped_command) else {
+        return Vec::new();
+    };
+    let harmless = |p: &str| p.starts_with("/dev/") || p == "/tmp" || p.starts_with("/tmp/");
+    let mut out = Vec::new();
+    let mut writer = false;
+    let mut redirect = false;
+    for w in &words {
+        if matches!(w.as_str(), "&&" | "||" | ";" | "|" | "&") {
+            writer = false;
+            continue;
+        }
+        let (target, is_redirect) = match w.as_str() {
+            ">" | ">>" | "1>" | "2>" | "&>" => {
+                redirect = true;
+                continue;
+            }
+            other => match other.strip_prefix(">>").or_else(|| other.strip_prefix('>')) {
+                Some(t) if !t.is_empty() => (t, true),
+                _ => (other, std::mem::take(&mut redirect)),
+            },
+        };
+        let program = target.rsplit('/').next().unwrap_or(target);
+        if !is_redirect && !writer && WRITING_PROGRAMS.contains(&program) {
+            writer = true;
+            continue;
+        }
+        let target = target.strip_prefix("of=").unwrap_or(target);
+        if (writer || is_redirect || w.starts_with("of="))
+            && escapes_run(target)
+            && !harmless(target)
+            && (target.starts_with('/') || target.contains(".."))
+        {
+            out.push(target.to_owned());
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -243,6 +322,28 @@ mod tests {
             "{{config}}/x"
         );
         assert_eq!(r.to_placeholders("/etc/passwd"), "/etc/passwd");
+    }
+
+    #[test]
+    fn escapes_and_shell_writes() {
+        assert!(!escapes_run("{{cwd}}/outputs/a.md"));
+        assert!(!escapes_run("outputs/a.md"));
+        assert!(escapes_run("/etc/passwd"));
+        assert!(escapes_run("../../etc/passwd"));
+        assert!(escapes_run("{{cwd}}/../../x"));
+        assert!(!escapes_run("{{config}}/skills/s/../s/x"));
+        assert_eq!(
+            shell_writes_outside("rm -rf /work/main && ls /"),
+            ["/work/main"]
+        );
+        assert_eq!(shell_writes_outside("echo hi > /etc/motd"), ["/etc/motd"]);
+        assert_eq!(shell_writes_outside("echo hi >/root/x"), ["/root/x"]);
+        assert!(shell_writes_outside("cat /etc/hosts > outputs/h.txt 2>/dev/null").is_empty());
+        assert!(
+            shell_writes_outside("bash {{config}}/skills/s/run.sh > outputs/x.json").is_empty()
+        );
+        assert!(shell_writes_outside("cp {{cwd}}/a {{cwd}}/b; mkdir -p outputs").is_empty());
+        assert!(shell_writes_outside("sort -o /tmp/x y").is_empty());
     }
 
     #[test]

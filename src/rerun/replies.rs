@@ -10,6 +10,12 @@
 //! Messages the agent made up itself (`model: "<synthetic>"`, e.g. an API
 //! error it surfaced) are not model replies and are left out.
 //!
+//! A sub-agent that runs in the foreground does not stream its final message:
+//! Claude Code hands it back as the dispatching call's result
+//! (`tool_use_result.content`, after `harnessNoteCount` notes and before
+//! `harnessTailCount` ones). When a sub-agent's last streamed turn still calls
+//! tools, that hand-back is its final turn.
+//!
 //! Recorded run paths in tool inputs are written as placeholders
 //! ([`super::paths`]), so the replies fit any fresh run.
 
@@ -92,6 +98,7 @@ pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, Re
     let mut order: Vec<Option<String>> = Vec::new();
     let mut dispatch_prompts: BTreeMap<String, String> = BTreeMap::new();
     let mut first_user_text: BTreeMap<String, String> = BTreeMap::new();
+    let mut hand_backs: BTreeMap<String, HandBack> = BTreeMap::new();
     let mut synthetic = 0usize;
     for (i, v) in &parsed {
         match Line::of(v) {
@@ -171,6 +178,9 @@ pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, Re
                 }
             }
             Line::User(m) => {
+                if let Some((id, back)) = hand_back(&m) {
+                    hand_backs.insert(id, back);
+                }
                 if let Some(parent) = m.parent_tool_use_id
                     && !first_user_text.contains_key(parent)
                 {
@@ -219,6 +229,23 @@ pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, Re
             .cloned();
         let mut sub_turns: Vec<Turn> = conv.turns.into_iter().map(|(_, t)| t).collect();
         drop_empty(&mut sub_turns);
+        let unfinished = sub_turns
+            .last()
+            .is_some_and(|t| t.blocks.iter().any(|b| matches!(b, Block::ToolUse { .. })));
+        let back = hand_backs.get(&key);
+        if unfinished && let Some(back) = back.filter(|b| !b.texts.is_empty()) {
+            let mut last = Turn::of_blocks(
+                back.texts.iter().cloned().map(Block::Text).collect(),
+                sub_turns.last().map(|t| t.usage).unwrap_or_default(),
+            );
+            last.model = sub_turns.last().and_then(|t| t.model.clone());
+            sub_turns.push(last);
+        }
+        // The hand-back states the final request's real usage (the stream
+        // only had its `message_start` counts): the agent reports it back.
+        if let (Some(usage), Some(last)) = (back.and_then(|b| b.usage), sub_turns.last_mut()) {
+            last.usage = usage;
+        }
         match prompt {
             Some(prompt) if !sub_turns.is_empty() => subagents.push(Subagent {
                 parent_tool_use_id: key,
@@ -246,6 +273,47 @@ pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, Re
         roots,
         notes,
     })
+}
+
+/// What a completed dispatch call handed back.
+struct HandBack {
+    /// The sub-agent's final text blocks, harness notes removed.
+    texts: Vec<String>,
+    /// The usage of the sub-agent's final request.
+    usage: Option<Usage>,
+}
+
+/// A dispatch call's hand-back, keyed by its tool_use id, from a completed
+/// `tool_use_result`.
+fn hand_back(m: &protocol::Message<'_>) -> Option<(String, HandBack)> {
+    let result = m.line.get("tool_use_result")?.as_object()?;
+    if result.get("status").and_then(Value::as_str) != Some("completed") {
+        return None;
+    }
+    let content = result.get("content")?.as_array()?;
+    let id = m.blocks().find_map(|b| match b {
+        protocol::Block::ToolResult {
+            tool_use_id: Some(id),
+            ..
+        } => Some(id.to_owned()),
+        _ => None,
+    })?;
+    let count = |k: &str| result.get(k).and_then(Value::as_u64).unwrap_or(0) as usize;
+    let (head, tail) = (count("harnessNoteCount"), count("harnessTailCount"));
+    let texts: Vec<String> = content
+        .iter()
+        .skip(head)
+        .take(content.len().saturating_sub(head + tail))
+        .filter_map(|b| match protocol::Block::of(b) {
+            protocol::Block::Text(t) => Some(t.to_owned()),
+            _ => None,
+        })
+        .collect();
+    let usage = result
+        .get("usage")
+        .and_then(Value::as_object)
+        .map(|u| usage_of(Some(u)));
+    Some((id, HandBack { texts, usage }))
 }
 
 /// A message whose blocks were all of unknown kinds cannot be served.

@@ -267,6 +267,12 @@ fn parse_rule(v: &Value, at: &str, compile: &mut bool) -> Result<AnswerRule, Str
     }
 }
 
+/// Compiles an `allow_if` predicate in the sandbox without running it (the
+/// load-time check; `reel lint` reports it with the rule's line).
+pub fn check_allow_if(expr: &str) -> Result<(), String> {
+    js::check_syntax(expr)
+}
+
 fn parse_choose(v: &Value, at: &str) -> Result<Vec<String>, String> {
     match v {
         Value::String(s) => Ok(vec![s.clone()]),

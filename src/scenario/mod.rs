@@ -112,7 +112,7 @@ impl ScenarioError {
         )
     }
 
-    /// The problem without the `load scenario `<path>`:` lead (for a line that
+    /// The problem without the ``load scenario `<path>`:`` lead (for a line that
     /// already names the file).
     pub fn detail(&self) -> String {
         match self {

@@ -16,7 +16,7 @@
 //! own regex is compiled the first time the set reports it.
 //!
 //! This module does not decide WHERE to scan (that is [`super::scan`]) nor
-//! how to render or mask a finding for output (see [`mask`]).
+//! how to render or mask a finding for output (see `mask`).
 
 use std::sync::OnceLock;
 

@@ -18,6 +18,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::lifecycle;
 use super::margins::{self, CassetteMargins};
 use super::scan::{AllowList, Finding, scan_document};
 use crate::cassette::{CASSETTE_VERSION, Cassette};
@@ -38,6 +39,19 @@ pub struct VerifyOptions {
     /// `--margins`: also re-drive each cassette that has count-bound
     /// assertions for its recorded counts (diagnostic only).
     pub margins: bool,
+    /// `--max-age`: a cassette recorded longer ago fails.
+    pub max_age: Option<MaxAgeCheck>,
+    /// `--orphans`: a cassette whose recorded `scenarioSource` is gone fails.
+    pub orphans: bool,
+}
+
+/// `--max-age DURATION` as given, and the time it is measured at.
+#[derive(Debug, Clone)]
+pub struct MaxAgeCheck {
+    pub max: lifecycle::MaxAge,
+    /// The flag's text (`90d`), echoed in the message.
+    pub text: String,
+    pub now: std::time::SystemTime,
 }
 
 /// The result for one cassette (the `results[]` rows of the JSON report).
@@ -54,6 +68,12 @@ pub struct CassetteResult {
     /// A forgotten `NAME.cassette.json.new` beside it: an unreviewed
     /// re-recording (exit 1; see [`crate::review`]).
     pub pending_review: Vec<String>,
+    /// `--max-age`: recorded too long ago (exit 1).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub age: Vec<String>,
+    /// `--orphans`: the recorded scenario is gone (exit 1).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub orphan: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub privacy_scanned: bool,
@@ -73,6 +93,8 @@ impl CassetteResult {
             || !self.staleness.is_empty()
             || !self.scenario_drift.is_empty()
             || !self.pending_review.is_empty()
+            || !self.age.is_empty()
+            || !self.orphan.is_empty()
     }
     /// Verification could not complete (exit 3).
     pub fn has_unverifiable(&self) -> bool {
@@ -103,24 +125,19 @@ pub enum TargetError {
 }
 
 /// Expands the targets: a directory means its `*.cassette.json` files
-/// (non-recursive, sorted by name); a file is taken as given.
+/// ([`crate::discover::cassettes_in`]: non-recursive, sorted by name); a
+/// file is taken as given.
 pub fn collect_targets(targets: &[PathBuf]) -> Result<Vec<PathBuf>, TargetError> {
     let mut files = vec![];
     for t in targets {
         let shown = t.display().to_string();
         if t.is_dir() {
-            let mut names: Vec<String> = std::fs::read_dir(t)
-                .map_err(|_| TargetError::NotFound(shown.clone()))?
-                .filter_map(|e| e.ok())
-                .filter(|e| e.path().is_file())
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n.ends_with(".cassette.json"))
-                .collect();
-            names.sort();
-            if names.is_empty() {
+            let found = crate::discover::cassettes_in(t)
+                .map_err(|_| TargetError::NotFound(shown.clone()))?;
+            if found.is_empty() {
                 return Err(TargetError::EmptyDir(shown));
             }
-            files.extend(names.into_iter().map(|n| t.join(n)));
+            files.extend(found);
         } else if t.exists() {
             files.push(t.clone());
         } else {
@@ -277,6 +294,18 @@ pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
             "cassette format v{} is newer than this harness understands (v{CASSETTE_VERSION}) — upgrade reel (can't verify ⇒ not green)",
             cassette.version
         ));
+    }
+    if let Some(check) = &opts.max_age {
+        match lifecycle::check_age(&cassette, &check.max, &check.text, check.now) {
+            lifecycle::Age::Fresh => {}
+            lifecycle::Age::TooOld(m) => row.age.push(m),
+            lifecycle::Age::Unknown(m) => row.unverifiable.push(m),
+        }
+    }
+    if opts.orphans
+        && let Some(m) = lifecycle::orphan_cassette(&cassette)
+    {
+        row.orphan.push(m);
     }
     if opts.margins {
         row.margins = margins::of_cassette(&row.file, &cassette);

@@ -21,6 +21,7 @@
 
 pub mod detect;
 pub mod gate;
+pub mod lifecycle;
 pub mod margins;
 pub mod redact;
 pub mod report;

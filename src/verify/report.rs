@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::gate::{CassetteResult, exit_code};
+use super::lifecycle::OrphanScenario;
 use super::margins::{CassetteMargins, js_string, js_to_fixed_1};
 
 /// Which checks ran (`coverage` in JSON).
@@ -32,7 +33,20 @@ pub struct Envelope<'a> {
     pub results: &'a [CassetteResult],
     #[serde(skip_serializing_if = "Option::is_none")]
     pub margins: Option<&'a [CassetteMargins]>,
+    /// `--orphans` only: scenarios no checked cassette records.
+    #[serde(rename = "orphanScenarios", skip_serializing_if = "Option::is_none")]
+    pub orphan_scenarios: Option<&'a [OrphanScenario]>,
     pub error: Option<serde_json::Value>,
+}
+
+/// The exit code of a batch with its orphan scenarios: a real finding (an
+/// orphan is one) wins over could-not-verify.
+pub fn batch_exit_code(results: &[CassetteResult], orphans: Option<&[OrphanScenario]>) -> u8 {
+    if orphans.is_some_and(|o| !o.is_empty()) {
+        crate::exit::FAILURE
+    } else {
+        exit_code(results)
+    }
 }
 
 /// The JSON envelope as one line.
@@ -40,29 +54,95 @@ pub fn json(
     results: &[CassetteResult],
     coverage: Coverage,
     margins: Option<&[CassetteMargins]>,
+    orphan_scenarios: Option<&[OrphanScenario]>,
 ) -> String {
     let env = Envelope {
         tool: "reel",
         version: env!("CARGO_PKG_VERSION"),
         command: "verify-cassettes",
-        ok: exit_code(results) == crate::exit::SUCCESS,
+        ok: batch_exit_code(results, orphan_scenarios) == crate::exit::SUCCESS,
         coverage,
         results,
         margins,
+        orphan_scenarios,
         error: None,
     };
     // Serialising plain data structures cannot fail.
     serde_json::to_string(&env).expect("serialisable envelope")
 }
 
-/// The text report.
+/// The default text report: a status line per cassette with its findings
+/// under it (`crate::report::status`), the margins when asked, the tally.
+pub fn status_text(
+    results: &[CassetteResult],
+    coverage: Coverage,
+    margins: Option<&[CassetteMargins]>,
+    orphan_scenarios: Option<&[OrphanScenario]>,
+) -> String {
+    use crate::report::{outcome, status};
+    let mut out = String::new();
+    for (flag, what) in [
+        (
+            coverage.staleness,
+            "--skip-staleness: staleness check was skipped",
+        ),
+        (coverage.privacy, "--skip-privacy: privacy scan was skipped"),
+        (
+            coverage.scenario_drift,
+            "--skip-scenario-drift: scenario prompt-drift check was skipped",
+        ),
+    ] {
+        if !flag {
+            let _ = writeln!(out, "warn: {what}");
+        }
+    }
+    let outcomes: Vec<_> = results
+        .iter()
+        .map(outcome::from_verify)
+        .chain(
+            orphan_scenarios
+                .unwrap_or_default()
+                .iter()
+                .map(outcome::from_orphan_scenario),
+        )
+        .collect();
+    for o in &outcomes {
+        out.push_str(&status::render_file(o, true));
+    }
+    if let Some(margins) = margins {
+        out.push_str(&margins_text(margins));
+    }
+    let code = batch_exit_code(results, orphan_scenarios);
+    if code == crate::exit::UNVERIFIED {
+        out.push_str("hint: ERROR = could not verify (unresolvable skill dirs, a newer cassette format, an unreadable file): fix the cause, or point a moved cassette at its session with --session FILE\n");
+    }
+    if results
+        .iter()
+        .any(|r| r.findings.iter().any(|x| x.is_real()))
+    {
+        out.push_str("hint: scrub the cassette (re-record; secrets are scrubbed at record time, add a .cowork-redact.json for the rest), or allow a reviewed synthetic value with `--allow REGEX`\n");
+    }
+    if results.iter().any(|r| !r.staleness.is_empty()) {
+        out.push_str("hint: STALE = the skill sources changed since the recording: re-record it (`reel record SCENARIO.yaml`)\n");
+    }
+    if results.iter().any(|r| !r.age.is_empty()) {
+        out.push_str("hint: a cassette older than --max-age: refresh it with `reel rerun --write CASSETTE`, else re-record it\n");
+    }
+    // The tally closes the report.
+    out.push_str(&status::render_tally(&status::Tally::of(&outcomes), true));
+    out
+}
+
+/// The original's text report (`--verbose`).
 pub fn text(
     results: &[CassetteResult],
     coverage: Coverage,
     margins: Option<&[CassetteMargins]>,
+    orphan_scenarios: Option<&[OrphanScenario]>,
 ) -> String {
     let mut out = String::new();
-    let code = exit_code(results);
+    let code = batch_exit_code(results, orphan_scenarios);
+    let orphan_scenarios = orphan_scenarios.unwrap_or_default();
     if !coverage.staleness {
         out.push_str("⚠ reel: --skip-staleness: staleness check was skipped\n");
     }
@@ -127,6 +207,15 @@ pub fn text(
         for s in &r.version {
             let _ = writeln!(out, "✗ {f}: [version] {s}");
         }
+        for s in &r.age {
+            let _ = writeln!(out, "✗ {f}: [max-age] {s}");
+        }
+        for s in &r.orphan {
+            let _ = writeln!(out, "✗ {f}: [orphan] {s}");
+        }
+    }
+    for o in orphan_scenarios {
+        let _ = writeln!(out, "✗ {}: [orphan] {}", o.scenario, o.message);
     }
     if code == crate::exit::SUCCESS {
         let _ = writeln!(
@@ -156,6 +245,14 @@ pub fn text(
         if results.iter().any(|r| r.error.is_some()) {
             line.push_str(" + unreadable cassette(s)");
         }
+        if results.iter().any(|r| !r.age.is_empty()) {
+            line.push_str(" + cassette(s) over --max-age");
+        }
+        let orphans =
+            results.iter().filter(|r| !r.orphan.is_empty()).count() + orphan_scenarios.len();
+        if orphans > 0 {
+            let _ = write!(line, " + {orphans} orphan(s)");
+        }
         let _ = writeln!(
             out,
             "{line} across {} cassette(s) (exit {code})",
@@ -170,35 +267,42 @@ pub fn text(
         }
     }
     if let Some(margins) = margins {
-        out.push_str("\ncount-budget margins (recorded vs budget; a SINGLE-SAMPLE estimate — one cassette ≠ variance, use `run --repeat` for a distribution):\n");
-        if margins.is_empty() {
-            out.push_str("  (no count-bound assertions in the checked cassette(s))\n");
+        out.push_str(&margins_text(margins));
+    }
+    out
+}
+
+/// The `--margins` block (recorded vs budget per count-bound assertion).
+fn margins_text(margins: &[CassetteMargins]) -> String {
+    let mut out = String::new();
+    out.push_str("\ncount-budget margins (recorded vs budget; a SINGLE-SAMPLE estimate — one cassette ≠ variance, use `run --repeat` for a distribution):\n");
+    if margins.is_empty() {
+        out.push_str("  (no count-bound assertions in the checked cassette(s))\n");
+    }
+    for m in margins {
+        let _ = writeln!(out, "  {}:", m.file);
+        if let Some(e) = &m.error {
+            let _ = writeln!(out, "    [margins error] {e}");
         }
-        for m in margins {
-            let _ = writeln!(out, "  {}:", m.file);
-            if let Some(e) = &m.error {
-                let _ = writeln!(out, "    [margins error] {e}");
-            }
-            for r in &m.rows {
-                let rec = r.recorded.map_or("unavailable".to_owned(), js_string);
-                let marg = match r.margin {
-                    None => "n/a".to_owned(),
-                    Some(v) if v == f64::INFINITY => "∞".to_owned(),
-                    Some(v) => format!("{}×", js_to_fixed_1(v)),
-                };
-                // Under 1.5× headroom one more sample may well cross the budget.
-                let tight = if r.margin.is_some_and(|v| v < 1.5) {
-                    "  ⚠ tight"
-                } else {
-                    ""
-                };
-                let _ = writeln!(
-                    out,
-                    "    {}: recorded={rec}, budget={} → margin {marg}{tight}",
-                    r.key,
-                    js_string(r.budget)
-                );
-            }
+        for r in &m.rows {
+            let rec = r.recorded.map_or("unavailable".to_owned(), js_string);
+            let marg = match r.margin {
+                None => "n/a".to_owned(),
+                Some(v) if v == f64::INFINITY => "∞".to_owned(),
+                Some(v) => format!("{}×", js_to_fixed_1(v)),
+            };
+            // Under 1.5× headroom one more sample may well cross the budget.
+            let tight = if r.margin.is_some_and(|v| v < 1.5) {
+                "  ⚠ tight"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "    {}: recorded={rec}, budget={} → margin {marg}{tight}",
+                r.key,
+                js_string(r.budget)
+            );
         }
     }
     out

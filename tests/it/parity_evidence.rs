@@ -156,6 +156,8 @@ fn differing_duplicate_control_out_warns_with_its_line() {
                 "cassettes/dup-control.cassette.json",
                 "--output-format",
                 format,
+                // Text mode: the original's layout, whose annotations this compares.
+                "--verbose",
             ])
             .output()
             .unwrap();

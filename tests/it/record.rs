@@ -522,7 +522,7 @@ fn normalize(v: &Value, run_dir: &regex::Regex) -> Value {
 
 /// The cassette with its volatile fields masked: raw lines are parsed, the
 /// timeline loses `ts`, `timelineHeader` is dropped.
-fn comparable(path: &Path) -> Value {
+pub(crate) fn comparable(path: &Path) -> Value {
     let run_dir = regex::Regex::new(r#"(/[^\s"'/]+)+/local_[0-9a-z]+"#).unwrap();
     let mut doc: serde_json::Map<String, Value> =
         serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
@@ -549,7 +549,7 @@ fn comparable(path: &Path) -> Value {
     normalize(&Value::Object(doc), &run_dir)
 }
 
-fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+pub(crate) fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             for k in x.keys().chain(y.keys()) {
@@ -601,6 +601,28 @@ pub(crate) fn example_tree(dst: &Path) {
 
 /// Examples whose events interleave two conversations (see below).
 const INTERLEAVED: &[&str] = &["scenarios/delegate-count.yaml"];
+
+/// Where a re-recording of `scenario` (`scenarios/<name>.yaml`) departs from
+/// the committed cassette, volatile fields aside; `None` when it does not.
+///
+/// A background sub-agent's events interleave with the main agent's in
+/// completion order and carry its random agent and task ids: that
+/// re-recording is held to the same replies per conversation, not event for
+/// event.
+pub(crate) fn same_recording(scenario: &str, committed: &Path, recorded: &Path) -> Option<String> {
+    if INTERLEAVED.contains(&scenario) {
+        let replies = |p: &Path| {
+            let c = reel::cassette::Cassette::load(p).unwrap();
+            reel::rerun::replies::from_cassette(&c)
+                .unwrap()
+                .script
+                .to_yaml()
+        };
+        return (replies(committed) != replies(recorded))
+            .then(|| "the replies (per conversation)".to_owned());
+    }
+    first_difference(&comparable(committed), &comparable(recorded), "")
+}
 
 #[test]
 fn the_committed_examples_re_record_identically_apart_from_volatile_fields() {
@@ -657,24 +679,7 @@ fn the_committed_examples_re_record_identically_apart_from_volatile_fields() {
         let written = String::from_utf8_lossy(&out.stdout).trim().to_owned();
         let committed = util::repo().join(&written);
         let recorded = tmp.path().join(&written);
-        // A background sub-agent's events interleave with the main agent's in
-        // completion order and carry its random agent and task ids: that
-        // re-recording is held to its verdict (exit 0 above) and to the same
-        // replies per conversation, not event for event.
-        if INTERLEAVED.contains(&scenario.as_str()) {
-            let replies = |p: &Path| {
-                let c = reel::cassette::Cassette::load(p).unwrap();
-                reel::rerun::replies::from_cassette(&c)
-                    .unwrap()
-                    .script
-                    .to_yaml()
-            };
-            if replies(&committed) != replies(&recorded) {
-                failures.push(format!("{scenario}: the re-recording's replies differ"));
-            }
-            continue;
-        }
-        if let Some(d) = first_difference(&comparable(&committed), &comparable(&recorded), "") {
+        if let Some(d) = same_recording(scenario, &committed, &recorded) {
             failures.push(format!("{scenario}: differs from {written} at {d}"));
         }
     }

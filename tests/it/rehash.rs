@@ -219,9 +219,30 @@ fn refusals_name_the_reason_and_write_nothing() {
             "{n} was written"
         );
     }
-    // The text summary names every outcome and the fix.
+    // The text summary names every outcome and the fix: a status line per
+    // cassette and the tally by default, the original's rows with --verbose.
     let out = util::reel()
         .args(["rehash", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    for n in ["a-old", "b-bad"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("FAIL ") && l.contains(&format!("{n}.cassette.json"))),
+            "{text}"
+        );
+    }
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("SKIP ")
+                && l.ends_with("c-current.cassette.json  already at v12")),
+        "{text}"
+    );
+    assert!(text.contains("\n0 passed, 2 failed, 1 skipped\n"), "{text}");
+    assert!(text.contains("hint:"), "{text}");
+    let out = util::reel()
+        .args(["rehash", dir.path().to_str().unwrap(), "--verbose"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stderr);

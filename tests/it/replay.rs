@@ -6,7 +6,8 @@
 //!    plus the moved / drift / truncated / future variants capture.sh builds)
 //!    and compared with the original's exit code, per-assertion keys and
 //!    pass/fail, `skippedAssertions`, `failures[].kind` (JSON cases) or its
-//!    stderr (text cases, modulo the README's deliberate differences).
+//!    stderr (text cases, run with `--verbose` — reel's flag for the
+//!    original's footer — modulo the README's deliberate differences).
 //! 2. Behaviour the original's captures do not cover: the spec §9 mutations,
 //!    hostile manifests, per-file isolation, sorted parallel output, JUnit,
 //!    GitHub annotations, the JSON schema.
@@ -138,7 +139,12 @@ struct Run {
 
 fn run_case(fx: &Fixture, case: &Case) -> Run {
     let cwd = fx.subst(&case.cwd);
-    let args: Vec<String> = case.args.iter().map(|a| fx.subst(a)).collect();
+    let mut args: Vec<String> = case.args.iter().map(|a| fx.subst(a)).collect();
+    // Text cases compare reel's footer with the original's: reel prints that
+    // footer with --verbose (its default is a status line per cassette).
+    if !case.args.iter().any(|a| a == "json") {
+        args.push("--verbose".into());
+    }
     let out = util::reel().current_dir(&cwd).args(&args).output().unwrap();
     Run {
         rc: out.status.code().unwrap_or(-1),

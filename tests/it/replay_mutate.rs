@@ -46,13 +46,16 @@ fn json_check(path: &str, equals: Value) -> Value {
     json!({"artifact_json": {"artifact": "outputs/metrics.json", "path": path, "equals": equals}})
 }
 
-/// Runs `reel replay <file> <args>` in `dir`; returns (exit, stdout, stderr).
+/// Runs `reel replay <file> <args> --verbose` in `dir` (text mode: the
+/// original's layout, whose `[mutate]` lines these tests compare); returns
+/// (exit, stdout, stderr).
 fn replay(dir: &Path, file: &Path, args: &[&str]) -> (i32, String, String) {
     let out = util::reel()
         .current_dir(dir)
         .arg("replay")
         .arg(file)
         .args(args)
+        .arg("--verbose")
         .output()
         .unwrap();
     (
@@ -396,4 +399,30 @@ fn the_json_mutation_object_matches_the_schema() {
     )
     .unwrap();
     assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&v));
+}
+
+#[test]
+fn the_status_reporter_lists_the_mutation_report_under_its_file() {
+    let (tmp, file) = fixture(|_| {});
+    let out = util::reel()
+        .current_dir(tmp.path())
+        .arg("replay")
+        .arg(&file)
+        .arg("--mutate")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(lines[0].starts_with("PASS "), "{stderr}");
+    assert!(
+        lines[1].starts_with(
+            "    warn: 3/3 sampled perturbation(s) CAUGHT BY NOTHING — these fields are unguarded:"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(
+        lines[2], "      outputs/metrics.json  total: 42 → 43",
+        "{stderr}"
+    );
+    assert_eq!(lines.last(), Some(&"1 passed, 0 failed"), "{stderr}");
 }

@@ -464,6 +464,33 @@ fn bad_cassettes_get_clear_errors_and_run_nothing() {
             }),
             "outside the run directory",
         ),
+        (
+            "a shell command that deletes outside the run",
+            Box::new(|d| {
+                map_events(d, |mut v| {
+                    if v["type"] == "assistant" && v["message"]["content"][0]["name"] == "Write" {
+                        v["message"]["content"][0]["name"] = "Bash".into();
+                        v["message"]["content"][0]["input"] =
+                            serde_json::json!({"command": "rm -rf /work/reel-must-not-delete"});
+                    }
+                    Some(v)
+                })
+            }),
+            "writes /work/reel-must-not-delete",
+        ),
+        (
+            "a relative write that climbs out",
+            Box::new(|d| {
+                map_events(d, |mut v| {
+                    if v["type"] == "assistant" && v["message"]["content"][0]["name"] == "Write" {
+                        v["message"]["content"][0]["input"]["file_path"] =
+                            Value::String("../../../reel-escape.txt".into());
+                    }
+                    Some(v)
+                })
+            }),
+            "outside the run directory",
+        ),
     ];
     let mut problems = Vec::new();
     for (name, f, want) in cases {
@@ -679,4 +706,150 @@ fn live_only_keys_are_evaluated_on_a_live_run_and_stripped_on_replay() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("evidence unavailable"), "{stderr}");
+}
+
+#[test]
+fn a_turn_the_recording_lacks_is_reported_as_replies_exhausted() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    // Drop the recording's last reply: the agent will ask for turn 2 of 0..1.
+    let path = s.path("cassettes/csv-stats.cassette.json");
+    let mut doc: serde_json::Map<String, Value> =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    map_events(&mut doc, |v| {
+        (v["message"]["id"] != "msg_reel_2").then_some(v)
+    });
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let (code, env, stderr) = s.rerun("cassettes/csv-stats.cassette.json", &[]);
+    let d = divergences(&env);
+    assert!(
+        d.contains(&("main".into(), Some(2), None, "replies_exhausted".into())),
+        "{d:?}\n{stderr}"
+    );
+    assert_eq!(env["results"][0]["rerun"]["replies"]["recorded"], 2);
+    // The agent surfaced the error: the run's result is an error, so the verdict fails.
+    assert_eq!(code, 1, "{stderr}");
+}
+
+#[test]
+fn the_text_report_names_each_file_and_closes_with_the_tally() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    s.edit("skills/csv-stats/scripts/stats.sh", |t| {
+        t.replace("rows += 1", "rows += 2")
+    });
+    s.edit("skills/weekly-report/templates/report.md", |t| {
+        t.replace("## Next", "## Next up")
+    });
+    let out = reel()
+        .current_dir(s.path("."))
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .env("REEL_RUNS_DIR", s.path("runs"))
+        .args([
+            "rerun",
+            "cassettes/csv-stats.cassette.json",
+            "cassettes/weekly-report.cassette.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "text mode keeps stdout empty");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.lines().last(),
+        Some("1 passed, 1 failed"),
+        "{stderr}"
+    );
+    insta::with_settings!({filters => vec![
+        (r"(?m)  \d+ ms$|  \d+\.\d+ s$", "  [time]"),
+        (r"/[^\s]*/runs/[^\s]+", "[run dir]"),
+        (r"sha256 [0-9a-f]{64}", "sha256 [hash]"),
+    ]}, {
+        insta::assert_snapshot!("rerun_broken_script_and_changed_template", stderr);
+    });
+}
+
+/// A scratch git copy of the cowork-harness recordings in tests/data/rerun/cowork.
+fn cowork_scratch() -> Scratch {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["cassettes", "scenarios", "sessions", "skills", "data"] {
+        copy_tree(
+            &repo().join("tests/data/rerun/cowork").join(sub),
+            &dir.path().join(sub),
+        );
+    }
+    let s = Scratch { dir };
+    s.git(&["init", "-q"]);
+    s.commit("cowork-harness recordings");
+    s
+}
+
+#[test]
+fn cowork_harness_recordings_rerun_green_with_no_divergence() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let s = cowork_scratch();
+    let (code, env, stderr) = s.rerun("cassettes", &["--strict"]);
+    assert_eq!(code, 0, "{stderr}\n{env}");
+    let results = env["results"].as_array().unwrap();
+    assert_eq!(results.len(), 5);
+    for r in results {
+        assert_eq!(
+            r["rerun"]["divergences"],
+            serde_json::json!([]),
+            "{}",
+            r["file"]
+        );
+        assert_eq!(
+            r["rerun"]["replies"]["served"], r["rerun"]["replies"]["recorded"],
+            "{}",
+            r["file"]
+        );
+    }
+}
+
+#[test]
+fn cowork_harness_recordings_catch_a_changed_skill_tree() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let s = cowork_scratch();
+    s.edit("skills/csv-stats/scripts/stats.sh", |t| {
+        t.replace("total += $NF", "total += 1")
+    });
+    let (code, env, stderr) = s.rerun("cassettes/csv-stats.cassette.json", &[]);
+    assert_eq!(code, 1, "{stderr}");
+    let failed = failing(&env);
+    assert!(
+        failed
+            .iter()
+            .any(|m| m.contains("\"total\" = 3, expected 245")),
+        "{failed:?}"
+    );
+    assert!(divergences(&env).contains(&(
+        "main".into(),
+        Some(1),
+        Some("Bash".into()),
+        "tool_result".into()
+    )));
+
+    s.edit("skills/weekly-report/templates/report.md", |t| {
+        t.replace("## Done", "## Shipped")
+    });
+    let (code, env, stderr) = s.rerun("cassettes/weekly-report.cassette.json", &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        divergences(&env),
+        vec![(
+            "main".into(),
+            Some(1),
+            Some("Read".into()),
+            "tool_result".into()
+        )]
+    );
 }

@@ -149,11 +149,12 @@ fn a_changed_assert_block_is_a_notice_and_the_verdict_is_the_frozen_one() {
     // Text mode prints the same notice on stderr, before the footer.
     let out = util::reel()
         .current_dir(&fx.root)
-        .args(["replay", CASSETTE])
+        .args(["replay", CASSETTE, "--verbose"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.stdout.is_empty());
+    // The original's layout (--verbose): the notice comes before the footer.
     let notice = stderr
         .find("has a different `assert:` block")
         .expect(&stderr);

@@ -324,7 +324,8 @@ fn text_report_shows_recorded_budget_and_margin() {
          \x20   max_tokens: recorded=3150, budget=4000 → margin 1.3×  ⚠ tight\n\
          \x20   dispatch_count_max: recorded=0, budget=2 → margin ∞\n\
          \x20 {b}:\n\
-         \x20   questions_count_max: recorded=unavailable, budget=1 → margin n/a\n",
+         \x20   questions_count_max: recorded=unavailable, budget=1 → margin n/a\n\
+         2 passed, 0 failed\n",
         a = with_gate.display(),
         b = legacy.display()
     );
@@ -359,7 +360,11 @@ fn cassettes_without_count_bound_keys_get_no_rows() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.ends_with("use `run --repeat` for a distribution):\n  (no count-bound assertions in the checked cassette(s))\n"),
+        stderr.ends_with("\n2 passed, 0 failed, 1 error\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("use `run --repeat` for a distribution):\n  (no count-bound assertions in the checked cassette(s))\n"),
         "{stderr}"
     );
 

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The GitHub Action's script (action.yml at the repository root runs it; the
+# test suite runs it too, tests/it/action.rs). Two subcommands:
+#
+#   action.sh cache-key   print `dir=` and `key=` lines for $GITHUB_OUTPUT: where
+#                         the built reel is kept and the cache key of this source
+#   action.sh run         get a reel binary (REEL_ACTION_BIN, else the cached
+#                         build, else `cargo install --locked --path <source>`),
+#                         then run `reel replay` and `reel verify-cassettes` over
+#                         the paths; both always run, the exit code is the worse
+#
+# Inputs (environment, set by action.yml from the action's inputs):
+#   REEL_ACTION_PATHS         cassette files/dirs, whitespace-separated (default cassettes/)
+#   REEL_ACTION_SHARD         I/N, passed to both commands as --shard (default: none)
+#   REEL_ACTION_REPLAY_FLAGS  extra replay flags, whitespace-separated (no quoting)
+#   REEL_ACTION_VERIFY_FLAGS  extra verify-cassettes flags, whitespace-separated
+#   REEL_ACTION_JUNIT         write replay's JUnit here (default: none; with several
+#                             paths, FILE-1.xml, FILE-2.xml, ... one per path)
+#   REEL_ACTION_SKIP_VERIFY   `true`: replay only
+#   REEL_ACTION_BIN           use this reel binary; no build
+#   REEL_ACTION_SOURCE        the crate to build (default: this script's repository)
+#   REEL_ACTION_INSTALL_DIR   where the build is kept (default $RUNNER_TEMP/reel-action)
+# Runner environment it reads: GITHUB_ACTIONS, GITHUB_STEP_SUMMARY (reel appends
+# the job summary itself), GITHUB_OUTPUT (replay-exit, verify-exit, reel),
+# RUNNER_TEMP.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source_dir="${REEL_ACTION_SOURCE:-$(dirname "$here")}"
+install_dir="${REEL_ACTION_INSTALL_DIR:-${RUNNER_TEMP:-${TMPDIR:-/tmp}}/reel-action}"
+
+# The cache key: the OS, the toolchain and a digest of everything the build
+# reads, so a cached binary is reused exactly when it would be rebuilt alike.
+cache_key() {
+    local digest rustc
+    rustc="$(rustc --version 2>/dev/null || echo no-rustc)"
+    digest="$(
+        cd "$source_dir" &&
+            { printf '%s\n' "$rustc"; find Cargo.toml Cargo.lock build.rs src schema -type f 2>/dev/null | LC_ALL=C sort | xargs sha256sum; } |
+            sha256sum | cut -c1-32
+    )"
+    echo "reel-$(uname -s)-$(uname -m)-$digest"
+}
+
+# The reel binary to run, built once per cache key.
+reel_bin() {
+    if [[ -n "${REEL_ACTION_BIN:-}" ]]; then
+        echo "$REEL_ACTION_BIN"
+        return
+    fi
+    local key bin
+    key="$(cache_key)"
+    bin="$install_dir/bin/reel"
+    if [[ -x "$bin" && "$(cat "$install_dir/key" 2>/dev/null)" == "$key" ]]; then
+        echo "reel-action: reusing the cached build $bin ($key)" >&2
+    else
+        echo "reel-action: building reel from $source_dir (cargo install --locked)" >&2
+        cargo install --locked --path "$source_dir" --root "$install_dir" --force >&2
+        echo "$key" >"$install_dir/key"
+    fi
+    echo "$bin"
+}
+
+# Exit codes combined as reel combines them: 0 < 1 < 3 < 2.
+worse() {
+    local rank_a rank_b
+    rank() { case "$1" in 0) echo 0 ;; 1) echo 1 ;; 3) echo 2 ;; *) echo 3 ;; esac; }
+    rank_a="$(rank "$1")"
+    rank_b="$(rank "$2")"
+    if ((rank_a >= rank_b)); then echo "$1"; else echo "$2"; fi
+}
+
+output() {
+    if [[ -n "${GITHUB_OUTPUT:-}" ]]; then
+        echo "$1" >>"$GITHUB_OUTPUT"
+    fi
+}
+
+run() {
+    local reel paths replay_flags verify_flags shard=() junit=() code=0 replay_code verify_code
+    reel="$(reel_bin)"
+    output "reel=$reel"
+    read -r -a paths <<<"${REEL_ACTION_PATHS:-cassettes/}"
+    read -r -a replay_flags <<<"${REEL_ACTION_REPLAY_FLAGS:-}"
+    read -r -a verify_flags <<<"${REEL_ACTION_VERIFY_FLAGS:-}"
+    if [[ -n "${REEL_ACTION_SHARD:-}" ]]; then
+        shard=(--shard "$REEL_ACTION_SHARD")
+    fi
+    if [[ -n "${REEL_ACTION_JUNIT:-}" ]]; then
+        junit=(--junit "$REEL_ACTION_JUNIT")
+    fi
+
+    # replay takes one target per run; with several, each gets its own
+    # JUnit file (report.xml -> report-1.xml, report-2.xml, ...).
+    local i=0
+    for p in "${paths[@]}"; do
+        i=$((i + 1))
+        if [[ ${#junit[@]} -gt 0 && ${#paths[@]} -gt 1 ]]; then
+            junit=(--junit "${REEL_ACTION_JUNIT%.xml}-$i.xml")
+        fi
+        echo "::group::reel replay $p" >&2
+        set +e
+        "$reel" replay "$p" "${shard[@]}" "${replay_flags[@]}" "${junit[@]}"
+        replay_code=$?
+        set -e
+        echo "::endgroup::" >&2
+        code="$(worse "$code" "$replay_code")"
+    done
+    output "replay-exit=$code"
+
+    if [[ "${REEL_ACTION_SKIP_VERIFY:-false}" != "true" ]]; then
+        echo "::group::reel verify-cassettes ${paths[*]}" >&2
+        set +e
+        "$reel" verify-cassettes "${paths[@]}" "${shard[@]}" "${verify_flags[@]}"
+        verify_code=$?
+        set -e
+        echo "::endgroup::" >&2
+        output "verify-exit=$verify_code"
+        code="$(worse "$code" "$verify_code")"
+    fi
+    return "$code"
+}
+
+case "${1:-}" in
+cache-key)
+    echo "dir=$install_dir"
+    echo "key=$(cache_key)"
+    ;;
+run)
+    run
+    ;;
+*)
+    echo "usage: action.sh cache-key | run" >&2
+    exit 2
+    ;;
+esac

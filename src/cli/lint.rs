@@ -1,0 +1,137 @@
+//! `reel lint SCENARIO|DIR`: arguments, the report on stderr (or the JSON
+//! envelope on stdout) and the exit code; the checks are `crate::lint`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use owo_colors::OwoColorize;
+
+use crate::cli::OutputFormat;
+use crate::error::Result;
+use crate::exit;
+use crate::lint::{self, Finding, Severity};
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Each finding is `FILE:LINE: warning|error[CODE name]: message` with a `hint:` line. Codes: \
+                  L000 does-not-load, L001 live-only-key, L002 no-pre-run-baseline, L003 slash-command-not-first, \
+                  L004 answer-never-matches, L005 choose-names-no-option, L006 allow-if-syntax, \
+                  L007 vacuous-assertion, L008 only-result-asserted, L009 contradictory-assertions, \
+                  L010 path-not-found.\n\n\
+                  Exit codes: 0 clean (warnings allowed unless --strict); 1 an error, or a warning under --strict; \
+                  2 usage or an unreadable file (not found, not YAML)."
+)]
+pub struct LintArgs {
+    /// A scenario YAML, or a directory whose scenarios (`*.yaml` with a top-level `prompt:`,
+    /// non-recursive) are linted.
+    #[arg(required = true, value_name = "SCENARIO|DIR")]
+    pub targets: Vec<PathBuf>,
+    /// Warnings fail too (exit 1).
+    #[arg(long)]
+    pub strict: bool,
+    /// `text` (findings on stderr) or `json` (an envelope on stdout).
+    #[arg(long, value_enum, default_value_t)]
+    pub output_format: OutputFormat,
+}
+
+/// One finding as text: `file:line: severity[CODE name]: message` + hint.
+pub fn render_finding(f: &Finding, color: bool) -> String {
+    let loc = match f.line {
+        Some(l) => format!("{}:{l}", f.file.display()),
+        None => f.file.display().to_string(),
+    };
+    let sev = match f.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    let head = format!("{sev}[{} {}]", f.code, f.name);
+    let head = match (color, f.severity) {
+        (false, _) => head,
+        (true, Severity::Error) => head.red().bold().to_string(),
+        (true, Severity::Warning) => head.yellow().bold().to_string(),
+    };
+    let mut out = format!("{loc}: {head}: {}\n", f.message);
+    if let Some(h) = &f.hint {
+        out.push_str(&format!("    hint: {h}\n"));
+    }
+    out
+}
+
+/// Lints `scenario` for `reel record`: its findings as text lines, never a
+/// failure (an unreadable scenario is left to the loader's own error).
+pub fn findings_for_record(scenario: &Path) -> Vec<String> {
+    lint::lint_file(scenario)
+        .map(|fs| fs.iter().map(|f| render_finding(f, false)).collect())
+        .unwrap_or_default()
+}
+
+pub fn run(args: LintArgs) -> Result<u8> {
+    let mut files = Vec::new();
+    let mut code = exit::SUCCESS;
+    let mut stderr = anstream::stderr().lock();
+    for t in &args.targets {
+        match lint::collect_targets(t) {
+            Ok(f) if f.is_empty() => {
+                let _ = writeln!(
+                    stderr,
+                    "lint: {}: no scenario (a *.yaml with a top-level `prompt:`)",
+                    t.display()
+                );
+                code = exit::worst(code, exit::USAGE);
+            }
+            Ok(f) => files.extend(f),
+            Err(e) => {
+                let _ = writeln!(stderr, "lint: {e}");
+                code = exit::worst(code, exit::USAGE);
+            }
+        }
+    }
+    let mut results = Vec::new();
+    let (mut errors, mut warnings) = (0usize, 0usize);
+    for file in &files {
+        match lint::lint_file(file) {
+            Ok(findings) => {
+                for f in &findings {
+                    match f.severity {
+                        Severity::Error => errors += 1,
+                        Severity::Warning => warnings += 1,
+                    }
+                    if args.output_format == OutputFormat::Text {
+                        let _ = stderr.write_all(render_finding(f, true).as_bytes());
+                    }
+                }
+                results.push(serde_json::json!({"file": file, "findings": findings}));
+            }
+            Err(e) => {
+                let _ = writeln!(stderr, "lint: {e}");
+                code = exit::worst(code, exit::USAGE);
+                results.push(serde_json::json!({"file": file, "error": e.to_string()}));
+            }
+        }
+    }
+    if errors > 0 || (args.strict && warnings > 0) {
+        code = exit::worst(code, exit::FAILURE);
+    }
+    if args.output_format == OutputFormat::Json {
+        let env = serde_json::json!({
+            "tool": "reel", "version": env!("CARGO_PKG_VERSION"), "command": "lint",
+            "ok": code == exit::SUCCESS, "strict": args.strict, "results": results, "error": null,
+        });
+        let _ = writeln!(std::io::stdout().lock(), "{env}");
+    } else {
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        let _ = writeln!(
+            stderr,
+            "lint: {} checked, {}, {}{}",
+            plural(files.len(), "scenario"),
+            plural(errors, "error"),
+            plural(warnings, "warning"),
+            if args.strict && warnings > 0 {
+                " (--strict: warnings fail)"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(code)
+}

@@ -1,0 +1,79 @@
+//! Finding the files a batch command works on inside a directory argument:
+//! the one discovery `replay`, `verify-cassettes` and `record` share.
+//!
+//! Non-recursive and sorted by name, so a batch reports in a stable order
+//! and `--shard` keys ([`crate::shard`]) are plain file names. A symlink
+//! counts as what it points to.
+
+use std::path::{Path, PathBuf};
+
+/// The suffix of a cassette file.
+pub const CASSETTE_SUFFIX: &str = ".cassette.json";
+
+/// The `*.cassette.json` regular files of `dir`, sorted.
+pub fn cassettes_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    files_in(dir, |p, name| {
+        name.ends_with(CASSETTE_SUFFIX) && p.is_file()
+    })
+}
+
+/// The scenario YAML files of `dir`, sorted: `*.yaml`/`*.yml` with a
+/// top-level `prompt:` key. Model scripts (`*.model.yaml`) and session files
+/// (no `prompt:`) are skipped; a file that does not parse as YAML is skipped
+/// too (it is not recognisably a scenario).
+pub fn scenarios_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    files_in(dir, |p, name| {
+        if !(name.ends_with(".yaml") || name.ends_with(".yml")) || name.ends_with(".model.yaml") {
+            return false;
+        }
+        let Ok(text) = std::fs::read_to_string(p) else {
+            return false;
+        };
+        serde_yaml::from_str::<serde_json::Value>(&text)
+            .ok()
+            .is_some_and(|v| v.get("prompt").is_some())
+    })
+}
+
+fn files_in(dir: &Path, keep: impl Fn(&Path, &str) -> bool) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let path = e.path();
+            keep(&path, &name).then_some(path)
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cassettes_and_scenarios_are_told_apart() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |n: &str, t: &str| std::fs::write(d.path().join(n), t).unwrap();
+        w("b.cassette.json", "{}");
+        w("a.cassette.json", "{}");
+        w("notes.json", "{}");
+        w("s.yaml", "name: s\nprompt: hi\n");
+        w("s.model.yaml", "prompt: not a scenario\n");
+        w("session.yaml", "folders: []\n");
+        w("broken.yml", ": : :\n\t");
+        std::fs::create_dir(d.path().join("dir.cassette.json")).unwrap();
+        let names = |v: Vec<PathBuf>| -> Vec<String> {
+            v.iter()
+                .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(
+            names(cassettes_in(d.path()).unwrap()),
+            ["a.cassette.json", "b.cassette.json"]
+        );
+        assert_eq!(names(scenarios_in(d.path()).unwrap()), ["s.yaml"]);
+        assert!(cassettes_in(&d.path().join("missing")).is_err());
+    }
+}

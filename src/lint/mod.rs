@@ -1,0 +1,809 @@
+//! `reel lint`: scenario footguns found before a recording is spent — each a
+//! [`Finding`] with a stable code, a severity and the `file:line` it points
+//! at (line numbers from [`positions`], read beside the scenario loader).
+//!
+//! The checks read the scenario as the loader does (`serde_yaml` → JSON) and
+//! lean on the one home of each concept: the assertion catalog for buckets
+//! (`crate::assert::catalog`), the answers decider and its JS sandbox for
+//! rules (`crate::scenario::answers`), the session loader for paths, the
+//! scripted model (`<name>.model.yaml`) for the questions the run will ask.
+//! A scenario the original's loader refuses is a finding too ([`Code::DoesNotLoad`]).
+//!
+//! Not here: printing and exit codes (`cli::lint`).
+
+pub mod positions;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::assert::catalog::{self, Bucket};
+use crate::scenario::answers::{self, AnswerRule, DecideError, Decider, QuestionReply};
+use crate::scenario::{self, Scenario, ScenarioError};
+use positions::Positions;
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth fixing; fails the lint only under `--strict`.
+    Warning,
+    /// The scenario cannot do what it says; fails the lint.
+    Error,
+}
+
+/// The stable codes. Never renumber: CI configs and docs cite them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    DoesNotLoad,
+    LiveOnlyKey,
+    NoPreRunBaseline,
+    SlashCommandNotFirst,
+    AnswerNeverMatches,
+    ChooseNamesNoOption,
+    AllowIfSyntax,
+    VacuousAssertion,
+    OnlyResultAsserted,
+    ContradictoryAssertions,
+    PathNotFound,
+}
+
+impl Code {
+    pub fn id(self) -> &'static str {
+        match self {
+            Code::DoesNotLoad => "L000",
+            Code::LiveOnlyKey => "L001",
+            Code::NoPreRunBaseline => "L002",
+            Code::SlashCommandNotFirst => "L003",
+            Code::AnswerNeverMatches => "L004",
+            Code::ChooseNamesNoOption => "L005",
+            Code::AllowIfSyntax => "L006",
+            Code::VacuousAssertion => "L007",
+            Code::OnlyResultAsserted => "L008",
+            Code::ContradictoryAssertions => "L009",
+            Code::PathNotFound => "L010",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Code::DoesNotLoad => "does-not-load",
+            Code::LiveOnlyKey => "live-only-key",
+            Code::NoPreRunBaseline => "no-pre-run-baseline",
+            Code::SlashCommandNotFirst => "slash-command-not-first",
+            Code::AnswerNeverMatches => "answer-never-matches",
+            Code::ChooseNamesNoOption => "choose-names-no-option",
+            Code::AllowIfSyntax => "allow-if-syntax",
+            Code::VacuousAssertion => "vacuous-assertion",
+            Code::OnlyResultAsserted => "only-result-asserted",
+            Code::ContradictoryAssertions => "contradictory-assertions",
+            Code::PathNotFound => "path-not-found",
+        }
+    }
+
+    pub fn severity(self) -> Severity {
+        match self {
+            Code::DoesNotLoad
+            | Code::ChooseNamesNoOption
+            | Code::AllowIfSyntax
+            | Code::ContradictoryAssertions
+            | Code::PathNotFound => Severity::Error,
+            _ => Severity::Warning,
+        }
+    }
+}
+
+/// One finding.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Finding {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub severity: Severity,
+    /// The file the line is in (the scenario, or the session it names).
+    pub file: PathBuf,
+    /// 1-based; `None` when the document gives no position for it.
+    pub line: Option<usize>,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// A scenario that cannot be read or is not YAML (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Unreadable(pub String);
+
+/// Tools a Claude Code agent can be offered by name (`mcp__<server>__<tool>`
+/// names come from the session's MCP servers and are not listed).
+pub const KNOWN_TOOLS: &[&str] = &[
+    "Agent",
+    "AskUserQuestion",
+    "Bash",
+    "BashOutput",
+    "Edit",
+    "ExitPlanMode",
+    "Glob",
+    "Grep",
+    "KillBash",
+    "KillShell",
+    "LS",
+    "ListMcpResourcesTool",
+    "MultiEdit",
+    "NotebookEdit",
+    "NotebookRead",
+    "Read",
+    "ReadMcpResourceTool",
+    "SlashCommand",
+    "Skill",
+    "Task",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskOutput",
+    "TaskStop",
+    "TaskUpdate",
+    "TodoWrite",
+    "ToolSearch",
+    "WebFetch",
+    "WebSearch",
+    "Write",
+];
+
+/// The scenario files of `target`: the file itself, or a directory's
+/// `*.yaml`/`*.yml` with a top-level `prompt:` (sorted, non-recursive;
+/// model scripts and sessions are not scenarios).
+pub fn collect_targets(target: &Path) -> Result<Vec<PathBuf>, Unreadable> {
+    let meta =
+        std::fs::metadata(target).map_err(|e| Unreadable(format!("{}: {e}", target.display())))?;
+    if !meta.is_dir() {
+        return Ok(vec![target.to_path_buf()]);
+    }
+    let rd =
+        std::fs::read_dir(target).map_err(|e| Unreadable(format!("{}: {e}", target.display())))?;
+    let mut paths: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    Ok(paths
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            (name.ends_with(".yaml") || name.ends_with(".yml"))
+                && !name.ends_with(".model.yaml")
+                && std::fs::read_to_string(p).is_ok_and(|t| {
+                    serde_yaml::from_str::<Value>(&t).is_ok_and(|v| v.get("prompt").is_some())
+                })
+        })
+        .collect())
+}
+
+/// Lints one scenario file.
+pub fn lint_file(path: &Path) -> Result<Vec<Finding>, Unreadable> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Unreadable(format!("read `{}`: {e}", path.display())))?;
+    lint_text(path, &text)
+}
+
+/// Lints scenario `text` as if read from `path` (paths resolve against its
+/// directory; the model script is looked up beside it).
+pub fn lint_text(path: &Path, text: &str) -> Result<Vec<Finding>, Unreadable> {
+    let doc: Value = serde_yaml::from_str(text)
+        .map_err(|e| Unreadable(format!("parse `{}`: {e}", path.display())))?;
+    let Value::Object(_) = &doc else {
+        return Err(Unreadable(format!(
+            "parse `{}`: the top level is not a mapping",
+            path.display()
+        )));
+    };
+    let mut l = Linter {
+        path,
+        text,
+        pos: Positions::of(text),
+        doc: &doc,
+        findings: Vec::new(),
+    };
+    l.run();
+    let mut findings = l.findings;
+    // The loader's own refusal, unless a check above already says why.
+    if let Err(e) = Scenario::from_str_authored(path, text)
+        && !findings.iter().any(|f| f.severity == Severity::Error)
+    {
+        let (message, hint) = match &e {
+            ScenarioError::Invalid { message, hint, .. } => (message.clone(), hint.clone()),
+            other => (other.to_string(), None),
+        };
+        let field = message
+            .split(':')
+            .next()
+            .unwrap_or_default()
+            .trim_matches('`')
+            .to_string();
+        findings.push(Finding {
+            code: Code::DoesNotLoad.id(),
+            name: Code::DoesNotLoad.name(),
+            severity: Severity::Error,
+            file: path.to_owned(),
+            line: Positions::of(text).line(&field),
+            message: format!("the scenario does not load: {message}"),
+            hint,
+        });
+    }
+    findings.sort_by_key(|f| (f.file.clone(), f.line.unwrap_or(0)));
+    Ok(findings)
+}
+
+struct Linter<'a> {
+    path: &'a Path,
+    text: &'a str,
+    pos: Positions,
+    doc: &'a Value,
+    findings: Vec<Finding>,
+}
+
+/// The keys of `assert:` items with their item index.
+fn assert_items(doc: &Value) -> Vec<(usize, &serde_json::Map<String, Value>)> {
+    doc.get("assert")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .enumerate()
+                .filter_map(|(i, v)| v.as_object().map(|m| (i, m)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl Linter<'_> {
+    fn push(&mut self, code: Code, at: &str, message: String, hint: Option<&str>) {
+        self.findings.push(Finding {
+            code: code.id(),
+            name: code.name(),
+            severity: code.severity(),
+            file: self.path.to_owned(),
+            line: self.pos.line(at),
+            message,
+            hint: hint.map(str::to_owned),
+        });
+    }
+
+    fn str_field(&self, key: &str) -> Option<&str> {
+        self.doc.get(key).and_then(Value::as_str)
+    }
+
+    fn run(&mut self) {
+        let session = self.session();
+        self.live_only_keys();
+        self.pre_run_baseline(session.as_ref().map(|(_, s)| s));
+        self.slash_command();
+        self.answers();
+        self.vacuous(session.as_ref().map(|(_, s)| s));
+        self.only_result();
+        self.contradictions();
+    }
+
+    fn fidelity(&self) -> &str {
+        self.str_field("fidelity").unwrap_or("container")
+    }
+
+    /// L001: at `fidelity: protocol` (what reel records) a live-only key is
+    /// never evaluated — reel's live verdict is replay's. At the original's
+    /// live tiers it is checked on the live run, so it is not flagged there.
+    fn live_only_keys(&mut self) {
+        if self.fidelity() != "protocol" {
+            return;
+        }
+        for (i, item) in assert_items(self.doc) {
+            for key in item.keys() {
+                if catalog::bucket(key) == Some(Bucket::LiveOnly) {
+                    self.push(
+                        Code::LiveOnlyKey,
+                        &format!("assert[{i}].{key}"),
+                        format!(
+                            "`{key}` is live-only: replay never evaluates it, and a protocol recording's verdict is replay's — it can never fail"
+                        ),
+                        Some("remove it, or test it live with cowork-harness at container fidelity (`reel assertions` lists each key's bucket)"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// L002: the two baseline keys where the recording has no usable pre-run
+    /// baseline.
+    fn pre_run_baseline(&mut self, session: Option<&scenario::session::Session>) {
+        let remote = self.str_field("lane") == Some("remote");
+        let microvm = self.fidelity() == "microvm";
+        for (i, item) in assert_items(self.doc) {
+            for key in ["no_unexpected_files", "input_unmodified"] {
+                if !item.contains_key(key) {
+                    continue;
+                }
+                let at = format!("assert[{i}].{key}");
+                if remote {
+                    self.push(
+                        Code::NoPreRunBaseline,
+                        &at,
+                        format!(
+                            "`{key}` on `lane: remote`: the remote lane takes no pre-run baseline, so the key is always evidence-unavailable"
+                        ),
+                        Some("assert the deliverables with file_exists / artifact_* instead"),
+                    );
+                } else if microvm && key == "input_unmodified" {
+                    self.push(
+                        Code::NoPreRunBaseline,
+                        &at,
+                        "`input_unmodified` at `fidelity: microvm`: that tier records no pre-run hashes, so replay skips the key".into(),
+                        Some("use container or hostloop fidelity for an input_unmodified check"),
+                    );
+                } else if key == "input_unmodified"
+                    && let Some(s) = session
+                    && s.uploads.is_empty()
+                    && s.folders.is_empty()
+                    && s.projects.is_empty()
+                {
+                    self.push(
+                        Code::NoPreRunBaseline,
+                        &at,
+                        "`input_unmodified`: the session stages no uploads, folders or projects, so the pre-run baseline is empty and the key fails (\"matched no pre-run path\")".into(),
+                        Some("add the inputs to the session's `uploads:` / `folders:`, or remove the key"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// L003: a slash command the agent would only expand at the very start.
+    fn slash_command(&mut self) {
+        let Some(prompt) = self.str_field("prompt") else {
+            return;
+        };
+        let re = regex::Regex::new(r"(?:^|\s)(/[A-Za-z][\w:-]*)(?:\s|$)").expect("static regex");
+        let trimmed = prompt.trim_start();
+        for m in re.captures_iter(prompt) {
+            let cmd = m.get(1).expect("group 1");
+            // `prompt.trim_start()` starting with it is the one working place.
+            let offset_in_trimmed = cmd.start() as isize - (prompt.len() - trimmed.len()) as isize;
+            if offset_in_trimmed == 0 {
+                continue;
+            }
+            let word = cmd.as_str();
+            // The line in the file: the first line at or after `prompt:` holding it.
+            let from = self.pos.line("prompt").unwrap_or(1);
+            let line = self
+                .text
+                .lines()
+                .enumerate()
+                .skip(from - 1)
+                .find(|(_, l)| l.contains(word))
+                .map(|(i, _)| i + 1);
+            self.findings.push(Finding {
+                code: Code::SlashCommandNotFirst.id(),
+                name: Code::SlashCommandNotFirst.name(),
+                severity: Code::SlashCommandNotFirst.severity(),
+                file: self.path.to_owned(),
+                line: line.or(Some(from)),
+                message: format!(
+                    "`{word}` is not at the start of `prompt:`: the agent expands a slash command only as the prompt's first word, elsewhere it is plain text"
+                ),
+                hint: Some(format!("start the prompt with `{word} …`, or reword it")),
+            });
+            break;
+        }
+    }
+
+    /// L004 / L005 / L006: answers rules.
+    fn answers(&mut self) {
+        let Some(rules) = self.doc.get("answers").and_then(Value::as_array) else {
+            return;
+        };
+        let gates = self.scripted_gates();
+        for (i, rule) in rules.iter().enumerate() {
+            let Some(m) = rule.as_object() else { continue };
+            if let Some(expr) = m.get("allow_if").and_then(Value::as_str)
+                && let Err(e) = answers::check_allow_if(expr)
+            {
+                self.push(
+                    Code::AllowIfSyntax,
+                    &format!("answers[{i}].allow_if"),
+                    format!("`allow_if` does not parse as JavaScript: {e}"),
+                    Some("an allow_if is one JavaScript expression over the tool input (e.g. `!command.includes('rm ')`)"),
+                );
+            }
+            if let Some(tool) = m.get("when_tool").and_then(Value::as_str)
+                && !tool_is_known(tool)
+            {
+                self.push(
+                    Code::AnswerNeverMatches,
+                    &format!("answers[{i}].when_tool"),
+                    format!(
+                        "`when_tool: {tool}` names no tool the agent offers (matched exactly, case-sensitive){}",
+                        scenario::did_you_mean(tool, KNOWN_TOOLS)
+                    ),
+                    Some("use a tool name such as Bash, Write, Read, Skill, or mcp__<server>__<tool>"),
+                );
+            }
+            if m.contains_key("when_question") {
+                self.question_rule(i, rule, gates.as_deref());
+            }
+        }
+    }
+
+    /// The AskUserQuestion gates (`input.questions`) the scenario's scripted
+    /// model will ask, or `None` with no model script (a live model).
+    fn scripted_gates(&self) -> Option<Vec<Value>> {
+        let script_path = scenario::model_script_beside(self.path)?;
+        let script = crate::model::script::Script::load(&script_path).ok()?;
+        Some(
+            script
+                .turns
+                .iter()
+                .flat_map(|t| &t.blocks)
+                .filter_map(|b| match b {
+                    crate::model::script::Block::ToolUse { name, input, .. }
+                        if name == "AskUserQuestion" =>
+                    {
+                        input.get("questions").cloned()
+                    }
+                    _ => None,
+                })
+                .collect(),
+        )
+    }
+
+    fn question_rule(&mut self, i: usize, rule: &Value, gates: Option<&[Value]>) {
+        let Some(gates) = gates else { return };
+        let Ok(mut parsed) = answers::parse_rules(&Value::Array(vec![rule.clone()]), "answers")
+        else {
+            return; // the loader reports a malformed rule
+        };
+        let Some(AnswerRule::Question {
+            pattern,
+            regex,
+            reply,
+        }) = parsed.pop()
+        else {
+            return;
+        };
+        let asked: Vec<&str> = gates
+            .iter()
+            .flat_map(|g| g.as_array().into_iter().flatten())
+            .filter_map(|q| q.get("question").and_then(Value::as_str))
+            .collect();
+        let matching: Vec<&str> = asked
+            .iter()
+            .copied()
+            .filter(|q| regex.is_match(q).unwrap_or(false))
+            .collect();
+        if matching.is_empty() {
+            let what = if asked.is_empty() {
+                "the scenario's model script asks no question".to_string()
+            } else {
+                format!(
+                    "no question the model script asks matches it (asked: {})",
+                    asked
+                        .iter()
+                        .map(|q| format!("{q:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            self.push(
+                Code::AnswerNeverMatches,
+                &format!("answers[{i}].when_question"),
+                format!("`when_question: {pattern:?}` can never match: {what}"),
+                Some("match a word of the question text (case-insensitive regex), or remove the rule"),
+            );
+            return;
+        }
+        if !matches!(reply, QuestionReply::Choose(_)) {
+            return;
+        }
+        // Resolve `choose:` against each gate it answers, with the decider.
+        let decider = Decider {
+            rules: vec![AnswerRule::Question {
+                pattern,
+                regex,
+                reply,
+            }],
+            parity: Default::default(),
+            unanswered: answers::Unanswered::Fail,
+        };
+        for gate in gates {
+            if let Err(DecideError::Script(msg)) = decider.decide_question(gate) {
+                self.push(
+                    Code::ChooseNamesNoOption,
+                    &format!("answers[{i}].choose"),
+                    format!("`choose:` names no option the question offers: {msg}"),
+                    Some("choose an offered label, a 1-based index, `first` or `recommended`"),
+                );
+                return;
+            }
+        }
+    }
+
+    /// L007: assertions that pass (or fail) whatever the run does.
+    fn vacuous(&mut self, session: Option<&scenario::session::Session>) {
+        let mut roots: Vec<String> = vec!["outputs".into(), ".projects".into()];
+        if let Some(s) = session {
+            roots.extend(s.folders.iter().filter_map(|f| {
+                Path::new(&f.from)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+            }));
+        }
+        for (i, item) in assert_items(self.doc) {
+            if let Some(glob) = item.get("tool_not_called").and_then(Value::as_str)
+                && !glob.is_empty()
+                && !glob.starts_with("mcp__")
+                && !KNOWN_TOOLS
+                    .iter()
+                    .any(|t| crate::assert::glob::matches(glob, t))
+            {
+                self.push(
+                    Code::VacuousAssertion,
+                    &format!("assert[{i}].tool_not_called"),
+                    format!(
+                        "`tool_not_called: {glob}` matches no tool the agent offers, so it always passes{}",
+                        scenario::did_you_mean(glob, KNOWN_TOOLS)
+                    ),
+                    Some("name a real tool (`reel assertions tool_not_called`)"),
+                );
+            }
+            if let Some(p) = item.get("file_exists").and_then(Value::as_str) {
+                let norm = p.trim_start_matches("./");
+                let first = norm.split('/').next().unwrap_or_default();
+                let at = format!("assert[{i}].file_exists");
+                if first == "uploads" {
+                    self.push(
+                        Code::VacuousAssertion,
+                        &at,
+                        format!(
+                            "`file_exists: {p}` is a staged input: it exists before the agent starts, so it always passes"
+                        ),
+                        Some("assert an output (outputs/…), or `input_unmodified` for inputs"),
+                    );
+                } else if !roots.iter().any(|r| r == first) || !norm.contains('/') {
+                    self.push(
+                        Code::VacuousAssertion,
+                        &at,
+                        format!(
+                            "`file_exists: {p}` is outside the user-visible roots ({}): the artifact manifest never records it",
+                            roots.join(", ")
+                        ),
+                        Some("write paths relative to the work root, e.g. outputs/report.md"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// L008: nothing asserted beyond how the run ended.
+    fn only_result(&mut self) {
+        let items = assert_items(self.doc);
+        let beyond = items.iter().any(|(_, m)| {
+            m.keys()
+                .any(|k| k != "result" && !catalog::VERDICT_MODIFIERS.contains(&k.as_str()))
+        });
+        if !beyond {
+            let at = if self.doc.get("assert").is_some() {
+                "assert"
+            } else {
+                "prompt"
+            };
+            self.push(
+                Code::OnlyResultAsserted,
+                at,
+                "no assertion beyond `result`: any run that ends passes, whatever the skill did".into(),
+                Some("assert what the skill must do: a file (file_exists, artifact_text), a tool (tool_called), the answer (transcript_contains)"),
+            );
+        }
+    }
+
+    /// L009: pairs of assertions that can never both pass.
+    fn contradictions(&mut self) {
+        let items = assert_items(self.doc);
+        let find = |key: &str, pred: &dyn Fn(&Value) -> bool| -> Option<usize> {
+            items
+                .iter()
+                .find(|(_, m)| m.get(key).is_some_and(pred))
+                .map(|(i, _)| *i)
+        };
+        let any = |_: &Value| true;
+        let mut report = |a: (&str, usize), b: (&str, usize), why: String| {
+            let (first, second) = if a.1 <= b.1 { (a, b) } else { (b, a) };
+            self.push(
+                Code::ContradictoryAssertions,
+                &format!("assert[{}].{}", second.1, second.0),
+                format!(
+                    "`{}` (assert[{}]) contradicts `{}` (assert[{}]): {why}",
+                    second.0, second.1, first.0, first.1
+                ),
+                Some("one of the two can never pass; remove it"),
+            );
+        };
+        // Same-value opposites.
+        let pairs = [
+            ("tool_called", "tool_not_called"),
+            ("transcript_contains", "transcript_not_contains"),
+            ("tool_result_contains", "tool_result_not_contains"),
+            ("transcript_matches", "transcript_not_matches"),
+            ("tool_result_matches", "tool_result_not_matches"),
+            ("skill_triggered", "no_skill_triggered"),
+            ("subagent_tool_used", "subagent_tool_absent"),
+            ("file_exists", "file_absent"),
+        ];
+        for (yes, no) in pairs {
+            for (i, m) in &items {
+                let Some(v) = m.get(yes) else { continue };
+                if let Some((j, _)) = items.iter().find(|(_, n)| n.get(no) == Some(v)) {
+                    report(
+                        (yes, *i),
+                        (no, *j),
+                        format!("both name {}", serde_json::to_string(v).unwrap_or_default()),
+                    );
+                }
+            }
+        }
+        let results: Vec<(usize, &str)> = items
+            .iter()
+            .filter_map(|(i, m)| m.get("result").and_then(Value::as_str).map(|r| (*i, r)))
+            .collect();
+        if let Some((i, a)) = results.first()
+            && let Some((j, b)) = results.iter().find(|(_, r)| r != a)
+        {
+            report(
+                ("result", *i),
+                ("result", *j),
+                format!("a run ends in {a} or {b}, not both"),
+            );
+        }
+        if let Some(i) = find("questions_count_max", &|v| v.as_u64() == Some(0)) {
+            for (key, pred) in [
+                (
+                    "gate_answer_count_min",
+                    &(|v: &Value| v.as_u64().is_some_and(|n| n >= 1)) as &dyn Fn(&Value) -> bool,
+                ),
+                ("question_asked", &any),
+                ("question_options", &any),
+                ("gate_answers_delivered", &|v: &Value| {
+                    v.as_bool() == Some(false)
+                }),
+            ] {
+                if let Some(j) = find(key, pred) {
+                    report(
+                        ("questions_count_max", i),
+                        (key, j),
+                        "`questions_count_max: 0` allows no question".into(),
+                    );
+                }
+            }
+        }
+        if let Some(i) = find("no_hook_blocked", &|v| v.as_bool() == Some(true))
+            && let Some(j) = find("hook_blocked", &any)
+        {
+            report(
+                ("no_hook_blocked", i),
+                ("hook_blocked", j),
+                "no hook may block".into(),
+            );
+        }
+        if let Some(i) = find("no_path_denied", &|v| v.as_bool() == Some(true)) {
+            for key in ["path_denied", "vm_path_denied"] {
+                if let Some(j) = find(key, &any) {
+                    report(
+                        ("no_path_denied", i),
+                        (key, j),
+                        "no path may be denied".into(),
+                    );
+                }
+            }
+        }
+        if let Some(i) = find("dispatch_count_max", &|v| v.as_u64() == Some(0)) {
+            for key in ["subagent_dispatched", "subagent_tool_used"] {
+                if let Some(j) = find(key, &any) {
+                    report(
+                        ("dispatch_count_max", i),
+                        (key, j),
+                        "`dispatch_count_max: 0` allows no sub-agent".into(),
+                    );
+                }
+            }
+        }
+        if let Some(i) = find("tool_calls_max", &|v| v.as_u64() == Some(0))
+            && let Some(j) = find("tool_called", &any)
+        {
+            report(
+                ("tool_calls_max", i),
+                ("tool_called", j),
+                "`tool_calls_max: 0` allows no tool call".into(),
+            );
+        }
+    }
+
+    /// L010 for the session file and the paths it stages; returns the loaded
+    /// session (for the checks that read it).
+    fn session(&mut self) -> Option<(PathBuf, scenario::session::Session)> {
+        let raw = self.str_field("session")?.to_string();
+        if raw == scenario::INLINE_SESSION {
+            return None;
+        }
+        let Ok(path) = scenario::resolve_path(&raw, scenario::dir_of(self.path)) else {
+            return None; // `~user`: the loader's refusal
+        };
+        if !path.is_file() {
+            self.push(
+                Code::PathNotFound,
+                "session",
+                format!("`session: {raw}` does not exist ({})", path.display()),
+                Some("session paths are relative to the scenario's directory"),
+            );
+            return None;
+        }
+        let text = std::fs::read_to_string(&path).ok()?;
+        let session = scenario::session::Session::parse(&text, &path).ok()?;
+        let spos = Positions::of(&text);
+        let base = scenario::dir_of(&path).to_path_buf();
+        let mut staged: Vec<(String, String)> = Vec::new();
+        for (i, u) in session.uploads.iter().enumerate() {
+            staged.push((format!("uploads[{i}]"), u.clone()));
+        }
+        for (i, f) in session.folders.iter().enumerate() {
+            staged.push((format!("folders[{i}].from"), f.from.clone()));
+        }
+        for (i, p) in session.projects.iter().enumerate() {
+            staged.push((format!("projects[{i}].from"), p.from.clone()));
+        }
+        for (i, s) in session.skills.local.iter().enumerate() {
+            staged.push((format!("skills.local[{i}]"), s.clone()));
+        }
+        for (at, p) in staged {
+            let Ok(resolved) = scenario::resolve_path(&p, &base) else {
+                continue;
+            };
+            if !resolved.exists() {
+                self.findings.push(Finding {
+                    code: Code::PathNotFound.id(),
+                    name: Code::PathNotFound.name(),
+                    severity: Code::PathNotFound.severity(),
+                    file: path.clone(),
+                    line: spos.line(&at),
+                    message: format!(
+                        "`{at}: {p}` does not exist ({}), named by the session of {}",
+                        resolved.display(),
+                        self.path.display()
+                    ),
+                    hint: Some("session paths are relative to the session file's directory".into()),
+                });
+            }
+        }
+        Some((path, session))
+    }
+}
+
+/// Whether a `when_tool` value can name a tool the agent is offered.
+fn tool_is_known(tool: &str) -> bool {
+    KNOWN_TOOLS.contains(&tool) || tool.starts_with("mcp__") || tool.starts_with("webfetch:")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_stable() {
+        let all = [
+            Code::DoesNotLoad,
+            Code::LiveOnlyKey,
+            Code::NoPreRunBaseline,
+            Code::SlashCommandNotFirst,
+            Code::AnswerNeverMatches,
+            Code::ChooseNamesNoOption,
+            Code::AllowIfSyntax,
+            Code::VacuousAssertion,
+            Code::OnlyResultAsserted,
+            Code::ContradictoryAssertions,
+            Code::PathNotFound,
+        ];
+        let ids: std::collections::BTreeSet<_> = all.iter().map(|c| c.id()).collect();
+        assert_eq!(ids.len(), all.len());
+        assert_eq!(Code::PathNotFound.id(), "L010");
+    }
+}

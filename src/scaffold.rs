@@ -1,0 +1,353 @@
+//! `reel scaffold`: a starter scenario (and its model script) from a
+//! recording, so any recording becomes a token-free test in one command.
+//!
+//! The scenario keeps the recording's prompt, tier and timeout, points at its
+//! session (re-relativised to where the scenario is written), answers with
+//! the recording's own `answers:` rules (they reproduced it, through the one
+//! decider) plus a rule per answered gate or permission they do not cover,
+//! and asserts what happened: `result`, `file_exists` per created file,
+//! `no_unexpected_files` for the set, `tool_called` per tool the main agent
+//! used, `question_asked` per gate with `gate_answers_delivered`. The model
+//! script is `reel model extract`'s (`crate::rerun::replies`).
+//!
+//! Facts come from a replay of the cassette (`crate::replay`), never from a
+//! second reading of the events.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use crate::cassette::Cassette;
+use crate::replay::{ReplayOptions, replay_file};
+use crate::scenario::answers::{self, Decider};
+
+/// A scaffolded scenario and model script.
+#[derive(Debug, Clone)]
+pub struct Scaffold {
+    pub scenario_yaml: String,
+    /// `None` when the recording has no model reply to extract.
+    pub model_yaml: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// Escapes `s` so an ECMAScript regex matches it literally.
+pub fn regex_literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "\\^$.|?*+()[]{}/".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `to` relative to the directory `from` (both made absolute lexically).
+fn relative(from: &Path, to: &Path) -> PathBuf {
+    let f: Vec<Component<'_>> = from.components().collect();
+    let t: Vec<Component<'_>> = to.components().collect();
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..f.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c.as_os_str());
+    }
+    out
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    let a = std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+    // Lexical `..` removal, so relative paths come out short.
+    let mut out = PathBuf::new();
+    for c in a.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The recorded question gates: (the questions with their options, the answers given).
+fn answered_gates(cassette: &Cassette) -> Vec<(Value, Map<String, Value>)> {
+    cassette
+        .control_out()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| {
+            let input = v.pointer("/response/response/updatedInput")?;
+            let questions = input.get("questions")?.clone();
+            let answers = input.get("answers")?.as_object()?.clone();
+            Some((questions, answers))
+        })
+        .collect()
+}
+
+/// The YAML form of a JSON value (serde_json's arbitrary-precision numbers
+/// do not serialise through serde_yaml directly).
+fn yaml_value(v: &Value) -> serde_yaml::Value {
+    use serde_yaml::Value as Y;
+    match v {
+        Value::Null => Y::Null,
+        Value::Bool(b) => Y::Bool(*b),
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                Y::Number(u.into())
+            } else if let Some(i) = n.as_i64() {
+                Y::Number(i.into())
+            } else {
+                Y::Number(n.as_f64().unwrap_or(0.0).into())
+            }
+        }
+        Value::String(s) => Y::String(s.clone()),
+        Value::Array(a) => Y::Sequence(a.iter().map(yaml_value).collect()),
+        Value::Object(m) => Y::Mapping(
+            m.iter()
+                .map(|(k, v)| (Y::String(k.clone()), yaml_value(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// Builds the scaffold of `cassette_path` for a scenario written at `out`.
+pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
+    let cassette = Cassette::load(cassette_path).map_err(|e| e.to_string())?;
+    let result = replay_file(cassette_path, &ReplayOptions::default());
+    if let Some(e) = &result.error {
+        return Err(format!("the cassette does not replay: {e}"));
+    }
+    let frozen = cassette.scenario();
+    let out_dir = absolute(out.parent().unwrap_or(Path::new(".")));
+    let mut notes = Vec::new();
+    let mut doc = Map::new();
+    doc.insert(
+        "fidelity".into(),
+        frozen.get("fidelity").cloned().unwrap_or(json!("protocol")),
+    );
+    let session = frozen
+        .get("session")
+        .and_then(Value::as_str)
+        .unwrap_or(crate::scenario::INLINE_SESSION);
+    if session != crate::scenario::INLINE_SESSION {
+        match crate::fingerprint::resolve_session_path(session, Some(cassette.dir()), None) {
+            Some(p) if p.is_file() => {
+                let rel = relative(&out_dir, &absolute(&p));
+                doc.insert("session".into(), json!(rel.display().to_string()));
+            }
+            _ => {
+                notes.push(format!(
+                    "the recorded session `{session}` does not resolve from the cassette; the scenario keeps it as recorded"
+                ));
+                doc.insert("session".into(), json!(session));
+            }
+        }
+    }
+    if let Some(t) = frozen.get("timeout_ms") {
+        doc.insert("timeout_ms".into(), t.clone());
+    }
+    doc.insert(
+        "prompt".into(),
+        frozen.get("prompt").cloned().unwrap_or(json!("")),
+    );
+
+    // answers: the recording's rules, then one per gate / permission they miss.
+    let mut rules: Vec<Value> = frozen
+        .get("answers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let parsed = answers::parse_rules(&Value::Array(rules.clone()), "answers")
+        .map_err(|e| format!("the recorded answers do not load: {}", e.message))?;
+    let decider = Decider {
+        rules: parsed.clone(),
+        parity: Default::default(),
+        unanswered: answers::Unanswered::Fail,
+    };
+    let gates = answered_gates(&cassette);
+    for (questions, given) in &gates {
+        if decider.decide_question(questions).is_ok() {
+            continue;
+        }
+        for q in questions.as_array().into_iter().flatten() {
+            let Some(text) = q.get("question").and_then(Value::as_str) else {
+                continue;
+            };
+            let Some(answer) = given.get(text).and_then(Value::as_str) else {
+                continue;
+            };
+            let labels: Vec<&str> = q
+                .get("options")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|o| o.get("label").and_then(Value::as_str))
+                .collect();
+            let picked: Vec<&str> = answer.split(", ").collect();
+            let rule = if picked.iter().all(|p| labels.contains(p)) {
+                json!({"when_question": regex_literal(text), "choose": picked})
+            } else {
+                json!({"when_question": regex_literal(text), "answer": answer})
+            };
+            rules.push(rule);
+        }
+    }
+    let covered = |tool: &str| {
+        parsed
+            .iter()
+            .any(|r| matches!(r, answers::AnswerRule::Tool { tool: t, .. } if t == tool))
+    };
+    let mut decided: Vec<(String, String)> = Vec::new();
+    for d in result
+        .run
+        .get("decisions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let (Some("tool"), Some(name), Some(decision)) = (
+            d.get("kind").and_then(Value::as_str),
+            d.get("name").and_then(Value::as_str),
+            d.get("decision").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        if name == "AskUserQuestion" || covered(name) {
+            continue;
+        }
+        match decided.iter().find(|(n, _)| n == name) {
+            Some((_, prev)) if prev != decision => notes.push(format!(
+                "`{name}` was both allowed and denied: write an `allow_if` rule for it"
+            )),
+            Some(_) => {}
+            None => decided.push((name.to_string(), decision.to_string())),
+        }
+    }
+    for (name, decision) in decided {
+        rules.push(json!({"when_tool": name, "decide": decision}));
+    }
+    if !rules.is_empty() {
+        doc.insert("answers".into(), Value::Array(rules));
+    }
+
+    // assert: what happened.
+    let mut asserts = vec![json!({"result": result.result()})];
+    let roots: Vec<String> = cassette
+        .doc
+        .get("userVisibleRoots")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_else(|| vec!["outputs".into()]);
+    let pre: Vec<&str> = cassette
+        .doc
+        .get("preRunPaths")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let created: Vec<String> = cassette
+        .doc
+        .get("artifacts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a.get("path").and_then(Value::as_str))
+        .filter(|p| roots.iter().any(|r| p.starts_with(&format!("{r}/"))))
+        .filter(|p| !pre.contains(p))
+        .map(str::to_owned)
+        .collect();
+    for p in &created {
+        asserts.push(json!({"file_exists": p}));
+    }
+    if cassette
+        .doc
+        .get("preRunPaths")
+        .is_some_and(|v| !v.is_null())
+    {
+        asserts.push(json!({"no_unexpected_files": created}));
+    }
+    if let Some(counts) = result.run.get("toolCounts").and_then(Value::as_object) {
+        for tool in counts.keys() {
+            if !crate::assert::glob::looks_like_regex(tool) && !tool.is_empty() {
+                asserts.push(json!({"tool_called": tool}));
+            }
+        }
+    }
+    for (questions, _) in &gates {
+        for q in questions.as_array().into_iter().flatten() {
+            if let Some(text) = q.get("question").and_then(Value::as_str) {
+                asserts.push(json!({"question_asked": regex_literal(text)}));
+            }
+        }
+    }
+    if !gates.is_empty() {
+        asserts.push(json!({"gate_answers_delivered": true}));
+    }
+    doc.insert("assert".into(), Value::Array(asserts));
+
+    let body =
+        serde_yaml::to_string(&yaml_value(&Value::Object(doc))).map_err(|e| e.to_string())?;
+    let scenario_yaml = format!(
+        "# Scaffolded from {} by `reel scaffold`: a starting point — edit the assertions to say\n# what the skill must do (`reel assertions` lists them), then `reel lint` this file.\n{body}",
+        cassette_path.display()
+    );
+    let model_yaml = match crate::rerun::replies::from_cassette(&cassette) {
+        Ok(replies) => {
+            notes.extend(replies.notes.iter().cloned());
+            Some(format!(
+                "# Model replies extracted from {} by `reel scaffold` (as `reel model extract`).\n{}",
+                cassette_path.display(),
+                replies.script.to_yaml()
+            ))
+        }
+        Err(e) => {
+            notes.push(format!("no model script: {e}"));
+            None
+        }
+    };
+    Ok(Scaffold {
+        scenario_yaml,
+        model_yaml,
+        notes,
+    })
+}
+
+/// `<dir>/<stem>.model.yaml` for a scenario `<dir>/<stem>.yaml` (the file
+/// `reel record` picks up beside it).
+pub fn model_script_path(scenario: &Path) -> PathBuf {
+    let stem = scenario
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".into());
+    scenario.with_file_name(format!("{stem}.model.yaml"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_and_relative_paths() {
+        assert_eq!(
+            regex_literal("Which format (a.b)?"),
+            "Which format \\(a\\.b\\)\\?"
+        );
+        assert_eq!(
+            relative(Path::new("/a/b/scenarios"), Path::new("/a/sessions/x.yaml")),
+            PathBuf::from("../../sessions/x.yaml")
+        );
+        assert_eq!(
+            model_script_path(Path::new("s/x.yaml")),
+            PathBuf::from("s/x.model.yaml")
+        );
+    }
+}

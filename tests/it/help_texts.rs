@@ -1,0 +1,120 @@
+//! Every help text that documents a parsing rule says what the code does: a
+//! test per such flag reads the help and exercises the rule.
+
+use std::os::unix::fs::PermissionsExt;
+
+use crate::util;
+
+fn help(cmd: &str) -> String {
+    let out = util::reel().args([cmd, "--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    // Rewrapped to one line so phrases survive clap's wrapping.
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn record_agent_cmd_is_split_by_shell_word_rules_without_a_shell() {
+    let h = help("record");
+    assert!(h.contains("split into words by POSIX shell rules"), "{h}");
+    assert!(
+        h.contains("run without a shell (no `$VAR` expansion"),
+        "{h}"
+    );
+    assert!(!h.contains("whitespace-split"), "{h}");
+    // The rule itself: a quoted program path with a space, a quoted argument,
+    // and an unexpanded `$HOME`, as the agent receives them.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("my agent");
+    std::fs::create_dir_all(&dir).unwrap();
+    let agent = dir.join("agent");
+    let argv = tmp.path().join("argv.txt");
+    std::fs::write(
+        &agent,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do echo \"[$a]\"; done > '{}'\nexit 3\n",
+            argv.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for d in ["scenarios", "sessions"] {
+        util::copy_tree(&util::repo().join(d), &tmp.path().join(d));
+    }
+    let out = util::reel()
+        .current_dir(tmp.path())
+        .args(["record", "scenarios/write-note.yaml", "--out"])
+        .arg(tmp.path().join("out.cassette.json"))
+        .arg("--agent-cmd")
+        .arg(format!("'{}' --flag 'a b' $HOME", agent.display()))
+        .output()
+        .unwrap();
+    let got = std::fs::read_to_string(&argv).unwrap_or_else(|_| {
+        panic!(
+            "the agent did not run: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(got, "[--flag]\n[a b]\n[$HOME]\n");
+    assert_ne!(out.status.code(), Some(0), "the fake agent fails the run");
+}
+
+#[test]
+fn verify_allow_matches_the_whole_sample_case_insensitively() {
+    let h = help("verify-cassettes");
+    assert!(
+        h.contains("must match a finding's WHOLE sample (anchored, case-insensitive"),
+        "{h}"
+    );
+    let run = |allow: &str| {
+        util::reel()
+            .current_dir(util::repo())
+            .args([
+                "verify-cassettes",
+                "cassettes/binary-output.cassette.json",
+                "--allow",
+                allow,
+            ])
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(run(r"outputs/blob\.bin"), Some(0));
+    assert_eq!(run(r"OUTPUTS/BLOB\.BIN"), Some(0), "case-insensitive");
+    assert_eq!(run("blob"), Some(1), "a partial match allows nothing");
+}
+
+#[test]
+fn verify_allow_patterns_file_skips_comments_and_blank_lines() {
+    let h = help("verify-cassettes");
+    assert!(
+        h.contains("one per line (`#` comments and blank lines ignored)"),
+        "{h}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |text: &str| {
+        let f = tmp.path().join("allow.txt");
+        std::fs::write(&f, text).unwrap();
+        util::reel()
+            .current_dir(util::repo())
+            .args([
+                "verify-cassettes",
+                "cassettes/binary-output.cassette.json",
+                "--allow-patterns-file",
+            ])
+            .arg(&f)
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(run("# reviewed\n\n   \noutputs/blob\\.bin\n"), Some(0));
+    assert_eq!(
+        run("# outputs/blob\\.bin\n\n"),
+        Some(1),
+        "a comment allows nothing"
+    );
+}
