@@ -90,7 +90,7 @@ fn change_text(s: &mut String, c: &Change, color: bool) {
     }
 }
 
-/// A value on one line, cut past [`INLINE_MAX`] characters.
+/// A value on one line, cut past 400 characters.
 pub fn inline(v: &Value) -> String {
     let text = serde_json::to_string(v).unwrap_or_default();
     cut(&text, INLINE_MAX)
