@@ -247,6 +247,19 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     })?;
 
     let mut notes = replies.notes.clone();
+    // What changed since the recording is what this rerun ran: say so, so a
+    // divergence can be read against it.
+    for f in crate::fingerprint::staleness::compute(&cassette, opts.session.as_deref())
+        .findings
+        .iter()
+        .filter(|f| f.class.is_skill_drift())
+    {
+        let change = f.message.trim_end_matches(" — re-record");
+        notes.push(format!(
+            "::notice:: [rerun] ran the current skill files; since the recording: {change} \
+             (`reel rerun --write` refreshes the cassette when nothing diverged)"
+        ));
+    }
     // A request of no recorded conversation got a neutral answer: logged.
     notes.extend(
         run.model_problems

@@ -210,12 +210,6 @@ fn replace_at_boundary(text: &str, prefix: &str, with: &str) -> String {
     out
 }
 
-/// True when a recorded string names a path reel could not map (a redacted
-/// root).
-pub fn is_unmapped(text: &str) -> bool {
-    text.contains("[REDACTED:local-path")
-}
-
 /// True when a tool input path, after mapping, leaves the run: absolute
 /// and under none of the placeholders, or climbing above its root with `..`.
 pub fn escapes_run(mapped: &str) -> bool {

@@ -96,7 +96,9 @@ pub enum Surface {
     Full,
     /// Agent capability-manifest lines (system/init, the command registry,
     /// MCP `initialize`): their catalog prose is full of product domains and
-    /// example figures, so only detectors marked `on_manifest` run.
+    /// example figures, so only detectors marked `on_manifest` run — every
+    /// detector but the domain and currency classes (secrets, personal data
+    /// with its checksums, host details run everywhere).
     Manifest,
     /// Secrets only (the record-time scrubber).
     SecretsOnly,
@@ -549,7 +551,7 @@ pub static DETECTORS: &[Detector] = &[
     },
     // ---- personal data ----
     Detector {
-        on_manifest: false,
+        on_manifest: true,
         validate: Some(phone_digits_ok),
         ..d!(
             "phone-international",
@@ -558,24 +560,24 @@ pub static DETECTORS: &[Detector] = &[
         )
     },
     Detector {
-        on_manifest: false,
+        on_manifest: true,
         ..d!(
             "phone-north-america",
             Personal,
-            r"(?-u)(?:^|[^0-9.\-+])((?:\([2-9][0-9]{2}\)\s?|[2-9][0-9]{2}[.-])[2-9][0-9]{2}[.-][0-9]{4})(?:[^0-9]|$)"
+            r"(?-u)(?:^|[^0-9.\-+])((?:\([2-9][0-9]{2}\)\s?|[2-9][0-9]{2}[.-])[0-9]{3}[.-][0-9]{4})(?:[^0-9]|$)"
         )
     },
     Detector {
-        on_manifest: false,
+        on_manifest: true,
         validate: Some(card_ok),
         ..d!(
             "payment-card",
             Personal,
-            r"(?-u)(?:^|[^0-9.\-])((?:[2-6][0-9]{3})(?:[ -]?[0-9]{4}){2}[ -]?[0-9]{1,7}|3[47][0-9]{2}[ -]?[0-9]{6}[ -]?[0-9]{5})(?:[^0-9.\-]|$)"
+            r"(?-u)(?:^|[^0-9.\-])((?:[2-6][0-9]{3})(?:[ -]?[0-9]{4}){2}[ -]?[0-9]{1,7}|3[47][0-9]{2}[ -]?[0-9]{6}[ -]?[0-9]{5})(?:[^0-9.\-]|[.\-](?:[^0-9]|$)|$)"
         )
     },
     Detector {
-        on_manifest: false,
+        on_manifest: true,
         validate: Some(iban_ok),
         ..d!(
             "iban",
@@ -584,7 +586,7 @@ pub static DETECTORS: &[Detector] = &[
         )
     },
     Detector {
-        on_manifest: false,
+        on_manifest: true,
         validate: Some(ssn_ok),
         ..d!(
             "us-ssn",
@@ -593,7 +595,7 @@ pub static DETECTORS: &[Detector] = &[
         )
     },
     Detector {
-        on_manifest: false,
+        on_manifest: true,
         ..d!(
             "uk-national-insurance-number",
             Personal,
@@ -601,7 +603,7 @@ pub static DETECTORS: &[Detector] = &[
         )
     },
     Detector {
-        on_manifest: false,
+        on_manifest: true,
         validate: Some(sin_ok),
         ..d!(
             "canada-sin",
@@ -639,7 +641,18 @@ pub static DETECTORS: &[Detector] = &[
         ..d!(
             "private-ip",
             Host,
-            r"(?-u)(?:^|[^0-9.])((?:10|127|192\.168|172\.(?:1[6-9]|2[0-9]|3[01])|169\.254)(?:\.[0-9]{1,3}){2,3})(?:[^0-9.]|\.(?:[^0-9]|$)|$)"
+            r"(?-u)(?:^|[^0-9.vV])((?:10|127|192\.168|172\.(?:1[6-9]|2[0-9]|3[01])|169\.254)(?:\.[0-9]{1,3}){2,3})(?:[^0-9.+\-]|\.(?:[^0-9]|$)|-(?:[^A-Za-z]|$)|$)"
+        )
+    },
+    // IPv6 unique-local (fc00::/7) and link-local (fe80::/10), with an
+    // optional zone (`%eth0`); the address must parse (so `fd12:30:45`, a
+    // time after a hex word, is not one).
+    Detector {
+        validate: Some(private_ipv6_ok),
+        ..d!(
+            "private-ipv6",
+            Host,
+            r"(?i-u)(?:^|[^0-9a-z:._%-])((?:f[cd][0-9a-f]{2}|fe[89ab][0-9a-f])(?::[0-9a-f]{0,4}){1,7}(?:%[0-9a-z_.-]{1,32})?)(?:[^0-9a-z:_%-]|$)"
         )
     },
     Detector {
@@ -999,6 +1012,18 @@ fn not_placeholder_secret(v: &str) -> bool {
     if is_placeholder(v) {
         return false;
     }
+    // A lowercase file name (`password: required.md`, `secret_key:
+    // keys/dev.pem`) names where a credential lives, not the credential.
+    if let Some((stem, ext)) = v.rsplit_once('.')
+        && (1..=4).contains(&ext.len())
+        && ext.bytes().all(|b| b.is_ascii_lowercase())
+        && !stem.is_empty()
+        && stem
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || matches!(b, b'/' | b'-' | b'_' | b'.'))
+    {
+        return false;
+    }
     // A value that is one plain lowercase word reads as prose ("password:
     // required"), not a credential.
     let has_digit = v.bytes().any(|b| b.is_ascii_digit());
@@ -1217,6 +1242,14 @@ fn private_ip_ok(v: &str) -> bool {
         && !v.starts_with("127.") // loopback names no host
 }
 
+fn private_ipv6_ok(v: &str) -> bool {
+    let addr = v.split('%').next().unwrap_or(v);
+    addr.parse::<std::net::Ipv6Addr>().is_ok_and(|a| {
+        let first = a.segments()[0];
+        first & 0xfe00 == 0xfc00 || first & 0xffc0 == 0xfe80
+    })
+}
+
 fn mac_ok(v: &str) -> bool {
     let lower = v.to_ascii_lowercase().replace('-', ":");
     let sep_consistent = !(v.contains(':') && v.contains('-'));
@@ -1308,6 +1341,49 @@ mod tests {
         assert_eq!(kinds("x/home/a"), Vec::<&str>::new());
         assert_eq!(kinds("cd /home/alice"), vec!["path"]);
         assert_eq!(kinds("x/home/a:/home/b"), vec!["path"]);
+    }
+
+    #[test]
+    fn private_ipv6_ranges_only() {
+        for hit in [
+            "fd12:3456:789a:1::1",
+            "fc00::1",
+            "fe80::1ff:fe23:4567:890a",
+            "at fe80::1%eth0 now",
+            "[fd00::1]:8080",
+            "FEBF::1",
+        ] {
+            assert_eq!(kinds(hit), vec!["private-ipv6"], "{hit}");
+        }
+        for miss in [
+            "2001:db8::1",
+            "2606:4700:4700::1111",
+            "::1",
+            "fec0::1",
+            "std::vector",
+            "fd12:30:45",
+            "fd:12:34:56",
+            "deadbeeffe80::1",
+        ] {
+            assert!(!kinds(miss).contains(&"private-ipv6"), "{miss}");
+        }
+    }
+
+    #[test]
+    fn version_strings_are_not_private_ips() {
+        assert_eq!(kinds("host 10.0.0.1 up"), vec!["private-ip"]);
+        assert_eq!(
+            kinds("range 10.0.0.1-10.0.0.9"),
+            vec!["private-ip", "private-ip"]
+        );
+        for miss in [
+            "10.0.0.1-rc",
+            "v10.0.0.1",
+            "192.168.0.1-beta.2",
+            "10.0.0.1+build",
+        ] {
+            assert!(kinds(miss).is_empty(), "{miss}: {:?}", kinds(miss));
+        }
     }
 
     #[test]

@@ -21,6 +21,7 @@
 //! This module does not choose where a cassette is written nor quarantine
 //! one (that is `record`).
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
@@ -29,6 +30,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::detect::{DetectorSet, Surface};
+use super::scan::decode_json_escapes;
 use crate::assert::regex::{EsRegex, compile_es_with_flags};
 
 /// Errors of loading a policy or applying it.
@@ -317,29 +319,7 @@ impl Scrubber<'_> {
             }
         }
         // 2. detector secrets (the shared table)
-        let mut spans: Vec<(usize, usize, &'static str)> = vec![];
-        DetectorSet::global().find(&out, Surface::SecretsOnly, |h| {
-            spans.push((h.value_start, h.value_end, h.detector().kind));
-        });
-        if !spans.is_empty() {
-            spans.sort();
-            let mut rebuilt = String::with_capacity(out.len());
-            let mut last = 0;
-            for (a, b, kind) in spans {
-                if a < last || !out.is_char_boundary(a) || !out.is_char_boundary(b) {
-                    continue; // overlapping spans: the first already covers it
-                }
-                rebuilt.push_str(&out[last..a]);
-                rebuilt.push_str(&format!("[REDACTED:{kind}]"));
-                last = b;
-                self.report.secrets.push(ScrubbedSecret {
-                    location: location.to_owned(),
-                    kind: kind.to_owned(),
-                });
-            }
-            rebuilt.push_str(&out[last..]);
-            out = rebuilt;
-        }
+        out = self.detector_secrets(out, location);
         // 3. policy patterns
         for (re, label) in &self.policy.patterns {
             let ranges: Vec<_> = match re.find_ranges(&out) {
@@ -371,6 +351,87 @@ impl Scrubber<'_> {
             self.report.changed.push(location.to_owned());
         }
         out
+    }
+
+    /// Replaces the value of every secret the shared table finds in `out`.
+    /// A string that holds escaped JSON (a streamed `partial_json` delta, a
+    /// printed config) is also read decoded, as the scanner reads it
+    /// ([`decode_json_escapes`]); a secret found only there is replaced in
+    /// its escaped spelling.
+    fn detector_secrets(&mut self, mut out: String, location: &str) -> String {
+        let mut spans: Vec<(usize, usize, &'static str)> = vec![];
+        DetectorSet::global().find(&out, Surface::SecretsOnly, |h| {
+            spans.push((h.value_start, h.value_end, h.detector().kind));
+        });
+        if !spans.is_empty() {
+            spans.sort();
+            let mut rebuilt = String::with_capacity(out.len());
+            let mut last = 0;
+            for (a, b, kind) in spans {
+                if a < last || !out.is_char_boundary(a) || !out.is_char_boundary(b) {
+                    continue; // overlapping spans: the first already covers it
+                }
+                rebuilt.push_str(&out[last..a]);
+                rebuilt.push_str(&format!("[REDACTED:{kind}]"));
+                last = b;
+                self.report.secrets.push(ScrubbedSecret {
+                    location: location.to_owned(),
+                    kind: kind.to_owned(),
+                });
+            }
+            rebuilt.push_str(&out[last..]);
+            out = rebuilt;
+        }
+        if let Cow::Owned(decoded) = decode_json_escapes(&out) {
+            let mut nested: Vec<(String, &'static str)> = vec![];
+            DetectorSet::global().find(&decoded, Surface::SecretsOnly, |h| {
+                nested.push((
+                    decoded[h.value_start..h.value_end].to_owned(),
+                    h.detector().kind,
+                ));
+            });
+            for (value, kind) in nested {
+                let escaped = serde_json::to_string(&value).unwrap_or_default();
+                let escaped = escaped
+                    .get(1..escaped.len().saturating_sub(1))
+                    .unwrap_or("");
+                if !escaped.is_empty() && out.contains(escaped) {
+                    out = out.replace(escaped, &format!("[REDACTED:{kind}]"));
+                    self.report.secrets.push(ScrubbedSecret {
+                        location: location.to_owned(),
+                        kind: kind.to_owned(),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Secrets only (no policy) in every string leaf and key of `v`: the
+    /// fields the scanner reads by JSON path (`timeline`, unknown fields),
+    /// whose values a policy pattern was never written for.
+    fn secrets_in_value(&mut self, v: &mut Value, location: &str) {
+        match v {
+            Value::String(s) => {
+                let scrubbed = self.detector_secrets(s.clone(), location);
+                if scrubbed != *s {
+                    self.report.changed.push(location.to_owned());
+                    *s = scrubbed;
+                }
+            }
+            Value::Array(a) => a
+                .iter_mut()
+                .for_each(|x| self.secrets_in_value(x, location)),
+            Value::Object(o) => {
+                let old = std::mem::take(o);
+                for (k, mut x) in old {
+                    let nk = self.detector_secrets(k.clone(), location);
+                    self.secrets_in_value(&mut x, location);
+                    o.insert(nk, x);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Structural redaction of a JSON value: string leaves and keys.
@@ -564,6 +625,33 @@ pub fn scrub_cassette(
         .and_then(|i| i.get_mut("ref"))
     {
         *r = sc.text(r, "environment.agentImage.ref");
+    }
+    // The rest of the document the scanner reads (`timeline`, fields a
+    // later version adds): secrets only. Identity and digest fields stay —
+    // `scenarioSource` must still resolve, a digest is not a secret.
+    const HANDLED: [&str; 17] = [
+        "$schema",
+        "cassetteVersion",
+        "scenario",
+        "events",
+        "controlOut",
+        "effectiveFidelity",
+        "artifacts",
+        "userVisibleRoots",
+        "preRunPaths",
+        "preRunOrigin",
+        "preRunHashes",
+        "scenarioSource",
+        "fingerprint",
+        "sessionFingerprint",
+        "folderPrefixMap",
+        "environment",
+        "hashFormat",
+    ];
+    for (k, v) in doc.iter_mut() {
+        if !HANDLED.contains(&k.as_str()) {
+            sc.secrets_in_value(v, k);
+        }
     }
     match sc.failure {
         Some(e) => Err(e),

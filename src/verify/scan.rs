@@ -10,6 +10,8 @@
 //! classes; the unmasked text is only ever held while the allow list is
 //! consulted. This module does not load files nor render reports.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::sync::OnceLock;
 
 use base64::Engine;
@@ -98,6 +100,15 @@ impl AllowList {
 }
 
 /// Scans `text` on `surface`; pushes allowed-filtered findings.
+///
+/// A JSON text (`json_line`: a transcript line, a serialised scenario field)
+/// is scanned as its string contents read, not as its escaped bytes: `\n`,
+/// `\"`, `\/` and `\uXXXX` are decoded first, so a key after a `\n`, an
+/// `@` written `\u0040` or a URL written `https:\/\/` meets the detectors
+/// in the spelling the scrubber (which works on parsed strings) sees. A
+/// string that itself holds escaped JSON (a streamed `partial_json` delta, a
+/// tool result that is a JSON document) is decoded once more and the extra
+/// hits added. A line without a backslash is scanned in place.
 fn scan_text(
     text: &str,
     location: &str,
@@ -106,33 +117,161 @@ fn scan_text(
     json_line: bool,
     out: &mut Vec<Finding>,
 ) {
+    if !json_line {
+        scan_view(text, None, location, surface, allow, None, out);
+        return;
+    }
     let mut parsed: Option<Option<Value>> = None;
-    DetectorSet::global().find(text, surface, |hit: Hit| {
+    let once = decode_json_escapes(text);
+    let first = out.len();
+    scan_view(
+        &once,
+        Some(text),
+        location,
+        surface,
+        allow,
+        Some(&mut parsed),
+        out,
+    );
+    if let Cow::Owned(once) = &once
+        && let Cow::Owned(twice) = decode_json_escapes(once)
+    {
+        let mut nested = vec![];
+        scan_view(
+            &twice,
+            Some(text),
+            location,
+            surface,
+            allow,
+            Some(&mut parsed),
+            &mut nested,
+        );
+        for f in nested {
+            if !out[first..]
+                .iter()
+                .any(|g| g.kind == f.kind && g.sample == f.sample)
+            {
+                out.push(f);
+            }
+        }
+    }
+}
+
+/// Runs the detectors over one view of a text. `line` is the JSON text the
+/// view was decoded from (parsed, once, to name the field of a finding).
+fn scan_view(
+    view: &str,
+    line: Option<&str>,
+    location: &str,
+    surface: Surface,
+    allow: &AllowList,
+    mut parsed: Option<&mut Option<Option<Value>>>,
+    out: &mut Vec<Finding>,
+) {
+    DetectorSet::global().find(view, surface, |hit: Hit| {
         let det = hit.detector();
-        let raw = String::from_utf8_lossy(&text.as_bytes()[hit.start..hit.end]);
+        let raw = String::from_utf8_lossy(&view.as_bytes()[hit.start..hit.end]);
         if allow.allows(&raw, det.class) {
             return;
         }
-        let value = String::from_utf8_lossy(&text.as_bytes()[hit.value_start..hit.value_end]);
-        let field = if json_line {
-            let doc = parsed.get_or_insert_with(|| serde_json::from_str::<Value>(text).ok());
-            doc.as_ref().and_then(|v| json_path_of(v, &value))
-        } else {
-            None
+        let value = String::from_utf8_lossy(&view.as_bytes()[hit.value_start..hit.value_end]);
+        let field = match (line, parsed.as_deref_mut()) {
+            (Some(line), Some(cache)) => {
+                let doc = cache.get_or_insert_with(|| serde_json::from_str::<Value>(line).ok());
+                doc.as_ref().and_then(|v| json_path_of(v, &value))
+            }
+            _ => None,
         };
         out.push(Finding {
             location: location.to_owned(),
             cls: det.class,
             kind: det.kind,
-            sample: display_sample(text, &hit),
+            sample: display_sample(view, &hit),
             field,
         });
     });
 }
 
-/// JSON path of the first string leaf (or key) of `v` containing `needle`.
+/// `text` with its JSON escapes decoded (`\n` → newline, `\"` → `"`,
+/// `\uXXXX` → the character, a surrogate pair → one character, a lone
+/// surrogate → U+FFFD); a backslash that starts no escape stays. Borrowed
+/// when there is nothing to decode. Structure (the quotes around strings)
+/// is left as it is: the result is for reading, not for parsing.
+pub fn decode_json_escapes(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let Some(first) = memchr::memchr(b'\\', bytes) else {
+        return Cow::Borrowed(text);
+    };
+    let hex4 = |at: usize| -> Option<u32> {
+        let h = text.get(at..at + 4)?;
+        if h.bytes().all(|b| b.is_ascii_hexdigit()) {
+            u32::from_str_radix(h, 16).ok()
+        } else {
+            None
+        }
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    let mut i = first;
+    let mut changed = false;
+    while i < bytes.len() {
+        let Some(off) = memchr::memchr(b'\\', &bytes[i..]) else {
+            break;
+        };
+        i += off;
+        let (decoded, len): (Option<char>, usize) = match bytes.get(i + 1) {
+            Some(b'"') => (Some('"'), 2),
+            Some(b'\\') => (Some('\\'), 2),
+            Some(b'/') => (Some('/'), 2),
+            Some(b'n') => (Some('\n'), 2),
+            Some(b'r') => (Some('\r'), 2),
+            Some(b't') => (Some('\t'), 2),
+            Some(b'b') => (Some('\u{8}'), 2),
+            Some(b'f') => (Some('\u{c}'), 2),
+            Some(b'u') => match hex4(i + 2) {
+                Some(hi @ 0xD800..=0xDBFF) => {
+                    let lo = (bytes.get(i + 6) == Some(&b'\\') && bytes.get(i + 7) == Some(&b'u'))
+                        .then(|| hex4(i + 8))
+                        .flatten()
+                        .filter(|lo| (0xDC00..=0xDFFF).contains(lo));
+                    match lo {
+                        Some(lo) => (
+                            char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)),
+                            12,
+                        ),
+                        None => (Some('\u{FFFD}'), 6),
+                    }
+                }
+                Some(cp) => (Some(char::from_u32(cp).unwrap_or('\u{FFFD}')), 6),
+                None => (None, 1),
+            },
+            _ => (None, 1),
+        };
+        if let Some(c) = decoded {
+            out.push_str(&text[last..i]);
+            out.push(c);
+            last = i + len;
+            changed = true;
+        }
+        i += len;
+    }
+    if !changed {
+        return Cow::Borrowed(text);
+    }
+    out.push_str(&text[last..]);
+    Cow::Owned(out)
+}
+
+/// JSON path of the first string leaf (or key) of `v` containing `needle`
+/// (as decoded text, or as it reads once more JSON-escaped: a match inside
+/// a string that holds escaped JSON).
 fn json_path_of(v: &Value, needle: &str) -> Option<String> {
-    let unescaped = needle.replace("\\\"", "\"").replace("\\\\", "\\");
+    let escaped = serde_json::to_string(needle).unwrap_or_default();
+    let escaped = escaped
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(needle)
+        .to_owned();
     fn walk(v: &Value, n1: &str, n2: &str, path: &mut String) -> bool {
         match v {
             Value::String(s) => s.contains(n1) || s.contains(n2),
@@ -163,7 +302,7 @@ fn json_path_of(v: &Value, needle: &str) -> Option<String> {
         }
     }
     let mut path = String::from("$");
-    walk(v, needle, &unescaped, &mut path).then_some(path)
+    walk(v, needle, &escaped, &mut path).then_some(path)
 }
 
 /// An agent capability-manifest line (system/init, the command registry
@@ -644,7 +783,88 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
             );
         }
     }
+    rest_of_document(doc, allow, &mut out);
     Ok(out)
+}
+
+/// Top-level fields scanned by [`scan_document`] itself (or, `$schema`, the
+/// format's published URL).
+const SCANNED_FIELDS: [&str; 6] = [
+    "$schema",
+    "events",
+    "controlOut",
+    "scenario",
+    "userVisibleRoots",
+    "scenarioSource",
+];
+
+/// Strings inside the partly scanned fields that [`scan_document`] already
+/// scanned under a cowork-harness locator.
+fn scanned_leaf(path: &str) -> bool {
+    let tail = |prefix: &str, suffix: &str| {
+        path.strip_prefix(prefix)
+            .and_then(|r| r.strip_suffix(suffix))
+            .is_some_and(|idx| idx.starts_with('[') && !idx[1..].contains(['[', '.']))
+    };
+    tail("artifacts", "].path")
+        || tail("artifacts", "].body")
+        || tail("folderPrefixMap", "].from")
+        || tail("fingerprint.skillSources", "]")
+        || tail("fingerprint.fileSigs", "][0]")
+        || path == "environment.agentImage.ref"
+}
+
+/// Every string (and object key) of the document outside the fields
+/// cowork-harness scans — `timeline`, `preRunPaths`, `preRunHashes`,
+/// `environment`, `folderPrefixMap[].to`, fields a future version adds —
+/// gets the full net, located by its JSON path (`timeline[3].name`), so no
+/// part of a cassette is a blind spot.
+fn rest_of_document(doc: &Map<String, Value>, allow: &AllowList, out: &mut Vec<Finding>) {
+    fn walk(v: &Value, path: &mut String, allow: &AllowList, out: &mut Vec<Finding>) {
+        match v {
+            Value::String(s) if !scanned_leaf(path) => {
+                scan_text(s, path, Surface::Full, allow, false, out);
+            }
+            Value::Array(items) => {
+                for (i, x) in items.iter().enumerate() {
+                    let len = path.len();
+                    let _ = write!(path, "[{i}]");
+                    walk(x, path, allow, out);
+                    path.truncate(len);
+                }
+            }
+            Value::Object(map) => {
+                for (k, x) in map {
+                    let len = path.len();
+                    // The key's locator is its object's: a key that is a
+                    // secret must not be printed in the clear as a locator.
+                    scan_text(
+                        k,
+                        &format!("{path} (key)"),
+                        Surface::Full,
+                        allow,
+                        false,
+                        out,
+                    );
+                    if k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                        let _ = write!(path, ".{k}");
+                    } else {
+                        let _ = write!(path, "[{}]", Value::String(k.clone()));
+                    }
+                    walk(x, path, allow, out);
+                    path.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+    for (k, v) in doc {
+        if SCANNED_FIELDS.contains(&k.as_str()) {
+            continue;
+        }
+        let mut path = k.clone();
+        walk(v, &mut path, allow, out);
+    }
 }
 
 #[cfg(test)]
@@ -654,6 +874,36 @@ mod tests {
 
     fn doc(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn json_escapes_are_decoded_for_the_detectors() {
+        assert!(matches!(
+            decode_json_escapes("plain"),
+            Cow::Borrowed("plain")
+        ));
+        assert!(matches!(decode_json_escapes(r"a\qb"), Cow::Borrowed(_)));
+        assert_eq!(
+            decode_json_escapes(r#"x\n\"y\/z\u0040\ud83d\ude00\udc00\\"#),
+            "x\n\"y/z@\u{1F600}\u{FFFD}\\"
+        );
+        assert_eq!(decode_json_escapes(r"\u12"), r"\u12");
+        // A key after `\n` (which defeats `\b` in the escaped bytes), an
+        // `@` written `\u0040`, a URL written `https:\/\/`.
+        let line = r#"{"text":"one\nhf_abcdefghijklmnopqrstuvwxyz0123456789AB\nmail jane\u0040acme-corp.com, https:\/\/u:S3cretPw9@git.acme-corp.com"}"#;
+        let f = scan_document(
+            &doc(json!({"events":[line], "effectiveFidelity":"container"})),
+            &AllowList::default(),
+        )
+        .unwrap();
+        let kinds: Vec<_> = f.iter().map(|f| f.kind).collect();
+        for k in ["huggingface-token", "email", "url-credentials"] {
+            assert!(kinds.contains(&k), "{k} missing from {kinds:?}");
+        }
+        assert!(
+            f.iter().all(|f| f.field.as_deref() == Some("$.text")),
+            "{f:?}"
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod hostile;
 mod lint;
 mod model;
 mod parity_evidence;
+mod privacy_matrix;
 mod record;
 mod record_batch;
 mod rehash;
