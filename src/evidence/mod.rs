@@ -5,7 +5,10 @@
 //! falls back to it for the rest) into a [`RunRecord`] (transcript, tool calls and results,
 //! sub-agents, skills, init context, tasks, usage, cost, questions and their
 //! offered options, gate deliveries, hook events, path denials, stall, infra
-//! errors), and `controlOut` is indexed by `request_id` ([`control`]).
+//! errors), and `controlOut` is indexed by `request_id` ([`control`]). The
+//! driver (`drive`) hands each event to one fold per concern (`fold`:
+//! transcript, tools, files, sub-agents, tasks, decisions, hooks, outcome),
+//! each writing its own fields of the record (`record`).
 //! Assertions read only the run record, never the raw lines. The cassette's
 //! `timeline` (the harness's own timed observation log, not `events`) is
 //! folded in [`timeline`].
@@ -22,11 +25,17 @@
 //! [`RunRecord::from_cassette`] never fails and never panics on untrusted input.
 
 pub mod control;
+mod drive;
+mod event;
+mod fold;
+mod js;
 pub mod line;
 pub mod parse;
 mod record;
 pub mod timeline;
+mod tool_output;
 
+pub use drive::drive;
 pub use record::*;
 
 use crate::cassette::Cassette;
@@ -35,13 +44,13 @@ impl RunRecord {
     /// Re-drives the cassette's `events` (and indexes `controlOut`).
     pub fn from_cassette(cassette: &Cassette) -> RunRecord {
         let control_out = cassette.control_out();
-        record::drive(cassette.events().collect(), control_out.as_deref())
+        drive::drive(cassette.events().collect(), control_out.as_deref())
     }
 
     /// Re-drives `events` lines taken out of their cassette
     /// ([`Cassette::take_events`]) against its `controlOut`, freeing the lines
     /// as they are read: the memory-lean path of a large replay.
     pub fn from_taken_events(events: Vec<String>, control_out: Option<&[&str]>) -> RunRecord {
-        record::drive(events, control_out)
+        drive::drive(events, control_out)
     }
 }

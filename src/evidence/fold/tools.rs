@@ -1,0 +1,166 @@
+//! The main agent's tool calls: names in first-call order, per-tool counts
+//! and errors, skills invoked, skill files read, redundant identical calls,
+//! and the links each `WebSearch` result listed.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
+use serde_json::{Map, Value};
+
+use super::{End, Fold, Step, bump, push_unique};
+use crate::evidence::parse::{AgentEvent, js_string};
+use crate::evidence::record::{RedundantGroup, RunRecord, ToolErrorCount, WebSearch};
+use crate::evidence::tool_output::{read_file_path, skill_reference_read_path, web_search_links};
+use crate::protocol::SKILL_TOOL;
+
+/// A tool call as logged (all calls, sub-agents included).
+struct LoggedCall {
+    name: String,
+    /// The input's digest (the input itself is not kept).
+    input_digest: [u8; 32],
+    parent: Option<String>,
+}
+
+#[derive(Default)]
+pub(in crate::evidence) struct Tools {
+    tool_log: Vec<LoggedCall>,
+    tool_name_by_use_id: HashMap<String, String>,
+    /// Main-agent `WebSearch` tool_use id → its query, until its result.
+    pending_searches: HashMap<String, String>,
+}
+
+impl Fold for Tools {
+    fn event(&mut self, step: &Step<'_>, rec: &mut RunRecord) -> Result<(), String> {
+        match step.event {
+            AgentEvent::ToolUse {
+                name,
+                input,
+                parent,
+                tool_use_id,
+                ..
+            } => {
+                if step.main_flow {
+                    let empty = Map::new();
+                    self.main_call(name, input.as_object().unwrap_or(&empty), tool_use_id, rec);
+                }
+                self.tool_log.push(LoggedCall {
+                    name: name.clone(),
+                    input_digest: step.input_digest.unwrap_or_default(),
+                    parent: parent.clone(),
+                });
+            }
+            AgentEvent::ToolResult {
+                tool_use_id: Some(id),
+                is_error,
+                assert_text,
+                ..
+            } => {
+                if let Some(name) = self.tool_name_by_use_id.get(id) {
+                    let slot = match rec.tool_errors.iter_mut().position(|(n, _)| n == name) {
+                        Some(i) => &mut rec.tool_errors[i],
+                        None => {
+                            rec.tool_errors
+                                .push((name.clone(), ToolErrorCount::default()));
+                            rec.tool_errors.last_mut().expect("just pushed")
+                        }
+                    };
+                    slot.1.calls += 1;
+                    if *is_error {
+                        slot.1.errors += 1;
+                    }
+                }
+                if let Some(query) = self.pending_searches.remove(id) {
+                    // Parsed from the 10 KB assertion text, not the display text.
+                    match web_search_links(assert_text) {
+                        Some(results) => rec.web_searches.push(WebSearch {
+                            tool_use_id: id.clone(),
+                            query,
+                            results,
+                        }),
+                        None => rec.evidence_errors.web_search_parse += 1,
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, end: &End<'_>, rec: &mut RunRecord) {
+        rec.evidence_errors.web_search_parse += self.pending_searches.len() as u64;
+        rec.redundant_tool_calls = self.redundant_groups(end);
+    }
+}
+
+impl Tools {
+    fn main_call(
+        &mut self,
+        name: &str,
+        inp: &Map<String, Value>,
+        tool_use_id: &Option<String>,
+        rec: &mut RunRecord,
+    ) {
+        push_unique(&mut rec.tools_called, name);
+        bump(&mut rec.tool_counts, name);
+        if name == "Read"
+            && let Some(r) = skill_reference_read_path(&read_file_path(inp))
+        {
+            push_unique(&mut rec.references_read, &r);
+        }
+        if name == SKILL_TOOL {
+            rec.skills_invoked.push(
+                inp.get("skill")
+                    .filter(|v| !v.is_null())
+                    .map(js_string)
+                    .unwrap_or_default(),
+            );
+        }
+        if let Some(id) = tool_use_id {
+            self.tool_name_by_use_id.insert(id.clone(), name.to_owned());
+            if name == "WebSearch" {
+                let query = inp
+                    .get("query")
+                    .filter(|v| !v.is_null())
+                    .map(js_string)
+                    .unwrap_or_default();
+                self.pending_searches.insert(id.clone(), query);
+            }
+        }
+    }
+
+    /// Redundant identical main-agent calls, grouped by (name, SHA-256 of
+    /// the canonical input): keeping the digest instead of the canonical
+    /// text keeps this pass from holding a second copy of every input.
+    fn redundant_groups(&self, end: &End<'_>) -> Vec<RedundantGroup> {
+        let mut groups: Vec<(&str, [u8; 32], u64)> = Vec::new();
+        // (name, digest) → index in `groups`: a linear search made this
+        // quadratic in the number of calls.
+        let mut index: HashMap<(&str, [u8; 32]), usize> = HashMap::new();
+        for call in &self.tool_log {
+            if call
+                .parent
+                .as_ref()
+                .is_some_and(|p| !end.fork_scoped.contains(p))
+            {
+                continue;
+            }
+            let digest = call.input_digest;
+            match index.entry((call.name.as_str(), digest)) {
+                Entry::Occupied(e) => groups[*e.get()].2 += 1,
+                Entry::Vacant(e) => {
+                    groups.push((call.name.as_str(), digest, 1));
+                    e.insert(groups.len() - 1);
+                }
+            }
+        }
+        groups
+            .into_iter()
+            .filter(|g| g.2 >= 2)
+            .map(|(name, digest, count)| RedundantGroup {
+                name: name.to_owned(),
+                arg_hash: hex::encode(&digest[..8]),
+                count,
+            })
+            .collect()
+    }
+}

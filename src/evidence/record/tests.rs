@@ -1,0 +1,270 @@
+//! The re-drive as a whole: events in, record out.
+
+use super::*;
+use crate::evidence::drive::{READ_CHUNK_LINES, drive};
+
+fn run(events: &[&str], co: Option<&[&str]>) -> RunRecord {
+    drive(events.to_vec(), co)
+}
+
+#[test]
+fn the_newest_fifty_thinking_blocks_are_kept_and_the_rest_counted() {
+    let mut lines: Vec<String> = vec![
+        r#"{"type":"assistant","message":{"model":"think-model","content":[{"type":"thinking","thinking":"","signature":"s"}]}}"#.into(),
+        r#"{"type":"system","subtype":"thinking","content":"from system"}"#.into(),
+        r#"{"type":"assistant","parent_tool_use_id":"A","message":{"model":"m2","content":[{"type":"thinking","thinking":"child"}]}}"#.into(),
+    ];
+    let r = drive(lines.clone(), None);
+    assert_eq!(r.thinking.len(), 3);
+    assert_eq!(r.thinking_elided, 0);
+    assert!(r.thinking[0].redacted);
+    assert_eq!(r.thinking[1].text, "from system");
+    assert_eq!(
+        r.thinking[2].text, "child",
+        "a sub-agent's reasoning counts"
+    );
+    assert_eq!(
+        r.models,
+        vec!["think-model", "m2"],
+        "thinking blocks note their model"
+    );
+
+    for i in 0..50 {
+        lines.push(format!(
+            r#"{{"type":"assistant","message":{{"content":[{{"type":"thinking","thinking":"t{i}"}}]}}}}"#
+        ));
+    }
+    let r = drive(lines, None);
+    assert_eq!(r.thinking.len(), THINKING_CAP);
+    assert_eq!(r.thinking_elided, 3, "the three oldest are dropped");
+    assert_eq!(
+        r.thinking.front().map(|b| &b.text),
+        Some(&Value::from("t0"))
+    );
+    assert_eq!(
+        r.thinking.back().map(|b| &b.text),
+        Some(&Value::from("t49"))
+    );
+}
+
+#[test]
+fn a_truncated_run_keeps_no_thinking() {
+    let r = run(
+        &[
+            r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"x"}]}}"#,
+            r#"{"type":"control_request","request_id":"q1","request":{"subtype":"can_use_tool","tool_name":"AskUserQuestion","input":{"questions":[{"question":"Q?","options":[{"label":"a"}]}]}}}"#,
+        ],
+        Some(&[
+            r#"{"type":"control_response","response":{"request_id":"other","subtype":"success","response":{}}}"#,
+        ]),
+    );
+    assert!(r.truncated.is_some(), "{:?}", r.format_findings());
+    assert!(r.thinking.is_empty());
+    assert_eq!(r.thinking_elided, 0);
+}
+
+#[test]
+fn transcript_excludes_subagent_text_and_result_is_read() {
+    let r = run(
+        &[
+            r#"{"type":"system","subtype":"init","tools":["Skill","Agent"],"skills":["pdf"]}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"hello"}]}}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"A","name":"Agent","input":{"subagent_type":"x","tools":["Bash"]}}]}}"#,
+            r#"{"type":"assistant","parent_tool_use_id":"A","message":{"content":[{"type":"text","text":"child"},{"type":"tool_use","id":"R","name":"Read","input":{"file_path":"/x"}}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"A","content":"done"}]}}"#,
+            r#"{"type":"result","is_error":false,"num_turns":2,"total_cost_usd":0.5,"usage":{"input_tokens":3,"output_tokens":4}}"#,
+        ],
+        None,
+    );
+    assert_eq!(r.transcript, "hello");
+    assert_eq!(r.result, RunOutcome::Success);
+    assert_eq!(r.tools_called, vec!["Agent"]);
+    assert_eq!(r.subagent_tools, vec!["Read"]);
+    assert_eq!(r.subagents[0].output.as_deref(), Some("done"));
+    assert_eq!(r.file_tool_attempts[0].origin, "subagent");
+    assert_eq!(r.tokens_total(), Some(7.0));
+    assert_eq!(r.turns, Some(2.0));
+    assert!(r.hook_events.is_none());
+}
+
+#[test]
+fn unanswered_question_truncates_the_record() {
+    let r = run(
+        &[
+            r#"{"type":"control_request","request_id":"q1","request":{"subtype":"can_use_tool","tool_name":"AskUserQuestion","input":{"questions":[{"question":"Pick?","options":[{"label":"A"}]}]}}}"#,
+            r#"{"type":"result","is_error":false}"#,
+        ],
+        Some(&[r#"{"type":"user"}"#]),
+    );
+    assert_eq!(r.result, RunOutcome::Error);
+    assert_eq!(
+        r.truncated.as_deref(),
+        Some(
+            "truncated cassette: no decider answered the question \"Pick?\" (terminal returned ABSTAIN — never silently default to option 1)"
+        )
+    );
+    assert!(r.gate_options_missing());
+}
+
+#[test]
+fn missing_permission_reply_and_guard_mismatch_are_findings() {
+    let r = run(
+        &[
+            r#"{"type":"control_request","request_id":"p1","request":{"subtype":"can_use_tool","tool_name":"Write","input":{"file_path":"/a"}}}"#,
+            r#"{"type":"control_request","request_id":"p2","request":{"subtype":"can_use_tool","tool_name":"Write","input":{"file_path":"/a"}}}"#,
+            "{broken",
+        ],
+        Some(&[
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"p2","response":{"behavior":"allow","updatedInput":{"file_path":"/a"},"extra":1}}}"#,
+        ]),
+    );
+    let f = r.format_findings();
+    assert_eq!(f.len(), 3, "{f:?}");
+    assert!(f[0].starts_with("cassette events line 2 is not valid JSON"));
+    assert!(f[1].starts_with("serializeDecision output for p2 != recorded envelope: expected {\"behavior\":\"allow\",\"extra\":1"));
+    assert!(
+        f[2].starts_with("decision p1 present in events.jsonl has no matching control_response")
+    );
+}
+
+#[test]
+fn hook_block_is_reconstructed_with_control_out() {
+    let r = run(
+        &[
+            r#"{"type":"control_request","request_id":"h1","request":{"subtype":"hook_callback","callback_id":"hostloop-path-gate","input":{"tool_name":"Read","tool_input":{"file_path":"/sessions/x/a"}}}}"#,
+        ],
+        Some(&[
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"h1","response":{"decision":"block","reason":"vm path"}}}"#,
+        ]),
+    );
+    let hooks = r.hook_events.as_ref().unwrap();
+    assert_eq!(hooks[0].decision, "block");
+    let pd = r.path_denials.as_ref().unwrap();
+    assert_eq!(pd[0].source, "pretooluse");
+    assert_eq!(pd[0].path.as_deref(), Some("/sessions/x/a"));
+}
+
+#[test]
+fn tasks_are_tracked_and_malformed_creates_counted() {
+    let r = run(
+        &[
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"TaskCreate","input":{"subject":"Write report"}},{"type":"tool_use","id":"t2","name":"TaskCreate","input":{"subject":"x"}}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"Task #1 created successfully: Write report"},{"type":"tool_result","tool_use_id":"t2","content":"weird"}]}}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"u1","name":"TaskUpdate","input":{"taskId":"1","status":"completed"}}]}}"#,
+        ],
+        None,
+    );
+    assert_eq!(r.tasks.len(), 1);
+    assert_eq!(r.tasks[0].status, "completed");
+    assert_eq!(r.evidence_errors.task_tracking, 1);
+}
+
+#[test]
+fn a_denied_permission_records_its_input_capped() {
+    let req = |id: &str, input: &str| {
+        format!(
+            r#"{{"type":"control_request","request_id":"{id}","request":{{"subtype":"can_use_tool","tool_name":"Bash","input":{input}}}}}"#
+        )
+    };
+    let reply = |id: &str, behavior: &str| {
+        format!(
+            r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","response":{{"behavior":"{behavior}"{}}}}}}}"#,
+            if behavior == "deny" {
+                r#","message":"no""#
+            } else {
+                r#","updatedInput":{}"#
+            }
+        )
+    };
+    let big = format!(r#"{{"command":"{}"}}"#, "x".repeat(11_000));
+    let events = [
+        req("a", r#"{"command":"rm -rf outputs"}"#),
+        req("b", r#"{"command":"ls"}"#),
+        req("c", &big),
+    ];
+    let co = [reply("a", "deny"), reply("b", "allow"), reply("c", "deny")];
+    let r = drive(
+        events.iter().map(String::as_str).collect(),
+        Some(&co.iter().map(String::as_str).collect::<Vec<_>>()),
+    );
+    let details: Vec<Option<String>> = r
+        .decisions
+        .iter()
+        .map(|d| d.detail.as_ref().map(Value::to_string))
+        .collect();
+    assert_eq!(
+        details,
+        [
+            Some(r#"{"input":{"command":"rm -rf outputs"}}"#.to_owned()),
+            None,
+            Some(r#"{"input":{"truncated":true,"bytes":11014}}"#.to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn context_event_json_is_its_serialisation() {
+    let line = r#"{"type":"system","subtype":"status","n":1.50,"x":{"b":[1,"\u00e9"]}}"#;
+    for data in [
+        ContextData::Line(line.into()),
+        ContextData::Fields(ContextData::Line(line.into()).fields().into_owned()),
+    ] {
+        let ev = ContextEvent {
+            subtype: "status".into(),
+            data,
+        };
+        assert_eq!(serde_json::to_value(&ev).unwrap(), ev.clone().into_json());
+        assert_eq!(
+            ev.into_json().to_string(),
+            r#"{"subtype":"status","data":{"n":1.50,"x":{"b":[1,"é"]}}}"#
+        );
+    }
+}
+
+/// A long run spanning several read chunks: owning the lines (freed as
+/// read) and borrowing them give the same record, also when the run is
+/// truncated part-way and hooks after the truncation point still count.
+#[test]
+fn owned_and_borrowed_lines_drive_alike_across_chunks() {
+    let hook = r#"{"type":"control_request","request_id":"h1","request":{"subtype":"hook_callback","callback_id":"hostloop-path-gate","input":{"tool_name":"Read","tool_input":{"file_path":"/sessions/x/a"}}}}"#;
+    let question = r#"{"type":"control_request","request_id":"q1","request":{"subtype":"can_use_tool","tool_name":"AskUserQuestion","input":{"questions":[{"question":"Pick?","options":[{"label":"A"}]}]}}}"#;
+    let co = [
+        r#"{"type":"control_response","response":{"subtype":"success","request_id":"h1","response":{"decision":"block","reason":"vm path"}}}"#,
+    ];
+    for truncate in [false, true] {
+        let mut lines: Vec<String> = vec![
+            r#"{"type":"system","subtype":"init","tools":["Bash"],"mcp_servers":[],"skills":[]}"#
+                .into(),
+        ];
+        for i in 0..(READ_CHUNK_LINES * 2 + 17) {
+            lines.push(match i % 4 {
+                0 => format!(r#"{{"type":"assistant","message":{{"content":[{{"type":"text","text":"step {i}\n"}}]}}}}"#),
+                1 => format!(r#"{{"type":"assistant","message":{{"content":[{{"type":"tool_use","id":"t{i}","name":"Bash","input":{{"command":"echo {}"}}}}]}}}}"#, i % 7),
+                2 => format!(r#"{{"type":"user","message":{{"content":[{{"type":"tool_result","tool_use_id":"t{}","content":"out {i}"}}]}}}}"#, i - 1),
+                _ => format!(r#"{{"type":"system","subtype":"thinking_tokens","estimated_tokens":{i}}}"#),
+            });
+            if i == READ_CHUNK_LINES + 3 {
+                lines.push(if truncate {
+                    question.into()
+                } else {
+                    hook.into()
+                });
+            }
+        }
+        lines.push(hook.into());
+        lines.push(r#"{"type":"result","is_error":false,"num_turns":3}"#.into());
+        let borrowed = drive(lines.iter().map(String::as_str).collect(), Some(&co));
+        let owned = drive(lines, Some(&co));
+        assert_eq!(format!("{owned:?}"), format!("{borrowed:?}"));
+        assert_eq!(owned.truncated.is_some(), truncate);
+        assert!(owned.hook_events.as_ref().is_some_and(|h| !h.is_empty()));
+        if !truncate {
+            assert_eq!(
+                owned.redundant_tool_calls.len(),
+                7,
+                "7 distinct repeated commands"
+            );
+            assert_eq!(owned.context_events.len(), READ_CHUNK_LINES / 2 + 4);
+        }
+    }
+}

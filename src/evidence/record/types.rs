@@ -1,0 +1,359 @@
+//! The data types of the run record: what one recorded run shows, field by
+//! field, in the shapes the JSON run result and the assertions read.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// `"success"` or `"error"` (the run's outcome as the recording shows it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RunOutcome {
+    Success,
+    #[default]
+    Error,
+}
+
+impl RunOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunOutcome::Success => "success",
+            RunOutcome::Error => "error",
+        }
+    }
+}
+
+/// The `system/init` context.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitContext {
+    pub tools: Vec<String>,
+    pub mcp_servers: Vec<Value>,
+    /// `availableSkills` ids (`None` after a truncated re-drive).
+    pub skills: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+/// One sub-agent dispatch.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subagent {
+    pub tool_use_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_tool_use_id: Option<String>,
+    pub dispatch_agent_type: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_agent_type: Option<String>,
+    /// The dispatch input named no sub-agent type at all.
+    pub dispatch_type_omitted: bool,
+    pub declared_tools: Vec<String>,
+    /// `(name, count)` in first-use order.
+    pub tools_used: Vec<(String, u64)>,
+    /// Skill reference/script files this sub-agent Read, first-seen order.
+    pub references_read: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// The dispatching message's model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispatch_model: Option<String>,
+    /// The child's model, from the dispatch's `tool_use_result` envelope.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_model: Option<String>,
+    /// `resolvedAgentType` was set before the result envelope arrived (the
+    /// original's key order of the two late fields).
+    #[serde(skip)]
+    pub resolved_type_first: bool,
+    /// A result envelope was joined (the `resolvedModel` key exists).
+    #[serde(skip)]
+    pub meta_seen: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    pub output_truncated: bool,
+}
+
+/// One `tool_result` block (main agent, sub-agents and gates alike).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+    pub is_error: bool,
+    /// Display text (500 UTF-16 units).
+    pub text: String,
+    /// Assertion text (10 240 UTF-16 units); always present on a re-drive.
+    pub assert_text: Option<String>,
+    pub assert_text_truncated: bool,
+    #[serde(skip)]
+    pub text_blocks: Option<Vec<String>>,
+}
+
+/// Per-tool call/error rollup (main agent only).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ToolErrorCount {
+    pub calls: u64,
+    pub errors: u64,
+}
+
+/// A group of identical main-agent calls (count ≥ 2).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RedundantGroup {
+    pub name: String,
+    pub arg_hash: String,
+    pub count: u64,
+}
+
+/// A Progress-panel task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    pub id: String,
+    pub subject: String,
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_form: Option<String>,
+}
+
+/// An offered option of a gate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateOptionItem {
+    pub label: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// One sub-question and the options it offered (captured at ask time).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateOptions {
+    pub question: String,
+    pub options: Vec<GateOptionItem>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multi_select: Option<bool>,
+}
+
+/// Whether an answered gate's answer reached the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateDelivery {
+    pub question: String,
+    /// `Some(true)` delivered, `Some(false)` errored, `None` unobserved.
+    pub delivered: Option<bool>,
+    /// `ok` | `errored` | `unobserved` | `no-pairing-metadata`.
+    pub reason: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One replayed decision (`by:"replay"`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionRecord {
+    /// `tool` | `question` | `dialog` | `elicit`.
+    pub kind: &'static str,
+    pub name: String,
+    /// `allow` | `deny` | `answered` | `ok` | `cancelled` | `accept` | ... | `abstain→deny`.
+    pub decision: String,
+    pub by: &'static str,
+    pub request_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<Value>,
+    /// `"recorded"` for a replay-served decision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
+    /// The asked sub-questions (question decisions), as recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub questions: Option<Value>,
+}
+
+/// A `system` event the parser does not special-case.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContextEvent {
+    pub subtype: String,
+    pub data: ContextData,
+}
+
+/// A system event's fields other than `type` and `subtype`.
+///
+/// Most system events of a long run (`thinking_tokens` is one line in four)
+/// are only echoed into the JSON run result, never consulted, so the re-drive
+/// keeps them as the recorded line and parses them only when the JSON result
+/// is written. Both forms mean the same fields: equality and serialisation go
+/// through [`ContextData::fields`].
+#[derive(Debug, Clone)]
+pub enum ContextData {
+    /// Already parsed (the reference parser's form).
+    Fields(Map<String, Value>),
+    /// The whole recorded line, which a line view has checked is a JSON
+    /// object with string `type` and `subtype`.
+    Line(Box<str>),
+}
+
+impl ContextData {
+    /// The fields, parsed on demand for [`ContextData::Line`] (an unparsable
+    /// line, which the view never lets through, reads as no fields).
+    pub fn fields(&self) -> std::borrow::Cow<'_, Map<String, Value>> {
+        match self {
+            ContextData::Fields(m) => std::borrow::Cow::Borrowed(m),
+            ContextData::Line(line) => {
+                let mut m = serde_json::from_str::<Map<String, Value>>(line).unwrap_or_default();
+                m.shift_remove("type");
+                m.shift_remove("subtype");
+                std::borrow::Cow::Owned(m)
+            }
+        }
+    }
+}
+
+impl ContextEvent {
+    /// The event as its run-result JSON (`{subtype, data}`, the `Serialize`
+    /// shape), built by moving the fields rather than copying them.
+    pub fn into_json(self) -> Value {
+        let data = match self.data {
+            ContextData::Fields(m) => m,
+            line @ ContextData::Line(_) => line.fields().into_owned(),
+        };
+        let mut o = Map::new();
+        o.insert("subtype".into(), Value::String(self.subtype));
+        o.insert("data".into(), Value::Object(data));
+        Value::Object(o)
+    }
+}
+
+impl PartialEq for ContextData {
+    fn eq(&self, other: &Self) -> bool {
+        self.fields() == other.fields()
+    }
+}
+
+impl Serialize for ContextData {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.fields().serialize(s)
+    }
+}
+
+/// An `infra_error` line (source kept raw; the verdict decides what is fatal).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InfraError {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    pub message: String,
+}
+
+/// A reconstructed PreToolUse hook event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookEvent {
+    pub callback_id: String,
+    /// `block` | `allow`.
+    pub decision: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    #[serde(skip)]
+    pub file_path: Option<String>,
+    #[serde(skip)]
+    pub path: Option<String>,
+    #[serde(skip)]
+    pub tool_use_id: Option<String>,
+    #[serde(skip)]
+    pub agent_id: Option<String>,
+}
+
+/// A decision-level path denial.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PathDenial {
+    /// `pretooluse` | `can_use_tool` | `permission_denied`.
+    pub source: &'static str,
+    pub tool: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The hook callback id (`pretooluse` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callback_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision_reason_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// Always `deny` (the original records the decision on every row).
+    pub decision: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+}
+
+/// A file-tool attempt (`origin`: `main` | `subagent` | `unknown`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileToolAttempt {
+    pub tool: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// `file_path ?? path`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate_path: Option<String>,
+    pub origin: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_tool_use_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+}
+
+/// A file delivered via `mcp__cowork__present_files`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PresentedFile {
+    pub from: String,
+    pub to: String,
+    pub promoted: bool,
+    pub leaked: bool,
+}
+
+/// Malformed-telemetry counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvidenceErrors {
+    pub task_tracking: u64,
+    pub web_search_parse: u64,
+    pub present_files_malformed: u64,
+    /// Absent until the first malformed block (the original creates the
+    /// key on its first increment).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub protocol_malformed: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A main-agent `WebSearch` and the links its result listed
+/// (`RunResult.webSearches`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebSearch {
+    pub tool_use_id: String,
+    pub query: String,
+    pub results: Vec<WebSearchLink>,
+}
+
+/// One `{title, url}` of a `WebSearch` result's `Links: [...]` array.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WebSearchLink {
+    pub title: String,
+    pub url: String,
+}
+
+/// An O7 serialisation-guard mismatch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuardMismatch {
+    pub id: String,
+    pub expected: String,
+    pub actual: String,
+}
