@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod assertions;
+pub mod diff;
 pub mod doctor;
 pub mod fingerprint;
 pub mod lint;
@@ -18,8 +19,10 @@ pub mod record;
 pub mod rehash;
 pub mod replay;
 pub mod rerun;
+pub mod review;
 pub mod scaffold;
 pub mod shard;
+pub mod show;
 pub mod verify;
 
 /// Output format shared by every command that reports.
@@ -69,6 +72,18 @@ pub enum Command {
     Lint(lint::LintArgs),
     /// List the assertion keys: parameter shape, when replay evaluates each, what it checks.
     Assertions(assertions::AssertionsArgs),
+    /// Compare two recordings view by view (tools, answers, files, assertions, ...).
+    Diff(diff::DiffArgs),
+    /// A readable digest of one recording (tools, questions, files, timeline, usage).
+    Show(show::ShowArgs),
+    /// Review pending re-recordings on a terminal: diff, then accept / reject / skip.
+    Review(review::ReviewArgs),
+    /// Accept pending re-recordings (rename NAME.cassette.json.new over the cassette).
+    Accept(review::ResolveArgs),
+    /// Reject pending re-recordings (delete the .new, keep the cassette).
+    Reject(review::ResolveArgs),
+    /// List pending re-recordings (NAME.cassette.json.new files).
+    Pending(review::PendingArgs),
 }
 
 /// Entry point of the binary.
@@ -96,6 +111,12 @@ pub fn main() -> ExitCode {
         Command::Lint(args) => lint::run(args),
         Command::Scaffold(args) => scaffold::run(args),
         Command::Doctor(args) => doctor::run(args),
+        Command::Diff(args) => diff::run(args),
+        Command::Show(args) => show::run(args),
+        Command::Review(args) => review::run_review(args),
+        Command::Accept(args) => review::run_accept(args),
+        Command::Reject(args) => review::run_reject(args),
+        Command::Pending(args) => review::run_pending(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

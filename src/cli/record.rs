@@ -50,6 +50,12 @@ pub struct RecordArgs {
     /// scenario with the same slug.
     #[arg(long)]
     pub force: bool,
+    /// Over an existing cassette, write in place even when the re-recording
+    /// differs (default: a differing one goes to `NAME.cassette.json.new` for
+    /// `reel review`; an identical one writes nothing; under CI=true a
+    /// differing one fails).
+    #[arg(long)]
+    pub accept: bool,
     /// Re-record only the cassettes (the paths given: cassette files or directories)
     /// whose staleness fingerprint drifted, each from its recorded `scenarioSource`
     /// into the same file.
@@ -107,6 +113,13 @@ pub fn run(args: RecordArgs) -> Result<u8> {
         match outcome {
             Ok(rec) => report_recorded(&rec),
             Err(e) => {
+                if let crate::record::RecordError::Rerecording(s) = &e
+                    && let Some(d) = s.diff()
+                {
+                    let _ = anstream::stderr()
+                        .lock()
+                        .write_all(crate::diff::render::diff_text(d, true).as_bytes());
+                }
                 let e = crate::Error::from(e);
                 if single {
                     return Err(e);
@@ -257,6 +270,10 @@ fn options(args: &RecordArgs, scenario: &Path) -> RecordOptions {
     opts.timeout = args.timeout_ms.map(Duration::from_millis);
     opts.keep_run_dir = args.keep_run_dir;
     opts.force = args.force;
+    opts.stage = crate::review::StageOptions {
+        accept: args.accept,
+        ci: crate::review::ci_from_env(),
+    };
     opts
 }
 
@@ -293,17 +310,14 @@ fn report_recorded(rec: &crate::record::Recorded) {
     for w in &rec.warnings {
         let _ = writeln!(err, "warning: {w}");
     }
+    let written = report_staged(&mut err, &rec.staged);
     if rec.live_pass {
-        let _ = writeln!(
-            err,
-            "recorded {} (live verdict PASS)",
-            rec.cassette_path.display()
-        );
+        let _ = writeln!(err, "recorded {} (live verdict PASS)", written.display());
     } else {
         let _ = writeln!(
             err,
             "recorded {} with a FAILING live verdict (--allow-failing):",
-            rec.cassette_path.display()
+            written.display()
         );
         for f in &rec.failures {
             let _ = writeln!(err, "  - {f}");
@@ -312,7 +326,67 @@ fn report_recorded(rec: &crate::record::Recorded) {
     if let Some(d) = &rec.run_dir {
         let _ = writeln!(err, "run directory kept: {}", d.display());
     }
-    let _ = writeln!(std::io::stdout().lock(), "{}", rec.cassette_path.display());
+    let _ = writeln!(std::io::stdout().lock(), "{}", written.display());
+}
+
+/// Says what staging a re-recording did; returns the file now holding it
+/// (the cassette, or its pending `.new`).
+fn report_staged<'a>(err: &mut impl Write, staged: &'a crate::review::Outcome) -> &'a Path {
+    use crate::review::Outcome;
+    match staged {
+        Outcome::Written {
+            path,
+            removed_pending,
+        } => {
+            if *removed_pending {
+                let _ = writeln!(
+                    err,
+                    "removed the pending {} (--accept wrote in place)",
+                    crate::review::pending_path(path).display()
+                );
+            }
+            path
+        }
+        Outcome::Unchanged {
+            path,
+            removed_pending,
+        } => {
+            let _ = writeln!(
+                err,
+                "{}: re-recording identical to the committed cassette; nothing written",
+                path.display()
+            );
+            if *removed_pending {
+                let _ = writeln!(
+                    err,
+                    "removed the stale {}",
+                    crate::review::pending_path(path).display()
+                );
+            }
+            path
+        }
+        Outcome::Pending {
+            path,
+            new,
+            summary,
+            review_command,
+            ..
+        } => {
+            let _ = writeln!(
+                err,
+                "{}: re-recording {summary}; written to {} for review",
+                path.display(),
+                new.display()
+            );
+            let _ = writeln!(
+                err,
+                "review it: {review_command}   (or `reel diff {} {}`, `reel accept`, `reel reject`; --accept overwrites in place)",
+                path.display(),
+                new.display()
+            );
+            new
+        }
+    }
 }
 
 /// Two scenarios of one batch whose names slugify to the same default

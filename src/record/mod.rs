@@ -52,6 +52,9 @@ pub struct RecordOptions {
     pub keep_run_dir: bool,
     /// `--force`: overwrite a default-path cassette of another scenario.
     pub force: bool,
+    /// `--accept` and CI: how a re-recording over an existing cassette is
+    /// written ([`crate::review::stage_rerecording`]).
+    pub stage: crate::review::StageOptions,
 }
 
 impl RecordOptions {
@@ -67,6 +70,7 @@ impl RecordOptions {
             timeout: None,
             keep_run_dir: false,
             force: false,
+            stage: crate::review::StageOptions::default(),
         }
     }
 }
@@ -83,6 +87,8 @@ pub struct Recorded {
     pub overhead: Duration,
     /// Kept run directory, if any.
     pub run_dir: Option<PathBuf>,
+    /// Written in place, unchanged, or pending review beside the old one.
+    pub staged: crate::review::Outcome,
 }
 
 /// Why nothing was written.
@@ -117,6 +123,10 @@ pub enum RecordError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A re-recording could not be staged (CI refusing a differing one, or
+    /// the write failing).
+    #[error(transparent)]
+    Rerecording(#[from] crate::review::StageError),
 }
 
 impl From<RecordError> for crate::Error {
@@ -148,6 +158,14 @@ impl From<RecordError> for crate::Error {
                 )),
             ),
             RecordError::Write { .. } => (true, None),
+            RecordError::Rerecording(_) => {
+                let RecordError::Rerecording(inner) = e else {
+                    unreachable!()
+                };
+                let mut err = crate::Error::from(inner);
+                err.message = format!("record: {}", err.message);
+                return err;
+            }
         };
         let msg = format!("record: {e}");
         let err = if kind_usage {
@@ -290,12 +308,9 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
             run_dir: Some(run.run_dir.path().to_path_buf()),
         });
     }
-    run.cassette
-        .save(&cassette_path)
-        .map_err(|e| RecordError::Write {
-            path: cassette_path.clone(),
-            source: e.source,
-        })?;
+    // Over an existing cassette: identical → untouched, differing → a
+    // pending `.new` to review (or, under CI, an error); see crate::review.
+    let staged = crate::review::stage_rerecording(&cassette_path, &run.cassette, opts.stage)?;
     let overhead = run.log.finished_at.elapsed();
     let run_dir = run.run_dir.finish(opts.keep_run_dir || !live_pass);
     Ok(Recorded {
@@ -305,6 +320,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         warnings: run.warnings,
         overhead,
         run_dir,
+        staged,
     })
 }
 

@@ -224,7 +224,7 @@ pub fn from_replay(r: &ReplayResult, elapsed: Option<Duration>) -> FileOutcome {
 pub fn from_verify(r: &CassetteResult) -> FileOutcome {
     let status = if r.has_unverifiable() {
         Status::Error
-    } else if r.real_findings() > 0 || !r.orphan.is_empty() {
+    } else if r.real_findings() > 0 || !r.orphan.is_empty() || !r.pending_review.is_empty() {
         Status::Fail
     } else if r.has_finding() {
         Status::Stale
@@ -255,6 +255,9 @@ pub fn from_verify(r: &CassetteResult) -> FileOutcome {
             if !r.orphan.is_empty() {
                 parts.push("its scenario is gone".into());
             }
+            if !r.pending_review.is_empty() {
+                parts.push("an unreviewed re-recording is pending".into());
+            }
             parts.join(", ")
         }
     };
@@ -282,6 +285,9 @@ pub fn from_verify(r: &CassetteResult) -> FileOutcome {
     }
     for s in &r.orphan {
         out.push(Level::Fail, format!("orphan: {s}"));
+    }
+    for s in &r.pending_review {
+        out.push(Level::Fail, format!("pending review: {s}"));
     }
     for x in r.findings.iter().filter(|x| !x.is_real()) {
         out.push(Level::Note, finding_text(x));

@@ -65,6 +65,9 @@ pub struct CassetteResult {
     pub notes: Vec<String>,
     pub version: Vec<String>,
     pub scenario_drift: Vec<String>,
+    /// A forgotten `NAME.cassette.json.new` beside it: an unreviewed
+    /// re-recording (exit 1; see [`crate::review`]).
+    pub pending_review: Vec<String>,
     /// `--max-age`: recorded too long ago (exit 1).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub age: Vec<String>,
@@ -89,6 +92,7 @@ impl CassetteResult {
         self.real_findings() > 0
             || !self.staleness.is_empty()
             || !self.scenario_drift.is_empty()
+            || !self.pending_review.is_empty()
             || !self.age.is_empty()
             || !self.orphan.is_empty()
     }
@@ -226,6 +230,16 @@ pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
         file: path.display().to_string(),
         ..Default::default()
     };
+    // Checked first: an unreviewed re-recording matters even when the
+    // committed cassette itself cannot be read.
+    let pending = crate::review::pending_path(path);
+    if pending.is_file() {
+        row.pending_review.push(format!(
+            "an unreviewed re-recording is pending beside it: {} — review it with `reel review {}`, or resolve it with `reel accept` / `reel reject`",
+            pending.display(),
+            path.display()
+        ));
+    }
     let doc = match read_document(path) {
         Ok(doc) => doc,
         Err(e) => {

@@ -198,6 +198,9 @@ pub fn text(
         for s in &r.scenario_drift {
             let _ = writeln!(out, "✗ {f}: [scenario-drift] {s}");
         }
+        for s in &r.pending_review {
+            let _ = writeln!(out, "✗ {f}: [pending-review] {s}");
+        }
         for s in &r.notes {
             let _ = writeln!(out, "· {f}: [note] {s}");
         }
@@ -229,6 +232,9 @@ pub fn text(
         }
         if results.iter().any(|r| !r.scenario_drift.is_empty()) {
             line.push_str(" + scenario prompt drift");
+        }
+        if results.iter().any(|r| !r.pending_review.is_empty()) {
+            line.push_str(" + unreviewed re-recording(s)");
         }
         if unverifiable > 0 {
             let _ = write!(line, " + {unverifiable} unverifiable");

@@ -208,9 +208,11 @@ fn rerecord_stale_re_records_exactly_the_drifted_cassettes() {
         &["cassettes/", "--rerecord-stale", "--dry-run"],
         None,
     );
+    // --accept: in place (without it each drifted re-recording would go to
+    // a `NAME.cassette.json.new` for `reel review`).
     let out = record(
         p.path(),
-        &["cassettes/", "--rerecord-stale", "--jobs", "2"],
+        &["cassettes/", "--rerecord-stale", "--jobs", "2", "--accept"],
         Some(&claude),
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

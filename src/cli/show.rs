@@ -1,0 +1,64 @@
+//! `reel show CASSETTE`: arguments and the thin glue to [`crate::show`].
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::cassette::Cassette;
+use crate::cli::OutputFormat;
+use crate::error::{Error, Result};
+use crate::show::{Show, ShowView};
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "A readable digest of one recording: tools (calls, inputs, results), questions \
+                  (prompts and answers), files (the manifest, with a shallow preview of JSON \
+                  artifacts), timeline (where the time went), usage (turns, tokens, cost).\n\
+                  Exit codes: 0 shown · 2 usage or unreadable cassette."
+)]
+pub struct ShowArgs {
+    /// The cassette to show.
+    #[arg(value_name = "CASSETTE")]
+    pub cassette: PathBuf,
+    /// Which view to print.
+    #[arg(long, value_enum, default_value = "all")]
+    pub view: ShowView,
+    /// `text` (the digest on stdout) or `json` (envelope on stdout, schema/show.json).
+    #[arg(long, value_enum, default_value_t)]
+    pub output_format: OutputFormat,
+}
+
+pub fn run(args: ShowArgs) -> Result<u8> {
+    let cassette = match Cassette::load(&args.cassette) {
+        Ok(c) => c,
+        Err(e) => {
+            let err = Error::usage(format!("show: {e}")).with_hint(e.hint());
+            if args.output_format == OutputFormat::Json {
+                let _ = writeln!(
+                    std::io::stdout().lock(),
+                    "{}",
+                    super::diff::envelope("show", Value::Null, Some(&err))
+                );
+            }
+            return Err(err);
+        }
+    };
+    let show = Show::of(&cassette, args.view);
+    match args.output_format {
+        OutputFormat::Json => {
+            let result = serde_json::to_value(&show).unwrap_or(Value::Null);
+            let _ = writeln!(
+                std::io::stdout().lock(),
+                "{}",
+                super::diff::envelope("show", result, None)
+            );
+        }
+        OutputFormat::Text => {
+            let _ = anstream::stdout()
+                .lock()
+                .write_all(show.text(true).as_bytes());
+        }
+    }
+    Ok(crate::exit::SUCCESS)
+}

@@ -1,0 +1,137 @@
+//! `reel show`: every view of every bundled and cowork-harness cassette, in
+//! text and JSON (checked against schema/show.json), the JSON-artifact
+//! preview, and snapshots pinning the text of each view.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::diff::{bundled, compat, schema_errors};
+use crate::util;
+
+const VIEWS: [&str; 6] = ["tools", "questions", "files", "timeline", "usage", "all"];
+
+fn show(path: &Path, view: &str, json: bool) -> (i32, String) {
+    let mut cmd = util::reel();
+    cmd.current_dir(util::repo())
+        .arg("show")
+        .arg(path)
+        .args(["--view", view]);
+    if json {
+        cmd.args(["--output-format", "json"]);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn every_view_of_every_cassette_in_text_and_json() {
+    for p in bundled().into_iter().chain(compat()) {
+        for view in VIEWS {
+            let (code, text) = show(&p, view, false);
+            assert_eq!(code, 0, "{} --view {view}", p.display());
+            let first = text.lines().next().unwrap_or("");
+            assert!(first.starts_with(&p.display().to_string()), "{first}");
+            if view != "all" {
+                assert!(
+                    text.lines().nth(1).unwrap_or("").starts_with(view),
+                    "{} --view {view}: {text}",
+                    p.display()
+                );
+            }
+            let (code, json) = show(&p, view, true);
+            assert_eq!(code, 0);
+            let env: Value = serde_json::from_str(&json).unwrap();
+            let errors = schema_errors("show.json", &env);
+            assert!(
+                errors.is_empty(),
+                "{} --view {view}: {errors:?}",
+                p.display()
+            );
+            let r = &env["results"][0];
+            for v in ["tools", "questions", "files", "timeline", "usage"] {
+                assert_eq!(
+                    r.get(v).is_some(),
+                    view == "all" || view == v,
+                    "{} --view {view}: {v}",
+                    p.display()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn show_names_what_the_recording_did() {
+    let p = util::repo().join("cassettes/pick-features.cassette.json");
+    let (_, json) = show(&p, "all", true);
+    let r = &serde_json::from_str::<Value>(&json).unwrap()["results"][0];
+    assert_eq!(r["tools"][0]["name"], "AskUserQuestion");
+    assert_eq!(r["questions"][0]["decision"], "answered");
+    assert_eq!(
+        r["questions"][0]["detail"]["Which features should be enabled?"],
+        "Auth, Audit"
+    );
+    assert_eq!(r["questions"][0]["delivery"], "ok");
+    assert_eq!(r["usage"]["turns"], 2);
+}
+
+#[test]
+fn a_json_artifact_gets_a_shallow_preview() {
+    let src = util::repo().join("cassettes/write-note.cassette.json");
+    let mut doc: serde_json::Map<String, Value> =
+        serde_json::from_str(&std::fs::read_to_string(&src).unwrap()).unwrap();
+    let body = r#"{"name":"reel","count":3,"tags":["a","b"],"nested":{"x":1}}"#;
+    doc["artifacts"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "path": "outputs/data.json",
+            "bytes": body.len(),
+            "sha256": hex::encode(<sha2::Sha256 as sha2::Digest>::digest(body.as_bytes())),
+            "body": body,
+        }));
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("c.cassette.json");
+    std::fs::write(&p, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let (code, text) = show(&p, "files", false);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains(
+            r#"json: object {name: string "reel", count: number 3, tags: array (2), nested: object (1 keys)}"#
+        ),
+        "{text}"
+    );
+    let (_, json) = show(&p, "files", true);
+    let env: Value = serde_json::from_str(&json).unwrap();
+    assert!(schema_errors("show.json", &env).is_empty());
+    let f = env["results"][0]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "outputs/data.json")
+        .unwrap()
+        .clone();
+    assert_eq!(f["jsonPreview"]["keys"], 4);
+    assert_eq!(f["jsonPreview"]["fields"]["tags"], "array (2)");
+}
+
+#[test]
+fn an_unreadable_cassette_is_a_usage_error() {
+    let (code, _) = show(Path::new("no/such.cassette.json"), "all", false);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn snapshots_of_each_view() {
+    for name in ["summarize-input", "pick-features", "bash-policy"] {
+        let p = Path::new("cassettes").join(format!("{name}.cassette.json"));
+        for view in VIEWS {
+            let (_, text) = show(&p, view, false);
+            insta::assert_snapshot!(format!("show-{name}-{view}"), text);
+        }
+    }
+}
