@@ -41,6 +41,11 @@ pub struct RerunArgs {
     /// (with --write) also write a diverged run, marked in `environment.reelRerun`.
     #[arg(long, requires = "write")]
     pub accept_divergence: bool,
+    /// (with --write) replace the cassette in place even when the fresh recording differs
+    /// (default: a differing one goes to `NAME.cassette.json.new` for `reel review`; an
+    /// identical one writes nothing; under CI=true a differing one fails with the diff).
+    #[arg(long, requires = "write")]
+    pub accept: bool,
     /// Resolve the recorded session from this file (one cassette only; for a moved cassette).
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
@@ -117,6 +122,10 @@ pub fn run(args: RerunArgs) -> Result<u8> {
         strict: args.strict,
         write: args.write,
         accept_divergence: args.accept_divergence,
+        stage: crate::review::StageOptions {
+            accept: args.accept,
+            ci: crate::review::ci_from_env(),
+        },
         timeout: args.timeout_ms.map(Duration::from_millis),
         keep_run_dir: args.keep_run_dir,
     };

@@ -47,6 +47,10 @@ pub struct RerunOptions {
     pub write: bool,
     /// `--accept-divergence`: with `--write`, also write a diverged run (marked).
     pub accept_divergence: bool,
+    /// How `--write` replaces the cassette: a semantically different fresh
+    /// recording is staged as `NAME.cassette.json.new` for review unless
+    /// `--accept`; under CI it is refused with the diff.
+    pub stage: crate::review::StageOptions,
     /// `--timeout-ms`.
     pub timeout: Option<Duration>,
     /// Keep the fresh run's directory.
@@ -286,14 +290,6 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
                 .into(),
         );
     }
-    let outcome = if !failures.is_empty() || (opts.strict && !divergences.is_empty()) {
-        Outcome::Fail
-    } else if divergences.is_empty() {
-        Outcome::Pass
-    } else {
-        Outcome::PassDiverged
-    };
-
     let mut written = None;
     if opts.write {
         let may_write = failures.is_empty() && (divergences.is_empty() || opts.accept_divergence);
@@ -302,14 +298,42 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
             if !divergences.is_empty() {
                 mark_diverged(&mut fresh, divergences.len());
             }
-            fresh.save(path).map_err(|e| {
-                RerunError::invalid(
-                    e.to_string(),
-                    "the previous cassette was left intact".to_owned(),
-                )
-            })?;
-            notes.push(format!("::notice:: [rerun] wrote {}", path.display()));
-            written = Some(path.to_path_buf());
+            match crate::review::stage_rerecording(path, &fresh, opts.stage) {
+                Ok(crate::review::Outcome::Written { path: to, .. }) => {
+                    notes.push(format!("::notice:: [rerun] wrote {}", to.display()));
+                    written = Some(to);
+                }
+                Ok(crate::review::Outcome::Unchanged { .. }) => notes.push(
+                    "::notice:: [rerun] --write: the fresh recording is identical to the committed cassette; nothing written"
+                        .into(),
+                ),
+                Ok(crate::review::Outcome::Pending {
+                    new,
+                    summary,
+                    review_command,
+                    ..
+                }) => {
+                    notes.push(format!(
+                        "::notice:: [rerun] --write: the fresh recording differs ({summary}); written to {} for review: {review_command} (--accept writes in place)",
+                        new.display()
+                    ));
+                    written = Some(new);
+                }
+                Err(crate::review::StageError::Write { path: to, source }) => {
+                    return Err(RerunError::invalid(
+                        format!("write `{}`: {source}", to.display()),
+                        "the committed cassette was left intact".to_owned(),
+                    ));
+                }
+                Err(e @ crate::review::StageError::DiffersInCi { .. }) => {
+                    let mut message = e.to_string();
+                    if let Some(d) = e.diff() {
+                        message.push('\n');
+                        message.push_str(&crate::diff::render::diff_text(d, false));
+                    }
+                    failures.push(message);
+                }
+            }
         } else if !failures.is_empty() {
             notes.push(
                 "::notice:: [rerun] --write: the verdict fails; the cassette was left as it is"
@@ -322,6 +346,14 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
             ));
         }
     }
+    let outcome = if !failures.is_empty() || (opts.strict && !divergences.is_empty()) {
+        Outcome::Fail
+    } else if divergences.is_empty() {
+        Outcome::Pass
+    } else {
+        Outcome::PassDiverged
+    };
+
     let keep = opts.keep_run_dir || outcome == Outcome::Fail;
     let run_dir = run.run_dir.finish(keep);
     Ok(Rerun {

@@ -317,7 +317,7 @@ fn write_refreshes_a_cassette_that_then_replays_green() {
     // --accept-divergence writes it, marked.
     let (code, env, _) = s.rerun(
         "cassettes/csv-stats.cassette.json",
-        &["--write", "--accept-divergence"],
+        &["--write", "--accept-divergence", "--accept"],
     );
     assert_eq!(code, 0);
     assert!(env["results"][0]["rerun"]["written"].is_string());
@@ -851,5 +851,82 @@ fn cowork_harness_recordings_catch_a_changed_skill_tree() {
             Some("Read".into()),
             "tool_result".into()
         )]
+    );
+}
+
+/// `reel rerun --write` of csv-stats in `s` with `CI` set to `ci`.
+fn rerun_write(s: &Scratch, ci: &str) -> (i32, Value) {
+    let out = reel()
+        .current_dir(s.path("."))
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .env("CI", ci)
+        .args([
+            "rerun",
+            "cassettes/csv-stats.cassette.json",
+            "--write",
+            "--output-format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    (out.status.code().unwrap_or(-1), env)
+}
+
+#[test]
+fn write_goes_through_review_identical_writes_nothing_a_difference_waits_or_fails_in_ci() {
+    if claude_bin().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    let cassette = s.path("cassettes/csv-stats.cassette.json");
+    let new = s.path("cassettes/csv-stats.cassette.json.new");
+    let before = std::fs::read(&cassette).unwrap();
+    // Nothing changed: the fresh recording is identical, nothing is written.
+    let (code, env) = rerun_write(&s, "false");
+    assert_eq!(code, 0, "{env}");
+    assert!(env["results"][0]["rerun"]["written"].is_null(), "{env}");
+    assert_eq!(std::fs::read(&cassette).unwrap(), before);
+    assert!(!new.exists());
+    // A refactor with identical output: same behaviour, a new fingerprint.
+    s.edit("skills/csv-stats/scripts/stats.sh", |t| {
+        format!("{t}# refactored\n")
+    });
+    let (code, env) = rerun_write(&s, "true");
+    assert_eq!(code, 1, "CI refuses a differing re-recording: {env}");
+    assert!(!new.exists(), "no pending file under CI");
+    assert_eq!(std::fs::read(&cassette).unwrap(), before);
+    let (code, env) = rerun_write(&s, "false");
+    assert_eq!(code, 0, "{env}");
+    assert_eq!(
+        env["results"][0]["rerun"]["written"],
+        "cassettes/csv-stats.cassette.json.new"
+    );
+    assert_eq!(
+        std::fs::read(&cassette).unwrap(),
+        before,
+        "the committed cassette waits for review"
+    );
+    let accepted = reel()
+        .current_dir(s.path("."))
+        .args(["accept", "cassettes/csv-stats.cassette.json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        accepted.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&accepted.stderr)
+    );
+    assert!(!new.exists());
+    let replay = reel()
+        .current_dir(s.path("."))
+        .args(["replay", "cassettes/csv-stats.cassette.json", "--strict"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        replay.status.code(),
+        Some(0),
+        "the refreshed cassette is fresh again"
     );
 }
