@@ -336,7 +336,9 @@ fn record_killed_at_random_points_leaves_old_or_new_cassette() {
     );
     let record = |out: &Path| {
         let mut cmd = reel_command();
-        cmd.args(["record", "scenarios/write-note.yaml", "--out"])
+        // `--accept`: each kill replaces the cassette in place (the write is
+        // what is under test, not the review of a differing re-recording).
+        cmd.args(["record", "scenarios/write-note.yaml", "--accept", "--out"])
             .arg(out)
             .arg("--agent-cmd")
             .arg(&agent_cmd)
