@@ -425,6 +425,16 @@ fn map_events(doc: &mut serde_json::Map<String, Value>, f: impl Fn(Value) -> Opt
     );
 }
 
+/// Applies `f` to the recorded `Write` call (the first block of its assistant line).
+fn edit_write_call(d: &mut serde_json::Map<String, Value>, f: impl Fn(&mut Value)) {
+    map_events(d, |mut v| {
+        if v["type"] == "assistant" && v["message"]["content"][0]["name"] == "Write" {
+            f(&mut v["message"]["content"][0]);
+        }
+        Some(v)
+    })
+}
+
 #[test]
 fn bad_cassettes_get_clear_errors_and_run_nothing() {
     type Edit = Box<dyn Fn(&mut serde_json::Map<String, Value>)>;
@@ -454,12 +464,8 @@ fn bad_cassettes_get_clear_errors_and_run_nothing() {
         (
             "a write outside the run",
             Box::new(|d| {
-                map_events(d, |mut v| {
-                    if v["type"] == "assistant" && v["message"]["content"][0]["name"] == "Write" {
-                        v["message"]["content"][0]["input"]["file_path"] =
-                            Value::String("/etc/reel-rerun-must-not-write".into());
-                    }
-                    Some(v)
+                edit_write_call(d, |call| {
+                    call["input"]["file_path"] = "/etc/reel-rerun-must-not-write".into()
                 })
             }),
             "outside the run directory",
@@ -467,13 +473,10 @@ fn bad_cassettes_get_clear_errors_and_run_nothing() {
         (
             "a shell command that deletes outside the run",
             Box::new(|d| {
-                map_events(d, |mut v| {
-                    if v["type"] == "assistant" && v["message"]["content"][0]["name"] == "Write" {
-                        v["message"]["content"][0]["name"] = "Bash".into();
-                        v["message"]["content"][0]["input"] =
-                            serde_json::json!({"command": "rm -rf /work/reel-must-not-delete"});
-                    }
-                    Some(v)
+                edit_write_call(d, |call| {
+                    call["name"] = "Bash".into();
+                    call["input"] =
+                        serde_json::json!({"command": "rm -rf /work/reel-must-not-delete"});
                 })
             }),
             "writes /work/reel-must-not-delete",
@@ -481,12 +484,8 @@ fn bad_cassettes_get_clear_errors_and_run_nothing() {
         (
             "a relative write that climbs out",
             Box::new(|d| {
-                map_events(d, |mut v| {
-                    if v["type"] == "assistant" && v["message"]["content"][0]["name"] == "Write" {
-                        v["message"]["content"][0]["input"]["file_path"] =
-                            Value::String("../../../reel-escape.txt".into());
-                    }
-                    Some(v)
+                edit_write_call(d, |call| {
+                    call["input"]["file_path"] = "../../../reel-escape.txt".into()
                 })
             }),
             "outside the run directory",
