@@ -122,16 +122,21 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
 
     if let RunEnd::Failed { source, message } = &log.end {
         match source {
-            ErrorSource::Unanswered | ErrorSource::Script | ErrorSource::Spawn => {
+            ErrorSource::Spawn => {
+                // Nothing ran: the run directory holds nothing worth keeping.
+                let _ = run_dir.finish(false);
+                return Err(RecordError::AgentMissing {
+                    message: message.clone(),
+                    hint: format!(
+                        "install Claude Code (scripts/install-claude.sh) or set REEL_CLAUDE_BIN; the program was `{}`",
+                        cmd.program.display()
+                    ),
+                });
+            }
+            ErrorSource::Unanswered | ErrorSource::Script => {
                 return Err(RecordError::Run {
                     message: format!("{message}\n    no cassette was written"),
-                    hint: match source {
-                        ErrorSource::Spawn => Some(format!(
-                            "install Claude Code (scripts/install-claude.sh) or set REEL_CLAUDE_BIN; the program was `{}`",
-                            cmd.program.display()
-                        )),
-                        _ => None,
-                    },
+                    hint: None,
                     run_dir: Some(run_dir.path().to_path_buf()),
                 });
             }

@@ -105,6 +105,9 @@ pub enum RecordError {
         message: String,
         hint: Option<String>,
     },
+    /// The agent program could not be started (nothing ran).
+    #[error("{message}\n    no cassette was written")]
+    AgentMissing { message: String, hint: String },
     /// The agent run itself failed in a way that cannot be frozen.
     #[error("{message}")]
     Run {
@@ -139,6 +142,7 @@ impl From<RecordError> for crate::Error {
             ),
             RecordError::Stage(_) => (true, None),
             RecordError::Setup { hint, .. } => (true, hint.clone()),
+            RecordError::AgentMissing { hint, .. } => (false, Some(hint.clone())),
             RecordError::Run { hint, run_dir, .. } => (
                 false,
                 hint.clone().or_else(|| {

@@ -178,9 +178,8 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         max_artifact_bytes: crate::record::manifest::DEFAULT_BODY_CAP,
     })
     .map_err(|e| match e {
-        RecordError::Run { message, hint, .. } if message.contains("spawn `") => {
-            let message = message.replace("\n    no cassette was written", "");
-            RerunError::cannot(format!("{}: {message}", path.display()), hint)
+        RecordError::AgentMissing { message, hint } => {
+            RerunError::cannot(format!("{}: {message}", path.display()), Some(hint))
         }
         other => {
             let err = crate::Error::from(other);
