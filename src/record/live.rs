@@ -127,10 +127,17 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
                 let _ = run_dir.finish(false);
                 return Err(RecordError::AgentMissing {
                     message: message.clone(),
-                    hint: format!(
-                        "install Claude Code (scripts/install-claude.sh) or set REEL_CLAUDE_BIN; the program was `{}`",
-                        cmd.program.display()
-                    ),
+                    hint: if plan.agent_cmd.is_some() {
+                        format!(
+                            "check the --agent-cmd program `{}` (its path, and that it is executable)",
+                            cmd.program.display()
+                        )
+                    } else {
+                        format!(
+                            "install Claude Code (scripts/install-claude.sh) or set REEL_CLAUDE_BIN; the program was `{}`",
+                            cmd.program.display()
+                        )
+                    },
                 });
             }
             ErrorSource::Unanswered | ErrorSource::Script => {
