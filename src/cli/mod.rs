@@ -41,7 +41,9 @@ pub enum OutputFormat {
     version,
     about = "Record/replay test harness for AI-agent skill runs",
     long_about = "Record an agent's run of a scenario into a cassette, then replay the \
-                  cassette's assertions token-free in CI. Cassettes are cowork-harness v12."
+                  cassette's assertions token-free in CI, or rerun it: the current skill files \
+                  run for real against the model replies the cassette holds, still token-free. \
+                  Cassettes are cowork-harness v12."
 )]
 pub struct Cli {
     #[command(subcommand)]
