@@ -104,6 +104,21 @@ fn check_schema(env: &Value) {
     );
 }
 
+/// A divergence as [`divergences`] lists it.
+fn at(
+    conversation: &str,
+    turn: Option<u64>,
+    tool: Option<&str>,
+    kind: &str,
+) -> (String, Option<u64>, Option<String>, String) {
+    (
+        conversation.into(),
+        turn,
+        tool.map(str::to_owned),
+        kind.into(),
+    )
+}
+
 /// (conversation, turn, tool, kind) of every divergence of the first result.
 fn divergences(env: &Value) -> Vec<(String, Option<u64>, Option<String>, String)> {
     env["results"][0]["rerun"]["divergences"]
@@ -184,12 +199,7 @@ fn a_broken_skill_script_fails_the_assertion_that_guards_it() {
     assert!(failed[0].contains("\"rows\" = 6, expected 3"), "{failed:?}");
     let d = divergences(&env);
     assert!(
-        d.contains(&(
-            "main".into(),
-            Some(1),
-            Some("Bash".into()),
-            "tool_result".into()
-        )),
+        d.contains(&at("main", Some(1), Some("Bash"), "tool_result")),
         "{d:?}"
     );
     assert_eq!(env["ok"], false);
@@ -226,12 +236,7 @@ fn an_extra_line_of_output_stays_green_and_diverges_at_that_turn() {
     assert_eq!(code, 0, "{stderr}");
     let d = divergences(&env);
     assert!(
-        d.contains(&(
-            "main".into(),
-            Some(1),
-            Some("Bash".into()),
-            "tool_result".into()
-        )),
+        d.contains(&at("main", Some(1), Some("Bash"), "tool_result")),
         "{d:?}"
     );
     assert_eq!(env["results"][0]["rerun"]["outcome"], "pass_diverged");
@@ -255,15 +260,7 @@ fn a_changed_skill_md_diverges_at_the_skill_turn() {
     let (code, env, stderr) = s.rerun("cassettes/weekly-report.cassette.json", &[]);
     assert_eq!(code, 0, "{stderr}");
     let d = divergences(&env);
-    assert_eq!(
-        d,
-        vec![(
-            "main".into(),
-            Some(0),
-            Some("Skill".into()),
-            "user_content".into()
-        )]
-    );
+    assert_eq!(d, vec![at("main", Some(0), Some("Skill"), "user_content")]);
     let now = env["results"][0]["rerun"]["divergences"][0]["now"]
         .as_str()
         .unwrap();
@@ -283,12 +280,7 @@ fn a_changed_template_diverges_at_the_read_turn_while_the_frozen_file_still_pass
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         divergences(&env),
-        vec![(
-            "main".into(),
-            Some(1),
-            Some("Read".into()),
-            "tool_result".into()
-        )]
+        vec![at("main", Some(1), Some("Read"), "tool_result")]
     );
     assert!(failing(&env).is_empty(), "{env}");
     // The report says why the model-written file still passes.
@@ -724,7 +716,7 @@ fn a_turn_the_recording_lacks_is_reported_as_replies_exhausted() {
     let (code, env, stderr) = s.rerun("cassettes/csv-stats.cassette.json", &[]);
     let d = divergences(&env);
     assert!(
-        d.contains(&("main".into(), Some(2), None, "replies_exhausted".into())),
+        d.contains(&at("main", Some(2), None, "replies_exhausted")),
         "{d:?}\n{stderr}"
     );
     assert_eq!(env["results"][0]["rerun"]["replies"]["recorded"], 2);
@@ -830,12 +822,7 @@ fn cowork_harness_recordings_catch_a_changed_skill_tree() {
             .any(|m| m.contains("\"total\" = 3, expected 245")),
         "{failed:?}"
     );
-    assert!(divergences(&env).contains(&(
-        "main".into(),
-        Some(1),
-        Some("Bash".into()),
-        "tool_result".into()
-    )));
+    assert!(divergences(&env).contains(&at("main", Some(1), Some("Bash"), "tool_result")));
 
     s.edit("skills/weekly-report/templates/report.md", |t| {
         t.replace("## Done", "## Shipped")
@@ -844,12 +831,7 @@ fn cowork_harness_recordings_catch_a_changed_skill_tree() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         divergences(&env),
-        vec![(
-            "main".into(),
-            Some(1),
-            Some("Read".into()),
-            "tool_result".into()
-        )]
+        vec![at("main", Some(1), Some("Read"), "tool_result")]
     );
 }
 
