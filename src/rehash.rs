@@ -65,12 +65,8 @@ impl RehashSummary {
     pub fn ok(&self) -> bool {
         self.errors == 0
     }
-    pub fn exit_code(&self) -> u8 {
-        if self.ok() {
-            crate::exit::SUCCESS
-        } else {
-            crate::exit::FAILURE
-        }
+    pub fn status(&self) -> crate::exit::ExitStatus {
+        crate::exit::ExitStatus::pass_fail(self.ok())
     }
 }
 

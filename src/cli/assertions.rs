@@ -2,6 +2,7 @@
 //! its one definition) as data on stdout — every key with its parameter
 //! shape, when replay evaluates it and what it checks; one key in detail.
 
+use crate::exit::ExitStatus;
 use std::io::Write;
 
 use crate::assert::catalog::{self, KeyEntry};
@@ -111,7 +112,7 @@ fn listing(entries: &[KeyEntry]) -> String {
     out
 }
 
-pub fn run(args: AssertionsArgs) -> Result<u8> {
+pub fn run(args: AssertionsArgs) -> Result<ExitStatus> {
     let entries = match &args.key {
         None => catalog::entries(),
         Some(k) => match catalog::entry(k) {
@@ -135,7 +136,7 @@ pub fn run(args: AssertionsArgs) -> Result<u8> {
                         "error": {"category": "usage", "message": message, "hint": hint},
                     });
                     let _ = writeln!(std::io::stdout().lock(), "{env}");
-                    return Ok(crate::exit::USAGE);
+                    return Ok(ExitStatus::Usage);
                 }
                 return Err(Error::usage(message).with_hint(hint));
             }
@@ -154,5 +155,5 @@ pub fn run(args: AssertionsArgs) -> Result<u8> {
     };
     // A closed stdout (`| head`) is not an error.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    Ok(crate::exit::SUCCESS)
+    Ok(ExitStatus::Success)
 }

@@ -1,5 +1,6 @@
 //! `reel diff A B`: arguments and the thin glue to [`crate::diff`].
 
+use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -8,7 +9,6 @@ use serde_json::{Value, json};
 use crate::cli::OutputFormat;
 use crate::diff::{self, DiffOptions, View};
 use crate::error::{Error, Result};
-use crate::exit;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -35,7 +35,7 @@ pub struct DiffArgs {
     pub output_format: OutputFormat,
 }
 
-pub fn run(args: DiffArgs) -> Result<u8> {
+pub fn run(args: DiffArgs) -> Result<ExitStatus> {
     let opts = DiffOptions {
         normalize: !args.no_normalize,
         views: args.view.clone(),
@@ -55,9 +55,9 @@ pub fn run(args: DiffArgs) -> Result<u8> {
         }
     };
     let code = if d.identical {
-        exit::SUCCESS
+        ExitStatus::Success
     } else {
-        exit::FAILURE
+        ExitStatus::Failure
     };
     match args.output_format {
         OutputFormat::Json => {

@@ -1,6 +1,7 @@
 //! `reel doctor`: prints each check of `crate::doctor` with its fix and
 //! exits 0 when recording can work.
 
+use crate::exit::ExitStatus;
 use std::io::Write;
 
 use owo_colors::OwoColorize;
@@ -36,7 +37,7 @@ fn render(c: &Check) -> String {
     out
 }
 
-pub fn run(args: DoctorArgs) -> Result<u8> {
+pub fn run(args: DoctorArgs) -> Result<ExitStatus> {
     let checks = doctor::run_checks();
     let ok = doctor::can_record(&checks);
     if args.output_format == OutputFormat::Json {
@@ -61,8 +62,8 @@ pub fn run(args: DoctorArgs) -> Result<u8> {
         );
     }
     Ok(if ok {
-        crate::exit::SUCCESS
+        ExitStatus::Success
     } else {
-        crate::exit::FAILURE
+        ExitStatus::Failure
     })
 }

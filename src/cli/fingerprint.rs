@@ -6,6 +6,7 @@
 //! The output never includes `baseline`/`promptAssetsHash`: those describe
 //! the agent platform of a run, not the skill tree.
 
+use crate::exit::ExitStatus;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -138,7 +139,7 @@ fn check_root(p: &Path) -> Result<()> {
     }
 }
 
-pub fn run(args: FingerprintArgs) -> Result<u8> {
+pub fn run(args: FingerprintArgs) -> Result<ExitStatus> {
     let format = match args.format {
         FormatArg::Jcs1 => HashFormat::Jcs1,
         FormatArg::Legacy => HashFormat::Legacy,
@@ -222,13 +223,13 @@ pub fn run(args: FingerprintArgs) -> Result<u8> {
     }
     print_stdout(&stdout);
     if snap.read_errors.is_empty() {
-        Ok(crate::exit::SUCCESS)
+        Ok(ExitStatus::Success)
     } else {
         eprintln!(
             "reel: fingerprint: {} file(s) could not be read — a recording would store no skillHash (can't verify ⇒ not green)",
             snap.read_errors.len()
         );
-        Ok(crate::exit::FAILURE)
+        Ok(ExitStatus::Failure)
     }
 }
 

@@ -1,6 +1,7 @@
 //! `reel lint SCENARIO|DIR`: arguments, the report on stderr (or the JSON
 //! envelope on stdout) and the exit code; the checks are `crate::lint`.
 
+use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -8,7 +9,6 @@ use owo_colors::OwoColorize;
 
 use crate::cli::OutputFormat;
 use crate::error::Result;
-use crate::exit;
 use crate::lint::{self, Finding, Severity};
 
 #[derive(Debug, clap::Args)]
@@ -65,9 +65,9 @@ pub fn findings_for_record(scenario: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-pub fn run(args: LintArgs) -> Result<u8> {
+pub fn run(args: LintArgs) -> Result<ExitStatus> {
     let mut files = Vec::new();
-    let mut code = exit::SUCCESS;
+    let mut code = ExitStatus::Success;
     let mut stderr = anstream::stderr().lock();
     for t in &args.targets {
         match lint::collect_targets(t) {
@@ -77,12 +77,12 @@ pub fn run(args: LintArgs) -> Result<u8> {
                     "lint: {}: no scenario (a *.yaml with a top-level `prompt:`)",
                     t.display()
                 );
-                code = exit::worst(code, exit::USAGE);
+                code = code.worst(ExitStatus::Usage);
             }
             Ok(f) => files.extend(f),
             Err(e) => {
                 let _ = writeln!(stderr, "lint: {e}");
-                code = exit::worst(code, exit::USAGE);
+                code = code.worst(ExitStatus::Usage);
             }
         }
     }
@@ -104,18 +104,18 @@ pub fn run(args: LintArgs) -> Result<u8> {
             }
             Err(e) => {
                 let _ = writeln!(stderr, "lint: {e}");
-                code = exit::worst(code, exit::USAGE);
+                code = code.worst(ExitStatus::Usage);
                 results.push(serde_json::json!({"file": file, "error": e.to_string()}));
             }
         }
     }
     if errors > 0 || (args.strict && warnings > 0) {
-        code = exit::worst(code, exit::FAILURE);
+        code = code.worst(ExitStatus::Failure);
     }
     if args.output_format == OutputFormat::Json {
         let env = serde_json::json!({
             "tool": "reel", "version": env!("CARGO_PKG_VERSION"), "command": "lint",
-            "ok": code == exit::SUCCESS, "strict": args.strict, "results": results, "error": null,
+            "ok": code == ExitStatus::Success, "strict": args.strict, "results": results, "error": null,
         });
         let _ = writeln!(std::io::stdout().lock(), "{env}");
     } else {

@@ -1,8 +1,9 @@
 //! The command line: argument definitions and dispatch, nothing else.
 //!
 //! Each subcommand's arguments and its `run` live in `src/cli/<command>.rs`;
-//! `run` calls into the library and returns an exit code from [`crate::exit`].
-//! This file owns the one place where an outcome becomes a process exit code.
+//! `run` calls into the library and returns the command's outcome, an
+//! [`crate::exit::ExitStatus`]. This file owns the one place where an outcome
+//! becomes a process exit code.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -121,7 +122,7 @@ pub fn main() -> ExitCode {
         Command::Pending(args) => review::run_pending(args),
     };
     match outcome {
-        Ok(code) => ExitCode::from(code),
+        Ok(status) => ExitCode::from(status.code()),
         Err(err) => {
             print_error(&err);
             ExitCode::from(err.exit_code())

@@ -1,5 +1,6 @@
 //! `reel rehash`: arguments and the thin glue to [`crate::rehash`].
 
+use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -35,7 +36,7 @@ pub struct RehashArgs {
 
 const USAGE_HINT: &str = "usage: reel rehash <dir/>... [--dry-run] [--output-format text|json]  |  reel rehash <file.cassette.json> --session <session.yaml> [--dry-run]";
 
-pub fn run(args: RehashArgs) -> Result<u8> {
+pub fn run(args: RehashArgs) -> Result<ExitStatus> {
     let session = match &args.session {
         Some(s) => {
             if args.paths.len() != 1 || !args.paths[0].is_file() {
@@ -98,7 +99,7 @@ pub fn run(args: RehashArgs) -> Result<u8> {
         };
         let _ = anstream::stderr().lock().write_all(text.as_bytes());
     }
-    Ok(summary.exit_code())
+    Ok(summary.status())
 }
 
 /// The default text report: a status line per cassette (PASS = migrated,

@@ -4,6 +4,7 @@
 //! A directory is replayed in parallel (rayon) and reported in sorted order;
 //! one broken cassette never stops the batch, it only raises the exit code.
 
+use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -13,7 +14,6 @@ use rayon::prelude::*;
 use crate::cli::OutputFormat;
 use crate::cli::shard::ShardArgs;
 use crate::error::Result;
-use crate::exit;
 use crate::replay::mutate::{Caps, MutateOptions};
 use crate::replay::{AssertSource, ReplayOptions, ReplayResult, replay_file};
 use crate::report;
@@ -99,11 +99,11 @@ const USAGE_LINE: &str = "usage: reel replay <file.cassette.json | dir/> [--stri
 
 /// A usage error: text mode returns it (printed by `cli::main`), json mode
 /// prints the error envelope and exits 2.
-fn usage(args: &ReplayArgs, message: String, hint: Option<&str>) -> Result<u8> {
+fn usage(args: &ReplayArgs, message: String, hint: Option<&str>) -> Result<ExitStatus> {
     if args.output_format == OutputFormat::Json {
         let env = report::json::usage_error(&message, hint);
         let _ = writeln!(std::io::stdout().lock(), "{env}");
-        return Ok(exit::USAGE);
+        return Ok(ExitStatus::Usage);
     }
     let err = crate::Error::usage(message);
     Err(match hint {
@@ -177,7 +177,7 @@ pub fn resolve_targets(target: &Path) -> std::result::Result<Vec<PathBuf>, Strin
     Ok(files)
 }
 
-pub fn run(args: ReplayArgs) -> Result<u8> {
+pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
     let target = match args.targets.as_slice() {
         [] => {
             return usage(
@@ -299,7 +299,7 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
 
     let text = args.output_format == OutputFormat::Text;
     let gh = report::github::enabled();
-    let mut worst = exit::SUCCESS;
+    let mut worst = ExitStatus::Success;
     {
         let mut err = anstream::stderr().lock();
         if text && !args.verbose {
@@ -323,7 +323,7 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
                         let _ = writeln!(err, "{a}");
                     }
                 }
-                worst = exit::worst(worst, r.exit_code);
+                worst = worst.worst(r.exit_code);
                 outcomes.push(outcome);
             }
             for n in report::text::batch_notes(&results) {
@@ -358,7 +358,7 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
                         let _ = writeln!(err, "{a}");
                     }
                 }
-                worst = exit::worst(worst, r.exit_code);
+                worst = worst.worst(r.exit_code);
             }
             for n in report::text::batch_notes(&results) {
                 let _ = writeln!(err, "{n}");
@@ -374,7 +374,7 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
         && let Err(e) = report::junit::write(path, &results)
     {
         let _ = writeln!(std::io::stderr(), "replay: --junit {}: {e}", path.display());
-        worst = exit::worst(worst, exit::USAGE);
+        worst = worst.worst(ExitStatus::Usage);
     }
     if !text {
         // A closed stdout (e.g. `| head`) is not an error.

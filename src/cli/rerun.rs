@@ -1,6 +1,7 @@
 //! `reel rerun`: arguments, target resolution and the batch loop around
 //! `crate::rerun`; renderers are `crate::report::rerun`.
 
+use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -9,7 +10,6 @@ use rayon::prelude::*;
 
 use crate::cli::OutputFormat;
 use crate::error::Result;
-use crate::exit;
 use crate::report;
 use crate::report::rerun::Entry;
 use crate::rerun::{Outcome, RerunError, RerunOptions};
@@ -69,11 +69,11 @@ pub struct RerunArgs {
     pub shard: crate::cli::shard::ShardArgs,
 }
 
-fn usage(args: &RerunArgs, message: String, hint: Option<&str>) -> Result<u8> {
+fn usage(args: &RerunArgs, message: String, hint: Option<&str>) -> Result<ExitStatus> {
     if args.output_format == OutputFormat::Json {
         let env = report::rerun::usage_error(&message, hint);
         let _ = writeln!(std::io::stdout().lock(), "{env}");
-        return Ok(exit::USAGE);
+        return Ok(ExitStatus::Usage);
     }
     let err = crate::Error::usage(message);
     Err(match hint {
@@ -82,7 +82,7 @@ fn usage(args: &RerunArgs, message: String, hint: Option<&str>) -> Result<u8> {
     })
 }
 
-pub fn run(args: RerunArgs) -> Result<u8> {
+pub fn run(args: RerunArgs) -> Result<ExitStatus> {
     if args.targets.is_empty() {
         return usage(
             &args,
@@ -142,21 +142,21 @@ pub fn run(args: RerunArgs) -> Result<u8> {
             .map(|f| match crate::rerun::rerun(f, &opts) {
                 Ok(r) => Entry::Done(Box::new(r)),
                 Err(error) => {
-                    let exit_code = match error {
-                        RerunError::Invalid { .. } => exit::USAGE,
-                        RerunError::CannotRun { .. } => exit::COULD_NOT_RUN,
+                    let status = match error {
+                        RerunError::Invalid { .. } => ExitStatus::Usage,
+                        RerunError::CannotRun { .. } => ExitStatus::COULD_NOT_RUN,
                     };
                     Entry::Refused {
                         file: f.clone(),
                         error,
-                        exit_code,
+                        status,
                     }
                 }
             })
             .collect()
     });
 
-    let mut worst = exit::SUCCESS;
+    let mut worst = ExitStatus::Success;
     let gh = report::github::enabled();
     {
         // anstream drops the colour unless stderr is a terminal (and honours NO_COLOR).
@@ -173,7 +173,7 @@ pub fn run(args: RerunArgs) -> Result<u8> {
                     let _ = writeln!(err, "{a}");
                 }
             }
-            worst = exit::worst(worst, entry_code(e));
+            worst = worst.worst(entry_status(e));
         }
         if args.output_format == OutputFormat::Text {
             let _ = err.write_all(report::rerun::summary(&entries, true).as_bytes());
@@ -185,7 +185,7 @@ pub fn run(args: RerunArgs) -> Result<u8> {
             .and_then(|xml| crate::atomic::write_atomic(path, xml.as_bytes()));
         if let Err(e) = written {
             let _ = writeln!(std::io::stderr(), "rerun: --junit {}: {e}", path.display());
-            worst = exit::worst(worst, exit::USAGE);
+            worst = worst.worst(ExitStatus::Usage);
         }
     }
     if args.output_format == OutputFormat::Json {
@@ -198,12 +198,12 @@ pub fn run(args: RerunArgs) -> Result<u8> {
     Ok(worst)
 }
 
-fn entry_code(e: &Entry) -> u8 {
+fn entry_status(e: &Entry) -> ExitStatus {
     match e {
         Entry::Done(r) => match r.outcome {
-            Outcome::Fail => exit::FAILURE,
-            Outcome::Pass | Outcome::PassDiverged => exit::SUCCESS,
+            Outcome::Fail => ExitStatus::Failure,
+            Outcome::Pass | Outcome::PassDiverged => ExitStatus::Success,
         },
-        Entry::Refused { exit_code, .. } => *exit_code,
+        Entry::Refused { status, .. } => *status,
     }
 }

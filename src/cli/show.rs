@@ -1,5 +1,6 @@
 //! `reel show CASSETTE`: arguments and the thin glue to [`crate::show`].
 
+use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -29,7 +30,7 @@ pub struct ShowArgs {
     pub output_format: OutputFormat,
 }
 
-pub fn run(args: ShowArgs) -> Result<u8> {
+pub fn run(args: ShowArgs) -> Result<ExitStatus> {
     let cassette = match Cassette::load(&args.cassette) {
         Ok(c) => c,
         Err(e) => {
@@ -60,5 +61,5 @@ pub fn run(args: ShowArgs) -> Result<u8> {
                 .write_all(show.text(true).as_bytes());
         }
     }
-    Ok(crate::exit::SUCCESS)
+    Ok(ExitStatus::Success)
 }

@@ -1,6 +1,7 @@
 //! `reel verify-cassettes`: arguments and the thin glue to the library
 //! ([`crate::verify::gate`], [`crate::verify::report`]).
 
+use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -156,7 +157,7 @@ fn build_allow(args: &VerifyArgs) -> Result<AllowList> {
     Ok(allow)
 }
 
-pub fn run(args: VerifyArgs) -> Result<u8> {
+pub fn run(args: VerifyArgs) -> Result<ExitStatus> {
     if args.skip_privacy && args.skip_staleness {
         return Err(Error::usage(
             "verify-cassettes: --skip-privacy and --skip-staleness are mutually exclusive (together they'd check nothing)",
@@ -181,7 +182,7 @@ pub fn run(args: VerifyArgs) -> Result<u8> {
                     "✓ verify-cassettes: no cassettes under {dir} — nothing to verify (--allow-empty)"
                 );
             }
-            return Ok(crate::exit::SUCCESS);
+            return Ok(ExitStatus::Success);
         }
         Err(e) => return Err(e.into()),
     };
@@ -268,7 +269,7 @@ pub fn run(args: VerifyArgs) -> Result<u8> {
     let margins: Option<Vec<CassetteMargins>> = args
         .margins
         .then(|| results.iter().filter_map(|r| r.margins.clone()).collect());
-    let code = report::batch_exit_code(&results, orphan_scenarios.as_deref());
+    let code = crate::verify::gate::batch_status(&results, orphan_scenarios.as_deref());
     if let Some(w) = crate::report::github::write_summary_if_enabled(|| {
         crate::report::github::verify_summary(
             &results,
@@ -287,7 +288,7 @@ pub fn run(args: VerifyArgs) -> Result<u8> {
         );
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "{line}");
-    } else if !(args.quiet && code == crate::exit::SUCCESS) {
+    } else if !(args.quiet && code == ExitStatus::Success) {
         let text = if args.verbose {
             report::text(
                 &results,
