@@ -25,6 +25,7 @@ pub mod evidence;
 pub mod exit;
 pub mod fingerprint;
 pub mod lint;
+pub mod messages;
 pub mod model;
 pub mod protocol;
 pub mod record;

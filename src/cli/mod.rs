@@ -91,6 +91,8 @@ pub enum Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    // Warnings from inside the library reach stderr as they happen.
+    crate::messages::install(crate::messages::Stderr);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

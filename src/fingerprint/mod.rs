@@ -378,10 +378,10 @@ pub fn resolve_sources(
         if p.exists() {
             out.roots.push(p);
         } else {
-            eprintln!(
+            crate::messages::warn(format!(
                 "reel: skill source dir declared in session does not exist: {} — skipping from fingerprint",
                 p.display()
-            );
+            ));
             missing.push(p);
         }
     }

@@ -404,21 +404,21 @@ fn list_dir(ctx: &RootCtx, rel: &str, abs: &Path, parent: (bool, bool), out: &mu
             let target = match std::fs::read_link(&child_abs) {
                 Ok(t) => t,
                 Err(e) => {
-                    eprintln!(
+                    crate::messages::warn(format!(
                         "reel: skill-hash: cannot readlink {}: {e} — skipping",
                         child_abs.display()
-                    );
+                    ));
                     continue;
                 }
             };
             let resolved = lexical_normalize(&abs.join(&target));
             let root_resolved = lexical_normalize(&ctx.abs);
             let Ok(inside) = resolved.strip_prefix(&root_resolved) else {
-                eprintln!(
+                crate::messages::warn(format!(
                     "reel: skill-hash: skipping escaping symlink {} -> {} (not followed)",
                     child_abs.display(),
                     target.display()
-                );
+                ));
                 continue;
             };
             let target = inside
@@ -552,10 +552,10 @@ pub fn walk(roots: &[PathBuf], opts: &WalkOptions) -> Result<Snapshot, WalkError
         if any_plugin && missed.is_empty() {
             keep = Some(opts.scope.iter().cloned().collect());
         } else {
-            eprintln!(
+            crate::messages::warn(format!(
                 "reel: skill-hash: scenario.skills {:?} not all found under skills/ — scopeSkills fallback to whole-tree hash",
                 missed
-            );
+            ));
         }
     }
     let scoped = keep.is_some();
@@ -601,7 +601,7 @@ pub fn walk(roots: &[PathBuf], opts: &WalkOptions) -> Result<Snapshot, WalkError
             Err(msg) => {
                 drop[f.entry_index] = true;
                 if listing.entries[f.entry_index].in_main {
-                    eprintln!("reel: skill-hash: {msg}");
+                    crate::messages::warn(format!("reel: skill-hash: {msg}"));
                     read_errors.push(msg);
                 }
             }
