@@ -27,6 +27,7 @@ pub mod fingerprint;
 pub mod lint;
 pub mod messages;
 pub mod model;
+pub mod paths;
 pub mod protocol;
 pub mod record;
 pub mod rehash;

@@ -188,7 +188,7 @@ pub fn run(args: FingerprintArgs) -> Result<ExitStatus> {
         let mut roots = Vec::new();
         for r in &args.roots {
             check_root(r)?;
-            roots.push(fingerprint::snapshot::lexical_absolute(&cwd, r));
+            roots.push(crate::paths::resolve(&cwd, r));
         }
         let mut opts = WalkOptions::from_env(args.skills.clone(), Vec::new());
         opts.mode = mode;
