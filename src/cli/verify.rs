@@ -1,5 +1,5 @@
 //! `reel verify-cassettes`: arguments and the thin glue to the library
-//! ([`crate::verify::gate`], [`crate::verify::report`]).
+//! ([`crate::verify::gate`]) and its renderer ([`crate::report::verify`]).
 
 use crate::exit::ExitStatus;
 use std::io::Write;
@@ -8,11 +8,11 @@ use std::path::PathBuf;
 use crate::cli::OutputFormat;
 use crate::cli::shard::ShardArgs;
 use crate::error::{Error, Result};
+use crate::report::verify::{self as report, Coverage};
 use crate::verify::detect::Class;
 use crate::verify::gate::{self, MaxAgeCheck, TargetError, VerifyOptions};
 use crate::verify::lifecycle::{self, MaxAge};
 use crate::verify::margins::CassetteMargins;
-use crate::verify::report::{self, Coverage};
 use crate::verify::scan::AllowList;
 
 #[derive(Debug, clap::Args)]

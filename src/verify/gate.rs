@@ -9,7 +9,7 @@
 //! cores and keeps input order. One bad file never stops the rest: it
 //! becomes that row's `error`.
 //!
-//! This module does not render (see [`super::report`]) and does not parse
+//! This module does not render (see [`crate::report::verify`]) and does not parse
 //! command-line arguments (see `cli/verify.rs`).
 
 use std::path::{Path, PathBuf};

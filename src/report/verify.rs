@@ -2,17 +2,17 @@
 //! the JSON envelope (stdout, schema `schema/verify-cassettes.json`).
 //!
 //! Wording follows cowork-harness so logs read the same; nothing here
-//! decides a verdict (that is [`super::gate`]).
+//! decides a verdict (that is [`crate::verify::gate`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::gate::{CassetteResult, batch_status};
-use super::lifecycle::OrphanScenario;
-use super::margins::{CassetteMargins, js_string, js_to_fixed_1};
 use crate::exit::ExitStatus;
+use crate::verify::gate::{CassetteResult, batch_status};
+use crate::verify::lifecycle::OrphanScenario;
+use crate::verify::margins::{CassetteMargins, js_string, js_to_fixed_1};
 
 /// Which checks ran (`coverage` in JSON).
 #[derive(Debug, Clone, Copy, Serialize)]
