@@ -2,6 +2,7 @@
 //! its one definition) as data on stdout — every key with its parameter
 //! shape, when replay evaluates it and what it checks; one key in detail.
 
+use crate::cli::flags::OutputFormatArg;
 use crate::exit::ExitStatus;
 use std::io::Write;
 
@@ -11,6 +12,7 @@ use crate::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("output_format", |a| a.help("`text` (a listing on stdout) or `json` (an envelope on stdout, schema/assertions.json)")),
     after_help = "Buckets: `always` (every replay), `needs-control-out` (replay evaluates it when the cassette \
                   has controlOut), `needs-manifest` (when it has an artifacts manifest; no_unexpected_files and \
                   input_unmodified also need the pre-run baseline), `live-only` (a live run only; replay skips \
@@ -21,9 +23,8 @@ pub struct AssertionsArgs {
     /// Show only this key, in detail.
     #[arg(value_name = "KEY")]
     pub key: Option<String>,
-    /// `text` (a listing on stdout) or `json` (an envelope on stdout, schema/assertions.json).
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
 }
 
 /// What replay does with a key, in words.
@@ -142,7 +143,7 @@ pub fn run(args: AssertionsArgs) -> Result<ExitStatus> {
             }
         },
     };
-    let text = match args.output_format {
+    let text = match args.output_format.format {
         OutputFormat::Json => {
             let env = serde_json::json!({
                 "tool": "reel", "version": env!("CARGO_PKG_VERSION"),

@@ -1,5 +1,6 @@
 //! `reel diff A B`: arguments and the thin glue to [`crate::diff`].
 
+use crate::cli::flags::OutputFormatArg;
 use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
@@ -12,6 +13,7 @@ use crate::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("output_format", |a| a.help("`text` (the diff on stdout) or `json` (envelope on stdout, schema/diff.json)")),
     after_help = "Compares two recordings view by view: tools, answers, transcript (advisory: \
                   never makes them differ), files, assertions, meta. Run paths, tool-use ids, \
                   UUIDs, session ids, timestamps and durations are masked unless --no-normalize.\n\
@@ -30,9 +32,8 @@ pub struct DiffArgs {
     /// Show raw run paths, ids, timestamps and durations.
     #[arg(long)]
     pub no_normalize: bool,
-    /// `text` (the diff on stdout) or `json` (envelope on stdout, schema/diff.json).
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
 }
 
 pub fn run(args: DiffArgs) -> Result<ExitStatus> {
@@ -59,7 +60,7 @@ pub fn run(args: DiffArgs) -> Result<ExitStatus> {
     } else {
         ExitStatus::Failure
     };
-    match args.output_format {
+    match args.output_format.format {
         OutputFormat::Json => {
             let result = serde_json::to_value(&d).unwrap_or(Value::Null);
             let _ = writeln!(

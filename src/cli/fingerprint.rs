@@ -6,6 +6,7 @@
 //! The output never includes `baseline`/`promptAssetsHash`: those describe
 //! the agent platform of a run, not the skill tree.
 
+use crate::cli::flags::{OutputFormatArg, SessionArg};
 use crate::exit::ExitStatus;
 use std::path::{Path, PathBuf};
 
@@ -35,6 +36,7 @@ pub enum FormatArg {
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("session", |a| a.help("Take the roots (and `staleness.hash_ignore`) from this session YAML, as a recording of a scenario using it would").conflicts_with("roots")),
     after_help = "Mode defaults to git when every root is inside a git work tree \
     (set COWORK_HARNESS_GITSET=0 to force raw), as a recording does. \
     COWORK_HARNESS_AGENT_SCOPE=skill turns on agent scoping."
@@ -49,16 +51,13 @@ pub struct FingerprintArgs {
     /// Digest format.
     #[arg(long, value_enum, default_value_t)]
     pub format: FormatArg,
-    /// Take the roots (and `staleness.hash_ignore`) from this session YAML,
-    /// as a recording of a scenario using it would.
-    #[arg(long, value_name = "FILE", conflicts_with = "roots")]
-    pub session: Option<PathBuf>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Scope the hash to these `skills/<NAME>` (a scenario's `skills:`); repeatable.
     #[arg(long = "skill", value_name = "NAME")]
     pub skills: Vec<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
     /// Also list every hashed entry (path, kind, digest or link target).
     #[arg(long)]
     pub files: bool,
@@ -89,7 +88,7 @@ pub fn run(args: FingerprintArgs) -> Result<ExitStatus> {
         Some(ModeArg::Git) => ModeRequest::Git,
         Some(ModeArg::Raw) => ModeRequest::Raw,
     };
-    let (snap, record) = if let Some(session) = &args.session {
+    let (snap, record) = if let Some(session) = &args.session.file {
         if !session.is_file() {
             return Err(
                 crate::Error::usage(format!("no session file at `{}`", session.display()))
@@ -143,7 +142,7 @@ pub fn run(args: FingerprintArgs) -> Result<ExitStatus> {
     };
     let sources = record.skill_sources.clone().unwrap_or_default();
     let mut stdout = String::new();
-    match args.output_format {
+    match args.output_format.format {
         OutputFormat::Json => {
             stdout.push_str(
                 &report::json(&record, &snap, format, args.files, &sources)

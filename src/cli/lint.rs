@@ -1,6 +1,7 @@
 //! `reel lint SCENARIO|DIR`: arguments, the report on stderr (or the JSON
 //! envelope on stdout) and the exit code; the checks are `crate::lint`.
 
+use crate::cli::flags::{OutputFormatArg, StrictArg};
 use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,8 @@ use crate::lint::{self, Finding, Severity};
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("output_format", |a| a.help("`text` (findings on stderr) or `json` (an envelope on stdout)")),
+    mut_arg("strict", |a| a.help("Warnings fail too (exit 1)")),
     after_help = "Each finding is `FILE:LINE: warning|error[CODE name]: message` with a `hint:` line. Codes: \
                   L000 does-not-load, L001 live-only-key, L002 no-pre-run-baseline, L003 slash-command-not-first, \
                   L004 answer-never-matches, L005 choose-names-no-option, L006 allow-if-syntax, \
@@ -26,12 +29,10 @@ pub struct LintArgs {
     /// non-recursive) are linted.
     #[arg(required = true, value_name = "SCENARIO|DIR")]
     pub targets: Vec<PathBuf>,
-    /// Warnings fail too (exit 1).
-    #[arg(long)]
-    pub strict: bool,
-    /// `text` (findings on stderr) or `json` (an envelope on stdout).
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub strict: StrictArg,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
 }
 
 /// One finding as text: `file:line: severity[CODE name]: message` + hint.
@@ -109,13 +110,13 @@ pub fn run(args: LintArgs) -> Result<ExitStatus> {
             }
         }
     }
-    if errors > 0 || (args.strict && warnings > 0) {
+    if errors > 0 || (args.strict.on && warnings > 0) {
         code = code.worst(ExitStatus::Failure);
     }
     if args.output_format == OutputFormat::Json {
         let env = serde_json::json!({
             "tool": "reel", "version": env!("CARGO_PKG_VERSION"), "command": "lint",
-            "ok": code == ExitStatus::Success, "strict": args.strict, "results": results, "error": null,
+            "ok": code == ExitStatus::Success, "strict": args.strict.on, "results": results, "error": null,
         });
         let _ = writeln!(std::io::stdout().lock(), "{env}");
     } else {
@@ -126,7 +127,7 @@ pub fn run(args: LintArgs) -> Result<ExitStatus> {
             plural(files.len(), "scenario"),
             plural(errors, "error"),
             plural(warnings, "warning"),
-            if args.strict && warnings > 0 {
+            if args.strict.on && warnings > 0 {
                 " (--strict: warnings fail)"
             } else {
                 ""

@@ -14,6 +14,7 @@ pub mod assertions;
 pub mod diff;
 pub mod doctor;
 pub mod fingerprint;
+pub mod flags;
 pub mod lint;
 pub mod model;
 pub mod record;

@@ -1,5 +1,6 @@
 //! `reel rehash`: arguments and the thin glue to [`crate::rehash`].
 
+use crate::cli::flags::{OutputFormatArg, SessionArg};
 use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,6 +12,8 @@ use crate::report::rehash as report;
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("output_format", |a| a.help("`text` (rows on stderr) or `json` (envelope on stdout)")),
+    mut_arg("session", |a| a.help("Resolve the skill sources of ONE moved cassette from this session file")),
     after_help = "Migrates v10/v11 (legacy-hash) cassettes to v12 after proving the skill tree is unchanged \
                   (legacy skillHash recomputed and equal, same file-set mode and agent scope, fileSigs aligned). \
                   v12 cassettes are skipped. Text mode prints a status line per cassette (PASS migrated, SKIP \
@@ -24,12 +27,10 @@ pub struct RehashArgs {
     /// Report what would change; write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Resolve the skill sources of ONE moved cassette from this session file.
-    #[arg(long, value_name = "FILE")]
-    pub session: Option<PathBuf>,
-    /// `text` (rows on stderr) or `json` (envelope on stdout).
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
     /// Text mode: the original's rows (cowork-harness format) instead of a status line per cassette.
     #[arg(long)]
     pub verbose: bool,
@@ -38,7 +39,7 @@ pub struct RehashArgs {
 const USAGE_HINT: &str = "usage: reel rehash <dir/>... [--dry-run] [--output-format text|json]  |  reel rehash <file.cassette.json> --session <session.yaml> [--dry-run]";
 
 pub fn run(args: RehashArgs) -> Result<ExitStatus> {
-    let session = match &args.session {
+    let session = match &args.session.file {
         Some(s) => {
             if args.paths.len() != 1 || !args.paths[0].is_file() {
                 return Err(Error::usage(format!(

@@ -4,6 +4,7 @@
 //! A directory is replayed in parallel (rayon) and reported in sorted order;
 //! one broken cassette never stops the batch, it only raises the exit code.
 
+use crate::cli::flags::{JunitArg, OutputFormatArg, SessionArg, StrictArg, WriteArg};
 use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,6 +21,11 @@ use crate::report;
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("output_format", |a| a.help("Output format: text (stderr footer) or json (one envelope line on stdout)")),
+    mut_arg("session", |a| a.help("Resolve skill sources from this session file (one cassette only; for a moved cassette)")),
+    mut_arg("strict", |a| a.help("Every staleness finding fails the replay")),
+    mut_arg("write", |a| a.help("(with --assert-from/--reassert) persist the re-validated assert: block into the cassette")),
+    mut_arg("junit", |a| a.help("Also write a JUnit XML report (a suite per cassette, a case per assertion)")),
     after_help = "Text mode writes the report to STDERR and nothing to stdout (a passing replay is 0 bytes): \
                   a status line per cassette (PASS/FAIL/STALE/ERROR, its file, assertions passed, time) with its \
                   failures and warnings under it, then `N passed, N failed`; --verbose prints the original's \
@@ -32,12 +38,10 @@ pub struct ReplayArgs {
     /// A cassette file, or a directory whose `*.cassette.json` files (non-recursive) are replayed.
     #[arg(value_name = "CASSETTE|DIR")]
     pub targets: Vec<PathBuf>,
-    /// Output format: text (stderr footer) or json (one envelope line on stdout).
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub output_format: OutputFormat,
-    /// Every staleness finding fails the replay.
-    #[arg(long)]
-    pub strict: bool,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
+    #[command(flatten)]
+    pub strict: StrictArg,
     /// Skill-source drift (skill, shared-root, unverifiable-skill) fails the replay.
     #[arg(long)]
     pub fail_on_skill_drift: bool,
@@ -48,15 +52,13 @@ pub struct ReplayArgs {
     /// Like --assert-from, with the cassette's own sibling scenario YAML.
     #[arg(long)]
     pub reassert: bool,
-    /// (with --assert-from/--reassert) persist the re-validated assert: block into the cassette.
-    #[arg(long)]
-    pub write: bool,
+    #[command(flatten)]
+    pub write: WriteArg,
     /// Let --write persist a block whose verdict fails.
     #[arg(long)]
     pub allow_failing: bool,
-    /// Resolve skill sources from this session file (one cassette only; for a moved cassette).
-    #[arg(long, value_name = "FILE")]
-    pub session: Option<PathBuf>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Text mode: list the evidence of each passing assertion under its cassette.
     #[arg(long)]
     pub explain: bool,
@@ -79,9 +81,8 @@ pub struct ReplayArgs {
     /// Replay a cassette of a newer format with a warning instead of a failing assertion.
     #[arg(long)]
     pub best_effort_future_cassette: bool,
-    /// Also write a JUnit XML report (a suite per cassette, a case per assertion).
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
+    #[command(flatten)]
+    pub junit: JunitArg,
     /// Accepted for compatibility; no effect.
     #[arg(short, long)]
     pub quiet: bool,
@@ -203,7 +204,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
         );
     }
     let reassert = args.assert_from.is_some() || args.reassert;
-    if args.write && !reassert {
+    if args.write.on && !reassert {
         return usage(
             &args,
             "replay: --write requires --assert-from <scenario.yaml> or --reassert".into(),
@@ -223,7 +224,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
     let is_dir = target.is_dir();
     let discovered = files.len();
     let files = args.shard.select(files);
-    if let Some(session) = &args.session {
+    if let Some(session) = &args.session.file {
         if is_dir || files.len() > 1 {
             return usage(
                 &args,
@@ -241,7 +242,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
             );
         }
     }
-    if is_dir && args.write && args.assert_from.is_some() {
+    if is_dir && args.write.on && args.assert_from.is_some() {
         return usage(
             &args,
             "replay: --assert-from <one file> --write over a directory would stamp one block into every cassette".into(),
@@ -249,10 +250,10 @@ pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
         );
     }
     let mut stderr_pre = Vec::new();
-    if args.strict && args.fail_on_skill_drift {
+    if args.strict.on && args.fail_on_skill_drift {
         stderr_pre.push("::notice:: [replay] --strict already fails on every staleness finding; --fail-on-skill-drift is redundant".to_string());
     }
-    if !args.write && args.allow_failing {
+    if !args.write.on && args.allow_failing {
         stderr_pre
             .push("::notice:: [replay] --allow-failing has no effect without --write".to_string());
     }
@@ -263,16 +264,16 @@ pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
         ));
     }
     let opts = ReplayOptions {
-        strict: args.strict,
+        strict: args.strict.on,
         fail_on_skill_drift: args.fail_on_skill_drift,
-        session: args.session.clone(),
+        session: args.session.file.clone(),
         best_effort_future: args.best_effort_future_cassette,
         assert_source: match (&args.assert_from, args.reassert) {
             (Some(p), _) => AssertSource::From(p.clone()),
             (None, true) => AssertSource::Reassert,
             _ => AssertSource::Frozen,
         },
-        write: args.write,
+        write: args.write.on,
         allow_failing: args.allow_failing,
         // The text report and JUnit never show the evidence fields.
         lean: args.output_format == OutputFormat::Text,
@@ -370,7 +371,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
     }) {
         let _ = writeln!(std::io::stderr(), "{w}");
     }
-    if let Some(path) = &args.junit
+    if let Some(path) = &args.junit.file
         && let Err(e) = report::junit::write(path, &results)
     {
         let _ = writeln!(std::io::stderr(), "replay: --junit {}: {e}", path.display());

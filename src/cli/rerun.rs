@@ -1,6 +1,7 @@
 //! `reel rerun`: arguments, target resolution and the batch loop around
 //! `crate::rerun`; renderers are `crate::report::rerun`.
 
+use crate::cli::flags::{JunitArg, OutputFormatArg, SessionArg, StrictArg, WriteArg};
 use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
@@ -16,6 +17,11 @@ use crate::rerun::{Outcome, RerunError, RerunOptions};
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("output_format", |a| a.help("Output format: text (report on stderr) or json (one envelope on stdout, schema/rerun.json)")),
+    mut_arg("session", |a| a.help("Resolve the recorded session from this file (one cassette only; for a moved cassette)")),
+    mut_arg("strict", |a| a.help("A divergence from the recording fails the rerun")),
+    mut_arg("write", |a| a.help("Replace the cassette with the fresh recording when the verdict passes and nothing diverged")),
+    mut_arg("junit", |a| a.help("Also write a JUnit XML report (a suite per cassette; a case per assertion and divergence)")),
     after_help = "Re-executes each recording: the real agent runs the current skill files, scripts and hooks \
                   against the model replies the cassette holds (served from 127.0.0.1, token-free), answers come \
                   from the frozen `answers:`, and the frozen `assert:` block is judged on the fresh run. \
@@ -29,15 +35,12 @@ pub struct RerunArgs {
     /// A cassette file, or a directory whose `*.cassette.json` files (non-recursive) are rerun.
     #[arg(value_name = "CASSETTE|DIR")]
     pub targets: Vec<PathBuf>,
-    /// Output format: text (report on stderr) or json (one envelope on stdout, schema/rerun.json).
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub output_format: OutputFormat,
-    /// A divergence from the recording fails the rerun.
-    #[arg(long)]
-    pub strict: bool,
-    /// Replace the cassette with the fresh recording when the verdict passes and nothing diverged.
-    #[arg(long)]
-    pub write: bool,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
+    #[command(flatten)]
+    pub strict: StrictArg,
+    #[command(flatten)]
+    pub write: WriteArg,
     /// (with --write) also write a diverged run, marked in `environment.reelRerun`.
     #[arg(long, requires = "write")]
     pub accept_divergence: bool,
@@ -46,9 +49,8 @@ pub struct RerunArgs {
     /// identical one writes nothing; under CI=true a differing one fails with the diff).
     #[arg(long, requires = "write")]
     pub accept: bool,
-    /// Resolve the recorded session from this file (one cassette only; for a moved cassette).
-    #[arg(long, value_name = "FILE")]
-    pub session: Option<PathBuf>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Run this agent instead of `claude` (split into words as a shell would, quotes included;
     /// no shell runs it).
     #[arg(long, value_name = "CMD")]
@@ -62,9 +64,8 @@ pub struct RerunArgs {
     /// Keep each fresh run's directory (always kept when a rerun fails).
     #[arg(long)]
     pub keep_run_dir: bool,
-    /// Also write a JUnit XML report (a suite per cassette; a case per assertion and divergence).
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
+    #[command(flatten)]
+    pub junit: JunitArg,
     #[command(flatten)]
     pub shard: crate::cli::shard::ShardArgs,
 }
@@ -104,7 +105,7 @@ pub fn run(args: RerunArgs) -> Result<ExitStatus> {
     {
         let _ = writeln!(std::io::stderr(), "{notice}");
     }
-    if args.session.is_some() && files.len() > 1 {
+    if args.session.file.is_some() && files.len() > 1 {
         return usage(
             &args,
             "rerun: --session applies to one cassette at a time".into(),
@@ -117,10 +118,10 @@ pub fn run(args: RerunArgs) -> Result<ExitStatus> {
         return usage(&args, "rerun: --jobs must be at least 1".into(), None);
     }
     let opts = RerunOptions {
-        session: args.session.clone(),
+        session: args.session.file.clone(),
         agent_cmd: args.agent_cmd.clone(),
-        strict: args.strict,
-        write: args.write,
+        strict: args.strict.on,
+        write: args.write.on,
         accept_divergence: args.accept_divergence,
         stage: crate::review::StageOptions {
             accept: args.accept,
@@ -179,8 +180,8 @@ pub fn run(args: RerunArgs) -> Result<ExitStatus> {
             let _ = err.write_all(report::rerun::summary(&entries, true).as_bytes());
         }
     }
-    if let Some(path) = &args.junit {
-        let written = report::rerun::junit(&entries, args.strict)
+    if let Some(path) = &args.junit.file {
+        let written = report::rerun::junit(&entries, args.strict.on)
             .map_err(std::io::Error::other)
             .and_then(|xml| crate::atomic::write_atomic(path, xml.as_bytes()));
         if let Err(e) = written {

@@ -1,6 +1,7 @@
 //! `reel review`, `reel accept`, `reel reject`, `reel pending`: arguments and
 //! the thin glue to [`crate::review`].
 
+use crate::cli::flags::OutputFormatArg;
 use crate::exit::ExitStatus;
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -36,15 +37,16 @@ pub struct ResolveArgs {
 }
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Lists pending re-recordings on stdout.\n\
+#[command(
+    mut_arg("output_format", |a| a.help("`text` (one line per pending file) or `json` (envelope, schema/pending.json)")),
+    after_help = "Lists pending re-recordings on stdout.\n\
                   Exit codes: 0 none pending · 1 some pending · 2 usage.")]
 pub struct PendingArgs {
     /// Pending files, cassettes, or directories searched recursively (default: `.`).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// `text` (one line per pending file) or `json` (envelope, schema/pending.json).
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
 }
 
 fn find(paths: &[PathBuf], command: &str) -> Result<Vec<Pending>> {
@@ -89,7 +91,7 @@ pub fn run_pending(args: PendingArgs) -> Result<ExitStatus> {
     } else {
         ExitStatus::Failure
     };
-    match args.output_format {
+    match args.output_format.format {
         OutputFormat::Json => {
             let results: Vec<Value> = found
                 .iter()

@@ -1,5 +1,6 @@
 //! `reel show CASSETTE`: arguments and the thin glue to [`crate::show`].
 
+use crate::cli::flags::OutputFormatArg;
 use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,6 +14,7 @@ use crate::show::{Show, ShowView};
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("output_format", |a| a.help("`text` (the digest on stdout) or `json` (envelope on stdout, schema/show.json)")),
     after_help = "A readable digest of one recording: tools (calls, inputs, results), questions \
                   (prompts and answers), files (the manifest, with a shallow preview of JSON \
                   artifacts), timeline (where the time went), usage (turns, tokens, cost).\n\
@@ -25,9 +27,8 @@ pub struct ShowArgs {
     /// Which view to print.
     #[arg(long, value_enum, default_value = "all")]
     pub view: ShowView,
-    /// `text` (the digest on stdout) or `json` (envelope on stdout, schema/show.json).
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
 }
 
 pub fn run(args: ShowArgs) -> Result<ExitStatus> {
@@ -46,7 +47,7 @@ pub fn run(args: ShowArgs) -> Result<ExitStatus> {
         }
     };
     let show = Show::of(&cassette, args.view);
-    match args.output_format {
+    match args.output_format.format {
         OutputFormat::Json => {
             let result = serde_json::to_value(&show).unwrap_or(Value::Null);
             let _ = writeln!(

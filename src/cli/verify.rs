@@ -1,6 +1,7 @@
 //! `reel verify-cassettes`: arguments and the thin glue to the library
 //! ([`crate::verify::gate`]) and its renderer ([`crate::report::verify`]).
 
+use crate::cli::flags::{OutputFormatArg, SessionArg};
 use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
@@ -17,6 +18,8 @@ use crate::verify::scan::AllowList;
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("output_format", |a| a.help("`text` (report on stderr) or `json` (envelope on stdout)")),
+    mut_arg("session", |a| a.help("Resolve skill sources from THIS session (for a moved cassette; one cassette only)")),
     after_help = "Text mode prints a status line per cassette (PASS/FAIL/STALE/ERROR) with its findings under it \
                   and a closing `N passed, N failed` line on stderr; --verbose prints the original's report.\n\
                   Exit codes: 0 clean · 1 a real finding (privacy, staleness drift, scenario drift) · \
@@ -29,9 +32,8 @@ pub struct VerifyArgs {
     /// Cassette files, or directories whose `*.cassette.json` are verified (non-recursive).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Resolve skill sources from THIS session (for a moved cassette; one cassette only).
-    #[arg(long, value_name = "FILE")]
-    pub session: Option<PathBuf>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Skip the privacy scan.
     #[arg(long)]
     pub skip_privacy: bool,
@@ -73,9 +75,8 @@ pub struct VerifyArgs {
     /// A FILE of allow patterns, one regex per line (`#` comments, blanks ignored).
     #[arg(long, value_name = "FILE")]
     pub allow_patterns_file: Vec<PathBuf>,
-    /// `text` (report on stderr) or `json` (envelope on stdout).
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
     /// No text report when everything is clean.
     #[arg(long, short)]
     pub quiet: bool,
@@ -171,7 +172,7 @@ pub fn run(args: VerifyArgs) -> Result<ExitStatus> {
     };
     let files = match gate::collect_targets(&args.paths) {
         Ok(f) => f,
-        Err(TargetError::EmptyDir(dir)) if args.allow_empty && args.session.is_none() => {
+        Err(TargetError::EmptyDir(dir)) if args.allow_empty && args.session.file.is_none() => {
             if args.output_format == OutputFormat::Json {
                 println!(
                     "{}",
@@ -186,7 +187,7 @@ pub fn run(args: VerifyArgs) -> Result<ExitStatus> {
         }
         Err(e) => return Err(e.into()),
     };
-    if let Some(session) = &args.session {
+    if let Some(session) = &args.session.file {
         if args.paths.iter().any(|p| p.is_dir()) || files.len() > 1 {
             return Err(Error::usage(format!(
                 "verify-cassettes --session <file> names one cassette's session and is not valid for a directory target ({} cassette(s)) — run it per cassette",
@@ -252,7 +253,7 @@ pub fn run(args: VerifyArgs) -> Result<ExitStatus> {
         eprintln!("{notice}");
     }
     let opts = VerifyOptions {
-        session: args.session.clone(),
+        session: args.session.file.clone(),
         privacy: coverage.privacy,
         staleness: coverage.staleness,
         scenario_drift: coverage.scenario_drift,
