@@ -178,109 +178,149 @@ pub fn resolve_targets(target: &Path) -> std::result::Result<Vec<PathBuf>, Strin
     Ok(files)
 }
 
-pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
-    let target = match args.targets.as_slice() {
-        [] => {
-            return usage(
-                &args,
-                format!("replay: no cassette given\n{USAGE_LINE}"),
-                None,
-            );
-        }
-        [one] => one.clone(),
-        _ => {
-            return usage(
-                &args,
-                "replay: exactly one target (a cassette file or a directory) is accepted".into(),
-                Some("pass a directory to replay several cassettes"),
-            );
-        }
-    };
-    if args.assert_from.is_some() && args.reassert {
-        return usage(
-            &args,
-            "replay: --assert-from and --reassert are mutually exclusive".into(),
-            None,
-        );
-    }
-    let reassert = args.assert_from.is_some() || args.reassert;
-    if args.write.on && !reassert {
-        return usage(
-            &args,
-            "replay: --write requires --assert-from <scenario.yaml> or --reassert".into(),
-            Some(
-                "--write persists a re-validated on-disk assert: block; the frozen one is already in the cassette",
-            ),
-        );
-    }
-    let mutate = match mutate_options(&args) {
-        Ok(m) => m,
-        Err(e) => return usage(&args, e, None),
-    };
-    let files = match resolve_targets(&target) {
-        Ok(f) => f,
-        Err(e) => return usage(&args, format!("replay: {e}"), None),
-    };
-    let is_dir = target.is_dir();
-    let discovered = files.len();
-    let files = args.shard.select(files);
-    if let Some(session) = &args.session.file {
-        if is_dir || files.len() > 1 {
-            return usage(
-                &args,
-                "replay: --session applies to one cassette at a time, not a directory".into(),
-                Some(
-                    "each cassette may have been recorded against a different source; replay them one by one",
-                ),
-            );
-        }
-        if !session.is_file() {
-            return usage(
-                &args,
-                format!("replay: --session {}: not a file", session.display()),
-                None,
-            );
-        }
-    }
-    if is_dir && args.write.on && args.assert_from.is_some() {
-        return usage(
-            &args,
-            "replay: --assert-from <one file> --write over a directory would stamp one block into every cassette".into(),
-            Some("use --reassert (each cassette's own sibling scenario) or replay one cassette"),
-        );
-    }
-    let mut stderr_pre = Vec::new();
-    if args.strict.on && args.fail_on_skill_drift {
-        stderr_pre.push("::notice:: [replay] --strict already fails on every staleness finding; --fail-on-skill-drift is redundant".to_string());
-    }
-    if !args.write.on && args.allow_failing {
-        stderr_pre
-            .push("::notice:: [replay] --allow-failing has no effect without --write".to_string());
-    }
-    if args.assert_from.is_some() && files.len() > 1 {
-        stderr_pre.push(format!(
-            "::warning:: [replay] --assert-from applies one scenario to {} cassettes — each must share its recording-shaping fields",
-            files.len()
-        ));
-    }
-    let opts = ReplayOptions {
-        strict: args.strict.on,
-        fail_on_skill_drift: args.fail_on_skill_drift,
-        session: args.session.file.clone(),
-        best_effort_future: args.best_effort_future_cassette,
-        assert_source: match (&args.assert_from, args.reassert) {
-            (Some(p), _) => AssertSource::From(p.clone()),
-            (None, true) => AssertSource::Reassert,
-            _ => AssertSource::Frozen,
-        },
-        write: args.write.on,
-        allow_failing: args.allow_failing,
-        // The text report and JUnit never show the evidence fields.
-        lean: args.output_format == OutputFormat::Text,
-        mutate,
-        live: false,
-    };
+/// A replay the flags allow: the targets resolved and sharded, the options
+/// built, the notices the flag combination earns. Every cross-flag check is
+/// in [`ReplayPlan::from_args`], so [`run`] works on a checked plan.
+pub struct ReplayPlan {
+    /// This shard's cassettes, sorted.
+    pub files: Vec<PathBuf>,
+    /// How many cassettes the target held before sharding.
+    pub discovered: usize,
+    pub opts: ReplayOptions,
+    /// `::notice::` / `::warning::` lines about the flags, printed first.
+    pub notices: Vec<String>,
+}
 
+/// A flag combination replay refuses (exit 2), with an optional `hint:`.
+#[derive(Debug)]
+pub struct PlanError {
+    pub message: String,
+    pub hint: Option<&'static str>,
+}
+
+impl PlanError {
+    fn new(message: String, hint: Option<&'static str>) -> Self {
+        PlanError { message, hint }
+    }
+}
+
+impl ReplayPlan {
+    pub fn from_args(args: &ReplayArgs) -> std::result::Result<ReplayPlan, PlanError> {
+        let target = match args.targets.as_slice() {
+            [] => {
+                return Err(PlanError::new(
+                    format!("replay: no cassette given\n{USAGE_LINE}"),
+                    None,
+                ));
+            }
+            [one] => one.clone(),
+            _ => {
+                return Err(PlanError::new(
+                    "replay: exactly one target (a cassette file or a directory) is accepted"
+                        .into(),
+                    Some("pass a directory to replay several cassettes"),
+                ));
+            }
+        };
+        if args.assert_from.is_some() && args.reassert {
+            return Err(PlanError::new(
+                "replay: --assert-from and --reassert are mutually exclusive".into(),
+                None,
+            ));
+        }
+        let reassert = args.assert_from.is_some() || args.reassert;
+        if args.write.on && !reassert {
+            return Err(PlanError::new(
+                "replay: --write requires --assert-from <scenario.yaml> or --reassert".into(),
+                Some(
+                    "--write persists a re-validated on-disk assert: block; the frozen one is already in the cassette",
+                ),
+            ));
+        }
+        let mutate = match mutate_options(args) {
+            Ok(m) => m,
+            Err(e) => return Err(PlanError::new(e, None)),
+        };
+        let files = match resolve_targets(&target) {
+            Ok(f) => f,
+            Err(e) => return Err(PlanError::new(format!("replay: {e}"), None)),
+        };
+        let is_dir = target.is_dir();
+        let discovered = files.len();
+        let files = args.shard.select(files);
+        if let Some(session) = &args.session.file {
+            if is_dir || files.len() > 1 {
+                return Err(PlanError::new(
+                    "replay: --session applies to one cassette at a time, not a directory".into(),
+                    Some(
+                        "each cassette may have been recorded against a different source; replay them one by one",
+                    ),
+                ));
+            }
+            if !session.is_file() {
+                return Err(PlanError::new(
+                    format!("replay: --session {}: not a file", session.display()),
+                    None,
+                ));
+            }
+        }
+        if is_dir && args.write.on && args.assert_from.is_some() {
+            return Err(PlanError::new(
+                "replay: --assert-from <one file> --write over a directory would stamp one block into every cassette".into(),
+                Some("use --reassert (each cassette's own sibling scenario) or replay one cassette"),
+            ));
+        }
+        let mut notices = Vec::new();
+        if args.strict.on && args.fail_on_skill_drift {
+            notices.push("::notice:: [replay] --strict already fails on every staleness finding; --fail-on-skill-drift is redundant".to_string());
+        }
+        if !args.write.on && args.allow_failing {
+            notices.push(
+                "::notice:: [replay] --allow-failing has no effect without --write".to_string(),
+            );
+        }
+        if args.assert_from.is_some() && files.len() > 1 {
+            notices.push(format!(
+                "::warning:: [replay] --assert-from applies one scenario to {} cassettes — each must share its recording-shaping fields",
+                files.len()
+            ));
+        }
+        let opts = ReplayOptions {
+            strict: args.strict.on,
+            fail_on_skill_drift: args.fail_on_skill_drift,
+            session: args.session.file.clone(),
+            best_effort_future: args.best_effort_future_cassette,
+            assert_source: match (&args.assert_from, args.reassert) {
+                (Some(p), _) => AssertSource::From(p.clone()),
+                (None, true) => AssertSource::Reassert,
+                _ => AssertSource::Frozen,
+            },
+            write: args.write.on,
+            allow_failing: args.allow_failing,
+            // The text report and JUnit never show the evidence fields.
+            lean: args.output_format == OutputFormat::Text,
+            mutate,
+            live: false,
+        };
+        Ok(ReplayPlan {
+            files,
+            discovered,
+            opts,
+            notices,
+        })
+    }
+}
+
+pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
+    let ReplayPlan {
+        files,
+        discovered,
+        opts,
+        notices: stderr_pre,
+    } = match ReplayPlan::from_args(&args) {
+        Ok(plan) => plan,
+        Err(e) => return usage(&args, e.message, e.hint),
+    };
     if files.is_empty()
         && let Some(notice) = args.shard.empty_notice("replay", discovered)
     {
