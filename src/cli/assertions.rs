@@ -2,13 +2,13 @@
 //! its one definition) as data on stdout — every key with its parameter
 //! shape, when replay evaluates it and what it checks; one key in detail.
 
-use crate::cli::flags::OutputFormatArg;
-use crate::exit::ExitStatus;
 use std::io::Write;
 
 use crate::assert::catalog::{self, KeyEntry};
 use crate::cli::OutputFormat;
+use crate::cli::flags::OutputFormatArg;
 use crate::error::{Error, Result};
+use crate::exit::ExitStatus;
 
 #[derive(Debug, clap::Args)]
 #[command(

@@ -1,15 +1,15 @@
 //! `reel diff A B`: arguments and the thin glue to [`crate::diff`].
 
-use crate::cli::flags::OutputFormatArg;
-use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
 use crate::cli::OutputFormat;
+use crate::cli::flags::OutputFormatArg;
 use crate::diff::{self, DiffOptions, View};
 use crate::error::{Error, Result};
+use crate::exit::ExitStatus;
 
 #[derive(Debug, clap::Args)]
 #[command(

@@ -1,15 +1,15 @@
 //! `reel doctor`: prints each check of `crate::doctor` with its fix and
 //! exits 0 when recording can work.
 
-use crate::cli::flags::OutputFormatArg;
-use crate::exit::ExitStatus;
 use std::io::Write;
 
 use owo_colors::OwoColorize;
 
 use crate::cli::OutputFormat;
+use crate::cli::flags::OutputFormatArg;
 use crate::doctor::{self, Check};
 use crate::error::Result;
+use crate::exit::ExitStatus;
 
 #[derive(Debug, clap::Args)]
 #[command(

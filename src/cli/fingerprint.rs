@@ -6,12 +6,12 @@
 //! The output never includes `baseline`/`promptAssetsHash`: those describe
 //! the agent platform of a run, not the skill tree.
 
-use crate::cli::flags::{OutputFormatArg, SessionArg};
-use crate::exit::ExitStatus;
 use std::path::{Path, PathBuf};
 
 use crate::cli::OutputFormat;
+use crate::cli::flags::{OutputFormatArg, SessionArg};
 use crate::error::Result;
+use crate::exit::ExitStatus;
 use crate::fingerprint::{self, HashFormat, ModeRequest, WalkOptions};
 use crate::report::fingerprint as report;
 

@@ -1,15 +1,15 @@
 //! `reel lint SCENARIO|DIR`: arguments, the report on stderr (or the JSON
 //! envelope on stdout) and the exit code; the checks are `crate::lint`.
 
-use crate::cli::flags::{OutputFormatArg, StrictArg};
-use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use owo_colors::OwoColorize;
 
 use crate::cli::OutputFormat;
+use crate::cli::flags::{OutputFormatArg, StrictArg};
 use crate::error::Result;
+use crate::exit::ExitStatus;
 use crate::lint::{self, Finding, Severity};
 
 #[derive(Debug, clap::Args)]

@@ -90,6 +90,27 @@ pub enum Command {
     Pending(review::PendingArgs),
 }
 
+/// A flag combination a command refuses (exit 2), found while building its
+/// plan (`ReplayPlan::from_args`, `RerunPlan::from_args`), with an optional
+/// `hint:` and the notices already due before the refusal.
+#[derive(Debug)]
+pub struct PlanError {
+    pub message: String,
+    pub hint: Option<&'static str>,
+    /// stderr lines printed before the error (e.g. an empty shard's notice).
+    pub notices: Vec<String>,
+}
+
+impl PlanError {
+    pub fn new(message: String, hint: Option<&'static str>) -> Self {
+        PlanError {
+            message,
+            hint,
+            notices: Vec::new(),
+        }
+    }
+}
+
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     // Warnings from inside the library reach stderr as they happen.

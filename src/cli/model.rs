@@ -4,12 +4,12 @@
 //! can start it and read the address), reports problems on stderr as they
 //! happen, and exits cleanly on SIGINT/SIGTERM.
 
-use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::Result;
+use crate::exit::ExitStatus;
 use crate::model::{Script, ServeOptions, Server};
 
 #[derive(Debug, clap::Args)]

@@ -1,12 +1,12 @@
 //! `reel record`: arguments and the thin glue to [`crate::record`].
 
-use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cli::shard::ShardArgs;
 use crate::error::Result;
+use crate::exit::ExitStatus;
 use crate::record::RecordOptions;
 
 #[derive(Debug, clap::Args)]

@@ -1,12 +1,12 @@
 //! `reel rehash`: arguments and the thin glue to [`crate::rehash`].
 
-use crate::cli::flags::{OutputFormatArg, SessionArg};
-use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
 
 use crate::cli::OutputFormat;
+use crate::cli::flags::{OutputFormatArg, SessionArg};
 use crate::error::{Error, Result};
+use crate::exit::ExitStatus;
 use crate::rehash::{RehashOptions, collect_files, rehash_files};
 use crate::report::rehash as report;
 

@@ -4,17 +4,17 @@
 //! A directory is replayed in parallel (rayon) and reported in sorted order;
 //! one broken cassette never stops the batch, it only raises the exit code.
 
-use crate::cli::flags::{JunitArg, OutputFormatArg, SessionArg, StrictArg, WriteArg};
-use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::cli::OutputFormat;
+use crate::cli::flags::{JunitArg, OutputFormatArg, SessionArg, StrictArg, WriteArg};
 use crate::cli::shard::ShardArgs;
+use crate::cli::{OutputFormat, PlanError};
 use crate::error::Result;
+use crate::exit::ExitStatus;
 use crate::replay::mutate::{Caps, MutateOptions};
 use crate::replay::{AssertSource, ReplayOptions, ReplayResult, replay_file};
 use crate::report;
@@ -189,19 +189,6 @@ pub struct ReplayPlan {
     pub opts: ReplayOptions,
     /// `::notice::` / `::warning::` lines about the flags, printed first.
     pub notices: Vec<String>,
-}
-
-/// A flag combination replay refuses (exit 2), with an optional `hint:`.
-#[derive(Debug)]
-pub struct PlanError {
-    pub message: String,
-    pub hint: Option<&'static str>,
-}
-
-impl PlanError {
-    fn new(message: String, hint: Option<&'static str>) -> Self {
-        PlanError { message, hint }
-    }
 }
 
 impl ReplayPlan {

@@ -1,16 +1,16 @@
 //! `reel rerun`: arguments, target resolution and the batch loop around
 //! `crate::rerun`; renderers are `crate::report::rerun`.
 
-use crate::cli::flags::{JunitArg, OutputFormatArg, SessionArg, StrictArg, WriteArg};
-use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use rayon::prelude::*;
 
-use crate::cli::OutputFormat;
+use crate::cli::flags::{JunitArg, OutputFormatArg, SessionArg, StrictArg, WriteArg};
+use crate::cli::{OutputFormat, PlanError};
 use crate::error::Result;
+use crate::exit::ExitStatus;
 use crate::report;
 use crate::report::rerun::Entry;
 use crate::rerun::{Outcome, RerunError, RerunOptions};
@@ -83,52 +83,86 @@ fn usage(args: &RerunArgs, message: String, hint: Option<&str>) -> Result<ExitSt
     })
 }
 
-pub fn run(args: RerunArgs) -> Result<ExitStatus> {
-    if args.targets.is_empty() {
-        return usage(
-            &args,
-            "rerun: no cassette given".into(),
-            Some("reel rerun CASSETTE.json | DIR/"),
-        );
-    }
-    let mut files = Vec::new();
-    for t in &args.targets {
-        match crate::cli::replay::resolve_targets(t) {
-            Ok(f) => files.extend(f),
-            Err(e) => return usage(&args, format!("rerun: {e}"), None),
+/// A rerun the flags allow: the targets resolved and sharded, the options
+/// built. Every cross-flag check is in [`RerunPlan::from_args`].
+pub struct RerunPlan {
+    /// This shard's cassettes.
+    pub files: Vec<PathBuf>,
+    pub opts: RerunOptions,
+    /// The empty-shard notice, printed before anything runs.
+    pub notices: Vec<String>,
+}
+
+impl RerunPlan {
+    pub fn from_args(args: &RerunArgs) -> std::result::Result<RerunPlan, PlanError> {
+        if args.targets.is_empty() {
+            return Err(PlanError::new(
+                "rerun: no cassette given".into(),
+                Some("reel rerun CASSETTE.json | DIR/"),
+            ));
         }
+        let mut files = Vec::new();
+        for t in &args.targets {
+            match crate::cli::replay::resolve_targets(t) {
+                Ok(f) => files.extend(f),
+                Err(e) => return Err(PlanError::new(format!("rerun: {e}"), None)),
+            }
+        }
+        let discovered = files.len();
+        let files = args.shard.select(files);
+        let mut notices = Vec::new();
+        if files.is_empty()
+            && let Some(notice) = args.shard.empty_notice("rerun", discovered)
+        {
+            notices.push(notice);
+        }
+        let refuse = |message: &str, hint: Option<&'static str>| PlanError {
+            notices: notices.clone(),
+            ..PlanError::new(message.into(), hint)
+        };
+        if args.session.file.is_some() && files.len() > 1 {
+            return Err(refuse(
+                "rerun: --session applies to one cassette at a time",
+                Some(
+                    "each cassette may have been recorded against a different session; rerun them one by one",
+                ),
+            ));
+        }
+        if args.jobs == Some(0) {
+            return Err(refuse("rerun: --jobs must be at least 1", None));
+        }
+        let opts = RerunOptions {
+            session: args.session.file.clone(),
+            agent_cmd: args.agent_cmd.clone(),
+            strict: args.strict.on,
+            write: args.write.on,
+            accept_divergence: args.accept_divergence,
+            stage: crate::review::StageOptions {
+                accept: args.accept,
+                ci: crate::review::ci_from_env(),
+            },
+            timeout: args.timeout_ms.map(Duration::from_millis),
+            keep_run_dir: args.keep_run_dir,
+        };
+        Ok(RerunPlan {
+            files,
+            opts,
+            notices,
+        })
     }
-    let discovered = files.len();
-    let files = args.shard.select(files);
-    if files.is_empty()
-        && let Some(notice) = args.shard.empty_notice("rerun", discovered)
-    {
+}
+
+pub fn run(args: RerunArgs) -> Result<ExitStatus> {
+    let plan = RerunPlan::from_args(&args);
+    for notice in match &plan {
+        Ok(plan) => &plan.notices,
+        Err(e) => &e.notices,
+    } {
         let _ = writeln!(std::io::stderr(), "{notice}");
     }
-    if args.session.file.is_some() && files.len() > 1 {
-        return usage(
-            &args,
-            "rerun: --session applies to one cassette at a time".into(),
-            Some(
-                "each cassette may have been recorded against a different session; rerun them one by one",
-            ),
-        );
-    }
-    if args.jobs == Some(0) {
-        return usage(&args, "rerun: --jobs must be at least 1".into(), None);
-    }
-    let opts = RerunOptions {
-        session: args.session.file.clone(),
-        agent_cmd: args.agent_cmd.clone(),
-        strict: args.strict.on,
-        write: args.write.on,
-        accept_divergence: args.accept_divergence,
-        stage: crate::review::StageOptions {
-            accept: args.accept,
-            ci: crate::review::ci_from_env(),
-        },
-        timeout: args.timeout_ms.map(Duration::from_millis),
-        keep_run_dir: args.keep_run_dir,
+    let RerunPlan { files, opts, .. } = match plan {
+        Ok(plan) => plan,
+        Err(e) => return usage(&args, e.message, e.hint),
     };
     let jobs = args
         .jobs

@@ -1,16 +1,16 @@
 //! `reel review`, `reel accept`, `reel reject`, `reel pending`: arguments and
 //! the thin glue to [`crate::review`].
 
-use crate::cli::flags::OutputFormatArg;
-use crate::exit::ExitStatus;
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
 use crate::cli::OutputFormat;
+use crate::cli::flags::OutputFormatArg;
 use crate::diff::{self, DiffOptions};
 use crate::error::{Error, Result};
+use crate::exit::ExitStatus;
 use crate::review::{self, Pending};
 
 #[derive(Debug, clap::Args)]

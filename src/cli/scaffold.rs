@@ -1,11 +1,11 @@
 //! `reel scaffold CASSETTE [--out FILE]`: the starter scenario of
 //! `crate::scaffold` on stdout, or written with its model script.
 
-use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
+use crate::exit::ExitStatus;
 
 #[derive(Debug, clap::Args)]
 #[command(

@@ -1,7 +1,5 @@
 //! `reel show CASSETTE`: arguments and the thin glue to [`crate::show`].
 
-use crate::cli::flags::OutputFormatArg;
-use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -9,7 +7,9 @@ use serde_json::Value;
 
 use crate::cassette::Cassette;
 use crate::cli::OutputFormat;
+use crate::cli::flags::OutputFormatArg;
 use crate::error::{Error, Result};
+use crate::exit::ExitStatus;
 use crate::show::{Show, ShowView};
 
 #[derive(Debug, clap::Args)]

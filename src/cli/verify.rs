@@ -1,14 +1,14 @@
 //! `reel verify-cassettes`: arguments and the thin glue to the library
 //! ([`crate::verify::gate`]) and its renderer ([`crate::report::verify`]).
 
-use crate::cli::flags::{OutputFormatArg, SessionArg};
-use crate::exit::ExitStatus;
 use std::io::Write;
 use std::path::PathBuf;
 
 use crate::cli::OutputFormat;
+use crate::cli::flags::{OutputFormatArg, SessionArg};
 use crate::cli::shard::ShardArgs;
 use crate::error::{Error, Result};
+use crate::exit::ExitStatus;
 use crate::report::verify::{self as report, Coverage};
 use crate::verify::detect::Class;
 use crate::verify::gate::{self, MaxAgeCheck, TargetError, VerifyOptions};
