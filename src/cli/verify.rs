@@ -2,7 +2,7 @@
 //! ([`crate::verify::gate`]) and its renderer ([`crate::report::verify`]).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cli::OutputFormat;
 use crate::cli::flags::{OutputFormatArg, SessionArg};
@@ -158,21 +158,147 @@ fn build_allow(args: &VerifyArgs) -> Result<AllowList> {
     Ok(allow)
 }
 
-pub fn run(args: VerifyArgs) -> Result<ExitStatus> {
-    if args.skip_privacy && args.skip_staleness {
+/// A `verify-cassettes` run the flags allow. Every cross-flag check is in
+/// [`VerifyPlan::from_args`], so [`run`] works on a checked plan.
+pub enum VerifyPlan {
+    /// `--allow-empty` and a directory without cassettes: nothing to verify.
+    Empty {
+        dir: String,
+        coverage: Coverage,
+    },
+    Run(Box<VerifyRun>),
+}
+
+/// The cassettes to verify (this shard's), how, and the notices due first.
+pub struct VerifyRun {
+    pub files: Vec<PathBuf>,
+    pub opts: VerifyOptions,
+    pub coverage: Coverage,
+    /// `--orphans`: the scenarios no cassette of the whole batch records
+    /// (this shard's).
+    pub orphan_scenarios: Option<Vec<lifecycle::OrphanScenario>>,
+    /// stderr lines (the `--session` override in effect, an empty shard).
+    pub notices: Vec<String>,
+}
+
+impl VerifyPlan {
+    pub fn from_args(args: &VerifyArgs) -> Result<VerifyPlan> {
+        if args.skip_privacy && args.skip_staleness {
+            return Err(Error::usage(
+                "verify-cassettes: --skip-privacy and --skip-staleness are mutually exclusive (together they'd check nothing)",
+            ));
+        }
+        let allow = build_allow(args)?;
+        let coverage = Coverage {
+            privacy: !args.skip_privacy,
+            staleness: !args.skip_staleness,
+            scenario_drift: !args.skip_scenario_drift,
+        };
+        let files = match gate::collect_targets(&args.paths) {
+            Ok(f) => f,
+            Err(TargetError::EmptyDir(dir)) if args.allow_empty && args.session.file.is_none() => {
+                return Ok(VerifyPlan::Empty { dir, coverage });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let mut notices = Vec::new();
+        if let Some(session) = &args.session.file {
+            notices.push(session_notice(args, session, &files)?);
+        }
+        let discovered = files.len();
+        // Orphan scenarios are judged against the whole batch (a scenario is
+        // recorded if ANY cassette records it), then sharded by their own name.
+        let orphan_scenarios = args.orphans.then(|| {
+            lifecycle::orphan_scenarios(&files)
+                .into_iter()
+                .filter(|o| {
+                    args.shard
+                        .shard
+                        .is_none_or(|s| s.contains(std::path::Path::new(&o.scenario)))
+                })
+                .collect::<Vec<_>>()
+        });
+        let files = args.shard.select(files);
+        if files.is_empty()
+            && let Some(notice) = args.shard.empty_notice("verify-cassettes", discovered)
+        {
+            notices.push(notice);
+        }
+        let opts = VerifyOptions {
+            session: args.session.file.clone(),
+            privacy: coverage.privacy,
+            staleness: coverage.staleness,
+            scenario_drift: coverage.scenario_drift,
+            allow,
+            margins: args.margins,
+            max_age: args.max_age.clone().map(|(max, text)| MaxAgeCheck {
+                max,
+                text,
+                now: std::time::SystemTime::now(),
+            }),
+            orphans: args.orphans,
+        };
+        Ok(VerifyPlan::Run(Box::new(VerifyRun {
+            files,
+            opts,
+            coverage,
+            orphan_scenarios,
+            notices,
+        })))
+    }
+}
+
+/// Checks `--session FILE` against the other flags and the target, and names
+/// the dirs the override resolves to: a wrong override must be visible, not a
+/// silent false green.
+fn session_notice(args: &VerifyArgs, session: &Path, files: &[PathBuf]) -> Result<String> {
+    if args.paths.iter().any(|p| p.is_dir()) || files.len() > 1 {
+        return Err(Error::usage(format!(
+            "verify-cassettes --session <file> names one cassette's session and is not valid for a directory target ({} cassette(s)) — run it per cassette",
+            files.len()
+        )));
+    }
+    if !session.is_file() {
+        return Err(Error::usage(format!(
+            "verify-cassettes --session: not a session file: {}",
+            session.display()
+        )));
+    }
+    if args.skip_staleness {
         return Err(Error::usage(
-            "verify-cassettes: --skip-privacy and --skip-staleness are mutually exclusive (together they'd check nothing)",
+            "verify-cassettes --session has no effect with --skip-staleness — drop one of them",
         ));
     }
-    let allow = build_allow(&args)?;
-    let coverage = Coverage {
-        privacy: !args.skip_privacy,
-        staleness: !args.skip_staleness,
-        scenario_drift: !args.skip_scenario_drift,
+    if let Ok(c) = gate::load_cassette(&files[0])
+        && gate::resolve_session(&c, None).is_none()
+    {
+        return Err(Error::usage(
+            "verify-cassettes --session: this cassette records an inline scenario, which has no session file to override — remove --session",
+        ));
+    }
+    let sources = crate::fingerprint::resolve_sources("", None, Some(session));
+    let dirs = if !sources.roots.is_empty() {
+        sources
+            .roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    } else {
+        match &sources.failure {
+            Some(f) => format!("NO usable skill dirs — {f}"),
+            None => "NO skill dirs — this session declares none".into(),
+        }
     };
-    let files = match gate::collect_targets(&args.paths) {
-        Ok(f) => f,
-        Err(TargetError::EmptyDir(dir)) if args.allow_empty && args.session.file.is_none() => {
+    Ok(format!(
+        "::notice:: [verify-cassettes] --session override in effect: {} -> {dirs}",
+        session.display()
+    ))
+}
+
+pub fn run(args: VerifyArgs) -> Result<ExitStatus> {
+    let plan = match VerifyPlan::from_args(&args)? {
+        VerifyPlan::Empty { dir, coverage } => {
             if args.output_format == OutputFormat::Json {
                 println!(
                     "{}",
@@ -185,87 +311,18 @@ pub fn run(args: VerifyArgs) -> Result<ExitStatus> {
             }
             return Ok(ExitStatus::Success);
         }
-        Err(e) => return Err(e.into()),
+        VerifyPlan::Run(plan) => *plan,
     };
-    if let Some(session) = &args.session.file {
-        if args.paths.iter().any(|p| p.is_dir()) || files.len() > 1 {
-            return Err(Error::usage(format!(
-                "verify-cassettes --session <file> names one cassette's session and is not valid for a directory target ({} cassette(s)) — run it per cassette",
-                files.len()
-            )));
-        }
-        if !session.is_file() {
-            return Err(Error::usage(format!(
-                "verify-cassettes --session: not a session file: {}",
-                session.display()
-            )));
-        }
-        if args.skip_staleness {
-            return Err(Error::usage(
-                "verify-cassettes --session has no effect with --skip-staleness — drop one of them",
-            ));
-        }
-        if let Ok(c) = gate::load_cassette(&files[0])
-            && gate::resolve_session(&c, None).is_none()
-        {
-            return Err(Error::usage(
-                "verify-cassettes --session: this cassette records an inline scenario, which has no session file to override — remove --session",
-            ));
-        }
-        // Name the DIRS the override resolves to: a wrong override must be
-        // visible, not a silent false green.
-        let sources = crate::fingerprint::resolve_sources("", None, Some(session));
-        let dirs = if !sources.roots.is_empty() {
-            sources
-                .roots
-                .iter()
-                .map(|r| r.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        } else {
-            match &sources.failure {
-                Some(f) => format!("NO usable skill dirs — {f}"),
-                None => "NO skill dirs — this session declares none".into(),
-            }
-        };
-        eprintln!(
-            "::notice:: [verify-cassettes] --session override in effect: {} -> {dirs}",
-            session.display()
-        );
-    }
-    let discovered = files.len();
-    // Orphan scenarios are judged against the whole batch (a scenario is
-    // recorded if ANY cassette records it), then sharded by their own name.
-    let orphan_scenarios = args.orphans.then(|| {
-        lifecycle::orphan_scenarios(&files)
-            .into_iter()
-            .filter(|o| {
-                args.shard
-                    .shard
-                    .is_none_or(|s| s.contains(std::path::Path::new(&o.scenario)))
-            })
-            .collect::<Vec<_>>()
-    });
-    let files = args.shard.select(files);
-    if files.is_empty()
-        && let Some(notice) = args.shard.empty_notice("verify-cassettes", discovered)
-    {
+    let VerifyRun {
+        files,
+        opts,
+        coverage,
+        orphan_scenarios,
+        notices,
+    } = plan;
+    for notice in &notices {
         eprintln!("{notice}");
     }
-    let opts = VerifyOptions {
-        session: args.session.file.clone(),
-        privacy: coverage.privacy,
-        staleness: coverage.staleness,
-        scenario_drift: coverage.scenario_drift,
-        allow,
-        margins: args.margins,
-        max_age: args.max_age.clone().map(|(max, text)| MaxAgeCheck {
-            max,
-            text,
-            now: std::time::SystemTime::now(),
-        }),
-        orphans: args.orphans,
-    };
     let results = gate::verify_all(&files, &opts);
     let margins: Option<Vec<CassetteMargins>> = args
         .margins
