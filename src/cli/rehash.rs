@@ -38,8 +38,44 @@ pub struct RehashArgs {
 
 const USAGE_HINT: &str = "usage: reel rehash <dir/>... [--dry-run] [--output-format text|json]  |  reel rehash <file.cassette.json> --session <session.yaml> [--dry-run]";
 
-pub fn run(args: RehashArgs) -> Result<ExitStatus> {
-    let session = match &args.session.file {
+/// A rehash the flags allow: the cassettes (directories expanded) and the
+/// options. Every cross-flag check is in [`RehashPlan::from_args`].
+pub struct RehashPlan {
+    pub files: Vec<PathBuf>,
+    pub opts: RehashOptions,
+}
+
+impl RehashPlan {
+    pub fn from_args(args: &RehashArgs) -> Result<RehashPlan> {
+        let session = session(args)?;
+        let mut files = vec![];
+        for p in &args.paths {
+            if !p.exists() {
+                return Err(Error::usage(format!(
+                    "rehash: no such file or directory: {}",
+                    p.display()
+                ))
+                .with_hint(USAGE_HINT));
+            }
+            files.extend(
+                collect_files(p).map_err(|e| {
+                    Error::usage(format!("rehash: cannot list {}: {e}", p.display()))
+                })?,
+            );
+        }
+        Ok(RehashPlan {
+            files,
+            opts: RehashOptions {
+                dry_run: args.dry_run,
+                session,
+            },
+        })
+    }
+}
+
+/// `--session FILE`: one cassette file only, an existing session file.
+fn session(args: &RehashArgs) -> Result<Option<PathBuf>> {
+    Ok(match &args.session.file {
         Some(s) => {
             if args.paths.len() != 1 || !args.paths[0].is_file() {
                 return Err(Error::usage(format!(
@@ -64,25 +100,11 @@ pub fn run(args: RehashArgs) -> Result<ExitStatus> {
             )
         }
         None => None,
-    };
-    let mut files = vec![];
-    for p in &args.paths {
-        if !p.exists() {
-            return Err(Error::usage(format!(
-                "rehash: no such file or directory: {}",
-                p.display()
-            ))
-            .with_hint(USAGE_HINT));
-        }
-        files.extend(
-            collect_files(p)
-                .map_err(|e| Error::usage(format!("rehash: cannot list {}: {e}", p.display())))?,
-        );
-    }
-    let opts = RehashOptions {
-        dry_run: args.dry_run,
-        session,
-    };
+    })
+}
+
+pub fn run(args: RehashArgs) -> Result<ExitStatus> {
+    let RehashPlan { files, opts } = RehashPlan::from_args(&args)?;
     let summary = rehash_files(&files, &opts);
     if args.output_format == OutputFormat::Json {
         let _ = writeln!(std::io::stdout().lock(), "{}", report::json(&summary));
