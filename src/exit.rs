@@ -65,6 +65,13 @@ impl ExitStatus {
     }
 }
 
+/// Text reports name the numeric code (`(exit 1)`).
+impl std::fmt::Display for ExitStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.code())
+    }
+}
+
 /// JSON reports carry the numeric code (`verdict.exitCode`).
 impl Serialize for ExitStatus {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -113,5 +120,6 @@ mod tests {
             [0, 1, 2, 3, 3]
         );
         assert_eq!(serde_json::to_string(&ExitStatus::Failure).unwrap(), "1");
+        assert_eq!(ExitStatus::Unverified.to_string(), "3");
     }
 }

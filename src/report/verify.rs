@@ -245,9 +245,8 @@ pub fn text(
         }
         let _ = writeln!(
             out,
-            "{line} across {} cassette(s) (exit {})",
-            results.len(),
-            status.code()
+            "{line} across {} cassette(s) (exit {status})",
+            results.len()
         );
         out.push_str("  exit 1 = verified & failed (a real finding); exit 3 = could not verify (unresolvable baseline/skill/tier, an unsupported cassette version, or a per-file read ERROR/CRASH — that's a bug to report, not a signal to re-record). A cassette that fails SHAPE validation is still privacy-scanned; `privacyScanned` in --output-format json says whether the scan ran.\n");
         if results
