@@ -83,7 +83,9 @@ fn child(mode: &str, file: &Path, iters: usize) {
         let run = reel::evidence::RunRecord::from_lean_events(events, c.control_out().as_deref());
         let drive = ms(t);
         std::hint::black_box(run);
-        eprintln!("phases: lean load {load:.1} ms (full load {full_ms:.1} ms), re-drive {drive:.1} ms");
+        eprintln!(
+            "phases: lean load {load:.1} ms (full load {full_ms:.1} ms), re-drive {drive:.1} ms"
+        );
     }
     println!(
         "{} {} {}",

@@ -868,7 +868,7 @@ mod pass_tests {
     fn the_pass_evaluates_each_perturbation_and_restores_the_tree() {
         let c = cassette();
         let artifacts = c.artifacts().unwrap();
-        let m = materialise::materialise(&artifacts).unwrap();
+        let m = materialise::materialise_on_disk(&artifacts).unwrap();
         let run = RunRecord::from_cassette(&c);
         let items: Vec<Map<String, Value>> = [
             serde_json::json!({"result": "success"}),
