@@ -580,7 +580,7 @@ impl Linter<'_> {
         let items = assert_items(self.doc);
         let beyond = items.iter().any(|(_, m)| {
             m.keys()
-                .any(|k| k != "result" && !catalog::VERDICT_MODIFIERS.contains(&k.as_str()))
+                .any(|k| k != "result" && !catalog::is_verdict_modifier(k))
         });
         if !beyond {
             let at = if self.doc.get("assert").is_some() {

@@ -8,7 +8,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::assert::catalog::{Bucket, REPLAY_STRIP_ORDER, bucket};
+use crate::assert::catalog::{self, Bucket, bucket};
 
 /// `skippedAssertions` of the run result.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -119,7 +119,7 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
         }
         // Rebuilt in the original's strip order, which is the order the
         // replayed result echoes the assertion in.
-        let kept: Map<String, Value> = REPLAY_STRIP_ORDER
+        let kept: Map<String, Value> = catalog::replay_strip_order()
             .iter()
             .filter(|k| evidence.is_active(k))
             .filter_map(|k| {
@@ -131,7 +131,7 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
         // one); a live verdict keeps them after the rest, in schema order.
         let mut kept = kept;
         if evidence.live {
-            for k in crate::assert::catalog::SCHEMA_ORDER {
+            for k in catalog::schema_order() {
                 if bucket(k) == Some(Bucket::LiveOnly)
                     && let Some(v) = item.get(*k)
                 {

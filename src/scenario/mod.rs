@@ -507,7 +507,7 @@ fn read(path: &Path) -> Result<String, ScenarioError> {
 }
 
 /// An `assert:` item with its keys, and its object parameters' fields, in the
-/// order the original's loader emits them (`catalog::SCHEMA_ORDER`,
+/// order the original's loader emits them (`catalog::schema_order`,
 /// `catalog::object_fields`). A cassette's frozen block is in this order, and
 /// the original compares blocks as JSON text, so key order is significant.
 /// Keys outside the schema (refused later) keep their place at the end.
@@ -516,7 +516,7 @@ pub fn assertion_in_schema_order(item: &Value) -> Value {
     let Some(map) = item.as_object() else {
         return item.clone();
     };
-    let mut out = in_order(map, catalog::SCHEMA_ORDER);
+    let mut out = in_order(map, catalog::schema_order());
     for (key, value) in out.iter_mut() {
         let fields = catalog::object_fields(key);
         if let (Some(inner), false) = (value.as_object(), fields.is_empty()) {
@@ -632,10 +632,7 @@ fn check_assertion_schema(assert: &[Value]) -> Result<(), Problem> {
                 .map(|k| {
                     did_you_mean(
                         k,
-                        &crate::assert::catalog::KEYS
-                            .iter()
-                            .map(|(k, _)| *k)
-                            .collect::<Vec<_>>(),
+                        &crate::assert::catalog::names().collect::<Vec<_>>(),
                     )
                 })
                 .unwrap_or_default();
