@@ -773,20 +773,8 @@ pub fn did_you_mean(key: &str, known: &[&str]) -> String {
         .unwrap_or_default()
 }
 
-/// Edit distance over chars.
-pub fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
+/// Edit distance over chars (the "did you mean" hints of the loaders).
+pub use strsim::levenshtein;
 
 #[cfg(test)]
 mod tests {
@@ -1067,6 +1055,16 @@ mod tests {
         assert_eq!(
             slug(&format!("a{}", "😀".repeat(70))),
             format!("a{}\u{FFFD}-74598a83", "😀".repeat(63))
+        );
+    }
+
+    #[test]
+    fn edit_distance_counts_characters_not_bytes() {
+        assert_eq!(levenshtein("kitten", "sitting"), 3);
+        assert_eq!(levenshtein("é", "e"), 1);
+        assert_eq!(
+            did_you_mean("tool_calld", &["tool_called", "tool_not_called"]),
+            " (did you mean `tool_called`?)"
         );
     }
 }
