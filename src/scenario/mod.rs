@@ -727,32 +727,12 @@ fn check_recordable_assertions(assert: &[Value]) -> Result<(), Problem> {
             }
         }
     }
-    let has = |key: &str, pred: &dyn Fn(&Value) -> bool| any_item(assert, key, pred);
-    let any = |_: &Value| true;
-    let truthy = |v: &Value| v.as_bool() == Some(true);
-    let contradictions: [(&str, bool, bool); 3] = [
-        (
-            "`questions_count_max: 0` contradicts gate assertions (gate_answer_count_min / question_asked / question_options / gate_answers_delivered: false)",
-            has("questions_count_max", &|v| v.as_u64() == Some(0)),
-            has("gate_answer_count_min", &|v| {
-                v.as_u64().is_some_and(|n| n >= 1)
-            }) || has("question_asked", &any)
-                || has("question_options", &any)
-                || has("gate_answers_delivered", &|v| v.as_bool() == Some(false)),
-        ),
-        (
-            "`no_hook_blocked: true` contradicts `hook_blocked`",
-            has("no_hook_blocked", &truthy),
-            has("hook_blocked", &any),
-        ),
-        (
-            "`no_path_denied: true` contradicts `path_denied` / `vm_path_denied`",
-            has("no_path_denied", &truthy),
-            has("path_denied", &any) || has("vm_path_denied", &any),
-        ),
-    ];
-    for (message, a, b) in contradictions {
-        if a && b {
+    // The contradictions the original's `record` refuses, in catalog order.
+    for key in crate::assert::keys::all() {
+        let Some(rule) = key.excludes else { continue };
+        let Some(message) = rule.refusal else { continue };
+        let excluded = rule.others.iter().any(|(other, pred)| any_item(assert, other, pred));
+        if any_item(assert, key.name, &rule.when) && excluded {
             return Err((
                 message.into(),
                 Some("one of the two can never pass; remove it".into()),

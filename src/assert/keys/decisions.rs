@@ -44,6 +44,19 @@ pub(super) const KEYS: &[Key] = &[
             kind: MarginKind::Max,
             recorded: |r| r.has_control_out.then(|| r.question_count() as f64),
         }),
+        excludes: Some(Excludes {
+            when: is_zero,
+            others: &[
+                ("gate_answer_count_min", |v| v.as_u64().is_some_and(|n| n >= 1)),
+                ("question_asked", any),
+                ("question_options", any),
+                ("gate_answers_delivered", |v| v.as_bool() == Some(false)),
+            ],
+            why: "`questions_count_max: 0` allows no question",
+            refusal: Some(
+                "`questions_count_max: 0` contradicts gate assertions (gate_answer_count_min / question_asked / question_options / gate_answers_delivered: false)",
+            ),
+        }),
         ..Key::DEFAULTS
     },
     Key {

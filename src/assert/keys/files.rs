@@ -32,6 +32,7 @@ pub(super) const KEYS: &[Key] = &[
         example: Some(|| Value::from("outputs/report.md")),
         ranks: Ranks { listed: 57, check: 9, schema: 8, strip: Some(57) },
         eval: Eval::One(file_exists),
+        opposite: Some("file_absent"),
         ..Key::DEFAULTS
     },
     Key {

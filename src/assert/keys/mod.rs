@@ -57,6 +57,41 @@ pub struct Key {
     pub margin: Option<Margin>,
     /// The pre-run baseline field a manifest key also needs.
     pub baseline: Option<&'static str>,
+    /// The key that negates this one with the same parameter
+    /// (`tool_called` / `tool_not_called`): both naming one value can never
+    /// pass together.
+    pub opposite: Option<&'static str>,
+    /// The keys this one leaves no room for at some values.
+    pub excludes: Option<Excludes>,
+}
+
+/// This key, at a value `when` accepts, contradicts each of `others` at a
+/// value its predicate accepts (`questions_count_max: 0` and any
+/// `question_asked`): `reel lint` reports each pair (L009).
+#[derive(Clone, Copy)]
+pub struct Excludes {
+    pub when: fn(&Value) -> bool,
+    pub others: &'static [(&'static str, fn(&Value) -> bool)],
+    /// Why, in `reel lint`'s words.
+    pub why: &'static str,
+    /// The refusal of the scenario loader (`record`), for the rules the
+    /// original's `record` enforces too.
+    pub refusal: Option<&'static str>,
+}
+
+/// Any value.
+fn any(_: &Value) -> bool {
+    true
+}
+
+/// `true`.
+fn is_true(v: &Value) -> bool {
+    v.as_bool() == Some(true)
+}
+
+/// `0`.
+fn is_zero(v: &Value) -> bool {
+    v.as_u64() == Some(0)
 }
 
 /// A key's position in each order that lists keys (lower first).
@@ -129,6 +164,8 @@ impl Key {
         eval: Eval::Synthesized,
         margin: None,
         baseline: None,
+        opposite: None,
+        excludes: None,
     };
 
     /// A verdict modifier (always passes; relaxes the verdict).

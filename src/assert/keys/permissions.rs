@@ -28,6 +28,12 @@ pub(super) const KEYS: &[Key] = &[
         description: "no hook blocked any tool",
         ranks: Ranks { listed: 53, check: 34, schema: 45, strip: Some(53) },
         eval: Eval::One(no_hook_blocked),
+        excludes: Some(Excludes {
+            when: is_true,
+            others: &[("hook_blocked", any)],
+            why: "no hook may block",
+            refusal: Some("`no_hook_blocked: true` contradicts `hook_blocked`"),
+        }),
         ..Key::DEFAULTS
     },
     Key {
@@ -55,6 +61,12 @@ pub(super) const KEYS: &[Key] = &[
         description: "no path permission was denied (hostloop)",
         ranks: Ranks { listed: 56, check: 72, schema: 17, strip: Some(56) },
         eval: Eval::One(no_path_denied),
+        excludes: Some(Excludes {
+            when: is_true,
+            others: &[("path_denied", any), ("vm_path_denied", any)],
+            why: "no path may be denied",
+            refusal: Some("`no_path_denied: true` contradicts `path_denied` / `vm_path_denied`"),
+        }),
         ..Key::DEFAULTS
     },
     Key {

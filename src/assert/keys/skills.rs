@@ -17,6 +17,7 @@ pub(super) const KEYS: &[Key] = &[
         example: Some(|| Value::from("my-skill")),
         ranks: Ranks { listed: 20, check: 21, schema: 24, strip: Some(16) },
         eval: Eval::One(skill_triggered),
+        opposite: Some("no_skill_triggered"),
         ..Key::DEFAULTS
     },
     Key {

@@ -32,6 +32,7 @@ pub(super) const KEYS: &[Key] = &[
         example: Some(|| Value::from("Read")),
         ranks: Ranks { listed: 11, check: 15, schema: 12, strip: Some(10) },
         eval: Eval::One(subagent_tool_used),
+        opposite: Some("subagent_tool_absent"),
         ..Key::DEFAULTS
     },
     Key {
@@ -83,6 +84,12 @@ pub(super) const KEYS: &[Key] = &[
             rank: 6,
             kind: MarginKind::Max,
             recorded: |r| Some(r.dispatch_count() as f64),
+        }),
+        excludes: Some(Excludes {
+            when: is_zero,
+            others: &[("subagent_dispatched", any), ("subagent_tool_used", any)],
+            why: "`dispatch_count_max: 0` allows no sub-agent",
+            refusal: None,
         }),
         ..Key::DEFAULTS
     },

@@ -213,3 +213,18 @@ fn every_example_validates() {
         "{ path?: non-empty string, path_suffix?: non-empty string, tool?: tool glob (* and ? only) } (path or path_suffix)"
     );
 }
+
+/// A cross-key rule names keys of the catalog; an opposite takes the same
+/// parameter shape (the two name one value).
+#[test]
+fn cross_key_rules_name_known_keys() {
+    for k in all() {
+        if let Some(no) = k.opposite {
+            let other = find(no).unwrap_or_else(|| panic!("{}: unknown opposite {no}", k.name));
+            assert_eq!(k.param.describe(), other.param.describe(), "{} / {no}", k.name);
+        }
+        for (other, _) in k.excludes.iter().flat_map(|r| r.others) {
+            assert!(find(other).is_some(), "{}: unknown excluded key {other}", k.name);
+        }
+    }
+}

@@ -13,6 +13,7 @@ pub(super) const KEYS: &[Key] = &[
         example: Some(|| Value::from("Write")),
         ranks: Ranks { listed: 5, check: 13, schema: 10, strip: Some(8) },
         eval: Eval::One(tool_called),
+        opposite: Some("tool_not_called"),
         ..Key::DEFAULTS
     },
     Key {
@@ -32,6 +33,7 @@ pub(super) const KEYS: &[Key] = &[
         description: "some single tool result contains this literal",
         ranks: Ranks { listed: 7, check: 3, schema: 4, strip: Some(4) },
         eval: Eval::One(tool_result_contains),
+        opposite: Some("tool_result_not_contains"),
         ..Key::DEFAULTS
     },
     Key {
@@ -50,6 +52,7 @@ pub(super) const KEYS: &[Key] = &[
         description: "some single tool result matches this regex",
         ranks: Ranks { listed: 9, check: 5, schema: 6, strip: Some(6) },
         eval: Eval::One(tool_result_matches),
+        opposite: Some("tool_result_not_matches"),
         ..Key::DEFAULTS
     },
     Key {
@@ -118,6 +121,12 @@ pub(super) const KEYS: &[Key] = &[
             rank: 0,
             kind: MarginKind::Max,
             recorded: |r| Some(r.tool_calls_total() as f64),
+        }),
+        excludes: Some(Excludes {
+            when: is_zero,
+            others: &[("tool_called", any)],
+            why: "`tool_calls_max: 0` allows no tool call",
+            refusal: None,
         }),
         ..Key::DEFAULTS
     },

@@ -13,6 +13,7 @@ pub(super) const KEYS: &[Key] = &[
         example: Some(|| Value::from("Done")),
         ranks: Ranks { listed: 1, check: 0, schema: 0, strip: Some(0) },
         eval: Eval::One(transcript_contains),
+        opposite: Some("transcript_not_contains"),
         ..Key::DEFAULTS
     },
     Key {
@@ -32,6 +33,7 @@ pub(super) const KEYS: &[Key] = &[
         description: "the main agent's text matches this regex (ECMAScript, case-insensitive)",
         ranks: Ranks { listed: 3, check: 7, schema: 2, strip: Some(2) },
         eval: Eval::One(transcript_matches),
+        opposite: Some("transcript_not_matches"),
         ..Key::DEFAULTS
     },
     Key {
