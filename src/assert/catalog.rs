@@ -75,9 +75,7 @@ pub fn manifest_key_active(key: &str, cassette: &crate::cassette::Cassette) -> O
     let key = keys::find(key).filter(|k| k.bucket == Bucket::NeedsManifest)?;
     let artifacts = cassette.doc.get("artifacts").and_then(Value::as_array);
     Some(match key.baseline {
-        Some(field) => {
-            artifacts.is_some() && cassette.doc.get(field).is_some_and(|v| !v.is_null())
-        }
+        Some(field) => artifacts.is_some() && cassette.doc.get(field).is_some_and(|v| !v.is_null()),
         None => artifacts.is_some_and(|a| !a.is_empty()),
     })
 }

@@ -144,7 +144,9 @@ pub(super) fn check(
     };
     let mut results: Vec<KeyResult> = Vec::new();
     for key in keys::check_order() {
-        let Some(v) = item.get(key.name) else { continue };
+        let Some(v) = item.get(key.name) else {
+            continue;
+        };
         eval_key(&mut env, key, v, &mut results);
     }
     let assertion = Value::Object(item.clone());

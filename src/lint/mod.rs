@@ -622,7 +622,10 @@ impl Linter<'_> {
             );
         };
         // Same-value opposites.
-        for (yes, no) in keys::all().iter().filter_map(|k| Some((k.name, k.opposite?))) {
+        for (yes, no) in keys::all()
+            .iter()
+            .filter_map(|k| Some((k.name, k.opposite?)))
+        {
             for (i, m) in &items {
                 let Some(v) = m.get(yes) else { continue };
                 if let Some((j, _)) = items.iter().find(|(_, n)| n.get(no) == Some(v)) {
@@ -650,7 +653,9 @@ impl Linter<'_> {
         // A key whose value leaves no room for another.
         for key in keys::all() {
             let Some(rule) = key.excludes else { continue };
-            let Some(i) = find(key.name, &rule.when) else { continue };
+            let Some(i) = find(key.name, &rule.when) else {
+                continue;
+            };
             for (other, pred) in rule.others {
                 if let Some(j) = find(other, pred) {
                     report((key.name, i), (other, j), rule.why.into());

@@ -629,12 +629,7 @@ fn check_assertion_schema(assert: &[Value]) -> Result<(), Problem> {
             let key = e
                 .strip_prefix("unknown assertion key `")
                 .and_then(|rest| rest.split('`').next())
-                .map(|k| {
-                    did_you_mean(
-                        k,
-                        &crate::assert::catalog::names().collect::<Vec<_>>(),
-                    )
-                })
+                .map(|k| did_you_mean(k, &crate::assert::catalog::names().collect::<Vec<_>>()))
                 .unwrap_or_default();
             (format!("assert[{i}]: {e}{key}"), None)
         })?;
@@ -730,8 +725,13 @@ fn check_recordable_assertions(assert: &[Value]) -> Result<(), Problem> {
     // The contradictions the original's `record` refuses, in catalog order.
     for key in crate::assert::keys::all() {
         let Some(rule) = key.excludes else { continue };
-        let Some(message) = rule.refusal else { continue };
-        let excluded = rule.others.iter().any(|(other, pred)| any_item(assert, other, pred));
+        let Some(message) = rule.refusal else {
+            continue;
+        };
+        let excluded = rule
+            .others
+            .iter()
+            .any(|(other, pred)| any_item(assert, other, pred));
         if any_item(assert, key.name, &rule.when) && excluded {
             return Err((
                 message.into(),

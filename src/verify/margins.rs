@@ -232,7 +232,11 @@ mod tests {
         assert_eq!(keys::count_bound().len(), 10);
         for key in keys::count_bound() {
             let kind = key.margin.map(|m| m.kind);
-            let want = if key.name.ends_with("_min") { MarginKind::Min } else { MarginKind::Max };
+            let want = if key.name.ends_with("_min") {
+                MarginKind::Min
+            } else {
+                MarginKind::Max
+            };
             assert_eq!(kind, Some(want), "{}", key.name);
         }
     }

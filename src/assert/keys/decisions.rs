@@ -18,7 +18,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::Str,
         description: "the agent asked a question whose text matches this regex",
         example: Some(|| Value::from("Which format")),
-        ranks: Ranks { listed: 47, check: 62, schema: 60, strip: Some(47) },
+        ranks: Ranks {
+            listed: 47,
+            check: 62,
+            schema: 60,
+            strip: Some(47),
+        },
         eval: Eval::One(question_asked),
         ..Key::DEFAULTS
     },
@@ -28,7 +33,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::Object(QUESTION_OPTIONS, Refine::EqualsXorContains),
         description: "a (selected) question offered exactly / at least these options",
         example: Some(|| json!({"when_question": "Which format", "contains": ["Markdown"]})),
-        ranks: Ranks { listed: 48, check: 63, schema: 61, strip: Some(48) },
+        ranks: Ranks {
+            listed: 48,
+            check: 63,
+            schema: 61,
+            strip: Some(48),
+        },
         eval: Eval::One(question_options),
         ..Key::DEFAULTS
     },
@@ -37,7 +47,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::NeedsControlOut,
         param: Param::UInt,
         description: "the agent asked at most N sub-questions",
-        ranks: Ranks { listed: 49, check: 64, schema: 62, strip: Some(49) },
+        ranks: Ranks {
+            listed: 49,
+            check: 64,
+            schema: 62,
+            strip: Some(49),
+        },
         eval: Eval::One(questions_count_max),
         margin: Some(Margin {
             rank: 9,
@@ -47,7 +62,9 @@ pub(super) const KEYS: &[Key] = &[
         excludes: Some(Excludes {
             when: is_zero,
             others: &[
-                ("gate_answer_count_min", |v| v.as_u64().is_some_and(|n| n >= 1)),
+                ("gate_answer_count_min", |v| {
+                    v.as_u64().is_some_and(|n| n >= 1)
+                }),
                 ("question_asked", any),
                 ("question_options", any),
                 ("gate_answers_delivered", |v| v.as_bool() == Some(false)),
@@ -64,7 +81,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::NeedsControlOut,
         param: Param::Bool,
         description: "every answered question reached the agent (true) or one did not (false)",
-        ranks: Ranks { listed: 50, check: 65, schema: 63, strip: Some(50) },
+        ranks: Ranks {
+            listed: 50,
+            check: 65,
+            schema: 63,
+            strip: Some(50),
+        },
         eval: Eval::One(gate_answers_delivered),
         ..Key::DEFAULTS
     },
@@ -73,7 +95,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::NeedsControlOut,
         param: Param::UInt,
         description: "at least N answers were delivered to the agent",
-        ranks: Ranks { listed: 51, check: 66, schema: 64, strip: Some(51) },
+        ranks: Ranks {
+            listed: 51,
+            check: 66,
+            schema: 64,
+            strip: Some(51),
+        },
         eval: Eval::One(gate_answer_count_min),
         margin: Some(Margin {
             rank: 8,
@@ -239,9 +266,7 @@ fn question_options(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResul
 }
 
 fn gate_answers_delivered(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
-    let want = v
-        .as_bool()
-        .ok_or_else(|| bad_param(key))?;
+    let want = v.as_bool().ok_or_else(|| bad_param(key))?;
     let gd = &env.run.gate_deliveries;
     if want {
         let bad: Vec<String> = gd

@@ -30,7 +30,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::NonEmpty,
         description: "this work-root-relative file exists after the run",
         example: Some(|| Value::from("outputs/report.md")),
-        ranks: Ranks { listed: 57, check: 9, schema: 8, strip: Some(57) },
+        ranks: Ranks {
+            listed: 57,
+            check: 9,
+            schema: 8,
+            strip: Some(57),
+        },
         eval: Eval::One(file_exists),
         opposite: Some("file_absent"),
         ..Key::DEFAULTS
@@ -41,7 +46,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::Str,
         description: "this file exists under a user-visible root (outputs/ or a folder)",
         example: Some(|| Value::from("outputs/report.md")),
-        ranks: Ranks { listed: 58, check: 11, schema: 9, strip: Some(59) },
+        ranks: Ranks {
+            listed: 58,
+            check: 11,
+            schema: 9,
+            strip: Some(59),
+        },
         eval: Eval::One(user_visible_artifact),
         ..Key::DEFAULTS
     },
@@ -51,7 +61,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::Object(ARTIFACT_JSON, Refine::None),
         description: "a JSON artifact's value at a dotted path passes these checks",
         example: Some(|| json!({"artifact": "outputs/report.json", "path": "total", "gt": 0})),
-        ranks: Ranks { listed: 59, check: 68, schema: 75, strip: Some(60) },
+        ranks: Ranks {
+            listed: 59,
+            check: 68,
+            schema: 75,
+            strip: Some(60),
+        },
         eval: Eval::Many(artifact_json),
         ..Key::DEFAULTS
     },
@@ -61,7 +76,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::Object(ARTIFACT_TEXT, Refine::None),
         description: "a text artifact contains / matches these",
         example: Some(|| json!({"artifact": "outputs/report.md", "contains": ["Summary"]})),
-        ranks: Ranks { listed: 60, check: 67, schema: 53, strip: Some(58) },
+        ranks: Ranks {
+            listed: 60,
+            check: 67,
+            schema: 53,
+            strip: Some(58),
+        },
         eval: Eval::Many(artifact_text),
         ..Key::DEFAULTS
     },
@@ -71,7 +91,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::GlobList,
         description: "every file the run created under a user-visible root matches a glob",
         example: Some(|| json!(["outputs/*.md"])),
-        ranks: Ranks { listed: 63, check: 49, schema: 51, strip: Some(63) },
+        ranks: Ranks {
+            listed: 63,
+            check: 49,
+            schema: 51,
+            strip: Some(63),
+        },
         eval: Eval::One(no_unexpected_files),
         baseline: Some("preRunPaths"),
         ..Key::DEFAULTS
@@ -82,7 +107,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::GlobOrList,
         description: "every pre-existing file matching these globs keeps its hash",
         example: Some(|| Value::from("uploads/**")),
-        ranks: Ranks { listed: 64, check: 50, schema: 54, strip: Some(64) },
+        ranks: Ranks {
+            listed: 64,
+            check: 50,
+            schema: 54,
+            strip: Some(64),
+        },
         eval: Eval::One(input_unmodified),
         baseline: Some("preRunHashes"),
         ..Key::DEFAULTS
@@ -93,7 +123,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::NonEmpty,
         description: "this file does not exist after the run (needs an exhaustive live walk)",
         example: Some(|| Value::from("outputs/debug.log")),
-        ranks: Ranks { listed: 65, check: 10, schema: 52, strip: None },
+        ranks: Ranks {
+            listed: 65,
+            check: 10,
+            schema: 52,
+            strip: None,
+        },
         eval: Eval::Live(file_absent),
         ..Key::DEFAULTS
     },
@@ -102,7 +137,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::True,
         description: "no presented file leaked from the scratchpad (container)",
-        ranks: Ranks { listed: 38, check: 35, schema: 46, strip: Some(35) },
+        ranks: Ranks {
+            listed: 38,
+            check: 35,
+            schema: 46,
+            strip: Some(35),
+        },
         eval: Eval::One(no_scratchpad_leak),
         ..Key::DEFAULTS
     },
@@ -111,7 +151,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::True,
         description: "the agent presented at least one file",
-        ranks: Ranks { listed: 39, check: 36, schema: 47, strip: Some(36) },
+        ranks: Ranks {
+            listed: 39,
+            check: 36,
+            schema: 47,
+            strip: Some(36),
+        },
         eval: Eval::One(present_files_called),
         ..Key::DEFAULTS
     },
@@ -120,7 +165,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::LiveOnly,
         param: Param::True,
         description: "no command deleted files in outputs/",
-        ranks: Ranks { listed: 68, check: 47, schema: 50, strip: None },
+        ranks: Ranks {
+            listed: 68,
+            check: 47,
+            schema: 50,
+            strip: None,
+        },
         eval: Eval::Live(no_delete_in),
         ..Key::DEFAULTS
     },
@@ -129,7 +179,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::LiveOnly,
         param: Param::True,
         description: "no command deleted files in a connected folder",
-        ranks: Ranks { listed: 69, check: 48, schema: 68, strip: None },
+        ranks: Ranks {
+            listed: 69,
+            check: 48,
+            schema: 68,
+            strip: None,
+        },
         eval: Eval::Live(no_delete_in),
         ..Key::DEFAULTS
     },
@@ -138,7 +193,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::LiveOnly,
         param: Param::True,
         description: "no authored file was lost on write-back",
-        ranks: Ranks { listed: 75, check: 12, schema: 56, strip: None },
+        ranks: Ranks {
+            listed: 75,
+            check: 12,
+            schema: 56,
+            strip: None,
+        },
         eval: Eval::Live(super::outcome::needs_live_telemetry),
         ..Key::DEFAULTS
     },

@@ -18,10 +18,10 @@ mod permissions;
 mod skills;
 mod subagents;
 mod tasks;
-mod tools;
-mod transcript;
 #[cfg(test)]
 mod tests;
+mod tools;
+mod transcript;
 
 use std::sync::OnceLock;
 
@@ -160,7 +160,12 @@ impl Key {
         param: Param::True,
         description: "",
         example: None,
-        ranks: Ranks { listed: 0, check: 0, schema: 0, strip: None },
+        ranks: Ranks {
+            listed: 0,
+            check: 0,
+            schema: 0,
+            strip: None,
+        },
         eval: Eval::Synthesized,
         margin: None,
         baseline: None,

@@ -19,7 +19,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::ResultKind,
         description: "the run ended in success or error (the last result line)",
         example: Some(|| Value::from("success")),
-        ranks: Ranks { listed: 0, check: 75, schema: 65, strip: Some(34) },
+        ranks: Ranks {
+            listed: 0,
+            check: 75,
+            schema: 65,
+            strip: Some(34),
+        },
         eval: Eval::One(result),
         ..Key::DEFAULTS
     },
@@ -28,7 +33,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Synthesized,
         param: Param::Bool,
         description: "produced by replay itself; never authored",
-        ranks: Ranks { listed: 76, check: 76, schema: 74, strip: None },
+        ranks: Ranks {
+            listed: 76,
+            check: 76,
+            schema: 74,
+            strip: None,
+        },
         eval: Eval::Synthesized,
         ..Key::DEFAULTS
     },
@@ -37,7 +47,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::True,
         description: "the context was compacted during the run",
-        ranks: Ranks { listed: 34, check: 30, schema: 42, strip: Some(30) },
+        ranks: Ranks {
+            listed: 34,
+            check: 30,
+            schema: 42,
+            strip: Some(30),
+        },
         eval: Eval::One(compaction_occurred),
         ..Key::DEFAULTS
     },
@@ -46,7 +61,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::LiveOnly,
         param: Param::Bool,
         description: "the harness's self-heal step ran (true) or did not (false)",
-        ranks: Ranks { listed: 70, check: 51, schema: 55, strip: None },
+        ranks: Ranks {
+            listed: 70,
+            check: 51,
+            schema: 55,
+            strip: None,
+        },
         eval: Eval::Live(needs_live_telemetry),
         ..Key::DEFAULTS
     },
@@ -55,7 +75,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::LiveOnly,
         param: Param::True,
         description: "no MCP round-trip failed",
-        ranks: Ranks { listed: 72, check: 31, schema: 43, strip: None },
+        ranks: Ranks {
+            listed: 72,
+            check: 31,
+            schema: 43,
+            strip: None,
+        },
         eval: Eval::Live(no_mcp_error),
         ..Key::DEFAULTS
     },
@@ -65,7 +90,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::Object(SEMANTIC, Refine::None),
         description: "an LLM judge finds the rubric satisfied",
         example: Some(|| json!({"rubric": ["The summary names the total"]})),
-        ranks: Ranks { listed: 74, check: 2, schema: 76, strip: None },
+        ranks: Ranks {
+            listed: 74,
+            check: 2,
+            schema: 76,
+            strip: None,
+        },
         eval: Eval::Live(needs_live_telemetry),
         ..Key::DEFAULTS
     },
@@ -74,7 +104,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::LiveOnly,
         param: Param::PosInt,
         description: "the agent's peak memory stayed at most N bytes",
-        ranks: Ranks { listed: 73, check: 32, schema: 41, strip: None },
+        ranks: Ranks {
+            listed: 73,
+            check: 32,
+            schema: 41,
+            strip: None,
+        },
         eval: Eval::Live(needs_live_telemetry),
         ..Key::DEFAULTS
     },
@@ -91,7 +126,12 @@ fn result(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
 }
 
 fn compaction_occurred(env: &mut Env<'_>, _key: &'static str, _v: &Value) -> KeyResult {
-    if env.run.context_events.iter().any(|e| e.subtype == "compact_boundary") {
+    if env
+        .run
+        .context_events
+        .iter()
+        .any(|e| e.subtype == "compact_boundary")
+    {
         ok()
     } else {
         Err("compaction_occurred: no compact_boundary event was recorded".into())
@@ -115,11 +155,7 @@ fn no_mcp_error(env: &mut Env<'_>, _key: &'static str, _v: &Value) -> KeyResult 
 
 /// A live-only key whose evidence a protocol-tier run does not produce: it
 /// fails on a live run, never passes vacuously.
-pub(super) fn needs_live_telemetry(
-    _env: &mut Env<'_>,
-    key: &'static str,
-    _v: &Value,
-) -> KeyResult {
+pub(super) fn needs_live_telemetry(_env: &mut Env<'_>, key: &'static str, _v: &Value) -> KeyResult {
     Err(format!(
         "evidence unavailable: {key} needs telemetry a protocol-tier run does not produce \
          (egress proxy, resource sampler, LLM judge or container scans); assert it at container \

@@ -17,7 +17,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::NeedsControlOut,
         param: Param::Str,
         description: "a hook blocked a tool matching this regex",
-        ranks: Ranks { listed: 52, check: 33, schema: 44, strip: Some(52) },
+        ranks: Ranks {
+            listed: 52,
+            check: 33,
+            schema: 44,
+            strip: Some(52),
+        },
         eval: Eval::One(hook_blocked),
         ..Key::DEFAULTS
     },
@@ -26,7 +31,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::NeedsControlOut,
         param: Param::True,
         description: "no hook blocked any tool",
-        ranks: Ranks { listed: 53, check: 34, schema: 45, strip: Some(53) },
+        ranks: Ranks {
+            listed: 53,
+            check: 34,
+            schema: 45,
+            strip: Some(53),
+        },
         eval: Eval::One(no_hook_blocked),
         excludes: Some(Excludes {
             when: is_true,
@@ -41,7 +51,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::NeedsControlOut,
         param: Param::True,
         description: "a file access to a /sessions VM path was denied (hostloop)",
-        ranks: Ranks { listed: 54, check: 70, schema: 15, strip: Some(54) },
+        ranks: Ranks {
+            listed: 54,
+            check: 70,
+            schema: 15,
+            strip: Some(54),
+        },
         eval: Eval::One(vm_path_denied),
         ..Key::DEFAULTS
     },
@@ -50,7 +65,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::NeedsControlOut,
         param: Param::Object(PATH_DENIED, Refine::None),
         description: "a path permission denial matched these fields (hostloop)",
-        ranks: Ranks { listed: 55, check: 71, schema: 16, strip: Some(55) },
+        ranks: Ranks {
+            listed: 55,
+            check: 71,
+            schema: 16,
+            strip: Some(55),
+        },
         eval: Eval::One(path_denied),
         ..Key::DEFAULTS
     },
@@ -59,7 +79,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::NeedsControlOut,
         param: Param::True,
         description: "no path permission was denied (hostloop)",
-        ranks: Ranks { listed: 56, check: 72, schema: 17, strip: Some(56) },
+        ranks: Ranks {
+            listed: 56,
+            check: 72,
+            schema: 17,
+            strip: Some(56),
+        },
         eval: Eval::One(no_path_denied),
         excludes: Some(Excludes {
             when: is_true,
@@ -74,7 +99,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::True,
         description: "no file operation touched a /sessions VM path (hostloop)",
-        ranks: Ranks { listed: 19, check: 69, schema: 14, strip: Some(37) },
+        ranks: Ranks {
+            listed: 19,
+            check: 69,
+            schema: 14,
+            strip: Some(37),
+        },
         eval: Eval::One(no_vm_path_file_op),
         ..Key::DEFAULTS
     },
@@ -84,7 +114,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::Str,
         description: "the egress proxy denied this host",
         example: Some(|| Value::from("example.com")),
-        ranks: Ranks { listed: 66, check: 45, schema: 48, strip: None },
+        ranks: Ranks {
+            listed: 66,
+            check: 45,
+            schema: 48,
+            strip: None,
+        },
         eval: Eval::Live(super::outcome::needs_live_telemetry),
         ..Key::DEFAULTS
     },
@@ -94,7 +129,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::Str,
         description: "the egress proxy allowed this host",
         example: Some(|| Value::from("example.com")),
-        ranks: Ranks { listed: 67, check: 46, schema: 49, strip: None },
+        ranks: Ranks {
+            listed: 67,
+            check: 46,
+            schema: 49,
+            strip: None,
+        },
         eval: Eval::Live(super::outcome::needs_live_telemetry),
         ..Key::DEFAULTS
     },

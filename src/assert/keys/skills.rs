@@ -4,9 +4,7 @@ use serde_json::{Value, json};
 
 use super::*;
 
-const SKILL_TOOL_USED: &[Field] = &[
-    req("skill", Param::Str), req("tool", Param::Str)
-];
+const SKILL_TOOL_USED: &[Field] = &[req("skill", Param::Str), req("tool", Param::Str)];
 
 pub(super) const KEYS: &[Key] = &[
     Key {
@@ -15,7 +13,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::Str,
         description: "the Skill tool invoked a skill whose id matches this regex",
         example: Some(|| Value::from("my-skill")),
-        ranks: Ranks { listed: 20, check: 21, schema: 24, strip: Some(16) },
+        ranks: Ranks {
+            listed: 20,
+            check: 21,
+            schema: 24,
+            strip: Some(16),
+        },
         eval: Eval::One(skill_triggered),
         opposite: Some("no_skill_triggered"),
         ..Key::DEFAULTS
@@ -26,7 +29,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::Str,
         description: "the Skill tool invoked no skill whose id matches this regex",
         example: Some(|| Value::from("my-skill")),
-        ranks: Ranks { listed: 21, check: 37, schema: 25, strip: Some(17) },
+        ranks: Ranks {
+            listed: 21,
+            check: 37,
+            schema: 25,
+            strip: Some(17),
+        },
         eval: Eval::One(no_skill_triggered),
         ..Key::DEFAULTS
     },
@@ -36,7 +44,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::Str,
         description: "the session offered a skill whose id matches this regex",
         example: Some(|| Value::from("my-skill")),
-        ranks: Ranks { listed: 22, check: 38, schema: 26, strip: Some(18) },
+        ranks: Ranks {
+            listed: 22,
+            check: 38,
+            schema: 26,
+            strip: Some(18),
+        },
         eval: Eval::One(skill_available),
         ..Key::DEFAULTS
     },
@@ -45,7 +58,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::Str,
         description: "the session offered an MCP server whose name matches this regex",
-        ranks: Ranks { listed: 23, check: 39, schema: 27, strip: Some(19) },
+        ranks: Ranks {
+            listed: 23,
+            check: 39,
+            schema: 27,
+            strip: Some(19),
+        },
         eval: Eval::One(connector_available),
         ..Key::DEFAULTS
     },
@@ -54,7 +72,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::Str,
         description: "the session offered a tool whose name matches this regex",
-        ranks: Ranks { listed: 24, check: 40, schema: 28, strip: Some(20) },
+        ranks: Ranks {
+            listed: 24,
+            check: 40,
+            schema: 28,
+            strip: Some(20),
+        },
         eval: Eval::One(tool_available),
         ..Key::DEFAULTS
     },
@@ -64,7 +87,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::Object(SKILL_TOOL_USED, Refine::None),
         description: "while a matching skill was active, a matching tool was used",
         example: Some(|| json!({"skill": "my-skill", "tool": "Write"})),
-        ranks: Ranks { listed: 25, check: 41, schema: 36, strip: Some(21) },
+        ranks: Ranks {
+            listed: 25,
+            check: 41,
+            schema: 36,
+            strip: Some(21),
+        },
         eval: Eval::One(skill_tool_used),
         ..Key::DEFAULTS
     },

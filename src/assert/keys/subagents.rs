@@ -5,9 +5,7 @@ use serde_json::{Value, json};
 use super::tools::tool_sample;
 use super::*;
 
-const OUTPUT_CONTAINS: &[Field] = &[
-    opt("match", Param::Str), req("contains", Param::Str)
-];
+const OUTPUT_CONTAINS: &[Field] = &[opt("match", Param::Str), req("contains", Param::Str)];
 
 const SUBAGENT_FILE_WRITE: &[Field] = &[
     opt("path", Param::NonEmpty),
@@ -30,7 +28,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::ToolGlob,
         description: "a sub-agent called a tool matching this glob",
         example: Some(|| Value::from("Read")),
-        ranks: Ranks { listed: 11, check: 15, schema: 12, strip: Some(10) },
+        ranks: Ranks {
+            listed: 11,
+            check: 15,
+            schema: 12,
+            strip: Some(10),
+        },
         eval: Eval::One(subagent_tool_used),
         opposite: Some("subagent_tool_absent"),
         ..Key::DEFAULTS
@@ -41,7 +44,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::ToolGlob,
         description: "no sub-agent called a tool matching this glob",
         example: Some(|| Value::from("Read")),
-        ranks: Ranks { listed: 12, check: 16, schema: 13, strip: Some(11) },
+        ranks: Ranks {
+            listed: 12,
+            check: 16,
+            schema: 13,
+            strip: Some(11),
+        },
         eval: Eval::One(subagent_tool_absent),
         ..Key::DEFAULTS
     },
@@ -50,7 +58,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::Str,
         description: "a sub-agent whose type or description matches this regex was dispatched",
-        ranks: Ranks { listed: 13, check: 17, schema: 20, strip: Some(12) },
+        ranks: Ranks {
+            listed: 13,
+            check: 17,
+            schema: 20,
+            strip: Some(12),
+        },
         eval: Eval::One(subagent_dispatched),
         ..Key::DEFAULTS
     },
@@ -59,7 +72,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::Str,
         description: "no dispatch declared this tool without using it",
-        ranks: Ranks { listed: 14, check: 19, schema: 21, strip: Some(13) },
+        ranks: Ranks {
+            listed: 14,
+            check: 19,
+            schema: 21,
+            strip: Some(13),
+        },
         eval: Eval::One(subagent_declared_but_unused),
         ..Key::DEFAULTS
     },
@@ -69,7 +87,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::Object(OUTPUT_CONTAINS, Refine::None),
         description: "a (selected) sub-agent's output contains this literal",
         example: Some(|| json!({"contains": "done"})),
-        ranks: Ranks { listed: 15, check: 18, schema: 22, strip: Some(14) },
+        ranks: Ranks {
+            listed: 15,
+            check: 18,
+            schema: 22,
+            strip: Some(14),
+        },
         eval: Eval::One(subagent_output_contains),
         ..Key::DEFAULTS
     },
@@ -78,7 +101,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::UInt,
         description: "at most N sub-agents were dispatched",
-        ranks: Ranks { listed: 16, check: 20, schema: 23, strip: Some(15) },
+        ranks: Ranks {
+            listed: 16,
+            check: 20,
+            schema: 23,
+            strip: Some(15),
+        },
         eval: Eval::One(dispatch_count_max),
         margin: Some(Margin {
             rank: 6,
@@ -99,7 +127,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::Object(SUBAGENT_FILE_WRITE, Refine::PathOrSuffix),
         description: "a sub-agent wrote this file successfully",
         example: Some(|| json!({"path_suffix": "outputs/report.md"})),
-        ranks: Ranks { listed: 17, check: 73, schema: 18, strip: Some(38) },
+        ranks: Ranks {
+            listed: 17,
+            check: 73,
+            schema: 18,
+            strip: Some(38),
+        },
         eval: Eval::One(subagent_file_write),
         ..Key::DEFAULTS
     },
@@ -108,7 +141,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::Object(DISPATCH_HEALTHY, Refine::None),
         description: "every selected dispatch delivered its own write and stayed off VM paths",
-        ranks: Ranks { listed: 18, check: 74, schema: 19, strip: Some(39) },
+        ranks: Ranks {
+            listed: 18,
+            check: 74,
+            schema: 19,
+            strip: Some(39),
+        },
         eval: Eval::One(subagent_dispatch_healthy),
         ..Key::DEFAULTS
     },

@@ -4,9 +4,7 @@ use serde_json::{Value, json};
 
 use super::*;
 
-const TASK_STATUS: &[Field] = &[
-    req("match", Param::Str), req("status", Param::Str)
-];
+const TASK_STATUS: &[Field] = &[req("match", Param::Str), req("status", Param::Str)];
 
 pub(super) const KEYS: &[Key] = &[
     Key {
@@ -14,7 +12,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::True,
         description: "at least one task was created and every task is completed",
-        ranks: Ranks { listed: 35, check: 42, schema: 37, strip: Some(31) },
+        ranks: Ranks {
+            listed: 35,
+            check: 42,
+            schema: 37,
+            strip: Some(31),
+        },
         eval: Eval::One(all_tasks_completed),
         ..Key::DEFAULTS
     },
@@ -23,7 +26,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::PosInt,
         description: "at least N tasks were created",
-        ranks: Ranks { listed: 36, check: 43, schema: 38, strip: Some(32) },
+        ranks: Ranks {
+            listed: 36,
+            check: 43,
+            schema: 38,
+            strip: Some(32),
+        },
         eval: Eval::One(task_count_min),
         margin: Some(Margin {
             rank: 7,
@@ -38,7 +46,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::Object(TASK_STATUS, Refine::None),
         description: "the first task matching `match` has this status",
         example: Some(|| json!({"match": "write", "status": "completed"})),
-        ranks: Ranks { listed: 37, check: 44, schema: 39, strip: Some(33) },
+        ranks: Ranks {
+            listed: 37,
+            check: 44,
+            schema: 39,
+            strip: Some(33),
+        },
         eval: Eval::One(task_status),
         ..Key::DEFAULTS
     },

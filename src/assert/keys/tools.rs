@@ -11,7 +11,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::ToolGlob,
         description: "the main agent called a tool matching this glob",
         example: Some(|| Value::from("Write")),
-        ranks: Ranks { listed: 5, check: 13, schema: 10, strip: Some(8) },
+        ranks: Ranks {
+            listed: 5,
+            check: 13,
+            schema: 10,
+            strip: Some(8),
+        },
         eval: Eval::One(tool_called),
         opposite: Some("tool_not_called"),
         ..Key::DEFAULTS
@@ -22,7 +27,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::ToolGlob,
         description: "the main agent called no tool matching this glob",
         example: Some(|| Value::from("Write")),
-        ranks: Ranks { listed: 6, check: 14, schema: 11, strip: Some(9) },
+        ranks: Ranks {
+            listed: 6,
+            check: 14,
+            schema: 11,
+            strip: Some(9),
+        },
         eval: Eval::One(tool_not_called),
         ..Key::DEFAULTS
     },
@@ -31,7 +41,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::NonEmpty,
         description: "some single tool result contains this literal",
-        ranks: Ranks { listed: 7, check: 3, schema: 4, strip: Some(4) },
+        ranks: Ranks {
+            listed: 7,
+            check: 3,
+            schema: 4,
+            strip: Some(4),
+        },
         eval: Eval::One(tool_result_contains),
         opposite: Some("tool_result_not_contains"),
         ..Key::DEFAULTS
@@ -41,7 +56,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::NonEmpty,
         description: "no tool result contains this literal",
-        ranks: Ranks { listed: 8, check: 4, schema: 5, strip: Some(5) },
+        ranks: Ranks {
+            listed: 8,
+            check: 4,
+            schema: 5,
+            strip: Some(5),
+        },
         eval: Eval::One(tool_result_not_contains),
         ..Key::DEFAULTS
     },
@@ -50,7 +70,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::NonEmpty,
         description: "some single tool result matches this regex",
-        ranks: Ranks { listed: 9, check: 5, schema: 6, strip: Some(6) },
+        ranks: Ranks {
+            listed: 9,
+            check: 5,
+            schema: 6,
+            strip: Some(6),
+        },
         eval: Eval::One(tool_result_matches),
         opposite: Some("tool_result_not_matches"),
         ..Key::DEFAULTS
@@ -60,7 +85,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::NonEmpty,
         description: "no tool result matches this regex",
-        ranks: Ranks { listed: 10, check: 6, schema: 7, strip: Some(7) },
+        ranks: Ranks {
+            listed: 10,
+            check: 6,
+            schema: 7,
+            strip: Some(7),
+        },
         eval: Eval::One(tool_result_not_matches),
         ..Key::DEFAULTS
     },
@@ -69,7 +99,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::Str,
         description: "a matching tool was called and none of its calls errored",
-        ranks: Ranks { listed: 30, check: 25, schema: 32, strip: Some(25) },
+        ranks: Ranks {
+            listed: 30,
+            check: 25,
+            schema: 32,
+            strip: Some(25),
+        },
         eval: Eval::One(tool_no_error_required),
         ..Key::DEFAULTS
     },
@@ -78,7 +113,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::Str,
         description: "no call of a matching tool errored (not calling it passes)",
-        ranks: Ranks { listed: 31, check: 26, schema: 33, strip: Some(26) },
+        ranks: Ranks {
+            listed: 31,
+            check: 26,
+            schema: 33,
+            strip: Some(26),
+        },
         eval: Eval::One(tool_no_error_if_called),
         ..Key::DEFAULTS
     },
@@ -87,7 +127,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::UInt,
         description: "at most N tool calls errored",
-        ranks: Ranks { listed: 32, check: 27, schema: 34, strip: Some(27) },
+        ranks: Ranks {
+            listed: 32,
+            check: 27,
+            schema: 34,
+            strip: Some(27),
+        },
         eval: Eval::One(max_tool_errors),
         margin: Some(Margin {
             rank: 4,
@@ -101,7 +146,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::UInt,
         description: "at most N repeated identical tool calls",
-        ranks: Ranks { listed: 33, check: 28, schema: 35, strip: Some(28) },
+        ranks: Ranks {
+            listed: 33,
+            check: 28,
+            schema: 35,
+            strip: Some(28),
+        },
         eval: Eval::One(max_redundant_tool_calls),
         margin: Some(Margin {
             rank: 5,
@@ -115,7 +165,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::UInt,
         description: "the main agent made at most N tool calls",
-        ranks: Ranks { listed: 28, check: 24, schema: 31, strip: Some(24) },
+        ranks: Ranks {
+            listed: 28,
+            check: 24,
+            schema: 31,
+            strip: Some(24),
+        },
         eval: Eval::One(tool_calls_max),
         margin: Some(Margin {
             rank: 0,
@@ -166,7 +221,10 @@ fn max_redundant_tool_calls(env: &mut Env<'_>, key: &'static str, v: &Value) -> 
     if (n as f64) <= max {
         ok()
     } else {
-        Err(format!("{n} wasted redundant call(s) exceeds max {}", num(v)))
+        Err(format!(
+            "{n} wasted redundant call(s) exceeds max {}",
+            num(v)
+        ))
     }
 }
 

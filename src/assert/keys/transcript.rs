@@ -11,7 +11,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::NonEmpty,
         description: "the main agent's text contains this literal",
         example: Some(|| Value::from("Done")),
-        ranks: Ranks { listed: 1, check: 0, schema: 0, strip: Some(0) },
+        ranks: Ranks {
+            listed: 1,
+            check: 0,
+            schema: 0,
+            strip: Some(0),
+        },
         eval: Eval::One(transcript_contains),
         opposite: Some("transcript_not_contains"),
         ..Key::DEFAULTS
@@ -22,7 +27,12 @@ pub(super) const KEYS: &[Key] = &[
         param: Param::NonEmpty,
         description: "the main agent's text does not contain this literal",
         example: Some(|| Value::from("Done")),
-        ranks: Ranks { listed: 2, check: 1, schema: 1, strip: Some(1) },
+        ranks: Ranks {
+            listed: 2,
+            check: 1,
+            schema: 1,
+            strip: Some(1),
+        },
         eval: Eval::One(transcript_not_contains),
         ..Key::DEFAULTS
     },
@@ -31,7 +41,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::Str,
         description: "the main agent's text matches this regex (ECMAScript, case-insensitive)",
-        ranks: Ranks { listed: 3, check: 7, schema: 2, strip: Some(2) },
+        ranks: Ranks {
+            listed: 3,
+            check: 7,
+            schema: 2,
+            strip: Some(2),
+        },
         eval: Eval::One(transcript_matches),
         opposite: Some("transcript_not_matches"),
         ..Key::DEFAULTS
@@ -41,7 +56,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::Always,
         param: Param::Str,
         description: "the main agent's text does not match this regex",
-        ranks: Ranks { listed: 4, check: 8, schema: 3, strip: Some(3) },
+        ranks: Ranks {
+            listed: 4,
+            check: 8,
+            schema: 3,
+            strip: Some(3),
+        },
         eval: Eval::One(transcript_not_matches),
         ..Key::DEFAULTS
     },
@@ -50,7 +70,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::LiveOnly,
         param: Param::True,
         description: "the transcript leaks no host path",
-        ranks: Ranks { listed: 71, check: 59, schema: 57, strip: None },
+        ranks: Ranks {
+            listed: 71,
+            check: 59,
+            schema: 57,
+            strip: None,
+        },
         eval: Eval::Live(transcript_no_host_path),
         ..Key::DEFAULTS
     },
@@ -59,7 +84,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::NeedsManifest,
         param: Param::True,
         description: "the transcript has computer:// links and each resolves to a file",
-        ranks: Ranks { listed: 61, check: 60, schema: 58, strip: Some(61) },
+        ranks: Ranks {
+            listed: 61,
+            check: 60,
+            schema: 58,
+            strip: Some(61),
+        },
         eval: Eval::One(computer_links_required),
         ..Key::DEFAULTS
     },
@@ -68,7 +98,12 @@ pub(super) const KEYS: &[Key] = &[
         bucket: Bucket::NeedsManifest,
         param: Param::True,
         description: "every computer:// link in the transcript resolves (none passes)",
-        ranks: Ranks { listed: 62, check: 61, schema: 59, strip: Some(62) },
+        ranks: Ranks {
+            listed: 62,
+            check: 61,
+            schema: 59,
+            strip: Some(62),
+        },
         eval: Eval::One(computer_links_if_present),
         ..Key::DEFAULTS
     },
