@@ -70,14 +70,17 @@ pub struct Key {
 /// `question_asked`): `reel lint` reports each pair (L009).
 #[derive(Clone, Copy)]
 pub struct Excludes {
-    pub when: fn(&Value) -> bool,
-    pub others: &'static [(&'static str, fn(&Value) -> bool)],
+    pub when: ValueTest,
+    pub others: &'static [(&'static str, ValueTest)],
     /// Why, in `reel lint`'s words.
     pub why: &'static str,
     /// The refusal of the scenario loader (`record`), for the rules the
     /// original's `record` enforces too.
     pub refusal: Option<&'static str>,
 }
+
+/// A test of a parameter value.
+pub type ValueTest = fn(&Value) -> bool;
 
 /// Any value.
 fn any(_: &Value) -> bool {
