@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::evidence::GateOptions;
 
 const QUESTION_OPTIONS: &[Field] = &[
     opt("when_question", Param::Str),
@@ -172,19 +173,7 @@ fn question_options(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResul
     }
     let all = &env.run.gate_options;
     let when = opt_str(qo, "when_question");
-    let (pool, selector) = match when {
-        Some(w) => {
-            let re = env.re(key, w)?;
-            let mut pool = Vec::new();
-            for g in all {
-                if t(key, &re, &g.question)? {
-                    pool.push(g);
-                }
-            }
-            (pool, format!(" matching /{w}/i"))
-        }
-        None => (all.iter().collect(), String::new()),
-    };
+    let (pool, selector) = gate_pool(env, key, when)?;
     if pool.is_empty() {
         return Err(format!(
             "question_options: no question{selector} was asked ({} gate(s) recorded)",
@@ -208,43 +197,13 @@ fn question_options(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResul
     let mut why = Vec::new();
     let hit = pool.into_iter().find(|g| {
         let got: Vec<&str> = g.options.iter().map(|o| o.label.as_str()).collect();
-        let offered = got.join(", ");
-        if is_equals {
-            let good = if exact {
-                got.len() == want.len() && got.iter().zip(&want).all(|(a, b)| a == b)
-            } else {
-                same_multiset(&got, &want)
-            };
-            if !good {
-                why.push(format!("offered [{offered}]"));
+        match options_mismatch(&got, &want, is_equals, exact) {
+            Some(w) => {
+                why.push(w);
+                false
             }
-            return good;
+            None => true,
         }
-        let missing: Vec<&str> = want
-            .iter()
-            .filter(|w| !got.contains(&w.as_str()))
-            .map(String::as_str)
-            .collect();
-        if !missing.is_empty() {
-            why.push(format!(
-                "offered [{offered}] (missing {})",
-                missing.join(", ")
-            ));
-            return false;
-        }
-        if !exact {
-            return true;
-        }
-        let mut i = 0;
-        for l in &got {
-            if i < want.len() && *l == want[i] {
-                i += 1;
-            }
-        }
-        if i != want.len() {
-            why.push(format!("offered [{offered}] (present but out of order)"));
-        }
-        i == want.len()
     });
     match hit {
         Some(g) => ok_ev(format!(
@@ -263,6 +222,64 @@ fn question_options(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResul
             why.join("; ")
         )),
     }
+}
+
+/// The gates `when_question` selects (every gate without one) and the
+/// selector's words for messages.
+fn gate_pool<'r>(
+    env: &Env<'r>,
+    key: &str,
+    when: Option<&str>,
+) -> Result<(Vec<&'r GateOptions>, String), String> {
+    let all = &env.run.gate_options;
+    Ok(match when {
+        Some(w) => {
+            let re = env.re(key, w)?;
+            let mut pool = Vec::new();
+            for g in all {
+                if t(key, &re, &g.question)? {
+                    pool.push(g);
+                }
+            }
+            (pool, format!(" matching /{w}/i"))
+        }
+        None => (all.iter().collect(), String::new()),
+    })
+}
+
+/// Why a gate's offered option labels fail the check (`equals` or
+/// `contains`, in exact order or any), or `None` when they pass.
+fn options_mismatch(got: &[&str], want: &[String], is_equals: bool, exact: bool) -> Option<String> {
+    let offered = got.join(", ");
+    if is_equals {
+        let good = if exact {
+            got.len() == want.len() && got.iter().zip(want).all(|(a, b)| a == b)
+        } else {
+            same_multiset(got, want)
+        };
+        return (!good).then(|| format!("offered [{offered}]"));
+    }
+    let missing: Vec<&str> = want
+        .iter()
+        .filter(|w| !got.contains(&w.as_str()))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        return Some(format!(
+            "offered [{offered}] (missing {})",
+            missing.join(", ")
+        ));
+    }
+    if !exact {
+        return None;
+    }
+    let mut i = 0;
+    for l in got {
+        if i < want.len() && *l == want[i] {
+            i += 1;
+        }
+    }
+    (i != want.len()).then(|| format!("offered [{offered}] (present but out of order)"))
 }
 
 fn gate_answers_delivered(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {

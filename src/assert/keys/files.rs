@@ -1,6 +1,6 @@
 //! Files: the artifacts manifest, deliverables and the pre-run baseline.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::*;
 
@@ -435,86 +435,103 @@ fn artifact_text(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<
         return;
     };
     let artifact = opt_str(at, "artifact").unwrap_or("");
-    let contains = str_list(at.get("contains"));
-    let not_contains = str_list(at.get("not_contains"));
-    let matches = opt_str(at, "matches");
-    let not_matches = opt_str(at, "not_matches");
-    if contains.is_none() && not_contains.is_none() && matches.is_none() && not_matches.is_none() {
+    let lists = ["contains", "not_contains"].map(|k| str_list(at.get(k)));
+    let regexes = ["matches", "not_matches"].map(|k| opt_str(at, k));
+    if lists.iter().all(Option::is_none) && regexes.iter().all(Option::is_none) {
         out.push(Err(
             "artifact_text: set at least one of contains / not_contains / matches / not_matches"
                 .into(),
         ));
         return;
     }
+    match text_body(env, at, artifact) {
+        Ok(body) => text_matchers(key, at, artifact, &body, out),
+        Err(m) => out.push(Err(m)),
+    }
+}
+
+/// The body `artifact_text` scans, or why there is none to scan.
+fn text_body(env: &Env<'_>, at: &Map<String, Value>, artifact: &str) -> Result<String, String> {
+    let not_contains = str_list(at.get("not_contains"));
+    let not_matches = opt_str(at, "not_matches");
     if env.lane_remote() {
-        out.push(Err("artifact_text cannot be evaluated on `lane: remote` — a remote container's filesystem is not locally observable, so there is no body to scan. Assert on the agent's own statement of the content (`transcript_matches`), or use `lane: local`".into()));
-        return;
+        return Err("artifact_text cannot be evaluated on `lane: remote` — a remote container's filesystem is not locally observable, so there is no body to scan. Assert on the agent's own statement of the content (`transcript_matches`), or use `lane: local`".into());
     }
     let Some(rel) = contained_rel(artifact) else {
-        out.push(Err(format!(
+        return Err(format!(
             "unsafe artifact_text path \"{artifact}\" — must stay under the work root (no absolute paths or \"..\")"
-        )));
-        return;
+        ));
     };
     let tree = env.tree();
     if tree.is_link(&rel) {
-        out.push(Err(format!(
+        return Err(format!(
             "evidence unavailable: \"{artifact}\" was a symlink/hardlink at record time — its content is not in the cassette; re-record or assert on the deliverable"
-        )));
-        return;
+        ));
     }
     if !tree.exists(&rel) {
-        out.push(Err(format!(
+        return Err(format!(
             "artifact_text: file not found: {artifact} (under {})",
             env.root()
-        )));
-        return;
+        ));
     }
     if let Some(reason) = tree.truncation(&rel) {
-        let cause = match reason {
-            Some(TruncationReason::Input) => {
-                "(an uploaded input — captured hash-only, never inlined)"
-            }
-            Some(TruncationReason::Readonly) => {
-                "(read-only connected-folder input — its content is never captured)"
-            }
-            Some(TruncationReason::Size) => {
-                "(larger than the artifact-body cap — raise --max-artifact-bytes to capture it)"
-            }
-            _ => "(a read-only input, or an artifact larger than the body cap)",
-        };
-        out.push(Err(format!(
+        let cause = text_truncation_cause(reason);
+        return Err(format!(
             "evidence unavailable: artifact_text target \"{artifact}\" was captured body-less {cause} — content is not available to match against"
-        )));
-        return;
+        ));
     }
     let Some(bytes) = tree.bytes(&rel) else {
         // A directory: reading it fails like EISDIR.
-        out.push(Err(format!(
+        return Err(format!(
             "artifact_text: {artifact} could not be read: EISDIR: illegal operation on a directory, read"
-        )));
-        return;
+        ));
     };
     if bytes.len() > TEN_MIB {
-        out.push(Err(format!(
+        return Err(format!(
             "artifact_text: file too large to scan ({} bytes, limit 10 MiB)",
             bytes.len()
-        )));
-        return;
+        ));
     }
     let negative = not_contains.is_some() || not_matches.is_some();
     let body = match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => {
             if negative {
-                out.push(Err(format!(
+                return Err(format!(
                     "evidence unavailable: \"{artifact}\" is not lossless UTF-8 (binary or invalid encoding) — a negative text assertion over it would pass without reading the real bytes"
-                )));
-                return;
+                ));
             }
             String::from_utf8_lossy(e.as_bytes()).into_owned()
         }
     };
+    Ok(body)
+}
+
+fn text_truncation_cause(reason: Option<TruncationReason>) -> &'static str {
+    match reason {
+        Some(TruncationReason::Input) => "(an uploaded input — captured hash-only, never inlined)",
+        Some(TruncationReason::Readonly) => {
+            "(read-only connected-folder input — its content is never captured)"
+        }
+        Some(TruncationReason::Size) => {
+            "(larger than the artifact-body cap — raise --max-artifact-bytes to capture it)"
+        }
+        _ => "(a read-only input, or an artifact larger than the body cap)",
+    }
+}
+
+/// Each matcher of `artifact_text` fails on its own; a pass cites the file.
+fn text_matchers(
+    key: &str,
+    at: &Map<String, Value>,
+    artifact: &str,
+    body: &str,
+    out: &mut Vec<KeyResult>,
+) {
+    let contains = str_list(at.get("contains"));
+    let not_contains = str_list(at.get("not_contains"));
+    let matches = opt_str(at, "matches");
+    let not_matches = opt_str(at, "not_matches");
     let quote = |s: &str| json::stringify(Some(&Value::String(s.to_owned())));
     let missing: Vec<String> = contains
         .unwrap_or_default()
@@ -545,7 +562,7 @@ fn artifact_text(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<
         let Some(pat) = pat else { continue };
         match compile_es(pat) {
             Err(e) => out.push(Err(format!("artifact_text: bad regex \"{pat}\": {e}"))),
-            Ok(re) => match re.is_match(&body) {
+            Ok(re) => match re.is_match(body) {
                 Err(e) => out.push(Err(format!("artifact_text: regex \"{pat}\": {e}"))),
                 Ok(got) if got != want => out.push(Err(if want {
                     format!("artifact_text: {artifact} did not match /{pat}/i")
@@ -573,67 +590,10 @@ fn artifact_json(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<
     };
     let artifact = opt_str(aj, "artifact").unwrap_or("");
     let path = opt_str(aj, "path");
-    let Some(rel) = contained_rel(artifact) else {
-        out.push(Err(format!(
-            "unsafe artifact_json path \"{artifact}\" — must stay under the work root (no absolute paths or \"..\")"
-        )));
-        return;
-    };
-    let tree = env.tree();
-    if tree.is_link(&rel) {
-        out.push(Err(format!(
-            "evidence unavailable: \"{artifact}\" was a symlink/hardlink at record time — its content is not in the cassette (replay materializes a 0-byte placeholder); re-record or assert on the deliverable"
-        )));
-        return;
-    }
-    if !tree.exists(&rel) {
-        out.push(Err(format!(
-            "artifact_json: file not found: {artifact} (under {})",
-            env.root()
-        )));
-        return;
-    }
-    if let Some(reason) = tree.truncation(&rel) {
-        let cause = match reason {
-            Some(TruncationReason::Input) => {
-                "(an uploaded input — its content is captured hash-only, never inlined; assert artifact_json on a deliverable instead)"
-            }
-            Some(TruncationReason::Readonly) => {
-                "(read-only connected-folder input — its content is never captured; assert artifact_json on a deliverable instead)"
-            }
-            Some(TruncationReason::Size) => {
-                "(larger than the artifact-body cap — raise --max-artifact-bytes to capture it)"
-            }
-            _ => {
-                "(a read-only connected-folder input, or an artifact larger than the body cap — if an input, assert on a deliverable; if a large deliverable, raise --max-artifact-bytes)"
-            }
-        };
-        out.push(Err(format!(
-            "evidence unavailable: artifact_json target \"{artifact}\" was captured body-less {cause} — content is not in the cassette, so it cannot be evaluated on replay"
-        )));
-        return;
-    }
-    let Some(bytes) = tree.bytes(&rel) else {
-        out.push(Err(format!(
-            "artifact_json: {artifact} could not be read/parsed as JSON: EISDIR: illegal operation on a directory, read"
-        )));
-        return;
-    };
-    if bytes.len() > TEN_MIB {
-        out.push(Err(format!(
-            "artifact_json: file too large to parse as JSON ({} bytes, limit 10 MiB)",
-            bytes.len()
-        )));
-        return;
-    }
-    let text = String::from_utf8_lossy(&bytes);
-    let doc: Value = match serde_json::from_str(&text) {
-        Ok(d) => d,
-        Err(e) => {
-            let why = json::v8_parse_error(&text, &e.to_string());
-            out.push(Err(format!(
-                "artifact_json: {artifact} could not be read/parsed as JSON: {why}"
-            )));
+    let doc = match json_doc(env, artifact) {
+        Ok(doc) => doc,
+        Err(m) => {
+            out.push(Err(m));
             return;
         }
     };
@@ -645,16 +605,105 @@ fn artifact_json(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<
         )));
         return;
     }
+    let before = out.len();
+    json_presence(aj, &resolved, path, out);
+    json_value_checks(aj, &resolved, path, out);
+    // No operator given: an existence check.
     let present = matches!(resolved, DotResolve::Value(_));
-    let val = match &resolved {
+    let p_root = path.unwrap_or("(root)");
+    let any = out.len() > before;
+    if !any {
+        out.push(if present {
+            ok()
+        } else {
+            Err(format!(
+                "artifact_json: \"{p_root}\" is not present (no operator given → existence check)"
+            ))
+        });
+    }
+}
+
+/// The JSON document `artifact_json` reads, or why there is none to read.
+fn json_doc(env: &Env<'_>, artifact: &str) -> Result<Value, String> {
+    let Some(rel) = contained_rel(artifact) else {
+        return Err(format!(
+            "unsafe artifact_json path \"{artifact}\" — must stay under the work root (no absolute paths or \"..\")"
+        ));
+    };
+    let tree = env.tree();
+    if tree.is_link(&rel) {
+        return Err(format!(
+            "evidence unavailable: \"{artifact}\" was a symlink/hardlink at record time — its content is not in the cassette (replay materializes a 0-byte placeholder); re-record or assert on the deliverable"
+        ));
+    }
+    if !tree.exists(&rel) {
+        return Err(format!(
+            "artifact_json: file not found: {artifact} (under {})",
+            env.root()
+        ));
+    }
+    if let Some(reason) = tree.truncation(&rel) {
+        let cause = json_truncation_cause(reason);
+        return Err(format!(
+            "evidence unavailable: artifact_json target \"{artifact}\" was captured body-less {cause} — content is not in the cassette, so it cannot be evaluated on replay"
+        ));
+    }
+    let Some(bytes) = tree.bytes(&rel) else {
+        return Err(format!(
+            "artifact_json: {artifact} could not be read/parsed as JSON: EISDIR: illegal operation on a directory, read"
+        ));
+    };
+    if bytes.len() > TEN_MIB {
+        return Err(format!(
+            "artifact_json: file too large to parse as JSON ({} bytes, limit 10 MiB)",
+            bytes.len()
+        ));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let doc: Value = match serde_json::from_str(&text) {
+        Ok(d) => d,
+        Err(e) => {
+            let why = json::v8_parse_error(&text, &e.to_string());
+            return Err(format!(
+                "artifact_json: {artifact} could not be read/parsed as JSON: {why}"
+            ));
+        }
+    };
+    Ok(doc)
+}
+
+fn json_truncation_cause(reason: Option<TruncationReason>) -> &'static str {
+    match reason {
+        Some(TruncationReason::Input) => {
+            "(an uploaded input — its content is captured hash-only, never inlined; assert artifact_json on a deliverable instead)"
+        }
+        Some(TruncationReason::Readonly) => {
+            "(read-only connected-folder input — its content is never captured; assert artifact_json on a deliverable instead)"
+        }
+        Some(TruncationReason::Size) => {
+            "(larger than the artifact-body cap — raise --max-artifact-bytes to capture it)"
+        }
+        _ => {
+            "(a read-only connected-folder input, or an artifact larger than the body cap — if an input, assert on a deliverable; if a large deliverable, raise --max-artifact-bytes)"
+        }
+    }
+}
+
+/// `exists`, `absent` and `is_null`: one result each operator given.
+fn json_presence(
+    aj: &Map<String, Value>,
+    resolved: &DotResolve,
+    path: Option<&str>,
+    out: &mut Vec<KeyResult>,
+) {
+    let present = matches!(resolved, DotResolve::Value(_));
+    let val = match resolved {
         DotResolve::Value(v) => Some(v),
         _ => None,
     };
     let p_root = path.unwrap_or("(root)");
     let p_raw = path.unwrap_or("undefined");
-    let mut any = false;
     if let Some(want) = aj.get("exists").and_then(Value::as_bool) {
-        any = true;
         out.push(if present == want {
             ok()
         } else {
@@ -664,7 +713,6 @@ fn artifact_json(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<
         });
     }
     if let Some(want) = aj.get("absent").and_then(Value::as_bool) {
-        any = true;
         let absent = matches!(resolved, DotResolve::Absent);
         out.push(if absent == want {
             ok()
@@ -675,7 +723,6 @@ fn artifact_json(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<
         });
     }
     if let Some(want) = aj.get("is_null").and_then(Value::as_bool) {
-        any = true;
         out.push(match val {
             None => Err(format!(
                 "artifact_json: \"{p_root}\" is_null: path is absent — cannot determine null-ness (use absent: true to assert absence)"
@@ -686,8 +733,21 @@ fn artifact_json(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<
             }
         });
     }
+}
+
+/// `equals`, `gt` and `in`: one result each operator given.
+fn json_value_checks(
+    aj: &Map<String, Value>,
+    resolved: &DotResolve,
+    path: Option<&str>,
+    out: &mut Vec<KeyResult>,
+) {
+    let val = match resolved {
+        DotResolve::Value(v) => Some(v),
+        _ => None,
+    };
+    let p_raw = path.unwrap_or("undefined");
     if let Some(want) = aj.get("equals") {
-        any = true;
         out.push(if val.is_some_and(|v| json::deep_eq(v, want)) {
             ok()
         } else {
@@ -699,7 +759,6 @@ fn artifact_json(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<
         });
     }
     if let Some(gt) = aj.get("gt") {
-        any = true;
         let good = match (val.and_then(Value::as_f64), gt.as_f64()) {
             (Some(x), Some(n)) => val.is_some_and(Value::is_number) && x > n,
             _ => false,
@@ -715,7 +774,6 @@ fn artifact_json(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<
         });
     }
     if let Some(set) = aj.get("in") {
-        any = true;
         let good = match (val, set.as_array()) {
             (Some(v), Some(items)) => items.iter().any(|x| json::deep_eq(v, x)),
             _ => false,
@@ -727,15 +785,6 @@ fn artifact_json(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<
                 "artifact_json: \"{p_raw}\" = {}, expected one of {}",
                 json::stringify(val),
                 json::stringify(Some(set))
-            ))
-        });
-    }
-    if !any {
-        out.push(if present {
-            ok()
-        } else {
-            Err(format!(
-                "artifact_json: \"{p_root}\" is not present (no operator given → existence check)"
             ))
         });
     }

@@ -371,40 +371,8 @@ fn subagent_dispatch_healthy(env: &mut Env<'_>, key: &'static str, v: &Value) ->
         _ => "(any path)".into(),
     };
     for s in selected {
-        let mine = |a: &&crate::evidence::FileToolAttempt| {
-            a.parent_tool_use_id.as_deref() == Some(s.tool_use_id.as_str())
-        };
-        let mut reason = None;
-        if want_delivered {
-            let chain = env.run.file_tool_attempts.iter().filter(mine).any(|a| {
-                a.origin == "subagent"
-                    && write_tool(&a.tool)
-                    && path_match(a.gate_path.as_deref())
-                    && paired_ok(env.run, a.tool_use_id.as_deref())
-            });
-            if !chain {
-                reason = Some(format!(
-                    "delivered: no SUB-AGENT-origin write {want} under its OWN dispatch with a non-error paired result"
-                ));
-            }
-        }
-        if reason.is_none()
-            && want_no_vm
-            && let Some(hit) = env
-                .run
-                .file_tool_attempts
-                .iter()
-                .filter(mine)
-                .find(|a| is_vm(a.file_path.as_deref()) || is_vm(a.path.as_deref()))
-        {
-            reason = Some(format!(
-                "no_vm_paths: attempted VM path \"{}\"",
-                hit.file_path
-                    .as_deref()
-                    .or(hit.path.as_deref())
-                    .unwrap_or("undefined")
-            ));
-        }
+        let reason =
+            dispatch_unhealthy(env.run, s, (want_delivered, want_no_vm), &path_match, &want);
         if let Some(r) = reason {
             return Err(format!(
                 "subagent_dispatch_healthy: dispatch \"{}\" ({}) unhealthy — {r}",
@@ -413,4 +381,50 @@ fn subagent_dispatch_healthy(env: &mut Env<'_>, key: &'static str, v: &Value) ->
         }
     }
     ok()
+}
+
+/// Why dispatch `s` is unhealthy: no delivered write of its own matching
+/// `path_match` (described by `want`), or a VM-path attempt; each check
+/// only when asked for (delivered, no VM paths).
+fn dispatch_unhealthy(
+    run: &RunRecord,
+    s: &crate::evidence::Subagent,
+    (want_delivered, want_no_vm): (bool, bool),
+    path_match: &dyn Fn(Option<&str>) -> bool,
+    want: &str,
+) -> Option<String> {
+    let mine = |a: &&crate::evidence::FileToolAttempt| {
+        a.parent_tool_use_id.as_deref() == Some(s.tool_use_id.as_str())
+    };
+    let mut reason = None;
+    if want_delivered {
+        let chain = run.file_tool_attempts.iter().filter(mine).any(|a| {
+            a.origin == "subagent"
+                && write_tool(&a.tool)
+                && path_match(a.gate_path.as_deref())
+                && paired_ok(run, a.tool_use_id.as_deref())
+        });
+        if !chain {
+            reason = Some(format!(
+                "delivered: no SUB-AGENT-origin write {want} under its OWN dispatch with a non-error paired result"
+            ));
+        }
+    }
+    if reason.is_none()
+        && want_no_vm
+        && let Some(hit) = run
+            .file_tool_attempts
+            .iter()
+            .filter(mine)
+            .find(|a| is_vm(a.file_path.as_deref()) || is_vm(a.path.as_deref()))
+    {
+        reason = Some(format!(
+            "no_vm_paths: attempted VM path \"{}\"",
+            hit.file_path
+                .as_deref()
+                .or(hit.path.as_deref())
+                .unwrap_or("undefined")
+        ));
+    }
+    reason
 }
