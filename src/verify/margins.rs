@@ -15,84 +15,11 @@
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+use crate::assert::keys::{self, Key};
 use crate::cassette::Cassette;
 use crate::evidence::RunRecord;
 
-/// Which side of the budget the key bounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MarginKind {
-    /// A ceiling: headroom = budget / recorded.
-    Max,
-    /// A floor: headroom = recorded / budget.
-    Min,
-}
-
-/// A count-bound assertion key and where its recorded value comes from.
-pub struct CountBound {
-    pub key: &'static str,
-    pub kind: MarginKind,
-    /// The recorded value, `None` when the recording cannot show it.
-    pub recorded: fn(&RunRecord) -> Option<f64>,
-}
-
-/// The count-bound keys `--margins` reports, in report order (cowork-harness
-/// `COUNT_BOUND_MARGIN_KEYS`). A key missing here silently drops from the
-/// report, so the list is explicit.
-pub const COUNT_BOUND: [CountBound; 10] = [
-    CountBound {
-        key: "tool_calls_max",
-        kind: MarginKind::Max,
-        recorded: |r| Some(r.tool_calls_total() as f64),
-    },
-    CountBound {
-        key: "max_tokens",
-        kind: MarginKind::Max,
-        recorded: RunRecord::tokens_total,
-    },
-    CountBound {
-        key: "max_cost_usd",
-        kind: MarginKind::Max,
-        recorded: |r| r.cost_usd,
-    },
-    CountBound {
-        key: "max_turns",
-        kind: MarginKind::Max,
-        recorded: |r| r.turns,
-    },
-    CountBound {
-        key: "max_tool_errors",
-        kind: MarginKind::Max,
-        recorded: |r| Some(r.tool_errors_total() as f64),
-    },
-    CountBound {
-        key: "max_redundant_tool_calls",
-        kind: MarginKind::Max,
-        recorded: |r| Some(r.redundant_calls_total() as f64),
-    },
-    CountBound {
-        key: "dispatch_count_max",
-        kind: MarginKind::Max,
-        recorded: |r| Some(r.dispatch_count() as f64),
-    },
-    CountBound {
-        key: "task_count_min",
-        kind: MarginKind::Min,
-        recorded: |r| Some(r.task_count() as f64),
-    },
-    CountBound {
-        key: "gate_answer_count_min",
-        kind: MarginKind::Min,
-        recorded: |r| Some(r.gate_answers_delivered() as f64),
-    },
-    // Without controlOut the re-drive answers no question, so a count of 0
-    // would be spurious (a false-infinite margin): not derivable instead.
-    CountBound {
-        key: "questions_count_max",
-        kind: MarginKind::Max,
-        recorded: |r| r.has_control_out.then(|| r.question_count() as f64),
-    },
-];
+pub use crate::assert::keys::MarginKind;
 
 /// One `--margins` row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -134,19 +61,21 @@ pub fn headroom(kind: MarginKind, budget: f64, recorded: f64) -> f64 {
 }
 
 /// The rows of one cassette, one per count-bound key its `scenario.assert`
-/// carries (the first entry naming the key gives the budget). Empty — and no
-/// re-drive — when it carries none.
+/// carries (the first entry naming the key gives the budget), in report
+/// order: the count-bound keys of the catalog (cowork-harness
+/// `COUNT_BOUND_MARGIN_KEYS`, each key's `margin`). Empty — and no re-drive —
+/// when it carries none.
 pub fn rows(cassette: &Cassette) -> Vec<MarginRow> {
     let asserts: &[Value] = cassette
         .scenario()
         .get("assert")
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice);
-    let present: Vec<(&CountBound, f64)> = COUNT_BOUND
+    let present: Vec<(&Key, f64)> = keys::count_bound()
         .iter()
-        .filter_map(|spec| {
-            let budget = asserts.iter().find_map(|a| a.get(spec.key))?.as_f64()?;
-            budget.is_finite().then_some((spec, budget))
+        .filter_map(|key| {
+            let budget = asserts.iter().find_map(|a| a.get(key.name))?.as_f64()?;
+            budget.is_finite().then_some((*key, budget))
         })
         .collect();
     if present.is_empty() {
@@ -155,15 +84,16 @@ pub fn rows(cassette: &Cassette) -> Vec<MarginRow> {
     let run = RunRecord::from_cassette(cassette);
     present
         .into_iter()
-        .map(|(spec, budget)| {
-            let recorded = (spec.recorded)(&run);
-            MarginRow {
-                key: spec.key,
-                kind: spec.kind,
+        .filter_map(|(key, budget)| {
+            let bound = key.margin?;
+            let recorded = (bound.recorded)(&run);
+            Some(MarginRow {
+                key: key.name,
+                kind: bound.kind,
                 budget,
                 recorded,
-                margin: recorded.map(|r| headroom(spec.kind, budget, r)),
-            }
+                margin: recorded.map(|r| headroom(bound.kind, budget, r)),
+            })
         })
         .collect()
 }
@@ -298,13 +228,16 @@ mod tests {
     }
 
     #[test]
-    fn every_count_bound_key_is_a_known_assertion() {
-        for spec in &COUNT_BOUND {
-            assert!(
-                crate::assert::catalog::bucket(spec.key).is_some(),
-                "{} is not in the assertion catalog",
-                spec.key
-            );
+    fn a_floor_is_a_min_key_and_a_ceiling_a_max_key() {
+        assert_eq!(keys::count_bound().len(), 10);
+        for key in keys::count_bound() {
+            let kind = key.margin.map(|m| m.kind);
+            let want = if key.name.ends_with("_min") {
+                MarginKind::Min
+            } else {
+                MarginKind::Max
+            };
+            assert_eq!(kind, Some(want), "{}", key.name);
         }
     }
 }
