@@ -6,10 +6,10 @@ use serde_json::{Map, Value};
 
 use super::catalog::{Bucket, CHECK_ORDER, VERDICT_MODIFIERS, bucket};
 use super::glob::{self, Glob, GlobList};
-use super::json::js_number;
+use crate::js::number::of_json as js_number;
 use super::json::{self, DotResolve};
 use super::links::{self, LinkResolution};
-use super::regex::{EsRegex, compile_es};
+use crate::js::regex::{EsRegex, compile_es};
 use super::tree::{ReplayTree, contained_rel};
 use super::{AssertionOutcome, Context};
 use crate::cassette::{PreRunOrigin, TruncationReason};
@@ -945,7 +945,7 @@ fn connector_available(env: &Env<'_>, v: &Value) -> KeyResult {
     };
     for s in &init.mcp_servers {
         let name = match s.get("name") {
-            Some(n) => crate::evidence::parse::js_string(n),
+            Some(n) => crate::js::coerce::js_string(n),
             None => "undefined".into(),
         };
         if t(key, &re, &name)? {
@@ -1578,7 +1578,7 @@ fn artifact_json(env: &Env<'_>, v: &Value, out: &mut Vec<KeyResult>) {
     let doc: Value = match serde_json::from_str(&text) {
         Ok(d) => d,
         Err(e) => {
-            let why = json::v8_parse_error(&text, &e.to_string());
+            let why = crate::js::json::v8_parse_error(&text, &e.to_string());
             out.push(Err(format!(
                 "artifact_json: {artifact} could not be read/parsed as JSON: {why}"
             )));

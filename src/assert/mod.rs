@@ -22,7 +22,6 @@ mod eval;
 pub mod glob;
 pub mod json;
 pub mod links;
-pub mod regex;
 pub mod tree;
 
 use std::path::Path;

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::parse::js_string;
+use crate::js::coerce::js_string;
 use super::record::WebSearchLink;
 
 /// `String(input.file_path ?? "")` of a Read call.

@@ -11,7 +11,8 @@ use serde::Serialize;
 
 use super::gate::{CassetteResult, exit_code};
 use super::lifecycle::OrphanScenario;
-use super::margins::{CassetteMargins, js_string, js_to_fixed_1};
+use super::margins::CassetteMargins;
+use crate::js::number;
 
 /// Which checks ran (`coverage` in JSON).
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -285,11 +286,11 @@ fn margins_text(margins: &[CassetteMargins]) -> String {
             let _ = writeln!(out, "    [margins error] {e}");
         }
         for r in &m.rows {
-            let rec = r.recorded.map_or("unavailable".to_owned(), js_string);
+            let rec = r.recorded.map_or("unavailable".to_owned(), number::string);
             let marg = match r.margin {
                 None => "n/a".to_owned(),
                 Some(v) if v == f64::INFINITY => "∞".to_owned(),
-                Some(v) => format!("{}×", js_to_fixed_1(v)),
+                Some(v) => format!("{}×", number::to_fixed_1(v)),
             };
             // Under 1.5× headroom one more sample may well cross the budget.
             let tight = if r.margin.is_some_and(|v| v < 1.5) {
@@ -301,7 +302,7 @@ fn margins_text(margins: &[CassetteMargins]) -> String {
                 out,
                 "    {}: recorded={rec}, budget={} → margin {marg}{tight}",
                 r.key,
-                js_string(r.budget)
+                number::string(r.budget)
             );
         }
     }

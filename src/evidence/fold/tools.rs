@@ -8,7 +8,8 @@ use std::collections::hash_map::Entry;
 use serde_json::{Map, Value};
 
 use super::{End, Fold, Step, bump, push_unique};
-use crate::evidence::parse::{AgentEvent, js_string};
+use crate::evidence::parse::AgentEvent;
+use crate::js::coerce::js_string;
 use crate::evidence::record::{RedundantGroup, RunRecord, ToolErrorCount, WebSearch};
 use crate::evidence::tool_output::{read_file_path, skill_reference_read_path, web_search_links};
 use crate::protocol::SKILL_TOOL;
