@@ -1,5 +1,6 @@
 //! Type coercions over JSON values, as the original's TypeScript reads its
-//! input: `typeof` names, truthiness, `String(v)`, `Number(v)`.
+//! input: `typeof` names, truthiness, `String(v)`, `Number(v)`, and V8's
+//! TypeError for iterating what is not iterable.
 
 use serde_json::Value;
 
@@ -104,6 +105,18 @@ fn string_to_number(s: &str) -> f64 {
         return f64::NAN;
     }
     t.parse::<f64>().unwrap_or(f64::NAN)
+}
+
+/// The message of V8's TypeError for `for (const x of v)` over a value that
+/// is not iterable: a boolean, a number, or an object (an array or a string
+/// iterates, so callers never ask for those).
+pub fn not_iterable_error(v: &Value) -> String {
+    let what = match v {
+        Value::Bool(b) => format!("boolean {b}"),
+        Value::Number(n) => format!("number {}", number::of_json(n)),
+        _ => "object".to_owned(),
+    };
+    format!("{what} is not iterable (cannot read property Symbol(Symbol.iterator))")
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::js::coerce::{js_string, js_type, truthy};
-use crate::js::{number, utf16};
+use crate::js::coerce::{js_string, js_type, not_iterable_error, truthy};
+use crate::js::utf16;
 
 pub use super::event::*;
 
@@ -23,16 +23,11 @@ fn str_field(m: &Map<String, Value>, k: &str) -> Option<String> {
 /// array nor a string: null iterates nothing, anything else throws V8's
 /// TypeError, which the re-drive records as a malformed control frame.
 fn not_iterable(v: &Value) -> Result<&'static [Value], String> {
-    let what = match v {
+    match v {
         // An (empty) string iterates nothing here; callers handle the rest.
-        Value::Null | Value::String(_) => return Ok(&[]),
-        Value::Bool(b) => format!("boolean {b}"),
-        Value::Number(n) => format!("number {}", number::of_json(n)),
-        _ => "object".to_owned(),
-    };
-    Err(format!(
-        "{what} is not iterable (cannot read property Symbol(Symbol.iterator))"
-    ))
+        Value::Null | Value::String(_) => Ok(&[]),
+        other => Err(not_iterable_error(other)),
+    }
 }
 
 /// JS `v ? String(v) : undefined`.
