@@ -6,14 +6,14 @@ use serde_json::{Map, Value};
 
 use super::catalog::{Bucket, CHECK_ORDER, VERDICT_MODIFIERS, bucket};
 use super::glob::{self, Glob, GlobList};
-use crate::js::number::of_json as js_number;
 use super::json::{self, DotResolve};
 use super::links::{self, LinkResolution};
-use crate::js::regex::{EsRegex, compile_es};
 use super::tree::{ReplayTree, contained_rel};
 use super::{AssertionOutcome, Context};
 use crate::cassette::{PreRunOrigin, TruncationReason};
 use crate::evidence::RunRecord;
+use crate::js::number::of_json as js_number;
+use crate::js::regex::{EsRegex, compile_es};
 
 /// `Ok(evidence)` or `Err(message)`.
 type KeyResult = Result<Option<String>, String>;

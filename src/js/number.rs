@@ -10,6 +10,8 @@
 //! them; [`string`] spells them as `String(n)` does, [`json_value`] as the
 //! `null` of `JSON.stringify`).
 
+use std::fmt::Write as _;
+
 use serde::Serializer;
 use serde_json::Value;
 
@@ -18,6 +20,12 @@ use serde_json::Value;
 pub fn write(n: f64, out: &mut String) -> bool {
     if !n.is_finite() {
         return false;
+    }
+    // Safe integers (counts, ids, timestamps: most numbers in a cassette)
+    // print as themselves, without the digit search; -0 prints as 0.
+    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+        let _ = write!(out, "{}", n as i64);
+        return true;
     }
     out.push_str(ryu_js::Buffer::new().format_finite(n));
     true
@@ -111,11 +119,9 @@ pub fn respell(value: &Value) -> Value {
             .parse::<serde_json::Number>()
             .map_or_else(|_| value.clone(), Value::Number),
         Value::Array(items) => Value::Array(items.iter().map(respell).collect()),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), respell(v)))
-                .collect(),
-        ),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), respell(v))).collect())
+        }
         other => other.clone(),
     }
 }
@@ -291,7 +297,10 @@ mod tests {
         fn significant(text: &str) -> String {
             let mantissa = text.split('e').next().unwrap();
             let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-            digits.trim_start_matches('0').trim_end_matches('0').to_owned()
+            digits
+                .trim_start_matches('0')
+                .trim_end_matches('0')
+                .to_owned()
         }
         /// `ours` is the even one of two shortest candidates `n` lies exactly
         /// between: n's exact expansion is one digit longer, ending in 5.

@@ -23,9 +23,9 @@
 
 use serde_json::{Map, Value};
 
+use crate::cassette::Cassette;
 use crate::js::regex::{EsRegex, compile_es, escape_literal};
 use crate::js::sandbox;
-use crate::cassette::Cassette;
 
 /// `decide:` / `else:` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

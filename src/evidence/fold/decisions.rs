@@ -11,10 +11,10 @@ use serde_json::Value;
 use super::{End, Fold, Step};
 use crate::evidence::control::{self, Reply};
 use crate::evidence::parse::{AgentEvent, DecisionRequest};
-use crate::js::utf16;
 use crate::evidence::record::{
     DecisionRecord, GateDelivery, GateOptionItem, GateOptions, GuardMismatch, RunRecord,
 };
+use crate::js::utf16;
 use crate::protocol::ASK_USER_QUESTION;
 
 struct GateAnswer {
@@ -63,8 +63,7 @@ impl Fold for Decisions {
                         delivered: Some(false),
                         reason: "errored",
                         error: Some(
-                            utf16::slice(tr.text.split('\n').next().unwrap_or(""), 200)
-                                .to_owned(),
+                            utf16::slice(tr.text.split('\n').next().unwrap_or(""), 200).to_owned(),
                         ),
                     },
                     Some(_) => GateDelivery {

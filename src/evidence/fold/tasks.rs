@@ -6,9 +6,9 @@ use std::collections::HashMap;
 
 use super::{End, Fold, Step};
 use crate::evidence::parse::AgentEvent;
-use crate::js::coerce::js_string;
 use crate::evidence::record::{RunRecord, Task};
 use crate::evidence::tool_output::task_created_id;
+use crate::js::coerce::js_string;
 
 struct PendingTask {
     subject: String,

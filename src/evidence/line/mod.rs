@@ -303,7 +303,9 @@ fn assistant_events(view: LineView<'_>) -> Option<Vec<AgentEvent>> {
                         .is_some_and(|r| r.get().starts_with('"') && r.get() != "\"\"");
                 // Only the capped part is copied out of the line.
                 let text = match text {
-                    Cow::Borrowed(t) => crate::js::utf16::slice(t, parse::THINKING_TEXT_CAP).to_owned(),
+                    Cow::Borrowed(t) => {
+                        crate::js::utf16::slice(t, parse::THINKING_TEXT_CAP).to_owned()
+                    }
                     Cow::Owned(t) => parse::capped_thinking_text(t),
                 };
                 events.push(AgentEvent::Thinking {

@@ -87,8 +87,8 @@ fn domain_separated_digests() {
         domain_digest("better-harness:state:v1\0", &state),
         "ace4cb866f47a3e12db918d5aeabffc4cdce10732bd5b501170a76874cc12860"
     );
-    let cp = jcs1_serde(&serde_json::json!({"schemaVersion":1,"kind":"HarnessCheckpointV1"}))
-        .unwrap();
+    let cp =
+        jcs1_serde(&serde_json::json!({"schemaVersion":1,"kind":"HarnessCheckpointV1"})).unwrap();
     assert_eq!(
         domain_digest("better-harness:checkpoint:v1\0", &cp),
         "9497144b285361db56ddc4bda56ba13dcab4fe5f5fb7e172eae2cc9b583ac630"
@@ -133,9 +133,8 @@ fn parser_rejects_what_json_parse_rejects() {
 
 #[test]
 fn index_keys_hoist_only_in_legacy() {
-    let v =
-        parse_str(r#"{"b":0,"4294967295":1,"01":2,"-1":3,"4294967294":4,"0":5,"10":6,"2":7}"#)
-            .unwrap();
+    let v = parse_str(r#"{"b":0,"4294967295":1,"01":2,"-1":3,"4294967294":4,"0":5,"10":6,"2":7}"#)
+        .unwrap();
     assert_eq!(
         legacy(&v),
         r#"{"0":5,"2":7,"10":6,"4294967294":4,"b":0,"4294967295":1,"01":2,"-1":3}"#
@@ -174,8 +173,7 @@ fn lone_surrogate_escapes_become_replacement_characters() {
 #[test]
 fn serde_writer_orders_keys_by_utf16_units() {
     // U+1F600 (surrogates 0xD83D..) sorts before U+FB01 in UTF-16, after it in UTF-8.
-    let v =
-        serde_json::json!({"\u{fb01}": 1, "\u{1f600}": 2, "\u{7f}\u{1}": "\u{0}\"\\\u{1f}"});
+    let v = serde_json::json!({"\u{fb01}": 1, "\u{1f600}": 2, "\u{7f}\u{1}": "\u{0}\"\\\u{1f}"});
     assert_eq!(jcs1_serde(&v).unwrap(), jcs1(&from_serde(&v)).unwrap());
     assert!(
         jcs1_serde(&v)

@@ -61,8 +61,8 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
-pub use deadline::{BACKTRACK_DEADLINE, MAX_RUNAWAY_WORKERS};
 use deadline::bounded;
+pub use deadline::{BACKTRACK_DEADLINE, MAX_RUNAWAY_WORKERS};
 use translate::translate;
 use units::{pattern_units, stand_in_width, to_byte_ranges, units_width};
 use wording::{v8_message, v8_only_rejection};
