@@ -423,7 +423,11 @@ fn escaped_text_matches_itself_literally() {
     for s in ["Which format (a.b)?", r"a\b[c]{2}|^$*+/", "plain"] {
         let re = compile_es(&escape_literal(s)).unwrap();
         let haystack = format!("x{s}y");
-        assert_eq!(re.find_ranges(&haystack).unwrap(), vec![1..1 + s.len()], "{s}");
+        assert_eq!(
+            re.find_ranges(&haystack).unwrap(),
+            vec![1..1 + s.len()],
+            "{s}"
+        );
     }
     assert!(!compile_es(&escape_literal("a.c")).unwrap().test("abc"));
 }
