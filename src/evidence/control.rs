@@ -77,7 +77,7 @@ pub fn build_index(lines: &[&str]) -> ControlOutIndex {
 }
 
 /// Recursively key-sorted compact JSON (cowork-harness `canon()`), through
-/// the one canonical serializer, [`crate::canon`]. A value `jcs1` refuses (a
+/// the one canonical serializer, [`crate::js::json`]. A value `jcs1` refuses (a
 /// non-finite number) keeps its recorded spelling: both sides of every
 /// comparison made here come from recorded values, so the fallback is stable.
 pub fn canon(v: &Value) -> String {

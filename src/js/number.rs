@@ -1,12 +1,12 @@
 //! Number text: ECMAScript `Number::toString` (radix 10, ECMA-262
 //! §6.1.6.1.20) and the forms built on it — `String(n)`, `n.toFixed(1)`, the
 //! number `JSON.stringify` writes. Every number reel prints the JavaScript way
-//! is spelt by [`write`], on `ryu-js`'s shortest round-trip digits (an exact
+//! is spelt by [`write()`], on `ryu-js`'s shortest round-trip digits (an exact
 //! tie between two shortest candidates goes to the even digit, as the spec
 //! asks: RFC 8785's `1424953923781206.25` is `1424953923781206.2`).
 //!
 //! Plain notation for decimal exponents in [-6, 21), else `d.ddde±x`; `-0`
-//! is `0`; NaN and ±Infinity have no `toString` digits here ([`write`] refuses
+//! is `0`; NaN and ±Infinity have no `toString` digits here ([`write()`] refuses
 //! them; [`string`] spells them as `String(n)` does, [`json_value`] as the
 //! `null` of `JSON.stringify`).
 
