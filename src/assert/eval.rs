@@ -6,13 +6,13 @@
 use serde_json::{Map, Value};
 
 use super::glob;
-use super::json::js_number;
 use super::json::{self};
 use super::keys::{self, Eval, Key};
-use super::regex::{EsRegex, compile_es};
 use super::tree::ReplayTree;
 use super::{AssertionOutcome, Context};
 use crate::evidence::RunRecord;
+use crate::js::number::of_json as js_number;
+use crate::js::regex::{EsRegex, compile_es};
 
 /// `Ok(evidence)` or `Err(message)`.
 pub(crate) type KeyResult = Result<Option<String>, String>;

@@ -23,7 +23,6 @@ pub mod glob;
 pub mod json;
 pub mod keys;
 pub mod links;
-pub mod regex;
 pub mod tree;
 
 use std::path::Path;

@@ -126,7 +126,7 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
             .filter(|k| evidence.is_active(k))
             .filter_map(|k| {
                 item.get(*k)
-                    .map(|v| (k.to_string(), crate::assert::json::js_numbers(v)))
+                    .map(|v| (k.to_string(), crate::js::number::respell(v)))
             })
             .collect();
         // The replay strip order has no live-only key (a replay never keeps
@@ -137,7 +137,7 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
                 if bucket(k) == Some(Bucket::LiveOnly)
                     && let Some(v) = item.get(*k)
                 {
-                    kept.insert(k.to_string(), crate::assert::json::js_numbers(v));
+                    kept.insert(k.to_string(), crate::js::number::respell(v));
                 }
             }
         }

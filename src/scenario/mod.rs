@@ -698,7 +698,7 @@ fn check_assertions_at_load(assert: &[Value], execution: &str, lane: &str) -> Re
                 _ => continue,
             };
             for p in patterns {
-                crate::assert::regex::compile_es(p)
+                crate::js::regex::compile_es(p)
                     .map_err(|e| (format!("assert[{i}].{key}: invalid regex `{p}`: {e}"), None))?;
             }
         }
@@ -995,13 +995,13 @@ mod tests {
              \x20 - artifact_text: {matches: b, artifact: o.md}\n",
         )
         .unwrap();
-        let text = crate::canon::legacy_serde(&s.frozen["assert"]);
+        let text = crate::js::json::legacy_serde(&s.frozen["assert"]);
         assert_eq!(
             text,
             r#"[{"transcript_contains":"hi","result":"success"},{"artifact_text":{"artifact":"o.md","matches":"b"}}]"#
         );
         assert_eq!(
-            crate::canon::legacy_serde(&s.frozen["answers"]),
+            crate::js::json::legacy_serde(&s.frozen["answers"]),
             r#"[{"when_question":"x","choose":"a"}]"#
         );
         assert_eq!(Value::Array(s.assert.clone()), s.frozen["assert"]);

@@ -12,7 +12,7 @@
 //! nothing here renders (see [`crate::report::verify`]). A single cassette is a
 //! single sample, not a distribution.
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::assert::keys::{self, Key};
@@ -26,15 +26,15 @@ pub use crate::assert::keys::MarginKind;
 pub struct MarginRow {
     pub key: &'static str,
     pub kind: MarginKind,
-    #[serde(serialize_with = "js_number")]
+    #[serde(serialize_with = "crate::js::number::serialize")]
     pub budget: f64,
     /// `None`: not derivable from this recording.
-    #[serde(serialize_with = "js_opt_number")]
+    #[serde(serialize_with = "crate::js::number::serialize_opt")]
     pub recorded: Option<f64>,
     /// The headroom ratio (≥ 1 means within budget; may be infinite, which
     /// JSON shows as `null` like the original's `JSON.stringify`); `None`
     /// when `recorded` is.
-    #[serde(serialize_with = "js_opt_number")]
+    #[serde(serialize_with = "crate::js::number::serialize_opt")]
     pub margin: Option<f64>,
 }
 
@@ -117,59 +117,6 @@ pub fn of_cassette(file: &str, cassette: &Cassette) -> Option<CassetteMargins> {
     }
 }
 
-/// JavaScript `String(n)` of a number.
-pub fn js_string(n: f64) -> String {
-    match serde_json::Number::from_f64(n) {
-        Some(num) => crate::evidence::parse::js_number(&num),
-        None if n.is_nan() => "NaN".into(),
-        None if n > 0.0 => "Infinity".into(),
-        None => "-Infinity".into(),
-    }
-}
-
-/// JavaScript `n.toFixed(1)` (a tie rounds away from zero, where Rust's
-/// formatting rounds it to even: 1.25 → "1.3").
-pub fn js_to_fixed_1(n: f64) -> String {
-    if !n.is_finite() || n.abs() >= 1e21 {
-        return js_string(n);
-    }
-    let tenths = n.abs() * 10.0;
-    // A tie is exactly k + 0.5 tenths, i.e. a multiple of 1/20 that is
-    // binary-exact, which only quarters are; for them `* 10` is exact too.
-    let rounded = if (n.abs() * 4.0).fract() == 0.0 && tenths.fract() == 0.5 {
-        (tenths.floor() + 1.0) / 10.0
-    } else {
-        n.abs()
-    };
-    let s = format!("{rounded:.1}");
-    // JavaScript keeps the sign even when the digits round to zero.
-    if n < 0.0 { format!("-{s}") } else { s }
-}
-
-/// Serializes an f64 as JavaScript's `JSON.stringify` would: `12`, not
-/// `12.0`; a non-finite number as `null`.
-fn js_number<S: Serializer>(n: &f64, s: S) -> Result<S::Ok, S::Error> {
-    match serde_json::Number::from_f64(*n) {
-        Some(num) => {
-            // With serde_json's arbitrary_precision the parsed text is kept
-            // verbatim, so `12` stays `12`.
-            let text = crate::evidence::parse::js_number(&num);
-            match text.parse::<serde_json::Number>() {
-                Ok(js) => js.serialize(s),
-                Err(_) => num.serialize(s),
-            }
-        }
-        None => s.serialize_none(),
-    }
-}
-
-fn js_opt_number<S: Serializer>(n: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    match n {
-        Some(n) => js_number(n, s),
-        None => s.serialize_none(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,23 +129,6 @@ mod tests {
         assert_eq!(headroom(MarginKind::Min, 2.0, 3.0), 1.5);
         assert_eq!(headroom(MarginKind::Min, 0.0, 3.0), f64::INFINITY);
         assert_eq!(headroom(MarginKind::Min, 4.0, 0.0), 0.0);
-    }
-
-    #[test]
-    fn to_fixed_rounds_ties_away_from_zero_like_javascript() {
-        assert_eq!(js_to_fixed_1(1.25), "1.3");
-        assert_eq!(js_to_fixed_1(0.75), "0.8");
-        assert_eq!(js_to_fixed_1(0.25), "0.3");
-        assert_eq!(js_to_fixed_1(12.0 / 11.0), "1.1");
-        assert_eq!(js_to_fixed_1(1.5), "1.5");
-        assert_eq!(js_to_fixed_1(2.0 / 3.0), "0.7");
-        assert_eq!(js_to_fixed_1(0.0), "0.0");
-        assert_eq!(js_to_fixed_1(-1.25), "-1.3");
-        assert_eq!(js_to_fixed_1(-0.04), "-0.0");
-        // 0.15 is not a tie in binary (slightly below): JavaScript says 0.1.
-        assert_eq!(js_to_fixed_1(0.15), "0.1");
-        // 0.35 is slightly below too: 0.3 in JavaScript.
-        assert_eq!(js_to_fixed_1(0.35), "0.3");
     }
 
     #[test]

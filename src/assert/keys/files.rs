@@ -663,7 +663,7 @@ fn json_doc(env: &Env<'_>, artifact: &str) -> Result<Value, String> {
     let doc: Value = match serde_json::from_str(&text) {
         Ok(d) => d,
         Err(e) => {
-            let why = json::v8_parse_error(&text, &e.to_string());
+            let why = crate::js::json::v8_parse_error(&text, &e.to_string());
             return Err(format!(
                 "artifact_json: {artifact} could not be read/parsed as JSON: {why}"
             ));

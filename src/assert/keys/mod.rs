@@ -36,10 +36,10 @@ use super::eval::{
 use super::glob::{Glob, GlobList};
 use super::json::{self, DotResolve};
 use super::links::{self, LinkResolution};
-use super::regex::{EsRegex, compile_es};
 use super::tree::contained_rel;
 use crate::cassette::{PreRunOrigin, TruncationReason};
 use crate::evidence::RunRecord;
+use crate::js::regex::{EsRegex, compile_es};
 
 /// One assertion key.
 pub struct Key {

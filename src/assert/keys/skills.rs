@@ -149,7 +149,7 @@ fn connector_available(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyRe
     };
     for s in &init.mcp_servers {
         let name = match s.get("name") {
-            Some(n) => crate::evidence::parse::js_string(n),
+            Some(n) => crate::js::coerce::js_string(n),
             None => "undefined".into(),
         };
         if t(key, &re, &name)? {
