@@ -766,7 +766,11 @@ fn the_reused_tracked_set_follows_the_index() {
     std::fs::write(root.join("helper.py"), "print(1)").unwrap();
     assert_eq!(paths(&root), ["SKILL.md"], "untracked: not in the set");
     git_stage_all(&root);
-    assert_eq!(paths(&root), ["SKILL.md", "helper.py"], "staged: seen at once");
+    assert_eq!(
+        paths(&root),
+        ["SKILL.md", "helper.py"],
+        "staged: seen at once"
+    );
     std::fs::remove_file(root.join("helper.py")).unwrap();
     git_stage_all(&root);
     assert_eq!(paths(&root), ["SKILL.md"], "unstaged again");
