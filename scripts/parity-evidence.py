@@ -11,7 +11,7 @@ exit code and `::warning::` stderr line.
 
 `--capture NAME` also copies NAME's cassette and the original's JSON into
 tests/data/parity-evidence/ (what the regression tests in tests/it/parity_evidence.rs read).
-Needs the original built at /work/peer-tools/peer (docs: /work/shared/spec/running-the-original.md).
+Needs the original built at /work/peer-tools/peer (docs: docs/spec/running-the-original.md).
 """
 import copy
 import json

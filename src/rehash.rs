@@ -1,5 +1,5 @@
 //! `rehash`: migrate legacy-hash (v10/v11) cassettes to v12 (`jcs1`) with
-//! proof (spec/fingerprint.md §4).
+//! proof (docs/spec/fingerprint.md §4).
 //!
 //! The proof: recompute the LEGACY `skillHash` of the current skill tree and
 //! require it to equal the recorded one, under the same file-set mode and

@@ -1,4 +1,4 @@
-//! The agent process and the stream-json control protocol (spec/record.md
+//! The agent process and the stream-json control protocol (docs/spec/record.md
 //! §1.5–§1.9).
 //!
 //! [`AgentCommand`] is what to spawn (the `claude` argv/env builders are pure
@@ -116,7 +116,7 @@ pub fn operator_env(
     env
 }
 
-/// The offline environment of spec/real-client.md §1 for a scripted model at
+/// The offline environment of docs/spec/real-client.md §1 for a scripted model at
 /// `base_url`: starts empty, fresh HOME and config dir, dummy key, all
 /// non-essential traffic off, and a proxy tripwire pointing at the endpoint.
 pub fn offline_env(

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::keys::{self, Key};
 
-/// Which replay class a key belongs to (spec/replay.md §4.1–4.4).
+/// Which replay class a key belongs to (docs/spec/replay.md §4.1–4.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Bucket {
     /// Evaluated on every replay from the re-driven events.
@@ -29,7 +29,7 @@ pub fn bucket(key: &str) -> Option<Bucket> {
     keys::find(key).map(|k| k.bucket)
 }
 
-/// Every key name, in catalog order (spec/replay.md §4).
+/// Every key name, in catalog order (docs/spec/replay.md §4).
 pub fn names() -> impl Iterator<Item = &'static str> {
     keys::all().iter().map(|k| k.name)
 }

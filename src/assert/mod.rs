@@ -1,5 +1,5 @@
 //! The assertion catalog: validation and evaluation of `assert:` keys
-//! (spec/replay.md §4).
+//! (docs/spec/replay.md §4).
 //!
 //! - [`catalog::validate`] checks one `assert:` item against the strict schema
 //!   (used by the cassette loader and the scenario loader);

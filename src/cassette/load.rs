@@ -1,4 +1,4 @@
-//! The cassette load pipeline (spec/replay.md §2.3, cowork-harness
+//! The cassette load pipeline (docs/spec/replay.md §2.3, cowork-harness
 //! `readCassette`): read → UTF-8 → JSON → lenient shape → normalise
 //! `scenario.assert` → version floor → hash-format invariant → strict
 //! assertion validation (tolerant for future versions), in exactly that order.
@@ -132,7 +132,7 @@ pub enum LoadError {
         line: usize,
         column: usize,
     },
-    /// Valid JSON, wrong structure (spec/replay.md §2.3 step 2).
+    /// Valid JSON, wrong structure (docs/spec/replay.md §2.3 step 2).
     #[error("{}: invalid cassette shape: {}", path.display(), join_shape(issues))]
     Shape {
         path: PathBuf,

@@ -86,7 +86,7 @@ impl From<SaveError> for crate::Error {
 }
 
 impl Cassette {
-    /// Loads and validates the cassette at `path` (spec/replay.md §2.3; see
+    /// Loads and validates the cassette at `path` (docs/spec/replay.md §2.3; see
     /// [`load`] for the pipeline and what is refused). Tolerated problems of a
     /// future-version cassette are in [`Cassette::load_warnings`].
     pub fn load(path: &Path) -> Result<Cassette, LoadError> {

@@ -1,5 +1,5 @@
 //! `controlOut`: the index of recorded decision replies and the
-//! serialisation guard (spec/replay.md §2.5 step 2, §3.2).
+//! serialisation guard (docs/spec/replay.md §2.5 step 2, §3.2).
 //!
 //! Only `control_response` / `success` envelopes whose body is an object
 //! without `mcp_response` are indexed, keyed by `request_id`; a repeated id

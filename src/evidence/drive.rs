@@ -1,7 +1,7 @@
 //! The re-drive: reads the recorded `events` lines (in parallel, a chunk at a
 //! time) and hands each event to the per-concern folds ([`super::fold`]),
 //! which fill the [`RunRecord`]: cowork-harness `CassetteAgentSession.start`,
-//! `Run.drive` and the replay hook/path-denial reconstruction (spec/replay.md
+//! `Run.drive` and the replay hook/path-denial reconstruction (docs/spec/replay.md
 //! §2.5 steps 2–8 and §3.3).
 //!
 //! The driver owns only what every fold shares: which tool calls are the main

@@ -14,7 +14,7 @@
 //! folded in [`timeline`].
 //!
 //! The re-drive mirrors cowork-harness `CassetteAgentSession` + `Run.drive`
-//! (spec/replay.md §2.5 steps 2–8, §3): the replay decider serves recorded
+//! (docs/spec/replay.md §2.5 steps 2–8, §3): the replay decider serves recorded
 //! `controlOut` bodies, the serialisation guard (O7) re-serialises each one,
 //! and every cassette-format problem (malformed line, differing duplicate id,
 //! missing response, malformed control frame, truncated question) becomes a

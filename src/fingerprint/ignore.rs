@@ -1,5 +1,5 @@
 //! Hash-ignore globs: `<root>/.cowork-hashignore` lines and the session's
-//! `staleness.hash_ignore` (spec/fingerprint.md §1.9), compiled to regexes
+//! `staleness.hash_ignore` (docs/spec/fingerprint.md §1.9), compiled to regexes
 //! tested against root-relative paths.
 //!
 //! This is upstream's own small gitignore-like dialect (no negation, `?` is a

@@ -1,4 +1,4 @@
-//! Plugin-manifest transforms (spec/fingerprint.md §1.4): which files are
+//! Plugin-manifest transforms (docs/spec/fingerprint.md §1.4): which files are
 //! manifests, and the bytes each hash format feeds to sha256 for them.
 //!
 //! Both transforms parse with [`crate::js::json::parse`] (`JSON.parse`)

@@ -1,4 +1,4 @@
-//! Skill-tree fingerprints and the staleness verdict (spec/fingerprint.md).
+//! Skill-tree fingerprints and the staleness verdict (docs/spec/fingerprint.md).
 //!
 //! One walk of the skill roots produces a [`Snapshot`] ([`snapshot::walk`]);
 //! every digest (`skillHash` in both formats, `contentSig` v12 and pre-epoch,
@@ -29,7 +29,7 @@ pub use snapshot::{Entry, EntryKind, ModeRequest, Snapshot, WalkError, WalkOptio
 /// `fileSigs` cap: more entries than this ⇒ `fileSigsOmitted: true`.
 pub const MANIFEST_MAX_FILES: usize = 2000;
 
-/// The two digest formats (spec/fingerprint.md §0): `Legacy` (v9–v11
+/// The two digest formats (docs/spec/fingerprint.md §0): `Legacy` (v9–v11
 /// cassettes) and `Jcs1` (v12, `hashFormat: "jcs1"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HashFormat {
@@ -635,7 +635,7 @@ pub fn session_fingerprint_of(s: &Session) -> String {
     ))
 }
 
-/// `sessionFingerprint` of a session YAML file (spec/record.md §5), `None`
+/// `sessionFingerprint` of a session YAML file (docs/spec/record.md §5), `None`
 /// for `(inline)`, a missing file or an invalid session.
 pub fn session_fingerprint(session_file: &Path) -> Option<String> {
     if session_file.as_os_str() == INLINE_SESSION {

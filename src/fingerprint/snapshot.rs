@@ -1,4 +1,4 @@
-//! The ONE walk of the skill roots (spec/fingerprint.md §1.2, §1.7, §1.8):
+//! The ONE walk of the skill roots (docs/spec/fingerprint.md §1.2, §1.7, §1.8):
 //! lists every root once, then hashes the selected files in parallel (rayon),
 //! and keeps the result as a [`Snapshot`] every digest derives from — no
 //! second walk, so `skillHash`, `contentSig`, `fileSigs` and `sharedHash`

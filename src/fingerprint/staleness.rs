@@ -1,5 +1,5 @@
 //! The staleness verdict shared by `replay` and `verify-cassettes`
-//! (spec/fingerprint.md §3.2–3.5): compares a cassette's recorded
+//! (docs/spec/fingerprint.md §3.2–3.5): compares a cassette's recorded
 //! fingerprint with the live skill tree and the latest platform baseline, and
 //! says exactly what changed and which command fixes it.
 //!

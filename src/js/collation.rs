@@ -1,6 +1,6 @@
 //! JavaScript `String.prototype.localeCompare` as Node runs it: the order
 //! cowork-harness gives a session's `folders` before hashing them into
-//! `sessionFingerprint` (spec/fingerprint.md §1.11; upstream sorts with
+//! `sessionFingerprint` (docs/spec/fingerprint.md §1.11; upstream sorts with
 //! `a.from.localeCompare(b.from)`, i.e. ICU collation under Node's default
 //! locale). [`locale_compare`] reproduces that comparison, on ICU4X's
 //! compiled CLDR collation data.

@@ -1,6 +1,6 @@
 //! The stream-json protocol between a host and a Claude Code style agent, in
 //! one place: the typed view of each line the agent writes, and the frames
-//! the host writes back (spec/real-client.md §1b, §3).
+//! the host writes back (docs/spec/real-client.md §1b, §3).
 //!
 //! Everything here is a *view* over a parsed `serde_json::Value`: agents and
 //! cassettes are untrusted, so a line of an unexpected shape is

@@ -1,4 +1,4 @@
-//! Cassette assembly (spec/record.md §5): the v12 document in cowork-harness's
+//! Cassette assembly (docs/spec/record.md §5): the v12 document in cowork-harness's
 //! key order, built in memory so the live verdict judges exactly the bytes
 //! that will be written.
 //!

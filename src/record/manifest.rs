@@ -1,4 +1,4 @@
-//! The pre-run baseline and the post-run artifact manifest (spec/record.md
+//! The pre-run baseline and the post-run artifact manifest (docs/spec/record.md
 //! §3.2–§3.4), over one walk: paths + link kind, never following a symlink,
 //! skipping any directory whose realpath leaves the work root.
 //!

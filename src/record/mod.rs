@@ -1,5 +1,5 @@
 //! `record`: run a scenario against a real agent and write a v12 cassette
-//! (spec/record.md §1, §3, §5).
+//! (docs/spec/record.md §1, §3, §5).
 //!
 //! Pipeline: load the scenario and its session → stage the work root
 //! ([`stage`]) → pre-run baseline ([`manifest::pre_run`]) → start the scripted

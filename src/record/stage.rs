@@ -1,4 +1,4 @@
-//! Work-root staging at the protocol tier (spec/record.md §1.4): the managed
+//! Work-root staging at the protocol tier (docs/spec/record.md §1.4): the managed
 //! config dir with its two settings files and skills, `outputs/`, `uploads/`,
 //! connected folders and projects copied (never dereferencing symlinks, with
 //! realpath containment), local plugins copied under `.local-plugins/`.

@@ -1,4 +1,4 @@
-//! Which `assert:` block a replay evaluates (spec/replay.md §2.4): the frozen
+//! Which `assert:` block a replay evaluates (docs/spec/replay.md §2.4): the frozen
 //! one (default), or the on-disk scenario's (`--assert-from FILE` /
 //! `--reassert`) after the recording-shaping drift check; the default replay's
 //! notices about a sibling scenario that no longer matches the cassette; and

@@ -1,4 +1,4 @@
-//! Bucket exclusion (spec/replay.md §2.5 steps 9, 11, 12): which assertion
+//! Bucket exclusion (docs/spec/replay.md §2.5 steps 9, 11, 12): which assertion
 //! keys a cassette can evaluate, stripping the rest, and the loud skip tallies
 //! (`skippedAssertions.{full,partial}`) with their warning lines.
 //!

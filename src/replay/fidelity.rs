@@ -2,7 +2,7 @@
 //! recorded answer must be one the frozen `answers:` could have produced; one
 //! that could not (a hand-edited controlOut) fails replay with a
 //! `replay_protocol_fidelity` pseudo-assertion instead of replaying green
-//! (cowork-harness replays it green, spec/replay.md §8.1).
+//! (cowork-harness replays it green, docs/spec/replay.md §8.1).
 //!
 //! The decider lives in `crate::scenario::answers` (the "record" helper): its
 //! `check_recorded_answers(&Cassette) -> Vec<String>` re-derives each answer

@@ -1,4 +1,4 @@
-//! Materialises a cassette's artifacts manifest (spec/replay.md §2.5 step
+//! Materialises a cassette's artifacts manifest (docs/spec/replay.md §2.5 step
 //! 10): every entry checked as if written under a private work root.
 //!
 //! The manifest keys read the tree from the manifest itself (the tree is a

@@ -1,6 +1,6 @@
 //! `replay`: re-evaluate a cassette's assertions against its frozen recording,
 //! token-free, and form the same verdict cowork-harness forms
-//! (spec/replay.md §2).
+//! (docs/spec/replay.md §2).
 //!
 //! Per cassette: choose the assert source ([`assert_source`]), compute
 //! staleness (`crate::fingerprint::staleness`), re-drive the events into a

@@ -1,4 +1,4 @@
-//! `replay --mutate`: mutation coverage of the assertions (spec/replay.md §6).
+//! `replay --mutate`: mutation coverage of the assertions (docs/spec/replay.md §6).
 //!
 //! A green replay says the assertions passed; it cannot say whether they
 //! would have failed had the output been wrong. This pass answers that for

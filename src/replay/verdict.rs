@@ -1,4 +1,4 @@
-//! The verdict rule (cowork-harness `computeVerdict`, spec/replay.md §2.7):
+//! The verdict rule (cowork-harness `computeVerdict`, docs/spec/replay.md §2.7):
 //! which signals fail a run, the `failures[]` list with kinds, the `outcome`,
 //! and the exit code. This is the ONE home of the rule: `replay` calls it for
 //! every cassette and `record` calls it for the live verdict (lane `Live`,

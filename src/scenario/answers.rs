@@ -1,5 +1,5 @@
 //! The decider: how a recording answers the agent's questions and permission
-//! requests from a scenario's `answers:` rules (spec/record.md §1.8).
+//! requests from a scenario's `answers:` rules (docs/spec/record.md §1.8).
 //!
 //! The chain is `scripted rules → permission-parity default → terminal`:
 //! - `when_question` rules (ECMAScript regex, case-insensitive, unanchored;

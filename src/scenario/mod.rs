@@ -1,5 +1,5 @@
 //! Scenario YAML: the strict loader, defaults, cross-key checks, path
-//! resolution, the slug and the default cassette path (spec/record.md §1.2,
+//! resolution, the slug and the default cassette path (docs/spec/record.md §1.2,
 //! §2.1), plus [`answers`], the decider used by `record` and by `replay`'s
 //! `replay_protocol_fidelity`.
 //!

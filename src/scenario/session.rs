@@ -1,4 +1,4 @@
-//! The session YAML (`sessions/*.yaml`, spec/record.md §2.2): a strict
+//! The session YAML (`sessions/*.yaml`, docs/spec/record.md §2.2): a strict
 //! loader where every key is optional and an unknown key is an error naming
 //! the key, its path and the nearest valid key.
 //!

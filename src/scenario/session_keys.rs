@@ -1,5 +1,5 @@
 //! The session keys that change what `record` stages or spawns, with their
-//! host paths resolved against the session file's directory (spec/record.md
+//! host paths resolved against the session file's directory (docs/spec/record.md
 //! §2.2). Loading and strictness are `session.rs`'s (the one session loader);
 //! this is only the record-side view of it.
 

@@ -1,5 +1,5 @@
 //! The scenario YAML a cassette was recorded from — its "sibling" — found the
-//! way cowork-harness finds it (spec/replay.md §2.4): the cassette's
+//! way cowork-harness finds it (docs/spec/replay.md §2.4): the cassette's
 //! `scenarioSource` resolved against the cassette's directory when that path
 //! exists, else a lookup by the slug of the frozen `scenario.name` at
 //! `<dir>/../scenarios/<slug>.yaml|.yml` then `<dir>/<slug>.yaml|.yml`.

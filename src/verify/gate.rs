@@ -1,5 +1,5 @@
 //! `verify-cassettes`: the per-cassette checks and the batch verdict
-//! (spec/fingerprint.md §5).
+//! (docs/spec/fingerprint.md §5).
 //!
 //! Per cassette: load (a load error still gets a privacy scan of the raw
 //! document), privacy scan, staleness (the shared
@@ -200,7 +200,7 @@ pub fn resolve_session(cassette: &Cassette, session_override: Option<&Path>) -> 
     crate::fingerprint::resolve_session_path(recorded, Some(cassette.dir()), session_override)
 }
 
-/// Scenario drift (spec/fingerprint.md §5 step 5): `Ok(drifted fields)` when
+/// Scenario drift (docs/spec/fingerprint.md §5 step 5): `Ok(drifted fields)` when
 /// comparable, `Err(Some(note))` when a sibling resolved but cannot be loaded
 /// or was only found by name, `Err(None)` when there is nothing to compare.
 ///

@@ -1,4 +1,4 @@
-//! Record-time redaction and secret scrubbing (spec/fingerprint.md §6),
+//! Record-time redaction and secret scrubbing (docs/spec/fingerprint.md §6),
 //! applied by `record` to a cassette document before it is written.
 //!
 //! Two layers, in this order:

@@ -1,6 +1,6 @@
 //! The privacy scan of one cassette document: which surfaces are scanned
 //! with which detectors, the structural host-inventory check, and the allow
-//! list (spec/fingerprint.md §5.1).
+//! list (docs/spec/fingerprint.md §5.1).
 //!
 //! The scan reads the raw JSON document, not the typed cassette: a file that
 //! fails shape validation is still scanned as long as `events` is an array of

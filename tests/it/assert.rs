@@ -2,7 +2,7 @@
 //! cassettes: for every frozen `assert:` item, `RunRecord::from_cassette` +
 //! `check` must reproduce the original CLI's pass/fail, message and evidence
 //! (tests/compat/expected/replay-*-json.stdout), and mutated variants of
-//! spec/replay.md §9 must behave as observed there.
+//! docs/spec/replay.md §9 must behave as observed there.
 
 use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! Cassette load pipeline and loss-free writer (issue 2 items 2–4):
 //! byte-identical round trips of every compat cassette, the exact load errors
-//! of spec/replay.md §2.3, hostile inputs (no panic, no hang), schema
+//! of docs/spec/replay.md §2.3, hostile inputs (no panic, no hang), schema
 //! validation, and property tests.
 //!
 //! The `fuzz_*` property tests run proptest's default 256 cases in CI. To run

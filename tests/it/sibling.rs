@@ -1,4 +1,4 @@
-//! The scenario side of `reel replay` (spec/replay.md §2.4): on a default
+//! The scenario side of `reel replay` (docs/spec/replay.md §2.4): on a default
 //! (frozen) replay, notices about the sibling scenario YAML — it does not load,
 //! or its `assert:` / `prompt:` differs from the cassette's frozen copy — that
 //! never change the verdict; and `--assert-from` reading through the strict

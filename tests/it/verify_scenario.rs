@@ -1,4 +1,4 @@
-//! `reel verify-cassettes`' scenario side (spec/fingerprint.md §5 steps 4–5):
+//! `reel verify-cassettes`' scenario side (docs/spec/fingerprint.md §5 steps 4–5):
 //! the sibling scenario found by the shared resolver (the original's slug,
 //! non-ASCII kept), read by the shared loader (any failure is a note, never a
 //! failure), compared on the recording-shaping fields only as

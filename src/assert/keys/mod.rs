@@ -100,7 +100,7 @@ fn is_zero(v: &Value) -> bool {
 /// A key's position in each order that lists keys (lower first).
 #[derive(Debug, Clone, Copy)]
 pub struct Ranks {
-    /// The catalog (spec/replay.md §4) order: `reel assertions`.
+    /// The catalog (docs/spec/replay.md §4) order: `reel assertions`.
     pub listed: u8,
     /// The original's `check()` chain: evaluation order, so the first
     /// failing key in it supplies an item's message.

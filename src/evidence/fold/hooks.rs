@@ -4,7 +4,7 @@
 //! truncation point, as the original does — paired with its recorded reply:
 //! hook callbacks become hook events (a blocking hostloop path gate also a
 //! `pretooluse` denial), denied file-tool permissions `can_use_tool` denials
-//! (spec/replay.md §2.5 steps 7–8).
+//! (docs/spec/replay.md §2.5 steps 7–8).
 
 use serde_json::{Map, Value};
 

@@ -1,5 +1,5 @@
 //! The stream-json parser: one parsed `events` line → agent events
-//! (spec/replay.md §3.1, cowork-harness `parseMessage`).
+//! (docs/spec/replay.md §3.1, cowork-harness `parseMessage`).
 //!
 //! Only the line types the original handles are recognised; everything else
 //! (`stream_event` deltas, `rate_limit_event`, `control_response` echoes) yields

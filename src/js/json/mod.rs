@@ -1,5 +1,5 @@
 //! `JSON.parse` / `JSON.stringify` as ECMAScript defines them, and `jcs1`, the
-//! canonical form digests are taken of (spec/fingerprint.md §2). The one home
+//! canonical form digests are taken of (docs/spec/fingerprint.md §2). The one home
 //! of the JSON serialisation rules that digests and frozen texts depend on.
 //!
 //! Everything works on [`JsValue`], a JSON value as `JSON.parse` holds it:
