@@ -29,8 +29,9 @@ const FILES: usize = 2000;
 const TOTAL_BYTES: usize = 46 * 1024 * 1024;
 
 fn children_cpu() -> Duration {
-    // SAFETY: getrusage only writes into the zeroed struct we pass.
+    // SAFETY: an all-zero `rusage` is a valid value of the plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage only writes into the struct we pass.
     unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     tv(ru.ru_utime) + tv(ru.ru_stime)

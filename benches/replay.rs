@@ -113,7 +113,7 @@ fn main() {
         let (file, size) = support::write_big_cassette(dir.path(), with_timeline);
         if let Some(keep) = std::env::var_os("REEL_BENCH_KEEP") {
             // For profiling: `perf record <bench> --child replay <file> 1`.
-            let mut keep = std::path::PathBuf::from(keep);
+            let mut keep = PathBuf::from(keep);
             keep.as_mut_os_string().push(suffix);
             std::fs::copy(&file, &keep).expect("write REEL_BENCH_KEEP");
         }

@@ -438,7 +438,7 @@ impl Original {
     /// must be `want`).
     pub fn time(&self, args: &[&std::ffi::OsStr], cwd: &Path, want: i32) -> f64 {
         let t = Instant::now();
-        let out = std::process::Command::new(&self.node)
+        let out = Command::new(&self.node)
             .arg(&self.cli)
             .args(args)
             .current_dir(cwd)

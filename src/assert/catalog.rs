@@ -531,7 +531,7 @@ impl Param {
 mod tests {
     use super::*;
 
-    fn err(v: serde_json::Value) -> String {
+    fn err(v: Value) -> String {
         validate(&v).unwrap_err()
     }
 
@@ -617,7 +617,7 @@ mod tests {
     #[test]
     fn manifest_activity_follows_the_cassette() {
         use crate::cassette::Cassette;
-        let mk = |doc: serde_json::Value| {
+        let mk = |doc: Value| {
             Cassette::unchecked(
                 "x.cassette.json",
                 doc.as_object().cloned().unwrap_or_default(),

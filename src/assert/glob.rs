@@ -55,9 +55,7 @@ impl Glob {
                 match ch {
                     '*' => re.push_str("[^/]*"),
                     '?' => re.push_str("[^/]"),
-                    c => re.push_str(&regex::escape(&crate::js::utf16::units_as_chars(
-                        c.encode_utf8(&mut [0; 4]),
-                    ))),
+                    c => re.push_str(&regex::escape(&units_as_chars(c.encode_utf8(&mut [0; 4])))),
                 }
             }
             if !last {
@@ -72,7 +70,7 @@ impl Glob {
     /// Whether `path` (with `\` read as `/`) matches.
     pub fn is_match(&self, path: &str) -> bool {
         let Some(re) = &self.0 else { return false };
-        let path = crate::js::utf16::units_as_chars(path);
+        let path = units_as_chars(path);
         if path.contains('\\') {
             re.is_match(&path.replace('\\', "/"))
         } else {

@@ -214,7 +214,7 @@ impl VerifyPlan {
                 .filter(|o| {
                     args.shard
                         .shard
-                        .is_none_or(|s| s.contains(std::path::Path::new(&o.scenario)))
+                        .is_none_or(|s| s.contains(Path::new(&o.scenario)))
                 })
                 .collect::<Vec<_>>()
         });
@@ -327,7 +327,7 @@ pub fn run(args: VerifyArgs) -> Result<ExitStatus> {
     let margins: Option<Vec<CassetteMargins>> = args
         .margins
         .then(|| results.iter().filter_map(|r| r.margins.clone()).collect());
-    let code = crate::verify::gate::batch_status(&results, orphan_scenarios.as_deref());
+    let code = gate::batch_status(&results, orphan_scenarios.as_deref());
     if let Some(w) = crate::report::github::write_summary_if_enabled(|| {
         crate::report::github::verify_summary(
             &results,

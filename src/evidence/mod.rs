@@ -43,14 +43,14 @@ impl RunRecord {
     /// Re-drives the cassette's `events` (and indexes `controlOut`).
     pub fn from_cassette(cassette: &Cassette) -> RunRecord {
         let control_out = cassette.control_out();
-        drive::drive(cassette.event_lines().collect(), control_out.as_deref())
+        drive(cassette.event_lines().collect(), control_out.as_deref())
     }
 
     /// Re-drives `events` lines taken out of their cassette
     /// ([`Cassette::take_events`]) against its `controlOut`, freeing the lines
     /// as they are read: the memory-lean path of a large replay.
     pub fn from_taken_events(events: Vec<String>, control_out: Option<&[&str]>) -> RunRecord {
-        drive::drive(events, control_out)
+        drive(events, control_out)
     }
 
     /// Re-drives a lean cassette's `events` ([`Cassette::take_lean_events`]),
@@ -59,6 +59,6 @@ impl RunRecord {
         events: crate::cassette::LeanEvents,
         control_out: Option<&[&str]>,
     ) -> RunRecord {
-        drive::drive_lean(events, control_out)
+        drive_lean(events, control_out)
     }
 }

@@ -162,7 +162,7 @@ struct Shared {
     turns_answered: AtomicUsize,
     /// Per turn of the main conversation: how many scripted 529s were already sent.
     overloaded_sent: Vec<AtomicU32>,
-    router: super::route::Router,
+    router: route::Router,
     vars: Vec<(String, String)>,
     /// Every (conversation, turn) answered with its turn.
     served: Mutex<std::collections::BTreeSet<(ConversationId, usize)>>,
@@ -205,7 +205,7 @@ impl Server {
             turns_answered: AtomicUsize::new(0),
             problems: Mutex::new(Vec::new()),
             log,
-            router: super::route::Router::default(),
+            router: route::Router::default(),
             vars: opts.vars.clone(),
             served: Mutex::new(Default::default()),
         });

@@ -401,6 +401,7 @@ mod tests {
         // SAFETY: this is the only test that sets the variable.
         unsafe { std::env::set_var("GITHUB_STEP_SUMMARY", &f) };
         let written = append_step_summary("### reel\n").unwrap();
+        // SAFETY: as above.
         unsafe { std::env::remove_var("GITHUB_STEP_SUMMARY") };
         assert_eq!(written.as_deref(), Some(f.as_path()));
         assert_eq!(

@@ -199,7 +199,7 @@ pub(super) const KEYS: &[Key] = &[
             schema: 56,
             strip: None,
         },
-        eval: Eval::Live(super::outcome::needs_live_telemetry),
+        eval: Eval::Live(outcome::needs_live_telemetry),
         ..Key::DEFAULTS
     },
 ];

@@ -120,7 +120,7 @@ pub(super) const KEYS: &[Key] = &[
             schema: 48,
             strip: None,
         },
-        eval: Eval::Live(super::outcome::needs_live_telemetry),
+        eval: Eval::Live(outcome::needs_live_telemetry),
         ..Key::DEFAULTS
     },
     Key {
@@ -135,7 +135,7 @@ pub(super) const KEYS: &[Key] = &[
             schema: 49,
             strip: None,
         },
-        eval: Eval::Live(super::outcome::needs_live_telemetry),
+        eval: Eval::Live(outcome::needs_live_telemetry),
         ..Key::DEFAULTS
     },
 ];

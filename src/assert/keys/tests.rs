@@ -423,7 +423,7 @@ fn check_reaches_every_evaluator() {
     });
     let doc = doc.as_object().cloned().unwrap_or_default();
     let cassette = Cassette::unchecked("x.cassette.json", doc, 12);
-    let run = crate::evidence::RunRecord::from_cassette(&cassette);
+    let run = RunRecord::from_cassette(&cassette);
     for k in all()
         .iter()
         .filter(|k| !matches!(k.eval, Eval::Synthesized))
