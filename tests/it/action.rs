@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::util;
+use crate::support;
 
 struct Runner {
     tmp: tempfile::TempDir,
@@ -30,9 +30,9 @@ impl Runner {
     /// environment and `env` (the action's inputs).
     fn action(&self, sub: &str, env: &[(&str, &str)]) -> Output {
         let mut cmd = std::process::Command::new("bash");
-        cmd.arg(util::repo().join("scripts/action.sh"))
+        cmd.arg(support::repo().join("scripts/action.sh"))
             .arg(sub)
-            .current_dir(util::repo())
+            .current_dir(support::repo())
             .env("GITHUB_ACTIONS", "true")
             .env("GITHUB_STEP_SUMMARY", self.summary())
             .env("GITHUB_OUTPUT", self.outputs())
@@ -56,7 +56,7 @@ const ALLOW: (&str, &str) = (
 );
 
 fn bundled() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(util::repo().join("cassettes"))
+    let mut v: Vec<String> = std::fs::read_dir(support::repo().join("cassettes"))
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -222,10 +222,10 @@ fn the_action_reuses_a_cached_build_of_the_same_source() {
 #[test]
 fn action_yml_wires_every_input_into_the_script() {
     let yml: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(util::repo().join("action.yml")).unwrap())
+        serde_yaml::from_str(&std::fs::read_to_string(support::repo().join("action.yml")).unwrap())
             .unwrap();
     assert_eq!(yml["runs"]["using"], "composite");
-    let script = std::fs::read_to_string(util::repo().join("scripts/action.sh")).unwrap();
+    let script = std::fs::read_to_string(support::repo().join("scripts/action.sh")).unwrap();
     let steps = yml["runs"]["steps"].as_sequence().unwrap();
     let run = steps.iter().find(|s| s["id"] == "run").unwrap();
     let env = run["env"].as_mapping().unwrap();

@@ -22,11 +22,11 @@ use reel::cassette::write::{self, WriteStyle};
 use reel::cassette::{Cassette, LoadError};
 use serde_json::{Map, Value, json};
 
-use crate::util;
+use crate::support;
 
 /// Every `*.cassette.json` under tests/compat/examples/replays/, sorted.
 fn compat_cassettes() -> Vec<PathBuf> {
-    let dir = util::compat("examples/replays");
+    let dir = support::compat("examples/replays");
     let mut out: Vec<PathBuf> = fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -42,7 +42,7 @@ fn compat_cassettes() -> Vec<PathBuf> {
 }
 
 fn fixture(name: &str) -> PathBuf {
-    util::data("cassette").join(name)
+    support::data("cassette").join(name)
 }
 
 /// Loads a fixture expecting an error; returns `(display, error)`.
@@ -87,7 +87,7 @@ const JS_WRITTEN: [&str; 2] = [
 #[test]
 fn js_written_compat_cassettes_round_trip_through_the_default_writer() {
     for name in JS_WRITTEN {
-        let path = util::compat("examples/replays").join(name);
+        let path = support::compat("examples/replays").join(name);
         let original = fs::read_to_string(&path).unwrap();
         let c = Cassette::load(&path).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(WriteStyle::detect(original.as_bytes()), WriteStyle::JS);
@@ -197,7 +197,7 @@ fn missing_assert_is_normalised_to_an_empty_array_at_the_end() {
 
 #[test]
 fn typed_views_read_the_compat_cassettes() {
-    let dir = util::compat("examples/replays");
+    let dir = support::compat("examples/replays");
     let pdf = Cassette::load(&dir.join("example-pdf-skill.cassette.json")).unwrap();
     assert_eq!(pdf.version, 12);
     let fp = pdf.fingerprint().unwrap();
@@ -225,7 +225,7 @@ fn truncated_file_gives_the_originals_message() {
     );
     // The compat capture: `replay: <file>: <message>`.
     let expected =
-        fs::read_to_string(util::compat("expected/replay-truncated-json-text.stderr")).unwrap();
+        fs::read_to_string(support::compat("expected/replay-truncated-json-text.stderr")).unwrap();
     let via_scratch = format!(
         "replay: $SCRATCH/bad/truncated.cassette.json: {}\n",
         e.message()
@@ -346,7 +346,7 @@ fn unknown_assertion_key_is_named_with_its_index() {
 #[test]
 fn future_cassette_loads_and_tolerates_unknown_assertions() {
     // Restamped v99 (the compat capture does this to the pdf cassette).
-    let src = util::compat("examples/replays/example-multiselect-gate.cassette.json");
+    let src = support::compat("examples/replays/example-multiselect-gate.cassette.json");
     let text = fs::read_to_string(src)
         .unwrap()
         .replacen("\"cassetteVersion\": 12", "\"cassetteVersion\": 99", 1)
@@ -577,7 +577,7 @@ fn a_very_long_event_line_loads_and_round_trips() {
 
 fn schema_validator() -> jsonschema::Validator {
     let schema: Value = serde_json::from_str(
-        &fs::read_to_string(util::repo().join("schema/cassette.v12.json")).unwrap(),
+        &fs::read_to_string(support::repo().join("schema/cassette.v12.json")).unwrap(),
     )
     .unwrap();
     jsonschema::draft7::new(&schema).unwrap()
@@ -779,7 +779,7 @@ fn from_doc_runs_the_same_checks() {
 fn hostile_corpus_loads_or_fails_cleanly() {
     // tests/data/hostile/ (the lead's corpus): the loader's share of it. Cases
     // not listed here are replay-level problems: they only must not panic.
-    let dir = util::data("hostile");
+    let dir = support::data("hostile");
     let must_fail: &[(&str, &str)] = &[
         (
             "array-document",

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use reel::model::{Problem, ProblemKind, Script, ServeOptions, Server};
 use serde_json::{Value, json};
 
-use crate::util;
+use crate::support;
 
 /// Longest a single agent run may take (a run normally takes 1 to 3 s).
 const RUN_TIMEOUT: Duration = Duration::from_secs(90);
@@ -138,8 +138,16 @@ fn run_agent(
     sdk_prompt: Option<&str>,
     answer: &mut Answerer<'_>,
 ) -> Option<Finished> {
-    let bin = util::claude_bin()?;
-    let script = Script::load(util::data(&format!("model/{script}"))).unwrap();
+    // A helper cannot `return` from the test: skip (or fail under CI) here
+    // and let the caller return on `None`.
+    let bin = match support::claude_bin() {
+        Ok(bin) => bin,
+        Err(why) => {
+            support::skip(&why);
+            return None;
+        }
+    };
+    let script = Script::load(support::data(&format!("model/{script}"))).unwrap();
     let server = Server::start(script, ServeOptions::default()).unwrap();
     let url = server.url();
 
@@ -305,8 +313,8 @@ fn write_read_bash_offline() {
 #[test]
 fn skill_tool_loads_a_project_skill() {
     let sandbox = Sandbox::new();
-    util::copy_tree(
-        &util::data("model/skills/greet-fixture"),
+    support::copy_tree(
+        &support::data("model/skills/greet-fixture"),
         &sandbox.work().join(".claude/skills/greet-fixture"),
     );
     let Some(run) = run_agent(
@@ -418,14 +426,10 @@ fn broken_expectation_fails_the_run_loudly() {
 
 #[test]
 fn proxy_tripwire_catches_an_escape() {
-    if !Path::new("/usr/bin/curl").exists() {
-        assert!(
-            !util::in_ci(),
-            "/usr/bin/curl is needed for the tripwire test"
-        );
-        eprintln!("SKIPPING tripwire test: /usr/bin/curl is missing");
-        return;
-    }
+    support::require!(
+        Path::new("/usr/bin/curl").exists(),
+        "/usr/bin/curl is missing (the tripwire test needs it)"
+    );
     let sandbox = Sandbox::new();
     let Some(run) = run_agent(
         "escape.model.yaml",

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::util;
+use crate::support;
 
 pub fn bundled() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(util::repo().join("cassettes"))
+    let mut out: Vec<PathBuf> = std::fs::read_dir(support::repo().join("cassettes"))
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.to_string_lossy().ends_with(".cassette.json"))
@@ -22,7 +22,7 @@ pub fn bundled() -> Vec<PathBuf> {
 }
 
 pub fn compat() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(util::compat("examples/replays"))
+    let mut out: Vec<PathBuf> = std::fs::read_dir(support::compat("examples/replays"))
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.to_string_lossy().ends_with(".cassette.json"))
@@ -46,7 +46,7 @@ fn write_doc(dir: &Path, name: &str, doc: &Map<String, Value>) -> PathBuf {
 
 /// `reel diff A B --output-format json` → (exit code, the one result).
 fn diff_json(a: &Path, b: &Path, extra: &[&str]) -> (i32, Value) {
-    let out = util::reel()
+    let out = support::reel()
         .arg("diff")
         .arg(a)
         .arg(b)
@@ -71,7 +71,7 @@ fn diff_json(a: &Path, b: &Path, extra: &[&str]) -> (i32, Value) {
 
 pub fn schema_errors(schema: &str, v: &Value) -> Vec<String> {
     let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(util::repo().join("schema").join(schema)).unwrap(),
+        &std::fs::read_to_string(support::repo().join("schema").join(schema)).unwrap(),
     )
     .unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
@@ -122,7 +122,7 @@ fn edit_lines(lines: &mut Value, mut f: impl FnMut(&mut Value) -> bool) -> usize
 #[test]
 fn every_cassette_diffed_with_itself_is_identical() {
     for p in bundled().into_iter().chain(compat()) {
-        let out = util::reel().arg("diff").arg(&p).arg(&p).output().unwrap();
+        let out = support::reel().arg("diff").arg(&p).arg(&p).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{}: {text}", p.display());
         assert_eq!(text.lines().last(), Some("identical"), "{}", p.display());
@@ -143,7 +143,7 @@ fn every_cassette_diffed_with_itself_is_identical() {
 
 #[test]
 fn one_changed_answer_is_named_in_the_answers_view() {
-    let src = util::repo().join("cassettes/pick-features.cassette.json");
+    let src = support::repo().join("cassettes/pick-features.cassette.json");
     let mut doc = read_doc(&src);
     let n = edit_lines(doc.get_mut("controlOut").unwrap(), |v| {
         let answers = v.pointer_mut("/response/response/updatedInput/answers");
@@ -187,7 +187,7 @@ fn one_changed_answer_is_named_in_the_answers_view() {
 
 #[test]
 fn one_changed_tool_input_is_named_in_the_tools_view() {
-    let src = util::repo().join("cassettes/write-note.cassette.json");
+    let src = support::repo().join("cassettes/write-note.cassette.json");
     let mut doc = read_doc(&src);
     let n = edit_lines(doc.get_mut("events").unwrap(), |v| {
         if v["type"] != "assistant" {
@@ -229,7 +229,7 @@ fn one_changed_tool_input_is_named_in_the_tools_view() {
 
 #[test]
 fn one_changed_artifact_body_is_named_in_the_files_view_with_a_unified_diff() {
-    let src = util::repo().join("cassettes/summarize-input.cassette.json");
+    let src = support::repo().join("cassettes/summarize-input.cassette.json");
     let mut doc = read_doc(&src);
     let entry = doc["artifacts"]
         .as_array_mut()
@@ -257,7 +257,7 @@ fn one_changed_artifact_body_is_named_in_the_files_view_with_a_unified_diff() {
 
 #[test]
 fn one_changed_assertion_is_named_in_the_assertions_view() {
-    let src = util::repo().join("cassettes/write-note.cassette.json");
+    let src = support::repo().join("cassettes/write-note.cassette.json");
     let mut doc = read_doc(&src);
     let item = doc["scenario"]["assert"]
         .as_array_mut()
@@ -296,7 +296,7 @@ fn one_changed_assertion_is_named_in_the_assertions_view() {
     assert_eq!(c[0]["after"], "no such words");
     assert!(other_views_changed(&r, &["assertions"]).is_empty(), "{r}");
     // The text names it too.
-    let out = util::reel().arg("diff").arg(&src).arg(&b).output().unwrap();
+    let out = support::reel().arg("diff").arg(&src).arg(&b).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("~ transcript_contains assertion.transcript_contains"),
@@ -327,7 +327,7 @@ fn rename_everywhere(v: &mut Value, from: &str, to: &str) {
 
 #[test]
 fn a_moved_run_directory_and_new_ids_normalise_away_but_not_with_no_normalize() {
-    let src = util::repo().join("cassettes/skill-triggered.cassette.json");
+    let src = support::repo().join("cassettes/skill-triggered.cassette.json");
     let doc = read_doc(&src);
     let mut v = Value::Object(doc);
     rename_everywhere(&mut v, "local_dn8cf47zfy526318", "local_zzzzzzzzzzzzzzzz");
@@ -368,8 +368,8 @@ fn an_unreadable_cassette_is_a_usage_error_naming_the_file() {
     let tmp = tempfile::tempdir().unwrap();
     let bad = tmp.path().join("bad.cassette.json");
     std::fs::write(&bad, "{ not json").unwrap();
-    let good = util::repo().join("cassettes/write-note.cassette.json");
-    let out = util::reel()
+    let good = support::repo().join("cassettes/write-note.cassette.json");
+    let out = support::reel()
         .arg("diff")
         .arg(&good)
         .arg(&bad)
@@ -380,7 +380,7 @@ fn an_unreadable_cassette_is_a_usage_error_naming_the_file() {
     assert!(err.contains("bad.cassette.json"), "{err}");
     assert!(err.contains("hint:"), "{err}");
     let missing = tmp.path().join("missing.cassette.json");
-    let out = util::reel()
+    let out = support::reel()
         .arg("diff")
         .arg(&missing)
         .arg(&good)
@@ -401,10 +401,10 @@ fn an_unreadable_cassette_is_a_usage_error_naming_the_file() {
 
 #[test]
 fn the_diff_text_of_two_bundled_cassettes() {
-    let a = util::repo().join("cassettes/pick-features.cassette.json");
-    let b = util::repo().join("cassettes/pick-format.cassette.json");
-    let out = util::reel()
-        .current_dir(util::repo())
+    let a = support::repo().join("cassettes/pick-features.cassette.json");
+    let b = support::repo().join("cassettes/pick-format.cassette.json");
+    let out = support::reel()
+        .current_dir(support::repo())
         .arg("diff")
         .arg("cassettes/pick-features.cassette.json")
         .arg("cassettes/pick-format.cassette.json")
@@ -418,7 +418,7 @@ fn the_diff_text_of_two_bundled_cassettes() {
 /// Records `scenario` in a fresh copy of the example tree; returns the cassette.
 fn record_fresh(claude: &Path, scenario: &str, root: &Path) -> PathBuf {
     crate::record::example_tree(root);
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(root)
         .arg("record")
         .arg(scenario)
@@ -439,10 +439,8 @@ fn record_fresh(claude: &Path, scenario: &str, root: &Path) -> PathBuf {
 
 #[test]
 fn two_real_re_recordings_of_each_bundled_scenario_diff_as_identical() {
-    let Some(claude) = util::claude_bin() else {
-        return; // claude_bin() already printed why (and panics under CI)
-    };
-    let mut scenarios: Vec<String> = std::fs::read_dir(util::repo().join("scenarios"))
+    let claude = support::require!(support::claude_bin());
+    let mut scenarios: Vec<String> = std::fs::read_dir(support::repo().join("scenarios"))
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -457,7 +455,7 @@ fn two_real_re_recordings_of_each_bundled_scenario_diff_as_identical() {
         let rel = format!("scenarios/{scenario}.yaml");
         let a = record_fresh(&claude, &rel, t1.path());
         let b = record_fresh(&claude, &rel, t2.path());
-        let out = util::reel().arg("diff").arg(&a).arg(&b).output().unwrap();
+        let out = support::reel().arg("diff").arg(&a).arg(&b).output().unwrap();
         if out.status.code() != Some(0) {
             failures.push(format!(
                 "{scenario}: exit {:?}\n{}",
@@ -466,8 +464,8 @@ fn two_real_re_recordings_of_each_bundled_scenario_diff_as_identical() {
             ));
         }
         // And with the committed recording of the same scenario.
-        let committed = util::repo().join(format!("cassettes/{scenario}.cassette.json"));
-        let out = util::reel()
+        let committed = support::repo().join(format!("cassettes/{scenario}.cassette.json"));
+        let out = support::reel()
             .arg("diff")
             .arg(&committed)
             .arg(&b)

@@ -8,25 +8,22 @@ use std::sync::OnceLock;
 use reel::fingerprint::{self, EntryKind, HashFormat, ModeRequest, WalkOptions};
 use serde_json::Value;
 
-use crate::util;
+use crate::support;
 
 fn expected() -> &'static Value {
     static DOC: OnceLock<Value> = OnceLock::new();
     DOC.get_or_init(|| {
-        let raw = std::fs::read_to_string(util::data("golden/expected.json")).unwrap();
+        let raw = std::fs::read_to_string(support::data("golden/expected.json")).unwrap();
         serde_json::from_str(&raw).unwrap()
     })
 }
 
 fn have_git() -> bool {
-    let ok = Command::new("git")
+    // The git-mode tests `require!` it (a failure under CI=true).
+    Command::new("git")
         .arg("--version")
         .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok && util::in_ci() {
-        panic!("git is required for the git-mode fingerprint tests (CI=true)");
-    }
-    ok
+        .is_ok_and(|o| o.status.success())
 }
 
 /// The fixture trees, rebuilt once per test process with the copied
@@ -38,7 +35,7 @@ fn fixtures() -> &'static Path {
         // Physical spelling: fx6's absolute link is only in-tree under it.
         let dir = tmp.path().canonicalize().unwrap().join("fx");
         let mut cmd = Command::new("bash");
-        cmd.arg(util::data("golden/make-fixtures.sh")).arg(&dir);
+        cmd.arg(support::data("golden/make-fixtures.sh")).arg(&dir);
         if have_git() {
             cmd.env("GOLDEN_GIT", "1")
                 .env("GIT_AUTHOR_NAME", "t")
@@ -263,19 +260,13 @@ golden! {
 
 #[test]
 fn golden_fx7_git() {
-    if !have_git() {
-        eprintln!("SKIPPED golden_fx7_git: no git CLI to build the fixture");
-        return;
-    }
+    support::require!(have_git(), "no git CLI to build the fixture");
     check_case("fx7-git");
 }
 
 #[test]
 fn golden_fx7_git_scoped_alpha() {
-    if !have_git() {
-        eprintln!("SKIPPED golden_fx7_git_scoped_alpha: no git CLI to build the fixture");
-        return;
-    }
+    support::require!(have_git(), "no git CLI to build the fixture");
     check_case("fx7-git-scoped-alpha");
 }
 
@@ -331,7 +322,7 @@ fn git_stage_all(dir: &Path) {
 }
 
 fn recorded_example() -> serde_json::Map<String, Value> {
-    let raw = std::fs::read_to_string(util::compat(
+    let raw = std::fs::read_to_string(support::compat(
         "examples/replays/example-pdf-skill.cassette.json",
     ))
     .unwrap();
@@ -343,20 +334,20 @@ fn recorded_example() -> serde_json::Map<String, Value> {
 fn example_layout(git: bool) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
-    util::copy_tree(
-        &util::compat("examples/skills/my-pdf-skill"),
+    support::copy_tree(
+        &support::compat("examples/skills/my-pdf-skill"),
         &root.join("skills/my-pdf-skill"),
     );
     std::fs::create_dir_all(root.join("sessions")).unwrap();
     std::fs::copy(
-        util::compat("examples/sessions/default.yaml"),
+        support::compat("examples/sessions/default.yaml"),
         root.join("sessions/default.yaml"),
     )
     .unwrap();
     std::fs::create_dir_all(root.join("replays")).unwrap();
     let cassette = root.join("replays/example-pdf-skill.cassette.json");
     std::fs::copy(
-        util::compat("examples/replays/example-pdf-skill.cassette.json"),
+        support::compat("examples/replays/example-pdf-skill.cassette.json"),
         &cassette,
     )
     .unwrap();
@@ -382,7 +373,7 @@ fn load(path: &Path, doc: serde_json::Map<String, Value>) -> reel::cassette::Cas
 #[test]
 fn reel_fingerprint_reproduces_the_example_pdf_skill_cassette() {
     let (tmp, _) = example_layout(true);
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(tmp.path().join("sessions"))
         .args([
             "fingerprint",
@@ -415,7 +406,7 @@ fn reel_fingerprint_reproduces_the_example_pdf_skill_cassette() {
 
 fn assert_matches_schema(doc: &Value) {
     let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(util::repo().join("schema/fingerprint-output.json")).unwrap(),
+        &std::fs::read_to_string(support::repo().join("schema/fingerprint-output.json")).unwrap(),
     )
     .unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
@@ -426,7 +417,7 @@ fn assert_matches_schema(doc: &Value) {
 #[test]
 fn reel_fingerprint_text_files_and_usage_errors() {
     let (tmp, _) = example_layout(false);
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(tmp.path())
         .args([
             "fingerprint",
@@ -448,7 +439,7 @@ fn reel_fingerprint_text_files_and_usage_errors() {
     assert!(text.contains("mode        raw"), "{text}");
     assert!(text.contains("\"skills/my-pdf-skill/SKILL.md\""), "{text}");
     // Not a git work tree: --mode git is refused with the fix.
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(tmp.path())
         .args(["fingerprint", "skills/my-pdf-skill", "--mode", "git"])
         .output()
@@ -459,14 +450,14 @@ fn reel_fingerprint_text_files_and_usage_errors() {
         err.contains("is not inside a git work tree") && err.contains("--mode raw"),
         "{err}"
     );
-    let out = util::reel()
+    let out = support::reel()
         .args(["fingerprint", "/nonexistent/skill"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/skill"));
     // --session: roots from the session, skillSources relative to it.
-    let out = util::reel()
+    let out = support::reel()
         .args([
             "fingerprint",
             "--mode",
@@ -489,7 +480,7 @@ fn reel_fingerprint_text_files_and_usage_errors() {
         serde_json::json!(["../skills/my-pdf-skill"])
     );
     // --format legacy of an already-sorted manifest: same skillHash, no hashFormat.
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(tmp.path())
         .args([
             "fingerprint",
@@ -683,7 +674,7 @@ fn staleness_scoped_drift_is_attributed_per_bucket() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().canonicalize().unwrap().join("fx");
     let st = Command::new("bash")
-        .arg(util::data("golden/make-fixtures.sh"))
+        .arg(support::data("golden/make-fixtures.sh"))
         .arg(&dir)
         .output()
         .unwrap();

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::util;
+use crate::support;
 
 /// Hang guard only (not a speed assertion): a debug build answers every case
 /// in well under a second; a case that hits this is a hang.
@@ -30,7 +30,7 @@ struct Case {
 }
 
 fn corpus() -> BTreeMap<String, Case> {
-    let text = std::fs::read_to_string(util::data("hostile/cases.json")).unwrap();
+    let text = std::fs::read_to_string(support::data("hostile/cases.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
@@ -44,7 +44,7 @@ struct Outcome {
 fn run_isolated(args: &[&str], file: &Path) -> Outcome {
     let cwd = tempfile::tempdir().unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let output = util::reel()
+    let output = support::reel()
         .args(args)
         .arg(file)
         .current_dir(cwd.path())
@@ -95,7 +95,7 @@ fn the_corpus_has_at_least_forty_cases() {
     assert!(corpus.len() >= 40, "only {} hostile cases", corpus.len());
     for name in corpus.keys() {
         assert!(
-            util::data(&format!("hostile/{name}.cassette.json")).is_file(),
+            support::data(&format!("hostile/{name}.cassette.json")).is_file(),
             "{name} missing"
         );
     }
@@ -105,7 +105,7 @@ fn the_corpus_has_at_least_forty_cases() {
 fn replay_answers_every_hostile_cassette_cleanly() {
     let mut failures = Vec::new();
     for (name, case) in corpus() {
-        let file = util::data(&format!("hostile/{name}.cassette.json"));
+        let file = support::data(&format!("hostile/{name}.cassette.json"));
         let outcome = run_isolated(&["replay"], &file);
         assert_no_panic(&name, &outcome);
         let code = outcome.code.unwrap_or(-1);
@@ -132,7 +132,7 @@ fn replay_answers_every_hostile_cassette_cleanly() {
 #[test]
 fn verify_cassettes_answers_every_hostile_cassette_cleanly() {
     for name in corpus().keys() {
-        let file = util::data(&format!("hostile/{name}.cassette.json"));
+        let file = support::data(&format!("hostile/{name}.cassette.json"));
         let outcome = run_isolated(&["verify-cassettes"], &file);
         assert_no_panic(name, &outcome);
         let code = outcome.code.unwrap_or(-1);
@@ -149,7 +149,7 @@ fn a_giant_event_line_is_handled() {
     // 64 MiB in one event line: parsed, not choked on.
     let dir = tempfile::tempdir().unwrap();
     let base =
-        std::fs::read_to_string(util::data("hostile/events-never-end.cassette.json")).unwrap();
+        std::fs::read_to_string(support::data("hostile/events-never-end.cassette.json")).unwrap();
     let mut doc: serde_json::Value = serde_json::from_str(&base).unwrap();
     let big = format!(
         "{{\"type\":\"assistant\",\"message\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{}\"}}]}}}}",

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::util;
+use crate::support;
 
 /// A scenario directory beside a `sessions/` with the sessions the tests name.
 struct Fixture {
@@ -50,7 +50,7 @@ impl Fixture {
 
 /// `reel lint <path> --output-format json [extra]`: (exit code, findings).
 fn lint(path: &Path, extra: &[&str]) -> (i32, Vec<Value>) {
-    let out = util::reel()
+    let out = support::reel()
         .arg("lint")
         .arg(path)
         .args(["--output-format", "json"])
@@ -64,7 +64,7 @@ fn lint(path: &Path, extra: &[&str]) -> (i32, Vec<Value>) {
             String::from_utf8_lossy(&out.stderr)
         )
     });
-    crate::verify::assert_schema("lint.json", &v);
+    crate::support::assert_schema("lint.json", &v);
     let findings = v["results"]
         .as_array()
         .unwrap()
@@ -332,10 +332,10 @@ fn a_scenario_the_loader_refuses_is_l000_and_unreadable_input_exits_2() {
     let x = &f.iter().find(|x| x["code"] == "L000").expect("L000")["message"];
     assert!(x.as_str().unwrap().contains("tool_caled"), "{x}");
     let bad = fx.scenario("not-yaml", "prompt: [unclosed\n", None);
-    let out = util::reel().arg("lint").arg(&bad).output().unwrap();
+    let out = support::reel().arg("lint").arg(&bad).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not-yaml.yaml"));
-    let out = util::reel()
+    let out = support::reel()
         .args(["lint", "/no/such/scenario.yaml"])
         .output()
         .unwrap();
@@ -347,7 +347,7 @@ fn the_text_report_names_file_and_line() {
     let fx = Fixture::new();
     let text = format!("{WRITE_NOTE}  - file_absent: outputs/debug.log\n");
     let p = fx.scenario("live", &text, None);
-    let out = util::reel().arg("lint").arg(&p).output().unwrap();
+    let out = support::reel().arg("lint").arg(&p).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.stdout.is_empty());
     assert!(
@@ -367,10 +367,10 @@ fn the_text_report_names_file_and_line() {
 #[test]
 fn nothing_is_flagged_on_the_bundled_and_compat_scenarios() {
     for dir in [
-        util::repo().join("scenarios"),
-        util::repo().join("scenarios/red"),
-        util::compat("examples/scenarios"),
-        util::compat("examples/scenarios/trigger-accuracy-sweep"),
+        support::repo().join("scenarios"),
+        support::repo().join("scenarios/red"),
+        support::compat("examples/scenarios"),
+        support::compat("examples/scenarios/trigger-accuracy-sweep"),
     ] {
         let (rc, f) = lint(&dir, &["--strict"]);
         assert_eq!((rc, f.len()), (0, 0), "{}: {f:#?}", dir.display());
@@ -384,7 +384,7 @@ fn record_prints_the_lint_findings_first_and_is_not_stopped_by_them() {
     // the warning is printed, then record's own refusal decides the exit.
     let text = "fidelity: container\nprompt: hi\nassert:\n  - result: success\n";
     let p = fx.scenario("record-lint", text, None);
-    let out = util::reel().arg("record").arg(&p).output().unwrap();
+    let out = support::reel().arg("record").arg(&p).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     let warn_at = err
         .find(&format!(

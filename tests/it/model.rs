@@ -9,7 +9,7 @@ use std::time::Duration;
 use reel::model::{ProblemKind, Script, ServeOptions, Server};
 use serde_json::{Value, json};
 
-use crate::util;
+use crate::support;
 
 /// A minimal HTTP/1.1 response: status, lower-cased headers, body.
 struct Reply {
@@ -398,7 +398,7 @@ fn serve_prints_the_url_answers_reports_and_stops_on_signals() {
         let bin = assert_cmd::cargo::cargo_bin("reel");
         let mut child = Command::new(bin)
             .args(["model", "serve", "--script"])
-            .arg(util::data("model/write_read_bash.model.yaml"))
+            .arg(support::data("model/write_read_bash.model.yaml"))
             .arg("--log")
             .arg(&log)
             .stdout(Stdio::piped())
@@ -454,7 +454,7 @@ fn serve_rejects_a_bad_script_naming_file_and_field() {
         "turns:\n  - blocks:\n      - {tool: Bash, input: [1]}\n",
     )
     .unwrap();
-    let out = util::reel()
+    let out = support::reel()
         .args(["model", "serve", "--script"])
         .arg(&script)
         .output()
@@ -471,7 +471,7 @@ fn serve_rejects_a_bad_script_naming_file_and_field() {
 
 fn schema_validator() -> jsonschema::Validator {
     let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(util::repo().join("schema/model-script.json")).unwrap(),
+        &std::fs::read_to_string(support::repo().join("schema/model-script.json")).unwrap(),
     )
     .unwrap();
     jsonschema::validator_for(&schema).unwrap()
@@ -481,7 +481,7 @@ fn schema_validator() -> jsonschema::Validator {
 fn example_scripts_match_the_schema_and_load() {
     let validator = schema_validator();
     let mut seen = 0;
-    for entry in std::fs::read_dir(util::data("model")).unwrap() {
+    for entry in std::fs::read_dir(support::data("model")).unwrap() {
         let path = entry.unwrap().path();
         if !path.to_string_lossy().ends_with(".model.yaml") {
             continue;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util;
+use crate::support;
 
 /// A temp dir to record into, with a pid file the fake agents append to.
 struct Run {
@@ -32,16 +32,16 @@ impl Run {
     /// `reel record <scenario> --agent-cmd "python3 fake_agent.py MODE"`.
     fn record(&self, scenario: &str, agent: &str, extra: &[&str]) -> std::process::Output {
         let agent_cmd = if agent.ends_with(".sh") {
-            format!("sh {}", util::data(&format!("agents/{agent}")).display())
+            format!("sh {}", support::data(&format!("agents/{agent}")).display())
         } else {
             format!(
                 "python3 {} {agent}",
-                util::data("agents/fake_agent.py").display()
+                support::data("agents/fake_agent.py").display()
             )
         };
-        let mut cmd = util::reel();
+        let mut cmd = support::reel();
         cmd.arg("record")
-            .arg(util::data(&format!("record/{scenario}")))
+            .arg(support::data(&format!("record/{scenario}")))
             .arg("--out")
             .arg(self.cassette())
             .arg("--agent-cmd")
@@ -316,11 +316,11 @@ fn a_canary_secret_never_reaches_the_cassette() {
     let run = Run::new();
     let agent_cmd = format!(
         "python3 {} secret",
-        util::data("agents/fake_agent.py").display()
+        support::data("agents/fake_agent.py").display()
     );
-    let out = util::reel()
+    let out = support::reel()
         .arg("record")
-        .arg(util::data("record/agent.yaml"))
+        .arg(support::data("record/agent.yaml"))
         .arg("--out")
         .arg(run.cassette())
         .arg("--agent-cmd")
@@ -373,7 +373,7 @@ fn bad_scenarios_are_usage_errors_naming_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.yaml");
     std::fs::write(&path, "fidelity: protocol\nprompt: x\nanwsers: []\n").unwrap();
-    let out = util::reel().arg("record").arg(&path).output().unwrap();
+    let out = support::reel().arg("record").arg(&path).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(
@@ -395,7 +395,7 @@ fn a_blank_prompt_loads_but_record_refuses_it_before_running_anything() {
         let path = dir.path().join(file);
         std::fs::write(&path, yaml).unwrap();
         let out_path = dir.path().join("out.cassette.json");
-        let out = util::reel()
+        let out = support::reel()
             .arg("record")
             .arg(&path)
             .arg("--out")
@@ -428,7 +428,7 @@ fn genuine_cowork_harness_recordings_rederive_their_answers() {
         "example-pdf-skill",
         "hostloop-computer-links",
     ] {
-        let path = util::compat(&format!("examples/replays/{name}.cassette.json"));
+        let path = support::compat(&format!("examples/replays/{name}.cassette.json"));
         let doc = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         let cassette = reel::cassette::Cassette {
             path,
@@ -445,7 +445,7 @@ fn genuine_cowork_harness_recordings_rederive_their_answers() {
 fn reels_own_example_recordings_rederive_their_answers() {
     let mut checked = 0;
     for dir in ["cassettes", "cassettes/red"] {
-        for e in std::fs::read_dir(util::repo().join(dir)).unwrap().flatten() {
+        for e in std::fs::read_dir(support::repo().join(dir)).unwrap().flatten() {
             let path = e.path();
             if !path.to_string_lossy().ends_with(".cassette.json") {
                 continue;
@@ -461,7 +461,7 @@ fn reels_own_example_recordings_rederive_their_answers() {
 
 #[test]
 fn a_tampered_recorded_answer_is_reported() {
-    let path = util::compat("examples/replays/example-multiselect-gate.cassette.json");
+    let path = support::compat("examples/replays/example-multiselect-gate.cassette.json");
     let text = std::fs::read_to_string(&path).unwrap().replace(
         r#"\"Which features should be enabled?\":\"Auth, Audit\""#,
         r#"\"Which features should be enabled?\":\"Billing\""#,
@@ -585,7 +585,7 @@ fn truncate(s: &str) -> String {
 /// git file-set mode, as in the repository).
 pub(crate) fn example_tree(dst: &Path) {
     for dir in ["scenarios", "sessions", "skills", "data"] {
-        util::copy_tree(&util::repo().join(dir), &dst.join(dir));
+        support::copy_tree(&support::repo().join(dir), &dst.join(dir));
     }
     let repo = git2::Repository::init(dst).unwrap();
     let mut index = repo.index().unwrap();
@@ -626,13 +626,11 @@ pub(crate) fn same_recording(scenario: &str, committed: &Path, recorded: &Path) 
 
 #[test]
 fn the_committed_examples_re_record_identically_apart_from_volatile_fields() {
-    let Some(claude) = util::claude_bin() else {
-        return; // claude_bin() already printed why (and panics under CI)
-    };
+    let claude = support::require!(support::claude_bin());
     let tmp = tempfile::tempdir().unwrap();
     example_tree(tmp.path());
     let mut cases: Vec<(String, Vec<String>)> = Vec::new();
-    let mut names: Vec<String> = std::fs::read_dir(util::repo().join("scenarios"))
+    let mut names: Vec<String> = std::fs::read_dir(support::repo().join("scenarios"))
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -658,7 +656,7 @@ fn the_committed_examples_re_record_identically_apart_from_volatile_fields() {
     }
     let mut failures = Vec::new();
     for (scenario, extra) in &cases {
-        let out = util::reel()
+        let out = support::reel()
             .current_dir(tmp.path())
             .arg("record")
             .arg(scenario)
@@ -677,7 +675,7 @@ fn the_committed_examples_re_record_identically_apart_from_volatile_fields() {
             continue;
         }
         let written = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        let committed = util::repo().join(&written);
+        let committed = support::repo().join(&written);
         let recorded = tmp.path().join(&written);
         if let Some(d) = same_recording(scenario, &committed, &recorded) {
             failures.push(format!("{scenario}: differs from {written} at {d}"));
@@ -696,7 +694,7 @@ fn two_scenarios_with_one_slug_are_refused_before_anything_runs() {
         )
         .unwrap();
     }
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(dir.path())
         .arg("record")
         .arg(".")
@@ -715,7 +713,7 @@ fn two_scenarios_with_one_slug_are_refused_before_anything_runs() {
 
 #[test]
 fn a_tampered_permission_answer_is_reported() {
-    let path = util::repo().join("cassettes/bash-policy.cassette.json");
+    let path = support::repo().join("cassettes/bash-policy.cassette.json");
     let text = std::fs::read_to_string(&path).unwrap().replace(
         r#"\"behavior\":\"deny\",\"message\":\"denied by scenario policy\""#,
         r#"\"behavior\":\"allow\",\"updatedInput\":{}"#,

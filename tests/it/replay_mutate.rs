@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::util;
+use crate::support;
 
 const METRICS: &str = "{\"total\": 42, \"currency\": \"EUR\", \"ok\": true}";
 
@@ -17,7 +17,7 @@ const METRICS: &str = "{\"total\": 42, \"currency\": \"EUR\", \"ok\": true}";
 /// `edit` applied to the document.
 fn fixture(edit: impl FnOnce(&mut Value)) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
-    let src = util::repo().join("cassettes/write-note.cassette.json");
+    let src = support::repo().join("cassettes/write-note.cassette.json");
     let mut d: Value = serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
     d["artifacts"].as_array_mut().unwrap().push(json!({
         "path": "outputs/metrics.json",
@@ -50,7 +50,7 @@ fn json_check(path: &str, equals: Value) -> Value {
 /// original's layout, whose `[mutate]` lines these tests compare); returns
 /// (exit, stdout, stderr).
 fn replay(dir: &Path, file: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(dir)
         .arg("replay")
         .arg(file)
@@ -218,7 +218,7 @@ fn verdict_exit_and_results_are_the_same_with_and_without_mutate() {
     assert_eq!(entries.len(), 1, "nothing written next to the cassette");
 
     // A red cassette stays red, with the same failures.
-    let red = util::repo().join("cassettes/red/wrong-answer.cassette.json");
+    let red = support::repo().join("cassettes/red/wrong-answer.cassette.json");
     let (rc_plain, plain, _) = replay_json(tmp.path(), &red, &[]);
     let (rc_mut, mutated, _) = replay_json(tmp.path(), &red, &["--mutate"]);
     assert_eq!(rc_plain, rc_mut);
@@ -285,15 +285,15 @@ fn include_and_exclude_scope_the_sample() {
 
 #[test]
 fn cassettes_without_json_deliverables_get_the_explaining_notice() {
-    let note = util::repo().join("cassettes/write-note.cassette.json");
-    let (rc, _, stderr) = replay(&util::repo(), &note, &["--mutate"]);
+    let note = support::repo().join("cassettes/write-note.cassette.json");
+    let (rc, _, stderr) = replay(&support::repo(), &note, &["--mutate"]);
     assert_eq!(rc, 0, "{stderr}");
     assert!(
         stderr.contains("::notice:: [mutate] no perturbable values — this cassette records 1 artifact(s), none of them .json."),
         "{stderr}"
     );
-    let multi = util::compat("examples/replays/example-multiselect-gate.cassette.json");
-    let (rc, _, stderr) = replay(&util::repo(), &multi, &["--mutate"]);
+    let multi = support::compat("examples/replays/example-multiselect-gate.cassette.json");
+    let (rc, _, stderr) = replay(&support::repo(), &multi, &["--mutate"]);
     assert_eq!(rc, 0, "{stderr}");
     assert!(
         stderr.contains("[mutate] no perturbable values — this cassette records 0 artifact(s)"),
@@ -303,7 +303,7 @@ fn cassettes_without_json_deliverables_get_the_explaining_notice() {
 
 #[test]
 fn mutate_flags_without_mutate_or_with_bad_caps_are_usage_errors() {
-    let note = util::repo().join("cassettes/write-note.cassette.json");
+    let note = support::repo().join("cassettes/write-note.cassette.json");
     let cases: &[(&[&str], &str)] = &[
         (
             &["--mutate-include", "a/**", "--mutate-max-total", "5"],
@@ -327,11 +327,11 @@ fn mutate_flags_without_mutate_or_with_bad_caps_are_usage_errors() {
         ),
     ];
     for (args, want) in cases {
-        let (rc, stdout, stderr) = replay(&util::repo(), &note, args);
+        let (rc, stdout, stderr) = replay(&support::repo(), &note, args);
         assert_eq!(rc, 2, "{args:?}: {stderr}");
         assert!(stdout.is_empty());
         assert!(stderr.contains(want), "{args:?}: {stderr}");
-        let (rc, v, _) = replay_json(&util::repo(), &note, args);
+        let (rc, v, _) = replay_json(&support::repo(), &note, args);
         assert_eq!(rc, 2, "{args:?}");
         assert_eq!(v["ok"], json!(false));
         assert_eq!(v["results"], json!([]));
@@ -342,7 +342,7 @@ fn mutate_flags_without_mutate_or_with_bad_caps_are_usage_errors() {
         );
         validate(&v);
     }
-    let out = util::reel().args(["replay", "--help"]).output().unwrap();
+    let out = support::reel().args(["replay", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     for flag in [
         "--mutate\n",
@@ -353,7 +353,7 @@ fn mutate_flags_without_mutate_or_with_bad_caps_are_usage_errors() {
     ] {
         assert!(help.contains(flag), "{flag} in --help:\n{help}");
     }
-    let out = util::reel().arg("replay").output().unwrap();
+    let out = support::reel().arg("replay").output().unwrap();
     assert!(
         String::from_utf8_lossy(&out.stderr)
             .contains("[--mutate [--mutate-include/-exclude <glob>]..."),
@@ -363,7 +363,7 @@ fn mutate_flags_without_mutate_or_with_bad_caps_are_usage_errors() {
 
 fn validate(v: &Value) {
     let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(util::repo().join("schema/replay.json")).unwrap(),
+        &std::fs::read_to_string(support::repo().join("schema/replay.json")).unwrap(),
     )
     .unwrap();
     let validator = jsonschema::validator_for(&schema).expect("valid JSON Schema");
@@ -395,7 +395,7 @@ fn the_json_mutation_object_matches_the_schema() {
     let (_, mut v, _) = replay_json(tmp.path(), &file, &["--mutate"]);
     v["results"][0]["mutation"]["truncatedBy"] = json!("sometimes");
     let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(util::repo().join("schema/replay.json")).unwrap(),
+        &std::fs::read_to_string(support::repo().join("schema/replay.json")).unwrap(),
     )
     .unwrap();
     assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&v));
@@ -404,7 +404,7 @@ fn the_json_mutation_object_matches_the_schema() {
 #[test]
 fn the_status_reporter_lists_the_mutation_report_under_its_file() {
     let (tmp, file) = fixture(|_| {});
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(tmp.path())
         .arg("replay")
         .arg(&file)

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{claude_bin, copy_tree, reel, repo};
+use crate::support::{self, claude_bin, copy_tree, reel, repo};
 
 /// A scratch copy of the repository's examples in a git work tree.
 struct Scratch {
@@ -148,9 +148,7 @@ fn failing(env: &Value) -> Vec<String> {
 
 #[test]
 fn every_bundled_example_reruns_green_with_no_divergence() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let s = Scratch::new();
     let (code, env, stderr) = s.rerun("cassettes", &[]);
     assert_eq!(code, 0, "{stderr}\n{env}");
@@ -178,9 +176,7 @@ fn every_bundled_example_reruns_green_with_no_divergence() {
 
 #[test]
 fn a_broken_skill_script_fails_the_assertion_that_guards_it() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let s = Scratch::new();
     s.edit("skills/csv-stats/scripts/stats.sh", |t| {
         t.replace("rows += 1", "rows += 2")
@@ -207,9 +203,7 @@ fn a_broken_skill_script_fails_the_assertion_that_guards_it() {
 
 #[test]
 fn a_refactored_script_with_identical_output_stays_green_without_divergence() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let s = Scratch::new();
     s.edit("skills/csv-stats/scripts/stats.sh", |_| {
         "#!/usr/bin/env bash\n# Same output, another way: count and sum in two passes.\nset -euo pipefail\n\
@@ -225,9 +219,7 @@ fn a_refactored_script_with_identical_output_stays_green_without_divergence() {
 
 #[test]
 fn an_extra_line_of_output_stays_green_and_diverges_at_that_turn() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let s = Scratch::new();
     s.edit("skills/csv-stats/scripts/stats.sh", |t| {
         format!("{t}echo 'computed by stats.sh' >&2\n")
@@ -247,9 +239,7 @@ fn an_extra_line_of_output_stays_green_and_diverges_at_that_turn() {
 
 #[test]
 fn a_changed_skill_md_diverges_at_the_skill_turn() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let s = Scratch::new();
     s.edit("skills/weekly-report/SKILL.md", |t| {
         t.replace(
@@ -269,9 +259,7 @@ fn a_changed_skill_md_diverges_at_the_skill_turn() {
 
 #[test]
 fn a_changed_template_diverges_at_the_read_turn_while_the_frozen_file_still_passes() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let s = Scratch::new();
     s.edit("skills/weekly-report/templates/report.md", |t| {
         t.replace("## Next", "## Next up")
@@ -290,9 +278,7 @@ fn a_changed_template_diverges_at_the_read_turn_while_the_frozen_file_still_pass
 
 #[test]
 fn write_refreshes_a_cassette_that_then_replays_green() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let s = Scratch::new();
     let before = std::fs::read(s.path("cassettes/csv-stats.cassette.json")).unwrap();
     // Diverged: --write alone leaves the cassette as it is.
@@ -339,9 +325,7 @@ fn write_refreshes_a_cassette_that_then_replays_green() {
 
 #[test]
 fn the_protocol_tier_cowork_harness_cassette_reruns_with_its_recorded_verdict() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let cassette =
         repo().join("tests/compat/examples/replays/example-multiselect-gate.cassette.json");
     // Its recorded session lives in cowork-harness's tree; pass ours (no staging).
@@ -520,9 +504,7 @@ fn no_agent_binary_is_exit_3_naming_the_fix() {
 
 #[test]
 fn model_extract_writes_a_script_that_records_the_same_run() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let s = Scratch::new();
     let script = s.path("csv.model.yaml");
     let out = reel()
@@ -648,9 +630,7 @@ fn record_text_only(assert: &str) -> (tempfile::TempDir, std::process::Output) {
 
 #[test]
 fn the_live_verdict_judges_the_runs_files_even_when_there_are_none() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     // The run writes no file: `file_exists` fails live, as in the original's
     // live check, where a replay of such a cassette would exclude it.
     let (dir, out) = record_text_only("  - result: success\n  - file_exists: outputs/report.md\n");
@@ -665,9 +645,7 @@ fn the_live_verdict_judges_the_runs_files_even_when_there_are_none() {
 
 #[test]
 fn live_only_keys_are_evaluated_on_a_live_run_and_stripped_on_replay() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let (dir, out) = record_text_only(
         "  - result: success\n  - file_absent: outputs/never.md\n  - no_delete_in_outputs: true\n  - transcript_no_host_path: true\n",
     );
@@ -701,9 +679,7 @@ fn live_only_keys_are_evaluated_on_a_live_run_and_stripped_on_replay() {
 
 #[test]
 fn a_turn_the_recording_lacks_is_reported_as_replies_exhausted() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let s = Scratch::new();
     // Drop the recording's last reply: the agent will ask for turn 2 of 0..1.
     let path = s.path("cassettes/csv-stats.cassette.json");
@@ -726,9 +702,7 @@ fn a_turn_the_recording_lacks_is_reported_as_replies_exhausted() {
 
 #[test]
 fn the_text_report_names_each_file_and_closes_with_the_tally() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let s = Scratch::new();
     s.edit("skills/csv-stats/scripts/stats.sh", |t| {
         t.replace("rows += 1", "rows += 2")
@@ -781,9 +755,7 @@ fn cowork_scratch() -> Scratch {
 
 #[test]
 fn cowork_harness_recordings_rerun_green_with_no_divergence() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let s = cowork_scratch();
     let (code, env, stderr) = s.rerun("cassettes", &["--strict"]);
     assert_eq!(code, 0, "{stderr}\n{env}");
@@ -806,9 +778,7 @@ fn cowork_harness_recordings_rerun_green_with_no_divergence() {
 
 #[test]
 fn cowork_harness_recordings_catch_a_changed_skill_tree() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let s = cowork_scratch();
     s.edit("skills/csv-stats/scripts/stats.sh", |t| {
         t.replace("total += $NF", "total += 1")
@@ -856,9 +826,7 @@ fn rerun_write(s: &Scratch, ci: &str) -> (i32, Value) {
 
 #[test]
 fn write_goes_through_review_identical_writes_nothing_a_difference_waits_or_fails_in_ci() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let s = Scratch::new();
     let cassette = s.path("cassettes/csv-stats.cassette.json");
     let new = s.path("cassettes/csv-stats.cassette.json.new");

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::util;
+use crate::support;
 
 const CASSETTE: &str = "cassettes/write-note.cassette.json";
 const SCENARIO: &str = "scenarios/write-note.yaml";
@@ -54,7 +54,7 @@ impl Fixture {
         for rel in [CASSETTE, SCENARIO] {
             let to = root.join(rel);
             std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-            std::fs::copy(util::repo().join(rel), &to).unwrap();
+            std::fs::copy(support::repo().join(rel), &to).unwrap();
         }
         Fixture { _tmp: tmp, root }
     }
@@ -79,7 +79,7 @@ impl Fixture {
     }
 
     fn replay(&self, extra: &[&str]) -> Run {
-        let out = util::reel()
+        let out = support::reel()
             .current_dir(&self.root)
             .args(["replay", CASSETTE, "--output-format", "json"])
             .args(extra)
@@ -147,7 +147,7 @@ fn a_changed_assert_block_is_a_notice_and_the_verdict_is_the_frozen_one() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.verdict(), before);
     // Text mode prints the same notice on stderr, before the footer.
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(&fx.root)
         .args(["replay", CASSETTE, "--verbose"])
         .output()
@@ -213,7 +213,7 @@ fn a_schema_invalid_sibling_is_a_does_not_load_notice() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.verdict()["pass"], json!(true));
     // A top-level schema problem too (a wrong type).
-    std::fs::copy(util::repo().join(SCENARIO), fx.scenario_path()).unwrap();
+    std::fs::copy(support::repo().join(SCENARIO), fx.scenario_path()).unwrap();
     fx.edit_scenario(|t| t.replace("timeout_ms: 120000", "timeout_ms: soon"));
     let run = fx.replay(&[]);
     assert_eq!(run.notices().len(), 1, "{}", run.stderr);
@@ -232,7 +232,7 @@ fn an_unreadable_or_non_yaml_sibling_stays_silent() {
     assert!(run.notices().is_empty(), "{}", run.stderr);
     assert_eq!(run.code, 0, "{}", run.stderr);
     // A load-time (non-schema) refusal is silent too, as in the original.
-    std::fs::copy(util::repo().join(SCENARIO), fx.scenario_path()).unwrap();
+    std::fs::copy(support::repo().join(SCENARIO), fx.scenario_path()).unwrap();
     fx.edit_scenario(|t| {
         t.replace(
             "  - transcript_contains: \"reel smoke\"",
@@ -349,8 +349,8 @@ fn assert_from_accepts_a_container_tier_scenario() {
 
 #[test]
 fn the_bundled_examples_print_no_sibling_notice() {
-    let out = util::reel()
-        .current_dir(util::repo())
+    let out = support::reel()
+        .current_dir(support::repo())
         .args(["replay", "cassettes/"])
         .output()
         .unwrap();

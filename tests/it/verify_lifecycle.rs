@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util;
-use crate::verify::assert_schema;
+use crate::support;
+use crate::support::assert_schema;
 
 /// A private copy of the bundled project, so a test can age or delete
 /// files: a git repository, as the skill-triggered cassettes were recorded
@@ -15,7 +15,7 @@ use crate::verify::assert_schema;
 fn project() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     for d in ["cassettes", "scenarios", "sessions", "skills"] {
-        util::copy_tree(&util::repo().join(d), &tmp.path().join(d));
+        support::copy_tree(&support::repo().join(d), &tmp.path().join(d));
     }
     let git = |args: &[&str]| {
         let st = std::process::Command::new("git")
@@ -42,7 +42,7 @@ fn edit_cassette(path: &Path, edit: impl FnOnce(&mut serde_json::Map<String, Val
 /// `reel verify-cassettes cassettes/ <extra> --output-format json` in `dir`:
 /// (exit code, envelope).
 fn verify_json(dir: &Path, extra: &[&str]) -> (i32, Value) {
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(dir)
         .args(["verify-cassettes", "cassettes/", "--output-format", "json"])
         .args(["--allow-patterns-file", "cassettes/verify-allow.txt"])
@@ -56,7 +56,7 @@ fn verify_json(dir: &Path, extra: &[&str]) -> (i32, Value) {
 }
 
 fn verify_text(dir: &Path, extra: &[&str]) -> (i32, String) {
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(dir)
         .args(["verify-cassettes", "cassettes/"])
         .args(["--allow-patterns-file", "cassettes/verify-allow.txt"])
@@ -176,8 +176,8 @@ fn max_age_falls_back_to_the_newest_event_timestamp_and_cannot_age_a_dateless_ca
 #[test]
 fn a_bad_max_age_is_a_usage_error() {
     for bad in ["90", "0d", "ninety", "9q"] {
-        let out = util::reel()
-            .current_dir(util::repo())
+        let out = support::reel()
+            .current_dir(support::repo())
             .args(["verify-cassettes", "cassettes/", "--max-age", bad])
             .output()
             .unwrap();

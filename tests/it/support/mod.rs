@@ -1,9 +1,27 @@
-//! Shared helpers for integration tests: paths into the repo's test data and a
-//! runner for the `reel` binary.
+//! The integration tests' one kit: paths into the repo's test data, the
+//! `reel` runner ([`run`]), the temp-dir [`Fixture`], the [`CassetteDoc`]
+//! builder, the seeded [`Rng`], the [`Failures`] collector and the
+//! [`require!`] skip that is visible locally and fails under `CI=true`.
 
 #![allow(dead_code)]
 
+pub mod cassette;
+pub mod compat;
+pub mod failures;
+pub mod fixture;
+pub mod rng;
+pub mod run;
+
+pub use cassette::CassetteDoc;
+pub use failures::Failures;
+pub use fixture::Fixture;
+pub use rng::Rng;
+pub use run::{Run, RunExt};
+
+use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
 
 /// The repository root (where Cargo.toml lives).
 pub fn repo() -> PathBuf {
@@ -57,48 +75,127 @@ pub fn copy_tree(src: &Path, dst: &Path) {
     }
 }
 
+/// Skips the calling test when `prerequisite` is missing: prints `SKIPPED
+/// <test>: <why>` straight to stderr (past libtest's capture, so a local run
+/// names every skipped test) and returns; under `CI=true` the test fails
+/// instead. `require!(result)` takes a `Result<T, impl Display>` and yields
+/// the `T`; `require!(condition, why)` takes a bool.
+macro_rules! require {
+    ($prerequisite:expr) => {
+        match $prerequisite {
+            Ok(value) => value,
+            Err(why) => {
+                $crate::support::skip(&why.to_string());
+                return;
+            }
+        }
+    };
+    ($condition:expr, $why:expr) => {
+        if !$condition {
+            $crate::support::skip(&$why.to_string());
+            return;
+        }
+    };
+}
+pub(crate) use require;
+
+/// What [`require!`] does with a missing prerequisite: fail under CI, else
+/// say so where a local `cargo test` shows it. The test's name is its
+/// thread's (libtest names each test thread after the test).
+pub fn skip(why: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("<unnamed test>");
+    if in_ci() {
+        panic!("{test}: prerequisite missing (CI=true, so this fails rather than skips): {why}");
+    }
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {why}");
+}
+
 /// The pinned Claude Code CLI: env `REEL_CLAUDE_BIN`, else
 /// `<repo>/.tools/claude/node_modules/.bin/claude`, else installed once with
-/// `scripts/install-claude.sh`. `None` (after a loud message) when it cannot
-/// be had outside CI; under CI a missing binary panics so the test fails.
-pub fn claude_bin() -> Option<PathBuf> {
-    static BIN: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+/// `scripts/install-claude.sh`; `Err(why)` when it cannot be had (for
+/// [`require!`], which fails the test under CI).
+pub fn claude_bin() -> Result<PathBuf, String> {
+    static BIN: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
     BIN.get_or_init(|| {
         if let Some(bin) = std::env::var_os("REEL_CLAUDE_BIN") {
             let bin = PathBuf::from(bin);
             if bin.is_file() {
-                return Some(bin);
+                return Ok(bin);
             }
-            let msg = format!("REEL_CLAUDE_BIN={} is not a file", bin.display());
-            if in_ci() {
-                panic!("{msg}");
-            }
-            eprintln!("SKIPPING real-agent test: {msg}");
-            return None;
+            return Err(format!("REEL_CLAUDE_BIN={} is not a file", bin.display()));
         }
         let local = repo().join(".tools/claude/node_modules/.bin/claude");
         if local.is_file() {
-            return Some(local);
+            return Ok(local);
         }
         let installed = std::process::Command::new("bash")
             .arg(repo().join("scripts/install-claude.sh"))
             .stdout(std::process::Stdio::null())
             .status();
         if local.is_file() {
-            return Some(local);
+            return Ok(local);
         }
-        let msg = format!(
+        Err(format!(
             "the Claude Code CLI is missing at {} and `bash scripts/install-claude.sh` did not \
              install it ({installed:?}); set REEL_CLAUDE_BIN or run the install script",
             local.display()
-        );
-        if in_ci() {
-            panic!("{msg}");
-        }
-        eprintln!("SKIPPING real-agent test: {msg}");
-        None
+        ))
     })
     .clone()
+}
+
+/// Runs `git` in `dir` with a fixed identity and the caller's repository
+/// variables cleared; panics with git's stderr when it fails.
+pub fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .expect("git runs (install git to run these tests)");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The cowork-harness writer's bytes: `JSON.stringify(d, null, 2)`.
+pub fn js_pretty(doc: &Map<String, Value>) -> Vec<u8> {
+    serde_json::to_vec_pretty(doc).unwrap()
+}
+
+/// A JSON object file.
+pub fn read_doc(p: &Path) -> Map<String, Value> {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+/// A JSON file.
+pub fn read_json(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+/// Every error `schema/<name>` reports on `instance` (empty: valid).
+pub fn schema_errors(name: &str, instance: &Value) -> Vec<String> {
+    let schema = read_json(&repo().join("schema").join(name));
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    validator
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect()
+}
+
+/// Asserts that `schema/<name>` accepts `instance`.
+pub fn assert_schema(name: &str, instance: &Value) {
+    let errors = schema_errors(name, instance);
+    assert!(errors.is_empty(), "{name}: {errors:?}\n{instance}");
 }
 
 /// Replaces the private temp dir an evidence string names (`/tmp/cwh-replay-XXXXXX`

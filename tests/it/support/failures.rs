@@ -1,0 +1,50 @@
+//! Loops over a corpus collect every failure, then assert once, so one run
+//! reports all broken cases rather than the first.
+
+use std::fmt::Display;
+
+/// The failures of one loop, each a self-contained message naming its case.
+#[derive(Default)]
+pub struct Failures(Vec<String>);
+
+impl Failures {
+    pub fn new() -> Failures {
+        Failures::default()
+    }
+
+    /// Records `message` unless `ok`.
+    pub fn check(&mut self, ok: bool, message: impl FnOnce() -> String) {
+        if !ok {
+            self.0.push(message());
+        }
+    }
+
+    /// Records a difference between `got` and `want` (named `what`).
+    pub fn check_eq<T: PartialEq + std::fmt::Debug>(&mut self, what: impl Display, got: T, want: T) {
+        if got != want {
+            self.0
+                .push(format!("{what}:\n  got:  {got:?}\n  want: {want:?}"));
+        }
+    }
+
+    /// Records `message` unconditionally.
+    pub fn push(&mut self, message: impl Into<String>) {
+        self.0.push(message.into());
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Panics with every recorded failure when there is any; `cases` (how
+    /// many cases ran) goes into the message.
+    #[track_caller]
+    pub fn assert_none(self, cases: usize) {
+        assert!(
+            self.0.is_empty(),
+            "{} of {cases} case(s) failed:\n{}",
+            self.0.len(),
+            self.0.join("\n---\n")
+        );
+    }
+}
