@@ -12,7 +12,7 @@ use reel::cassette::Cassette;
 use reel::evidence::RunRecord;
 use serde_json::{Map, Value, json};
 
-use crate::support;
+use crate::support::{self, CassetteDoc};
 
 /// The work root the original printed, normalised in its captured output.
 const ORIGINAL_ROOT: &str = "/tmp/cwh-replay-XXXXXX";
@@ -1041,8 +1041,14 @@ fn regex_keys_see_an_emoji_as_two_code_units() {
     let path = support::data("assert/hostloop-subagent.cassette.json");
     let text = std::fs::read_to_string(&path).expect("fixture");
     assert_eq!(text.matches("SUBAGENT DONE").count(), 1, "fixture changed");
-    let doc: Value =
-        serde_json::from_str(&text.replace("SUBAGENT DONE", "SUBAGENT 😀 DONE")).expect("JSON");
+    let doc = CassetteDoc::from_file(&path)
+        .edit_lines("events", |line| {
+            if let Some(Value::String(result)) = line.pointer_mut("/message/content/0/content") {
+                *result = result.replace("SUBAGENT DONE", "SUBAGENT 😀 DONE");
+            }
+        })
+        .into_value();
+    assert!(doc.to_string().contains("SUBAGENT 😀 DONE"), "the edit landed");
     let c = cassette_from(doc, &path);
     assert!(one(&c, json!({"tool_result_matches": "subagent .. done"})).pass);
     assert!(one(&c, json!({"tool_result_matches": "subagent [^x]{2} done"})).pass);

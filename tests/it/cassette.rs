@@ -22,7 +22,7 @@ use reel::cassette::write::{self, WriteStyle};
 use reel::cassette::{Cassette, LoadError};
 use serde_json::{Map, Value, json};
 
-use crate::support;
+use crate::support::{self, CassetteDoc};
 
 /// Every `*.cassette.json` under tests/compat/examples/replays/, sorted.
 fn compat_cassettes() -> Vec<PathBuf> {
@@ -59,9 +59,6 @@ fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     p
 }
 
-/// A small valid v12 document, as text with a `__SLOT__` placeholder inside
-/// `scenario` for tests to fill.
-const MIN_WITH_SLOT: &str = r#"{"cassetteVersion":12,"scenario":{"prompt":"p","session":"s","assert":[],"x":__SLOT__},"events":["{}"],"fingerprint":{"hashFormat":"jcs1"}}"#;
 
 // ---------------------------------------------------------------- round trip
 
@@ -281,9 +278,9 @@ fn v12_without_hash_format_is_refused() {
 
 #[test]
 fn v12_with_another_hash_format_names_it() {
-    let text = MIN_WITH_SLOT
-        .replace("__SLOT__", "1")
-        .replace("\"jcs1\"", "\"jcs2\"");
+    let text = CassetteDoc::minimal()
+        .set("fingerprint.hashFormat", json!("jcs2"))
+        .compact();
     let e = Cassette::from_bytes("x.cassette.json", text.as_bytes()).unwrap_err();
     assert!(
         e.to_string().contains("carries hashFormat 'jcs2' — a v12"),
@@ -308,10 +305,11 @@ fn v11_with_hash_format_is_refused() {
 
 #[test]
 fn v11_without_hash_format_loads() {
-    let text = MIN_WITH_SLOT
-        .replace("__SLOT__", "1")
-        .replace("\"cassetteVersion\":12", "\"cassetteVersion\":11")
-        .replace("\"hashFormat\":\"jcs1\"", "\"baseline\":\"1\"");
+    let text = CassetteDoc::minimal()
+        .set("cassetteVersion", json!(11))
+        .remove("fingerprint.hashFormat")
+        .set("fingerprint.baseline", json!("1"))
+        .compact();
     let c = Cassette::from_bytes("x.cassette.json", text.as_bytes()).unwrap();
     assert_eq!(c.version, 11);
 }
@@ -347,14 +345,13 @@ fn unknown_assertion_key_is_named_with_its_index() {
 fn future_cassette_loads_and_tolerates_unknown_assertions() {
     // Restamped v99 (the compat capture does this to the pdf cassette).
     let src = support::compat("examples/replays/example-multiselect-gate.cassette.json");
-    let text = fs::read_to_string(src)
-        .unwrap()
-        .replacen("\"cassetteVersion\": 12", "\"cassetteVersion\": 99", 1)
-        .replacen(
-            "\"assert\": [",
-            "\"assert\": [\n      {\n        \"brand_new_key\": 1\n      },",
-            1,
-        );
+    let text = CassetteDoc::from_file(&src)
+        .set("cassetteVersion", json!(99))
+        .edit(|d| {
+            let assert = d["scenario"]["assert"].as_array_mut().unwrap();
+            assert.insert(0, json!({"brand_new_key": 1}));
+        })
+        .pretty();
     let c = Cassette::from_bytes("future.cassette.json", text.as_bytes()).unwrap();
     assert_eq!(c.version, 99);
     assert!(c.is_future());
@@ -383,10 +380,9 @@ fn mistyped_version_is_a_shape_error() {
     );
     assert_eq!(e.json_path().as_deref(), Some("cassetteVersion"));
     for bad in ["{}", "12.5", "-3", "[12]"] {
-        let text = MIN_WITH_SLOT.replace("__SLOT__", "1").replace(
-            "\"cassetteVersion\":12",
-            &format!("\"cassetteVersion\":{bad}"),
-        );
+        let text = CassetteDoc::minimal()
+            .set("cassetteVersion", serde_json::from_str(bad).unwrap())
+            .compact();
         let e = Cassette::from_bytes("v.cassette.json", text.as_bytes()).unwrap_err();
         assert!(
             e.to_string()
@@ -424,7 +420,9 @@ fn deeply_nested_file_is_a_clear_error() {
     let path = write_temp(
         tmp.path(),
         "deep.cassette.json",
-        MIN_WITH_SLOT.replace("__SLOT__", &nest).as_bytes(),
+        CassetteDoc::minimal()
+            .compact_with_raw(true, "x", &nest)
+            .as_bytes(),
     );
     let (msg, _) = load_err(&path);
     assert!(

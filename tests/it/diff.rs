@@ -306,23 +306,9 @@ fn one_changed_assertion_is_named_in_the_assertions_view() {
 }
 
 /// Replaces `from` with `to` in every string of a JSON value, event lines
-/// included (each parsed, edited and re-serialised).
+/// included.
 fn rename_everywhere(v: &mut Value, from: &str, to: &str) {
-    match v {
-        Value::String(s) => {
-            if let Ok(mut inner @ (Value::Object(_) | Value::Array(_))) =
-                serde_json::from_str::<Value>(s)
-            {
-                rename_everywhere(&mut inner, from, to);
-                *s = serde_json::to_string(&inner).unwrap();
-            } else {
-                *s = s.replace(from, to);
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(|x| rename_everywhere(x, from, to)),
-        Value::Object(m) => m.values_mut().for_each(|x| rename_everywhere(x, from, to)),
-        _ => {}
-    }
+    support::cassette::map_strings(v, &|s: &str| s.replace(from, to));
 }
 
 #[test]

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::support;
+use crate::support::{self, CassetteDoc};
 
 /// A temp dir to record into, with a pid file the fake agents append to.
 struct Run {
@@ -462,11 +462,14 @@ fn reels_own_example_recordings_rederive_their_answers() {
 #[test]
 fn a_tampered_recorded_answer_is_reported() {
     let path = support::compat("examples/replays/example-multiselect-gate.cassette.json");
-    let text = std::fs::read_to_string(&path).unwrap().replace(
-        r#"\"Which features should be enabled?\":\"Auth, Audit\""#,
-        r#"\"Which features should be enabled?\":\"Billing\""#,
-    );
-    let doc: serde_json::Map<String, Value> = serde_json::from_str(&text).unwrap();
+    let doc = CassetteDoc::from_file(&path)
+        .edit_lines("controlOut", |line| {
+            let answer = "/response/response/updatedInput/answers/Which features should be enabled?";
+            if let Some(answer) = line.pointer_mut(answer) {
+                *answer = json!("Billing");
+            }
+        })
+        .into_map();
     let cassette = reel::cassette::Cassette {
         path,
         doc,
@@ -714,10 +717,16 @@ fn two_scenarios_with_one_slug_are_refused_before_anything_runs() {
 #[test]
 fn a_tampered_permission_answer_is_reported() {
     let path = support::repo().join("cassettes/bash-policy.cassette.json");
-    let text = std::fs::read_to_string(&path).unwrap().replace(
-        r#"\"behavior\":\"deny\",\"message\":\"denied by scenario policy\""#,
-        r#"\"behavior\":\"allow\",\"updatedInput\":{}"#,
-    );
+    let text = CassetteDoc::from_file(&path)
+        .edit_lines("controlOut", |line| {
+            let denied = json!({"behavior": "deny", "message": "denied by scenario policy"});
+            if let Some(response) = line.pointer_mut("/response/response") {
+                if *response == denied {
+                    *response = json!({"behavior": "allow", "updatedInput": {}});
+                }
+            }
+        })
+        .pretty();
     let cassette = reel::cassette::Cassette::from_bytes(&path, text.as_bytes()).unwrap();
     let problems = reel::scenario::answers::check_recorded_answers(&cassette);
     assert_eq!(problems.len(), 1, "{problems:#?}");

@@ -712,19 +712,12 @@ fn the_recorded_answer_check_is_wired_for_scripted_cassettes() {
     // replays this green (spec §8.1); reel must not once the decider is wired.
     let fx = Fixture::capture_layout();
     let rel = mutated(&fx, "edited-answer", |d| {
-        let co: Vec<Value> = d["controlOut"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|l| {
-                json!(
-                    l.as_str()
-                        .unwrap()
-                        .replace("\"Auth, Audit\"", "\"Billing\"")
-                )
-            })
-            .collect();
-        d["controlOut"] = json!(co);
+        support::cassette::edit_lines(&mut d["controlOut"], |line| {
+            let answer = "/response/response/updatedInput/answers/Which features should be enabled?";
+            if let Some(answer) = line.pointer_mut(answer) {
+                *answer = json!("Billing");
+            }
+        });
     });
     let (rc, v, stderr) = replay_json(&fx, &[&rel]);
     let fidelity: Vec<&Value> = v["results"][0]["assertions"]

@@ -159,13 +159,9 @@ fn max_age_falls_back_to_the_newest_event_timestamp_and_cannot_age_a_dateless_ca
 
     // No timestamp anywhere: could not verify (3), never a silent pass.
     edit_cassette(&c, |d| {
-        let events: Vec<Value> = d["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|l| Value::String(l.as_str().unwrap().replace("\"timestamp\"", "\"ts\"")))
-            .collect();
-        d["events"] = Value::Array(events);
+        support::cassette::edit_lines(&mut d["events"], |line| {
+            support::cassette::rename_keys(line, "timestamp", "ts");
+        });
     });
     let (code, env) = verify_json(p.path(), &["--max-age", "5200w"]);
     assert_eq!(code, 3, "{env}");

@@ -93,19 +93,8 @@ impl CassetteDoc {
     /// Edits each JSON line of the array `field` (`events`, `controlOut`):
     /// parsed, handed to `f`, and written back compact only when `f`
     /// changed it (so untouched lines keep their recorded bytes).
-    pub fn edit_lines(mut self, field: &str, mut f: impl FnMut(&mut Value)) -> CassetteDoc {
-        let lines = self.0[field]
-            .as_array_mut()
-            .unwrap_or_else(|| panic!("`{field}` is not an array"));
-        for line in lines {
-            let text = line.as_str().expect("a recorded line is a string");
-            let before: Value = serde_json::from_str(text).expect("a recorded line is JSON");
-            let mut after = before.clone();
-            f(&mut after);
-            if after != before {
-                *line = Value::String(serde_json::to_string(&after).unwrap());
-            }
-        }
+    pub fn edit_lines(mut self, field: &str, f: impl FnMut(&mut Value)) -> CassetteDoc {
+        edit_lines(&mut self.0[field], f);
         self
     }
 
@@ -161,6 +150,41 @@ impl CassetteDoc {
         let quoted = serde_json::to_string(MARK).unwrap();
         assert_eq!(text.matches(&quoted).count(), 1);
         text.replacen(&quoted, raw, 1)
+    }
+}
+
+/// [`CassetteDoc::edit_lines`] on an array of recorded lines already in
+/// hand (`&mut doc["events"]`).
+pub fn edit_lines(lines: &mut Value, mut f: impl FnMut(&mut Value)) {
+    let lines = lines
+        .as_array_mut()
+        .expect("recorded lines are an array");
+    for line in lines {
+        let text = line.as_str().expect("a recorded line is a string");
+        let before: Value = serde_json::from_str(text).expect("a recorded line is JSON");
+        let mut after = before.clone();
+        f(&mut after);
+        if after != before {
+            *line = Value::String(serde_json::to_string(&after).unwrap());
+        }
+    }
+}
+
+/// Renames every object key `from` under `v` to `to`, in place (the key
+/// keeps its position).
+pub fn rename_keys(v: &mut Value, from: &str, to: &str) {
+    match v {
+        Value::Object(m) => {
+            if m.contains_key(from) {
+                *m = std::mem::take(m)
+                    .into_iter()
+                    .map(|(k, v)| if k == from { (to.to_owned(), v) } else { (k, v) })
+                    .collect();
+            }
+            m.values_mut().for_each(|x| rename_keys(x, from, to));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| rename_keys(x, from, to)),
+        _ => {}
     }
 }
 
