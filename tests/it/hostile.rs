@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::support;
+use crate::support::{self, Failures};
 
 /// Hang guard only (not a speed assertion): a debug build answers every case
 /// in well under a second; a case that hits this is a hang.
@@ -103,45 +103,47 @@ fn the_corpus_has_at_least_forty_cases() {
 
 #[test]
 fn replay_answers_every_hostile_cassette_cleanly() {
-    let mut failures = Vec::new();
-    for (name, case) in corpus() {
+    let corpus = corpus();
+    let mut failures = Failures::new();
+    for (name, case) in &corpus {
         let file = support::data(&format!("hostile/{name}.cassette.json"));
         let outcome = run_isolated(&["replay"], &file);
-        assert_no_panic(&name, &outcome);
+        // A panic or hang fails the case, and the loop goes on.
+        failures.case(name, || assert_no_panic(name, &outcome));
         let code = outcome.code.unwrap_or(-1);
-        if !case.rc.contains(&code) {
-            failures.push(format!(
+        failures.check(case.rc.contains(&code), || {
+            format!(
                 "{name} ({}): exit {code}, expected one of {:?}\n{}",
                 case.probe, case.rc, outcome.stderr
-            ));
-        }
-        if code == 2 {
-            // A refused cassette must say which file and why.
-            let named = outcome.stderr.contains(&format!("{name}.cassette.json"));
-            if !named {
-                failures.push(format!(
-                    "{name}: error does not name the file:\n{}",
-                    outcome.stderr
-                ));
-            }
-        }
+            )
+        });
+        // A refused cassette must say which file and why.
+        failures.check(
+            code != 2 || outcome.stderr.contains(&format!("{name}.cassette.json")),
+            || format!("{name}: error does not name the file:\n{}", outcome.stderr),
+        );
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n---\n"));
+    failures.assert_none(corpus.len());
 }
 
 #[test]
 fn verify_cassettes_answers_every_hostile_cassette_cleanly() {
-    for name in corpus().keys() {
-        let file = support::data(&format!("hostile/{name}.cassette.json"));
-        let outcome = run_isolated(&["verify-cassettes"], &file);
-        assert_no_panic(name, &outcome);
-        let code = outcome.code.unwrap_or(-1);
-        assert!(
-            [0, 1, 2, 3].contains(&code),
-            "{name}: unexpected exit {code}\n{}",
-            outcome.stderr
-        );
+    let corpus = corpus();
+    let mut failures = Failures::new();
+    for name in corpus.keys() {
+        failures.case(name, || {
+            let file = support::data(&format!("hostile/{name}.cassette.json"));
+            let outcome = run_isolated(&["verify-cassettes"], &file);
+            assert_no_panic(name, &outcome);
+            let code = outcome.code.unwrap_or(-1);
+            assert!(
+                [0, 1, 2, 3].contains(&code),
+                "{name}: unexpected exit {code}\n{}",
+                outcome.stderr
+            );
+        });
     }
+    failures.assert_none(corpus.len());
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use reel::model::{ProblemKind, Script, ServeOptions, Server};
 use serde_json::{Value, json};
 
-use crate::support;
+use crate::support::{self, Failures};
 
 /// A minimal HTTP/1.1 response: status, lower-cased headers, body.
 struct Reply {
@@ -480,21 +480,26 @@ fn schema_validator() -> jsonschema::Validator {
 #[test]
 fn example_scripts_match_the_schema_and_load() {
     let validator = schema_validator();
+    let mut failures = Failures::new();
     let mut seen = 0;
     for entry in std::fs::read_dir(support::data("model")).unwrap() {
         let path = entry.unwrap().path();
         if !path.to_string_lossy().ends_with(".model.yaml") {
             continue;
         }
-        let yaml: Value = serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let errors: Vec<String> = validator
-            .iter_errors(&yaml)
-            .map(|e| e.to_string())
-            .collect();
-        assert!(errors.is_empty(), "{}: {errors:?}", path.display());
-        Script::load(&path).unwrap();
+        failures.case(path.display(), || {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let yaml: Value = serde_yaml::from_str(&text).unwrap();
+            let errors: Vec<String> = validator
+                .iter_errors(&yaml)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+            Script::load(&path).unwrap();
+        });
         seen += 1;
     }
+    failures.assert_none(seen);
     assert!(seen >= 5, "expected the example scripts, saw {seen}");
 }
 

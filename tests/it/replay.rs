@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use crate::support::compat::{cases, expected_raw as expected, run_case};
 use crate::support::fixture::PDF;
-use crate::support::{self, Fixture, read_json};
+use crate::support::{self, Failures, Fixture, read_json};
 
 /// The comparable core of one run result.
 fn core(r: &Value) -> Value {
@@ -278,21 +278,27 @@ fn load_errors_exit_2_with_an_error_result_naming_the_file() {
             "unrecognized assertion",
         ),
     ];
+    let mut failures = Failures::new();
+    let mut ran = 0;
     for (name, f, needle) in cases {
-        let rel = mutated(&fx, name, f);
-        let (rc, v, stderr) = replay_json(&fx, &[&rel]);
-        assert_eq!(rc, 2, "{name}: {stderr}");
-        assert!(
-            stderr.contains(&format!("replay: {rel}: ")) && stderr.contains(needle),
-            "{name}: {stderr}"
-        );
-        let r = &v["results"][0];
-        assert_eq!(r["scenario"], json!(rel));
-        assert_eq!(r["fidelity"], json!("replay"));
-        assert_eq!(r["result"], json!("error"));
-        assert_eq!(r["verdict"]["failures"][0]["kind"], json!("guard"));
-        assert_eq!(v["ok"], json!(false));
+        ran += 1;
+        failures.case(name, || {
+            let rel = mutated(&fx, name, f);
+            let (rc, v, stderr) = replay_json(&fx, &[&rel]);
+            assert_eq!(rc, 2, "{name}: {stderr}");
+            assert!(
+                stderr.contains(&format!("replay: {rel}: ")) && stderr.contains(needle),
+                "{name}: {stderr}"
+            );
+            let r = &v["results"][0];
+            assert_eq!(r["scenario"], json!(rel));
+            assert_eq!(r["fidelity"], json!("replay"));
+            assert_eq!(r["result"], json!("error"));
+            assert_eq!(r["verdict"]["failures"][0]["kind"], json!("guard"));
+            assert_eq!(v["ok"], json!(false));
+        });
     }
+    failures.assert_none(ran);
 }
 
 #[test]

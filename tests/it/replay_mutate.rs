@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::support;
+use crate::support::{self, Failures};
 
 const METRICS: &str = "{\"total\": 42, \"currency\": \"EUR\", \"ok\": true}";
 
@@ -326,22 +326,28 @@ fn mutate_flags_without_mutate_or_with_bad_caps_are_usage_errors() {
             "replay: --mutate-max-total must be a positive integer (got \"1.5\")",
         ),
     ];
+    let mut failures = Failures::new();
+    let mut ran = 0;
     for (args, want) in cases {
-        let (rc, stdout, stderr) = replay(&support::repo(), &note, args);
-        assert_eq!(rc, 2, "{args:?}: {stderr}");
-        assert!(stdout.is_empty());
-        assert!(stderr.contains(want), "{args:?}: {stderr}");
-        let (rc, v, _) = replay_json(&support::repo(), &note, args);
-        assert_eq!(rc, 2, "{args:?}");
-        assert_eq!(v["ok"], json!(false));
-        assert_eq!(v["results"], json!([]));
-        assert_eq!(v["error"]["category"], json!("usage"));
-        assert!(
-            v["error"]["message"].as_str().unwrap().contains(want),
-            "{args:?}: {v}"
-        );
-        validate(&v);
+        ran += 1;
+        failures.case(format!("{args:?}"), || {
+            let (rc, stdout, stderr) = replay(&support::repo(), &note, args);
+            assert_eq!(rc, 2, "{args:?}: {stderr}");
+            assert!(stdout.is_empty());
+            assert!(stderr.contains(want), "{args:?}: {stderr}");
+            let (rc, v, _) = replay_json(&support::repo(), &note, args);
+            assert_eq!(rc, 2, "{args:?}");
+            assert_eq!(v["ok"], json!(false));
+            assert_eq!(v["results"], json!([]));
+            assert_eq!(v["error"]["category"], json!("usage"));
+            assert!(
+                v["error"]["message"].as_str().unwrap().contains(want),
+                "{args:?}: {v}"
+            );
+            validate(&v);
+        });
     }
+    failures.assert_none(ran);
     let out = support::reel().args(["replay", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     for flag in [

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::support::{self, Fixture, Rng, Run};
+use crate::support::{self, Failures, Fixture, Rng, Run};
 
 use crate::support::compat::{Case, cases, expected, run_case};
 use crate::support::assert_schema;
@@ -125,38 +125,47 @@ fn compare_full(case: &Case, got: &Run) {
 #[test]
 fn compat_privacy_half_matches_for_every_json_case() {
     let fx = Fixture::capture_layout();
+    let mut failures = Failures::new();
     let mut n = 0;
     for case in cases("verify-")
         .iter()
         .filter(|c| c.name.ends_with("-json"))
     {
-        let got = run_case(&fx, case);
-        let exp: Value = serde_json::from_str(&expected(&case.name, "stdout")).unwrap();
-        let g: Value = serde_json::from_str(&got.stdout).unwrap_or_else(|e| {
-            panic!(
-                "{}: stdout is not JSON ({e}): {}\n{}",
-                case.name, got.stdout, got.stderr
-            )
+        failures.case(&case.name, || {
+            let got = run_case(&fx, case);
+            let exp: Value = serde_json::from_str(&expected(&case.name, "stdout")).unwrap();
+            let g: Value = serde_json::from_str(&got.stdout).unwrap_or_else(|e| {
+                panic!(
+                    "{}: stdout is not JSON ({e}): {}\n{}",
+                    case.name, got.stdout, got.stderr
+                )
+            });
+            compare_privacy(&case.name, &exp, &g);
+            assert_schema("verify-cassettes.json", &g);
         });
-        compare_privacy(&case.name, &exp, &g);
-        assert_schema("verify-cassettes.json", &g);
         n += 1;
     }
+    failures.assert_none(n);
     assert!(n >= 6, "only {n} JSON cases");
 }
 
 #[test]
 fn compat_usage_cases() {
     let fx = Fixture::capture_layout();
-    for name in [
+    let mut failures = Failures::new();
+    let names = [
         "verify-empty-dir",
         "verify-empty-dir-allow-empty",
         "verify-noargs",
-    ] {
-        let case = cases(name).into_iter().find(|c| c.name == name).unwrap();
-        let got = run_case(&fx, &case);
-        assert_eq!(got.code, case.rc, "{name}: {}", got.stderr);
+    ];
+    for name in names {
+        failures.case(name, || {
+            let case = cases(name).into_iter().find(|c| c.name == name).unwrap();
+            let got = run_case(&fx, &case);
+            assert_eq!(got.code, case.rc, "{name}: {}", got.stderr);
+        });
     }
+    failures.assert_none(names.len());
     let case = cases("verify-empty-dir-allow-empty").remove(0);
     let got = run_case(&fx, &case);
     assert_eq!(got.stderr, expected(&case.name, "stderr"));
@@ -165,10 +174,12 @@ fn compat_usage_cases() {
 #[test]
 fn compat_every_verify_case_matches_fully() {
     let fx = Fixture::capture_layout();
-    for case in cases("verify-") {
-        let got = run_case(&fx, &case);
-        compare_full(&case, &got);
+    let mut failures = Failures::new();
+    let cases = cases("verify-");
+    for case in &cases {
+        failures.case(&case.name, || compare_full(case, &run_case(&fx, case)));
     }
+    failures.assert_none(cases.len());
 }
 
 #[test]

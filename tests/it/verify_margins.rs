@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::support;
+use crate::support::{self, Failures};
 use crate::support::{assert_schema, read_doc};
 
 /// The report order (cowork-harness `COUNT_BOUND_MARGIN_KEYS`).
@@ -260,33 +260,39 @@ fn margins_agree_with_the_replay_verdicts() {
             }
         }
     }
+    let mut failures = Failures::new();
+    let mut ran = 0;
     for (i, (key, budget, pass)) in cases.iter().enumerate() {
-        let copy = with_asserts(
-            &src,
-            dir.path(),
-            &format!("c{i}.cassette.json"),
-            &[json!({ *key: budget })],
-        );
-        let v = margins_json(&[&copy]);
-        let row = &rows_of(&v, &copy)[0];
-        assert_eq!(row["key"], *key);
-        // null with a recorded value = infinite headroom.
-        let margin = row["margin"].as_f64().unwrap_or(f64::INFINITY);
-        assert_eq!(margin >= 1.0, *pass, "{key}: {budget} → margin {margin}");
+        ran += 1;
+        failures.case(format!("{key}: {budget}"), || {
+            let copy = with_asserts(
+                &src,
+                dir.path(),
+                &format!("c{i}.cassette.json"),
+                &[json!({ *key: budget })],
+            );
+            let v = margins_json(&[&copy]);
+            let row = &rows_of(&v, &copy)[0];
+            assert_eq!(row["key"], *key);
+            // null with a recorded value = infinite headroom.
+            let margin = row["margin"].as_f64().unwrap_or(f64::INFINITY);
+            assert_eq!(margin >= 1.0, *pass, "{key}: {budget} → margin {margin}");
 
-        let out = support::reel()
-            .args(["replay", copy.to_str().unwrap(), "--output-format", "json"])
-            .output()
-            .unwrap();
-        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let verdict = r["results"][0]["assertions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["assertion"].get(*key).is_some())
-            .unwrap_or_else(|| panic!("{key}: no replay verdict: {r}"));
-        assert_eq!(verdict["pass"], *pass, "{key}: {budget}: {verdict}");
+            let out = support::reel()
+                .args(["replay", copy.to_str().unwrap(), "--output-format", "json"])
+                .output()
+                .unwrap();
+            let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let verdict = r["results"][0]["assertions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["assertion"].get(*key).is_some())
+                .unwrap_or_else(|| panic!("{key}: no replay verdict: {r}"));
+            assert_eq!(verdict["pass"], *pass, "{key}: {budget}: {verdict}");
+        });
     }
+    failures.assert_none(ran);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Loops over a corpus collect every failure, then assert once, so one run
-//! reports all broken cases rather than the first.
+//! reports all broken cases rather than the first. A case body keeps its
+//! plain `assert!`s: [`Failures::case`] runs it and records its panic.
 
 use std::fmt::Display;
 
@@ -24,6 +25,19 @@ impl Failures {
         if got != want {
             self.0
                 .push(format!("{what}:\n  got:  {got:?}\n  want: {want:?}"));
+        }
+    }
+
+    /// Runs one case's checks, recording the first failed assertion of
+    /// `body` (its panic message, prefixed with `name`) and carrying on.
+    pub fn case(&mut self, name: impl Display, body: impl FnOnce()) {
+        if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("(a panic without a message)");
+            self.0.push(format!("{name}: {message}"));
         }
     }
 
