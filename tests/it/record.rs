@@ -7,26 +7,25 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::support::{self, CassetteDoc};
+use crate::support::{self, CassetteDoc, Fixture};
 
-/// A temp dir to record into, with a pid file the fake agents append to.
-struct Run {
-    dir: tempfile::TempDir,
+/// A temp dir to record into ([`Fixture`]), with a pid file the fake agents
+/// append to.
+trait Recording {
+    fn cassette(&self) -> PathBuf;
+    fn pidfile(&self) -> PathBuf;
+    fn record(&self, scenario: &str, agent: &str, extra: &[&str]) -> std::process::Output;
+    fn doc(&self) -> serde_json::Map<String, Value>;
+    fn assert_no_process_left(&self);
 }
 
-impl Run {
-    fn new() -> Run {
-        Run {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
+impl Recording for Fixture {
     fn cassette(&self) -> PathBuf {
-        self.dir.path().join("out.cassette.json")
+        self.path("out.cassette.json")
     }
 
     fn pidfile(&self) -> PathBuf {
-        self.dir.path().join("pids")
+        self.path("pids")
     }
 
     /// `reel record <scenario> --agent-cmd "python3 fake_agent.py MODE"`.
@@ -48,7 +47,7 @@ impl Run {
             .arg(agent_cmd)
             .args(extra)
             .env("REEL_TEST_PIDFILE", self.pidfile())
-            .env("REEL_RUNS_DIR", self.dir.path().join("runs"))
+            .env("REEL_RUNS_DIR", self.path("runs"))
             .env_remove("ANTHROPIC_API_KEY");
         cmd.output().unwrap()
     }
@@ -100,7 +99,7 @@ fn strs(doc: &serde_json::Map<String, Value>, key: &str) -> Vec<String> {
 
 #[test]
 fn a_well_behaved_agent_is_recorded_with_its_frames_and_files() {
-    let run = Run::new();
+    let run = Fixture::new();
     let out = run.record("agent.yaml", "good", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let doc = run.doc();
@@ -142,11 +141,11 @@ fn a_well_behaved_agent_is_recorded_with_its_frames_and_files() {
     assert_eq!(doc["scenario"]["session"], "(inline)");
     let source = doc["scenarioSource"].as_str().unwrap();
     assert!(
-        run.dir.path().join(source).is_file(),
+        run.root().join(source).is_file(),
         "scenarioSource {source} does not resolve"
     );
     // The run dir is removed after a clean recording.
-    let runs = run.dir.path().join("runs");
+    let runs = run.root().join("runs");
     let left: Vec<_> = walk_files(&runs);
     assert!(left.is_empty(), "run dir kept: {left:?}");
     run.assert_no_process_left();
@@ -166,7 +165,7 @@ fn walk_files(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn a_multi_select_question_is_answered_with_joined_canonical_labels() {
-    let run = Run::new();
+    let run = Fixture::new();
     let out = run.record("agent.yaml", "ask", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let control = strs(&run.doc(), "controlOut");
@@ -185,7 +184,7 @@ fn a_multi_select_question_is_answered_with_joined_canonical_labels() {
 
 #[test]
 fn the_background_task_hook_is_blocked() {
-    let run = Run::new();
+    let run = Fixture::new();
     let out = run.record("agent.yaml", "hook", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let control = strs(&run.doc(), "controlOut");
@@ -199,7 +198,7 @@ fn the_background_task_hook_is_blocked() {
 
 #[test]
 fn an_unknown_request_gets_an_error_response_and_fails_the_run() {
-    let run = Run::new();
+    let run = Fixture::new();
     let out = run.record("agent.yaml", "unknown", &[]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
@@ -208,7 +207,7 @@ fn an_unknown_request_gets_an_error_response_and_fails_the_run() {
         stderr(&out)
     );
     assert!(!run.cassette().exists(), "a failing run was frozen");
-    let run = Run::new();
+    let run = Fixture::new();
     let out = run.record("agent.yaml", "unknown", &["--allow-failing"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let control = strs(&run.doc(), "controlOut");
@@ -231,7 +230,7 @@ fn misbehaving_agents_fail_loud_and_leave_no_process() {
         ("forker", vec![], ""),
         ("hang.sh", vec!["--timeout-ms", "1000"], "budget"),
     ] {
-        let run = Run::new();
+        let run = Fixture::new();
         let started = std::time::Instant::now();
         let out = run.record("agent.yaml", agent, &extra);
         let err = stderr(&out);
@@ -256,7 +255,7 @@ fn misbehaving_agents_fail_loud_and_leave_no_process() {
 fn garbage_lines_are_recorded_verbatim_and_fail_the_live_verdict() {
     // The run itself completes; the replay engine's verdict refuses a
     // cassette with malformed event lines (they could conceal a failure).
-    let run = Run::new();
+    let run = Fixture::new();
     let out = run.record("agent.yaml", "garbage", &[]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -280,7 +279,7 @@ fn garbage_lines_are_recorded_verbatim_and_fail_the_live_verdict() {
 
 #[test]
 fn an_unscripted_question_writes_nothing_and_prints_a_paste_ready_rule() {
-    let run = Run::new();
+    let run = Fixture::new();
     let out = run.record("agent-unscripted.yaml", "ask", &["--allow-failing"]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -296,7 +295,7 @@ fn an_unscripted_question_writes_nothing_and_prints_a_paste_ready_rule() {
 
 #[test]
 fn an_unscripted_tool_under_cowork_parity_is_refused_unless_allowed() {
-    let run = Run::new();
+    let run = Fixture::new();
     let out = run.record("agent-unscripted.yaml", "good", &[]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -313,7 +312,7 @@ fn an_unscripted_tool_under_cowork_parity_is_refused_unless_allowed() {
 #[test]
 fn a_canary_secret_never_reaches_the_cassette() {
     let canary = "sk-ant-api03-reel-canary-5f1e2d3c4b5a69788796a5b4c3d2e1f0";
-    let run = Run::new();
+    let run = Fixture::new();
     let agent_cmd = format!(
         "python3 {} secret",
         support::data("agents/fake_agent.py").display()
@@ -326,7 +325,7 @@ fn a_canary_secret_never_reaches_the_cassette() {
         .arg("--agent-cmd")
         .arg(agent_cmd)
         .arg("--keep-run-dir")
-        .env("REEL_RUNS_DIR", run.dir.path().join("runs"))
+        .env("REEL_RUNS_DIR", run.root().join("runs"))
         .env("REEL_TEST_PIDFILE", run.pidfile())
         .env("ANTHROPIC_API_KEY", canary)
         .output()
@@ -356,7 +355,7 @@ fn a_canary_secret_never_reaches_the_cassette() {
     );
     // The kept run directory's logs are scrubbed too (the work root holds
     // the agent's own files, which are the user's business).
-    let logs: Vec<PathBuf> = walk_files(&run.dir.path().join("runs"))
+    let logs: Vec<PathBuf> = walk_files(&run.root().join("runs"))
         .into_iter()
         .filter(|p| !p.components().any(|c| c.as_os_str() == "work"))
         .collect();
