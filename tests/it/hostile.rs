@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::support::{self, Failures};
+use crate::support::{self, Failures, Run, RunExt};
 
 /// Hang guard only (not a speed assertion): a debug build answers every case
 /// in well under a second; a case that hits this is a hang.
@@ -34,25 +34,18 @@ fn corpus() -> BTreeMap<String, Case> {
     serde_json::from_str(&text).unwrap()
 }
 
-struct Outcome {
-    code: Option<i32>,
-    stderr: String,
-}
-
 /// Runs reel in a fresh working directory with a private TMPDIR, then checks
 /// that nothing was left in either and no canary path appeared.
-fn run_isolated(args: &[&str], file: &Path) -> Outcome {
+fn run_isolated(args: &[&str], file: &Path) -> Run {
     let cwd = tempfile::tempdir().unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let output = support::reel()
+    let run = support::reel()
         .args(args)
         .arg(file)
         .current_dir(cwd.path())
         .env("TMPDIR", tmp.path())
         .timeout(HANG_GUARD)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        .run();
     let leftovers: Vec<PathBuf> = std::fs::read_dir(cwd.path())
         .unwrap()
         .chain(std::fs::read_dir(tmp.path()).unwrap())
@@ -70,15 +63,12 @@ fn run_isolated(args: &[&str], file: &Path) -> Outcome {
             file.display()
         );
     }
-    Outcome {
-        code: output.status.code(),
-        stderr,
-    }
+    run
 }
 
-fn assert_no_panic(case: &str, outcome: &Outcome) {
+fn assert_no_panic(case: &str, outcome: &Run) {
     assert!(
-        outcome.code.is_some(),
+        outcome.code != -1,
         "{case}: killed (hang guard or signal); stderr:\n{}",
         outcome.stderr
     );
@@ -110,7 +100,7 @@ fn replay_answers_every_hostile_cassette_cleanly() {
         let outcome = run_isolated(&["replay"], &file);
         // A panic or hang fails the case, and the loop goes on.
         failures.case(name, || assert_no_panic(name, &outcome));
-        let code = outcome.code.unwrap_or(-1);
+        let code = outcome.code;
         failures.check(case.rc.contains(&code), || {
             format!(
                 "{name} ({}): exit {code}, expected one of {:?}\n{}",
@@ -135,7 +125,7 @@ fn verify_cassettes_answers_every_hostile_cassette_cleanly() {
             let file = support::data(&format!("hostile/{name}.cassette.json"));
             let outcome = run_isolated(&["verify-cassettes"], &file);
             assert_no_panic(name, &outcome);
-            let code = outcome.code.unwrap_or(-1);
+            let code = outcome.code;
             assert!(
                 [0, 1, 2, 3].contains(&code),
                 "{name}: unexpected exit {code}\n{}",
@@ -166,8 +156,7 @@ fn a_giant_event_line_is_handled() {
     let outcome = run_isolated(&["replay"], &file);
     assert_no_panic("giant-line", &outcome);
     assert_eq!(
-        outcome.code,
-        Some(1),
+        outcome.code, 1,
         "a run without a result event fails:\n{}",
         outcome.stderr
     );
