@@ -219,8 +219,8 @@ fn the_action_reuses_a_cached_build_of_the_same_source() {
 
 #[test]
 fn action_yml_wires_every_input_into_the_script() {
-    let yml: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(support::repo().join("action.yml")).unwrap())
+    let yml: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(&std::fs::read_to_string(support::repo().join("action.yml")).unwrap())
             .unwrap();
     assert_eq!(yml["runs"]["using"], "composite");
     let script = std::fs::read_to_string(support::repo().join("scripts/action.sh")).unwrap();
@@ -241,7 +241,7 @@ fn action_yml_wires_every_input_into_the_script() {
     }
     for (input, _) in yml["inputs"].as_mapping().unwrap() {
         let input = input.as_str().unwrap();
-        let used = serde_yaml::to_string(&yml["runs"]).unwrap();
+        let used = serde_yaml_ng::to_string(&yml["runs"]).unwrap();
         assert!(
             used.contains(&format!("inputs.{input}")),
             "input {input} is never used"

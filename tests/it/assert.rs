@@ -147,7 +147,7 @@ fn assert_from_failing_yaml_matches_the_original() {
         "examples/replays/example-pdf-skill-ci-selftest-failing.yaml",
     ))
     .expect("scenario yaml");
-    let scenario: Value = serde_yaml::from_str(&yaml).expect("yaml");
+    let scenario: Value = serde_yaml_ng::from_str(&yaml).expect("yaml");
     let items = scenario["assert"]
         .as_array()
         .cloned()

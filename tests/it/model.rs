@@ -489,7 +489,7 @@ fn example_scripts_match_the_schema_and_load() {
         }
         failures.case(path.display(), || {
             let text = std::fs::read_to_string(&path).unwrap();
-            let yaml: Value = serde_yaml::from_str(&text).unwrap();
+            let yaml: Value = serde_yaml_ng::from_str(&text).unwrap();
             let errors: Vec<String> = validator
                 .iter_errors(&yaml)
                 .map(|e| e.to_string())
@@ -514,7 +514,7 @@ fn schema_rejects_what_the_loader_rejects() {
         "turns:\n  - blocks: [{text: a}]\n    expect: {nope: 1}",
         "turn: []",
     ] {
-        let yaml: Value = serde_yaml::from_str(bad).unwrap();
+        let yaml: Value = serde_yaml_ng::from_str(bad).unwrap();
         assert!(!validator.is_valid(&yaml), "schema accepted {bad:?}");
         assert!(
             Script::parse(bad, "x.yaml").is_err(),

@@ -431,7 +431,7 @@ fn write_refuses_keys_the_cassette_cannot_evaluate_and_leaves_it_untouched() {
     // The multiselect cassette has no artifacts manifest: `file_exists` would skip forever.
     let scen = "prompt: |\n  Call the AskUserQuestion tool exactly once with a SINGLE multi-select question\n  (allow selecting more than one option) asking which features to enable, with these\n  three options: Auth, Billing, Audit.\n  After I answer, reply with exactly: \"Enabled: <the features I chose, comma-separated>.\"\n  and nothing else.\n";
     let d = read_json(&fx.peer().join(MULTI));
-    let answers = serde_yaml::to_string(&json!({"answers": d["scenario"]["answers"], "fidelity": d["scenario"]["fidelity"], "baseline": "latest"})).unwrap();
+    let answers = serde_yaml_ng::to_string(&json!({"answers": d["scenario"]["answers"], "fidelity": d["scenario"]["fidelity"], "baseline": "latest"})).unwrap();
     std::fs::write(
         fx.peer().join("s.yaml"),
         format!("{scen}{answers}assert:\n  - file_exists: outputs/x.md\n"),

@@ -547,7 +547,7 @@ fn extracted_scripts_match_the_schema_and_parse_back_to_the_same_replies() {
         let cassette = reel::cassette::Cassette::load(path).unwrap();
         let replies = reel::rerun::replies::from_cassette(&cassette).unwrap();
         let yaml = replies.script.to_yaml();
-        let doc: Value = serde_yaml::from_str(&yaml).unwrap();
+        let doc: Value = serde_yaml_ng::from_str(&yaml).unwrap();
         for e in validator.iter_errors(&doc) {
             problems.push(format!("{}: {e} at {}", path.display(), e.instance_path));
         }

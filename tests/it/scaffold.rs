@@ -90,7 +90,7 @@ fn without_out_the_scenario_goes_to_stdout_and_existing_files_are_kept() {
     let out = support::reel().arg("scaffold").arg(&src).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
-    let doc: Value = serde_yaml::from_str(&text).unwrap();
+    let doc: Value = serde_yaml_ng::from_str(&text).unwrap();
     assert_eq!(doc["fidelity"], "protocol");
     let asserts = doc["assert"].as_array().unwrap();
     for want in [
