@@ -219,9 +219,10 @@ fn the_action_reuses_a_cached_build_of_the_same_source() {
 
 #[test]
 fn action_yml_wires_every_input_into_the_script() {
-    let yml: serde_yaml_ng::Value =
-        serde_yaml_ng::from_str(&std::fs::read_to_string(support::repo().join("action.yml")).unwrap())
-            .unwrap();
+    let yml: serde_yaml_ng::Value = serde_yaml_ng::from_str(
+        &std::fs::read_to_string(support::repo().join("action.yml")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(yml["runs"]["using"], "composite");
     let script = std::fs::read_to_string(support::repo().join("scripts/action.sh")).unwrap();
     let steps = yml["runs"]["steps"].as_sequence().unwrap();

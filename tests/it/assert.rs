@@ -1048,7 +1048,10 @@ fn regex_keys_see_an_emoji_as_two_code_units() {
             }
         })
         .into_value();
-    assert!(doc.to_string().contains("SUBAGENT 😀 DONE"), "the edit landed");
+    assert!(
+        doc.to_string().contains("SUBAGENT 😀 DONE"),
+        "the edit landed"
+    );
     let c = cassette_from(doc, &path);
     assert!(one(&c, json!({"tool_result_matches": "subagent .. done"})).pass);
     assert!(one(&c, json!({"tool_result_matches": "subagent [^x]{2} done"})).pass);

@@ -7,23 +7,16 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use crate::support::{self, Failures};
 use crate::support::assert_schema;
+use crate::support::{self, Failures, RunExt};
 
 fn catalog_json(args: &[&str]) -> (i32, Value) {
-    let out = support::reel()
+    let run = support::reel()
         .arg("assertions")
         .args(args)
         .args(["--output-format", "json"])
-        .output()
-        .unwrap();
-    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    });
-    (out.status.code().unwrap_or(-1), v)
+        .run();
+    (run.code, run.json())
 }
 
 #[test]
@@ -110,7 +103,8 @@ fn buckets_match_what_replay_does_with_every_key() {
     let (_, catalog) = catalog_json(&[]);
     let entries = catalog["results"].as_array().unwrap().clone();
     let base: Value = serde_json::from_str(
-        &std::fs::read_to_string(support::repo().join("cassettes/write-note.cassette.json")).unwrap(),
+        &std::fs::read_to_string(support::repo().join("cassettes/write-note.cassette.json"))
+            .unwrap(),
     )
     .unwrap();
     let items: Vec<Value> = entries

@@ -59,7 +59,6 @@ fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     p
 }
 
-
 // ---------------------------------------------------------------- round trip
 
 fn assert_same_text(path: &Path, original: &str, written: &str) {
@@ -221,8 +220,10 @@ fn truncated_file_gives_the_originals_message() {
         )
     );
     // The compat capture: `replay: <file>: <message>`.
-    let expected =
-        fs::read_to_string(support::compat("expected/replay-truncated-json-text.stderr")).unwrap();
+    let expected = fs::read_to_string(support::compat(
+        "expected/replay-truncated-json-text.stderr",
+    ))
+    .unwrap();
     let via_scratch = format!(
         "replay: $SCRATCH/bad/truncated.cassette.json: {}\n",
         e.message()

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{Fixture, Rng};
 use crate::support;
+use crate::support::{Fixture, Rng};
 
 /// Real mid-run kills each scenario must survive, delays uniform over the
 /// whole run.

@@ -122,7 +122,12 @@ fn edit_lines(lines: &mut Value, mut f: impl FnMut(&mut Value) -> bool) -> usize
 #[test]
 fn every_cassette_diffed_with_itself_is_identical() {
     for p in bundled().into_iter().chain(compat()) {
-        let out = support::reel().arg("diff").arg(&p).arg(&p).output().unwrap();
+        let out = support::reel()
+            .arg("diff")
+            .arg(&p)
+            .arg(&p)
+            .output()
+            .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{}: {text}", p.display());
         assert_eq!(text.lines().last(), Some("identical"), "{}", p.display());
@@ -296,7 +301,12 @@ fn one_changed_assertion_is_named_in_the_assertions_view() {
     assert_eq!(c[0]["after"], "no such words");
     assert!(other_views_changed(&r, &["assertions"]).is_empty(), "{r}");
     // The text names it too.
-    let out = support::reel().arg("diff").arg(&src).arg(&b).output().unwrap();
+    let out = support::reel()
+        .arg("diff")
+        .arg(&src)
+        .arg(&b)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("~ transcript_contains assertion.transcript_contains"),
@@ -441,7 +451,12 @@ fn two_real_re_recordings_of_each_bundled_scenario_diff_as_identical() {
         let rel = format!("scenarios/{scenario}.yaml");
         let a = record_fresh(&claude, &rel, t1.path());
         let b = record_fresh(&claude, &rel, t2.path());
-        let out = support::reel().arg("diff").arg(&a).arg(&b).output().unwrap();
+        let out = support::reel()
+            .arg("diff")
+            .arg(&a)
+            .arg(&b)
+            .output()
+            .unwrap();
         if out.status.code() != Some(0) {
             failures.push(format!(
                 "{scenario}: exit {:?}\n{}",

@@ -285,8 +285,12 @@ fn golden_manifest_transforms_hash_the_recorded_bytes() {
                 for (key, out) in [("legacy", Ok(legacy)), ("jcs1", jcs1)] {
                     let want = &m[key];
                     match want["hex"].as_str().or(want["utf8Hex"].as_str()) {
-                        Some(h) => assert_eq!(hex::encode(out.unwrap()), h, "{id} {} {key}", m["path"]),
-                        None => assert!(out.is_err(), "{id} {} {key}: expected an error", m["path"]),
+                        Some(h) => {
+                            assert_eq!(hex::encode(out.unwrap()), h, "{id} {} {key}", m["path"])
+                        }
+                        None => {
+                            assert!(out.is_err(), "{id} {} {key}: expected an error", m["path"])
+                        }
                     }
                     checked += 1;
                 }

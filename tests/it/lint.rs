@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{self, Fixture};
+use crate::support::{self, Fixture, RunExt};
 
 /// A scenario directory beside a `sessions/` with the sessions the tests name.
 fn fixture() -> Fixture {
@@ -31,20 +31,13 @@ fn scenario(fx: &Fixture, name: &str, text: &str, model: Option<&str>) -> PathBu
 
 /// `reel lint <path> --output-format json [extra]`: (exit code, findings).
 fn lint(path: &Path, extra: &[&str]) -> (i32, Vec<Value>) {
-    let out = support::reel()
+    let run = support::reel()
         .arg("lint")
         .arg(path)
         .args(["--output-format", "json"])
         .args(extra)
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+        .run();
+    let v = run.json();
     crate::support::assert_schema("lint.json", &v);
     let findings = v["results"]
         .as_array()
@@ -52,7 +45,7 @@ fn lint(path: &Path, extra: &[&str]) -> (i32, Vec<Value>) {
         .iter()
         .flat_map(|r| r["findings"].as_array().cloned().unwrap_or_default())
         .collect();
-    (out.status.code().unwrap_or(-1), findings)
+    (run.code, findings)
 }
 
 /// The one finding with `code`, asserting its line (and that it is alone).

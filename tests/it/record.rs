@@ -444,7 +444,10 @@ fn genuine_cowork_harness_recordings_rederive_their_answers() {
 fn reels_own_example_recordings_rederive_their_answers() {
     let mut checked = 0;
     for dir in ["cassettes", "cassettes/red"] {
-        for e in std::fs::read_dir(support::repo().join(dir)).unwrap().flatten() {
+        for e in std::fs::read_dir(support::repo().join(dir))
+            .unwrap()
+            .flatten()
+        {
             let path = e.path();
             if !path.to_string_lossy().ends_with(".cassette.json") {
                 continue;
@@ -463,7 +466,8 @@ fn a_tampered_recorded_answer_is_reported() {
     let path = support::compat("examples/replays/example-multiselect-gate.cassette.json");
     let doc = CassetteDoc::from_file(&path)
         .edit_lines("controlOut", |line| {
-            let answer = "/response/response/updatedInput/answers/Which features should be enabled?";
+            let answer =
+                "/response/response/updatedInput/answers/Which features should be enabled?";
             if let Some(answer) = line.pointer_mut(answer) {
                 *answer = json!("Billing");
             }

@@ -3,10 +3,10 @@
 
 use serde_json::{Value, json};
 
+use crate::support;
 use crate::support::compat::{cases, expected, run_case};
 use crate::support::fixture::PDF;
 use crate::support::{Fixture, assert_schema, js_pretty, read_doc};
-use crate::support;
 
 /// Text rows (`✓|✗|· file: reason` and the summary) of a text case.
 fn rows(s: &str) -> Vec<String> {

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use crate::support::compat::{cases, expected_raw as expected, run_case};
 use crate::support::fixture::PDF;
-use crate::support::{self, Failures, Fixture, read_json};
+use crate::support::{self, Failures, Fixture, RunExt, read_json};
 
 /// The comparable core of one run result.
 fn core(r: &Value) -> Value {
@@ -221,21 +221,13 @@ fn write_json(p: &Path, v: &Value) {
 
 /// Replays `file` (relative to the fixture's peer dir) in json mode.
 fn replay_json(fx: &Fixture, args: &[&str]) -> (i32, Value, String) {
-    let out = support::reel()
+    let run = support::reel()
         .current_dir(fx.peer())
         .arg("replay")
         .args(args)
         .args(["--output-format", "json"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let v: Value = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{stdout}"));
-    (
-        out.status.code().unwrap_or(-1),
-        v,
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
+        .run();
+    (run.code, run.json(), run.stderr)
 }
 
 fn mutated(fx: &Fixture, name: &str, f: impl FnOnce(&mut Value)) -> String {
@@ -308,7 +300,10 @@ fn an_artifact_with_a_wrong_sha256_refuses_to_replay_with_exit_2() {
     let arts = d["artifacts"].as_array_mut().unwrap();
     let e = arts.iter_mut().find(|a| a.get("body").is_some()).unwrap();
     e["body"] = json!("tampered\n");
-    write_json(&fx.peer().join("examples/replays/tampered.cassette.json"), &d);
+    write_json(
+        &fx.peer().join("examples/replays/tampered.cassette.json"),
+        &d,
+    );
     let (rc, v, stderr) = replay_json(&fx, &["examples/replays/tampered.cassette.json"]);
     assert_eq!(rc, 2, "{stderr}");
     assert!(
@@ -345,7 +340,9 @@ fn hostile_manifests_never_write_outside_the_temp_dir() {
         assert!(stderr.contains("refusing to replay"), "{p:?}: {stderr}");
     }
     assert!(!victim.exists());
-    assert!(!fx.peer().join("pwned").exists() && !fx.peer().parent().unwrap().join("pwned").exists());
+    assert!(
+        !fx.peer().join("pwned").exists() && !fx.peer().parent().unwrap().join("pwned").exists()
+    );
 }
 
 #[test]
@@ -719,7 +716,8 @@ fn the_recorded_answer_check_is_wired_for_scripted_cassettes() {
     let fx = Fixture::capture_layout();
     let rel = mutated(&fx, "edited-answer", |d| {
         support::cassette::edit_lines(&mut d["controlOut"], |line| {
-            let answer = "/response/response/updatedInput/answers/Which features should be enabled?";
+            let answer =
+                "/response/response/updatedInput/answers/Which features should be enabled?";
             if let Some(answer) = line.pointer_mut(answer) {
                 *answer = json!("Billing");
             }

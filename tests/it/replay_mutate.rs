@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::support::{self, Failures};
+use crate::support::{self, Failures, RunExt};
 
 const METRICS: &str = "{\"total\": 42, \"currency\": \"EUR\", \"ok\": true}";
 
@@ -50,19 +50,14 @@ fn json_check(path: &str, equals: Value) -> Value {
 /// original's layout, whose `[mutate]` lines these tests compare); returns
 /// (exit, stdout, stderr).
 fn replay(dir: &Path, file: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = support::reel()
+    let run = support::reel()
         .current_dir(dir)
         .arg("replay")
         .arg(file)
         .args(args)
         .arg("--verbose")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+        .run();
+    (run.code, run.stdout, run.stderr)
 }
 
 fn replay_json(dir: &Path, file: &Path, args: &[&str]) -> (i32, Value, String) {

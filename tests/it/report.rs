@@ -6,16 +6,12 @@
 
 use std::path::Path;
 
-use crate::support;
+use crate::support::{self, RunExt};
 
 /// Runs reel in `dir`; returns (exit code, stdout, stderr).
 fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = support::reel().current_dir(dir).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let run = support::reel().current_dir(dir).args(args).run();
+    (run.code, run.stdout, run.stderr)
 }
 
 /// Snapshots `text` with per-file times and temp paths masked.

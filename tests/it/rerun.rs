@@ -715,7 +715,10 @@ fn the_text_report_names_each_file_and_closes_with_the_tally() {
 
 /// A scratch git copy of the cowork-harness recordings in tests/data/rerun/cowork.
 fn cowork_scratch() -> Fixture {
-    scratch_of(&repo().join("tests/data/rerun/cowork"), "cowork-harness recordings")
+    scratch_of(
+        &repo().join("tests/data/rerun/cowork"),
+        "cowork-harness recordings",
+    )
 }
 
 #[test]

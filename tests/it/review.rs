@@ -264,7 +264,11 @@ fn review_in_a_terminal_accepts_rejects_and_skips_by_key_press() {
 fn review_without_a_terminal_is_a_usage_error_pointing_at_the_script_commands() {
     let tmp = tempfile::tempdir().unwrap();
     pending_pair(tmp.path(), "write-note", "pick-format");
-    let out = support::reel().arg("review").arg(tmp.path()).output().unwrap();
+    let out = support::reel()
+        .arg("review")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(err.contains("needs a terminal"), "{err}");
@@ -275,7 +279,11 @@ fn review_without_a_terminal_is_a_usage_error_pointing_at_the_script_commands() 
 fn accept_and_reject_of_nothing_pending_name_the_path() {
     let tmp = tempfile::tempdir().unwrap();
     let c = tmp.path().join("x.cassette.json");
-    std::fs::copy(support::repo().join("cassettes/write-note.cassette.json"), &c).unwrap();
+    std::fs::copy(
+        support::repo().join("cassettes/write-note.cassette.json"),
+        &c,
+    )
+    .unwrap();
     for cmd in ["accept", "reject"] {
         let out = support::reel().arg(cmd).arg(&c).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{cmd}");

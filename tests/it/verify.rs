@@ -6,8 +6,8 @@ use serde_json::{Map, Value, json};
 
 use crate::support::{self, Failures, Fixture, Rng, Run};
 
-use crate::support::compat::{Case, cases, expected, run_case};
 use crate::support::assert_schema;
+use crate::support::compat::{Case, cases, expected, run_case};
 use crate::support::fixture::PDF;
 
 fn strs(v: &Value, k: &str) -> Vec<String> {

@@ -26,8 +26,8 @@ impl CassetteDoc {
 
     /// A cassette file, as recorded.
     pub fn from_file(path: &Path) -> CassetteDoc {
-        let text = std::fs::read_to_string(path)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text =
+            std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         CassetteDoc(
             serde_json::from_str(&text)
                 .unwrap_or_else(|e| panic!("{}: not a JSON object: {e}", path.display())),
@@ -156,9 +156,7 @@ impl CassetteDoc {
 /// [`CassetteDoc::edit_lines`] on an array of recorded lines already in
 /// hand (`&mut doc["events"]`).
 pub fn edit_lines(lines: &mut Value, mut f: impl FnMut(&mut Value)) {
-    let lines = lines
-        .as_array_mut()
-        .expect("recorded lines are an array");
+    let lines = lines.as_array_mut().expect("recorded lines are an array");
     for line in lines {
         let text = line.as_str().expect("a recorded line is a string");
         let before: Value = serde_json::from_str(text).expect("a recorded line is JSON");
@@ -178,7 +176,13 @@ pub fn rename_keys(v: &mut Value, from: &str, to: &str) {
             if m.contains_key(from) {
                 *m = std::mem::take(m)
                     .into_iter()
-                    .map(|(k, v)| if k == from { (to.to_owned(), v) } else { (k, v) })
+                    .map(|(k, v)| {
+                        if k == from {
+                            (to.to_owned(), v)
+                        } else {
+                            (k, v)
+                        }
+                    })
                     .collect();
             }
             m.values_mut().for_each(|x| rename_keys(x, from, to));
@@ -192,7 +196,9 @@ fn step_into<'a>(node: &'a mut Value, step: &str, path: &str) -> &'a mut Value {
     match node {
         Value::Object(m) => m.entry(step).or_insert_with(|| json!({})),
         Value::Array(a) => {
-            let i: usize = step.parse().unwrap_or_else(|_| panic!("{path}: {step} is no index"));
+            let i: usize = step
+                .parse()
+                .unwrap_or_else(|_| panic!("{path}: {step} is no index"));
             &mut a[i]
         }
         other => panic!("{path}: {step} lies inside {other}"),

@@ -43,10 +43,7 @@ pub fn run_case(fx: &Fixture, case: &Case) -> Run {
     if !args.iter().any(|a| a == "json" || a == "--help") {
         args.push("--verbose".into());
     }
-    let mut run = reel()
-        .args(&args)
-        .current_dir(fx.expand(&case.cwd))
-        .run();
+    let mut run = reel().args(&args).current_dir(fx.expand(&case.cwd)).run();
     run.stdout = fx.normalise(&run.stdout);
     run.stderr = fx.normalise(&run.stderr);
     run

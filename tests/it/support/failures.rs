@@ -21,7 +21,12 @@ impl Failures {
     }
 
     /// Records a difference between `got` and `want` (named `what`).
-    pub fn check_eq<T: PartialEq + std::fmt::Debug>(&mut self, what: impl Display, got: T, want: T) {
+    pub fn check_eq<T: PartialEq + std::fmt::Debug>(
+        &mut self,
+        what: impl Display,
+        got: T,
+        want: T,
+    ) {
         if got != want {
             self.0
                 .push(format!("{what}:\n  got:  {got:?}\n  want: {want:?}"));

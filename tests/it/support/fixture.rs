@@ -134,17 +134,28 @@ impl Fixture {
             doc.insert("$schema".into(), json!(schema));
             doc
         };
-        fx.write("scratch/bad/future.cassette.json", js_pretty(&restamped(99)));
+        fx.write(
+            "scratch/bad/future.cassette.json",
+            js_pretty(&restamped(99)),
+        );
         let mut legacy = restamped(11);
         legacy["fingerprint"]
             .as_object_mut()
             .unwrap()
             .shift_remove("hashFormat");
-        fx.write("scratch/legacy/legacy-pdf.cassette.json", js_pretty(&legacy));
+        fx.write(
+            "scratch/legacy/legacy-pdf.cassette.json",
+            js_pretty(&legacy),
+        );
         let (peer, drift) = (fx.peer(), fx.drift());
         git(
             fx.root(),
-            &["clone", "-q", peer.to_str().unwrap(), drift.to_str().unwrap()],
+            &[
+                "clone",
+                "-q",
+                peer.to_str().unwrap(),
+                drift.to_str().unwrap(),
+            ],
         );
         let skill = drift.join("examples/skills/my-pdf-skill/skills/my-pdf-skill/SKILL.md");
         let mut text = std::fs::read_to_string(&skill).unwrap();
