@@ -723,10 +723,10 @@ fn a_tampered_permission_answer_is_reported() {
     let text = CassetteDoc::from_file(&path)
         .edit_lines("controlOut", |line| {
             let denied = json!({"behavior": "deny", "message": "denied by scenario policy"});
-            if let Some(response) = line.pointer_mut("/response/response") {
-                if *response == denied {
-                    *response = json!({"behavior": "allow", "updatedInput": {}});
-                }
+            if let Some(response) = line.pointer_mut("/response/response")
+                && *response == denied
+            {
+                *response = json!({"behavior": "allow", "updatedInput": {}});
             }
         })
         .pretty();
