@@ -8,33 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::support;
-
-pub fn bundled() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(support::repo().join("cassettes"))
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(".cassette.json"))
-        .collect();
-    out.sort();
-    assert!(out.len() >= 6, "bundled cassettes missing: {out:?}");
-    out
-}
-
-pub fn compat() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(support::compat("examples/replays"))
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(".cassette.json"))
-        .collect();
-    out.sort();
-    assert!(!out.is_empty());
-    out
-}
-
-fn read_doc(p: &Path) -> Map<String, Value> {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
+use crate::support::{self, RunExt, read_doc, schema_errors};
 
 /// Writes `doc` as a cassette beside the bundled ones' relative layout is
 /// not needed: diff reads only the recording.
@@ -46,39 +20,20 @@ fn write_doc(dir: &Path, name: &str, doc: &Map<String, Value>) -> PathBuf {
 
 /// `reel diff A B --output-format json` → (exit code, the one result).
 fn diff_json(a: &Path, b: &Path, extra: &[&str]) -> (i32, Value) {
-    let out = support::reel()
+    let run = support::reel()
         .arg("diff")
         .arg(a)
         .arg(b)
         .args(["--output-format", "json"])
         .args(extra)
-        .output()
-        .unwrap();
-    let env: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+        .run();
+    let env = run.json();
     let errors = schema_errors("diff.json", &env);
     assert!(errors.is_empty(), "schema/diff.json: {errors:?}\n{env}");
     (
-        out.status.code().unwrap(),
+        run.code,
         env["results"].get(0).cloned().unwrap_or(Value::Null),
     )
-}
-
-pub fn schema_errors(schema: &str, v: &Value) -> Vec<String> {
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(support::repo().join("schema").join(schema)).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    validator
-        .iter_errors(v)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect()
 }
 
 /// The changes of one view.
@@ -121,7 +76,10 @@ fn edit_lines(lines: &mut Value, mut f: impl FnMut(&mut Value) -> bool) -> usize
 
 #[test]
 fn every_cassette_diffed_with_itself_is_identical() {
-    for p in bundled().into_iter().chain(compat()) {
+    for p in support::bundled_cassettes()
+        .into_iter()
+        .chain(support::compat_cassettes())
+    {
         let out = support::reel()
             .arg("diff")
             .arg(&p)
@@ -413,7 +371,7 @@ fn the_diff_text_of_two_bundled_cassettes() {
 
 /// Records `scenario` in a fresh copy of the example tree; returns the cassette.
 fn record_fresh(claude: &Path, scenario: &str, root: &Path) -> PathBuf {
-    crate::record::example_tree(root);
+    support::example_tree(root);
     let out = support::reel()
         .current_dir(root)
         .arg("record")

@@ -587,24 +587,6 @@ fn truncate(s: &str) -> String {
     s.chars().take(300).collect()
 }
 
-/// Copies the example tree into `dst` and commits it (skills are staged in
-/// git file-set mode, as in the repository).
-pub(crate) fn example_tree(dst: &Path) {
-    for dir in ["scenarios", "sessions", "skills", "data"] {
-        support::copy_tree(&support::repo().join(dir), &dst.join(dir));
-    }
-    let repo = git2::Repository::init(dst).unwrap();
-    let mut index = repo.index().unwrap();
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .unwrap();
-    index.write().unwrap();
-    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-    let sig = git2::Signature::now("reel test", "reel@example.invalid").unwrap();
-    repo.commit(Some("HEAD"), &sig, &sig, "examples", &tree, &[])
-        .unwrap();
-}
-
 /// Examples whose events interleave two conversations (see below).
 const INTERLEAVED: &[&str] = &["scenarios/delegate-count.yaml"];
 
@@ -634,7 +616,7 @@ pub(crate) fn same_recording(scenario: &str, committed: &Path, recorded: &Path) 
 fn the_committed_examples_re_record_identically_apart_from_volatile_fields() {
     let claude = support::require!(support::claude_bin());
     let tmp = tempfile::tempdir().unwrap();
-    example_tree(tmp.path());
+    support::example_tree(tmp.path());
     let mut cases: Vec<(String, Vec<String>)> = Vec::new();
     let mut names: Vec<String> = std::fs::read_dir(support::repo().join("scenarios"))
         .unwrap()

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::record::{example_tree, same_recording};
+use crate::record::same_recording;
 use crate::support;
 
 /// The bundled project with its cassettes, committed.
@@ -16,7 +16,7 @@ fn project() -> tempfile::TempDir {
         &support::repo().join("cassettes"),
         &tmp.path().join("cassettes"),
     );
-    example_tree(tmp.path());
+    support::example_tree(tmp.path());
     tmp
 }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{self, CassetteDoc, Fixture, claude_bin, reel, repo};
+use crate::support::{self, CassetteDoc, Fixture, RunExt, claude_bin, reel, repo};
 
 /// A scratch git work tree holding copies of `src`'s example directories
 /// (skills are staged from git-tracked files), committed as `message`.
@@ -46,43 +46,21 @@ impl Scratch for Fixture {
 
 fn rerun_at(cwd: &Path, cassette: &str, extra: &[&str]) -> (i32, Value, String) {
     let bin = claude_bin().expect("the real claude binary");
-    let out = reel()
+    let run = reel()
         .current_dir(cwd)
         .env("REEL_CLAUDE_BIN", bin)
         .arg("rerun")
         .arg(cassette)
         .args(["--output-format", "json"])
         .args(extra)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let env: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-        panic!(
-            "rerun printed no JSON envelope ({e}): {stdout}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+        .run();
+    let env = run.json();
     check_schema(&env);
-    (
-        out.status.code().unwrap_or(-1),
-        env,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    (run.code, env, run.stderr)
 }
 
 fn check_schema(env: &Value) {
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo().join("schema/rerun.json")).unwrap())
-            .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(env)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "schema/rerun.json rejects the envelope: {errors:?}\n{env}"
-    );
+    support::assert_schema("rerun.json", env);
 }
 
 /// A divergence as [`divergences`] lists it.

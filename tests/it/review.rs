@@ -11,8 +11,8 @@ use std::time::Duration;
 use expectrl::{Eof, Expect};
 use serde_json::{Map, Value};
 
-use crate::diff::schema_errors;
 use crate::support;
+use crate::support::schema_errors;
 
 fn read_doc(p: &Path) -> Map<String, Value> {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
@@ -55,7 +55,7 @@ fn record_over_a_committed_cassette_round_trips_through_pending_accept_and_rejec
     let claude = support::require!(support::claude_bin());
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    crate::record::example_tree(root);
+    support::example_tree(root);
     let committed = root.join("cassettes/write-note.cassette.json");
     let pending = root.join("cassettes/write-note.cassette.json.new");
     std::fs::create_dir_all(committed.parent().unwrap()).unwrap();

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::diff::{bundled, compat, schema_errors};
 use crate::support;
+use crate::support::schema_errors;
 
 const VIEWS: [&str; 6] = ["tools", "questions", "files", "timeline", "usage", "all"];
 
@@ -29,7 +29,10 @@ fn show(path: &Path, view: &str, json: bool) -> (i32, String) {
 
 #[test]
 fn every_view_of_every_cassette_in_text_and_json() {
-    for p in bundled().into_iter().chain(compat()) {
+    for p in support::bundled_cassettes()
+        .into_iter()
+        .chain(support::compat_cassettes())
+    {
         for view in VIEWS {
             let (code, text) = show(&p, view, false);
             assert_eq!(code, 0, "{} --view {view}", p.display());

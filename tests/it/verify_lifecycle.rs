@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support;
 use crate::support::assert_schema;
+use crate::support::{self, RunExt};
 
 /// A private copy of the bundled project, so a test can age or delete
 /// files: a git repository, as the skill-triggered cassettes were recorded
@@ -42,31 +42,25 @@ fn edit_cassette(path: &Path, edit: impl FnOnce(&mut serde_json::Map<String, Val
 /// `reel verify-cassettes cassettes/ <extra> --output-format json` in `dir`:
 /// (exit code, envelope).
 fn verify_json(dir: &Path, extra: &[&str]) -> (i32, Value) {
-    let out = support::reel()
+    let run = support::reel()
         .current_dir(dir)
         .args(["verify-cassettes", "cassettes/", "--output-format", "json"])
         .args(["--allow-patterns-file", "cassettes/verify-allow.txt"])
         .args(extra)
-        .output()
-        .unwrap();
-    let env: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        .run();
+    let env = run.json();
     assert_schema("verify-cassettes.json", &env);
-    (out.status.code().unwrap(), env)
+    (run.code, env)
 }
 
 fn verify_text(dir: &Path, extra: &[&str]) -> (i32, String) {
-    let out = support::reel()
+    let run = support::reel()
         .current_dir(dir)
         .args(["verify-cassettes", "cassettes/"])
         .args(["--allow-patterns-file", "cassettes/verify-allow.txt"])
         .args(extra)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+        .run();
+    (run.code, run.stderr)
 }
 
 fn row<'a>(env: &'a Value, file: &str) -> &'a Value {

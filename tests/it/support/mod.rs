@@ -245,3 +245,45 @@ pub fn assert_same_result_as_original(
     }
     assert_eq!(got["ok"], want["ok"], "{name}: ok");
 }
+
+/// The bundled example cassettes (`cassettes/*.cassette.json`), sorted.
+pub fn bundled_cassettes() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(repo().join("cassettes"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".cassette.json"))
+        .collect();
+    out.sort();
+    assert!(out.len() >= 6, "bundled cassettes missing: {out:?}");
+    out
+}
+
+/// cowork-harness's example cassettes (tests/compat/examples/replays), sorted.
+pub fn compat_cassettes() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(compat("examples/replays"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".cassette.json"))
+        .collect();
+    out.sort();
+    assert!(!out.is_empty());
+    out
+}
+
+/// Copies the example tree into `dst` and commits it (skills are staged in
+/// git file-set mode, as in the repository).
+pub fn example_tree(dst: &Path) {
+    for dir in ["scenarios", "sessions", "skills", "data"] {
+        copy_tree(&repo().join(dir), &dst.join(dir));
+    }
+    let repo = git2::Repository::init(dst).unwrap();
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::now("reel test", "reel@example.invalid").unwrap();
+    repo.commit(Some("HEAD"), &sig, &sig, "examples", &tree, &[])
+        .unwrap();
+}
