@@ -513,18 +513,7 @@ fn github_annotations_name_the_failing_cassette() {
 }
 
 fn validate_envelope(v: &Value) {
-    let schema: Value = read_json(&support::repo().join("schema/replay.json"));
-    let validator =
-        jsonschema::validator_for(&schema).expect("schema/replay.json is a valid JSON Schema");
-    let errors: Vec<String> = validator
-        .iter_errors(v)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "envelope violates schema/replay.json:\n{}\n{v}",
-        errors.join("\n")
-    );
+    support::assert_schema("replay.json", v);
 }
 
 #[test]

@@ -365,20 +365,7 @@ fn mutate_flags_without_mutate_or_with_bad_caps_are_usage_errors() {
 }
 
 fn validate(v: &Value) {
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(support::repo().join("schema/replay.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("valid JSON Schema");
-    let errors: Vec<String> = validator
-        .iter_errors(v)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "schema/replay.json:\n{}\n{v}",
-        errors.join("\n")
-    );
+    support::assert_schema("replay.json", v);
 }
 
 #[test]

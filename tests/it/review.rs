@@ -12,11 +12,7 @@ use expectrl::{Eof, Expect};
 use serde_json::{Map, Value};
 
 use crate::support;
-use crate::support::schema_errors;
-
-fn read_doc(p: &Path) -> Map<String, Value> {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
+use crate::support::{read_doc, schema_errors};
 
 /// Writes `doc` at `path` with the body of its first artifact changed — a
 /// committed cassette a fresh recording will differ from in one file.
