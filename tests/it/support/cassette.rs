@@ -227,3 +227,55 @@ pub fn map_strings(v: &mut Value, f: &impl Fn(&str) -> String) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_and_remove_keep_the_other_fields_in_place() {
+        let doc = CassetteDoc::minimal()
+            .set("fingerprint.baseline", json!("1"))
+            .remove("fingerprint.hashFormat")
+            .set("cassetteVersion", json!(11))
+            .set("scenario.assert", json!([{"result": "success"}]))
+            .set("scenario.assert.0", json!({"result": "error"}));
+        assert_eq!(
+            doc.compact(),
+            r#"{"cassetteVersion":11,"scenario":{"prompt":"p","session":"s","assert":[{"result":"error"}]},"events":["{}"],"fingerprint":{"baseline":"1"}}"#
+        );
+    }
+
+    #[test]
+    fn edit_lines_rewrites_only_the_lines_it_changes() {
+        // Spelled as serde_json would not write it: an untouched line keeps
+        // its recorded bytes.
+        let recorded = "{\"type\": \"system\"}";
+        let doc = CassetteDoc::minimal()
+            .set(
+                "events",
+                json!([recorded, "{\"type\":\"result\",\"timestamp\":1}"]),
+            )
+            .edit_lines("events", |line| rename_keys(line, "timestamp", "ts"));
+        assert_eq!(
+            doc.doc()["events"],
+            json!([recorded, "{\"type\":\"result\",\"ts\":1}"])
+        );
+    }
+
+    #[test]
+    fn map_strings_reaches_into_recorded_lines() {
+        let doc = CassetteDoc::minimal()
+            .set("events", json!(["{\"text\":\"id-1\"}"]))
+            .set("scenario.prompt", json!("id-1"))
+            .map_strings(&|s: &str| s.replace("id-1", "id-2"));
+        assert_eq!(doc.doc()["events"], json!(["{\"text\":\"id-2\"}"]));
+        assert_eq!(doc.doc()["scenario"]["prompt"], json!("id-2"));
+    }
+
+    #[test]
+    fn a_raw_slot_is_spliced_unparsed() {
+        let text = CassetteDoc::minimal().compact_with_raw(true, "x", "[[[]]]");
+        assert!(text.contains(r#""assert":[],"x":[[[]]]},"#), "{text}");
+    }
+}

@@ -67,3 +67,21 @@ impl Failures {
         );
     }
 }
+
+#[test]
+fn every_failing_case_is_recorded_and_the_loop_goes_on() {
+    let mut failures = Failures::new();
+    let mut ran = Vec::new();
+    for i in 0..4 {
+        failures.case(format!("case {i}"), || {
+            ran.push(i);
+            assert!(i % 2 == 0, "{i} is odd");
+        });
+    }
+    failures.check(false, || "a plain check".into());
+    assert_eq!(ran, [0, 1, 2, 3]);
+    assert_eq!(
+        failures.0,
+        ["case 1: 1 is odd", "case 3: 3 is odd", "a plain check"]
+    );
+}

@@ -37,3 +37,18 @@ impl Rng {
             .collect()
     }
 }
+
+#[test]
+fn the_sequence_is_pinned() {
+    // The benches' generated inputs depend on these exact values (worked
+    // out independently of this code); a change here changes every figure.
+    let mut rng = Rng::new(0x5eed);
+    assert_eq!(
+        [rng.next(), rng.next(), rng.next()],
+        [
+            0x970d_7842_0bec_184a,
+            0xc7e2_c283_945e_48d8,
+            0xe90a_11ce_3da0_4682
+        ]
+    );
+}
