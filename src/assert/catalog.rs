@@ -1225,11 +1225,12 @@ mod tests {
     #[test]
     fn manifest_activity_follows_the_cassette() {
         use crate::cassette::Cassette;
-        let mk = |doc: serde_json::Value| Cassette {
-            path: "x.cassette.json".into(),
-            doc: doc.as_object().cloned().unwrap_or_default(),
-            version: 12,
-            load_warnings: vec![],
+        let mk = |doc: serde_json::Value| {
+            Cassette::unchecked(
+                "x.cassette.json",
+                doc.as_object().cloned().unwrap_or_default(),
+                12,
+            )
         };
         let c = mk(serde_json::json!({"artifacts": [], "preRunPaths": []}));
         assert_eq!(manifest_key_active("file_exists", &c), Some(false));

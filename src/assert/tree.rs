@@ -206,12 +206,11 @@ mod tests {
     use super::*;
 
     fn cassette(doc: serde_json::Value) -> Cassette {
-        Cassette {
-            path: "t.cassette.json".into(),
-            doc: doc.as_object().cloned().unwrap_or_default(),
-            version: 12,
-            load_warnings: Vec::new(),
-        }
+        Cassette::unchecked(
+            "t.cassette.json",
+            doc.as_object().cloned().unwrap_or_default(),
+            12,
+        )
     }
 
     #[test]

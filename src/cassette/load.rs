@@ -294,8 +294,9 @@ impl From<LoadError> for crate::Error {
     }
 }
 
-/// Reads `path` (regular files only, at most [`MAX_CASSETTE_BYTES`]) in one go.
-pub(super) fn read_cassette_file(path: &Path) -> Result<Vec<u8>, LoadError> {
+/// Opens `path` for reading: regular files only, at most
+/// [`MAX_CASSETTE_BYTES`]; returns the file and its length.
+fn open_checked(path: &Path) -> Result<(fs::File, u64), LoadError> {
     let io_err = |source| LoadError::Io {
         path: path.to_path_buf(),
         source,
@@ -303,7 +304,7 @@ pub(super) fn read_cassette_file(path: &Path) -> Result<Vec<u8>, LoadError> {
     // Checked before opening: opening a FIFO for reading would block.
     let meta = fs::metadata(path).map_err(io_err)?;
     check_regular(path, &meta)?;
-    let mut file = open_nonblocking(path).map_err(io_err)?;
+    let file = open_nonblocking(path).map_err(io_err)?;
     // Re-checked on the handle: the path may have been swapped in between.
     let meta = file.metadata().map_err(io_err)?;
     check_regular(path, &meta)?;
@@ -314,6 +315,16 @@ pub(super) fn read_cassette_file(path: &Path) -> Result<Vec<u8>, LoadError> {
             bytes: len,
         });
     }
+    Ok((file, len))
+}
+
+/// Reads `path` (regular files only, at most [`MAX_CASSETTE_BYTES`]) in one go.
+pub(super) fn read_cassette_file(path: &Path) -> Result<Vec<u8>, LoadError> {
+    let (mut file, len) = open_checked(path)?;
+    let io_err = |source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     // `len` ≤ 2 GiB, so it fits usize on every 64-bit target; on 32-bit the
     // capacity is only a hint and the read below is still bounded.
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
@@ -435,6 +446,32 @@ pub(super) fn parse(path: PathBuf, bytes: &[u8]) -> Result<Cassette, LoadError> 
     validate(path, root)
 }
 
+/// The pipeline with `events` and `timeline` kept as text ([`super::lean`]);
+/// anything the lean scan does not take goes through the full pipeline.
+pub(super) fn load_lean(path: &Path) -> Result<Cassette, LoadError> {
+    let (mut file, len) = open_checked(path)?;
+    let io_err = |source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    // `len` ≤ 2 GiB (checked), so it fits usize on 64-bit targets.
+    let buf = match usize::try_from(len) {
+        Ok(len) => super::lean::FileBuffer::read(&mut file, len).map_err(io_err)?,
+        Err(_) => None,
+    };
+    let Some(buf) = buf.filter(|b| !b.starts_with_bom()) else {
+        return Cassette::load(path);
+    };
+    match super::lean::split(buf) {
+        Ok((doc, raw)) => {
+            let mut cassette = validate(path.to_path_buf(), Value::Object(doc))?;
+            cassette.attach_raw(raw);
+            Ok(cassette)
+        }
+        Err(_) => Cassette::load(path),
+    }
+}
+
 /// Steps 2–6 of the pipeline over an already-parsed document.
 pub(super) fn validate(path: PathBuf, root: Value) -> Result<Cassette, LoadError> {
     // 2. Lenient shape check.
@@ -513,12 +550,9 @@ pub(super) fn validate(path: PathBuf, root: Value) -> Result<Cassette, LoadError
         });
     }
 
-    Ok(Cassette {
-        path,
-        doc,
-        version,
-        load_warnings,
-    })
+    let mut cassette = Cassette::unchecked(path, doc, version);
+    cassette.load_warnings = load_warnings;
+    Ok(cassette)
 }
 
 /// 1-based line and column (in bytes) of the end of `prefix`.

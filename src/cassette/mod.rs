@@ -20,13 +20,16 @@
 //! skill tree (that is `fingerprint`); it only guarantees that what it hands
 //! out is a structurally valid, supported cassette.
 
+mod lean;
 pub mod load;
 pub mod model;
 pub mod write;
 
+pub use lean::{EventLine, LeanEvents};
 pub use load::{AssertionIssue, LoadError, MAX_CASSETTE_BYTES, ShapeIssue};
 pub use model::*;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -60,6 +63,9 @@ pub struct Cassette {
     /// Warnings raised while loading (e.g. tolerated assertions of a future
     /// cassette); the caller prints them.
     pub load_warnings: Vec<String>,
+    /// Set by [`Cassette::load_lean`]: `events` and `timeline` kept as text
+    /// (the document holds empty arrays in their place).
+    raw: Option<Box<lean::RawParts>>,
 }
 
 /// Writing a cassette failed.
@@ -88,6 +94,27 @@ impl Cassette {
         load::parse(path.to_path_buf(), &bytes)
     }
 
+    /// [`Cassette::load`] for a reader: the same checks and errors, but
+    /// `events` and `timeline` stay text in the file buffer (see
+    /// [`lean`](mod@lean)), so loading costs one scan and the events are
+    /// unescaped where they are read ([`Cassette::event_lines`]). Writing
+    /// such a cassette still writes the exact document.
+    pub fn load_lean(path: &Path) -> Result<Cassette, LoadError> {
+        load::load_lean(path)
+    }
+
+    /// A cassette over `doc` as it is, unchecked (tests and in-memory
+    /// assembly; loading goes through [`Cassette::load`]).
+    pub fn unchecked(path: impl Into<PathBuf>, doc: Map<String, Value>, version: u64) -> Cassette {
+        Cassette {
+            path: path.into(),
+            doc,
+            version,
+            load_warnings: Vec::new(),
+            raw: None,
+        }
+    }
+
     /// Same pipeline as [`Cassette::load`] for a document already in memory
     /// (e.g. one `record` just assembled); `path` is where it will live and is
     /// named in errors.
@@ -106,7 +133,14 @@ impl Cassette {
 
     /// The file's bytes: `JSON.stringify(doc, null, 2)`, no trailing newline.
     pub fn to_json_pretty(&self) -> String {
-        write::to_json_pretty(&self.doc)
+        match &self.raw {
+            None => write::to_json_pretty(&self.doc),
+            Some(raw) => {
+                let mut doc = self.doc.clone();
+                raw.restore(&mut doc);
+                write::to_json_pretty(&doc)
+            }
+        }
     }
 
     /// Writes the document to `path` atomically ([`crate::atomic::write_atomic`]).
@@ -143,13 +177,51 @@ impl Cassette {
     }
 
     /// Raw `events` lines (agent stdout), in order.
-    pub fn events(&self) -> impl Iterator<Item = &str> {
-        str_items(self.doc.get("events"))
+    pub fn events(&self) -> impl Iterator<Item = Cow<'_, str>> {
+        self.event_lines().map(EventLine::text)
+    }
+
+    /// The `events` lines as stored: read a line with [`EventLine::text`];
+    /// pre-filter on [`EventLine::stored`] to skip most of them unread.
+    pub fn event_lines(&self) -> Box<dyn ExactSizeIterator<Item = EventLine<'_>> + '_> {
+        match &self.raw {
+            Some(raw) => Box::new(raw.events()),
+            None => {
+                let items = match self.doc.get("events") {
+                    Some(Value::Array(items)) => items.as_slice(),
+                    _ => &[],
+                };
+                // The loader guarantees every item is a string.
+                Box::new(
+                    items
+                        .iter()
+                        .map(|v| EventLine::Text(v.as_str().unwrap_or_default())),
+                )
+            }
+        }
+    }
+
+    fn attach_raw(&mut self, raw: lean::RawParts) {
+        self.raw = Some(Box::new(raw));
+    }
+
+    /// Takes a lean cassette's `events` out for the re-drive, which reads
+    /// them once and gives their memory back as it goes; `None` for a fully
+    /// loaded one (take its lines with [`Cassette::take_events`]).
+    /// [`Cassette::event_lines`] yields nothing afterwards.
+    pub fn take_lean_events(&mut self) -> Option<LeanEvents> {
+        self.raw.as_mut()?.events.take()
+    }
+
+    /// True for a cassette from [`Cassette::load_lean`].
+    pub fn is_lean(&self) -> bool {
+        self.raw.is_some()
     }
 
     /// Takes the `events` lines out of the document (leaving an empty array),
     /// for a caller that only needs to read them once more: a 50 MB cassette
     /// is mostly these lines. The document no longer round-trips afterwards.
+    /// Empty for a lean cassette (read its [`Cassette::event_lines`]).
     pub fn take_events(&mut self) -> Vec<String> {
         let Some(Value::Array(items)) = self.doc.get_mut("events") else {
             return Vec::new();
@@ -223,7 +295,10 @@ impl Cassette {
 
     /// `timeline` entries (kept as JSON: only a few keys are read).
     pub fn timeline(&self) -> Option<&Vec<Value>> {
-        self.doc.get("timeline").and_then(Value::as_array)
+        match &self.raw {
+            Some(raw) if raw.has_timeline() => raw.timeline(),
+            _ => self.doc.get("timeline").and_then(Value::as_array),
+        }
     }
 
     /// `folderPrefixMap`.

@@ -317,7 +317,7 @@ fn init_line(cassette: &Cassette) -> Option<Map<String, Value>> {
     cassette
         .events()
         .filter(|l| l.contains("\"init\"") && l.contains("\"system\""))
-        .filter_map(|l| serde_json::from_str::<Map<String, Value>>(l).ok())
+        .filter_map(|l| serde_json::from_str::<Map<String, Value>>(&l).ok())
         .filter(|m| {
             m.get("type").and_then(Value::as_str) == Some("system")
                 && m.get("subtype").and_then(Value::as_str) == Some("init")
@@ -329,7 +329,7 @@ fn init_line(cassette: &Cassette) -> Option<Map<String, Value>> {
 fn tool_calls(cassette: &Cassette) -> Vec<(String, Value, Option<String>, Option<String>)> {
     use rayon::prelude::*;
     let finder = memchr::memmem::Finder::new(b"\"tool_use\"");
-    let lines: Vec<&str> = cassette.events().collect();
+    let lines: Vec<std::borrow::Cow<'_, str>> = cassette.events().collect();
     lines
         .par_iter()
         .with_min_len(512)
@@ -369,7 +369,7 @@ fn recorded_roots(
     let stating: Vec<Value> = cassette
         .events()
         .filter(|l| l.contains("\"init\"") || l.contains("Base directory for this skill: "))
-        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter_map(|l| serde_json::from_str(&l).ok())
         .collect();
     let roots = super::normalize::Roots::recorded(stating.iter());
     if roots.work.is_some() {

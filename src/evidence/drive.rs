@@ -8,6 +8,7 @@
 //! agent's own ([`Flow`]), the truncation point, and the `control_request`
 //! lines hook reconstruction reads at the end. It decides nothing else.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use rayon::prelude::*;
@@ -18,6 +19,45 @@ use super::fold::{self, End, Folds, Step};
 use super::line::{self, LineOutcome};
 use super::parse::AgentEvent;
 use super::record::{InitContext, RunRecord};
+use crate::cassette::{EventLine, LeanEvents};
+
+/// One recorded `events` line as the re-drive gets it: owned (taken out of
+/// its cassette, freed once read), borrowed, or still a JSON string token in
+/// a lean cassette's file buffer (unescaped on the reading thread).
+pub trait RecordedLine: Sync + Send {
+    /// The line as stored, for a pre-filter on an ASCII word without `"`
+    /// or `\` (escaping never splits one).
+    fn stored(&self) -> &str;
+    /// The line.
+    fn text(&self) -> Cow<'_, str>;
+}
+
+impl RecordedLine for String {
+    fn stored(&self) -> &str {
+        self
+    }
+    fn text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(self)
+    }
+}
+
+impl RecordedLine for &str {
+    fn stored(&self) -> &str {
+        self
+    }
+    fn text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(self)
+    }
+}
+
+impl RecordedLine for EventLine<'_> {
+    fn stored(&self) -> &str {
+        EventLine::stored(*self)
+    }
+    fn text(&self) -> Cow<'_, str> {
+        EventLine::text(*self)
+    }
+}
 
 /// Lines read in parallel before their events are folded into the record.
 pub(super) const READ_CHUNK_LINES: usize = 4096;
@@ -27,94 +67,150 @@ pub(super) const READ_CHUNK_LINES: usize = 4096;
 /// `events` may own its lines (`Vec<String>` taken out of a cassette): each
 /// chunk of lines is then freed as soon as it has been read, so the record
 /// grows into the memory the recording gave back instead of beside it.
-pub fn drive<S: AsRef<str> + Sync + Send>(
-    events: Vec<S>,
-    control_out: Option<&[&str]>,
-) -> RunRecord {
-    let co_lines = control_out.unwrap_or(&[]);
-    let mut d = Driver {
-        rec: RunRecord {
-            has_control_out: !co_lines.is_empty(),
-            control_out: control::build_index(co_lines),
-            ..RunRecord::default()
-        },
-        flow: Flow::default(),
-        folds: Folds::default(),
-    };
-    // Hook reconstruction reads the control_request lines afterwards (all of
-    // them, also past a truncation point), so those few are kept.
-    let mut hook_lines: Vec<String> = Vec::new();
-    let mut truncated: Option<String> = None;
-    let mut first_index = 0;
+pub fn drive<S: RecordedLine>(events: Vec<S>, control_out: Option<&[&str]>) -> RunRecord {
+    let mut redrive = Redrive::new(control_out);
     let mut rest = events.into_iter();
-    // Reading a line (and canonicalising its tool inputs) is pure and most of
-    // the work, so chunks are read in parallel; folding them into the record
-    // is sequential, so chunk k is folded while chunk k+1 is being read.
-    // Chunking bounds how many read-but-unfolded events exist at once.
-    let mut pending: Option<(usize, ReadChunk)> = None;
     loop {
         let chunk: Vec<S> = rest.by_ref().take(READ_CHUNK_LINES).collect();
-        if chunk.is_empty() && pending.is_none() {
+        if chunk.is_empty() {
             break;
         }
-        if d.rec.has_control_out {
-            hook_lines.extend(
+        redrive.feed(chunk);
+    }
+    redrive.finish()
+}
+
+/// Re-drives a lean cassette's `events` ([`LeanEvents`]), handing each
+/// chunk's buffer pages back once it has been read.
+pub fn drive_lean(mut events: LeanEvents, control_out: Option<&[&str]>) -> RunRecord {
+    let mut redrive = Redrive::new(control_out);
+    let mut start = 0;
+    while start < events.len() {
+        let end = (start + READ_CHUNK_LINES).min(events.len());
+        redrive.feed(events.lines(start..end).collect());
+        events.release(start..end);
+        start = end;
+    }
+    redrive.finish()
+}
+
+/// The re-drive in steps: [`Redrive::feed`] a chunk of lines at a time (it is
+/// read in parallel while the chunk before it is folded), then
+/// [`Redrive::finish`].
+struct Redrive {
+    d: Driver,
+    /// Hook reconstruction reads the control_request lines afterwards (all of
+    /// them, also past a truncation point), so those few are kept.
+    hook_lines: Vec<String>,
+    truncated: Option<String>,
+    /// Index of the next chunk's first line.
+    next_index: usize,
+    /// The last chunk read, not folded yet (and its first line's index).
+    pending: Option<(usize, ReadChunk)>,
+}
+
+impl Redrive {
+    fn new(control_out: Option<&[&str]>) -> Redrive {
+        let co_lines = control_out.unwrap_or(&[]);
+        Redrive {
+            d: Driver {
+                rec: RunRecord {
+                    has_control_out: !co_lines.is_empty(),
+                    control_out: control::build_index(co_lines),
+                    ..RunRecord::default()
+                },
+                flow: Flow::default(),
+                folds: Folds::default(),
+            },
+            hook_lines: Vec::new(),
+            truncated: None,
+            next_index: 0,
+            pending: None,
+        }
+    }
+
+    /// Reads `chunk` (in parallel) while folding the chunk before it. Reading
+    /// a line (and canonicalising its tool inputs) is pure and most of the
+    /// work; folding is sequential. When `chunk` returns, its lines have been
+    /// read: the caller may free them.
+    fn feed<S: RecordedLine>(&mut self, chunk: Vec<S>) {
+        if self.d.rec.has_control_out {
+            self.hook_lines.extend(
                 chunk
                     .iter()
-                    .map(AsRef::as_ref)
-                    .filter(|l| fold::hooks::is_hook_candidate(l))
-                    .map(str::to_owned),
+                    .filter(|l| fold::hooks::is_hook_candidate(l.stored()))
+                    .map(|l| l.text().into_owned()),
             );
         }
         let chunk_len = chunk.len();
-        let read_more = truncated.is_none() && chunk_len > 0;
+        let read_more = self.truncated.is_none();
+        let pending = self.pending.take();
+        let d = &mut self.d;
         let (stop, read) = rayon::join(
             || {
-                let (first, outcomes) = pending.take()?;
+                let (first, outcomes) = pending?;
                 d.fold_chunk(first, outcomes)
             },
             || read_more.then(|| read_chunk(chunk)),
         );
-        if truncated.is_none() {
-            truncated = stop;
+        if self.truncated.is_none() {
+            self.truncated = stop;
         }
-        if truncated.is_none() {
-            pending = read.map(|outcomes| (first_index, outcomes));
+        if self.truncated.is_none() {
+            self.pending = read.map(|outcomes| (self.next_index, outcomes));
         }
-        first_index += chunk_len;
+        self.next_index += chunk_len;
     }
-    if let Some(t) = truncated {
-        // The original replaces the record with an empty error record.
-        let mut rec = RunRecord {
-            has_control_out: d.rec.has_control_out,
-            control_out: std::mem::take(&mut d.rec.control_out),
-            malformed_event_lines: std::mem::take(&mut d.rec.malformed_event_lines),
-            protocol_error_lines: std::mem::take(&mut d.rec.protocol_error_lines),
-            guard_mismatches: std::mem::take(&mut d.rec.guard_mismatches),
-            missing_control_out: std::mem::take(&mut d.rec.missing_control_out),
-            truncated: Some(t),
-            // The original's empty record has `context: {tools: [], mcpServers: []}`
-            // and no `errorSource` (its end-of-run `no_result` fill-in is skipped).
-            init: Some(InitContext::default()),
-            ..RunRecord::default()
-        };
-        if rec.has_control_out {
-            fold::hooks::reconstruct_hooks(&mut rec, &hook_lines);
+
+    fn finish(mut self) -> RunRecord {
+        if let Some((first, outcomes)) = self.pending.take()
+            && self.truncated.is_none()
+        {
+            self.truncated = self.d.fold_chunk(first, outcomes);
         }
-        return rec;
+        let Redrive {
+            mut d,
+            hook_lines,
+            truncated,
+            ..
+        } = self;
+        if let Some(t) = truncated {
+            return truncated_record(&mut d.rec, t, &hook_lines);
+        }
+        d.finish(&hook_lines)
     }
-    d.finish(&hook_lines)
+}
+
+/// The original replaces a truncated run's record with an empty error record.
+fn truncated_record(rec: &mut RunRecord, why: String, hook_lines: &[String]) -> RunRecord {
+    let mut out = RunRecord {
+        has_control_out: rec.has_control_out,
+        control_out: std::mem::take(&mut rec.control_out),
+        malformed_event_lines: std::mem::take(&mut rec.malformed_event_lines),
+        protocol_error_lines: std::mem::take(&mut rec.protocol_error_lines),
+        guard_mismatches: std::mem::take(&mut rec.guard_mismatches),
+        missing_control_out: std::mem::take(&mut rec.missing_control_out),
+        truncated: Some(why),
+        // The original's empty record has `context: {tools: [], mcpServers: []}`
+        // and no `errorSource` (its end-of-run `no_result` fill-in is skipped).
+        init: Some(InitContext::default()),
+        ..RunRecord::default()
+    };
+    if out.has_control_out {
+        fold::hooks::reconstruct_hooks(&mut out, hook_lines);
+    }
+    out
 }
 
 /// A chunk of read lines: each line's outcome and its tool-input digests.
 type ReadChunk = Vec<(LineOutcome, Vec<[u8; 32]>)>;
 
 /// Reads a chunk of lines in parallel, then frees the lines (when owned).
-fn read_chunk<S: AsRef<str> + Sync>(chunk: Vec<S>) -> ReadChunk {
+fn read_chunk<S: RecordedLine>(chunk: Vec<S>) -> ReadChunk {
     chunk
         .par_iter()
         .map(|l| {
-            let outcome = line::read(l.as_ref());
+            let outcome = line::read(&l.text());
             let digests = tool_input_digests(&outcome);
             (outcome, digests)
         })

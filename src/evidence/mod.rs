@@ -35,7 +35,7 @@ mod record;
 pub mod timeline;
 mod tool_output;
 
-pub use drive::drive;
+pub use drive::{RecordedLine, drive, drive_lean};
 pub use record::*;
 
 use crate::cassette::Cassette;
@@ -44,7 +44,7 @@ impl RunRecord {
     /// Re-drives the cassette's `events` (and indexes `controlOut`).
     pub fn from_cassette(cassette: &Cassette) -> RunRecord {
         let control_out = cassette.control_out();
-        drive::drive(cassette.events().collect(), control_out.as_deref())
+        drive::drive(cassette.event_lines().collect(), control_out.as_deref())
     }
 
     /// Re-drives `events` lines taken out of their cassette
@@ -52,5 +52,14 @@ impl RunRecord {
     /// as they are read: the memory-lean path of a large replay.
     pub fn from_taken_events(events: Vec<String>, control_out: Option<&[&str]>) -> RunRecord {
         drive::drive(events, control_out)
+    }
+
+    /// Re-drives a lean cassette's `events` ([`Cassette::take_lean_events`]),
+    /// giving each chunk's memory back once it has been read.
+    pub fn from_lean_events(
+        events: crate::cassette::LeanEvents,
+        control_out: Option<&[&str]>,
+    ) -> RunRecord {
+        drive::drive_lean(events, control_out)
     }
 }

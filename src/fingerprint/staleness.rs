@@ -246,13 +246,14 @@ fn tier_check(c: &Cassette, out: &mut Staleness) {
 
 fn discovery_surface_note(c: &Cassette, out: &mut Staleness) {
     let mut tools: Option<Vec<String>> = None;
-    for line in c.events() {
+    for line in c.event_lines() {
         // Only an init line matters: skip the rest unparsed. Its subtype
         // spells `init` unless written with `\u` escapes.
-        if !line.contains("init") && !line.contains("\\u") {
+        if !line.stored().contains("init") && !line.stored().contains("\\u") {
             continue;
         }
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
+        let line = line.text();
+        let Ok(v) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
         if v.get("type").and_then(Value::as_str) != Some("system")

@@ -52,12 +52,11 @@ pub fn assemble(p: &Parts<'_>) -> Cassette {
         "promptAssetsHash".into(),
         json!(latest_baseline::PROMPT_ASSETS_HASH),
     );
-    let draft = Cassette {
-        path: p.cassette_path.to_owned(),
-        doc: document(p, Value::Object(fingerprint.clone())),
-        version: CASSETTE_VERSION,
-        load_warnings: Vec::new(),
-    };
+    let draft = Cassette::unchecked(
+        p.cassette_path.to_owned(),
+        document(p, Value::Object(fingerprint.clone())),
+        CASSETTE_VERSION,
+    );
     // The skill fingerprint of the session's skill roots, as resolved from
     // the cassette's own `scenario.session` (what staleness will recompute).
     let fingerprint = match crate::fingerprint::live_for_cassette(&draft, None) {
@@ -70,10 +69,9 @@ pub fn assemble(p: &Parts<'_>) -> Cassette {
         }
         Err(_) => Value::Object(fingerprint),
     };
-    Cassette {
-        doc: document(p, fingerprint),
-        ..draft
-    }
+    let mut cassette = draft;
+    cassette.doc = document(p, fingerprint);
+    cassette
 }
 
 fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {

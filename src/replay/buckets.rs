@@ -295,12 +295,7 @@ mod tests {
         for v in variants {
             let mut doc = base.as_object().unwrap().clone();
             doc.extend(v.as_object().unwrap().clone());
-            let c = crate::cassette::Cassette {
-                path: "x.cassette.json".into(),
-                doc,
-                version: 12,
-                load_warnings: Vec::new(),
-            };
+            let c = crate::cassette::Cassette::unchecked("x.cassette.json", doc, 12);
             let ev = Evidence::of(&c);
             for (k, _) in KEYS {
                 if let Some(active) = manifest_key_active(k, &c) {

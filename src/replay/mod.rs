@@ -207,7 +207,15 @@ impl From<ReplayError> for crate::Error {
 /// `--session` notice, assert source, replay, `--write`). Never fails: a
 /// problem becomes an error result with exit contribution 2.
 pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
-    let cassette = match Cassette::load(path) {
+    let writing = opts.write && opts.assert_source.is_reassert();
+    // Nothing is written and no mutant is built from the document, so its
+    // bulky arrays can stay text until the re-drive reads them.
+    let load = if writing || opts.mutate.is_some() {
+        Cassette::load
+    } else {
+        Cassette::load_lean
+    };
+    let cassette = match load(path) {
         Ok(c) => c,
         Err(e) => return error_result(path, Vec::new(), e.message()),
     };
@@ -224,7 +232,6 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
             .notices
             .extend(assert_source::sibling_notices(&cassette));
     }
-    let writing = opts.write && opts.assert_source.is_reassert();
     if !writing {
         // Nothing reads the cassette after the replay: hand it over whole so
         // the re-drive can free the recorded lines as it reads them.
@@ -419,10 +426,13 @@ pub fn replay_with(
 
     // 6. Re-drive.
     let run = match &mut cassette {
-        Cow::Owned(owned) => {
-            let events = owned.take_events();
-            RunRecord::from_taken_events(events, owned.control_out().as_deref())
-        }
+        Cow::Owned(owned) => match owned.take_lean_events() {
+            Some(events) => RunRecord::from_lean_events(events, owned.control_out().as_deref()),
+            None => {
+                let events = owned.take_events();
+                RunRecord::from_taken_events(events, owned.control_out().as_deref())
+            }
+        },
         Cow::Borrowed(borrowed) => RunRecord::from_cassette(borrowed),
     };
     let cassette: &Cassette = &cassette;

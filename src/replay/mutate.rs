@@ -472,18 +472,17 @@ fn evaluate_plan(inputs: &Inputs<'_>, plan: &mut Plan, notices: &mut Vec<String>
     // The raw event / controlOut lines are left out — the evaluator reads
     // the re-driven `RunRecord` for those — so a large recording is not
     // copied. Its own baseline below makes "caught" compare like with like.
-    let mut view = Cassette {
-        path: inputs.cassette.path.clone(),
-        doc: inputs
+    let mut view = Cassette::unchecked(
+        inputs.cassette.path.clone(),
+        inputs
             .cassette
             .doc
             .iter()
             .filter(|(k, _)| *k != "events" && *k != "controlOut")
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
-        version: inputs.cassette.version,
-        load_warnings: Vec::new(),
-    };
+        inputs.cassette.version,
+    );
     let work_root = inputs.materialised.map(Materialised::root);
     let passed_before: Vec<bool> = {
         let ctx = Context::new(&view, inputs.run, work_root);

@@ -372,9 +372,9 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     })
 }
 
-fn parse_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<Value> {
+fn parse_lines<S: AsRef<str>>(lines: impl Iterator<Item = S>) -> Vec<Value> {
     lines
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|l| serde_json::from_str::<Value>(l.as_ref()).ok())
         .collect()
 }
 

@@ -72,7 +72,7 @@ pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, Re
     let mut notes = Vec::new();
     let mut not_json = 0usize;
     for (i, line) in cassette.events().enumerate() {
-        match serde_json::from_str::<Value>(line) {
+        match serde_json::from_str::<Value>(&line) {
             Ok(v) => parsed.push((i, v)),
             Err(_) => not_json += 1,
         }
@@ -341,7 +341,7 @@ fn usage_of(usage: Option<&Map<String, Value>>) -> Usage {
 /// total over the main turns so the fresh run reports the recorded total
 /// (and so the recorded cost).
 fn spread_output_tokens(turns: &mut [Turn], cassette: &crate::cassette::Cassette) {
-    let lines: Vec<&str> = cassette.events().collect();
+    let lines: Vec<std::borrow::Cow<'_, str>> = cassette.events().collect();
     let total = lines.iter().rev().find_map(|line| {
         if !line.contains("\"result\"") {
             return None;

@@ -771,12 +771,13 @@ pub fn check_recorded_answers(cassette: &Cassette) -> Vec<String> {
     };
     // request_id → (tool_name, input) of every can_use_tool the agent sent.
     let mut requests: std::collections::HashMap<String, (String, Value)> = Default::default();
-    for line in cassette.events() {
+    for line in cassette.event_lines() {
         // Cheap pre-filter: only permission requests are parsed.
-        if !line.contains("can_use_tool") {
+        if !line.stored().contains("can_use_tool") {
             continue;
         }
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
+        let line = line.text();
+        let Ok(v) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
         if v.get("type").and_then(Value::as_str) != Some("control_request") {

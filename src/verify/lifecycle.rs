@@ -148,7 +148,7 @@ pub fn recorded_at(cassette: &Cassette) -> Option<(i64, String)> {
         .events()
         .filter(|l| l.contains("\"timestamp\""))
         .filter_map(|l| {
-            let v: Value = serde_json::from_str(l).ok()?;
+            let v: Value = serde_json::from_str(&l).ok()?;
             let text = v.get("timestamp")?.as_str()?.to_owned();
             Some((parse_timestamp(&text)?, text))
         })

@@ -350,12 +350,12 @@ fn record_killed_at_random_points_leaves_old_or_new_cassette() {
         String::from_utf8_lossy(&out.stderr)
     );
     let reference = reel::cassette::Cassette::load(&reference).expect("reference loads");
-    let ref_events: Vec<String> = reference.events().map(str::to_owned).collect();
+    let ref_events: Vec<String> = reference.events().map(|l| l.into_owned()).collect();
     assert!(ref_events.len() > 3, "the canned run has events");
     let is_new = |bytes: &[u8]| -> Result<(), String> {
         let c = reel::cassette::Cassette::from_bytes("new.cassette.json", bytes)
             .map_err(|e| format!("does not load: {e}"))?;
-        let events: Vec<&str> = c.events().collect();
+        let events: Vec<String> = c.events().map(|l| l.into_owned()).collect();
         if events != ref_events {
             return Err(format!(
                 "{} events, the uninterrupted run recorded {}",

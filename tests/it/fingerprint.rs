@@ -372,12 +372,7 @@ fn load(path: &Path, doc: serde_json::Map<String, Value>) -> reel::cassette::Cas
         .get("cassetteVersion")
         .and_then(Value::as_u64)
         .unwrap_or(0);
-    reel::cassette::Cassette {
-        path: path.to_owned(),
-        doc,
-        version,
-        load_warnings: Vec::new(),
-    }
+    reel::cassette::Cassette::unchecked(path, doc, version)
 }
 
 #[test]

@@ -429,12 +429,7 @@ fn genuine_cowork_harness_recordings_rederive_their_answers() {
     ] {
         let path = support::compat(&format!("examples/replays/{name}.cassette.json"));
         let doc = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        let cassette = reel::cassette::Cassette {
-            path,
-            doc,
-            version: 12,
-            load_warnings: vec![],
-        };
+        let cassette = reel::cassette::Cassette::unchecked(path, doc, 12);
         let problems = reel::scenario::answers::check_recorded_answers(&cassette);
         assert!(problems.is_empty(), "{name}: {problems:#?}");
     }
@@ -473,12 +468,7 @@ fn a_tampered_recorded_answer_is_reported() {
             }
         })
         .into_map();
-    let cassette = reel::cassette::Cassette {
-        path,
-        doc,
-        version: 12,
-        load_warnings: vec![],
-    };
+    let cassette = reel::cassette::Cassette::unchecked(path, doc, 12);
     let problems = reel::scenario::answers::check_recorded_answers(&cassette);
     assert_eq!(problems.len(), 1, "{problems:#?}");
     assert!(problems[0].contains("Billing"), "{}", problems[0]);

@@ -539,7 +539,7 @@ fn extracted_scripts_match_the_schema_and_parse_back_to_the_same_replies() {
         // Every recorded assistant message is one turn.
         let messages: std::collections::BTreeSet<(String, String)> = cassette
             .events()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
             .filter(|v| v["type"] == "assistant" && v["message"]["model"] != "<synthetic>")
             .filter_map(|v| {
                 let id = v["message"]["id"].as_str()?.to_owned();
