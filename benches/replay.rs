@@ -68,15 +68,24 @@ fn child(mode: &str, file: &Path, iters: usize) {
     }
     times.sort_by(f64::total_cmp);
     if mode == "replay" && std::env::var_os("REEL_BENCH_PHASES").is_some() {
-        // Where the time goes: load, then the re-drive (the rest is evaluation + reports).
+        // Where the time goes: the lean load, then the re-drive (the rest is
+        // evaluation + reports); the full load beside it.
+        let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
         let t = Instant::now();
-        let c = reel::cassette::Cassette::load(file).expect("load");
-        let load = t.elapsed().as_secs_f64() * 1000.0;
+        let full = reel::cassette::Cassette::load(file).expect("load");
+        let full_ms = ms(t);
+        drop(full);
         let t = Instant::now();
-        let run = reel::evidence::RunRecord::from_cassette(&c);
-        let drive = t.elapsed().as_secs_f64() * 1000.0;
+        let mut c = reel::cassette::Cassette::load_lean(file).expect("load");
+        let load = ms(t);
+        let t = Instant::now();
+        let events = c.take_lean_events().expect("lean");
+        let run = reel::evidence::RunRecord::from_lean_events(events, c.control_out().as_deref());
+        let drive = ms(t);
         std::hint::black_box(run);
-        eprintln!("phases: load {load:.1} ms, re-drive {drive:.1} ms");
+        eprintln!(
+            "phases: lean load {load:.1} ms (full load {full_ms:.1} ms), re-drive {drive:.1} ms"
+        );
     }
     println!(
         "{} {} {}",

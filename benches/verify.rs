@@ -260,7 +260,7 @@ fn main() {
         cpu_all / (t_all.as_secs_f64() * 1e3),
         t_one.as_secs_f64() * 1e3,
         t_one.as_secs_f64() / t_all.as_secs_f64(),
-        reel::verify::gate::exit_code(&results)
+        reel::verify::gate::status(&results)
     );
 
     // 3. rehash --dry-run: the compat example and its v11 twin, x100, beside

@@ -1,5 +1,6 @@
 //! Finding the files a batch command works on inside a directory argument:
-//! the one discovery `replay`, `verify-cassettes` and `record` share.
+//! the one discovery every batch command shares (`replay`, `verify-cassettes`,
+//! `record`, `rehash`, `lint`, `verify-cassettes --orphans`).
 //!
 //! Non-recursive and sorted by name, so a batch reports in a stable order
 //! and `--shard` keys ([`crate::shard`]) are plain file names. A symlink

@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+use crate::exit::ExitStatus;
+
 /// What kind of failure this is; decides the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -57,12 +59,18 @@ impl Error {
         self
     }
 
-    pub fn exit_code(&self) -> u8 {
+    /// The outcome this error stands for.
+    pub fn status(&self) -> ExitStatus {
         match self.kind {
-            ErrorKind::Usage | ErrorKind::NotImplemented => crate::exit::USAGE,
-            ErrorKind::Unverified => crate::exit::UNVERIFIED,
-            ErrorKind::Failure => crate::exit::FAILURE,
+            ErrorKind::Usage | ErrorKind::NotImplemented => ExitStatus::Usage,
+            ErrorKind::Unverified => ExitStatus::Unverified,
+            ErrorKind::Failure => ExitStatus::Failure,
         }
+    }
+
+    /// The process exit code of [`Error::status`].
+    pub fn exit_code(&self) -> u8 {
+        self.status().code()
     }
 }
 

@@ -65,12 +65,8 @@ impl RehashSummary {
     pub fn ok(&self) -> bool {
         self.errors == 0
     }
-    pub fn exit_code(&self) -> u8 {
-        if self.ok() {
-            crate::exit::SUCCESS
-        } else {
-            crate::exit::FAILURE
-        }
+    pub fn status(&self) -> crate::exit::ExitStatus {
+        crate::exit::ExitStatus::pass_fail(self.ok())
     }
 }
 
@@ -332,19 +328,13 @@ fn migrate_file_sigs(
     Ok(Some(out))
 }
 
-/// Expands rehash targets: a directory means its `*.cassette.json` (sorted,
-/// non-recursive); a file is taken as given.
+/// Expands rehash targets: a directory means its `*.cassette.json`
+/// ([`crate::discover::cassettes_in`]); a file is taken as given.
 pub fn collect_files(target: &Path) -> std::io::Result<Vec<PathBuf>> {
     if !target.is_dir() {
         return Ok(vec![target.to_path_buf()]);
     }
-    let mut names: Vec<String> = std::fs::read_dir(target)?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".cassette.json"))
-        .collect();
-    names.sort();
-    Ok(names.into_iter().map(|n| target.join(n)).collect())
+    crate::discover::cassettes_in(target)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //! Facts come from a replay of the cassette (`crate::replay`), never from a
 //! second reading of the events.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
@@ -38,37 +38,6 @@ pub fn regex_literal(s: &str) -> String {
             out.push('\\');
         }
         out.push(c);
-    }
-    out
-}
-
-/// `to` relative to the directory `from` (both made absolute lexically).
-fn relative(from: &Path, to: &Path) -> PathBuf {
-    let f: Vec<Component<'_>> = from.components().collect();
-    let t: Vec<Component<'_>> = to.components().collect();
-    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
-    let mut out = PathBuf::new();
-    for _ in common..f.len() {
-        out.push("..");
-    }
-    for c in &t[common..] {
-        out.push(c.as_os_str());
-    }
-    out
-}
-
-fn absolute(p: &Path) -> PathBuf {
-    let a = std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
-    // Lexical `..` removal, so relative paths come out short.
-    let mut out = PathBuf::new();
-    for c in a.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
     }
     out
 }
@@ -123,7 +92,7 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
         return Err(format!("the cassette does not replay: {e}"));
     }
     let frozen = cassette.scenario();
-    let out_dir = absolute(out.parent().unwrap_or(Path::new(".")));
+    let out_dir = crate::paths::resolve_cwd_clamped(out.parent().unwrap_or(Path::new(".")));
     let mut notes = Vec::new();
     let mut doc = Map::new();
     doc.insert(
@@ -137,7 +106,10 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
     if session != crate::scenario::INLINE_SESSION {
         match crate::fingerprint::resolve_session_path(session, Some(cassette.dir()), None) {
             Some(p) if p.is_file() => {
-                let rel = relative(&out_dir, &absolute(&p));
+                let rel = crate::paths::relative_lexical(
+                    &out_dir,
+                    &crate::paths::resolve_cwd_clamped(&p),
+                );
                 doc.insert("session".into(), json!(rel.display().to_string()));
             }
             _ => {
@@ -342,7 +314,10 @@ mod tests {
             "Which format \\(a\\.b\\)\\?"
         );
         assert_eq!(
-            relative(Path::new("/a/b/scenarios"), Path::new("/a/sessions/x.yaml")),
+            crate::paths::relative_lexical(
+                Path::new("/a/b/scenarios"),
+                Path::new("/a/sessions/x.yaml")
+            ),
             PathBuf::from("../../sessions/x.yaml")
         );
         assert_eq!(

@@ -83,7 +83,7 @@ impl Shard {
 pub fn key_of(path: &Path) -> String {
     match path.file_name() {
         Some(name) => name.to_string_lossy().into_owned(),
-        None => path.to_string_lossy().replace('\\', "/"),
+        None => crate::paths::to_posix(path),
     }
 }
 

@@ -93,9 +93,12 @@ impl ManifestView {
         let user_visible_files = tree.walk(&user_visible_roots);
         ManifestView {
             tree,
-            pre_run_paths: cassette
-                .pre_run_paths()
-                .map(|paths| paths.iter().map(|p| p.replace('\\', "/")).collect()),
+            pre_run_paths: cassette.pre_run_paths().map(|paths| {
+                paths
+                    .iter()
+                    .map(|p| crate::paths::forward_slashes(p).into_owned())
+                    .collect()
+            }),
             pre_run_hashes: cassette.pre_run_hashes(),
             post_hashes,
             user_visible_roots,

@@ -6,10 +6,13 @@ use std::io::Write;
 
 use crate::assert::catalog::{self, KeyEntry};
 use crate::cli::OutputFormat;
+use crate::cli::flags::OutputFormatArg;
 use crate::error::{Error, Result};
+use crate::exit::ExitStatus;
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("output_format", |a| a.help("`text` (a listing on stdout) or `json` (an envelope on stdout, schema/assertions.json)")),
     after_help = "Buckets: `always` (every replay), `needs-control-out` (replay evaluates it when the cassette \
                   has controlOut), `needs-manifest` (when it has an artifacts manifest; no_unexpected_files and \
                   input_unmodified also need the pre-run baseline), `live-only` (a live run only; replay skips \
@@ -20,9 +23,8 @@ pub struct AssertionsArgs {
     /// Show only this key, in detail.
     #[arg(value_name = "KEY")]
     pub key: Option<String>,
-    /// `text` (a listing on stdout) or `json` (an envelope on stdout, schema/assertions.json).
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
 }
 
 /// What replay does with a key, in words.
@@ -111,7 +113,7 @@ fn listing(entries: &[KeyEntry]) -> String {
     out
 }
 
-pub fn run(args: AssertionsArgs) -> Result<u8> {
+pub fn run(args: AssertionsArgs) -> Result<ExitStatus> {
     let entries = match &args.key {
         None => catalog::entries(),
         Some(k) => match catalog::entry(k) {
@@ -135,13 +137,13 @@ pub fn run(args: AssertionsArgs) -> Result<u8> {
                         "error": {"category": "usage", "message": message, "hint": hint},
                     });
                     let _ = writeln!(std::io::stdout().lock(), "{env}");
-                    return Ok(crate::exit::USAGE);
+                    return Ok(ExitStatus::Usage);
                 }
                 return Err(Error::usage(message).with_hint(hint));
             }
         },
     };
-    let text = match args.output_format {
+    let text = match args.output_format.format {
         OutputFormat::Json => {
             let env = serde_json::json!({
                 "tool": "reel", "version": env!("CARGO_PKG_VERSION"),
@@ -154,5 +156,5 @@ pub fn run(args: AssertionsArgs) -> Result<u8> {
     };
     // A closed stdout (`| head`) is not an error.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    Ok(crate::exit::SUCCESS)
+    Ok(ExitStatus::Success)
 }

@@ -6,12 +6,14 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::cli::OutputFormat;
+use crate::cli::flags::OutputFormatArg;
 use crate::diff::{self, DiffOptions, View};
 use crate::error::{Error, Result};
-use crate::exit;
+use crate::exit::ExitStatus;
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("output_format", |a| a.help("`text` (the diff on stdout) or `json` (envelope on stdout, schema/diff.json)")),
     after_help = "Compares two recordings view by view: tools, answers, transcript (advisory: \
                   never makes them differ), files, assertions, meta. Run paths, tool-use ids, \
                   UUIDs, session ids, timestamps and durations are masked unless --no-normalize.\n\
@@ -30,12 +32,11 @@ pub struct DiffArgs {
     /// Show raw run paths, ids, timestamps and durations.
     #[arg(long)]
     pub no_normalize: bool,
-    /// `text` (the diff on stdout) or `json` (envelope on stdout, schema/diff.json).
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
 }
 
-pub fn run(args: DiffArgs) -> Result<u8> {
+pub fn run(args: DiffArgs) -> Result<ExitStatus> {
     let opts = DiffOptions {
         normalize: !args.no_normalize,
         views: args.view.clone(),
@@ -55,11 +56,11 @@ pub fn run(args: DiffArgs) -> Result<u8> {
         }
     };
     let code = if d.identical {
-        exit::SUCCESS
+        ExitStatus::Success
     } else {
-        exit::FAILURE
+        ExitStatus::Failure
     };
-    match args.output_format {
+    match args.output_format.format {
         OutputFormat::Json => {
             let result = serde_json::to_value(&d).unwrap_or(Value::Null);
             let _ = writeln!(

@@ -6,20 +6,22 @@ use std::io::Write;
 use owo_colors::OwoColorize;
 
 use crate::cli::OutputFormat;
+use crate::cli::flags::OutputFormatArg;
 use crate::doctor::{self, Check};
 use crate::error::Result;
+use crate::exit::ExitStatus;
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("output_format", |a| a.help("`text` (a line per check on stderr) or `json` (an envelope on stdout)")),
     after_help = "Checks, in order: the agent binary (REEL_CLAUDE_BIN, else `claude` on PATH, else \
                   .tools/claude/node_modules/.bin/claude) and its --version; a handshake (a one-turn scripted model \
                   on 127.0.0.1 and one `-p` prompt in the offline environment); git on PATH (advisory).\n\n\
                   Exit codes: 0 recording can work (advisory checks may fail); 1 a required check failed."
 )]
 pub struct DoctorArgs {
-    /// `text` (a line per check on stderr) or `json` (an envelope on stdout).
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
 }
 
 fn render(c: &Check) -> String {
@@ -36,7 +38,7 @@ fn render(c: &Check) -> String {
     out
 }
 
-pub fn run(args: DoctorArgs) -> Result<u8> {
+pub fn run(args: DoctorArgs) -> Result<ExitStatus> {
     let checks = doctor::run_checks();
     let ok = doctor::can_record(&checks);
     if args.output_format == OutputFormat::Json {
@@ -61,8 +63,8 @@ pub fn run(args: DoctorArgs) -> Result<u8> {
         );
     }
     Ok(if ok {
-        crate::exit::SUCCESS
+        ExitStatus::Success
     } else {
-        crate::exit::FAILURE
+        ExitStatus::Failure
     })
 }

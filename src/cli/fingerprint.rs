@@ -8,12 +8,12 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
-use crate::cassette::FingerprintRecord;
 use crate::cli::OutputFormat;
+use crate::cli::flags::{OutputFormatArg, SessionArg};
 use crate::error::Result;
-use crate::fingerprint::{self, EntryKind, HashFormat, ModeRequest, Snapshot, WalkOptions};
+use crate::exit::ExitStatus;
+use crate::fingerprint::{self, HashFormat, ModeRequest, WalkOptions};
+use crate::report::fingerprint as report;
 
 /// `--mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -36,6 +36,7 @@ pub enum FormatArg {
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("session", |a| a.help("Take the roots (and `staleness.hash_ignore`) from this session YAML, as a recording of a scenario using it would").conflicts_with("roots")),
     after_help = "Mode defaults to git when every root is inside a git work tree \
     (set COWORK_HARNESS_GITSET=0 to force raw), as a recording does. \
     COWORK_HARNESS_AGENT_SCOPE=skill turns on agent scoping."
@@ -50,77 +51,16 @@ pub struct FingerprintArgs {
     /// Digest format.
     #[arg(long, value_enum, default_value_t)]
     pub format: FormatArg,
-    /// Take the roots (and `staleness.hash_ignore`) from this session YAML,
-    /// as a recording of a scenario using it would.
-    #[arg(long, value_name = "FILE", conflicts_with = "roots")]
-    pub session: Option<PathBuf>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Scope the hash to these `skills/<NAME>` (a scenario's `skills:`); repeatable.
     #[arg(long = "skill", value_name = "NAME")]
     pub skills: Vec<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
     /// Also list every hashed entry (path, kind, digest or link target).
     #[arg(long)]
     pub files: bool,
-}
-
-/// One hashed entry of `--files`.
-#[derive(Debug, Serialize)]
-struct FileRow {
-    path: String,
-    kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sha256: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    target: Option<String>,
-    root: String,
-}
-
-/// The JSON document (schema: `schema/fingerprint-output.json`).
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Output<'a> {
-    tool: &'static str,
-    command: &'static str,
-    fingerprint: &'a FingerprintRecord,
-    read_errors: &'a [String],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    files: Option<Vec<FileRow>>,
-}
-
-fn file_rows(snap: &Snapshot, format: HashFormat, sources: &[String]) -> Vec<FileRow> {
-    snap.main()
-        .map(|e| {
-            let root = sources.get(e.root).cloned().unwrap_or_default();
-            match &e.kind {
-                EntryKind::Dir => FileRow {
-                    path: e.path.clone(),
-                    kind: "dir",
-                    sha256: None,
-                    target: None,
-                    root,
-                },
-                EntryKind::Link { target } => FileRow {
-                    path: e.path.clone(),
-                    kind: "link",
-                    sha256: None,
-                    target: Some(target.clone()),
-                    root,
-                },
-                EntryKind::File { digests, .. } => FileRow {
-                    path: e.path.clone(),
-                    kind: "file",
-                    sha256: Some(match format {
-                        HashFormat::Legacy => digests.legacy.clone(),
-                        HashFormat::Jcs1 => digests.jcs1.clone(),
-                    }),
-                    target: None,
-                    root,
-                },
-            }
-        })
-        .collect()
 }
 
 fn check_root(p: &Path) -> Result<()> {
@@ -138,7 +78,7 @@ fn check_root(p: &Path) -> Result<()> {
     }
 }
 
-pub fn run(args: FingerprintArgs) -> Result<u8> {
+pub fn run(args: FingerprintArgs) -> Result<ExitStatus> {
     let format = match args.format {
         FormatArg::Jcs1 => HashFormat::Jcs1,
         FormatArg::Legacy => HashFormat::Legacy,
@@ -148,7 +88,7 @@ pub fn run(args: FingerprintArgs) -> Result<u8> {
         Some(ModeArg::Git) => ModeRequest::Git,
         Some(ModeArg::Raw) => ModeRequest::Raw,
     };
-    let (snap, record) = if let Some(session) = &args.session {
+    let (snap, record) = if let Some(session) = &args.session.file {
         if !session.is_file() {
             return Err(
                 crate::Error::usage(format!("no session file at `{}`", session.display()))
@@ -187,7 +127,7 @@ pub fn run(args: FingerprintArgs) -> Result<u8> {
         let mut roots = Vec::new();
         for r in &args.roots {
             check_root(r)?;
-            roots.push(fingerprint::snapshot::lexical_absolute(&cwd, r));
+            roots.push(crate::paths::resolve(&cwd, r));
         }
         let mut opts = WalkOptions::from_env(args.skills.clone(), Vec::new());
         opts.mode = mode;
@@ -202,33 +142,27 @@ pub fn run(args: FingerprintArgs) -> Result<u8> {
     };
     let sources = record.skill_sources.clone().unwrap_or_default();
     let mut stdout = String::new();
-    match args.output_format {
+    match args.output_format.format {
         OutputFormat::Json => {
-            let out = Output {
-                tool: "reel",
-                command: "fingerprint",
-                fingerprint: &record,
-                read_errors: &snap.read_errors,
-                files: args.files.then(|| file_rows(&snap, format, &sources)),
-            };
             stdout.push_str(
-                &serde_json::to_string(&out).map_err(|e| crate::Error::failure(e.to_string()))?,
+                &report::json(&record, &snap, format, args.files, &sources)
+                    .map_err(|e| crate::Error::failure(e.to_string()))?,
             );
             stdout.push('\n');
         }
         OutputFormat::Text => {
-            stdout.push_str(&render_text(&record, &snap, format, args.files, &sources))
+            stdout.push_str(&report::text(&record, &snap, format, args.files, &sources))
         }
     }
     print_stdout(&stdout);
     if snap.read_errors.is_empty() {
-        Ok(crate::exit::SUCCESS)
+        Ok(ExitStatus::Success)
     } else {
         eprintln!(
             "reel: fingerprint: {} file(s) could not be read — a recording would store no skillHash (can't verify ⇒ not green)",
             snap.read_errors.len()
         );
-        Ok(crate::exit::FAILURE)
+        Ok(ExitStatus::Failure)
     }
 }
 
@@ -237,98 +171,6 @@ fn print_stdout(s: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(s.as_bytes()).and_then(|()| out.flush());
-}
-
-fn render_text(
-    fp: &FingerprintRecord,
-    snap: &Snapshot,
-    format: HashFormat,
-    files: bool,
-    sources: &[String],
-) -> String {
-    let mut s = String::new();
-    let line = |s: &mut String, k: &str, v: &str| s.push_str(&format!("{k:<12}{v}\n"));
-    line(
-        &mut s,
-        "format",
-        if format == HashFormat::Jcs1 {
-            "jcs1"
-        } else {
-            "legacy (pre-v12)"
-        },
-    );
-    line(&mut s, "mode", fp.mode.as_deref().unwrap_or("raw"));
-    line(
-        &mut s,
-        "skillHash",
-        fp.skill_hash
-            .as_deref()
-            .unwrap_or("(none: unreadable files)"),
-    );
-    if let Some(c) = &fp.content_sig {
-        line(&mut s, "contentSig", c);
-    }
-    for (i, src) in sources.iter().enumerate() {
-        line(
-            &mut s,
-            if i == 0 { "sources" } else { "" },
-            if src.is_empty() { "." } else { src },
-        );
-    }
-    if let Some(scope) = &fp.skill_scope {
-        line(&mut s, "skillScope", &scope.join(", "));
-        if !snap.scoped {
-            line(
-                &mut s,
-                "",
-                &format!(
-                    "(not applied: {} not found — whole tree hashed)",
-                    snap.missed_skills.join(", ")
-                ),
-            );
-        }
-    }
-    if let Some(a) = &fp.agent_scope {
-        line(&mut s, "agentScope", a);
-    }
-    if let Some(h) = &fp.shared_hash {
-        line(&mut s, "sharedHash", h);
-    }
-    match (&fp.file_sigs, fp.file_sigs_omitted) {
-        (Some(sigs), _) => line(&mut s, "fileSigs", &format!("{} entries", sigs.len())),
-        (None, Some(true)) => line(
-            &mut s,
-            "fileSigs",
-            &format!(
-                "omitted (more than {} entries)",
-                fingerprint::MANIFEST_MAX_FILES
-            ),
-        ),
-        _ => {}
-    }
-    for e in &snap.read_errors {
-        line(&mut s, "readError", e);
-    }
-    if files {
-        s.push('\n');
-        for row in file_rows(snap, format, sources) {
-            let digest = match (&row.sha256, &row.target) {
-                (Some(h), _) => h[..12.min(h.len())].to_owned(),
-                (None, Some(t)) => format!("-> {t:?}"),
-                _ => "dir".to_owned(),
-            };
-            let root = if sources.len() > 1 {
-                format!("[{}] ", row.root)
-            } else {
-                String::new()
-            };
-            s.push_str(&format!(
-                "  {:<5} {digest:<14} {root}{:?}\n",
-                row.kind, row.path
-            ));
-        }
-    }
-    s
 }
 
 impl From<fingerprint::WalkError> for crate::Error {

@@ -7,12 +7,15 @@ use std::path::{Path, PathBuf};
 use owo_colors::OwoColorize;
 
 use crate::cli::OutputFormat;
+use crate::cli::flags::{OutputFormatArg, StrictArg};
 use crate::error::Result;
-use crate::exit;
+use crate::exit::ExitStatus;
 use crate::lint::{self, Finding, Severity};
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("output_format", |a| a.help("`text` (findings on stderr) or `json` (an envelope on stdout)")),
+    mut_arg("strict", |a| a.help("Warnings fail too (exit 1)")),
     after_help = "Each finding is `FILE:LINE: warning|error[CODE name]: message` with a `hint:` line. Codes: \
                   L000 does-not-load, L001 live-only-key, L002 no-pre-run-baseline, L003 slash-command-not-first, \
                   L004 answer-never-matches, L005 choose-names-no-option, L006 allow-if-syntax, \
@@ -26,12 +29,10 @@ pub struct LintArgs {
     /// non-recursive) are linted.
     #[arg(required = true, value_name = "SCENARIO|DIR")]
     pub targets: Vec<PathBuf>,
-    /// Warnings fail too (exit 1).
-    #[arg(long)]
-    pub strict: bool,
-    /// `text` (findings on stderr) or `json` (an envelope on stdout).
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub strict: StrictArg,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
 }
 
 /// One finding as text: `file:line: severity[CODE name]: message` + hint.
@@ -65,9 +66,9 @@ pub fn findings_for_record(scenario: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-pub fn run(args: LintArgs) -> Result<u8> {
+pub fn run(args: LintArgs) -> Result<ExitStatus> {
     let mut files = Vec::new();
-    let mut code = exit::SUCCESS;
+    let mut code = ExitStatus::Success;
     let mut stderr = anstream::stderr().lock();
     for t in &args.targets {
         match lint::collect_targets(t) {
@@ -77,12 +78,12 @@ pub fn run(args: LintArgs) -> Result<u8> {
                     "lint: {}: no scenario (a *.yaml with a top-level `prompt:`)",
                     t.display()
                 );
-                code = exit::worst(code, exit::USAGE);
+                code = code.worst(ExitStatus::Usage);
             }
             Ok(f) => files.extend(f),
             Err(e) => {
                 let _ = writeln!(stderr, "lint: {e}");
-                code = exit::worst(code, exit::USAGE);
+                code = code.worst(ExitStatus::Usage);
             }
         }
     }
@@ -104,18 +105,18 @@ pub fn run(args: LintArgs) -> Result<u8> {
             }
             Err(e) => {
                 let _ = writeln!(stderr, "lint: {e}");
-                code = exit::worst(code, exit::USAGE);
+                code = code.worst(ExitStatus::Usage);
                 results.push(serde_json::json!({"file": file, "error": e.to_string()}));
             }
         }
     }
-    if errors > 0 || (args.strict && warnings > 0) {
-        code = exit::worst(code, exit::FAILURE);
+    if errors > 0 || (args.strict.on && warnings > 0) {
+        code = code.worst(ExitStatus::Failure);
     }
     if args.output_format == OutputFormat::Json {
         let env = serde_json::json!({
             "tool": "reel", "version": env!("CARGO_PKG_VERSION"), "command": "lint",
-            "ok": code == exit::SUCCESS, "strict": args.strict, "results": results, "error": null,
+            "ok": code == ExitStatus::Success, "strict": args.strict.on, "results": results, "error": null,
         });
         let _ = writeln!(std::io::stdout().lock(), "{env}");
     } else {
@@ -126,7 +127,7 @@ pub fn run(args: LintArgs) -> Result<u8> {
             plural(files.len(), "scenario"),
             plural(errors, "error"),
             plural(warnings, "warning"),
-            if args.strict && warnings > 0 {
+            if args.strict.on && warnings > 0 {
                 " (--strict: warnings fail)"
             } else {
                 ""

@@ -1,8 +1,9 @@
 //! The command line: argument definitions and dispatch, nothing else.
 //!
 //! Each subcommand's arguments and its `run` live in `src/cli/<command>.rs`;
-//! `run` calls into the library and returns an exit code from [`crate::exit`].
-//! This file owns the one place where an outcome becomes a process exit code.
+//! `run` calls into the library and returns the command's outcome, an
+//! [`crate::exit::ExitStatus`]. This file owns the one place where an outcome
+//! becomes a process exit code.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -13,6 +14,7 @@ pub mod assertions;
 pub mod diff;
 pub mod doctor;
 pub mod fingerprint;
+pub mod flags;
 pub mod lint;
 pub mod model;
 pub mod record;
@@ -88,8 +90,31 @@ pub enum Command {
     Pending(review::PendingArgs),
 }
 
+/// A flag combination a command refuses (exit 2), found while building its
+/// plan (`ReplayPlan::from_args`, `RerunPlan::from_args`), with an optional
+/// `hint:` and the notices already due before the refusal.
+#[derive(Debug)]
+pub struct PlanError {
+    pub message: String,
+    pub hint: Option<&'static str>,
+    /// stderr lines printed before the error (e.g. an empty shard's notice).
+    pub notices: Vec<String>,
+}
+
+impl PlanError {
+    pub fn new(message: String, hint: Option<&'static str>) -> Self {
+        PlanError {
+            message,
+            hint,
+            notices: Vec::new(),
+        }
+    }
+}
+
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    // Warnings from inside the library reach stderr as they happen.
+    crate::messages::install(crate::messages::Stderr);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -121,7 +146,7 @@ pub fn main() -> ExitCode {
         Command::Pending(args) => review::run_pending(args),
     };
     match outcome {
-        Ok(code) => ExitCode::from(code),
+        Ok(status) => ExitCode::from(status.code()),
         Err(err) => {
             print_error(&err);
             ExitCode::from(err.exit_code())

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::Result;
+use crate::exit::ExitStatus;
 use crate::model::{Script, ServeOptions, Server};
 
 #[derive(Debug, clap::Args)]
@@ -57,14 +58,14 @@ pub struct ServeArgs {
     pub log: Option<PathBuf>,
 }
 
-pub fn run(args: ModelArgs) -> Result<u8> {
+pub fn run(args: ModelArgs) -> Result<ExitStatus> {
     match args.command {
         ModelCommand::Serve(args) => serve(args),
         ModelCommand::Extract(args) => extract(args),
     }
 }
 
-fn extract(args: ExtractArgs) -> Result<u8> {
+fn extract(args: ExtractArgs) -> Result<ExitStatus> {
     let cassette = crate::cassette::Cassette::load(&args.cassette)
         .map_err(|e| crate::Error::usage(e.to_string()))?;
     let replies = crate::rerun::replies::from_cassette(&cassette).map_err(|e| {
@@ -96,10 +97,10 @@ fn extract(args: ExtractArgs) -> Result<u8> {
             let _ = std::io::stdout().lock().write_all(yaml.as_bytes());
         }
     }
-    Ok(crate::exit::SUCCESS)
+    Ok(ExitStatus::Success)
 }
 
-fn serve(args: ServeArgs) -> Result<u8> {
+fn serve(args: ServeArgs) -> Result<ExitStatus> {
     let script = Script::load(&args.script)?;
     // Block the stop signals before any thread starts, so every thread
     // inherits the mask and only the wait below receives them.
@@ -135,7 +136,7 @@ fn serve(args: ServeArgs) -> Result<u8> {
     }
     let problems = server.shutdown();
     report(&problems, reported);
-    Ok(crate::exit::SUCCESS)
+    Ok(ExitStatus::Success)
 }
 
 /// SIGINT and SIGTERM, blocked in this thread (and threads it starts) and

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::cli::shard::ShardArgs;
 use crate::error::Result;
+use crate::exit::ExitStatus;
 use crate::record::RecordOptions;
 
 #[derive(Debug, clap::Args)]
@@ -74,7 +75,7 @@ pub struct RecordArgs {
     pub shard: ShardArgs,
 }
 
-pub fn run(args: RecordArgs) -> Result<u8> {
+pub fn run(args: RecordArgs) -> Result<ExitStatus> {
     if args.rerecord_stale && args.out.is_some() {
         return Err(crate::Error::usage(
             "record: --rerecord-stale re-records each cassette into its own file; drop --out",
@@ -83,12 +84,12 @@ pub fn run(args: RecordArgs) -> Result<u8> {
     let (jobs, mut code) = if args.rerecord_stale {
         match stale_jobs(&args)? {
             Some(found) => found,
-            None => return Ok(crate::exit::SUCCESS),
+            None => return Ok(ExitStatus::Success),
         }
     } else {
         match scenario_jobs(&args)? {
-            Some(jobs) => (jobs, crate::exit::SUCCESS),
-            None => return Ok(crate::exit::SUCCESS),
+            Some(jobs) => (jobs, ExitStatus::Success),
+            None => return Ok(ExitStatus::Success),
         }
     };
     // Lint first: its findings are printed, never fatal (`reel lint` gates).
@@ -98,7 +99,7 @@ pub fn run(args: RecordArgs) -> Result<u8> {
         }
     }
     if args.dry_run {
-        return Ok(crate::exit::worst(code, dry_run(&jobs)));
+        return Ok(code.worst(dry_run(&jobs)));
     }
     // One scenario named directly fails as itself (its error is the
     // command's); in a batch each failure is printed and the worst code wins.
@@ -125,7 +126,7 @@ pub fn run(args: RecordArgs) -> Result<u8> {
                     return Err(e);
                 }
                 crate::cli::print_error(&e);
-                code = crate::exit::worst(code, e.exit_code());
+                code = code.worst(e.status());
             }
         }
     }
@@ -170,7 +171,7 @@ fn scenario_jobs(args: &RecordArgs) -> Result<Option<Vec<RecordOptions>>> {
 /// directories (this shard), each re-recorded from its recorded
 /// `scenarioSource`; `None` when nothing is to be done. The code is 2 when a
 /// drifted cassette cannot be re-recorded.
-fn stale_jobs(args: &RecordArgs) -> Result<Option<(Vec<RecordOptions>, u8)>> {
+fn stale_jobs(args: &RecordArgs) -> Result<Option<(Vec<RecordOptions>, ExitStatus)>> {
     let mut cassettes = Vec::new();
     for p in &args.scenarios {
         if p.is_dir() {
@@ -205,7 +206,7 @@ fn stale_jobs(args: &RecordArgs) -> Result<Option<(Vec<RecordOptions>, u8)>> {
     }
     let base = options(args, Path::new(""));
     let plan = crate::record::batch::plan_stale(&cassettes, &base);
-    let mut code = crate::exit::SUCCESS;
+    let mut code = ExitStatus::Success;
     let mut err = std::io::stderr().lock();
     for (path, why) in &plan.refused {
         let _ = writeln!(
@@ -213,7 +214,7 @@ fn stale_jobs(args: &RecordArgs) -> Result<Option<(Vec<RecordOptions>, u8)>> {
             "error: record --rerecord-stale: {}: {why}",
             path.display()
         );
-        code = crate::exit::USAGE;
+        code = ExitStatus::Usage;
     }
     for (path, findings) in &plan.unverifiable {
         for f in findings {
@@ -246,7 +247,7 @@ fn stale_jobs(args: &RecordArgs) -> Result<Option<(Vec<RecordOptions>, u8)>> {
     );
     drop(err);
     if plan.rerecord.is_empty() {
-        return if code == crate::exit::SUCCESS {
+        return if code == ExitStatus::Success {
             Ok(None)
         } else {
             Ok(Some((Vec::new(), code)))
@@ -279,8 +280,8 @@ fn options(args: &RecordArgs, scenario: &Path) -> RecordOptions {
 
 /// `--dry-run`: every check, nothing run or written. stdout lists the
 /// cassette each recording would write (what a real run prints).
-fn dry_run(jobs: &[RecordOptions]) -> u8 {
-    let mut code = crate::exit::SUCCESS;
+fn dry_run(jobs: &[RecordOptions]) -> ExitStatus {
+    let mut code = ExitStatus::Success;
     for job in jobs {
         match crate::record::batch::preflight(job) {
             Ok(cassette) => {
@@ -294,7 +295,7 @@ fn dry_run(jobs: &[RecordOptions]) -> u8 {
             Err(e) => {
                 let e = crate::Error::from(e);
                 crate::cli::print_error(&e);
-                code = crate::exit::worst(code, e.exit_code());
+                code = code.worst(e.status());
             }
         }
     }

@@ -10,16 +10,22 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::cli::OutputFormat;
+use crate::cli::flags::{JunitArg, OutputFormatArg, SessionArg, StrictArg, WriteArg};
 use crate::cli::shard::ShardArgs;
+use crate::cli::{OutputFormat, PlanError};
 use crate::error::Result;
-use crate::exit;
+use crate::exit::ExitStatus;
 use crate::replay::mutate::{Caps, MutateOptions};
 use crate::replay::{AssertSource, ReplayOptions, ReplayResult, replay_file};
 use crate::report;
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("output_format", |a| a.help("Output format: text (stderr footer) or json (one envelope line on stdout)")),
+    mut_arg("session", |a| a.help("Resolve skill sources from this session file (one cassette only; for a moved cassette)")),
+    mut_arg("strict", |a| a.help("Every staleness finding fails the replay")),
+    mut_arg("write", |a| a.help("(with --assert-from/--reassert) persist the re-validated assert: block into the cassette")),
+    mut_arg("junit", |a| a.help("Also write a JUnit XML report (a suite per cassette, a case per assertion)")),
     after_help = "Text mode writes the report to STDERR and nothing to stdout (a passing replay is 0 bytes): \
                   a status line per cassette (PASS/FAIL/STALE/ERROR, its file, assertions passed, time) with its \
                   failures and warnings under it, then `N passed, N failed`; --verbose prints the original's \
@@ -32,12 +38,10 @@ pub struct ReplayArgs {
     /// A cassette file, or a directory whose `*.cassette.json` files (non-recursive) are replayed.
     #[arg(value_name = "CASSETTE|DIR")]
     pub targets: Vec<PathBuf>,
-    /// Output format: text (stderr footer) or json (one envelope line on stdout).
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub output_format: OutputFormat,
-    /// Every staleness finding fails the replay.
-    #[arg(long)]
-    pub strict: bool,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
+    #[command(flatten)]
+    pub strict: StrictArg,
     /// Skill-source drift (skill, shared-root, unverifiable-skill) fails the replay.
     #[arg(long)]
     pub fail_on_skill_drift: bool,
@@ -48,15 +52,13 @@ pub struct ReplayArgs {
     /// Like --assert-from, with the cassette's own sibling scenario YAML.
     #[arg(long)]
     pub reassert: bool,
-    /// (with --assert-from/--reassert) persist the re-validated assert: block into the cassette.
-    #[arg(long)]
-    pub write: bool,
+    #[command(flatten)]
+    pub write: WriteArg,
     /// Let --write persist a block whose verdict fails.
     #[arg(long)]
     pub allow_failing: bool,
-    /// Resolve skill sources from this session file (one cassette only; for a moved cassette).
-    #[arg(long, value_name = "FILE")]
-    pub session: Option<PathBuf>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Text mode: list the evidence of each passing assertion under its cassette.
     #[arg(long)]
     pub explain: bool,
@@ -79,9 +81,8 @@ pub struct ReplayArgs {
     /// Replay a cassette of a newer format with a warning instead of a failing assertion.
     #[arg(long)]
     pub best_effort_future_cassette: bool,
-    /// Also write a JUnit XML report (a suite per cassette, a case per assertion).
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
+    #[command(flatten)]
+    pub junit: JunitArg,
     /// Accepted for compatibility; no effect.
     #[arg(short, long)]
     pub quiet: bool,
@@ -99,11 +100,11 @@ const USAGE_LINE: &str = "usage: reel replay <file.cassette.json | dir/> [--stri
 
 /// A usage error: text mode returns it (printed by `cli::main`), json mode
 /// prints the error envelope and exits 2.
-fn usage(args: &ReplayArgs, message: String, hint: Option<&str>) -> Result<u8> {
+fn usage(args: &ReplayArgs, message: String, hint: Option<&str>) -> Result<ExitStatus> {
     if args.output_format == OutputFormat::Json {
         let env = report::json::usage_error(&message, hint);
         let _ = writeln!(std::io::stdout().lock(), "{env}");
-        return Ok(exit::USAGE);
+        return Ok(ExitStatus::Usage);
     }
     let err = crate::Error::usage(message);
     Err(match hint {
@@ -177,109 +178,136 @@ pub fn resolve_targets(target: &Path) -> std::result::Result<Vec<PathBuf>, Strin
     Ok(files)
 }
 
-pub fn run(args: ReplayArgs) -> Result<u8> {
-    let target = match args.targets.as_slice() {
-        [] => {
-            return usage(
-                &args,
-                format!("replay: no cassette given\n{USAGE_LINE}"),
-                None,
-            );
-        }
-        [one] => one.clone(),
-        _ => {
-            return usage(
-                &args,
-                "replay: exactly one target (a cassette file or a directory) is accepted".into(),
-                Some("pass a directory to replay several cassettes"),
-            );
-        }
-    };
-    if args.assert_from.is_some() && args.reassert {
-        return usage(
-            &args,
-            "replay: --assert-from and --reassert are mutually exclusive".into(),
-            None,
-        );
-    }
-    let reassert = args.assert_from.is_some() || args.reassert;
-    if args.write && !reassert {
-        return usage(
-            &args,
-            "replay: --write requires --assert-from <scenario.yaml> or --reassert".into(),
-            Some(
-                "--write persists a re-validated on-disk assert: block; the frozen one is already in the cassette",
-            ),
-        );
-    }
-    let mutate = match mutate_options(&args) {
-        Ok(m) => m,
-        Err(e) => return usage(&args, e, None),
-    };
-    let files = match resolve_targets(&target) {
-        Ok(f) => f,
-        Err(e) => return usage(&args, format!("replay: {e}"), None),
-    };
-    let is_dir = target.is_dir();
-    let discovered = files.len();
-    let files = args.shard.select(files);
-    if let Some(session) = &args.session {
-        if is_dir || files.len() > 1 {
-            return usage(
-                &args,
-                "replay: --session applies to one cassette at a time, not a directory".into(),
-                Some(
-                    "each cassette may have been recorded against a different source; replay them one by one",
-                ),
-            );
-        }
-        if !session.is_file() {
-            return usage(
-                &args,
-                format!("replay: --session {}: not a file", session.display()),
-                None,
-            );
-        }
-    }
-    if is_dir && args.write && args.assert_from.is_some() {
-        return usage(
-            &args,
-            "replay: --assert-from <one file> --write over a directory would stamp one block into every cassette".into(),
-            Some("use --reassert (each cassette's own sibling scenario) or replay one cassette"),
-        );
-    }
-    let mut stderr_pre = Vec::new();
-    if args.strict && args.fail_on_skill_drift {
-        stderr_pre.push("::notice:: [replay] --strict already fails on every staleness finding; --fail-on-skill-drift is redundant".to_string());
-    }
-    if !args.write && args.allow_failing {
-        stderr_pre
-            .push("::notice:: [replay] --allow-failing has no effect without --write".to_string());
-    }
-    if args.assert_from.is_some() && files.len() > 1 {
-        stderr_pre.push(format!(
-            "::warning:: [replay] --assert-from applies one scenario to {} cassettes — each must share its recording-shaping fields",
-            files.len()
-        ));
-    }
-    let opts = ReplayOptions {
-        strict: args.strict,
-        fail_on_skill_drift: args.fail_on_skill_drift,
-        session: args.session.clone(),
-        best_effort_future: args.best_effort_future_cassette,
-        assert_source: match (&args.assert_from, args.reassert) {
-            (Some(p), _) => AssertSource::From(p.clone()),
-            (None, true) => AssertSource::Reassert,
-            _ => AssertSource::Frozen,
-        },
-        write: args.write,
-        allow_failing: args.allow_failing,
-        // The text report and JUnit never show the evidence fields.
-        lean: args.output_format == OutputFormat::Text,
-        mutate,
-        live: false,
-    };
+/// A replay the flags allow: the targets resolved and sharded, the options
+/// built, the notices the flag combination earns. Every cross-flag check is
+/// in [`ReplayPlan::from_args`], so [`run`] works on a checked plan.
+pub struct ReplayPlan {
+    /// This shard's cassettes, sorted.
+    pub files: Vec<PathBuf>,
+    /// How many cassettes the target held before sharding.
+    pub discovered: usize,
+    pub opts: ReplayOptions,
+    /// `::notice::` / `::warning::` lines about the flags, printed first.
+    pub notices: Vec<String>,
+}
 
+impl ReplayPlan {
+    pub fn from_args(args: &ReplayArgs) -> std::result::Result<ReplayPlan, PlanError> {
+        let target = match args.targets.as_slice() {
+            [] => {
+                return Err(PlanError::new(
+                    format!("replay: no cassette given\n{USAGE_LINE}"),
+                    None,
+                ));
+            }
+            [one] => one.clone(),
+            _ => {
+                return Err(PlanError::new(
+                    "replay: exactly one target (a cassette file or a directory) is accepted"
+                        .into(),
+                    Some("pass a directory to replay several cassettes"),
+                ));
+            }
+        };
+        if args.assert_from.is_some() && args.reassert {
+            return Err(PlanError::new(
+                "replay: --assert-from and --reassert are mutually exclusive".into(),
+                None,
+            ));
+        }
+        let reassert = args.assert_from.is_some() || args.reassert;
+        if args.write.on && !reassert {
+            return Err(PlanError::new(
+                "replay: --write requires --assert-from <scenario.yaml> or --reassert".into(),
+                Some(
+                    "--write persists a re-validated on-disk assert: block; the frozen one is already in the cassette",
+                ),
+            ));
+        }
+        let mutate = match mutate_options(args) {
+            Ok(m) => m,
+            Err(e) => return Err(PlanError::new(e, None)),
+        };
+        let files = match resolve_targets(&target) {
+            Ok(f) => f,
+            Err(e) => return Err(PlanError::new(format!("replay: {e}"), None)),
+        };
+        let is_dir = target.is_dir();
+        let discovered = files.len();
+        let files = args.shard.select(files);
+        if let Some(session) = &args.session.file {
+            if is_dir || files.len() > 1 {
+                return Err(PlanError::new(
+                    "replay: --session applies to one cassette at a time, not a directory".into(),
+                    Some(
+                        "each cassette may have been recorded against a different source; replay them one by one",
+                    ),
+                ));
+            }
+            if !session.is_file() {
+                return Err(PlanError::new(
+                    format!("replay: --session {}: not a file", session.display()),
+                    None,
+                ));
+            }
+        }
+        if is_dir && args.write.on && args.assert_from.is_some() {
+            return Err(PlanError::new(
+                "replay: --assert-from <one file> --write over a directory would stamp one block into every cassette".into(),
+                Some("use --reassert (each cassette's own sibling scenario) or replay one cassette"),
+            ));
+        }
+        let mut notices = Vec::new();
+        if args.strict.on && args.fail_on_skill_drift {
+            notices.push("::notice:: [replay] --strict already fails on every staleness finding; --fail-on-skill-drift is redundant".to_string());
+        }
+        if !args.write.on && args.allow_failing {
+            notices.push(
+                "::notice:: [replay] --allow-failing has no effect without --write".to_string(),
+            );
+        }
+        if args.assert_from.is_some() && files.len() > 1 {
+            notices.push(format!(
+                "::warning:: [replay] --assert-from applies one scenario to {} cassettes — each must share its recording-shaping fields",
+                files.len()
+            ));
+        }
+        let opts = ReplayOptions {
+            strict: args.strict.on,
+            fail_on_skill_drift: args.fail_on_skill_drift,
+            session: args.session.file.clone(),
+            best_effort_future: args.best_effort_future_cassette,
+            assert_source: match (&args.assert_from, args.reassert) {
+                (Some(p), _) => AssertSource::From(p.clone()),
+                (None, true) => AssertSource::Reassert,
+                _ => AssertSource::Frozen,
+            },
+            write: args.write.on,
+            allow_failing: args.allow_failing,
+            // The text report and JUnit never show the evidence fields.
+            lean: args.output_format == OutputFormat::Text,
+            mutate,
+            live: false,
+        };
+        Ok(ReplayPlan {
+            files,
+            discovered,
+            opts,
+            notices,
+        })
+    }
+}
+
+pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
+    let ReplayPlan {
+        files,
+        discovered,
+        opts,
+        notices: stderr_pre,
+    } = match ReplayPlan::from_args(&args) {
+        Ok(plan) => plan,
+        Err(e) => return usage(&args, e.message, e.hint),
+    };
     if files.is_empty()
         && let Some(notice) = args.shard.empty_notice("replay", discovered)
     {
@@ -299,7 +327,7 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
 
     let text = args.output_format == OutputFormat::Text;
     let gh = report::github::enabled();
-    let mut worst = exit::SUCCESS;
+    let mut worst = ExitStatus::Success;
     {
         let mut err = anstream::stderr().lock();
         if text && !args.verbose {
@@ -323,7 +351,7 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
                         let _ = writeln!(err, "{a}");
                     }
                 }
-                worst = exit::worst(worst, r.exit_code);
+                worst = worst.worst(r.exit_code);
                 outcomes.push(outcome);
             }
             for n in report::text::batch_notes(&results) {
@@ -358,7 +386,7 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
                         let _ = writeln!(err, "{a}");
                     }
                 }
-                worst = exit::worst(worst, r.exit_code);
+                worst = worst.worst(r.exit_code);
             }
             for n in report::text::batch_notes(&results) {
                 let _ = writeln!(err, "{n}");
@@ -370,11 +398,11 @@ pub fn run(args: ReplayArgs) -> Result<u8> {
     }) {
         let _ = writeln!(std::io::stderr(), "{w}");
     }
-    if let Some(path) = &args.junit
+    if let Some(path) = &args.junit.file
         && let Err(e) = report::junit::write(path, &results)
     {
         let _ = writeln!(std::io::stderr(), "replay: --junit {}: {e}", path.display());
-        worst = exit::worst(worst, exit::USAGE);
+        worst = worst.worst(ExitStatus::Usage);
     }
     if !text {
         // A closed stdout (e.g. `| head`) is not an error.

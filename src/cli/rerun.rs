@@ -7,15 +7,21 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 
-use crate::cli::OutputFormat;
+use crate::cli::flags::{JunitArg, OutputFormatArg, SessionArg, StrictArg, WriteArg};
+use crate::cli::{OutputFormat, PlanError};
 use crate::error::Result;
-use crate::exit;
+use crate::exit::ExitStatus;
 use crate::report;
 use crate::report::rerun::Entry;
 use crate::rerun::{Outcome, RerunError, RerunOptions};
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("output_format", |a| a.help("Output format: text (report on stderr) or json (one envelope on stdout, schema/rerun.json)")),
+    mut_arg("session", |a| a.help("Resolve the recorded session from this file (one cassette only; for a moved cassette)")),
+    mut_arg("strict", |a| a.help("A divergence from the recording fails the rerun")),
+    mut_arg("write", |a| a.help("Replace the cassette with the fresh recording when the verdict passes and nothing diverged")),
+    mut_arg("junit", |a| a.help("Also write a JUnit XML report (a suite per cassette; a case per assertion and divergence)")),
     after_help = "Re-executes each recording: the real agent runs the current skill files, scripts and hooks \
                   against the model replies the cassette holds (served from 127.0.0.1, token-free), answers come \
                   from the frozen `answers:`, and the frozen `assert:` block is judged on the fresh run. \
@@ -29,15 +35,12 @@ pub struct RerunArgs {
     /// A cassette file, or a directory whose `*.cassette.json` files (non-recursive) are rerun.
     #[arg(value_name = "CASSETTE|DIR")]
     pub targets: Vec<PathBuf>,
-    /// Output format: text (report on stderr) or json (one envelope on stdout, schema/rerun.json).
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub output_format: OutputFormat,
-    /// A divergence from the recording fails the rerun.
-    #[arg(long)]
-    pub strict: bool,
-    /// Replace the cassette with the fresh recording when the verdict passes and nothing diverged.
-    #[arg(long)]
-    pub write: bool,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
+    #[command(flatten)]
+    pub strict: StrictArg,
+    #[command(flatten)]
+    pub write: WriteArg,
     /// (with --write) also write a diverged run, marked in `environment.reelRerun`.
     #[arg(long, requires = "write")]
     pub accept_divergence: bool,
@@ -46,9 +49,8 @@ pub struct RerunArgs {
     /// identical one writes nothing; under CI=true a differing one fails with the diff).
     #[arg(long, requires = "write")]
     pub accept: bool,
-    /// Resolve the recorded session from this file (one cassette only; for a moved cassette).
-    #[arg(long, value_name = "FILE")]
-    pub session: Option<PathBuf>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Run this agent instead of `claude` (split into words as a shell would, quotes included;
     /// no shell runs it).
     #[arg(long, value_name = "CMD")]
@@ -62,18 +64,17 @@ pub struct RerunArgs {
     /// Keep each fresh run's directory (always kept when a rerun fails).
     #[arg(long)]
     pub keep_run_dir: bool,
-    /// Also write a JUnit XML report (a suite per cassette; a case per assertion and divergence).
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
+    #[command(flatten)]
+    pub junit: JunitArg,
     #[command(flatten)]
     pub shard: crate::cli::shard::ShardArgs,
 }
 
-fn usage(args: &RerunArgs, message: String, hint: Option<&str>) -> Result<u8> {
+fn usage(args: &RerunArgs, message: String, hint: Option<&str>) -> Result<ExitStatus> {
     if args.output_format == OutputFormat::Json {
         let env = report::rerun::usage_error(&message, hint);
         let _ = writeln!(std::io::stdout().lock(), "{env}");
-        return Ok(exit::USAGE);
+        return Ok(ExitStatus::Usage);
     }
     let err = crate::Error::usage(message);
     Err(match hint {
@@ -82,52 +83,86 @@ fn usage(args: &RerunArgs, message: String, hint: Option<&str>) -> Result<u8> {
     })
 }
 
-pub fn run(args: RerunArgs) -> Result<u8> {
-    if args.targets.is_empty() {
-        return usage(
-            &args,
-            "rerun: no cassette given".into(),
-            Some("reel rerun CASSETTE.json | DIR/"),
-        );
-    }
-    let mut files = Vec::new();
-    for t in &args.targets {
-        match crate::cli::replay::resolve_targets(t) {
-            Ok(f) => files.extend(f),
-            Err(e) => return usage(&args, format!("rerun: {e}"), None),
+/// A rerun the flags allow: the targets resolved and sharded, the options
+/// built. Every cross-flag check is in [`RerunPlan::from_args`].
+pub struct RerunPlan {
+    /// This shard's cassettes.
+    pub files: Vec<PathBuf>,
+    pub opts: RerunOptions,
+    /// The empty-shard notice, printed before anything runs.
+    pub notices: Vec<String>,
+}
+
+impl RerunPlan {
+    pub fn from_args(args: &RerunArgs) -> std::result::Result<RerunPlan, PlanError> {
+        if args.targets.is_empty() {
+            return Err(PlanError::new(
+                "rerun: no cassette given".into(),
+                Some("reel rerun CASSETTE.json | DIR/"),
+            ));
         }
+        let mut files = Vec::new();
+        for t in &args.targets {
+            match crate::cli::replay::resolve_targets(t) {
+                Ok(f) => files.extend(f),
+                Err(e) => return Err(PlanError::new(format!("rerun: {e}"), None)),
+            }
+        }
+        let discovered = files.len();
+        let files = args.shard.select(files);
+        let mut notices = Vec::new();
+        if files.is_empty()
+            && let Some(notice) = args.shard.empty_notice("rerun", discovered)
+        {
+            notices.push(notice);
+        }
+        let refuse = |message: &str, hint: Option<&'static str>| PlanError {
+            notices: notices.clone(),
+            ..PlanError::new(message.into(), hint)
+        };
+        if args.session.file.is_some() && files.len() > 1 {
+            return Err(refuse(
+                "rerun: --session applies to one cassette at a time",
+                Some(
+                    "each cassette may have been recorded against a different session; rerun them one by one",
+                ),
+            ));
+        }
+        if args.jobs == Some(0) {
+            return Err(refuse("rerun: --jobs must be at least 1", None));
+        }
+        let opts = RerunOptions {
+            session: args.session.file.clone(),
+            agent_cmd: args.agent_cmd.clone(),
+            strict: args.strict.on,
+            write: args.write.on,
+            accept_divergence: args.accept_divergence,
+            stage: crate::review::StageOptions {
+                accept: args.accept,
+                ci: crate::review::ci_from_env(),
+            },
+            timeout: args.timeout_ms.map(Duration::from_millis),
+            keep_run_dir: args.keep_run_dir,
+        };
+        Ok(RerunPlan {
+            files,
+            opts,
+            notices,
+        })
     }
-    let discovered = files.len();
-    let files = args.shard.select(files);
-    if files.is_empty()
-        && let Some(notice) = args.shard.empty_notice("rerun", discovered)
-    {
+}
+
+pub fn run(args: RerunArgs) -> Result<ExitStatus> {
+    let plan = RerunPlan::from_args(&args);
+    for notice in match &plan {
+        Ok(plan) => &plan.notices,
+        Err(e) => &e.notices,
+    } {
         let _ = writeln!(std::io::stderr(), "{notice}");
     }
-    if args.session.is_some() && files.len() > 1 {
-        return usage(
-            &args,
-            "rerun: --session applies to one cassette at a time".into(),
-            Some(
-                "each cassette may have been recorded against a different session; rerun them one by one",
-            ),
-        );
-    }
-    if args.jobs == Some(0) {
-        return usage(&args, "rerun: --jobs must be at least 1".into(), None);
-    }
-    let opts = RerunOptions {
-        session: args.session.clone(),
-        agent_cmd: args.agent_cmd.clone(),
-        strict: args.strict,
-        write: args.write,
-        accept_divergence: args.accept_divergence,
-        stage: crate::review::StageOptions {
-            accept: args.accept,
-            ci: crate::review::ci_from_env(),
-        },
-        timeout: args.timeout_ms.map(Duration::from_millis),
-        keep_run_dir: args.keep_run_dir,
+    let RerunPlan { files, opts, .. } = match plan {
+        Ok(plan) => plan,
+        Err(e) => return usage(&args, e.message, e.hint),
     };
     let jobs = args
         .jobs
@@ -142,21 +177,21 @@ pub fn run(args: RerunArgs) -> Result<u8> {
             .map(|f| match crate::rerun::rerun(f, &opts) {
                 Ok(r) => Entry::Done(Box::new(r)),
                 Err(error) => {
-                    let exit_code = match error {
-                        RerunError::Invalid { .. } => exit::USAGE,
-                        RerunError::CannotRun { .. } => exit::COULD_NOT_RUN,
+                    let status = match error {
+                        RerunError::Invalid { .. } => ExitStatus::Usage,
+                        RerunError::CannotRun { .. } => ExitStatus::COULD_NOT_RUN,
                     };
                     Entry::Refused {
                         file: f.clone(),
                         error,
-                        exit_code,
+                        status,
                     }
                 }
             })
             .collect()
     });
 
-    let mut worst = exit::SUCCESS;
+    let mut worst = ExitStatus::Success;
     let gh = report::github::enabled();
     {
         // anstream drops the colour unless stderr is a terminal (and honours NO_COLOR).
@@ -173,19 +208,19 @@ pub fn run(args: RerunArgs) -> Result<u8> {
                     let _ = writeln!(err, "{a}");
                 }
             }
-            worst = exit::worst(worst, entry_code(e));
+            worst = worst.worst(entry_status(e));
         }
         if args.output_format == OutputFormat::Text {
             let _ = err.write_all(report::rerun::summary(&entries, true).as_bytes());
         }
     }
-    if let Some(path) = &args.junit {
-        let written = report::rerun::junit(&entries, args.strict)
+    if let Some(path) = &args.junit.file {
+        let written = report::rerun::junit(&entries, args.strict.on)
             .map_err(std::io::Error::other)
             .and_then(|xml| crate::atomic::write_atomic(path, xml.as_bytes()));
         if let Err(e) = written {
             let _ = writeln!(std::io::stderr(), "rerun: --junit {}: {e}", path.display());
-            worst = exit::worst(worst, exit::USAGE);
+            worst = worst.worst(ExitStatus::Usage);
         }
     }
     if args.output_format == OutputFormat::Json {
@@ -198,12 +233,12 @@ pub fn run(args: RerunArgs) -> Result<u8> {
     Ok(worst)
 }
 
-fn entry_code(e: &Entry) -> u8 {
+fn entry_status(e: &Entry) -> ExitStatus {
     match e {
         Entry::Done(r) => match r.outcome {
-            Outcome::Fail => exit::FAILURE,
-            Outcome::Pass | Outcome::PassDiverged => exit::SUCCESS,
+            Outcome::Fail => ExitStatus::Failure,
+            Outcome::Pass | Outcome::PassDiverged => ExitStatus::Success,
         },
-        Entry::Refused { exit_code, .. } => *exit_code,
+        Entry::Refused { status, .. } => *status,
     }
 }

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::cli::OutputFormat;
+use crate::cli::flags::OutputFormatArg;
 use crate::diff::{self, DiffOptions};
 use crate::error::{Error, Result};
-use crate::exit;
+use crate::exit::ExitStatus;
 use crate::review::{self, Pending};
 
 #[derive(Debug, clap::Args)]
@@ -36,15 +37,16 @@ pub struct ResolveArgs {
 }
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Lists pending re-recordings on stdout.\n\
+#[command(
+    mut_arg("output_format", |a| a.help("`text` (one line per pending file) or `json` (envelope, schema/pending.json)")),
+    after_help = "Lists pending re-recordings on stdout.\n\
                   Exit codes: 0 none pending · 1 some pending · 2 usage.")]
 pub struct PendingArgs {
     /// Pending files, cassettes, or directories searched recursively (default: `.`).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// `text` (one line per pending file) or `json` (envelope, schema/pending.json).
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
 }
 
 fn find(paths: &[PathBuf], command: &str) -> Result<Vec<Pending>> {
@@ -82,14 +84,14 @@ fn summary_of(p: &Pending) -> String {
     }
 }
 
-pub fn run_pending(args: PendingArgs) -> Result<u8> {
+pub fn run_pending(args: PendingArgs) -> Result<ExitStatus> {
     let found = find(&args.paths, "pending")?;
     let code = if found.is_empty() {
-        exit::SUCCESS
+        ExitStatus::Success
     } else {
-        exit::FAILURE
+        ExitStatus::Failure
     };
-    match args.output_format {
+    match args.output_format.format {
         OutputFormat::Json => {
             let results: Vec<Value> = found
                 .iter()
@@ -132,7 +134,7 @@ pub fn run_pending(args: PendingArgs) -> Result<u8> {
     Ok(code)
 }
 
-fn resolve(args: ResolveArgs, command: &str, accept: bool) -> Result<u8> {
+fn resolve(args: ResolveArgs, command: &str, accept: bool) -> Result<ExitStatus> {
     let found = find(&args.paths, command)?;
     if found.is_empty() {
         if !args.paths.is_empty() {
@@ -147,9 +149,9 @@ fn resolve(args: ResolveArgs, command: &str, accept: bool) -> Result<u8> {
             .with_hint("list the pending re-recordings with `reel pending`"));
         }
         let _ = writeln!(std::io::stderr().lock(), "{command}: nothing pending");
-        return Ok(exit::SUCCESS);
+        return Ok(ExitStatus::Success);
     }
-    let mut code = exit::SUCCESS;
+    let mut code = ExitStatus::Success;
     for p in &found {
         let done = if accept {
             review::accept(p)
@@ -173,18 +175,18 @@ fn resolve(args: ResolveArgs, command: &str, accept: bool) -> Result<u8> {
             Err(e) => {
                 let e = Error::from(e);
                 crate::cli::print_error(&e);
-                code = exit::worst(code, e.exit_code());
+                code = code.worst(e.status());
             }
         }
     }
     Ok(code)
 }
 
-pub fn run_accept(args: ResolveArgs) -> Result<u8> {
+pub fn run_accept(args: ResolveArgs) -> Result<ExitStatus> {
     resolve(args, "accept", true)
 }
 
-pub fn run_reject(args: ResolveArgs) -> Result<u8> {
+pub fn run_reject(args: ResolveArgs) -> Result<ExitStatus> {
     resolve(args, "reject", false)
 }
 
@@ -231,7 +233,7 @@ impl Drop for RawKeys {
     }
 }
 
-pub fn run_review(args: ReviewArgs) -> Result<u8> {
+pub fn run_review(args: ReviewArgs) -> Result<ExitStatus> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Err(Error::usage("review: needs a terminal (stdin and stdout)").with_hint(
             "in scripts use `reel pending`, `reel diff A A.new`, `reel accept PATH` or `reel reject PATH`",
@@ -242,7 +244,7 @@ pub fn run_review(args: ReviewArgs) -> Result<u8> {
     let mut out = anstream::stdout();
     if found.is_empty() {
         let _ = writeln!(out, "no pending re-recordings");
-        return Ok(exit::SUCCESS);
+        return Ok(ExitStatus::Success);
     }
     let (mut accepted, mut rejected, mut skipped) = (0, 0, 0);
     let keys = RawKeys::new();
@@ -305,5 +307,5 @@ pub fn run_review(args: ReviewArgs) -> Result<u8> {
         out,
         "review: {accepted} accepted, {rejected} rejected, {skipped} skipped, {left} still pending"
     );
-    Ok(exit::SUCCESS)
+    Ok(ExitStatus::Success)
 }

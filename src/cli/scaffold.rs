@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
+use crate::exit::ExitStatus;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -26,7 +27,7 @@ pub struct ScaffoldArgs {
     pub force: bool,
 }
 
-pub fn run(args: ScaffoldArgs) -> Result<u8> {
+pub fn run(args: ScaffoldArgs) -> Result<ExitStatus> {
     let at = args
         .out
         .clone()
@@ -41,7 +42,7 @@ pub fn run(args: ScaffoldArgs) -> Result<u8> {
         let _ = std::io::stdout()
             .lock()
             .write_all(s.scenario_yaml.as_bytes());
-        return Ok(crate::exit::SUCCESS);
+        return Ok(ExitStatus::Success);
     };
     let model = crate::scaffold::model_script_path(out);
     let mut writes = vec![(out.clone(), s.scenario_yaml.clone())];
@@ -59,5 +60,5 @@ pub fn run(args: ScaffoldArgs) -> Result<u8> {
             .map_err(|e| Error::usage(format!("scaffold: write {}: {e}", p.display())))?;
         let _ = writeln!(err, "wrote {}", p.display());
     }
-    Ok(crate::exit::SUCCESS)
+    Ok(ExitStatus::Success)
 }

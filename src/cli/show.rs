@@ -7,11 +7,14 @@ use serde_json::Value;
 
 use crate::cassette::Cassette;
 use crate::cli::OutputFormat;
+use crate::cli::flags::OutputFormatArg;
 use crate::error::{Error, Result};
+use crate::exit::ExitStatus;
 use crate::show::{Show, ShowView};
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("output_format", |a| a.help("`text` (the digest on stdout) or `json` (envelope on stdout, schema/show.json)")),
     after_help = "A readable digest of one recording: tools (calls, inputs, results), questions \
                   (prompts and answers), files (the manifest, with a shallow preview of JSON \
                   artifacts), timeline (where the time went), usage (turns, tokens, cost).\n\
@@ -24,12 +27,11 @@ pub struct ShowArgs {
     /// Which view to print.
     #[arg(long, value_enum, default_value = "all")]
     pub view: ShowView,
-    /// `text` (the digest on stdout) or `json` (envelope on stdout, schema/show.json).
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
 }
 
-pub fn run(args: ShowArgs) -> Result<u8> {
+pub fn run(args: ShowArgs) -> Result<ExitStatus> {
     let cassette = match Cassette::load(&args.cassette) {
         Ok(c) => c,
         Err(e) => {
@@ -45,7 +47,7 @@ pub fn run(args: ShowArgs) -> Result<u8> {
         }
     };
     let show = Show::of(&cassette, args.view);
-    match args.output_format {
+    match args.output_format.format {
         OutputFormat::Json => {
             let result = serde_json::to_value(&show).unwrap_or(Value::Null);
             let _ = writeln!(
@@ -60,5 +62,5 @@ pub fn run(args: ShowArgs) -> Result<u8> {
                 .write_all(show.text(true).as_bytes());
         }
     }
-    Ok(crate::exit::SUCCESS)
+    Ok(ExitStatus::Success)
 }

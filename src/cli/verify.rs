@@ -1,21 +1,25 @@
 //! `reel verify-cassettes`: arguments and the thin glue to the library
-//! ([`crate::verify::gate`], [`crate::verify::report`]).
+//! ([`crate::verify::gate`]) and its renderer ([`crate::report::verify`]).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cli::OutputFormat;
+use crate::cli::flags::{OutputFormatArg, SessionArg};
 use crate::cli::shard::ShardArgs;
 use crate::error::{Error, Result};
+use crate::exit::ExitStatus;
+use crate::report::verify::{self as report, Coverage};
 use crate::verify::detect::Class;
 use crate::verify::gate::{self, MaxAgeCheck, TargetError, VerifyOptions};
 use crate::verify::lifecycle::{self, MaxAge};
 use crate::verify::margins::CassetteMargins;
-use crate::verify::report::{self, Coverage};
 use crate::verify::scan::AllowList;
 
 #[derive(Debug, clap::Args)]
 #[command(
+    mut_arg("output_format", |a| a.help("`text` (report on stderr) or `json` (envelope on stdout)")),
+    mut_arg("session", |a| a.help("Resolve skill sources from THIS session (for a moved cassette; one cassette only)")),
     after_help = "Text mode prints a status line per cassette (PASS/FAIL/STALE/ERROR) with its findings under it \
                   and a closing `N passed, N failed` line on stderr; --verbose prints the original's report.\n\
                   Exit codes: 0 clean · 1 a real finding (privacy, staleness drift, scenario drift) · \
@@ -28,9 +32,8 @@ pub struct VerifyArgs {
     /// Cassette files, or directories whose `*.cassette.json` are verified (non-recursive).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Resolve skill sources from THIS session (for a moved cassette; one cassette only).
-    #[arg(long, value_name = "FILE")]
-    pub session: Option<PathBuf>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Skip the privacy scan.
     #[arg(long)]
     pub skip_privacy: bool,
@@ -72,9 +75,8 @@ pub struct VerifyArgs {
     /// A FILE of allow patterns, one regex per line (`#` comments, blanks ignored).
     #[arg(long, value_name = "FILE")]
     pub allow_patterns_file: Vec<PathBuf>,
-    /// `text` (report on stderr) or `json` (envelope on stdout).
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
     /// No text report when everything is clean.
     #[arg(long, short)]
     pub quiet: bool,
@@ -156,21 +158,147 @@ fn build_allow(args: &VerifyArgs) -> Result<AllowList> {
     Ok(allow)
 }
 
-pub fn run(args: VerifyArgs) -> Result<u8> {
-    if args.skip_privacy && args.skip_staleness {
+/// A `verify-cassettes` run the flags allow. Every cross-flag check is in
+/// [`VerifyPlan::from_args`], so [`run`] works on a checked plan.
+pub enum VerifyPlan {
+    /// `--allow-empty` and a directory without cassettes: nothing to verify.
+    Empty {
+        dir: String,
+        coverage: Coverage,
+    },
+    Run(Box<VerifyRun>),
+}
+
+/// The cassettes to verify (this shard's), how, and the notices due first.
+pub struct VerifyRun {
+    pub files: Vec<PathBuf>,
+    pub opts: VerifyOptions,
+    pub coverage: Coverage,
+    /// `--orphans`: the scenarios no cassette of the whole batch records
+    /// (this shard's).
+    pub orphan_scenarios: Option<Vec<lifecycle::OrphanScenario>>,
+    /// stderr lines (the `--session` override in effect, an empty shard).
+    pub notices: Vec<String>,
+}
+
+impl VerifyPlan {
+    pub fn from_args(args: &VerifyArgs) -> Result<VerifyPlan> {
+        if args.skip_privacy && args.skip_staleness {
+            return Err(Error::usage(
+                "verify-cassettes: --skip-privacy and --skip-staleness are mutually exclusive (together they'd check nothing)",
+            ));
+        }
+        let allow = build_allow(args)?;
+        let coverage = Coverage {
+            privacy: !args.skip_privacy,
+            staleness: !args.skip_staleness,
+            scenario_drift: !args.skip_scenario_drift,
+        };
+        let files = match gate::collect_targets(&args.paths) {
+            Ok(f) => f,
+            Err(TargetError::EmptyDir(dir)) if args.allow_empty && args.session.file.is_none() => {
+                return Ok(VerifyPlan::Empty { dir, coverage });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let mut notices = Vec::new();
+        if let Some(session) = &args.session.file {
+            notices.push(session_notice(args, session, &files)?);
+        }
+        let discovered = files.len();
+        // Orphan scenarios are judged against the whole batch (a scenario is
+        // recorded if ANY cassette records it), then sharded by their own name.
+        let orphan_scenarios = args.orphans.then(|| {
+            lifecycle::orphan_scenarios(&files)
+                .into_iter()
+                .filter(|o| {
+                    args.shard
+                        .shard
+                        .is_none_or(|s| s.contains(std::path::Path::new(&o.scenario)))
+                })
+                .collect::<Vec<_>>()
+        });
+        let files = args.shard.select(files);
+        if files.is_empty()
+            && let Some(notice) = args.shard.empty_notice("verify-cassettes", discovered)
+        {
+            notices.push(notice);
+        }
+        let opts = VerifyOptions {
+            session: args.session.file.clone(),
+            privacy: coverage.privacy,
+            staleness: coverage.staleness,
+            scenario_drift: coverage.scenario_drift,
+            allow,
+            margins: args.margins,
+            max_age: args.max_age.clone().map(|(max, text)| MaxAgeCheck {
+                max,
+                text,
+                now: std::time::SystemTime::now(),
+            }),
+            orphans: args.orphans,
+        };
+        Ok(VerifyPlan::Run(Box::new(VerifyRun {
+            files,
+            opts,
+            coverage,
+            orphan_scenarios,
+            notices,
+        })))
+    }
+}
+
+/// Checks `--session FILE` against the other flags and the target, and names
+/// the dirs the override resolves to: a wrong override must be visible, not a
+/// silent false green.
+fn session_notice(args: &VerifyArgs, session: &Path, files: &[PathBuf]) -> Result<String> {
+    if args.paths.iter().any(|p| p.is_dir()) || files.len() > 1 {
+        return Err(Error::usage(format!(
+            "verify-cassettes --session <file> names one cassette's session and is not valid for a directory target ({} cassette(s)) — run it per cassette",
+            files.len()
+        )));
+    }
+    if !session.is_file() {
+        return Err(Error::usage(format!(
+            "verify-cassettes --session: not a session file: {}",
+            session.display()
+        )));
+    }
+    if args.skip_staleness {
         return Err(Error::usage(
-            "verify-cassettes: --skip-privacy and --skip-staleness are mutually exclusive (together they'd check nothing)",
+            "verify-cassettes --session has no effect with --skip-staleness — drop one of them",
         ));
     }
-    let allow = build_allow(&args)?;
-    let coverage = Coverage {
-        privacy: !args.skip_privacy,
-        staleness: !args.skip_staleness,
-        scenario_drift: !args.skip_scenario_drift,
+    if let Ok(c) = gate::load_cassette(&files[0])
+        && gate::resolve_session(&c, None).is_none()
+    {
+        return Err(Error::usage(
+            "verify-cassettes --session: this cassette records an inline scenario, which has no session file to override — remove --session",
+        ));
+    }
+    let sources = crate::fingerprint::resolve_sources("", None, Some(session));
+    let dirs = if !sources.roots.is_empty() {
+        sources
+            .roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    } else {
+        match &sources.failure {
+            Some(f) => format!("NO usable skill dirs — {f}"),
+            None => "NO skill dirs — this session declares none".into(),
+        }
     };
-    let files = match gate::collect_targets(&args.paths) {
-        Ok(f) => f,
-        Err(TargetError::EmptyDir(dir)) if args.allow_empty && args.session.is_none() => {
+    Ok(format!(
+        "::notice:: [verify-cassettes] --session override in effect: {} -> {dirs}",
+        session.display()
+    ))
+}
+
+pub fn run(args: VerifyArgs) -> Result<ExitStatus> {
+    let plan = match VerifyPlan::from_args(&args)? {
+        VerifyPlan::Empty { dir, coverage } => {
             if args.output_format == OutputFormat::Json {
                 println!(
                     "{}",
@@ -181,94 +309,25 @@ pub fn run(args: VerifyArgs) -> Result<u8> {
                     "✓ verify-cassettes: no cassettes under {dir} — nothing to verify (--allow-empty)"
                 );
             }
-            return Ok(crate::exit::SUCCESS);
+            return Ok(ExitStatus::Success);
         }
-        Err(e) => return Err(e.into()),
+        VerifyPlan::Run(plan) => *plan,
     };
-    if let Some(session) = &args.session {
-        if args.paths.iter().any(|p| p.is_dir()) || files.len() > 1 {
-            return Err(Error::usage(format!(
-                "verify-cassettes --session <file> names one cassette's session and is not valid for a directory target ({} cassette(s)) — run it per cassette",
-                files.len()
-            )));
-        }
-        if !session.is_file() {
-            return Err(Error::usage(format!(
-                "verify-cassettes --session: not a session file: {}",
-                session.display()
-            )));
-        }
-        if args.skip_staleness {
-            return Err(Error::usage(
-                "verify-cassettes --session has no effect with --skip-staleness — drop one of them",
-            ));
-        }
-        if let Ok(c) = gate::load_cassette(&files[0])
-            && gate::resolve_session(&c, None).is_none()
-        {
-            return Err(Error::usage(
-                "verify-cassettes --session: this cassette records an inline scenario, which has no session file to override — remove --session",
-            ));
-        }
-        // Name the DIRS the override resolves to: a wrong override must be
-        // visible, not a silent false green.
-        let sources = crate::fingerprint::resolve_sources("", None, Some(session));
-        let dirs = if !sources.roots.is_empty() {
-            sources
-                .roots
-                .iter()
-                .map(|r| r.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        } else {
-            match &sources.failure {
-                Some(f) => format!("NO usable skill dirs — {f}"),
-                None => "NO skill dirs — this session declares none".into(),
-            }
-        };
-        eprintln!(
-            "::notice:: [verify-cassettes] --session override in effect: {} -> {dirs}",
-            session.display()
-        );
-    }
-    let discovered = files.len();
-    // Orphan scenarios are judged against the whole batch (a scenario is
-    // recorded if ANY cassette records it), then sharded by their own name.
-    let orphan_scenarios = args.orphans.then(|| {
-        lifecycle::orphan_scenarios(&files)
-            .into_iter()
-            .filter(|o| {
-                args.shard
-                    .shard
-                    .is_none_or(|s| s.contains(std::path::Path::new(&o.scenario)))
-            })
-            .collect::<Vec<_>>()
-    });
-    let files = args.shard.select(files);
-    if files.is_empty()
-        && let Some(notice) = args.shard.empty_notice("verify-cassettes", discovered)
-    {
+    let VerifyRun {
+        files,
+        opts,
+        coverage,
+        orphan_scenarios,
+        notices,
+    } = plan;
+    for notice in &notices {
         eprintln!("{notice}");
     }
-    let opts = VerifyOptions {
-        session: args.session.clone(),
-        privacy: coverage.privacy,
-        staleness: coverage.staleness,
-        scenario_drift: coverage.scenario_drift,
-        allow,
-        margins: args.margins,
-        max_age: args.max_age.clone().map(|(max, text)| MaxAgeCheck {
-            max,
-            text,
-            now: std::time::SystemTime::now(),
-        }),
-        orphans: args.orphans,
-    };
     let results = gate::verify_all(&files, &opts);
     let margins: Option<Vec<CassetteMargins>> = args
         .margins
         .then(|| results.iter().filter_map(|r| r.margins.clone()).collect());
-    let code = report::batch_exit_code(&results, orphan_scenarios.as_deref());
+    let code = crate::verify::gate::batch_status(&results, orphan_scenarios.as_deref());
     if let Some(w) = crate::report::github::write_summary_if_enabled(|| {
         crate::report::github::verify_summary(
             &results,
@@ -287,7 +346,7 @@ pub fn run(args: VerifyArgs) -> Result<u8> {
         );
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "{line}");
-    } else if !(args.quiet && code == crate::exit::SUCCESS) {
+    } else if !(args.quiet && code == ExitStatus::Success) {
         let text = if args.verbose {
             report::text(
                 &results,

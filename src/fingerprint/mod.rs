@@ -319,7 +319,7 @@ pub fn resolve_session_path(
         (None, Some(d)) if Path::new(session).is_relative() => d.join(session),
         _ => PathBuf::from(session),
     };
-    Some(snapshot::lexical_absolute(&cwd(), &p))
+    Some(crate::paths::resolve(&cwd(), &p))
 }
 
 /// Resolves the skill roots a session declares (§1.1 steps 1–4).
@@ -373,15 +373,15 @@ pub fn resolve_sources(
         let p = if Path::new(d).is_absolute() || d.starts_with('~') {
             PathBuf::from(d)
         } else {
-            snapshot::lexical_absolute(&base_dir, Path::new(d))
+            crate::paths::resolve(&base_dir, Path::new(d))
         };
         if p.exists() {
             out.roots.push(p);
         } else {
-            eprintln!(
+            crate::messages::warn(format!(
                 "reel: skill source dir declared in session does not exist: {} — skipping from fingerprint",
                 p.display()
-            );
+            ));
             missing.push(p);
         }
     }

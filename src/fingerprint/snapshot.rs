@@ -15,13 +15,14 @@
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::ignore::IgnoreSet;
 use super::manifest::{self, ManifestKind};
+use crate::paths;
 
 /// Directory names never descended into, at any depth.
 const DENY_DIRS: [&str; 5] = [
@@ -151,28 +152,6 @@ pub fn utf16_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
-/// Lexical resolution: `.` dropped, `..` collapsed, no symlinks followed.
-pub fn lexical_normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
-/// `path.resolve(base, p)`: absolute, lexically normalised.
-pub fn lexical_absolute(base: &Path, p: &Path) -> PathBuf {
-    lexical_normalize(&base.join(p))
-}
-
 fn name_str(name: &OsStr) -> String {
     name.to_string_lossy().into_owned()
 }
@@ -211,7 +190,7 @@ fn git_set(root: &Path) -> Result<Option<GitSet>, WalkError> {
     let Ok(prefix) = here.strip_prefix(&work) else {
         return Ok(None);
     };
-    let prefix = prefix.to_string_lossy().replace('\\', "/");
+    let prefix = paths::to_posix(prefix);
     let index = repo.index().map_err(|e| WalkError::GitIndex {
         root: root.to_owned(),
         msg: e.message().to_owned(),
@@ -404,21 +383,21 @@ fn list_dir(ctx: &RootCtx, rel: &str, abs: &Path, parent: (bool, bool), out: &mu
             let target = match std::fs::read_link(&child_abs) {
                 Ok(t) => t,
                 Err(e) => {
-                    eprintln!(
+                    crate::messages::warn(format!(
                         "reel: skill-hash: cannot readlink {}: {e} — skipping",
                         child_abs.display()
-                    );
+                    ));
                     continue;
                 }
             };
-            let resolved = lexical_normalize(&abs.join(&target));
-            let root_resolved = lexical_normalize(&ctx.abs);
+            let resolved = paths::resolve(abs, &target);
+            let root_resolved = paths::lexical(&ctx.abs);
             let Ok(inside) = resolved.strip_prefix(&root_resolved) else {
-                eprintln!(
+                crate::messages::warn(format!(
                     "reel: skill-hash: skipping escaping symlink {} -> {} (not followed)",
                     child_abs.display(),
                     target.display()
-                );
+                ));
                 continue;
             };
             let target = inside
@@ -552,10 +531,10 @@ pub fn walk(roots: &[PathBuf], opts: &WalkOptions) -> Result<Snapshot, WalkError
         if any_plugin && missed.is_empty() {
             keep = Some(opts.scope.iter().cloned().collect());
         } else {
-            eprintln!(
+            crate::messages::warn(format!(
                 "reel: skill-hash: scenario.skills {:?} not all found under skills/ — scopeSkills fallback to whole-tree hash",
                 missed
-            );
+            ));
         }
     }
     let scoped = keep.is_some();
@@ -601,7 +580,7 @@ pub fn walk(roots: &[PathBuf], opts: &WalkOptions) -> Result<Snapshot, WalkError
             Err(msg) => {
                 drop[f.entry_index] = true;
                 if listing.entries[f.entry_index].in_main {
-                    eprintln!("reel: skill-hash: {msg}");
+                    crate::messages::warn(format!("reel: skill-hash: {msg}"));
                     read_errors.push(msg);
                 }
             }

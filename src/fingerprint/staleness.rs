@@ -423,14 +423,14 @@ fn debug_dump(rec: &FingerprintRecord, live: &FingerprintRecord) {
         } else {
             ""
         };
-        eprintln!("  {}  {p:?}{junk}", &sha[..12.min(sha.len())]);
+        crate::messages::debug(format!("  {}  {p:?}{junk}", &sha[..12.min(sha.len())]));
     }
     let short = |h: &Option<String>| {
         h.as_deref()
             .map(|h| h[..12.min(h.len())].to_owned())
             .unwrap_or_default()
     };
-    eprintln!(
+    crate::messages::debug(format!(
         "reel: skill-hash: recorded {} vs live {}; contentSig {}",
         short(&rec.skill_hash),
         short(&live.skill_hash),
@@ -439,7 +439,7 @@ fn debug_dump(rec: &FingerprintRecord, live: &FingerprintRecord) {
         } else {
             "DIFFERS"
         }
-    );
+    ));
 }
 
 fn skill_drift(rec: &FingerprintRecord, live: &FingerprintRecord, out: &mut Staleness) {

@@ -150,29 +150,17 @@ pub const KNOWN_TOOLS: &[&str] = &[
 ];
 
 /// The scenario files of `target`: the file itself, or a directory's
-/// `*.yaml`/`*.yml` with a top-level `prompt:` (sorted, non-recursive;
-/// model scripts and sessions are not scenarios).
+/// scenarios ([`crate::discover::scenarios_in`]: `*.yaml`/`*.yml` with a
+/// top-level `prompt:`, sorted, non-recursive; model scripts and sessions
+/// are not scenarios).
 pub fn collect_targets(target: &Path) -> Result<Vec<PathBuf>, Unreadable> {
     let meta =
         std::fs::metadata(target).map_err(|e| Unreadable(format!("{}: {e}", target.display())))?;
     if !meta.is_dir() {
         return Ok(vec![target.to_path_buf()]);
     }
-    let rd =
-        std::fs::read_dir(target).map_err(|e| Unreadable(format!("{}: {e}", target.display())))?;
-    let mut paths: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    Ok(paths
-        .into_iter()
-        .filter(|p| {
-            let name = p.file_name().unwrap_or_default().to_string_lossy();
-            (name.ends_with(".yaml") || name.ends_with(".yml"))
-                && !name.ends_with(".model.yaml")
-                && std::fs::read_to_string(p).is_ok_and(|t| {
-                    serde_yaml_ng::from_str::<Value>(&t).is_ok_and(|v| v.get("prompt").is_some())
-                })
-        })
-        .collect())
+    crate::discover::scenarios_in(target)
+        .map_err(|e| Unreadable(format!("{}: {e}", target.display())))
 }
 
 /// Lints one scenario file.

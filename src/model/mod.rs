@@ -21,9 +21,8 @@
 //! let script = Script::load("scenarios/hello.model.yaml")?;
 //! let server = Server::start(script, ServeOptions::default())?;
 //! // run the agent with ANTHROPIC_BASE_URL = server.url() ...
-//! for problem in server.shutdown() {
-//!     eprintln!("{problem}");
-//! }
+//! let problems = server.shutdown();
+//! assert!(problems.is_empty(), "the agent broke the script: {problems:?}");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -9,7 +9,7 @@
 //! reel renders no Cowork prompt template at the protocol tier;
 //! `fingerprint.labelProvenance` is not produced.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
@@ -18,6 +18,7 @@ use super::stage::Staged;
 use crate::agent::RunLog;
 use crate::cassette::{CASSETTE_VERSION, Cassette, HASH_FORMAT_JCS1, ManifestEntry, schema_url};
 use crate::fingerprint::staleness::latest_baseline;
+use crate::paths;
 use crate::scenario::session_keys::Folder;
 use crate::scenario::{INLINE_SESSION, Scenario};
 
@@ -78,7 +79,10 @@ fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
     let cassette_dir = crate::scenario::dir_of(p.cassette_path);
     let mut scenario = p.scenario.frozen.clone();
     if let Some(session) = &p.scenario.session_path {
-        scenario.insert("session".into(), json!(relative_to(session, cassette_dir)));
+        scenario.insert(
+            "session".into(),
+            json!(paths::relative_posix(session, cassette_dir)),
+        );
     } else {
         scenario.insert("session".into(), json!(INLINE_SESSION));
     }
@@ -108,7 +112,7 @@ fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
     );
     doc.insert(
         "scenarioSource".into(),
-        json!(relative_to(&p.scenario.path, cassette_dir)),
+        json!(paths::relative_posix(&p.scenario.path, cassette_dir)),
     );
     doc.insert("fingerprint".into(), fingerprint);
     if p.log.decisions.nondeterministic {
@@ -149,64 +153,6 @@ fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
     doc
 }
 
-fn absolute(p: &Path) -> PathBuf {
-    if let Ok(real) = std::fs::canonicalize(p) {
-        return real;
-    }
-    // Canonicalise the deepest existing ancestor, then append the rest.
-    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
-    let mut tail = Vec::new();
-    let mut cur = abs.as_path();
-    while let Some(parent) = cur.parent() {
-        if let Some(name) = cur.file_name() {
-            tail.push(name.to_owned());
-        }
-        if let Ok(real) = std::fs::canonicalize(parent) {
-            let mut out = real;
-            for t in tail.iter().rev() {
-                out.push(t);
-            }
-            return normalize(&out);
-        }
-        cur = parent;
-    }
-    normalize(&abs)
-}
-
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// `target` relative to directory `base`, POSIX separators.
-pub fn relative_to(target: &Path, base: &Path) -> String {
-    let t = absolute(target);
-    let b = absolute(base);
-    let tc: Vec<_> = t.components().collect();
-    let bc: Vec<_> = b.components().collect();
-    let common = tc.iter().zip(&bc).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = std::iter::repeat_n("..".to_owned(), bc.len() - common).collect();
-    parts.extend(
-        tc[common..]
-            .iter()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
-    );
-    if parts.is_empty() {
-        ".".into()
-    } else {
-        parts.join("/")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,7 +163,7 @@ mod tests {
         std::fs::create_dir_all(t.path().join("sessions")).unwrap();
         std::fs::write(t.path().join("sessions/s.yaml"), "").unwrap();
         assert_eq!(
-            relative_to(
+            paths::relative_posix(
                 &t.path().join("sessions/s.yaml"),
                 &t.path().join("cassettes/new")
             ),

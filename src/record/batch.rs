@@ -20,8 +20,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{RecordError, RecordOptions, Recorded};
 use crate::cassette::Cassette;
-use crate::fingerprint::snapshot::lexical_normalize;
 use crate::fingerprint::staleness;
+use crate::paths;
 
 /// A cassette to re-record: from `opts.scenario` into `opts.out`.
 #[derive(Debug, Clone)]
@@ -83,7 +83,7 @@ pub fn plan_stale(cassettes: &[PathBuf], base: &RecordOptions) -> StalePlan {
             ));
             continue;
         };
-        let scenario = lexical_normalize(&cassette.dir().join(source));
+        let scenario = paths::lexical(&cassette.dir().join(source));
         if !scenario.is_file() {
             plan.refused.push((
                 path.clone(),

@@ -212,7 +212,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     }
     if std::env::var_os("REEL_TIMING").is_some() {
         // `REEL_TIMING=1`: where the post-run time goes (benchmark aid).
-        eprintln!(
+        crate::messages::timing(format!(
             "timing: manifest {:?} assemble {:?} policy {:?} scrub {:?} validate {:?} verdict {:?}",
             t1 - t0,
             t2 - t1,
@@ -220,7 +220,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
             t4 - t3,
             t5 - t4,
             t5.elapsed()
-        );
+        ));
     }
     Ok(LiveRun {
         run_dir,

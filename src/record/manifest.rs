@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
@@ -167,29 +167,6 @@ pub fn pre_run(work_root: &Path, user_visible_roots: &[String]) -> PreRun {
     }
 }
 
-/// True when `rel` is relative and stays inside the root lexically.
-fn contained(rel: &str) -> bool {
-    let p = Path::new(rel);
-    if p.is_absolute() {
-        return false;
-    }
-    let mut depth: i64 = 0;
-    for c in p.components() {
-        match c {
-            Component::Normal(_) => depth += 1,
-            Component::ParentDir => {
-                depth -= 1;
-                if depth < 0 {
-                    return false;
-                }
-            }
-            Component::CurDir => {}
-            _ => return false,
-        }
-    }
-    true
-}
-
 fn under(path: &str, root: &str) -> bool {
     path == root || path.starts_with(&format!("{root}/"))
 }
@@ -227,7 +204,7 @@ pub fn post_run(
             });
             continue;
         }
-        let bytes = if contained(path) {
+        let bytes = if crate::paths::stays_inside(path) {
             fs::read(work_root.join(path)).ok()
         } else {
             None
@@ -322,6 +299,10 @@ mod tests {
         let (w, _) = walk(t.path(), &["outputs".to_owned()]);
         assert_eq!(w.len(), 1);
         assert_eq!(w[0].link_kind, Some(LinkKind::Symlink));
-        assert!(!contained("../x") && !contained("/etc") && contained("a/../b"));
+        assert!(
+            !crate::paths::stays_inside("../x")
+                && !crate::paths::stays_inside("/etc")
+                && crate::paths::stays_inside("a/../b")
+        );
     }
 }

@@ -35,7 +35,7 @@ pub use verdict::{Lane, Outcome, Verdict};
 use crate::assert::{self, AssertionOutcome, Context};
 use crate::cassette::{CASSETTE_VERSION, Cassette};
 use crate::evidence::RunRecord;
-use crate::exit;
+use crate::exit::ExitStatus;
 use crate::fingerprint::staleness::{self, Gate, Staleness};
 use record_view::RecordFacts;
 
@@ -91,7 +91,7 @@ pub struct ReplayResult {
     /// Lines to print after the footer (`--write` outcome).
     pub after: Vec<String>,
     /// This file's exit contribution (0, 1 or 2).
-    pub exit_code: u8,
+    pub exit_code: ExitStatus,
 }
 
 impl ReplayResult {
@@ -255,7 +255,7 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
             result
                 .after
                 .push(format!("replay --write: {}: {why}", path.display()));
-            result.exit_code = exit::worst(result.exit_code, exit::USAGE);
+            result.exit_code = result.exit_code.worst(ExitStatus::Usage);
         } else {
             result.after.push(format!(
                 "replay --write: {}: persisted the re-validated assert: block (events/controlOut unchanged)",
@@ -764,6 +764,6 @@ pub fn error_result(path: &Path, notices: Vec<String>, message: String) -> Repla
         verdict,
         facts: RecordFacts::default(),
         after: Vec::new(),
-        exit_code: exit::USAGE,
+        exit_code: ExitStatus::Usage,
     }
 }

@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 use crate::assert::AssertionOutcome;
-use crate::exit;
+use crate::exit::ExitStatus;
 
 /// Which lane the verdict is formed for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +72,7 @@ pub struct Failure {
 #[serde(rename_all = "camelCase")]
 pub struct Verdict {
     pub pass: bool,
-    pub exit_code: u8,
+    pub exit_code: ExitStatus,
     pub signals: Vec<Signal>,
     pub guards: Vec<Guard>,
     pub failures: Vec<Failure>,
@@ -251,7 +251,7 @@ pub fn compute(input: &VerdictInput<'_>, lane: Lane) -> Verdict {
     };
     Verdict {
         pass,
-        exit_code: if pass { exit::SUCCESS } else { exit::FAILURE },
+        exit_code: ExitStatus::pass_fail(pass),
         signals,
         guards,
         failures,
@@ -310,7 +310,7 @@ mod tests {
             Lane::Replay,
         );
         assert!(!v.pass);
-        assert_eq!(v.exit_code, exit::FAILURE);
+        assert_eq!(v.exit_code, ExitStatus::Failure);
         assert_eq!(v.failures.len(), 2);
         assert_eq!(v.failures[0].assertion.as_deref(), Some("tool_not_called"));
         assert_eq!(v.failures[0].kind, "assertion");

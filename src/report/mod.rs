@@ -1,18 +1,23 @@
-//! Reports of a batch. The status reporter ([`status`], over per-file
+//! Every report reel prints. The status reporter ([`status`], over per-file
 //! [`outcome::FileOutcome`]s) is what `replay`, `verify-cassettes` and
-//! `rehash` print on stderr by default; the rest are replay's: the original's
+//! `rehash` print on stderr by default; replay's others are the original's
 //! per-file text footer (`--verbose`), the JSON envelope
 //! (stdout, `schema/replay.json`), JUnit XML (`--junit FILE`) and GitHub
-//! workflow annotations (`GITHUB_ACTIONS=true`).
+//! workflow annotations (`GITHUB_ACTIONS=true`). [`verify`], [`rehash`],
+//! [`fingerprint`] and [`rerun`] render those commands (text and JSON).
 //!
-//! Renderers only read [`crate::replay::ReplayResult`]s; they never re-judge
+//! Renderers only read results ([`crate::replay::ReplayResult`],
+//! [`crate::verify::gate::CassetteResult`], ...); they never re-judge
 //! anything (pass/fail, messages and failure kinds come from the verdict).
 //! Writing a report file goes through `crate::atomic::write_atomic`.
 
+pub mod fingerprint;
 pub mod github;
 pub mod json;
 pub mod junit;
 pub mod outcome;
+pub mod rehash;
 pub mod rerun;
 pub mod status;
 pub mod text;
+pub mod verify;

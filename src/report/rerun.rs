@@ -10,15 +10,16 @@ use crate::report::outcome::{FileOutcome, Level, Status};
 use crate::report::status::Tally;
 use serde_json::{Map, Value, json};
 
+use crate::exit::ExitStatus;
 use crate::rerun::{Outcome, Rerun, RerunError};
 
-/// One cassette's rerun: finished, or refused with the exit code it earns.
+/// One cassette's rerun: finished, or refused with the outcome it earns.
 pub enum Entry {
     Done(Box<Rerun>),
     Refused {
         file: PathBuf,
         error: RerunError,
-        exit_code: u8,
+        status: ExitStatus,
     },
 }
 
@@ -183,10 +184,8 @@ fn result_json(entry: &Entry) -> Value {
     let mut out = Map::new();
     out.insert("file".into(), json!(entry.file().display().to_string()));
     match entry {
-        Entry::Refused {
-            error, exit_code, ..
-        } => {
-            let category = if *exit_code == crate::exit::COULD_NOT_RUN {
+        Entry::Refused { error, status, .. } => {
+            let category = if *status == ExitStatus::COULD_NOT_RUN {
                 "could_not_rerun"
             } else {
                 "invalid_input"

@@ -8,6 +8,8 @@
 
 use std::fmt::Write as _;
 
+use owo_colors::OwoColorize as _;
+
 use crate::replay::ReplayResult;
 use crate::replay::verdict::{GuardStatus, Severity};
 
@@ -33,21 +35,21 @@ impl TextStyle {
         }
     }
 
-    fn paint(&self, code: &str, s: &str) -> String {
+    fn paint(&self, style: owo_colors::Style, s: &str) -> String {
         if self.color {
-            format!("\x1b[{code}m{s}\x1b[0m")
+            s.style(style).to_string()
         } else {
             s.to_string()
         }
     }
     fn green(&self, s: &str) -> String {
-        self.paint("32", s)
+        self.paint(owo_colors::Style::new().green(), s)
     }
     fn red(&self, s: &str) -> String {
-        self.paint("31", s)
+        self.paint(owo_colors::Style::new().red(), s)
     }
     fn dim(&self, s: &str) -> String {
-        self.paint("2", s)
+        self.paint(owo_colors::Style::new().dimmed(), s)
     }
 }
 
@@ -377,5 +379,17 @@ mod tests {
             render(&r, TextStyle::default(), true),
             "replay: bad.cassette.json: unreadable / invalid cassette JSON: EOF\n"
         );
+    }
+
+    #[test]
+    fn colours_are_plain_sgr_codes_reset_in_full() {
+        let on = TextStyle {
+            color: true,
+            verbose: false,
+        };
+        assert_eq!(on.green("a"), "\x1b[32ma\x1b[0m");
+        assert_eq!(on.red("a"), "\x1b[31ma\x1b[0m");
+        assert_eq!(on.dim("a"), "\x1b[2ma\x1b[0m");
+        assert_eq!(TextStyle::default().green("a"), "a");
     }
 }

@@ -45,14 +45,14 @@ impl Lookup {
 
 /// Finds the sibling scenario of `cassette`.
 pub fn resolve(cassette: &Cassette) -> Lookup {
-    let dir = absolute(cassette.dir());
+    let dir = crate::paths::resolve_cwd(cassette.dir());
     let mut lookup = Lookup {
         found: None,
         persisted_missing: None,
         tried: Vec::new(),
     };
     if let Some(src) = cassette.scenario_source() {
-        let persisted = absolute(&dir.join(src));
+        let persisted = crate::paths::resolve_cwd(&dir.join(src));
         lookup.tried.push(persisted.clone());
         if persisted.exists() {
             lookup.found = Some((persisted, Via::Persisted));
@@ -71,7 +71,7 @@ pub fn resolve(cassette: &Cassette) -> Lookup {
         return lookup;
     };
     let slug = super::slug(name);
-    let scenarios = absolute(&dir.join("..").join("scenarios"));
+    let scenarios = crate::paths::resolve_cwd(&dir.join("..").join("scenarios"));
     for candidate in [
         scenarios.join(format!("{slug}.yaml")),
         scenarios.join(format!("{slug}.yml")),
@@ -85,13 +85,6 @@ pub fn resolve(cassette: &Cassette) -> Lookup {
         }
     }
     lookup
-}
-
-/// `path.resolve(p)`: absolute against the current directory, `.` and `..`
-/// collapsed lexically.
-fn absolute(p: &Path) -> PathBuf {
-    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
-    crate::fingerprint::snapshot::lexical_normalize(&abs)
 }
 
 #[cfg(test)]
@@ -134,7 +127,10 @@ mod tests {
         let l = resolve(&c);
         assert_eq!(
             l.found,
-            Some((absolute(&tmp.path().join("elsewhere.yaml")), Via::Persisted))
+            Some((
+                crate::paths::resolve_cwd(&tmp.path().join("elsewhere.yaml")),
+                Via::Persisted
+            ))
         );
 
         // A recorded source that is gone falls back to the name (slugged).
@@ -146,7 +142,10 @@ mod tests {
         assert_eq!(l.persisted_missing.as_deref(), Some("../gone.yaml"));
         assert_eq!(
             l.found,
-            Some((absolute(&scenarios.join("a-b.yml")), Via::NameLookup))
+            Some((
+                crate::paths::resolve_cwd(&scenarios.join("a-b.yml")),
+                Via::NameLookup
+            ))
         );
         assert_eq!(l.tried.len(), 3, "{:?}", l.tried);
 
@@ -154,7 +153,7 @@ mod tests {
         let l = resolve(&c);
         assert_eq!(
             l.path(),
-            Some(absolute(&cassettes.join("a-b.yaml")).as_path())
+            Some(crate::paths::resolve_cwd(&cassettes.join("a-b.yaml")).as_path())
         );
     }
 

@@ -9,7 +9,7 @@
 //! cores and keeps input order. One bad file never stops the rest: it
 //! becomes that row's `error`.
 //!
-//! This module does not render (see [`super::report`]) and does not parse
+//! This module does not render (see [`crate::report::verify`]) and does not parse
 //! command-line arguments (see `cli/verify.rs`).
 
 use std::path::{Path, PathBuf};
@@ -18,10 +18,11 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::lifecycle;
+use super::lifecycle::{self, OrphanScenario};
 use super::margins::{self, CassetteMargins};
 use super::scan::{AllowList, Finding, scan_document};
 use crate::cassette::{CASSETTE_VERSION, Cassette};
+use crate::exit::ExitStatus;
 use crate::fingerprint::staleness;
 use crate::scenario::sibling::{self, Via};
 use crate::scenario::{Scenario, shaping};
@@ -102,14 +103,24 @@ impl CassetteResult {
     }
 }
 
-/// Exit code of a batch: a real finding wins over could-not-verify.
-pub fn exit_code(results: &[CassetteResult]) -> u8 {
+/// Outcome of a batch: a real finding wins over could-not-verify.
+pub fn status(results: &[CassetteResult]) -> ExitStatus {
     if results.iter().any(CassetteResult::has_finding) {
-        crate::exit::FAILURE
+        ExitStatus::Failure
     } else if results.iter().any(CassetteResult::has_unverifiable) {
-        crate::exit::UNVERIFIED
+        ExitStatus::Unverified
     } else {
-        crate::exit::SUCCESS
+        ExitStatus::Success
+    }
+}
+
+/// Outcome of a batch with its orphan scenarios: a real finding (an orphan is
+/// one) wins over could-not-verify.
+pub fn batch_status(results: &[CassetteResult], orphans: Option<&[OrphanScenario]>) -> ExitStatus {
+    if orphans.is_some_and(|o| !o.is_empty()) {
+        ExitStatus::Failure
+    } else {
+        status(results)
     }
 }
 

@@ -21,7 +21,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::cassette::Cassette;
-use crate::fingerprint::snapshot::lexical_normalize;
+use crate::paths;
 use crate::scenario::sibling;
 
 /// A `--max-age` value: a sum of `<number><unit>` parts, units `s`, `m`,
@@ -183,7 +183,7 @@ pub fn check_age(cassette: &Cassette, max: &MaxAge, max_text: &str, now: SystemT
     let redo = match cassette.scenario_source() {
         Some(src) => format!(
             "`reel record {}`",
-            lexical_normalize(&cassette.dir().join(src)).display()
+            paths::lexical(&cassette.dir().join(src)).display()
         ),
         None => "`reel record <its scenario>`".into(),
     };
@@ -203,7 +203,7 @@ pub fn check_age(cassette: &Cassette, max: &MaxAge, max_text: &str, now: SystemT
 pub fn orphan_cassette(cassette: &Cassette) -> Option<String> {
     let lookup = sibling::resolve(cassette);
     let missing = lookup.persisted_missing?;
-    let resolved = lexical_normalize(&cassette.dir().join(&missing));
+    let resolved = paths::lexical(&cassette.dir().join(&missing));
     let found = match lookup.found {
         Some((p, _)) => format!(
             " (a scenario of the same name is at {}: if it moved there, re-record from it)",
@@ -233,7 +233,7 @@ pub fn orphan_scenarios(cassettes: &[PathBuf]) -> Vec<OrphanScenario> {
     for path in cassettes {
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
         let dir = dir.unwrap_or(Path::new("."));
-        let conventional = lexical_normalize(&dir.join("..").join("scenarios"));
+        let conventional = paths::lexical(&dir.join("..").join("scenarios"));
         if conventional.is_dir() {
             dirs.insert(conventional);
         }
@@ -248,13 +248,13 @@ pub fn orphan_scenarios(cassettes: &[PathBuf]) -> Vec<OrphanScenario> {
         }
     }
     let absolute =
-        |p: &Path| lexical_normalize(&std::path::absolute(p).unwrap_or_else(|_| p.to_owned()));
+        |p: &Path| paths::lexical(&std::path::absolute(p).unwrap_or_else(|_| p.to_owned()));
     // Shown relative to the current directory when under it (as the
     // cassettes are), absolute otherwise.
     let cwd = std::env::current_dir().ok();
     let shown = |abs: &Path| -> String {
         cwd.as_deref()
-            .and_then(|c| abs.strip_prefix(lexical_normalize(c)).ok())
+            .and_then(|c| abs.strip_prefix(paths::lexical(c)).ok())
             .unwrap_or(abs)
             .display()
             .to_string()

@@ -9,7 +9,7 @@
 //! re-drive happens only for a cassette that carries at least one such key.
 //!
 //! Diagnostic only: nothing here changes the gate's verdict or exit code, and
-//! nothing here renders (see [`super::report`]). A single cassette is a
+//! nothing here renders (see [`crate::report::verify`]). A single cassette is a
 //! single sample, not a distribution.
 
 use serde::{Serialize, Serializer};

@@ -24,5 +24,4 @@ pub mod gate;
 pub mod lifecycle;
 pub mod margins;
 pub mod redact;
-pub mod report;
 pub mod scan;

@@ -97,7 +97,10 @@ impl Files {
             return;
         };
         let tos = blocks.unwrap_or(&[]);
-        let cwd = self.cwd.as_deref().and_then(posix_normalize_abs);
+        let cwd = self
+            .cwd
+            .as_deref()
+            .and_then(crate::paths::posix_normalize_abs);
         if cwd.is_none() && !froms.is_empty() {
             rec.evidence_errors.present_files_malformed += froms.len() as u64;
         }
@@ -106,9 +109,10 @@ impl Files {
                 rec.evidence_errors.present_files_malformed += 1;
                 continue;
             };
-            let (Some(from), Some(to)) =
-                (posix_normalize_abs(from_raw), posix_normalize_abs(to_raw))
-            else {
+            let (Some(from), Some(to)) = (
+                crate::paths::posix_normalize_abs(from_raw),
+                crate::paths::posix_normalize_abs(to_raw),
+            ) else {
                 rec.evidence_errors.present_files_malformed += 1;
                 continue;
             };
@@ -130,26 +134,4 @@ impl Files {
             rec.evidence_errors.present_files_malformed += (tos.len() - froms.len()) as u64;
         }
     }
-}
-
-/// POSIX `path.normalize` for an absolute path; `None` for a relative one.
-fn posix_normalize_abs(p: &str) -> Option<String> {
-    if !p.starts_with('/') {
-        return None;
-    }
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in p.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            s => parts.push(s),
-        }
-    }
-    let mut out = format!("/{}", parts.join("/"));
-    if p.ends_with('/') && out != "/" {
-        out.push('/');
-    }
-    Some(out)
 }

@@ -2,16 +2,17 @@
 //! the JSON envelope (stdout, schema `schema/verify-cassettes.json`).
 //!
 //! Wording follows cowork-harness so logs read the same; nothing here
-//! decides a verdict (that is [`super::gate`]).
+//! decides a verdict (that is [`crate::verify::gate`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::gate::{CassetteResult, exit_code};
-use super::lifecycle::OrphanScenario;
-use super::margins::{CassetteMargins, js_string, js_to_fixed_1};
+use crate::exit::ExitStatus;
+use crate::verify::gate::{CassetteResult, batch_status};
+use crate::verify::lifecycle::OrphanScenario;
+use crate::verify::margins::{CassetteMargins, js_string, js_to_fixed_1};
 
 /// Which checks ran (`coverage` in JSON).
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -39,16 +40,6 @@ pub struct Envelope<'a> {
     pub error: Option<serde_json::Value>,
 }
 
-/// The exit code of a batch with its orphan scenarios: a real finding (an
-/// orphan is one) wins over could-not-verify.
-pub fn batch_exit_code(results: &[CassetteResult], orphans: Option<&[OrphanScenario]>) -> u8 {
-    if orphans.is_some_and(|o| !o.is_empty()) {
-        crate::exit::FAILURE
-    } else {
-        exit_code(results)
-    }
-}
-
 /// The JSON envelope as one line.
 pub fn json(
     results: &[CassetteResult],
@@ -60,7 +51,7 @@ pub fn json(
         tool: "reel",
         version: env!("CARGO_PKG_VERSION"),
         command: "verify-cassettes",
-        ok: batch_exit_code(results, orphan_scenarios) == crate::exit::SUCCESS,
+        ok: batch_status(results, orphan_scenarios).is_success(),
         coverage,
         results,
         margins,
@@ -112,8 +103,7 @@ pub fn status_text(
     if let Some(margins) = margins {
         out.push_str(&margins_text(margins));
     }
-    let code = batch_exit_code(results, orphan_scenarios);
-    if code == crate::exit::UNVERIFIED {
+    if batch_status(results, orphan_scenarios) == ExitStatus::Unverified {
         out.push_str("hint: ERROR = could not verify (unresolvable skill dirs, a newer cassette format, an unreadable file): fix the cause, or point a moved cassette at its session with --session FILE\n");
     }
     if results
@@ -141,7 +131,7 @@ pub fn text(
     orphan_scenarios: Option<&[OrphanScenario]>,
 ) -> String {
     let mut out = String::new();
-    let code = batch_exit_code(results, orphan_scenarios);
+    let status = batch_status(results, orphan_scenarios);
     let orphan_scenarios = orphan_scenarios.unwrap_or_default();
     if !coverage.staleness {
         out.push_str("⚠ reel: --skip-staleness: staleness check was skipped\n");
@@ -217,7 +207,7 @@ pub fn text(
     for o in orphan_scenarios {
         let _ = writeln!(out, "✗ {}: [orphan] {}", o.scenario, o.message);
     }
-    if code == crate::exit::SUCCESS {
+    if status.is_success() {
         let _ = writeln!(
             out,
             "✓ verify-cassettes: {} cassette(s) clean",
@@ -255,7 +245,7 @@ pub fn text(
         }
         let _ = writeln!(
             out,
-            "{line} across {} cassette(s) (exit {code})",
+            "{line} across {} cassette(s) (exit {status})",
             results.len()
         );
         out.push_str("  exit 1 = verified & failed (a real finding); exit 3 = could not verify (unresolvable baseline/skill/tier, an unsupported cassette version, or a per-file read ERROR/CRASH — that's a bug to report, not a signal to re-record). A cassette that fails SHAPE validation is still privacy-scanned; `privacyScanned` in --output-format json says whether the scan ran.\n");
