@@ -14,7 +14,6 @@
 pub mod agent;
 pub mod assert;
 pub mod atomic;
-pub mod canon;
 pub mod cassette;
 pub mod cli;
 pub mod diff;
@@ -24,6 +23,7 @@ pub mod error;
 pub mod evidence;
 pub mod exit;
 pub mod fingerprint;
+pub mod js;
 pub mod lint;
 pub mod messages;
 pub mod model;

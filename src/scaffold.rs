@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use crate::cassette::Cassette;
+use crate::js::regex::escape_literal;
 use crate::replay::{ReplayOptions, replay_file};
 use crate::scenario::answers::{self, Decider};
 
@@ -28,18 +29,6 @@ pub struct Scaffold {
     /// `None` when the recording has no model reply to extract.
     pub model_yaml: Option<String>,
     pub notes: Vec<String>,
-}
-
-/// Escapes `s` so an ECMAScript regex matches it literally.
-pub fn regex_literal(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if "\\^$.|?*+()[]{}/".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The recorded question gates: (the questions with their options, the answers given).
@@ -162,9 +151,9 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
                 .collect();
             let picked: Vec<&str> = answer.split(", ").collect();
             let rule = if picked.iter().all(|p| labels.contains(p)) {
-                json!({"when_question": regex_literal(text), "choose": picked})
+                json!({"when_question": escape_literal(text), "choose": picked})
             } else {
-                json!({"when_question": regex_literal(text), "answer": answer})
+                json!({"when_question": escape_literal(text), "answer": answer})
             };
             rules.push(rule);
         }
@@ -257,7 +246,7 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
     for (questions, _) in &gates {
         for q in questions.as_array().into_iter().flatten() {
             if let Some(text) = q.get("question").and_then(Value::as_str) {
-                asserts.push(json!({"question_asked": regex_literal(text)}));
+                asserts.push(json!({"question_asked": escape_literal(text)}));
             }
         }
     }
@@ -310,7 +299,7 @@ mod tests {
     #[test]
     fn literals_and_relative_paths() {
         assert_eq!(
-            regex_literal("Which format (a.b)?"),
+            escape_literal("Which format (a.b)?"),
             "Which format \\(a\\.b\\)\\?"
         );
         assert_eq!(

@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::process::ProcessGroup;
 use super::{AgentCommand, INIT_REQUEST_ID, KILL_GRACE, MAX_FRAME_BYTES, TASK_HOOK_ID};
-use crate::evidence::parse::truthy;
+use crate::js::coerce::truthy;
 use crate::protocol::{self, Block, Line};
 use crate::scenario::answers::{DecideError, Decider, PermissionSource, Unanswered};
 

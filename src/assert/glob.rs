@@ -9,7 +9,7 @@
 //! counts UTF-16 code units: `?` is one unit, and an astral character (an
 //! emoji) takes two (`??` matches `😀`, `?` does not). Both the glob's
 //! literals and the path are compared as units
-//! (`crate::assert::regex::units_as_chars`).
+//! (`crate::js::utf16::units_as_chars`).
 //!
 //! [`Glob`] is the reference: one glob, one regex. [`GlobList`] answers
 //! "does any of these globs match" for a long list (a 2,000-pattern
@@ -29,7 +29,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
-use crate::assert::regex::units_as_chars;
+use crate::js::utf16::units_as_chars;
 
 /// A compiled glob.
 #[derive(Debug, Clone)]
@@ -55,7 +55,7 @@ impl Glob {
                 match ch {
                     '*' => re.push_str("[^/]*"),
                     '?' => re.push_str("[^/]"),
-                    c => re.push_str(&regex::escape(&crate::assert::regex::units_as_chars(
+                    c => re.push_str(&regex::escape(&crate::js::utf16::units_as_chars(
                         c.encode_utf8(&mut [0; 4]),
                     ))),
                 }
@@ -72,7 +72,7 @@ impl Glob {
     /// Whether `path` (with `\` read as `/`) matches.
     pub fn is_match(&self, path: &str) -> bool {
         let Some(re) = &self.0 else { return false };
-        let path = crate::assert::regex::units_as_chars(path);
+        let path = crate::js::utf16::units_as_chars(path);
         if path.contains('\\') {
             re.is_match(&path.replace('\\', "/"))
         } else {

@@ -8,7 +8,7 @@
 //!   a given cassette;
 //! - [`check`] evaluates one item against the evidence: every key present is
 //!   evaluated (AND), in the fixed order of the original's `check()` chain
-//!   ([`catalog::CHECK_ORDER`]); the message is the first failing key's, the
+//!   ([`keys::check_order`]); the message is the first failing key's, the
 //!   evidence on pass the `"; "`-join of the keys that cite one.
 //!
 //! Evaluation is pure: it never prints (the original's regex-looking-glob
@@ -21,8 +21,8 @@ pub mod catalog;
 mod eval;
 pub mod glob;
 pub mod json;
+pub mod keys;
 pub mod links;
-pub mod regex;
 pub mod tree;
 
 use std::path::Path;

@@ -28,7 +28,7 @@
 //! serde_json's pretty printer with a 2-space indent already produces exactly
 //! these bytes (its string escaper uses the same table), so this module is a
 //! thin, tested wrapper rather than a second serializer. It does not produce
-//! canonical JSON for digests — that is `crate::canon`.
+//! canonical JSON for digests — that is `crate::js::json`.
 
 use std::fmt::Write as _;
 

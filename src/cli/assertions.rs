@@ -119,9 +119,7 @@ pub fn run(args: AssertionsArgs) -> Result<ExitStatus> {
         Some(k) => match catalog::entry(k) {
             Some(e) => vec![e],
             None => {
-                let near: Vec<&str> = catalog::KEYS
-                    .iter()
-                    .map(|(name, _)| *name)
+                let near: Vec<&str> = catalog::names()
                     .filter(|name| name.contains(k.as_str()) || k.contains(*name))
                     .collect();
                 let message = format!("assertions: unknown assertion key `{k}`");

@@ -506,7 +506,7 @@ fn timeline_view(cassette: &Cassette, norm: &mut Normalizer) -> Vec<TimelineRow>
             kind: "tool",
             name,
             calls: d.calls,
-            total_ms: duration(norm, parse::js_number_value(d.total_ms)),
+            total_ms: duration(norm, crate::js::number::json_value(d.total_ms)),
         })
         .collect();
     for w in timeline::skill_activity(entries) {
@@ -514,7 +514,7 @@ fn timeline_view(cassette: &Cassette, norm: &mut Normalizer) -> Vec<TimelineRow>
             kind: "skill",
             name: w.skill_label(),
             calls: w.tool_call_count,
-            total_ms: duration(norm, parse::js_number_value(w.duration_ms)),
+            total_ms: duration(norm, crate::js::number::json_value(w.duration_ms)),
         });
     }
     rows

@@ -12,7 +12,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use super::parse::{DecisionRequest, js_string};
+use super::parse::DecisionRequest;
+use crate::js::coerce::{js_string, truthy};
 
 /// The controlOut index and its corruption signals.
 #[derive(Debug, Clone, Default)]
@@ -55,7 +56,7 @@ pub fn build_index(lines: &[&str]) -> ControlOutIndex {
             continue;
         }
         let rid = match resp.get("request_id") {
-            Some(v) if super::parse::truthy(Some(v)) => js_string(v),
+            Some(v) if truthy(Some(v)) => js_string(v),
             _ => continue,
         };
         match idx.bodies.get(&rid) {
@@ -76,11 +77,11 @@ pub fn build_index(lines: &[&str]) -> ControlOutIndex {
 }
 
 /// Recursively key-sorted compact JSON (cowork-harness `canon()`), through
-/// the one canonical serializer, [`crate::canon`]. A value `jcs1` refuses (a
+/// the one canonical serializer, [`crate::js::json`]. A value `jcs1` refuses (a
 /// non-finite number) keeps its recorded spelling: both sides of every
 /// comparison made here come from recorded values, so the fallback is stable.
 pub fn canon(v: &Value) -> String {
-    crate::canon::jcs1_serde(v).unwrap_or_else(|_| v.to_string())
+    crate::js::json::jcs1_serde(v).unwrap_or_else(|_| v.to_string())
 }
 
 fn canon_object(m: &Map<String, Value>) -> String {

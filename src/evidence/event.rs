@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::js::slice_utf16;
+use crate::js::utf16;
 
 /// Assertion-fidelity cap for tool-result text, in UTF-16 code units.
 pub const ASSERT_TEXT_CAP: usize = 10_240;
@@ -47,7 +47,7 @@ impl ThinkingBlock {
 
 /// `text` cut to [`THINKING_TEXT_CAP`] UTF-16 units, in place.
 pub(in crate::evidence) fn capped_thinking_text(mut text: String) -> String {
-    let keep = slice_utf16(&text, THINKING_TEXT_CAP).len();
+    let keep = utf16::slice(&text, THINKING_TEXT_CAP).len();
     text.truncate(keep);
     text
 }

@@ -28,7 +28,6 @@ pub mod control;
 mod drive;
 mod event;
 mod fold;
-mod js;
 pub mod line;
 pub mod parse;
 mod record;

@@ -20,7 +20,8 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
-use super::parse::{js_number_value, js_reformat, js_string, js_to_number, truthy};
+use crate::js::coerce::{js_string, js_to_number, truthy};
+use crate::js::number;
 
 /// One tool's calls paired `tool_use` → `tool_result` (`toolDurations[name]`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -36,8 +37,8 @@ impl Serialize for ToolDuration {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(3))?;
         map.serialize_entry("calls", &self.calls)?;
-        map.serialize_entry("totalMs", &js_number_value(self.total_ms))?;
-        map.serialize_entry("maxMs", &js_number_value(self.max_ms))?;
+        map.serialize_entry("totalMs", &number::json_value(self.total_ms))?;
+        map.serialize_entry("maxMs", &number::json_value(self.max_ms))?;
         map.end()
     }
 }
@@ -81,9 +82,9 @@ impl SkillWindow {
 impl Serialize for SkillWindow {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry("skillId", &js_reformat(&self.skill_id))?;
+        map.serialize_entry("skillId", &number::reformat(&self.skill_id))?;
         if let Some(seq) = &self.invocation_seq {
-            map.serialize_entry("invocationSeq", &js_reformat(seq))?;
+            map.serialize_entry("invocationSeq", &number::reformat(seq))?;
         }
         let counts: Map<String, Value> = self
             .tool_counts
@@ -93,7 +94,7 @@ impl Serialize for SkillWindow {
         map.serialize_entry("toolCounts", &counts)?;
         map.serialize_entry("toolCallCount", &self.tool_call_count)?;
         map.serialize_entry("dispatchCount", &self.dispatch_count)?;
-        map.serialize_entry("durationMs", &js_number_value(self.duration_ms))?;
+        map.serialize_entry("durationMs", &number::json_value(self.duration_ms))?;
         map.end()
     }
 }
@@ -278,7 +279,7 @@ pub fn dispatch_skill_scopes(timeline: &[Value]) -> HashMap<String, Option<Value
         }
         // A record's sub-agent ids are strings: only a string key can match.
         if let Some(Value::String(id)) = ev.get("toolUseId") {
-            out.insert(id.clone(), ev.get("skillScope").map(js_reformat));
+            out.insert(id.clone(), ev.get("skillScope").map(number::reformat));
         }
     }
     out

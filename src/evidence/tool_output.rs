@@ -5,8 +5,8 @@
 
 use serde_json::{Map, Value};
 
-use super::parse::js_string;
 use super::record::WebSearchLink;
+use crate::js::coerce::js_string;
 
 /// `String(input.file_path ?? "")` of a Read call.
 pub(super) fn read_file_path(inp: &Map<String, Value>) -> String {

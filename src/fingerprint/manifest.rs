@@ -1,14 +1,14 @@
 //! Plugin-manifest transforms (spec/fingerprint.md §1.4): which files are
 //! manifests, and the bytes each hash format feeds to sha256 for them.
 //!
-//! Both transforms parse with [`crate::canon::parse`] (ECMAScript `JSON.parse`)
+//! Both transforms parse with [`crate::js::json::parse`] (`JSON.parse`)
 //! and drop the top-level `version`, so a version bump alone is not drift. The
 //! legacy transform is frozen forever: it defines every pre-v12 digest and is
 //! the proof `rehash` relies on. This module does not read files.
 
 use std::borrow::Cow;
 
-use crate::canon::{self, CanonError, JsValue};
+use crate::js::json::{self, CanonError, JsValue};
 
 /// How a file is treated by the per-file digest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -36,13 +36,13 @@ pub fn classify(rel: &str) -> Option<ManifestKind> {
 /// of the parsed value without its top-level `version`; the raw bytes when the
 /// text does not parse or is `null` (where upstream's `delete` throws).
 pub fn legacy_hashed(raw: &[u8]) -> Cow<'_, [u8]> {
-    match canon::parse(raw) {
+    match json::parse(raw) {
         Ok(JsValue::Null) | Err(_) => Cow::Borrowed(raw),
         Ok(mut v) => {
             if let JsValue::Object(o) = &mut v {
                 o.remove("version");
             }
-            Cow::Owned(canon::legacy(&v).into_bytes())
+            Cow::Owned(json::legacy(&v).into_bytes())
         }
     }
 }
@@ -52,13 +52,13 @@ pub fn legacy_hashed(raw: &[u8]) -> Cow<'_, [u8]> {
 /// does not parse. A non-finite number is an error (never a raw fallback: raw
 /// bytes would silently reinstate `version`).
 pub fn jcs1_hashed(raw: &[u8]) -> Result<Cow<'_, [u8]>, CanonError> {
-    match canon::parse(raw) {
+    match json::parse(raw) {
         Err(_) => Ok(Cow::Borrowed(raw)),
         Ok(mut v) => {
             if let JsValue::Object(o) = &mut v {
                 o.remove("version");
             }
-            Ok(Cow::Owned(canon::jcs1(&v)?.into_bytes()))
+            Ok(Cow::Owned(json::jcs1(&v)?.into_bytes()))
         }
     }
 }

@@ -8,9 +8,8 @@
 //! cassette's recorded fingerprint with the live tree.
 //!
 //! This module never writes cassettes (that is `record`/`rehash`) and owns no
-//! JSON rules (those are [`crate::canon`]).
+//! JSON rules (those are [`crate::js::json`]).
 
-pub mod collation;
 pub mod ignore;
 pub mod manifest;
 pub mod snapshot;
@@ -20,11 +19,11 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::canon;
 use crate::cassette::{Cassette, FingerprintRecord, HASH_FORMAT_JCS1};
+use crate::js::collation::locale_compare;
+use crate::js::json;
 use crate::scenario::session::Session;
 
-pub use collation::locale_compare;
 pub use snapshot::{Entry, EntryKind, ModeRequest, Snapshot, WalkError, WalkOptions, utf16_cmp};
 
 /// `fileSigs` cap: more entries than this ⇒ `fileSigsOmitted: true`.
@@ -632,7 +631,7 @@ pub fn session_shape(s: &Session) -> serde_json::Value {
 /// [`session_shape`].
 pub fn session_fingerprint_of(s: &Session) -> String {
     hex::encode(Sha256::digest(
-        canon::legacy_serde(&session_shape(s)).as_bytes(),
+        json::legacy_serde(&session_shape(s)).as_bytes(),
     ))
 }
 
@@ -674,7 +673,7 @@ mod tests {
         let anchor = &doc["upstreamAnchor"]["sessionFingerprint"];
         let empty = Session::parse("", Path::new("x.yaml")).unwrap();
         assert_eq!(
-            canon::legacy_serde(&session_shape(&empty)),
+            json::legacy_serde(&session_shape(&empty)),
             anchor["minimalSessionShapeJson"].as_str().unwrap()
         );
         assert_eq!(
@@ -685,7 +684,7 @@ mod tests {
             .join("tests/compat/examples/sessions/default.yaml");
         let s = Session::load(&default).unwrap();
         assert_eq!(
-            canon::legacy_serde(&session_shape(&s)),
+            json::legacy_serde(&session_shape(&s)),
             anchor["shapeJson"].as_str().unwrap()
         );
         assert_eq!(

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::assert::catalog::{self, Bucket};
+use crate::assert::keys;
 use crate::scenario::answers::{self, AnswerRule, DecideError, Decider, QuestionReply};
 use crate::scenario::{self, Scenario, ScenarioError};
 use positions::Positions;
@@ -299,8 +300,10 @@ impl Linter<'_> {
     fn pre_run_baseline(&mut self, session: Option<&scenario::session::Session>) {
         let remote = self.str_field("lane") == Some("remote");
         let microvm = self.fidelity() == "microvm";
+        // The baseline key that compares content (pre-run hashes, not paths).
+        let hashes = |key: &str| catalog::needs_pre_run_baseline(key) == Some("preRunHashes");
         for (i, item) in assert_items(self.doc) {
-            for key in ["no_unexpected_files", "input_unmodified"] {
+            for key in catalog::names().filter(|k| catalog::needs_pre_run_baseline(k).is_some()) {
                 if !item.contains_key(key) {
                     continue;
                 }
@@ -314,14 +317,14 @@ impl Linter<'_> {
                         ),
                         Some("assert the deliverables with file_exists / artifact_* instead"),
                     );
-                } else if microvm && key == "input_unmodified" {
+                } else if microvm && hashes(key) {
                     self.push(
                         Code::NoPreRunBaseline,
                         &at,
                         "`input_unmodified` at `fidelity: microvm`: that tier records no pre-run hashes, so replay skips the key".into(),
                         Some("use container or hostloop fidelity for an input_unmodified check"),
                     );
-                } else if key == "input_unmodified"
+                } else if hashes(key)
                     && let Some(s) = session
                     && s.uploads.is_empty()
                     && s.folders.is_empty()
@@ -568,7 +571,7 @@ impl Linter<'_> {
         let items = assert_items(self.doc);
         let beyond = items.iter().any(|(_, m)| {
             m.keys()
-                .any(|k| k != "result" && !catalog::VERDICT_MODIFIERS.contains(&k.as_str()))
+                .any(|k| k != "result" && !catalog::is_verdict_modifier(k))
         });
         if !beyond {
             let at = if self.doc.get("assert").is_some() {
@@ -594,7 +597,6 @@ impl Linter<'_> {
                 .find(|(_, m)| m.get(key).is_some_and(pred))
                 .map(|(i, _)| *i)
         };
-        let any = |_: &Value| true;
         let mut report = |a: (&str, usize), b: (&str, usize), why: String| {
             let (first, second) = if a.1 <= b.1 { (a, b) } else { (b, a) };
             self.push(
@@ -608,17 +610,10 @@ impl Linter<'_> {
             );
         };
         // Same-value opposites.
-        let pairs = [
-            ("tool_called", "tool_not_called"),
-            ("transcript_contains", "transcript_not_contains"),
-            ("tool_result_contains", "tool_result_not_contains"),
-            ("transcript_matches", "transcript_not_matches"),
-            ("tool_result_matches", "tool_result_not_matches"),
-            ("skill_triggered", "no_skill_triggered"),
-            ("subagent_tool_used", "subagent_tool_absent"),
-            ("file_exists", "file_absent"),
-        ];
-        for (yes, no) in pairs {
+        for (yes, no) in keys::all()
+            .iter()
+            .filter_map(|k| Some((k.name, k.opposite?)))
+        {
             for (i, m) in &items {
                 let Some(v) = m.get(yes) else { continue };
                 if let Some((j, _)) = items.iter().find(|(_, n)| n.get(no) == Some(v)) {
@@ -643,66 +638,17 @@ impl Linter<'_> {
                 format!("a run ends in {a} or {b}, not both"),
             );
         }
-        if let Some(i) = find("questions_count_max", &|v| v.as_u64() == Some(0)) {
-            for (key, pred) in [
-                (
-                    "gate_answer_count_min",
-                    &(|v: &Value| v.as_u64().is_some_and(|n| n >= 1)) as &dyn Fn(&Value) -> bool,
-                ),
-                ("question_asked", &any),
-                ("question_options", &any),
-                ("gate_answers_delivered", &|v: &Value| {
-                    v.as_bool() == Some(false)
-                }),
-            ] {
-                if let Some(j) = find(key, pred) {
-                    report(
-                        ("questions_count_max", i),
-                        (key, j),
-                        "`questions_count_max: 0` allows no question".into(),
-                    );
+        // A key whose value leaves no room for another.
+        for key in keys::all() {
+            let Some(rule) = key.excludes else { continue };
+            let Some(i) = find(key.name, &rule.when) else {
+                continue;
+            };
+            for (other, pred) in rule.others {
+                if let Some(j) = find(other, pred) {
+                    report((key.name, i), (other, j), rule.why.into());
                 }
             }
-        }
-        if let Some(i) = find("no_hook_blocked", &|v| v.as_bool() == Some(true))
-            && let Some(j) = find("hook_blocked", &any)
-        {
-            report(
-                ("no_hook_blocked", i),
-                ("hook_blocked", j),
-                "no hook may block".into(),
-            );
-        }
-        if let Some(i) = find("no_path_denied", &|v| v.as_bool() == Some(true)) {
-            for key in ["path_denied", "vm_path_denied"] {
-                if let Some(j) = find(key, &any) {
-                    report(
-                        ("no_path_denied", i),
-                        (key, j),
-                        "no path may be denied".into(),
-                    );
-                }
-            }
-        }
-        if let Some(i) = find("dispatch_count_max", &|v| v.as_u64() == Some(0)) {
-            for key in ["subagent_dispatched", "subagent_tool_used"] {
-                if let Some(j) = find(key, &any) {
-                    report(
-                        ("dispatch_count_max", i),
-                        (key, j),
-                        "`dispatch_count_max: 0` allows no sub-agent".into(),
-                    );
-                }
-            }
-        }
-        if let Some(i) = find("tool_calls_max", &|v| v.as_u64() == Some(0))
-            && let Some(j) = find("tool_called", &any)
-        {
-            report(
-                ("tool_calls_max", i),
-                ("tool_called", j),
-                "`tool_calls_max: 0` allows no tool call".into(),
-            );
         }
     }
 

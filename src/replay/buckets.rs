@@ -8,7 +8,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::assert::catalog::{Bucket, REPLAY_STRIP_ORDER, bucket};
+use crate::assert::catalog::{self, Bucket, bucket};
 
 /// `skippedAssertions` of the run result.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -54,14 +54,22 @@ impl Evidence {
         match bucket(key) {
             Some(Bucket::Always) => true,
             Some(Bucket::NeedsControlOut) => self.has_control_out,
-            Some(Bucket::NeedsManifest) => match key {
-                "no_unexpected_files" => self.artifacts.is_some() && self.has_pre_run_paths,
-                "input_unmodified" => self.artifacts.is_some() && self.has_pre_run_hashes,
-                _ => self.artifacts.is_some_and(|n| n > 0 || self.live),
+            Some(Bucket::NeedsManifest) => match catalog::needs_pre_run_baseline(key) {
+                Some(field) => self.artifacts.is_some() && self.has_baseline(field),
+                None => self.artifacts.is_some_and(|n| n > 0 || self.live),
             },
             // A live run has the evidence live-only keys need (or says
             // plainly that it lacks it); a replay never does.
             Some(Bucket::LiveOnly) => self.live,
+            _ => false,
+        }
+    }
+
+    /// Whether the cassette carries the pre-run baseline `field`.
+    fn has_baseline(&self, field: &str) -> bool {
+        match field {
+            "preRunPaths" => self.has_pre_run_paths,
+            "preRunHashes" => self.has_pre_run_hashes,
             _ => false,
         }
     }
@@ -88,24 +96,18 @@ pub struct Stripped {
 /// Strips `items` to the keys `evidence` supports and tallies what was skipped.
 pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evidence) -> Stripped {
     let uses = |key: &str| items.iter().any(|m| m.contains_key(key));
-    let mut warnings = Vec::new();
-    // Dedicated warnings for the two baseline keys (their drop is not "partial").
-    let nuf_warned =
-        uses("no_unexpected_files") && evidence.artifacts.is_some() && !evidence.has_pre_run_paths;
-    let iu_warned =
-        uses("input_unmodified") && evidence.artifacts.is_some() && !evidence.has_pre_run_hashes;
-    if nuf_warned {
-        warnings.push(
-            "::warning:: [replay] no_unexpected_files: cassette has no pre-run manifest (recorded before the manifest seam) — key skipped on replay; re-record on a current harness"
-                .to_string(),
-        );
-    }
-    if iu_warned {
-        warnings.push(
-            "::warning:: [replay] input_unmodified: cassette has no pre-run hash manifest (recorded pre-fingerprinted-manifest or on microvm) — key skipped on replay; re-record on harness with hash-manifest support (container/hostloop)"
-                .to_string(),
-        );
-    }
+    // Dedicated warnings for the baseline keys (their drop is not "partial").
+    let baseline_warned: Vec<&str> = catalog::names()
+        .filter(|k| {
+            catalog::needs_pre_run_baseline(k).is_some_and(|field| {
+                uses(k) && evidence.artifacts.is_some() && !evidence.has_baseline(field)
+            })
+        })
+        .collect();
+    let mut warnings: Vec<String> = baseline_warned
+        .iter()
+        .filter_map(|k| catalog::needs_pre_run_baseline(k).map(baseline_warning))
+        .collect();
     let mut out = Vec::new();
     let mut skipped = Skipped {
         full: expect_denied,
@@ -119,23 +121,23 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
         }
         // Rebuilt in the original's strip order, which is the order the
         // replayed result echoes the assertion in.
-        let kept: Map<String, Value> = REPLAY_STRIP_ORDER
+        let kept: Map<String, Value> = catalog::replay_strip_order()
             .iter()
             .filter(|k| evidence.is_active(k))
             .filter_map(|k| {
                 item.get(*k)
-                    .map(|v| (k.to_string(), crate::assert::json::js_numbers(v)))
+                    .map(|v| (k.to_string(), crate::js::number::respell(v)))
             })
             .collect();
         // The replay strip order has no live-only key (a replay never keeps
         // one); a live verdict keeps them after the rest, in schema order.
         let mut kept = kept;
         if evidence.live {
-            for k in crate::assert::catalog::SCHEMA_ORDER {
+            for k in catalog::schema_order() {
                 if bucket(k) == Some(Bucket::LiveOnly)
                     && let Some(v) = item.get(*k)
                 {
-                    kept.insert(k.to_string(), crate::assert::json::js_numbers(v));
+                    kept.insert(k.to_string(), crate::js::number::respell(v));
                 }
             }
         }
@@ -150,11 +152,7 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
             match bucket(k) {
                 // Gate keys dropped for lack of controlOut are covered by the controlOut warning.
                 Some(Bucket::NeedsControlOut) | Some(Bucket::Always) => false,
-                Some(Bucket::NeedsManifest) => match k.as_str() {
-                    "no_unexpected_files" => !nuf_warned,
-                    "input_unmodified" => !iu_warned,
-                    _ => true,
-                },
+                Some(Bucket::NeedsManifest) => !baseline_warned.contains(&k.as_str()),
                 _ => true,
             }
         });
@@ -180,6 +178,16 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
         skipped,
         warnings,
     }
+}
+
+/// The warning for a baseline key skipped because the cassette lacks its
+/// pre-run baseline `field`.
+fn baseline_warning(field: &str) -> String {
+    match field {
+        "preRunPaths" => "::warning:: [replay] no_unexpected_files: cassette has no pre-run manifest (recorded before the manifest seam) — key skipped on replay; re-record on a current harness",
+        _ => "::warning:: [replay] input_unmodified: cassette has no pre-run hash manifest (recorded pre-fingerprinted-manifest or on microvm) — key skipped on replay; re-record on harness with hash-manifest support (container/hostloop)",
+    }
+    .to_string()
 }
 
 #[cfg(test)]
@@ -282,7 +290,7 @@ mod tests {
 
     #[test]
     fn manifest_activity_agrees_with_the_catalog() {
-        use crate::assert::catalog::{KEYS, manifest_key_active};
+        use crate::assert::catalog::manifest_key_active;
         let base = json!({"scenario": {"prompt": "p", "session": "(inline)"}, "events": []});
         let variants = [
             json!({}),
@@ -297,7 +305,7 @@ mod tests {
             doc.extend(v.as_object().unwrap().clone());
             let c = crate::cassette::Cassette::unchecked("x.cassette.json", doc, 12);
             let ev = Evidence::of(&c);
-            for (k, _) in KEYS {
+            for k in catalog::names() {
                 if let Some(active) = manifest_key_active(k, &c) {
                     assert_eq!(ev.is_active(k), active, "{k} on {v}");
                 }

@@ -1,6 +1,15 @@
-//! Materialises a cassette's artifacts manifest into a private temp directory
-//! so the manifest-bucket assertions can look at files (spec/replay.md §2.5
-//! step 10).
+//! Materialises a cassette's artifacts manifest (spec/replay.md §2.5 step
+//! 10): every entry checked as if written under a private work root.
+//!
+//! The manifest keys read the tree from the manifest itself (the tree is a
+//! pure function of it: `crate::assert::tree`), so a replay does not write
+//! it: [`materialise`] makes every check writing would make — the same
+//! refusals, in the same order, with the same messages — and names a root
+//! for messages (`…/reel-replay-XXXXXX`, as the original names its
+//! `cwh-replay-XXXXXX`), without creating a file. Writing a thousand small
+//! trees was most of a batch replay's time (ext4 inode allocation).
+//! [`materialise_on_disk`] also writes the tree, for `replay --mutate`,
+//! which perturbs materialised files ([`Materialised::rewrite`]).
 //!
 //! The cassette is untrusted input: every entry path is checked before it is
 //! joined (no absolute path, drive letter, UNC prefix, backslash, NUL, empty /
@@ -71,10 +80,10 @@ pub enum MaterialiseError {
     TempDir(std::io::Error),
 }
 
-/// A materialised manifest; the directory is deleted on drop.
+/// A checked manifest; a tree written to disk is deleted on drop.
 #[derive(Debug)]
 pub struct Materialised {
-    dir: tempfile::TempDir,
+    root: Root,
     /// Body-less entries and why they have no body.
     pub truncated: BTreeMap<String, Option<TruncationReason>>,
     /// Entries recorded as symlinks/hardlinks (placeholders on disk).
@@ -82,9 +91,12 @@ pub struct Materialised {
 }
 
 impl Materialised {
-    /// The work root the files were written under.
+    /// The work root the files are (or, unwritten, would be) under.
     pub fn root(&self) -> &Path {
-        self.dir.path()
+        match &self.root {
+            Root::Named(p) => p,
+            Root::OnDisk(dir) => dir.path(),
+        }
     }
 
     /// Overwrites the materialised file of manifest entry `path` with
@@ -134,19 +146,119 @@ fn safe_segments(path: &str) -> Result<Vec<&str>, &'static str> {
     Ok(segs)
 }
 
-/// Writes every manifest entry under a fresh private temp dir.
+#[derive(Debug)]
+enum Root {
+    /// Checked, not written: the name messages use.
+    Named(PathBuf),
+    OnDisk(tempfile::TempDir),
+}
+
+const ROOT_PREFIX: &str = "reel-replay-";
+
+/// Checks every manifest entry as [`materialise_on_disk`] would before
+/// writing it, and writes nothing.
 pub fn materialise(entries: &[ManifestEntry]) -> Result<Materialised, MaterialiseError> {
-    let dir = tempfile::Builder::new()
-        .prefix("reel-replay-")
-        .tempdir()
-        .map_err(MaterialiseError::TempDir)?;
     let mut out = Materialised {
-        dir,
+        root: Root::Named(std::env::temp_dir().join(format!("{ROOT_PREFIX}{}", root_suffix()))),
         truncated: BTreeMap::new(),
         links: BTreeSet::new(),
     };
-    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    check_all(entries, &mut out, |_, _, _| Ok(()))?;
+    Ok(out)
+}
+
+/// Checks and writes every manifest entry under a fresh private temp dir.
+pub fn materialise_on_disk(entries: &[ManifestEntry]) -> Result<Materialised, MaterialiseError> {
+    let dir = tempfile::Builder::new()
+        .prefix(ROOT_PREFIX)
+        .tempdir()
+        .map_err(MaterialiseError::TempDir)?;
+    let root = dir.path().to_path_buf();
+    let mut out = Materialised {
+        root: Root::OnDisk(dir),
+        truncated: BTreeMap::new(),
+        links: BTreeSet::new(),
+    };
+    check_all(entries, &mut out, |segs, entry, bytes| {
+        let target = make_parents(&root, segs)?;
+        // A link entry is a placeholder: its bytes are never written.
+        let body: &[u8] = if entry.link_kind.is_some() {
+            b""
+        } else {
+            bytes
+        };
+        write_no_follow(&target, body)
+    })?;
+    Ok(out)
+}
+
+/// Six alphanumerics, unique within the process and unpredictable across
+/// processes (like a temp dir's), for a root that is only named.
+fn root_suffix() -> String {
+    use std::hash::{BuildHasher, RandomState};
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static STATE: OnceLock<RandomState> = OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let mut n = STATE
+        .get_or_init(RandomState::new)
+        .hash_one(NEXT.fetch_add(1, Ordering::Relaxed));
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    (0..6)
+        .map(|_| {
+            let c = ALPHABET[(n % ALPHABET.len() as u64) as usize];
+            n /= ALPHABET.len() as u64;
+            c as char
+        })
+        .collect()
+}
+
+/// One entry's place in the tree so far: the files and directories the
+/// entries before it made.
+#[derive(Default)]
+struct TreeShape<'a> {
+    files: std::collections::HashSet<String>,
+    dirs: std::collections::HashSet<String>,
+    seen: std::collections::HashMap<&'a str, usize>,
+}
+
+impl TreeShape<'_> {
+    /// The refusal writing `segs` would meet (the directory/file conflicts
+    /// [`make_parents`] finds on disk), recording its place otherwise.
+    fn place(&mut self, segs: &[&str]) -> Result<(), String> {
+        let (_, parents) = segs.split_last().ok_or("empty path")?;
+        let mut prefix = String::new();
+        for s in parents {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(s);
+            if self.files.contains(&prefix) {
+                return Err(format!(
+                    "`{s}` is already a file (or link) in the manifest, so it cannot be a directory"
+                ));
+            }
+            self.dirs.insert(prefix.clone());
+        }
+        let full = segs.join("/");
+        if self.dirs.contains(&full) {
+            return Err("the path is already a directory in the manifest".into());
+        }
+        self.files.insert(full);
+        Ok(())
+    }
+}
+
+/// The checks of every entry, in manifest order; `write` is called for each
+/// entry that passed them, with its segments and decoded body.
+fn check_all(
+    entries: &[ManifestEntry],
+    out: &mut Materialised,
+    mut write: impl FnMut(&[&str], &ManifestEntry, &[u8]) -> Result<(), String>,
+) -> Result<(), MaterialiseError> {
+    let mut shape = TreeShape::default();
     for (index, entry) in entries.iter().enumerate() {
+        let seen = &mut shape.seen;
         if let Some(&first) = seen.get(entry.path.as_str()) {
             return Err(MaterialiseError::DuplicatePath {
                 index,
@@ -174,22 +286,13 @@ pub fn materialise(entries: &[ManifestEntry]) -> Result<Materialised, Materialis
                 });
             }
         }
-        let target = make_parents(out.root(), &segs).map_err(|detail| MaterialiseError::Io {
+        let io = |detail| MaterialiseError::Io {
             index,
             path: entry.path.clone(),
             detail,
-        })?;
-        // A link entry is a placeholder: its bytes are never written.
-        let body: &[u8] = if entry.link_kind.is_some() {
-            b""
-        } else {
-            &bytes
         };
-        write_no_follow(&target, body).map_err(|e| MaterialiseError::Io {
-            index,
-            path: entry.path.clone(),
-            detail: e,
-        })?;
+        shape.place(&segs).map_err(io)?;
+        write(&segs, entry, &bytes).map_err(io)?;
         if entry.link_kind.is_some() {
             out.links.insert(entry.path.clone());
         }
@@ -198,7 +301,7 @@ pub fn materialise(entries: &[ManifestEntry]) -> Result<Materialised, Materialis
                 .insert(entry.path.clone(), entry.truncation_reason);
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 fn decode_body(index: usize, entry: &ManifestEntry) -> Result<Vec<u8>, MaterialiseError> {
@@ -288,7 +391,7 @@ mod tests {
         big.truncated = Some(true);
         big.truncation_reason = Some(TruncationReason::Input);
         big.sha256 = "ab".repeat(32);
-        let m = materialise(&[entry("outputs/a/b.md", Some("hi\n")), link, big]).unwrap();
+        let m = materialise_on_disk(&[entry("outputs/a/b.md", Some("hi\n")), link, big]).unwrap();
         assert_eq!(fs::read(m.root().join("outputs/a/b.md")).unwrap(), b"hi\n");
         let l = fs::symlink_metadata(m.root().join("outputs/link")).unwrap();
         assert!(
@@ -307,7 +410,7 @@ mod tests {
 
     #[test]
     fn rewrite_overwrites_only_materialised_files() {
-        let m = materialise(&[entry("outputs/r.json", Some("{}"))]).unwrap();
+        let m = materialise_on_disk(&[entry("outputs/r.json", Some("{}"))]).unwrap();
         m.rewrite("outputs/r.json", b"[1]").unwrap();
         assert_eq!(fs::read(m.root().join("outputs/r.json")).unwrap(), b"[1]");
         for bad in ["outputs/new.json", "outputs", "../x", "/etc/passwd"] {
@@ -323,7 +426,7 @@ mod tests {
         e.body = Some(base64::engine::general_purpose::STANDARD.encode(raw));
         e.encoding = Some(BodyEncoding::Base64);
         e.sha256 = hex::encode(Sha256::digest(raw));
-        let m = materialise(&[e]).unwrap();
+        let m = materialise_on_disk(&[e]).unwrap();
         assert_eq!(fs::read(m.root().join("outputs/bin")).unwrap(), raw);
     }
 
@@ -354,7 +457,7 @@ mod tests {
             "./x".into(),
         ];
         for p in hostile {
-            let err = materialise(&[entry(&p, Some("x"))]).unwrap_err();
+            let err = materialise_on_disk(&[entry(&p, Some("x"))]).unwrap_err();
             assert!(
                 matches!(err, MaterialiseError::UnsafePath { .. }),
                 "{p:?}: {err}"
@@ -402,5 +505,51 @@ mod tests {
         link.link_kind = Some(LinkKind::Symlink);
         let err = materialise(&[link, entry("outputs/l/x", Some("y"))]).unwrap_err();
         assert!(matches!(err, MaterialiseError::Io { .. }), "{err}");
+    }
+
+    #[test]
+    fn checking_refuses_what_writing_refuses_and_writes_nothing() {
+        let mut link = entry("outputs/l", None);
+        link.link_kind = Some(LinkKind::Symlink);
+        let mut tampered = entry("outputs/t.md", Some("real"));
+        tampered.body = Some("tampered".into());
+        let cases: Vec<Vec<ManifestEntry>> = vec![
+            vec![
+                entry("outputs/a", Some("x")),
+                entry("outputs/a/b", Some("y")),
+            ],
+            vec![
+                entry("outputs/a/b", Some("y")),
+                entry("outputs/a", Some("x")),
+            ],
+            vec![link, entry("outputs/l/x", Some("y"))],
+            vec![
+                entry("outputs/a", Some("one")),
+                entry("outputs/a", Some("two")),
+            ],
+            vec![entry("../x", Some("x"))],
+            vec![tampered],
+            vec![
+                entry("outputs/ok/a.md", Some("a")),
+                entry("outputs/ok/b.md", Some("b")),
+            ],
+        ];
+        for entries in cases {
+            let checked = materialise(&entries).map(|m| m.root().to_path_buf());
+            let written = materialise_on_disk(&entries).map(|_| ());
+            assert_eq!(
+                checked.as_ref().err().map(ToString::to_string),
+                written.as_ref().err().map(ToString::to_string),
+                "{entries:?}"
+            );
+            if let Ok(root) = checked {
+                assert!(!root.exists(), "nothing is written: {}", root.display());
+                let name = root.file_name().unwrap().to_string_lossy().into_owned();
+                assert!(
+                    name.starts_with("reel-replay-") && name.len() == 18,
+                    "{name}"
+                );
+            }
+        }
     }
 }

@@ -444,11 +444,15 @@ pub fn replay_with(
     let stripped = buckets::strip(&chosen.items, chosen.expect_denied.len(), &evidence);
     notices.extend(stripped.warnings.iter().cloned());
 
-    // 10. Materialise when a manifest key is active.
+    // 10. Materialise when a manifest key is active: checked only, unless
+    //     --mutate will perturb the files.
     let materialised = if evidence.any_manifest_key_active(&stripped.items) {
-        Some(materialise::materialise(
-            artifacts.as_deref().unwrap_or_default(),
-        )?)
+        let entries = artifacts.as_deref().unwrap_or_default();
+        Some(if opts.mutate.is_some() {
+            materialise::materialise_on_disk(entries)?
+        } else {
+            materialise::materialise(entries)?
+        })
     } else {
         None
     };

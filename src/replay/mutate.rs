@@ -27,7 +27,7 @@
 //! list: it returns a [`MutationReport`] (the run result's `mutation`) and
 //! the `::warning::`/`::notice::` lines to print. It does not evaluate keys
 //! itself (`crate::assert::check`) and has no JSON serializer of its own
-//! (`crate::canon` emulates `JSON.parse`/`JSON.stringify`, as the original
+//! (`crate::js::json` emulates `JSON.parse`/`JSON.stringify`, as the original
 //! re-serialises a perturbed file with `JSON.stringify(doc, null, 2)`).
 
 use serde::Serialize;
@@ -36,9 +36,9 @@ use serde_json::{Map, Value};
 use super::materialise::Materialised;
 use crate::assert::glob::{Glob, any_matches};
 use crate::assert::{self, Context};
-use crate::canon::{self, JsValue};
 use crate::cassette::{BodyEncoding, Cassette, ManifestEntry, TruncationReason};
 use crate::evidence::RunRecord;
+use crate::js::json::{self, JsValue};
 
 /// `--mutate-max-per-file` default.
 pub const DEFAULT_MAX_PER_FILE: usize = 10;
@@ -176,7 +176,7 @@ pub fn plan(candidates: &[Candidate<'_>], caps: Caps) -> Plan {
         if !c.path.to_ascii_lowercase().ends_with(".json") {
             continue;
         }
-        let Ok(doc) = canon::parse_str(c.body) else {
+        let Ok(doc) = json::parse_str(c.body) else {
             continue;
         };
         let mut eligible = 0usize;
@@ -195,8 +195,8 @@ pub fn plan(candidates: &[Candidate<'_>], caps: Caps) -> Plan {
                 "{}  {}: {} → {}",
                 label_part(c.path),
                 label_part(&path),
-                label_part(&canon::legacy(value)),
-                label_part(&canon::legacy(&after)),
+                label_part(&json::legacy(value)),
+                label_part(&json::legacy(&after)),
             );
             perturbations.push(Perturbation {
                 path,
@@ -338,7 +338,7 @@ fn leaf_mut<'a>(doc: &'a mut JsValue, steps: &[Step]) -> Option<&'a mut JsValue>
 fn render_perturbed(doc: &mut JsValue, p: &Perturbation) -> Option<String> {
     let leaf = leaf_mut(doc, &p.steps)?;
     let before = std::mem::replace(leaf, p.after.clone());
-    let text = canon::legacy_indented(doc, "  ");
+    let text = json::legacy_indented(doc, "  ");
     // The same steps resolved a moment ago; the document was not reshaped.
     if let Some(leaf) = leaf_mut(doc, &p.steps) {
         *leaf = before;
@@ -868,7 +868,7 @@ mod pass_tests {
     fn the_pass_evaluates_each_perturbation_and_restores_the_tree() {
         let c = cassette();
         let artifacts = c.artifacts().unwrap();
-        let m = materialise::materialise(&artifacts).unwrap();
+        let m = materialise::materialise_on_disk(&artifacts).unwrap();
         let run = RunRecord::from_cassette(&c);
         let items: Vec<Map<String, Value>> = [
             serde_json::json!({"result": "success"}),

@@ -254,12 +254,7 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
         let mut usage = run.usage.clone().unwrap_or_else(|| json!({}));
         if let (Some(o), Some(t)) = (usage.as_object_mut(), run.turns) {
             // `num_turns` is an integer on the wire; keep it one.
-            let turns = if t.fract() == 0.0 && t.abs() < 9.0e15 {
-                json!(t as i64)
-            } else {
-                json!(t)
-            };
-            o.insert("turns".into(), turns);
+            o.insert("turns".into(), crate::js::number::json_value(t));
         }
         f.insert("usage".into(), usage);
     }

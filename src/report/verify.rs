@@ -10,9 +10,10 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::exit::ExitStatus;
+use crate::js::number;
 use crate::verify::gate::{CassetteResult, batch_status};
 use crate::verify::lifecycle::OrphanScenario;
-use crate::verify::margins::{CassetteMargins, js_string, js_to_fixed_1};
+use crate::verify::margins::CassetteMargins;
 
 /// Which checks ran (`coverage` in JSON).
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -275,11 +276,11 @@ fn margins_text(margins: &[CassetteMargins]) -> String {
             let _ = writeln!(out, "    [margins error] {e}");
         }
         for r in &m.rows {
-            let rec = r.recorded.map_or("unavailable".to_owned(), js_string);
+            let rec = r.recorded.map_or("unavailable".to_owned(), number::string);
             let marg = match r.margin {
                 None => "n/a".to_owned(),
                 Some(v) if v == f64::INFINITY => "∞".to_owned(),
-                Some(v) => format!("{}×", js_to_fixed_1(v)),
+                Some(v) => format!("{}×", number::to_fixed_1(v)),
             };
             // Under 1.5× headroom one more sample may well cross the budget.
             let tight = if r.margin.is_some_and(|v| v < 1.5) {
@@ -291,7 +292,7 @@ fn margins_text(margins: &[CassetteMargins]) -> String {
                 out,
                 "    {}: recorded={rec}, budget={} → margin {marg}{tight}",
                 r.key,
-                js_string(r.budget)
+                number::string(r.budget)
             );
         }
     }

@@ -3,12 +3,12 @@
 //!
 //! The chain is `scripted rules → permission-parity default → terminal`:
 //! - `when_question` rules (ECMAScript regex, case-insensitive, unanchored;
-//!   compiled by [`crate::assert::regex`], the one bounded ES-regex home)
+//!   compiled by [`crate::js::regex`], the one bounded ES-regex home)
 //!   answer a whole AskUserQuestion gate atomically, with `answer:` verbatim
 //!   or `choose:` resolved against the offered labels by the resolution
 //!   ladder; multi-select answers are the canonical labels joined by `", "`;
 //! - `when_tool` rules match the tool name exactly, with `decide:` or an
-//!   `allow_if:` JavaScript predicate evaluated in a sandboxed QuickJS (no I/O,
+//!   `allow_if:` JavaScript predicate evaluated in [`crate::js::sandbox`] (no I/O,
 //!   memory limit, time bound) with `else:` (default deny);
 //! - unscripted permissions follow the session's `permission_parity`;
 //! - an unscripted question fails loud (`on_unanswered: fail`, the default)
@@ -21,12 +21,11 @@
 //! Not here: writing the control frames (that is `crate::agent`), dialogs and
 //! elicitations (always fail-closed at protocol), LLM/decider-dir terminals.
 
-use std::time::{Duration, Instant};
-
 use serde_json::{Map, Value};
 
-use crate::assert::regex::{EsRegex, compile_es};
 use crate::cassette::Cassette;
+use crate::js::regex::{EsRegex, compile_es, escape_literal};
+use crate::js::sandbox;
 
 /// `decide:` / `else:` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -255,7 +254,7 @@ fn parse_rule(v: &Value, at: &str, compile: &mut bool) -> Result<AnswerRule, Str
                         None => Decide::Deny,
                         Some(e) => Decide::parse(e, &format!("{at}.else"))?,
                     };
-                    js::check_syntax(&expr).map_err(|e| {
+                    sandbox::check_syntax(&expr).map_err(|e| {
                         *compile = true;
                         format!("{at}.allow_if: does not compile: {e}")
                     })?;
@@ -270,7 +269,7 @@ fn parse_rule(v: &Value, at: &str, compile: &mut bool) -> Result<AnswerRule, Str
 /// Compiles an `allow_if` predicate in the sandbox without running it (the
 /// load-time check; `reel lint` reports it with the rule's line).
 pub fn check_allow_if(expr: &str) -> Result<(), String> {
-    js::check_syntax(expr)
+    sandbox::check_syntax(expr)
 }
 
 fn parse_choose(v: &Value, at: &str) -> Result<Vec<String>, String> {
@@ -534,7 +533,7 @@ impl Decider {
             let allow = match decision {
                 ToolDecision::Decide(d) => *d == Decide::Allow,
                 ToolDecision::AllowIf { expr, otherwise } => {
-                    let truthy = js::eval_predicate(expr, input).map_err(|e| {
+                    let truthy = sandbox::eval_predicate(expr, input).map_err(|e| {
                         DecideError::Script(format!(
                             "allow_if for `{tool}` failed: {e} (a predicate error is fatal, never a silent deny)"
                         ))
@@ -698,17 +697,6 @@ fn nearest_label<'a>(value: &str, labels: &'a [String]) -> Option<&'a str> {
         .map(|(_, l)| l.as_str())
 }
 
-fn regex_escape(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        if "\\^$.|?*+()[]{}/".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn yaml_quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
 }
@@ -726,7 +714,7 @@ fn unanswered_message(subs: &[SubQuestion]) -> String {
         msg.push_str("\n  add to the scenario's `answers:`:\n");
         msg.push_str(&format!(
             "    - when_question: {}\n      choose: {}",
-            yaml_quote(&regex_escape(&head)),
+            yaml_quote(&escape_literal(&head)),
             yaml_quote(&choice)
         ));
     }
@@ -867,150 +855,6 @@ pub fn check_recorded_answers(cassette: &Cassette) -> Vec<String> {
         }
     }
     problems
-}
-
-/// The sandboxed `allow_if` evaluator. One QuickJS runtime per evaluation:
-/// no modules, no I/O bindings, a memory limit and an interrupt deadline.
-mod js {
-    use super::*;
-    use rquickjs::{Context, Runtime};
-
-    const MEMORY_LIMIT: usize = 16 * 1024 * 1024;
-    const TIME_LIMIT: Duration = Duration::from_millis(250);
-
-    const RESERVED: &[&str] = &[
-        "break",
-        "case",
-        "catch",
-        "class",
-        "const",
-        "continue",
-        "debugger",
-        "default",
-        "delete",
-        "do",
-        "else",
-        "enum",
-        "export",
-        "extends",
-        "false",
-        "finally",
-        "for",
-        "function",
-        "if",
-        "import",
-        "in",
-        "instanceof",
-        "new",
-        "null",
-        "return",
-        "super",
-        "switch",
-        "this",
-        "throw",
-        "true",
-        "try",
-        "typeof",
-        "var",
-        "void",
-        "while",
-        "with",
-        "yield",
-        "let",
-        "static",
-        "implements",
-        "interface",
-        "package",
-        "private",
-        "protected",
-        "public",
-        "await",
-        "arguments",
-        "eval",
-        "input",
-        "undefined",
-        "NaN",
-        "Infinity",
-    ];
-
-    fn is_ident(k: &str) -> bool {
-        let mut chars = k.chars();
-        matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-            && !RESERVED.contains(&k)
-    }
-
-    fn with_sandbox<T>(
-        f: impl for<'js> FnOnce(rquickjs::Ctx<'js>) -> Result<T, String>,
-    ) -> Result<T, String> {
-        let rt = Runtime::new().map_err(|e| e.to_string())?;
-        rt.set_memory_limit(MEMORY_LIMIT);
-        rt.set_max_stack_size(512 * 1024);
-        let deadline = Instant::now() + TIME_LIMIT;
-        rt.set_interrupt_handler(Some(Box::new(move || Instant::now() > deadline)));
-        let ctx = Context::full(&rt).map_err(|e| e.to_string())?;
-        ctx.with(f)
-    }
-
-    fn describe(ctx: &rquickjs::Ctx<'_>, e: rquickjs::Error) -> String {
-        if e.is_exception() {
-            let exc = ctx.catch();
-            if let Some(o) = exc.as_object()
-                && let Ok(m) = o.get::<_, String>("message")
-            {
-                return m;
-            }
-            if let Some(s) = exc.as_string().and_then(|s| s.to_string().ok()) {
-                return s;
-            }
-            return "uncaught exception (or the 250 ms time / 16 MiB memory bound was hit)".into();
-        }
-        e.to_string()
-    }
-
-    /// Compiles the predicate without running it (load-time check).
-    pub fn check_syntax(expr: &str) -> Result<(), String> {
-        with_sandbox(|ctx| {
-            let src = format!("(function(input){{return (\n{expr}\n);}})");
-            ctx.eval::<rquickjs::Value, _>(src)
-                .map(|_| ())
-                .map_err(|e| describe(&ctx, e))
-        })
-    }
-
-    /// Evaluates the predicate with `input` bound, plus each identifier-shaped
-    /// input key as a bare variable; returns its truthiness.
-    pub fn eval_predicate(expr: &str, input: &Value) -> Result<bool, String> {
-        let keys: Vec<&str> = input
-            .as_object()
-            .map(|m| {
-                m.keys()
-                    .map(String::as_str)
-                    .filter(|k| is_ident(k))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let json = input.to_string();
-        with_sandbox(|ctx| {
-            let value = ctx.json_parse(json).map_err(|e| describe(&ctx, e))?;
-            ctx.globals()
-                .set("__reel_input", value)
-                .map_err(|e| describe(&ctx, e))?;
-            let params = std::iter::once("input")
-                .chain(keys.iter().copied())
-                .collect::<Vec<_>>()
-                .join(",");
-            let args = std::iter::once("__reel_input".to_owned())
-                .chain(
-                    keys.iter()
-                        .map(|k| format!("__reel_input[{}]", super::yaml_quote(k))),
-                )
-                .collect::<Vec<_>>()
-                .join(",");
-            let src = format!("!!(function({params}){{return (\n{expr}\n);}})({args})");
-            ctx.eval::<bool, _>(src).map_err(|e| describe(&ctx, e))
-        })
-    }
 }
 
 #[cfg(test)]

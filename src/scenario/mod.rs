@@ -507,7 +507,7 @@ fn read(path: &Path) -> Result<String, ScenarioError> {
 }
 
 /// An `assert:` item with its keys, and its object parameters' fields, in the
-/// order the original's loader emits them (`catalog::SCHEMA_ORDER`,
+/// order the original's loader emits them (`catalog::schema_order`,
 /// `catalog::object_fields`). A cassette's frozen block is in this order, and
 /// the original compares blocks as JSON text, so key order is significant.
 /// Keys outside the schema (refused later) keep their place at the end.
@@ -516,7 +516,7 @@ pub fn assertion_in_schema_order(item: &Value) -> Value {
     let Some(map) = item.as_object() else {
         return item.clone();
     };
-    let mut out = in_order(map, catalog::SCHEMA_ORDER);
+    let mut out = in_order(map, catalog::schema_order());
     for (key, value) in out.iter_mut() {
         let fields = catalog::object_fields(key);
         if let (Some(inner), false) = (value.as_object(), fields.is_empty()) {
@@ -629,15 +629,7 @@ fn check_assertion_schema(assert: &[Value]) -> Result<(), Problem> {
             let key = e
                 .strip_prefix("unknown assertion key `")
                 .and_then(|rest| rest.split('`').next())
-                .map(|k| {
-                    did_you_mean(
-                        k,
-                        &crate::assert::catalog::KEYS
-                            .iter()
-                            .map(|(k, _)| *k)
-                            .collect::<Vec<_>>(),
-                    )
-                })
+                .map(|k| did_you_mean(k, &crate::assert::catalog::names().collect::<Vec<_>>()))
                 .unwrap_or_default();
             (format!("assert[{i}]: {e}{key}"), None)
         })?;
@@ -706,7 +698,7 @@ fn check_assertions_at_load(assert: &[Value], execution: &str, lane: &str) -> Re
                 _ => continue,
             };
             for p in patterns {
-                crate::assert::regex::compile_es(p)
+                crate::js::regex::compile_es(p)
                     .map_err(|e| (format!("assert[{i}].{key}: invalid regex `{p}`: {e}"), None))?;
             }
         }
@@ -730,32 +722,17 @@ fn check_recordable_assertions(assert: &[Value]) -> Result<(), Problem> {
             }
         }
     }
-    let has = |key: &str, pred: &dyn Fn(&Value) -> bool| any_item(assert, key, pred);
-    let any = |_: &Value| true;
-    let truthy = |v: &Value| v.as_bool() == Some(true);
-    let contradictions: [(&str, bool, bool); 3] = [
-        (
-            "`questions_count_max: 0` contradicts gate assertions (gate_answer_count_min / question_asked / question_options / gate_answers_delivered: false)",
-            has("questions_count_max", &|v| v.as_u64() == Some(0)),
-            has("gate_answer_count_min", &|v| {
-                v.as_u64().is_some_and(|n| n >= 1)
-            }) || has("question_asked", &any)
-                || has("question_options", &any)
-                || has("gate_answers_delivered", &|v| v.as_bool() == Some(false)),
-        ),
-        (
-            "`no_hook_blocked: true` contradicts `hook_blocked`",
-            has("no_hook_blocked", &truthy),
-            has("hook_blocked", &any),
-        ),
-        (
-            "`no_path_denied: true` contradicts `path_denied` / `vm_path_denied`",
-            has("no_path_denied", &truthy),
-            has("path_denied", &any) || has("vm_path_denied", &any),
-        ),
-    ];
-    for (message, a, b) in contradictions {
-        if a && b {
+    // The contradictions the original's `record` refuses, in catalog order.
+    for key in crate::assert::keys::all() {
+        let Some(rule) = key.excludes else { continue };
+        let Some(message) = rule.refusal else {
+            continue;
+        };
+        let excluded = rule
+            .others
+            .iter()
+            .any(|(other, pred)| any_item(assert, other, pred));
+        if any_item(assert, key.name, &rule.when) && excluded {
             return Err((
                 message.into(),
                 Some("one of the two can never pass; remove it".into()),
@@ -776,20 +753,8 @@ pub fn did_you_mean(key: &str, known: &[&str]) -> String {
         .unwrap_or_default()
 }
 
-/// Edit distance over chars.
-pub fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
+/// Edit distance over chars (the "did you mean" hints of the loaders).
+pub use strsim::levenshtein;
 
 #[cfg(test)]
 mod tests {
@@ -1030,13 +995,13 @@ mod tests {
              \x20 - artifact_text: {matches: b, artifact: o.md}\n",
         )
         .unwrap();
-        let text = crate::canon::legacy_serde(&s.frozen["assert"]);
+        let text = crate::js::json::legacy_serde(&s.frozen["assert"]);
         assert_eq!(
             text,
             r#"[{"transcript_contains":"hi","result":"success"},{"artifact_text":{"artifact":"o.md","matches":"b"}}]"#
         );
         assert_eq!(
-            crate::canon::legacy_serde(&s.frozen["answers"]),
+            crate::js::json::legacy_serde(&s.frozen["answers"]),
             r#"[{"when_question":"x","choose":"a"}]"#
         );
         assert_eq!(Value::Array(s.assert.clone()), s.frozen["assert"]);
@@ -1070,6 +1035,16 @@ mod tests {
         assert_eq!(
             slug(&format!("a{}", "😀".repeat(70))),
             format!("a{}\u{FFFD}-74598a83", "😀".repeat(63))
+        );
+    }
+
+    #[test]
+    fn edit_distance_counts_characters_not_bytes() {
+        assert_eq!(levenshtein("kitten", "sitting"), 3);
+        assert_eq!(levenshtein("é", "e"), 1);
+        assert_eq!(
+            did_you_mean("tool_calld", &["tool_called", "tool_not_called"]),
+            " (did you mean `tool_called`?)"
         );
     }
 }

@@ -310,24 +310,10 @@ fn nested_keys(section: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
 fn nearest(key: &str, valid: &[&str]) -> String {
     let best = valid
         .iter()
-        .map(|v| (levenshtein(key, v), *v))
+        .map(|v| (strsim::levenshtein(key, v), *v))
         .min_by_key(|(d, _)| *d);
     match best {
         Some((d, v)) if d <= key.len().max(3) / 2 + 1 => format!(" (did you mean `{v}`?)"),

@@ -5,7 +5,7 @@
 //!
 //! Each field is default-normalised (absent or `null` stands for its default
 //! on either side) and compared as `JSON.stringify` text
-//! ([`crate::canon::legacy_serde`]), key order included, as the original
+//! ([`crate::js::json::legacy_serde`]), key order included, as the original
 //! compares it. The on-disk side is the loader's output
 //! ([`super::Scenario::frozen`]), whose answer rules are in schema order like
 //! the original loader's, so only a hand-reordered frozen copy differs by
@@ -56,8 +56,8 @@ pub fn field_names() -> impl Iterator<Item = &'static str> {
 /// or `null` value stands for `default`; key order counts).
 pub fn js_text(v: Option<&Value>, default: DefaultValue) -> String {
     match v.filter(|v| !v.is_null()) {
-        Some(v) => crate::canon::legacy_serde(v),
-        None => crate::canon::legacy_serde(&default()),
+        Some(v) => crate::js::json::legacy_serde(v),
+        None => crate::js::json::legacy_serde(&default()),
     }
 }
 

@@ -12,102 +12,29 @@
 //! nothing here renders (see [`crate::report::verify`]). A single cassette is a
 //! single sample, not a distribution.
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use serde_json::Value;
 
+use crate::assert::keys::{self, Key};
 use crate::cassette::Cassette;
 use crate::evidence::RunRecord;
 
-/// Which side of the budget the key bounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MarginKind {
-    /// A ceiling: headroom = budget / recorded.
-    Max,
-    /// A floor: headroom = recorded / budget.
-    Min,
-}
-
-/// A count-bound assertion key and where its recorded value comes from.
-pub struct CountBound {
-    pub key: &'static str,
-    pub kind: MarginKind,
-    /// The recorded value, `None` when the recording cannot show it.
-    pub recorded: fn(&RunRecord) -> Option<f64>,
-}
-
-/// The count-bound keys `--margins` reports, in report order (cowork-harness
-/// `COUNT_BOUND_MARGIN_KEYS`). A key missing here silently drops from the
-/// report, so the list is explicit.
-pub const COUNT_BOUND: [CountBound; 10] = [
-    CountBound {
-        key: "tool_calls_max",
-        kind: MarginKind::Max,
-        recorded: |r| Some(r.tool_calls_total() as f64),
-    },
-    CountBound {
-        key: "max_tokens",
-        kind: MarginKind::Max,
-        recorded: RunRecord::tokens_total,
-    },
-    CountBound {
-        key: "max_cost_usd",
-        kind: MarginKind::Max,
-        recorded: |r| r.cost_usd,
-    },
-    CountBound {
-        key: "max_turns",
-        kind: MarginKind::Max,
-        recorded: |r| r.turns,
-    },
-    CountBound {
-        key: "max_tool_errors",
-        kind: MarginKind::Max,
-        recorded: |r| Some(r.tool_errors_total() as f64),
-    },
-    CountBound {
-        key: "max_redundant_tool_calls",
-        kind: MarginKind::Max,
-        recorded: |r| Some(r.redundant_calls_total() as f64),
-    },
-    CountBound {
-        key: "dispatch_count_max",
-        kind: MarginKind::Max,
-        recorded: |r| Some(r.dispatch_count() as f64),
-    },
-    CountBound {
-        key: "task_count_min",
-        kind: MarginKind::Min,
-        recorded: |r| Some(r.task_count() as f64),
-    },
-    CountBound {
-        key: "gate_answer_count_min",
-        kind: MarginKind::Min,
-        recorded: |r| Some(r.gate_answers_delivered() as f64),
-    },
-    // Without controlOut the re-drive answers no question, so a count of 0
-    // would be spurious (a false-infinite margin): not derivable instead.
-    CountBound {
-        key: "questions_count_max",
-        kind: MarginKind::Max,
-        recorded: |r| r.has_control_out.then(|| r.question_count() as f64),
-    },
-];
+pub use crate::assert::keys::MarginKind;
 
 /// One `--margins` row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MarginRow {
     pub key: &'static str,
     pub kind: MarginKind,
-    #[serde(serialize_with = "js_number")]
+    #[serde(serialize_with = "crate::js::number::serialize")]
     pub budget: f64,
     /// `None`: not derivable from this recording.
-    #[serde(serialize_with = "js_opt_number")]
+    #[serde(serialize_with = "crate::js::number::serialize_opt")]
     pub recorded: Option<f64>,
     /// The headroom ratio (≥ 1 means within budget; may be infinite, which
     /// JSON shows as `null` like the original's `JSON.stringify`); `None`
     /// when `recorded` is.
-    #[serde(serialize_with = "js_opt_number")]
+    #[serde(serialize_with = "crate::js::number::serialize_opt")]
     pub margin: Option<f64>,
 }
 
@@ -134,19 +61,21 @@ pub fn headroom(kind: MarginKind, budget: f64, recorded: f64) -> f64 {
 }
 
 /// The rows of one cassette, one per count-bound key its `scenario.assert`
-/// carries (the first entry naming the key gives the budget). Empty — and no
-/// re-drive — when it carries none.
+/// carries (the first entry naming the key gives the budget), in report
+/// order: the count-bound keys of the catalog (cowork-harness
+/// `COUNT_BOUND_MARGIN_KEYS`, each key's `margin`). Empty — and no re-drive —
+/// when it carries none.
 pub fn rows(cassette: &Cassette) -> Vec<MarginRow> {
     let asserts: &[Value] = cassette
         .scenario()
         .get("assert")
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice);
-    let present: Vec<(&CountBound, f64)> = COUNT_BOUND
+    let present: Vec<(&Key, f64)> = keys::count_bound()
         .iter()
-        .filter_map(|spec| {
-            let budget = asserts.iter().find_map(|a| a.get(spec.key))?.as_f64()?;
-            budget.is_finite().then_some((spec, budget))
+        .filter_map(|key| {
+            let budget = asserts.iter().find_map(|a| a.get(key.name))?.as_f64()?;
+            budget.is_finite().then_some((*key, budget))
         })
         .collect();
     if present.is_empty() {
@@ -155,15 +84,16 @@ pub fn rows(cassette: &Cassette) -> Vec<MarginRow> {
     let run = RunRecord::from_cassette(cassette);
     present
         .into_iter()
-        .map(|(spec, budget)| {
-            let recorded = (spec.recorded)(&run);
-            MarginRow {
-                key: spec.key,
-                kind: spec.kind,
+        .filter_map(|(key, budget)| {
+            let bound = key.margin?;
+            let recorded = (bound.recorded)(&run);
+            Some(MarginRow {
+                key: key.name,
+                kind: bound.kind,
                 budget,
                 recorded,
-                margin: recorded.map(|r| headroom(spec.kind, budget, r)),
-            }
+                margin: recorded.map(|r| headroom(bound.kind, budget, r)),
+            })
         })
         .collect()
 }
@@ -187,59 +117,6 @@ pub fn of_cassette(file: &str, cassette: &Cassette) -> Option<CassetteMargins> {
     }
 }
 
-/// JavaScript `String(n)` of a number.
-pub fn js_string(n: f64) -> String {
-    match serde_json::Number::from_f64(n) {
-        Some(num) => crate::evidence::parse::js_number(&num),
-        None if n.is_nan() => "NaN".into(),
-        None if n > 0.0 => "Infinity".into(),
-        None => "-Infinity".into(),
-    }
-}
-
-/// JavaScript `n.toFixed(1)` (a tie rounds away from zero, where Rust's
-/// formatting rounds it to even: 1.25 → "1.3").
-pub fn js_to_fixed_1(n: f64) -> String {
-    if !n.is_finite() || n.abs() >= 1e21 {
-        return js_string(n);
-    }
-    let tenths = n.abs() * 10.0;
-    // A tie is exactly k + 0.5 tenths, i.e. a multiple of 1/20 that is
-    // binary-exact, which only quarters are; for them `* 10` is exact too.
-    let rounded = if (n.abs() * 4.0).fract() == 0.0 && tenths.fract() == 0.5 {
-        (tenths.floor() + 1.0) / 10.0
-    } else {
-        n.abs()
-    };
-    let s = format!("{rounded:.1}");
-    // JavaScript keeps the sign even when the digits round to zero.
-    if n < 0.0 { format!("-{s}") } else { s }
-}
-
-/// Serializes an f64 as JavaScript's `JSON.stringify` would: `12`, not
-/// `12.0`; a non-finite number as `null`.
-fn js_number<S: Serializer>(n: &f64, s: S) -> Result<S::Ok, S::Error> {
-    match serde_json::Number::from_f64(*n) {
-        Some(num) => {
-            // With serde_json's arbitrary_precision the parsed text is kept
-            // verbatim, so `12` stays `12`.
-            let text = crate::evidence::parse::js_number(&num);
-            match text.parse::<serde_json::Number>() {
-                Ok(js) => js.serialize(s),
-                Err(_) => num.serialize(s),
-            }
-        }
-        None => s.serialize_none(),
-    }
-}
-
-fn js_opt_number<S: Serializer>(n: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    match n {
-        Some(n) => js_number(n, s),
-        None => s.serialize_none(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,23 +129,6 @@ mod tests {
         assert_eq!(headroom(MarginKind::Min, 2.0, 3.0), 1.5);
         assert_eq!(headroom(MarginKind::Min, 0.0, 3.0), f64::INFINITY);
         assert_eq!(headroom(MarginKind::Min, 4.0, 0.0), 0.0);
-    }
-
-    #[test]
-    fn to_fixed_rounds_ties_away_from_zero_like_javascript() {
-        assert_eq!(js_to_fixed_1(1.25), "1.3");
-        assert_eq!(js_to_fixed_1(0.75), "0.8");
-        assert_eq!(js_to_fixed_1(0.25), "0.3");
-        assert_eq!(js_to_fixed_1(12.0 / 11.0), "1.1");
-        assert_eq!(js_to_fixed_1(1.5), "1.5");
-        assert_eq!(js_to_fixed_1(2.0 / 3.0), "0.7");
-        assert_eq!(js_to_fixed_1(0.0), "0.0");
-        assert_eq!(js_to_fixed_1(-1.25), "-1.3");
-        assert_eq!(js_to_fixed_1(-0.04), "-0.0");
-        // 0.15 is not a tie in binary (slightly below): JavaScript says 0.1.
-        assert_eq!(js_to_fixed_1(0.15), "0.1");
-        // 0.35 is slightly below too: 0.3 in JavaScript.
-        assert_eq!(js_to_fixed_1(0.35), "0.3");
     }
 
     #[test]
@@ -298,13 +158,16 @@ mod tests {
     }
 
     #[test]
-    fn every_count_bound_key_is_a_known_assertion() {
-        for spec in &COUNT_BOUND {
-            assert!(
-                crate::assert::catalog::bucket(spec.key).is_some(),
-                "{} is not in the assertion catalog",
-                spec.key
-            );
+    fn a_floor_is_a_min_key_and_a_ceiling_a_max_key() {
+        assert_eq!(keys::count_bound().len(), 10);
+        for key in keys::count_bound() {
+            let kind = key.margin.map(|m| m.kind);
+            let want = if key.name.ends_with("_min") {
+                MarginKind::Min
+            } else {
+                MarginKind::Max
+            };
+            assert_eq!(kind, Some(want), "{}", key.name);
         }
     }
 }

@@ -31,7 +31,7 @@ use sha2::{Digest, Sha256};
 
 use super::detect::{DetectorSet, Surface};
 use super::scan::decode_json_escapes;
-use crate::assert::regex::{EsRegex, compile_es_with_flags};
+use crate::js::regex::{EsRegex, compile_es_with_flags};
 
 /// Errors of loading a policy or applying it.
 #[derive(Debug, thiserror::Error)]

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::assert::regex::{EsRegex, compile_es};
+use crate::js::regex::{EsRegex, compile_es};
 
 use super::detect::{Class, DetectorSet, Hit, Surface, display_sample};
 
@@ -53,7 +53,7 @@ impl Finding {
 /// A finding is suppressed when a pattern for its class (or unscoped)
 /// matches the WHOLE unmasked sample, case-insensitively — JavaScript regex
 /// syntax, as cowork-harness compiles them (through reel's one bounded
-/// ECMAScript entry point, [`crate::assert::regex`]).
+/// ECMAScript entry point, [`crate::js::regex`]).
 #[derive(Default, Clone)]
 pub struct AllowList {
     entries: Vec<(Option<Class>, EsRegex)>,

@@ -10,10 +10,11 @@ use serde_json::Value;
 
 use super::{End, Fold, Step};
 use crate::evidence::control::{self, Reply};
-use crate::evidence::parse::{self, AgentEvent, DecisionRequest};
+use crate::evidence::parse::{AgentEvent, DecisionRequest};
 use crate::evidence::record::{
     DecisionRecord, GateDelivery, GateOptionItem, GateOptions, GuardMismatch, RunRecord,
 };
+use crate::js::utf16;
 use crate::protocol::ASK_USER_QUESTION;
 
 struct GateAnswer {
@@ -62,8 +63,7 @@ impl Fold for Decisions {
                         delivered: Some(false),
                         reason: "errored",
                         error: Some(
-                            parse::slice_utf16(tr.text.split('\n').next().unwrap_or(""), 200)
-                                .to_owned(),
+                            utf16::slice(tr.text.split('\n').next().unwrap_or(""), 200).to_owned(),
                         ),
                     },
                     Some(_) => GateDelivery {
@@ -198,8 +198,8 @@ impl Decisions {
 /// original measures `json.length`).
 fn capped_decision_input(input: &Value) -> Value {
     const CAP: usize = 10 * 1024;
-    let text = crate::canon::legacy_serde(input);
-    let units = parse::utf16_len(&text);
+    let text = crate::js::json::legacy_serde(input);
+    let units = utf16::len(&text);
     if units > CAP {
         serde_json::json!({ "truncated": true, "bytes": units })
     } else {

@@ -10,10 +10,11 @@ use serde_json::{Map, Value};
 
 use super::{End, Fold, Step};
 use crate::evidence::control::{self, Reply};
-use crate::evidence::parse::{self, AgentEvent, DecisionRequest, js_string};
+use crate::evidence::parse::{self, AgentEvent, DecisionRequest};
 use crate::evidence::record::{
     FILE_ATTEMPT_TOOLS, HOSTLOOP_PATH_GATE_ID, HookEvent, PathDenial, RunRecord,
 };
+use crate::js::coerce::js_string;
 use crate::protocol::{kind, subtype};
 
 #[derive(Default)]

@@ -8,9 +8,10 @@ use std::collections::hash_map::Entry;
 use serde_json::{Map, Value};
 
 use super::{End, Fold, Step, bump, push_unique};
-use crate::evidence::parse::{AgentEvent, js_string};
+use crate::evidence::parse::AgentEvent;
 use crate::evidence::record::{RedundantGroup, RunRecord, ToolErrorCount, WebSearch};
 use crate::evidence::tool_output::{read_file_path, skill_reference_read_path, web_search_links};
+use crate::js::coerce::js_string;
 use crate::protocol::SKILL_TOOL;
 
 /// A tool call as logged (all calls, sub-agents included).

@@ -74,7 +74,7 @@ fn read_reference(line: &str) -> LineOutcome {
         Ok(msg) => msg,
         // JSON.parse takes a lone surrogate escape (an emoji cut in half
         // upstream); read the orphan as U+FFFD rather than drop the line.
-        Err(_) => match crate::canon::replace_lone_surrogate_escapes(line)
+        Err(_) => match crate::js::json::replace_lone_surrogate_escapes(line)
             .and_then(|fixed| serde_json::from_str::<Value>(&fixed).ok())
         {
             Some(msg) => msg,
@@ -303,7 +303,9 @@ fn assistant_events(view: LineView<'_>) -> Option<Vec<AgentEvent>> {
                         .is_some_and(|r| r.get().starts_with('"') && r.get() != "\"\"");
                 // Only the capped part is copied out of the line.
                 let text = match text {
-                    Cow::Borrowed(t) => parse::slice_utf16(t, parse::THINKING_TEXT_CAP).to_owned(),
+                    Cow::Borrowed(t) => {
+                        crate::js::utf16::slice(t, parse::THINKING_TEXT_CAP).to_owned()
+                    }
                     Cow::Owned(t) => parse::capped_thinking_text(t),
                 };
                 events.push(AgentEvent::Thinking {

@@ -7,14 +7,12 @@
 //! assistant block, bad `request_id`, malformed AskUserQuestion body) is an
 //! `Err(message)` — the caller records it as a protocol-error line.
 
-use super::js::js_type;
 use serde_json::{Map, Value};
 
+use crate::js::coerce::{js_string, js_type, not_iterable_error, truthy};
+use crate::js::utf16;
+
 pub use super::event::*;
-pub use super::js::{
-    js_number, js_number_value, js_reformat, js_string, js_to_number, slice_utf16, truthy,
-    utf16_len,
-};
 
 /// An optional string field (JS: `typeof v === "string" ? v : undefined`).
 fn str_field(m: &Map<String, Value>, k: &str) -> Option<String> {
@@ -25,16 +23,11 @@ fn str_field(m: &Map<String, Value>, k: &str) -> Option<String> {
 /// array nor a string: null iterates nothing, anything else throws V8's
 /// TypeError, which the re-drive records as a malformed control frame.
 fn not_iterable(v: &Value) -> Result<&'static [Value], String> {
-    let what = match v {
+    match v {
         // An (empty) string iterates nothing here; callers handle the rest.
-        Value::Null | Value::String(_) => return Ok(&[]),
-        Value::Bool(b) => format!("boolean {b}"),
-        Value::Number(n) => format!("number {}", js_number(n)),
-        _ => "object".to_owned(),
-    };
-    Err(format!(
-        "{what} is not iterable (cannot read property Symbol(Symbol.iterator))"
-    ))
+        Value::Null | Value::String(_) => Ok(&[]),
+        other => Err(not_iterable_error(other)),
+    }
 }
 
 /// JS `v ? String(v) : undefined`.
@@ -53,17 +46,17 @@ pub(super) fn tool_result_event(
     let full_len = if full.len() <= ASSERT_TEXT_CAP {
         full.len()
     } else {
-        utf16_len(&full)
+        utf16::len(&full)
     };
     // Most results fit the assertion cap whole: keep the string itself then.
-    let assert_text = match slice_utf16(&full, ASSERT_TEXT_CAP).len() {
+    let assert_text = match utf16::slice(&full, ASSERT_TEXT_CAP).len() {
         n if n == full.len() => full,
         n => full[..n].to_owned(),
     };
     AgentEvent::ToolResult {
         tool_use_id,
         is_error,
-        text: slice_utf16(&assert_text, DISPLAY_TEXT_CAP).to_owned(),
+        text: utf16::slice(&assert_text, DISPLAY_TEXT_CAP).to_owned(),
         assert_text,
         // The original measures the 200 000-char provenance copy.
         assert_text_truncated: full_len.min(200_000) > ASSERT_TEXT_CAP,
@@ -428,7 +421,7 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
                                     .filter(|v| !v.is_null())
                                     .map(js_string),
                                 prompt: inp.get("prompt").filter(|v| !v.is_null()).map(|p| {
-                                    slice_utf16(&js_string(p), ASSERT_TEXT_CAP).to_owned()
+                                    utf16::slice(&js_string(p), ASSERT_TEXT_CAP).to_owned()
                                 }),
                                 dispatch_model: model.clone(),
                             });

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use serde_json::Value;
 
 use super::control::ControlOutIndex;
-use super::parse::{self, ThinkingBlock};
+use super::parse::ThinkingBlock;
 
 pub use types::*;
 
@@ -186,7 +186,7 @@ impl RunRecord {
             out.push(format!(
                 "::warning:: [gate] DELIVERY FAILED for \"{}\" → tool error: {}",
                 g.question,
-                parse::slice_utf16(g.error.as_deref().unwrap_or(""), 120)
+                crate::js::utf16::slice(g.error.as_deref().unwrap_or(""), 120)
             ));
         }
         out

@@ -4,9 +4,9 @@
 //    strings and the order Node's `a.localeCompare(b)` (default locale, no
 //    options) sorts them into with Array.prototype.sort, exactly how
 //    cowork-harness orders a session's `folders` for `sessionFingerprint`.
-//    reel's test (src/fingerprint/collation.rs) reads it; Node is not needed
+//    reel's test (src/js/collation.rs) reads it; Node is not needed
 //    in CI.
-// 2. src/fingerprint/han_radical_stroke.txt — every Unified_Ideograph in
+// 2. src/js/han_radical_stroke.txt — every Unified_Ideograph in
 //    Node's collation order (ICU's root collation sorts Han by radical and
 //    stroke; ICU4X's compiled root data uses code-point "implicit" order
 //    instead, so reel carries this order itself). One run of consecutive code
@@ -197,6 +197,6 @@ const header = [
 ];
 const lines = runs.map(([start, n]) => start.toString(16) + (n > 1 ? " " + n : ""));
 writeFileSync(
-  repo + "src/fingerprint/han_radical_stroke.txt",
+  repo + "src/js/han_radical_stroke.txt",
   [...header, ...lines, ...variants].join("\n") + "\n",
 );

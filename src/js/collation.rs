@@ -1,8 +1,9 @@
-//! The order cowork-harness gives a session's `folders` before hashing them
-//! into `sessionFingerprint` (spec/fingerprint.md §1.11): upstream sorts with
+//! JavaScript `String.prototype.localeCompare` as Node runs it: the order
+//! cowork-harness gives a session's `folders` before hashing them into
+//! `sessionFingerprint` (spec/fingerprint.md §1.11; upstream sorts with
 //! `a.from.localeCompare(b.from)`, i.e. ICU collation under Node's default
-//! locale. [`locale_compare`] reproduces that comparison, on ICU4X's compiled
-//! CLDR collation data.
+//! locale). [`locale_compare`] reproduces that comparison, on ICU4X's
+//! compiled CLDR collation data.
 //!
 //! What Node does with no arguments (checked on Node 22.23 and 24.21, both
 //! ICU 78.3):
@@ -36,8 +37,9 @@
 //! sorts them by implicit weight, reel by their real one; the order of other
 //! Node/ICU versions where CLDR changed in between.
 //!
-//! This module does not choose WHAT is sorted (that is `session_shape`) and
-//! never compares by UTF-16 code units (that is [`super::utf16_cmp`]).
+//! This module does not choose WHAT is sorted (that is `fingerprint`'s
+//! `session_shape`) and never compares by UTF-16 code units (that is
+//! [`crate::fingerprint::utf16_cmp`]).
 
 use std::cmp::Ordering;
 use std::sync::LazyLock;

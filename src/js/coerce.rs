@@ -1,12 +1,13 @@
-//! JavaScript semantics the evidence readers follow (the original is
-//! TypeScript): `typeof` names, truthiness, `String(v)`, `Number(v)`,
-//! `Number::toString`, `JSON.stringify` number forms, UTF-16 lengths and
-//! slices.
+//! Type coercions over JSON values, as the original's TypeScript reads its
+//! input: `typeof` names, truthiness, `String(v)`, `Number(v)`, and V8's
+//! TypeError for iterating what is not iterable.
 
 use serde_json::Value;
 
+use super::number;
+
 /// JavaScript `typeof`-style name, for error messages.
-pub(super) fn js_type(v: &Value) -> &'static str {
+pub fn js_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
@@ -32,7 +33,7 @@ pub fn js_string(v: &Value) -> String {
     match v {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
-        Value::Number(n) => js_number(n),
+        Value::Number(n) => number::of_json(n),
         Value::String(s) => s.clone(),
         Value::Array(items) => items
             .iter()
@@ -43,16 +44,6 @@ pub fn js_string(v: &Value) -> String {
             .collect::<Vec<_>>()
             .join(","),
         Value::Object(_) => "[object Object]".into(),
-    }
-}
-
-/// JavaScript `Number::toString` (ECMAScript 6.1.6.1.20): the shortest
-/// round-trip digits, plain notation for exponents in [-6, 21), else
-/// `d.ddde±x`.
-pub fn js_number(n: &serde_json::Number) -> String {
-    match n.as_f64() {
-        Some(f) => crate::canon::js_string_of_number(f),
-        None => n.to_string(),
     }
 }
 
@@ -116,60 +107,48 @@ fn string_to_number(s: &str) -> f64 {
     t.parse::<f64>().unwrap_or(f64::NAN)
 }
 
-/// A JS number as the JSON value `JSON.stringify` writes: ECMAScript number
-/// formatting (`10`, not `10.0`), and `null` for NaN/±Infinity.
-pub fn js_number_value(n: f64) -> Value {
-    // Safe integers (nearly every duration and count) print as themselves.
-    const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
-    if n.fract() == 0.0 && n.abs() <= MAX_SAFE {
-        return Value::from(n as i64); // -0 prints as 0, as in JavaScript
-    }
-    crate::canon::es_number(n)
-        .and_then(|s| s.parse::<serde_json::Number>().ok())
-        .map_or(Value::Null, Value::Number)
+/// The message of V8's TypeError for `for (const x of v)` over a value that
+/// is not iterable: a boolean, a number, or an object (an array or a string
+/// iterates, so callers never ask for those).
+pub fn not_iterable_error(v: &Value) -> String {
+    let what = match v {
+        Value::Bool(b) => format!("boolean {b}"),
+        Value::Number(n) => format!("number {}", number::of_json(n)),
+        _ => "object".to_owned(),
+    };
+    format!("{what} is not iterable (cannot read property Symbol(Symbol.iterator))")
 }
 
-/// A JSON value as `JSON.stringify(JSON.parse(v))` writes it at the top level:
-/// a number is re-formatted the JavaScript way (`1.0` → `1`); anything else
-/// is kept as recorded.
-pub fn js_reformat(v: &Value) -> Value {
-    match v {
-        // An integer written plainly is already in JavaScript's form.
-        Value::Number(n)
-            if n.as_i64()
-                .is_some_and(|i| i != 0 && i.unsigned_abs() < 1 << 53) =>
-        {
-            v.clone()
-        }
-        Value::Number(n) => js_number_value(n.as_f64().unwrap_or(f64::NAN)),
-        other => other.clone(),
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
 
-/// Slices `s` to at most `max` UTF-16 code units (JS `String.prototype.slice`).
-pub fn slice_utf16(s: &str, max: usize) -> &str {
-    // A UTF-8 string never has more UTF-16 units than bytes.
-    if s.len() <= max {
-        return s;
-    }
-    // ASCII is one unit per byte (and every byte is a char boundary).
-    if s.as_bytes()[..max].is_ascii() {
-        return &s[..max];
-    }
-    let mut units = 0usize;
-    for (idx, ch) in s.char_indices() {
-        units += ch.len_utf16();
-        if units > max {
-            return &s[..idx];
+    #[test]
+    fn to_number_follows_javascript() {
+        let n = |v: Value| js_to_number(Some(&v));
+        assert_eq!(js_to_number(None).to_bits(), f64::NAN.to_bits());
+        assert_eq!(n(json!(null)), 0.0);
+        assert_eq!(n(json!(true)), 1.0);
+        assert_eq!(n(json!(12.5)), 12.5);
+        assert_eq!(n(json!(" 42\n")), 42.0);
+        assert_eq!(n(json!("")), 0.0);
+        assert_eq!(n(json!("-1e3")), -1000.0);
+        assert_eq!(n(json!(".5")), 0.5);
+        assert_eq!(n(json!("0x1F")), 31.0);
+        assert_eq!(n(json!("-Infinity")), f64::NEG_INFINITY);
+        assert_eq!(n(json!([7])), 7.0);
+        assert_eq!(n(json!([])), 0.0);
+        for nan in [
+            json!("inf"),
+            json!("nan"),
+            json!("1_0"),
+            json!("-0x1"),
+            json!("12px"),
+            json!([1, 2]),
+            json!({}),
+        ] {
+            assert!(n(nan.clone()).is_nan(), "{nan}");
         }
     }
-    s
-}
-
-/// Length in UTF-16 code units.
-pub fn utf16_len(s: &str) -> usize {
-    if s.is_ascii() {
-        return s.len();
-    }
-    s.chars().map(char::len_utf16).sum()
 }

@@ -1,0 +1,374 @@
+//! Tool calls of the main agent: globs over names, tool results, error and call budgets.
+
+use serde_json::Value;
+
+use super::*;
+
+pub(super) const KEYS: &[Key] = &[
+    Key {
+        name: "tool_called",
+        bucket: Bucket::Always,
+        param: Param::ToolGlob,
+        description: "the main agent called a tool matching this glob",
+        example: Some(|| Value::from("Write")),
+        ranks: Ranks {
+            listed: 5,
+            check: 13,
+            schema: 10,
+            strip: Some(8),
+        },
+        eval: Eval::One(tool_called),
+        opposite: Some("tool_not_called"),
+        ..Key::DEFAULTS
+    },
+    Key {
+        name: "tool_not_called",
+        bucket: Bucket::Always,
+        param: Param::ToolGlob,
+        description: "the main agent called no tool matching this glob",
+        example: Some(|| Value::from("Write")),
+        ranks: Ranks {
+            listed: 6,
+            check: 14,
+            schema: 11,
+            strip: Some(9),
+        },
+        eval: Eval::One(tool_not_called),
+        ..Key::DEFAULTS
+    },
+    Key {
+        name: "tool_result_contains",
+        bucket: Bucket::Always,
+        param: Param::NonEmpty,
+        description: "some single tool result contains this literal",
+        ranks: Ranks {
+            listed: 7,
+            check: 3,
+            schema: 4,
+            strip: Some(4),
+        },
+        eval: Eval::One(tool_result_contains),
+        opposite: Some("tool_result_not_contains"),
+        ..Key::DEFAULTS
+    },
+    Key {
+        name: "tool_result_not_contains",
+        bucket: Bucket::Always,
+        param: Param::NonEmpty,
+        description: "no tool result contains this literal",
+        ranks: Ranks {
+            listed: 8,
+            check: 4,
+            schema: 5,
+            strip: Some(5),
+        },
+        eval: Eval::One(tool_result_not_contains),
+        ..Key::DEFAULTS
+    },
+    Key {
+        name: "tool_result_matches",
+        bucket: Bucket::Always,
+        param: Param::NonEmpty,
+        description: "some single tool result matches this regex",
+        ranks: Ranks {
+            listed: 9,
+            check: 5,
+            schema: 6,
+            strip: Some(6),
+        },
+        eval: Eval::One(tool_result_matches),
+        opposite: Some("tool_result_not_matches"),
+        ..Key::DEFAULTS
+    },
+    Key {
+        name: "tool_result_not_matches",
+        bucket: Bucket::Always,
+        param: Param::NonEmpty,
+        description: "no tool result matches this regex",
+        ranks: Ranks {
+            listed: 10,
+            check: 6,
+            schema: 7,
+            strip: Some(7),
+        },
+        eval: Eval::One(tool_result_not_matches),
+        ..Key::DEFAULTS
+    },
+    Key {
+        name: "tool_no_error",
+        bucket: Bucket::Always,
+        param: Param::Str,
+        description: "a matching tool was called and none of its calls errored",
+        ranks: Ranks {
+            listed: 30,
+            check: 25,
+            schema: 32,
+            strip: Some(25),
+        },
+        eval: Eval::One(tool_no_error_required),
+        ..Key::DEFAULTS
+    },
+    Key {
+        name: "tool_no_error_if_called",
+        bucket: Bucket::Always,
+        param: Param::Str,
+        description: "no call of a matching tool errored (not calling it passes)",
+        ranks: Ranks {
+            listed: 31,
+            check: 26,
+            schema: 33,
+            strip: Some(26),
+        },
+        eval: Eval::One(tool_no_error_if_called),
+        ..Key::DEFAULTS
+    },
+    Key {
+        name: "max_tool_errors",
+        bucket: Bucket::Always,
+        param: Param::UInt,
+        description: "at most N tool calls errored",
+        ranks: Ranks {
+            listed: 32,
+            check: 27,
+            schema: 34,
+            strip: Some(27),
+        },
+        eval: Eval::One(max_tool_errors),
+        margin: Some(Margin {
+            rank: 4,
+            kind: MarginKind::Max,
+            recorded: |r| Some(r.tool_errors_total() as f64),
+        }),
+        ..Key::DEFAULTS
+    },
+    Key {
+        name: "max_redundant_tool_calls",
+        bucket: Bucket::Always,
+        param: Param::UInt,
+        description: "at most N repeated identical tool calls",
+        ranks: Ranks {
+            listed: 33,
+            check: 28,
+            schema: 35,
+            strip: Some(28),
+        },
+        eval: Eval::One(max_redundant_tool_calls),
+        margin: Some(Margin {
+            rank: 5,
+            kind: MarginKind::Max,
+            recorded: |r| Some(r.redundant_calls_total() as f64),
+        }),
+        ..Key::DEFAULTS
+    },
+    Key {
+        name: "tool_calls_max",
+        bucket: Bucket::Always,
+        param: Param::UInt,
+        description: "the main agent made at most N tool calls",
+        ranks: Ranks {
+            listed: 28,
+            check: 24,
+            schema: 31,
+            strip: Some(24),
+        },
+        eval: Eval::One(tool_calls_max),
+        margin: Some(Margin {
+            rank: 0,
+            kind: MarginKind::Max,
+            recorded: |r| Some(r.tool_calls_total() as f64),
+        }),
+        excludes: Some(Excludes {
+            when: is_zero,
+            others: &[("tool_called", any)],
+            why: "`tool_calls_max: 0` allows no tool call",
+            refusal: None,
+        }),
+        ..Key::DEFAULTS
+    },
+];
+
+fn tool_no_error_required(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    tool_no_error(env, key, v, true)
+}
+
+fn tool_no_error_if_called(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    tool_no_error(env, key, v, false)
+}
+
+fn tool_calls_max(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    let max = f64_param(key, v)?;
+    let n = env.run.tool_calls_total();
+    if (n as f64) <= max {
+        ok()
+    } else {
+        Err(format!("{n} tool calls exceeds max {}", num(v)))
+    }
+}
+
+fn max_tool_errors(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    let max = f64_param(key, v)?;
+    let n = env.run.tool_errors_total();
+    if (n as f64) <= max {
+        ok()
+    } else {
+        Err(format!("{n} tool errors exceeds max {}", num(v)))
+    }
+}
+
+fn max_redundant_tool_calls(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    let max = f64_param(key, v)?;
+    let n = env.run.redundant_calls_total();
+    if (n as f64) <= max {
+        ok()
+    } else {
+        Err(format!(
+            "{n} wasted redundant call(s) exceeds max {}",
+            num(v)
+        ))
+    }
+}
+
+fn result_texts(run: &RunRecord) -> impl Iterator<Item = &str> {
+    run.tool_results
+        .iter()
+        .map(|r| r.assert_text.as_deref().unwrap_or(&r.text))
+}
+
+fn any_display_truncated(run: &RunRecord) -> bool {
+    run.tool_results.iter().any(|r| r.assert_text.is_none())
+}
+
+fn tool_result_contains(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    let needle = str_param(key, v)?;
+    if result_texts(env.run).any(|t| t.contains(needle)) {
+        ok()
+    } else if any_display_truncated(env.run) {
+        Err(format!(
+            "evidence unavailable: no captured tool result contained \"{needle}\", but one or more results are display-truncated (no assertText) — a match may be past the cap"
+        ))
+    } else {
+        Err(format!("no tool result contained \"{needle}\""))
+    }
+}
+
+fn tool_result_not_contains(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    let forbidden = str_param(key, v)?;
+    if result_texts(env.run).any(|t| t.contains(forbidden)) {
+        Err(format!(
+            "a tool result unexpectedly contained \"{forbidden}\""
+        ))
+    } else if any_display_truncated(env.run) {
+        Err("evidence unavailable: one or more tool results are display-truncated (no assertText) — cannot rule out forbidden substring".into())
+    } else {
+        ok()
+    }
+}
+
+fn tool_result_matches(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    let p = str_param(key, v)?;
+    let re = env.re(key, p)?;
+    if any_t(key, &re, result_texts(env.run))? {
+        ok()
+    } else if any_display_truncated(env.run) {
+        Err(format!(
+            "evidence unavailable: no captured tool result matched /{p}/i, but one or more results are display-truncated (no assertText) — a match may be past the cap"
+        ))
+    } else {
+        Err(format!("no tool result matched /{p}/i"))
+    }
+}
+
+fn tool_result_not_matches(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    let p = str_param(key, v)?;
+    let re = env.re(key, p)?;
+    if any_t(key, &re, result_texts(env.run))? {
+        Err(format!("a tool result matched forbidden /{p}/i"))
+    } else if any_display_truncated(env.run) {
+        Err("evidence unavailable: one or more tool results are display-truncated (no assertText) — cannot rule out a forbidden regex match".into())
+    } else {
+        ok()
+    }
+}
+
+pub(super) fn tool_sample(names: &[String]) -> String {
+    if names.is_empty() {
+        return "(none called)".into();
+    }
+    let mut s = names
+        .iter()
+        .take(12)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > 12 {
+        s.push_str(&format!(", …(+{})", names.len() - 12));
+    }
+    s
+}
+
+fn tool_called(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    let p = str_param(key, v)?;
+    env.warn_if_regexish(key, p);
+    let g = Glob::new(p);
+    match env.run.tools_called.iter().find(|t| g.is_match(t)) {
+        Some(hit) => ok_ev(format!("tool_called: \"{p}\" matched {hit}")),
+        None => Err(format!(
+            "tool not called: no called tool matched \"{p}\" (called: {})",
+            tool_sample(&env.run.tools_called)
+        )),
+    }
+}
+
+fn tool_not_called(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    let p = str_param(key, v)?;
+    env.warn_if_regexish(key, p);
+    let g = Glob::new(p);
+    let hits: Vec<&str> = env
+        .run
+        .tools_called
+        .iter()
+        .filter(|t| g.is_match(t))
+        .map(String::as_str)
+        .collect();
+    if hits.is_empty() {
+        ok()
+    } else {
+        Err(format!(
+            "tool unexpectedly called: \"{p}\" matched {}",
+            hits.join(", ")
+        ))
+    }
+}
+
+fn tool_no_error(env: &Env<'_>, key: &str, v: &Value, require_presence: bool) -> KeyResult {
+    let p = str_param(key, v)?;
+    let re = env.re(key, p)?;
+    let mut matching = Vec::new();
+    for (name, c) in &env.run.tool_errors {
+        if t(key, &re, name)? {
+            matching.push((name, c));
+        }
+    }
+    if matching.is_empty() {
+        return if require_presence {
+            Err(format!(
+                "{key}: no tool matching \"{p}\" was called — cannot verify it ran error-free (use tool_no_error_if_called to pass when the tool may legitimately not run)"
+            ))
+        } else {
+            ok()
+        };
+    }
+    let errored: Vec<String> = matching
+        .iter()
+        .filter(|(_, c)| c.errors > 0)
+        .map(|(n, c)| format!("{n} ({})", c.errors))
+        .collect();
+    if errored.is_empty() {
+        ok()
+    } else {
+        Err(format!(
+            "tool(s) matching \"{p}\" had errors: {}",
+            errored.join(", ")
+        ))
+    }
+}
