@@ -187,4 +187,56 @@ fn measure(file: &Path, size: f64, iters: usize, suffix: &str) {
         }
         .emit();
     }
+    if suffix.is_empty() {
+        side_by_side(file, size, iters);
+    }
+}
+
+/// `reel replay FILE` (the binary, a fresh process per run) against the
+/// original's `replay FILE` in the same run, when it is installed.
+fn side_by_side(file: &Path, size: f64, iters: usize) {
+    let Some(original) = support::Original::from_env() else {
+        return;
+    };
+    let dir = file.parent().expect("dir");
+    let median = |mut t: Vec<f64>| {
+        t.sort_by(f64::total_cmp);
+        t[t.len() / 2]
+    };
+    let reel = median(
+        (0..iters)
+            .map(|_| {
+                let t = Instant::now();
+                let st = Command::new(env!("CARGO_BIN_EXE_reel"))
+                    .arg("replay")
+                    .arg(file)
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .expect("spawn reel");
+                assert!(st.success(), "reel replay");
+                t.elapsed().as_secs_f64()
+            })
+            .collect(),
+    );
+    let orig = median(
+        (0..iters.min(3))
+            .map(|_| original.time(&["replay".as_ref(), file.as_os_str()], dir, 0))
+            .collect(),
+    );
+    println!(
+        "side by side: reel {:.1} ms, original {:.1} ms ({:.1}x)",
+        reel * 1e3,
+        orig * 1e3,
+        orig / reel
+    );
+    support::Bench {
+        name: "replay_50k_events_vs_original",
+        seconds: reel,
+        floor_seconds: Some(orig),
+        peak_rss_bytes: None,
+        input_bytes: Some(size as u64),
+        stat: "median",
+        runs: iters,
+    }
+    .emit();
 }

@@ -389,3 +389,53 @@ impl Bench<'_> {
         );
     }
 }
+
+/// cowork-harness 2.0.0, for side-by-side rows: `REEL_BENCH_ORIGINAL` names
+/// its built checkout (`dist/cli.js`; how to build it:
+/// `docs/spec/running-the-original.md`), `REEL_BENCH_NODE` its node 22
+/// (default `node` on `PATH`). `None` when unset; under `CI=true` with
+/// `REEL_BENCH_REQUIRE_ORIGINAL=1` a missing original is an error.
+pub struct Original {
+    node: PathBuf,
+    cli: PathBuf,
+}
+
+impl Original {
+    pub fn from_env() -> Option<Original> {
+        let Some(dir) = std::env::var_os("REEL_BENCH_ORIGINAL") else {
+            assert!(
+                std::env::var_os("REEL_BENCH_REQUIRE_ORIGINAL").is_none(),
+                "REEL_BENCH_REQUIRE_ORIGINAL is set but REEL_BENCH_ORIGINAL is not"
+            );
+            eprintln!(
+                "(side-by-side rows skipped: set REEL_BENCH_ORIGINAL to a built cowork-harness checkout)"
+            );
+            return None;
+        };
+        let cli = PathBuf::from(dir).join("dist/cli.js");
+        assert!(cli.is_file(), "REEL_BENCH_ORIGINAL: no {}", cli.display());
+        let node = std::env::var_os("REEL_BENCH_NODE")
+            .map_or_else(|| PathBuf::from("node"), PathBuf::from);
+        Some(Original { node, cli })
+    }
+
+    /// Wall time of one `node dist/cli.js ARGS` run in `cwd` (its exit code
+    /// must be `want`).
+    pub fn time(&self, args: &[&std::ffi::OsStr], cwd: &Path, want: i32) -> f64 {
+        let t = Instant::now();
+        let out = std::process::Command::new(&self.node)
+            .arg(&self.cli)
+            .args(args)
+            .current_dir(cwd)
+            .output()
+            .expect("spawn the original");
+        let secs = t.elapsed().as_secs_f64();
+        assert_eq!(
+            out.status.code(),
+            Some(want),
+            "original {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        secs
+    }
+}

@@ -12,10 +12,11 @@
 //! This module does not resolve sessions (see `roots`) and does not fold
 //! digests (see the parent module).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -173,14 +174,81 @@ impl GitSet {
     }
 }
 
+/// A tracked set read before, and the state of the index it was read from.
+struct GitSetMemo {
+    index: PathBuf,
+    stamp: IndexStamp,
+    set: Arc<GitSet>,
+}
+
+/// What changes when git rewrites an index (it always replaces the file).
+#[derive(PartialEq, Eq, Clone, Copy)]
+struct IndexStamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    #[cfg(unix)]
+    inode: u64,
+}
+
+fn index_stamp(index: &Path) -> Option<IndexStamp> {
+    let m = std::fs::metadata(index).ok()?;
+    Some(IndexStamp {
+        len: m.len(),
+        modified: m.modified().ok(),
+        #[cfg(unix)]
+        inode: std::os::unix::fs::MetadataExt::ino(&m),
+    })
+}
+
+/// Tracked sets by root, reused while their index file is unchanged: a
+/// batch of cassettes recorded against one skill tree reads its repository
+/// index once, not once per cassette (reading and checksumming the index was
+/// a third of a 1,000-cassette replay).
+static GIT_SETS: Mutex<Option<HashMap<PathBuf, GitSetMemo>>> = Mutex::new(None);
+
+/// The tracked set of `root` (see [`read_git_set`]), from [`GIT_SETS`] when
+/// its index has not changed since it was read.
+fn git_set(root: &Path) -> Result<Option<Arc<GitSet>>, WalkError> {
+    let lock = || {
+        GIT_SETS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some(memo) = lock().get_or_insert_with(HashMap::new).get(root)
+        && index_stamp(&memo.index) == Some(memo.stamp)
+    {
+        return Ok(Some(Arc::clone(&memo.set)));
+    }
+    let Some((set, index, stamp)) = read_git_set(root)? else {
+        return Ok(None);
+    };
+    let set = Arc::new(set);
+    if let Some(stamp) = stamp {
+        lock().get_or_insert_with(HashMap::new).insert(
+            root.to_owned(),
+            GitSetMemo {
+                index,
+                stamp,
+                set: Arc::clone(&set),
+            },
+        );
+    }
+    Ok(Some(set))
+}
+
 /// The tracked set of `root` read from its repository's index with git2
-/// (`None` when `root` is not in a git work tree). Equivalent to
-/// `git ls-files -z -- .` run in `root`; git2 ignores `GIT_DIR` & co., as
-/// upstream does by removing them from the child environment.
-fn git_set(root: &Path) -> Result<Option<GitSet>, WalkError> {
+/// (`None` when `root` is not in a git work tree), with the index file and
+/// its state before it was read. Equivalent to `git ls-files -z -- .` run in
+/// `root`; git2 ignores `GIT_DIR` & co., as upstream does by removing them
+/// from the child environment.
+type GitSetRead = (GitSet, PathBuf, Option<IndexStamp>);
+
+fn read_git_set(root: &Path) -> Result<Option<GitSetRead>, WalkError> {
     let Ok(repo) = git2::Repository::discover(root) else {
         return Ok(None);
     };
+    let index_path = repo.path().join("index");
+    let stamp = index_stamp(&index_path);
     let Some(workdir) = repo.workdir() else {
         return Ok(None);
     };
@@ -218,7 +286,7 @@ fn git_set(root: &Path) -> Result<Option<GitSet>, WalkError> {
         }
         set.files.insert(rel);
     }
-    Ok(Some(set))
+    Ok(Some((set, index_path, stamp)))
 }
 
 /// Names of the subdirectories of `<root>/skills` when it is a plugin root
@@ -258,7 +326,7 @@ struct RootCtx {
     ordinal: usize,
     abs: PathBuf,
     ignore: IgnoreSet,
-    git: Option<GitSet>,
+    git: Option<Arc<GitSet>>,
     /// Skill names when this root is a plugin root.
     skills: Option<HashSet<String>>,
     /// The kept skill set when scoping applies.

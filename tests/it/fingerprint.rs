@@ -743,3 +743,36 @@ fn file_sigs_cap_is_two_thousand_entries() {
     assert_eq!(fp.file_sigs_omitted, Some(true));
     assert!(fp.skill_hash.is_some() && fp.content_sig.is_some());
 }
+
+/// A batch reuses a root's tracked set while its index is unchanged; staging
+/// or committing (which rewrites the index) must be seen by the next walk in
+/// the same process.
+#[test]
+fn the_reused_tracked_set_follows_the_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap().join("skill");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("SKILL.md"), "one").unwrap();
+    git_commit_all(&root);
+    let opts = WalkOptions {
+        mode: ModeRequest::Git,
+        ..WalkOptions::default()
+    };
+    let paths = |root: &Path| -> Vec<String> {
+        let snap = fingerprint::snapshot::walk(&[root.to_path_buf()], &opts).unwrap();
+        assert!(snap.git_mode);
+        snap.entries.iter().map(|e| e.path.clone()).collect()
+    };
+    assert_eq!(paths(&root), ["SKILL.md"]);
+    std::fs::write(root.join("helper.py"), "print(1)").unwrap();
+    assert_eq!(paths(&root), ["SKILL.md"], "untracked: not in the set");
+    git_stage_all(&root);
+    assert_eq!(
+        paths(&root),
+        ["SKILL.md", "helper.py"],
+        "staged: seen at once"
+    );
+    std::fs::remove_file(root.join("helper.py")).unwrap();
+    git_stage_all(&root);
+    assert_eq!(paths(&root), ["SKILL.md"], "unstaged again");
+}
