@@ -30,7 +30,7 @@ pub fn scenarios_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         let Ok(text) = std::fs::read_to_string(p) else {
             return false;
         };
-        serde_yaml::from_str::<serde_json::Value>(&text)
+        serde_yaml_ng::from_str::<serde_json::Value>(&text)
             .ok()
             .is_some_and(|v| v.get("prompt").is_some())
     })

@@ -48,9 +48,9 @@ fn answered_gates(cassette: &Cassette) -> Vec<(Value, Map<String, Value>)> {
 }
 
 /// The YAML form of a JSON value (serde_json's arbitrary-precision numbers
-/// do not serialise through serde_yaml directly).
-fn yaml_value(v: &Value) -> serde_yaml::Value {
-    use serde_yaml::Value as Y;
+/// do not serialise through serde_yaml_ng directly).
+fn yaml_value(v: &Value) -> serde_yaml_ng::Value {
+    use serde_yaml_ng::Value as Y;
     match v {
         Value::Null => Y::Null,
         Value::Bool(b) => Y::Bool(*b),
@@ -256,7 +256,7 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
     doc.insert("assert".into(), Value::Array(asserts));
 
     let body =
-        serde_yaml::to_string(&yaml_value(&Value::Object(doc))).map_err(|e| e.to_string())?;
+        serde_yaml_ng::to_string(&yaml_value(&Value::Object(doc))).map_err(|e| e.to_string())?;
     let scenario_yaml = format!(
         "# Scaffolded from {} by `reel scaffold`: a starting point — edit the assertions to say\n# what the skill must do (`reel assertions` lists them), then `reel lint` this file.\n{body}",
         cassette_path.display()

@@ -49,25 +49,10 @@ pub fn env_u64(key: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// xorshift64*: tiny, deterministic, good enough to vary payloads.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed | 1)
-    }
-    pub fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+// The one seeded generator, shared with the integration tests.
+#[path = "../../tests/it/support/rng.rs"]
+mod rng;
+pub use rng::Rng;
 
 const WORDS: &[&str] = &[
     "report",

@@ -2,7 +2,7 @@
 //! [`Finding`] with a stable code, a severity and the `file:line` it points
 //! at (line numbers from [`positions`], read beside the scenario loader).
 //!
-//! The checks read the scenario as the loader does (`serde_yaml` → JSON) and
+//! The checks read the scenario as the loader does (`serde_yaml_ng` → JSON) and
 //! lean on the one home of each concept: the assertion catalog for buckets
 //! (`crate::assert::catalog`), the answers decider and its JS sandbox for
 //! rules (`crate::scenario::answers`), the session loader for paths, the
@@ -174,7 +174,7 @@ pub fn lint_file(path: &Path) -> Result<Vec<Finding>, Unreadable> {
 /// Lints scenario `text` as if read from `path` (paths resolve against its
 /// directory; the model script is looked up beside it).
 pub fn lint_text(path: &Path, text: &str) -> Result<Vec<Finding>, Unreadable> {
-    let doc: Value = serde_yaml::from_str(text)
+    let doc: Value = serde_yaml_ng::from_str(text)
         .map_err(|e| Unreadable(format!("parse `{}`: {e}", path.display())))?;
     let Value::Object(_) = &doc else {
         return Err(Unreadable(format!(

@@ -2,7 +2,7 @@
 //! (`assert[3].tool_called`, `answers[0].allow_if`), from `yaml-rust2`'s
 //! marked parser events.
 //!
-//! The scenario loader (serde_yaml) keeps no positions; this index is read
+//! The scenario loader (serde_yaml_ng) keeps no positions; this index is read
 //! beside it only to point a finding at its line. A document it cannot parse
 //! gives an empty index (the loader reports the syntax error).
 

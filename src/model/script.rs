@@ -309,7 +309,7 @@ impl Script {
     /// Validates YAML text; `origin` names it in error messages.
     pub fn parse(yaml: &str, origin: impl Into<PathBuf>) -> Result<Script, ScriptError> {
         let origin = origin.into();
-        let raw: RawScript = serde_yaml::from_str(yaml).map_err(|e| ScriptError::Parse {
+        let raw: RawScript = serde_yaml_ng::from_str(yaml).map_err(|e| ScriptError::Parse {
             path: origin.clone(),
             message: e.to_string(),
         })?;
@@ -374,7 +374,7 @@ impl Script {
                 .collect(),
         };
         // Invariant: every field is a string, number, bool, map or sequence.
-        serde_yaml::to_string(&raw).expect("a script serialises to YAML")
+        serde_yaml_ng::to_string(&raw).expect("a script serialises to YAML")
     }
 }
 

@@ -227,7 +227,7 @@ impl Scenario {
             hint,
             refusal: Refusal::LoadCheck,
         };
-        let doc: Value = serde_yaml::from_str(text).map_err(|e| ScenarioError::Parse {
+        let doc: Value = serde_yaml_ng::from_str(text).map_err(|e| ScenarioError::Parse {
             path: path.to_owned(),
             message: e.to_string(),
         })?;
@@ -857,7 +857,7 @@ mod tests {
                     assert:\n  - result: success\n";
         let s = load(text).unwrap();
         assert!(s.frozen.keys().all(|k| SCENARIO_KEYS.contains(&k.as_str())));
-        let yaml = serde_yaml::to_string(&Value::Object(s.frozen.clone())).unwrap();
+        let yaml = serde_yaml_ng::to_string(&Value::Object(s.frozen.clone())).unwrap();
         let again = load(&yaml).unwrap();
         assert_eq!(again.frozen, s.frozen);
     }

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use serde_yaml::Value;
+use serde_yaml_ng::Value;
 
 /// Why a session file could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -323,7 +323,7 @@ fn nearest(key: &str, valid: &[&str]) -> String {
 
 fn check_keys(
     path: &Path,
-    map: &serde_yaml::Mapping,
+    map: &serde_yaml_ng::Mapping,
     prefix: &str,
     valid: &[&str],
 ) -> Result<(), SessionError> {
@@ -387,7 +387,7 @@ impl Session {
 
     /// Parses session YAML `text` (`path` only names the file in errors).
     pub fn parse(text: &str, path: &Path) -> Result<Session, SessionError> {
-        let value: Value = serde_yaml::from_str(text).map_err(|e| SessionError::Parse {
+        let value: Value = serde_yaml_ng::from_str(text).map_err(|e| SessionError::Parse {
             path: path.to_owned(),
             msg: e.to_string(),
         })?;
@@ -406,7 +406,7 @@ impl Session {
             }
         };
         let mut session: Session =
-            serde_yaml::from_value(value).map_err(|e| SessionError::Parse {
+            serde_yaml_ng::from_value(value).map_err(|e| SessionError::Parse {
                 path: path.to_owned(),
                 msg: e.to_string(),
             })?;

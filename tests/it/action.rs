@@ -5,38 +5,36 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::util;
+use crate::support::{self, Fixture};
 
-struct Runner {
-    tmp: tempfile::TempDir,
+/// A runner's temp dir ([`Fixture`]) and the files the action writes there.
+trait Runner {
+    fn summary(&self) -> PathBuf;
+    fn outputs(&self) -> PathBuf;
+    fn action(&self, sub: &str, env: &[(&str, &str)]) -> Output;
+    fn read_or_empty(&self, p: &Path) -> String;
 }
 
-impl Runner {
-    fn new() -> Runner {
-        Runner {
-            tmp: tempfile::tempdir().unwrap(),
-        }
-    }
-
+impl Runner for Fixture {
     fn summary(&self) -> PathBuf {
-        self.tmp.path().join("step-summary.md")
+        self.path("step-summary.md")
     }
 
     fn outputs(&self) -> PathBuf {
-        self.tmp.path().join("github-output")
+        self.path("github-output")
     }
 
     /// `bash scripts/action.sh <sub>` in the repository with the runner's
     /// environment and `env` (the action's inputs).
     fn action(&self, sub: &str, env: &[(&str, &str)]) -> Output {
         let mut cmd = std::process::Command::new("bash");
-        cmd.arg(util::repo().join("scripts/action.sh"))
+        cmd.arg(support::repo().join("scripts/action.sh"))
             .arg(sub)
-            .current_dir(util::repo())
+            .current_dir(support::repo())
             .env("GITHUB_ACTIONS", "true")
             .env("GITHUB_STEP_SUMMARY", self.summary())
             .env("GITHUB_OUTPUT", self.outputs())
-            .env("RUNNER_TEMP", self.tmp.path())
+            .env("RUNNER_TEMP", self.root())
             .env("NO_COLOR", "1");
         for (k, v) in env {
             cmd.env(k, v);
@@ -44,7 +42,7 @@ impl Runner {
         cmd.output().unwrap()
     }
 
-    fn read(&self, p: &Path) -> String {
+    fn read_or_empty(&self, p: &Path) -> String {
         std::fs::read_to_string(p).unwrap_or_default()
     }
 }
@@ -56,7 +54,7 @@ const ALLOW: (&str, &str) = (
 );
 
 fn bundled() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(util::repo().join("cassettes"))
+    let mut v: Vec<String> = std::fs::read_dir(support::repo().join("cassettes"))
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -68,8 +66,8 @@ fn bundled() -> Vec<String> {
 
 #[test]
 fn the_action_replays_and_verifies_the_bundled_cassettes() {
-    let r = Runner::new();
-    let junit = r.tmp.path().join("junit.xml");
+    let r = Fixture::new();
+    let junit = r.path("junit.xml");
     let out = r.action(
         "run",
         &[
@@ -80,7 +78,7 @@ fn the_action_replays_and_verifies_the_bundled_cassettes() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let summary = r.read(&r.summary());
+    let summary = r.read_or_empty(&r.summary());
     let n = bundled().len();
     assert!(
         summary.contains(&format!(
@@ -102,14 +100,14 @@ fn the_action_replays_and_verifies_the_bundled_cassettes() {
             "{c}\n{summary}"
         );
     }
-    let outputs = r.read(&r.outputs());
+    let outputs = r.read_or_empty(&r.outputs());
     assert!(
         outputs.contains("replay-exit=0\n") && outputs.contains("verify-exit=0\n"),
         "{outputs}"
     );
     assert!(outputs.contains(&format!("reel={REEL}\n")), "{outputs}");
     assert!(
-        r.read(&junit)
+        r.read_or_empty(&junit)
             .contains("<testsuite name=\"cassettes/write-note.cassette.json\"")
     );
     assert!(
@@ -120,7 +118,7 @@ fn the_action_replays_and_verifies_the_bundled_cassettes() {
 
 #[test]
 fn a_failing_cassette_fails_the_action_with_annotations_and_the_first_failure() {
-    let r = Runner::new();
+    let r = Fixture::new();
     let out = r.action(
         "run",
         &[
@@ -135,7 +133,7 @@ fn a_failing_cassette_fails_the_action_with_annotations_and_the_first_failure() 
         stderr.contains("::error file=cassettes/red/wrong-answer.cassette.json"),
         "{stderr}"
     );
-    let summary = r.read(&r.summary());
+    let summary = r.read_or_empty(&r.summary());
     assert!(
         summary.contains("0 passed, 2 failed of 2 cassette(s)"),
         "{summary}"
@@ -148,7 +146,7 @@ fn a_failing_cassette_fails_the_action_with_annotations_and_the_first_failure() 
         !summary.contains("verify-cassettes"),
         "skip-verify ran verify: {summary}"
     );
-    let outputs = r.read(&r.outputs());
+    let outputs = r.read_or_empty(&r.outputs());
     assert!(
         outputs.contains("replay-exit=1\n") && !outputs.contains("verify-exit"),
         "{outputs}"
@@ -159,7 +157,7 @@ fn a_failing_cassette_fails_the_action_with_annotations_and_the_first_failure() 
 fn sharded_action_runs_cover_the_cassettes_once() {
     let mut named = Vec::new();
     for i in 1..=2 {
-        let r = Runner::new();
+        let r = Fixture::new();
         let shard = format!("{i}/2");
         let out = r.action(
             "run",
@@ -175,7 +173,7 @@ fn sharded_action_runs_cover_the_cassettes_once() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let summary = r.read(&r.summary());
+        let summary = r.read_or_empty(&r.summary());
         assert!(
             summary.contains(&format!("### reel replay (shard {shard}): ")),
             "{summary}"
@@ -193,13 +191,13 @@ fn sharded_action_runs_cover_the_cassettes_once() {
 
 #[test]
 fn the_action_reuses_a_cached_build_of_the_same_source() {
-    let r = Runner::new();
+    let r = Fixture::new();
     let out = r.action("cache-key", &[]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let dir = text.lines().find_map(|l| l.strip_prefix("dir=")).unwrap();
     let key = text.lines().find_map(|l| l.strip_prefix("key=")).unwrap();
-    assert_eq!(Path::new(dir), r.tmp.path().join("reel-action"), "{text}");
+    assert_eq!(Path::new(dir), r.path("reel-action"), "{text}");
     assert!(key.starts_with("reel-") && key.len() > 40, "{key}");
     // What actions/cache restores: the binary and the key it was built for.
     std::fs::create_dir_all(Path::new(dir).join("bin")).unwrap();
@@ -221,11 +219,12 @@ fn the_action_reuses_a_cached_build_of_the_same_source() {
 
 #[test]
 fn action_yml_wires_every_input_into_the_script() {
-    let yml: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(util::repo().join("action.yml")).unwrap())
-            .unwrap();
+    let yml: serde_yaml_ng::Value = serde_yaml_ng::from_str(
+        &std::fs::read_to_string(support::repo().join("action.yml")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(yml["runs"]["using"], "composite");
-    let script = std::fs::read_to_string(util::repo().join("scripts/action.sh")).unwrap();
+    let script = std::fs::read_to_string(support::repo().join("scripts/action.sh")).unwrap();
     let steps = yml["runs"]["steps"].as_sequence().unwrap();
     let run = steps.iter().find(|s| s["id"] == "run").unwrap();
     let env = run["env"].as_mapping().unwrap();
@@ -243,7 +242,7 @@ fn action_yml_wires_every_input_into_the_script() {
     }
     for (input, _) in yml["inputs"].as_mapping().unwrap() {
         let input = input.as_str().unwrap();
-        let used = serde_yaml::to_string(&yml["runs"]).unwrap();
+        let used = serde_yaml_ng::to_string(&yml["runs"]).unwrap();
         assert!(
             used.contains(&format!("inputs.{input}")),
             "input {input} is never used"

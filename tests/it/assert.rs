@@ -12,13 +12,13 @@ use reel::cassette::Cassette;
 use reel::evidence::RunRecord;
 use serde_json::{Map, Value, json};
 
-use crate::util;
+use crate::support::{self, CassetteDoc};
 
 /// The work root the original printed, normalised in its captured output.
 const ORIGINAL_ROOT: &str = "/tmp/cwh-replay-XXXXXX";
 
 fn load(rel: &str) -> Cassette {
-    let path = util::compat(rel);
+    let path = support::compat(rel);
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     let doc: Value = serde_json::from_slice(&bytes).expect("compat cassette is JSON");
     cassette_from(doc, &path)
@@ -54,7 +54,7 @@ fn frozen(c: &Cassette) -> Vec<Value> {
 
 /// The original's `assertions[]` of the (single) result in an expected envelope.
 fn expected(name: &str) -> Vec<Value> {
-    let path = util::compat(&format!("expected/{name}"));
+    let path = support::compat(&format!("expected/{name}"));
     let env: Value = serde_json::from_slice(&std::fs::read(&path).expect("expected output"))
         .expect("JSON envelope");
     env["results"][0]["assertions"]
@@ -138,11 +138,11 @@ fn hostloop_links_cassette_matches_the_original() {
 #[test]
 fn assert_from_failing_yaml_matches_the_original() {
     let c = load("examples/replays/example-pdf-skill.cassette.json");
-    let yaml = std::fs::read_to_string(util::compat(
+    let yaml = std::fs::read_to_string(support::compat(
         "examples/replays/example-pdf-skill-ci-selftest-failing.yaml",
     ))
     .expect("scenario yaml");
-    let scenario: Value = serde_yaml::from_str(&yaml).expect("yaml");
+    let scenario: Value = serde_yaml_ng::from_str(&yaml).expect("yaml");
     let items = scenario["assert"]
         .as_array()
         .cloned()
@@ -658,7 +658,7 @@ proptest! {
 /// body-less entries: every key family, pass and fail, exact messages.
 #[test]
 fn every_key_family_on_a_hostloop_fixture() {
-    let path = util::data("assert/hostloop-subagent.cassette.json");
+    let path = support::data("assert/hostloop-subagent.cassette.json");
     let doc: Value = serde_json::from_slice(&std::fs::read(&path).expect("fixture")).expect("JSON");
     let c = cassette_from(doc, &path);
     let cases: Vec<(Value, Result<Option<&str>, &str>)> = vec![
@@ -966,7 +966,7 @@ fn run_result_fields_match_the_original() {
             .expect("replays");
         let fields = result.to_json().as_object().cloned().unwrap();
         let env: Value = serde_json::from_slice(
-            &std::fs::read(util::compat(&format!("expected/{out}"))).unwrap(),
+            &std::fs::read(support::compat(&format!("expected/{out}"))).unwrap(),
         )
         .unwrap();
         let want = env["results"][0].as_object().cloned().unwrap();
@@ -1033,11 +1033,20 @@ fn manifest_keys_without_a_manifest_fail_instead_of_passing_vacuously() {
 /// `/SUBAGENT . DONE/i.test("SUBAGENT 😀 DONE")` is false).
 #[test]
 fn regex_keys_see_an_emoji_as_two_code_units() {
-    let path = util::data("assert/hostloop-subagent.cassette.json");
+    let path = support::data("assert/hostloop-subagent.cassette.json");
     let text = std::fs::read_to_string(&path).expect("fixture");
     assert_eq!(text.matches("SUBAGENT DONE").count(), 1, "fixture changed");
-    let doc: Value =
-        serde_json::from_str(&text.replace("SUBAGENT DONE", "SUBAGENT 😀 DONE")).expect("JSON");
+    let doc = CassetteDoc::from_file(&path)
+        .edit_lines("events", |line| {
+            if let Some(Value::String(result)) = line.pointer_mut("/message/content/0/content") {
+                *result = result.replace("SUBAGENT DONE", "SUBAGENT 😀 DONE");
+            }
+        })
+        .into_value();
+    assert!(
+        doc.to_string().contains("SUBAGENT 😀 DONE"),
+        "the edit landed"
+    );
     let c = cassette_from(doc, &path);
     assert!(one(&c, json!({"tool_result_matches": "subagent .. done"})).pass);
     assert!(one(&c, json!({"tool_result_matches": "subagent [^x]{2} done"})).pass);
@@ -1069,11 +1078,11 @@ fn regex_keys_see_an_emoji_as_two_code_units() {
 fn parity_regressions_match_the_original() {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::copy(
-        util::data("parity/regressions.cassette.json"),
+        support::data("parity/regressions.cassette.json"),
         dir.path().join("regressions.cassette.json"),
     )
     .expect("copy the parity cassette");
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(dir.path())
         .args([
             "replay",
@@ -1085,7 +1094,7 @@ fn parity_regressions_match_the_original() {
         .output()
         .expect("run reel replay");
     let read = |rel: &str| {
-        std::fs::read_to_string(util::data(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
+        std::fs::read_to_string(support::data(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
     };
     let original: Value = serde_json::from_str(&read("parity/regressions.original.json"))
         .expect("captured original output is JSON");

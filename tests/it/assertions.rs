@@ -7,23 +7,16 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use crate::util;
-use crate::verify::assert_schema;
+use crate::support::assert_schema;
+use crate::support::{self, Failures, RunExt};
 
 fn catalog_json(args: &[&str]) -> (i32, Value) {
-    let out = util::reel()
+    let run = support::reel()
         .arg("assertions")
         .args(args)
         .args(["--output-format", "json"])
-        .output()
-        .unwrap();
-    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    });
-    (out.status.code().unwrap_or(-1), v)
+        .run();
+    (run.code, run.json())
 }
 
 #[test]
@@ -43,7 +36,7 @@ fn lists_all_77_keys_against_the_schema() {
 
 #[test]
 fn one_key_in_detail_and_an_unknown_key_is_a_usage_error() {
-    let out = util::reel()
+    let out = support::reel()
         .args(["assertions", "input_unmodified"])
         .output()
         .unwrap();
@@ -57,7 +50,7 @@ fn one_key_in_detail_and_an_unknown_key_is_a_usage_error() {
     assert!(text.contains("preRunHashes"), "{text}");
     assert!(out.stderr.is_empty());
 
-    let out = util::reel()
+    let out = support::reel()
         .args(["assertions", "tool_calld"])
         .output()
         .unwrap();
@@ -76,7 +69,7 @@ fn evaluated(doc: &Value) -> (BTreeSet<String>, u64) {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("all-keys.cassette.json");
     std::fs::write(&file, serde_json::to_vec_pretty(doc).unwrap()).unwrap();
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(tmp.path())
         .args([
             "replay",
@@ -110,7 +103,8 @@ fn buckets_match_what_replay_does_with_every_key() {
     let (_, catalog) = catalog_json(&[]);
     let entries = catalog["results"].as_array().unwrap().clone();
     let base: Value = serde_json::from_str(
-        &std::fs::read_to_string(util::repo().join("cassettes/write-note.cassette.json")).unwrap(),
+        &std::fs::read_to_string(support::repo().join("cassettes/write-note.cassette.json"))
+            .unwrap(),
     )
     .unwrap();
     let items: Vec<Value> = entries
@@ -154,10 +148,16 @@ fn buckets_match_what_replay_does_with_every_key() {
             expect(true, false, false),
         ),
     ];
+    let mut failures = Failures::new();
+    let mut ran = 0;
     for (name, doc, want) in cases {
-        let (got, skipped) = evaluated(&doc);
-        assert_eq!(got, want, "{name}: evaluated keys");
-        // Every other item was skipped whole (one key per item).
-        assert_eq!(skipped as usize, 77 - want.len(), "{name}: skipped items");
+        ran += 1;
+        failures.case(name, || {
+            let (got, skipped) = evaluated(&doc);
+            assert_eq!(got, want, "{name}: evaluated keys");
+            // Every other item was skipped whole (one key per item).
+            assert_eq!(skipped as usize, 77 - want.len(), "{name}: skipped items");
+        });
     }
+    failures.assert_none(ran);
 }

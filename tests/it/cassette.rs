@@ -22,11 +22,11 @@ use reel::cassette::write::{self, WriteStyle};
 use reel::cassette::{Cassette, LoadError};
 use serde_json::{Map, Value, json};
 
-use crate::util;
+use crate::support::{self, CassetteDoc};
 
 /// Every `*.cassette.json` under tests/compat/examples/replays/, sorted.
 fn compat_cassettes() -> Vec<PathBuf> {
-    let dir = util::compat("examples/replays");
+    let dir = support::compat("examples/replays");
     let mut out: Vec<PathBuf> = fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -42,7 +42,7 @@ fn compat_cassettes() -> Vec<PathBuf> {
 }
 
 fn fixture(name: &str) -> PathBuf {
-    util::data("cassette").join(name)
+    support::data("cassette").join(name)
 }
 
 /// Loads a fixture expecting an error; returns `(display, error)`.
@@ -58,10 +58,6 @@ fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     fs::write(&p, bytes).unwrap();
     p
 }
-
-/// A small valid v12 document, as text with a `__SLOT__` placeholder inside
-/// `scenario` for tests to fill.
-const MIN_WITH_SLOT: &str = r#"{"cassetteVersion":12,"scenario":{"prompt":"p","session":"s","assert":[],"x":__SLOT__},"events":["{}"],"fingerprint":{"hashFormat":"jcs1"}}"#;
 
 // ---------------------------------------------------------------- round trip
 
@@ -87,7 +83,7 @@ const JS_WRITTEN: [&str; 2] = [
 #[test]
 fn js_written_compat_cassettes_round_trip_through_the_default_writer() {
     for name in JS_WRITTEN {
-        let path = util::compat("examples/replays").join(name);
+        let path = support::compat("examples/replays").join(name);
         let original = fs::read_to_string(&path).unwrap();
         let c = Cassette::load(&path).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(WriteStyle::detect(original.as_bytes()), WriteStyle::JS);
@@ -197,7 +193,7 @@ fn missing_assert_is_normalised_to_an_empty_array_at_the_end() {
 
 #[test]
 fn typed_views_read_the_compat_cassettes() {
-    let dir = util::compat("examples/replays");
+    let dir = support::compat("examples/replays");
     let pdf = Cassette::load(&dir.join("example-pdf-skill.cassette.json")).unwrap();
     assert_eq!(pdf.version, 12);
     let fp = pdf.fingerprint().unwrap();
@@ -224,8 +220,10 @@ fn truncated_file_gives_the_originals_message() {
         )
     );
     // The compat capture: `replay: <file>: <message>`.
-    let expected =
-        fs::read_to_string(util::compat("expected/replay-truncated-json-text.stderr")).unwrap();
+    let expected = fs::read_to_string(support::compat(
+        "expected/replay-truncated-json-text.stderr",
+    ))
+    .unwrap();
     let via_scratch = format!(
         "replay: $SCRATCH/bad/truncated.cassette.json: {}\n",
         e.message()
@@ -281,9 +279,9 @@ fn v12_without_hash_format_is_refused() {
 
 #[test]
 fn v12_with_another_hash_format_names_it() {
-    let text = MIN_WITH_SLOT
-        .replace("__SLOT__", "1")
-        .replace("\"jcs1\"", "\"jcs2\"");
+    let text = CassetteDoc::minimal()
+        .set("fingerprint.hashFormat", json!("jcs2"))
+        .compact();
     let e = Cassette::from_bytes("x.cassette.json", text.as_bytes()).unwrap_err();
     assert!(
         e.to_string().contains("carries hashFormat 'jcs2' — a v12"),
@@ -308,10 +306,11 @@ fn v11_with_hash_format_is_refused() {
 
 #[test]
 fn v11_without_hash_format_loads() {
-    let text = MIN_WITH_SLOT
-        .replace("__SLOT__", "1")
-        .replace("\"cassetteVersion\":12", "\"cassetteVersion\":11")
-        .replace("\"hashFormat\":\"jcs1\"", "\"baseline\":\"1\"");
+    let text = CassetteDoc::minimal()
+        .set("cassetteVersion", json!(11))
+        .remove("fingerprint.hashFormat")
+        .set("fingerprint.baseline", json!("1"))
+        .compact();
     let c = Cassette::from_bytes("x.cassette.json", text.as_bytes()).unwrap();
     assert_eq!(c.version, 11);
 }
@@ -346,15 +345,14 @@ fn unknown_assertion_key_is_named_with_its_index() {
 #[test]
 fn future_cassette_loads_and_tolerates_unknown_assertions() {
     // Restamped v99 (the compat capture does this to the pdf cassette).
-    let src = util::compat("examples/replays/example-multiselect-gate.cassette.json");
-    let text = fs::read_to_string(src)
-        .unwrap()
-        .replacen("\"cassetteVersion\": 12", "\"cassetteVersion\": 99", 1)
-        .replacen(
-            "\"assert\": [",
-            "\"assert\": [\n      {\n        \"brand_new_key\": 1\n      },",
-            1,
-        );
+    let src = support::compat("examples/replays/example-multiselect-gate.cassette.json");
+    let text = CassetteDoc::from_file(&src)
+        .set("cassetteVersion", json!(99))
+        .edit(|d| {
+            let assert = d["scenario"]["assert"].as_array_mut().unwrap();
+            assert.insert(0, json!({"brand_new_key": 1}));
+        })
+        .pretty();
     let c = Cassette::from_bytes("future.cassette.json", text.as_bytes()).unwrap();
     assert_eq!(c.version, 99);
     assert!(c.is_future());
@@ -383,10 +381,9 @@ fn mistyped_version_is_a_shape_error() {
     );
     assert_eq!(e.json_path().as_deref(), Some("cassetteVersion"));
     for bad in ["{}", "12.5", "-3", "[12]"] {
-        let text = MIN_WITH_SLOT.replace("__SLOT__", "1").replace(
-            "\"cassetteVersion\":12",
-            &format!("\"cassetteVersion\":{bad}"),
-        );
+        let text = CassetteDoc::minimal()
+            .set("cassetteVersion", serde_json::from_str(bad).unwrap())
+            .compact();
         let e = Cassette::from_bytes("v.cassette.json", text.as_bytes()).unwrap_err();
         assert!(
             e.to_string()
@@ -424,7 +421,9 @@ fn deeply_nested_file_is_a_clear_error() {
     let path = write_temp(
         tmp.path(),
         "deep.cassette.json",
-        MIN_WITH_SLOT.replace("__SLOT__", &nest).as_bytes(),
+        CassetteDoc::minimal()
+            .compact_with_raw(true, "x", &nest)
+            .as_bytes(),
     );
     let (msg, _) = load_err(&path);
     assert!(
@@ -577,7 +576,7 @@ fn a_very_long_event_line_loads_and_round_trips() {
 
 fn schema_validator() -> jsonschema::Validator {
     let schema: Value = serde_json::from_str(
-        &fs::read_to_string(util::repo().join("schema/cassette.v12.json")).unwrap(),
+        &fs::read_to_string(support::repo().join("schema/cassette.v12.json")).unwrap(),
     )
     .unwrap();
     jsonschema::draft7::new(&schema).unwrap()
@@ -779,7 +778,7 @@ fn from_doc_runs_the_same_checks() {
 fn hostile_corpus_loads_or_fails_cleanly() {
     // tests/data/hostile/ (the lead's corpus): the loader's share of it. Cases
     // not listed here are replay-level problems: they only must not panic.
-    let dir = util::data("hostile");
+    let dir = support::data("hostile");
     let must_fail: &[(&str, &str)] = &[
         (
             "array-document",

@@ -6,7 +6,7 @@
 //! `reel::agent`.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -14,43 +14,29 @@ use std::time::{Duration, Instant};
 use reel::model::{Problem, ProblemKind, Script, ServeOptions, Server};
 use serde_json::{Value, json};
 
-use crate::util;
+use crate::support::{self, Fixture};
 
 /// Longest a single agent run may take (a run normally takes 1 to 3 s).
 const RUN_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// A fresh run directory: `work/` (the agent's cwd), `home/`, `config/`.
-struct Sandbox {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Sandbox {
-    fn new() -> Sandbox {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        for sub in ["work", "home", "config"] {
-            std::fs::create_dir_all(root.join(sub)).unwrap();
-        }
-        Sandbox { _dir: dir, root }
-    }
-
-    fn work(&self) -> PathBuf {
-        self.root.join("work")
-    }
+fn sandbox() -> Fixture {
+    let fx = Fixture::new();
+    fx.dirs(&["work", "home", "config"]);
+    fx
 }
 
 /// The offline recipe (spec real-client §1): empty env, loopback model,
 /// non-essential traffic off, and a proxy tripwire pointing at the model so
 /// any attempt to reach another host is logged as an escape.
-fn offline_command(bin: &Path, sandbox: &Sandbox, url: &str) -> Command {
+fn offline_command(bin: &Path, sandbox: &Fixture, url: &str) -> Command {
     let mut cmd = Command::new(bin);
     cmd.env_clear().envs(reel::model::offline_env(
         url,
-        &sandbox.root.join("home"),
-        &sandbox.root.join("config"),
+        &sandbox.path("home"),
+        &sandbox.path("config"),
     ));
-    cmd.current_dir(sandbox.work())
+    cmd.current_dir(sandbox.path("work"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     // Own process group, so the agent and its tool subprocesses die together.
@@ -133,13 +119,21 @@ type Answerer<'a> = dyn FnMut(&Value) -> Value + 'a;
 /// bidirectional stream-json mode with `--permission-prompt-tool stdio`.
 fn run_agent(
     script: &str,
-    sandbox: &Sandbox,
+    sandbox: &Fixture,
     args: &[&str],
     sdk_prompt: Option<&str>,
     answer: &mut Answerer<'_>,
 ) -> Option<Finished> {
-    let bin = util::claude_bin()?;
-    let script = Script::load(util::data(&format!("model/{script}"))).unwrap();
+    // A helper cannot `return` from the test: skip (or fail under CI) here
+    // and let the caller return on `None`.
+    let bin = match support::claude_bin() {
+        Ok(bin) => bin,
+        Err(why) => {
+            support::skip(&why);
+            return None;
+        }
+    };
+    let script = Script::load(support::data(&format!("model/{script}"))).unwrap();
     let server = Server::start(script, ServeOptions::default()).unwrap();
     let url = server.url();
 
@@ -262,7 +256,7 @@ fn no_answers() -> impl FnMut(&Value) -> Value {
 
 #[test]
 fn write_read_bash_offline() {
-    let sandbox = Sandbox::new();
+    let sandbox = sandbox();
     let Some(run) = run_agent(
         "write_read_bash.model.yaml",
         &sandbox,
@@ -274,7 +268,7 @@ fn write_read_bash_offline() {
     };
     run.assert_clean();
     // Write landed with the scripted content.
-    let written = std::fs::read_to_string(sandbox.work().join("hello.txt")).unwrap();
+    let written = std::fs::read_to_string(sandbox.path("work").join("hello.txt")).unwrap();
     assert_eq!(written, "hello from reel\n");
     let results = run.tool_results();
     assert_eq!(results.len(), 3, "{results:#?}");
@@ -304,10 +298,10 @@ fn write_read_bash_offline() {
 
 #[test]
 fn skill_tool_loads_a_project_skill() {
-    let sandbox = Sandbox::new();
-    util::copy_tree(
-        &util::data("model/skills/greet-fixture"),
-        &sandbox.work().join(".claude/skills/greet-fixture"),
+    let sandbox = sandbox();
+    support::copy_tree(
+        &support::data("model/skills/greet-fixture"),
+        &sandbox.path("work").join(".claude/skills/greet-fixture"),
     );
     let Some(run) = run_agent(
         "skill.model.yaml",
@@ -338,7 +332,7 @@ fn skill_tool_loads_a_project_skill() {
 
 #[test]
 fn ask_user_question_over_the_stdio_permission_channel() {
-    let sandbox = Sandbox::new();
+    let sandbox = sandbox();
     let mut answer = |request: &Value| {
         if request["tool_name"] == "AskUserQuestion" {
             let mut input = request["input"].clone();
@@ -371,7 +365,7 @@ fn ask_user_question_over_the_stdio_permission_channel() {
         .map(|r| &r["tool_name"])
         .collect();
     assert_eq!(asked, ["AskUserQuestion", "Write"]);
-    let written = std::fs::read_to_string(sandbox.work().join("button.txt")).unwrap();
+    let written = std::fs::read_to_string(sandbox.path("work").join("button.txt")).unwrap();
     assert_eq!(written, "color: blue\n");
     let results = run.tool_results();
     assert_eq!(results.len(), 2, "{results:#?}");
@@ -388,7 +382,7 @@ fn ask_user_question_over_the_stdio_permission_channel() {
 
 #[test]
 fn broken_expectation_fails_the_run_loudly() {
-    let sandbox = Sandbox::new();
+    let sandbox = sandbox();
     let Some(run) = run_agent(
         "wrong_expectation.model.yaml",
         &sandbox,
@@ -418,15 +412,11 @@ fn broken_expectation_fails_the_run_loudly() {
 
 #[test]
 fn proxy_tripwire_catches_an_escape() {
-    if !Path::new("/usr/bin/curl").exists() {
-        assert!(
-            !util::in_ci(),
-            "/usr/bin/curl is needed for the tripwire test"
-        );
-        eprintln!("SKIPPING tripwire test: /usr/bin/curl is missing");
-        return;
-    }
-    let sandbox = Sandbox::new();
+    support::require!(
+        Path::new("/usr/bin/curl").exists(),
+        "/usr/bin/curl is missing (the tripwire test needs it)"
+    );
+    let sandbox = sandbox();
     let Some(run) = run_agent(
         "escape.model.yaml",
         &sandbox,
@@ -463,7 +453,7 @@ fn two_runs_give_the_same_model_side_stream() {
     // depend on the run; only the sandbox path differs, and is normalised.
     let mut runs = Vec::new();
     for _ in 0..2 {
-        let sandbox = Sandbox::new();
+        let sandbox = sandbox();
         let Some(run) = run_agent(
             "write_read_bash.model.yaml",
             &sandbox,
@@ -474,7 +464,7 @@ fn two_runs_give_the_same_model_side_stream() {
             return;
         };
         run.assert_clean();
-        let work = sandbox.work().to_string_lossy().into_owned();
+        let work = sandbox.path("work").to_string_lossy().into_owned();
         let assistant: Vec<String> = run
             .lines
             .iter()
@@ -495,7 +485,7 @@ fn two_runs_give_the_same_model_side_stream() {
 
 #[test]
 fn overloaded_turns_are_retried_by_the_agent() {
-    let sandbox = Sandbox::new();
+    let sandbox = sandbox();
     let Some(run) = run_agent(
         "overloaded.model.yaml",
         &sandbox,

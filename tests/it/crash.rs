@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::verify::Fixture;
-use crate::util;
+use crate::support;
+use crate::support::{Fixture, Rng};
 
 /// Real mid-run kills each scenario must survive, delays uniform over the
 /// whole run.
@@ -32,28 +32,18 @@ const TAIL_KILLS: usize = 20;
 /// mid-way would otherwise loop forever.
 const MAX_ATTEMPTS: usize = 3_000;
 
-/// xorshift64*: deterministic and dependency-free.
-struct Rng(u64);
+/// The kill-delay seed: `REEL_CRASH_SEED`, else a fixed one.
+fn crash_seed() -> u64 {
+    std::env::var("REEL_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x0C4A_5E5A_FE71_2026u64)
+}
 
-impl Rng {
-    fn seeded() -> Rng {
-        let seed = std::env::var("REEL_CRASH_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0x0C4A_5E5A_FE71_2026u64);
-        Rng(seed | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    /// Uniform in `[0, max)`.
-    fn below(&mut self, max: Duration) -> Duration {
-        let nanos = max.as_nanos().max(1) as u64;
-        Duration::from_nanos(self.next() % nanos)
-    }
+/// Uniform in `[0, max)`.
+fn delay_below(rng: &mut Rng, max: Duration) -> Duration {
+    let nanos = max.as_nanos().max(1) as u64;
+    Duration::from_nanos(rng.below(nanos))
 }
 
 fn reel_command() -> Command {
@@ -151,8 +141,9 @@ fn kill_loop(
         "{what}: the run must change the cassette"
     );
     let run = time_uninterrupted(5, make, reset);
-    let mut rng = Rng::seeded();
-    let seed_note = format!("(seed: REEL_CRASH_SEED={})", rng.0);
+    let seed = crash_seed();
+    let mut rng = Rng::new(seed);
+    let seed_note = format!("(seed: REEL_CRASH_SEED={})", seed | 1);
     let expected_name = target.file_name().unwrap().to_string_lossy().into_owned();
     let dir = target.parent().unwrap();
     let mut tally = Tally::default();
@@ -169,10 +160,10 @@ fn kill_loop(
         let present = names_in(dir);
         let mut child = make().spawn().expect("spawn reel");
         let delay = if tally.kills < KILLS {
-            rng.below(run)
+            delay_below(&mut rng, run)
         } else {
             wait_for_write(&mut child, target, old, &present);
-            rng.below(Duration::from_millis(2))
+            delay_below(&mut rng, Duration::from_millis(2))
         };
         std::thread::sleep(delay);
         let running = child.try_wait().expect("try_wait").is_none();
@@ -223,18 +214,18 @@ fn kill_loop(
 
 #[test]
 fn rehash_killed_at_random_points_leaves_old_or_new_cassette() {
-    let fx = Fixture::new();
-    let legacy = std::fs::read(fx.scratch.join("legacy/legacy-pdf.cassette.json")).unwrap();
+    let fx = Fixture::capture_layout();
+    let legacy = std::fs::read(fx.scratch().join("legacy/legacy-pdf.cassette.json")).unwrap();
     let rehash = |target: &Path| {
         let mut cmd = reel_command();
         cmd.args(["rehash", target.to_str().unwrap(), "--session"])
             .arg("examples/sessions/default.yaml")
-            .current_dir(&fx.peer);
+            .current_dir(fx.peer());
         cmd
     };
 
     // The expected new bytes: an uninterrupted run on a copy.
-    let reference = fx.scratch.join("reference/legacy-pdf.cassette.json");
+    let reference = fx.scratch().join("reference/legacy-pdf.cassette.json");
     std::fs::create_dir_all(reference.parent().unwrap()).unwrap();
     std::fs::write(&reference, &legacy).unwrap();
     let out = rehash(&reference).stderr(Stdio::piped()).output().unwrap();
@@ -250,7 +241,7 @@ fn rehash_killed_at_random_points_leaves_old_or_new_cassette() {
     assert_eq!(doc["fingerprint"]["hashFormat"], "jcs1");
     reel::cassette::Cassette::load(&reference).expect("migrated cassette loads");
 
-    let target: PathBuf = fx.scratch.join("crash/legacy-pdf.cassette.json");
+    let target: PathBuf = fx.scratch().join("crash/legacy-pdf.cassette.json");
     std::fs::create_dir_all(target.parent().unwrap()).unwrap();
     let tally = kill_loop(
         "rehash",
@@ -273,10 +264,10 @@ fn rehash_killed_at_random_points_leaves_old_or_new_cassette() {
 
     // Whatever strays the kills left, discovery still sees one cassette.
     std::fs::write(&target, &migrated).unwrap();
-    let out = util::reel()
+    let out = support::reel()
         .args(["verify-cassettes", "--output-format", "json"])
         .arg(target.parent().unwrap())
-        .current_dir(&fx.peer)
+        .current_dir(fx.peer())
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)
@@ -321,17 +312,17 @@ fn record_killed_at_random_points_leaves_old_or_new_cassette() {
     let root = tmp.path();
     for rel in ["scenarios/write-note.yaml", "sessions/lean.yaml"] {
         std::fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
-        std::fs::copy(util::repo().join(rel), root.join(rel)).unwrap();
+        std::fs::copy(support::repo().join(rel), root.join(rel)).unwrap();
     }
     let canned = root.join("canned.cassette.json");
     std::fs::copy(
-        util::repo().join("cassettes/write-note.cassette.json"),
+        support::repo().join("cassettes/write-note.cassette.json"),
         &canned,
     )
     .unwrap();
     let agent_cmd = format!(
         "python3 {} {}",
-        util::data("agents/replay_agent.py").display(),
+        support::data("agents/replay_agent.py").display(),
         canned.display()
     );
     let record = |out: &Path| {
@@ -379,7 +370,7 @@ fn record_killed_at_random_points_leaves_old_or_new_cassette() {
     };
 
     // The old cassette at the output path: another real recording.
-    let old = std::fs::read(util::repo().join("cassettes/pick-format.cassette.json")).unwrap();
+    let old = std::fs::read(support::repo().join("cassettes/pick-format.cassette.json")).unwrap();
     let target = root.join("cassettes/write-note.cassette.json");
     std::fs::create_dir_all(target.parent().unwrap()).unwrap();
     let tally = kill_loop(
@@ -414,7 +405,7 @@ fn record_killed_at_random_points_leaves_old_or_new_cassette() {
 fn rehash_over_hostile_cassettes_changes_only_what_it_migrates() {
     let dir = tempfile::tempdir().unwrap();
     let mut before = std::collections::BTreeMap::new();
-    for entry in std::fs::read_dir(util::data("hostile")).unwrap() {
+    for entry in std::fs::read_dir(support::data("hostile")).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         if !name.ends_with(".cassette.json") || !path.is_file() {
@@ -438,7 +429,7 @@ fn rehash_over_hostile_cassettes_changes_only_what_it_migrates() {
         before.insert(name, bytes);
     }
     assert!(before.len() >= 60, "corpus and twins: {}", before.len());
-    let out = util::reel()
+    let out = support::reel()
         .args(["rehash", ".", "--output-format", "json"])
         .current_dir(dir.path())
         .timeout(Duration::from_secs(120))

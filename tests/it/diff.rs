@@ -8,33 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::util;
-
-pub fn bundled() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(util::repo().join("cassettes"))
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(".cassette.json"))
-        .collect();
-    out.sort();
-    assert!(out.len() >= 6, "bundled cassettes missing: {out:?}");
-    out
-}
-
-pub fn compat() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(util::compat("examples/replays"))
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(".cassette.json"))
-        .collect();
-    out.sort();
-    assert!(!out.is_empty());
-    out
-}
-
-fn read_doc(p: &Path) -> Map<String, Value> {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
+use crate::support::{self, RunExt, read_doc, schema_errors};
 
 /// Writes `doc` as a cassette beside the bundled ones' relative layout is
 /// not needed: diff reads only the recording.
@@ -46,39 +20,20 @@ fn write_doc(dir: &Path, name: &str, doc: &Map<String, Value>) -> PathBuf {
 
 /// `reel diff A B --output-format json` → (exit code, the one result).
 fn diff_json(a: &Path, b: &Path, extra: &[&str]) -> (i32, Value) {
-    let out = util::reel()
+    let run = support::reel()
         .arg("diff")
         .arg(a)
         .arg(b)
         .args(["--output-format", "json"])
         .args(extra)
-        .output()
-        .unwrap();
-    let env: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+        .run();
+    let env = run.json();
     let errors = schema_errors("diff.json", &env);
     assert!(errors.is_empty(), "schema/diff.json: {errors:?}\n{env}");
     (
-        out.status.code().unwrap(),
+        run.code,
         env["results"].get(0).cloned().unwrap_or(Value::Null),
     )
-}
-
-pub fn schema_errors(schema: &str, v: &Value) -> Vec<String> {
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(util::repo().join("schema").join(schema)).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    validator
-        .iter_errors(v)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect()
 }
 
 /// The changes of one view.
@@ -121,8 +76,16 @@ fn edit_lines(lines: &mut Value, mut f: impl FnMut(&mut Value) -> bool) -> usize
 
 #[test]
 fn every_cassette_diffed_with_itself_is_identical() {
-    for p in bundled().into_iter().chain(compat()) {
-        let out = util::reel().arg("diff").arg(&p).arg(&p).output().unwrap();
+    for p in support::bundled_cassettes()
+        .into_iter()
+        .chain(support::compat_cassettes())
+    {
+        let out = support::reel()
+            .arg("diff")
+            .arg(&p)
+            .arg(&p)
+            .output()
+            .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{}: {text}", p.display());
         assert_eq!(text.lines().last(), Some("identical"), "{}", p.display());
@@ -143,7 +106,7 @@ fn every_cassette_diffed_with_itself_is_identical() {
 
 #[test]
 fn one_changed_answer_is_named_in_the_answers_view() {
-    let src = util::repo().join("cassettes/pick-features.cassette.json");
+    let src = support::repo().join("cassettes/pick-features.cassette.json");
     let mut doc = read_doc(&src);
     let n = edit_lines(doc.get_mut("controlOut").unwrap(), |v| {
         let answers = v.pointer_mut("/response/response/updatedInput/answers");
@@ -187,7 +150,7 @@ fn one_changed_answer_is_named_in_the_answers_view() {
 
 #[test]
 fn one_changed_tool_input_is_named_in_the_tools_view() {
-    let src = util::repo().join("cassettes/write-note.cassette.json");
+    let src = support::repo().join("cassettes/write-note.cassette.json");
     let mut doc = read_doc(&src);
     let n = edit_lines(doc.get_mut("events").unwrap(), |v| {
         if v["type"] != "assistant" {
@@ -229,7 +192,7 @@ fn one_changed_tool_input_is_named_in_the_tools_view() {
 
 #[test]
 fn one_changed_artifact_body_is_named_in_the_files_view_with_a_unified_diff() {
-    let src = util::repo().join("cassettes/summarize-input.cassette.json");
+    let src = support::repo().join("cassettes/summarize-input.cassette.json");
     let mut doc = read_doc(&src);
     let entry = doc["artifacts"]
         .as_array_mut()
@@ -257,7 +220,7 @@ fn one_changed_artifact_body_is_named_in_the_files_view_with_a_unified_diff() {
 
 #[test]
 fn one_changed_assertion_is_named_in_the_assertions_view() {
-    let src = util::repo().join("cassettes/write-note.cassette.json");
+    let src = support::repo().join("cassettes/write-note.cassette.json");
     let mut doc = read_doc(&src);
     let item = doc["scenario"]["assert"]
         .as_array_mut()
@@ -296,7 +259,12 @@ fn one_changed_assertion_is_named_in_the_assertions_view() {
     assert_eq!(c[0]["after"], "no such words");
     assert!(other_views_changed(&r, &["assertions"]).is_empty(), "{r}");
     // The text names it too.
-    let out = util::reel().arg("diff").arg(&src).arg(&b).output().unwrap();
+    let out = support::reel()
+        .arg("diff")
+        .arg(&src)
+        .arg(&b)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("~ transcript_contains assertion.transcript_contains"),
@@ -306,28 +274,14 @@ fn one_changed_assertion_is_named_in_the_assertions_view() {
 }
 
 /// Replaces `from` with `to` in every string of a JSON value, event lines
-/// included (each parsed, edited and re-serialised).
+/// included.
 fn rename_everywhere(v: &mut Value, from: &str, to: &str) {
-    match v {
-        Value::String(s) => {
-            if let Ok(mut inner @ (Value::Object(_) | Value::Array(_))) =
-                serde_json::from_str::<Value>(s)
-            {
-                rename_everywhere(&mut inner, from, to);
-                *s = serde_json::to_string(&inner).unwrap();
-            } else {
-                *s = s.replace(from, to);
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(|x| rename_everywhere(x, from, to)),
-        Value::Object(m) => m.values_mut().for_each(|x| rename_everywhere(x, from, to)),
-        _ => {}
-    }
+    support::cassette::map_strings(v, &|s: &str| s.replace(from, to));
 }
 
 #[test]
 fn a_moved_run_directory_and_new_ids_normalise_away_but_not_with_no_normalize() {
-    let src = util::repo().join("cassettes/skill-triggered.cassette.json");
+    let src = support::repo().join("cassettes/skill-triggered.cassette.json");
     let doc = read_doc(&src);
     let mut v = Value::Object(doc);
     rename_everywhere(&mut v, "local_dn8cf47zfy526318", "local_zzzzzzzzzzzzzzzz");
@@ -368,8 +322,8 @@ fn an_unreadable_cassette_is_a_usage_error_naming_the_file() {
     let tmp = tempfile::tempdir().unwrap();
     let bad = tmp.path().join("bad.cassette.json");
     std::fs::write(&bad, "{ not json").unwrap();
-    let good = util::repo().join("cassettes/write-note.cassette.json");
-    let out = util::reel()
+    let good = support::repo().join("cassettes/write-note.cassette.json");
+    let out = support::reel()
         .arg("diff")
         .arg(&good)
         .arg(&bad)
@@ -380,7 +334,7 @@ fn an_unreadable_cassette_is_a_usage_error_naming_the_file() {
     assert!(err.contains("bad.cassette.json"), "{err}");
     assert!(err.contains("hint:"), "{err}");
     let missing = tmp.path().join("missing.cassette.json");
-    let out = util::reel()
+    let out = support::reel()
         .arg("diff")
         .arg(&missing)
         .arg(&good)
@@ -401,10 +355,10 @@ fn an_unreadable_cassette_is_a_usage_error_naming_the_file() {
 
 #[test]
 fn the_diff_text_of_two_bundled_cassettes() {
-    let a = util::repo().join("cassettes/pick-features.cassette.json");
-    let b = util::repo().join("cassettes/pick-format.cassette.json");
-    let out = util::reel()
-        .current_dir(util::repo())
+    let a = support::repo().join("cassettes/pick-features.cassette.json");
+    let b = support::repo().join("cassettes/pick-format.cassette.json");
+    let out = support::reel()
+        .current_dir(support::repo())
         .arg("diff")
         .arg("cassettes/pick-features.cassette.json")
         .arg("cassettes/pick-format.cassette.json")
@@ -417,8 +371,8 @@ fn the_diff_text_of_two_bundled_cassettes() {
 
 /// Records `scenario` in a fresh copy of the example tree; returns the cassette.
 fn record_fresh(claude: &Path, scenario: &str, root: &Path) -> PathBuf {
-    crate::record::example_tree(root);
-    let out = util::reel()
+    support::example_tree(root);
+    let out = support::reel()
         .current_dir(root)
         .arg("record")
         .arg(scenario)
@@ -439,10 +393,8 @@ fn record_fresh(claude: &Path, scenario: &str, root: &Path) -> PathBuf {
 
 #[test]
 fn two_real_re_recordings_of_each_bundled_scenario_diff_as_identical() {
-    let Some(claude) = util::claude_bin() else {
-        return; // claude_bin() already printed why (and panics under CI)
-    };
-    let mut scenarios: Vec<String> = std::fs::read_dir(util::repo().join("scenarios"))
+    let claude = support::require!(support::claude_bin());
+    let mut scenarios: Vec<String> = std::fs::read_dir(support::repo().join("scenarios"))
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -457,7 +409,12 @@ fn two_real_re_recordings_of_each_bundled_scenario_diff_as_identical() {
         let rel = format!("scenarios/{scenario}.yaml");
         let a = record_fresh(&claude, &rel, t1.path());
         let b = record_fresh(&claude, &rel, t2.path());
-        let out = util::reel().arg("diff").arg(&a).arg(&b).output().unwrap();
+        let out = support::reel()
+            .arg("diff")
+            .arg(&a)
+            .arg(&b)
+            .output()
+            .unwrap();
         if out.status.code() != Some(0) {
             failures.push(format!(
                 "{scenario}: exit {:?}\n{}",
@@ -466,8 +423,8 @@ fn two_real_re_recordings_of_each_bundled_scenario_diff_as_identical() {
             ));
         }
         // And with the committed recording of the same scenario.
-        let committed = util::repo().join(format!("cassettes/{scenario}.cassette.json"));
-        let out = util::reel()
+        let committed = support::repo().join(format!("cassettes/{scenario}.cassette.json"));
+        let out = support::reel()
             .arg("diff")
             .arg(&committed)
             .arg(&b)

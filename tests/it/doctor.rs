@@ -7,12 +7,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::util;
+use crate::support;
 
 /// `reel doctor --output-format json` with `envs` (and `PATH` replaced when
 /// given); returns (exit code, checks by name).
 fn doctor(cwd: &Path, envs: &[(&str, &str)], path: Option<&str>) -> (i32, Value) {
-    let mut cmd = util::reel();
+    let mut cmd = support::reel();
     cmd.current_dir(cwd)
         .env_remove("REEL_CLAUDE_BIN")
         .args(["doctor", "--output-format", "json"]);
@@ -24,7 +24,7 @@ fn doctor(cwd: &Path, envs: &[(&str, &str)], path: Option<&str>) -> (i32, Value)
     }
     let out = cmd.output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    crate::verify::assert_schema("doctor.json", &v);
+    crate::support::assert_schema("doctor.json", &v);
     assert_eq!(v["command"], "doctor");
     let mut by_name = serde_json::Map::new();
     for c in v["results"].as_array().unwrap() {
@@ -52,9 +52,7 @@ fn which(name: &str) -> Option<std::path::PathBuf> {
 
 #[test]
 fn a_working_machine_can_record() {
-    let Some(claude) = util::claude_bin() else {
-        return;
-    };
+    let claude = support::require!(support::claude_bin());
     let tmp = tempfile::tempdir().unwrap();
     let (rc, c) = doctor(
         tmp.path(),
@@ -79,7 +77,7 @@ fn a_working_machine_can_record() {
     assert_eq!(c["handshake"]["ok"], true, "{c:#}");
     assert!(c["handshake"].get("fix").is_none());
     // The text report: a line per check, then the verdict.
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(tmp.path())
         .env("REEL_CLAUDE_BIN", &claude)
         .arg("doctor")
@@ -162,9 +160,7 @@ fn an_agent_that_ignores_the_scripted_model_fails_the_handshake() {
 
 #[test]
 fn missing_git_is_reported_with_its_fix_but_recording_still_works() {
-    let Some(claude) = util::claude_bin() else {
-        return;
-    };
+    let claude = support::require!(support::claude_bin());
     let tmp = tempfile::tempdir().unwrap();
     let path = node_only_path(tmp.path());
     let (rc, c) = doctor(

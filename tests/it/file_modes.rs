@@ -5,7 +5,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use crate::util;
+use crate::support;
 
 fn mode(p: &Path) -> u32 {
     std::fs::metadata(p).unwrap().permissions().mode() & 0o777
@@ -21,7 +21,7 @@ fn junit_under_umask(umask: &str, out: &Path) {
         ))
         .arg(&bin)
         .arg(out)
-        .current_dir(util::repo())
+        .current_dir(support::repo())
         .env("NO_COLOR", "1")
         .status()
         .unwrap();
@@ -47,11 +47,11 @@ fn a_rewritten_cassette_keeps_its_mode() {
     // `replay --assert-from … --write` rewrites the cassette in place.
     let tmp = tempfile::tempdir().unwrap();
     for d in ["cassettes", "scenarios", "sessions"] {
-        util::copy_tree(&util::repo().join(d), &tmp.path().join(d));
+        support::copy_tree(&support::repo().join(d), &tmp.path().join(d));
     }
     let file = tmp.path().join("cassettes/write-note.cassette.json");
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o664)).unwrap();
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(tmp.path())
         .args([
             "replay",

@@ -8,25 +8,22 @@ use std::sync::OnceLock;
 use reel::fingerprint::{self, EntryKind, HashFormat, ModeRequest, WalkOptions};
 use serde_json::Value;
 
-use crate::util;
+use crate::support::{self, Failures};
 
 fn expected() -> &'static Value {
     static DOC: OnceLock<Value> = OnceLock::new();
     DOC.get_or_init(|| {
-        let raw = std::fs::read_to_string(util::data("golden/expected.json")).unwrap();
+        let raw = std::fs::read_to_string(support::data("golden/expected.json")).unwrap();
         serde_json::from_str(&raw).unwrap()
     })
 }
 
 fn have_git() -> bool {
-    let ok = Command::new("git")
+    // The git-mode tests `require!` it (a failure under CI=true).
+    Command::new("git")
         .arg("--version")
         .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok && util::in_ci() {
-        panic!("git is required for the git-mode fingerprint tests (CI=true)");
-    }
-    ok
+        .is_ok_and(|o| o.status.success())
 }
 
 /// The fixture trees, rebuilt once per test process with the copied
@@ -38,7 +35,7 @@ fn fixtures() -> &'static Path {
         // Physical spelling: fx6's absolute link is only in-tree under it.
         let dir = tmp.path().canonicalize().unwrap().join("fx");
         let mut cmd = Command::new("bash");
-        cmd.arg(util::data("golden/make-fixtures.sh")).arg(&dir);
+        cmd.arg(support::data("golden/make-fixtures.sh")).arg(&dir);
         if have_git() {
             cmd.env("GOLDEN_GIT", "1")
                 .env("GIT_AUTHOR_NAME", "t")
@@ -263,40 +260,44 @@ golden! {
 
 #[test]
 fn golden_fx7_git() {
-    if !have_git() {
-        eprintln!("SKIPPED golden_fx7_git: no git CLI to build the fixture");
-        return;
-    }
+    support::require!(have_git(), "no git CLI to build the fixture");
     check_case("fx7-git");
 }
 
 #[test]
 fn golden_fx7_git_scoped_alpha() {
-    if !have_git() {
-        eprintln!("SKIPPED golden_fx7_git_scoped_alpha: no git CLI to build the fixture");
-        return;
-    }
+    support::require!(have_git(), "no git CLI to build the fixture");
     check_case("fx7-git-scoped-alpha");
 }
 
 #[test]
 fn golden_manifest_transforms_hash_the_recorded_bytes() {
     let mut checked = 0;
+    let mut failures = Failures::new();
+    let mut ran = 0;
     for (id, case) in expected()["cases"].as_object().unwrap() {
-        for m in case["manifestTransforms"].as_array().unwrap() {
-            let raw = hex::decode(m["inputHex"].as_str().unwrap()).unwrap();
-            let legacy = fingerprint::manifest::legacy_hashed(&raw).into_owned();
-            let jcs1 = fingerprint::manifest::jcs1_hashed(&raw).map(|b| b.into_owned());
-            for (key, out) in [("legacy", Ok(legacy)), ("jcs1", jcs1)] {
-                let want = &m[key];
-                match want["hex"].as_str().or(want["utf8Hex"].as_str()) {
-                    Some(h) => assert_eq!(hex::encode(out.unwrap()), h, "{id} {} {key}", m["path"]),
-                    None => assert!(out.is_err(), "{id} {} {key}: expected an error", m["path"]),
+        ran += 1;
+        failures.case(id, || {
+            for m in case["manifestTransforms"].as_array().unwrap() {
+                let raw = hex::decode(m["inputHex"].as_str().unwrap()).unwrap();
+                let legacy = reel::fingerprint::manifest::legacy_hashed(&raw).into_owned();
+                let jcs1 = reel::fingerprint::manifest::jcs1_hashed(&raw).map(|b| b.into_owned());
+                for (key, out) in [("legacy", Ok(legacy)), ("jcs1", jcs1)] {
+                    let want = &m[key];
+                    match want["hex"].as_str().or(want["utf8Hex"].as_str()) {
+                        Some(h) => {
+                            assert_eq!(hex::encode(out.unwrap()), h, "{id} {} {key}", m["path"])
+                        }
+                        None => {
+                            assert!(out.is_err(), "{id} {} {key}: expected an error", m["path"])
+                        }
+                    }
+                    checked += 1;
                 }
-                checked += 1;
             }
-        }
+        });
     }
+    failures.assert_none(ran);
     assert!(checked > 20, "only {checked} transforms checked");
 }
 
@@ -331,7 +332,7 @@ fn git_stage_all(dir: &Path) {
 }
 
 fn recorded_example() -> serde_json::Map<String, Value> {
-    let raw = std::fs::read_to_string(util::compat(
+    let raw = std::fs::read_to_string(support::compat(
         "examples/replays/example-pdf-skill.cassette.json",
     ))
     .unwrap();
@@ -343,20 +344,20 @@ fn recorded_example() -> serde_json::Map<String, Value> {
 fn example_layout(git: bool) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
-    util::copy_tree(
-        &util::compat("examples/skills/my-pdf-skill"),
+    support::copy_tree(
+        &support::compat("examples/skills/my-pdf-skill"),
         &root.join("skills/my-pdf-skill"),
     );
     std::fs::create_dir_all(root.join("sessions")).unwrap();
     std::fs::copy(
-        util::compat("examples/sessions/default.yaml"),
+        support::compat("examples/sessions/default.yaml"),
         root.join("sessions/default.yaml"),
     )
     .unwrap();
     std::fs::create_dir_all(root.join("replays")).unwrap();
     let cassette = root.join("replays/example-pdf-skill.cassette.json");
     std::fs::copy(
-        util::compat("examples/replays/example-pdf-skill.cassette.json"),
+        support::compat("examples/replays/example-pdf-skill.cassette.json"),
         &cassette,
     )
     .unwrap();
@@ -377,7 +378,7 @@ fn load(path: &Path, doc: serde_json::Map<String, Value>) -> reel::cassette::Cas
 #[test]
 fn reel_fingerprint_reproduces_the_example_pdf_skill_cassette() {
     let (tmp, _) = example_layout(true);
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(tmp.path().join("sessions"))
         .args([
             "fingerprint",
@@ -410,7 +411,7 @@ fn reel_fingerprint_reproduces_the_example_pdf_skill_cassette() {
 
 fn assert_matches_schema(doc: &Value) {
     let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(util::repo().join("schema/fingerprint-output.json")).unwrap(),
+        &std::fs::read_to_string(support::repo().join("schema/fingerprint-output.json")).unwrap(),
     )
     .unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
@@ -421,7 +422,7 @@ fn assert_matches_schema(doc: &Value) {
 #[test]
 fn reel_fingerprint_text_files_and_usage_errors() {
     let (tmp, _) = example_layout(false);
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(tmp.path())
         .args([
             "fingerprint",
@@ -443,7 +444,7 @@ fn reel_fingerprint_text_files_and_usage_errors() {
     assert!(text.contains("mode        raw"), "{text}");
     assert!(text.contains("\"skills/my-pdf-skill/SKILL.md\""), "{text}");
     // Not a git work tree: --mode git is refused with the fix.
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(tmp.path())
         .args(["fingerprint", "skills/my-pdf-skill", "--mode", "git"])
         .output()
@@ -454,14 +455,14 @@ fn reel_fingerprint_text_files_and_usage_errors() {
         err.contains("is not inside a git work tree") && err.contains("--mode raw"),
         "{err}"
     );
-    let out = util::reel()
+    let out = support::reel()
         .args(["fingerprint", "/nonexistent/skill"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/skill"));
     // --session: roots from the session, skillSources relative to it.
-    let out = util::reel()
+    let out = support::reel()
         .args([
             "fingerprint",
             "--mode",
@@ -484,7 +485,7 @@ fn reel_fingerprint_text_files_and_usage_errors() {
         serde_json::json!(["../skills/my-pdf-skill"])
     );
     // --format legacy of an already-sorted manifest: same skillHash, no hashFormat.
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(tmp.path())
         .args([
             "fingerprint",
@@ -509,7 +510,7 @@ fn reel_fingerprint_text_files_and_usage_errors() {
     );
 }
 
-fn classes_and_messages(s: &fingerprint::staleness::Staleness) -> Vec<(String, String)> {
+fn classes_and_messages(s: &reel::fingerprint::staleness::Staleness) -> Vec<(String, String)> {
     s.findings
         .iter()
         .map(|f| (f.class.as_str().to_owned(), f.message.clone()))
@@ -520,7 +521,7 @@ fn classes_and_messages(s: &fingerprint::staleness::Staleness) -> Vec<(String, S
 fn staleness_clean_when_the_tree_is_as_recorded() {
     let (_tmp, path) = example_layout(true);
     let c = load(&path, recorded_example());
-    let s = fingerprint::staleness::compute(&c, None);
+    let s = reel::fingerprint::staleness::compute(&c, None);
     assert_eq!(classes_and_messages(&s), Vec::<(String, String)>::new());
     assert_eq!(s.notes, Vec::<String>::new());
 }
@@ -531,7 +532,7 @@ fn staleness_names_the_changed_added_and_removed_files() {
     let skill = tmp.path().join("skills/my-pdf-skill");
     std::fs::write(skill.join("skills/my-pdf-skill/SKILL.md"), "edited\n").unwrap();
     let c = load(&path, recorded_example());
-    let s = fingerprint::staleness::compute(&c, None);
+    let s = reel::fingerprint::staleness::compute(&c, None);
     assert_eq!(
         classes_and_messages(&s),
         vec![(
@@ -551,7 +552,7 @@ fn staleness_names_the_changed_added_and_removed_files() {
     }
     std::fs::remove_file(skill.join(".claude-plugin/plugin.json")).unwrap();
     git_stage_all(tmp.path());
-    let s = fingerprint::staleness::compute(&c, None);
+    let s = reel::fingerprint::staleness::compute(&c, None);
     assert_eq!(
         classes_and_messages(&s),
         vec![(
@@ -560,12 +561,12 @@ fn staleness_names_the_changed_added_and_removed_files() {
         )]
     );
     assert_eq!(
-        s.failures(fingerprint::staleness::Gate::Bare),
+        s.failures(reel::fingerprint::staleness::Gate::Bare),
         Vec::<String>::new(),
         "skill drift alone does not fail a bare replay"
     );
     assert_eq!(
-        s.failures(fingerprint::staleness::Gate::FailOnSkillDrift)
+        s.failures(reel::fingerprint::staleness::Gate::FailOnSkillDrift)
             .len(),
         1
     );
@@ -577,7 +578,7 @@ fn staleness_mode_flip_is_a_format_finding() {
     // be compared with a raw walk.
     let (_tmp, path) = example_layout(false);
     let c = load(&path, recorded_example());
-    let s = fingerprint::staleness::compute(&c, None);
+    let s = reel::fingerprint::staleness::compute(&c, None);
     assert_eq!(
         classes_and_messages(&s),
         vec![(
@@ -595,7 +596,7 @@ fn staleness_moved_cassette_is_unverifiable_with_the_session_hint() {
     let moved = moved_dir.join("example-pdf-skill.cassette.json");
     std::fs::rename(&path, &moved).unwrap();
     let c = load(&moved, recorded_example());
-    let s = fingerprint::staleness::compute(&c, None);
+    let s = reel::fingerprint::staleness::compute(&c, None);
     let want = format!(
         "skill dirs not resolvable from the cassette location — no session file at {}/moved/sessions/default.yaml (if the cassette moved, point at its session with --session <file>) — cannot verify skill staleness (can't verify ⇒ not green)",
         tmp.path().canonicalize().unwrap().display()
@@ -605,7 +606,7 @@ fn staleness_moved_cassette_is_unverifiable_with_the_session_hint() {
         vec![("unverifiable-skill".into(), want.clone())]
     );
     assert_eq!(
-        s.failures(fingerprint::staleness::Gate::Bare),
+        s.failures(reel::fingerprint::staleness::Gate::Bare),
         vec![format!("skill staleness could not be verified: {want}")]
     );
     assert!(
@@ -616,7 +617,7 @@ fn staleness_moved_cassette_is_unverifiable_with_the_session_hint() {
     );
     // The override points at the tree again: clean.
     let session = tmp.path().join("sessions/default.yaml");
-    let s = fingerprint::staleness::compute(&c, Some(&session));
+    let s = reel::fingerprint::staleness::compute(&c, Some(&session));
     assert_eq!(classes_and_messages(&s), Vec::<(String, String)>::new());
 }
 
@@ -630,7 +631,7 @@ fn staleness_pre_epoch_cassette_names_reel_rehash() {
         .unwrap()
         .shift_remove("hashFormat");
     let c = load(&path, doc);
-    let s = fingerprint::staleness::compute(&c, None);
+    let s = reel::fingerprint::staleness::compute(&c, None);
     let dir = path.parent().unwrap().display().to_string();
     assert_eq!(
         classes_and_messages(&s),
@@ -654,7 +655,7 @@ fn staleness_baseline_prompt_assets_and_multi_root() {
     fp.shift_remove("promptAssetsHash");
     fp.insert("skillSources".into(), serde_json::json!(["a", "b"]));
     let c = load(&path, doc);
-    let s = fingerprint::staleness::compute(&c, None);
+    let s = reel::fingerprint::staleness::compute(&c, None);
     assert_eq!(
         classes_and_messages(&s),
         vec![(
@@ -667,7 +668,7 @@ fn staleness_baseline_prompt_assets_and_multi_root() {
     assert!(s.notes[1].starts_with("multi-root: cassette records 2 skill roots"));
     let mut doc = recorded_example();
     doc["fingerprint"]["promptAssetsHash"] = serde_json::json!("0000000000000000");
-    let s = fingerprint::staleness::compute(&load(&path, doc), None);
+    let s = reel::fingerprint::staleness::compute(&load(&path, doc), None);
     assert_eq!(classes_and_messages(&s)[0].0, "prompt-assets");
 }
 
@@ -678,7 +679,7 @@ fn staleness_scoped_drift_is_attributed_per_bucket() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().canonicalize().unwrap().join("fx");
     let st = Command::new("bash")
-        .arg(util::data("golden/make-fixtures.sh"))
+        .arg(support::data("golden/make-fixtures.sh"))
         .arg(&dir)
         .output()
         .unwrap();
@@ -691,7 +692,7 @@ fn staleness_scoped_drift_is_attributed_per_bucket() {
     doc["scenario"]["session"] = serde_json::json!("session-fx1.yaml");
     doc["scenario"]["skills"] = serde_json::json!(["alpha"]);
     let c = load(&dir.join("x.cassette.json"), doc);
-    let s = fingerprint::staleness::compute(&c, None);
+    let s = reel::fingerprint::staleness::compute(&c, None);
     assert_eq!(
         classes_and_messages(&s),
         Vec::<(String, String)>::new(),
@@ -701,7 +702,7 @@ fn staleness_scoped_drift_is_attributed_per_bucket() {
     std::fs::write(dir.join("fx1-plugin/skills/alpha/new.md"), "new").unwrap();
     std::fs::remove_file(dir.join("fx1-plugin/agents/helper.md")).unwrap();
     std::fs::write(dir.join("fx1-plugin/skills/beta/SKILL.md"), "out of scope").unwrap();
-    let s = fingerprint::staleness::compute(&c, None);
+    let s = reel::fingerprint::staleness::compute(&c, None);
     assert_eq!(
         classes_and_messages(&s),
         vec![

@@ -21,7 +21,7 @@ use reel::model::Script;
 use reel::scenario::Scenario;
 use reel::scenario::session::Session;
 
-use crate::util;
+use crate::support;
 
 /// The file name every fuzzed input pretends to come from.
 const ORIGIN: &str = "fuzz-input.yaml";
@@ -57,7 +57,7 @@ fn load_script(text: &str, origin: &Path) -> Result<(), String> {
 /// Where fuzzed scenarios pretend to live: beside the real examples, so
 /// their relative `session:` and skill paths resolve as the originals do.
 fn scenario_origin() -> PathBuf {
-    util::compat("examples/scenarios").join(ORIGIN)
+    support::compat("examples/scenarios").join(ORIGIN)
 }
 
 /// Runs `load` on `text`: a panic fails the test (proptest reports the
@@ -96,15 +96,15 @@ fn seeds(dir: PathBuf, suffix: &str) -> Vec<(PathBuf, String)> {
 fn scenario_seeds() -> &'static [(PathBuf, String)] {
     static SEEDS: std::sync::OnceLock<Vec<(PathBuf, String)>> = std::sync::OnceLock::new();
     SEEDS.get_or_init(|| {
-        let mut all = seeds(util::compat("examples/scenarios"), ".yaml");
+        let mut all = seeds(support::compat("examples/scenarios"), ".yaml");
         all.extend(seeds(
-            util::compat("examples/scenarios/trigger-accuracy-sweep"),
+            support::compat("examples/scenarios/trigger-accuracy-sweep"),
             ".yaml",
         ));
         // reel's own protocol-tier examples (the model scripts beside them
         // are not scenarios).
         all.extend(
-            seeds(util::repo().join("scenarios"), ".yaml")
+            seeds(support::repo().join("scenarios"), ".yaml")
                 .into_iter()
                 .filter(|(p, _)| !p.to_string_lossy().ends_with(".model.yaml")),
         );
@@ -114,12 +114,12 @@ fn scenario_seeds() -> &'static [(PathBuf, String)] {
 
 fn session_seeds() -> &'static [(PathBuf, String)] {
     static SEEDS: std::sync::OnceLock<Vec<(PathBuf, String)>> = std::sync::OnceLock::new();
-    SEEDS.get_or_init(|| seeds(util::compat("examples/sessions"), ".yaml"))
+    SEEDS.get_or_init(|| seeds(support::compat("examples/sessions"), ".yaml"))
 }
 
 fn script_seeds() -> &'static [(PathBuf, String)] {
     static SEEDS: std::sync::OnceLock<Vec<(PathBuf, String)>> = std::sync::OnceLock::new();
-    SEEDS.get_or_init(|| seeds(util::data("model"), ".model.yaml"))
+    SEEDS.get_or_init(|| seeds(support::data("model"), ".model.yaml"))
 }
 
 /// Tokens that change how YAML reads what follows.

@@ -3,10 +3,10 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use crate::util;
+use crate::support;
 
 fn help(cmd: &str) -> String {
-    let out = util::reel().args([cmd, "--help"]).output().unwrap();
+    let out = support::reel().args([cmd, "--help"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     // Rewrapped to one line so phrases survive clap's wrapping.
     String::from_utf8_lossy(&out.stdout)
@@ -41,9 +41,9 @@ fn record_agent_cmd_is_split_by_shell_word_rules_without_a_shell() {
     .unwrap();
     std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
     for d in ["scenarios", "sessions"] {
-        util::copy_tree(&util::repo().join(d), &tmp.path().join(d));
+        support::copy_tree(&support::repo().join(d), &tmp.path().join(d));
     }
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(tmp.path())
         .args(["record", "scenarios/write-note.yaml", "--out"])
         .arg(tmp.path().join("out.cassette.json"))
@@ -69,8 +69,8 @@ fn verify_allow_matches_the_whole_sample_case_insensitively() {
         "{h}"
     );
     let run = |allow: &str| {
-        util::reel()
-            .current_dir(util::repo())
+        support::reel()
+            .current_dir(support::repo())
             .args([
                 "verify-cassettes",
                 "cassettes/binary-output.cassette.json",
@@ -98,8 +98,8 @@ fn verify_allow_patterns_file_skips_comments_and_blank_lines() {
     let run = |text: &str| {
         let f = tmp.path().join("allow.txt");
         std::fs::write(&f, text).unwrap();
-        util::reel()
-            .current_dir(util::repo())
+        support::reel()
+            .current_dir(support::repo())
             .args([
                 "verify-cassettes",
                 "cassettes/binary-output.cassette.json",

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::util;
+use crate::support::{self, Failures, Run, RunExt};
 
 /// Hang guard only (not a speed assertion): a debug build answers every case
 /// in well under a second; a case that hits this is a hang.
@@ -30,29 +30,22 @@ struct Case {
 }
 
 fn corpus() -> BTreeMap<String, Case> {
-    let text = std::fs::read_to_string(util::data("hostile/cases.json")).unwrap();
+    let text = std::fs::read_to_string(support::data("hostile/cases.json")).unwrap();
     serde_json::from_str(&text).unwrap()
-}
-
-struct Outcome {
-    code: Option<i32>,
-    stderr: String,
 }
 
 /// Runs reel in a fresh working directory with a private TMPDIR, then checks
 /// that nothing was left in either and no canary path appeared.
-fn run_isolated(args: &[&str], file: &Path) -> Outcome {
+fn run_isolated(args: &[&str], file: &Path) -> Run {
     let cwd = tempfile::tempdir().unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let output = util::reel()
+    let run = support::reel()
         .args(args)
         .arg(file)
         .current_dir(cwd.path())
         .env("TMPDIR", tmp.path())
         .timeout(HANG_GUARD)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        .run();
     let leftovers: Vec<PathBuf> = std::fs::read_dir(cwd.path())
         .unwrap()
         .chain(std::fs::read_dir(tmp.path()).unwrap())
@@ -70,15 +63,12 @@ fn run_isolated(args: &[&str], file: &Path) -> Outcome {
             file.display()
         );
     }
-    Outcome {
-        code: output.status.code(),
-        stderr,
-    }
+    run
 }
 
-fn assert_no_panic(case: &str, outcome: &Outcome) {
+fn assert_no_panic(case: &str, outcome: &Run) {
     assert!(
-        outcome.code.is_some(),
+        outcome.code != -1,
         "{case}: killed (hang guard or signal); stderr:\n{}",
         outcome.stderr
     );
@@ -95,7 +85,7 @@ fn the_corpus_has_at_least_forty_cases() {
     assert!(corpus.len() >= 40, "only {} hostile cases", corpus.len());
     for name in corpus.keys() {
         assert!(
-            util::data(&format!("hostile/{name}.cassette.json")).is_file(),
+            support::data(&format!("hostile/{name}.cassette.json")).is_file(),
             "{name} missing"
         );
     }
@@ -103,45 +93,47 @@ fn the_corpus_has_at_least_forty_cases() {
 
 #[test]
 fn replay_answers_every_hostile_cassette_cleanly() {
-    let mut failures = Vec::new();
-    for (name, case) in corpus() {
-        let file = util::data(&format!("hostile/{name}.cassette.json"));
+    let corpus = corpus();
+    let mut failures = Failures::new();
+    for (name, case) in &corpus {
+        let file = support::data(&format!("hostile/{name}.cassette.json"));
         let outcome = run_isolated(&["replay"], &file);
-        assert_no_panic(&name, &outcome);
-        let code = outcome.code.unwrap_or(-1);
-        if !case.rc.contains(&code) {
-            failures.push(format!(
+        // A panic or hang fails the case, and the loop goes on.
+        failures.case(name, || assert_no_panic(name, &outcome));
+        let code = outcome.code;
+        failures.check(case.rc.contains(&code), || {
+            format!(
                 "{name} ({}): exit {code}, expected one of {:?}\n{}",
                 case.probe, case.rc, outcome.stderr
-            ));
-        }
-        if code == 2 {
-            // A refused cassette must say which file and why.
-            let named = outcome.stderr.contains(&format!("{name}.cassette.json"));
-            if !named {
-                failures.push(format!(
-                    "{name}: error does not name the file:\n{}",
-                    outcome.stderr
-                ));
-            }
-        }
+            )
+        });
+        // A refused cassette must say which file and why.
+        failures.check(
+            code != 2 || outcome.stderr.contains(&format!("{name}.cassette.json")),
+            || format!("{name}: error does not name the file:\n{}", outcome.stderr),
+        );
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n---\n"));
+    failures.assert_none(corpus.len());
 }
 
 #[test]
 fn verify_cassettes_answers_every_hostile_cassette_cleanly() {
-    for name in corpus().keys() {
-        let file = util::data(&format!("hostile/{name}.cassette.json"));
-        let outcome = run_isolated(&["verify-cassettes"], &file);
-        assert_no_panic(name, &outcome);
-        let code = outcome.code.unwrap_or(-1);
-        assert!(
-            [0, 1, 2, 3].contains(&code),
-            "{name}: unexpected exit {code}\n{}",
-            outcome.stderr
-        );
+    let corpus = corpus();
+    let mut failures = Failures::new();
+    for name in corpus.keys() {
+        failures.case(name, || {
+            let file = support::data(&format!("hostile/{name}.cassette.json"));
+            let outcome = run_isolated(&["verify-cassettes"], &file);
+            assert_no_panic(name, &outcome);
+            let code = outcome.code;
+            assert!(
+                [0, 1, 2, 3].contains(&code),
+                "{name}: unexpected exit {code}\n{}",
+                outcome.stderr
+            );
+        });
     }
+    failures.assert_none(corpus.len());
 }
 
 #[test]
@@ -149,7 +141,7 @@ fn a_giant_event_line_is_handled() {
     // 64 MiB in one event line: parsed, not choked on.
     let dir = tempfile::tempdir().unwrap();
     let base =
-        std::fs::read_to_string(util::data("hostile/events-never-end.cassette.json")).unwrap();
+        std::fs::read_to_string(support::data("hostile/events-never-end.cassette.json")).unwrap();
     let mut doc: serde_json::Value = serde_json::from_str(&base).unwrap();
     let big = format!(
         "{{\"type\":\"assistant\",\"message\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{}\"}}]}}}}",
@@ -164,8 +156,7 @@ fn a_giant_event_line_is_handled() {
     let outcome = run_isolated(&["replay"], &file);
     assert_no_panic("giant-line", &outcome);
     assert_eq!(
-        outcome.code,
-        Some(1),
+        outcome.code, 1,
         "a run without a result event fails:\n{}",
         outcome.stderr
     );

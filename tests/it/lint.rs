@@ -2,76 +2,50 @@
 //! line; the exit codes (`--strict`, unreadable input); nothing flagged on the
 //! bundled scenarios or cowork-harness's compat scenarios.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util;
+use crate::support::{self, Fixture, RunExt};
 
 /// A scenario directory beside a `sessions/` with the sessions the tests name.
-struct Fixture {
-    tmp: tempfile::TempDir,
+fn fixture() -> Fixture {
+    let fx = Fixture::new();
+    fx.dirs(&["scenarios", "sessions", "data"]);
+    fx.write("sessions/lean.yaml", "permission_mode: default\n");
+    fx.write("data/brief.txt", "brief\n");
+    fx.write(
+        "sessions/with-input.yaml",
+        "permission_mode: default\nuploads:\n  - ../data/brief.txt\n",
+    );
+    fx
 }
 
-impl Fixture {
-    fn new() -> Fixture {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path();
-        for d in ["scenarios", "sessions", "data"] {
-            std::fs::create_dir_all(root.join(d)).unwrap();
-        }
-        std::fs::write(
-            root.join("sessions/lean.yaml"),
-            "permission_mode: default\n",
-        )
-        .unwrap();
-        std::fs::write(root.join("data/brief.txt"), "brief\n").unwrap();
-        std::fs::write(
-            root.join("sessions/with-input.yaml"),
-            "permission_mode: default\nuploads:\n  - ../data/brief.txt\n",
-        )
-        .unwrap();
-        Fixture { tmp }
+/// Writes `scenarios/<name>.yaml` (and its `.model.yaml` when given).
+fn scenario(fx: &Fixture, name: &str, text: &str, model: Option<&str>) -> PathBuf {
+    if let Some(m) = model {
+        fx.write(&format!("scenarios/{name}.model.yaml"), m);
     }
-
-    fn scenario(&self, name: &str, text: &str, model: Option<&str>) -> std::path::PathBuf {
-        let p = self.tmp.path().join(format!("scenarios/{name}.yaml"));
-        std::fs::write(&p, text).unwrap();
-        if let Some(m) = model {
-            std::fs::write(
-                self.tmp.path().join(format!("scenarios/{name}.model.yaml")),
-                m,
-            )
-            .unwrap();
-        }
-        p
-    }
+    fx.write(&format!("scenarios/{name}.yaml"), text)
 }
 
 /// `reel lint <path> --output-format json [extra]`: (exit code, findings).
 fn lint(path: &Path, extra: &[&str]) -> (i32, Vec<Value>) {
-    let out = util::reel()
+    let run = support::reel()
         .arg("lint")
         .arg(path)
         .args(["--output-format", "json"])
         .args(extra)
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    crate::verify::assert_schema("lint.json", &v);
+        .run();
+    let v = run.json();
+    crate::support::assert_schema("lint.json", &v);
     let findings = v["results"]
         .as_array()
         .unwrap()
         .iter()
         .flat_map(|r| r["findings"].as_array().cloned().unwrap_or_default())
         .collect();
-    (out.status.code().unwrap_or(-1), findings)
+    (run.code, findings)
 }
 
 /// The one finding with `code`, asserting its line (and that it is alone).
@@ -97,16 +71,16 @@ assert:
 
 #[test]
 fn a_clean_scenario_has_no_finding() {
-    let fx = Fixture::new();
-    let (rc, f) = lint(&fx.scenario("clean", WRITE_NOTE, None), &[]);
+    let fx = fixture();
+    let (rc, f) = lint(&scenario(&fx, "clean", WRITE_NOTE, None), &[]);
     assert_eq!((rc, f.len()), (0, 0), "{f:#?}");
 }
 
 #[test]
 fn l001_a_live_only_key() {
-    let fx = Fixture::new();
+    let fx = fixture();
     let text = format!("{WRITE_NOTE}  - file_absent: outputs/debug.log\n");
-    let (rc, f) = lint(&fx.scenario("live", &text, None), &[]);
+    let (rc, f) = lint(&scenario(&fx, "live", &text, None), &[]);
     let x = only(&f, "L001", 10);
     assert_eq!(x["severity"], "warning");
     assert!(
@@ -117,19 +91,19 @@ fn l001_a_live_only_key() {
     );
     // A warning alone passes; --strict fails it.
     assert_eq!(rc, 0);
-    let (rc, _) = lint(&fx.scenario("live", &text, None), &["--strict"]);
+    let (rc, _) = lint(&scenario(&fx, "live", &text, None), &["--strict"]);
     assert_eq!(rc, 1);
 }
 
 #[test]
 fn l002_input_unmodified_without_a_pre_run_baseline() {
-    let fx = Fixture::new();
+    let fx = fixture();
     let text = format!("{WRITE_NOTE}  - input_unmodified: \"uploads/**\"\n");
-    let (_, f) = lint(&fx.scenario("baseline", &text, None), &[]);
+    let (_, f) = lint(&scenario(&fx, "baseline", &text, None), &[]);
     only(&f, "L002", 10);
     // With staged uploads there is a baseline: nothing to say.
     let staged = text.replace("lean.yaml", "with-input.yaml");
-    let (_, f) = lint(&fx.scenario("staged", &staged, None), &[]);
+    let (_, f) = lint(&scenario(&fx, "staged", &staged, None), &[]);
     assert!(f.iter().all(|x| x["code"] != "L002"), "{f:#?}");
     // The remote lane never has one, for either key.
     let remote = text
@@ -141,18 +115,18 @@ fn l002_input_unmodified_without_a_pre_run_baseline() {
             "input_unmodified: \"uploads/**\"",
             "no_unexpected_files: []",
         );
-    let (_, f) = lint(&fx.scenario("remote", &remote, None), &[]);
+    let (_, f) = lint(&scenario(&fx, "remote", &remote, None), &[]);
     only(&f, "L002", 11);
 }
 
 #[test]
 fn l003_a_slash_command_after_the_start_of_the_prompt() {
-    let fx = Fixture::new();
+    let fx = fixture();
     let text = WRITE_NOTE.replace(
         "prompt: Write outputs/note.md.\n",
         "prompt: |\n  Write outputs/note.md.\n  Then run /review on it.\n",
     );
-    let (_, f) = lint(&fx.scenario("slash", &text, None), &[]);
+    let (_, f) = lint(&scenario(&fx, "slash", &text, None), &[]);
     let x = only(&f, "L003", 5);
     assert!(x["message"].as_str().unwrap().contains("`/review`"));
     // At the very start it is the working form; paths are not commands.
@@ -160,7 +134,7 @@ fn l003_a_slash_command_after_the_start_of_the_prompt() {
         "prompt: Write outputs/note.md.",
         "prompt: /review outputs/note.md and /tmp/x",
     );
-    let (_, f) = lint(&fx.scenario("slash-first", &first, None), &[]);
+    let (_, f) = lint(&scenario(&fx, "slash-first", &first, None), &[]);
     assert!(f.iter().all(|x| x["code"] != "L003"), "{f:#?}");
 }
 
@@ -182,12 +156,12 @@ turns:
 
 #[test]
 fn l004_answers_rules_that_can_never_match() {
-    let fx = Fixture::new();
+    let fx = fixture();
     let text = WRITE_NOTE.replace(
         "answers:\n",
         "answers:\n  - when_question: \"colour\"\n    choose: first\n  - when_tool: Wrte\n    decide: allow\n",
     );
-    let (_, f) = lint(&fx.scenario("never", &text, Some(ASKS_FORMAT)), &[]);
+    let (_, f) = lint(&scenario(&fx, "never", &text, Some(ASKS_FORMAT)), &[]);
     let hits: Vec<&Value> = f.iter().filter(|x| x["code"] == "L004").collect();
     assert_eq!(hits.len(), 2, "{f:#?}");
     assert_eq!(hits[0]["line"], 5);
@@ -208,28 +182,28 @@ fn l004_answers_rules_that_can_never_match() {
 
 #[test]
 fn l005_a_choose_that_names_no_offered_option() {
-    let fx = Fixture::new();
+    let fx = fixture();
     let text = WRITE_NOTE.replace(
         "answers:\n",
         "answers:\n  - when_question: \"format\"\n    choose: YAML\n",
     );
-    let (rc, f) = lint(&fx.scenario("choose", &text, Some(ASKS_FORMAT)), &[]);
+    let (rc, f) = lint(&scenario(&fx, "choose", &text, Some(ASKS_FORMAT)), &[]);
     let x = only(&f, "L005", 6);
     assert_eq!(x["severity"], "error");
     assert_eq!(rc, 1);
     let ok = text.replace("choose: YAML", "choose: Plain text");
-    let (rc, f) = lint(&fx.scenario("choose-ok", &ok, Some(ASKS_FORMAT)), &[]);
+    let (rc, f) = lint(&scenario(&fx, "choose-ok", &ok, Some(ASKS_FORMAT)), &[]);
     assert_eq!((rc, f.len()), (0, 0), "{f:#?}");
 }
 
 #[test]
 fn l006_an_allow_if_that_is_not_javascript() {
-    let fx = Fixture::new();
+    let fx = fixture();
     let text = WRITE_NOTE.replace(
         "  - when_tool: Write\n    decide: allow\n",
         "  - when_tool: Bash\n    allow_if: \"command.includes('rm' &&\"\n",
     );
-    let (rc, f) = lint(&fx.scenario("js", &text, None), &[]);
+    let (rc, f) = lint(&scenario(&fx, "js", &text, None), &[]);
     let x = only(&f, "L006", 6);
     assert_eq!(x["severity"], "error");
     assert_eq!(rc, 1);
@@ -239,11 +213,11 @@ fn l006_an_allow_if_that_is_not_javascript() {
 
 #[test]
 fn l007_vacuous_assertions() {
-    let fx = Fixture::new();
+    let fx = fixture();
     let text = format!(
         "{WRITE_NOTE}  - tool_not_called: WebFetchh\n  - file_exists: note.md\n  - file_exists: uploads/brief.txt\n"
     );
-    let (_, f) = lint(&fx.scenario("vacuous", &text, None), &[]);
+    let (_, f) = lint(&scenario(&fx, "vacuous", &text, None), &[]);
     let lines: Vec<&Value> = f
         .iter()
         .filter(|x| x["code"] == "L007")
@@ -254,22 +228,22 @@ fn l007_vacuous_assertions() {
 
 #[test]
 fn l008_nothing_asserted_beyond_result() {
-    let fx = Fixture::new();
+    let fx = fixture();
     let text = WRITE_NOTE.replace(
         "  - file_exists: outputs/note.md\n",
         "  - allow_stall: true\n",
     );
-    let (_, f) = lint(&fx.scenario("result-only", &text, None), &[]);
+    let (_, f) = lint(&scenario(&fx, "result-only", &text, None), &[]);
     only(&f, "L008", 7);
 }
 
 #[test]
 fn l009_contradictory_assertions() {
-    let fx = Fixture::new();
+    let fx = fixture();
     let text = format!(
         "{WRITE_NOTE}  - tool_called: Write\n  - questions_count_max: 0\n  - tool_not_called: Write\n  - question_asked: format\n"
     );
-    let (rc, f) = lint(&fx.scenario("contra", &text, None), &[]);
+    let (rc, f) = lint(&scenario(&fx, "contra", &text, None), &[]);
     let hits: Vec<&Value> = f.iter().filter(|x| x["code"] == "L009").collect();
     assert_eq!(hits.len(), 2, "{f:#?}");
     assert_eq!(hits[0]["line"], 12);
@@ -285,19 +259,19 @@ fn l009_contradictory_assertions() {
 
 #[test]
 fn l010_paths_that_do_not_exist() {
-    let fx = Fixture::new();
+    let fx = fixture();
     let text = WRITE_NOTE.replace("lean.yaml", "missing.yaml");
-    let (rc, f) = lint(&fx.scenario("no-session", &text, None), &[]);
+    let (rc, f) = lint(&scenario(&fx, "no-session", &text, None), &[]);
     only(&f, "L010", 1);
     assert_eq!(rc, 1);
     // A session's upload / folder / skill path, at its line in the session.
     std::fs::write(
-        fx.tmp.path().join("sessions/broken.yaml"),
+        fx.path("sessions/broken.yaml"),
         "permission_mode: default\nuploads:\n  - ../data/brief.txt\n  - ../data/gone.txt\nfolders:\n  - from: ../nowhere\nskills:\n  local:\n    - ../skills/absent\n",
     )
     .unwrap();
     let text = WRITE_NOTE.replace("lean.yaml", "broken.yaml");
-    let (_, f) = lint(&fx.scenario("broken-session", &text, None), &[]);
+    let (_, f) = lint(&scenario(&fx, "broken-session", &text, None), &[]);
     let hits: Vec<(String, u64)> = f
         .iter()
         .filter(|x| x["code"] == "L010")
@@ -325,17 +299,17 @@ fn l010_paths_that_do_not_exist() {
 
 #[test]
 fn a_scenario_the_loader_refuses_is_l000_and_unreadable_input_exits_2() {
-    let fx = Fixture::new();
+    let fx = fixture();
     let text = format!("{WRITE_NOTE}  - tool_caled: Write\n");
-    let (rc, f) = lint(&fx.scenario("schema", &text, None), &[]);
+    let (rc, f) = lint(&scenario(&fx, "schema", &text, None), &[]);
     assert_eq!(rc, 1);
     let x = &f.iter().find(|x| x["code"] == "L000").expect("L000")["message"];
     assert!(x.as_str().unwrap().contains("tool_caled"), "{x}");
-    let bad = fx.scenario("not-yaml", "prompt: [unclosed\n", None);
-    let out = util::reel().arg("lint").arg(&bad).output().unwrap();
+    let bad = scenario(&fx, "not-yaml", "prompt: [unclosed\n", None);
+    let out = support::reel().arg("lint").arg(&bad).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not-yaml.yaml"));
-    let out = util::reel()
+    let out = support::reel()
         .args(["lint", "/no/such/scenario.yaml"])
         .output()
         .unwrap();
@@ -344,10 +318,10 @@ fn a_scenario_the_loader_refuses_is_l000_and_unreadable_input_exits_2() {
 
 #[test]
 fn the_text_report_names_file_and_line() {
-    let fx = Fixture::new();
+    let fx = fixture();
     let text = format!("{WRITE_NOTE}  - file_absent: outputs/debug.log\n");
-    let p = fx.scenario("live", &text, None);
-    let out = util::reel().arg("lint").arg(&p).output().unwrap();
+    let p = scenario(&fx, "live", &text, None);
+    let out = support::reel().arg("lint").arg(&p).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.stdout.is_empty());
     assert!(
@@ -367,10 +341,10 @@ fn the_text_report_names_file_and_line() {
 #[test]
 fn nothing_is_flagged_on_the_bundled_and_compat_scenarios() {
     for dir in [
-        util::repo().join("scenarios"),
-        util::repo().join("scenarios/red"),
-        util::compat("examples/scenarios"),
-        util::compat("examples/scenarios/trigger-accuracy-sweep"),
+        support::repo().join("scenarios"),
+        support::repo().join("scenarios/red"),
+        support::compat("examples/scenarios"),
+        support::compat("examples/scenarios/trigger-accuracy-sweep"),
     ] {
         let (rc, f) = lint(&dir, &["--strict"]);
         assert_eq!((rc, f.len()), (0, 0), "{}: {f:#?}", dir.display());
@@ -379,12 +353,12 @@ fn nothing_is_flagged_on_the_bundled_and_compat_scenarios() {
 
 #[test]
 fn record_prints_the_lint_findings_first_and_is_not_stopped_by_them() {
-    let fx = Fixture::new();
+    let fx = fixture();
     // Only `result` asserted (a warning), and a tier reel does not record:
     // the warning is printed, then record's own refusal decides the exit.
     let text = "fidelity: container\nprompt: hi\nassert:\n  - result: success\n";
-    let p = fx.scenario("record-lint", text, None);
-    let out = util::reel().arg("record").arg(&p).output().unwrap();
+    let p = scenario(&fx, "record-lint", text, None);
+    let out = support::reel().arg("record").arg(&p).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     let warn_at = err
         .find(&format!(

@@ -30,7 +30,7 @@ mod scaffold;
 mod shard;
 mod show;
 mod sibling;
-mod util;
+mod support;
 mod verify;
 mod verify_lifecycle;
 mod verify_margins;

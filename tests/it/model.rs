@@ -9,7 +9,7 @@ use std::time::Duration;
 use reel::model::{ProblemKind, Script, ServeOptions, Server};
 use serde_json::{Value, json};
 
-use crate::util;
+use crate::support::{self, Failures};
 
 /// A minimal HTTP/1.1 response: status, lower-cased headers, body.
 struct Reply {
@@ -398,7 +398,7 @@ fn serve_prints_the_url_answers_reports_and_stops_on_signals() {
         let bin = assert_cmd::cargo::cargo_bin("reel");
         let mut child = Command::new(bin)
             .args(["model", "serve", "--script"])
-            .arg(util::data("model/write_read_bash.model.yaml"))
+            .arg(support::data("model/write_read_bash.model.yaml"))
             .arg("--log")
             .arg(&log)
             .stdout(Stdio::piped())
@@ -454,7 +454,7 @@ fn serve_rejects_a_bad_script_naming_file_and_field() {
         "turns:\n  - blocks:\n      - {tool: Bash, input: [1]}\n",
     )
     .unwrap();
-    let out = util::reel()
+    let out = support::reel()
         .args(["model", "serve", "--script"])
         .arg(&script)
         .output()
@@ -471,7 +471,7 @@ fn serve_rejects_a_bad_script_naming_file_and_field() {
 
 fn schema_validator() -> jsonschema::Validator {
     let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(util::repo().join("schema/model-script.json")).unwrap(),
+        &std::fs::read_to_string(support::repo().join("schema/model-script.json")).unwrap(),
     )
     .unwrap();
     jsonschema::validator_for(&schema).unwrap()
@@ -480,21 +480,26 @@ fn schema_validator() -> jsonschema::Validator {
 #[test]
 fn example_scripts_match_the_schema_and_load() {
     let validator = schema_validator();
+    let mut failures = Failures::new();
     let mut seen = 0;
-    for entry in std::fs::read_dir(util::data("model")).unwrap() {
+    for entry in std::fs::read_dir(support::data("model")).unwrap() {
         let path = entry.unwrap().path();
         if !path.to_string_lossy().ends_with(".model.yaml") {
             continue;
         }
-        let yaml: Value = serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let errors: Vec<String> = validator
-            .iter_errors(&yaml)
-            .map(|e| e.to_string())
-            .collect();
-        assert!(errors.is_empty(), "{}: {errors:?}", path.display());
-        Script::load(&path).unwrap();
+        failures.case(path.display(), || {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let yaml: Value = serde_yaml_ng::from_str(&text).unwrap();
+            let errors: Vec<String> = validator
+                .iter_errors(&yaml)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+            Script::load(&path).unwrap();
+        });
         seen += 1;
     }
+    failures.assert_none(seen);
     assert!(seen >= 5, "expected the example scripts, saw {seen}");
 }
 
@@ -509,7 +514,7 @@ fn schema_rejects_what_the_loader_rejects() {
         "turns:\n  - blocks: [{text: a}]\n    expect: {nope: 1}",
         "turn: []",
     ] {
-        let yaml: Value = serde_yaml::from_str(bad).unwrap();
+        let yaml: Value = serde_yaml_ng::from_str(bad).unwrap();
         assert!(!validator.is_valid(&yaml), "schema accepted {bad:?}");
         assert!(
             Script::parse(bad, "x.yaml").is_err(),

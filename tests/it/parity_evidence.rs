@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::util;
+use crate::support;
 
 fn annotations(stderr: &str) -> Vec<String> {
     stderr
@@ -19,12 +19,12 @@ fn annotations(stderr: &str) -> Vec<String> {
 
 /// Replays `name` and compares it with the original's captured output.
 fn same_as_original(name: &str) {
-    let dir = util::data("parity-evidence");
+    let dir = support::data("parity-evidence");
     let want: Value =
         serde_json::from_slice(&std::fs::read(dir.join(format!("expected/{name}.json"))).unwrap())
             .unwrap();
     let want_stderr = std::fs::read_to_string(dir.join(format!("expected/{name}.stderr"))).unwrap();
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(&dir)
         .args([
             "replay",
@@ -44,7 +44,7 @@ fn same_as_original(name: &str) {
         "{name}: exit code"
     );
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
-    util::assert_same_result_as_original(name, &got, &want);
+    support::assert_same_result_as_original(name, &got, &want);
     assert_eq!(
         annotations(&String::from_utf8_lossy(&out.stderr)),
         annotations(&want_stderr),
@@ -146,10 +146,10 @@ fn malformed_lines_warn_and_string_user_content_counts_per_code_point() {
 /// departure 2: reel also checks the later, hand-edited answer.)
 #[test]
 fn differing_duplicate_control_out_warns_with_its_line() {
-    let dir = util::data("parity-evidence");
+    let dir = support::data("parity-evidence");
     let want_stderr = std::fs::read_to_string(dir.join("expected/dup-control.stderr")).unwrap();
     for format in ["json", "text"] {
-        let out = util::reel()
+        let out = support::reel()
             .current_dir(&dir)
             .args([
                 "replay",

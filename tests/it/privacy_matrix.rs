@@ -18,7 +18,7 @@ use base64::Engine;
 use serde_json::{Map, Value, json};
 use sha2::Digest;
 
-use crate::util;
+use crate::support;
 
 /// The bundled cassette the copies are made of: it has every location (an
 /// initialize exchange, system/init, streamed deltas, a gate with answers,
@@ -778,7 +778,7 @@ struct Found {
 /// Writes the copies into `dir`, runs the gate over it, and returns the
 /// findings per file name.
 fn verify_dir(dir: &Path) -> BTreeMap<String, Vec<Found>> {
-    let out = util::reel()
+    let out = support::reel()
         .args([
             "verify-cassettes",
             dir.to_str().unwrap(),
@@ -814,7 +814,7 @@ fn verify_dir(dir: &Path) -> BTreeMap<String, Vec<Found>> {
 }
 
 fn base() -> Map<String, Value> {
-    serde_json::from_slice(&std::fs::read(util::repo().join(BASE)).unwrap()).unwrap()
+    serde_json::from_slice(&std::fs::read(support::repo().join(BASE)).unwrap()).unwrap()
 }
 
 fn write_copy(dir: &Path, name: &str, doc: &Map<String, Value>) {

@@ -5,50 +5,49 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::util;
+use crate::support::{self, CassetteDoc, Fixture};
 
-/// A temp dir to record into, with a pid file the fake agents append to.
-struct Run {
-    dir: tempfile::TempDir,
+/// A temp dir to record into ([`Fixture`]), with a pid file the fake agents
+/// append to.
+trait Recording {
+    fn cassette(&self) -> PathBuf;
+    fn pidfile(&self) -> PathBuf;
+    fn record(&self, scenario: &str, agent: &str, extra: &[&str]) -> std::process::Output;
+    fn doc(&self) -> serde_json::Map<String, Value>;
+    fn assert_no_process_left(&self);
 }
 
-impl Run {
-    fn new() -> Run {
-        Run {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
+impl Recording for Fixture {
     fn cassette(&self) -> PathBuf {
-        self.dir.path().join("out.cassette.json")
+        self.path("out.cassette.json")
     }
 
     fn pidfile(&self) -> PathBuf {
-        self.dir.path().join("pids")
+        self.path("pids")
     }
 
     /// `reel record <scenario> --agent-cmd "python3 fake_agent.py MODE"`.
     fn record(&self, scenario: &str, agent: &str, extra: &[&str]) -> std::process::Output {
         let agent_cmd = if agent.ends_with(".sh") {
-            format!("sh {}", util::data(&format!("agents/{agent}")).display())
+            format!("sh {}", support::data(&format!("agents/{agent}")).display())
         } else {
             format!(
                 "python3 {} {agent}",
-                util::data("agents/fake_agent.py").display()
+                support::data("agents/fake_agent.py").display()
             )
         };
-        let mut cmd = util::reel();
+        let mut cmd = support::reel();
         cmd.arg("record")
-            .arg(util::data(&format!("record/{scenario}")))
+            .arg(support::data(&format!("record/{scenario}")))
             .arg("--out")
             .arg(self.cassette())
             .arg("--agent-cmd")
             .arg(agent_cmd)
             .args(extra)
             .env("REEL_TEST_PIDFILE", self.pidfile())
-            .env("REEL_RUNS_DIR", self.dir.path().join("runs"))
+            .env("REEL_RUNS_DIR", self.path("runs"))
             .env_remove("ANTHROPIC_API_KEY");
         cmd.output().unwrap()
     }
@@ -100,7 +99,7 @@ fn strs(doc: &serde_json::Map<String, Value>, key: &str) -> Vec<String> {
 
 #[test]
 fn a_well_behaved_agent_is_recorded_with_its_frames_and_files() {
-    let run = Run::new();
+    let run = Fixture::new();
     let out = run.record("agent.yaml", "good", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let doc = run.doc();
@@ -142,11 +141,11 @@ fn a_well_behaved_agent_is_recorded_with_its_frames_and_files() {
     assert_eq!(doc["scenario"]["session"], "(inline)");
     let source = doc["scenarioSource"].as_str().unwrap();
     assert!(
-        run.dir.path().join(source).is_file(),
+        run.root().join(source).is_file(),
         "scenarioSource {source} does not resolve"
     );
     // The run dir is removed after a clean recording.
-    let runs = run.dir.path().join("runs");
+    let runs = run.root().join("runs");
     let left: Vec<_> = walk_files(&runs);
     assert!(left.is_empty(), "run dir kept: {left:?}");
     run.assert_no_process_left();
@@ -166,7 +165,7 @@ fn walk_files(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn a_multi_select_question_is_answered_with_joined_canonical_labels() {
-    let run = Run::new();
+    let run = Fixture::new();
     let out = run.record("agent.yaml", "ask", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let control = strs(&run.doc(), "controlOut");
@@ -185,7 +184,7 @@ fn a_multi_select_question_is_answered_with_joined_canonical_labels() {
 
 #[test]
 fn the_background_task_hook_is_blocked() {
-    let run = Run::new();
+    let run = Fixture::new();
     let out = run.record("agent.yaml", "hook", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let control = strs(&run.doc(), "controlOut");
@@ -199,7 +198,7 @@ fn the_background_task_hook_is_blocked() {
 
 #[test]
 fn an_unknown_request_gets_an_error_response_and_fails_the_run() {
-    let run = Run::new();
+    let run = Fixture::new();
     let out = run.record("agent.yaml", "unknown", &[]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
@@ -208,7 +207,7 @@ fn an_unknown_request_gets_an_error_response_and_fails_the_run() {
         stderr(&out)
     );
     assert!(!run.cassette().exists(), "a failing run was frozen");
-    let run = Run::new();
+    let run = Fixture::new();
     let out = run.record("agent.yaml", "unknown", &["--allow-failing"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let control = strs(&run.doc(), "controlOut");
@@ -231,7 +230,7 @@ fn misbehaving_agents_fail_loud_and_leave_no_process() {
         ("forker", vec![], ""),
         ("hang.sh", vec!["--timeout-ms", "1000"], "budget"),
     ] {
-        let run = Run::new();
+        let run = Fixture::new();
         let started = std::time::Instant::now();
         let out = run.record("agent.yaml", agent, &extra);
         let err = stderr(&out);
@@ -256,7 +255,7 @@ fn misbehaving_agents_fail_loud_and_leave_no_process() {
 fn garbage_lines_are_recorded_verbatim_and_fail_the_live_verdict() {
     // The run itself completes; the replay engine's verdict refuses a
     // cassette with malformed event lines (they could conceal a failure).
-    let run = Run::new();
+    let run = Fixture::new();
     let out = run.record("agent.yaml", "garbage", &[]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -280,7 +279,7 @@ fn garbage_lines_are_recorded_verbatim_and_fail_the_live_verdict() {
 
 #[test]
 fn an_unscripted_question_writes_nothing_and_prints_a_paste_ready_rule() {
-    let run = Run::new();
+    let run = Fixture::new();
     let out = run.record("agent-unscripted.yaml", "ask", &["--allow-failing"]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -296,7 +295,7 @@ fn an_unscripted_question_writes_nothing_and_prints_a_paste_ready_rule() {
 
 #[test]
 fn an_unscripted_tool_under_cowork_parity_is_refused_unless_allowed() {
-    let run = Run::new();
+    let run = Fixture::new();
     let out = run.record("agent-unscripted.yaml", "good", &[]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -313,20 +312,20 @@ fn an_unscripted_tool_under_cowork_parity_is_refused_unless_allowed() {
 #[test]
 fn a_canary_secret_never_reaches_the_cassette() {
     let canary = "sk-ant-api03-reel-canary-5f1e2d3c4b5a69788796a5b4c3d2e1f0";
-    let run = Run::new();
+    let run = Fixture::new();
     let agent_cmd = format!(
         "python3 {} secret",
-        util::data("agents/fake_agent.py").display()
+        support::data("agents/fake_agent.py").display()
     );
-    let out = util::reel()
+    let out = support::reel()
         .arg("record")
-        .arg(util::data("record/agent.yaml"))
+        .arg(support::data("record/agent.yaml"))
         .arg("--out")
         .arg(run.cassette())
         .arg("--agent-cmd")
         .arg(agent_cmd)
         .arg("--keep-run-dir")
-        .env("REEL_RUNS_DIR", run.dir.path().join("runs"))
+        .env("REEL_RUNS_DIR", run.root().join("runs"))
         .env("REEL_TEST_PIDFILE", run.pidfile())
         .env("ANTHROPIC_API_KEY", canary)
         .output()
@@ -356,7 +355,7 @@ fn a_canary_secret_never_reaches_the_cassette() {
     );
     // The kept run directory's logs are scrubbed too (the work root holds
     // the agent's own files, which are the user's business).
-    let logs: Vec<PathBuf> = walk_files(&run.dir.path().join("runs"))
+    let logs: Vec<PathBuf> = walk_files(&run.root().join("runs"))
         .into_iter()
         .filter(|p| !p.components().any(|c| c.as_os_str() == "work"))
         .collect();
@@ -373,7 +372,7 @@ fn bad_scenarios_are_usage_errors_naming_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.yaml");
     std::fs::write(&path, "fidelity: protocol\nprompt: x\nanwsers: []\n").unwrap();
-    let out = util::reel().arg("record").arg(&path).output().unwrap();
+    let out = support::reel().arg("record").arg(&path).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(
@@ -395,7 +394,7 @@ fn a_blank_prompt_loads_but_record_refuses_it_before_running_anything() {
         let path = dir.path().join(file);
         std::fs::write(&path, yaml).unwrap();
         let out_path = dir.path().join("out.cassette.json");
-        let out = util::reel()
+        let out = support::reel()
             .arg("record")
             .arg(&path)
             .arg("--out")
@@ -428,7 +427,7 @@ fn genuine_cowork_harness_recordings_rederive_their_answers() {
         "example-pdf-skill",
         "hostloop-computer-links",
     ] {
-        let path = util::compat(&format!("examples/replays/{name}.cassette.json"));
+        let path = support::compat(&format!("examples/replays/{name}.cassette.json"));
         let doc = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         let cassette = reel::cassette::Cassette::unchecked(path, doc, 12);
         let problems = reel::scenario::answers::check_recorded_answers(&cassette);
@@ -440,7 +439,10 @@ fn genuine_cowork_harness_recordings_rederive_their_answers() {
 fn reels_own_example_recordings_rederive_their_answers() {
     let mut checked = 0;
     for dir in ["cassettes", "cassettes/red"] {
-        for e in std::fs::read_dir(util::repo().join(dir)).unwrap().flatten() {
+        for e in std::fs::read_dir(support::repo().join(dir))
+            .unwrap()
+            .flatten()
+        {
             let path = e.path();
             if !path.to_string_lossy().ends_with(".cassette.json") {
                 continue;
@@ -456,12 +458,16 @@ fn reels_own_example_recordings_rederive_their_answers() {
 
 #[test]
 fn a_tampered_recorded_answer_is_reported() {
-    let path = util::compat("examples/replays/example-multiselect-gate.cassette.json");
-    let text = std::fs::read_to_string(&path).unwrap().replace(
-        r#"\"Which features should be enabled?\":\"Auth, Audit\""#,
-        r#"\"Which features should be enabled?\":\"Billing\""#,
-    );
-    let doc: serde_json::Map<String, Value> = serde_json::from_str(&text).unwrap();
+    let path = support::compat("examples/replays/example-multiselect-gate.cassette.json");
+    let doc = CassetteDoc::from_file(&path)
+        .edit_lines("controlOut", |line| {
+            let answer =
+                "/response/response/updatedInput/answers/Which features should be enabled?";
+            if let Some(answer) = line.pointer_mut(answer) {
+                *answer = json!("Billing");
+            }
+        })
+        .into_map();
     let cassette = reel::cassette::Cassette::unchecked(path, doc, 12);
     let problems = reel::scenario::answers::check_recorded_answers(&cassette);
     assert_eq!(problems.len(), 1, "{problems:#?}");
@@ -571,24 +577,6 @@ fn truncate(s: &str) -> String {
     s.chars().take(300).collect()
 }
 
-/// Copies the example tree into `dst` and commits it (skills are staged in
-/// git file-set mode, as in the repository).
-pub(crate) fn example_tree(dst: &Path) {
-    for dir in ["scenarios", "sessions", "skills", "data"] {
-        util::copy_tree(&util::repo().join(dir), &dst.join(dir));
-    }
-    let repo = git2::Repository::init(dst).unwrap();
-    let mut index = repo.index().unwrap();
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .unwrap();
-    index.write().unwrap();
-    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-    let sig = git2::Signature::now("reel test", "reel@example.invalid").unwrap();
-    repo.commit(Some("HEAD"), &sig, &sig, "examples", &tree, &[])
-        .unwrap();
-}
-
 /// Examples whose events interleave two conversations (see below).
 const INTERLEAVED: &[&str] = &["scenarios/delegate-count.yaml"];
 
@@ -616,13 +604,11 @@ pub(crate) fn same_recording(scenario: &str, committed: &Path, recorded: &Path) 
 
 #[test]
 fn the_committed_examples_re_record_identically_apart_from_volatile_fields() {
-    let Some(claude) = util::claude_bin() else {
-        return; // claude_bin() already printed why (and panics under CI)
-    };
+    let claude = support::require!(support::claude_bin());
     let tmp = tempfile::tempdir().unwrap();
-    example_tree(tmp.path());
+    support::example_tree(tmp.path());
     let mut cases: Vec<(String, Vec<String>)> = Vec::new();
-    let mut names: Vec<String> = std::fs::read_dir(util::repo().join("scenarios"))
+    let mut names: Vec<String> = std::fs::read_dir(support::repo().join("scenarios"))
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -648,7 +634,7 @@ fn the_committed_examples_re_record_identically_apart_from_volatile_fields() {
     }
     let mut failures = Vec::new();
     for (scenario, extra) in &cases {
-        let out = util::reel()
+        let out = support::reel()
             .current_dir(tmp.path())
             .arg("record")
             .arg(scenario)
@@ -667,7 +653,7 @@ fn the_committed_examples_re_record_identically_apart_from_volatile_fields() {
             continue;
         }
         let written = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        let committed = util::repo().join(&written);
+        let committed = support::repo().join(&written);
         let recorded = tmp.path().join(&written);
         if let Some(d) = same_recording(scenario, &committed, &recorded) {
             failures.push(format!("{scenario}: differs from {written} at {d}"));
@@ -686,7 +672,7 @@ fn two_scenarios_with_one_slug_are_refused_before_anything_runs() {
         )
         .unwrap();
     }
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(dir.path())
         .arg("record")
         .arg(".")
@@ -705,11 +691,17 @@ fn two_scenarios_with_one_slug_are_refused_before_anything_runs() {
 
 #[test]
 fn a_tampered_permission_answer_is_reported() {
-    let path = util::repo().join("cassettes/bash-policy.cassette.json");
-    let text = std::fs::read_to_string(&path).unwrap().replace(
-        r#"\"behavior\":\"deny\",\"message\":\"denied by scenario policy\""#,
-        r#"\"behavior\":\"allow\",\"updatedInput\":{}"#,
-    );
+    let path = support::repo().join("cassettes/bash-policy.cassette.json");
+    let text = CassetteDoc::from_file(&path)
+        .edit_lines("controlOut", |line| {
+            let denied = json!({"behavior": "deny", "message": "denied by scenario policy"});
+            if let Some(response) = line.pointer_mut("/response/response")
+                && *response == denied
+            {
+                *response = json!({"behavior": "allow", "updatedInput": {}});
+            }
+        })
+        .pretty();
     let cassette = reel::cassette::Cassette::from_bytes(&path, text.as_bytes()).unwrap();
     let problems = reel::scenario::answers::check_recorded_answers(&cassette);
     assert_eq!(problems.len(), 1, "{problems:#?}");

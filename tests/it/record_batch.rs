@@ -6,17 +6,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::record::{example_tree, same_recording};
-use crate::util;
+use crate::record::same_recording;
+use crate::support;
 
 /// The bundled project with its cassettes, committed.
 fn project() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
-    util::copy_tree(
-        &util::repo().join("cassettes"),
+    support::copy_tree(
+        &support::repo().join("cassettes"),
         &tmp.path().join("cassettes"),
     );
-    example_tree(tmp.path());
+    support::example_tree(tmp.path());
     tmp
 }
 
@@ -56,7 +56,7 @@ fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 }
 
 fn record(dir: &Path, args: &[&str], claude: Option<&Path>) -> Output {
-    let mut cmd = util::reel();
+    let mut cmd = support::reel();
     cmd.current_dir(dir)
         .arg("record")
         .args(args)
@@ -84,7 +84,7 @@ fn stderr(o: &Output) -> String {
 
 /// How many scenarios (= cassettes) the bundled project has.
 fn bundled_count() -> usize {
-    reel::discover::scenarios_in(&util::repo().join("scenarios"))
+    reel::discover::scenarios_in(&support::repo().join("scenarios"))
         .unwrap()
         .len()
 }
@@ -197,9 +197,7 @@ fn dry_run_applies_the_refusals() {
 
 #[test]
 fn rerecord_stale_re_records_exactly_the_drifted_cassettes() {
-    let Some(claude) = util::claude_bin() else {
-        return; // claude_bin() already printed why (and panics under CI)
-    };
+    let claude = support::require!(support::claude_bin());
     let p = project();
     change_the_skill(p.path());
     let before = tree(p.path());
@@ -224,7 +222,7 @@ fn rerecord_stale_re_records_exactly_the_drifted_cassettes() {
         assert_eq!(changed, expected, "{}: changed={changed}", path.display());
     }
     // The re-recorded cassettes are fresh again.
-    let verify = util::reel()
+    let verify = support::reel()
         .current_dir(p.path())
         .args([
             "verify-cassettes",
@@ -256,9 +254,7 @@ struct RunSeen {
 
 #[test]
 fn jobs_2_records_as_serial_does_and_isolates_every_run() {
-    let Some(claude) = util::claude_bin() else {
-        return; // claude_bin() already printed why (and panics under CI)
-    };
+    let claude = support::require!(support::claude_bin());
     let p = project();
     std::fs::remove_dir_all(p.path().join("cassettes")).unwrap();
     // The agent gets a fresh environment, so the log path is baked in.
@@ -295,7 +291,7 @@ fn jobs_2_records_as_serial_does_and_isolates_every_run() {
             c.trim_start_matches("cassettes/")
                 .trim_end_matches(".cassette.json")
         );
-        let d = same_recording(&scenario, &util::repo().join(c), &p.path().join(c));
+        let d = same_recording(&scenario, &support::repo().join(c), &p.path().join(c));
         assert!(d.is_none(), "{c}: {}", d.unwrap());
     }
 

@@ -3,8 +3,10 @@
 
 use serde_json::{Value, json};
 
-use super::verify::{Fixture, PDF, assert_schema, cases, expected, js_pretty, read_doc, run_case};
-use crate::util;
+use crate::support;
+use crate::support::compat::{cases, expected, run_case};
+use crate::support::fixture::PDF;
+use crate::support::{Fixture, assert_schema, js_pretty, read_doc};
 
 /// Text rows (`✓|✗|· file: reason` and the summary) of a text case.
 fn rows(s: &str) -> Vec<String> {
@@ -76,7 +78,7 @@ fn normal_diff(old: &str, new: &str) -> String {
 fn check(fx: &Fixture, name: &str) {
     let case = cases(name).into_iter().find(|c| c.name == name).unwrap();
     let got = run_case(fx, &case);
-    assert_eq!(got.rc, case.rc, "{name}: exit code\n{}", got.stderr);
+    assert_eq!(got.code, case.rc, "{name}: exit code\n{}", got.stderr);
     let exp_out = expected(name, "stdout");
     if exp_out.trim_start().starts_with('{') {
         let mut e: Value = serde_json::from_str(&exp_out).unwrap();
@@ -102,7 +104,7 @@ fn the_writer_matches_json_stringify_2_space() {
     let expected = "{\n  \"a\": \"\u{2014}\\u0001\\\"\\\\/\",\n  \"b\": [],\n  \"c\": {},\n  \"d\": [\n    1,\n    {\n      \"x\": null,\n      \"y\": true\n    }\n  ],\n  \"e\": -0.5\n}";
     assert_eq!(String::from_utf8(js_pretty(&doc)).unwrap(), expected);
     // And a committed cassette is a fixpoint of parse + write.
-    let p = util::compat(PDF);
+    let p = support::compat(PDF);
     let once = js_pretty(&read_doc(&p));
     let twice = js_pretty(&serde_json::from_slice(&once).unwrap());
     assert_eq!(once, twice);
@@ -110,7 +112,7 @@ fn the_writer_matches_json_stringify_2_space() {
 
 #[test]
 fn compat_cases_independent_of_the_live_tree() {
-    let fx = Fixture::new();
+    let fx = Fixture::capture_layout();
     for name in [
         "rehash-noargs",
         "rehash-current-file-text",
@@ -121,15 +123,15 @@ fn compat_cases_independent_of_the_live_tree() {
     }
     // The current (v12) copy is untouched by rehash.
     assert_eq!(
-        std::fs::read(fx.scratch.join("current/example-pdf-skill.cassette.json")).unwrap(),
-        std::fs::read(fx.peer.join(PDF)).unwrap()
+        std::fs::read(fx.scratch().join("current/example-pdf-skill.cassette.json")).unwrap(),
+        std::fs::read(fx.peer().join(PDF)).unwrap()
     );
 }
 
 #[test]
 fn compat_legacy_migration_matches_the_original_byte_for_byte() {
-    let fx = Fixture::new();
-    let legacy = fx.scratch.join("legacy/legacy-pdf.cassette.json");
+    let fx = Fixture::capture_layout();
+    let legacy = fx.scratch().join("legacy/legacy-pdf.cassette.json");
     let before = std::fs::read(&legacy).unwrap();
     check(&fx, "rehash-legacy-dryrun-text");
     check(&fx, "rehash-legacy-dryrun-json");
@@ -144,14 +146,14 @@ fn compat_legacy_migration_matches_the_original_byte_for_byte() {
     );
     check(&fx, "rehash-legacy-again-text");
     // And the migrated cassette verifies clean (with the session it needs).
-    let out = util::reel()
+    let out = support::reel()
         .args([
             "verify-cassettes",
             legacy.to_str().unwrap(),
             "--session",
             "examples/sessions/default.yaml",
         ])
-        .current_dir(&fx.peer)
+        .current_dir(fx.peer())
         .output()
         .unwrap();
     assert_eq!(
@@ -165,7 +167,7 @@ fn compat_legacy_migration_matches_the_original_byte_for_byte() {
 #[test]
 fn refusals_name_the_reason_and_write_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let pdf = read_doc(&util::compat(PDF));
+    let pdf = read_doc(&support::compat(PDF));
     // pre-floor
     let mut old = pdf.clone();
     old.insert("cassetteVersion".into(), json!(8));
@@ -180,7 +182,7 @@ fn refusals_name_the_reason_and_write_nothing() {
         .iter()
         .map(|n| std::fs::read(dir.path().join(format!("{n}.cassette.json"))).unwrap())
         .collect();
-    let out = util::reel()
+    let out = support::reel()
         .args([
             "rehash",
             dir.path().to_str().unwrap(),
@@ -221,7 +223,7 @@ fn refusals_name_the_reason_and_write_nothing() {
     }
     // The text summary names every outcome and the fix: a status line per
     // cassette and the tally by default, the original's rows with --verbose.
-    let out = util::reel()
+    let out = support::reel()
         .args(["rehash", dir.path().to_str().unwrap()])
         .output()
         .unwrap();
@@ -241,7 +243,7 @@ fn refusals_name_the_reason_and_write_nothing() {
     );
     assert!(text.contains("\n0 passed, 2 failed, 1 skipped\n"), "{text}");
     assert!(text.contains("hint:"), "{text}");
-    let out = util::reel()
+    let out = support::reel()
         .args(["rehash", dir.path().to_str().unwrap(), "--verbose"])
         .output()
         .unwrap();
@@ -256,7 +258,7 @@ fn refusals_name_the_reason_and_write_nothing() {
 #[test]
 fn usage_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| util::reel().args(args).output().unwrap().status.code();
+    let run = |args: &[&str]| support::reel().args(args).output().unwrap().status.code();
     assert_eq!(run(&["rehash"]), Some(2));
     assert_eq!(run(&["rehash", "/no/such/dir"]), Some(2));
     // --session with a directory
@@ -265,14 +267,14 @@ fn usage_errors() {
             "rehash",
             dir.path().to_str().unwrap(),
             "--session",
-            util::compat("examples/sessions/default.yaml")
+            support::compat("examples/sessions/default.yaml")
                 .to_str()
                 .unwrap()
         ]),
         Some(2)
     );
     // empty directory: nothing to migrate, exit 0
-    let out = util::reel()
+    let out = support::reel()
         .args(["rehash", dir.path().to_str().unwrap()])
         .output()
         .unwrap();

@@ -12,150 +12,13 @@
 //!    hostile manifests, per-file isolation, sorted parallel output, JUnit,
 //!    GitHub annotations, the JSON schema.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::util;
-
-/// The directory layout capture.sh runs the original in.
-struct Fixture {
-    _tmp: tempfile::TempDir,
-    peer: PathBuf,
-    scratch: PathBuf,
-    drift: PathBuf,
-}
-
-fn commit_all(dir: &Path) {
-    let repo = git2::Repository::init(dir).expect("git init");
-    let mut index = repo.index().expect("index");
-    index
-        .add_all(["*"].iter(), git2::IndexAddOption::DEFAULT, None)
-        .expect("git add");
-    index.write().expect("index write");
-    let tree_id = index.write_tree().expect("write tree");
-    let tree = repo.find_tree(tree_id).expect("tree");
-    let sig = git2::Signature::now("reel tests", "tests@reel.invalid").expect("signature");
-    repo.commit(Some("HEAD"), &sig, &sig, "fixture", &tree, &[])
-        .expect("commit");
-}
-
-const PDF: &str = "examples/replays/example-pdf-skill.cassette.json";
-
-impl Fixture {
-    fn new() -> Fixture {
-        let tmp = tempfile::tempdir().unwrap();
-        let peer = tmp.path().join("peer");
-        let scratch = tmp.path().join("scratch");
-        let drift = scratch.join("drift");
-        util::copy_tree(&util::compat("examples"), &peer.join("examples"));
-        commit_all(&peer);
-        for d in ["moved", "empty", "bad"] {
-            std::fs::create_dir_all(scratch.join(d)).unwrap();
-        }
-        std::fs::copy(
-            peer.join(PDF),
-            scratch.join("moved/example-pdf-skill.cassette.json"),
-        )
-        .unwrap();
-        std::fs::write(
-            scratch.join("bad/truncated.cassette.json"),
-            "{ \"cassetteVersion\": 12, \"events\": [",
-        )
-        .unwrap();
-        let mut d = read_json(&peer.join(PDF));
-        d["cassetteVersion"] = json!(99);
-        let schema = d["$schema"].as_str().unwrap().replace("v12", "v99");
-        d["$schema"] = json!(schema);
-        std::fs::write(
-            scratch.join("bad/future.cassette.json"),
-            serde_json::to_string_pretty(&d).unwrap(),
-        )
-        .unwrap();
-        // drift: a committed clone with one tracked skill file edited (left unstaged).
-        util::copy_tree(&util::compat("examples"), &drift.join("examples"));
-        commit_all(&drift);
-        let skill = drift.join("examples/skills/my-pdf-skill/skills/my-pdf-skill/SKILL.md");
-        let mut text = std::fs::read_to_string(&skill).unwrap();
-        text.push_str("extra line\n");
-        std::fs::write(&skill, text).unwrap();
-        Fixture {
-            _tmp: tmp,
-            peer,
-            scratch,
-            drift,
-        }
-    }
-
-    fn subst(&self, s: &str) -> String {
-        s.replace("$DRIFT", &self.drift.to_string_lossy())
-            .replace("$SCRATCH", &self.scratch.to_string_lossy())
-            .replace("$PEER", &self.peer.to_string_lossy())
-    }
-
-    fn unsubst(&self, s: &str) -> String {
-        s.replace(&*self.drift.to_string_lossy(), "$DRIFT")
-            .replace(&*self.scratch.to_string_lossy(), "$SCRATCH")
-            .replace(&*self.peer.to_string_lossy(), "$PEER")
-    }
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
-/// One line of INDEX.txt.
-struct Case {
-    name: String,
-    rc: i32,
-    cwd: String,
-    args: Vec<String>,
-}
-
-fn index() -> Vec<Case> {
-    let text = std::fs::read_to_string(util::compat("expected/INDEX.txt")).unwrap();
-    text.lines()
-        .filter_map(|l| {
-            let (head, args) = l.split_once("args=")?;
-            let mut it = head.split_whitespace();
-            let name = it.next()?.to_string();
-            let rc = it.next()?.strip_prefix("rc=")?.parse().ok()?;
-            let cwd = it.next()?.strip_prefix("cwd=")?.to_string();
-            Some(Case {
-                name,
-                rc,
-                cwd,
-                args: args.split_whitespace().map(str::to_owned).collect(),
-            })
-        })
-        .collect()
-}
-
-struct Run {
-    rc: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run_case(fx: &Fixture, case: &Case) -> Run {
-    let cwd = fx.subst(&case.cwd);
-    let mut args: Vec<String> = case.args.iter().map(|a| fx.subst(a)).collect();
-    // Text cases compare reel's footer with the original's: reel prints that
-    // footer with --verbose (its default is a status line per cassette).
-    if !case.args.iter().any(|a| a == "json") {
-        args.push("--verbose".into());
-    }
-    let out = util::reel().current_dir(&cwd).args(&args).output().unwrap();
-    Run {
-        rc: out.status.code().unwrap_or(-1),
-        stdout: fx.unsubst(&String::from_utf8_lossy(&out.stdout)),
-        stderr: fx.unsubst(&String::from_utf8_lossy(&out.stderr)),
-    }
-}
-
-fn expected(name: &str, ext: &str) -> String {
-    std::fs::read_to_string(util::compat(&format!("expected/{name}.{ext}"))).unwrap()
-}
+use crate::support::compat::{cases, expected_raw as expected, run_case};
+use crate::support::fixture::PDF;
+use crate::support::{self, Failures, Fixture, RunExt, read_json};
 
 /// The comparable core of one run result.
 fn core(r: &Value) -> Value {
@@ -241,13 +104,13 @@ fn diff(expected: &str, got: &str) -> String {
 }
 
 fn check_case(name: &str) {
-    let cases = index();
+    let cases = cases("");
     let case = cases
         .iter()
         .find(|c| c.name == name)
         .unwrap_or_else(|| panic!("{name} not in INDEX.txt"));
     assert_eq!(case.args.first().map(String::as_str), Some("replay"));
-    let fx = Fixture::new();
+    let fx = Fixture::capture_layout();
     let got = run_case(&fx, case);
     let is_json = case.args.iter().any(|a| a == "json");
     if is_json {
@@ -294,7 +157,7 @@ fn check_case(name: &str) {
         assert!(w == h, "{name}: stderr differs\n{}", diff(&w, &h));
     }
     assert_eq!(
-        got.rc, case.rc,
+        got.code, case.rc,
         "{name}: exit code (stderr:\n{})",
         got.stderr
     );
@@ -308,7 +171,7 @@ macro_rules! compat_cases {
         #[test]
         fn every_replay_case_of_the_index_is_covered() {
             let covered = [$($name),*];
-            for c in index().iter().filter(|c| c.args.first().map(String::as_str) == Some("replay") && !c.args.iter().any(|a| a == "--help")) {
+            for c in cases("").iter().filter(|c| c.args.first().map(String::as_str) == Some("replay") && !c.args.iter().any(|a| a == "--help")) {
                 assert!(covered.contains(&c.name.as_str()), "INDEX.txt case {} has no test", c.name);
             }
         }
@@ -358,35 +221,27 @@ fn write_json(p: &Path, v: &Value) {
 
 /// Replays `file` (relative to the fixture's peer dir) in json mode.
 fn replay_json(fx: &Fixture, args: &[&str]) -> (i32, Value, String) {
-    let out = util::reel()
-        .current_dir(&fx.peer)
+    let run = support::reel()
+        .current_dir(fx.peer())
         .arg("replay")
         .args(args)
         .args(["--output-format", "json"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let v: Value = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{stdout}"));
-    (
-        out.status.code().unwrap_or(-1),
-        v,
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
+        .run();
+    (run.code, run.json(), run.stderr)
 }
 
 fn mutated(fx: &Fixture, name: &str, f: impl FnOnce(&mut Value)) -> String {
-    let mut d = read_json(&fx.peer.join(MULTI));
+    let mut d = read_json(&fx.peer().join(MULTI));
     f(&mut d);
     let rel = format!("mut/{name}.cassette.json");
-    std::fs::create_dir_all(fx.peer.join("mut")).unwrap();
-    write_json(&fx.peer.join(&rel), &d);
+    std::fs::create_dir_all(fx.peer().join("mut")).unwrap();
+    write_json(&fx.peer().join(&rel), &d);
     rel
 }
 
 #[test]
 fn load_errors_exit_2_with_an_error_result_naming_the_file() {
-    let fx = Fixture::new();
+    let fx = Fixture::capture_layout();
     type Mutation = fn(&mut Value);
     let cases: [(&str, Mutation, &str); 3] = [
         (
@@ -415,31 +270,40 @@ fn load_errors_exit_2_with_an_error_result_naming_the_file() {
             "unrecognized assertion",
         ),
     ];
+    let mut failures = Failures::new();
+    let mut ran = 0;
     for (name, f, needle) in cases {
-        let rel = mutated(&fx, name, f);
-        let (rc, v, stderr) = replay_json(&fx, &[&rel]);
-        assert_eq!(rc, 2, "{name}: {stderr}");
-        assert!(
-            stderr.contains(&format!("replay: {rel}: ")) && stderr.contains(needle),
-            "{name}: {stderr}"
-        );
-        let r = &v["results"][0];
-        assert_eq!(r["scenario"], json!(rel));
-        assert_eq!(r["fidelity"], json!("replay"));
-        assert_eq!(r["result"], json!("error"));
-        assert_eq!(r["verdict"]["failures"][0]["kind"], json!("guard"));
-        assert_eq!(v["ok"], json!(false));
+        ran += 1;
+        failures.case(name, || {
+            let rel = mutated(&fx, name, f);
+            let (rc, v, stderr) = replay_json(&fx, &[&rel]);
+            assert_eq!(rc, 2, "{name}: {stderr}");
+            assert!(
+                stderr.contains(&format!("replay: {rel}: ")) && stderr.contains(needle),
+                "{name}: {stderr}"
+            );
+            let r = &v["results"][0];
+            assert_eq!(r["scenario"], json!(rel));
+            assert_eq!(r["fidelity"], json!("replay"));
+            assert_eq!(r["result"], json!("error"));
+            assert_eq!(r["verdict"]["failures"][0]["kind"], json!("guard"));
+            assert_eq!(v["ok"], json!(false));
+        });
     }
+    failures.assert_none(ran);
 }
 
 #[test]
 fn an_artifact_with_a_wrong_sha256_refuses_to_replay_with_exit_2() {
-    let fx = Fixture::new();
-    let mut d = read_json(&fx.peer.join(PDF));
+    let fx = Fixture::capture_layout();
+    let mut d = read_json(&fx.peer().join(PDF));
     let arts = d["artifacts"].as_array_mut().unwrap();
     let e = arts.iter_mut().find(|a| a.get("body").is_some()).unwrap();
     e["body"] = json!("tampered\n");
-    write_json(&fx.peer.join("examples/replays/tampered.cassette.json"), &d);
+    write_json(
+        &fx.peer().join("examples/replays/tampered.cassette.json"),
+        &d,
+    );
     let (rc, v, stderr) = replay_json(&fx, &["examples/replays/tampered.cassette.json"]);
     assert_eq!(rc, 2, "{stderr}");
     assert!(
@@ -452,7 +316,7 @@ fn an_artifact_with_a_wrong_sha256_refuses_to_replay_with_exit_2() {
 
 #[test]
 fn hostile_manifests_never_write_outside_the_temp_dir() {
-    let fx = Fixture::new();
+    let fx = Fixture::capture_layout();
     let victim_dir = tempfile::tempdir().unwrap();
     let victim = victim_dir.path().join("pwned");
     let hostile = [
@@ -467,31 +331,33 @@ fn hostile_manifests_never_write_outside_the_temp_dir() {
         "outputs/\u{0}pwned".into(),
     ];
     for (i, p) in hostile.iter().enumerate() {
-        let mut d = read_json(&fx.peer.join(PDF));
+        let mut d = read_json(&fx.peer().join(PDF));
         d["artifacts"] = json!([{"path": p, "bytes": 1, "sha256": "", "body": "x"}]);
         let rel = format!("examples/replays/hostile{i}.cassette.json");
-        write_json(&fx.peer.join(&rel), &d);
+        write_json(&fx.peer().join(&rel), &d);
         let (rc, _, stderr) = replay_json(&fx, &[&rel]);
         assert_eq!(rc, 2, "{p:?}: {stderr}");
         assert!(stderr.contains("refusing to replay"), "{p:?}: {stderr}");
     }
     assert!(!victim.exists());
-    assert!(!fx.peer.join("pwned").exists() && !fx.peer.parent().unwrap().join("pwned").exists());
+    assert!(
+        !fx.peer().join("pwned").exists() && !fx.peer().parent().unwrap().join("pwned").exists()
+    );
 }
 
 #[test]
 fn a_directory_replays_every_cassette_in_sorted_order_and_one_broken_file_does_not_stop_it() {
-    let fx = Fixture::new();
-    let dir = fx.peer.join("batch");
+    let fx = Fixture::capture_layout();
+    let dir = fx.peer().join("batch");
     std::fs::create_dir_all(dir.join("nested")).unwrap();
-    std::fs::copy(fx.peer.join(MULTI), dir.join("b.cassette.json")).unwrap();
+    std::fs::copy(fx.peer().join(MULTI), dir.join("b.cassette.json")).unwrap();
     std::fs::copy(
-        fx.peer.join(MULTI),
+        fx.peer().join(MULTI),
         dir.join("nested/ignored.cassette.json"),
     )
     .unwrap();
     std::fs::write(dir.join("a.cassette.json"), "{ not json").unwrap();
-    std::fs::copy(fx.peer.join(MULTI), dir.join("c.cassette.json")).unwrap();
+    std::fs::copy(fx.peer().join(MULTI), dir.join("c.cassette.json")).unwrap();
     std::fs::write(dir.join("notes.json"), "{}").unwrap();
     let (rc, v, stderr) = replay_json(&fx, &["batch"]);
     assert_eq!(rc, 2, "{stderr}");
@@ -509,8 +375,8 @@ fn a_directory_replays_every_cassette_in_sorted_order_and_one_broken_file_does_n
 
 #[test]
 fn an_empty_directory_is_a_usage_error() {
-    let fx = Fixture::new();
-    std::fs::create_dir_all(fx.peer.join("none")).unwrap();
+    let fx = Fixture::capture_layout();
+    std::fs::create_dir_all(fx.peer().join("none")).unwrap();
     let (rc, v, _) = replay_json(&fx, &["none"]);
     assert_eq!(rc, 2);
     assert_eq!(v["error"]["category"], json!("usage"));
@@ -519,7 +385,7 @@ fn an_empty_directory_is_a_usage_error() {
 
 #[test]
 fn flag_combinations_are_refused_before_any_file() {
-    let fx = Fixture::new();
+    let fx = Fixture::capture_layout();
     for args in [
         vec![PDF, "--write"],
         vec![PDF, "--reassert", "--assert-from", "x.yaml"],
@@ -539,14 +405,14 @@ fn flag_combinations_are_refused_before_any_file() {
 
 #[test]
 fn reassert_drift_in_a_recording_shaping_field_is_a_per_file_error() {
-    let fx = Fixture::new();
+    let fx = Fixture::capture_layout();
     let yaml = std::fs::read_to_string(
-        fx.peer
+        fx.peer()
             .join("examples/replays/example-pdf-skill-ci-selftest-failing.yaml"),
     )
     .unwrap();
     let drifted = yaml.replace("fidelity: container", "fidelity: protocol");
-    std::fs::write(fx.peer.join("drifted.yaml"), drifted).unwrap();
+    std::fs::write(fx.peer().join("drifted.yaml"), drifted).unwrap();
     let (rc, v, stderr) = replay_json(&fx, &[PDF, "--assert-from", "drifted.yaml"]);
     assert_eq!(rc, 2, "{stderr}");
     assert!(
@@ -558,19 +424,19 @@ fn reassert_drift_in_a_recording_shaping_field_is_a_per_file_error() {
 
 #[test]
 fn write_refuses_keys_the_cassette_cannot_evaluate_and_leaves_it_untouched() {
-    let fx = Fixture::new();
+    let fx = Fixture::capture_layout();
     // The multiselect cassette has no artifacts manifest: `file_exists` would skip forever.
     let scen = "prompt: |\n  Call the AskUserQuestion tool exactly once with a SINGLE multi-select question\n  (allow selecting more than one option) asking which features to enable, with these\n  three options: Auth, Billing, Audit.\n  After I answer, reply with exactly: \"Enabled: <the features I chose, comma-separated>.\"\n  and nothing else.\n";
-    let d = read_json(&fx.peer.join(MULTI));
-    let answers = serde_yaml::to_string(&json!({"answers": d["scenario"]["answers"], "fidelity": d["scenario"]["fidelity"], "baseline": "latest"})).unwrap();
+    let d = read_json(&fx.peer().join(MULTI));
+    let answers = serde_yaml_ng::to_string(&json!({"answers": d["scenario"]["answers"], "fidelity": d["scenario"]["fidelity"], "baseline": "latest"})).unwrap();
     std::fs::write(
-        fx.peer.join("s.yaml"),
+        fx.peer().join("s.yaml"),
         format!("{scen}{answers}assert:\n  - file_exists: outputs/x.md\n"),
     )
     .unwrap();
-    let before = std::fs::read(fx.peer.join(MULTI)).unwrap();
-    let out = util::reel()
-        .current_dir(&fx.peer)
+    let before = std::fs::read(fx.peer().join(MULTI)).unwrap();
+    let out = support::reel()
+        .current_dir(fx.peer())
         .args([
             "replay",
             MULTI,
@@ -588,7 +454,7 @@ fn write_refuses_keys_the_cassette_cannot_evaluate_and_leaves_it_untouched() {
         "{stderr}"
     );
     assert_eq!(
-        std::fs::read(fx.peer.join(MULTI)).unwrap(),
+        std::fs::read(fx.peer().join(MULTI)).unwrap(),
         before,
         "a refused --write must not touch the cassette"
     );
@@ -596,19 +462,19 @@ fn write_refuses_keys_the_cassette_cannot_evaluate_and_leaves_it_untouched() {
 
 #[test]
 fn junit_has_a_suite_per_cassette_and_a_case_per_assertion() {
-    let fx = Fixture::new();
+    let fx = Fixture::capture_layout();
     std::fs::write(
-        fx.peer.join("examples/replays/zz-broken.cassette.json"),
+        fx.peer().join("examples/replays/zz-broken.cassette.json"),
         "[",
     )
     .unwrap();
-    let out = util::reel()
-        .current_dir(&fx.peer)
+    let out = support::reel()
+        .current_dir(fx.peer())
         .args(["replay", "examples/replays", "--junit", "out/report.xml"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let xml = std::fs::read_to_string(fx.peer.join("out/report.xml")).unwrap();
+    let xml = std::fs::read_to_string(fx.peer().join("out/report.xml")).unwrap();
     assert_eq!(xml.matches("<testsuite ").count(), 4, "{xml}");
     // 3 + 5 + 4 frozen assertions, at least; the broken file is one errored case.
     assert!(xml.matches("<testcase ").count() >= 13, "{xml}");
@@ -620,10 +486,10 @@ fn junit_has_a_suite_per_cassette_and_a_case_per_assertion() {
 
 #[test]
 fn github_annotations_name_the_failing_cassette() {
-    let fx = Fixture::new();
-    std::fs::write(fx.peer.join("bad.cassette.json"), "[").unwrap();
-    let out = util::reel()
-        .current_dir(&fx.peer)
+    let fx = Fixture::capture_layout();
+    std::fs::write(fx.peer().join("bad.cassette.json"), "[").unwrap();
+    let out = support::reel()
+        .current_dir(fx.peer())
         .env("GITHUB_ACTIONS", "true")
         .args(["replay", "bad.cassette.json"])
         .output()
@@ -635,8 +501,8 @@ fn github_annotations_name_the_failing_cassette() {
         ),
         "{stderr}"
     );
-    let quiet = util::reel()
-        .current_dir(&fx.peer)
+    let quiet = support::reel()
+        .current_dir(fx.peer())
         .args(["replay", "bad.cassette.json"])
         .output()
         .unwrap();
@@ -647,25 +513,14 @@ fn github_annotations_name_the_failing_cassette() {
 }
 
 fn validate_envelope(v: &Value) {
-    let schema: Value = read_json(&util::repo().join("schema/replay.json"));
-    let validator =
-        jsonschema::validator_for(&schema).expect("schema/replay.json is a valid JSON Schema");
-    let errors: Vec<String> = validator
-        .iter_errors(v)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "envelope violates schema/replay.json:\n{}\n{v}",
-        errors.join("\n")
-    );
+    support::assert_schema("replay.json", v);
 }
 
 #[test]
 fn every_json_envelope_matches_the_committed_schema() {
-    let fx = Fixture::new();
+    let fx = Fixture::capture_layout();
     std::fs::write(
-        fx.peer.join("examples/replays/zz-broken.cassette.json"),
+        fx.peer().join("examples/replays/zz-broken.cassette.json"),
         "[",
     )
     .unwrap();
@@ -680,9 +535,9 @@ fn every_json_envelope_matches_the_committed_schema() {
 
 #[test]
 fn text_mode_keeps_stdout_empty_and_json_mode_prints_one_line() {
-    let fx = Fixture::new();
-    let out = util::reel()
-        .current_dir(&fx.peer)
+    let fx = Fixture::capture_layout();
+    let out = support::reel()
+        .current_dir(fx.peer())
         .args(["replay", "examples/replays"])
         .output()
         .unwrap();
@@ -692,8 +547,8 @@ fn text_mode_keeps_stdout_empty_and_json_mode_prints_one_line() {
         !String::from_utf8_lossy(&out.stderr).contains('\x1b'),
         "NO_COLOR / not a TTY: no escapes"
     );
-    let out = util::reel()
-        .current_dir(&fx.peer)
+    let out = support::reel()
+        .current_dir(fx.peer())
         .args(["replay", "examples/replays", "--output-format", "json"])
         .output()
         .unwrap();
@@ -702,7 +557,7 @@ fn text_mode_keeps_stdout_empty_and_json_mode_prints_one_line() {
 
 #[test]
 fn a_future_cassette_with_best_effort_warns_instead_of_failing_on_format() {
-    let fx = Fixture::new();
+    let fx = Fixture::capture_layout();
     let rel = mutated(&fx, "future", |d| {
         d["cassetteVersion"] = json!(13);
         d["scenario"]["unknown_top"] = json!(1);
@@ -732,7 +587,7 @@ fn a_future_cassette_with_best_effort_warns_instead_of_failing_on_format() {
 
 #[test]
 fn without_control_out_gate_keys_are_excluded_and_counted() {
-    let fx = Fixture::new();
+    let fx = Fixture::capture_layout();
     let rel = mutated(&fx, "nocontrol", |d| {
         d.as_object_mut().unwrap().remove("controlOut");
         d["scenario"]["assert"] = json!([
@@ -769,12 +624,12 @@ fn without_control_out_gate_keys_are_excluded_and_counted() {
 
 #[test]
 fn write_persists_only_the_re_validated_assert_block() {
-    let fx = Fixture::new();
-    let scen = fx.peer.join("examples/scenarios/example-pdf-skill.yaml");
-    let before = std::fs::read(fx.peer.join(PDF)).unwrap();
+    let fx = Fixture::capture_layout();
+    let scen = fx.peer().join("examples/scenarios/example-pdf-skill.yaml");
+    let before = std::fs::read(fx.peer().join(PDF)).unwrap();
     // Unchanged block: the rewrite is byte-identical (loss-free writer).
-    let out = util::reel()
-        .current_dir(&fx.peer)
+    let out = support::reel()
+        .current_dir(fx.peer())
         .args(["replay", PDF, "--reassert", "--write"])
         .output()
         .unwrap();
@@ -785,7 +640,7 @@ fn write_persists_only_the_re_validated_assert_block() {
         "{stderr}"
     );
     assert_eq!(
-        std::fs::read(fx.peer.join(PDF)).unwrap(),
+        std::fs::read(fx.peer().join(PDF)).unwrap(),
         before,
         "an unchanged block must rewrite identically"
     );
@@ -799,8 +654,8 @@ fn write_persists_only_the_re_validated_assert_block() {
         ),
     )
     .unwrap();
-    let out = util::reel()
-        .current_dir(&fx.peer)
+    let out = support::reel()
+        .current_dir(fx.peer())
         .args(["replay", PDF, "--reassert", "--write"])
         .output()
         .unwrap();
@@ -811,10 +666,10 @@ fn write_persists_only_the_re_validated_assert_block() {
         String::from_utf8_lossy(&out.stderr)
     );
     let (old, new) = (
-        read_json(&util::compat(
+        read_json(&support::compat(
             "examples/replays/example-pdf-skill.cassette.json",
         )),
-        read_json(&fx.peer.join(PDF)),
+        read_json(&fx.peer().join(PDF)),
     );
     assert_eq!(new["scenario"]["assert"].as_array().unwrap().len(), 6);
     assert_eq!(new["scenario"]["assert"][4], json!({"tool_called": "Read"}));
@@ -822,15 +677,15 @@ fn write_persists_only_the_re_validated_assert_block() {
         assert_eq!(old[key], new[key], "{key} must be untouched");
     }
     // A failing block is refused without --allow-failing, and the file stays as it was.
-    let written = std::fs::read(fx.peer.join(PDF)).unwrap();
+    let written = std::fs::read(fx.peer().join(PDF)).unwrap();
     let yaml = std::fs::read_to_string(&scen).unwrap();
     std::fs::write(
         &scen,
         yaml.replace("  - tool_called: Read", "  - tool_not_called: Skill"),
     )
     .unwrap();
-    let out = util::reel()
-        .current_dir(&fx.peer)
+    let out = support::reel()
+        .current_dir(fx.peer())
         .args(["replay", PDF, "--reassert", "--write"])
         .output()
         .unwrap();
@@ -840,28 +695,22 @@ fn write_persists_only_the_re_validated_assert_block() {
         stderr.contains("refusing to persist a failing verdict"),
         "{stderr}"
     );
-    assert_eq!(std::fs::read(fx.peer.join(PDF)).unwrap(), written);
+    assert_eq!(std::fs::read(fx.peer().join(PDF)).unwrap(), written);
 }
 
 #[test]
 fn the_recorded_answer_check_is_wired_for_scripted_cassettes() {
     // Departure 2 (README "Differences"): an edited answer. cowork-harness
     // replays this green (spec §8.1); reel must not once the decider is wired.
-    let fx = Fixture::new();
+    let fx = Fixture::capture_layout();
     let rel = mutated(&fx, "edited-answer", |d| {
-        let co: Vec<Value> = d["controlOut"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|l| {
-                json!(
-                    l.as_str()
-                        .unwrap()
-                        .replace("\"Auth, Audit\"", "\"Billing\"")
-                )
-            })
-            .collect();
-        d["controlOut"] = json!(co);
+        support::cassette::edit_lines(&mut d["controlOut"], |line| {
+            let answer =
+                "/response/response/updatedInput/answers/Which features should be enabled?";
+            if let Some(answer) = line.pointer_mut(answer) {
+                *answer = json!("Billing");
+            }
+        });
     });
     let (rc, v, stderr) = replay_json(&fx, &[&rel]);
     let fidelity: Vec<&Value> = v["results"][0]["assertions"]
@@ -882,7 +731,7 @@ fn the_recorded_answer_check_is_wired_for_scripted_cassettes() {
 /// empty one folds to `{}`/`[]` like any other.
 #[test]
 fn timeline_folds_are_absent_without_a_timeline() {
-    let fx = Fixture::new();
+    let fx = Fixture::capture_layout();
     let none = mutated(&fx, "no-timeline", |d| {
         d.as_object_mut().unwrap().shift_remove("timeline");
         d["scenario"]["assert"] = json!([{"skill_tool_used": {"skill": ".*", "tool": ".*"}}]);
@@ -922,7 +771,7 @@ fn timeline_folds_are_absent_without_a_timeline() {
 /// 1), `provenance` (names the tool), and temp-dir paths in evidence.
 #[test]
 fn bundled_cassettes_replay_field_for_field_as_the_original() {
-    let dir = util::data("original-replay");
+    let dir = support::data("original-replay");
     let mut compared = 0;
     for entry in std::fs::read_dir(&dir).unwrap().flatten() {
         let path = entry.path();
@@ -933,11 +782,11 @@ fn bundled_cassettes_replay_field_for_field_as_the_original() {
         let rel = ["cassettes", "cassettes/red"]
             .iter()
             .map(|d| format!("{d}/{name}.cassette.json"))
-            .find(|p| util::repo().join(p).is_file())
+            .find(|p| support::repo().join(p).is_file())
             .unwrap_or_else(|| panic!("no bundled cassette for {name}"));
         let want: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        let out = util::reel()
-            .current_dir(util::repo())
+        let out = support::reel()
+            .current_dir(support::repo())
             .args(["replay", &rel, "--output-format", "json"])
             .output()
             .unwrap();
@@ -947,7 +796,7 @@ fn bundled_cassettes_replay_field_for_field_as_the_original() {
             "{name}: exit code"
         );
         let got: Value = serde_json::from_slice(&out.stdout).unwrap();
-        util::assert_same_result_as_original(&name, &got, &want);
+        support::assert_same_result_as_original(&name, &got, &want);
         compared += 1;
     }
     assert_eq!(

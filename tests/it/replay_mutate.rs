@@ -8,17 +8,17 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::util;
+use crate::support::{self, CassetteDoc, Failures, Fixture, RunExt};
 
 const METRICS: &str = "{\"total\": 42, \"currency\": \"EUR\", \"ok\": true}";
 
 /// A temp dir holding `write-note` with `outputs/metrics.json` (body
 /// [`METRICS`]) added to the manifest and to `no_unexpected_files`, then
 /// `edit` applied to the document.
-fn fixture(edit: impl FnOnce(&mut Value)) -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    let src = util::repo().join("cassettes/write-note.cassette.json");
-    let mut d: Value = serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+fn fixture(edit: impl FnOnce(&mut Value)) -> (Fixture, PathBuf) {
+    let fx = Fixture::new();
+    let src = support::repo().join("cassettes/write-note.cassette.json");
+    let mut d = CassetteDoc::from_file(&src).into_value();
     d["artifacts"].as_array_mut().unwrap().push(json!({
         "path": "outputs/metrics.json",
         "bytes": METRICS.len(),
@@ -32,9 +32,11 @@ fn fixture(edit: impl FnOnce(&mut Value)) -> (tempfile::TempDir, PathBuf) {
         }
     }
     edit(&mut d);
-    let path = tmp.path().join("write-note.cassette.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&d).unwrap()).unwrap();
-    (tmp, path)
+    let path = fx.write(
+        "write-note.cassette.json",
+        serde_json::to_string_pretty(&d).unwrap(),
+    );
+    (fx, path)
 }
 
 fn add_asserts(d: &mut Value, items: Value) {
@@ -50,19 +52,14 @@ fn json_check(path: &str, equals: Value) -> Value {
 /// original's layout, whose `[mutate]` lines these tests compare); returns
 /// (exit, stdout, stderr).
 fn replay(dir: &Path, file: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = util::reel()
+    let run = support::reel()
         .current_dir(dir)
         .arg("replay")
         .arg(file)
         .args(args)
         .arg("--verbose")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+        .run();
+    (run.code, run.stdout, run.stderr)
 }
 
 fn replay_json(dir: &Path, file: &Path, args: &[&str]) -> (i32, Value, String) {
@@ -107,7 +104,7 @@ fn mutate_lines(stderr: &str) -> Vec<&str> {
 #[test]
 fn weak_assertions_leave_every_perturbation_uncaught() {
     let (tmp, file) = fixture(|_| {});
-    let (rc, stdout, stderr) = replay(tmp.path(), &file, &["--mutate"]);
+    let (rc, stdout, stderr) = replay(tmp.root(), &file, &["--mutate"]);
     assert_eq!(rc, 0, "{stderr}");
     assert!(stdout.is_empty(), "text mode keeps stdout empty");
     assert_eq!(
@@ -129,7 +126,7 @@ fn weak_assertions_leave_every_perturbation_uncaught() {
 #[test]
 fn a_caught_perturbation_is_not_reported() {
     let (tmp, file) = fixture(|d| add_asserts(d, json!([json_check("total", json!(42))])));
-    let (rc, _, stderr) = replay(tmp.path(), &file, &["--mutate"]);
+    let (rc, _, stderr) = replay(tmp.root(), &file, &["--mutate"]);
     assert_eq!(rc, 0, "{stderr}");
     let lines = mutate_lines(&stderr);
     assert_eq!(
@@ -153,7 +150,7 @@ fn a_caught_perturbation_is_not_reported() {
             ]),
         )
     });
-    let (rc, _, stderr) = replay(tmp.path(), &file, &["--mutate"]);
+    let (rc, _, stderr) = replay(tmp.root(), &file, &["--mutate"]);
     assert_eq!(rc, 0, "{stderr}");
     assert_eq!(
         mutate_lines(&stderr),
@@ -169,8 +166,8 @@ fn an_already_failing_assertion_cannot_catch_and_the_verdict_is_untouched() {
     // `total` is asserted, but wrongly: the assertion fails on the recorded
     // value, so it cannot be credited with catching the perturbation.
     let (tmp, file) = fixture(|d| add_asserts(d, json!([json_check("total", json!(41))])));
-    let (rc_plain, plain, _) = replay_json(tmp.path(), &file, &[]);
-    let (rc_mut, mutated, stderr) = replay_json(tmp.path(), &file, &["--mutate"]);
+    let (rc_plain, plain, _) = replay_json(tmp.root(), &file, &[]);
+    let (rc_mut, mutated, stderr) = replay_json(tmp.root(), &file, &["--mutate"]);
     assert_eq!((rc_plain, rc_mut), (1, 1), "{stderr}");
     let (plain, none) = split_mutation(&plain);
     assert!(none.is_none(), "no `mutation` without --mutate");
@@ -191,8 +188,8 @@ fn an_already_failing_assertion_cannot_catch_and_the_verdict_is_untouched() {
 fn verdict_exit_and_results_are_the_same_with_and_without_mutate() {
     let (tmp, file) = fixture(|d| add_asserts(d, json!([json_check("ok", json!(true))])));
     let before = std::fs::read(&file).unwrap();
-    let (rc_plain, plain, _) = replay_json(tmp.path(), &file, &[]);
-    let (rc_mut, mutated, stderr) = replay_json(tmp.path(), &file, &["--mutate"]);
+    let (rc_plain, plain, _) = replay_json(tmp.root(), &file, &[]);
+    let (rc_mut, mutated, stderr) = replay_json(tmp.root(), &file, &["--mutate"]);
     assert_eq!((rc_plain, rc_mut), (0, 0), "{stderr}");
     let (plain, _) = split_mutation(&plain);
     let (mutated, report) = split_mutation(&mutated);
@@ -214,13 +211,13 @@ fn verdict_exit_and_results_are_the_same_with_and_without_mutate() {
     // Perturbations happen in the private temp dir only: the cassette and
     // the working directory are untouched.
     assert_eq!(std::fs::read(&file).unwrap(), before);
-    let entries: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    let entries: Vec<_> = std::fs::read_dir(tmp.root()).unwrap().collect();
     assert_eq!(entries.len(), 1, "nothing written next to the cassette");
 
     // A red cassette stays red, with the same failures.
-    let red = util::repo().join("cassettes/red/wrong-answer.cassette.json");
-    let (rc_plain, plain, _) = replay_json(tmp.path(), &red, &[]);
-    let (rc_mut, mutated, _) = replay_json(tmp.path(), &red, &["--mutate"]);
+    let red = support::repo().join("cassettes/red/wrong-answer.cassette.json");
+    let (rc_plain, plain, _) = replay_json(tmp.root(), &red, &[]);
+    let (rc_mut, mutated, _) = replay_json(tmp.root(), &red, &["--mutate"]);
     assert_eq!(rc_plain, rc_mut);
     assert_ne!(rc_plain, 0);
     let (plain, _) = split_mutation(&plain);
@@ -233,7 +230,7 @@ fn verdict_exit_and_results_are_the_same_with_and_without_mutate() {
 fn caps_bound_the_sample_and_the_report_names_the_binding_cap() {
     let (tmp, file) = fixture(|_| {});
     let (rc, v, stderr) = replay_json(
-        tmp.path(),
+        tmp.root(),
         &file,
         &["--mutate", "--mutate-max-per-file", "1"],
     );
@@ -248,7 +245,7 @@ fn caps_bound_the_sample_and_the_report_names_the_binding_cap() {
         stderr.contains("::warning:: [mutate] 1/1 sampled perturbation(s) CAUGHT BY NOTHING — these fields are unguarded (sampled 1 of 3 eligible value(s); per-file cap 1 reached on 1 file(s)):"),
         "{stderr}"
     );
-    let (_, v, stderr) = replay_json(tmp.path(), &file, &["--mutate", "--mutate-max-total", "2"]);
+    let (_, v, stderr) = replay_json(tmp.root(), &file, &["--mutate", "--mutate-max-total", "2"]);
     assert_eq!(v["results"][0]["mutation"]["truncatedBy"], json!("total"));
     assert!(
         stderr.contains("(sampled 2 of 3 eligible value(s); total cap 2 reached):"),
@@ -260,7 +257,7 @@ fn caps_bound_the_sample_and_the_report_names_the_binding_cap() {
 fn include_and_exclude_scope_the_sample() {
     let (tmp, file) = fixture(|_| {});
     let (_, v, stderr) = replay_json(
-        tmp.path(),
+        tmp.root(),
         &file,
         &["--mutate", "--mutate-exclude", "outputs/**"],
     );
@@ -270,7 +267,7 @@ fn include_and_exclude_scope_the_sample() {
         "{stderr}"
     );
     let (_, v, _) = replay_json(
-        tmp.path(),
+        tmp.root(),
         &file,
         &[
             "--mutate",
@@ -285,15 +282,15 @@ fn include_and_exclude_scope_the_sample() {
 
 #[test]
 fn cassettes_without_json_deliverables_get_the_explaining_notice() {
-    let note = util::repo().join("cassettes/write-note.cassette.json");
-    let (rc, _, stderr) = replay(&util::repo(), &note, &["--mutate"]);
+    let note = support::repo().join("cassettes/write-note.cassette.json");
+    let (rc, _, stderr) = replay(&support::repo(), &note, &["--mutate"]);
     assert_eq!(rc, 0, "{stderr}");
     assert!(
         stderr.contains("::notice:: [mutate] no perturbable values — this cassette records 1 artifact(s), none of them .json."),
         "{stderr}"
     );
-    let multi = util::compat("examples/replays/example-multiselect-gate.cassette.json");
-    let (rc, _, stderr) = replay(&util::repo(), &multi, &["--mutate"]);
+    let multi = support::compat("examples/replays/example-multiselect-gate.cassette.json");
+    let (rc, _, stderr) = replay(&support::repo(), &multi, &["--mutate"]);
     assert_eq!(rc, 0, "{stderr}");
     assert!(
         stderr.contains("[mutate] no perturbable values — this cassette records 0 artifact(s)"),
@@ -303,7 +300,7 @@ fn cassettes_without_json_deliverables_get_the_explaining_notice() {
 
 #[test]
 fn mutate_flags_without_mutate_or_with_bad_caps_are_usage_errors() {
-    let note = util::repo().join("cassettes/write-note.cassette.json");
+    let note = support::repo().join("cassettes/write-note.cassette.json");
     let cases: &[(&[&str], &str)] = &[
         (
             &["--mutate-include", "a/**", "--mutate-max-total", "5"],
@@ -326,23 +323,29 @@ fn mutate_flags_without_mutate_or_with_bad_caps_are_usage_errors() {
             "replay: --mutate-max-total must be a positive integer (got \"1.5\")",
         ),
     ];
+    let mut failures = Failures::new();
+    let mut ran = 0;
     for (args, want) in cases {
-        let (rc, stdout, stderr) = replay(&util::repo(), &note, args);
-        assert_eq!(rc, 2, "{args:?}: {stderr}");
-        assert!(stdout.is_empty());
-        assert!(stderr.contains(want), "{args:?}: {stderr}");
-        let (rc, v, _) = replay_json(&util::repo(), &note, args);
-        assert_eq!(rc, 2, "{args:?}");
-        assert_eq!(v["ok"], json!(false));
-        assert_eq!(v["results"], json!([]));
-        assert_eq!(v["error"]["category"], json!("usage"));
-        assert!(
-            v["error"]["message"].as_str().unwrap().contains(want),
-            "{args:?}: {v}"
-        );
-        validate(&v);
+        ran += 1;
+        failures.case(format!("{args:?}"), || {
+            let (rc, stdout, stderr) = replay(&support::repo(), &note, args);
+            assert_eq!(rc, 2, "{args:?}: {stderr}");
+            assert!(stdout.is_empty());
+            assert!(stderr.contains(want), "{args:?}: {stderr}");
+            let (rc, v, _) = replay_json(&support::repo(), &note, args);
+            assert_eq!(rc, 2, "{args:?}");
+            assert_eq!(v["ok"], json!(false));
+            assert_eq!(v["results"], json!([]));
+            assert_eq!(v["error"]["category"], json!("usage"));
+            assert!(
+                v["error"]["message"].as_str().unwrap().contains(want),
+                "{args:?}: {v}"
+            );
+            validate(&v);
+        });
     }
-    let out = util::reel().args(["replay", "--help"]).output().unwrap();
+    failures.assert_none(ran);
+    let out = support::reel().args(["replay", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     for flag in [
         "--mutate\n",
@@ -353,7 +356,7 @@ fn mutate_flags_without_mutate_or_with_bad_caps_are_usage_errors() {
     ] {
         assert!(help.contains(flag), "{flag} in --help:\n{help}");
     }
-    let out = util::reel().arg("replay").output().unwrap();
+    let out = support::reel().arg("replay").output().unwrap();
     assert!(
         String::from_utf8_lossy(&out.stderr)
             .contains("[--mutate [--mutate-include/-exclude <glob>]..."),
@@ -362,20 +365,7 @@ fn mutate_flags_without_mutate_or_with_bad_caps_are_usage_errors() {
 }
 
 fn validate(v: &Value) {
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(util::repo().join("schema/replay.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("valid JSON Schema");
-    let errors: Vec<String> = validator
-        .iter_errors(v)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "schema/replay.json:\n{}\n{v}",
-        errors.join("\n")
-    );
+    support::assert_schema("replay.json", v);
 }
 
 #[test]
@@ -387,15 +377,15 @@ fn the_json_mutation_object_matches_the_schema() {
         &["--mutate", "--mutate-max-total", "2"],
         &["--mutate", "--mutate-exclude", "**"],
     ] {
-        let (_, v, _) = replay_json(tmp.path(), &file, extra);
+        let (_, v, _) = replay_json(tmp.root(), &file, extra);
         assert!(v["results"][0]["mutation"].is_object(), "{v}");
         validate(&v);
     }
     // And the schema rejects a malformed `mutation` (it constrains the field).
-    let (_, mut v, _) = replay_json(tmp.path(), &file, &["--mutate"]);
+    let (_, mut v, _) = replay_json(tmp.root(), &file, &["--mutate"]);
     v["results"][0]["mutation"]["truncatedBy"] = json!("sometimes");
     let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(util::repo().join("schema/replay.json")).unwrap(),
+        &std::fs::read_to_string(support::repo().join("schema/replay.json")).unwrap(),
     )
     .unwrap();
     assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&v));
@@ -404,8 +394,8 @@ fn the_json_mutation_object_matches_the_schema() {
 #[test]
 fn the_status_reporter_lists_the_mutation_report_under_its_file() {
     let (tmp, file) = fixture(|_| {});
-    let out = util::reel()
-        .current_dir(tmp.path())
+    let out = support::reel()
+        .current_dir(tmp.root())
         .arg("replay")
         .arg(&file)
         .arg("--mutate")
@@ -425,4 +415,14 @@ fn the_status_reporter_lists_the_mutation_report_under_its_file() {
         "{stderr}"
     );
     assert_eq!(lines.last(), Some(&"1 passed, 0 failed"), "{stderr}");
+    // The whole report, as a reviewer reads it (the temp path and the
+    // timing masked).
+    let root = regex::escape(&tmp.root().display().to_string());
+    let report = stderr.to_string();
+    insta::with_settings!({filters => vec![
+        (root.as_str(), "[tmp]"),
+        (r"(?m)  \d+ ms$|  \d+\.\d+ s$", "  [time]"),
+    ]}, {
+        insta::assert_snapshot!("status_reporter_with_mutations", report);
+    });
 }

@@ -6,16 +6,12 @@
 
 use std::path::Path;
 
-use crate::util;
+use crate::support::{self, RunExt};
 
 /// Runs reel in `dir`; returns (exit code, stdout, stderr).
 fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = util::reel().current_dir(dir).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let run = support::reel().current_dir(dir).args(args).run();
+    (run.code, run.stdout, run.stderr)
 }
 
 /// Snapshots `text` with per-file times and temp paths masked.
@@ -50,7 +46,7 @@ fn assert_shape(stderr: &str) {
 
 #[test]
 fn replay_of_the_bundled_cassettes() {
-    let (rc, stdout, stderr) = run(&util::repo(), &["replay", "cassettes/"]);
+    let (rc, stdout, stderr) = run(&support::repo(), &["replay", "cassettes/"]);
     assert_eq!(rc, 0, "{stderr}");
     assert!(stdout.is_empty());
     assert_shape(&stderr);
@@ -59,7 +55,7 @@ fn replay_of_the_bundled_cassettes() {
 
 #[test]
 fn replay_of_the_red_cassettes() {
-    let (rc, stdout, stderr) = run(&util::repo(), &["replay", "cassettes/red"]);
+    let (rc, stdout, stderr) = run(&support::repo(), &["replay", "cassettes/red"]);
     assert_eq!(rc, 1, "{stderr}");
     assert!(stdout.is_empty());
     assert_shape(&stderr);
@@ -72,7 +68,7 @@ fn mixed() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     for d in ["sessions", "skills"] {
-        util::copy_tree(&util::repo().join(d), &root.join(d));
+        support::copy_tree(&support::repo().join(d), &root.join(d));
     }
     let cassettes = root.join("cassettes");
     std::fs::create_dir_all(&cassettes).unwrap();
@@ -81,7 +77,7 @@ fn mixed() -> tempfile::TempDir {
         "cassettes/skill-triggered.cassette.json",
         "cassettes/red/wrong-answer.cassette.json",
     ] {
-        let from = util::repo().join(f);
+        let from = support::repo().join(f);
         std::fs::copy(&from, cassettes.join(from.file_name().unwrap())).unwrap();
     }
     std::fs::write(
@@ -137,8 +133,8 @@ fn verify_cassettes_of_a_mixed_directory() {
 #[test]
 fn rehash_of_the_bundled_cassettes_skips_each_by_name() {
     let tmp = tempfile::tempdir().unwrap();
-    util::copy_tree(
-        &util::repo().join("cassettes"),
+    support::copy_tree(
+        &support::repo().join("cassettes"),
         &tmp.path().join("cassettes"),
     );
     let (rc, stdout, stderr) = run(tmp.path(), &["rehash", "cassettes", "--dry-run"]);
@@ -151,7 +147,7 @@ fn rehash_of_the_bundled_cassettes_skips_each_by_name() {
 #[test]
 fn verbose_keeps_the_original_footer_per_file() {
     let (rc, _, stderr) = run(
-        &util::repo(),
+        &support::repo(),
         &[
             "replay",
             "cassettes/red/wrong-answer.cassette.json",
@@ -169,7 +165,7 @@ fn colour_on_a_terminal_only() {
     // Off a terminal (the test's pipe) anstream drops colour, with or without NO_COLOR.
     let out = assert_cmd::Command::cargo_bin("reel")
         .unwrap()
-        .current_dir(util::repo())
+        .current_dir(support::repo())
         .env_remove("NO_COLOR")
         .env_remove("GITHUB_ACTIONS")
         .args(["replay", "cassettes/red"])
@@ -183,7 +179,7 @@ fn colour_on_a_terminal_only() {
     // Forced colour (CLICOLOR_FORCE, honoured by anstream) paints the words, which stay.
     let out = assert_cmd::Command::cargo_bin("reel")
         .unwrap()
-        .current_dir(util::repo())
+        .current_dir(support::repo())
         .env_remove("NO_COLOR")
         .env("CLICOLOR_FORCE", "1")
         .args(["replay", "cassettes/red"])

@@ -8,100 +8,59 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{claude_bin, copy_tree, reel, repo};
+use crate::support::{self, CassetteDoc, Fixture, RunExt, claude_bin, reel, repo};
 
-/// A scratch copy of the repository's examples in a git work tree.
-struct Scratch {
-    dir: tempfile::TempDir,
+/// A scratch git work tree holding copies of `src`'s example directories
+/// (skills are staged from git-tracked files), committed as `message`.
+fn scratch_of(src: &Path, message: &str) -> Fixture {
+    let fx = Fixture::new();
+    for sub in ["cassettes", "scenarios", "sessions", "skills", "data"] {
+        fx.copy_in(&src.join(sub), sub);
+    }
+    fx.commit(".", message);
+    fx
 }
 
-impl Scratch {
-    fn new() -> Scratch {
-        let dir = tempfile::tempdir().unwrap();
-        for sub in ["cassettes", "scenarios", "sessions", "skills", "data"] {
-            copy_tree(&repo().join(sub), &dir.path().join(sub));
-        }
-        let s = Scratch { dir };
-        s.git(&["init", "-q"]);
-        s.commit("examples");
-        s
-    }
+/// A scratch copy of the repository's examples in a git work tree.
+fn scratch() -> Fixture {
+    scratch_of(&repo(), "examples")
+}
 
-    fn path(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
-    }
-
-    fn git(&self, args: &[&str]) {
-        let ok = std::process::Command::new("git")
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "git {args:?}");
-    }
-
-    fn commit(&self, message: &str) {
-        self.git(&["add", "-A"]);
-        self.git(&["commit", "-qm", message, "--allow-empty"]);
-    }
-
+/// What these tests do in a scratch work tree.
+trait Scratch {
     /// Edits a file of the copy and commits it.
-    fn edit(&self, rel: &str, f: impl FnOnce(String) -> String) {
-        let p = self.path(rel);
-        let text = std::fs::read_to_string(&p).unwrap();
-        std::fs::write(&p, f(text)).unwrap();
-        self.commit(&format!("edit {rel}"));
+    fn edit_and_commit(&self, rel: &str, f: impl FnOnce(&str) -> String);
+    fn rerun(&self, cassette: &str, extra: &[&str]) -> (i32, Value, String);
+}
+
+impl Scratch for Fixture {
+    fn edit_and_commit(&self, rel: &str, f: impl FnOnce(&str) -> String) {
+        self.edit(rel, f);
+        self.commit(".", &format!("edit {rel}"));
     }
 
     fn rerun(&self, cassette: &str, extra: &[&str]) -> (i32, Value, String) {
-        rerun_at(self.dir.path(), cassette, extra)
+        rerun_at(self.root(), cassette, extra)
     }
 }
 
 fn rerun_at(cwd: &Path, cassette: &str, extra: &[&str]) -> (i32, Value, String) {
     let bin = claude_bin().expect("the real claude binary");
-    let out = reel()
+    let run = reel()
         .current_dir(cwd)
         .env("REEL_CLAUDE_BIN", bin)
         .arg("rerun")
         .arg(cassette)
         .args(["--output-format", "json"])
         .args(extra)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let env: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-        panic!(
-            "rerun printed no JSON envelope ({e}): {stdout}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+        .run();
+    let env = run.json();
     check_schema(&env);
-    (
-        out.status.code().unwrap_or(-1),
-        env,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    (run.code, env, run.stderr)
 }
 
 fn check_schema(env: &Value) {
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo().join("schema/rerun.json")).unwrap())
-            .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(env)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "schema/rerun.json rejects the envelope: {errors:?}\n{env}"
-    );
+    support::assert_schema("rerun.json", env);
 }
 
 /// A divergence as [`divergences`] lists it.
@@ -148,10 +107,8 @@ fn failing(env: &Value) -> Vec<String> {
 
 #[test]
 fn every_bundled_example_reruns_green_with_no_divergence() {
-    if claude_bin().is_none() {
-        return;
-    }
-    let s = Scratch::new();
+    support::require!(claude_bin());
+    let s = scratch();
     let (code, env, stderr) = s.rerun("cassettes", &[]);
     assert_eq!(code, 0, "{stderr}\n{env}");
     let results = env["results"].as_array().unwrap();
@@ -178,11 +135,9 @@ fn every_bundled_example_reruns_green_with_no_divergence() {
 
 #[test]
 fn a_broken_skill_script_fails_the_assertion_that_guards_it() {
-    if claude_bin().is_none() {
-        return;
-    }
-    let s = Scratch::new();
-    s.edit("skills/csv-stats/scripts/stats.sh", |t| {
+    support::require!(claude_bin());
+    let s = scratch();
+    s.edit_and_commit("skills/csv-stats/scripts/stats.sh", |t| {
         t.replace("rows += 1", "rows += 2")
     });
     // A replay of the same cassette is still green: it executes nothing.
@@ -207,11 +162,9 @@ fn a_broken_skill_script_fails_the_assertion_that_guards_it() {
 
 #[test]
 fn a_refactored_script_with_identical_output_stays_green_without_divergence() {
-    if claude_bin().is_none() {
-        return;
-    }
-    let s = Scratch::new();
-    s.edit("skills/csv-stats/scripts/stats.sh", |_| {
+    support::require!(claude_bin());
+    let s = scratch();
+    s.edit_and_commit("skills/csv-stats/scripts/stats.sh", |_| {
         "#!/usr/bin/env bash\n# Same output, another way: count and sum in two passes.\nset -euo pipefail\n\
          rows=$(tail -n +2 \"$1\" | grep -c .)\n\
          total=$(tail -n +2 \"$1\" | awk -F, '{ s += $NF } END { print s }')\n\
@@ -225,11 +178,9 @@ fn a_refactored_script_with_identical_output_stays_green_without_divergence() {
 
 #[test]
 fn an_extra_line_of_output_stays_green_and_diverges_at_that_turn() {
-    if claude_bin().is_none() {
-        return;
-    }
-    let s = Scratch::new();
-    s.edit("skills/csv-stats/scripts/stats.sh", |t| {
+    support::require!(claude_bin());
+    let s = scratch();
+    s.edit_and_commit("skills/csv-stats/scripts/stats.sh", |t| {
         format!("{t}echo 'computed by stats.sh' >&2\n")
     });
     let (code, env, stderr) = s.rerun("cassettes/csv-stats.cassette.json", &[]);
@@ -247,11 +198,9 @@ fn an_extra_line_of_output_stays_green_and_diverges_at_that_turn() {
 
 #[test]
 fn a_changed_skill_md_diverges_at_the_skill_turn() {
-    if claude_bin().is_none() {
-        return;
-    }
-    let s = Scratch::new();
-    s.edit("skills/weekly-report/SKILL.md", |t| {
+    support::require!(claude_bin());
+    let s = scratch();
+    s.edit_and_commit("skills/weekly-report/SKILL.md", |t| {
         t.replace(
             "Keep the template's headings.",
             "Keep the template's headings and dates.",
@@ -269,11 +218,9 @@ fn a_changed_skill_md_diverges_at_the_skill_turn() {
 
 #[test]
 fn a_changed_template_diverges_at_the_read_turn_while_the_frozen_file_still_passes() {
-    if claude_bin().is_none() {
-        return;
-    }
-    let s = Scratch::new();
-    s.edit("skills/weekly-report/templates/report.md", |t| {
+    support::require!(claude_bin());
+    let s = scratch();
+    s.edit_and_commit("skills/weekly-report/templates/report.md", |t| {
         t.replace("## Next", "## Next up")
     });
     let (code, env, stderr) = s.rerun("cassettes/weekly-report.cassette.json", &[]);
@@ -290,13 +237,11 @@ fn a_changed_template_diverges_at_the_read_turn_while_the_frozen_file_still_pass
 
 #[test]
 fn write_refreshes_a_cassette_that_then_replays_green() {
-    if claude_bin().is_none() {
-        return;
-    }
-    let s = Scratch::new();
+    support::require!(claude_bin());
+    let s = scratch();
     let before = std::fs::read(s.path("cassettes/csv-stats.cassette.json")).unwrap();
     // Diverged: --write alone leaves the cassette as it is.
-    s.edit("skills/csv-stats/scripts/stats.sh", |t| {
+    s.edit_and_commit("skills/csv-stats/scripts/stats.sh", |t| {
         format!("{t}echo note >&2\n")
     });
     let (code, env, _) = s.rerun("cassettes/csv-stats.cassette.json", &["--write"]);
@@ -339,9 +284,7 @@ fn write_refreshes_a_cassette_that_then_replays_green() {
 
 #[test]
 fn the_protocol_tier_cowork_harness_cassette_reruns_with_its_recorded_verdict() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let cassette =
         repo().join("tests/compat/examples/replays/example-multiselect-gate.cassette.json");
     // Its recorded session lives in cowork-harness's tree; pass ours (no staging).
@@ -388,20 +331,14 @@ fn container_and_hostloop_recordings_are_refused_with_exit_3() {
 }
 
 /// A bundled cassette with its JSON changed by `f`, in a scratch dir.
-fn hostile(f: impl FnOnce(&mut serde_json::Map<String, Value>)) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
+fn hostile(f: impl FnOnce(&mut serde_json::Map<String, Value>)) -> (Fixture, PathBuf) {
+    let fx = Fixture::new();
     for sub in ["scenarios", "sessions", "skills", "data"] {
-        copy_tree(&repo().join(sub), &dir.path().join(sub));
+        fx.copy_in(&repo().join(sub), sub);
     }
-    std::fs::create_dir_all(dir.path().join("cassettes")).unwrap();
-    let mut doc: serde_json::Map<String, Value> = serde_json::from_slice(
-        &std::fs::read(repo().join("cassettes/write-note.cassette.json")).unwrap(),
-    )
-    .unwrap();
-    f(&mut doc);
-    let path = dir.path().join("cassettes/write-note.cassette.json");
-    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
-    (dir, path)
+    let doc = CassetteDoc::from_file(&repo().join("cassettes/write-note.cassette.json")).edit(f);
+    let path = fx.write("cassettes/write-note.cassette.json", doc.compact());
+    (fx, path)
 }
 
 fn map_events(doc: &mut serde_json::Map<String, Value>, f: impl Fn(Value) -> Option<Value>) {
@@ -485,9 +422,9 @@ fn bad_cassettes_get_clear_errors_and_run_nothing() {
     ];
     let mut problems = Vec::new();
     for (name, f, want) in cases {
-        let (dir, path) = hostile(f);
+        let (fx, path) = hostile(f);
         let out = reel()
-            .current_dir(dir.path())
+            .current_dir(fx.root())
             .env("REEL_CLAUDE_BIN", "/nonexistent/claude-must-not-run")
             .arg("rerun")
             .arg(&path)
@@ -520,10 +457,8 @@ fn no_agent_binary_is_exit_3_naming_the_fix() {
 
 #[test]
 fn model_extract_writes_a_script_that_records_the_same_run() {
-    if claude_bin().is_none() {
-        return;
-    }
-    let s = Scratch::new();
+    support::require!(claude_bin());
+    let s = scratch();
     let script = s.path("csv.model.yaml");
     let out = reel()
         .current_dir(s.path("."))
@@ -590,7 +525,7 @@ fn extracted_scripts_match_the_schema_and_parse_back_to_the_same_replies() {
         let cassette = reel::cassette::Cassette::load(path).unwrap();
         let replies = reel::rerun::replies::from_cassette(&cassette).unwrap();
         let yaml = replies.script.to_yaml();
-        let doc: Value = serde_yaml::from_str(&yaml).unwrap();
+        let doc: Value = serde_yaml_ng::from_str(&yaml).unwrap();
         for e in validator.iter_errors(&doc) {
             problems.push(format!("{}: {e} at {}", path.display(), e.instance_path));
         }
@@ -648,9 +583,7 @@ fn record_text_only(assert: &str) -> (tempfile::TempDir, std::process::Output) {
 
 #[test]
 fn the_live_verdict_judges_the_runs_files_even_when_there_are_none() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     // The run writes no file: `file_exists` fails live, as in the original's
     // live check, where a replay of such a cassette would exclude it.
     let (dir, out) = record_text_only("  - result: success\n  - file_exists: outputs/report.md\n");
@@ -665,9 +598,7 @@ fn the_live_verdict_judges_the_runs_files_even_when_there_are_none() {
 
 #[test]
 fn live_only_keys_are_evaluated_on_a_live_run_and_stripped_on_replay() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let (dir, out) = record_text_only(
         "  - result: success\n  - file_absent: outputs/never.md\n  - no_delete_in_outputs: true\n  - transcript_no_host_path: true\n",
     );
@@ -701,10 +632,8 @@ fn live_only_keys_are_evaluated_on_a_live_run_and_stripped_on_replay() {
 
 #[test]
 fn a_turn_the_recording_lacks_is_reported_as_replies_exhausted() {
-    if claude_bin().is_none() {
-        return;
-    }
-    let s = Scratch::new();
+    support::require!(claude_bin());
+    let s = scratch();
     // Drop the recording's last reply: the agent will ask for turn 2 of 0..1.
     let path = s.path("cassettes/csv-stats.cassette.json");
     let mut doc: serde_json::Map<String, Value> =
@@ -726,14 +655,12 @@ fn a_turn_the_recording_lacks_is_reported_as_replies_exhausted() {
 
 #[test]
 fn the_text_report_names_each_file_and_closes_with_the_tally() {
-    if claude_bin().is_none() {
-        return;
-    }
-    let s = Scratch::new();
-    s.edit("skills/csv-stats/scripts/stats.sh", |t| {
+    support::require!(claude_bin());
+    let s = scratch();
+    s.edit_and_commit("skills/csv-stats/scripts/stats.sh", |t| {
         t.replace("rows += 1", "rows += 2")
     });
-    s.edit("skills/weekly-report/templates/report.md", |t| {
+    s.edit_and_commit("skills/weekly-report/templates/report.md", |t| {
         t.replace("## Next", "## Next up")
     });
     let out = reel()
@@ -765,25 +692,16 @@ fn the_text_report_names_each_file_and_closes_with_the_tally() {
 }
 
 /// A scratch git copy of the cowork-harness recordings in tests/data/rerun/cowork.
-fn cowork_scratch() -> Scratch {
-    let dir = tempfile::tempdir().unwrap();
-    for sub in ["cassettes", "scenarios", "sessions", "skills", "data"] {
-        copy_tree(
-            &repo().join("tests/data/rerun/cowork").join(sub),
-            &dir.path().join(sub),
-        );
-    }
-    let s = Scratch { dir };
-    s.git(&["init", "-q"]);
-    s.commit("cowork-harness recordings");
-    s
+fn cowork_scratch() -> Fixture {
+    scratch_of(
+        &repo().join("tests/data/rerun/cowork"),
+        "cowork-harness recordings",
+    )
 }
 
 #[test]
 fn cowork_harness_recordings_rerun_green_with_no_divergence() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let s = cowork_scratch();
     let (code, env, stderr) = s.rerun("cassettes", &["--strict"]);
     assert_eq!(code, 0, "{stderr}\n{env}");
@@ -806,11 +724,9 @@ fn cowork_harness_recordings_rerun_green_with_no_divergence() {
 
 #[test]
 fn cowork_harness_recordings_catch_a_changed_skill_tree() {
-    if claude_bin().is_none() {
-        return;
-    }
+    support::require!(claude_bin());
     let s = cowork_scratch();
-    s.edit("skills/csv-stats/scripts/stats.sh", |t| {
+    s.edit_and_commit("skills/csv-stats/scripts/stats.sh", |t| {
         t.replace("total += $NF", "total += 1")
     });
     let (code, env, stderr) = s.rerun("cassettes/csv-stats.cassette.json", &[]);
@@ -824,7 +740,7 @@ fn cowork_harness_recordings_catch_a_changed_skill_tree() {
     );
     assert!(divergences(&env).contains(&at("main", Some(1), Some("Bash"), "tool_result")));
 
-    s.edit("skills/weekly-report/templates/report.md", |t| {
+    s.edit_and_commit("skills/weekly-report/templates/report.md", |t| {
         t.replace("## Done", "## Shipped")
     });
     let (code, env, stderr) = s.rerun("cassettes/weekly-report.cassette.json", &[]);
@@ -836,7 +752,7 @@ fn cowork_harness_recordings_catch_a_changed_skill_tree() {
 }
 
 /// `reel rerun --write` of csv-stats in `s` with `CI` set to `ci`.
-fn rerun_write(s: &Scratch, ci: &str) -> (i32, Value) {
+fn rerun_write(s: &Fixture, ci: &str) -> (i32, Value) {
     let out = reel()
         .current_dir(s.path("."))
         .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
@@ -856,10 +772,8 @@ fn rerun_write(s: &Scratch, ci: &str) -> (i32, Value) {
 
 #[test]
 fn write_goes_through_review_identical_writes_nothing_a_difference_waits_or_fails_in_ci() {
-    if claude_bin().is_none() {
-        return;
-    }
-    let s = Scratch::new();
+    support::require!(claude_bin());
+    let s = scratch();
     let cassette = s.path("cassettes/csv-stats.cassette.json");
     let new = s.path("cassettes/csv-stats.cassette.json.new");
     let before = std::fs::read(&cassette).unwrap();
@@ -870,7 +784,7 @@ fn write_goes_through_review_identical_writes_nothing_a_difference_waits_or_fail
     assert_eq!(std::fs::read(&cassette).unwrap(), before);
     assert!(!new.exists());
     // A refactor with identical output: same behaviour, a new fingerprint.
-    s.edit("skills/csv-stats/scripts/stats.sh", |t| {
+    s.edit_and_commit("skills/csv-stats/scripts/stats.sh", |t| {
         format!("{t}# refactored\n")
     });
     let (code, env) = rerun_write(&s, "true");

@@ -11,12 +11,8 @@ use std::time::Duration;
 use expectrl::{Eof, Expect};
 use serde_json::{Map, Value};
 
-use crate::diff::schema_errors;
-use crate::util;
-
-fn read_doc(p: &Path) -> Map<String, Value> {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
+use crate::support;
+use crate::support::{read_doc, schema_errors};
 
 /// Writes `doc` at `path` with the body of its first artifact changed — a
 /// committed cassette a fresh recording will differ from in one file.
@@ -30,7 +26,7 @@ fn write_edited(doc: &Map<String, Value>, path: &Path, body: &str) {
 }
 
 fn record(root: &Path, claude: &Path, ci: bool, extra: &[&str]) -> std::process::Output {
-    let mut cmd = util::reel();
+    let mut cmd = support::reel();
     cmd.current_dir(root)
         .arg("record")
         .arg("scenarios/write-note.yaml")
@@ -52,20 +48,18 @@ fn text(b: &[u8]) -> String {
 
 #[test]
 fn record_over_a_committed_cassette_round_trips_through_pending_accept_and_reject() {
-    let Some(claude) = util::claude_bin() else {
-        return; // claude_bin() already printed why (and panics under CI)
-    };
+    let claude = support::require!(support::claude_bin());
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    crate::record::example_tree(root);
+    support::example_tree(root);
     let committed = root.join("cassettes/write-note.cassette.json");
     let pending = root.join("cassettes/write-note.cassette.json.new");
     std::fs::create_dir_all(committed.parent().unwrap()).unwrap();
-    let original = read_doc(&util::repo().join("cassettes/write-note.cassette.json"));
+    let original = read_doc(&support::repo().join("cassettes/write-note.cassette.json"));
 
     // 1. Identical re-recording: the committed bytes stay, nothing is added.
     std::fs::copy(
-        util::repo().join("cassettes/write-note.cassette.json"),
+        support::repo().join("cassettes/write-note.cassette.json"),
         &committed,
     )
     .unwrap();
@@ -95,7 +89,7 @@ fn record_over_a_committed_cassette_round_trips_through_pending_accept_and_rejec
     let new_bytes = std::fs::read(&pending).unwrap();
 
     // `reel pending` names it (exit 1: something to review).
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(root)
         .arg("pending")
         .output()
@@ -107,7 +101,7 @@ fn record_over_a_committed_cassette_round_trips_through_pending_accept_and_rejec
         "{}",
         text(&out.stdout)
     );
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(root)
         .args(["pending", "--output-format", "json"])
         .output()
@@ -118,7 +112,7 @@ fn record_over_a_committed_cassette_round_trips_through_pending_accept_and_rejec
     assert_eq!(env["results"][0]["cassetteExists"], true);
 
     // 3. Reject: the old cassette byte for byte, no `.new`.
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(root)
         .args(["reject", "cassettes/write-note.cassette.json"])
         .output()
@@ -131,7 +125,7 @@ fn record_over_a_committed_cassette_round_trips_through_pending_accept_and_rejec
     let out = record(root, &claude, false, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let new_bytes_2 = std::fs::read(&pending).unwrap();
-    let out = util::reel()
+    let out = support::reel()
         .current_dir(root)
         .args(["accept", "cassettes/write-note.cassette.json.new"])
         .output()
@@ -140,10 +134,10 @@ fn record_over_a_committed_cassette_round_trips_through_pending_accept_and_rejec
     assert_eq!(std::fs::read(&committed).unwrap(), new_bytes_2);
     assert!(!pending.exists());
     // Two recordings of one run differ only in masked values.
-    let d = util::reel()
+    let d = support::reel()
         .arg("diff")
         .arg(&committed)
-        .arg(util::repo().join("cassettes/write-note.cassette.json"))
+        .arg(support::repo().join("cassettes/write-note.cassette.json"))
         .output()
         .unwrap();
     assert_eq!(d.status.code(), Some(0), "{}", text(&d.stdout));
@@ -182,12 +176,12 @@ fn record_over_a_committed_cassette_round_trips_through_pending_accept_and_rejec
 fn pending_pair(dir: &Path, name: &str, newer: &str) -> (PathBuf, Vec<u8>, Vec<u8>) {
     let c = dir.join(format!("{name}.cassette.json"));
     std::fs::copy(
-        util::repo().join(format!("cassettes/{name}.cassette.json")),
+        support::repo().join(format!("cassettes/{name}.cassette.json")),
         &c,
     )
     .unwrap();
     std::fs::copy(
-        util::repo().join(format!("cassettes/{newer}.cassette.json")),
+        support::repo().join(format!("cassettes/{newer}.cassette.json")),
         dir.join(format!("{name}.cassette.json.new")),
     )
     .unwrap();
@@ -266,7 +260,11 @@ fn review_in_a_terminal_accepts_rejects_and_skips_by_key_press() {
 fn review_without_a_terminal_is_a_usage_error_pointing_at_the_script_commands() {
     let tmp = tempfile::tempdir().unwrap();
     pending_pair(tmp.path(), "write-note", "pick-format");
-    let out = util::reel().arg("review").arg(tmp.path()).output().unwrap();
+    let out = support::reel()
+        .arg("review")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(err.contains("needs a terminal"), "{err}");
@@ -277,9 +275,13 @@ fn review_without_a_terminal_is_a_usage_error_pointing_at_the_script_commands() 
 fn accept_and_reject_of_nothing_pending_name_the_path() {
     let tmp = tempfile::tempdir().unwrap();
     let c = tmp.path().join("x.cassette.json");
-    std::fs::copy(util::repo().join("cassettes/write-note.cassette.json"), &c).unwrap();
+    std::fs::copy(
+        support::repo().join("cassettes/write-note.cassette.json"),
+        &c,
+    )
+    .unwrap();
     for cmd in ["accept", "reject"] {
-        let out = util::reel().arg(cmd).arg(&c).output().unwrap();
+        let out = support::reel().arg(cmd).arg(&c).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{cmd}");
         assert!(
             text(&out.stderr).contains("x.cassette.json"),
@@ -287,7 +289,7 @@ fn accept_and_reject_of_nothing_pending_name_the_path() {
             text(&out.stderr)
         );
     }
-    let out = util::reel()
+    let out = support::reel()
         .arg("pending")
         .arg(tmp.path())
         .output()
@@ -300,7 +302,7 @@ fn accept_and_reject_of_nothing_pending_name_the_path() {
 fn verify_cassettes_reports_a_forgotten_pending_file() {
     let tmp = tempfile::tempdir().unwrap();
     let (c, _, _) = pending_pair(tmp.path(), "write-note", "pick-format");
-    let out = util::reel()
+    let out = support::reel()
         .arg("verify-cassettes")
         .arg(tmp.path())
         .args(["--skip-staleness", "--skip-scenario-drift"])
@@ -311,7 +313,7 @@ fn verify_cassettes_reports_a_forgotten_pending_file() {
     assert!(err.contains("write-note.cassette.json.new"), "{err}");
     assert!(err.contains("reel review"), "{err}");
     // A cassette path names its own `.new` too, and JSON carries the class.
-    let out = util::reel()
+    let out = support::reel()
         .arg("verify-cassettes")
         .arg(&c)
         .args([
@@ -332,8 +334,8 @@ fn verify_cassettes_reports_a_forgotten_pending_file() {
     assert_eq!(msgs.len(), 1, "{env}");
     assert!(msgs[0].as_str().unwrap().contains("reel accept"));
     // Resolved, the gate is clean again.
-    util::reel().arg("reject").arg(&c).assert().success();
-    let out = util::reel()
+    support::reel().arg("reject").arg(&c).assert().success();
+    let out = support::reel()
         .arg("verify-cassettes")
         .arg(tmp.path())
         .args(["--skip-staleness", "--skip-scenario-drift"])

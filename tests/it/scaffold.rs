@@ -4,15 +4,13 @@
 
 use serde_json::Value;
 
-use crate::util;
+use crate::support;
 
 #[test]
 fn every_bundled_cassette_scaffolds_into_a_recordable_passing_test() {
-    let Some(claude) = util::claude_bin() else {
-        return;
-    };
+    let claude = support::require!(support::claude_bin());
     let tmp = tempfile::tempdir().unwrap();
-    let mut cassettes: Vec<_> = std::fs::read_dir(util::repo().join("cassettes"))
+    let mut cassettes: Vec<_> = std::fs::read_dir(support::repo().join("cassettes"))
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.to_string_lossy().ends_with(".cassette.json"))
@@ -27,7 +25,7 @@ fn every_bundled_cassette_scaffolds_into_a_recordable_passing_test() {
             .trim_end_matches(".cassette.json")
             .to_string();
         let scenario = tmp.path().join(format!("scenarios/{name}.yaml"));
-        let out = util::reel()
+        let out = support::reel()
             .arg("scaffold")
             .arg(&src)
             .arg("--out")
@@ -46,7 +44,7 @@ fn every_bundled_cassette_scaffolds_into_a_recordable_passing_test() {
             "{name}: no model script beside the scenario"
         );
 
-        let lint = util::reel()
+        let lint = support::reel()
             .args(["lint", "--output-format", "json"])
             .arg(&scenario)
             .output()
@@ -55,7 +53,7 @@ fn every_bundled_cassette_scaffolds_into_a_recordable_passing_test() {
         assert_eq!(v["ok"], true, "{name}: the scaffold lints clean: {v}");
 
         let cassette = tmp.path().join(format!("cassettes/{name}.cassette.json"));
-        let rec = util::reel()
+        let rec = support::reel()
             .current_dir(tmp.path())
             .env("REEL_CLAUDE_BIN", &claude)
             .arg("record")
@@ -71,7 +69,7 @@ fn every_bundled_cassette_scaffolds_into_a_recordable_passing_test() {
             String::from_utf8_lossy(&rec.stderr),
             std::fs::read_to_string(&scenario).unwrap()
         );
-        let rep = util::reel()
+        let rep = support::reel()
             .current_dir(tmp.path())
             .arg("replay")
             .arg(&cassette)
@@ -88,11 +86,11 @@ fn every_bundled_cassette_scaffolds_into_a_recordable_passing_test() {
 
 #[test]
 fn without_out_the_scenario_goes_to_stdout_and_existing_files_are_kept() {
-    let src = util::repo().join("cassettes/pick-format.cassette.json");
-    let out = util::reel().arg("scaffold").arg(&src).output().unwrap();
+    let src = support::repo().join("cassettes/pick-format.cassette.json");
+    let out = support::reel().arg("scaffold").arg(&src).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
-    let doc: Value = serde_yaml::from_str(&text).unwrap();
+    let doc: Value = serde_yaml_ng::from_str(&text).unwrap();
     assert_eq!(doc["fidelity"], "protocol");
     let asserts = doc["assert"].as_array().unwrap();
     for want in [
@@ -108,7 +106,7 @@ fn without_out_the_scenario_goes_to_stdout_and_existing_files_are_kept() {
     let tmp = tempfile::tempdir().unwrap();
     let f = tmp.path().join("x.yaml");
     std::fs::write(&f, "mine").unwrap();
-    let out = util::reel()
+    let out = support::reel()
         .arg("scaffold")
         .arg(&src)
         .arg("--out")

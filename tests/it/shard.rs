@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::util;
+use crate::support;
 
 /// The cassette files a `replay --junit` report names (one suite each).
 fn junit_suites(path: &std::path::Path) -> Vec<String> {
@@ -16,7 +16,7 @@ fn junit_suites(path: &std::path::Path) -> Vec<String> {
 }
 
 fn bundled() -> BTreeSet<String> {
-    std::fs::read_dir(util::repo().join("cassettes"))
+    std::fs::read_dir(support::repo().join("cassettes"))
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -31,8 +31,8 @@ fn replay_shards_partition_the_bundled_cassettes_each_with_its_junit() {
         let mut seen = Vec::new();
         for i in 1..=total {
             let junit = tmp.path().join(format!("junit-{i}-of-{total}.xml"));
-            util::reel()
-                .current_dir(util::repo())
+            support::reel()
+                .current_dir(support::repo())
                 .args(["replay", "cassettes/", "--shard", &format!("{i}/{total}")])
                 .arg("--junit")
                 .arg(&junit)
@@ -68,8 +68,8 @@ fn an_empty_shard_is_a_notice_and_exit_0() {
                 .any(|n| reel::shard::Shard::new(*i, 40).unwrap().contains_key(n))
         })
         .unwrap();
-    let out = util::reel()
-        .current_dir(util::repo())
+    let out = support::reel()
+        .current_dir(support::repo())
         .args(["replay", "cassettes/", "--output-format", "json", "--shard"])
         .arg(format!("{empty}/40"))
         .output()
@@ -98,8 +98,8 @@ fn an_empty_rerun_shard_runs_no_agent_and_exits_0() {
                 .any(|n| reel::shard::Shard::new(*i, 40).unwrap().contains_key(n))
         })
         .unwrap();
-    let out = util::reel()
-        .current_dir(util::repo())
+    let out = support::reel()
+        .current_dir(support::repo())
         .args(["rerun", "cassettes/", "--output-format", "json", "--shard"])
         .arg(format!("{empty}/40"))
         // Nothing may start an agent.
@@ -121,8 +121,8 @@ fn verify_cassettes_shards_partition_the_bundled_cassettes() {
     let total = 3;
     let mut seen = Vec::new();
     for i in 1..=total {
-        let out = util::reel()
-            .current_dir(util::repo())
+        let out = support::reel()
+            .current_dir(support::repo())
             .args(["verify-cassettes", "cassettes/", "--output-format", "json"])
             .args(["--allow-patterns-file", "cassettes/verify-allow.txt"])
             .arg("--shard")
@@ -150,8 +150,8 @@ fn verify_cassettes_shards_partition_the_bundled_cassettes() {
 fn a_file_named_directly_shards_like_the_same_file_found_in_its_directory() {
     for i in 1..=3u64 {
         let shard = format!("{i}/3");
-        let by_dir = util::reel()
-            .current_dir(util::repo())
+        let by_dir = support::reel()
+            .current_dir(support::repo())
             .args([
                 "verify-cassettes",
                 "cassettes/",
@@ -162,8 +162,8 @@ fn a_file_named_directly_shards_like_the_same_file_found_in_its_directory() {
             .args(["--shard", &shard])
             .output()
             .unwrap();
-        let mut cmd = util::reel();
-        cmd.current_dir(util::repo())
+        let mut cmd = support::reel();
+        cmd.current_dir(support::repo())
             .args([
                 "verify-cassettes",
                 "--skip-privacy",
@@ -203,8 +203,8 @@ fn bad_shard_values_are_usage_errors_naming_the_flag() {
             } else {
                 "cassettes/"
             };
-            let out = util::reel()
-                .current_dir(util::repo())
+            let out = support::reel()
+                .current_dir(support::repo())
                 .args([cmd, target, "--shard", bad])
                 .output()
                 .unwrap();

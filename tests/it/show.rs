@@ -6,14 +6,14 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::diff::{bundled, compat, schema_errors};
-use crate::util;
+use crate::support;
+use crate::support::schema_errors;
 
 const VIEWS: [&str; 6] = ["tools", "questions", "files", "timeline", "usage", "all"];
 
 fn show(path: &Path, view: &str, json: bool) -> (i32, String) {
-    let mut cmd = util::reel();
-    cmd.current_dir(util::repo())
+    let mut cmd = support::reel();
+    cmd.current_dir(support::repo())
         .arg("show")
         .arg(path)
         .args(["--view", view]);
@@ -29,7 +29,10 @@ fn show(path: &Path, view: &str, json: bool) -> (i32, String) {
 
 #[test]
 fn every_view_of_every_cassette_in_text_and_json() {
-    for p in bundled().into_iter().chain(compat()) {
+    for p in support::bundled_cassettes()
+        .into_iter()
+        .chain(support::compat_cassettes())
+    {
         for view in VIEWS {
             let (code, text) = show(&p, view, false);
             assert_eq!(code, 0, "{} --view {view}", p.display());
@@ -66,7 +69,7 @@ fn every_view_of_every_cassette_in_text_and_json() {
 
 #[test]
 fn show_names_what_the_recording_did() {
-    let p = util::repo().join("cassettes/pick-features.cassette.json");
+    let p = support::repo().join("cassettes/pick-features.cassette.json");
     let (_, json) = show(&p, "all", true);
     let r = &serde_json::from_str::<Value>(&json).unwrap()["results"][0];
     assert_eq!(r["tools"][0]["name"], "AskUserQuestion");
@@ -81,7 +84,7 @@ fn show_names_what_the_recording_did() {
 
 #[test]
 fn a_json_artifact_gets_a_shallow_preview() {
-    let src = util::repo().join("cassettes/write-note.cassette.json");
+    let src = support::repo().join("cassettes/write-note.cassette.json");
     let mut doc: serde_json::Map<String, Value> =
         serde_json::from_str(&std::fs::read_to_string(&src).unwrap()).unwrap();
     let body = r#"{"name":"reel","count":3,"tags":["a","b"],"nested":{"x":1}}"#;

@@ -11,25 +11,19 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::util;
+use crate::support::{self, Fixture, RunExt};
 
 const CASSETTE: &str = "cassettes/write-note.cassette.json";
 const SCENARIO: &str = "scenarios/write-note.yaml";
 
-struct Fixture {
-    _tmp: tempfile::TempDir,
-    /// The temp root, canonical (notices show absolute paths).
-    root: PathBuf,
-}
-
 /// One `reel replay --output-format json` run.
-struct Run {
+struct Replay {
     code: i32,
     envelope: Value,
     stderr: String,
 }
 
-impl Run {
+impl Replay {
     fn notices(&self) -> Vec<&str> {
         self.stderr
             .lines()
@@ -47,61 +41,62 @@ impl Run {
     }
 }
 
-impl Fixture {
-    fn new() -> Fixture {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        for rel in [CASSETTE, SCENARIO] {
-            let to = root.join(rel);
-            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-            std::fs::copy(util::repo().join(rel), &to).unwrap();
-        }
-        Fixture { _tmp: tmp, root }
+/// A temp copy of the bundled `write-note` cassette and its scenario, in
+/// the standard layout.
+fn fixture() -> Fixture {
+    let fx = Fixture::new();
+    for rel in [CASSETTE, SCENARIO] {
+        fx.copy_in(&support::repo().join(rel), rel);
     }
+    fx
+}
 
+/// What these tests do to the write-note fixture.
+trait WriteNote {
+    fn scenario_path(&self) -> PathBuf;
+    fn edit_scenario(&self, edit: impl Fn(&str) -> String);
+    fn edit_cassette(&self, edit: impl FnOnce(&mut Value));
+    fn replay(&self, extra: &[&str]) -> Replay;
+}
+
+impl WriteNote for Fixture {
     fn scenario_path(&self) -> PathBuf {
-        self.root.join(SCENARIO)
+        self.path(SCENARIO)
     }
 
     fn edit_scenario(&self, edit: impl Fn(&str) -> String) {
-        let text = std::fs::read_to_string(self.scenario_path()).unwrap();
-        let edited = edit(&text);
-        assert_ne!(edited, text, "the edit must change the scenario");
-        std::fs::write(self.scenario_path(), edited).unwrap();
+        self.edit(SCENARIO, |text| {
+            let edited = edit(text);
+            assert_ne!(edited, text, "the edit must change the scenario");
+            edited
+        });
     }
 
-    fn edit_cassette(&self, edit: impl Fn(&mut Value)) {
-        let path = self.root.join(CASSETTE);
-        let mut doc: Value =
-            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        edit(&mut doc);
-        std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    fn edit_cassette(&self, edit: impl FnOnce(&mut Value)) {
+        self.edit_json(CASSETTE, edit);
     }
 
-    fn replay(&self, extra: &[&str]) -> Run {
-        let out = util::reel()
-            .current_dir(&self.root)
+    fn replay(&self, extra: &[&str]) -> Replay {
+        let run = support::reel()
+            .current_dir(self.root())
             .args(["replay", CASSETTE, "--output-format", "json"])
             .args(extra)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            envelope: serde_json::from_str(stdout.trim())
-                .unwrap_or_else(|e| panic!("stdout is not one JSON envelope ({e}): {stdout}")),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            .run();
+        Replay {
+            code: run.code,
+            envelope: run.json(),
+            stderr: run.stderr,
         }
     }
 }
 
-fn assert_notice(run: &Run, want: &str) {
+fn assert_notice(run: &Replay, want: &str) {
     assert_eq!(run.notices(), vec![want], "stderr:\n{}", run.stderr);
 }
 
 #[test]
 fn a_matching_sibling_prints_no_notice() {
-    let fx = Fixture::new();
+    let fx = fixture();
     let run = fx.replay(&[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.notices().is_empty(), "{}", run.stderr);
@@ -112,7 +107,7 @@ fn a_matching_sibling_prints_no_notice() {
 fn authored_key_order_inside_an_assertion_is_not_a_difference() {
     // The loader emits an item's keys (and an object parameter's fields) in
     // the schema's order, which is the order a cassette freezes them in.
-    let fx = Fixture::new();
+    let fx = fixture();
     fx.edit_cassette(|d| {
         let assert = d["scenario"]["assert"].as_array_mut().unwrap();
         assert.push(json!({"transcript_contains": "reel smoke", "tool_called": "Write"}));
@@ -130,7 +125,7 @@ fn authored_key_order_inside_an_assertion_is_not_a_difference() {
 
 #[test]
 fn a_changed_assert_block_is_a_notice_and_the_verdict_is_the_frozen_one() {
-    let fx = Fixture::new();
+    let fx = fixture();
     let before = fx.replay(&[]).verdict();
     // A failing assertion on disk: the frozen block still decides.
     fx.edit_scenario(|t| t.replace("  - tool_called: Write", "  - tool_not_called: Write"));
@@ -147,8 +142,8 @@ fn a_changed_assert_block_is_a_notice_and_the_verdict_is_the_frozen_one() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.verdict(), before);
     // Text mode prints the same notice on stderr, before the footer.
-    let out = util::reel()
-        .current_dir(&fx.root)
+    let out = support::reel()
+        .current_dir(fx.root())
         .args(["replay", CASSETTE, "--verbose"])
         .output()
         .unwrap();
@@ -164,7 +159,7 @@ fn a_changed_assert_block_is_a_notice_and_the_verdict_is_the_frozen_one() {
 
 #[test]
 fn a_changed_prompt_is_a_notice() {
-    let fx = Fixture::new();
+    let fx = fixture();
     fx.edit_scenario(|t| t.replace("one-line note", "two-line note"));
     let run = fx.replay(&[]);
     assert_notice(
@@ -179,7 +174,7 @@ fn a_changed_prompt_is_a_notice() {
 
 #[test]
 fn assert_and_prompt_both_changed_give_two_notices_in_that_order() {
-    let fx = Fixture::new();
+    let fx = fixture();
     fx.edit_scenario(|t| {
         t.replace("one-line note", "two-line note")
             .replace("  - tool_called: Write", "  - tool_called: Read")
@@ -193,7 +188,7 @@ fn assert_and_prompt_both_changed_give_two_notices_in_that_order() {
 
 #[test]
 fn a_schema_invalid_sibling_is_a_does_not_load_notice() {
-    let fx = Fixture::new();
+    let fx = fixture();
     fx.edit_scenario(|t| {
         t.replace(
             "  - file_exists: outputs/note.md",
@@ -213,7 +208,7 @@ fn a_schema_invalid_sibling_is_a_does_not_load_notice() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.verdict()["pass"], json!(true));
     // A top-level schema problem too (a wrong type).
-    std::fs::copy(util::repo().join(SCENARIO), fx.scenario_path()).unwrap();
+    std::fs::copy(support::repo().join(SCENARIO), fx.scenario_path()).unwrap();
     fx.edit_scenario(|t| t.replace("timeout_ms: 120000", "timeout_ms: soon"));
     let run = fx.replay(&[]);
     assert_eq!(run.notices().len(), 1, "{}", run.stderr);
@@ -226,13 +221,13 @@ fn a_schema_invalid_sibling_is_a_does_not_load_notice() {
 
 #[test]
 fn an_unreadable_or_non_yaml_sibling_stays_silent() {
-    let fx = Fixture::new();
+    let fx = fixture();
     std::fs::write(fx.scenario_path(), "prompt: [unclosed\n  x: :\n").unwrap();
     let run = fx.replay(&[]);
     assert!(run.notices().is_empty(), "{}", run.stderr);
     assert_eq!(run.code, 0, "{}", run.stderr);
     // A load-time (non-schema) refusal is silent too, as in the original.
-    std::fs::copy(util::repo().join(SCENARIO), fx.scenario_path()).unwrap();
+    std::fs::copy(support::repo().join(SCENARIO), fx.scenario_path()).unwrap();
     fx.edit_scenario(|t| {
         t.replace(
             "  - transcript_contains: \"reel smoke\"",
@@ -251,9 +246,9 @@ fn an_unreadable_or_non_yaml_sibling_stays_silent() {
 
 #[test]
 fn a_missing_recorded_source_falls_back_to_the_name_lookup() {
-    let fx = Fixture::new();
+    let fx = fixture();
     // Flat layout: the scenario beside the cassette, recorded source gone.
-    let flat = fx.root.join("cassettes/write-note.yaml");
+    let flat = fx.root().join("cassettes/write-note.yaml");
     std::fs::rename(fx.scenario_path(), &flat).unwrap();
     std::fs::write(
         &flat,
@@ -276,7 +271,7 @@ fn a_missing_recorded_source_falls_back_to_the_name_lookup() {
 
 #[test]
 fn reassert_and_assert_from_print_no_sibling_notices() {
-    let fx = Fixture::new();
+    let fx = fixture();
     fx.edit_scenario(|t| t.replace("  - tool_called: Write", "  - tool_called: Read"));
     for extra in [vec!["--reassert"], vec!["--assert-from", SCENARIO]] {
         let run = fx.replay(&extra);
@@ -298,8 +293,8 @@ fn reassert_and_assert_from_print_no_sibling_notices() {
 
 #[test]
 fn assert_from_a_schema_invalid_file_is_a_per_file_error_naming_file_and_field() {
-    let fx = Fixture::new();
-    let bad = fx.root.join("bad.yaml");
+    let fx = fixture();
+    let bad = fx.root().join("bad.yaml");
     std::fs::write(
         &bad,
         std::fs::read_to_string(fx.scenario_path())
@@ -338,7 +333,7 @@ fn assert_from_a_schema_invalid_file_is_a_per_file_error_naming_file_and_field()
 #[test]
 fn assert_from_accepts_a_container_tier_scenario() {
     // The original's loader takes every tier; only `record` is protocol-only.
-    let fx = Fixture::new();
+    let fx = fixture();
     fx.edit_cassette(|d| d["scenario"]["fidelity"] = json!("container"));
     fx.edit_scenario(|t| t.replace("fidelity: protocol", "fidelity: container"));
     let run = fx.replay(&["--assert-from", SCENARIO]);
@@ -349,8 +344,8 @@ fn assert_from_accepts_a_container_tier_scenario() {
 
 #[test]
 fn the_bundled_examples_print_no_sibling_notice() {
-    let out = util::reel()
-        .current_dir(util::repo())
+    let out = support::reel()
+        .current_dir(support::repo())
         .args(["replay", "cassettes/"])
         .output()
         .unwrap();
@@ -361,7 +356,7 @@ fn the_bundled_examples_print_no_sibling_notice() {
 
 #[test]
 fn reassert_without_a_sibling_names_where_it_looked() {
-    let fx = Fixture::new();
+    let fx = fixture();
     std::fs::remove_file(fx.scenario_path()).unwrap();
     let run = fx.replay(&["--reassert"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
@@ -371,7 +366,7 @@ fn reassert_without_a_sibling_names_where_it_looked() {
                 .stderr
                 .contains("recorded scenarioSource `../scenarios/write-note.yaml` is missing")
             && run.stderr.contains(
-                &fx.root
+                &fx.root()
                     .join("cassettes/write-note.yml")
                     .display()
                     .to_string()
@@ -386,7 +381,7 @@ fn reassert_without_a_sibling_names_where_it_looked() {
 }
 
 /// The line `reel replay` prints for the cassette's per-file error.
-fn per_file_error(run: &Run) -> &str {
+fn per_file_error(run: &Replay) -> &str {
     run.stderr
         .lines()
         .find(|l| l.starts_with("replay: "))
@@ -395,7 +390,7 @@ fn per_file_error(run: &Run) -> &str {
 
 #[test]
 fn assert_from_names_every_drifted_field_with_both_values_and_the_fix() {
-    let fx = Fixture::new();
+    let fx = fixture();
     fx.edit_scenario(|t| format!("{t}baseline: v1\nskills: [pdf]\n"));
     let run = fx.replay(&["--assert-from", SCENARIO]);
     assert_eq!(run.code, 2, "{}", run.stderr);
@@ -411,7 +406,7 @@ fn assert_from_names_every_drifted_field_with_both_values_and_the_fix() {
 #[test]
 fn an_empty_on_disk_prompt_loads_and_is_compared_like_any_prompt() {
     // The original's schema takes `prompt: ""`; only `record` refuses it.
-    let fx = Fixture::new();
+    let fx = fixture();
     fx.edit_scenario(|t| {
         t.replace(
             "prompt: |\n  Write a one-line note to outputs/note.md that contains the words \"reel smoke\".\n",

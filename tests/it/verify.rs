@@ -2,228 +2,13 @@
 //! rebuilt as capture.sh builds them), a planted-secrets corpus that must be
 //! fully caught, and a near-miss corpus that must stay clean.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use serde_json::{Map, Value, json};
 
-use crate::util;
+use crate::support::{self, Failures, Fixture, Rng, Run};
 
-// ------------------------------------------------------------ the fixture
-
-/// The capture.sh layout in a temp dir: `peer/` (the examples, committed in
-/// a git repo because the pdf cassette was recorded in git mode), and the
-/// scratch dirs `moved/`, `empty/`, `bad/`, `legacy/`, `current/`, `drift/`.
-pub struct Fixture {
-    pub _tmp: tempfile::TempDir,
-    pub peer: PathBuf,
-    pub scratch: PathBuf,
-    pub drift: PathBuf,
-}
-
-pub const PDF: &str = "examples/replays/example-pdf-skill.cassette.json";
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .output()
-        .expect("git runs (install git to run the compat tests)");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// The cowork-harness writer's bytes: `JSON.stringify(d, null, 2)`.
-pub fn js_pretty(doc: &Map<String, Value>) -> Vec<u8> {
-    serde_json::to_vec_pretty(doc).unwrap()
-}
-
-pub fn read_doc(p: &Path) -> Map<String, Value> {
-    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
-}
-
-impl Fixture {
-    pub fn new() -> Fixture {
-        let tmp = tempfile::tempdir().unwrap();
-        let peer = tmp.path().join("peer");
-        util::copy_tree(&util::compat("examples"), &peer.join("examples"));
-        util::copy_tree(&util::data("verify/e2e"), &peer.join("e2e"));
-        git(&peer, &["init", "-q"]);
-        git(&peer, &["add", "-A"]);
-        git(
-            &peer,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@example.com",
-                "commit",
-                "-qm",
-                "examples",
-            ],
-        );
-        let scratch = tmp.path().join("scratch");
-        for d in ["moved", "empty", "bad", "legacy", "current"] {
-            std::fs::create_dir_all(scratch.join(d)).unwrap();
-        }
-        let pdf = peer.join(PDF);
-        std::fs::copy(&pdf, scratch.join("moved/example-pdf-skill.cassette.json")).unwrap();
-        std::fs::copy(
-            &pdf,
-            scratch.join("current/example-pdf-skill.cassette.json"),
-        )
-        .unwrap();
-        std::fs::write(
-            scratch.join("bad/truncated.cassette.json"),
-            r#"{ "cassetteVersion": 12, "events": ["#,
-        )
-        .unwrap();
-        let mut future = read_doc(&pdf);
-        future.insert("cassetteVersion".into(), json!(99));
-        future.insert(
-            "$schema".into(),
-            json!(future["$schema"].as_str().unwrap().replace("v12", "v99")),
-        );
-        std::fs::write(scratch.join("bad/future.cassette.json"), js_pretty(&future)).unwrap();
-        let mut legacy = read_doc(&pdf);
-        legacy.insert("cassetteVersion".into(), json!(11));
-        legacy.insert(
-            "$schema".into(),
-            json!(legacy["$schema"].as_str().unwrap().replace("v12", "v11")),
-        );
-        legacy["fingerprint"]
-            .as_object_mut()
-            .unwrap()
-            .shift_remove("hashFormat");
-        std::fs::write(
-            scratch.join("legacy/legacy-pdf.cassette.json"),
-            js_pretty(&legacy),
-        )
-        .unwrap();
-        let drift = scratch.join("drift");
-        git(
-            tmp.path(),
-            &[
-                "clone",
-                "-q",
-                peer.to_str().unwrap(),
-                drift.to_str().unwrap(),
-            ],
-        );
-        let skill = drift.join("examples/skills/my-pdf-skill/skills/my-pdf-skill/SKILL.md");
-        let mut text = std::fs::read_to_string(&skill).unwrap();
-        text.push_str("extra line\n");
-        std::fs::write(&skill, text).unwrap();
-        Fixture {
-            _tmp: tmp,
-            peer,
-            scratch,
-            drift,
-        }
-    }
-
-    /// Expands `$PEER`, `$SCRATCH`, `$DRIFT` in an INDEX.txt field.
-    pub fn expand(&self, s: &str) -> String {
-        s.replace("$SCRATCH", self.scratch.to_str().unwrap())
-            .replace("$PEER", self.peer.to_str().unwrap())
-            .replace("$DRIFT", self.drift.to_str().unwrap())
-    }
-
-    /// The reverse, for comparing outputs.
-    pub fn normalise(&self, s: &str) -> String {
-        s.replace(self.drift.to_str().unwrap(), "$DRIFT")
-            .replace(self.scratch.to_str().unwrap(), "$SCRATCH")
-            .replace(self.peer.to_str().unwrap(), "$PEER")
-    }
-}
-
-/// One INDEX.txt case.
-pub struct Case {
-    pub name: String,
-    pub rc: i32,
-    pub cwd: String,
-    pub args: Vec<String>,
-}
-
-pub fn cases(prefix: &str) -> Vec<Case> {
-    let index = std::fs::read_to_string(util::compat("expected/INDEX.txt")).unwrap();
-    index
-        .lines()
-        .filter(|l| l.starts_with(prefix))
-        .map(|l| {
-            let name = l.split_whitespace().next().unwrap().to_owned();
-            let rc = l
-                .split("rc=")
-                .nth(1)
-                .unwrap()
-                .split_whitespace()
-                .next()
-                .unwrap()
-                .parse()
-                .unwrap();
-            let cwd = l
-                .split("cwd=")
-                .nth(1)
-                .unwrap()
-                .split_whitespace()
-                .next()
-                .unwrap()
-                .to_owned();
-            let args = l
-                .split("args=")
-                .nth(1)
-                .unwrap()
-                .split_whitespace()
-                .map(str::to_owned)
-                .collect();
-            Case {
-                name,
-                rc,
-                cwd,
-                args,
-            }
-        })
-        .collect()
-}
-
-pub struct Outcome {
-    pub rc: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-pub fn run_case(fx: &Fixture, case: &Case) -> Outcome {
-    let mut args: Vec<String> = case.args.iter().map(|a| fx.expand(a)).collect();
-    // Text cases compare with the original's report: reel prints that layout
-    // with --verbose (its default is a status line per cassette).
-    if !args.iter().any(|a| a == "json" || a == "--help") {
-        args.push("--verbose".into());
-    }
-    let cwd = if case.cwd == "$PEER" {
-        fx.peer.clone()
-    } else {
-        PathBuf::from(fx.expand(&case.cwd))
-    };
-    let out = util::reel().args(&args).current_dir(cwd).output().unwrap();
-    Outcome {
-        rc: out.status.code().unwrap_or(-1),
-        stdout: fx.normalise(&String::from_utf8_lossy(&out.stdout)),
-        stderr: fx.normalise(&String::from_utf8_lossy(&out.stderr)),
-    }
-}
-
-pub fn expected(name: &str, ext: &str) -> String {
-    std::fs::read_to_string(util::compat(&format!("expected/{name}.{ext}")))
-        .unwrap()
-        .replace("cowork-harness rehash", "reel rehash")
-        .replace("upgrade cowork-harness", "upgrade reel")
-}
+use crate::support::assert_schema;
+use crate::support::compat::{Case, cases, expected, run_case};
+use crate::support::fixture::PDF;
 
 fn strs(v: &Value, k: &str) -> Vec<String> {
     v[k].as_array()
@@ -285,9 +70,9 @@ fn compare_privacy(case: &str, exp: &Value, got: &Value) {
 }
 
 /// Everything: exit code, every bucket.
-fn compare_full(case: &Case, got: &Outcome) {
+fn compare_full(case: &Case, got: &Run) {
     assert_eq!(
-        got.rc, case.rc,
+        got.code, case.rc,
         "{}: exit code\nstderr:\n{}",
         case.name, got.stderr
     );
@@ -335,59 +120,52 @@ fn compare_full(case: &Case, got: &Outcome) {
     }
 }
 
-fn schema(name: &str) -> jsonschema::Validator {
-    let s: Value =
-        serde_json::from_slice(&std::fs::read(util::repo().join("schema").join(name)).unwrap())
-            .unwrap();
-    jsonschema::validator_for(&s).unwrap()
-}
-
-pub fn assert_schema(name: &str, instance: &Value) {
-    let v = schema(name);
-    let errors: Vec<String> = v
-        .iter_errors(instance)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "{name}: {errors:?}\n{instance}");
-}
-
 // ------------------------------------------------------------ compat cases
 
 #[test]
 fn compat_privacy_half_matches_for_every_json_case() {
-    let fx = Fixture::new();
+    let fx = Fixture::capture_layout();
+    let mut failures = Failures::new();
     let mut n = 0;
     for case in cases("verify-")
         .iter()
         .filter(|c| c.name.ends_with("-json"))
     {
-        let got = run_case(&fx, case);
-        let exp: Value = serde_json::from_str(&expected(&case.name, "stdout")).unwrap();
-        let g: Value = serde_json::from_str(&got.stdout).unwrap_or_else(|e| {
-            panic!(
-                "{}: stdout is not JSON ({e}): {}\n{}",
-                case.name, got.stdout, got.stderr
-            )
+        failures.case(&case.name, || {
+            let got = run_case(&fx, case);
+            let exp: Value = serde_json::from_str(&expected(&case.name, "stdout")).unwrap();
+            let g: Value = serde_json::from_str(&got.stdout).unwrap_or_else(|e| {
+                panic!(
+                    "{}: stdout is not JSON ({e}): {}\n{}",
+                    case.name, got.stdout, got.stderr
+                )
+            });
+            compare_privacy(&case.name, &exp, &g);
+            assert_schema("verify-cassettes.json", &g);
         });
-        compare_privacy(&case.name, &exp, &g);
-        assert_schema("verify-cassettes.json", &g);
         n += 1;
     }
+    failures.assert_none(n);
     assert!(n >= 6, "only {n} JSON cases");
 }
 
 #[test]
 fn compat_usage_cases() {
-    let fx = Fixture::new();
-    for name in [
+    let fx = Fixture::capture_layout();
+    let mut failures = Failures::new();
+    let names = [
         "verify-empty-dir",
         "verify-empty-dir-allow-empty",
         "verify-noargs",
-    ] {
-        let case = cases(name).into_iter().find(|c| c.name == name).unwrap();
-        let got = run_case(&fx, &case);
-        assert_eq!(got.rc, case.rc, "{name}: {}", got.stderr);
+    ];
+    for name in names {
+        failures.case(name, || {
+            let case = cases(name).into_iter().find(|c| c.name == name).unwrap();
+            let got = run_case(&fx, &case);
+            assert_eq!(got.code, case.rc, "{name}: {}", got.stderr);
+        });
     }
+    failures.assert_none(names.len());
     let case = cases("verify-empty-dir-allow-empty").remove(0);
     let got = run_case(&fx, &case);
     assert_eq!(got.stderr, expected(&case.name, "stderr"));
@@ -395,42 +173,44 @@ fn compat_usage_cases() {
 
 #[test]
 fn compat_every_verify_case_matches_fully() {
-    let fx = Fixture::new();
-    for case in cases("verify-") {
-        let got = run_case(&fx, &case);
-        compare_full(&case, &got);
+    let fx = Fixture::capture_layout();
+    let mut failures = Failures::new();
+    let cases = cases("verify-");
+    for case in &cases {
+        failures.case(&case.name, || compare_full(case, &run_case(&fx, case)));
     }
+    failures.assert_none(cases.len());
 }
 
 #[test]
 fn session_refused_for_a_directory_and_both_skips_refused() {
-    let fx = Fixture::new();
-    let out = util::reel()
+    let fx = Fixture::capture_layout();
+    let out = support::reel()
         .args([
             "verify-cassettes",
             "examples/replays/",
             "--session",
             "examples/sessions/default.yaml",
         ])
-        .current_dir(&fx.peer)
+        .current_dir(fx.peer())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not valid for a directory target"));
-    let out = util::reel()
+    let out = support::reel()
         .args([
             "verify-cassettes",
             PDF,
             "--skip-privacy",
             "--skip-staleness",
         ])
-        .current_dir(&fx.peer)
+        .current_dir(fx.peer())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let out = util::reel()
+    let out = support::reel()
         .args(["verify-cassettes", PDF, "--allow", "("])
-        .current_dir(&fx.peer)
+        .current_dir(fx.peer())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -439,20 +219,11 @@ fn session_refused_for_a_directory_and_both_skips_refused() {
 
 // ------------------------------------------------------------ corpora
 
-/// Deterministic filler for synthetic secrets.
-struct Gen(u64);
+/// Synthetic-secret filler over the kit's seeded generator.
+struct Gen(Rng);
 impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
     fn from(&mut self, alphabet: &str, n: usize) -> String {
-        let a: Vec<char> = alphabet.chars().collect();
-        (0..n)
-            .map(|_| a[(self.next() % a.len() as u64) as usize])
-            .collect()
+        self.0.pick(alphabet, n)
     }
     fn alnum(&mut self, n: usize) -> String {
         // Guarantee digits and both cases so value checks see a real token.
@@ -473,7 +244,7 @@ impl Gen {
 
 /// `(expected kind, text to plant)`: at least 50 distinct kinds.
 fn planted() -> Vec<(&'static str, String)> {
-    let mut g = Gen(0x9e3779b97f4a7c15);
+    let mut g = Gen(Rng::new(0x9e3779b97f4a7c15));
     let b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
     vec![
@@ -668,7 +439,7 @@ fn planted_corpus_fails_the_gate_with_masked_findings_in_valid_json() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("corpus.cassette.json");
     std::fs::write(&f, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
-    let out = util::reel()
+    let out = support::reel()
         .args([
             "verify-cassettes",
             f.to_str().unwrap(),
@@ -705,7 +476,7 @@ fn planted_corpus_fails_the_gate_with_masked_findings_in_valid_json() {
         "a card number escaped masking"
     );
     // The text report names file, location and field.
-    let out = util::reel()
+    let out = support::reel()
         .args(["verify-cassettes", f.to_str().unwrap(), "--skip-staleness"])
         .output()
         .unwrap();
@@ -808,7 +579,7 @@ fn allow_patterns_file_and_scoped_allows_suppress() {
             "json",
         ];
         args.extend_from_slice(extra);
-        let out = util::reel().args(&args).output().unwrap();
+        let out = support::reel().args(&args).output().unwrap();
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         (out.status.code().unwrap(), findings(&v["results"][0]))
     };
@@ -848,7 +619,7 @@ fn a_directory_is_verified_in_stable_order_with_per_file_errors() {
     }
     std::fs::write(dir.path().join("bad.cassette.json"), "{").unwrap();
     std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
-    let out = util::reel()
+    let out = support::reel()
         .args([
             "verify-cassettes",
             dir.path().to_str().unwrap(),
@@ -891,8 +662,8 @@ fn a_directory_is_verified_in_stable_order_with_per_file_errors() {
 /// reviewed binary body allowed by the committed patterns file.
 #[test]
 fn the_example_cassettes_pass_the_gate() {
-    let out = util::reel()
-        .current_dir(util::repo())
+    let out = support::reel()
+        .current_dir(support::repo())
         .args([
             "verify-cassettes",
             "cassettes/",
@@ -908,7 +679,7 @@ fn the_example_cassettes_pass_the_gate() {
         "verify-cassettes cassettes/ failed:\n{stderr}"
     );
     // Every bundled cassette has its PASS line, and the tally counts them.
-    let bundled = std::fs::read_dir(util::repo().join("cassettes"))
+    let bundled = std::fs::read_dir(support::repo().join("cassettes"))
         .unwrap()
         .filter(|e| {
             e.as_ref()

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util;
-use crate::verify::assert_schema;
+use crate::support::assert_schema;
+use crate::support::{self, RunExt};
 
 /// A private copy of the bundled project, so a test can age or delete
 /// files: a git repository, as the skill-triggered cassettes were recorded
@@ -15,7 +15,7 @@ use crate::verify::assert_schema;
 fn project() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     for d in ["cassettes", "scenarios", "sessions", "skills"] {
-        util::copy_tree(&util::repo().join(d), &tmp.path().join(d));
+        support::copy_tree(&support::repo().join(d), &tmp.path().join(d));
     }
     let git = |args: &[&str]| {
         let st = std::process::Command::new("git")
@@ -42,31 +42,25 @@ fn edit_cassette(path: &Path, edit: impl FnOnce(&mut serde_json::Map<String, Val
 /// `reel verify-cassettes cassettes/ <extra> --output-format json` in `dir`:
 /// (exit code, envelope).
 fn verify_json(dir: &Path, extra: &[&str]) -> (i32, Value) {
-    let out = util::reel()
+    let run = support::reel()
         .current_dir(dir)
         .args(["verify-cassettes", "cassettes/", "--output-format", "json"])
         .args(["--allow-patterns-file", "cassettes/verify-allow.txt"])
         .args(extra)
-        .output()
-        .unwrap();
-    let env: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        .run();
+    let env = run.json();
     assert_schema("verify-cassettes.json", &env);
-    (out.status.code().unwrap(), env)
+    (run.code, env)
 }
 
 fn verify_text(dir: &Path, extra: &[&str]) -> (i32, String) {
-    let out = util::reel()
+    let run = support::reel()
         .current_dir(dir)
         .args(["verify-cassettes", "cassettes/"])
         .args(["--allow-patterns-file", "cassettes/verify-allow.txt"])
         .args(extra)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+        .run();
+    (run.code, run.stderr)
 }
 
 fn row<'a>(env: &'a Value, file: &str) -> &'a Value {
@@ -159,13 +153,9 @@ fn max_age_falls_back_to_the_newest_event_timestamp_and_cannot_age_a_dateless_ca
 
     // No timestamp anywhere: could not verify (3), never a silent pass.
     edit_cassette(&c, |d| {
-        let events: Vec<Value> = d["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|l| Value::String(l.as_str().unwrap().replace("\"timestamp\"", "\"ts\"")))
-            .collect();
-        d["events"] = Value::Array(events);
+        support::cassette::edit_lines(&mut d["events"], |line| {
+            support::cassette::rename_keys(line, "timestamp", "ts");
+        });
     });
     let (code, env) = verify_json(p.path(), &["--max-age", "5200w"]);
     assert_eq!(code, 3, "{env}");
@@ -176,8 +166,8 @@ fn max_age_falls_back_to_the_newest_event_timestamp_and_cannot_age_a_dateless_ca
 #[test]
 fn a_bad_max_age_is_a_usage_error() {
     for bad in ["90", "0d", "ninety", "9q"] {
-        let out = util::reel()
-            .current_dir(util::repo())
+        let out = support::reel()
+            .current_dir(support::repo())
             .args(["verify-cassettes", "cassettes/", "--max-age", bad])
             .output()
             .unwrap();

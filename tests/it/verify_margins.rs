@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::util;
-use crate::verify::{assert_schema, read_doc};
+use crate::support::{self, Failures};
+use crate::support::{assert_schema, read_doc};
 
 /// The report order (cowork-harness `COUNT_BOUND_MARGIN_KEYS`).
 const KEYS: [&str; 10] = [
@@ -30,7 +30,7 @@ fn is_min(key: &str) -> bool {
 }
 
 fn committed(name: &str) -> PathBuf {
-    util::repo().join("cassettes").join(name)
+    support::repo().join("cassettes").join(name)
 }
 
 /// A copy of `src` in `dir` with `extra` appended to `scenario.assert`.
@@ -136,7 +136,7 @@ fn shown(doc: &Map<String, Value>) -> Map<String, Value> {
 /// `verify-cassettes PATH… --margins --output-format json` (staleness off:
 /// the temp copies are moved cassettes); its stdout, schema-checked.
 fn margins_json(paths: &[&Path]) -> Value {
-    let out = util::reel()
+    let out = support::reel()
         .arg("verify-cassettes")
         .args(paths)
         .args(["--margins", "--skip-staleness", "--output-format", "json"])
@@ -260,33 +260,39 @@ fn margins_agree_with_the_replay_verdicts() {
             }
         }
     }
+    let mut failures = Failures::new();
+    let mut ran = 0;
     for (i, (key, budget, pass)) in cases.iter().enumerate() {
-        let copy = with_asserts(
-            &src,
-            dir.path(),
-            &format!("c{i}.cassette.json"),
-            &[json!({ *key: budget })],
-        );
-        let v = margins_json(&[&copy]);
-        let row = &rows_of(&v, &copy)[0];
-        assert_eq!(row["key"], *key);
-        // null with a recorded value = infinite headroom.
-        let margin = row["margin"].as_f64().unwrap_or(f64::INFINITY);
-        assert_eq!(margin >= 1.0, *pass, "{key}: {budget} → margin {margin}");
+        ran += 1;
+        failures.case(format!("{key}: {budget}"), || {
+            let copy = with_asserts(
+                &src,
+                dir.path(),
+                &format!("c{i}.cassette.json"),
+                &[json!({ *key: budget })],
+            );
+            let v = margins_json(&[&copy]);
+            let row = &rows_of(&v, &copy)[0];
+            assert_eq!(row["key"], *key);
+            // null with a recorded value = infinite headroom.
+            let margin = row["margin"].as_f64().unwrap_or(f64::INFINITY);
+            assert_eq!(margin >= 1.0, *pass, "{key}: {budget} → margin {margin}");
 
-        let out = util::reel()
-            .args(["replay", copy.to_str().unwrap(), "--output-format", "json"])
-            .output()
-            .unwrap();
-        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let verdict = r["results"][0]["assertions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["assertion"].get(*key).is_some())
-            .unwrap_or_else(|| panic!("{key}: no replay verdict: {r}"));
-        assert_eq!(verdict["pass"], *pass, "{key}: {budget}: {verdict}");
+            let out = support::reel()
+                .args(["replay", copy.to_str().unwrap(), "--output-format", "json"])
+                .output()
+                .unwrap();
+            let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let verdict = r["results"][0]["assertions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["assertion"].get(*key).is_some())
+                .unwrap_or_else(|| panic!("{key}: no replay verdict: {r}"));
+            assert_eq!(verdict["pass"], *pass, "{key}: {budget}: {verdict}");
+        });
     }
+    failures.assert_none(ran);
 }
 
 #[test]
@@ -308,7 +314,7 @@ fn text_report_shows_recorded_budget_and_margin() {
     let legacy = dir.path().join("b.cassette.json");
     std::fs::write(&legacy, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
 
-    let out = util::reel()
+    let out = support::reel()
         .args(["verify-cassettes", dir.path().to_str().unwrap()])
         .args(["--margins", "--skip-staleness"])
         .output()
@@ -353,7 +359,7 @@ fn cassettes_without_count_bound_keys_get_no_rows() {
     assert_eq!(v["margins"], json!([]));
     assert_eq!(v["results"].as_array().unwrap().len(), 3);
 
-    let out = util::reel()
+    let out = support::reel()
         .args(["verify-cassettes", dir.path().to_str().unwrap()])
         .args(["--margins", "--skip-staleness"])
         .output()
@@ -369,7 +375,7 @@ fn cassettes_without_count_bound_keys_get_no_rows() {
     );
 
     // Without the flag there is no margins key at all.
-    let out = util::reel()
+    let out = support::reel()
         .args(["verify-cassettes", dir.path().to_str().unwrap()])
         .args(["--skip-staleness", "--output-format", "json"])
         .output()
@@ -390,7 +396,7 @@ fn margins_never_change_the_verdict() {
         &[json!({"tool_calls_max": 1})],
     );
     let run = |margins: bool| {
-        let mut cmd = util::reel();
+        let mut cmd = support::reel();
         cmd.args([
             "verify-cassettes",
             copy.to_str().unwrap(),

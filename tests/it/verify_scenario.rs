@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
-use crate::util;
+use crate::support;
 
 struct Tree {
     _tmp: tempfile::TempDir,
@@ -119,7 +119,7 @@ impl Tree {
     }
 
     fn verify(&self, cassette: &PathBuf, extra: &[&str]) -> Row {
-        let out = util::reel()
+        let out = support::reel()
             .arg("verify-cassettes")
             .arg(cassette)
             .args(extra)

@@ -1,0 +1,289 @@
+//! The integration tests' one kit: paths into the repo's test data, the
+//! `reel` runner ([`run`]), the temp-dir [`Fixture`], the [`CassetteDoc`]
+//! builder, the seeded [`Rng`], the [`Failures`] collector and the
+//! [`require!`] skip that is visible locally and fails under `CI=true`.
+
+#![allow(dead_code)]
+
+pub mod cassette;
+pub mod compat;
+pub mod failures;
+pub mod fixture;
+pub mod rng;
+pub mod run;
+
+pub use cassette::CassetteDoc;
+pub use failures::Failures;
+pub use fixture::Fixture;
+pub use rng::Rng;
+pub use run::{Run, RunExt};
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+/// The repository root (where Cargo.toml lives).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `tests/data/<rel>`.
+pub fn data(rel: &str) -> PathBuf {
+    repo().join("tests/data").join(rel)
+}
+
+/// `tests/compat/<rel>`: cowork-harness's own example cassettes and outputs.
+pub fn compat(rel: &str) -> PathBuf {
+    repo().join("tests/compat").join(rel)
+}
+
+/// A `reel` command ready to run, with colour off and the CI env cleared so
+/// output does not depend on the caller's terminal.
+pub fn reel() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("reel").unwrap();
+    cmd.env("NO_COLOR", "1").env_remove("GITHUB_ACTIONS");
+    cmd
+}
+
+/// True when running under CI: a missing prerequisite must fail, not skip.
+pub fn in_ci() -> bool {
+    std::env::var("CI")
+        .map(|v| v == "true" || v == "1")
+        .unwrap_or(false)
+}
+
+/// Copies a directory tree (files and symlinks) into `dst`.
+pub fn copy_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let ty = entry.file_type().unwrap();
+        let to = dst.join(entry.file_name());
+        if ty.is_dir() {
+            copy_tree(&entry.path(), &to);
+        } else if ty.is_symlink() {
+            let target = std::fs::read_link(entry.path()).unwrap();
+            std::os::unix::fs::symlink(target, &to).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &to).unwrap();
+            let mut perms = std::fs::metadata(&to).unwrap().permissions();
+            use std::os::unix::fs::PermissionsExt;
+            perms.set_mode(perms.mode() | 0o200);
+            std::fs::set_permissions(&to, perms).unwrap();
+        }
+    }
+}
+
+/// Skips the calling test when `prerequisite` is missing: prints `SKIPPED
+/// <test>: <why>` straight to stderr (past libtest's capture, so a local run
+/// names every skipped test) and returns; under `CI=true` the test fails
+/// instead. `require!(result)` takes a `Result<T, impl Display>` and yields
+/// the `T`; `require!(condition, why)` takes a bool.
+macro_rules! require {
+    ($prerequisite:expr) => {
+        match $prerequisite {
+            Ok(value) => value,
+            Err(why) => {
+                $crate::support::skip(&why.to_string());
+                return;
+            }
+        }
+    };
+    ($condition:expr, $why:expr) => {
+        if !$condition {
+            $crate::support::skip(&$why.to_string());
+            return;
+        }
+    };
+}
+pub(crate) use require;
+
+/// What [`require!`] does with a missing prerequisite: fail under CI, else
+/// say so where a local `cargo test` shows it. The test's name is its
+/// thread's (libtest names each test thread after the test).
+pub fn skip(why: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("<unnamed test>");
+    if in_ci() {
+        panic!("{test}: prerequisite missing (CI=true, so this fails rather than skips): {why}");
+    }
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {why}");
+}
+
+/// The pinned Claude Code CLI: env `REEL_CLAUDE_BIN`, else
+/// `<repo>/.tools/claude/node_modules/.bin/claude`, else installed once with
+/// `scripts/install-claude.sh`; `Err(why)` when it cannot be had (for
+/// [`require!`], which fails the test under CI).
+pub fn claude_bin() -> Result<PathBuf, String> {
+    static BIN: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(bin) = std::env::var_os("REEL_CLAUDE_BIN") {
+            let bin = PathBuf::from(bin);
+            if bin.is_file() {
+                return Ok(bin);
+            }
+            return Err(format!("REEL_CLAUDE_BIN={} is not a file", bin.display()));
+        }
+        let local = repo().join(".tools/claude/node_modules/.bin/claude");
+        if local.is_file() {
+            return Ok(local);
+        }
+        let installed = std::process::Command::new("bash")
+            .arg(repo().join("scripts/install-claude.sh"))
+            .stdout(std::process::Stdio::null())
+            .status();
+        if local.is_file() {
+            return Ok(local);
+        }
+        Err(format!(
+            "the Claude Code CLI is missing at {} and `bash scripts/install-claude.sh` did not \
+             install it ({installed:?}); set REEL_CLAUDE_BIN or run the install script",
+            local.display()
+        ))
+    })
+    .clone()
+}
+
+/// Runs `git` in `dir` with a fixed identity and the caller's repository
+/// variables cleared; panics with git's stderr when it fails.
+pub fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .expect("git runs (install git to run these tests)");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The cowork-harness writer's bytes: `JSON.stringify(d, null, 2)`.
+pub fn js_pretty(doc: &Map<String, Value>) -> Vec<u8> {
+    serde_json::to_vec_pretty(doc).unwrap()
+}
+
+/// A JSON object file.
+pub fn read_doc(p: &Path) -> Map<String, Value> {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+/// A JSON file.
+pub fn read_json(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+/// Every error `schema/<name>` reports on `instance` (empty: valid).
+pub fn schema_errors(name: &str, instance: &Value) -> Vec<String> {
+    let schema = read_json(&repo().join("schema").join(name));
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    validator
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect()
+}
+
+/// Asserts that `schema/<name>` accepts `instance`.
+pub fn assert_schema(name: &str, instance: &Value) {
+    let errors = schema_errors(name, instance);
+    assert!(errors.is_empty(), "{name}: {errors:?}\n{instance}");
+}
+
+/// Replaces the private temp dir an evidence string names (`/tmp/cwh-replay-XXXXXX`
+/// in cowork-harness, `/tmp/reel-replay-XXXXXX` in reel) with `<tmp>`.
+pub fn without_temp_dirs(v: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    let re = regex::Regex::new(r"/[^\s\x22]*?(cwh|reel)-replay-[A-Za-z0-9]+").unwrap();
+    match v {
+        Value::String(s) => Value::String(re.replace_all(s, "<tmp>").into_owned()),
+        Value::Array(a) => Value::Array(a.iter().map(without_temp_dirs).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), without_temp_dirs(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Asserts that reel's replay envelope `got` carries the same run result as
+/// cowork-harness's `want`: the same keys in the same order and equal
+/// values, apart from the documented departures (README "Differences":
+/// `nonReproducibleAnswers`, `provenance`) and temp-dir paths, and the same `ok`.
+pub fn assert_same_result_as_original(
+    name: &str,
+    got: &serde_json::Value,
+    want: &serde_json::Value,
+) {
+    let (w, g) = (
+        want["results"][0].as_object().unwrap(),
+        got["results"][0].as_object().unwrap(),
+    );
+    let skip = ["provenance", "nonReproducibleAnswers"];
+    let keys = |m: &serde_json::Map<String, serde_json::Value>| -> Vec<String> {
+        m.keys()
+            .filter(|k| !skip.contains(&k.as_str()))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(keys(g), keys(w), "{name}: result keys and their order");
+    for k in keys(w) {
+        assert_eq!(
+            without_temp_dirs(&g[&k]),
+            without_temp_dirs(&w[&k]),
+            "{name}: `{k}`"
+        );
+    }
+    assert_eq!(got["ok"], want["ok"], "{name}: ok");
+}
+
+/// The bundled example cassettes (`cassettes/*.cassette.json`), sorted.
+pub fn bundled_cassettes() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(repo().join("cassettes"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".cassette.json"))
+        .collect();
+    out.sort();
+    assert!(out.len() >= 6, "bundled cassettes missing: {out:?}");
+    out
+}
+
+/// cowork-harness's example cassettes (tests/compat/examples/replays), sorted.
+pub fn compat_cassettes() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(compat("examples/replays"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".cassette.json"))
+        .collect();
+    out.sort();
+    assert!(!out.is_empty());
+    out
+}
+
+/// Copies the example tree into `dst` and commits it (skills are staged in
+/// git file-set mode, as in the repository).
+pub fn example_tree(dst: &Path) {
+    for dir in ["scenarios", "sessions", "skills", "data"] {
+        copy_tree(&repo().join(dir), &dst.join(dir));
+    }
+    let repo = git2::Repository::init(dst).unwrap();
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::now("reel test", "reel@example.invalid").unwrap();
+    repo.commit(Some("HEAD"), &sig, &sig, "examples", &tree, &[])
+        .unwrap();
+}
