@@ -24,7 +24,7 @@ fn doctor(cwd: &Path, envs: &[(&str, &str)], path: Option<&str>) -> (i32, Value)
     }
     let out = cmd.output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    crate::support::assert_schema("doctor.json", &v);
+    support::assert_schema("doctor.json", &v);
     assert_eq!(v["command"], "doctor");
     let mut by_name = serde_json::Map::new();
     for c in v["results"].as_array().unwrap() {

@@ -280,8 +280,8 @@ fn golden_manifest_transforms_hash_the_recorded_bytes() {
         failures.case(id, || {
             for m in case["manifestTransforms"].as_array().unwrap() {
                 let raw = hex::decode(m["inputHex"].as_str().unwrap()).unwrap();
-                let legacy = reel::fingerprint::manifest::legacy_hashed(&raw).into_owned();
-                let jcs1 = reel::fingerprint::manifest::jcs1_hashed(&raw).map(|b| b.into_owned());
+                let legacy = fingerprint::manifest::legacy_hashed(&raw).into_owned();
+                let jcs1 = fingerprint::manifest::jcs1_hashed(&raw).map(|b| b.into_owned());
                 for (key, out) in [("legacy", Ok(legacy)), ("jcs1", jcs1)] {
                     let want = &m[key];
                     match want["hex"].as_str().or(want["utf8Hex"].as_str()) {
@@ -510,7 +510,7 @@ fn reel_fingerprint_text_files_and_usage_errors() {
     );
 }
 
-fn classes_and_messages(s: &reel::fingerprint::staleness::Staleness) -> Vec<(String, String)> {
+fn classes_and_messages(s: &fingerprint::staleness::Staleness) -> Vec<(String, String)> {
     s.findings
         .iter()
         .map(|f| (f.class.as_str().to_owned(), f.message.clone()))
@@ -521,7 +521,7 @@ fn classes_and_messages(s: &reel::fingerprint::staleness::Staleness) -> Vec<(Str
 fn staleness_clean_when_the_tree_is_as_recorded() {
     let (_tmp, path) = example_layout(true);
     let c = load(&path, recorded_example());
-    let s = reel::fingerprint::staleness::compute(&c, None);
+    let s = fingerprint::staleness::compute(&c, None);
     assert_eq!(classes_and_messages(&s), Vec::<(String, String)>::new());
     assert_eq!(s.notes, Vec::<String>::new());
 }
@@ -532,7 +532,7 @@ fn staleness_names_the_changed_added_and_removed_files() {
     let skill = tmp.path().join("skills/my-pdf-skill");
     std::fs::write(skill.join("skills/my-pdf-skill/SKILL.md"), "edited\n").unwrap();
     let c = load(&path, recorded_example());
-    let s = reel::fingerprint::staleness::compute(&c, None);
+    let s = fingerprint::staleness::compute(&c, None);
     assert_eq!(
         classes_and_messages(&s),
         vec![(
@@ -552,7 +552,7 @@ fn staleness_names_the_changed_added_and_removed_files() {
     }
     std::fs::remove_file(skill.join(".claude-plugin/plugin.json")).unwrap();
     git_stage_all(tmp.path());
-    let s = reel::fingerprint::staleness::compute(&c, None);
+    let s = fingerprint::staleness::compute(&c, None);
     assert_eq!(
         classes_and_messages(&s),
         vec![(
@@ -561,12 +561,12 @@ fn staleness_names_the_changed_added_and_removed_files() {
         )]
     );
     assert_eq!(
-        s.failures(reel::fingerprint::staleness::Gate::Bare),
+        s.failures(fingerprint::staleness::Gate::Bare),
         Vec::<String>::new(),
         "skill drift alone does not fail a bare replay"
     );
     assert_eq!(
-        s.failures(reel::fingerprint::staleness::Gate::FailOnSkillDrift)
+        s.failures(fingerprint::staleness::Gate::FailOnSkillDrift)
             .len(),
         1
     );
@@ -578,7 +578,7 @@ fn staleness_mode_flip_is_a_format_finding() {
     // be compared with a raw walk.
     let (_tmp, path) = example_layout(false);
     let c = load(&path, recorded_example());
-    let s = reel::fingerprint::staleness::compute(&c, None);
+    let s = fingerprint::staleness::compute(&c, None);
     assert_eq!(
         classes_and_messages(&s),
         vec![(
@@ -596,7 +596,7 @@ fn staleness_moved_cassette_is_unverifiable_with_the_session_hint() {
     let moved = moved_dir.join("example-pdf-skill.cassette.json");
     std::fs::rename(&path, &moved).unwrap();
     let c = load(&moved, recorded_example());
-    let s = reel::fingerprint::staleness::compute(&c, None);
+    let s = fingerprint::staleness::compute(&c, None);
     let want = format!(
         "skill dirs not resolvable from the cassette location — no session file at {}/moved/sessions/default.yaml (if the cassette moved, point at its session with --session <file>) — cannot verify skill staleness (can't verify ⇒ not green)",
         tmp.path().canonicalize().unwrap().display()
@@ -606,7 +606,7 @@ fn staleness_moved_cassette_is_unverifiable_with_the_session_hint() {
         vec![("unverifiable-skill".into(), want.clone())]
     );
     assert_eq!(
-        s.failures(reel::fingerprint::staleness::Gate::Bare),
+        s.failures(fingerprint::staleness::Gate::Bare),
         vec![format!("skill staleness could not be verified: {want}")]
     );
     assert!(
@@ -617,7 +617,7 @@ fn staleness_moved_cassette_is_unverifiable_with_the_session_hint() {
     );
     // The override points at the tree again: clean.
     let session = tmp.path().join("sessions/default.yaml");
-    let s = reel::fingerprint::staleness::compute(&c, Some(&session));
+    let s = fingerprint::staleness::compute(&c, Some(&session));
     assert_eq!(classes_and_messages(&s), Vec::<(String, String)>::new());
 }
 
@@ -631,7 +631,7 @@ fn staleness_pre_epoch_cassette_names_reel_rehash() {
         .unwrap()
         .shift_remove("hashFormat");
     let c = load(&path, doc);
-    let s = reel::fingerprint::staleness::compute(&c, None);
+    let s = fingerprint::staleness::compute(&c, None);
     let dir = path.parent().unwrap().display().to_string();
     assert_eq!(
         classes_and_messages(&s),
@@ -655,7 +655,7 @@ fn staleness_baseline_prompt_assets_and_multi_root() {
     fp.shift_remove("promptAssetsHash");
     fp.insert("skillSources".into(), serde_json::json!(["a", "b"]));
     let c = load(&path, doc);
-    let s = reel::fingerprint::staleness::compute(&c, None);
+    let s = fingerprint::staleness::compute(&c, None);
     assert_eq!(
         classes_and_messages(&s),
         vec![(
@@ -668,7 +668,7 @@ fn staleness_baseline_prompt_assets_and_multi_root() {
     assert!(s.notes[1].starts_with("multi-root: cassette records 2 skill roots"));
     let mut doc = recorded_example();
     doc["fingerprint"]["promptAssetsHash"] = serde_json::json!("0000000000000000");
-    let s = reel::fingerprint::staleness::compute(&load(&path, doc), None);
+    let s = fingerprint::staleness::compute(&load(&path, doc), None);
     assert_eq!(classes_and_messages(&s)[0].0, "prompt-assets");
 }
 
@@ -692,7 +692,7 @@ fn staleness_scoped_drift_is_attributed_per_bucket() {
     doc["scenario"]["session"] = serde_json::json!("session-fx1.yaml");
     doc["scenario"]["skills"] = serde_json::json!(["alpha"]);
     let c = load(&dir.join("x.cassette.json"), doc);
-    let s = reel::fingerprint::staleness::compute(&c, None);
+    let s = fingerprint::staleness::compute(&c, None);
     assert_eq!(
         classes_and_messages(&s),
         Vec::<(String, String)>::new(),
@@ -702,7 +702,7 @@ fn staleness_scoped_drift_is_attributed_per_bucket() {
     std::fs::write(dir.join("fx1-plugin/skills/alpha/new.md"), "new").unwrap();
     std::fs::remove_file(dir.join("fx1-plugin/agents/helper.md")).unwrap();
     std::fs::write(dir.join("fx1-plugin/skills/beta/SKILL.md"), "out of scope").unwrap();
-    let s = reel::fingerprint::staleness::compute(&c, None);
+    let s = fingerprint::staleness::compute(&c, None);
     assert_eq!(
         classes_and_messages(&s),
         vec![

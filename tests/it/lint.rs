@@ -38,7 +38,7 @@ fn lint(path: &Path, extra: &[&str]) -> (i32, Vec<Value>) {
         .args(extra)
         .run();
     let v = run.json();
-    crate::support::assert_schema("lint.json", &v);
+    support::assert_schema("lint.json", &v);
     let findings = v["results"]
         .as_array()
         .unwrap()

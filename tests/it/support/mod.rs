@@ -200,7 +200,7 @@ pub fn assert_schema(name: &str, instance: &Value) {
 
 /// Replaces the private temp dir an evidence string names (`/tmp/cwh-replay-XXXXXX`
 /// in cowork-harness, `/tmp/reel-replay-XXXXXX` in reel) with `<tmp>`.
-pub fn without_temp_dirs(v: &serde_json::Value) -> serde_json::Value {
+pub fn without_temp_dirs(v: &Value) -> Value {
     use serde_json::Value;
     let re = regex::Regex::new(r"/[^\s\x22]*?(cwh|reel)-replay-[A-Za-z0-9]+").unwrap();
     match v {
@@ -219,17 +219,13 @@ pub fn without_temp_dirs(v: &serde_json::Value) -> serde_json::Value {
 /// cowork-harness's `want`: the same keys in the same order and equal
 /// values, apart from the documented departures (README "Differences":
 /// `nonReproducibleAnswers`, `provenance`) and temp-dir paths, and the same `ok`.
-pub fn assert_same_result_as_original(
-    name: &str,
-    got: &serde_json::Value,
-    want: &serde_json::Value,
-) {
+pub fn assert_same_result_as_original(name: &str, got: &Value, want: &Value) {
     let (w, g) = (
         want["results"][0].as_object().unwrap(),
         got["results"][0].as_object().unwrap(),
     );
     let skip = ["provenance", "nonReproducibleAnswers"];
-    let keys = |m: &serde_json::Map<String, serde_json::Value>| -> Vec<String> {
+    let keys = |m: &Map<String, Value>| -> Vec<String> {
         m.keys()
             .filter(|k| !skip.contains(&k.as_str()))
             .cloned()
