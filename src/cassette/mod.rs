@@ -96,7 +96,7 @@ impl Cassette {
 
     /// [`Cassette::load`] for a reader: the same checks and errors, but
     /// `events` and `timeline` stay text in the file buffer (see
-    /// [`lean`](mod@lean)), so loading costs one scan and the events are
+    /// `cassette::lean`), so loading costs one scan and the events are
     /// unescaped where they are read ([`Cassette::event_lines`]). Writing
     /// such a cassette still writes the exact document.
     pub fn load_lean(path: &Path) -> Result<Cassette, LoadError> {

@@ -12,7 +12,7 @@
 //!   scenario drift, version), the exit-code rule.
 //! * [`margins`]: `--margins`, each count-bound assertion's recorded value
 //!   (off the same re-drive the assertion judges) against its budget.
-//! * [`report`]: text and JSON rendering of a gate run.
+//! * rendering of a gate run (text and JSON) is [`crate::report::verify`].
 //! * [`redact`]: `.cowork-redact.json` policies and `scrub_cassette`, used by
 //!   `record` before a cassette is written.
 //!
