@@ -1,7 +1,7 @@
 //! The v12 cassette: model, load pipeline, loss-free write.
 //!
 //! A cassette is kept as its parsed JSON document ([`Cassette::doc`], key order
-//! and number spellings preserved) plus typed views over it ([`model`]). The
+//! and number spellings preserved) plus typed views over it ([`views`]). The
 //! document is the source of truth, so fields reel does not know round-trip
 //! untouched and `events` / `controlOut` stay the raw line strings they were
 //! recorded as. Writing goes through [`write`](mod@write) (2-space indent, no trailing
@@ -22,12 +22,12 @@
 
 mod lean;
 pub mod load;
-pub mod model;
+pub mod views;
 pub mod write;
 
 pub use lean::{EventLine, LeanEvents};
 pub use load::{AssertionIssue, LoadError, MAX_CASSETTE_BYTES, ShapeIssue};
-pub use model::*;
+pub use views::*;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};

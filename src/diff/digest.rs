@@ -231,7 +231,7 @@ impl Recording {
 }
 
 /// What the views read of the re-driven record, in the run result's JSON
-/// spelling (`replay::record_view` is the one seam from record to JSON).
+/// spelling (`replay::run_result` is the one seam from record to JSON).
 struct RunView {
     /// `toolUseId` → (is error, assertion text or display text).
     tool_results: std::collections::HashMap<String, (bool, String)>,
@@ -254,14 +254,14 @@ impl RunView {
     /// When replay refused the cassette (e.g. a malformed manifest): the
     /// record alone, through the same seam.
     fn of_record(run: RunRecord) -> RunView {
-        let facts = replay::record_view::facts(run, true);
+        let facts = replay::run_result::facts(run, true);
         let decisions = Value::Array(facts.decisions.clone());
         RunView::of_parts(&facts.fields, &facts, Some(&decisions))
     }
 
     fn of_parts(
         fields: &Map<String, Value>,
-        facts: &replay::record_view::RecordFacts,
+        facts: &replay::run_result::RecordFacts,
         decisions: Option<&Value>,
     ) -> RunView {
         let field = |k: &str| fields.get(k).or_else(|| facts.fields.get(k));

@@ -18,7 +18,7 @@ use super::control;
 use super::fold::{self, End, Folds, Step};
 use super::line::{self, LineOutcome};
 use super::parse::AgentEvent;
-use super::record::{InitContext, RunRecord};
+use super::run::{InitContext, RunRecord};
 use crate::cassette::{EventLine, LeanEvents};
 
 /// One recorded `events` line as the re-drive gets it: owned (taken out of

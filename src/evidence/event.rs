@@ -146,7 +146,7 @@ pub enum AgentEvent {
     },
     SystemEvent {
         subtype: String,
-        data: super::record::ContextData,
+        data: super::run::ContextData,
     },
     Decision(DecisionRequest),
     AssistantText {

@@ -30,12 +30,12 @@ mod event;
 mod fold;
 pub mod line;
 pub mod parse;
-mod record;
+mod run;
 pub mod timeline;
 mod tool_output;
 
 pub use drive::{RecordedLine, drive, drive_lean};
-pub use record::*;
+pub use run::*;
 
 use crate::cassette::Cassette;
 

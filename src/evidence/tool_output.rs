@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::record::WebSearchLink;
+use super::run::WebSearchLink;
 use crate::js::coerce::js_string;
 
 /// `String(input.file_path ?? "")` of a Read call.

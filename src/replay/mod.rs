@@ -20,7 +20,7 @@ pub mod buckets;
 pub mod fidelity;
 pub mod materialise;
 pub mod mutate;
-pub mod record_view;
+pub mod run_result;
 pub mod verdict;
 
 use std::borrow::Cow;
@@ -37,7 +37,7 @@ use crate::cassette::{CASSETTE_VERSION, Cassette};
 use crate::evidence::RunRecord;
 use crate::exit::ExitStatus;
 use crate::fingerprint::staleness::{self, Gate, Staleness};
-use record_view::RecordFacts;
+use run_result::RecordFacts;
 
 /// How to replay.
 #[derive(Debug, Clone, Default)]
@@ -484,11 +484,11 @@ pub fn replay_with(
     // Evaluation was the record's last reader: the facts (and, in JSON mode,
     // the run-result fields) are moved out of it rather than copied — on a
     // large cassette it is the size of the recording.
-    let mut facts = record_view::facts(run, !opts.lean);
+    let mut facts = run_result::facts(run, !opts.lean);
     if !opts.lean
         && let Some(timeline) = cassette.timeline()
     {
-        record_view::timeline_fields(&mut facts.fields, timeline);
+        run_result::timeline_fields(&mut facts.fields, timeline);
     }
 
     // 16. Pseudo-assertions, in the original's order.

@@ -242,7 +242,7 @@ pub fn batch_notes(results: &[ReplayResult]) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::assert::AssertionOutcome;
-    use crate::replay::record_view::RecordFacts;
+    use crate::replay::run_result::RecordFacts;
     use crate::replay::verdict::{self, Lane, VerdictInput};
     use crate::replay::{ReplayResult, Skipped};
     use serde_json::json;

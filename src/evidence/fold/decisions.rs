@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::{End, Fold, Step};
 use crate::evidence::control::{self, Reply};
 use crate::evidence::parse::{AgentEvent, DecisionRequest};
-use crate::evidence::record::{
+use crate::evidence::run::{
     DecisionRecord, GateDelivery, GateOptionItem, GateOptions, GuardMismatch, RunRecord,
 };
 use crate::js::utf16;

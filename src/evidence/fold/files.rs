@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{End, Fold, Step};
 use crate::evidence::parse::AgentEvent;
-use crate::evidence::record::{FILE_ATTEMPT_TOOLS, FileToolAttempt, PresentedFile, RunRecord};
+use crate::evidence::run::{FILE_ATTEMPT_TOOLS, FileToolAttempt, PresentedFile, RunRecord};
 use crate::evidence::tool_output::present_files_input;
 
 const PRESENT_FILES_TOOL: &str = "mcp__cowork__present_files";

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::{End, Fold, Step};
 use crate::evidence::control::{self, Reply};
 use crate::evidence::parse::{self, AgentEvent, DecisionRequest};
-use crate::evidence::record::{
+use crate::evidence::run::{
     FILE_ATTEMPT_TOOLS, HOSTLOOP_PATH_GATE_ID, HookEvent, PathDenial, RunRecord,
 };
 use crate::js::coerce::js_string;

@@ -32,7 +32,7 @@ pub(super) mod transcript;
 use std::collections::HashSet;
 
 use super::parse::AgentEvent;
-use super::record::{ContextEvent, InitContext, RunRecord, THINKING_CAP, ToolResult};
+use super::run::{ContextEvent, InitContext, RunRecord, THINKING_CAP, ToolResult};
 
 /// One event as the folds see it, with what the driver knows of its place.
 pub(super) struct Step<'e> {

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{End, Fold, Step};
 use crate::evidence::parse::AgentEvent;
-use crate::evidence::record::{InfraError, RunOutcome, RunRecord};
+use crate::evidence::run::{InfraError, RunOutcome, RunRecord};
 use crate::protocol::ASK_USER_QUESTION;
 
 #[derive(Default)]

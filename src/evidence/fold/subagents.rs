@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::{End, Fold, Step, bump, push_unique};
 use crate::evidence::parse::AgentEvent;
-use crate::evidence::record::{RunRecord, Subagent};
+use crate::evidence::run::{RunRecord, Subagent};
 use crate::evidence::tool_output::{read_file_path, skill_reference_read_path};
 
 #[derive(Default)]

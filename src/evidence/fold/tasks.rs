@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::{End, Fold, Step};
 use crate::evidence::parse::AgentEvent;
-use crate::evidence::record::{RunRecord, Task};
+use crate::evidence::run::{RunRecord, Task};
 use crate::evidence::tool_output::task_created_id;
 use crate::js::coerce::js_string;
 

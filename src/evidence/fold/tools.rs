@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{End, Fold, Step, bump, push_unique};
 use crate::evidence::parse::AgentEvent;
-use crate::evidence::record::{RedundantGroup, RunRecord, ToolErrorCount, WebSearch};
+use crate::evidence::run::{RedundantGroup, RunRecord, ToolErrorCount, WebSearch};
 use crate::evidence::tool_output::{read_file_path, skill_reference_read_path, web_search_links};
 use crate::js::coerce::js_string;
 use crate::protocol::SKILL_TOOL;

@@ -3,7 +3,7 @@
 
 use super::{Fold, Step, push_unique};
 use crate::evidence::parse::AgentEvent;
-use crate::evidence::record::RunRecord;
+use crate::evidence::run::RunRecord;
 
 #[derive(Default)]
 pub(in crate::evidence) struct Transcript {

@@ -26,7 +26,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::parse::{self, AgentEvent, ThinkingBlock};
-use super::record::ContextData;
+use super::run::ContextData;
 
 /// What one `events` line contributes.
 #[derive(Debug, PartialEq)]

@@ -315,7 +315,7 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
                 data.shift_remove("subtype");
                 ev.push(AgentEvent::SystemEvent {
                     subtype,
-                    data: super::record::ContextData::Fields(data),
+                    data: super::run::ContextData::Fields(data),
                 });
             }
             None => {}
