@@ -86,8 +86,14 @@ replay about 1.5 times slower.
 A timeline-rich cassette (the second replay group) is memory-heavy for any
 reader that builds a \`serde_json::Value\`: its ~37,000 small objects take
 about 1.5 KB each in an order-preserving map, so the parse floor alone is
-above 3x the file. reel's replay stays at the floor's peak; going below it
-needs a loader that keeps \`timeline\`/\`events\` as raw text.
+above 3x the file. reel's replay loads cassettes leanly (\`events\` stay JSON
+string tokens in a buffer whose pages go back as the re-drive reads them,
+\`timeline\` stays text until read), so its peak stays near the file size.
+
+Side-by-side rows (\`…_vs_original\`) run cowork-harness 2.0.0 in the same
+run: set \`REEL_BENCH_ORIGINAL\` to its built checkout and put node 22 on
+\`PATH\` (\`docs/spec/running-the-original.md\`); without it they are left out.
+Their **floor** column is the original's time.
 
 | measurement | input | time | floor | ratio | peak RSS | target | statistic |
 |---|---|---:|---:|---:|---:|---|---|
@@ -105,7 +111,7 @@ EOF
       if (n == "replay_50k_events_vs_original") return "`reel replay FILE` (the binary) of the 50,000-event cassette; **floor column: cowork-harness 2.0.0 `replay FILE` on node 22, same run**";
       if (n == "replay_dir_1000") return "`reel replay DIR` of 1,000 copies of a real cowork-harness cassette (34 events, session mounting a git-tracked skill); floor: read + parse every file";
       if (n == "replay_dir_1000_vs_original") return "the same directory; **floor column: cowork-harness 2.0.0 `replay DIR`, same run**";
-      if (n == "replay_manifest_2k") return "`reel replay` of a cassette with 2,000 inlined artifacts, a 2,000-glob `no_unexpected_files` allowlist and `input_unmodified` (materialises the tree)";
+      if (n == "replay_manifest_2k") return "`reel replay` of a cassette with 2,000 inlined artifacts, a 2,000-glob `no_unexpected_files` allowlist and `input_unmodified` (checks the manifest tree; nothing is written)";
       if (n == "replay_manifest_2k_mutate") return "the same with `--mutate` (50 perturbations, each a re-evaluation)";
       if (n == "replay_manifest_2k_assertions") return "the two manifest assertions alone on that cassette (one evaluation)";
       if (n == "fingerprint_2000_files") return "`reel fingerprint .` over a 2,000-file, 46 MB skill tree committed in git (whole process)";
