@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use reel::fingerprint::{self, EntryKind, HashFormat, ModeRequest, WalkOptions};
 use serde_json::Value;
 
-use crate::support::{self, Failures};
+use crate::support::{self, Failures, git_commit_all};
 
 fn expected() -> &'static Value {
     static DOC: OnceLock<Value> = OnceLock::new();
@@ -304,21 +304,6 @@ fn golden_manifest_transforms_hash_the_recorded_bytes() {
 // ---------------------------------------------------------------------------
 // The bundled cowork-harness example: `reel fingerprint` reproduces it, and
 // staleness judges drift on it.
-
-/// Commits everything under `dir` into a fresh git repository (git2, the
-/// same library the walk reads the index with).
-fn git_commit_all(dir: &Path) {
-    let repo = git2::Repository::init(dir).unwrap();
-    let mut index = repo.index().unwrap();
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .unwrap();
-    index.write().unwrap();
-    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-    let sig = git2::Signature::now("t", "t@example.com").unwrap();
-    repo.commit(Some("HEAD"), &sig, &sig, "fixture", &tree, &[])
-        .unwrap();
-}
 
 /// Stages the current state of `dir` (adds, edits and deletions).
 fn git_stage_all(dir: &Path) {

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::tools::tool_sample;
+use super::tools::{glob_matches, tool_sample};
 use super::*;
 
 const OUTPUT_CONTAINS: &[Field] = &[opt("match", Param::Str), req("contains", Param::Str)];
@@ -166,29 +166,20 @@ fn dispatch_count_max(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyRes
 }
 
 fn subagent_tool_used(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
-    let p = str_param(key, v)?;
-    env.warn_if_regexish(key, p);
-    let g = Glob::new(p);
-    match env.run.subagent_tools.iter().find(|t| g.is_match(t)) {
+    let run = env.run;
+    let (p, hits) = glob_matches(env, key, v, &run.subagent_tools)?;
+    match hits.first() {
         Some(hit) => ok_ev(format!("subagent_tool_used: \"{p}\" matched {hit}")),
         None => Err(format!(
             "sub-agent did not use: no sub-agent tool matched \"{p}\" (used: {})",
-            tool_sample(&env.run.subagent_tools)
+            tool_sample(&run.subagent_tools)
         )),
     }
 }
 
 fn subagent_tool_absent(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
-    let p = str_param(key, v)?;
-    env.warn_if_regexish(key, p);
-    let g = Glob::new(p);
-    let hits: Vec<&str> = env
-        .run
-        .subagent_tools
-        .iter()
-        .filter(|t| g.is_match(t))
-        .map(String::as_str)
-        .collect();
+    let run = env.run;
+    let (p, hits) = glob_matches(env, key, v, &run.subagent_tools)?;
     if hits.is_empty() {
         ok()
     } else {

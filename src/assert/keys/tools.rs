@@ -306,30 +306,40 @@ pub(super) fn tool_sample(names: &[String]) -> String {
     s
 }
 
-fn tool_called(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+/// The key's tool glob and the names in `tools` it matches, in order (the
+/// shared part of the used / not-used keys over a list of tool names).
+pub(super) fn glob_matches<'v, 't>(
+    env: &mut Env<'_>,
+    key: &'static str,
+    v: &'v Value,
+    tools: &'t [String],
+) -> Result<(&'v str, Vec<&'t str>), String> {
     let p = str_param(key, v)?;
     env.warn_if_regexish(key, p);
     let g = Glob::new(p);
-    match env.run.tools_called.iter().find(|t| g.is_match(t)) {
+    let hits = tools
+        .iter()
+        .filter(|t| g.is_match(t))
+        .map(String::as_str)
+        .collect();
+    Ok((p, hits))
+}
+
+fn tool_called(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    let run = env.run;
+    let (p, hits) = glob_matches(env, key, v, &run.tools_called)?;
+    match hits.first() {
         Some(hit) => ok_ev(format!("tool_called: \"{p}\" matched {hit}")),
         None => Err(format!(
             "tool not called: no called tool matched \"{p}\" (called: {})",
-            tool_sample(&env.run.tools_called)
+            tool_sample(&run.tools_called)
         )),
     }
 }
 
 fn tool_not_called(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
-    let p = str_param(key, v)?;
-    env.warn_if_regexish(key, p);
-    let g = Glob::new(p);
-    let hits: Vec<&str> = env
-        .run
-        .tools_called
-        .iter()
-        .filter(|t| g.is_match(t))
-        .map(String::as_str)
-        .collect();
+    let run = env.run;
+    let (p, hits) = glob_matches(env, key, v, &run.tools_called)?;
     if hits.is_empty() {
         ok()
     } else {

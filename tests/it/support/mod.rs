@@ -272,7 +272,13 @@ pub fn example_tree(dst: &Path) {
     for dir in ["scenarios", "sessions", "skills", "data"] {
         copy_tree(&repo().join(dir), &dst.join(dir));
     }
-    let repo = git2::Repository::init(dst).unwrap();
+    git_commit_all(dst);
+}
+
+/// Commits everything under `dir` into a fresh git repository (git2, the
+/// same library the walk reads the index with).
+pub fn git_commit_all(dir: &Path) {
+    let repo = git2::Repository::init(dir).unwrap();
     let mut index = repo.index().unwrap();
     index
         .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
@@ -280,6 +286,6 @@ pub fn example_tree(dst: &Path) {
     index.write().unwrap();
     let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
     let sig = git2::Signature::now("reel test", "reel@example.invalid").unwrap();
-    repo.commit(Some("HEAD"), &sig, &sig, "examples", &tree, &[])
+    repo.commit(Some("HEAD"), &sig, &sig, "fixture", &tree, &[])
         .unwrap();
 }
