@@ -50,7 +50,8 @@ pub struct AgentFound {
     pub via: &'static str,
 }
 
-const INSTALL_FIX: &str = "install the pinned Claude Code CLI with `bash scripts/install-claude.sh` (into .tools/claude), \
+const INSTALL_FIX: &str = "install the pinned Claude Code CLI with `bash \
+    scripts/install-claude.sh` (into .tools/claude), \
 or put `claude` on PATH, or set REEL_CLAUDE_BIN=/path/to/claude";
 
 fn executable(p: &Path) -> bool {
@@ -90,7 +91,8 @@ pub fn find_agent() -> Result<AgentFound, String> {
     match on_path {
         Some(path) => Ok(AgentFound { path, via: "PATH" }),
         None => Err(
-            "no agent binary: REEL_CLAUDE_BIN is unset, `claude` is not on PATH and .tools/claude/node_modules/.bin/claude does not exist"
+            "no agent binary: REEL_CLAUDE_BIN is unset, `claude` is not on PATH and \
+                .tools/claude/node_modules/.bin/claude does not exist"
                 .into(),
         ),
     }
@@ -260,8 +262,10 @@ pub fn run_checks() -> Vec<Check> {
                 required: true,
                 detail,
                 fix: Some(
-                    "the agent must honour ANTHROPIC_BASE_URL and answer `-p PROMPT` (Claude Code does); \
-                     reinstall it with `bash scripts/install-claude.sh`, or point REEL_CLAUDE_BIN at a working claude"
+                    "the agent must honour ANTHROPIC_BASE_URL and answer `-p PROMPT` (Claude Code \
+                        does); \
+                     reinstall it with `bash scripts/install-claude.sh`, or point REEL_CLAUDE_BIN \
+                         at a working claude"
                         .into(),
                 ),
             },
@@ -288,7 +292,8 @@ pub fn run_checks() -> Vec<Check> {
             required: false,
             detail: e,
             fix: Some(
-                "install git (e.g. `apt-get install git`): cassettes are committed and reviewed with it"
+                "install git (e.g. `apt-get install git`): cassettes are committed and reviewed \
+                    with it"
                     .into(),
             ),
         },

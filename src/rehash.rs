@@ -99,7 +99,8 @@ pub fn rehash_files(files: &[PathBuf], opts: &RehashOptions) -> RehashSummary {
 
 fn v9_refusal(version: u64) -> String {
     format!(
-        "v10 records symlink/hardlink identity (#38) the v{version} manifest could not capture — `rehash` cannot add it; re-record to migrate"
+        "v10 records symlink/hardlink identity (#38) the v{version} manifest could not capture — \
+            `rehash` cannot add it; re-record to migrate"
     )
 }
 
@@ -116,7 +117,8 @@ pub fn rehash_one(file: &Path, opts: &RehashOptions) -> Result<(Action, String),
             != Some(HASH_FORMAT_JCS1)
     {
         return Err(format!(
-            "v{version} cassette is missing fingerprint.hashFormat — inconsistent with its stamped version; re-record"
+            "v{version} cassette is missing fingerprint.hashFormat — inconsistent with its stamped \
+                version; re-record"
         ));
     }
     if version >= CASSETTE_VERSION {
@@ -130,7 +132,9 @@ pub fn rehash_one(file: &Path, opts: &RehashOptions) -> Result<(Action, String),
     }
     if opts.session.is_some() && crate::verify::gate::resolve_session(&cassette, None).is_none() {
         return Err(
-            "--session cannot apply to an INLINE scenario (it has no session file to override) — re-record".into(),
+            "--session cannot apply to an INLINE scenario (it has no session file to override) — \
+                re-record"
+                .into(),
         );
     }
     let live = crate::fingerprint::live_for_cassette(&cassette, opts.session.as_deref()).map_err(
@@ -146,7 +150,8 @@ pub fn rehash_one(file: &Path, opts: &RehashOptions) -> Result<(Action, String),
     let live_mode = live.jcs1.mode.as_deref().unwrap_or("raw");
     if rec_mode != live_mode {
         return Err(format!(
-            "recorded in '{rec_mode}' file-set mode, now '{live_mode}' — re-record under the same mode"
+            "recorded in '{rec_mode}' file-set mode, now '{live_mode}' — re-record under the same \
+                mode"
         ));
     }
     if recorded.agent_scope.as_deref().unwrap_or("off")
@@ -157,7 +162,11 @@ pub fn rehash_one(file: &Path, opts: &RehashOptions) -> Result<(Action, String),
         );
     }
     if Some(live_legacy_hash) != recorded.skill_hash.as_ref() {
-        return Err("skill content changed since recording (legacy skillHash mismatch) — re-record required".into());
+        return Err(
+            "skill content changed since recording (legacy skillHash mismatch) — re-record \
+            required"
+                .into(),
+        );
     }
     if crosses_into_v10 {
         return Err(v9_refusal(version));
@@ -219,13 +228,20 @@ fn metadata_only(
     let genuinely_zero = sources.failure.is_none() && sources.roots.is_empty();
     if !shape_intact || !genuinely_zero {
         return Err(match &sources.failure {
-            Some(crate::fingerprint::SourceFailure::DeclaredDirsMissing { declared, .. }) => format!(
-                "no skillHash, and the session declares {declared} skill root(s) that do not resolve — absence means the hash FAILED, not that there was nothing to hash; re-record"
-            ),
+            Some(crate::fingerprint::SourceFailure::DeclaredDirsMissing { declared, .. }) => {
+                format!(
+                    "no skillHash, and the session declares {declared} skill root(s) that do not \
+                    resolve — absence means the hash FAILED, not that there was nothing to hash; \
+                    re-record"
+                )
+            }
             Some(f) => format!(
-                "no skillHash, and the session could not be resolved ({f}) — cannot prove the recording had zero skill sources; re-record"
+                "no skillHash, and the session could not be resolved ({f}) — cannot prove the \
+                    recording had zero skill sources; re-record"
             ),
-            None => "no skillHash, and no matching session shape to prove the recording genuinely had zero skill sources — re-record if this cassette needs to be current".into(),
+            None => "no skillHash, and no matching session shape to prove the recording genuinely \
+                had zero skill sources — re-record if this cassette needs to be current"
+                .into(),
         });
     }
     if crosses_into_v10 {
@@ -302,7 +318,11 @@ fn migrate_file_sigs(
         return Ok(None);
     };
     let (Some(legacy), Some(jcs1)) = (&live_legacy.file_sigs, &live_jcs1.file_sigs) else {
-        return Err("the live tree exceeds the fileSigs cap while the recording has a manifest — cannot migrate".into());
+        return Err(
+            "the live tree exceeds the fileSigs cap while the recording has a manifest — \
+            cannot migrate"
+                .into(),
+        );
     };
     if rec.len() != jcs1.len() || legacy.len() != rec.len() {
         return Err(format!(
@@ -320,7 +340,8 @@ fn migrate_file_sigs(
         }
         if rs != ls {
             return Err(format!(
-                "fileSigs entry {i} does not match the legacy recompute — order or content differs; cannot migrate"
+                "fileSigs entry {i} does not match the legacy recompute — order or content \
+                    differs; cannot migrate"
             ));
         }
         out.push((rp.clone(), js.clone()));

@@ -89,7 +89,8 @@ pub enum Outcome {
 pub enum StageError {
     /// Under CI, a differing re-recording is refused (nothing written).
     #[error(
-        "`{}`: the re-recording differs from the committed cassette ({summary}) and CI=true forbids writing a pending `.new`",
+        "`{}`: the re-recording differs from the committed cassette ({summary}) and CI=true \
+            forbids writing a pending `.new`",
         path.display()
     )]
     DiffersInCi {
@@ -117,11 +118,13 @@ impl StageError {
 impl From<StageError> for crate::Error {
     fn from(e: StageError) -> Self {
         match &e {
-            StageError::DiffersInCi { path, .. } => crate::Error::failure(e.to_string())
-                .with_hint(format!(
-                    "re-record locally and review it (`reel review {}`), or pass --accept to overwrite it in place",
+            StageError::DiffersInCi { path, .. } => {
+                crate::Error::failure(e.to_string()).with_hint(format!(
+                    "re-record locally and review it (`reel review {}`), or pass --accept to \
+                        overwrite it in place",
                     path.display()
-                )),
+                ))
+            }
             StageError::Write { .. } => crate::Error::usage(e.to_string()).with_hint(
                 "check that the directory is writable; the committed cassette was left intact",
             ),
@@ -292,7 +295,8 @@ impl From<ResolveError> for crate::Error {
                 "list the pending re-recordings with `reel pending`".to_owned()
             }
             ResolveError::Invalid(l) => format!(
-                "the pending file does not load as a cassette; reject it (`reel reject`) and re-record. {}",
+                "the pending file does not load as a cassette; reject it (`reel reject`) and \
+                    re-record. {}",
                 l.hint()
             ),
             ResolveError::Io { .. } => "check the file's permissions".to_owned(),

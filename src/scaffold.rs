@@ -103,7 +103,8 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
             }
             _ => {
                 notes.push(format!(
-                    "the recorded session `{session}` does not resolve from the cassette; the scenario keeps it as recorded"
+                    "the recorded session `{session}` does not resolve from the cassette; the \
+                        scenario keeps it as recorded"
                 ));
                 doc.insert("session".into(), json!(session));
             }
@@ -258,14 +259,17 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
     let body =
         serde_yaml_ng::to_string(&yaml_value(&Value::Object(doc))).map_err(|e| e.to_string())?;
     let scenario_yaml = format!(
-        "# Scaffolded from {} by `reel scaffold`: a starting point — edit the assertions to say\n# what the skill must do (`reel assertions` lists them), then `reel lint` this file.\n{body}",
+        "# Scaffolded from {} by `reel scaffold`: a starting point — edit the assertions to say\n# \
+            what the skill must do (`reel assertions` lists them), then `reel lint` this \
+            file.\n{body}",
         cassette_path.display()
     );
     let model_yaml = match crate::rerun::replies::from_cassette(&cassette) {
         Ok(replies) => {
             notes.extend(replies.notes.iter().cloned());
             Some(format!(
-                "# Model replies extracted from {} by `reel scaffold` (as `reel model extract`).\n{}",
+                "# Model replies extracted from {} by `reel scaffold` (as `reel model \
+                    extract`).\n{}",
                 cassette_path.display(),
                 replies.script.to_yaml()
             ))

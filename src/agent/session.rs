@@ -251,6 +251,14 @@ pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
     }
     if timed_out || failure.is_some() {
         engine.close_stdin();
+        // Frames already queued (the error answer to an unsupported
+        // request, say) are written before the group is stopped, as a
+        // synchronous write would have been: under load the writer thread
+        // may not have run yet. Bounded, since a full pipe would block it.
+        let flush_until = Instant::now() + Duration::from_millis(500);
+        while !writer_thread.is_finished() && Instant::now() < flush_until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
         group.terminate(KILL_GRACE);
     } else {
         engine.close_stdin();
@@ -618,7 +626,8 @@ impl Engine<'_> {
                     return Err((
                         ErrorSource::Unanswered,
                         format!(
-                            "unscripted {subtype} (on_unanswered=fail): scripted rules never cover it"
+                            "unscripted {subtype} (on_unanswered=fail): scripted rules never cover \
+                                it"
                         ),
                     ));
                 }

@@ -254,7 +254,8 @@ impl Param {
                 }
                 if super::glob::looks_like_regex(g) {
                     return Err(format!(
-                        "tool glob looks like a regex or brace-expansion — only * and ? are special (no .* | [] {{}}): {}",
+                        "tool glob looks like a regex or brace-expansion — only * and ? are \
+                            special (no .* | [] {{}}): {}",
                         render(v)
                     ));
                 }

@@ -84,7 +84,9 @@ impl<'a> Env<'a> {
     pub(super) fn warn_if_regexish(&mut self, key: &str, pattern: &str) {
         if glob::looks_like_regex(pattern) {
             self.warnings.push(format!(
-                "::warning:: {key}: \"{pattern}\" looks like a regex, but this key is GLOB-matched (use * and ?, not .* or | []). A regex-only pattern matches no tool name and can silently pass a _not_/_absent assert."
+                "::warning:: {key}: \"{pattern}\" looks like a regex, but this key is GLOB-matched \
+                    (use * and ?, not .* or | []). A regex-only pattern matches no tool name and \
+                    can silently pass a _not_/_absent assert."
             ));
         }
     }
@@ -198,7 +200,8 @@ fn eval_key(env: &mut Env<'_>, key: &Key, v: &Value, out: &mut Vec<KeyResult>) {
     // empty tree.
     if !env.ctx.live && super::catalog::manifest_key_active(name, env.ctx.cassette) == Some(false) {
         out.push(Err(format!(
-            "evidence unavailable: {name} needs the cassette's artifacts manifest (and, for the baseline keys, its pre-run baseline), which this cassette lacks — re-record"
+            "evidence unavailable: {name} needs the cassette's artifacts manifest (and, for the \
+                baseline keys, its pre-run baseline), which this cassette lacks — re-record"
         )));
         return;
     }
@@ -222,7 +225,8 @@ pub(super) fn hostloop_only(env: &Env<'_>, key: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "{key}: hostloop-only — /sessions/... is valid and there is no path hook on tier \"{}\" — cannot verify; pin fidelity: hostloop",
+            "{key}: hostloop-only — /sessions/... is valid and there is no path hook on \
+                tier \"{}\" — cannot verify; pin fidelity: hostloop",
             env.tier().unwrap_or("unknown")
         ))
     }

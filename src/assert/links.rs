@@ -173,7 +173,8 @@ pub fn resolve(link: &ComputerLink, res: &LinkResolution<'_>) -> (bool, String) 
             return (
                 false,
                 format!(
-                    "replay: \"{rel}\" was a symlink/hardlink at record time — resolution not captured; re-record or assert on the deliverable"
+                    "replay: \"{rel}\" was a symlink/hardlink at record time — resolution not \
+                        captured; re-record or assert on the deliverable"
                 ),
             );
         }
@@ -184,12 +185,16 @@ pub fn resolve(link: &ComputerLink, res: &LinkResolution<'_>) -> (bool, String) 
         if res.folder_prefixes.is_none() {
             return (
                 false,
-                "evidence unavailable: this cassette has no persisted folder-mount map — a v9+ cassette must carry one, and replay refuses to re-derive it from the current session (which may have drifted since record)".into(),
+                "evidence unavailable: this cassette has no persisted folder-mount map — a v9+ \
+                    cassette must carry one, and replay refuses to re-derive it from the current \
+                    session (which may have drifted since record)"
+                    .into(),
             );
         }
         return (
             false,
-            "no recorded folder/outputs/uploads prefix matched this host path (replay cannot probe the live filesystem)".into(),
+            "no recorded folder/outputs/uploads prefix matched this host path (replay cannot probe \
+                the live filesystem)".into(),
         );
     };
     let Some(norm) = contained_rel(&rel) else {
@@ -202,7 +207,8 @@ pub fn resolve(link: &ComputerLink, res: &LinkResolution<'_>) -> (bool, String) 
         return (
             false,
             format!(
-                "replay: \"{rel}\" was a symlink/hardlink at record time — resolution not captured; re-record or assert on the deliverable"
+                "replay: \"{rel}\" was a symlink/hardlink at record time — resolution not \
+                    captured; re-record or assert on the deliverable"
             ),
         );
     }
@@ -218,7 +224,8 @@ mod tests {
 
     #[test]
     fn extracts_all_three_forms() {
-        let t = "see [r](computer:///sessions/s1/mnt/outputs/a%20b.md) and `computer:///x/y.md` or computer:///h/mnt/outputs/z.md, done";
+        let t = "see [r](computer:///sessions/s1/mnt/outputs/a%20b.md) and `computer:///x/y.md` or \
+            computer:///h/mnt/outputs/z.md, done";
         let l = extract(t);
         assert_eq!(l.len(), 3);
         assert_eq!(l[0].raw, "/sessions/s1/mnt/outputs/a b.md");

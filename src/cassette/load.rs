@@ -107,7 +107,8 @@ pub enum LoadError {
     NotAFile { path: PathBuf, kind: &'static str },
     /// Over [`MAX_CASSETTE_BYTES`].
     #[error(
-        "{}: {UNREADABLE}: the file is {bytes} bytes, over reel's limit of {MAX_CASSETTE_BYTES} bytes (2 GiB)",
+        "{}: {UNREADABLE}: the file is {bytes} bytes, over reel's limit of {MAX_CASSETTE_BYTES} \
+            bytes (2 GiB)",
         path.display()
     )]
     TooLarge { path: PathBuf, bytes: u64 },
@@ -161,7 +162,8 @@ pub enum LoadError {
     },
     /// A pre-v12 fingerprint carrying `hashFormat`.
     #[error(
-        "{}: cassette is stamped v{version} (pre-epoch) but its fingerprint carries hashFormat '{found}' \
+        "{}: cassette is stamped v{version} (pre-epoch) but its fingerprint carries hashFormat \
+            '{found}' \
          — a pre-v{HASH_FORMAT_EPOCH} cassette predates that field entirely, so the stamp and the \
          digests disagree; re-record",
         path.display()
@@ -174,7 +176,8 @@ pub enum LoadError {
     /// `scenario.assert` items the catalog refuses, on a cassette this build
     /// fully understands (≤ v12).
     #[error(
-        "{}: cassette (v{version} ≤ current v{CASSETTE_VERSION}) contains unrecognized assertion(s) \
+        "{}: cassette (v{version} ≤ current v{CASSETTE_VERSION}) contains unrecognized \
+            assertion(s) \
          — they would silently drop from replay: {}. Fix the assertion, or re-record.",
         path.display(),
         join_assertions(issues)
@@ -264,24 +267,31 @@ impl LoadError {
                 "pass a `*.cassette.json` file or a directory of them".into()
             }
             LoadError::TooLarge { .. } => {
-                "this is not a cassette reel can load; check the path, or re-record with smaller artifacts (`--max-artifact-bytes`)".into()
+                "this is not a cassette reel can load; check the path, or re-record with smaller \
+                    artifacts (`--max-artifact-bytes`)"
+                    .into()
             }
             LoadError::InvalidUtf8 { .. } | LoadError::InvalidJson { .. } => format!(
-                "the file is damaged (a truncated or hand-edited write?); restore `{file}` from version control or re-record it with `reel record`"
+                "the file is damaged (a truncated or hand-edited write?); restore `{file}` from \
+                    version control or re-record it with `reel record`"
             ),
             LoadError::Shape { .. } => format!(
-                "fix the named field in `{file}` (events must be an array of strings; scenario needs string `prompt` and `session`), or re-record it with `reel record`"
+                "fix the named field in `{file}` (events must be an array of strings; scenario \
+                    needs string `prompt` and `session`), or re-record it with `reel record`"
             ),
             LoadError::TooOld { .. } => format!(
-                "re-record `{file}` with `reel record <scenario>`; formats below v{MIN_SUPPORTED_CASSETTE_VERSION} cannot be migrated"
+                "re-record `{file}` with `reel record <scenario>`; formats below \
+                    v{MIN_SUPPORTED_CASSETTE_VERSION} cannot be migrated"
             ),
             LoadError::HashFormatMissing { .. } | LoadError::HashFormatPreEpoch { .. } => {
                 format!(
-                    "re-record `{file}` with `reel record <scenario>` (its version stamp and its digests disagree, so `reel rehash` cannot vouch for it)"
+                    "re-record `{file}` with `reel record <scenario>` (its version stamp and its \
+                        digests disagree, so `reel rehash` cannot vouch for it)"
                 )
             }
             LoadError::UnrecognizedAssertions { .. } => format!(
-                "fix or remove the named assertion in the scenario YAML and re-record, or edit `scenario.assert` in `{file}` (see the assertion reference for the valid keys)"
+                "fix or remove the named assertion in the scenario YAML and re-record, or edit \
+                    `scenario.assert` in `{file}` (see the assertion reference for the valid keys)"
             ),
         }
     }
@@ -535,7 +545,8 @@ pub(super) fn validate(path: PathBuf, root: Value) -> Result<Cassette, LoadError
         };
         if is_future {
             load_warnings.push(format!(
-                "::warning:: [cassette] unrecognized assertion (tolerated — cassette v{version} is newer than v{CASSETTE_VERSION}): {}",
+                "::warning:: [cassette] unrecognized assertion (tolerated — cassette v{version} is \
+                    newer than v{CASSETTE_VERSION}): {}",
                 issue.detail()
             ));
         } else {
@@ -571,7 +582,8 @@ fn json_error_detail(e: &serde_json::Error) -> String {
         // JavaScript's wording, which cowork-harness prints verbatim.
         Category::Eof => "Unexpected end of JSON input".into(),
         _ if raw.starts_with("recursion limit exceeded") => format!(
-            "nesting deeper than {MAX_NESTING_DEPTH} levels at line {} column {} (reel's JSON reader limit; a cassette never nests this deep)",
+            "nesting deeper than {MAX_NESTING_DEPTH} levels at line {} column {} (reel's JSON \
+                reader limit; a cassette never nests this deep)",
             e.line(),
             e.column()
         ),
@@ -847,7 +859,8 @@ mod tests {
         let e = load(&format!("\u{feff}{MIN}")).unwrap_err();
         assert_eq!(
             e.message(),
-            "unreadable / invalid cassette JSON: the file starts with a UTF-8 byte-order mark (U+FEFF), which JSON does not allow"
+            "unreadable / invalid cassette JSON: the file starts with a UTF-8 byte-order mark \
+                (U+FEFF), which JSON does not allow"
         );
     }
 
@@ -863,9 +876,12 @@ mod tests {
         let c = load(text).unwrap();
         assert_eq!(
             c.load_warnings,
-            vec!["::warning:: [cassette] unrecognized assertion (tolerated — cassette v13 is newer than v12): \
+            vec![
+                "::warning:: [cassette] unrecognized assertion (tolerated — cassette v13 is newer \
+                than v12): \
                   scenario.assert[1].tool_calld: unknown assertion key `tool_calld`"
-                .to_string()]
+                    .to_string()
+            ]
         );
     }
 

@@ -12,10 +12,14 @@ use crate::exit::ExitStatus;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    mut_arg("output_format", |a| a.help("`text` (a listing on stdout) or `json` (an envelope on stdout, schema/assertions.json)")),
-    after_help = "Buckets: `always` (every replay), `needs-control-out` (replay evaluates it when the cassette \
-                  has controlOut), `needs-manifest` (when it has an artifacts manifest; no_unexpected_files and \
-                  input_unmodified also need the pre-run baseline), `live-only` (a live run only; replay skips \
+    mut_arg("output_format", |a| a.help("`text` (a listing on stdout) or `json` (an envelope on \
+        stdout, schema/assertions.json)")),
+    after_help = "Buckets: `always` (every replay), `needs-control-out` (replay evaluates it when \
+        the cassette \
+                  has controlOut), `needs-manifest` (when it has an artifacts manifest; \
+                      no_unexpected_files and \
+                  input_unmodified also need the pre-run baseline), `live-only` (a live run only; \
+                      replay skips \
                   it), `synthesized` (produced by replay, never authored).\n\n\
                   Exit codes: 0 listed; 2 unknown key."
 )]
@@ -36,7 +40,8 @@ fn replay_words(e: &KeyEntry) -> String {
         }
         "needs-manifest" => match e.needs_pre_run_baseline {
             Some(field) => format!(
-                "evaluated when the cassette has an artifacts manifest and the pre-run baseline ({field}); skipped otherwise"
+                "evaluated when the cassette has an artifacts manifest and the pre-run baseline \
+                    ({field}); skipped otherwise"
             ),
             None => {
                 "evaluated when the cassette has a non-empty artifacts manifest (skipped otherwise)"

@@ -13,7 +13,8 @@ use crate::exit::ExitStatus;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    mut_arg("output_format", |a| a.help("`text` (the diff on stdout) or `json` (envelope on stdout, schema/diff.json)")),
+    mut_arg("output_format", |a| a.help("`text` (the diff on stdout) or `json` (envelope on \
+        stdout, schema/diff.json)")),
     after_help = "Compares two recordings view by view: tools, answers, transcript (advisory: \
                   never makes them differ), files, assertions, meta. Run paths, tool-use ids, \
                   UUIDs, session ids, timestamps and durations are masked unless --no-normalize.\n\

@@ -13,11 +13,15 @@ use crate::exit::ExitStatus;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    mut_arg("output_format", |a| a.help("`text` (a line per check on stderr) or `json` (an envelope on stdout)")),
+    mut_arg("output_format", |a| a.help("`text` (a line per check on stderr) or `json` (an \
+        envelope on stdout)")),
     after_help = "Checks, in order: the agent binary (REEL_CLAUDE_BIN, else `claude` on PATH, else \
-                  .tools/claude/node_modules/.bin/claude) and its --version; a handshake (a one-turn scripted model \
-                  on 127.0.0.1 and one `-p` prompt in the offline environment); git on PATH (advisory).\n\n\
-                  Exit codes: 0 recording can work (advisory checks may fail); 1 a required check failed."
+                  .tools/claude/node_modules/.bin/claude) and its --version; a handshake (a \
+                      one-turn scripted model \
+                  on 127.0.0.1 and one `-p` prompt in the offline environment); git on PATH \
+                      (advisory).\n\n\
+                  Exit codes: 0 recording can work (advisory checks may fail); 1 a required check \
+                      failed."
 )]
 pub struct DoctorArgs {
     #[command(flatten)]

@@ -36,7 +36,8 @@ pub enum FormatArg {
 
 #[derive(Debug, clap::Args)]
 #[command(
-    mut_arg("session", |a| a.help("Take the roots (and `staleness.hash_ignore`) from this session YAML, as a recording of a scenario using it would").conflicts_with("roots")),
+    mut_arg("session", |a| a.help("Take the roots (and `staleness.hash_ignore`) from this session \
+        YAML, as a recording of a scenario using it would").conflicts_with("roots")),
     after_help = "Mode defaults to git when every root is inside a git work tree \
     (set COWORK_HARNESS_GITSET=0 to force raw), as a recording does. \
     COWORK_HARNESS_AGENT_SCOPE=skill turns on agent scoping."
@@ -159,7 +160,8 @@ pub fn run(args: FingerprintArgs) -> Result<ExitStatus> {
         Ok(ExitStatus::Success)
     } else {
         eprintln!(
-            "reel: fingerprint: {} file(s) could not be read — a recording would store no skillHash (can't verify ⇒ not green)",
+            "reel: fingerprint: {} file(s) could not be read — a recording would store no \
+                skillHash (can't verify ⇒ not green)",
             snap.read_errors.len()
         );
         Ok(ExitStatus::Failure)

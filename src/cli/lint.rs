@@ -14,14 +14,19 @@ use crate::lint::{self, Finding, Severity};
 
 #[derive(Debug, clap::Args)]
 #[command(
-    mut_arg("output_format", |a| a.help("`text` (findings on stderr) or `json` (an envelope on stdout)")),
+    mut_arg("output_format", |a| a.help("`text` (findings on stderr) or `json` (an envelope on \
+        stdout)")),
     mut_arg("strict", |a| a.help("Warnings fail too (exit 1)")),
-    after_help = "Each finding is `FILE:LINE: warning|error[CODE name]: message` with a `hint:` line. Codes: \
-                  L000 does-not-load, L001 live-only-key, L002 no-pre-run-baseline, L003 slash-command-not-first, \
+    after_help = "Each finding is `FILE:LINE: warning|error[CODE name]: message` with a `hint:` \
+        line. Codes: \
+                  L000 does-not-load, L001 live-only-key, L002 no-pre-run-baseline, L003 \
+                      slash-command-not-first, \
                   L004 answer-never-matches, L005 choose-names-no-option, L006 allow-if-syntax, \
-                  L007 vacuous-assertion, L008 only-result-asserted, L009 contradictory-assertions, \
+                  L007 vacuous-assertion, L008 only-result-asserted, L009 \
+                      contradictory-assertions, \
                   L010 path-not-found.\n\n\
-                  Exit codes: 0 clean (warnings allowed unless --strict); 1 an error, or a warning under --strict; \
+                  Exit codes: 0 clean (warnings allowed unless --strict); 1 an error, or a warning \
+                      under --strict; \
                   2 usage or an unreadable file (not found, not YAML)."
 )]
 pub struct LintArgs {

@@ -182,7 +182,10 @@ fn stale_jobs(args: &RecordArgs) -> Result<Option<(Vec<RecordOptions>, ExitStatu
                     "record --rerecord-stale: no *.cassette.json in `{}`",
                     p.display()
                 ))
-                .with_hint("--rerecord-stale takes the cassettes to check (each names its scenario), e.g. `reel record cassettes/ --rerecord-stale`"));
+                .with_hint(
+                    "--rerecord-stale takes the cassettes to check (each names its \
+                    scenario), e.g. `reel record cassettes/ --rerecord-stale`",
+                ));
             }
             cassettes.extend(found);
         } else if p.is_file() {
@@ -381,7 +384,8 @@ fn report_staged<'a>(err: &mut impl Write, staged: &'a crate::review::Outcome) -
             );
             let _ = writeln!(
                 err,
-                "review it: {review_command}   (or `reel diff {} {}`, `reel accept`, `reel reject`; --accept overwrites in place)",
+                "review it: {review_command}   (or `reel diff {} {}`, `reel accept`, `reel \
+                    reject`; --accept overwrites in place)",
                 path.display(),
                 new.display()
             );

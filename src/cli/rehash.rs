@@ -13,11 +13,17 @@ use crate::report::rehash as report;
 #[derive(Debug, clap::Args)]
 #[command(
     mut_arg("output_format", |a| a.help("`text` (rows on stderr) or `json` (envelope on stdout)")),
-    mut_arg("session", |a| a.help("Resolve the skill sources of ONE moved cassette from this session file")),
-    after_help = "Migrates v10/v11 (legacy-hash) cassettes to v12 after proving the skill tree is unchanged \
-                  (legacy skillHash recomputed and equal, same file-set mode and agent scope, fileSigs aligned). \
-                  v12 cassettes are skipped. Text mode prints a status line per cassette (PASS migrated, SKIP \
-                  nothing to do, FAIL refused) and `N passed, N failed`; --verbose prints the original's rows. Exit 0 when nothing was refused, 1 when any cassette could not be \
+    mut_arg("session", |a| a.help("Resolve the skill sources of ONE moved cassette from this \
+        session file")),
+    after_help = "Migrates v10/v11 (legacy-hash) cassettes to v12 after proving the skill tree is \
+        unchanged \
+                  (legacy skillHash recomputed and equal, same file-set mode and agent scope, \
+                      fileSigs aligned). \
+                  v12 cassettes are skipped. Text mode prints a status line per cassette (PASS \
+                      migrated, SKIP \
+                  nothing to do, FAIL refused) and `N passed, N failed`; --verbose prints the \
+                      original's rows. Exit 0 when nothing was refused, 1 when any cassette could \
+                      not be \
                   migrated (re-record it), 2 usage."
 )]
 pub struct RehashArgs {
@@ -36,7 +42,8 @@ pub struct RehashArgs {
     pub verbose: bool,
 }
 
-const USAGE_HINT: &str = "usage: reel rehash <dir/>... [--dry-run] [--output-format text|json]  |  reel rehash <file.cassette.json> --session <session.yaml> [--dry-run]";
+const USAGE_HINT: &str = "usage: reel rehash <dir/>... [--dry-run] [--output-format \
+    text|json]  |  reel rehash <file.cassette.json> --session <session.yaml> [--dry-run]";
 
 /// A rehash the flags allow: the cassettes (directories expanded) and the
 /// options. Every cross-flag check is in [`RehashPlan::from_args`].

@@ -21,18 +21,27 @@ use crate::report;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    mut_arg("output_format", |a| a.help("Output format: text (stderr footer) or json (one envelope line on stdout)")),
-    mut_arg("session", |a| a.help("Resolve skill sources from this session file (one cassette only; for a moved cassette)")),
+    mut_arg("output_format", |a| a.help("Output format: text (stderr footer) or json (one envelope \
+        line on stdout)")),
+    mut_arg("session", |a| a.help("Resolve skill sources from this session file (one cassette \
+        only; for a moved cassette)")),
     mut_arg("strict", |a| a.help("Every staleness finding fails the replay")),
-    mut_arg("write", |a| a.help("(with --assert-from/--reassert) persist the re-validated assert: block into the cassette")),
-    mut_arg("junit", |a| a.help("Also write a JUnit XML report (a suite per cassette, a case per assertion)")),
-    after_help = "Text mode writes the report to STDERR and nothing to stdout (a passing replay is 0 bytes): \
-                  a status line per cassette (PASS/FAIL/STALE/ERROR, its file, assertions passed, time) with its \
-                  failures and warnings under it, then `N passed, N failed`; --verbose prints the original's \
-                  per-cassette footer instead. Machine output needs --output-format json. To tell your failing assertions from injected \
+    mut_arg("write", |a| a.help("(with --assert-from/--reassert) persist the re-validated assert: \
+        block into the cassette")),
+    mut_arg("junit", |a| a.help("Also write a JUnit XML report (a suite per cassette, a case per \
+        assertion)")),
+    after_help = "Text mode writes the report to STDERR and nothing to stdout (a passing replay is \
+        0 bytes): \
+                  a status line per cassette (PASS/FAIL/STALE/ERROR, its file, assertions passed, \
+                      time) with its \
+                  failures and warnings under it, then `N passed, N failed`; --verbose prints the \
+                      original's \
+                  per-cassette footer instead. Machine output needs --output-format json. To tell \
+                      your failing assertions from injected \
                   drift/corruption findings, read verdict.failures[].kind (`assertion` vs \
                   `staleness`/`cassette-format`), not the exit code.\n\n\
-                  Exit codes: 0 all green; 1 a verdict failed; 2 usage error or a cassette that could not be replayed."
+                  Exit codes: 0 all green; 1 a verdict failed; 2 usage error or a cassette that \
+                      could not be replayed."
 )]
 pub struct ReplayArgs {
     /// A cassette file, or a directory whose `*.cassette.json` files (non-recursive) are replayed.
@@ -94,8 +103,10 @@ pub struct ReplayArgs {
     pub shard: ShardArgs,
 }
 
-const USAGE_LINE: &str = "usage: reel replay <file.cassette.json | dir/> [--strict] [--fail-on-skill-drift] \
-[--mutate [--mutate-include/-exclude <glob>]... [--mutate-max-per-file/-total <n>]] [--assert-from <scenario.yaml> | --reassert] [--session <file>] [--write [--allow-failing]] [--explain] \
+const USAGE_LINE: &str = "usage: reel replay <file.cassette.json | dir/> [--strict] \
+    [--fail-on-skill-drift] \
+[--mutate [--mutate-include/-exclude <glob>]... [--mutate-max-per-file/-total <n>]] [--assert-from \
+    <scenario.yaml> | --reassert] [--session <file>] [--write [--allow-failing]] [--explain] \
 [--best-effort-future-cassette] [--junit <file>] [--shard I/N] [--output-format text|json]";
 
 /// A usage error: text mode returns it (printed by `cli::main`), json mode
@@ -220,7 +231,8 @@ impl ReplayPlan {
             return Err(PlanError::new(
                 "replay: --write requires --assert-from <scenario.yaml> or --reassert".into(),
                 Some(
-                    "--write persists a re-validated on-disk assert: block; the frozen one is already in the cassette",
+                    "--write persists a re-validated on-disk assert: block; the frozen one is \
+                        already in the cassette",
                 ),
             ));
         }
@@ -240,7 +252,8 @@ impl ReplayPlan {
                 return Err(PlanError::new(
                     "replay: --session applies to one cassette at a time, not a directory".into(),
                     Some(
-                        "each cassette may have been recorded against a different source; replay them one by one",
+                        "each cassette may have been recorded against a different source; replay \
+                            them one by one",
                     ),
                 ));
             }
@@ -253,13 +266,22 @@ impl ReplayPlan {
         }
         if is_dir && args.write.on && args.assert_from.is_some() {
             return Err(PlanError::new(
-                "replay: --assert-from <one file> --write over a directory would stamp one block into every cassette".into(),
-                Some("use --reassert (each cassette's own sibling scenario) or replay one cassette"),
+                "replay: --assert-from <one file> --write over a directory would stamp one block \
+                    into every cassette"
+                    .into(),
+                Some(
+                    "use --reassert (each cassette's own sibling scenario) or replay one \
+                    cassette",
+                ),
             ));
         }
         let mut notices = Vec::new();
         if args.strict.on && args.fail_on_skill_drift {
-            notices.push("::notice:: [replay] --strict already fails on every staleness finding; --fail-on-skill-drift is redundant".to_string());
+            notices.push(
+                "::notice:: [replay] --strict already fails on every staleness finding; \
+                --fail-on-skill-drift is redundant"
+                    .to_string(),
+            );
         }
         if !args.write.on && args.allow_failing {
             notices.push(
@@ -268,7 +290,8 @@ impl ReplayPlan {
         }
         if args.assert_from.is_some() && files.len() > 1 {
             notices.push(format!(
-                "::warning:: [replay] --assert-from applies one scenario to {} cassettes — each must share its recording-shaping fields",
+                "::warning:: [replay] --assert-from applies one scenario to {} cassettes — each \
+                    must share its recording-shaping fields",
                 files.len()
             ));
         }

@@ -17,19 +17,30 @@ use crate::rerun::{Outcome, RerunError, RerunOptions};
 
 #[derive(Debug, clap::Args)]
 #[command(
-    mut_arg("output_format", |a| a.help("Output format: text (report on stderr) or json (one envelope on stdout, schema/rerun.json)")),
-    mut_arg("session", |a| a.help("Resolve the recorded session from this file (one cassette only; for a moved cassette)")),
+    mut_arg("output_format", |a| a.help("Output format: text (report on stderr) or json (one \
+        envelope on stdout, schema/rerun.json)")),
+    mut_arg("session", |a| a.help("Resolve the recorded session from this file (one cassette only; \
+        for a moved cassette)")),
     mut_arg("strict", |a| a.help("A divergence from the recording fails the rerun")),
-    mut_arg("write", |a| a.help("Replace the cassette with the fresh recording when the verdict passes and nothing diverged")),
-    mut_arg("junit", |a| a.help("Also write a JUnit XML report (a suite per cassette; a case per assertion and divergence)")),
-    after_help = "Re-executes each recording: the real agent runs the current skill files, scripts and hooks \
-                  against the model replies the cassette holds (served from 127.0.0.1, token-free), answers come \
-                  from the frozen `answers:`, and the frozen `assert:` block is judged on the fresh run. \
-                  Divergences (a tool result, skill body, answer or file that differs from the recording) are \
+    mut_arg("write", |a| a.help("Replace the cassette with the fresh recording when the verdict \
+        passes and nothing diverged")),
+    mut_arg("junit", |a| a.help("Also write a JUnit XML report (a suite per cassette; a case per \
+        assertion and divergence)")),
+    after_help = "Re-executes each recording: the real agent runs the current skill files, scripts \
+        and hooks \
+                  against the model replies the cassette holds (served from 127.0.0.1, \
+                      token-free), answers come \
+                  from the frozen `answers:`, and the frozen `assert:` block is judged on the \
+                      fresh run. \
+                  Divergences (a tool result, skill body, answer or file that differs from the \
+                      recording) are \
                   reported; they fail the rerun only under --strict.\n\n\
-                  Exit codes: 0 every verdict passes (divergence alone is no failure); 1 a verdict failed, or a \
-                  divergence under --strict; 2 usage error or invalid input; 3 a cassette could not be rerun here \
-                  (another tier, no agent binary). A directory reruns in parallel; the worst exit wins."
+                  Exit codes: 0 every verdict passes (divergence alone is no failure); 1 a verdict \
+                      failed, or a \
+                  divergence under --strict; 2 usage error or invalid input; 3 a cassette could \
+                      not be rerun here \
+                  (another tier, no agent binary). A directory reruns in parallel; the worst exit \
+                      wins."
 )]
 pub struct RerunArgs {
     /// A cassette file, or a directory whose `*.cassette.json` files (non-recursive) are rerun.
@@ -124,7 +135,8 @@ impl RerunPlan {
             return Err(refuse(
                 "rerun: --session applies to one cassette at a time",
                 Some(
-                    "each cassette may have been recorded against a different session; rerun them one by one",
+                    "each cassette may have been recorded against a different session; rerun them \
+                        one by one",
                 ),
             ));
         }

@@ -15,7 +15,8 @@ use crate::review::{self, Pending};
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "On a terminal: each pending re-recording (NAME.cassette.json.new) in turn — its diff \
+    after_help = "On a terminal: each pending re-recording (NAME.cassette.json.new) in turn — its \
+        diff \
                   against the committed cassette, then a key: a accept (replace the cassette), \
                   r reject (delete the .new), s skip, q quit.\n\
                   Exit codes: 0 done · 2 usage (not a terminal, bad PATH)."
@@ -28,7 +29,8 @@ pub struct ReviewArgs {
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit codes: 0 done (or nothing pending) · 2 usage (a PATH with nothing pending, an unloadable .new)."
+    after_help = "Exit codes: 0 done (or nothing pending) · 2 usage (a PATH with nothing pending, \
+        an unloadable .new)."
 )]
 pub struct ResolveArgs {
     /// Pending files, cassettes, or directories searched recursively (default: `.`).
@@ -38,7 +40,8 @@ pub struct ResolveArgs {
 
 #[derive(Debug, clap::Args)]
 #[command(
-    mut_arg("output_format", |a| a.help("`text` (one line per pending file) or `json` (envelope, schema/pending.json)")),
+    mut_arg("output_format", |a| a.help("`text` (one line per pending file) or `json` (envelope, \
+        schema/pending.json)")),
     after_help = "Lists pending re-recordings on stdout.\n\
                   Exit codes: 0 none pending · 1 some pending · 2 usage.")]
 pub struct PendingArgs {
@@ -125,7 +128,8 @@ pub fn run_pending(args: PendingArgs) -> Result<ExitStatus> {
             } else {
                 let _ = writeln!(
                     err,
-                    "{} pending re-recording(s); review with `reel review`, or `reel accept` / `reel reject`",
+                    "{} pending re-recording(s); review with `reel review`, or `reel accept` / \
+                        `reel reject`",
                     found.len()
                 );
             }
@@ -235,9 +239,12 @@ impl Drop for RawKeys {
 
 pub fn run_review(args: ReviewArgs) -> Result<ExitStatus> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-        return Err(Error::usage("review: needs a terminal (stdin and stdout)").with_hint(
-            "in scripts use `reel pending`, `reel diff A A.new`, `reel accept PATH` or `reel reject PATH`",
-        ));
+        return Err(
+            Error::usage("review: needs a terminal (stdin and stdout)").with_hint(
+                "in scripts use `reel pending`, `reel diff A A.new`, `reel accept PATH` or `reel \
+                reject PATH`",
+            ),
+        );
     }
     let paths: Vec<PathBuf> = args.path.into_iter().collect();
     let found = find(&paths, "review")?;

@@ -9,11 +9,15 @@ use crate::exit::ExitStatus;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Without --out the scenario is printed on stdout, its session path relative to ./scenarios/ (the model \
+    after_help = "Without --out the scenario is printed on stdout, its session path relative to \
+        ./scenarios/ (the model \
                   script needs --out). With --out FILE \
-                  the scenario is written to FILE and its model script to the `<stem>.model.yaml` beside it, which \
-                  `reel record FILE` serves: the recording becomes a token-free test. Existing files are kept \
-                  unless --force.\n\nExit codes: 0 written; 2 an unreadable cassette or an existing file."
+                  the scenario is written to FILE and its model script to the `<stem>.model.yaml` \
+                      beside it, which \
+                  `reel record FILE` serves: the recording becomes a token-free test. Existing \
+                      files are kept \
+                  unless --force.\n\nExit codes: 0 written; 2 an unreadable cassette or an \
+                      existing file."
 )]
 pub struct ScaffoldArgs {
     /// The recording to start from.

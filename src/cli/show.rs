@@ -14,7 +14,8 @@ use crate::show::{Show, ShowView};
 
 #[derive(Debug, clap::Args)]
 #[command(
-    mut_arg("output_format", |a| a.help("`text` (the digest on stdout) or `json` (envelope on stdout, schema/show.json)")),
+    mut_arg("output_format", |a| a.help("`text` (the digest on stdout) or `json` (envelope on \
+        stdout, schema/show.json)")),
     after_help = "A readable digest of one recording: tools (calls, inputs, results), questions \
                   (prompts and answers), files (the manifest, with a shallow preview of JSON \
                   artifacts), timeline (where the time went), usage (turns, tokens, cost).\n\

@@ -18,15 +18,23 @@ use crate::verify::scan::AllowList;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    mut_arg("output_format", |a| a.help("`text` (report on stderr) or `json` (envelope on stdout)")),
-    mut_arg("session", |a| a.help("Resolve skill sources from THIS session (for a moved cassette; one cassette only)")),
-    after_help = "Text mode prints a status line per cassette (PASS/FAIL/STALE/ERROR) with its findings under it \
-                  and a closing `N passed, N failed` line on stderr; --verbose prints the original's report.\n\
-                  Exit codes: 0 clean · 1 a real finding (privacy, staleness drift, scenario drift) · \
-                  3 could not verify (unresolvable skill dirs, newer cassette format, unreadable file) · 2 usage.\n\
-                  --allow REGEX is a PATTERN that must match a finding's WHOLE sample (anchored, case-insensitive; \
+    mut_arg("output_format", |a| a.help("`text` (report on stderr) or `json` (envelope on \
+        stdout)")),
+    mut_arg("session", |a| a.help("Resolve skill sources from THIS session (for a moved cassette; \
+        one cassette only)")),
+    after_help = "Text mode prints a status line per cassette (PASS/FAIL/STALE/ERROR) with its \
+        findings under it \
+                  and a closing `N passed, N failed` line on stderr; --verbose prints the \
+                      original's report.\n\
+                  Exit codes: 0 clean · 1 a real finding (privacy, staleness drift, scenario \
+                      drift) · \
+                  3 could not verify (unresolvable skill dirs, newer cassette format, unreadable \
+                      file) · 2 usage.\n\
+                  --allow REGEX is a PATTERN that must match a finding's WHOLE sample (anchored, \
+                      case-insensitive; \
                   the sample is the matched text, or the artifact path for a body finding); \
-                  --allow-patterns-file is a FILE of such patterns, one per line (`#` comments and blank lines ignored)."
+                  --allow-patterns-file is a FILE of such patterns, one per line (`#` comments and \
+                      blank lines ignored)."
 )]
 pub struct VerifyArgs {
     /// Cassette files, or directories whose `*.cassette.json` are verified (non-recursive).
@@ -148,8 +156,14 @@ fn build_allow(args: &VerifyArgs) -> Result<AllowList> {
     }
     for file in &args.allow_patterns_file {
         let text = std::fs::read_to_string(file).map_err(|e| {
-            Error::usage(format!("--allow-patterns-file: cannot read {}: {e}", file.display()))
-                .with_hint("--allow-patterns-file takes a FILE of patterns; to allow a value, use --allow REGEX")
+            Error::usage(format!(
+                "--allow-patterns-file: cannot read {}: {e}",
+                file.display()
+            ))
+            .with_hint(
+                "--allow-patterns-file takes a FILE of patterns; to allow a value, use \
+                    --allow REGEX",
+            )
         })?;
         allow.add_patterns_text(&text).map_err(|e| {
             Error::usage(format!("--allow-patterns-file ({}): {e}", file.display()))
@@ -185,7 +199,8 @@ impl VerifyPlan {
     pub fn from_args(args: &VerifyArgs) -> Result<VerifyPlan> {
         if args.skip_privacy && args.skip_staleness {
             return Err(Error::usage(
-                "verify-cassettes: --skip-privacy and --skip-staleness are mutually exclusive (together they'd check nothing)",
+                "verify-cassettes: --skip-privacy and --skip-staleness are mutually exclusive \
+                    (together they'd check nothing)",
             ));
         }
         let allow = build_allow(args)?;
@@ -254,7 +269,8 @@ impl VerifyPlan {
 fn session_notice(args: &VerifyArgs, session: &Path, files: &[PathBuf]) -> Result<String> {
     if args.paths.iter().any(|p| p.is_dir()) || files.len() > 1 {
         return Err(Error::usage(format!(
-            "verify-cassettes --session <file> names one cassette's session and is not valid for a directory target ({} cassette(s)) — run it per cassette",
+            "verify-cassettes --session <file> names one cassette's session and is not valid for a \
+                directory target ({} cassette(s)) — run it per cassette",
             files.len()
         )));
     }
@@ -273,7 +289,8 @@ fn session_notice(args: &VerifyArgs, session: &Path, files: &[PathBuf]) -> Resul
         && gate::resolve_session(&c, None).is_none()
     {
         return Err(Error::usage(
-            "verify-cassettes --session: this cassette records an inline scenario, which has no session file to override — remove --session",
+            "verify-cassettes --session: this cassette records an inline scenario, which has no \
+                session file to override — remove --session",
         ));
     }
     let sources = crate::fingerprint::resolve_sources("", None, Some(session));
@@ -306,7 +323,8 @@ pub fn run(args: VerifyArgs) -> Result<ExitStatus> {
                 );
             } else if !args.quiet {
                 eprintln!(
-                    "✓ verify-cassettes: no cassettes under {dir} — nothing to verify (--allow-empty)"
+                    "✓ verify-cassettes: no cassettes under {dir} — nothing to verify \
+                        (--allow-empty)"
                 );
             }
             return Ok(ExitStatus::Success);

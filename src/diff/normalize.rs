@@ -201,7 +201,10 @@ mod tests {
             Some("f17089ac-0d94-488f-b869-85c587725621"),
         );
         assert_eq!(
-            n.text("/tmp/reel-runs/x/local_abc/work/outputs/a.md and /tmp/reel-runs/x/local_abc/config/skills"),
+            n.text(
+                "/tmp/reel-runs/x/local_abc/work/outputs/a.md and \
+                /tmp/reel-runs/x/local_abc/config/skills"
+            ),
             "{{cwd}}/outputs/a.md and {{config}}/skills"
         );
         assert_eq!(

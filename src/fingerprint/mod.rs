@@ -378,7 +378,8 @@ pub fn resolve_sources(
             out.roots.push(p);
         } else {
             crate::messages::warn(format!(
-                "reel: skill source dir declared in session does not exist: {} — skipping from fingerprint",
+                "reel: skill source dir declared in session does not exist: {} — skipping from \
+                    fingerprint",
                 p.display()
             ));
             missing.push(p);

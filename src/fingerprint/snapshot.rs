@@ -600,7 +600,8 @@ pub fn walk(roots: &[PathBuf], opts: &WalkOptions) -> Result<Snapshot, WalkError
             keep = Some(opts.scope.iter().cloned().collect());
         } else {
             crate::messages::warn(format!(
-                "reel: skill-hash: scenario.skills {:?} not all found under skills/ — scopeSkills fallback to whole-tree hash",
+                "reel: skill-hash: scenario.skills {:?} not all found under skills/ — scopeSkills \
+                    fallback to whole-tree hash",
                 missed
             ));
         }

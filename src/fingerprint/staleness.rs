@@ -205,7 +205,9 @@ fn tier_check(c: &Cassette, out: &mut Staleness) {
     if authored != "cowork" {
         if eff.is_none() {
             out.notes.push(format!(
-                "resolved-tier: cassette predates effectiveFidelity, but the scenario pins an explicit tier ('{authored}') — tier statically knowable; nothing baseline-dependent to verify"
+                "resolved-tier: cassette predates effectiveFidelity, but the scenario pins an \
+                    explicit tier ('{authored}') — tier statically knowable; nothing \
+                    baseline-dependent to verify"
             ));
         }
         return;
@@ -213,7 +215,8 @@ fn tier_check(c: &Cassette, out: &mut Staleness) {
     let Some(eff) = eff else {
         out.push(
             FindingClass::UnverifiableTier,
-            "fidelity: cowork cassette predates effectiveFidelity — cannot verify tier stability; re-record",
+            "fidelity: cowork cassette predates effectiveFidelity — cannot verify tier stability; \
+                re-record",
         );
         return;
     };
@@ -226,7 +229,9 @@ fn tier_check(c: &Cassette, out: &mut Staleness) {
         out.push(
             FindingClass::UnverifiableTier,
             format!(
-                "fidelity: cowork cassette's baseline '{name}' failed to load (reel embeds only the latest baseline, {}) — cannot verify tier stability (can't verify ⇒ not green)",
+                "fidelity: cowork cassette's baseline '{name}' failed to load (reel embeds only \
+                    the latest baseline, {}) — cannot verify tier stability (can't verify ⇒ not \
+                    green)",
                 latest_baseline::NAME
             ),
         );
@@ -237,7 +242,9 @@ fn tier_check(c: &Cassette, out: &mut Staleness) {
         out.push(
             FindingClass::ResolvedTier,
             format!(
-                "fidelity: cowork now resolves to '{resolved}' (baseline {}, gate 1143815894) but the cassette was recorded at '{eff}' — the recording exercises the wrong tier; re-record",
+                "fidelity: cowork now resolves to '{resolved}' (baseline {}, gate 1143815894) but \
+                    the cassette was recorded at '{eff}' — the recording exercises the wrong tier; \
+                    re-record",
                 latest_baseline::APP_VERSION
             ),
         );
@@ -290,7 +297,10 @@ fn discovery_surface_note(c: &Cassette, out: &mut Staleness) {
         return;
     };
     out.notes.push(format!(
-        "discovery-surface: recorded before the skills/plugins SDK-MCP discovery servers existed at this tier ({tier}, added in 1.10.0) — its {}-tool init inventory declares no mcp__skills__*/mcp__plugins__*. Re-record if this scenario asserts on those tools; harmless otherwise.",
+        "discovery-surface: recorded before the skills/plugins SDK-MCP discovery servers existed \
+            at this tier ({tier}, added in 1.10.0) — its {}-tool init inventory declares no \
+            mcp__skills__*/mcp__plugins__*. Re-record if this scenario asserts on those tools; \
+            harmless otherwise.",
         tools.len()
     ));
 }
@@ -403,7 +413,8 @@ fn dup_message(dup: &[String]) -> String {
         String::new()
     };
     format!(
-        "ambiguous duplicate manifest path(s) across mounts ({head}{more}) — drift attribution is unavailable for them; the hash difference is still real"
+        "ambiguous duplicate manifest path(s) across mounts ({head}{more}) — drift attribution is \
+            unavailable for them; the hash difference is still real"
     )
 }
 
@@ -517,7 +528,10 @@ fn skill_drift(rec: &FingerprintRecord, live: &FingerprintRecord, out: &mut Stal
                     );
                     out.push(
                         FindingClass::Skill,
-                        format!("{label} may also have changed since record (no per-file manifest to isolate) — re-record"),
+                        format!(
+                            "{label} may also have changed since record (no per-file manifest \
+                            to isolate) — re-record"
+                        ),
                     );
                 } else {
                     out.push(
@@ -634,11 +648,13 @@ pub fn compute(cassette: &Cassette, session_override: Option<&Path>) -> Stalenes
     }
     match &fp.prompt_assets_hash {
         None => out.notes.push(
-            "prompt-assets: cassette predates prompt-asset fingerprinting — a prompt-asset edit since record would be invisible; re-record to adopt the guard".into(),
+            "prompt-assets: cassette predates prompt-asset fingerprinting — a prompt-asset edit \
+                since record would be invisible; re-record to adopt the guard".into(),
         ),
         Some(h) if fp.baseline.as_deref() == Some(live_baseline) && h != latest_baseline::PROMPT_ASSETS_HASH => out.push(
             FindingClass::PromptAssets,
-            "the baseline's committed prompt assets changed since this cassette was recorded (same appVersion) — the recorded model saw a different rendered prompt; re-record",
+            "the baseline's committed prompt assets changed since this cassette was recorded (same \
+                appVersion) — the recorded model saw a different rendered prompt; re-record",
         ),
         Some(_) => {}
     }
@@ -647,7 +663,10 @@ pub fn compute(cassette: &Cassette, session_override: Option<&Path>) -> Stalenes
         match super::live_for_cassette_detailed(cassette, session_override) {
             Err(e) => out.push(
                 FindingClass::UnverifiableSkill,
-                format!("skill dirs could not be hashed: {e} — cannot verify skill staleness (can't verify ⇒ not green)"),
+                format!(
+                    "skill dirs could not be hashed: {e} — cannot verify skill staleness \
+                    (can't verify ⇒ not green)"
+                ),
             ),
             Ok(live) => {
                 dirs = live.sources.roots.clone();
@@ -668,7 +687,9 @@ pub fn compute(cassette: &Cassette, session_override: Option<&Path>) -> Stalenes
     let n = fp.skill_sources.as_ref().map_or(0, Vec::len);
     if n >= 2 {
         out.notes.push(format!(
-            "multi-root: cassette records {n} skill roots — skillHash cannot distinguish a file MOVED between roots, and root fold order follows absolute paths — a rename can read as drift. See docs/cassette.md."
+            "multi-root: cassette records {n} skill roots — skillHash cannot distinguish a file \
+                MOVED between roots, and root fold order follows absolute paths — a rename can \
+                read as drift. See docs/cassette.md."
         ));
     }
     out
@@ -693,7 +714,9 @@ fn skill_checks(
         out.push(
             FindingClass::UnverifiableSkill,
             format!(
-                "recorded under hash format v{} (now v{HASH_FORMAT_EPOCH}) — digests are not comparable across the change. Run `reel rehash {dir}/` to migrate, or `reel rehash {} --session <session>` if the cassette has moved, or re-record",
+                "recorded under hash format v{} (now v{HASH_FORMAT_EPOCH}) — digests are not \
+                    comparable across the change. Run `reel rehash {dir}/` to migrate, or `reel \
+                    rehash {} --session <session>` if the cassette has moved, or re-record",
                 cassette.version,
                 cassette.path.display()
             ),
@@ -705,7 +728,10 @@ fn skill_checks(
         // v12): an unknown format cannot be compared (spec §7.5).
         out.push(
             FindingClass::UnverifiableSkill,
-            format!("recorded under an unrecognized hash format '{other}' — this build cannot verify it; re-record"),
+            format!(
+                "recorded under an unrecognized hash format '{other}' — this build cannot \
+                verify it; re-record"
+            ),
         );
         return;
     }
@@ -718,12 +744,18 @@ fn skill_checks(
     if rec_mode != live_mode {
         out.push(
             FindingClass::Format,
-            format!("recorded in '{rec_mode}' file-set mode, verifying in '{live_mode}' (COWORK_HARNESS_GITSET) — re-record under the same mode"),
+            format!(
+                "recorded in '{rec_mode}' file-set mode, verifying in '{live_mode}' \
+                (COWORK_HARNESS_GITSET) — re-record under the same mode"
+            ),
         );
     } else if rec_agent != live_agent {
         out.push(
             FindingClass::Format,
-            format!("recorded with agent-scope '{rec_agent}', verifying with '{live_agent}' (COWORK_HARNESS_AGENT_SCOPE) — re-record under the same setting"),
+            format!(
+                "recorded with agent-scope '{rec_agent}', verifying with '{live_agent}' \
+                (COWORK_HARNESS_AGENT_SCOPE) — re-record under the same setting"
+            ),
         );
     } else if cur.skill_hash != rec.skill_hash {
         skill_drift(rec, cur, out);
@@ -751,18 +783,34 @@ pub fn unresolvable_message(
             format!(" — no session file at {}{hint}", p.display())
         }
         Some(SourceFailure::Unreadable(p, msg)) => {
-            format!(" — the session at {} could not be read or parsed: {msg}", p.display())
+            format!(
+                " — the session at {} could not be read or parsed: {msg}",
+                p.display()
+            )
         }
-        Some(SourceFailure::DeclaredDirsMissing { session, declared, missing }) => format!(
+        Some(SourceFailure::DeclaredDirsMissing {
+            session,
+            declared,
+            missing,
+        }) => format!(
             " — the session at {} declares {declared} skill dir(s) and none exist ({})",
             session.display(),
-            missing.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            missing
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
-        Some(SourceFailure::Inline) => " — an inline scenario carries no session file to resolve".to_owned(),
-        None => " — the session resolved and its dirs exist, but some could not be READ, so the hash was dropped as unreliable".to_owned(),
+        Some(SourceFailure::Inline) => " — an inline scenario carries no session file to \
+            resolve"
+            .to_owned(),
+        None => " — the session resolved and its dirs exist, but some could not be READ, so the \
+            hash was dropped as unreliable"
+            .to_owned(),
     };
     format!(
-        "skill dirs not resolvable {place}{detail} — cannot verify skill staleness (can't verify ⇒ not green)"
+        "skill dirs not resolvable {place}{detail} — cannot verify skill staleness (can't verify ⇒ \
+            not green)"
     )
 }
 

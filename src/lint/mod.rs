@@ -286,9 +286,13 @@ impl Linter<'_> {
                         Code::LiveOnlyKey,
                         &format!("assert[{i}].{key}"),
                         format!(
-                            "`{key}` is live-only: replay never evaluates it, and a protocol recording's verdict is replay's — it can never fail"
+                            "`{key}` is live-only: replay never evaluates it, and a protocol \
+                                recording's verdict is replay's — it can never fail"
                         ),
-                        Some("remove it, or test it live with cowork-harness at container fidelity (`reel assertions` lists each key's bucket)"),
+                        Some(
+                            "remove it, or test it live with cowork-harness at container fidelity \
+                            (`reel assertions` lists each key's bucket)",
+                        ),
                     );
                 }
             }
@@ -313,7 +317,8 @@ impl Linter<'_> {
                         Code::NoPreRunBaseline,
                         &at,
                         format!(
-                            "`{key}` on `lane: remote`: the remote lane takes no pre-run baseline, so the key is always evidence-unavailable"
+                            "`{key}` on `lane: remote`: the remote lane takes no pre-run baseline, \
+                                so the key is always evidence-unavailable"
                         ),
                         Some("assert the deliverables with file_exists / artifact_* instead"),
                     );
@@ -321,7 +326,9 @@ impl Linter<'_> {
                     self.push(
                         Code::NoPreRunBaseline,
                         &at,
-                        "`input_unmodified` at `fidelity: microvm`: that tier records no pre-run hashes, so replay skips the key".into(),
+                        "`input_unmodified` at `fidelity: microvm`: that tier records no pre-run \
+                            hashes, so replay skips the key"
+                            .into(),
                         Some("use container or hostloop fidelity for an input_unmodified check"),
                     );
                 } else if hashes(key)
@@ -333,8 +340,14 @@ impl Linter<'_> {
                     self.push(
                         Code::NoPreRunBaseline,
                         &at,
-                        "`input_unmodified`: the session stages no uploads, folders or projects, so the pre-run baseline is empty and the key fails (\"matched no pre-run path\")".into(),
-                        Some("add the inputs to the session's `uploads:` / `folders:`, or remove the key"),
+                        "`input_unmodified`: the session stages no uploads, folders or projects, \
+                            so the pre-run baseline is empty and the key fails (\"matched no \
+                            pre-run path\")"
+                            .into(),
+                        Some(
+                            "add the inputs to the session's `uploads:` / `folders:`, or remove \
+                            the key",
+                        ),
                     );
                 }
             }
@@ -372,7 +385,8 @@ impl Linter<'_> {
                 file: self.path.to_owned(),
                 line: line.or(Some(from)),
                 message: format!(
-                    "`{word}` is not at the start of `prompt:`: the agent expands a slash command only as the prompt's first word, elsewhere it is plain text"
+                    "`{word}` is not at the start of `prompt:`: the agent expands a slash command \
+                        only as the prompt's first word, elsewhere it is plain text"
                 ),
                 hint: Some(format!("start the prompt with `{word} …`, or reword it")),
             });
@@ -395,7 +409,10 @@ impl Linter<'_> {
                     Code::AllowIfSyntax,
                     &format!("answers[{i}].allow_if"),
                     format!("`allow_if` does not parse as JavaScript: {e}"),
-                    Some("an allow_if is one JavaScript expression over the tool input (e.g. `!command.includes('rm ')`)"),
+                    Some(
+                        "an allow_if is one JavaScript expression over the tool input (e.g. \
+                        `!command.includes('rm ')`)",
+                    ),
                 );
             }
             if let Some(tool) = m.get("when_tool").and_then(Value::as_str)
@@ -405,10 +422,14 @@ impl Linter<'_> {
                     Code::AnswerNeverMatches,
                     &format!("answers[{i}].when_tool"),
                     format!(
-                        "`when_tool: {tool}` names no tool the agent offers (matched exactly, case-sensitive){}",
+                        "`when_tool: {tool}` names no tool the agent offers (matched exactly, \
+                            case-sensitive){}",
                         scenario::did_you_mean(tool, KNOWN_TOOLS)
                     ),
-                    Some("use a tool name such as Bash, Write, Read, Skill, or mcp__<server>__<tool>"),
+                    Some(
+                        "use a tool name such as Bash, Write, Read, Skill, or \
+                        mcp__<server>__<tool>",
+                    ),
                 );
             }
             if m.contains_key("when_question") {
@@ -480,7 +501,10 @@ impl Linter<'_> {
                 Code::AnswerNeverMatches,
                 &format!("answers[{i}].when_question"),
                 format!("`when_question: {pattern:?}` can never match: {what}"),
-                Some("match a word of the question text (case-insensitive regex), or remove the rule"),
+                Some(
+                    "match a word of the question text (case-insensitive regex), or remove the \
+                    rule",
+                ),
             );
             return;
         }
@@ -532,7 +556,8 @@ impl Linter<'_> {
                     Code::VacuousAssertion,
                     &format!("assert[{i}].tool_not_called"),
                     format!(
-                        "`tool_not_called: {glob}` matches no tool the agent offers, so it always passes{}",
+                        "`tool_not_called: {glob}` matches no tool the agent offers, so it always \
+                            passes{}",
                         scenario::did_you_mean(glob, KNOWN_TOOLS)
                     ),
                     Some("name a real tool (`reel assertions tool_not_called`)"),
@@ -547,7 +572,8 @@ impl Linter<'_> {
                         Code::VacuousAssertion,
                         &at,
                         format!(
-                            "`file_exists: {p}` is a staged input: it exists before the agent starts, so it always passes"
+                            "`file_exists: {p}` is a staged input: it exists before the agent \
+                                starts, so it always passes"
                         ),
                         Some("assert an output (outputs/…), or `input_unmodified` for inputs"),
                     );
@@ -556,7 +582,8 @@ impl Linter<'_> {
                         Code::VacuousAssertion,
                         &at,
                         format!(
-                            "`file_exists: {p}` is outside the user-visible roots ({}): the artifact manifest never records it",
+                            "`file_exists: {p}` is outside the user-visible roots ({}): the \
+                                artifact manifest never records it",
                             roots.join(", ")
                         ),
                         Some("write paths relative to the work root, e.g. outputs/report.md"),
@@ -582,8 +609,13 @@ impl Linter<'_> {
             self.push(
                 Code::OnlyResultAsserted,
                 at,
-                "no assertion beyond `result`: any run that ends passes, whatever the skill did".into(),
-                Some("assert what the skill must do: a file (file_exists, artifact_text), a tool (tool_called), the answer (transcript_contains)"),
+                "no assertion beyond `result`: any run that ends passes, whatever the skill \
+                    did"
+                .into(),
+                Some(
+                    "assert what the skill must do: a file (file_exists, artifact_text), a tool \
+                    (tool_called), the answer (transcript_contains)",
+                ),
             );
         }
     }

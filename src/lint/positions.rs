@@ -133,7 +133,9 @@ mod tests {
     #[test]
     fn keys_and_items_have_their_lines() {
         let p = Positions::of(
-            "# comment\nprompt: |\n  hello\nanswers:\n  - when_tool: Bash\n    allow_if: \"x\"\nassert:\n  - result: success\n  - {tool_called: Write, tool_not_called: Bash}\n",
+            "# comment\nprompt: |\n  hello\nanswers:\n  - when_tool: \
+                Bash\n    allow_if: \"x\"\nassert:\n  - result: success\n  - {tool_called: Write, \
+                tool_not_called: Bash}\n",
         );
         assert_eq!(p.line("prompt"), Some(2));
         assert_eq!(p.line("answers"), Some(4));

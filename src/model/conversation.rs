@@ -246,7 +246,8 @@ mod tests {
             "system": [{"type": "text", "text": "x"}],
             "messages": [
                 {"role": "user", "content": "hi"},
-                {"role": "system", "content": [{"type": "text", "text": "env\n - Primary working directory: /w/x\n - more"}]},
+                {"role": "system", "content": [{"type": "text", "text": "env\n - Primary working \
+                    directory: /w/x\n - more"}]},
                 {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]},
                 {"role": "user", "content": [
                     {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "out"}], "is_error": true},

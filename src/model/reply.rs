@@ -312,7 +312,9 @@ mod tests {
 
     fn script() -> Script {
         Script::parse(
-            "turns:\n  - blocks:\n      - text: \"héllo wörld, a longer text that is split into several delta events\"\n      - tool: Write\n        input: {file_path: \"{{cwd}}/a.txt\", content: \"x\"}\n",
+            "turns:\n  - blocks:\n      - text: \"héllo wörld, a longer text that is split into \
+                several delta events\"\n      - tool: Write\n        input: \
+                {file_path: \"{{cwd}}/a.txt\", content: \"x\"}\n",
             "t.yaml",
         )
         .unwrap()

@@ -474,7 +474,8 @@ fn validate_block(
         _ => {
             return Err(invalid(
                 field.to_string(),
-                "a block has exactly one of `text`, `tool`, `thinking` or `redacted_thinking` (split it into several blocks)",
+                "a block has exactly one of `text`, `tool`, `thinking` or `redacted_thinking` \
+                    (split it into several blocks)",
             ));
         }
     }

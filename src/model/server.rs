@@ -414,7 +414,8 @@ fn handle(mut request: Request, shared: &Shared) {
             }
             (_, _, Ok(_)) => {
                 let message = format!(
-                    "reel scripted model: unknown endpoint {method} {path} (it serves POST /v1/messages)"
+                    "reel scripted model: unknown endpoint {method} {path} (it serves POST \
+                        /v1/messages)"
                 );
                 Answer::error(404, "not_found_error", message.clone()).problem(
                     ProblemKind::UnexpectedRequest,
@@ -550,8 +551,10 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
             format!(" ({label})")
         };
         let message = format!(
-            "reel scripted model: the agent asked for turn {index}{whose} but script `{}` has only {} turn(s) \
-             (indices 0..{}); the request already holds {index} assistant message(s). Add a turn, or end \
+            "reel scripted model: the agent asked for turn {index}{whose} but script `{}` has only \
+                {} turn(s) \
+             (indices 0..{}); the request already holds {index} assistant message(s). Add a turn, \
+                 or end \
              the last one with a text-only block so the agent stops.",
             script.origin.display(),
             turns.len(),
@@ -699,7 +702,8 @@ fn check_expect(expect: &super::script::Expect, c: &Conversation) -> Vec<Check> 
             None => (
                 false,
                 format!(
-                    "the last tool_result should contain {want:?} but the request has no tool_result"
+                    "the last tool_result should contain {want:?} but the request has no \
+                        tool_result"
                 ),
             ),
         };

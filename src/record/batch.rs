@@ -79,7 +79,9 @@ pub fn plan_stale(cassettes: &[PathBuf], base: &RecordOptions) -> StalePlan {
         let Some(source) = cassette.scenario_source() else {
             plan.refused.push((
                 path.clone(),
-                "drifted, but it records no scenarioSource to re-record from — re-record it by hand: `reel record SCENARIO.yaml --out <this cassette>`".into(),
+                "drifted, but it records no scenarioSource to re-record from — re-record it by \
+                    hand: `reel record SCENARIO.yaml --out <this cassette>`"
+                    .into(),
             ));
             continue;
         };
@@ -88,7 +90,8 @@ pub fn plan_stale(cassettes: &[PathBuf], base: &RecordOptions) -> StalePlan {
             plan.refused.push((
                 path.clone(),
                 format!(
-                    "drifted, but its recorded scenarioSource {source} ({}) is gone — re-record it from the scenario's new place with `--out`",
+                    "drifted, but its recorded scenarioSource {source} ({}) is gone — re-record it \
+                        from the scenario's new place with `--out`",
                     scenario.display()
                 ),
             ));

@@ -129,12 +129,14 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
                     message: message.clone(),
                     hint: if plan.agent_cmd.is_some() {
                         format!(
-                            "check the --agent-cmd program `{}` (its path, and that it is executable)",
+                            "check the --agent-cmd program `{}` (its path, and that it is \
+                                executable)",
                             cmd.program.display()
                         )
                     } else {
                         format!(
-                            "install Claude Code (scripts/install-claude.sh) or set REEL_CLAUDE_BIN; the program was `{}`",
+                            "install Claude Code (scripts/install-claude.sh) or set \
+                                REEL_CLAUDE_BIN; the program was `{}`",
                             cmd.program.display()
                         )
                     },
@@ -251,7 +253,8 @@ fn live_failures(
         && !scenario.asserts_flag("allow_permissive_auto_allow")
     {
         failures.push(format!(
-            "permissive_auto_allow: unscripted tool(s) {} were auto-allowed by `permission_parity: cowork`; \
+            "permissive_auto_allow: unscripted tool(s) {} were auto-allowed by `permission_parity: \
+                cowork`; \
              script them with `when_tool` rules or assert `allow_permissive_auto_allow: true`",
             log.decisions.permissive_auto_allows.join(", ")
         ));
@@ -342,13 +345,14 @@ fn agent_command(
             .ok()
             .filter(|s| !s.is_empty())
     }) {
-        let (program, args) =
-            agent::split_agent_cmd(&custom).map_err(|e| RecordError::Setup {
-                message: e.to_string(),
-                hint: Some(
-                    "quote words with spaces as a shell would (`node \"my agent.js\"`); for pipes or variables, wrap the command in a script".into(),
-                ),
-            })?;
+        let (program, args) = agent::split_agent_cmd(&custom).map_err(|e| RecordError::Setup {
+            message: e.to_string(),
+            hint: Some(
+                "quote words with spaces as a shell would (`node \"my agent.js\"`); for pipes \
+                        or variables, wrap the command in a script"
+                    .into(),
+            ),
+        })?;
         let mut env = agent::operator_env(std::env::vars(), &session.agent_env);
         env.push(("WORK_ROOT".into(), cwd.display().to_string()));
         env.push((

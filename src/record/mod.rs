@@ -343,7 +343,8 @@ pub(crate) fn slug_collision_guard(path: &Path, name: &str) -> Result<(), Record
     match existing {
         Some(other) if other != name => Err(RecordError::Setup {
             message: format!(
-                "`{}` holds the recording of scenario `{other}`, not `{name}` (both names have the same slug)",
+                "`{}` holds the recording of scenario `{other}`, not `{name}` (both names have the \
+                    same slug)",
                 path.display()
             ),
             hint: Some("rename one scenario, pass --out FILE, or --force to overwrite".into()),

@@ -52,8 +52,10 @@ impl AssertSource {
 #[derive(Debug, thiserror::Error)]
 pub enum AssertSourceError {
     #[error(
-        "--reassert: no sibling scenario found for this cassette (looked at {looked}{missing}) — pass --assert-from <scenario.yaml>",
-        missing = persisted_missing.as_ref().map(|s| format!("; recorded scenarioSource `{s}` is missing")).unwrap_or_default()
+        "--reassert: no sibling scenario found for this cassette (looked at {looked}{missing}) — \
+            pass --assert-from <scenario.yaml>",
+        missing = persisted_missing.as_ref().map(|s| format!("; recorded scenarioSource `{s}` is \
+            missing")).unwrap_or_default()
     )]
     NoSibling {
         looked: String,
@@ -65,8 +67,10 @@ pub enum AssertSourceError {
         source: ScenarioError,
     },
     #[error(
-        "scenario `{path}` drifted from the recording: {} — the assert-only loop cannot change what shaped the recording; re-record the cassette",
-        fields.iter().map(|d| format!("`{}` differs (on disk {}, recorded {})", d.field, compact(&d.on_disk), compact(&d.recorded))).collect::<Vec<_>>().join(", ")
+        "scenario `{path}` drifted from the recording: {} — the assert-only loop cannot change \
+            what shaped the recording; re-record the cassette",
+        fields.iter().map(|d| format!("`{}` differs (on disk {}, recorded \
+            {})", d.field, compact(&d.on_disk), compact(&d.recorded))).collect::<Vec<_>>().join(", ")
     )]
     Drift {
         path: String,
@@ -173,7 +177,9 @@ pub fn choose(
     };
     let skill_verifiable = cassette.fingerprint().and_then(|f| f.skill_hash).is_some();
     chosen.notices.push(format!(
-        "::notice:: [replay] re-asserting from on-disk {shown} (authored fields {} verified unchanged; skill-content drift {}; session model/mounts/discovery is NOT verified — re-record if the session changed)",
+        "::notice:: [replay] re-asserting from on-disk {shown} (authored fields {} verified \
+            unchanged; skill-content drift {}; session model/mounts/discovery is NOT verified — \
+            re-record if the session changed)",
         shaping::field_names().collect::<Vec<_>>().join("/"),
         if skill_verifiable {
             "will hard-fail"
@@ -183,12 +189,15 @@ pub fn choose(
     ));
     if chosen.expect_denied != frozen_denied() {
         chosen.notices.push(format!(
-            "::warning:: [replay] {shown}: expect_denied changed — sourced, NOT evaluated (egress is live-only); re-record to check it"
+            "::warning:: [replay] {shown}: expect_denied changed — sourced, NOT evaluated (egress \
+                is live-only); re-record to check it"
         ));
     }
     if !skill_verifiable {
         chosen.notices.push(
-            "::warning:: [replay] this cassette has no skill fingerprint, so skill-content drift can NOT be verified on the re-asserted block — re-asserting against possibly-stale events; re-record to enable the skill-drift guard"
+            "::warning:: [replay] this cassette has no skill fingerprint, so skill-content drift \
+                can NOT be verified on the re-asserted block — re-asserting against possibly-stale \
+                events; re-record to enable the skill-drift guard"
                 .into(),
         );
     }
@@ -210,7 +219,9 @@ pub fn sibling_notices(cassette: &Cassette) -> Vec<String> {
         Ok(s) => s,
         Err(e) if e.is_schema() => {
             return vec![format!(
-                "::notice:: [replay] {shown} does not load: {} — replay used the scenario frozen in the cassette and is unaffected. Run `reel replay {} --assert-from {shown}` for the full error.",
+                "::notice:: [replay] {shown} does not load: {} — replay used the scenario frozen \
+                    in the cassette and is unaffected. Run `reel replay {} --assert-from {shown}` \
+                    for the full error.",
                 compact_error(&e.detail()),
                 cassette.path.display()
             )];
@@ -225,14 +236,18 @@ pub fn sibling_notices(cassette: &Cassette) -> Vec<String> {
         != shaping::js_text(scenario.get("assert"), no_asserts)
     {
         notices.push(format!(
-            "::notice:: [replay] {shown} has a different `assert:` block; replay used the assertions frozen in the cassette. Re-record, or `reel replay {} --assert-from {shown}` to re-check against the on-disk block.",
+            "::notice:: [replay] {shown} has a different `assert:` block; replay used the \
+                assertions frozen in the cassette. Re-record, or `reel replay {} --assert-from \
+                {shown}` to re-check against the on-disk block.",
             cassette.path.display()
         ));
     }
     let frozen_prompt = scenario.get("prompt").and_then(Value::as_str).unwrap_or("");
     if disk.prompt != frozen_prompt {
         notices.push(format!(
-            "::notice:: [replay] {shown} has a different `prompt:` than the cassette's frozen prompt; the frozen events reflect the recorded prompt. Re-record to sync (verify-cassettes hard-fails this drift)."
+            "::notice:: [replay] {shown} has a different `prompt:` than the cassette's frozen \
+                prompt; the frozen events reflect the recorded prompt. Re-record to sync \
+                (verify-cassettes hard-fails this drift)."
         ));
     }
     notices
@@ -265,7 +280,8 @@ pub enum WriteRefusal {
     #[error("refusing to persist: {0}")]
     Unverifiable(String),
     #[error(
-        "refusing to persist a failing verdict (read the failures, then pass --allow-failing if you really mean it)"
+        "refusing to persist a failing verdict (read the failures, then pass --allow-failing if \
+            you really mean it)"
     )]
     Failing,
     #[error("could not write the cassette: {0}")]
@@ -344,8 +360,10 @@ mod tests {
         assert_eq!(
             e.to_string(),
             format!(
-                "scenario `s.yaml` drifted from the recording: `prompt` differs (on disk {shown_prompt}, recorded \"hi\"), \
-                 `skills` differs (on disk [\"a\"], recorded []) — the assert-only loop cannot change what shaped the recording; re-record the cassette"
+                "scenario `s.yaml` drifted from the recording: `prompt` differs (on disk \
+                    {shown_prompt}, recorded \"hi\"), \
+                 `skills` differs (on disk [\"a\"], recorded []) — the assert-only loop cannot \
+                     change what shaped the recording; re-record the cassette"
             )
         );
     }

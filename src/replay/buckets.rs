@@ -163,13 +163,15 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
     }
     if skipped.full > 0 {
         warnings.push(format!(
-            "::warning:: [replay] skipped {} filesystem/egress/expect_denied assertions (live-only) — not evaluated on replay",
+            "::warning:: [replay] skipped {} filesystem/egress/expect_denied assertions \
+                (live-only) — not evaluated on replay",
             skipped.full
         ));
     }
     if skipped.partial > 0 {
         warnings.push(format!(
-            "::warning:: [replay] {} mixed assertion(s) had their filesystem/egress half dropped — only the content half was evaluated on replay",
+            "::warning:: [replay] {} mixed assertion(s) had their filesystem/egress half dropped — \
+                only the content half was evaluated on replay",
             skipped.partial
         ));
     }
@@ -184,8 +186,16 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
 /// pre-run baseline `field`.
 fn baseline_warning(field: &str) -> String {
     match field {
-        "preRunPaths" => "::warning:: [replay] no_unexpected_files: cassette has no pre-run manifest (recorded before the manifest seam) — key skipped on replay; re-record on a current harness",
-        _ => "::warning:: [replay] input_unmodified: cassette has no pre-run hash manifest (recorded pre-fingerprinted-manifest or on microvm) — key skipped on replay; re-record on harness with hash-manifest support (container/hostloop)",
+        "preRunPaths" => {
+            "::warning:: [replay] no_unexpected_files: cassette has no pre-run \
+            manifest (recorded before the manifest seam) — key skipped on replay; re-record on a \
+            current harness"
+        }
+        _ => {
+            "::warning:: [replay] input_unmodified: cassette has no pre-run hash manifest \
+            (recorded pre-fingerprinted-manifest or on microvm) — key skipped on replay; re-record \
+            on harness with hash-manifest support (container/hostloop)"
+        }
     }
     .to_string()
 }
@@ -284,7 +294,10 @@ mod tests {
                 partial: 0
             }
         );
-        assert!(s.warnings[0].contains("no_unexpected_files: cassette has no pre-run manifest (recorded before the manifest seam)"));
+        assert!(s.warnings[0].contains(
+            "no_unexpected_files: cassette has no pre-run manifest \
+            (recorded before the manifest seam)"
+        ));
         assert!(s.warnings[1].contains("input_unmodified: cassette has no pre-run hash manifest"));
     }
 

@@ -25,7 +25,8 @@ pub fn recorded_answer_problems(cassette: &Cassette) -> Vec<String> {
 /// The pseudo-assertion message for one problem.
 pub fn message(problem: &str) -> String {
     format!(
-        "recorded answer could not have come from the frozen answers: — {problem} (a hand-edited cassette does not \
+        "recorded answer could not have come from the frozen answers: — {problem} (a hand-edited \
+            cassette does not \
          replay green; re-record)"
     )
 }

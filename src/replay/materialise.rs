@@ -36,7 +36,8 @@ use crate::cassette::{BodyEncoding, ManifestEntry, TruncationReason};
 #[derive(Debug, thiserror::Error)]
 pub enum MaterialiseError {
     #[error(
-        "artifacts[{index}].path {path:?}: {why} — the cassette is corrupt or hostile; refusing to replay"
+        "artifacts[{index}].path {path:?}: {why} — the cassette is corrupt or hostile; refusing to \
+            replay"
     )]
     UnsafePath {
         index: usize,
@@ -44,7 +45,9 @@ pub enum MaterialiseError {
         why: &'static str,
     },
     #[error(
-        "artifacts[{index}] `{path}`: body does not match its recorded sha256 (recorded {recorded}, body hashes to {actual}) — cassette is corrupt or tampered; refusing to replay"
+        "artifacts[{index}] `{path}`: body does not match its recorded sha256 (recorded \
+            {recorded}, body hashes to {actual}) — cassette is corrupt or tampered; refusing to \
+            replay"
     )]
     ShaMismatch {
         index: usize,
@@ -53,7 +56,8 @@ pub enum MaterialiseError {
         actual: String,
     },
     #[error(
-        "artifacts[{index}] `{path}`: body is not valid base64 ({detail}) — cassette is corrupt; re-record"
+        "artifacts[{index}] `{path}`: body is not valid base64 ({detail}) — cassette is corrupt; \
+            re-record"
     )]
     BadBase64 {
         index: usize,
@@ -67,7 +71,8 @@ pub enum MaterialiseError {
         detail: String,
     },
     #[error(
-        "artifacts[{index}] `{path}`: duplicate path (first at artifacts[{first}]) — the manifest is ambiguous; the cassette is corrupt or hostile; refusing to replay"
+        "artifacts[{index}] `{path}`: duplicate path (first at artifacts[{first}]) — the manifest \
+            is ambiguous; the cassette is corrupt or hostile; refusing to replay"
     )]
     DuplicatePath {
         index: usize,

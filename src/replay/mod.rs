@@ -192,7 +192,8 @@ pub enum ReplayError {
     #[error(transparent)]
     Materialise(#[from] materialise::MaterialiseError),
     #[error(
-        "--session cannot apply: the cassette's scenario.session is \"(inline)\" (no skill sources to resolve)"
+        "--session cannot apply: the cassette's scenario.session is \"(inline)\" (no skill sources \
+            to resolve)"
     )]
     InlineSession,
 }
@@ -258,7 +259,8 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
             result.exit_code = result.exit_code.worst(ExitStatus::Usage);
         } else {
             result.after.push(format!(
-                "replay --write: {}: persisted the re-validated assert: block (events/controlOut unchanged)",
+                "replay --write: {}: persisted the re-validated assert: block (events/controlOut \
+                    unchanged)",
                 path.display()
             ));
         }
@@ -276,7 +278,8 @@ fn write_gate(
     let missing = assert_source::unverifiable_keys(&chosen.items, |k| evidence.is_active(k));
     if !missing.is_empty() {
         return Err(assert_source::WriteRefusal::Unverifiable(format!(
-            "key(s) {} cannot be evaluated on this cassette (no controlOut / manifest / pre-run baseline) and would silently skip on every replay — re-record instead",
+            "key(s) {} cannot be evaluated on this cassette (no controlOut / manifest / pre-run \
+                baseline) and would silently skip on every replay — re-record instead",
             missing.join(", ")
         )));
     }
@@ -379,13 +382,16 @@ pub fn replay_with(
             .collect();
         if !unknown.is_empty() {
             notices.push(format!(
-                "::notice:: [replay] frozen scenario carries unknown top-level key(s) from a newer format (not consulted by this build): {}",
+                "::notice:: [replay] frozen scenario carries unknown top-level key(s) from a newer \
+                    format (not consulted by this build): {}",
                 unknown.join(", ")
             ));
         }
         if opts.best_effort_future {
             notices.push(format!(
-                "::warning:: [replay] cassette format v{} is newer than this build understands (v{CASSETTE_VERSION}) — replaying anyway (--best-effort-future-cassette); results may be unreliable",
+                "::warning:: [replay] cassette format v{} is newer than this build understands \
+                    (v{CASSETTE_VERSION}) — replaying anyway (--best-effort-future-cassette); \
+                    results may be unreliable",
                 cassette.version
             ));
         }
@@ -405,7 +411,8 @@ pub fn replay_with(
     evidence.live = opts.live;
     if !evidence.has_control_out {
         notices.push(
-            "::warning:: [replay] cassette has no controlOut (pre-full-fidelity) — question/gate assertions are NOT checked; re-record to enable them"
+            "::warning:: [replay] cassette has no controlOut (pre-full-fidelity) — question/gate \
+                assertions are NOT checked; re-record to enable them"
                 .into(),
         );
     }
@@ -500,7 +507,9 @@ pub fn replay_with(
             false,
             "cassette-format",
             format!(
-                "cassette format too new: cassette format v{} is newer than this harness understands (v{CASSETTE_VERSION}) — results may be unreliable; upgrade reel (pass --best-effort-future-cassette to attempt replay anyway)",
+                "cassette format too new: cassette format v{} is newer than this harness \
+                    understands (v{CASSETTE_VERSION}) — results may be unreliable; upgrade reel \
+                    (pass --best-effort-future-cassette to attempt replay anyway)",
                 cassette.version
             ),
         ));

@@ -404,7 +404,8 @@ pub fn run(inputs: &Inputs<'_>, opts: &MutateOptions) -> MutationPass {
     if sampled == 0 {
         notices.push(if scoped.is_empty() && !inlined.is_empty() {
             format!(
-                "::notice:: [mutate] --mutate-include/--mutate-exclude filtered out all {} inlined JSON artifact(s) — nothing left to perturb",
+                "::notice:: [mutate] --mutate-include/--mutate-exclude filtered out all {} inlined \
+                    JSON artifact(s) — nothing left to perturb",
                 inlined.len()
             )
         } else {
@@ -416,13 +417,15 @@ pub fn run(inputs: &Inputs<'_>, opts: &MutateOptions) -> MutationPass {
         });
     } else if !uncaught.is_empty() {
         notices.push(format!(
-            "::warning:: [mutate] {}/{sampled} sampled perturbation(s) CAUGHT BY NOTHING — these fields are unguarded{scope}:",
+            "::warning:: [mutate] {}/{sampled} sampled perturbation(s) CAUGHT BY NOTHING — these \
+                fields are unguarded{scope}:",
             uncaught.len()
         ));
         notices.extend(uncaught.iter().map(|u| format!("    {u}")));
     } else {
         notices.push(format!(
-            "::notice:: [mutate] all {sampled} sampled perturbation(s) were caught — assertions cover every perturbed field{scope}"
+            "::notice:: [mutate] all {sampled} sampled perturbation(s) were caught — assertions \
+                cover every perturbed field{scope}"
         ));
     }
     MutationPass {
@@ -515,7 +518,8 @@ fn evaluate_plan(inputs: &Inputs<'_>, plan: &mut Plan, notices: &mut Vec<String>
                     Ok(()) => true,
                     Err(e) => {
                         notices.push(format!(
-                            "::warning:: [mutate] {}: could not perturb the materialised file ({e}) — evaluated from the manifest only",
+                            "::warning:: [mutate] {}: could not perturb the materialised file \
+                                ({e}) — evaluated from the manifest only",
                             label_part(&file.path)
                         ));
                         false
@@ -570,7 +574,9 @@ pub fn explain_no_mutations(artifacts: &[ManifestEntry], scoped: &[&str]) -> Str
     let head = "no perturbable values";
     if json_all.is_empty() {
         return format!(
-            "{head} — this cassette records {} artifact(s), none of them .json. Mutation coverage perturbs recorded JSON values, so it needs a scenario whose skill writes a JSON deliverable (e.g. outputs/report.json) and an assertion over it.",
+            "{head} — this cassette records {} artifact(s), none of them .json. Mutation coverage \
+                perturbs recorded JSON values, so it needs a scenario whose skill writes a JSON \
+                deliverable (e.g. outputs/report.json) and an assertion over it.",
             artifacts.len()
         );
     }
@@ -608,7 +614,8 @@ pub fn explain_no_mutations(artifacts: &[ManifestEntry], scoped: &[&str]) -> Str
         );
     }
     format!(
-        "{head} — {inlined_json} inlined .json artifact(s) parsed, but none contains a perturbable leaf (an empty document, or only null values)."
+        "{head} — {inlined_json} inlined .json artifact(s) parsed, but none contains a perturbable \
+            leaf (an empty document, or only null values)."
     )
 }
 
@@ -728,7 +735,9 @@ mod tests {
         // Node: JSON.stringify(applied, null, 2) from the original's applyMutation.
         assert_eq!(
             render_perturbed(doc, &f.perturbations[0]).unwrap(),
-            "{\n  \"1\": false,\n  \"b\": {\n    \"x\": [\n      1.5,\n      null,\n      \"s\"\n    ]\n  },\n  \"a.b\": 5,\n  \"n\": null,\n  \"__MUTATED__\": \"__MUTATED__\",\n  \"big\": null\n}"
+            "{\n  \"1\": false,\n  \"b\": {\n    \"x\": \
+                [\n      1.5,\n      null,\n      \"s\"\n    ]\n  },\n  \"a.b\": 5,\n  \"n\": \
+                null,\n  \"__MUTATED__\": \"__MUTATED__\",\n  \"big\": null\n}"
         );
         assert_eq!(*doc, before);
         let mut root = plan(&[cand(0, "r.json", "\"x\"")], Caps::default());
@@ -828,12 +837,15 @@ mod tests {
         ];
         assert_eq!(
             explain_no_mutations(&bodyless, &[]),
-            "no perturbable values — 3 .json artifact(s) present but none carries an inlined body: size (over the body cap — re-record with a larger --max-artifact-bytes), input (an upload, which is deliberately never inlined)."
+            "no perturbable values — 3 .json artifact(s) present but none carries an inlined body: \
+                size (over the body cap — re-record with a larger --max-artifact-bytes), input (an \
+                upload, which is deliberately never inlined)."
         );
         let empty = [entry("outputs/e.json", Some("{}"), None)];
         assert_eq!(
             explain_no_mutations(&empty, &["outputs/e.json"]),
-            "no perturbable values — 1 inlined .json artifact(s) parsed, but none contains a perturbable leaf (an empty document, or only null values)."
+            "no perturbable values — 1 inlined .json artifact(s) parsed, but none contains a \
+                perturbable leaf (an empty document, or only null values)."
         );
     }
 }
@@ -897,7 +909,8 @@ mod pass_tests {
         );
         assert_eq!(
             pass.notices[0],
-            "::warning:: [mutate] 1/2 sampled perturbation(s) CAUGHT BY NOTHING — these fields are unguarded:"
+            "::warning:: [mutate] 1/2 sampled perturbation(s) CAUGHT BY NOTHING — these fields are \
+                unguarded:"
         );
         // Without a materialised tree (no manifest key active) the manifest
         // is still perturbed: nothing reads it, so nothing is caught.

@@ -144,13 +144,17 @@ pub fn compute(input: &VerdictInput<'_>, lane: Lane) -> Verdict {
             Some("transport") => (
                 "transport_error",
                 if input.assertions.is_empty() {
-                    "transport dropped; NO assertions were defined, so success could not be verified — likely a flaky connection, retry"
+                    "transport dropped; NO assertions were defined, so success could not be \
+                        verified — likely a flaky connection, retry"
                 } else if input.assertions.iter().any(|a| !a.pass) {
-                    "transport dropped after a successful result, but an assertion also failed — treat as a real failure"
+                    "transport dropped after a successful result, but an assertion also failed — \
+                        treat as a real failure"
                 } else if lane == Lane::Replay {
-                    "transport dropped after a successful result; assertions re-checked on replay — likely a flaky connection, retry"
+                    "transport dropped after a successful result; assertions re-checked on replay \
+                        — likely a flaky connection, retry"
                 } else {
-                    "transport dropped after a successful result; assertions passed and artifacts were written — likely a flaky connection, retry"
+                    "transport dropped after a successful result; assertions passed and artifacts \
+                        were written — likely a flaky connection, retry"
                 },
             ),
             _ => ("result_error", "run result was error"),
@@ -189,7 +193,8 @@ pub fn compute(input: &VerdictInput<'_>, lane: Lane) -> Verdict {
             code: "exec_infra_error".into(),
             severity: Severity::Warn,
             message: format!(
-                "tool-call infrastructure error(s) — the affected command(s) failed, the run's evidence is otherwise intact: {}",
+                "tool-call infrastructure error(s) — the affected command(s) failed, the run's \
+                    evidence is otherwise intact: {}",
                 joined(&exec)
             ),
         });
@@ -199,10 +204,13 @@ pub fn compute(input: &VerdictInput<'_>, lane: Lane) -> Verdict {
             code: "stalled".into(),
             severity: Severity::Fail,
             // The original's wording, verbatim (its verdict message is part of the JSON result).
-            message: "run ended on an unanswered question — the agent asked for input and stopped; the task \
-                      did not complete. Script the answer (answer: / --answer / a decider), or assert \
+            message:
+                "run ended on an unanswered question — the agent asked for input and stopped; \
+                the task \
+                      did not complete. Script the answer (answer: / --answer / a decider), or \
+                          assert \
                       allow_stall: true if ending on a question is intended."
-                .into(),
+                    .into(),
         });
     }
     if lane == Lane::Live {

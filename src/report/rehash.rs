@@ -40,7 +40,9 @@ pub fn status_text(s: &RehashSummary) -> String {
     out
 }
 
-const REFUSED_HINT: &str = "hint: a refused cassette cannot be proved unchanged — re-record it (`reel record`), or point a moved one at its session with `reel rehash <file> --session <session.yaml>`\n";
+const REFUSED_HINT: &str = "hint: a refused cassette cannot be proved unchanged — re-record it \
+    (`reel record`), or point a moved one at its session with `reel rehash <file> --session \
+    <session.yaml>`\n";
 
 /// The original's text report (`--verbose`, cowork-harness wording).
 pub fn text(s: &RehashSummary) -> String {

@@ -143,7 +143,8 @@ pub fn summary(entries: &[Entry], color: bool) -> String {
     let mut out = String::new();
     if diverged > 0 {
         out.push_str(&format!(
-            "{diverged} rerun(s) diverged from their recordings (reported above; --strict fails on them)\n"
+            "{diverged} rerun(s) diverged from their recordings (reported above; --strict fails on \
+                them)\n"
         ));
     }
     out.push_str(&crate::report::status::render_tally(

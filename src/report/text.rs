@@ -272,7 +272,11 @@ mod tests {
         run.insert("result".into(), json!("success"));
         ReplayResult {
             file: "examples/replays/example-pdf-skill.cassette.json".into(),
-            notices: vec!["::warning:: [replay] cassette stale: baseline moved 1 → 2 since record — re-record".into()],
+            notices: vec![
+                "::warning:: [replay] cassette stale: baseline moved 1 → 2 since record \
+                — re-record"
+                    .into(),
+            ],
             error: None,
             run,
             assertions,

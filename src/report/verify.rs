@@ -105,19 +105,33 @@ pub fn status_text(
         out.push_str(&margins_text(margins));
     }
     if batch_status(results, orphan_scenarios) == ExitStatus::Unverified {
-        out.push_str("hint: ERROR = could not verify (unresolvable skill dirs, a newer cassette format, an unreadable file): fix the cause, or point a moved cassette at its session with --session FILE\n");
+        out.push_str(
+            "hint: ERROR = could not verify (unresolvable skill dirs, a newer cassette \
+            format, an unreadable file): fix the cause, or point a moved cassette at its session \
+            with --session FILE\n",
+        );
     }
     if results
         .iter()
         .any(|r| r.findings.iter().any(|x| x.is_real()))
     {
-        out.push_str("hint: scrub the cassette (re-record; secrets are scrubbed at record time, add a .cowork-redact.json for the rest), or allow a reviewed synthetic value with `--allow REGEX`\n");
+        out.push_str(
+            "hint: scrub the cassette (re-record; secrets are scrubbed at record time, \
+            add a .cowork-redact.json for the rest), or allow a reviewed synthetic value with \
+            `--allow REGEX`\n",
+        );
     }
     if results.iter().any(|r| !r.staleness.is_empty()) {
-        out.push_str("hint: STALE = the skill sources changed since the recording: re-record it (`reel record SCENARIO.yaml`)\n");
+        out.push_str(
+            "hint: STALE = the skill sources changed since the recording: re-record it \
+            (`reel record SCENARIO.yaml`)\n",
+        );
     }
     if results.iter().any(|r| !r.age.is_empty()) {
-        out.push_str("hint: a cassette older than --max-age: refresh it with `reel rerun --write CASSETTE`, else re-record it\n");
+        out.push_str(
+            "hint: a cassette older than --max-age: refresh it with `reel rerun --write \
+            CASSETTE`, else re-record it\n",
+        );
     }
     // The tally closes the report.
     out.push_str(&status::render_tally(&status::Tally::of(&outcomes), true));
@@ -249,12 +263,22 @@ pub fn text(
             "{line} across {} cassette(s) (exit {status})",
             results.len()
         );
-        out.push_str("  exit 1 = verified & failed (a real finding); exit 3 = could not verify (unresolvable baseline/skill/tier, an unsupported cassette version, or a per-file read ERROR/CRASH — that's a bug to report, not a signal to re-record). A cassette that fails SHAPE validation is still privacy-scanned; `privacyScanned` in --output-format json says whether the scan ran.\n");
+        out.push_str(
+            "  exit 1 = verified & failed (a real finding); exit 3 = could not verify \
+            (unresolvable baseline/skill/tier, an unsupported cassette version, or a per-file read \
+            ERROR/CRASH — that's a bug to report, not a signal to re-record). A cassette that \
+            fails SHAPE validation is still privacy-scanned; `privacyScanned` in --output-format \
+            json says whether the scan ran.\n",
+        );
         if results
             .iter()
             .any(|r| r.findings.iter().any(|x| x.is_real()))
         {
-            out.push_str("hint: scrub the cassette (re-record; secrets are scrubbed at record time, add a .cowork-redact.json for the rest), or allow a reviewed synthetic value with `--allow REGEX`\n");
+            out.push_str(
+                "hint: scrub the cassette (re-record; secrets are scrubbed at record \
+                time, add a .cowork-redact.json for the rest), or allow a reviewed synthetic value \
+                with `--allow REGEX`\n",
+            );
         }
     }
     if let Some(margins) = margins {
@@ -266,7 +290,10 @@ pub fn text(
 /// The `--margins` block (recorded vs budget per count-bound assertion).
 fn margins_text(margins: &[CassetteMargins]) -> String {
     let mut out = String::new();
-    out.push_str("\ncount-budget margins (recorded vs budget; a SINGLE-SAMPLE estimate — one cassette ≠ variance, use `run --repeat` for a distribution):\n");
+    out.push_str(
+        "\ncount-budget margins (recorded vs budget; a SINGLE-SAMPLE estimate — one \
+        cassette ≠ variance, use `run --repeat` for a distribution):\n",
+    );
     if margins.is_empty() {
         out.push_str("  (no count-bound assertions in the checked cassette(s))\n");
     }

@@ -414,7 +414,8 @@ mod tests {
             json!({"type": "user", "message": {"content": [
                 {"type": "tool_result", "tool_use_id": "t2", "content": "Launching skill: s"}]}}),
             json!({"type": "user", "message": {"content": [
-                {"type": "text", "text": format!("Base directory for this skill: {cwd}/.claude/skills/s\n\n{body}")}]}}),
+                {"type": "text", "text": format!("Base directory for this skill: \
+                    {cwd}/.claude/skills/s\n\n{body}")}]}}),
             json!({"type": "user", "message": {"content": [
                 {"type": "tool_result", "tool_use_id": "t1", "content": result}]}}),
             json!({"type": "assistant", "message": {"id": "m1", "content": [{"type": "text", "text": "done"}]}}),

@@ -283,8 +283,10 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     }
     if !divergences.is_empty() && failures.is_empty() {
         notes.push(
-            "::notice:: [rerun] the fresh run diverged from the recording: the recorded model replies were \
-             made from other inputs, so assertions on what the model wrote may pass only because its replies \
+            "::notice:: [rerun] the fresh run diverged from the recording: the recorded model \
+                replies were \
+             made from other inputs, so assertions on what the model wrote may pass only because \
+                 its replies \
              are frozen — re-record to see what the model says now"
                 .into(),
         );
@@ -303,7 +305,8 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
                     written = Some(to);
                 }
                 Ok(crate::review::Outcome::Unchanged { .. }) => notes.push(
-                    "::notice:: [rerun] --write: the fresh recording is identical to the committed cassette; nothing written"
+                    "::notice:: [rerun] --write: the fresh recording is identical to the committed \
+                        cassette; nothing written"
                         .into(),
                 ),
                 Ok(crate::review::Outcome::Pending {
@@ -313,7 +316,8 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
                     ..
                 }) => {
                     notes.push(format!(
-                        "::notice:: [rerun] --write: the fresh recording differs ({summary}); written to {} for review: {review_command} (--accept writes in place)",
+                        "::notice:: [rerun] --write: the fresh recording differs ({summary}); \
+                            written to {} for review: {review_command} (--accept writes in place)",
                         new.display()
                     ));
                     written = Some(new);
@@ -340,7 +344,8 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
             );
         } else {
             notes.push(format!(
-                "::notice:: [rerun] --write: {} divergence(s); the cassette was left as it is (--accept-divergence writes it, marked)",
+                "::notice:: [rerun] --write: {} divergence(s); the cassette was left as it is \
+                    (--accept-divergence writes it, marked)",
                 divergences.len()
             ));
         }
@@ -410,7 +415,9 @@ fn refuse_other_tiers(cassette: &Cassette) -> Result<(), RerunError> {
     }
     Err(RerunError::cannot(
         format!(
-            "{}: recorded at the `{tier}` tier: the agent ran inside cowork-harness's {tier} sandbox (its mounts, MCP servers and egress proxy), which reel cannot reproduce; reel reruns protocol-tier recordings only",
+            "{}: recorded at the `{tier}` tier: the agent ran inside cowork-harness's {tier} \
+                sandbox (its mounts, MCP servers and egress proxy), which reel cannot reproduce; \
+                reel reruns protocol-tier recordings only",
             cassette.path.display()
         ),
         "replay it (`reel replay`), or record the scenario at `fidelity: protocol` to rerun it"
@@ -447,7 +454,9 @@ fn refuse_writes_outside_the_run(
                 if !outside.is_empty() {
                     return Err(RerunError::invalid(
                         format!(
-                            "{}: {conversation} turn {turn_index}: the recorded Bash command writes {}, outside the run directory; a rerun never writes outside it",
+                            "{}: {conversation} turn {turn_index}: the recorded Bash command \
+                                writes {}, outside the run directory; a rerun never writes outside \
+                                it",
                             path.display(),
                             outside.join(", ")
                         ),
@@ -463,7 +472,8 @@ fn refuse_writes_outside_the_run(
             {
                 return Err(RerunError::invalid(
                     format!(
-                        "{}: {conversation} turn {turn_index}: the recorded `{name}` writes `{target}`, outside the run directory; a rerun never writes outside it",
+                        "{}: {conversation} turn {turn_index}: the recorded `{name}` writes \
+                            `{target}`, outside the run directory; a rerun never writes outside it",
                         path.display()
                     ),
                     "re-record the scenario so the agent writes under its work root".to_owned(),
@@ -578,7 +588,8 @@ fn mark_diverged(cassette: &mut Cassette, count: usize) {
             json!({
                 "divergedFromRecording": true,
                 "divergences": count,
-                "note": "written by `reel rerun --accept-divergence`: the model replies were recorded from other inputs",
+                "note": "written by `reel rerun --accept-divergence`: the model replies were \
+                    recorded from other inputs",
             }),
         );
     }

@@ -296,7 +296,8 @@ mod tests {
         vec![
             json!({"type": "system", "subtype": "init", "cwd": "/tmp/r/local_1/work"}),
             json!({"type": "user", "message": {"content": [{"type": "text",
-                "text": "Base directory for this skill: /tmp/r/local_1/config/skills/s\n\nbody"}]}}),
+                "text": "Base directory for this skill: \
+                    /tmp/r/local_1/config/skills/s\n\nbody"}]}}),
         ]
     }
 

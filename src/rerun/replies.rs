@@ -33,7 +33,8 @@ pub enum RepliesError {
     #[error("`events` is empty: the recording holds no model reply to serve")]
     NoEvents,
     #[error(
-        "no main conversation: no assistant message without `parent_tool_use_id` in `events` ({0} line(s))"
+        "no main conversation: no assistant message without `parent_tool_use_id` in `events` ({0} \
+            line(s))"
     )]
     NoMainConversation(usize),
     #[error("events[{line}]: {message}")]
@@ -88,8 +89,12 @@ pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, Re
     let roots = Roots::recorded(parsed.iter().map(|(_, v)| v));
     if roots.is_empty() {
         notes.push(format!(
-            "the recorded work root {} cannot be mapped (redacted or not absolute): recorded paths are served as recorded",
-            roots.work.as_deref().map_or("(absent)".to_owned(), |w| format!("`{w}`"))
+            "the recorded work root {} cannot be mapped (redacted or not absolute): recorded paths \
+                are served as recorded",
+            roots
+                .work
+                .as_deref()
+                .map_or("(absent)".to_owned(), |w| format!("`{w}`"))
         ));
     }
 
@@ -205,7 +210,8 @@ pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, Re
     }
     if synthetic > 0 {
         notes.push(format!(
-            "{synthetic} synthetic assistant message(s) (made by the agent, not the model) are not served"
+            "{synthetic} synthetic assistant message(s) (made by the agent, not the model) are not \
+                served"
         ));
     }
     let main = convs

@@ -179,14 +179,16 @@ fn parse_rule(v: &Value, at: &str, compile: &mut bool) -> Result<AnswerRule, Str
     let when_t = str_at("when_tool")?;
     match (when_q, when_t) {
         (Some(_), Some(_)) => Err(format!(
-            "{at}: has both `when_question` and `when_tool`; a rule matches one family — split it in two"
+            "{at}: has both `when_question` and `when_tool`; a rule matches one family — split it \
+                in two"
         )),
         (None, None) => Err(format!("{at}: needs `when_question` or `when_tool`")),
         (Some(pattern), None) => {
             for k in ["decide", "allow_if", "else", "grant"] {
                 if map.contains_key(k) {
                     return Err(format!(
-                        "{at}.{k}: only valid on a `when_tool` rule; a question rule uses `choose` or `answer`"
+                        "{at}.{k}: only valid on a `when_tool` rule; a question rule uses `choose` \
+                            or `answer`"
                     ));
                 }
             }
@@ -202,7 +204,8 @@ fn parse_rule(v: &Value, at: &str, compile: &mut bool) -> Result<AnswerRule, Str
                 }
                 (None, None) => {
                     return Err(format!(
-                        "{at}: a question rule needs `choose` (an offered label, index, `first` or `recommended`) or `answer` (free text)"
+                        "{at}: a question rule needs `choose` (an offered label, index, `first` or \
+                            `recommended`) or `answer` (free text)"
                     ));
                 }
                 (Some(c), None) => QuestionReply::Choose(parse_choose(c, &format!("{at}.choose"))?),
@@ -218,7 +221,8 @@ fn parse_rule(v: &Value, at: &str, compile: &mut bool) -> Result<AnswerRule, Str
             for k in ["choose", "answer"] {
                 if map.contains_key(k) {
                     return Err(format!(
-                        "{at}.{k}: only valid on a `when_question` rule; a tool rule uses `decide` or `allow_if`"
+                        "{at}.{k}: only valid on a `when_question` rule; a tool rule uses `decide` \
+                            or `allow_if`"
                     ));
                 }
             }
@@ -238,7 +242,8 @@ fn parse_rule(v: &Value, at: &str, compile: &mut bool) -> Result<AnswerRule, Str
                 }
                 (None, None) => {
                     return Err(format!(
-                        "{at}: a tool rule needs `decide: allow|deny` or `allow_if: <JS expression>`"
+                        "{at}: a tool rule needs `decide: allow|deny` or `allow_if: <JS \
+                            expression>`"
                     ));
                 }
                 (Some(d), None) => {
@@ -389,7 +394,8 @@ fn sub_questions(questions: &Value) -> Result<Vec<SubQuestion>, DecideError> {
             Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
             _ => {
                 return Err(DecideError::Script(format!(
-                    "malformed AskUserQuestion: questions[{i}] has no `question` text (answers are keyed by it)"
+                    "malformed AskUserQuestion: questions[{i}] has no `question` text (answers are \
+                        keyed by it)"
                 )));
             }
         };
@@ -402,7 +408,8 @@ fn sub_questions(questions: &Value) -> Result<Vec<SubQuestion>, DecideError> {
                         Some(l) => options.push(l.to_owned()),
                         None => {
                             return Err(DecideError::Script(format!(
-                                "malformed AskUserQuestion: questions[{i}].options[{j}] has no string `label`"
+                                "malformed AskUserQuestion: questions[{i}].options[{j}] has no \
+                                    string `label`"
                             )));
                         }
                     }
@@ -535,7 +542,8 @@ impl Decider {
                 ToolDecision::AllowIf { expr, otherwise } => {
                     let truthy = sandbox::eval_predicate(expr, input).map_err(|e| {
                         DecideError::Script(format!(
-                            "allow_if for `{tool}` failed: {e} (a predicate error is fatal, never a silent deny)"
+                            "allow_if for `{tool}` failed: {e} (a predicate error is fatal, never \
+                                a silent deny)"
                         ))
                     })?;
                     truthy || *otherwise == Decide::Allow
@@ -577,7 +585,8 @@ fn resolve_choose(
 ) -> Result<String, String> {
     if members.len() > 1 && !sub.multi {
         return Err(format!(
-            "scripted answer lists {} choices for {:?}, but that question is single-select; choose one",
+            "scripted answer lists {} choices for {:?}, but that question is single-select; choose \
+                one",
             members.len(),
             sub.question
         ));
@@ -831,15 +840,21 @@ pub fn check_recorded_answers(cassette: &Cassette) -> Vec<String> {
                     Err(DecideError::Script("no `questions` in the request".into()))
                 });
             match derived {
-                Ok(a) if behavior == "allow" && recorded.as_ref() == Some(&Value::Object(a.answers.clone())) => {}
+                Ok(a)
+                    if behavior == "allow"
+                        && recorded.as_ref() == Some(&Value::Object(a.answers.clone())) => {}
                 Ok(a) => problems.push(format!(
-                    "request {id} (AskUserQuestion): recorded {} {}, but the frozen answers give {}",
+                    "request {id} (AskUserQuestion): recorded {} {}, but the frozen answers give \
+                        {}",
                     behavior,
-                    recorded.map(|r| r.to_string()).unwrap_or_else(|| "no answers".into()),
+                    recorded
+                        .map(|r| r.to_string())
+                        .unwrap_or_else(|| "no answers".into()),
                     Value::Object(a.answers)
                 )),
                 Err(e) => problems.push(format!(
-                    "request {id} (AskUserQuestion): recorded {behavior}, but the frozen answers cannot answer it: {}",
+                    "request {id} (AskUserQuestion): recorded {behavior}, but the frozen answers \
+                        cannot answer it: {}",
                     e.to_string().lines().next().unwrap_or_default()
                 )),
             }
@@ -952,7 +967,8 @@ mod tests {
     #[test]
     fn allow_if_is_javascript_over_the_input() {
         let d = decider(
-            json!([{"when_tool": "Bash", "allow_if": "!command.includes('rm') && input.command.length < 50"}]),
+            json!([{"when_tool": "Bash", "allow_if": "!command.includes('rm') && \
+                input.command.length < 50"}]),
         );
         assert!(
             d.decide_permission("Bash", &json!({"command": "ls -la"}))
@@ -980,7 +996,8 @@ mod tests {
             Err(DecideError::Script(_))
         ));
         let d = decider(
-            json!([{"when_tool": "Bash", "allow_if": "(() => { let a = []; while (true) a.push('xxxxxxxxxxxxxxxx'); })()"}]),
+            json!([{"when_tool": "Bash", "allow_if": "(() => { let a = []; while (true) \
+                a.push('xxxxxxxxxxxxxxxx'); })()"}]),
         );
         assert!(matches!(
             d.decide_permission("Bash", &json!({})),

@@ -643,7 +643,9 @@ fn check_assertion_schema(assert: &[Value]) -> Result<(), Problem> {
     });
     if deletes_denied && outputs_waived {
         return Err((
-            "`no_delete_in_outputs` and `allow_outputs_delete`/`allow_delete_in: [outputs]` are mutually exclusive".into(),
+            "`no_delete_in_outputs` and `allow_outputs_delete`/`allow_delete_in: [outputs]` are \
+                mutually exclusive"
+                .into(),
             Some("keep whichever matches the scenario's intent".into()),
         ));
     }
@@ -660,7 +662,8 @@ fn check_assertions_at_load(assert: &[Value], execution: &str, lane: &str) -> Re
     {
         return Err((
             format!(
-                "assert[{i}]: `replay_protocol_fidelity` is produced by replay and cannot be authored"
+                "assert[{i}]: `replay_protocol_fidelity` is produced by replay and cannot be \
+                    authored"
             ),
             Some("remove it".into()),
         ));
@@ -715,7 +718,8 @@ fn check_recordable_assertions(assert: &[Value]) -> Result<(), Problem> {
             if item.get(key).is_some() {
                 return Err((
                     format!(
-                        "assert[{i}].{key}: the protocol tier has no egress sandbox, so this would false-pass"
+                        "assert[{i}].{key}: the protocol tier has no egress sandbox, so this would \
+                            false-pass"
                     ),
                     Some("test egress at container fidelity with cowork-harness".into()),
                 ));
@@ -836,7 +840,8 @@ mod tests {
                 "invalid regex",
             ),
             (
-                "fidelity: protocol\nprompt: hi\nassert:\n  - questions_count_max: 0\n  - question_asked: x\n",
+                "fidelity: protocol\nprompt: hi\nassert:\n  - questions_count_max: 0\n  - \
+                    question_asked: x\n",
                 "contradicts",
             ),
             (
@@ -886,7 +891,8 @@ mod tests {
                 Refusal::Schema,
             ),
             (
-                "prompt: hi\nassert:\n  - no_delete_in_outputs: true\n  - allow_outputs_delete: true\n",
+                "prompt: hi\nassert:\n  - no_delete_in_outputs: true\n  - allow_outputs_delete: \
+                    true\n",
                 Refusal::Schema,
             ),
             (

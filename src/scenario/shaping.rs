@@ -140,7 +140,8 @@ mod tests {
     fn answers_compare_in_schema_order_and_assert_is_not_shaping() {
         // Authored out of schema order: the loader re-emits schema order.
         let disk = on_disk(
-            "prompt: hi\nanswers:\n  - choose: A\n    when_question: q\nassert:\n  - result: success\n",
+            "prompt: hi\nanswers:\n  - choose: A\n    when_question: q\nassert:\n  - result: \
+                success\n",
         );
         let recorded = json!({
             "prompt": "hi",

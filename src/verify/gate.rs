@@ -226,7 +226,8 @@ fn scenario_drift(cassette: &Cassette) -> Result<Vec<&'static str>, Option<Strin
     // may be an unrelated same-named scenario.
     if !drifted.is_empty() && via != Via::Persisted {
         return Err(Some(format!(
-            "on-disk {} (resolved by name, not a recorded source) has drifted recording-shaping field(s) [{}] — re-record or `replay --assert-from` to confirm",
+            "on-disk {} (resolved by name, not a recorded source) has drifted recording-shaping \
+                field(s) [{}] — re-record or `replay --assert-from` to confirm",
             path.display(),
             drifted.join(", ")
         )));
@@ -246,7 +247,8 @@ pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
     let pending = crate::review::pending_path(path);
     if pending.is_file() {
         row.pending_review.push(format!(
-            "an unreviewed re-recording is pending beside it: {} — review it with `reel review {}`, or resolve it with `reel accept` / `reel reject`",
+            "an unreviewed re-recording is pending beside it: {} — review it with `reel review \
+                {}`, or resolve it with `reel accept` / `reel reject`",
             pending.display(),
             path.display()
         ));
@@ -293,7 +295,9 @@ pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
     if opts.scenario_drift {
         match scenario_drift(&cassette) {
             Ok(d) if !d.is_empty() => row.scenario_drift.push(format!(
-                "scenario recording-shaping field(s) [{}] differ from the cassette's frozen copy — the frozen events no longer correspond to this scenario; re-record or `replay --assert-from`",
+                "scenario recording-shaping field(s) [{}] differ from the cassette's frozen copy — \
+                    the frozen events no longer correspond to this scenario; re-record or `replay \
+                    --assert-from`",
                 d.join(", ")
             )),
             Ok(_) | Err(None) => {}
@@ -302,7 +306,8 @@ pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
     }
     if cassette.version > CASSETTE_VERSION {
         row.version.push(format!(
-            "cassette format v{} is newer than this harness understands (v{CASSETTE_VERSION}) — upgrade reel (can't verify ⇒ not green)",
+            "cassette format v{} is newer than this harness understands (v{CASSETTE_VERSION}) — \
+                upgrade reel (can't verify ⇒ not green)",
             cassette.version
         ));
     }
@@ -333,7 +338,8 @@ fn session_shape(cassette: &Cassette, opts: &VerifyOptions, row: &mut CassetteRe
         .and_then(|p| crate::fingerprint::session_fingerprint(&p));
     let Some(live) = live else {
         row.notes.push(
-            "session-fingerprint: could not resolve the current session file to recompute — cannot verify session-shape staleness".into(),
+            "session-fingerprint: could not resolve the current session file to recompute — cannot \
+                verify session-shape staleness".into(),
         );
         return;
     };
@@ -346,10 +352,20 @@ fn session_shape(cassette: &Cassette, opts: &VerifyOptions, row: &mut CassetteRe
     // finds a scenario; an explicit `--session` overrides the guess.
     let relocated = sibling::resolve(cassette).persisted_missing.is_some();
     if relocated && opts.session.is_none() {
-        row.notes.push("session-fingerprint: differs from the current session file, but this cassette's directory structure could not be confirmed intact (scenario source resolved by name lookup, not its persisted path) — may be an unrelated same-named sibling; re-record, or verify manually before trusting the mismatch".into());
+        row.notes.push(
+            "session-fingerprint: differs from the current session file, but this \
+            cassette's directory structure could not be confirmed intact (scenario source resolved \
+            by name lookup, not its persisted path) — may be an unrelated same-named sibling; \
+            re-record, or verify manually before trusting the mismatch"
+                .into(),
+        );
         return;
     }
-    row.staleness.push("session-shape fingerprint differs from the current session file (connected folders/plugin/skill/mcp/egress config changed since record) — re-record".into());
+    row.staleness.push(
+        "session-shape fingerprint differs from the current session file (connected \
+        folders/plugin/skill/mcp/egress config changed since record) — re-record"
+            .into(),
+    );
 }
 
 /// Verifies every file on all cores; results keep the input order.

@@ -169,7 +169,8 @@ pub enum Age {
 pub fn check_age(cassette: &Cassette, max: &MaxAge, max_text: &str, now: SystemTime) -> Age {
     let Some((at, text)) = recorded_at(cassette) else {
         return Age::Unknown(format!(
-            "max-age: no recording time in this cassette (no timelineHeader.startedAtWall, no event timestamp) — cannot check --max-age {max_text}; re-record it"
+            "max-age: no recording time in this cassette (no timelineHeader.startedAtWall, no \
+                event timestamp) — cannot check --max-age {max_text}; re-record it"
         ));
     };
     let now = now
@@ -193,7 +194,9 @@ pub fn check_age(cassette: &Cassette, max: &MaxAge, max_text: &str, now: SystemT
         format!("{} hours", age / 3600)
     };
     Age::TooOld(format!(
-        "recorded {text} ({ago} ago), older than --max-age {max_text} — refresh it: `reel rerun --write {}` (today's agent against the recorded model replies), else re-record with {redo}",
+        "recorded {text} ({ago} ago), older than --max-age {max_text} — refresh it: `reel rerun \
+            --write {}` (today's agent against the recorded model replies), else re-record with \
+            {redo}",
         cassette.path.display()
     ))
 }
@@ -212,7 +215,8 @@ pub fn orphan_cassette(cassette: &Cassette) -> Option<String> {
         None => String::new(),
     };
     Some(format!(
-        "the recorded scenarioSource {missing} ({}) is gone{found} — re-record from the scenario's new place, or delete this cassette if the scenario was retired",
+        "the recorded scenarioSource {missing} ({}) is gone{found} — re-record from the scenario's \
+            new place, or delete this cassette if the scenario was retired",
         resolved.display()
     ))
 }
@@ -270,7 +274,8 @@ pub fn orphan_scenarios(cassettes: &[PathBuf]) -> Vec<OrphanScenario> {
             let scenario = shown(&abs);
             out.push(OrphanScenario {
                 message: format!(
-                    "no cassette records this scenario — record it (`reel record {scenario}`), or delete it if it was retired"
+                    "no cassette records this scenario — record it (`reel record {scenario}`), or \
+                        delete it if it was retired"
                 ),
                 scenario,
             });

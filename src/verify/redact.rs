@@ -39,7 +39,8 @@ pub enum RedactError {
     #[error("invalid redaction policy `{path}`: {message}")]
     InvalidPolicy { path: PathBuf, message: String },
     #[error(
-        "redaction collision: two distinct keys both redacted to \"{key}\" at {location} — refusing to silently merge"
+        "redaction collision: two distinct keys both redacted to \"{key}\" at {location} — \
+            refusing to silently merge"
     )]
     Collision { key: String, location: String },
     #[error("redaction pattern `{pattern}` (label `{label}`) could not be applied: {message}")]
@@ -49,7 +50,8 @@ pub enum RedactError {
         message: String,
     },
     #[error(
-        "redaction changed assertion failures: {detail} — redaction altered an asserted observable; refusing to write a cassette whose verdict was manufactured by redaction"
+        "redaction changed assertion failures: {detail} — redaction altered an asserted \
+            observable; refusing to write a cassette whose verdict was manufactured by redaction"
     )]
     VerdictChanged { detail: String },
 }
@@ -58,16 +60,20 @@ impl From<RedactError> for crate::Error {
     fn from(e: RedactError) -> Self {
         let hint = match &e {
             RedactError::InvalidPolicy { .. } => {
-                "fix the file: {\"patterns\": [{\"regex\": \"...\", \"label\": \"...\", \"flags\": \"...\"}], \"keys\": [\"...\"]}"
+                "fix the file: {\"patterns\": \
+                    [{\"regex\": \"...\", \"label\": \"...\", \"flags\": \"...\"}], \"keys\": \
+                    [\"...\"]}"
             }
             RedactError::Collision { .. } => {
                 "make the redaction pattern narrower so distinct keys stay distinct"
             }
             RedactError::PatternFailed { .. } => {
-                "simplify the pattern in .cowork-redact.json (or $COWORK_HARNESS_REDACT_PATTERNS) so it does not backtrack catastrophically"
+                "simplify the pattern in .cowork-redact.json (or $COWORK_HARNESS_REDACT_PATTERNS) \
+                    so it does not backtrack catastrophically"
             }
             RedactError::VerdictChanged { .. } => {
-                "record against synthetic inputs, or narrow the redaction policy so it does not touch asserted values"
+                "record against synthetic inputs, or narrow the redaction policy so it does not \
+                    touch asserted values"
             }
         };
         crate::Error::usage(e.to_string()).with_hint(hint)
@@ -821,13 +827,17 @@ pub fn scrub_cassette_checked(
         Some("failing assertion messages changed unexpectedly after redaction".into())
     } else if let bad @ [_, ..] = bodies_inconsistent(&redacted).as_slice() {
         Some(format!(
-            "redacted artifact body sha256 no longer matches its bytes (replay would reject as corrupt): {}",
+            "redacted artifact body sha256 no longer matches its bytes (replay would reject as \
+                corrupt): {}",
             bad.join(", ")
         ))
     } else {
         let (b, a) = (computer_links(doc), computer_links(&redacted));
         (b != a).then(|| {
-            format!("redaction destroyed computer:// link structure: {b} link(s) pre-redaction → {a} after")
+            format!(
+                "redaction destroyed computer:// link structure: {b} link(s) pre-redaction → \
+                {a} after"
+            )
         })
     };
     if let Some(detail) = detail {
@@ -945,9 +955,8 @@ mod tests {
     fn verdict_change_is_refused_and_doc_untouched() {
         let mut p = RedactionPolicy::default();
         p.add_pattern("action items", "x").unwrap();
-        let mut d = doc(
-            json!({"events":["{\"type\":\"result\",\"result\":\"action items\"}"], "scenario":{"prompt":"p","session":"s"}}),
-        );
+        let mut d = doc(json!({"events":["{\"type\":\"result\",\"result\":\"action \
+                items\"}"], "scenario":{"prompt":"p","session":"s"}}));
         let before = d.clone();
         let verdict = |m: &Map<String, Value>| {
             let pass = m["events"][0].as_str().unwrap().contains("action items");

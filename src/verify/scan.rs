@@ -679,7 +679,10 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                                     cls: Class::Binary,
                                     kind: "binary",
                                     sample: format!(
-                                        "(committed binary body — not text-scannable; review and clear with --allow {path} (a pattern matched on this path); note --allow-patterns-file is a FILE of patterns, not this path)"
+                                        "(committed binary body — not text-scannable; review and \
+                                            clear with --allow {path} (a pattern matched on this \
+                                            path); note --allow-patterns-file is a FILE of \
+                                            patterns, not this path)"
                                     ),
                                     field: None,
                                 });
@@ -913,7 +916,9 @@ mod tests {
 
     #[test]
     fn finds_secret_in_event_with_field_path_and_mask() {
-        let line = json!({"type":"assistant","message":{"content":[{"type":"text","text":"key AKIAQWERTYUIOPASDFGH ok"}]}}).to_string();
+        let line = json!({"type":"assistant","message":{"content":[{"type":"text","text":"key \
+            AKIAQWERTYUIOPASDFGH ok"}]}})
+        .to_string();
         let f = scan_document(
             &doc(json!({"events":[line], "effectiveFidelity":"container"})),
             &AllowList::default(),
@@ -931,7 +936,8 @@ mod tests {
         let mut allow = AllowList::default();
         allow.add(r"acme\.com", Some(Class::Domain)).unwrap();
         let f = scan_document(
-            &doc(json!({"events":["mail bob@acme.com at acme.com"], "effectiveFidelity":"container"})),
+            &doc(json!({"events":["mail bob@acme.com at \
+                acme.com"], "effectiveFidelity":"container"})),
             &allow,
         )
         .unwrap();

@@ -72,7 +72,8 @@ pub(super) const KEYS: &[Key] = &[
             ],
             why: "`questions_count_max: 0` allows no question",
             refusal: Some(
-                "`questions_count_max: 0` contradicts gate assertions (gate_answer_count_min / question_asked / question_options / gate_answers_delivered: false)",
+                "`questions_count_max: 0` contradicts gate assertions (gate_answer_count_min / \
+                    question_asked / question_options / gate_answers_delivered: false)",
             ),
         }),
         ..Key::DEFAULTS
@@ -164,7 +165,11 @@ fn same_multiset(a: &[&str], b: &[String]) -> bool {
 fn question_options(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
     let qo = obj_param(key, v)?;
     if env.run.gate_options_missing() {
-        return Err("evidence unavailable: gate-option evidence absent for this run — cannot evaluate question_options".into());
+        return Err(
+            "evidence unavailable: gate-option evidence absent for this run — cannot \
+            evaluate question_options"
+                .into(),
+        );
     }
     let equals = str_list(qo.get("equals"));
     let contains = str_list(qo.get("contains"));
@@ -186,7 +191,8 @@ fn question_options(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResul
             .map(|g| json::stringify(Some(&Value::String(g.question.clone()))))
             .collect();
         return Err(format!(
-            "question_options: {} sub-questions were asked and no `when_question` selects one — add a selector (asked: {})",
+            "question_options: {} sub-questions were asked and no `when_question` selects one — \
+                add a selector (asked: {})",
             all.len(),
             asked.join(", ")
         ));

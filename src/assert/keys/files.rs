@@ -211,7 +211,8 @@ fn file_absent(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
     let p = str_param(key, v)?;
     let Some(rel) = contained_rel(p) else {
         return Err(format!(
-            "unsafe file_absent path \"{p}\" — must stay under the work root (no absolute paths or \"..\")"
+            "unsafe file_absent path \"{p}\" — must stay under the work root (no absolute paths \
+                or \"..\")"
         ));
     };
     if !visible(&view.user_visible_roots, &rel) {
@@ -261,7 +262,8 @@ fn no_delete_in(env: &mut Env<'_>, key: &'static str, _v: &Value) -> KeyResult {
 
 fn link_unavailable(p: &str) -> String {
     format!(
-        "evidence unavailable: \"{p}\" was a symlink/hardlink at record time — replay can't confirm it resolves to real in-root content; re-record or assert on the deliverable"
+        "evidence unavailable: \"{p}\" was a symlink/hardlink at record time — replay can't \
+            confirm it resolves to real in-root content; re-record or assert on the deliverable"
     )
 }
 
@@ -269,7 +271,8 @@ fn file_exists(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
     let p = str_param(key, v)?;
     let Some(rel) = contained_rel(p) else {
         return Err(format!(
-            "unsafe file_exists path \"{p}\" — must stay under the work root (no absolute paths or \"..\")"
+            "unsafe file_exists path \"{p}\" — must stay under the work root (no absolute paths \
+                or \"..\")"
         ));
     };
     let tree = env.tree();
@@ -296,11 +299,20 @@ fn user_visible_artifact(env: &mut Env<'_>, key: &'static str, v: &Value) -> Key
     let p = str_param(key, v)?;
     let Some(rel) = contained_rel(p) else {
         return Err(format!(
-            "unsafe user_visible_artifact path \"{p}\" — must stay under the work root (no absolute paths or \"..\")"
+            "unsafe user_visible_artifact path \"{p}\" — must stay under the work root (no \
+                absolute paths or \"..\")"
         ));
     };
     if env.lane_remote() {
-        return Err("user_visible_artifact asserts LOCATION, which delivers nothing on `lane: remote` — a remote container has no auto-delivering outputs dir and is reclaimed at session end. Tool-level delivery is NOT YET ASSERTABLE on this lane (no remote delivery tool is modeled). Either assert the written path plus the agent's own statement of it (`file_exists` + `transcript_matches`), or use `lane: local` if this scenario models the desktop lane".into());
+        return Err(
+            "user_visible_artifact asserts LOCATION, which delivers nothing on `lane: \
+            remote` — a remote container has no auto-delivering outputs dir and is reclaimed at \
+            session end. Tool-level delivery is NOT YET ASSERTABLE on this lane (no remote \
+            delivery tool is modeled). Either assert the written path plus the agent's own \
+            statement of it (`file_exists` + `transcript_matches`), or use `lane: local` if this \
+            scenario models the desktop lane"
+                .into(),
+        );
     }
     let tree = env.tree();
     if tree.is_link(&rel) {
@@ -345,7 +357,12 @@ fn no_unexpected_files(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyRe
     }
     let view = env.ctx.manifest();
     let Some(pre) = &view.pre_run_paths else {
-        return Err("evidence unavailable: no pre-run manifest for this run/cassette (a --resume run, or a run/cassette predating 0.24) — cannot compute created files; re-run without --resume, or re-record".into());
+        return Err(
+            "evidence unavailable: no pre-run manifest for this run/cassette (a --resume \
+            run, or a run/cassette predating 0.24) — cannot compute created files; re-run without \
+            --resume, or re-record"
+                .into(),
+        );
     };
     let allow = GlobList::new(&globs);
     let stray: Vec<&str> = view
@@ -376,7 +393,12 @@ fn input_unmodified(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResul
     }
     let view = env.ctx.manifest();
     let Some(pre_hashes) = &view.pre_run_hashes else {
-        return Err("evidence unavailable: no pre-run hash manifest for this run/cassette (a --resume run, or a run/cassette predating the fingerprinted manifest) — cannot compare content; re-run without --resume, or re-record".into());
+        return Err(
+            "evidence unavailable: no pre-run hash manifest for this run/cassette (a \
+            --resume run, or a run/cassette predating the fingerprinted manifest) — cannot compare \
+            content; re-run without --resume, or re-record"
+                .into(),
+        );
     };
     let allow = GlobList::new(&globs);
     let matched: Vec<&(String, Option<String>)> = pre_hashes
@@ -385,7 +407,9 @@ fn input_unmodified(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResul
         .collect();
     if matched.is_empty() {
         return Err(format!(
-            "input_unmodified matched no pre-run path(s): glob(s) {} matched nothing in the pre-run manifest — nothing to verify; check the mount name/glob (a typo or renamed mount reads as a vacuous pass otherwise)",
+            "input_unmodified matched no pre-run path(s): glob(s) {} matched nothing in the \
+                pre-run manifest — nothing to verify; check the mount name/glob (a typo or renamed \
+                mount reads as a vacuous pass otherwise)",
             globs.join(", ")
         ));
     }
@@ -407,7 +431,8 @@ fn input_unmodified(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResul
     if !uncheckable.is_empty() {
         // The original uses the size-cap wording for scrubbed (null) pre-hashes too (spec §8.8).
         return Err(format!(
-            "evidence unavailable: pre-run hash missing (over size cap) for: {} — raise COWORK_HARNESS_PRERUN_HASH_CAP or narrow the glob",
+            "evidence unavailable: pre-run hash missing (over size cap) for: {} — raise \
+                COWORK_HARNESS_PRERUN_HASH_CAP or narrow the glob",
             first5(&uncheckable)
         ));
     }
@@ -455,17 +480,25 @@ fn text_body(env: &Env<'_>, at: &Map<String, Value>, artifact: &str) -> Result<S
     let not_contains = str_list(at.get("not_contains"));
     let not_matches = opt_str(at, "not_matches");
     if env.lane_remote() {
-        return Err("artifact_text cannot be evaluated on `lane: remote` — a remote container's filesystem is not locally observable, so there is no body to scan. Assert on the agent's own statement of the content (`transcript_matches`), or use `lane: local`".into());
+        return Err(
+            "artifact_text cannot be evaluated on `lane: remote` — a remote container's \
+            filesystem is not locally observable, so there is no body to scan. Assert on the \
+            agent's own statement of the content (`transcript_matches`), or use `lane: \
+            local`"
+                .into(),
+        );
     }
     let Some(rel) = contained_rel(artifact) else {
         return Err(format!(
-            "unsafe artifact_text path \"{artifact}\" — must stay under the work root (no absolute paths or \"..\")"
+            "unsafe artifact_text path \"{artifact}\" — must stay under the work root (no absolute \
+                paths or \"..\")"
         ));
     };
     let tree = env.tree();
     if tree.is_link(&rel) {
         return Err(format!(
-            "evidence unavailable: \"{artifact}\" was a symlink/hardlink at record time — its content is not in the cassette; re-record or assert on the deliverable"
+            "evidence unavailable: \"{artifact}\" was a symlink/hardlink at record time — its \
+                content is not in the cassette; re-record or assert on the deliverable"
         ));
     }
     if !tree.exists(&rel) {
@@ -477,13 +510,15 @@ fn text_body(env: &Env<'_>, at: &Map<String, Value>, artifact: &str) -> Result<S
     if let Some(reason) = tree.truncation(&rel) {
         let cause = text_truncation_cause(reason);
         return Err(format!(
-            "evidence unavailable: artifact_text target \"{artifact}\" was captured body-less {cause} — content is not available to match against"
+            "evidence unavailable: artifact_text target \"{artifact}\" was captured body-less \
+                {cause} — content is not available to match against"
         ));
     }
     let Some(bytes) = tree.bytes(&rel) else {
         // A directory: reading it fails like EISDIR.
         return Err(format!(
-            "artifact_text: {artifact} could not be read: EISDIR: illegal operation on a directory, read"
+            "artifact_text: {artifact} could not be read: EISDIR: illegal operation on a \
+                directory, read"
         ));
     };
     if bytes.len() > TEN_MIB {
@@ -498,7 +533,9 @@ fn text_body(env: &Env<'_>, at: &Map<String, Value>, artifact: &str) -> Result<S
         Err(e) => {
             if negative {
                 return Err(format!(
-                    "evidence unavailable: \"{artifact}\" is not lossless UTF-8 (binary or invalid encoding) — a negative text assertion over it would pass without reading the real bytes"
+                    "evidence unavailable: \"{artifact}\" is not lossless UTF-8 (binary or invalid \
+                        encoding) — a negative text assertion over it would pass without reading \
+                        the real bytes"
                 ));
             }
             String::from_utf8_lossy(e.as_bytes()).into_owned()
@@ -600,7 +637,8 @@ fn artifact_json(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<
     let resolved = json::resolve_dot_path(&doc, path);
     if let DotResolve::Unresolved { at } = &resolved {
         out.push(Err(format!(
-            "artifact_json: path \"{}\" unresolvable in {artifact} — intermediate \"{at}\" is missing or not an object",
+            "artifact_json: path \"{}\" unresolvable in {artifact} — intermediate \"{at}\" is \
+                missing or not an object",
             path.unwrap_or("undefined")
         )));
         return;
@@ -627,13 +665,16 @@ fn artifact_json(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<
 fn json_doc(env: &Env<'_>, artifact: &str) -> Result<Value, String> {
     let Some(rel) = contained_rel(artifact) else {
         return Err(format!(
-            "unsafe artifact_json path \"{artifact}\" — must stay under the work root (no absolute paths or \"..\")"
+            "unsafe artifact_json path \"{artifact}\" — must stay under the work root (no absolute \
+                paths or \"..\")"
         ));
     };
     let tree = env.tree();
     if tree.is_link(&rel) {
         return Err(format!(
-            "evidence unavailable: \"{artifact}\" was a symlink/hardlink at record time — its content is not in the cassette (replay materializes a 0-byte placeholder); re-record or assert on the deliverable"
+            "evidence unavailable: \"{artifact}\" was a symlink/hardlink at record time — its \
+                content is not in the cassette (replay materializes a 0-byte placeholder); \
+                re-record or assert on the deliverable"
         ));
     }
     if !tree.exists(&rel) {
@@ -645,12 +686,14 @@ fn json_doc(env: &Env<'_>, artifact: &str) -> Result<Value, String> {
     if let Some(reason) = tree.truncation(&rel) {
         let cause = json_truncation_cause(reason);
         return Err(format!(
-            "evidence unavailable: artifact_json target \"{artifact}\" was captured body-less {cause} — content is not in the cassette, so it cannot be evaluated on replay"
+            "evidence unavailable: artifact_json target \"{artifact}\" was captured body-less \
+                {cause} — content is not in the cassette, so it cannot be evaluated on replay"
         ));
     }
     let Some(bytes) = tree.bytes(&rel) else {
         return Err(format!(
-            "artifact_json: {artifact} could not be read/parsed as JSON: EISDIR: illegal operation on a directory, read"
+            "artifact_json: {artifact} could not be read/parsed as JSON: EISDIR: illegal operation \
+                on a directory, read"
         ));
     };
     if bytes.len() > TEN_MIB {
@@ -675,16 +718,19 @@ fn json_doc(env: &Env<'_>, artifact: &str) -> Result<Value, String> {
 fn json_truncation_cause(reason: Option<TruncationReason>) -> &'static str {
     match reason {
         Some(TruncationReason::Input) => {
-            "(an uploaded input — its content is captured hash-only, never inlined; assert artifact_json on a deliverable instead)"
+            "(an uploaded input — its content is captured hash-only, never inlined; assert \
+                artifact_json on a deliverable instead)"
         }
         Some(TruncationReason::Readonly) => {
-            "(read-only connected-folder input — its content is never captured; assert artifact_json on a deliverable instead)"
+            "(read-only connected-folder input — its content is never captured; assert \
+                artifact_json on a deliverable instead)"
         }
         Some(TruncationReason::Size) => {
             "(larger than the artifact-body cap — raise --max-artifact-bytes to capture it)"
         }
         _ => {
-            "(a read-only connected-folder input, or an artifact larger than the body cap — if an input, assert on a deliverable; if a large deliverable, raise --max-artifact-bytes)"
+            "(a read-only connected-folder input, or an artifact larger than the body cap — if an \
+                input, assert on a deliverable; if a large deliverable, raise --max-artifact-bytes)"
         }
     }
 }
@@ -725,11 +771,19 @@ fn json_presence(
     if let Some(want) = aj.get("is_null").and_then(Value::as_bool) {
         out.push(match val {
             None => Err(format!(
-                "artifact_json: \"{p_root}\" is_null: path is absent — cannot determine null-ness (use absent: true to assert absence)"
+                "artifact_json: \"{p_root}\" is_null: path is absent — cannot determine null-ness \
+                    (use absent: true to assert absence)"
             )),
             Some(v) => {
                 let is_null = v.is_null();
-                if is_null == want { ok() } else { Err(format!("artifact_json: \"{p_root}\" is_null={is_null}, expected {want}")) }
+                if is_null == want {
+                    ok()
+                } else {
+                    Err(format!(
+                        "artifact_json: \"{p_root}\" \
+                    is_null={is_null}, expected {want}"
+                    ))
+                }
             }
         });
     }
@@ -792,18 +846,30 @@ fn json_value_checks(
 
 fn no_scratchpad_leak(env: &mut Env<'_>, _key: &'static str, _v: &Value) -> KeyResult {
     if env.lane_remote() {
-        return Err("no_scratchpad_leak: present_files is not served on `lane: remote` (a local MCP server cannot reach a remote Cowork session), so there is no promotion to leak — cannot verify. Without this gate the check would pass VACUOUSLY on an empty presentedFiles list".into());
+        return Err(
+            "no_scratchpad_leak: present_files is not served on `lane: remote` (a local MCP \
+            server cannot reach a remote Cowork session), so there is no promotion to leak — \
+            cannot verify. Without this gate the check would pass VACUOUSLY on an empty \
+            presentedFiles list"
+                .into(),
+        );
     }
     if env.tier() != Some("container") {
         return Err(format!(
-            "no_scratchpad_leak: promotion/leak semantics apply only at the container tier (this run: {}) — hostloop's present_files never promotes (production's host-loop branch passes a validated path through without copying, so there is no scratch→outputs copy to leak) — cannot verify; use fidelity: container for present_files-based delivery",
+            "no_scratchpad_leak: promotion/leak semantics apply only at the container tier (this \
+                run: {}) — hostloop's present_files never promotes (production's host-loop branch \
+                passes a validated path through without copying, so there is no scratch→outputs \
+                copy to leak) — cannot verify; use fidelity: container for present_files-based \
+                delivery",
             env.tier().unwrap_or("unknown")
         ));
     }
     let bad = env.run.evidence_errors.present_files_malformed;
     if bad > 0 {
         return Err(format!(
-            "no_scratchpad_leak: {bad} malformed/unclassifiable present_files call(s) — leak evidence is incomplete, cannot verify (e.g. malformed input, or no cwd to classify scratchpad membership)"
+            "no_scratchpad_leak: {bad} malformed/unclassifiable present_files call(s) — leak \
+                evidence is incomplete, cannot verify (e.g. malformed input, or no cwd to classify \
+                scratchpad membership)"
         ));
     }
     match env.run.presented_files.iter().find(|p| p.leaked) {
@@ -817,16 +883,27 @@ fn no_scratchpad_leak(env: &mut Env<'_>, _key: &'static str, _v: &Value) -> KeyR
 
 fn present_files_called(env: &mut Env<'_>, _key: &'static str, _v: &Value) -> KeyResult {
     if env.lane_remote() {
-        return Err("present_files_called: present_files is not served on `lane: remote` — a local MCP server cannot reach a remote Cowork session, which delivers via the agent-native SendUserFile instead (not modeled; see docs/fidelity-gaps.md) — cannot verify".into());
+        return Err(
+            "present_files_called: present_files is not served on `lane: remote` — a local \
+            MCP server cannot reach a remote Cowork session, which delivers via the agent-native \
+            SendUserFile instead (not modeled; see docs/fidelity-gaps.md) — cannot verify"
+                .into(),
+        );
     }
     if !matches!(env.tier(), Some("container") | Some("hostloop")) {
         return Err(format!(
-            "present_files_called: present_files is served only on the container/hostloop tiers (this run: {}) — cannot verify; use fidelity: container or hostloop for present_files-based delivery",
+            "present_files_called: present_files is served only on the container/hostloop tiers \
+                (this run: {}) — cannot verify; use fidelity: container or hostloop for \
+                present_files-based delivery",
             env.tier().unwrap_or("unknown")
         ));
     }
     if env.run.presented_files.is_empty() {
-        Err("present_files_called: no file was delivered via present_files (the tool was never called)".into())
+        Err(
+            "present_files_called: no file was delivered via present_files (the tool was never \
+            called)"
+                .into(),
+        )
     } else {
         ok()
     }

@@ -142,7 +142,11 @@ pub(super) const KEYS: &[Key] = &[
 
 fn no_hook_blocked(env: &mut Env<'_>, _key: &'static str, _v: &Value) -> KeyResult {
     let Some(hooks) = &env.run.hook_events else {
-        return Err("no_hook_blocked: no hook events (older run / replay without controlOut) — cannot verify".into());
+        return Err(
+            "no_hook_blocked: no hook events (older run / replay without controlOut) — \
+            cannot verify"
+                .into(),
+        );
     };
     match hooks.iter().find(|h| h.decision == "block") {
         Some(b) => Err(format!(
@@ -161,7 +165,11 @@ fn no_hook_blocked(env: &mut Env<'_>, _key: &'static str, _v: &Value) -> KeyResu
 fn vm_path_denied(env: &mut Env<'_>, key: &'static str, _v: &Value) -> KeyResult {
     hostloop_only(env, key)?;
     match &env.run.path_denials {
-        None => Err("vm_path_denied: no path-denial telemetry (older run / replay without controlOut) — cannot verify".into()),
+        None => Err(
+            "vm_path_denied: no path-denial telemetry (older run / replay without \
+            controlOut) — cannot verify"
+                .into(),
+        ),
         Some(d) if d.iter().any(|d| is_vm(d.path.as_deref())) => ok(),
         Some(_) => Err("vm_path_denied: no /sessions-targeted denial recorded".into()),
     }
@@ -170,7 +178,11 @@ fn vm_path_denied(env: &mut Env<'_>, key: &'static str, _v: &Value) -> KeyResult
 fn no_path_denied(env: &mut Env<'_>, key: &'static str, _v: &Value) -> KeyResult {
     hostloop_only(env, key)?;
     match &env.run.path_denials {
-        None => Err("no_path_denied: no path-denial telemetry (older run / replay without controlOut) — cannot verify".into()),
+        None => Err(
+            "no_path_denied: no path-denial telemetry (older run / replay without \
+            controlOut) — cannot verify"
+                .into(),
+        ),
         Some(d) => match d.first() {
             Some(d) => Err(format!(
                 "no_path_denied: {} denied {} on \"{}\"",
@@ -206,7 +218,11 @@ fn hook_blocked(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
 fn path_denied(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
     hostloop_only(env, key)?;
     let Some(denials) = &env.run.path_denials else {
-        return Err("path_denied: no path-denial telemetry (older run / replay without controlOut) — cannot verify".into());
+        return Err(
+            "path_denied: no path-denial telemetry (older run / replay without controlOut) \
+            — cannot verify"
+                .into(),
+        );
     };
     let q = obj_param(key, v)?;
     let re = match opt_str(q, "path_matches").filter(|p| !p.is_empty()) {

@@ -102,7 +102,11 @@ fn skill_triggered(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult
     let p = str_param(key, v)?;
     let re = env.re(key, p)?;
     if !env.run.init_tools.iter().any(|t| t == "Skill") {
-        return Err("evidence unavailable: this agent's init tool list has no \"Skill\" tool — cannot evaluate skill_triggered (agent-version drift?)".into());
+        return Err(
+            "evidence unavailable: this agent's init tool list has no \"Skill\" tool — \
+            cannot evaluate skill_triggered (agent-version drift?)"
+                .into(),
+        );
     }
     if any_t(key, &re, env.run.skills_invoked.iter().map(String::as_str))? {
         ok()
@@ -119,7 +123,11 @@ fn no_skill_triggered(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyRes
     let p = str_param(key, v)?;
     let re = env.re(key, p)?;
     if !env.run.init_tools.iter().any(|t| t == "Skill") {
-        return Err("evidence unavailable: this agent's init tool list has no \"Skill\" tool — cannot evaluate no_skill_triggered (agent-version drift?)".into());
+        return Err(
+            "evidence unavailable: this agent's init tool list has no \"Skill\" tool — \
+            cannot evaluate no_skill_triggered (agent-version drift?)"
+                .into(),
+        );
     }
     if any_t(key, &re, env.run.skills_invoked.iter().map(String::as_str))? {
         Err(format!("skill unexpectedly triggered matching \"{p}\""))
@@ -132,7 +140,11 @@ fn skill_available(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult
     let p = str_param(key, v)?;
     let re = env.re(key, p)?;
     let Some(skills) = env.run.init.as_ref().and_then(|i| i.skills.as_ref()) else {
-        return Err("evidence unavailable: availableSkills absent from result.json — cannot evaluate skill_available".into());
+        return Err(
+            "evidence unavailable: availableSkills absent from result.json — cannot \
+            evaluate skill_available"
+                .into(),
+        );
     };
     if any_t(key, &re, skills.iter().map(String::as_str))? {
         ok()
@@ -145,7 +157,11 @@ fn connector_available(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyRe
     let p = str_param(key, v)?;
     let re = env.re(key, p)?;
     let Some(init) = &env.run.init else {
-        return Err("evidence unavailable: mcpServers absent from result.json — cannot evaluate connector_available".into());
+        return Err(
+            "evidence unavailable: mcpServers absent from result.json — cannot evaluate \
+            connector_available"
+                .into(),
+        );
     };
     for s in &init.mcp_servers {
         let name = match s.get("name") {
@@ -163,17 +179,28 @@ fn tool_available(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult 
     let p = str_param(key, v)?;
     let re = env.re(key, p)?;
     let Some(init) = &env.run.init else {
-        return Err("evidence unavailable: availableTools absent from result.json — cannot evaluate tool_available".into());
+        return Err(
+            "evidence unavailable: availableTools absent from result.json — cannot evaluate \
+            tool_available"
+                .into(),
+        );
     };
     if any_t(key, &re, init.tools.iter().map(String::as_str))? {
         return ok();
     }
     let discovery = p.contains("mcp__skills") || p.contains("mcp__plugins");
     let mut msg = format!(
-        "no tool in the init manifest matched \"{p}\" — note context.tools is the EAGERLY-LOADED tool set; a factory-deferred tool (surfaced via a system-reminder) can be available yet absent here, so a miss is \"not eagerly loaded\", not \"provably unavailable\""
+        "no tool in the init manifest matched \"{p}\" — note context.tools is the EAGERLY-LOADED \
+            tool set; a factory-deferred tool (surfaced via a system-reminder) can be available \
+            yet absent here, so a miss is \"not eagerly loaded\", not \"provably unavailable\""
     );
     if discovery {
-        msg.push_str(". The mcp__skills__*/mcp__plugins__* discovery tools ARE modeled as alwaysLoad on container/hostloop (and cowork, which resolves to one of those) — a miss there is a real absence, but microvm/protocol still declare no such server, so a miss on those tiers means \"not modeled at this tier\", not \"provably unavailable\"");
+        msg.push_str(
+            ". The mcp__skills__*/mcp__plugins__* discovery tools ARE modeled as \
+            alwaysLoad on container/hostloop (and cowork, which resolves to one of those) — a miss \
+            there is a real absence, but microvm/protocol still declare no such server, so a miss \
+            on those tiers means \"not modeled at this tier\", not \"provably unavailable\"",
+        );
     }
     Err(msg)
 }
@@ -184,7 +211,11 @@ fn skill_tool_used(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult
         return Err(bad_param(key));
     };
     let Some(timeline) = env.ctx.cassette.timeline() else {
-        return Err("evidence unavailable: skill-activity telemetry absent from result.json — cannot evaluate skill_tool_used".into());
+        return Err(
+            "evidence unavailable: skill-activity telemetry absent from result.json — \
+            cannot evaluate skill_tool_used"
+                .into(),
+        );
     };
     let skill_re = env.re(key, skill)?;
     let tool_re = env.re(key, tool)?;

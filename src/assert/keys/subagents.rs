@@ -159,7 +159,8 @@ fn dispatch_count_max(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyRes
         ok()
     } else {
         Err(format!(
-            "dispatched {n} sub-agents, max {} (author-chosen budget under Cowork's agent-side fan-out cap — see SPEC §10)",
+            "dispatched {n} sub-agents, max {} (author-chosen budget under Cowork's agent-side \
+                fan-out cap — see SPEC §10)",
             num(v)
         ))
     }
@@ -233,7 +234,8 @@ fn subagent_output_contains(env: &mut Env<'_>, key: &'static str, v: &Value) -> 
                 Err(format!("no sub-agent matching \"{pat}\" was dispatched"))
             } else if candidates.iter().any(|s| s.output_truncated) {
                 Err(format!(
-                    "evidence unavailable: a sub-agent matching \"{pat}\" had its output truncated at the assert cap — cannot verify it does not contain \"{contains}\""
+                    "evidence unavailable: a sub-agent matching \"{pat}\" had its output truncated \
+                        at the assert cap — cannot verify it does not contain \"{contains}\""
                 ))
             } else {
                 Err(format!(
@@ -246,7 +248,8 @@ fn subagent_output_contains(env: &mut Env<'_>, key: &'static str, v: &Value) -> 
                 ok()
             } else if env.run.subagents.iter().any(|s| s.output_truncated) {
                 Err(format!(
-                    "evidence unavailable: a sub-agent's output was truncated at the assert cap — cannot verify it does not contain \"{contains}\""
+                    "evidence unavailable: a sub-agent's output was truncated at the assert cap — \
+                        cannot verify it does not contain \"{contains}\""
                 ))
             } else {
                 Err(format!("no sub-agent's output contained \"{contains}\""))
@@ -321,7 +324,8 @@ fn subagent_file_write(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyRe
                 None => format!("ending \"{}\"", suffix.unwrap_or("undefined")),
             };
             Err(format!(
-                "subagent_file_write: no SUB-AGENT-origin {} attempt with path {want} and a non-error paired result",
+                "subagent_file_write: no SUB-AGENT-origin {} attempt with path {want} and a \
+                    non-error paired result",
                 tool.unwrap_or("Write/Edit/MultiEdit")
             ))
         }
@@ -344,7 +348,8 @@ fn subagent_dispatch_healthy(env: &mut Env<'_>, key: &'static str, v: &Value) ->
     }
     if let (Some(p), true) = (ty, selected.is_empty()) {
         return Err(format!(
-            "subagent_dispatch_healthy: no sub-agent matching \"{p}\" was dispatched (by type or description)"
+            "subagent_dispatch_healthy: no sub-agent matching \"{p}\" was dispatched (by type or \
+                description)"
         ));
     }
     let want_delivered = q.get("delivered").and_then(Value::as_bool) != Some(false);
@@ -397,7 +402,8 @@ fn dispatch_unhealthy(
         });
         if !chain {
             reason = Some(format!(
-                "delivered: no SUB-AGENT-origin write {want} under its OWN dispatch with a non-error paired result"
+                "delivered: no SUB-AGENT-origin write {want} under its OWN dispatch with a \
+                    non-error paired result"
             ));
         }
     }

@@ -62,7 +62,8 @@ fn task_count_min(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult 
     let e = env.run.evidence_errors.task_tracking;
     if e > 0 {
         return Err(format!(
-            "task_count_min: {e} TaskCreate result(s) were unparseable — task count is under-reported, cannot verify (malformed)"
+            "task_count_min: {e} TaskCreate result(s) were unparseable — task count is \
+                under-reported, cannot verify (malformed)"
         ));
     }
     let n = env.run.task_count();
@@ -80,11 +81,16 @@ fn all_tasks_completed(env: &mut Env<'_>, _key: &'static str, _v: &Value) -> Key
     let e = env.run.evidence_errors.task_tracking;
     if e > 0 {
         return Err(format!(
-            "all_tasks_completed: {e} TaskCreate result(s) were unparseable — task telemetry is incomplete, cannot verify (malformed)"
+            "all_tasks_completed: {e} TaskCreate result(s) were unparseable — task telemetry is \
+                incomplete, cannot verify (malformed)"
         ));
     }
     if env.run.tasks.is_empty() {
-        return Err("all_tasks_completed: no tasks were created — cannot verify completion (assert task_count_min for presence, or drop this)".into());
+        return Err(
+            "all_tasks_completed: no tasks were created — cannot verify completion (assert \
+            task_count_min for presence, or drop this)"
+                .into(),
+        );
     }
     let open: Vec<String> = env
         .run
@@ -108,7 +114,8 @@ fn task_status(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
     let e = env.run.evidence_errors.task_tracking;
     if e > 0 {
         return Err(format!(
-            "task_status: {e} TaskCreate result(s) were unparseable — task telemetry is incomplete, cannot verify (malformed)"
+            "task_status: {e} TaskCreate result(s) were unparseable — task telemetry is \
+                incomplete, cannot verify (malformed)"
         ));
     }
     let re = env.re(key, pat)?;

@@ -461,7 +461,8 @@ fn every_example_validates() {
     }
     assert_eq!(
         catalog::parameter("subagent_file_write").unwrap(),
-        "{ path?: non-empty string, path_suffix?: non-empty string, tool?: tool glob (* and ? only) } (path or path_suffix)"
+        "{ path?: non-empty string, path_suffix?: non-empty string, tool?: tool glob (* and ? \
+            only) } (path or path_suffix)"
     );
 }
 

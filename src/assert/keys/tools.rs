@@ -244,7 +244,8 @@ fn tool_result_contains(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyR
         ok()
     } else if any_display_truncated(env.run) {
         Err(format!(
-            "evidence unavailable: no captured tool result contained \"{needle}\", but one or more results are display-truncated (no assertText) — a match may be past the cap"
+            "evidence unavailable: no captured tool result contained \"{needle}\", but one or more \
+                results are display-truncated (no assertText) — a match may be past the cap"
         ))
     } else {
         Err(format!("no tool result contained \"{needle}\""))
@@ -258,7 +259,11 @@ fn tool_result_not_contains(env: &mut Env<'_>, key: &'static str, v: &Value) -> 
             "a tool result unexpectedly contained \"{forbidden}\""
         ))
     } else if any_display_truncated(env.run) {
-        Err("evidence unavailable: one or more tool results are display-truncated (no assertText) — cannot rule out forbidden substring".into())
+        Err(
+            "evidence unavailable: one or more tool results are display-truncated (no assertText) \
+            — cannot rule out forbidden substring"
+                .into(),
+        )
     } else {
         ok()
     }
@@ -271,7 +276,8 @@ fn tool_result_matches(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyRe
         ok()
     } else if any_display_truncated(env.run) {
         Err(format!(
-            "evidence unavailable: no captured tool result matched /{p}/i, but one or more results are display-truncated (no assertText) — a match may be past the cap"
+            "evidence unavailable: no captured tool result matched /{p}/i, but one or more results \
+                are display-truncated (no assertText) — a match may be past the cap"
         ))
     } else {
         Err(format!("no tool result matched /{p}/i"))
@@ -284,7 +290,11 @@ fn tool_result_not_matches(env: &mut Env<'_>, key: &'static str, v: &Value) -> K
     if any_t(key, &re, result_texts(env.run))? {
         Err(format!("a tool result matched forbidden /{p}/i"))
     } else if any_display_truncated(env.run) {
-        Err("evidence unavailable: one or more tool results are display-truncated (no assertText) — cannot rule out a forbidden regex match".into())
+        Err(
+            "evidence unavailable: one or more tool results are display-truncated (no assertText) \
+            — cannot rule out a forbidden regex match"
+                .into(),
+        )
     } else {
         ok()
     }
@@ -362,7 +372,8 @@ fn tool_no_error(env: &Env<'_>, key: &str, v: &Value, require_presence: bool) ->
     if matching.is_empty() {
         return if require_presence {
             Err(format!(
-                "{key}: no tool matching \"{p}\" was called — cannot verify it ran error-free (use tool_no_error_if_called to pass when the tool may legitimately not run)"
+                "{key}: no tool matching \"{p}\" was called — cannot verify it ran error-free (use \
+                    tool_no_error_if_called to pass when the tool may legitimately not run)"
             ))
         } else {
             ok()

@@ -147,7 +147,8 @@ fn transcript_no_host_path(env: &mut Env<'_>, _key: &'static str, _v: &Value) ->
         }
         Some(_) => ok(),
         None => Err(
-            "evidence unavailable: transcript_no_host_path needs the run's working directory (system/init cwd)"
+            "evidence unavailable: transcript_no_host_path needs the run's working directory \
+                (system/init cwd)"
                 .into(),
         ),
     }
@@ -175,7 +176,9 @@ fn computer_links(env: &Env<'_>, key: &str, require_presence: bool) -> KeyResult
     if found.is_empty() {
         return if require_presence {
             Err(format!(
-                "{key}: no computer:// link in the transcript — cannot verify a deliverable link resolves (use computer_links_resolve_if_present to pass when no link is expected)"
+                "{key}: no computer:// link in the transcript — cannot verify a deliverable link \
+                    resolves (use computer_links_resolve_if_present to pass when no link is \
+                    expected)"
             ))
         } else {
             ok_ev(format!(

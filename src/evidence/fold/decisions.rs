@@ -96,13 +96,22 @@ impl Decisions {
                 });
             }
             if questions.is_empty() {
-                return Err("AskUserQuestion gate has an empty `questions` array — there is nothing to answer".into());
+                return Err(
+                    "AskUserQuestion gate has an empty `questions` array — there is nothing \
+                    to answer"
+                        .into(),
+                );
             }
             if questions
                 .iter()
                 .any(|q| q.question.as_deref().unwrap_or("").is_empty())
             {
-                return Err("AskUserQuestion gate has a question with no `question` text (header-only) — the in-VM handler indexes answers by `question`, so it cannot be delivered".into());
+                return Err(
+                    "AskUserQuestion gate has a question with no `question` text \
+                    (header-only) — the in-VM handler indexes answers by `question`, so it cannot \
+                    be delivered"
+                        .into(),
+                );
             }
         }
         let id = req.id().to_owned();
@@ -110,7 +119,8 @@ impl Decisions {
             if let DecisionRequest::Question { questions, .. } = req {
                 let q = questions.first().map(|q| q.label()).unwrap_or_default();
                 return Err(format!(
-                    "no decider answered the question \"{q}\" (terminal returned ABSTAIN — never silently default to option 1)"
+                    "no decider answered the question \"{q}\" (terminal returned ABSTAIN — never \
+                        silently default to option 1)"
                 ));
             }
             // ABSTAIN ⇒ fail-closed deny, which has no recorded reply to compare with.

@@ -174,7 +174,8 @@ fn parse_questions(v: &Value) -> Result<Vec<QuestionSpec>, String> {
                         Some(Value::String(s)) => s.clone(),
                         other => {
                             return Err(format!(
-                                "{i}.options.{j}.label: Invalid input: expected string, received {}",
+                                "{i}.options.{j}.label: Invalid input: expected string, received \
+                                    {}",
                                 other.map_or("undefined", js_type)
                             ));
                         }
@@ -184,7 +185,8 @@ fn parse_questions(v: &Value) -> Result<Vec<QuestionSpec>, String> {
                         Some(Value::String(s)) => Some(s.clone()),
                         Some(d) => {
                             return Err(format!(
-                                "{i}.options.{j}.description: Invalid input: expected string, received {}",
+                                "{i}.options.{j}.description: Invalid input: expected string, \
+                                    received {}",
                                 js_type(d)
                             ));
                         }
@@ -336,7 +338,8 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
                 // non-object block.
                 Some(Value::String(t)) if !t.is_empty() => {
                     return Err(
-                        "control-in: malformed assistant content block at index 0: expected an object, got string"
+                        "control-in: malformed assistant content block at index 0: expected an \
+                            object, got string"
                             .into(),
                     );
                 }
@@ -346,7 +349,8 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
             for (block_index, raw) in blocks.iter().enumerate() {
                 let Some(block) = raw.as_object() else {
                     return Err(format!(
-                        "control-in: malformed assistant content block at index {block_index}: expected an object, got {}",
+                        "control-in: malformed assistant content block at index {block_index}: \
+                            expected an object, got {}",
                         js_type(raw)
                     ));
                 };

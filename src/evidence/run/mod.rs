@@ -118,7 +118,8 @@ impl RunRecord {
         let mut out = Vec::new();
         for id in &self.control_out.differing_duplicates {
             out.push(format!(
-                "control-out.jsonl has duplicate request_id \"{id}\" with differing bodies — cassette is corrupt; re-record"
+                "control-out.jsonl has duplicate request_id \"{id}\" with differing bodies — \
+                    cassette is corrupt; re-record"
             ));
         }
         for i in &self.control_out.malformed_lines {
@@ -128,7 +129,8 @@ impl RunRecord {
         }
         for i in &self.malformed_event_lines {
             out.push(format!(
-                "cassette events line {i} is not valid JSON — replay_protocol_error (malformed line may conceal a failed assertion)"
+                "cassette events line {i} is not valid JSON — replay_protocol_error (malformed \
+                    line may conceal a failed assertion)"
             ));
         }
         for (i, msg) in &self.protocol_error_lines {
@@ -144,7 +146,8 @@ impl RunRecord {
         }
         for id in &self.missing_control_out {
             out.push(format!(
-                "decision {id} present in events.jsonl has no matching control_response in control-out.jsonl — cassette is truncated; re-record"
+                "decision {id} present in events.jsonl has no matching control_response in \
+                    control-out.jsonl — cassette is truncated; re-record"
             ));
         }
         if let Some(t) = &self.truncated {
@@ -161,20 +164,54 @@ impl RunRecord {
             .control_out
             .malformed_lines
             .iter()
-            .map(|i| (*i, format!("::warning:: [replay] control-out.jsonl line {i} is not valid JSON — recording as cassette corruption")))
+            .map(|i| {
+                (
+                    *i,
+                    format!(
+                        "::warning:: [replay] control-out.jsonl line {i} is not valid \
+                JSON — recording as cassette corruption"
+                    ),
+                )
+            })
             .collect();
-        control.extend(self.control_out.differing_duplicate_lines.iter().map(|(i, id)| {
-            (*i, format!("::warning:: [replay] control-out.jsonl line {i}: duplicate request_id \"{id}\" with DIFFERENT body — keeping first entry; cassette may be corrupt"))
-        }));
+        control.extend(
+            self.control_out
+                .differing_duplicate_lines
+                .iter()
+                .map(|(i, id)| {
+                    (
+                        *i,
+                        format!(
+                            "::warning:: [replay] control-out.jsonl line {i}: duplicate \
+                request_id \"{id}\" with DIFFERENT body — keeping first entry; cassette may be \
+                corrupt"
+                        ),
+                    )
+                }),
+        );
         control.sort_by_key(|(i, _)| *i);
         let mut out: Vec<String> = control.into_iter().map(|(_, l)| l).collect();
         let mut lines: Vec<(usize, String)> = self
             .malformed_event_lines
             .iter()
-            .map(|i| (*i, format!("::warning:: [replay] cassette events line {i} is not valid JSON — recording as replay_protocol_error")))
+            .map(|i| {
+                (
+                    *i,
+                    format!(
+                        "::warning:: [replay] cassette events line {i} is not valid JSON \
+                — recording as replay_protocol_error"
+                    ),
+                )
+            })
             .collect();
         lines.extend(self.protocol_error_lines.iter().map(|(i, m)| {
-            (*i, format!("::warning:: [replay] cassette events line {i} is a malformed control frame — recording as replay_protocol_fidelity failure: {m}"))
+            (
+                *i,
+                format!(
+                    "::warning:: [replay] cassette events line {i} is a malformed control \
+                frame — recording as replay_protocol_fidelity failure: {m}"
+                ),
+            )
         }));
         lines.sort_by_key(|(i, _)| *i);
         out.extend(lines.into_iter().map(|(_, l)| l));

@@ -100,7 +100,8 @@ fn unanswered_question_truncates_the_record() {
     assert_eq!(
         r.truncated.as_deref(),
         Some(
-            "truncated cassette: no decider answered the question \"Pick?\" (terminal returned ABSTAIN — never silently default to option 1)"
+            "truncated cassette: no decider answered the question \"Pick?\" (terminal returned \
+                ABSTAIN — never silently default to option 1)"
         )
     );
     assert!(r.gate_options_missing());
@@ -121,7 +122,10 @@ fn missing_permission_reply_and_guard_mismatch_are_findings() {
     let f = r.format_findings();
     assert_eq!(f.len(), 3, "{f:?}");
     assert!(f[0].starts_with("cassette events line 2 is not valid JSON"));
-    assert!(f[1].starts_with("serializeDecision output for p2 != recorded envelope: expected {\"behavior\":\"allow\",\"extra\":1"));
+    assert!(f[1].starts_with(
+        "serializeDecision output for p2 != recorded envelope: expected \
+        {\"behavior\":\"allow\",\"extra\":1"
+    ));
     assert!(
         f[2].starts_with("decision p1 present in events.jsonl has no matching control_response")
     );

@@ -40,7 +40,8 @@ fn indented_legacy_is_json_stringify_with_a_gap() {
         ("[1,[],{}]", "[\n  1,\n  [],\n  {}\n]"),
         (
             r#"{"b":{"x":[true,null]},"1":"one","a":"\n"}"#,
-            "{\n  \"1\": \"one\",\n  \"b\": {\n    \"x\": [\n      true,\n      null\n    ]\n  },\n  \"a\": \"\\n\"\n}",
+            "{\n  \"1\": \"one\",\n  \"b\": {\n    \"x\": \
+                [\n      true,\n      null\n    ]\n  },\n  \"a\": \"\\n\"\n}",
         ),
     ];
     for (input, want) in cases {

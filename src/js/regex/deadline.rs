@@ -25,7 +25,8 @@ pub(super) fn bounded<I: Send + 'static, T: Send + 'static>(
 ) -> Result<T, String> {
     if ABANDONED.load(Ordering::SeqCst) >= MAX_RUNAWAY_WORKERS {
         return Err(format!(
-            "regex evaluation refused: {MAX_RUNAWAY_WORKERS} abandoned backtracking matches are still running (catastrophic patterns?)"
+            "regex evaluation refused: {MAX_RUNAWAY_WORKERS} abandoned backtracking matches are \
+                still running (catastrophic patterns?)"
         ));
     }
     // 0 = running, 1 = finished, 2 = abandoned by the caller.
@@ -55,7 +56,8 @@ pub(super) fn bounded<I: Send + 'static, T: Send + 'static>(
             {
                 ABANDONED.fetch_add(1, Ordering::SeqCst);
                 Err(format!(
-                    "regex evaluation exceeded {}s (catastrophic backtracking?) — simplify the pattern",
+                    "regex evaluation exceeded {}s (catastrophic backtracking?) — simplify the \
+                        pattern",
                     BACKTRACK_DEADLINE.as_secs()
                 ))
             } else {
