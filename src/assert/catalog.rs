@@ -121,6 +121,11 @@ pub(crate) enum Param {
     Str,
     /// A string of at least one character.
     NonEmpty,
+    /// A string that is a JS regex, compiled when a scenario loads (so a bad
+    /// pattern is a load error naming the item, not a failing assertion).
+    Regex,
+    /// A non-empty string that is a JS regex, compiled when a scenario loads.
+    NonEmptyRegex,
     /// A tool glob: non-empty and no regex metacharacter.
     ToolGlob,
     /// `true` only.
@@ -232,10 +237,15 @@ fn str_items(v: &Value, min_items: usize) -> Result<(), String> {
 }
 
 impl Param {
+    /// A JS regex the scenario loader compiles.
+    pub(crate) fn is_regex(self) -> bool {
+        matches!(self, Param::Regex | Param::NonEmptyRegex)
+    }
+
     fn check(self, v: &Value) -> Result<(), String> {
         match self {
-            Param::Str => expect(v.is_string(), v, "a string"),
-            Param::NonEmpty => {
+            Param::Str | Param::Regex => expect(v.is_string(), v, "a string"),
+            Param::NonEmpty | Param::NonEmptyRegex => {
                 expect(v.is_string(), v, "a string")?;
                 expect(
                     v.as_str().is_some_and(|s| !s.is_empty()),
@@ -471,8 +481,8 @@ pub fn example(key: &str) -> Option<Value> {
 impl Param {
     pub(crate) fn describe(self) -> String {
         match self {
-            Param::Str => "string".into(),
-            Param::NonEmpty => "non-empty string".into(),
+            Param::Str | Param::Regex => "string".into(),
+            Param::NonEmpty | Param::NonEmptyRegex => "non-empty string".into(),
             Param::ToolGlob => "tool glob (* and ? only)".into(),
             Param::True => "true".into(),
             Param::Bool => "boolean".into(),
@@ -508,7 +518,9 @@ impl Param {
 
     pub(crate) fn example(self) -> Value {
         match self {
-            Param::Str | Param::NonEmpty => Value::from("example"),
+            Param::Str | Param::NonEmpty | Param::Regex | Param::NonEmptyRegex => {
+                Value::from("example")
+            }
             Param::ToolGlob => Value::from("Write"),
             Param::True | Param::Bool => Value::Bool(true),
             Param::UInt => Value::from(0),

@@ -99,7 +99,9 @@ pub fn extract(text: &str) -> Vec<ComputerLink> {
     let mut pos = 0;
     while let Some(found) = text[pos..].find(SCHEME) {
         let at = pos + found;
-        // Which alternative of /(`computer:\/\/[^`]+`)|(\]\(computer:\/\/)|(computer:\/\/)/ matches first:
+        // Which alternative of
+        // /(`computer:\/\/[^`]+`)|(\]\(computer:\/\/)|(computer:\/\/)/
+        // matches first:
         // a match starting one or two bytes earlier wins over the bare scheme.
         let start = at + SCHEME.len();
         if at > pos

@@ -179,16 +179,6 @@ pub struct Scenario {
     fidelity_authored: bool,
 }
 
-/// Assertion keys whose string (or string-list) parameter is a JS regex.
-const REGEX_ASSERTIONS: &[&str] = &[
-    "transcript_matches",
-    "transcript_not_matches",
-    "question_asked",
-    "subagent_dispatched",
-    "tool_result_matches",
-    "tool_result_not_matches",
-];
-
 impl Scenario {
     /// Loads and validates `path` for recording: [`Scenario::load_authored`]
     /// plus what reel's recorder cannot do ([`Refusal::Unrecordable`]).
@@ -694,8 +684,11 @@ fn check_assertions_at_load(assert: &[Value], execution: &str, lane: &str) -> Re
         }
     }
     for (i, item) in assert.iter().enumerate() {
-        for key in REGEX_ASSERTIONS {
-            let patterns: Vec<&str> = match item.get(*key) {
+        let regex_keys = crate::assert::keys::all()
+            .iter()
+            .filter(|k| k.param.is_regex());
+        for key in regex_keys.map(|k| k.name) {
+            let patterns: Vec<&str> = match item.get(key) {
                 Some(Value::String(s)) => vec![s.as_str()],
                 Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
                 _ => continue,

@@ -16,7 +16,7 @@ pub(super) const KEYS: &[Key] = &[
     Key {
         name: "question_asked",
         bucket: Bucket::NeedsControlOut,
-        param: Param::Str,
+        param: Param::Regex,
         description: "the agent asked a question whose text matches this regex",
         example: Some(|| Value::from("Which format")),
         ranks: Ranks {

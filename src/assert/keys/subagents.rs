@@ -56,7 +56,7 @@ pub(super) const KEYS: &[Key] = &[
     Key {
         name: "subagent_dispatched",
         bucket: Bucket::Always,
-        param: Param::Str,
+        param: Param::Regex,
         description: "a sub-agent whose type or description matches this regex was dispatched",
         ranks: Ranks {
             listed: 13,

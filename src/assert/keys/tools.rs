@@ -68,7 +68,7 @@ pub(super) const KEYS: &[Key] = &[
     Key {
         name: "tool_result_matches",
         bucket: Bucket::Always,
-        param: Param::NonEmpty,
+        param: Param::NonEmptyRegex,
         description: "some single tool result matches this regex",
         ranks: Ranks {
             listed: 9,
@@ -83,7 +83,7 @@ pub(super) const KEYS: &[Key] = &[
     Key {
         name: "tool_result_not_matches",
         bucket: Bucket::Always,
-        param: Param::NonEmpty,
+        param: Param::NonEmptyRegex,
         description: "no tool result matches this regex",
         ranks: Ranks {
             listed: 10,

@@ -39,7 +39,7 @@ pub(super) const KEYS: &[Key] = &[
     Key {
         name: "transcript_matches",
         bucket: Bucket::Always,
-        param: Param::Str,
+        param: Param::Regex,
         description: "the main agent's text matches this regex (ECMAScript, case-insensitive)",
         ranks: Ranks {
             listed: 3,
@@ -54,7 +54,7 @@ pub(super) const KEYS: &[Key] = &[
     Key {
         name: "transcript_not_matches",
         bucket: Bucket::Always,
-        param: Param::Str,
+        param: Param::Regex,
         description: "the main agent's text does not match this regex",
         ranks: Ranks {
             listed: 4,
