@@ -271,20 +271,14 @@ impl RunView {
                 .cloned()
                 .unwrap_or_default()
         };
-        let tool_results = field("toolResults")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
+        let tool_results = facts
+            .bulk
+            .tool_results
+            .iter()
             .filter_map(|t| {
-                let id = t.get("toolUseId")?.as_str()?.to_owned();
-                let text = t
-                    .get("assertText")
-                    .and_then(Value::as_str)
-                    .or_else(|| t.get("text").and_then(Value::as_str))
-                    .unwrap_or_default()
-                    .to_owned();
-                let is_error = t.get("isError").and_then(Value::as_bool).unwrap_or(false);
-                Some((id, (is_error, text)))
+                let id = t.tool_use_id.clone()?;
+                let text = t.assert_text.as_ref().unwrap_or(&t.text).clone();
+                Some((id, (t.is_error, text)))
             })
             .collect();
         let mut usage = field("usage").cloned();

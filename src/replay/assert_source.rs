@@ -69,8 +69,16 @@ pub enum AssertSourceError {
     #[error(
         "scenario `{path}` drifted from the recording: {} — the assert-only loop cannot change \
             what shaped the recording; re-record the cassette",
-        fields.iter().map(|d| format!("`{}` differs (on disk {}, recorded \
-            {})", d.field, compact(&d.on_disk), compact(&d.recorded))).collect::<Vec<_>>().join(", ")
+        fields
+            .iter()
+            .map(|d| format!(
+                "`{}` differs (on disk {}, recorded {})",
+                d.field,
+                compact(&d.on_disk),
+                compact(&d.recorded)
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
     )]
     Drift {
         path: String,

@@ -8,9 +8,10 @@
 //! ([`buckets`]), materialise the manifest ([`materialise`]), evaluate each
 //! item (`crate::assert::check`), optionally measure the assertions'
 //! mutation coverage (`--mutate`, [`mutate`]; never verdict-affecting),
-//! append the pseudo-assertions, and form the verdict ([`verdict`]). Every message is *returned* in the [`ReplayResult`]
-//! (never printed here), so a directory can be replayed in parallel and still
-//! reported in a stable order.
+//! append the pseudo-assertions, and form the verdict ([`verdict`]). Every
+//! message is *returned* in the [`ReplayResult`] (never printed here), so a
+//! directory can be replayed in parallel and still reported in a stable
+//! order.
 //!
 //! This module does not render anything (that is `crate::report`) and does not
 //! parse events or evaluate keys itself.
@@ -124,8 +125,13 @@ impl ReplayResult {
         if self.error.is_some() {
             return json!({"model": "unknown", "skill": "unknown", "ablated": false});
         }
+        let model = if self.facts.models.is_empty() {
+            "unknown".to_string()
+        } else {
+            self.facts.models.join(",")
+        };
         json!({
-            "model": if self.facts.models.is_empty() { "unknown".to_string() } else { self.facts.models.join(",") },
+            "model": model,
             "skill": format!(
                 "{},{}",
                 if self.facts.skill_offered { "offered" } else { "NOT-offered" },
@@ -168,9 +174,14 @@ impl serde::Serialize for RunResultJson<'_> {
         ];
         let mut map = s.serialize_map(None)?;
         for (k, v) in &r.run {
-            match tail.iter().find(|(t, _)| t == k) {
-                Some((_, replaced)) => map.serialize_entry(k, replaced)?,
-                None => map.serialize_entry(k, v)?,
+            if let Some((_, replaced)) = tail.iter().find(|(t, _)| t == k) {
+                map.serialize_entry(k, replaced)?;
+            } else if let (Value::Null, Some(bulk)) = (v, r.facts.bulk.field(k)) {
+                // A bulk list's placeholder: the list, written straight
+                // from the record's types.
+                map.serialize_entry(k, &bulk)?;
+            } else {
+                map.serialize_entry(k, v)?;
             }
         }
         for (k, v) in &tail {
@@ -717,14 +728,14 @@ const RUN_RESULT_ORDER: &[&str] = &[
     "skippedAssertions",
     "nonDeterministic",
     "prompt",
-    "contextEvents",
+    run_result::Bulk::CONTEXT_EVENTS,
     "hookEvents",
     "fileToolAttempts",
     "pathDenials",
     "presentedFiles",
     "preRunLinkAware",
     "fingerprint",
-    "toolResults",
+    run_result::Bulk::TOOL_RESULTS,
 ];
 
 /// `m` with its keys in [`RUN_RESULT_ORDER`] (a key not listed keeps its

@@ -10,8 +10,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::evidence::RunRecord;
 use crate::evidence::timeline;
+use crate::evidence::{ContextEvent, RunRecord, ToolResult};
 
 /// What replay needs to know about a re-driven run.
 #[derive(Debug, Clone, Default)]
@@ -47,8 +47,43 @@ pub struct RecordFacts {
     pub decisions: Vec<Value>,
     /// Further run-result fields (`toolCounts`, `toolErrors`, `subagents`,
     /// `context`, `usage`, `cost`, ...) in the original's key spelling; merged
-    /// into the JSON result as they are.
+    /// into the JSON result as they are. The [`Bulk`] keys hold a `null`
+    /// placeholder (their place in the key order); their values are `bulk`.
     pub fields: Map<String, Value>,
+    /// The two bulkiest run-result lists, kept typed.
+    pub bulk: Bulk,
+}
+
+/// The run result's two bulkiest lists (`contextEvents`, `toolResults`: on a
+/// long recording most of the result), kept typed rather than converted to
+/// `Value`s: the JSON envelope serialises them in place, so their JSON never
+/// exists in memory as a tree beside the record it came from.
+#[derive(Debug, Clone, Default)]
+pub struct Bulk {
+    pub context_events: Vec<ContextEvent>,
+    pub tool_results: Vec<ToolResult>,
+}
+
+impl Bulk {
+    pub const CONTEXT_EVENTS: &'static str = "contextEvents";
+    pub const TOOL_RESULTS: &'static str = "toolResults";
+
+    /// The value of a bulk key, serialised in place (`None`: not a bulk key).
+    pub fn field(&self, key: &str) -> Option<BulkField<'_>> {
+        match key {
+            Bulk::CONTEXT_EVENTS => Some(BulkField::ContextEvents(&self.context_events)),
+            Bulk::TOOL_RESULTS => Some(BulkField::ToolResults(&self.tool_results)),
+            _ => None,
+        }
+    }
+}
+
+/// One [`Bulk`] list, as the run result writes it.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+pub enum BulkField<'a> {
+    ContextEvents(&'a [ContextEvent]),
+    ToolResults(&'a [ToolResult]),
 }
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
@@ -89,10 +124,10 @@ pub fn facts(mut run: RunRecord, with_fields: bool) -> RecordFacts {
     // `is_error` result (`usage_limit` / `transport` / `agent`), as the
     // original re-derives it during the re-drive.
     let result_error_kind = run.result_error_kind.map(str::to_string);
-    let f = if with_fields {
+    let (f, bulk) = if with_fields {
         run_fields(&mut run)
     } else {
-        Map::new()
+        (Map::new(), Bulk::default())
     };
     RecordFacts {
         result: Some(result),
@@ -130,18 +165,8 @@ pub fn facts(mut run: RunRecord, with_fields: bool) -> RecordFacts {
             })
             .collect(),
         fields: f,
+        bulk,
     }
-}
-
-/// Converts `items` one by one, dropping each once converted, so the JSON
-/// copy of a large list never coexists with the whole original.
-fn drain_to_value<T: serde::Serialize>(items: &mut Vec<T>) -> Value {
-    Value::Array(
-        std::mem::take(items)
-            .into_iter()
-            .map(|item| to_value(&item))
-            .collect(),
-    )
 }
 
 /// One `subagents[]` entry in the original's key order: the dispatch's own
@@ -182,9 +207,8 @@ fn subagent_json(s: &crate::evidence::Subagent) -> Value {
 }
 
 /// The run-result evidence fields, in the original's key spelling. The
-/// record's two bulkiest lists (`contextEvents`, `toolResults`) are drained
-/// into the result rather than copied.
-fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
+/// record's two bulkiest lists are moved into [`Bulk`], not converted.
+fn run_fields(run: &mut RunRecord) -> (Map<String, Value>, Bulk) {
     let mut f = Map::new();
     if let Some(t) = &run.result_text {
         f.insert("finalMessage".into(), Value::from(t.clone()));
@@ -279,15 +303,11 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
         "skillToolAvailable".into(),
         Value::Bool(run.init_tools.iter().any(|t| t == "Skill")),
     );
-    f.insert(
-        "contextEvents".into(),
-        Value::Array(
-            std::mem::take(&mut run.context_events)
-                .into_iter()
-                .map(|e| e.into_json())
-                .collect(),
-        ),
-    );
+    let bulk = Bulk {
+        context_events: std::mem::take(&mut run.context_events),
+        tool_results: std::mem::take(&mut run.tool_results),
+    };
+    f.insert(Bulk::CONTEXT_EVENTS.into(), Value::Null);
     if let Some(h) = &run.hook_events {
         let events: Vec<Value> = h
             .iter()
@@ -330,7 +350,7 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
         f.insert("pathDenials".into(), to_value(p));
     }
     f.insert("presentedFiles".into(), to_value(&run.presented_files));
-    f.insert("toolResults".into(), drain_to_value(&mut run.tool_results));
+    f.insert(Bulk::TOOL_RESULTS.into(), Value::Null);
     if !run.infra_errors.is_empty() {
         f.insert("infraErrors".into(), to_value(&run.infra_errors));
     }
@@ -340,7 +360,7 @@ fn run_fields(run: &mut RunRecord) -> Map<String, Value> {
     {
         f.insert("evidenceErrors".into(), to_value(&ee));
     }
-    f
+    (f, bulk)
 }
 
 /// The run-result fields folded from the cassette's `timeline`

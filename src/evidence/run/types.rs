@@ -208,21 +208,6 @@ impl ContextData {
     }
 }
 
-impl ContextEvent {
-    /// The event as its run-result JSON (`{subtype, data}`, the `Serialize`
-    /// shape), built by moving the fields rather than copying them.
-    pub fn into_json(self) -> Value {
-        let data = match self.data {
-            ContextData::Fields(m) => m,
-            line @ ContextData::Line(_) => line.fields().into_owned(),
-        };
-        let mut o = Map::new();
-        o.insert("subtype".into(), Value::String(self.subtype));
-        o.insert("data".into(), Value::Object(data));
-        Value::Object(o)
-    }
-}
-
 impl PartialEq for ContextData {
     fn eq(&self, other: &Self) -> bool {
         self.fields() == other.fields()
