@@ -459,14 +459,14 @@ pub(super) fn parse(path: PathBuf, bytes: &[u8]) -> Result<Cassette, LoadError> 
 /// The pipeline with `events` and `timeline` kept as text ([`super::lean`]);
 /// anything the lean scan does not take goes through the full pipeline.
 pub(super) fn load_lean(path: &Path) -> Result<Cassette, LoadError> {
-    let (mut file, len) = open_checked(path)?;
+    let (file, len) = open_checked(path)?;
     let io_err = |source| LoadError::Io {
         path: path.to_path_buf(),
         source,
     };
     // `len` ≤ 2 GiB (checked), so it fits usize on 64-bit targets.
     let buf = match usize::try_from(len) {
-        Ok(len) => super::lean::FileBuffer::read(&mut file, len).map_err(io_err)?,
+        Ok(len) => super::lean::FileBuffer::read(&file, len).map_err(io_err)?,
         Err(_) => None,
     };
     let Some(buf) = buf.filter(|b| !b.starts_with_bom()) else {
