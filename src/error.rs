@@ -67,11 +67,6 @@ impl Error {
             ErrorKind::Failure => ExitStatus::Failure,
         }
     }
-
-    /// The process exit code of [`Error::status`].
-    pub fn exit_code(&self) -> u8 {
-        self.status().code()
-    }
 }
 
 impl fmt::Display for Error {

@@ -341,11 +341,14 @@ fn json_preview(f: &FileEntry) -> Option<Value> {
         Err(e) => return Some(json!({"type": "invalid", "error": e.to_string()})),
     };
     Some(match &v {
-        Value::Object(m) => json!({
-            "type": "object",
-            "keys": m.len(),
-            "fields": m.iter().take(JSON_KEYS).map(|(k, v)| (k.clone(), Value::String(shape(v)))).collect::<Map<_, _>>(),
-        }),
+        Value::Object(m) => {
+            let fields: Map<_, _> = m
+                .iter()
+                .take(JSON_KEYS)
+                .map(|(k, v)| (k.clone(), Value::String(shape(v))))
+                .collect();
+            json!({"type": "object", "keys": m.len(), "fields": fields})
+        }
         Value::Array(a) => json!({
             "type": "array",
             "length": a.len(),

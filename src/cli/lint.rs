@@ -121,7 +121,8 @@ pub fn run(args: LintArgs) -> Result<ExitStatus> {
     if args.output_format == OutputFormat::Json {
         let env = serde_json::json!({
             "tool": "reel", "version": env!("CARGO_PKG_VERSION"), "command": "lint",
-            "ok": code == ExitStatus::Success, "strict": args.strict.on, "results": results, "error": null,
+            "ok": code == ExitStatus::Success, "strict": args.strict.on, "results": results,
+            "error": null,
         });
         let _ = writeln!(std::io::stdout().lock(), "{env}");
     } else {

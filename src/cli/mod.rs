@@ -149,7 +149,7 @@ pub fn main() -> ExitCode {
         Ok(status) => ExitCode::from(status.code()),
         Err(err) => {
             print_error(&err);
-            ExitCode::from(err.exit_code())
+            ExitCode::from(err.status().code())
         }
     }
 }

@@ -7,8 +7,9 @@
 //! placeholder: run roots by name (`{{cwd}}`, `{{run}}`), ids by order of first
 //! appearance (`toolu_…` → `<tool-1>`, a UUID → `<uuid-1>`), timestamps and
 //! durations by a constant. Run directories are found by the one root
-//! finder, `rerun::paths::Roots` (what the recording itself states). Two sides are normalised by two normalisers fed
-//! in the same order, so the same run yields the same placeholders.
+//! finder, `rerun::paths::Roots` (what the recording itself states). Two
+//! sides are normalised by two normalisers fed in the same order, so the same
+//! run yields the same placeholders.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;

@@ -649,13 +649,20 @@ pub fn compute(cassette: &Cassette, session_override: Option<&Path>) -> Stalenes
     match &fp.prompt_assets_hash {
         None => out.notes.push(
             "prompt-assets: cassette predates prompt-asset fingerprinting — a prompt-asset edit \
-                since record would be invisible; re-record to adopt the guard".into(),
+                since record would be invisible; re-record to adopt the guard"
+                .into(),
         ),
-        Some(h) if fp.baseline.as_deref() == Some(live_baseline) && h != latest_baseline::PROMPT_ASSETS_HASH => out.push(
-            FindingClass::PromptAssets,
-            "the baseline's committed prompt assets changed since this cassette was recorded (same \
-                appVersion) — the recorded model saw a different rendered prompt; re-record",
-        ),
+        Some(h)
+            if fp.baseline.as_deref() == Some(live_baseline)
+                && h != latest_baseline::PROMPT_ASSETS_HASH =>
+        {
+            out.push(
+                FindingClass::PromptAssets,
+                "the baseline's committed prompt assets changed since this cassette was recorded \
+                    (same appVersion) — the recorded model saw a different rendered prompt; \
+                    re-record",
+            )
+        }
         Some(_) => {}
     }
     let mut dirs = Vec::new();

@@ -7,7 +7,10 @@ use crate::rehash::{Action, RehashSummary};
 
 /// The JSON envelope as one line.
 pub fn json(summary: &RehashSummary) -> String {
-    let mut env = serde_json::json!({"tool": "reel", "version": env!("CARGO_PKG_VERSION"), "command": "rehash", "ok": summary.ok()});
+    let mut env = serde_json::json!({
+        "tool": "reel", "version": env!("CARGO_PKG_VERSION"), "command": "rehash",
+        "ok": summary.ok(),
+    });
     if let (Some(obj), Ok(serde_json::Value::Object(rest))) =
         (env.as_object_mut(), serde_json::to_value(summary))
     {
