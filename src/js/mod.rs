@@ -5,19 +5,19 @@
 //! own crate:
 //!
 //! Each unit and what it emulates:
-//! - [`json`]: `JSON.parse`, `JSON.stringify` (V8 property order, gaps), the
+//! - [`json`] — `JSON.parse`, `JSON.stringify` (V8 property order, gaps), the
 //!   `jcs1` canonical form, V8's `JSON.parse` error wording
-//! - [`number`]: `Number::toString` — the one number formatter — and
+//! - [`number`] — `Number::toString` — the one number formatter — and
 //!   `String(n)`, `toFixed(1)`, numbers as `JSON.stringify` writes them
-//! - [`coerce`]: `typeof` names, truthiness, `String(v)`, `Number(v)` of JSON
+//! - [`coerce`] — `typeof` names, truthiness, `String(v)`, `Number(v)` of JSON
 //!   values
-//! - [`utf16`]: strings as UTF-16: lengths and slices in code units, per-unit
+//! - [`utf16`] — strings as UTF-16: lengths and slices in code units, per-unit
 //!   stand-ins for code-point matchers
-//! - [`regex`]: `new RegExp(p, flags)`: validation, translation to a linear
+//! - [`regex`] — `new RegExp(p, flags)`: validation, translation to a linear
 //!   engine, UTF-16 units, the deadline watchdog, V8's error wording
-//! - [`collation`]: `localeCompare` under Node's default collator (ICU root +
+//! - [`collation`] — `localeCompare` under Node's default collator (ICU root +
 //!   Node's Han order)
-//! - [`sandbox`]: the QuickJS engine that evaluates `allow_if:` predicates
+//! - [`sandbox`] — the QuickJS engine that evaluates `allow_if:` predicates
 //!
 //! Callers name the JavaScript function they mirror at the call site; the
 //! emulation itself lives here.

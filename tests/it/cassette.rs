@@ -230,7 +230,7 @@ fn truncated_file_gives_the_originals_message() {
     );
     assert_eq!(via_scratch, expected);
     let err: reel::Error = e.into();
-    assert_eq!(err.exit_code(), reel::exit::USAGE);
+    assert_eq!(err.status(), reel::exit::ExitStatus::Usage);
     assert!(err.hint.unwrap().contains("restore"));
 }
 

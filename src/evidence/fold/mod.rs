@@ -5,16 +5,16 @@
 //! event type, and as ripgrep's searcher feeds a `Sink`.
 //!
 //! Which fold writes which record fields:
-//! - [`transcript`]: `transcript`, `models`
-//! - [`tools`]: `tools_called`, `tool_counts`, `skills_invoked`,
+//! - [`transcript`] — `transcript`, `models`
+//! - [`tools`] — `tools_called`, `tool_counts`, `skills_invoked`,
 //!   `references_read`, `tool_errors`, `redundant_tool_calls`, `web_searches`
-//! - [`files`]: `file_tool_attempts`, `presented_files`
-//! - [`subagents`]: `subagents`, `subagent_tools`
-//! - [`tasks`]: `tasks`
-//! - [`decisions`]: `questions`, `gate_options`, `decisions`,
+//! - [`files`] — `file_tool_attempts`, `presented_files`
+//! - [`subagents`] — `subagents`, `subagent_tools`
+//! - [`tasks`] — `tasks`
+//! - [`decisions`] — `questions`, `gate_options`, `decisions`,
 //!   `guard_mismatches`, `missing_control_out`, `gate_deliveries`
-//! - [`hooks`]: `hook_events`, `path_denials`
-//! - [`outcome`]: `result`…`result_error_kind`, `usage`, `turns`, cost,
+//! - [`hooks`] — `hook_events`, `path_denials`
+//! - [`outcome`] — `result`…`result_error_kind`, `usage`, `turns`, cost,
 //!   `infra_errors`, `stalled_on_question`
 //!
 //! The payloads the record keeps as recorded (init context, tool results,
