@@ -7,6 +7,9 @@
 //!   scanner and the scrubber.
 //! * [`scan`]: where in a cassette each detector runs, plus the structural
 //!   host-inventory check; produces [`scan::Finding`]s.
+//! * [`stream`]: streamed content blocks joined from their fragments (a
+//!   secret split across `stream_event` lines), read by the scanner and the
+//!   scrubber alike.
 //! * [`gate`]: `verify-cassettes` per cassette and per batch (privacy,
 //!   staleness via [`crate::fingerprint::staleness`], session-shape and
 //!   scenario drift, version), the exit-code rule.
@@ -25,3 +28,4 @@ pub mod lifecycle;
 pub mod margins;
 pub mod redact;
 pub mod scan;
+pub mod stream;

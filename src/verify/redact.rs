@@ -413,6 +413,80 @@ impl Scrubber<'_> {
         out
     }
 
+    /// Secrets split across streamed fragments ([`super::stream`]): the
+    /// shared table over each joined block (read decoded too, for
+    /// `partial_json`), and every fragment a secret's value overlaps loses
+    /// that part, the one it starts in taking the `[REDACTED:kind]` marker.
+    /// Runs after each line's own scrub, so only what no fragment held on
+    /// its own is left to find.
+    fn streamed_blocks(&mut self, events: &mut [Value]) {
+        let lines: Vec<&str> = events.iter().map(|v| v.as_str().unwrap_or("")).collect();
+        let mut rewrites: Vec<(usize, String)> = Vec::new();
+        for block in super::stream::blocks(&lines) {
+            let joined = block.joined();
+            let mut spans: Vec<(usize, usize, &'static str)> = vec![];
+            DetectorSet::global().find(&joined, Surface::SecretsOnly, |h| {
+                spans.push((h.value_start, h.value_end, h.detector().kind));
+            });
+            if let (true, Cow::Owned(decoded)) = (block.json, decode_json_escapes(&joined)) {
+                DetectorSet::global().find(&decoded, Surface::SecretsOnly, |h| {
+                    let value = &decoded[h.value_start..h.value_end];
+                    let escaped = serde_json::to_string(value).unwrap_or_default();
+                    let escaped = escaped
+                        .get(1..escaped.len().saturating_sub(1))
+                        .unwrap_or("");
+                    if !escaped.is_empty() {
+                        for (at, _) in joined.match_indices(escaped) {
+                            spans.push((at, at + escaped.len(), h.detector().kind));
+                        }
+                    }
+                });
+            }
+            if spans.is_empty() {
+                continue;
+            }
+            spans.sort();
+            let mut kept: Vec<(usize, usize, &'static str)> = vec![];
+            for s in spans {
+                if kept.last().is_none_or(|k| s.0 >= k.1) {
+                    kept.push(s);
+                }
+            }
+            let mut start = 0;
+            for (index, fragment) in &block.fragments {
+                let end = start + fragment.len();
+                let mut out = String::with_capacity(fragment.len());
+                let mut at = start;
+                for &(a, b, kind) in kept.iter().filter(|s| s.0 < end && s.1 > start) {
+                    let (a_in, b_in) = (a.max(start), b.min(end));
+                    out.push_str(&joined[at..a_in]);
+                    if a >= start {
+                        out.push_str(&format!("[REDACTED:{kind}]"));
+                    }
+                    at = b_in;
+                }
+                out.push_str(&joined[at..end]);
+                if out != *fragment
+                    && let Some(line) = super::stream::with_fragment(lines[*index], &out)
+                {
+                    rewrites.push((*index, line));
+                }
+                start = end;
+            }
+            let location = block.location();
+            for &(_, _, kind) in &kept {
+                self.report.secrets.push(ScrubbedSecret {
+                    location: location.clone(),
+                    kind: kind.to_owned(),
+                });
+            }
+        }
+        for (index, line) in rewrites {
+            self.report.changed.push(format!("events[{index}]"));
+            events[index] = Value::String(line);
+        }
+    }
+
     /// Secrets only (no policy) in every string leaf and key of `v`: the
     /// fields the scanner reads by JSON path (`timeline`, unknown fields),
     /// whose values a policy pattern was never written for.
@@ -524,6 +598,9 @@ pub fn scrub_cassette(
         failure: None,
     };
     map_str_array(doc, "events", |l, i| sc.line(l, &format!("events[{i}]")))?;
+    if let Some(Value::Array(events)) = doc.get_mut("events") {
+        sc.streamed_blocks(events);
+    }
     map_str_array(doc, "controlOut", |l, i| {
         sc.line(l, &format!("controlOut[{i}]"))
     })?;
@@ -854,6 +931,35 @@ mod tests {
 
     fn doc(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn a_secret_split_across_streamed_fragments_is_cut_out_of_each() {
+        let ev = |frag: &str| {
+            json!({"type": "stream_event", "parent_tool_use_id": null, "event": {
+                "type": "content_block_delta", "index": 0,
+                "delta": {"type": "text_delta", "text": frag}}})
+            .to_string()
+        };
+        let lines = [ev("token ghp_abcdefghij"), ev("klmnopqrstuvwxyz"), ev("0123456789 ok")];
+        let mut d = doc(json!({"events": lines}));
+        let report = scrub_cassette(&mut d, &RedactionPolicy::default()).unwrap();
+        let texts: Vec<String> = d["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l.as_str().unwrap()).unwrap();
+                v["event"]["delta"]["text"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        assert_eq!(texts, ["token [REDACTED:github-token]", "", " ok"]);
+        assert_eq!(report.changed, ["events[0]", "events[1]", "events[2]"]);
+        assert_eq!(report.secrets.len(), 1);
+        assert_eq!(
+            report.secrets[0].location,
+            "events[0..=2] (streamed fragments joined)"
+        );
     }
 
     #[test]

@@ -586,6 +586,34 @@ fn prefilter(cell: &OnceLock<regex::bytes::Regex>, literals: &str, line: &str) -
 const HOST_INHERITING: [&str; 3] = ["protocol", "hostloop", "cowork"];
 const KNOWN_TIERS: [&str; 5] = ["protocol", "hostloop", "cowork", "container", "microvm"];
 
+/// Secrets the model streamed across fragments ([`super::stream`]): each
+/// joined block is scanned as one text, and a finding no line already
+/// reported is added, located at the block's first and last fragment. The
+/// joined text is almost always in a line too (the `assistant` line that
+/// follows a stream holds the whole block), so only what no line showed is
+/// new.
+fn streamed_blocks(events: &[&str], allow: &AllowList, findings: &mut Vec<Finding>) {
+    for block in super::stream::blocks(events) {
+        let mut joined = Vec::new();
+        let location = block.location();
+        scan_text(
+            &block.joined(),
+            &location,
+            Surface::Full,
+            allow,
+            block.json,
+            &mut joined,
+        );
+        let seen_in_a_line = |f: &Finding| {
+            findings.iter().any(|g| {
+                g.kind == f.kind && g.sample == f.sample && g.location.starts_with("events[")
+            })
+        };
+        let fresh: Vec<Finding> = joined.into_iter().filter(|f| !seen_in_a_line(f)).collect();
+        findings.extend(fresh);
+    }
+}
+
 fn str_array(v: Option<&Value>) -> Option<Vec<&str>> {
     let a = v?.as_array()?;
     a.iter().map(Value::as_str).collect()
@@ -621,6 +649,7 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
             .collect()
     };
     let mut findings = line_findings("events", &events);
+    streamed_blocks(&events, allow, &mut findings);
     findings.extend(line_findings("controlOut", &control_out));
 
     // Structural host-inventory: only for host-inheriting or unknown tiers.
@@ -907,6 +936,87 @@ mod tests {
             f.iter().all(|f| f.field.as_deref() == Some("$.text")),
             "{f:?}"
         );
+    }
+
+    /// Stream lines of one content block, its text cut into `fragments`.
+    fn streamed(kind: &str, fragments: &[&str]) -> Vec<String> {
+        let (delta_type, field) = match kind {
+            "text" => ("text_delta", "text"),
+            _ => ("input_json_delta", "partial_json"),
+        };
+        let ev = |event: Value| {
+            json!({"type": "stream_event", "event": event, "parent_tool_use_id": null}).to_string()
+        };
+        let mut lines = vec![ev(json!({"type": "content_block_start", "index": 1}))];
+        for f in fragments {
+            lines.push(ev(json!({
+                "type": "content_block_delta", "index": 1,
+                "delta": {"type": delta_type, field: f},
+            })));
+        }
+        lines.push(ev(json!({"type": "content_block_stop", "index": 1})));
+        lines
+    }
+
+    fn scan_lines(lines: &[String]) -> Vec<Finding> {
+        let events: Vec<Value> = lines.iter().map(|l| json!(l)).collect();
+        scan_document(
+            &doc(json!({"events": events, "effectiveFidelity": "container"})),
+            &AllowList::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_secret_split_across_streamed_fragments_is_found_in_the_joined_block() {
+        // A GitHub token and an email, each cut across fragments of a text
+        // block; an AWS key cut across `partial_json` fragments of a tool input.
+        let text = streamed(
+            "text",
+            &[
+                "token ghp_abcdefghij",
+                "klmnopqrstuvwxyz",
+                "0123456789 and jane.do",
+                "e@acme-corp.com",
+            ],
+        );
+        let input = streamed("json", &[r#"{"content":"AKIAQWER"#, r#"TYUIOPASDFGH"}"#]);
+        let f = scan_lines(&[text, input].concat());
+        let found: Vec<_> = f.iter().map(|f| (f.kind, f.location.as_str())).collect();
+        // Lines 1–4 are the text block's fragments, 7–8 the tool input's.
+        for (kind, at) in [
+            ("github-token", "events[1..=4] (streamed fragments joined)"),
+            ("email", "events[1..=4] (streamed fragments joined)"),
+            (
+                "aws-access-key-id",
+                "events[7..=8] (streamed fragments joined)",
+            ),
+        ] {
+            assert!(
+                found.contains(&(kind, at)),
+                "{kind} at {at} missing from {found:?}"
+            );
+        }
+        let aws = f.iter().find(|x| x.kind == "aws-access-key-id").unwrap();
+        assert_eq!(
+            aws.field.as_deref(),
+            Some("$.content"),
+            "the joined input is JSON"
+        );
+        assert!(f.iter().all(|x| !x.sample.contains("QWERTYUIOP")), "{f:?}");
+    }
+
+    #[test]
+    fn a_secret_whole_in_one_fragment_is_reported_once_and_clean_fragments_raise_nothing() {
+        let f = scan_lines(&streamed("text", &["key AKIAQWERTYUIOPASDFGH ok", " more"]));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location, "events[1]");
+        // Near misses stay near misses when joined: a short hex id, prose.
+        let f = scan_lines(&streamed(
+            "text",
+            &["build 4f3a", "9c1 passed; see the ", "report"],
+        ));
+        assert!(f.is_empty(), "{f:?}");
     }
 
     #[test]

@@ -474,6 +474,34 @@ fn locations() -> Vec<Location> {
             },
         },
         Location {
+            // Cut in two streamed fragments: in no single line.
+            name: "events: delta split in two",
+            line: true,
+            plant: |d, t, w| {
+                let i = line_where(d, "events", |v| {
+                    ty(&v["event"]["delta"], "type") == "input_json_delta"
+                });
+                let fragment = serde_json::to_string(&json!({ "content": t })).unwrap();
+                let mut cut = fragment.len() / 2;
+                while !fragment.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                let (head, tail) = (fragment[..cut].to_owned(), fragment[cut..].to_owned());
+                let lines = d.get_mut("events").unwrap().as_array_mut().unwrap();
+                let copy = lines[i].clone();
+                lines.insert(i + 1, copy);
+                edit_line(d, "events", i, w, |v| {
+                    v["event"]["delta"]["partial_json"] = json!(head)
+                });
+                edit_line(d, "events", i + 1, w, |v| {
+                    v["event"]["delta"]["partial_json"] = json!(tail)
+                });
+                // Found in the joined block, or in one fragment when the cut
+                // missed the secret.
+                "events[".to_owned()
+            },
+        },
+        Location {
             name: "events: tool input",
             line: true,
             plant: |d, t, w| {
