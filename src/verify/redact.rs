@@ -941,7 +941,11 @@ mod tests {
                 "delta": {"type": "text_delta", "text": frag}}})
             .to_string()
         };
-        let lines = [ev("token ghp_abcdefghij"), ev("klmnopqrstuvwxyz"), ev("0123456789 ok")];
+        let lines = [
+            ev("token ghp_abcdefghij"),
+            ev("klmnopqrstuvwxyz"),
+            ev("0123456789 ok"),
+        ];
         let mut d = doc(json!({"events": lines}));
         let report = scrub_cassette(&mut d, &RedactionPolicy::default()).unwrap();
         let texts: Vec<String> = d["events"]
