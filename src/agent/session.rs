@@ -200,7 +200,7 @@ pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
     };
     engine.send(protocol::initialize_request(
         INIT_REQUEST_ID,
-        json!({"PreToolUse": [{"matcher": "Task", "hookCallbackIds": [TASK_HOOK_ID]}]}),
+        protocol::pre_tool_use_hook("Task", TASK_HOOK_ID),
     ));
     engine.send(protocol::user_text(opts.prompt));
 
@@ -405,23 +405,18 @@ impl Engine<'_> {
         };
         match Line::of(&whole) {
             Line::System { subtype, body } if subtype == protocol::subtype::INIT => {
-                for key in ["tools", "mcp_servers", "skills"] {
-                    if body.get(key).is_some_and(|v| !v.is_array()) {
-                        return Err((
-                            ErrorSource::Protocol,
-                            format!("system/init `{key}` is not an array"),
-                        ));
-                    }
+                if let Some(key) = protocol::init_non_array_field(body) {
+                    return Err((
+                        ErrorSource::Protocol,
+                        format!("system/init `{key}` is not an array"),
+                    ));
                 }
                 log.init = Some(Value::Object(body.clone()));
             }
             Line::System { subtype, body }
                 if subtype == protocol::subtype::BACKGROUND_TASKS_CHANGED =>
             {
-                self.background_tasks = body
-                    .get("tasks")
-                    .and_then(Value::as_array)
-                    .map_or(0, Vec::len);
+                self.background_tasks = protocol::background_task_count(body);
             }
             Line::Assistant(message) => self.on_assistant(&message, ordinal, log)?,
             Line::User(message) => {
@@ -442,12 +437,8 @@ impl Engine<'_> {
                 }
             }
             Line::Result(body) => {
-                let is_error = body
-                    .get("is_error")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false);
                 let mut e = Map::new();
-                e.insert("isError".into(), json!(is_error));
+                e.insert("isError".into(), json!(protocol::result_is_error(body)));
                 self.stamp(log, ordinal, "result", e);
                 log.result = Some(Value::Object(body.clone()));
                 // One turn per recording: the agent exits on stdin EOF. A
@@ -486,11 +477,7 @@ impl Engine<'_> {
                 }
                 Block::ToolUse { id, name, input } => {
                     if name == protocol::SKILL_TOOL && parent.is_none() {
-                        self.scope = input
-                            .and_then(|i| i.get("skill"))
-                            .and_then(Value::as_str)
-                            .unwrap_or("(unknown)")
-                            .to_owned();
+                        self.scope = protocol::skill_of(input).unwrap_or("(unknown)").to_owned();
                     }
                     let mut e = Map::new();
                     if let Some(id) = id {
@@ -505,11 +492,7 @@ impl Engine<'_> {
                     }
                     e.insert("skillScope".into(), json!(self.scope));
                     self.stamp(log, ordinal, "tool_use", e);
-                    let subagent_type = input
-                        .and_then(|i| i.get("subagent_type"))
-                        .and_then(Value::as_str);
-                    let dispatch = protocol::DISPATCH_TOOLS.contains(&name)
-                        || input.and_then(|i| i.get("subagent_type")).is_some();
+                    let (dispatch, subagent_type) = protocol::dispatch_of(name, input);
                     if dispatch {
                         let mut d = Map::new();
                         if let Some(id) = id {
@@ -555,72 +538,61 @@ impl Engine<'_> {
             ));
         }
         let empty = Map::new();
-        let req = request.unwrap_or(&empty);
         let success = |body: Value| protocol::control_success(&id, body);
-        let reply = match subtype {
-            protocol::subtype::CAN_USE_TOOL => {
-                let tool = req
-                    .get("tool_name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                let input = req.get("input").cloned().unwrap_or_else(|| json!({}));
-                if tool == protocol::ASK_USER_QUESTION {
-                    self.stamp(log, ordinal, "decision", kind_map("question"));
-                    let questions = input.get("questions").cloned().unwrap_or(Value::Null);
-                    let answer = self
-                        .decider
-                        .decide_question(&questions)
-                        .map_err(decide_fatal)?;
-                    log.decisions.warnings.extend(answer.warnings);
-                    log.decisions.nondeterministic |= answer.nondeterministic;
-                    let mut updated = input.as_object().cloned().unwrap_or_default();
-                    updated.insert("questions".into(), questions);
-                    updated.insert("answers".into(), Value::Object(answer.answers));
-                    success(protocol::permission_allow(Value::Object(updated)))
+        let reply = match protocol::Request::of(subtype, request.unwrap_or(&empty)) {
+            protocol::Request::CanUseTool { tool_name, input }
+                if tool_name == protocol::ASK_USER_QUESTION =>
+            {
+                self.stamp(log, ordinal, "decision", kind_map("question"));
+                let questions = protocol::questions_of(&input);
+                let answer = self
+                    .decider
+                    .decide_question(&questions)
+                    .map_err(decide_fatal)?;
+                log.decisions.warnings.extend(answer.warnings);
+                log.decisions.nondeterministic |= answer.nondeterministic;
+                let updated = protocol::answered_questions(&input, questions, answer.answers);
+                success(protocol::permission_allow(updated))
+            }
+            protocol::Request::CanUseTool { tool_name, input } => {
+                self.stamp(log, ordinal, "decision", kind_map("permission"));
+                let p = self
+                    .decider
+                    .decide_permission(tool_name, &input)
+                    .map_err(decide_fatal)?;
+                if p.source == PermissionSource::PermissiveAutoAllow {
+                    log.decisions
+                        .permissive_auto_allows
+                        .push(tool_name.to_owned());
+                }
+                if p.allow {
+                    success(protocol::permission_allow(input))
                 } else {
-                    self.stamp(log, ordinal, "decision", kind_map("permission"));
-                    let p = self
-                        .decider
-                        .decide_permission(tool, &input)
-                        .map_err(decide_fatal)?;
-                    if p.source == PermissionSource::PermissiveAutoAllow {
-                        log.decisions.permissive_auto_allows.push(tool.to_owned());
-                    }
-                    if p.allow {
-                        success(protocol::permission_allow(input))
-                    } else {
-                        success(protocol::permission_deny(
-                            p.message.as_deref().unwrap_or_default(),
-                        ))
-                    }
+                    success(protocol::permission_deny(
+                        p.message.as_deref().unwrap_or_default(),
+                    ))
                 }
             }
-            protocol::subtype::HOOK_CALLBACK => {
-                let block = req.get("callback_id").and_then(Value::as_str) == Some(TASK_HOOK_ID)
-                    && truthy(
-                        req.get("input")
-                            .and_then(|i| i.pointer("/tool_input/run_in_background")),
-                    );
-                if block {
-                    success(json!({"decision": "block", "reason": "Background agents disabled"}))
+            protocol::Request::HookCallback {
+                callback_id,
+                run_in_background,
+            } => {
+                // Background sub-agents are refused (the hook reel registers
+                // at `initialize` fires on every `Task` call).
+                if callback_id == Some(TASK_HOOK_ID) && truthy(run_in_background) {
+                    success(protocol::hook_block("Background agents disabled"))
                 } else {
-                    success(json!({}))
+                    success(protocol::hook_continue())
                 }
             }
-            protocol::subtype::MCP_MESSAGE => match req.get("message").and_then(|m| m.get("id")) {
-                Some(rpc_id) if !rpc_id.is_null() => success(json!({"mcp_response": {
-                    "jsonrpc": "2.0", "id": rpc_id,
-                    "error": {"code": -32601, "message": "no sdkMcp handler configured"}}})),
-                _ => success(json!({})),
+            protocol::Request::McpMessage { rpc_id } => match rpc_id {
+                Some(rpc_id) => success(protocol::mcp_no_handler(rpc_id)),
+                // A notification: there is nothing to answer.
+                None => success(Value::Object(Map::new())),
             },
-            protocol::subtype::REQUEST_USER_DIALOG
-            | protocol::subtype::ELICITATION
-            | protocol::subtype::SIDE_QUESTION => {
-                let kind = if subtype == protocol::subtype::REQUEST_USER_DIALOG {
-                    "dialog"
-                } else {
-                    "elicit"
-                };
+            request @ (protocol::Request::UserDialog | protocol::Request::Elicitation) => {
+                let dialog = matches!(request, protocol::Request::UserDialog);
+                let kind = if dialog { "dialog" } else { "elicit" };
                 self.stamp(log, ordinal, "decision", kind_map(kind));
                 if self.decider.unanswered == Unanswered::Fail {
                     return Err((
@@ -632,13 +604,13 @@ impl Engine<'_> {
                     ));
                 }
                 log.decisions.nondeterministic = true;
-                if kind == "dialog" {
-                    success(json!({"behavior": "cancelled"}))
+                if dialog {
+                    success(protocol::dialog_cancelled())
                 } else {
-                    success(json!({"action": "decline"}))
+                    success(protocol::elicitation_declined())
                 }
             }
-            other => {
+            protocol::Request::Unsupported(other) => {
                 let frame = protocol::control_error(
                     &id,
                     &format!("unsupported control_request subtype {other:?}"),

@@ -213,6 +213,110 @@ impl<'a> Line<'a> {
     }
 }
 
+/// The `system/init` field (`tools`, `mcp_servers`, `skills`) that is
+/// present but not an array: a malformed init.
+pub fn init_non_array_field(init: &Map<String, Value>) -> Option<&'static str> {
+    ["tools", "mcp_servers", "skills"]
+        .into_iter()
+        .find(|k| init.get(*k).is_some_and(|v| !v.is_array()))
+}
+
+/// How many background tasks a `system/background_tasks_changed` line
+/// lists as running.
+pub fn background_task_count(body: &Map<String, Value>) -> usize {
+    body.get("tasks")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len)
+}
+
+/// A `result` line's `is_error` (absent or not a bool reads as false).
+pub fn result_is_error(result: &Map<String, Value>) -> bool {
+    result
+        .get("is_error")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// The skill a `Skill` tool call loads (`input.skill`).
+pub fn skill_of(input: Option<&Value>) -> Option<&str> {
+    input.and_then(|i| i.get("skill")).and_then(Value::as_str)
+}
+
+/// Whether a tool call dispatches a sub-agent (an `Agent`/`Task` call, or
+/// any call naming a `subagent_type`), and the type it names.
+pub fn dispatch_of<'a>(name: &str, input: Option<&'a Value>) -> (bool, Option<&'a str>) {
+    let named = input.and_then(|i| i.get("subagent_type"));
+    (
+        DISPATCH_TOOLS.contains(&name) || named.is_some(),
+        named.and_then(Value::as_str),
+    )
+}
+
+/// What a `control_request` asks, by subtype.
+#[derive(Debug)]
+pub enum Request<'a> {
+    /// `can_use_tool`: may `tool_name` run with `input` (`{}` when absent)?
+    CanUseTool { tool_name: &'a str, input: Value },
+    /// `hook_callback`: a registered hook fired.
+    HookCallback {
+        callback_id: Option<&'a str>,
+        /// `input.tool_input.run_in_background`.
+        run_in_background: Option<&'a Value>,
+    },
+    /// `mcp_message`: a JSON-RPC message for an SDK MCP server (`message.id`).
+    McpMessage { rpc_id: Option<&'a Value> },
+    /// `request_user_dialog`.
+    UserDialog,
+    /// `elicitation` or `side_question`.
+    Elicitation,
+    /// A subtype the host does not support.
+    Unsupported(&'a str),
+}
+
+impl<'a> Request<'a> {
+    /// Reads a request of `subtype` from its `request` object.
+    pub fn of(subtype: &'a str, request: &'a Map<String, Value>) -> Request<'a> {
+        match subtype {
+            subtype::CAN_USE_TOOL => Request::CanUseTool {
+                tool_name: request
+                    .get("tool_name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+                input: request.get("input").cloned().unwrap_or_else(|| json!({})),
+            },
+            subtype::HOOK_CALLBACK => Request::HookCallback {
+                callback_id: request.get("callback_id").and_then(Value::as_str),
+                run_in_background: request
+                    .get("input")
+                    .and_then(|i| i.pointer("/tool_input/run_in_background")),
+            },
+            subtype::MCP_MESSAGE => Request::McpMessage {
+                rpc_id: request
+                    .get("message")
+                    .and_then(|m| m.get("id"))
+                    .filter(|id| !id.is_null()),
+            },
+            subtype::REQUEST_USER_DIALOG => Request::UserDialog,
+            subtype::ELICITATION | subtype::SIDE_QUESTION => Request::Elicitation,
+            other => Request::Unsupported(other),
+        }
+    }
+}
+
+/// The `AskUserQuestion` call's `questions`.
+pub fn questions_of(input: &Value) -> Value {
+    input.get("questions").cloned().unwrap_or(Value::Null)
+}
+
+/// The input an `AskUserQuestion` call runs with once answered: its own
+/// input with `questions` and the chosen `answers`.
+pub fn answered_questions(input: &Value, questions: Value, answers: Map<String, Value>) -> Value {
+    let mut updated = input.as_object().cloned().unwrap_or_default();
+    updated.insert("questions".into(), questions);
+    updated.insert("answers".into(), Value::Object(answers));
+    Value::Object(updated)
+}
+
 /// Text of a `tool_result.content`: a string, or its text blocks joined by
 /// newlines (images and other blocks are named by type).
 pub fn tool_result_text(content: Option<&Value>) -> String {
@@ -243,6 +347,40 @@ pub fn initialize_request(request_id: &str, hooks: Value) -> Value {
         "request_id": request_id,
         "request": {"subtype": subtype::INITIALIZE, "hooks": hooks}
     })
+}
+
+/// The `initialize` hooks: one `PreToolUse` hook on `matcher` tools,
+/// answered under `callback_id`.
+pub fn pre_tool_use_hook(matcher: &str, callback_id: &str) -> Value {
+    json!({"PreToolUse": [{"matcher": matcher, "hookCallbackIds": [callback_id]}]})
+}
+
+/// A hook answer that blocks the tool call, with the reason the model sees.
+pub fn hook_block(reason: &str) -> Value {
+    json!({"decision": "block", "reason": reason})
+}
+
+/// A hook answer that lets the tool call go on.
+pub fn hook_continue() -> Value {
+    json!({})
+}
+
+/// The JSON-RPC error answer to an `mcp_message` for a server the host
+/// does not run (`-32601`, method not found).
+pub fn mcp_no_handler(rpc_id: &Value) -> Value {
+    json!({"mcp_response": {
+        "jsonrpc": "2.0", "id": rpc_id,
+        "error": {"code": -32601, "message": "no sdkMcp handler configured"}}})
+}
+
+/// The answer to a `request_user_dialog` nobody scripted.
+pub fn dialog_cancelled() -> Value {
+    json!({"behavior": "cancelled"})
+}
+
+/// The answer to an `elicitation` or `side_question` nobody scripted.
+pub fn elicitation_declined() -> Value {
+    json!({"action": "decline"})
 }
 
 /// A user turn of text.
