@@ -245,6 +245,8 @@ pub(crate) struct RawParts {
     timeline: Option<String>,
     /// `timeline` parsed on first use (most replays never read it).
     timeline_values: OnceLock<Option<Vec<Value>>>,
+    /// `timeline` read for its folds on first use: only the keys they read.
+    timeline_entries: OnceLock<Option<Vec<super::TimelineEntry>>>,
 }
 
 impl Clone for RawParts {
@@ -262,6 +264,7 @@ impl Clone for RawParts {
             }),
             timeline: self.timeline.clone(),
             timeline_values: self.timeline_values.clone(),
+            timeline_entries: self.timeline_entries.clone(),
         }
     }
 }
@@ -303,6 +306,23 @@ impl RawParts {
                 _ => None,
             })
             .as_ref()
+    }
+
+    /// The `timeline` entries as the folds read them, parsed once, straight
+    /// from the text (never as a `Value` tree). A text with a surrogate
+    /// escape goes through the `Value` parse, which alone decides whether
+    /// the timeline reads at all.
+    pub(crate) fn timeline_entries(&self) -> Option<&[super::TimelineEntry]> {
+        let text = self.timeline.as_deref()?;
+        self.timeline_entries
+            .get_or_init(|| {
+                if may_hold_lone_surrogate(text) {
+                    let values = self.timeline()?;
+                    return Some(values.iter().filter_map(super::TimelineEntry::of).collect());
+                }
+                super::TimelineEntry::parse_all(text)
+            })
+            .as_deref()
     }
 
     /// Puts the kept text back into `doc` as values (for a writer).
@@ -421,6 +441,7 @@ pub(super) fn split(buf: FileBuffer) -> Result<(Map<String, Value>, RawParts), F
             events: Some(LeanEvents { buf, spans }),
             timeline,
             timeline_values: OnceLock::new(),
+            timeline_entries: OnceLock::new(),
         },
     ))
 }

@@ -293,6 +293,20 @@ impl Cassette {
         self.doc.get("sessionFingerprint").and_then(Value::as_str)
     }
 
+    /// `timeline` entries as the folds read them (`evidence::timeline`):
+    /// borrowed from a lean cassette (parsed once, only the keys read),
+    /// read off the document otherwise.
+    pub fn timeline_entries(&self) -> Option<Cow<'_, [TimelineEntry]>> {
+        match &self.raw {
+            Some(raw) if raw.has_timeline() => raw.timeline_entries().map(Cow::Borrowed),
+            _ => self
+                .doc
+                .get("timeline")
+                .and_then(Value::as_array)
+                .map(|items| Cow::Owned(items.iter().filter_map(TimelineEntry::of).collect())),
+        }
+    }
+
     /// `timeline` entries (kept as JSON: only a few keys are read).
     pub fn timeline(&self) -> Option<&Vec<Value>> {
         match &self.raw {

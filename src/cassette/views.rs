@@ -131,3 +131,176 @@ pub struct Authoring {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<String>,
 }
+
+/// One `timeline` entry as its folds read it (`evidence::timeline`): the
+/// keys they consult, each as recorded (any JSON value). Keys nobody reads
+/// are skipped when a timeline is parsed ([`TimelineEntry::parse_all`]), so
+/// a 37,000-entry timeline costs a fraction of its `Value` tree.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TimelineEntry {
+    ty: Option<serde_json::Value>,
+    tool_use_id: Option<serde_json::Value>,
+    ts: Option<serde_json::Value>,
+    name: Option<serde_json::Value>,
+    skill_scope: Option<serde_json::Value>,
+    seq: Option<serde_json::Value>,
+}
+
+impl TimelineEntry {
+    /// The keys an entry is read by.
+    const KEYS: [&'static str; 6] = ["type", "toolUseId", "ts", "name", "skillScope", "seq"];
+
+    fn slot(&mut self, key: &str) -> Option<&mut Option<serde_json::Value>> {
+        Some(match key {
+            "type" => &mut self.ty,
+            "toolUseId" => &mut self.tool_use_id,
+            "ts" => &mut self.ts,
+            "name" => &mut self.name,
+            "skillScope" => &mut self.skill_scope,
+            "seq" => &mut self.seq,
+            _ => return None,
+        })
+    }
+
+    /// The value of `key` (one of the keys an entry is read by), as
+    /// `Map::get` reads it.
+    pub fn get(&self, key: &str) -> Option<&serde_json::Value> {
+        match key {
+            "type" => self.ty.as_ref(),
+            "toolUseId" => self.tool_use_id.as_ref(),
+            "ts" => self.ts.as_ref(),
+            "name" => self.name.as_ref(),
+            "skillScope" => self.skill_scope.as_ref(),
+            "seq" => self.seq.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// An entry of a parsed timeline; `None` for a non-object, which no
+    /// fold reads.
+    pub fn of(v: &serde_json::Value) -> Option<TimelineEntry> {
+        let obj = v.as_object()?;
+        let mut e = TimelineEntry::default();
+        for key in Self::KEYS {
+            if let (Some(slot), Some(v)) = (e.slot(key), obj.get(key)) {
+                *slot = Some(v.clone());
+            }
+        }
+        Some(e)
+    }
+
+    /// The object entries of a `timeline` array's JSON text, each read as
+    /// [`TimelineEntry::of`] reads its parsed value (a repeated key keeps
+    /// its last value, as `JSON.parse` does); `None` when the text is not an
+    /// array or does not parse.
+    pub fn parse_all(text: &str) -> Option<Vec<TimelineEntry>> {
+        use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = Vec<TimelineEntry>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a timeline array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(entry) = seq.next_element::<MaybeEntry>()? {
+                    out.extend(entry.0);
+                }
+                Ok(out)
+            }
+        }
+        struct MaybeEntry(Option<TimelineEntry>);
+        impl<'de> Deserialize<'de> for MaybeEntry {
+            fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_any(EntryVisitor)
+            }
+        }
+        struct EntryVisitor;
+        impl<'de> Visitor<'de> for EntryVisitor {
+            type Value = MaybeEntry;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a timeline entry")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MaybeEntry, A::Error> {
+                let mut e = TimelineEntry::default();
+                let mut first = true;
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    // serde_json hands a number over as a one-key map
+                    // (`arbitrary_precision`): not an object entry.
+                    if std::mem::take(&mut first) && key == "$serde_json::private::Number" {
+                        map.next_value::<IgnoredAny>()?;
+                        return Ok(MaybeEntry(None));
+                    }
+                    match e.slot(&key) {
+                        Some(slot) => *slot = Some(map.next_value()?),
+                        None => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(MaybeEntry(Some(e)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MaybeEntry, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MaybeEntry(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<MaybeEntry, E> {
+                Ok(MaybeEntry(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<MaybeEntry, E> {
+                Ok(MaybeEntry(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<MaybeEntry, E> {
+                Ok(MaybeEntry(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<MaybeEntry, E> {
+                Ok(MaybeEntry(None))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<MaybeEntry, E> {
+                Ok(MaybeEntry(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<MaybeEntry, E> {
+                Ok(MaybeEntry(None))
+            }
+        }
+        let mut de = serde_json::Deserializer::from_str(text);
+        let entries = de::Deserializer::deserialize_seq(&mut de, Entries).ok()?;
+        de.end().ok()?;
+        Some(entries)
+    }
+}
+
+#[cfg(test)]
+mod timeline_entry_tests {
+    use super::TimelineEntry;
+
+    /// Reading a timeline's text straight into entries agrees with reading
+    /// its parsed value: non-objects dropped (numbers too, which serde_json
+    /// hands over as maps), a repeated key's last value kept, any value
+    /// shape in a read key, unread keys of any depth skipped.
+    #[test]
+    fn text_and_value_readings_agree() {
+        let texts = [
+            r#"[1, 1.50, -0, 1e400, "s", null, true, [1, {"type": "x"}], {}]"#,
+            r#"[{"type": "tool_use", "type": "tool_result", "ts": 1, "ts": "2"}]"#,
+            r#"[{"skillScope": {"a": [1, 2]}, "seq": 1.0, "name": null, "line": {"deep": [[[]]]}}]"#,
+            r#"[{"toolUseId": "t\u00e9", "extra": "\ud83d\ude00", "name": ["Bash"]}]"#,
+        ];
+        for text in texts {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            let of_values: Vec<TimelineEntry> = value
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(TimelineEntry::of)
+                .collect();
+            assert_eq!(TimelineEntry::parse_all(text), Some(of_values), "{text}");
+        }
+        let e = &TimelineEntry::parse_all(texts[1]).unwrap()[0];
+        assert_eq!(e.get("type"), Some(&serde_json::json!("tool_result")));
+        assert_eq!(e.get("ts"), Some(&serde_json::json!("2")));
+        assert_eq!(e.get("line"), None, "an unread key is not kept");
+        assert_eq!(TimelineEntry::parse_all(r#"{"type": "x"}"#), None);
+        assert_eq!(TimelineEntry::parse_all("[1,"), None);
+    }
+}

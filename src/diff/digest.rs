@@ -490,10 +490,10 @@ fn files_view(cassette: &Cassette, norm: &mut Normalizer) -> Vec<FileEntry> {
 }
 
 fn timeline_view(cassette: &Cassette, norm: &mut Normalizer) -> Vec<TimelineRow> {
-    let Some(entries) = cassette.timeline() else {
+    let Some(entries) = cassette.timeline_entries() else {
         return Vec::new();
     };
-    let mut rows: Vec<TimelineRow> = timeline::tool_durations(entries)
+    let mut rows: Vec<TimelineRow> = timeline::tool_durations(&entries)
         .0
         .into_iter()
         .map(|(name, d)| TimelineRow {
@@ -503,7 +503,7 @@ fn timeline_view(cassette: &Cassette, norm: &mut Normalizer) -> Vec<TimelineRow>
             total_ms: duration(norm, crate::js::number::json_value(d.total_ms)),
         })
         .collect();
-    for w in timeline::skill_activity(entries) {
+    for w in timeline::skill_activity(&entries) {
         rows.push(TimelineRow {
             kind: "skill",
             name: w.skill_label(),

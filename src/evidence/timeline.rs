@@ -20,6 +20,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
+use crate::cassette::TimelineEntry;
 use crate::js::coerce::{js_string, js_to_number, truthy};
 use crate::js::number;
 
@@ -122,22 +123,18 @@ impl<'a> PairKey<'a> {
     }
 }
 
-fn entry_type(ev: &Map<String, Value>) -> Option<&str> {
+fn entry_type(ev: &TimelineEntry) -> Option<&str> {
     ev.get("type").and_then(Value::as_str)
 }
 
 /// `String(ev.name)` as an object key (`"undefined"` when absent), borrowed
 /// when it is a string.
-fn tool_name(ev: &Map<String, Value>) -> Cow<'_, str> {
+fn tool_name(ev: &TimelineEntry) -> Cow<'_, str> {
     match ev.get("name") {
         Some(Value::String(s)) => Cow::Borrowed(s),
         Some(other) => Cow::Owned(js_string(other)),
         None => Cow::Borrowed("undefined"),
     }
-}
-
-fn objects(timeline: &[Value]) -> impl Iterator<Item = &Map<String, Value>> {
-    timeline.iter().filter_map(Value::as_object)
 }
 
 /// `Math.max` (NaN wins).
@@ -171,10 +168,10 @@ fn bump<'l, T>(
 /// `result.ts - use.ts` to the tool's bucket. A call never closed (or a
 /// `tool_use` without an id) adds nothing; a later `tool_use` with the same
 /// id restarts the call.
-pub fn tool_durations(timeline: &[Value]) -> ToolDurations {
+pub fn tool_durations(timeline: &[TimelineEntry]) -> ToolDurations {
     let mut pending: HashMap<PairKey<'_>, (Cow<'_, str>, f64)> = HashMap::new();
     let mut out: Vec<(String, ToolDuration)> = Vec::new();
-    for ev in objects(timeline) {
+    for ev in timeline {
         let id = ev.get("toolUseId");
         if !truthy(id) {
             continue;
@@ -222,11 +219,11 @@ fn differs(a: &Value, b: &Value) -> bool {
 /// into windows of *consecutive* entries with the same `skillScope` (absent or
 /// null ⇒ `"(root)"`). A skill invoked twice with something else between is
 /// two windows. Sub-agent calls count in the window they fall in.
-pub fn skill_activity(timeline: &[Value]) -> Vec<SkillWindow> {
+pub fn skill_activity(timeline: &[TimelineEntry]) -> Vec<SkillWindow> {
     let mut windows: Vec<SkillWindow> = Vec::new();
     // `ts` of the current window's first entry.
     let mut start_ts = 0.0;
-    for ev in objects(timeline) {
+    for ev in timeline {
         let is_tool_use = match entry_type(ev) {
             Some("tool_use") => true,
             Some("subagent_dispatch") => false,
@@ -271,9 +268,9 @@ pub fn skill_activity(timeline: &[Value]) -> Vec<SkillWindow> {
 /// `skillScope` of its `subagent_dispatch` entry (the last such entry wins;
 /// `None` = the entry had no `skillScope`). A sub-agent with no entry is not
 /// in the map.
-pub fn dispatch_skill_scopes(timeline: &[Value]) -> HashMap<String, Option<Value>> {
+pub fn dispatch_skill_scopes(timeline: &[TimelineEntry]) -> HashMap<String, Option<Value>> {
     let mut out = HashMap::new();
-    for ev in objects(timeline) {
+    for ev in timeline {
         if entry_type(ev) != Some("subagent_dispatch") {
             continue;
         }
@@ -290,15 +287,25 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn tl(v: Value) -> Vec<Value> {
-        v.as_array().cloned().unwrap_or_default()
+    /// The entries of a timeline, read both ways the folds get them (off
+    /// a parsed document, and straight from the text), which must agree.
+    fn tl(v: Value) -> Vec<TimelineEntry> {
+        let of_values: Vec<TimelineEntry> = v
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(TimelineEntry::of)
+            .collect();
+        let of_text = TimelineEntry::parse_all(&v.to_string()).expect("an array");
+        assert_eq!(of_values, of_text, "{v}");
+        of_values
     }
 
-    fn durations_json(t: &[Value]) -> String {
+    fn durations_json(t: &[TimelineEntry]) -> String {
         serde_json::to_string(&tool_durations(t)).unwrap()
     }
 
-    fn activity_json(t: &[Value]) -> String {
+    fn activity_json(t: &[TimelineEntry]) -> String {
         serde_json::to_string(&skill_activity(t)).unwrap()
     }
 

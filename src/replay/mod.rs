@@ -504,9 +504,9 @@ pub fn replay_with(
     // large cassette it is the size of the recording.
     let mut facts = run_result::facts(run, !opts.lean);
     if !opts.lean
-        && let Some(timeline) = cassette.timeline()
+        && let Some(timeline) = cassette.timeline_entries()
     {
-        run_result::timeline_fields(&mut facts.fields, timeline);
+        run_result::timeline_fields(&mut facts.fields, &timeline);
     }
 
     // 16. Pseudo-assertions, in the original's order.

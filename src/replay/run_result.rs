@@ -367,7 +367,10 @@ fn run_fields(run: &mut RunRecord) -> (Map<String, Value>, Bulk) {
 /// (`toolDurations`, `skillActivity`, `subagents[].attributedSkillId`). The
 /// original sets them only when the cassette has a timeline; without one the
 /// keys are absent (`undefined`) and `subagents` is left as it is.
-pub fn timeline_fields(fields: &mut Map<String, Value>, timeline: &[Value]) {
+pub fn timeline_fields(
+    fields: &mut Map<String, Value>,
+    timeline: &[crate::cassette::TimelineEntry],
+) {
     fields.insert(
         "toolDurations".into(),
         to_value(&timeline::tool_durations(timeline)),
@@ -443,7 +446,8 @@ mod tests {
             {"seq":2,"ts":9,"type":"tool_result","toolUseId":"D1"},
             {"seq":3,"ts":10,"type":"subagent_dispatch","toolUseId":"D2"},
         ]);
-        timeline_fields(&mut f, timeline.as_array().unwrap());
+        let entries = crate::cassette::TimelineEntry::parse_all(&timeline.to_string()).unwrap();
+        timeline_fields(&mut f, &entries);
         assert_eq!(
             f["toolDurations"],
             json!({"Agent": {"calls": 1, "totalMs": 4, "maxMs": 4}})

@@ -210,7 +210,7 @@ fn skill_tool_used(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult
     let (Some(skill), Some(tool)) = (opt_str(m, "skill"), opt_str(m, "tool")) else {
         return Err(bad_param(key));
     };
-    let Some(timeline) = env.ctx.cassette.timeline() else {
+    let Some(timeline) = env.ctx.cassette.timeline_entries() else {
         return Err(
             "evidence unavailable: skill-activity telemetry absent from result.json — \
             cannot evaluate skill_tool_used"
@@ -219,7 +219,7 @@ fn skill_tool_used(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult
     };
     let skill_re = env.re(key, skill)?;
     let tool_re = env.re(key, tool)?;
-    let windows = crate::evidence::timeline::skill_activity(timeline);
+    let windows = crate::evidence::timeline::skill_activity(&timeline);
     let mut matching = Vec::new();
     for w in &windows {
         if t(key, &skill_re, &w.skill_label())? {
