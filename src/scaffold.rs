@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+use crate::assert::keys::name;
 use crate::cassette::Cassette;
 use crate::js::regex::escape_literal;
 use crate::replay::{ReplayOptions, replay_file};
@@ -228,31 +229,31 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
         .map(str::to_owned)
         .collect();
     for p in &created {
-        asserts.push(json!({"file_exists": p}));
+        asserts.push(json!({name::FILE_EXISTS: p}));
     }
     if cassette
         .doc
         .get("preRunPaths")
         .is_some_and(|v| !v.is_null())
     {
-        asserts.push(json!({"no_unexpected_files": created}));
+        asserts.push(json!({name::NO_UNEXPECTED_FILES: created}));
     }
     if let Some(counts) = result.run.get("toolCounts").and_then(Value::as_object) {
         for tool in counts.keys() {
             if !crate::assert::glob::looks_like_regex(tool) && !tool.is_empty() {
-                asserts.push(json!({"tool_called": tool}));
+                asserts.push(json!({name::TOOL_CALLED: tool}));
             }
         }
     }
     for (questions, _) in &gates {
         for q in questions.as_array().into_iter().flatten() {
             if let Some(text) = q.get("question").and_then(Value::as_str) {
-                asserts.push(json!({"question_asked": escape_literal(text)}));
+                asserts.push(json!({name::QUESTION_ASKED: escape_literal(text)}));
             }
         }
     }
     if !gates.is_empty() {
-        asserts.push(json!({"gate_answers_delivered": true}));
+        asserts.push(json!({name::GATE_ANSWERS_DELIVERED: true}));
     }
     doc.insert("assert".into(), Value::Array(asserts));
 

@@ -112,7 +112,7 @@ pub fn cassette_format_outcomes(run: &RunRecord) -> Vec<AssertionOutcome> {
     run.format_findings()
         .into_iter()
         .map(|message| AssertionOutcome {
-            assertion: serde_json::json!({"replay_protocol_fidelity": true}),
+            assertion: serde_json::json!({keys::name::REPLAY_PROTOCOL_FIDELITY: true}),
             pass: false,
             message,
             evidence: None,

@@ -545,7 +545,9 @@ impl Linter<'_> {
             }));
         }
         for (i, item) in assert_items(self.doc) {
-            if let Some(glob) = item.get("tool_not_called").and_then(Value::as_str)
+            if let Some(glob) = item
+                .get(keys::name::TOOL_NOT_CALLED)
+                .and_then(Value::as_str)
                 && !glob.is_empty()
                 && !glob.starts_with("mcp__")
                 && !KNOWN_TOOLS
@@ -563,7 +565,7 @@ impl Linter<'_> {
                     Some("name a real tool (`reel assertions tool_not_called`)"),
                 );
             }
-            if let Some(p) = item.get("file_exists").and_then(Value::as_str) {
+            if let Some(p) = item.get(keys::name::FILE_EXISTS).and_then(Value::as_str) {
                 let norm = p.trim_start_matches("./");
                 let first = norm.split('/').next().unwrap_or_default();
                 let at = format!("assert[{i}].file_exists");

@@ -250,7 +250,7 @@ fn live_failures(
 ) -> (Vec<String>, Option<crate::replay::ReplayResult>) {
     let (mut failures, judged) = replay_failures(cassette);
     if !log.decisions.permissive_auto_allows.is_empty()
-        && !scenario.asserts_flag("allow_permissive_auto_allow")
+        && !scenario.asserts_flag(crate::assert::keys::name::ALLOW_PERMISSIVE_AUTO_ALLOW)
     {
         failures.push(format!(
             "permissive_auto_allow: unscripted tool(s) {} were auto-allowed by `permission_parity: \

@@ -340,7 +340,7 @@ fn evidence_of(cassette: &Cassette) -> buckets::Evidence {
 fn pseudo(protocol: bool, source: &str, message: String) -> AssertionOutcome {
     AssertionOutcome {
         assertion: if protocol {
-            json!({"replay_protocol_fidelity": true})
+            json!({assert::keys::name::REPLAY_PROTOCOL_FIDELITY: true})
         } else {
             json!({})
         },

@@ -199,7 +199,7 @@ pub fn compute(input: &VerdictInput<'_>, lane: Lane) -> Verdict {
             ),
         });
     }
-    if input.stalled && !has_modifier(input.assertions, "allow_stall") {
+    if input.stalled && !has_modifier(input.assertions, crate::assert::keys::name::ALLOW_STALL) {
         signals.push(Signal {
             code: "stalled".into(),
             severity: Severity::Fail,

@@ -646,10 +646,10 @@ fn check_assertion_schema(assert: &[Value]) -> Result<(), Problem> {
 /// an authored `replay_protocol_fidelity`, `execution: cloud-describe`, keys
 /// that cannot pass on `lane: remote`, regexes that do not compile.
 fn check_assertions_at_load(assert: &[Value], execution: &str, lane: &str) -> Result<(), Problem> {
-    if let Some(i) = assert
-        .iter()
-        .position(|a| a.get("replay_protocol_fidelity").is_some())
-    {
+    if let Some(i) = assert.iter().position(|a| {
+        a.get(crate::assert::keys::name::REPLAY_PROTOCOL_FIDELITY)
+            .is_some()
+    }) {
         return Err((
             format!(
                 "assert[{i}]: `replay_protocol_fidelity` is produced by replay and cannot be \
@@ -707,7 +707,10 @@ fn check_assertions_at_load(assert: &[Value], execution: &str, lane: &str) -> Re
 /// (the original's `record` refuses those too).
 fn check_recordable_assertions(assert: &[Value]) -> Result<(), Problem> {
     for (i, item) in assert.iter().enumerate() {
-        for key in ["egress_denied", "egress_allowed"] {
+        for key in [
+            crate::assert::keys::name::EGRESS_DENIED,
+            crate::assert::keys::name::EGRESS_ALLOWED,
+        ] {
             if item.get(key).is_some() {
                 return Err((
                     format!(

@@ -14,7 +14,7 @@ const QUESTION_OPTIONS: &[Field] = &[
 
 pub(super) const KEYS: &[Key] = &[
     Key {
-        name: "question_asked",
+        name: name::QUESTION_ASKED,
         bucket: Bucket::NeedsControlOut,
         param: Param::Regex,
         description: "the agent asked a question whose text matches this regex",
@@ -79,7 +79,7 @@ pub(super) const KEYS: &[Key] = &[
         ..Key::DEFAULTS
     },
     Key {
-        name: "gate_answers_delivered",
+        name: name::GATE_ANSWERS_DELIVERED,
         bucket: Bucket::NeedsControlOut,
         param: Param::Bool,
         description: "every answered question reached the agent (true) or one did not (false)",

@@ -25,7 +25,7 @@ const ARTIFACT_TEXT: &[Field] = &[
 
 pub(super) const KEYS: &[Key] = &[
     Key {
-        name: "file_exists",
+        name: name::FILE_EXISTS,
         bucket: Bucket::NeedsManifest,
         param: Param::NonEmpty,
         description: "this work-root-relative file exists after the run",
@@ -86,7 +86,7 @@ pub(super) const KEYS: &[Key] = &[
         ..Key::DEFAULTS
     },
     Key {
-        name: "no_unexpected_files",
+        name: name::NO_UNEXPECTED_FILES,
         bucket: Bucket::NeedsManifest,
         param: Param::GlobList,
         description: "every file the run created under a user-visible root matches a glob",

@@ -41,6 +41,23 @@ use crate::cassette::{PreRunOrigin, TruncationReason};
 use crate::evidence::RunRecord;
 use crate::js::regex::{EsRegex, compile_es};
 
+/// The names of the keys other modules act on by name (the scaffold writes
+/// them, lint and the verdict read them), defined once: each key's record
+/// takes its name from here.
+pub mod name {
+    pub const TOOL_CALLED: &str = "tool_called";
+    pub const TOOL_NOT_CALLED: &str = "tool_not_called";
+    pub const FILE_EXISTS: &str = "file_exists";
+    pub const NO_UNEXPECTED_FILES: &str = "no_unexpected_files";
+    pub const QUESTION_ASKED: &str = "question_asked";
+    pub const GATE_ANSWERS_DELIVERED: &str = "gate_answers_delivered";
+    pub const EGRESS_DENIED: &str = "egress_denied";
+    pub const EGRESS_ALLOWED: &str = "egress_allowed";
+    pub const ALLOW_STALL: &str = "allow_stall";
+    pub const ALLOW_PERMISSIVE_AUTO_ALLOW: &str = "allow_permissive_auto_allow";
+    pub const REPLAY_PROTOCOL_FIDELITY: &str = "replay_protocol_fidelity";
+}
+
 /// One assertion key.
 pub struct Key {
     pub name: &'static str,

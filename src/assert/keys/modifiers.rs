@@ -7,7 +7,7 @@ use super::*;
 
 pub(super) const KEYS: &[Key] = &[
     Key {
-        name: "allow_permissive_auto_allow",
+        name: name::ALLOW_PERMISSIVE_AUTO_ALLOW,
         bucket: Bucket::Always,
         param: Param::True,
         description: "verdict modifier: a permissive auto-allow does not fail the run",
@@ -49,7 +49,7 @@ pub(super) const KEYS: &[Key] = &[
         ..Key::DEFAULTS
     },
     Key {
-        name: "allow_stall",
+        name: name::ALLOW_STALL,
         bucket: Bucket::Always,
         param: Param::True,
         description: "verdict modifier: stalling on a question does not fail the run",

@@ -29,7 +29,7 @@ pub(super) const KEYS: &[Key] = &[
         ..Key::DEFAULTS
     },
     Key {
-        name: "replay_protocol_fidelity",
+        name: name::REPLAY_PROTOCOL_FIDELITY,
         bucket: Bucket::Synthesized,
         param: Param::Bool,
         description: "produced by replay itself; never authored",

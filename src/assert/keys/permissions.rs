@@ -109,7 +109,7 @@ pub(super) const KEYS: &[Key] = &[
         ..Key::DEFAULTS
     },
     Key {
-        name: "egress_denied",
+        name: name::EGRESS_DENIED,
         bucket: Bucket::LiveOnly,
         param: Param::Str,
         description: "the egress proxy denied this host",
@@ -124,7 +124,7 @@ pub(super) const KEYS: &[Key] = &[
         ..Key::DEFAULTS
     },
     Key {
-        name: "egress_allowed",
+        name: name::EGRESS_ALLOWED,
         bucket: Bucket::LiveOnly,
         param: Param::Str,
         description: "the egress proxy allowed this host",

@@ -6,7 +6,7 @@ use super::*;
 
 pub(super) const KEYS: &[Key] = &[
     Key {
-        name: "tool_called",
+        name: name::TOOL_CALLED,
         bucket: Bucket::Always,
         param: Param::ToolGlob,
         description: "the main agent called a tool matching this glob",
@@ -22,7 +22,7 @@ pub(super) const KEYS: &[Key] = &[
         ..Key::DEFAULTS
     },
     Key {
-        name: "tool_not_called",
+        name: name::TOOL_NOT_CALLED,
         bucket: Bucket::Always,
         param: Param::ToolGlob,
         description: "the main agent called no tool matching this glob",
