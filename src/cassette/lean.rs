@@ -82,7 +82,6 @@ impl FileBuffer {
     pub(crate) fn read(file: &std::fs::File, len: usize) -> std::io::Result<Option<FileBuffer>> {
         use std::io::Read;
         let mut map = Vec::with_capacity(len);
-        let mut file = file;
         file.take(len as u64 + 1).read_to_end(&mut map)?;
         if map.len() != len || std::str::from_utf8(&map).is_err() {
             return Ok(None);

@@ -138,12 +138,8 @@ pub struct Authoring {
 /// a 37,000-entry timeline costs a fraction of its `Value` tree.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TimelineEntry {
-    ty: Option<serde_json::Value>,
-    tool_use_id: Option<serde_json::Value>,
-    ts: Option<serde_json::Value>,
-    name: Option<serde_json::Value>,
-    skill_scope: Option<serde_json::Value>,
-    seq: Option<serde_json::Value>,
+    /// The value of each of [`TimelineEntry::KEYS`], in that order.
+    values: [Option<serde_json::Value>; 6],
 }
 
 impl TimelineEntry {
@@ -151,29 +147,15 @@ impl TimelineEntry {
     const KEYS: [&'static str; 6] = ["type", "toolUseId", "ts", "name", "skillScope", "seq"];
 
     fn slot(&mut self, key: &str) -> Option<&mut Option<serde_json::Value>> {
-        Some(match key {
-            "type" => &mut self.ty,
-            "toolUseId" => &mut self.tool_use_id,
-            "ts" => &mut self.ts,
-            "name" => &mut self.name,
-            "skillScope" => &mut self.skill_scope,
-            "seq" => &mut self.seq,
-            _ => return None,
-        })
+        let i = Self::KEYS.iter().position(|k| *k == key)?;
+        Some(&mut self.values[i])
     }
 
     /// The value of `key` (one of the keys an entry is read by), as
     /// `Map::get` reads it.
     pub fn get(&self, key: &str) -> Option<&serde_json::Value> {
-        match key {
-            "type" => self.ty.as_ref(),
-            "toolUseId" => self.tool_use_id.as_ref(),
-            "ts" => self.ts.as_ref(),
-            "name" => self.name.as_ref(),
-            "skillScope" => self.skill_scope.as_ref(),
-            "seq" => self.seq.as_ref(),
-            _ => None,
-        }
+        let i = Self::KEYS.iter().position(|k| *k == key)?;
+        self.values[i].as_ref()
     }
 
     /// An entry of a parsed timeline; `None` for a non-object, which no
