@@ -13,7 +13,7 @@
 //! of the parse, peak memory under 3x the cassette size.
 //!
 //! `REEL_BENCH_EVENTS` / `REEL_BENCH_ITERS` / `REEL_BENCH_SEED` override the
-//! defaults; `REEL_BENCH_PHASES=1` also times load and re-drive separately;
+//! defaults; `REEL_BENCH_PHASES=1` also times the load alone and with the re-drive;
 //! `REEL_BENCH_KEEP=FILE` keeps the generated cassette for a profiler.
 //! Prints `BENCH` lines (text and JSON paths) for `scripts/bench.sh`.
 
@@ -68,23 +68,32 @@ fn child(mode: &str, file: &Path, iters: usize) {
     }
     times.sort_by(f64::total_cmp);
     if mode == "replay" && std::env::var_os("REEL_BENCH_PHASES").is_some() {
-        // Where the time goes: the lean load, then the re-drive (the rest is
-        // evaluation + reports); the full load beside it.
+        // Where the time goes: the lean load alone, then the lean load that
+        // reads and re-drives the lines as it scans (the rest is evaluation
+        // + reports); the full load beside them.
         let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
         let t = Instant::now();
         let full = reel::cassette::Cassette::load(file).expect("load");
         let full_ms = ms(t);
         drop(full);
         let t = Instant::now();
-        let mut c = reel::cassette::Cassette::load_lean(file).expect("load");
+        let c = reel::cassette::Cassette::load_lean(file).expect("load");
         let load = ms(t);
+        drop(c);
         let t = Instant::now();
-        let events = c.take_lean_events().expect("lean");
-        let run = reel::evidence::RunRecord::from_lean_events(events, c.control_out().as_deref());
+        let loaded = reel::cassette::Cassette::load_lean_reading(
+            file,
+            &reel::evidence::read_line,
+            &mut |doc, lines| {
+                let control_out = reel::cassette::control_out_of(doc);
+                reel::evidence::RunRecord::from_read_lines(lines, control_out.as_deref())
+            },
+        );
         let drive = ms(t);
-        std::hint::black_box(run);
+        std::hint::black_box(loaded.expect("load"));
         eprintln!(
-            "phases: lean load {load:.1} ms (full load {full_ms:.1} ms), re-drive {drive:.1} ms"
+            "phases: lean load {load:.1} ms (full load {full_ms:.1} ms); lean load + re-drive \
+             {drive:.1} ms"
         );
     }
     println!(

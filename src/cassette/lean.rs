@@ -22,9 +22,9 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
-use std::sync::OnceLock;
+use std::sync::{Arc, LazyLock, OnceLock};
 
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -32,50 +32,49 @@ use serde_json::{Map, Value};
 const EVENTS: &str = "events";
 const TIMELINE: &str = "timeline";
 
-/// A file's bytes, UTF-8-checked, in memory reel maps itself (so it can
-/// give pages back before the whole buffer is dropped).
-#[derive(Debug)]
+/// A cassette file's bytes, as the lean scan reads them: on unix a private,
+/// read-only mapping of the file (no copy, no fresh memory: a 50 MB read
+/// into new pages spent more time having the kernel zero them than reading),
+/// elsewhere the bytes read into memory. Not yet UTF-8-checked: the scan
+/// checks every string it keeps ([`FileBuffer::text`]).
+///
+/// A mapping reads the file as it is now, so a file rewritten in place
+/// (truncated, then written) while reel replays it can read inconsistently
+/// or, if it shrinks, stop the process (SIGBUS). reel and cowork-harness
+/// write cassettes by atomic rename, which leaves a mapped file untouched.
+///
+/// Shared, not copied, by a clone: the bytes never change.
+#[derive(Debug, Clone)]
 pub(crate) struct FileBuffer {
-    len: usize,
     #[cfg(unix)]
-    map: memmap2::MmapMut,
+    map: Arc<memmap2::Mmap>,
     #[cfg(not(unix))]
-    map: Vec<u8>,
+    map: Arc<Vec<u8>>,
 }
 
 impl FileBuffer {
-    /// Reads `len` bytes of `file`; `None` when it does not hold exactly
-    /// that many (it changed while read: the full reader decides), or when
-    /// they are not UTF-8.
+    /// Maps (or reads) the `len` bytes of `file`; `None` when it is empty
+    /// or does not hold exactly that many (it changed: the full reader
+    /// decides).
     #[cfg(unix)]
     pub(crate) fn read(file: &std::fs::File, len: usize) -> std::io::Result<Option<FileBuffer>> {
-        let mut map = memmap2::MmapOptions::new().len(len.max(1)).map_anon()?;
-        // Huge pages where the kernel has them: populating 50 MB is then a
-        // few dozen faults, not twelve thousand (a failure changes nothing).
-        #[cfg(target_os = "linux")]
-        let _ = map.advise(memmap2::Advice::HugePage);
-        // Two halves at once, each populated up front (one bulk fault per
-        // half instead of one per 4 KiB page as `read` fills it), read and
-        // checked as UTF-8 on its own core: zeroing, copying and checking
-        // 50 MB was a third of a large replay's load.
-        let mid = (len / 2).div_ceil(page_size()) * page_size();
-        let mid = mid.min(len);
-        let (lo, hi) = map[..len].split_at_mut(mid);
-        let (lo, hi) = rayon::join(|| fill(file, lo, 0), || fill(file, hi, mid as u64));
-        let (Some(lo), Some(hi)) = (lo?, hi?) else {
+        if len == 0 {
             return Ok(None);
+        }
+        // SAFETY: a private read-only mapping of a regular file (checked by
+        // the caller); see the type's docs for a file rewritten in place.
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .len(len)
+                .map_copy_read_only(file)?
         };
-        // Nothing precedes the first half or follows the second; a character
-        // the split cut in two is checked whole.
-        let cut = &map[mid - lo.tail..mid + hi.head];
-        if lo.head != 0 || hi.tail != 0 || std::str::from_utf8(cut).is_err() {
-            return Ok(None);
-        }
         let mut probe = [0u8; 1];
-        if std::os::unix::fs::FileExt::read_at(file, &mut probe, len as u64)? != 0 {
+        if map.len() != len
+            || std::os::unix::fs::FileExt::read_at(file, &mut probe, len as u64)? != 0
+        {
             return Ok(None);
         }
-        Ok(Some(FileBuffer { len, map }))
+        Ok(Some(FileBuffer { map: Arc::new(map) }))
     }
 
     #[cfg(not(unix))]
@@ -83,14 +82,14 @@ impl FileBuffer {
         use std::io::Read;
         let mut map = Vec::with_capacity(len);
         file.take(len as u64 + 1).read_to_end(&mut map)?;
-        if map.len() != len || std::str::from_utf8(&map).is_err() {
+        if len == 0 || map.len() != len {
             return Ok(None);
         }
-        Ok(Some(FileBuffer { len, map }))
+        Ok(Some(FileBuffer { map: Arc::new(map) }))
     }
 
     fn bytes(&self) -> &[u8] {
-        &self.map[..self.len]
+        &self.map
     }
 
     /// JSON allows no byte-order mark; the full loader words the error.
@@ -98,28 +97,30 @@ impl FileBuffer {
         self.bytes().starts_with("\u{feff}".as_bytes())
     }
 
-    /// The text at `range`. Only ever called on ranges that were checked
-    /// UTF-8 (the whole buffer, at read) and not released since.
+    /// The text at `range`. Only ever called on ranges the scan checked as
+    /// UTF-8 (the `events` tokens).
     fn text(&self, range: Range<usize>) -> &str {
-        // SAFETY: the whole buffer was checked to be UTF-8 when read; a
-        // range's bytes change only through `release`, which takes
-        // `&mut self` (so no `&str` of the buffer is alive) and is only
-        // given ranges no later `text` call covers.
+        // SAFETY: every range asked for is a string token serde_json checked
+        // as UTF-8 in the scan (`RawValue` over a byte slice), and the bytes
+        // do not change afterwards (`release` only unmaps pages that fault
+        // back in from the file).
         unsafe { std::str::from_utf8_unchecked(&self.map[range]) }
     }
 
-    /// Gives the whole pages inside `range` back to the system.
-    fn release(&mut self, range: Range<usize>) {
+    /// Gives the whole pages inside `range` back to the system: a large
+    /// replay's resident memory is then the lines being read, not the file.
+    /// The bytes still read the same: the pages fault back in from the file.
+    fn release(&self, range: Range<usize>) {
         #[cfg(unix)]
         {
             let page = page_size();
             let start = range.start.div_ceil(page) * page;
             let end = range.end / page * page;
             if end > start {
-                // SAFETY: `&mut self` proves no borrow of the mapping is
-                // alive; the pages are private and anonymous, so they read
-                // as zeros if touched again, and nothing reads them again
-                // (see `text`). A failure only means the pages stay.
+                // SAFETY: the mapping is private, read-only and never written,
+                // so dropping its pages changes no byte any borrow sees: the
+                // next read maps the file's page again. A failure only means
+                // the pages stay.
                 let _ = unsafe {
                     self.map.unchecked_advise_range(
                         memmap2::UncheckedAdvice::DontNeed,
@@ -132,55 +133,11 @@ impl FileBuffer {
         #[cfg(not(unix))]
         let _ = range;
     }
-}
 
-/// What [`fill`] could not check in a part on its own: continuation bytes
-/// at its start (`head`, a character begun before it) and an incomplete
-/// character at its end (`tail` bytes, finished after it).
-#[cfg(unix)]
-struct Edges {
-    head: usize,
-    tail: usize,
-}
-
-/// Reads `part` from `file` at `offset` and checks it as UTF-8 but for its
-/// [`Edges`]; `None` when the file was shorter or the bytes are not UTF-8.
-#[cfg(unix)]
-fn fill(file: &std::fs::File, part: &mut [u8], offset: u64) -> std::io::Result<Option<Edges>> {
-    use std::os::unix::fs::FileExt;
-    if part.is_empty() {
-        return Ok(Some(Edges { head: 0, tail: 0 }));
+    /// The offset of `part` (a slice of this buffer) in it.
+    fn offset_of(&self, part: &str) -> usize {
+        part.as_ptr() as usize - self.map.as_ptr() as usize
     }
-    #[cfg(target_os = "linux")]
-    // SAFETY: `part` is a live, writable range of an anonymous private
-    // mapping; populating it changes no byte (a failure, e.g. on a kernel
-    // before 5.14, leaves the pages to be faulted in as they are written).
-    let _ = unsafe {
-        libc::madvise(
-            part.as_mut_ptr().cast(),
-            part.len(),
-            libc::MADV_POPULATE_WRITE,
-        )
-    };
-    match file.read_exact_at(part, offset) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e),
-    }
-    let head = part
-        .iter()
-        .take(3)
-        .take_while(|&&b| b & 0xC0 == 0x80)
-        .count();
-    Ok(match std::str::from_utf8(&part[head..]) {
-        Ok(_) => Some(Edges { head, tail: 0 }),
-        // An incomplete character at the very end: the next part decides.
-        Err(e) if e.error_len().is_none() => Some(Edges {
-            head,
-            tail: part.len() - head - e.valid_up_to(),
-        }),
-        Err(_) => None,
-    })
 }
 
 #[cfg(unix)]
@@ -194,8 +151,8 @@ fn page_size() -> usize {
 }
 
 /// A lean cassette's `events`: the file buffer and each line's token in it.
-#[derive(Debug)]
-pub struct LeanEvents {
+#[derive(Debug, Clone)]
+pub(crate) struct LeanEvents {
     buf: FileBuffer,
     spans: Vec<Range<usize>>,
 }
@@ -206,40 +163,18 @@ impl LeanEvents {
         self.spans.len()
     }
 
-    /// True when there are none.
-    pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
-    }
-
     /// Lines `range` (indices), in order.
     pub fn lines(&self, range: Range<usize>) -> impl ExactSizeIterator<Item = EventLine<'_>> {
         self.spans[range]
             .iter()
             .map(|r| EventLine::Token(self.buf.text(r.clone())))
     }
-
-    /// Hands back the memory of lines `range` (indices), which are never
-    /// read again: a later [`LeanEvents::lines`] of them is refused.
-    pub fn release(&mut self, range: Range<usize>) {
-        let Some(first) = self.spans.get(range.start) else {
-            return;
-        };
-        let start = first.start;
-        let end = self.spans[range.end - 1].end;
-        self.buf.release(start..end);
-        for span in &mut self.spans[range] {
-            // An empty token: never read (see `lines`' callers), and
-            // harmless if it were: `EventLine::text` of it is "".
-            *span = span.start..span.start;
-        }
-    }
 }
 
 /// The kept text of a lean cassette.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct RawParts {
-    /// `None` once taken by the re-drive.
-    pub(crate) events: Option<LeanEvents>,
+    events: LeanEvents,
     /// The `timeline` array's text, when it is an array.
     timeline: Option<String>,
     /// `timeline` parsed on first use (most replays never read it).
@@ -248,48 +183,10 @@ pub(crate) struct RawParts {
     timeline_entries: OnceLock<Option<Vec<super::TimelineEntry>>>,
 }
 
-impl Clone for RawParts {
-    /// Copies the buffer (a lean cassette is not cloned on any hot path).
-    fn clone(&self) -> RawParts {
-        RawParts {
-            events: self.events.as_ref().and_then(|e| {
-                Some(LeanEvents {
-                    buf: FileBuffer {
-                        len: e.buf.len,
-                        map: memmap_copy(e.buf.bytes())?,
-                    },
-                    spans: e.spans.clone(),
-                })
-            }),
-            timeline: self.timeline.clone(),
-            timeline_values: self.timeline_values.clone(),
-            timeline_entries: self.timeline_entries.clone(),
-        }
-    }
-}
-
-#[cfg(unix)]
-fn memmap_copy(bytes: &[u8]) -> Option<memmap2::MmapMut> {
-    let mut map = memmap2::MmapOptions::new()
-        .len(bytes.len().max(1))
-        .map_anon()
-        .ok()?;
-    map[..bytes.len()].copy_from_slice(bytes);
-    Some(map)
-}
-
-#[cfg(not(unix))]
-fn memmap_copy(bytes: &[u8]) -> Option<Vec<u8>> {
-    Some(bytes.to_vec())
-}
-
 impl RawParts {
-    /// The `events` lines not yet taken, in order.
+    /// The `events` lines, in order.
     pub(crate) fn events(&self) -> Box<dyn ExactSizeIterator<Item = EventLine<'_>> + '_> {
-        match &self.events {
-            Some(e) => Box::new(e.lines(0..e.len())),
-            None => Box::new(std::iter::empty()),
-        }
+        Box::new(self.events.lines(0..self.events.len()))
     }
 
     pub(crate) fn has_timeline(&self) -> bool {
@@ -358,6 +255,27 @@ impl<'a> EventLine<'a> {
         }
     }
 
+    /// Calls `f` with the line, unescaped (when it must be) into a buffer
+    /// this thread reuses: reading 50,000 lines then allocates nothing.
+    pub fn with_text<R>(self, f: impl FnOnce(&str) -> R) -> R {
+        thread_local! {
+            static LINE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        }
+        let tok = match self {
+            EventLine::Token(tok) if tok.contains('\\') => tok,
+            _ => return f(&self.text()),
+        };
+        LINE.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut buf) => {
+                buf.clear();
+                unescape_into(token_inner(tok), &mut buf);
+                f(&buf)
+            }
+            // `f` reads another token itself: it gets its own buffer.
+            Err(_) => f(&unescape(tok)),
+        })
+    }
+
     /// The line as stored: for a cheap pre-filter on an ASCII word that holds
     /// no `"` or `\` (escaping never splits such a word).
     pub fn stored(self) -> &'a str {
@@ -367,82 +285,294 @@ impl<'a> EventLine<'a> {
     }
 }
 
+/// A string token without its quotes.
+fn token_inner(token: &str) -> &str {
+    token
+        .get(1..token.len().saturating_sub(1))
+        .unwrap_or_default()
+}
+
 fn unescape(token: &str) -> Cow<'_, str> {
-    let Some(inner) = token.get(1..token.len().saturating_sub(1)) else {
-        return Cow::Borrowed("");
-    };
+    let inner = token_inner(token);
     if !inner.contains('\\') {
         return Cow::Borrowed(inner);
     }
-    Cow::Owned(unescape_checked(inner).unwrap_or_default())
+    let mut out = String::with_capacity(inner.len());
+    unescape_into(inner, &mut out);
+    Cow::Owned(out)
 }
 
-/// The text of a JSON string's inside whose syntax the loader has checked
-/// and that holds no surrogate escape (the loader sends those to the full
-/// pipeline). Written here rather than taken from serde_json because its
-/// string reader grows its buffer from empty for every line, and those
-/// reallocations were a sixth of a large replay; the output here is sized
-/// once. `None` (never, for a checked token) on anything unexpected.
-fn unescape_checked(inner: &str) -> Option<String> {
+/// Appends the text of a JSON string's inside whose syntax the loader has
+/// checked and that holds no surrogate escape (the loader sends those to the
+/// full pipeline); on anything unexpected (never, for a checked token) it
+/// appends nothing. Written here rather than taken from serde_json because
+/// its string reader grows a fresh buffer for every line, and a recorded
+/// line is JSON inside JSON: an escaped quote every few bytes, where a
+/// `memchr` per escape was slower than this loop over 8 bytes at a time.
+fn unescape_into(inner: &str, out: &mut String) {
+    const LANES: u64 = 0x0101_0101_0101_0101;
     let bytes = inner.as_bytes();
-    let mut out = String::with_capacity(inner.len());
-    let mut at = 0;
-    while let Some(i) = memchr::memchr(b'\\', &bytes[at..]) {
-        let esc = at + i;
-        out.push_str(&inner[at..esc]);
-        let c = match *bytes.get(esc + 1)? {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let hex = inner.get(esc + 2..esc + 6)?;
-                at = esc + 6;
-                out.push(char::from_u32(u32::from_str_radix(hex, 16).ok()?)?);
+    let n = bytes.len();
+    out.reserve(n);
+    let start = out.len();
+    // SAFETY: (memory) the text never outgrows its escaped form (an escape
+    // of 2 or 6 bytes stands for at most 3), so every write at `o ≤ i`
+    // stays inside the `n` bytes reserved; `set_len` covers only bytes
+    // written. (UTF-8) only whole runs of `inner` between ASCII bytes and
+    // whole encoded characters are written (an 8-byte block may end inside
+    // a character, whose rest the next block or byte writes), so `out` is
+    // UTF-8 when this returns; on failure it is cut back to `start`.
+    unsafe {
+        let v = out.as_mut_vec();
+        let dst = v.as_mut_ptr().add(start);
+        let (mut i, mut o) = (0, 0);
+        let complete = loop {
+            // 8 bytes at a time: the block is copied whole and kept up to
+            // its first backslash (the lowest flagged lane: a false flag
+            // can only sit above a true one).
+            if let Some(block) = bytes.get(i..i + 8)
+                && let Ok(block) = <[u8; 8]>::try_from(block)
+            {
+                let x = u64::from_le_bytes(block) ^ (LANES * u64::from(b'\\'));
+                let flags = x.wrapping_sub(LANES) & !x & (LANES << 7);
+                dst.add(o).cast::<[u8; 8]>().write_unaligned(block);
+                let plain = (flags.trailing_zeros() / 8) as usize;
+                i += plain;
+                o += plain;
+                if plain == 8 {
+                    continue;
+                }
+            }
+            let Some(&b) = bytes.get(i) else {
+                break true;
+            };
+            if b != b'\\' {
+                dst.add(o).write(b);
+                i += 1;
+                o += 1;
                 continue;
             }
-            _ => return None,
+            let c = match bytes.get(i + 1) {
+                Some(b'"') => b'"',
+                Some(b'\\') => b'\\',
+                Some(b'/') => b'/',
+                Some(b'b') => 0x08,
+                Some(b'f') => 0x0c,
+                Some(b'n') => b'\n',
+                Some(b'r') => b'\r',
+                Some(b't') => b'\t',
+                Some(b'u') => {
+                    let code = inner
+                        .get(i + 2..i + 6)
+                        .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+                        .and_then(char::from_u32);
+                    let Some(c) = code else {
+                        break false;
+                    };
+                    let mut utf8 = [0; 4];
+                    let encoded = c.encode_utf8(&mut utf8).as_bytes();
+                    std::ptr::copy_nonoverlapping(encoded.as_ptr(), dst.add(o), encoded.len());
+                    i += 6;
+                    o += encoded.len();
+                    continue;
+                }
+                _ => break false,
+            };
+            dst.add(o).write(c);
+            i += 2;
+            o += 1;
         };
-        out.push(c);
-        at = esc + 2;
+        v.set_len(if complete { start + o } else { start });
     }
-    out.push_str(&inner[at..]);
-    Some(out)
 }
 
 /// Splits the buffer into the document without its kept fields and the
 /// kept text; `Err(buf)` when the full pipeline must decide (it then also
 /// produces the error, if there is one).
 pub(super) fn split(buf: FileBuffer) -> Result<(Map<String, Value>, RawParts), FileBuffer> {
-    let whole = 0..buf.bytes().len();
     let (doc, spans, timeline) = {
-        let text = buf.text(whole);
-        let Some(found) = scan(text) else {
+        let Some(found) = scan(buf.bytes(), None) else {
             return Err(buf);
         };
-        let base = text.as_ptr() as usize;
-        let span = |raw: &RawValue| {
-            let s = raw.get();
-            let start = s.as_ptr() as usize - base;
-            start..start + s.len()
-        };
-        let spans: Vec<Range<usize>> = found.events.iter().map(|r| span(r)).collect();
-        let timeline = found.timeline.map(|raw| raw.get().to_owned());
-        (found.doc, spans, timeline)
+        if !found.events.iter().all(|raw| token_is_plain(raw.get())) {
+            return Err(buf);
+        }
+        let spans = found
+            .events
+            .iter()
+            .map(|raw| span_of(&buf, raw.get()))
+            .collect();
+        (
+            found.doc,
+            spans,
+            found.timeline.map(|raw| raw.get().to_owned()),
+        )
     };
-    Ok((
-        doc,
-        RawParts {
-            events: Some(LeanEvents { buf, spans }),
-            timeline,
-            timeline_values: OnceLock::new(),
-            timeline_entries: OnceLock::new(),
-        },
-    ))
+    Ok((doc, raw_parts(buf, spans, timeline)))
+}
+
+/// [`split`], reading every `events` line with `read` while the scan goes
+/// on (a batch of lines goes to another core as soon as the scan has passed
+/// it, and its pages are given back once read), then handing the lines, in
+/// order, to `fold` as they come: the scan, the reading and the fold
+/// overlap, and no line outlives its reading.
+pub(super) fn split_reading<T: Send, R: Send>(
+    buf: FileBuffer,
+    read: super::ReadLineWith<'_, T>,
+    fold: super::FoldReadLines<'_, T, R>,
+) -> Result<(Map<String, Value>, RawParts, R), FileBuffer> {
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Option<Vec<T>>)>();
+    let kept = {
+        let (buf, tx) = (&buf, &tx);
+        rayon::scope(move |s| {
+            let on_batch = batch_reader(s, buf, tx, read);
+            let found = scan(buf.bytes(), Some(&on_batch))?;
+            let mut lines = InOrder::new(&rx, found.events.len().div_ceil(READ_BATCH));
+            let folded = fold(&found.doc, &mut lines);
+            let complete = lines.complete();
+            drop(lines);
+            let spans: Vec<Range<usize>> = found
+                .events
+                .iter()
+                .map(|raw| span_of(buf, raw.get()))
+                .collect();
+            let timeline = found.timeline.map(|raw| raw.get().to_owned());
+            complete.then_some((found.doc, spans, timeline, folded))
+        })
+    };
+    match kept {
+        Some((doc, spans, timeline, folded)) => Ok((doc, raw_parts(buf, spans, timeline), folded)),
+        None => Err(buf),
+    }
+}
+
+/// The lines read, in order, as their batches arrive (in any order).
+struct InOrder<'r, T> {
+    rx: &'r std::sync::mpsc::Receiver<(usize, Option<Vec<T>>)>,
+    batches: usize,
+    next: usize,
+    early: std::collections::BTreeMap<usize, Vec<T>>,
+    current: std::vec::IntoIter<T>,
+    /// A batch held a token the lean path does not take.
+    unusual: bool,
+}
+
+impl<'r, T> InOrder<'r, T> {
+    fn new(rx: &'r std::sync::mpsc::Receiver<(usize, Option<Vec<T>>)>, batches: usize) -> Self {
+        InOrder {
+            rx,
+            batches,
+            next: 0,
+            early: std::collections::BTreeMap::new(),
+            current: Vec::new().into_iter(),
+            unusual: false,
+        }
+    }
+
+    /// Every line was read and handed out.
+    fn complete(&self) -> bool {
+        !self.unusual && self.next == self.batches && self.current.len() == 0
+    }
+
+    /// The next batch, waiting for it if it is still being read. The wait
+    /// runs other pool work meanwhile: a replay inside the pool (a batch of
+    /// cassettes) must not hold a worker its own batches need.
+    fn next_batch(&mut self) -> Option<Vec<T>> {
+        use std::sync::mpsc::RecvTimeoutError;
+        loop {
+            if let Some(batch) = self.early.remove(&self.next) {
+                return Some(batch);
+            }
+            let received = match self.rx.try_recv() {
+                Ok(got) => Some(got),
+                Err(_) => match rayon::yield_now() {
+                    Some(rayon::Yield::Executed) => None,
+                    _ => match self.rx.recv_timeout(std::time::Duration::from_millis(1)) {
+                        Ok(got) => Some(got),
+                        Err(RecvTimeoutError::Timeout) => None,
+                        // Every sender is alive until the scope ends.
+                        Err(RecvTimeoutError::Disconnected) => return None,
+                    },
+                },
+            };
+            match received {
+                Some((index, Some(batch))) => {
+                    self.early.insert(index, batch);
+                }
+                Some((_, None)) => {
+                    self.unusual = true;
+                    return None;
+                }
+                None => {}
+            }
+        }
+    }
+}
+
+impl<T> Iterator for InOrder<'_, T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        loop {
+            if let Some(line) = self.current.next() {
+                return Some(line);
+            }
+            if self.unusual || self.next == self.batches {
+                return None;
+            }
+            self.current = self.next_batch()?.into_iter();
+            self.next += 1;
+        }
+    }
+}
+
+/// The scan's [`OnBatch`] for [`split_reading`]: reads each batch on the
+/// pool, then gives its pages back. A batch with a token the lean path does
+/// not take is sent as `None`.
+fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
+    s: &'a rayon::Scope<'scope>,
+    buf: &'de FileBuffer,
+    tx: &'a std::sync::mpsc::Sender<(usize, Option<Vec<T>>)>,
+    read: &'scope (dyn Fn(EventLine<'_>) -> T + Sync),
+) -> impl Fn(usize, Vec<&'de str>) + 'a {
+    move |index, tokens| {
+        let tx = tx.clone();
+        s.spawn(move |_| {
+            let lines = tokens
+                .iter()
+                .map(|tok| token_is_plain(tok).then(|| read(EventLine::Token(tok))))
+                .collect::<Option<Vec<T>>>();
+            if let (Some(first), Some(last)) = (tokens.first(), tokens.last()) {
+                buf.release(buf.offset_of(first)..buf.offset_of(last) + last.len());
+            }
+            // The receiver outlives every sender: this cannot fail.
+            let _ = tx.send((index, lines));
+        });
+    }
+}
+
+/// Lines handed to one reading task: big enough that a task's overhead
+/// vanishes, small enough that both cores start while the scan is young.
+const READ_BATCH: usize = 512;
+
+/// A string token the lean path takes: anything else (another JSON type, a
+/// surrogate escape the full loader must judge) sends the file there.
+fn token_is_plain(token: &str) -> bool {
+    token.starts_with('"') && !may_hold_lone_surrogate(token)
+}
+
+fn span_of(buf: &FileBuffer, token: &str) -> Range<usize> {
+    let start = buf.offset_of(token);
+    start..start + token.len()
+}
+
+fn raw_parts(buf: FileBuffer, spans: Vec<Range<usize>>, timeline: Option<String>) -> RawParts {
+    RawParts {
+        events: LeanEvents { buf, spans },
+        timeline,
+        timeline_values: OnceLock::new(),
+        timeline_entries: OnceLock::new(),
+    }
 }
 
 /// What one pass over the document found.
@@ -452,20 +582,21 @@ struct Scanned<'a> {
     timeline: Option<&'a RawValue>,
 }
 
-fn scan(text: &str) -> Option<Scanned<'_>> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let found = LeanDoc::deserialize(&mut de).ok()?.0?;
+/// Called with each batch of `events` tokens (and its index) as the scan
+/// passes it.
+type OnBatch<'s, 'de> = &'s (dyn Fn(usize, Vec<&'de str>) + 's);
+
+/// One pass over the document (checking the UTF-8 of every string it keeps).
+fn scan<'de>(bytes: &'de [u8], on_batch: Option<OnBatch<'_, 'de>>) -> Option<Scanned<'de>> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let found = LeanDoc::deserialize_with(&mut de, on_batch).ok()?.0?;
     de.end().ok()?;
-    let tokens_ok = found
-        .events
-        .iter()
-        .all(|raw| raw.get().starts_with('"') && !may_hold_lone_surrogate(raw.get()));
     // Skipping a value checks its syntax but not serde_json's nesting
     // limit, which the full loader enforces.
     let shallow = found
         .timeline
         .is_none_or(|raw| !nests_deeper_than(raw.get(), SHALLOW_ENOUGH));
-    (tokens_ok && shallow).then_some(found)
+    shallow.then_some(found)
 }
 
 /// Nesting the lean path takes without asking the full loader (whose limit
@@ -501,7 +632,9 @@ fn nests_deeper_than(json: &str, limit: usize) -> bool {
 /// (JSON.stringify writes a lone one as such an escape). Conservative: an
 /// escaped backslash followed by `ud8…` also sends the file there.
 fn may_hold_lone_surrogate(token: &str) -> bool {
-    memchr::memmem::find_iter(token.as_bytes(), b"\\u").any(|i| {
+    static UNICODE_ESCAPE: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
+    UNICODE_ESCAPE.find_iter(token.as_bytes()).any(|i| {
         let hex = &token.as_bytes()[i + 2..];
         hex.len() >= 2
             && hex[0].eq_ignore_ascii_case(&b'd')
@@ -513,15 +646,20 @@ fn may_hold_lone_surrogate(token: &str) -> bool {
 /// `None` inside: a shape the full pipeline must judge.
 struct LeanDoc<'a>(Option<Scanned<'a>>);
 
-impl<'de> Deserialize<'de> for LeanDoc<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(LeanVisitor)
+impl<'de> LeanDoc<'de> {
+    fn deserialize_with<D: Deserializer<'de>>(
+        d: D,
+        on_batch: Option<OnBatch<'_, 'de>>,
+    ) -> Result<Self, D::Error> {
+        d.deserialize_map(LeanVisitor { on_batch })
     }
 }
 
-struct LeanVisitor;
+struct LeanVisitor<'s, 'de> {
+    on_batch: Option<OnBatch<'s, 'de>>,
+}
 
-impl<'de> Visitor<'de> for LeanVisitor {
+impl<'de> Visitor<'de> for LeanVisitor<'_, 'de> {
     type Value = LeanDoc<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -543,7 +681,14 @@ impl<'de> Visitor<'de> for LeanVisitor {
                 ordinary = false;
             }
             if key == EVENTS {
-                events = Some(map.next_value::<Vec<&'de RawValue>>()?);
+                // A repeated `events` is not read twice (the full loader
+                // decides the file anyway).
+                let on_batch = if events.is_none() {
+                    self.on_batch
+                } else {
+                    None
+                };
+                events = Some(map.next_value_seed(EventTokens { on_batch })?);
                 doc.insert(key, Value::Array(Vec::new()));
             } else if key == TIMELINE {
                 let raw = map.next_value::<&'de RawValue>()?;
@@ -571,6 +716,50 @@ impl<'de> Visitor<'de> for LeanVisitor {
             _ => None,
         };
         Ok(LeanDoc(scanned))
+    }
+}
+
+/// The `events` array as its items' raw tokens, handed to `on_batch` in
+/// batches of [`READ_BATCH`] as the scan passes them.
+struct EventTokens<'s, 'de> {
+    on_batch: Option<OnBatch<'s, 'de>>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for EventTokens<'_, 'de> {
+    type Value = Vec<&'de RawValue>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EventTokens<'_, 'de> {
+    type Value = Vec<&'de RawValue>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut tokens = Vec::new();
+        let mut batch = Vec::new();
+        let mut batches = 0;
+        while let Some(raw) = seq.next_element::<&'de RawValue>()? {
+            tokens.push(raw);
+            if let Some(on_batch) = self.on_batch {
+                batch.push(raw.get());
+                if batch.len() == READ_BATCH {
+                    on_batch(batches, std::mem::take(&mut batch));
+                    batches += 1;
+                }
+            }
+        }
+        if let Some(on_batch) = self.on_batch
+            && !batch.is_empty()
+        {
+            on_batch(batches, batch);
+        }
+        Ok(tokens)
     }
 }
 
@@ -740,80 +929,95 @@ mod tests {
         }
     }
 
-    #[test]
-    fn released_lines_give_their_pages_back_and_read_as_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let line = format!("\"{}\"", "x".repeat(10_000));
-        let events = vec![line; 100].join(",");
-        let text = format!(
-            r#"{{"scenario":{{"prompt":"p","session":"s"}},"cassetteVersion":11,"events":[{events}]}}"#
-        );
-        let p = write(dir.path(), "c.cassette.json", &text);
-        let mut c = Cassette::load_lean(&p).unwrap();
-        let mut ev = c.take_lean_events().expect("lean");
-        assert_eq!(c.event_lines().count(), 0, "taken");
-        assert_eq!(ev.len(), 100);
-        ev.release(0..50);
-        assert!(ev.lines(0..50).all(|l| l.text().is_empty()));
-        assert!(ev.lines(50..100).all(|l| l.text().len() == 10_000));
+    /// Reads a lean cassette's lines the way a replay does, returning the
+    /// lines `fold` saw (`None`: the file went through the full loader or
+    /// does not load).
+    fn read_while_loading(p: &Path) -> Option<Vec<String>> {
+        let read = |l: super::EventLine<'_>| l.with_text(str::to_owned);
+        let loaded =
+            Cassette::load_lean_reading(p, &read, &mut |_, lines| lines.collect::<Vec<_>>());
+        let (c, lines) = loaded.ok()?;
+        let want: Vec<String> = c.events().map(|l| l.into_owned()).collect();
+        if let Some(lines) = &lines {
+            assert_eq!(
+                lines, &want,
+                "lines read while loading = the cassette's lines"
+            );
+        }
+        lines
     }
 
-    /// The file is read in two halves split at a page boundary: a character
-    /// cut by the split, a stray continuation byte on either side of it, a
-    /// character cut off at the end, and invalid bytes in either half are
-    /// judged exactly as one UTF-8 check of the whole file judges them.
-    #[cfg(unix)]
     #[test]
-    fn reading_in_halves_judges_utf8_as_the_whole_file() {
+    fn lines_read_while_loading_come_in_order_and_released_pages_read_the_same() {
         let dir = tempfile::tempdir().unwrap();
-        let page = super::page_size();
-        let pieces: [&[u8]; 10] = [
-            "é".as_bytes(),
-            "€".as_bytes(),
-            "😀".as_bytes(),
-            b"\x80",
-            b"\xC3",
-            b"\xE2\x82",
-            b"\xF0\x9F\x98",
-            b"\x80\x80\x80\x80",
-            b"\xFF",
-            b"",
-        ];
+        // Enough lines for many batches, each line spanning pages.
+        let n = 5 * super::READ_BATCH + 7;
+        let events: Vec<String> = (0..n)
+            .map(|i| {
+                format!(
+                    "\"{{\\\"i\\\":{i},\\\"pad\\\":\\\"{}\\\"}}\"",
+                    "x".repeat(i % 9000)
+                )
+            })
+            .collect();
+        let text = format!(
+            r#"{{"scenario":{{"prompt":"p","session":"s"}},"cassetteVersion":11,"events":[{}]}}"#,
+            events.join(",\n")
+        );
+        let p = write(dir.path(), "c.cassette.json", &text);
+        let lines = read_while_loading(&p).expect("lean");
+        assert_eq!(lines.len(), n);
+        assert!(lines[n - 1].starts_with(&format!("{{\"i\":{}", n - 1)));
+        assert_same(&p).unwrap();
+    }
+
+    #[test]
+    fn a_token_the_lean_path_refuses_in_a_late_batch_sends_the_file_to_the_full_loader() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut events: Vec<String> = (0..3 * super::READ_BATCH)
+            .map(|i| format!("\"{i}\""))
+            .collect();
+        let last = events.len() - 1;
+        events[last] = "\"\\ud83d\\ude00\"".into();
+        let text = format!(
+            r#"{{"scenario":{{"prompt":"p","session":"s"}},"cassetteVersion":11,"events":[{}]}}"#,
+            events.join(",")
+        );
+        let p = write(dir.path(), "c.cassette.json", &text);
+        assert!(read_while_loading(&p).is_none());
+        assert_same(&p).unwrap();
+    }
+
+    /// Invalid UTF-8 anywhere is judged as the full loader judges it (the
+    /// lean scan checks the strings it keeps, serde_json the rest).
+    #[test]
+    fn invalid_utf8_anywhere_is_judged_as_the_full_load_judges_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let template = r#"{"scenario":{"prompt":"P","session":"s"},"cassetteVersion":11,"events":["E","{}"],"timeline":[{"t":"T"}],"other":"O"}"#;
         let mut failures = Vec::new();
-        for piece in pieces {
-            for total in [2 * page - 2, 2 * page, 2 * page + 3, 3 * page + 1] {
-                // The split lands on a page boundary near the middle.
-                let mid = (total / 2).div_ceil(page) * page;
-                for at in mid.saturating_sub(4)..(mid + 4).min(total) {
-                    for end in [false, true] {
-                        let mut bytes = vec![b'a'; total];
-                        let at = if end {
-                            total.saturating_sub(piece.len())
-                        } else {
-                            at
-                        };
-                        let stop = (at + piece.len()).min(total);
-                        bytes[at..stop].copy_from_slice(&piece[..stop - at]);
-                        let path = dir.path().join("f");
-                        std::fs::write(&path, &bytes).unwrap();
-                        let file = std::fs::File::open(&path).unwrap();
-                        let read = super::FileBuffer::read(&file, bytes.len()).unwrap();
-                        let want = std::str::from_utf8(&bytes).is_ok();
-                        if read.is_some() != want {
-                            failures.push(format!("{piece:?} at {at} of {total}: want {want}"));
-                        }
-                        if let Some(b) = read {
-                            assert_eq!(b.bytes(), &bytes[..]);
-                        }
-                    }
-                }
+        for (slot, bad) in [
+            ("P", &b"\xff"[..]),
+            ("E", b"\xc3"),
+            ("E", b"a\xe2\x82"),
+            ("T", b"\x80"),
+            ("O", b"\xf0\x9f"),
+        ] {
+            let at = template.find(slot).unwrap();
+            let mut bytes = template.as_bytes()[..at].to_vec();
+            bytes.extend_from_slice(bad);
+            bytes.extend_from_slice(&template.as_bytes()[at + 1..]);
+            let p = dir.path().join("c.cassette.json");
+            std::fs::write(&p, &bytes).unwrap();
+            if let Err(e) = assert_same(&p) {
+                failures.push(format!("{slot} {bad:?}: {e}"));
             }
+            read_while_loading(&p);
         }
         assert!(failures.is_empty(), "{failures:#?}");
     }
 
     /// A file that is not the length its metadata gave (it changed while
-    /// read) is left to the full reader.
+    /// mapped) is left to the full reader.
     #[cfg(unix)]
     #[test]
     fn a_file_of_another_length_is_left_to_the_full_reader() {
@@ -822,7 +1026,39 @@ mod tests {
         std::fs::write(&path, vec![b'a'; 10_000]).unwrap();
         let file = std::fs::File::open(&path).unwrap();
         assert!(super::FileBuffer::read(&file, 9_999).unwrap().is_none());
-        assert!(super::FileBuffer::read(&file, 10_001).unwrap().is_none());
         assert!(super::FileBuffer::read(&file, 10_000).unwrap().is_some());
+        assert!(super::FileBuffer::read(&file, 0).unwrap().is_none());
+    }
+
+    #[test]
+    fn the_fast_unescaper_agrees_with_serde_json_at_every_alignment() {
+        let pieces = [
+            r#"\""#,
+            r#"\\"#,
+            r#"\n"#,
+            r#"\u00e9"#,
+            r#"\u20ac"#,
+            "é",
+            "€",
+            "😀",
+            "abcdefgh",
+            r#"\/"#,
+        ];
+        let mut failures = Vec::new();
+        for lead in 0..9 {
+            for a in pieces {
+                for b in pieces {
+                    let token = format!("\"{}{a}{b}{a}tail\"", "x".repeat(lead));
+                    let want: String = serde_json::from_str(&token).unwrap();
+                    if super::unescape(&token) != want {
+                        failures.push(token.clone());
+                    }
+                    if super::EventLine::Token(&token).with_text(|t| t != want) {
+                        failures.push(format!("with_text {token}"));
+                    }
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{failures:#?}");
     }
 }

@@ -456,9 +456,15 @@ pub(super) fn parse(path: PathBuf, bytes: &[u8]) -> Result<Cassette, LoadError> 
     validate(path, root)
 }
 
-/// The pipeline with `events` and `timeline` kept as text ([`super::lean`]);
-/// anything the lean scan does not take goes through the full pipeline.
-pub(super) fn load_lean(path: &Path) -> Result<Cassette, LoadError> {
+/// The pipeline with `events` and `timeline` kept as text ([`super::lean`]),
+/// reading the `events` lines with `read` as the scan passes them and
+/// folding them in order ([`super::lean::split_reading`]); anything the
+/// lean scan does not take goes through the full pipeline (and comes back
+/// without lines read).
+pub(super) fn load_lean<T: Send, R: Send>(
+    path: &Path,
+    read: Option<(super::ReadLineWith<'_, T>, super::FoldReadLines<'_, T, R>)>,
+) -> Result<(Cassette, Option<R>), LoadError> {
     let (file, len) = open_checked(path)?;
     let io_err = |source| LoadError::Io {
         path: path.to_path_buf(),
@@ -469,17 +475,23 @@ pub(super) fn load_lean(path: &Path) -> Result<Cassette, LoadError> {
         Ok(len) => super::lean::FileBuffer::read(&file, len).map_err(io_err)?,
         Err(_) => None,
     };
+    let full = || Cassette::load(path).map(|c| (c, None));
     let Some(buf) = buf.filter(|b| !b.starts_with_bom()) else {
-        return Cassette::load(path);
+        return full();
     };
-    match super::lean::split(buf) {
-        Ok((doc, raw)) => {
-            let mut cassette = validate(path.to_path_buf(), Value::Object(doc))?;
-            cassette.attach_raw(raw);
-            Ok(cassette)
-        }
-        Err(_) => Cassette::load(path),
-    }
+    let (doc, raw, lines) = match read {
+        Some((read, fold)) => match super::lean::split_reading(buf, read, fold) {
+            Ok((doc, raw, folded)) => (doc, raw, Some(folded)),
+            Err(_) => return full(),
+        },
+        None => match super::lean::split(buf) {
+            Ok((doc, raw)) => (doc, raw, None),
+            Err(_) => return full(),
+        },
+    };
+    let mut cassette = validate(path.to_path_buf(), Value::Object(doc))?;
+    cassette.attach_raw(raw);
+    Ok((cassette, lines))
 }
 
 /// Steps 2–6 of the pipeline over an already-parsed document.

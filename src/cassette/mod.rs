@@ -25,7 +25,7 @@ pub mod load;
 pub mod views;
 pub mod write;
 
-pub use lean::{EventLine, LeanEvents};
+pub use lean::EventLine;
 pub use load::{AssertionIssue, LoadError, MAX_CASSETTE_BYTES, ShapeIssue};
 pub use views::*;
 
@@ -100,7 +100,22 @@ impl Cassette {
     /// unescaped where they are read ([`Cassette::event_lines`]). Writing
     /// such a cassette still writes the exact document.
     pub fn load_lean(path: &Path) -> Result<Cassette, LoadError> {
-        load::load_lean(path)
+        load::load_lean::<(), ()>(path, None).map(|(c, _)| c)
+    }
+
+    /// [`Cassette::load_lean`] that also reads every `events` line with
+    /// `read`, on the other cores while the scan is still going, and hands
+    /// the lines read to `fold`, in order, as they come (with the document,
+    /// for [`control_out_of`]): a large replay's load, line reading and
+    /// re-drive overlap, and no line is kept unescaped. `None` beside the
+    /// cassette when the file went through the full loader (read its
+    /// [`Cassette::event_lines`] then).
+    pub fn load_lean_reading<T: Send, R: Send>(
+        path: &Path,
+        read: ReadLineWith<'_, T>,
+        fold: FoldReadLines<'_, T, R>,
+    ) -> Result<(Cassette, Option<R>), LoadError> {
+        load::load_lean(path, Some((read, fold)))
     }
 
     /// A cassette over `doc` as it is, unchecked (tests and in-memory
@@ -205,14 +220,6 @@ impl Cassette {
         self.raw = Some(Box::new(raw));
     }
 
-    /// Takes a lean cassette's `events` out for the re-drive, which reads
-    /// them once and gives their memory back as it goes; `None` for a fully
-    /// loaded one (take its lines with [`Cassette::take_events`]).
-    /// [`Cassette::event_lines`] yields nothing afterwards.
-    pub fn take_lean_events(&mut self) -> Option<LeanEvents> {
-        self.raw.as_mut()?.events.take()
-    }
-
     /// True for a cassette from [`Cassette::load_lean`].
     pub fn is_lean(&self) -> bool {
         self.raw.is_some()
@@ -238,9 +245,7 @@ impl Cassette {
     /// Raw `controlOut` lines (driver → agent stdin); `None` when the field is
     /// absent. An empty array is "legacy mode" for replay, same as absent.
     pub fn control_out(&self) -> Option<Vec<&str>> {
-        self.doc
-            .get("controlOut")
-            .map(|v| str_items(Some(v)).collect())
+        control_out_of(&self.doc)
     }
 
     /// Typed view of `fingerprint`.
@@ -342,4 +347,18 @@ fn str_items(v: Option<&Value>) -> impl Iterator<Item = &str> {
 /// absent (the loader has already refused the shapes replay depends on).
 fn typed<T: serde::de::DeserializeOwned>(v: Option<&Value>) -> Option<T> {
     v.and_then(|v| T::deserialize(v).ok())
+}
+
+/// How [`Cassette::load_lean_reading`] reads one `events` line (on any thread).
+pub type ReadLineWith<'r, T> = &'r (dyn Fn(EventLine<'_>) -> T + Sync);
+
+/// How [`Cassette::load_lean_reading`] folds the lines read, in order, once
+/// its scan is done: given the document (without `events`) for the
+/// `controlOut` a fold needs ([`control_out_of`]).
+pub type FoldReadLines<'f, T, R> =
+    &'f mut (dyn FnMut(&Map<String, Value>, &mut dyn Iterator<Item = T>) -> R + Send);
+
+/// The `controlOut` lines of a cassette document ([`Cassette::control_out`]).
+pub fn control_out_of(doc: &Map<String, Value>) -> Option<Vec<&str>> {
+    doc.get("controlOut").map(|v| str_items(Some(v)).collect())
 }

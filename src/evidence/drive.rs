@@ -19,7 +19,7 @@ use super::fold::{self, End, Folds, Step};
 use super::line::{self, LineOutcome};
 use super::parse::AgentEvent;
 use super::run::{InitContext, RunRecord};
-use crate::cassette::{EventLine, LeanEvents};
+use crate::cassette::EventLine;
 
 /// One recorded `events` line as the re-drive gets it: owned (taken out of
 /// its cassette, freed once read), borrowed, or still a JSON string token in
@@ -30,6 +30,10 @@ pub trait RecordedLine: Sync + Send {
     fn stored(&self) -> &str;
     /// The line.
     fn text(&self) -> Cow<'_, str>;
+    /// The line, read ([`read_line`]).
+    fn read(&self) -> ReadLine {
+        read_text(&self.text(), self.stored())
+    }
 }
 
 impl RecordedLine for String {
@@ -57,6 +61,35 @@ impl RecordedLine for EventLine<'_> {
     fn text(&self) -> Cow<'_, str> {
         EventLine::text(*self)
     }
+    fn read(&self) -> ReadLine {
+        self.with_text(|text| read_text(text, self.stored()))
+    }
+}
+
+/// One `events` line read for the re-drive: what it means, the digests of
+/// its tool inputs, and the line itself when hook reconstruction will want
+/// it. Reading is pure, so lines are read in parallel (and, for a large
+/// replay, while the loader is still scanning: [`read_line`]); folding the
+/// read lines into the record is sequential ([`drive_read`]).
+pub struct ReadLine {
+    outcome: LineOutcome,
+    digests: Vec<[u8; 32]>,
+    hook_line: Option<String>,
+}
+
+/// Reads one recorded line (any thread).
+pub fn read_line(line: EventLine<'_>) -> ReadLine {
+    RecordedLine::read(&line)
+}
+
+fn read_text(text: &str, stored: &str) -> ReadLine {
+    let outcome = line::read(text);
+    let digests = tool_input_digests(&outcome);
+    ReadLine {
+        outcome,
+        digests,
+        hook_line: fold::hooks::is_hook_candidate(stored).then(|| text.to_owned()),
+    }
 }
 
 /// Lines read in parallel before their events are folded into the record.
@@ -66,7 +99,7 @@ pub(super) const READ_CHUNK_LINES: usize = 4096;
 ///
 /// `events` may own its lines (`Vec<String>` taken out of a cassette): each
 /// chunk of lines is then freed as soon as it has been read, so the record
-/// grows into the memory the recording gave back instead of beside it.
+/// grows into the memory the recording gave back.
 pub fn drive<S: RecordedLine>(events: Vec<S>, control_out: Option<&[&str]>) -> RunRecord {
     let mut redrive = Redrive::new(control_out);
     let mut rest = events.into_iter();
@@ -80,17 +113,16 @@ pub fn drive<S: RecordedLine>(events: Vec<S>, control_out: Option<&[&str]>) -> R
     redrive.finish()
 }
 
-/// Re-drives a lean cassette's `events` ([`LeanEvents`]), handing each
-/// chunk's buffer pages back once it has been read.
-pub fn drive_lean(mut events: LeanEvents, control_out: Option<&[&str]>) -> RunRecord {
+/// Re-drives lines already read ([`read_line`], in order), folding each as
+/// it comes.
+pub fn drive_read(
+    lines: impl IntoIterator<Item = ReadLine>,
+    control_out: Option<&[&str]>,
+) -> RunRecord {
     let mut redrive = Redrive::new(control_out);
-    let mut start = 0;
-    while start < events.len() {
-        let end = (start + READ_CHUNK_LINES).min(events.len());
-        redrive.feed(events.lines(start..end).collect());
-        events.release(start..end);
-        start = end;
-    }
+    redrive.truncated = redrive
+        .d
+        .fold_chunk(0, lines, &mut redrive.hook_lines, None);
     redrive.finish()
 }
 
@@ -134,39 +166,36 @@ impl Redrive {
     /// work; folding is sequential. When `chunk` returns, its lines have been
     /// read: the caller may free them.
     fn feed<S: RecordedLine>(&mut self, chunk: Vec<S>) {
-        if self.d.rec.has_control_out {
-            self.hook_lines.extend(
-                chunk
-                    .iter()
-                    .filter(|l| fold::hooks::is_hook_candidate(l.stored()))
-                    .map(|l| l.text().into_owned()),
-            );
-        }
         let chunk_len = chunk.len();
-        let read_more = self.truncated.is_none();
-        let pending = self.pending.take();
-        let d = &mut self.d;
-        let (stop, read) = rayon::join(
-            || {
-                let (first, outcomes) = pending?;
-                d.fold_chunk(first, outcomes)
-            },
-            || read_more.then(|| read_chunk(chunk)),
-        );
-        if self.truncated.is_none() {
+        if self.truncated.is_some() {
+            // Past the truncation point only the hook lines are wanted.
+            if self.d.rec.has_control_out {
+                self.hook_lines.extend(
+                    chunk
+                        .iter()
+                        .filter(|l| fold::hooks::is_hook_candidate(l.stored()))
+                        .map(|l| l.text().into_owned()),
+                );
+            }
+        } else {
+            let pending = self.pending.take();
+            let (d, hook_lines) = (&mut self.d, &mut self.hook_lines);
+            let (stop, read) = rayon::join(
+                || pending.and_then(|(first, lines)| d.fold_chunk(first, lines, hook_lines, None)),
+                || read_chunk(chunk),
+            );
             self.truncated = stop;
-        }
-        if self.truncated.is_none() {
-            self.pending = read.map(|outcomes| (self.next_index, outcomes));
+            self.pending = Some((self.next_index, read));
         }
         self.next_index += chunk_len;
     }
 
     fn finish(mut self) -> RunRecord {
-        if let Some((first, outcomes)) = self.pending.take()
-            && self.truncated.is_none()
-        {
-            self.truncated = self.d.fold_chunk(first, outcomes);
+        if let Some((first, lines)) = self.pending.take() {
+            let truncated = self.truncated.take();
+            self.truncated = self
+                .d
+                .fold_chunk(first, lines, &mut self.hook_lines, truncated);
         }
         let Redrive {
             mut d,
@@ -202,19 +231,12 @@ fn truncated_record(rec: &mut RunRecord, why: String, hook_lines: &[String]) -> 
     out
 }
 
-/// A chunk of read lines: each line's outcome and its tool-input digests.
-type ReadChunk = Vec<(LineOutcome, Vec<[u8; 32]>)>;
+/// A chunk of read lines.
+type ReadChunk = Vec<ReadLine>;
 
 /// Reads a chunk of lines in parallel, then frees the lines (when owned).
 fn read_chunk<S: RecordedLine>(chunk: Vec<S>) -> ReadChunk {
-    chunk
-        .par_iter()
-        .map(|l| {
-            let outcome = line::read(&l.text());
-            let digests = tool_input_digests(&outcome);
-            (outcome, digests)
-        })
-        .collect()
+    chunk.par_iter().map(RecordedLine::read).collect()
 }
 
 /// SHA-256 of the canonical input of each `ToolUse` of a read line, in
@@ -280,34 +302,61 @@ struct Driver {
 
 impl Driver {
     /// Folds one read chunk (its first line is `events[first_index]`) into
-    /// the record, in order; `Some(message)` when the run is truncated there.
-    fn fold_chunk(&mut self, first_index: usize, outcomes: ReadChunk) -> Option<String> {
-        for (offset, (outcome, digests)) in outcomes.into_iter().enumerate() {
-            let i = first_index + offset;
-            let evs = match outcome {
-                LineOutcome::Blank | LineOutcome::Ignored => continue,
-                LineOutcome::Malformed => {
-                    self.rec.malformed_event_lines.push(i);
-                    continue;
-                }
-                LineOutcome::ProtocolError(message) => {
-                    self.rec.protocol_error_lines.push((i, message));
-                    continue;
-                }
-                LineOutcome::Events(evs) => evs,
+    /// the record, in order, unless the run is `truncated` already;
+    /// `Some(message)` when the run is truncated (here or before).
+    ///
+    /// Every line's hook line is kept in `hook_lines` (when there is a
+    /// controlOut), also past the truncation point.
+    fn fold_chunk(
+        &mut self,
+        first_index: usize,
+        lines: impl IntoIterator<Item = ReadLine>,
+        hook_lines: &mut Vec<String>,
+        mut truncated: Option<String>,
+    ) -> Option<String> {
+        for (offset, line) in lines.into_iter().enumerate() {
+            if let Some(hook_line) = line.hook_line
+                && self.rec.has_control_out
+            {
+                hook_lines.push(hook_line);
+            }
+            if truncated.is_none() {
+                truncated = self.fold_line(first_index + offset, line.outcome, line.digests);
+            }
+        }
+        truncated
+    }
+
+    /// Folds the line `events[i]`; `Some(message)` when the run is truncated there.
+    fn fold_line(
+        &mut self,
+        i: usize,
+        outcome: LineOutcome,
+        digests: Vec<[u8; 32]>,
+    ) -> Option<String> {
+        let evs = match outcome {
+            LineOutcome::Blank | LineOutcome::Ignored => return None,
+            LineOutcome::Malformed => {
+                self.rec.malformed_event_lines.push(i);
+                return None;
+            }
+            LineOutcome::ProtocolError(message) => {
+                self.rec.protocol_error_lines.push((i, message));
+                return None;
+            }
+            LineOutcome::Events(evs) => evs,
+        };
+        let mut digests = digests.into_iter();
+        for ev in evs {
+            let digest = match ev {
+                AgentEvent::ToolUse { .. } => digests.next(),
+                _ => None,
             };
-            let mut digests = digests.into_iter();
-            for ev in evs {
-                let digest = match ev {
-                    AgentEvent::ToolUse { .. } => digests.next(),
-                    _ => None,
-                };
-                if matches!(ev, AgentEvent::Decision(_)) && !self.rec.has_control_out {
-                    continue;
-                }
-                if let Err(msg) = self.on_event(ev, digest) {
-                    return Some(format!("truncated cassette: {msg}"));
-                }
+            if matches!(ev, AgentEvent::Decision(_)) && !self.rec.has_control_out {
+                continue;
+            }
+            if let Err(msg) = self.on_event(ev, digest) {
+                return Some(format!("truncated cassette: {msg}"));
             }
         }
         None

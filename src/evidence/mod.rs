@@ -34,7 +34,7 @@ mod run;
 pub mod timeline;
 mod tool_output;
 
-pub use drive::{RecordedLine, drive, drive_lean};
+pub use drive::{ReadLine, RecordedLine, drive, drive_read, read_line};
 pub use run::*;
 
 use crate::cassette::Cassette;
@@ -53,12 +53,13 @@ impl RunRecord {
         drive(events, control_out)
     }
 
-    /// Re-drives a lean cassette's `events` ([`Cassette::take_lean_events`]),
-    /// giving each chunk's memory back once it has been read.
-    pub fn from_lean_events(
-        events: crate::cassette::LeanEvents,
+    /// Re-drives `events` lines already read ([`read_line`], in order; e.g.
+    /// by [`Cassette::load_lean_reading`] while it loads) against the
+    /// cassette's `controlOut`, folding each line as it comes.
+    pub fn from_read_lines(
+        lines: impl IntoIterator<Item = ReadLine>,
         control_out: Option<&[&str]>,
     ) -> RunRecord {
-        drive_lean(events, control_out)
+        drive_read(lines, control_out)
     }
 }

@@ -221,14 +221,17 @@ impl From<ReplayError> for crate::Error {
 pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
     let writing = opts.write && opts.assert_source.is_reassert();
     // Nothing is written and no mutant is built from the document, so its
-    // bulky arrays can stay text until the re-drive reads them.
-    let load = if writing || opts.mutate.is_some() {
-        Cassette::load
+    // bulky arrays can stay text, and its lines are read while it loads.
+    let loaded = if writing || opts.mutate.is_some() {
+        Cassette::load(path).map(|c| (c, None))
     } else {
-        Cassette::load_lean
+        Cassette::load_lean_reading(path, &crate::evidence::read_line, &mut |doc, lines| {
+            let control_out = crate::cassette::control_out_of(doc);
+            RunRecord::from_read_lines(lines, control_out.as_deref())
+        })
     };
-    let cassette = match load(path) {
-        Ok(c) => c,
+    let (cassette, run) = match loaded {
+        Ok(loaded) => loaded,
         Err(e) => return error_result(path, Vec::new(), e.message()),
     };
     let mut notices = Vec::new();
@@ -247,7 +250,7 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
     if !writing {
         // Nothing reads the cassette after the replay: hand it over whole so
         // the re-drive can free the recorded lines as it reads them.
-        return match replay_with(Cow::Owned(cassette), &chosen, opts) {
+        return match replay_inner(Cow::Owned(cassette), run, &chosen, opts) {
             Ok(mut result) => {
                 notices.append(&mut result.notices);
                 result.notices = notices;
@@ -371,7 +374,18 @@ fn staleness_gate(opts: &ReplayOptions) -> Gate {
 /// which frees them as it reads: peak memory is then about the cassette, not
 /// the cassette plus the record. A borrowed one is left untouched.
 pub fn replay_with(
+    cassette: Cow<'_, Cassette>,
+    chosen: &ChosenAsserts,
+    opts: &ReplayOptions,
+) -> Result<ReplayResult, ReplayError> {
+    replay_inner(cassette, None, chosen, opts)
+}
+
+/// [`replay_with`], with the re-drive already done when the loader did it
+/// ([`Cassette::load_lean_reading`]).
+fn replay_inner(
     mut cassette: Cow<'_, Cassette>,
+    run: Option<RunRecord>,
     chosen: &ChosenAsserts,
     opts: &ReplayOptions,
 ) -> Result<ReplayResult, ReplayError> {
@@ -443,15 +457,13 @@ pub fn replay_with(
     let answer_problems = fidelity::recorded_answer_problems(&cassette);
 
     // 6. Re-drive.
-    let run = match &mut cassette {
-        Cow::Owned(owned) => match owned.take_lean_events() {
-            Some(events) => RunRecord::from_lean_events(events, owned.control_out().as_deref()),
-            None => {
-                let events = owned.take_events();
-                RunRecord::from_taken_events(events, owned.control_out().as_deref())
-            }
-        },
-        Cow::Borrowed(borrowed) => RunRecord::from_cassette(borrowed),
+    let run = match (&mut cassette, run) {
+        (_, Some(run)) => run,
+        (Cow::Owned(owned), None) if !owned.is_lean() => {
+            let events = owned.take_events();
+            RunRecord::from_taken_events(events, owned.control_out().as_deref())
+        }
+        (cassette, None) => RunRecord::from_cassette(cassette),
     };
     let cassette: &Cassette = &cassette;
     // The re-drive's own warnings, as the original prints them while

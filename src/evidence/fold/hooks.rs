@@ -84,7 +84,10 @@ impl Fold for Hooks {
 
 /// The lines hook reconstruction parses (a cheap superset).
 pub(in crate::evidence) fn is_hook_candidate(line: &str) -> bool {
-    line.contains(kind::CONTROL_REQUEST)
+    // Asked of every recorded line: one searcher, built once.
+    static CONTROL_REQUEST: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(kind::CONTROL_REQUEST));
+    CONTROL_REQUEST.find(line.as_bytes()).is_some()
 }
 
 fn is_vm_sessions_path(p: Option<&str>) -> bool {

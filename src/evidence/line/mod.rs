@@ -19,6 +19,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::LazyLock;
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, de::Error as _};
@@ -118,9 +119,13 @@ fn read_view(line: &str) -> Option<LineOutcome> {
 fn view_can_judge(line: &str) -> bool {
     const MAX_OPENERS: usize = 100; // well under serde_json's nesting limit of 128
     let bytes = line.as_bytes();
+    static UNICODE_ESCAPE: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
     bytes.first() == Some(&b'{')
-        && bytes.iter().filter(|&&b| b == b'[' || b == b'{').count() < MAX_OPENERS
-        && !memchr::memmem::find_iter(bytes, b"\\u").any(|i| {
+        && memchr::memchr2_iter(b'[', b'{', bytes)
+            .nth(MAX_OPENERS - 1)
+            .is_none()
+        && !UNICODE_ESCAPE.find_iter(bytes).any(|i| {
             // `\uD800`–`\uDFFF`: a surrogate half (paired or not).
             matches!(bytes.get(i + 2), Some(b'd' | b'D'))
                 && matches!(
