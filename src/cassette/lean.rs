@@ -437,6 +437,8 @@ pub(super) fn split_reading<T: Send, R: Send>(
                 .map(|raw| span_of(buf, raw.get()))
                 .collect();
             let timeline = found.timeline.map(|raw| raw.get().to_owned());
+            // Everything kept is copied out or read again on demand.
+            buf.release(0..buf.bytes().len());
             complete.then_some((found.doc, spans, timeline, folded))
         })
     };
@@ -535,16 +537,22 @@ fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
     tx: &'a std::sync::mpsc::Sender<(usize, Option<Vec<T>>)>,
     read: &'scope (dyn Fn(EventLine<'_>) -> T + Sync),
 ) -> impl Fn(usize, Vec<&'de str>) + 'a {
+    let span = |tokens: &[&str]| match (tokens.first(), tokens.last()) {
+        (Some(first), Some(last)) => buf.offset_of(first)..buf.offset_of(last) + last.len(),
+        _ => 0..0,
+    };
     move |index, tokens| {
+        // The scan is done with these pages; the reader faults back in the
+        // ones it has not read yet. Without this, the pages between the
+        // reading and the scan far ahead of it stayed resident.
+        buf.release(span(&tokens));
         let tx = tx.clone();
         s.spawn(move |_| {
             let lines = tokens
                 .iter()
                 .map(|tok| token_is_plain(tok).then(|| read(EventLine::Token(tok))))
                 .collect::<Option<Vec<T>>>();
-            if let (Some(first), Some(last)) = (tokens.first(), tokens.last()) {
-                buf.release(buf.offset_of(first)..buf.offset_of(last) + last.len());
-            }
+            buf.release(span(&tokens));
             // The receiver outlives every sender: this cannot fail.
             let _ = tx.send((index, lines));
         });
