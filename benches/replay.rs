@@ -84,9 +84,8 @@ fn child(mode: &str, file: &Path, iters: usize) {
         let loaded = reel::cassette::Cassette::load_lean_reading(
             file,
             &reel::evidence::read_line,
-            &mut |doc, lines| {
-                let control_out = reel::cassette::control_out_of(doc);
-                reel::evidence::RunRecord::from_read_lines(lines, control_out.as_deref())
+            &mut |control_out, lines| {
+                reel::evidence::RunRecord::from_read_lines(lines, control_out)
             },
         );
         let drive = ms(t);

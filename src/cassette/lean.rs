@@ -1,13 +1,17 @@
 //! The lean load: the same pipeline as [`super::load`], except that the two
 //! bulky arrays a replay reads once, `events` and `timeline`, are not turned
-//! into JSON values. `events` items stay JSON string tokens (quotes and
-//! escapes included) in the file buffer, and the re-drive unescapes and
-//! parses each line on its worker thread ([`EventLine::text`]); `timeline`
-//! stays its array text, parsed on first use. Loading a 50 MB cassette is
-//! then one scan of its bytes, and its lines never exist twice: the buffer
-//! pages of lines already read are handed back to the system as the
-//! re-drive goes ([`LeanEvents::release`]), so the run record grows into
-//! memory the recording gives back.
+//! into JSON values. The file is mapped, not copied ([`FileBuffer`]);
+//! `events` items stay JSON string tokens (quotes and escapes included) in
+//! it, unescaped where they are read ([`EventLine::text`],
+//! [`EventLine::with_text`]); `timeline` stays its array text, parsed on
+//! first use.
+//!
+//! A replay loads with [`split_reading`]: as the scan passes each batch of
+//! lines, the batch goes to the pool to be read, and once the scan has the
+//! whole document (so the `controlOut` the re-drive needs), the lines read
+//! are folded in order as they come. Scanning, reading and folding overlap;
+//! no line is ever kept unescaped; pages go back to the system as the scan
+//! passes them (they fault back in from the file if read again).
 //!
 //! A lean cassette is for reading: [`super::Cassette::to_json_pretty`]
 //! turns the kept text back into values first, so its bytes are still the
@@ -412,101 +416,167 @@ pub(super) fn split(buf: FileBuffer) -> Result<(Map<String, Value>, RawParts), F
 }
 
 /// [`split`], reading every `events` line with `read` while the scan goes
-/// on (a batch of lines goes to another core as soon as the scan has passed
-/// it, and its pages are given back once read), then handing the lines, in
-/// order, to `fold` as they come: the scan, the reading and the fold
-/// overlap, and no line outlives its reading.
+/// on (a batch of lines goes to the pool as soon as the scan has passed it)
+/// and folding the lines read, in order, as they come: the scan, the reading
+/// and the fold overlap, and no line outlives its reading.
+///
+/// The fold needs the `controlOut`, which cassettes hold after `events`. So
+/// it starts on a guess read near the end of the file
+/// ([`control_out_guess`]) and its result counts only if the guess equals
+/// what the scan then finds; without a guess, the fold waits for the scan
+/// (the lines read meanwhile wait with it). A wrong guess sends the file to
+/// the full loader.
 pub(super) fn split_reading<T: Send, R: Send>(
     buf: FileBuffer,
     read: super::ReadLineWith<'_, T>,
     fold: super::FoldReadLines<'_, T, R>,
 ) -> Result<(Map<String, Value>, RawParts, R), FileBuffer> {
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, Option<Vec<T>>)>();
+    let (tx, rx) = std::sync::mpsc::channel::<Message<T>>();
+    let mut folded: Option<(R, bool)> = None;
     let kept = {
-        let (buf, tx) = (&buf, &tx);
+        let (buf, tx, folded) = (&buf, &tx, &mut folded);
         rayon::scope(move |s| {
+            s.spawn(move |_| {
+                let guess = control_out_guess(buf.bytes());
+                let mut lines = InOrder::new(&rx);
+                let control_out = match guess {
+                    Some(guess) => guess,
+                    None => lines.control_out_found(),
+                };
+                let co: Option<Vec<&str>> = control_out
+                    .as_ref()
+                    .map(|c| c.iter().map(String::as_str).collect());
+                let result = fold(co.as_deref(), &mut lines);
+                let valid = lines.complete() && lines.control_out_found() == control_out;
+                *folded = Some((result, valid));
+            });
             let on_batch = batch_reader(s, buf, tx, read);
-            let found = scan(buf.bytes(), Some(&on_batch))?;
-            let mut lines = InOrder::new(&rx, found.events.len().div_ceil(READ_BATCH));
-            let folded = fold(&found.doc, &mut lines);
-            let complete = lines.complete();
-            drop(lines);
+            let found = scan(buf.bytes(), Some(&on_batch));
+            // Everything kept is copied out or read again on demand.
+            buf.release(0..buf.bytes().len());
+            let _ = tx.send(Message::End(found.as_ref().map(|found| {
+                End {
+                    batches: found.events.len().div_ceil(READ_BATCH),
+                    control_out: super::control_out_of(&found.doc)
+                        .map(|c| c.into_iter().map(str::to_owned).collect()),
+                }
+            })));
+            let found = found?;
             let spans: Vec<Range<usize>> = found
                 .events
                 .iter()
                 .map(|raw| span_of(buf, raw.get()))
                 .collect();
             let timeline = found.timeline.map(|raw| raw.get().to_owned());
-            // Everything kept is copied out or read again on demand.
-            buf.release(0..buf.bytes().len());
-            complete.then_some((found.doc, spans, timeline, folded))
+            Some((found.doc, spans, timeline))
         })
     };
-    match kept {
-        Some((doc, spans, timeline, folded)) => Ok((doc, raw_parts(buf, spans, timeline), folded)),
-        None => Err(buf),
+    match (kept, folded) {
+        (Some((doc, spans, timeline)), Some((folded, true))) => {
+            Ok((doc, raw_parts(buf, spans, timeline), folded))
+        }
+        _ => Err(buf),
     }
+}
+
+/// What the scan tells the fold: a batch of lines read (`None`: it held a
+/// token the lean path does not take), then how it ended.
+enum Message<T> {
+    Batch(usize, Option<Vec<T>>),
+    /// `None`: the scan failed (the full loader decides).
+    End(Option<End>),
+}
+
+struct End {
+    batches: usize,
+    control_out: Option<Vec<String>>,
+}
+
+/// The top-level `controlOut` where `JSON.stringify(…, null, 2)` writes it
+/// (a line of its own, two spaces in, after `events`), found from the end
+/// of the file; `None` when there is no such line. Only a guess (an
+/// `events` line never holds a raw newline, but a hand-made file can hold
+/// anything): [`split_reading`] checks it against the scan.
+fn control_out_guess(bytes: &[u8]) -> Option<Option<Vec<String>>> {
+    const KEY: &[u8] = b"\n  \"controlOut\": ";
+    let at = memchr::memmem::rfind(bytes, KEY)? + KEY.len();
+    let value = serde_json::Deserializer::from_slice(&bytes[at..])
+        .into_iter::<Value>()
+        .next()?
+        .ok()?;
+    let doc = Map::from_iter([("controlOut".to_owned(), value)]);
+    let lines = super::control_out_of(&doc)?;
+    Some(Some(lines.into_iter().map(str::to_owned).collect()))
 }
 
 /// The lines read, in order, as their batches arrive (in any order).
 struct InOrder<'r, T> {
-    rx: &'r std::sync::mpsc::Receiver<(usize, Option<Vec<T>>)>,
-    batches: usize,
+    rx: &'r std::sync::mpsc::Receiver<Message<T>>,
     next: usize,
     early: std::collections::BTreeMap<usize, Vec<T>>,
     current: std::vec::IntoIter<T>,
+    /// How the scan ended, once it has (`Some(None)`: it failed).
+    end: Option<Option<End>>,
     /// A batch held a token the lean path does not take.
     unusual: bool,
 }
 
 impl<'r, T> InOrder<'r, T> {
-    fn new(rx: &'r std::sync::mpsc::Receiver<(usize, Option<Vec<T>>)>, batches: usize) -> Self {
+    fn new(rx: &'r std::sync::mpsc::Receiver<Message<T>>) -> Self {
         InOrder {
             rx,
-            batches,
             next: 0,
             early: std::collections::BTreeMap::new(),
             current: Vec::new().into_iter(),
+            end: None,
             unusual: false,
         }
     }
 
     /// Every line was read and handed out.
     fn complete(&self) -> bool {
-        !self.unusual && self.next == self.batches && self.current.len() == 0
+        matches!(&self.end, Some(Some(end)) if end.batches == self.next)
+            && !self.unusual
+            && self.current.len() == 0
     }
 
-    /// The next batch, waiting for it if it is still being read. The wait
-    /// runs other pool work meanwhile: a replay inside the pool (a batch of
-    /// cassettes) must not hold a worker its own batches need.
-    fn next_batch(&mut self) -> Option<Vec<T>> {
-        use std::sync::mpsc::RecvTimeoutError;
-        loop {
-            if let Some(batch) = self.early.remove(&self.next) {
-                return Some(batch);
-            }
-            let received = match self.rx.try_recv() {
-                Ok(got) => Some(got),
-                Err(_) => match rayon::yield_now() {
-                    Some(rayon::Yield::Executed) => None,
-                    _ => match self.rx.recv_timeout(std::time::Duration::from_millis(1)) {
-                        Ok(got) => Some(got),
-                        Err(RecvTimeoutError::Timeout) => None,
-                        // Every sender is alive until the scope ends.
-                        Err(RecvTimeoutError::Disconnected) => return None,
-                    },
-                },
-            };
-            match received {
-                Some((index, Some(batch))) => {
-                    self.early.insert(index, batch);
+    /// The `controlOut` the scan found, waiting for the scan to end.
+    fn control_out_found(&mut self) -> Option<Vec<String>> {
+        while self.end.is_none() {
+            self.receive();
+        }
+        match &self.end {
+            Some(Some(end)) => end.control_out.clone(),
+            _ => None,
+        }
+    }
+
+    /// Takes one message, waiting for it. The wait runs other pool work
+    /// meanwhile (this runs on a pool worker, and the reading tasks may be
+    /// queued behind it: a replay inside the pool must not hold a worker
+    /// its own batches need).
+    fn receive(&mut self) {
+        use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
+        let message = match self.rx.try_recv() {
+            Ok(message) => message,
+            Err(TryRecvError::Disconnected) => Message::End(None),
+            Err(TryRecvError::Empty) => {
+                if rayon::yield_now() == Some(rayon::Yield::Executed) {
+                    return;
                 }
-                Some((_, None)) => {
-                    self.unusual = true;
-                    return None;
+                match self.rx.recv_timeout(std::time::Duration::from_millis(1)) {
+                    Ok(message) => message,
+                    Err(RecvTimeoutError::Timeout) => return,
+                    Err(RecvTimeoutError::Disconnected) => Message::End(None),
                 }
-                None => {}
             }
+        };
+        match message {
+            Message::Batch(index, Some(batch)) => {
+                self.early.insert(index, batch);
+            }
+            Message::Batch(_, None) => self.unusual = true,
+            Message::End(end) => self.end = Some(end),
         }
     }
 }
@@ -519,11 +589,19 @@ impl<T> Iterator for InOrder<'_, T> {
             if let Some(line) = self.current.next() {
                 return Some(line);
             }
-            if self.unusual || self.next == self.batches {
+            if self.unusual {
                 return None;
             }
-            self.current = self.next_batch()?.into_iter();
-            self.next += 1;
+            if let Some(batch) = self.early.remove(&self.next) {
+                self.current = batch.into_iter();
+                self.next += 1;
+                continue;
+            }
+            match &self.end {
+                Some(Some(end)) if end.batches == self.next => return None,
+                Some(None) => return None,
+                _ => self.receive(),
+            }
         }
     }
 }
@@ -534,7 +612,7 @@ impl<T> Iterator for InOrder<'_, T> {
 fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
     s: &'a rayon::Scope<'scope>,
     buf: &'de FileBuffer,
-    tx: &'a std::sync::mpsc::Sender<(usize, Option<Vec<T>>)>,
+    tx: &'a std::sync::mpsc::Sender<Message<T>>,
     read: &'scope (dyn Fn(EventLine<'_>) -> T + Sync),
 ) -> impl Fn(usize, Vec<&'de str>) + 'a {
     let span = |tokens: &[&str]| match (tokens.first(), tokens.last()) {
@@ -554,7 +632,7 @@ fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
                 .collect::<Option<Vec<T>>>();
             buf.release(span(&tokens));
             // The receiver outlives every sender: this cannot fail.
-            let _ = tx.send((index, lines));
+            let _ = tx.send(Message::Batch(index, lines));
         });
     }
 }

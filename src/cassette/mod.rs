@@ -105,9 +105,9 @@ impl Cassette {
 
     /// [`Cassette::load_lean`] that also reads every `events` line with
     /// `read`, on the other cores while the scan is still going, and hands
-    /// the lines read to `fold`, in order, as they come (with the document,
-    /// for [`control_out_of`]): a large replay's load, line reading and
-    /// re-drive overlap, and no line is kept unescaped. `None` beside the
+    /// the lines read to `fold`, in order, as they come (with the
+    /// `controlOut` lines): a large replay's load, line reading and re-drive
+    /// overlap, and no line is kept unescaped. `None` beside the
     /// cassette when the file went through the full loader (read its
     /// [`Cassette::event_lines`] then).
     pub fn load_lean_reading<T: Send, R: Send>(
@@ -352,11 +352,11 @@ fn typed<T: serde::de::DeserializeOwned>(v: Option<&Value>) -> Option<T> {
 /// How [`Cassette::load_lean_reading`] reads one `events` line (on any thread).
 pub type ReadLineWith<'r, T> = &'r (dyn Fn(EventLine<'_>) -> T + Sync);
 
-/// How [`Cassette::load_lean_reading`] folds the lines read, in order, once
-/// its scan is done: given the document (without `events`) for the
-/// `controlOut` a fold needs ([`control_out_of`]).
+/// How [`Cassette::load_lean_reading`] folds the lines read, in order, as
+/// they come: given the cassette's `controlOut` lines
+/// ([`Cassette::control_out`]).
 pub type FoldReadLines<'f, T, R> =
-    &'f mut (dyn FnMut(&Map<String, Value>, &mut dyn Iterator<Item = T>) -> R + Send);
+    &'f mut (dyn FnMut(Option<&[&str]>, &mut dyn Iterator<Item = T>) -> R + Send);
 
 /// The `controlOut` lines of a cassette document ([`Cassette::control_out`]).
 pub fn control_out_of(doc: &Map<String, Value>) -> Option<Vec<&str>> {

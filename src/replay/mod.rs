@@ -225,10 +225,11 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
     let loaded = if writing || opts.mutate.is_some() {
         Cassette::load(path).map(|c| (c, None))
     } else {
-        Cassette::load_lean_reading(path, &crate::evidence::read_line, &mut |doc, lines| {
-            let control_out = crate::cassette::control_out_of(doc);
-            RunRecord::from_read_lines(lines, control_out.as_deref())
-        })
+        Cassette::load_lean_reading(
+            path,
+            &crate::evidence::read_line,
+            &mut |control_out, lines| RunRecord::from_read_lines(lines, control_out),
+        )
     };
     let (cassette, run) = match loaded {
         Ok(loaded) => loaded,
