@@ -1074,6 +1074,55 @@ mod tests {
         assert_same(&p).unwrap();
     }
 
+    /// The fold gets the cassette's own `controlOut`: from the guess when it
+    /// is right, from the scan when there is no guess, and a wrong guess
+    /// (here a nested key laid out like the top-level one) sends the file
+    /// to the full loader rather than fold on the wrong lines.
+    #[test]
+    fn the_fold_gets_the_cassettes_control_out_or_the_file_goes_to_the_full_loader() {
+        let dir = tempfile::tempdir().unwrap();
+        let head =
+            r#"{"scenario":{"prompt":"p","session":"s"},"cassetteVersion":11,"events":["a","b"]"#;
+        let cases = [
+            // As JSON.stringify(…, 2) writes it: the guess is right.
+            (
+                "pretty",
+                format!("{head},\n  \"controlOut\": [\n    \"x\",\n    \"y\"\n  ]\n}}"),
+                Some(Some(vec!["x", "y"])),
+            ),
+            // No such line: the fold waits for the scan.
+            (
+                "compact",
+                format!(r#"{head},"controlOut":["z"]}}"#),
+                Some(Some(vec!["z"])),
+            ),
+            ("absent", format!("{head}}}"), Some(None)),
+            // A nested look-alike after the real one: a wrong guess.
+            (
+                "look-alike",
+                format!(
+                    "{head},\"controlOut\":[\"real\"],\"other\":{{\n  \"controlOut\": [\"fake\"]}}}}"
+                ),
+                None,
+            ),
+        ];
+        for (name, text, want) in cases {
+            let p = write(dir.path(), "c.cassette.json", &text);
+            let read = |l: super::EventLine<'_>| l.with_text(str::to_owned);
+            let (c, got) = Cassette::load_lean_reading(&p, &read, &mut |co, lines| {
+                let lines: Vec<String> = lines.collect();
+                assert_eq!(lines, ["a", "b"], "{name}");
+                co.map(|co| co.iter().map(|l| l.to_string()).collect::<Vec<_>>())
+            })
+            .unwrap();
+            let want =
+                want.map(|w| w.map(|w| w.into_iter().map(str::to_owned).collect::<Vec<_>>()));
+            assert_eq!(got, want, "{name}");
+            assert_eq!(c.is_lean(), got.is_some(), "{name}");
+            assert_same(&p).unwrap();
+        }
+    }
+
     /// Invalid UTF-8 anywhere is judged as the full loader judges it (the
     /// lean scan checks the strings it keeps, serde_json the rest).
     #[test]
