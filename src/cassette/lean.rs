@@ -433,8 +433,9 @@ pub(super) fn split_reading<T: Send, R: Send>(
 ) -> Result<(Map<String, Value>, RawParts, R), FileBuffer> {
     let (tx, rx) = std::sync::mpsc::channel::<Message<T>>();
     let mut folded: Option<(R, bool)> = None;
+    let unread = Unread::default();
     let kept = {
-        let (buf, tx, folded) = (&buf, &tx, &mut folded);
+        let (buf, tx, folded, unread) = (&buf, &tx, &mut folded, &unread);
         rayon::scope(move |s| {
             s.spawn(move |_| {
                 let guess = control_out_guess(buf.bytes());
@@ -450,7 +451,7 @@ pub(super) fn split_reading<T: Send, R: Send>(
                 let valid = lines.complete() && lines.control_out_found() == control_out;
                 *folded = Some((result, valid));
             });
-            let on_batch = batch_reader(s, buf, tx, read);
+            let on_batch = batch_reader(s, buf, unread, tx, read);
             let found = scan(buf.bytes(), Some(&on_batch));
             // Everything kept is copied out or read again on demand.
             buf.release(0..buf.bytes().len());
@@ -606,12 +607,19 @@ impl<T> Iterator for InOrder<'_, T> {
     }
 }
 
-/// The scan's [`OnBatch`] for [`split_reading`]: reads each batch on the
-/// pool, then gives its pages back. A batch with a token the lean path does
-/// not take is sent as `None`.
+/// Batches the scan has passed and no task has taken yet, oldest first.
+type Unread<'de> = std::sync::Mutex<std::collections::VecDeque<(usize, Vec<&'de str>)>>;
+
+/// The scan's [`OnBatch`] for [`split_reading`]: queues each batch and
+/// spawns a task that reads the oldest queued batch (not necessarily its
+/// own: a worker runs its newest task first, and reading the newest batch
+/// first left every batch between it and the fold waiting in memory), then
+/// gives its pages back. A batch with a token the lean path does not take
+/// is sent as `None`.
 fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
     s: &'a rayon::Scope<'scope>,
     buf: &'de FileBuffer,
+    unread: &'scope Unread<'de>,
     tx: &'a std::sync::mpsc::Sender<Message<T>>,
     read: &'scope (dyn Fn(EventLine<'_>) -> T + Sync),
 ) -> impl Fn(usize, Vec<&'de str>) + 'a {
@@ -619,13 +627,22 @@ fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
         (Some(first), Some(last)) => buf.offset_of(first)..buf.offset_of(last) + last.len(),
         _ => 0..0,
     };
+    let take = move || unread.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
     move |index, tokens| {
         // The scan is done with these pages; the reader faults back in the
         // ones it has not read yet. Without this, the pages between the
         // reading and the scan far ahead of it stayed resident.
         buf.release(span(&tokens));
+        unread
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back((index, tokens));
         let tx = tx.clone();
         s.spawn(move |_| {
+            // One task per batch, so every batch is taken by some task.
+            let Some((index, tokens)) = take() else {
+                return;
+            };
             let lines = tokens
                 .iter()
                 .map(|tok| token_is_plain(tok).then(|| read(EventLine::Token(tok))))
