@@ -86,9 +86,10 @@ replay about 1.5 times slower.
 A timeline-rich cassette (the second replay group) is memory-heavy for any
 reader that builds a \`serde_json::Value\`: its ~37,000 small objects take
 about 1.5 KB each in an order-preserving map, so the parse floor alone is
-above 3x the file. reel's replay loads cassettes leanly (\`events\` stay JSON
-string tokens in a buffer whose pages go back as the re-drive reads them,
-\`timeline\` stays text until read), so its peak stays near the file size.
+above 3x the file. reel's replay loads cassettes leanly (the file is mapped,
+\`events\` stay JSON string tokens in it, read on the pool as the scan passes
+them and folded as soon as read; \`timeline\` stays text until read), so its
+peak stays near the file size.
 
 Side-by-side rows (\`…_vs_original\`) run cowork-harness 2.0.0 in the same
 run: set \`REEL_BENCH_ORIGINAL\` to its built checkout and put node 22 on
