@@ -177,14 +177,17 @@ impl TimelineEntry {
     /// array or does not parse.
     pub fn parse_all(text: &str) -> Option<Vec<TimelineEntry>> {
         use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
-        struct Entries;
+        /// The entries, at most `.0` of them (an upper bound, so the list
+        /// is allocated once: growing it by doubling copied and faulted in
+        /// its megabytes again and again).
+        struct Entries(usize);
         impl<'de> Visitor<'de> for Entries {
             type Value = Vec<TimelineEntry>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a timeline array")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                let mut out = Vec::with_capacity(self.0);
                 while let Some(entry) = seq.next_element::<MaybeEntry>()? {
                     out.extend(entry.0);
                 }
@@ -246,7 +249,13 @@ impl TimelineEntry {
             }
         }
         let mut de = serde_json::Deserializer::from_str(text);
-        let entries = de::Deserializer::deserialize_seq(&mut de, Entries).ok()?;
+        // Every entry an object holds ends in a `}` (a hostile text of
+        // braces reserves no more than the cap; past it the list grows).
+        const RESERVE_CAP: usize = 1 << 18;
+        let most = memchr::memchr_iter(b'}', text.as_bytes())
+            .take(RESERVE_CAP)
+            .count();
+        let entries = de::Deserializer::deserialize_seq(&mut de, Entries(most)).ok()?;
         de.end().ok()?;
         Some(entries)
     }
