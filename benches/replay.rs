@@ -87,6 +87,7 @@ fn child(mode: &str, file: &Path, iters: usize) {
             &mut |control_out, lines| {
                 reel::evidence::RunRecord::from_read_lines(lines, control_out)
             },
+            false,
         );
         let drive = ms(t);
         std::hint::black_box(loaded.expect("load"));

@@ -430,12 +430,15 @@ pub(super) fn split_reading<T: Send, R: Send>(
     buf: FileBuffer,
     read: super::ReadLineWith<'_, T>,
     fold: super::FoldReadLines<'_, T, R>,
+    parse_timeline: bool,
 ) -> Result<(Map<String, Value>, RawParts, R), FileBuffer> {
     let (tx, rx) = std::sync::mpsc::channel::<Message<T>>();
     let mut folded: Option<(R, bool)> = None;
     let unread = Unread::default();
+    let mut timeline_entries = None;
     let kept = {
         let (buf, tx, folded, unread) = (&buf, &tx, &mut folded, &unread);
+        let timeline_entries = &mut timeline_entries;
         rayon::scope(move |s| {
             s.spawn(move |_| {
                 let guess = control_out_guess(buf.bytes());
@@ -463,6 +466,16 @@ pub(super) fn split_reading<T: Send, R: Send>(
                 }
             })));
             let found = found?;
+            if let Some(raw) = found
+                .timeline
+                .filter(|raw| parse_timeline && !may_hold_lone_surrogate(raw.get()))
+            {
+                // On the pool while the last lines are read and folded, not
+                // after them (`RawParts::timeline_entries` decides the rest).
+                s.spawn(move |_| {
+                    *timeline_entries = Some(super::TimelineEntry::parse_all(raw.get()))
+                });
+            }
             let spans: Vec<Range<usize>> = found
                 .events
                 .iter()
@@ -474,7 +487,11 @@ pub(super) fn split_reading<T: Send, R: Send>(
     };
     match (kept, folded) {
         (Some((doc, spans, timeline)), Some((folded, true))) => {
-            Ok((doc, raw_parts(buf, spans, timeline), folded))
+            let raw = raw_parts(buf, spans, timeline);
+            if let Some(entries) = timeline_entries {
+                let _ = raw.timeline_entries.set(entries);
+            }
+            Ok((doc, raw, folded))
         }
         _ => Err(buf),
     }
@@ -1038,7 +1055,7 @@ mod tests {
     fn read_while_loading(p: &Path) -> Option<Vec<String>> {
         let read = |l: super::EventLine<'_>| l.with_text(str::to_owned);
         let loaded =
-            Cassette::load_lean_reading(p, &read, &mut |_, lines| lines.collect::<Vec<_>>());
+            Cassette::load_lean_reading(p, &read, &mut |_, lines| lines.collect::<Vec<_>>(), true);
         let (c, lines) = loaded.ok()?;
         let want: Vec<String> = c.events().map(|l| l.into_owned()).collect();
         if let Some(lines) = &lines {
@@ -1126,12 +1143,12 @@ mod tests {
         for (name, text, want) in cases {
             let p = write(dir.path(), "c.cassette.json", &text);
             let read = |l: super::EventLine<'_>| l.with_text(str::to_owned);
-            let (c, got) = Cassette::load_lean_reading(&p, &read, &mut |co, lines| {
+            let fold = &mut |co: Option<&[&str]>, lines: &mut dyn Iterator<Item = String>| {
                 let lines: Vec<String> = lines.collect();
                 assert_eq!(lines, ["a", "b"], "{name}");
                 co.map(|co| co.iter().map(|l| l.to_string()).collect::<Vec<_>>())
-            })
-            .unwrap();
+            };
+            let (c, got) = Cassette::load_lean_reading(&p, &read, fold, false).unwrap();
             let want =
                 want.map(|w| w.map(|w| w.into_iter().map(str::to_owned).collect::<Vec<_>>()));
             assert_eq!(got, want, "{name}");

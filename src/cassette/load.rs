@@ -463,7 +463,11 @@ pub(super) fn parse(path: PathBuf, bytes: &[u8]) -> Result<Cassette, LoadError> 
 /// without lines read).
 pub(super) fn load_lean<T: Send, R: Send>(
     path: &Path,
-    read: Option<(super::ReadLineWith<'_, T>, super::FoldReadLines<'_, T, R>)>,
+    read: Option<(
+        super::ReadLineWith<'_, T>,
+        super::FoldReadLines<'_, T, R>,
+        bool,
+    )>,
 ) -> Result<(Cassette, Option<R>), LoadError> {
     let (file, len) = open_checked(path)?;
     let io_err = |source| LoadError::Io {
@@ -480,7 +484,8 @@ pub(super) fn load_lean<T: Send, R: Send>(
         return full();
     };
     let (doc, raw, lines) = match read {
-        Some((read, fold)) => match super::lean::split_reading(buf, read, fold) {
+        Some((read, fold, timeline)) => match super::lean::split_reading(buf, read, fold, timeline)
+        {
             Ok((doc, raw, folded)) => (doc, raw, Some(folded)),
             Err(_) => return full(),
         },

@@ -107,15 +107,17 @@ impl Cassette {
     /// `read`, on the other cores while the scan is still going, and hands
     /// the lines read to `fold`, in order, as they come (with the
     /// `controlOut` lines): a large replay's load, line reading and re-drive
-    /// overlap, and no line is kept unescaped. `None` beside the
-    /// cassette when the file went through the full loader (read its
-    /// [`Cassette::event_lines`] then).
+    /// overlap, and no line is kept unescaped. With `parse_timeline`, the
+    /// [`Cassette::timeline_entries`] are parsed on the pool meanwhile too.
+    /// `None` beside the cassette when the file went through the full
+    /// loader (read its [`Cassette::event_lines`] then).
     pub fn load_lean_reading<T: Send, R: Send>(
         path: &Path,
         read: ReadLineWith<'_, T>,
         fold: FoldReadLines<'_, T, R>,
+        parse_timeline: bool,
     ) -> Result<(Cassette, Option<R>), LoadError> {
-        load::load_lean(path, Some((read, fold)))
+        load::load_lean(path, Some((read, fold, parse_timeline)))
     }
 
     /// A cassette over `doc` as it is, unchecked (tests and in-memory

@@ -225,10 +225,12 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
     let loaded = if writing || opts.mutate.is_some() {
         Cassette::load(path).map(|c| (c, None))
     } else {
+        // The JSON result reads the timeline: parsed while the lines are.
         Cassette::load_lean_reading(
             path,
             &crate::evidence::read_line,
             &mut |control_out, lines| RunRecord::from_read_lines(lines, control_out),
+            !opts.lean,
         )
     };
     let (cassette, run) = match loaded {
