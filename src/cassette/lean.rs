@@ -102,10 +102,10 @@ impl FileBuffer {
     }
 
     /// The text at `range`. Only ever called on ranges the scan checked as
-    /// UTF-8 (the `events` tokens).
+    /// UTF-8 (the `events` tokens, the `timeline` array).
     fn text(&self, range: Range<usize>) -> &str {
-        // SAFETY: every range asked for is a string token serde_json checked
-        // as UTF-8 in the scan (`RawValue` over a byte slice), and the bytes
+        // SAFETY: every range asked for is a value serde_json checked as
+        // UTF-8 in the scan (`RawValue` over a byte slice), and the bytes
         // do not change afterwards (`release` only unmaps pages that fault
         // back in from the file).
         unsafe { std::str::from_utf8_unchecked(&self.map[range]) }
@@ -179,8 +179,9 @@ impl LeanEvents {
 #[derive(Debug, Clone)]
 pub(crate) struct RawParts {
     events: LeanEvents,
-    /// The `timeline` array's text, when it is an array.
-    timeline: Option<String>,
+    /// Where the `timeline` array's text is in the file, when it is an
+    /// array (read from the mapping: a 37,000-entry timeline is megabytes).
+    timeline: Option<Range<usize>>,
     /// `timeline` parsed on first use (most replays never read it).
     timeline_values: OnceLock<Option<Vec<Value>>>,
     /// `timeline` read for its folds on first use: only the keys they read.
@@ -197,13 +198,30 @@ impl RawParts {
         self.timeline.is_some()
     }
 
+    /// The `timeline` array's text (checked UTF-8 by the scan).
+    fn timeline_text(&self) -> Option<&str> {
+        let range = self.timeline.clone()?;
+        Some(self.events.buf.text(range))
+    }
+
+    /// Gives back the pages a parse of the timeline text faulted in.
+    fn release_timeline_text(&self) {
+        if let Some(range) = self.timeline.clone() {
+            self.events.buf.release(range);
+        }
+    }
+
     /// The `timeline` entries, parsed once.
     pub(crate) fn timeline(&self) -> Option<&Vec<Value>> {
-        let text = self.timeline.as_deref()?;
+        let text = self.timeline_text()?;
         self.timeline_values
-            .get_or_init(|| match serde_json::from_str(text) {
-                Ok(Value::Array(items)) => Some(items),
-                _ => None,
+            .get_or_init(|| {
+                let items = match serde_json::from_str(text) {
+                    Ok(Value::Array(items)) => Some(items),
+                    _ => None,
+                };
+                self.release_timeline_text();
+                items
             })
             .as_ref()
     }
@@ -213,14 +231,16 @@ impl RawParts {
     /// escape goes through the `Value` parse, which alone decides whether
     /// the timeline reads at all.
     pub(crate) fn timeline_entries(&self) -> Option<&[super::TimelineEntry]> {
-        let text = self.timeline.as_deref()?;
+        let text = self.timeline_text()?;
         self.timeline_entries
             .get_or_init(|| {
                 if may_hold_lone_surrogate(text) {
                     let values = self.timeline()?;
                     return Some(values.iter().filter_map(super::TimelineEntry::of).collect());
                 }
-                super::TimelineEntry::parse_all(text)
+                let entries = super::TimelineEntry::parse_all(text);
+                self.release_timeline_text();
+                entries
             })
             .as_deref()
     }
@@ -409,7 +429,7 @@ pub(super) fn split(buf: FileBuffer) -> Result<(Map<String, Value>, RawParts), F
         (
             found.doc,
             spans,
-            found.timeline.map(|raw| raw.get().to_owned()),
+            found.timeline.map(|raw| span_of(&buf, raw.get())),
         )
     };
     Ok((doc, raw_parts(buf, spans, timeline)))
@@ -473,7 +493,8 @@ pub(super) fn split_reading<T: Send, R: Send>(
                 // On the pool while the last lines are read and folded, not
                 // after them (`RawParts::timeline_entries` decides the rest).
                 s.spawn(move |_| {
-                    *timeline_entries = Some(super::TimelineEntry::parse_all(raw.get()))
+                    *timeline_entries = Some(super::TimelineEntry::parse_all(raw.get()));
+                    buf.release(span_of(buf, raw.get()));
                 });
             }
             let spans: Vec<Range<usize>> = found
@@ -481,7 +502,7 @@ pub(super) fn split_reading<T: Send, R: Send>(
                 .iter()
                 .map(|raw| span_of(buf, raw.get()))
                 .collect();
-            let timeline = found.timeline.map(|raw| raw.get().to_owned());
+            let timeline = found.timeline.map(|raw| span_of(buf, raw.get()));
             Some((found.doc, spans, timeline))
         })
     };
@@ -686,7 +707,11 @@ fn span_of(buf: &FileBuffer, token: &str) -> Range<usize> {
     start..start + token.len()
 }
 
-fn raw_parts(buf: FileBuffer, spans: Vec<Range<usize>>, timeline: Option<String>) -> RawParts {
+fn raw_parts(
+    buf: FileBuffer,
+    spans: Vec<Range<usize>>,
+    timeline: Option<Range<usize>>,
+) -> RawParts {
     RawParts {
         events: LeanEvents { buf, spans },
         timeline,
