@@ -7,11 +7,12 @@
 //! first use.
 //!
 //! A replay loads with [`split_reading`]: as the scan passes each batch of
-//! lines, the batch goes to the pool to be read, and once the scan has the
-//! whole document (so the `controlOut` the re-drive needs), the lines read
-//! are folded in order as they come. Scanning, reading and folding overlap;
-//! no line is ever kept unescaped; pages go back to the system as the scan
-//! passes them (they fault back in from the file if read again).
+//! lines, the batch is queued for the pool to read, and a fold task folds
+//! the lines read, in order, as they come (on the `controlOut` guessed from
+//! the end of the file, checked against the scan's). Scanning, reading and
+//! folding overlap; no line is ever kept unescaped; pages go back to the
+//! system as the scan passes them (they fault back in from the file if read
+//! again).
 //!
 //! A lean cassette is for reading: [`super::Cassette::to_json_pretty`]
 //! turns the kept text back into values first, so its bytes are still the
@@ -421,16 +422,8 @@ pub(super) fn split(buf: FileBuffer) -> Result<(Map<String, Value>, RawParts), F
         if !found.events.iter().all(|raw| token_is_plain(raw.get())) {
             return Err(buf);
         }
-        let spans = found
-            .events
-            .iter()
-            .map(|raw| span_of(&buf, raw.get()))
-            .collect();
-        (
-            found.doc,
-            spans,
-            found.timeline.map(|raw| span_of(&buf, raw.get())),
-        )
+        let (spans, timeline) = found.kept_spans(&buf);
+        (found.doc, spans, timeline)
     };
     Ok((doc, raw_parts(buf, spans, timeline)))
 }
@@ -476,7 +469,7 @@ pub(super) fn split_reading<T: Send, R: Send>(
             });
             let on_batch = batch_reader(s, buf, unread, tx, read);
             let found = scan(buf.bytes(), Some(&on_batch));
-            // Everything kept is copied out or read again on demand.
+            // Everything kept is read again on demand (pages fault back in).
             buf.release(0..buf.bytes().len());
             let _ = tx.send(Message::End(found.as_ref().map(|found| {
                 End {
@@ -497,12 +490,7 @@ pub(super) fn split_reading<T: Send, R: Send>(
                     buf.release(span_of(buf, raw.get()));
                 });
             }
-            let spans: Vec<Range<usize>> = found
-                .events
-                .iter()
-                .map(|raw| span_of(buf, raw.get()))
-                .collect();
-            let timeline = found.timeline.map(|raw| span_of(buf, raw.get()));
+            let (spans, timeline) = found.kept_spans(buf);
             Some((found.doc, spans, timeline))
         })
     };
@@ -725,6 +713,18 @@ struct Scanned<'a> {
     doc: Map<String, Value>,
     events: Vec<&'a RawValue>,
     timeline: Option<&'a RawValue>,
+}
+
+impl Scanned<'_> {
+    /// Where the kept text is in `buf`: each `events` token, the `timeline`.
+    fn kept_spans(&self, buf: &FileBuffer) -> (Vec<Range<usize>>, Option<Range<usize>>) {
+        let events = self
+            .events
+            .iter()
+            .map(|raw| span_of(buf, raw.get()))
+            .collect();
+        (events, self.timeline.map(|raw| span_of(buf, raw.get())))
+    }
 }
 
 /// Called with each batch of `events` tokens (and its index) as the scan
