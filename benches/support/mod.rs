@@ -20,10 +20,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 /// Benches measure what the `reel` binary does, so they run on its
-/// allocator (src/main.rs) — the floors included.
-#[cfg(not(target_env = "msvc"))]
-#[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+/// allocator and its settings — the floors included.
+#[path = "../../src/allocator.rs"]
+mod allocator;
 
 /// The default seed of every generated input (`REEL_BENCH_SEED` overrides).
 pub const SEED: u64 = 0x5eed;

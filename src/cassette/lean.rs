@@ -6,6 +6,13 @@
 //! [`EventLine::with_text`]); `timeline` stays its array text, parsed on
 //! first use.
 //!
+//! The scan walks the top-level object itself and has serde_json read each
+//! member, except an `events` array laid out as `JSON.stringify(…, null, 2)`
+//! lays it out (cowork-harness and reel both do): its items are found line
+//! by line with `memchr`, and each is checked as a JSON string by the
+//! reader that unescapes it ([`with_token_text`]), so no byte of the
+//! 50 MB of escaped lines is parsed twice.
+//!
 //! A replay loads with [`split_reading`]: as the scan passes each batch of
 //! lines, the batch is queued for the pool to read, and a fold task folds
 //! the lines read, in order, as they come (on the `controlOut` guessed from
@@ -29,7 +36,7 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, LazyLock, OnceLock};
 
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::{Deserializer, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -102,13 +109,13 @@ impl FileBuffer {
         self.bytes().starts_with("\u{feff}".as_bytes())
     }
 
-    /// The text at `range`. Only ever called on ranges the scan checked as
-    /// UTF-8 (the `events` tokens, the `timeline` array).
+    /// The text at `range`. Only ever called on ranges checked as UTF-8:
+    /// the `events` tokens (each checked whole by [`with_token_text`]) and
+    /// the `timeline` array (by serde_json, in the scan).
     fn text(&self, range: Range<usize>) -> &str {
-        // SAFETY: every range asked for is a value serde_json checked as
-        // UTF-8 in the scan (`RawValue` over a byte slice), and the bytes
-        // do not change afterwards (`release` only unmaps pages that fault
-        // back in from the file).
+        // SAFETY: every range asked for was checked as UTF-8 (see above),
+        // and the bytes do not change afterwards (`release` only unmaps
+        // pages that fault back in from the file).
         unsafe { std::str::from_utf8_unchecked(&self.map[range]) }
     }
 
@@ -139,9 +146,10 @@ impl FileBuffer {
         let _ = range;
     }
 
-    /// The offset of `part` (a slice of this buffer) in it.
-    fn offset_of(&self, part: &str) -> usize {
-        part.as_ptr() as usize - self.map.as_ptr() as usize
+    /// Where `part` (a slice of this buffer) is in it.
+    fn span_of(&self, part: &[u8]) -> Range<usize> {
+        let start = part.as_ptr() as usize - self.map.as_ptr() as usize;
+        start..start + part.len()
     }
 }
 
@@ -267,7 +275,7 @@ pub enum EventLine<'a> {
     /// The line itself (a fully loaded cassette).
     Text(&'a str),
     /// The line's JSON string token, quotes included (a lean cassette); the
-    /// loader has checked that it unescapes.
+    /// loader has checked it ([`with_token_text`]).
     Token(&'a str),
 }
 
@@ -283,22 +291,13 @@ impl<'a> EventLine<'a> {
     /// Calls `f` with the line, unescaped (when it must be) into a buffer
     /// this thread reuses: reading 50,000 lines then allocates nothing.
     pub fn with_text<R>(self, f: impl FnOnce(&str) -> R) -> R {
-        thread_local! {
-            static LINE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-        }
-        let tok = match self {
-            EventLine::Token(tok) if tok.contains('\\') => tok,
-            _ => return f(&self.text()),
-        };
-        LINE.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut buf) => {
-                buf.clear();
-                unescape_into(token_inner(tok), &mut buf);
-                f(&buf)
+        match self {
+            // A checked token always unescapes (`Err` is for form's sake).
+            EventLine::Token(tok) if tok.contains('\\') => {
+                with_token_text(tok.as_bytes(), f).unwrap_or_else(|f| f(&self.text()))
             }
-            // `f` reads another token itself: it gets its own buffer.
-            Err(_) => f(&unescape(tok)),
-        })
+            _ => f(&self.text()),
+        }
     }
 
     /// The line as stored: for a cheap pre-filter on an ASCII word that holds
@@ -323,91 +322,200 @@ fn unescape(token: &str) -> Cow<'_, str> {
         return Cow::Borrowed(inner);
     }
     let mut out = String::with_capacity(inner.len());
-    unescape_into(inner, &mut out);
+    unescape_into(inner.as_bytes(), &mut out);
     Cow::Owned(out)
 }
 
-/// Appends the text of a JSON string's inside whose syntax the loader has
-/// checked and that holds no surrogate escape (the loader sends those to the
-/// full pipeline); on anything unexpected (never, for a checked token) it
-/// appends nothing. Written here rather than taken from serde_json because
-/// its string reader grows a fresh buffer for every line, and a recorded
-/// line is JSON inside JSON: an escaped quote every few bytes, where a
-/// `memchr` per escape was slower than this loop over 8 bytes at a time.
-fn unescape_into(inner: &str, out: &mut String) {
+/// Calls `f` with the text of `token` when it is a JSON string token the
+/// lean path takes: quoted, and a string inside ([`unescape_into`] checks
+/// it, UTF-8 included, while unescaping, so no line is read twice). The
+/// text is unescaped into a buffer this thread reuses. `Err(f)`: the full
+/// loader judges the file.
+fn with_token_text<R, F: FnOnce(&str) -> R>(token: &[u8], f: F) -> Result<R, F> {
+    thread_local! {
+        static LINE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    }
+    let inner = match token {
+        [b'"', inner @ .., b'"'] => inner,
+        _ => return Err(f),
+    };
+    let apply = |buf: &mut String, f: F| {
+        if unescape_into(inner, buf) {
+            Ok(f(buf))
+        } else {
+            Err(f)
+        }
+    };
+    LINE.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => {
+            buf.clear();
+            apply(&mut buf, f)
+        }
+        // `f` reads another token itself: it gets its own buffer.
+        Err(_) => apply(&mut String::new(), f),
+    })
+}
+
+/// Bytes [`unescape_into`] looks at in one step.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+const BLOCK: usize = 16;
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+const BLOCK: usize = 8;
+
+/// How many bytes `block` starts with that a JSON string holds as they are:
+/// ASCII other than `"`, `\` and control characters.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+fn plain_prefix(block: &[u8; BLOCK]) -> usize {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of every x86_64 target (the cfg checks that it
+    // is enabled), and the load reads exactly `block`.
+    let special = unsafe {
+        let x = _mm_loadu_si128(block.as_ptr().cast());
+        let quote = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
+        // A signed compare: bytes from 0x80 up are negative, so this flags
+        // them (non-ASCII, checked a character at a time) with the controls.
+        let control_or_high = _mm_cmplt_epi8(x, _mm_set1_epi8(0x20));
+        _mm_movemask_epi8(_mm_or_si128(
+            _mm_or_si128(quote, backslash),
+            control_or_high,
+        ))
+    };
+    (special as u32).trailing_zeros().min(16) as usize
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn plain_prefix(block: &[u8; BLOCK]) -> usize {
+    plain_prefix_swar(block)
+}
+
+/// [`plain_prefix`] of 8 bytes in a `u64` (where SSE2 is not there).
+#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
+fn plain_prefix_swar(block: &[u8; 8]) -> usize {
     const LANES: u64 = 0x0101_0101_0101_0101;
-    let bytes = inner.as_bytes();
-    let n = bytes.len();
+    const HIGH: u64 = LANES << 7;
+    // Each term flags the lanes holding its byte, and maybe lanes above
+    // such a lane (a borrow), never a lowest one: the lowest flag is true.
+    let equal = |x: u64, b: u8| {
+        let y = x ^ (LANES * u64::from(b));
+        y.wrapping_sub(LANES) & !y & HIGH
+    };
+    let x = u64::from_le_bytes(*block);
+    let flags =
+        equal(x, b'"') | equal(x, b'\\') | (x.wrapping_sub(LANES * 0x20) & !x & HIGH) | (x & HIGH);
+    (flags.trailing_zeros() / 8) as usize
+}
+
+/// Appends the text of a JSON string's inside (`inner`, the bytes between
+/// its quotes) to `out`. `false`, with `out` as it was, when `inner` is not
+/// one the lean path takes: not UTF-8, an unescaped `"`, a raw control
+/// character, a malformed escape, or a surrogate escape (`\uD800`–`\uDFFF`,
+/// paired or lone: the full loader decides those).
+///
+/// Written here rather than taken from serde_json because it is also the
+/// check of each `events` item (the scan finds them by line, not by
+/// parsing), and because serde_json's string reader grows a fresh buffer
+/// for every line. A recorded line is JSON inside JSON, with an escaped
+/// quote every few bytes, where a `memchr` per escape was slower than
+/// stepping a block at a time ([`plain_prefix`]).
+fn unescape_into(inner: &[u8], out: &mut String) -> bool {
+    let n = inner.len();
     out.reserve(n);
     let start = out.len();
     // SAFETY: (memory) the text never outgrows its escaped form (an escape
     // of 2 or 6 bytes stands for at most 3), so every write at `o ≤ i`
     // stays inside the `n` bytes reserved; `set_len` covers only bytes
-    // written. (UTF-8) only whole runs of `inner` between ASCII bytes and
-    // whole encoded characters are written (an 8-byte block may end inside
-    // a character, whose rest the next block or byte writes), so `out` is
-    // UTF-8 when this returns; on failure it is cut back to `start`.
+    // written. (UTF-8) bytes are written only as checked: ASCII runs,
+    // whole characters checked with `from_utf8`, escapes' characters (a
+    // block may end inside a character, whose bytes the next step checks
+    // and writes again), so `out` is UTF-8 when this returns; on failure it
+    // is cut back to `start`.
     unsafe {
         let v = out.as_mut_vec();
         let dst = v.as_mut_ptr().add(start);
         let (mut i, mut o) = (0, 0);
         let complete = loop {
-            // 8 bytes at a time: the block is copied whole and kept up to
-            // its first backslash (the lowest flagged lane: a false flag
-            // can only sit above a true one).
-            if let Some(block) = bytes.get(i..i + 8)
-                && let Ok(block) = <[u8; 8]>::try_from(block)
+            // A block at a time: copied whole, kept up to its first byte
+            // that is not plain.
+            if let Some(block) = inner.get(i..i + BLOCK)
+                && let Ok(block) = <&[u8; BLOCK]>::try_from(block)
             {
-                let x = u64::from_le_bytes(block) ^ (LANES * u64::from(b'\\'));
-                let flags = x.wrapping_sub(LANES) & !x & (LANES << 7);
-                dst.add(o).cast::<[u8; 8]>().write_unaligned(block);
-                let plain = (flags.trailing_zeros() / 8) as usize;
+                dst.add(o).cast::<[u8; BLOCK]>().write_unaligned(*block);
+                let plain = plain_prefix(block);
                 i += plain;
                 o += plain;
-                if plain == 8 {
+                if plain == BLOCK {
                     continue;
                 }
             }
-            let Some(&b) = bytes.get(i) else {
+            let Some(&b) = inner.get(i) else {
                 break true;
             };
-            if b != b'\\' {
-                dst.add(o).write(b);
-                i += 1;
-                o += 1;
-                continue;
-            }
-            let c = match bytes.get(i + 1) {
-                Some(b'"') => b'"',
-                Some(b'\\') => b'\\',
-                Some(b'/') => b'/',
-                Some(b'b') => 0x08,
-                Some(b'f') => 0x0c,
-                Some(b'n') => b'\n',
-                Some(b'r') => b'\r',
-                Some(b't') => b'\t',
-                Some(b'u') => {
-                    let code = inner
-                        .get(i + 2..i + 6)
-                        .and_then(|hex| u32::from_str_radix(hex, 16).ok())
-                        .and_then(char::from_u32);
-                    let Some(c) = code else {
-                        break false;
+            let (write, used): (&[u8], usize) = match b {
+                b'"' | 0x00..=0x1f => break false,
+                b'\\' => {
+                    let c = match inner.get(i + 1) {
+                        Some(b'"') => b'"',
+                        Some(b'\\') => b'\\',
+                        Some(b'/') => b'/',
+                        Some(b'b') => 0x08,
+                        Some(b'f') => 0x0c,
+                        Some(b'n') => b'\n',
+                        Some(b'r') => b'\r',
+                        Some(b't') => b'\t',
+                        Some(b'u') => {
+                            // Exactly four hex digits (`from_str_radix` would
+                            // take a sign), never a surrogate half.
+                            let code = inner.get(i + 2..i + 6).and_then(|hex| {
+                                hex.iter().try_fold(0u32, |acc, &h| {
+                                    Some(acc * 16 + char::from(h).to_digit(16)?)
+                                })
+                            });
+                            let Some(c) = code.and_then(char::from_u32) else {
+                                break false;
+                            };
+                            let mut utf8 = [0; 4];
+                            let encoded = c.encode_utf8(&mut utf8).as_bytes();
+                            std::ptr::copy_nonoverlapping(
+                                encoded.as_ptr(),
+                                dst.add(o),
+                                encoded.len(),
+                            );
+                            i += 6;
+                            o += encoded.len();
+                            continue;
+                        }
+                        _ => break false,
                     };
-                    let mut utf8 = [0; 4];
-                    let encoded = c.encode_utf8(&mut utf8).as_bytes();
-                    std::ptr::copy_nonoverlapping(encoded.as_ptr(), dst.add(o), encoded.len());
-                    i += 6;
-                    o += encoded.len();
+                    dst.add(o).write(c);
+                    i += 2;
+                    o += 1;
                     continue;
                 }
-                _ => break false,
+                0x20..=0x7f => (std::slice::from_ref(&inner[i]), 1),
+                _ => {
+                    // One character, checked (its width from its first byte).
+                    let width = match b {
+                        0xc2..=0xdf => 2,
+                        0xe0..=0xef => 3,
+                        0xf0..=0xf4 => 4,
+                        _ => break false,
+                    };
+                    match inner.get(i..i + width) {
+                        Some(c) if std::str::from_utf8(c).is_ok() => (c, width),
+                        _ => break false,
+                    }
+                }
             };
-            dst.add(o).write(c);
-            i += 2;
-            o += 1;
+            std::ptr::copy_nonoverlapping(write.as_ptr(), dst.add(o), write.len());
+            i += used;
+            o += used;
         };
         v.set_len(if complete { start + o } else { start });
+        complete
     }
 }
 
@@ -419,7 +527,15 @@ pub(super) fn split(buf: FileBuffer) -> Result<(Map<String, Value>, RawParts), F
         let Some(found) = scan(buf.bytes(), None) else {
             return Err(buf);
         };
-        if !found.events.iter().all(|raw| token_is_plain(raw.get())) {
+        // The check a replay's readers make as they read ([`batch_reader`]).
+        let checked = {
+            use rayon::prelude::*;
+            found
+                .events
+                .par_iter()
+                .all(|token| with_token_text(token, |_| ()).is_ok())
+        };
+        if !checked {
             return Err(buf);
         }
         let (spans, timeline) = found.kept_spans(&buf);
@@ -487,7 +603,7 @@ pub(super) fn split_reading<T: Send, R: Send>(
                 // after them (`RawParts::timeline_entries` decides the rest).
                 s.spawn(move |_| {
                     *timeline_entries = Some(super::TimelineEntry::parse_all(raw.get()));
-                    buf.release(span_of(buf, raw.get()));
+                    buf.release(buf.span_of(raw.get().as_bytes()));
                 });
             }
             let (spans, timeline) = found.kept_spans(buf);
@@ -634,13 +750,14 @@ impl<T> Iterator for InOrder<'_, T> {
 }
 
 /// Batches the scan has passed and no task has taken yet, oldest first.
-type Unread<'de> = std::sync::Mutex<std::collections::VecDeque<(usize, Vec<&'de str>)>>;
+type Unread<'de> = std::sync::Mutex<std::collections::VecDeque<(usize, Vec<&'de [u8]>)>>;
 
 /// The scan's [`OnBatch`] for [`split_reading`]: queues each batch and
 /// spawns a task that reads the oldest queued batch (not necessarily its
 /// own: a worker runs its newest task first, and reading the newest batch
 /// first left every batch between it and the fold waiting in memory), then
-/// gives its pages back. A batch with a token the lean path does not take
+/// gives its pages back. Each token is checked as it is read
+/// ([`with_token_text`]); a batch with a token the lean path does not take
 /// is sent as `None`.
 fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
     s: &'a rayon::Scope<'scope>,
@@ -648,9 +765,9 @@ fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
     unread: &'scope Unread<'de>,
     tx: &'a std::sync::mpsc::Sender<Message<T>>,
     read: &'scope (dyn Fn(EventLine<'_>) -> T + Sync),
-) -> impl Fn(usize, Vec<&'de str>) + 'a {
-    let span = |tokens: &[&str]| match (tokens.first(), tokens.last()) {
-        (Some(first), Some(last)) => buf.offset_of(first)..buf.offset_of(last) + last.len(),
+) -> impl Fn(usize, Vec<&'de [u8]>) + 'a {
+    let span = |tokens: &[&[u8]]| match (tokens.first(), tokens.last()) {
+        (Some(first), Some(last)) => buf.span_of(first).start..buf.span_of(last).end,
         _ => 0..0,
     };
     let take = move || unread.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
@@ -671,7 +788,7 @@ fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
             };
             let lines = tokens
                 .iter()
-                .map(|tok| token_is_plain(tok).then(|| read(EventLine::Token(tok))))
+                .map(|tok| with_token_text(tok, |text| read(EventLine::Text(text))).ok())
                 .collect::<Option<Vec<T>>>();
             buf.release(span(&tokens));
             // The receiver outlives every sender: this cannot fail.
@@ -683,17 +800,6 @@ fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
 /// Lines handed to one reading task: big enough that a task's overhead
 /// vanishes, small enough that both cores start while the scan is young.
 const READ_BATCH: usize = 512;
-
-/// A string token the lean path takes: anything else (another JSON type, a
-/// surrogate escape the full loader must judge) sends the file there.
-fn token_is_plain(token: &str) -> bool {
-    token.starts_with('"') && !may_hold_lone_surrogate(token)
-}
-
-fn span_of(buf: &FileBuffer, token: &str) -> Range<usize> {
-    let start = buf.offset_of(token);
-    start..start + token.len()
-}
 
 fn raw_parts(
     buf: FileBuffer,
@@ -711,37 +817,267 @@ fn raw_parts(
 /// What one pass over the document found.
 struct Scanned<'a> {
     doc: Map<String, Value>,
-    events: Vec<&'a RawValue>,
+    /// Each `events` item's token, quotes included, not yet checked as a
+    /// JSON string: the readers check each as they read it.
+    events: Vec<&'a [u8]>,
     timeline: Option<&'a RawValue>,
 }
 
 impl Scanned<'_> {
     /// Where the kept text is in `buf`: each `events` token, the `timeline`.
     fn kept_spans(&self, buf: &FileBuffer) -> (Vec<Range<usize>>, Option<Range<usize>>) {
-        let events = self
-            .events
-            .iter()
-            .map(|raw| span_of(buf, raw.get()))
-            .collect();
-        (events, self.timeline.map(|raw| span_of(buf, raw.get())))
+        let events = self.events.iter().map(|token| buf.span_of(token)).collect();
+        let timeline = self.timeline.map(|raw| buf.span_of(raw.get().as_bytes()));
+        (events, timeline)
     }
 }
 
 /// Called with each batch of `events` tokens (and its index) as the scan
 /// passes it.
-type OnBatch<'s, 'de> = &'s (dyn Fn(usize, Vec<&'de str>) + 's);
+type OnBatch<'s, 'de> = &'s (dyn Fn(usize, Vec<&'de [u8]>) + 's);
 
-/// One pass over the document (checking the UTF-8 of every string it keeps).
+/// One pass over the document. The top-level object is walked here and each
+/// member is read by serde_json (which checks its syntax and UTF-8), except
+/// `events` written as `JSON.stringify(…, null, 2)` writes it
+/// ([`indented_events`]): its items are found by line and checked by the
+/// readers, so the scan no longer parses 50 MB of escaped text before a
+/// single line can be read. `None`: the full loader judges the file.
 fn scan<'de>(bytes: &'de [u8], on_batch: Option<OnBatch<'_, 'de>>) -> Option<Scanned<'de>> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let found = LeanDoc::deserialize_with(&mut de, on_batch).ok()?.0?;
-    de.end().ok()?;
-    // Skipping a value checks its syntax but not serde_json's nesting
-    // limit, which the full loader enforces.
-    let shallow = found
-        .timeline
-        .is_none_or(|raw| !nests_deeper_than(raw.get(), SHALLOW_ENOUGH));
-    shallow.then_some(found)
+    let mut doc = Map::new();
+    let mut events = None;
+    let mut timeline = None;
+    let mut at = skip_ws(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    at = skip_ws(bytes, at + 1);
+    if bytes.get(at) == Some(&b'}') {
+        at += 1;
+    } else {
+        loop {
+            let (key, end) = value_at::<String>(bytes, at)?;
+            at = skip_ws(bytes, end);
+            if bytes.get(at) != Some(&b':') {
+                return None;
+            }
+            at = skip_ws(bytes, at + 1);
+            // serde_json's reserved keys and repeated kept fields: the full
+            // loader's rules apply.
+            if key.starts_with("$serde_json::private::")
+                || (key == EVENTS && events.is_some())
+                || (key == TIMELINE && timeline.is_some())
+            {
+                return None;
+            }
+            if key == EVENTS {
+                let (tokens, end) = match indented_events(bytes, at, on_batch).ok()? {
+                    Some(found) => found,
+                    None => parsed_events(bytes, at, on_batch)?,
+                };
+                events = Some(tokens);
+                doc.insert(key, Value::Array(Vec::new()));
+                at = end;
+            } else if key == TIMELINE {
+                let (raw, end) = value_at::<&RawValue>(bytes, at)?;
+                if raw.get().starts_with('[') {
+                    // Skipping a value checks its syntax but not serde_json's
+                    // nesting limit, which the full loader enforces.
+                    if nests_deeper_than(raw.get(), SHALLOW_ENOUGH) {
+                        return None;
+                    }
+                    timeline = Some(raw);
+                    doc.insert(key, Value::Array(Vec::new()));
+                } else {
+                    // Not an array: kept as the value it is (rare, small).
+                    doc.insert(key, member_value(raw.get())?);
+                }
+                at = end;
+            } else {
+                let (value, end) = value_at::<Value>(bytes, at)?;
+                doc.insert(key, within_nesting_limit(value)?);
+                at = end;
+            }
+            at = skip_ws(bytes, at);
+            match bytes.get(at) {
+                Some(b',') => at = skip_ws(bytes, at + 1),
+                Some(b'}') => {
+                    at += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    if skip_ws(bytes, at) != bytes.len() {
+        return None;
+    }
+    // No `events`: the shape check's error, from the full loader.
+    Some(Scanned {
+        doc,
+        events: events?,
+        timeline,
+    })
+}
+
+/// Past JSON whitespace from `at`.
+fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\r' | b'\t') = bytes.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// The JSON value at `at` (after any whitespace) and where it ends.
+fn value_at<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8], at: usize) -> Option<(T, usize)> {
+    let mut values = serde_json::Deserializer::from_slice(bytes.get(at..)?).into_iter::<T>();
+    let value = values.next()?.ok()?;
+    Some((value, at + values.byte_offset()))
+}
+
+/// A top-level member's value read on its own.
+fn member_value(text: &str) -> Option<Value> {
+    within_nesting_limit(serde_json::from_str(text).ok()?)
+}
+
+/// `value` when the whole document's parse would have taken it: serde_json
+/// allows 127 nested arrays/objects in a document, the top-level object
+/// being one of them, while a member read on its own may nest one deeper.
+fn within_nesting_limit(value: Value) -> Option<Value> {
+    fn depth(v: &Value) -> usize {
+        match v {
+            Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+            Value::Object(members) => 1 + members.values().map(depth).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    (depth(&value) < super::load::MAX_NESTING_DEPTH - 1).then_some(value)
+}
+
+/// The `events` tokens found, and where the array ends.
+type FoundEvents<'de> = (Vec<&'de [u8]>, usize);
+
+/// How [`indented_events`] ends when it does not find the array.
+struct NotIndented;
+
+/// `events` at `at` as `JSON.stringify(…, null, 2)` (cowork-harness, reel)
+/// writes it: `[`, a line break, one item per line (indentation, the
+/// token, a `,` unless it is the last), then the `]` after a line's
+/// indentation. A JSON string never holds a raw line break, so the items
+/// are found with `memchr`, without reading their text; each token is
+/// checked whole as it is read ([`with_token_text`]: one string, nothing
+/// else), which makes every layout taken here valid JSON holding exactly
+/// these items. Also takes `\r\n` line ends (a checkout that converts them).
+///
+/// `Ok(None)`: the array does not start this way (serde_json reads it).
+/// `Err`: it starts this way, then breaks the layout; batches may already
+/// be queued, so the full loader judges the file.
+fn indented_events<'de>(
+    bytes: &'de [u8],
+    at: usize,
+    on_batch: Option<OnBatch<'_, 'de>>,
+) -> Result<Option<FoundEvents<'de>>, NotIndented> {
+    let mut line_start = match bytes.get(at..at + 3) {
+        Some([b'[', b'\n', _]) => at + 2,
+        Some(b"[\r\n") => at + 3,
+        _ => return Ok(None),
+    };
+    let mut tokens = Batches::new(on_batch);
+    let mut comma_before = false;
+    loop {
+        let rest = &bytes[line_start..];
+        let line_len = memchr::memchr(b'\n', rest);
+        let line = &rest[..line_len.unwrap_or(rest.len())];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let indent = line.iter().take_while(|&&b| b == b' ').count();
+        let item = &line[indent..];
+        if item.first() == Some(&b']') {
+            // A `,` before the `]` is a syntax error.
+            if comma_before {
+                return Err(NotIndented);
+            }
+            return Ok(Some((tokens.finish(), line_start + indent + 1)));
+        }
+        if !tokens.all.is_empty() && !comma_before {
+            return Err(NotIndented);
+        }
+        let (token, comma) = match item.strip_suffix(b",") {
+            Some(token) => (token, true),
+            None => (item, false),
+        };
+        if token.len() < 2 || token[0] != b'"' || token[token.len() - 1] != b'"' {
+            return Err(NotIndented);
+        }
+        tokens.push(token);
+        comma_before = comma;
+        line_start += line_len.ok_or(NotIndented)? + 1;
+    }
+}
+
+/// The `events` tokens as a scan finds them, handed to `on_batch` in
+/// batches of [`READ_BATCH`] as it goes.
+struct Batches<'s, 'de> {
+    on_batch: Option<OnBatch<'s, 'de>>,
+    all: Vec<&'de [u8]>,
+    batch: Vec<&'de [u8]>,
+    sent: usize,
+}
+
+impl<'s, 'de> Batches<'s, 'de> {
+    fn new(on_batch: Option<OnBatch<'s, 'de>>) -> Self {
+        Batches {
+            on_batch,
+            all: Vec::new(),
+            batch: Vec::new(),
+            sent: 0,
+        }
+    }
+
+    fn push(&mut self, token: &'de [u8]) {
+        self.all.push(token);
+        if let Some(on_batch) = self.on_batch {
+            self.batch.push(token);
+            if self.batch.len() == READ_BATCH {
+                on_batch(self.sent, std::mem::take(&mut self.batch));
+                self.sent += 1;
+            }
+        }
+    }
+
+    /// Sends the last, partial batch; every token, in order.
+    fn finish(self) -> Vec<&'de [u8]> {
+        if let Some(on_batch) = self.on_batch
+            && !self.batch.is_empty()
+        {
+            on_batch(self.sent, self.batch);
+        }
+        self.all
+    }
+}
+
+/// `events` at `at` in any other layout, read by serde_json (each item's
+/// syntax and UTF-8 checked, a token of another type refused later by the
+/// readers' check), and where the array ends.
+fn parsed_events<'de>(
+    bytes: &'de [u8],
+    at: usize,
+    on_batch: Option<OnBatch<'_, 'de>>,
+) -> Option<FoundEvents<'de>> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_slice(bytes.get(at..)?);
+    let tokens = EventTokens { on_batch }.deserialize(&mut de).ok()?;
+    // serde_json checked the array, so its `]` is the first byte after the
+    // last item (or the `[`) and whitespace.
+    let after = tokens
+        .last()
+        .map_or(skip_ws(bytes, at) + 1, |token| bytes_span(bytes, token).end);
+    let close = skip_ws(bytes, after);
+    (bytes.get(close) == Some(&b']')).then_some((tokens, close + 1))
+}
+
+/// Where `part` (a slice of `bytes`) is in it.
+fn bytes_span(bytes: &[u8], part: &[u8]) -> Range<usize> {
+    let start = part.as_ptr() as usize - bytes.as_ptr() as usize;
+    start..start + part.len()
 }
 
 /// Nesting the lean path takes without asking the full loader (whose limit
@@ -787,83 +1123,6 @@ fn may_hold_lone_surrogate(token: &str) -> bool {
     })
 }
 
-/// The top-level object, read with `events` and `timeline` left as text.
-/// `None` inside: a shape the full pipeline must judge.
-struct LeanDoc<'a>(Option<Scanned<'a>>);
-
-impl<'de> LeanDoc<'de> {
-    fn deserialize_with<D: Deserializer<'de>>(
-        d: D,
-        on_batch: Option<OnBatch<'_, 'de>>,
-    ) -> Result<Self, D::Error> {
-        d.deserialize_map(LeanVisitor { on_batch })
-    }
-}
-
-struct LeanVisitor<'s, 'de> {
-    on_batch: Option<OnBatch<'s, 'de>>,
-}
-
-impl<'de> Visitor<'de> for LeanVisitor<'_, 'de> {
-    type Value = LeanDoc<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a cassette object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LeanDoc<'de>, A::Error> {
-        let mut doc = Map::new();
-        let mut events = None;
-        let mut timeline = None;
-        let mut ordinary = true;
-        while let Some(key) = map.next_key::<String>()? {
-            // serde_json's reserved keys and repeated kept fields: the full
-            // loader's rules apply.
-            if key.starts_with("$serde_json::private::")
-                || (key == EVENTS && events.is_some())
-                || (key == TIMELINE && timeline.is_some())
-            {
-                ordinary = false;
-            }
-            if key == EVENTS {
-                // A repeated `events` is not read twice (the full loader
-                // decides the file anyway).
-                let on_batch = if events.is_none() {
-                    self.on_batch
-                } else {
-                    None
-                };
-                events = Some(map.next_value_seed(EventTokens { on_batch })?);
-                doc.insert(key, Value::Array(Vec::new()));
-            } else if key == TIMELINE {
-                let raw = map.next_value::<&'de RawValue>()?;
-                if raw.get().starts_with('[') {
-                    timeline = Some(raw);
-                    doc.insert(key, Value::Array(Vec::new()));
-                } else {
-                    // Not an array: kept as the value it is (rare, small).
-                    let v: Value =
-                        serde_json::from_str(raw.get()).map_err(serde::de::Error::custom)?;
-                    doc.insert(key, v);
-                }
-            } else {
-                let v: Value = map.next_value()?;
-                doc.insert(key, v);
-            }
-        }
-        let scanned = match (ordinary, events) {
-            (true, Some(events)) => Some(Scanned {
-                doc,
-                events,
-                timeline,
-            }),
-            // No `events`: the shape check's error, from the full loader.
-            _ => None,
-        };
-        Ok(LeanDoc(scanned))
-    }
-}
-
 /// The `events` array as its items' raw tokens, handed to `on_batch` in
 /// batches of [`READ_BATCH`] as the scan passes them.
 struct EventTokens<'s, 'de> {
@@ -871,7 +1130,7 @@ struct EventTokens<'s, 'de> {
 }
 
 impl<'de> serde::de::DeserializeSeed<'de> for EventTokens<'_, 'de> {
-    type Value = Vec<&'de RawValue>;
+    type Value = Vec<&'de [u8]>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_seq(self)
@@ -879,32 +1138,18 @@ impl<'de> serde::de::DeserializeSeed<'de> for EventTokens<'_, 'de> {
 }
 
 impl<'de> Visitor<'de> for EventTokens<'_, 'de> {
-    type Value = Vec<&'de RawValue>;
+    type Value = Vec<&'de [u8]>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an array")
     }
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut tokens = Vec::new();
-        let mut batch = Vec::new();
-        let mut batches = 0;
+        let mut tokens = Batches::new(self.on_batch);
         while let Some(raw) = seq.next_element::<&'de RawValue>()? {
-            tokens.push(raw);
-            if let Some(on_batch) = self.on_batch {
-                batch.push(raw.get());
-                if batch.len() == READ_BATCH {
-                    on_batch(batches, std::mem::take(&mut batch));
-                    batches += 1;
-                }
-            }
+            tokens.push(raw.get().as_bytes());
         }
-        if let Some(on_batch) = self.on_batch
-            && !batch.is_empty()
-        {
-            on_batch(batches, batch);
-        }
-        Ok(tokens)
+        Ok(tokens.finish())
     }
 }
 
@@ -1088,6 +1333,12 @@ mod tests {
                 lines, &want,
                 "lines read while loading = the cassette's lines"
             );
+            let full = Cassette::load(p).expect("the full loader takes what the lean one took");
+            let full: Vec<String> = full.events().map(|l| l.into_owned()).collect();
+            assert_eq!(
+                lines, &full,
+                "lines read while loading = the full loader's lines"
+            );
         }
         lines
     }
@@ -1113,6 +1364,13 @@ mod tests {
         let lines = read_while_loading(&p).expect("lean");
         assert_eq!(lines.len(), n);
         assert!(lines[n - 1].starts_with(&format!("{{\"i\":{}", n - 1)));
+        assert_same(&p).unwrap();
+        // The same lines laid out one per line (found by line, not parsed).
+        let items: Vec<String> = events.iter().map(|e| format!("    {e}")).collect();
+        let items: Vec<&str> = items.iter().map(String::as_str).collect();
+        let text = indented(&items, "").replace("\"\n    \"", "\",\n    \"");
+        let p = write(dir.path(), "c.cassette.json", &text);
+        assert_eq!(read_while_loading(&p).expect("lean"), lines);
         assert_same(&p).unwrap();
     }
 
@@ -1222,6 +1480,191 @@ mod tests {
         assert!(super::FileBuffer::read(&file, 9_999).unwrap().is_none());
         assert!(super::FileBuffer::read(&file, 10_000).unwrap().is_some());
         assert!(super::FileBuffer::read(&file, 0).unwrap().is_none());
+    }
+
+    /// A cassette laid out as `JSON.stringify(…, null, 2)` lays it out, with
+    /// `item_lines` (each a whole line, indentation and comma included) as
+    /// the `events` array's lines and `after` after its `]`.
+    fn indented(item_lines: &[&str], after: &str) -> String {
+        let mut lines = vec![
+            "{".to_owned(),
+            r#"  "scenario": {"#.to_owned(),
+            r#"    "prompt": "p","#.to_owned(),
+            r#"    "session": "s""#.to_owned(),
+            "  },".to_owned(),
+            r#"  "cassetteVersion": 11,"#.to_owned(),
+            r#"  "events": ["#.to_owned(),
+        ];
+        lines.extend(item_lines.iter().map(|l| (*l).to_owned()));
+        lines.push(format!("  ]{after}"));
+        lines.push("}".to_owned());
+        lines.join("\n")
+    }
+
+    /// The `events` items found by line (not parsed) are judged exactly as
+    /// the full loader judges them, whatever a hand-edited file holds.
+    #[test]
+    fn events_found_by_line_are_judged_as_the_full_load_judges_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let control_out = ",\n  \"controlOut\": [\n    \"{\\\"a\\\":1}\"\n  ]";
+        let cases: Vec<(&str, String)> = vec![
+            (
+                "plain",
+                indented(&[r#"    "{\"a\":1}","#, r#"    "x""#], ""),
+            ),
+            ("empty", indented(&[], "")),
+            ("one", indented(&[r#"    "x""#], "")),
+            ("empty string", indented(&[r#"    "","#, r#"    """#], "")),
+            ("then controlOut", indented(&[r#"    "x""#], control_out)),
+            ("comma before ]", indented(&[r#"    "a","#], "")),
+            ("missing comma", indented(&[r#"    "a""#, r#"    "b""#], "")),
+            ("two on a line", indented(&[r#"    "a", "b""#], "")),
+            ("two, no space", indented(&[r#"    "a","b""#], "")),
+            ("unescaped quote", indented(&[r#"    "a"b""#], "")),
+            ("escaped end quote", indented(&[r#"    "a\""#], "")),
+            ("escaped backslash end", indented(&[r#"    "a\\""#], "")),
+            ("raw control", indented(&["    \"a\u{1}b\""], "")),
+            ("raw tab", indented(&["    \"a\tb\""], "")),
+            ("signed hex", indented(&[r#"    "\u+123""#], "")),
+            ("short hex", indented(&[r#"    "\u12""#], "")),
+            ("bad escape", indented(&[r#"    "\x41""#], "")),
+            ("escape at end", indented(&[r#"    "\"#], "")),
+            ("lone surrogate", indented(&[r#"    "\ud800""#], "")),
+            ("paired surrogate", indented(&[r#"    "\ud83d\ude00""#], "")),
+            ("non-string item", indented(&["    1,", r#"    "a""#], "")),
+            ("null item", indented(&["    null"], "")),
+            ("tab indent", indented(&["\t\"a\""], "")),
+            (
+                "space before comma",
+                indented(&[r#"    "a" ,"#, r#"    "b""#], ""),
+            ),
+            (
+                "space after comma",
+                indented(&[r#"    "a", "#, r#"    "b""#], ""),
+            ),
+            (
+                "blank line",
+                indented(&[r#"    "a","#, "", r#"    "b""#], ""),
+            ),
+            ("lone quote", indented(&[r#"    ","#, r#"    "b""#], "")),
+            ("non-ascii", indented(&[r#"    "é€😀 \u00e9""#], "")),
+            (
+                "crlf",
+                indented(&[r#"    "a","#, r#"    "b""#], "").replace('\n', "\r\n"),
+            ),
+            (
+                "no end",
+                indented(&[r#"    "a","#], "").replace("\n  ]\n}", ""),
+            ),
+            ("garbage after ]", indented(&[r#"    "a""#], " x")),
+            (
+                "nested events key",
+                indented(&[r#"    "a""#], "").replace(
+                    r#""session": "s""#,
+                    "\"session\": \"s\",\n  \"events\": [\n    \"x\"\n  ]",
+                ),
+            ),
+            (
+                "repeated events",
+                indented(&[r#"    "a""#], ",\n  \"events\": [\n    \"b\"\n  ]"),
+            ),
+        ];
+        let mut failures = Vec::new();
+        for (name, text) in &cases {
+            let p = write(dir.path(), "c.cassette.json", text);
+            if let Err(e) = assert_same(&p) {
+                failures.push(format!("{name}: {e}"));
+            }
+            // Read while loading: the same lines as the full loader, or the
+            // full loader's verdict.
+            read_while_loading(&p);
+        }
+        assert!(failures.is_empty(), "{failures:#?}");
+        // The layout is taken (not sent to the full loader) when it is right.
+        for name in ["plain", "empty", "then controlOut", "crlf", "non-ascii"] {
+            let text = &cases.iter().find(|(n, _)| *n == name).unwrap().1;
+            let p = write(dir.path(), "c.cassette.json", text);
+            assert!(Cassette::load_lean(&p).unwrap().is_lean(), "{name}");
+            assert!(read_while_loading(&p).is_some(), "{name}");
+        }
+    }
+
+    /// Every one-byte change of an indented cassette is judged as the full
+    /// loader judges it, by both lean paths.
+    #[test]
+    fn every_one_byte_change_of_an_indented_cassette_is_judged_as_the_full_load_judges_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = indented(
+            &[
+                r#"    "{\"type\":\"system\",\"t\":\"a\\nb\"}","#,
+                r#"    "é\u00e9\/x","#,
+                r#"    """#,
+            ],
+            ",\n  \"controlOut\": [],\n  \"timeline\": [\n    {\n      \"t\": 1\n    }\n  ]",
+        );
+        let mut failures = Vec::new();
+        for at in 0..text.len() {
+            for b in [b'"', b'\\', b',', b'\n', b' ', b']', b'[', b'u', 0x01, 0xff] {
+                let mut bytes = text.as_bytes().to_vec();
+                if bytes[at] == b {
+                    continue;
+                }
+                bytes[at] = b;
+                let p = dir.path().join("c.cassette.json");
+                std::fs::write(&p, &bytes).unwrap();
+                if let Err(e) = assert_same(&p) {
+                    failures.push(format!("byte {at} → {b:#04x}: {e}"));
+                }
+                read_while_loading(&p);
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{} failures: {:#?}",
+            failures.len(),
+            &failures[..failures.len().min(20)]
+        );
+    }
+
+    /// serde_json's nesting limit counts the top-level object: a member
+    /// read on its own is held to the whole document's limit.
+    #[test]
+    fn a_member_at_the_nesting_limit_is_judged_as_the_full_load_judges_it() {
+        let dir = tempfile::tempdir().unwrap();
+        for depth in [125, 126, 127, 128] {
+            let deep = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+            let text = indented(&[r#"    "a""#], &format!(",\n  \"deep\": {deep}"));
+            let p = write(dir.path(), "c.cassette.json", &text);
+            assert_same(&p).unwrap_or_else(|e| panic!("depth {depth}: {e}"));
+        }
+    }
+
+    /// Both block steps agree with the byte-by-byte rule on every byte at
+    /// every lane, over every background.
+    #[test]
+    fn the_block_steps_find_the_first_byte_that_is_not_plain() {
+        let plain = |b: u8| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\';
+        for background in [b'a', b' ', b'~', b'!', b'#', b'[', b']'] {
+            for lane in 0..super::BLOCK {
+                for b in 0..=255u8 {
+                    let mut block = [background; super::BLOCK];
+                    block[lane] = b;
+                    // A later special byte must not hide this one.
+                    if lane + 1 < super::BLOCK {
+                        block[super::BLOCK - 1] = b'"';
+                    }
+                    let want = block
+                        .iter()
+                        .position(|&x| !plain(x))
+                        .unwrap_or(super::BLOCK);
+                    assert_eq!(super::plain_prefix(&block), want, "{block:?}");
+                    let mut low = [0u8; 8];
+                    low.copy_from_slice(&block[..8]);
+                    let want = low.iter().position(|&x| !plain(x)).unwrap_or(8);
+                    assert_eq!(super::plain_prefix_swar(&low), want, "{low:?}");
+                }
+            }
+        }
     }
 
     #[test]
