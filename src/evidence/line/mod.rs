@@ -18,10 +18,9 @@
 //! Not here: what the events do to the run record (`record`).
 
 use std::borrow::Cow;
-use std::fmt;
 use std::sync::LazyLock;
 
-use serde::de::{self, Deserializer, Visitor};
+use serde::de::Deserializer;
 use serde::{Deserialize, de::Error as _};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -139,24 +138,25 @@ fn view_can_judge(line: &str) -> bool {
 struct JsonStr<'a>(Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for JsonStr<'a> {
+    /// Taken as its raw token and unescaped by the one fast unescaper:
+    /// serde_json's own string reader grows a fresh scratch buffer per
+    /// line, a few reallocations for every line with an escaped string. An
+    /// escape the unescaper leaves to others (a surrogate) fails the view,
+    /// and the reference path reads the line.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct StrVisitor<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for StrVisitor<'a> {
-            type Value = JsonStr<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
-                Ok(JsonStr(Cow::Borrowed(s)))
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
-                Ok(JsonStr(Cow::Owned(s.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, s: String) -> Result<Self::Value, E> {
-                Ok(JsonStr(Cow::Owned(s)))
-            }
+        let token = <&'de RawValue>::deserialize(d)?.get();
+        let Some(inner) = token.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
+            return Err(D::Error::custom("expected a string"));
+        };
+        if !inner.contains('\\') {
+            return Ok(JsonStr(Cow::Borrowed(inner)));
         }
-        d.deserialize_str(StrVisitor(std::marker::PhantomData))
+        let mut text = String::new();
+        if crate::js::json::unescape_into(inner.as_bytes(), &mut text) {
+            Ok(JsonStr(Cow::Owned(text)))
+        } else {
+            Err(D::Error::custom("an escape left to the reference path"))
+        }
     }
 }
 

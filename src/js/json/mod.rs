@@ -19,6 +19,9 @@
 //! * [`legacy`]: `JSON.stringify` with V8 own-property order (array-index
 //!   keys first, ascending; then insertion order); a non-finite number prints
 //!   `null`.
+//! * [`unescape_into`]: a JSON string's inside to its text, fast and strict
+//!   (anything unusual is refused for a reference path to decide): how
+//!   reel reads strings in bulk.
 //!
 //! Numbers are spelt by [`crate::js::number`]. This module hashes nothing and
 //! knows nothing of manifests (that is `fingerprint`); it only turns values
@@ -29,10 +32,12 @@ mod parse;
 mod stringify;
 #[cfg(test)]
 mod tests;
+mod unescape;
 
 pub use jcs1::{CanonError, jcs1, jcs1_serde};
 pub use parse::{ParseError, parse, parse_str, replace_lone_surrogate_escapes, v8_parse_error};
 pub use stringify::{legacy, legacy_indented, legacy_serde};
+pub use unescape::unescape_into;
 
 /// Maximum nesting depth [`parse()`] accepts. V8 accepts deeper documents, but a
 /// manifest nested this deep is not a real plugin manifest; refusing it keeps
