@@ -597,6 +597,13 @@ type Unread<'de> = std::sync::Mutex<std::collections::VecDeque<(usize, Vec<&'de 
 /// gives its pages back. Each token is checked as it is read
 /// ([`with_token_text`]); a batch with a token the lean path does not take
 /// is sent as `None`.
+///
+/// The scan (a `memchr` for line breaks) runs far faster than reading, so
+/// when [`MAX_UNREAD`] batches wait, it reads the oldest one itself rather
+/// than race on: the pages it passed stay mapped until read, each faulted
+/// in once, and no more than a few megabytes of them. (It never waits on
+/// other work: waiting inside the pool could run the fold, which waits on
+/// the scan.)
 fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
     s: &'a rayon::Scope<'scope>,
     buf: &'de FileBuffer,
@@ -604,36 +611,38 @@ fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
     tx: &'a std::sync::mpsc::Sender<Message<T>>,
     read: &'scope (dyn Fn(EventLine<'_>) -> T + Sync),
 ) -> impl Fn(usize, Vec<&'de [u8]>) + 'a {
-    let span = |tokens: &[&[u8]]| match (tokens.first(), tokens.last()) {
-        (Some(first), Some(last)) => buf.span_of(first).start..buf.span_of(last).end,
-        _ => 0..0,
+    let queue = move || unread.lock().unwrap_or_else(|e| e.into_inner());
+    let read_oldest = move |tx: &std::sync::mpsc::Sender<Message<T>>| {
+        let Some((index, tokens)) = queue().pop_front() else {
+            return;
+        };
+        let lines = tokens
+            .iter()
+            .map(|tok| with_token_text(tok, |text| read(EventLine::Text(text))).ok())
+            .collect::<Option<Vec<T>>>();
+        if let (Some(first), Some(last)) = (tokens.first(), tokens.last()) {
+            buf.release(buf.span_of(first).start..buf.span_of(last).end);
+        }
+        // The receiver outlives every sender: this cannot fail.
+        let _ = tx.send(Message::Batch(index, lines));
     };
-    let take = move || unread.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
     move |index, tokens| {
-        // The scan is done with these pages; the reader faults back in the
-        // ones it has not read yet. Without this, the pages between the
-        // reading and the scan far ahead of it stayed resident.
-        buf.release(span(&tokens));
-        unread
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push_back((index, tokens));
-        let tx = tx.clone();
-        s.spawn(move |_| {
-            // One task per batch, so every batch is taken by some task.
-            let Some((index, tokens)) = take() else {
-                return;
-            };
-            let lines = tokens
-                .iter()
-                .map(|tok| with_token_text(tok, |text| read(EventLine::Text(text))).ok())
-                .collect::<Option<Vec<T>>>();
-            buf.release(span(&tokens));
-            // The receiver outlives every sender: this cannot fail.
-            let _ = tx.send(Message::Batch(index, lines));
-        });
+        let waiting = {
+            let mut queue = queue();
+            queue.push_back((index, tokens));
+            queue.len()
+        };
+        let task_tx = tx.clone();
+        // One task per batch, so every batch is taken by some reader.
+        s.spawn(move |_| read_oldest(&task_tx));
+        if waiting > MAX_UNREAD {
+            read_oldest(tx);
+        }
     }
 }
+
+/// Batches the scan lets wait before it reads one itself.
+const MAX_UNREAD: usize = 8;
 
 /// Lines handed to one reading task: big enough that a task's overhead
 /// vanishes, small enough that both cores start while the scan is young.

@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
-use crate::cassette::TimelineEntry;
+use crate::cassette::{Recorded, TimelineEntry};
 use crate::js::coerce::{js_string, js_to_number, truthy};
 use crate::js::number;
 
@@ -113,26 +113,26 @@ enum PairKey<'a> {
 }
 
 impl<'a> PairKey<'a> {
-    fn of(v: &'a Value) -> Option<PairKey<'a>> {
+    fn of(v: &'a Recorded) -> Option<PairKey<'a>> {
         match v {
-            Value::String(s) => Some(PairKey::Str(s)),
-            Value::Number(n) => n.as_f64().map(|f| PairKey::Num(f.to_bits())),
-            Value::Bool(true) => Some(PairKey::True),
+            Recorded::String(s) => Some(PairKey::Str(s)),
+            Recorded::Number(n) => n.as_f64().map(|f| PairKey::Num(f.to_bits())),
+            Recorded::Bool(true) => Some(PairKey::True),
             _ => None,
         }
     }
 }
 
 fn entry_type(ev: &TimelineEntry) -> Option<&str> {
-    ev.get("type").and_then(Value::as_str)
+    ev.get("type").and_then(Recorded::as_str)
 }
 
 /// `String(ev.name)` as an object key (`"undefined"` when absent), borrowed
 /// when it is a string.
 fn tool_name(ev: &TimelineEntry) -> Cow<'_, str> {
     match ev.get("name") {
-        Some(Value::String(s)) => Cow::Borrowed(s),
-        Some(other) => Cow::Owned(js_string(other)),
+        Some(Recorded::String(s)) => Cow::Borrowed(s),
+        Some(other) => Cow::Owned(js_string(&other.to_value())),
         None => Cow::Borrowed("undefined"),
     }
 }
@@ -173,21 +173,24 @@ pub fn tool_durations(timeline: &[TimelineEntry]) -> ToolDurations {
     let mut out: Vec<(String, ToolDuration)> = Vec::new();
     for ev in timeline {
         let id = ev.get("toolUseId");
-        if !truthy(id) {
+        if !truthy(id.map(Recorded::to_value).as_deref()) {
             continue;
         }
         let key = id.and_then(PairKey::of);
         match entry_type(ev) {
             Some("tool_use") => {
                 if let Some(key) = key {
-                    pending.insert(key, (tool_name(ev), js_to_number(ev.get("ts"))));
+                    pending.insert(
+                        key,
+                        (tool_name(ev), js_to_number(ev.value("ts").as_deref())),
+                    );
                 }
             }
             Some("tool_result") => {
                 let Some((name, start)) = key.and_then(|k| pending.remove(&k)) else {
                     continue;
                 };
-                let call_ms = js_to_number(ev.get("ts")) - start;
+                let call_ms = js_to_number(ev.value("ts").as_deref()) - start;
                 let bucket = bump(&mut out, name, || ToolDuration {
                     calls: 0,
                     total_ms: 0.0,
@@ -229,21 +232,21 @@ pub fn skill_activity(timeline: &[TimelineEntry]) -> Vec<SkillWindow> {
             Some("subagent_dispatch") => false,
             _ => continue,
         };
-        if is_tool_use && !truthy(ev.get("toolUseId")) {
+        if is_tool_use && !truthy(ev.value("toolUseId").as_deref()) {
             continue;
         }
-        // Borrowed; `None` = "(root)".
-        let scope = ev.get("skillScope").filter(|v| !v.is_null());
-        let ts = js_to_number(ev.get("ts"));
-        let same = windows.last().is_some_and(|w| match scope {
+        // `None` = "(root)".
+        let scope = ev.value("skillScope").filter(|v| !v.is_null());
+        let ts = js_to_number(ev.value("ts").as_deref());
+        let same = windows.last().is_some_and(|w| match &scope {
             Some(s) => !differs(&w.skill_id, s),
             None => w.skill_id.as_str() == Some("(root)"),
         });
         if !same {
             start_ts = ts;
             windows.push(SkillWindow {
-                skill_id: scope.map_or_else(|| Value::String("(root)".into()), Value::clone),
-                invocation_seq: ev.get("seq").cloned(),
+                skill_id: scope.map_or_else(|| Value::String("(root)".into()), Cow::into_owned),
+                invocation_seq: ev.value("seq").map(Cow::into_owned),
                 tool_counts: Vec::new(),
                 tool_call_count: 0,
                 dispatch_count: 0,
@@ -275,8 +278,11 @@ pub fn dispatch_skill_scopes(timeline: &[TimelineEntry]) -> HashMap<String, Opti
             continue;
         }
         // A record's sub-agent ids are strings: only a string key can match.
-        if let Some(Value::String(id)) = ev.get("toolUseId") {
-            out.insert(id.clone(), ev.get("skillScope").map(number::reformat));
+        if let Some(id) = ev.get("toolUseId").and_then(Recorded::as_str) {
+            out.insert(
+                id.to_owned(),
+                ev.value("skillScope").as_deref().map(number::reformat),
+            );
         }
     }
     out
