@@ -82,8 +82,19 @@ pub fn read_line(line: EventLine<'_>) -> ReadLine {
     RecordedLine::read(&line)
 }
 
+/// [`read_line`] for a record only judged, never written out (a text
+/// replay): the fields of system lines that are only carried into
+/// `contextEvents` are not kept ([`super::run::ContextData::Unkept`]).
+pub fn read_line_for_verdict(line: EventLine<'_>) -> ReadLine {
+    line.with_text(|text| read_text_keeping(text, line.stored(), false))
+}
+
 fn read_text(text: &str, stored: &str) -> ReadLine {
-    let outcome = line::read(text);
+    read_text_keeping(text, stored, true)
+}
+
+fn read_text_keeping(text: &str, stored: &str, carried_lines: bool) -> ReadLine {
+    let outcome = line::read_keeping(text, carried_lines);
     let digests = tool_input_digests(&outcome);
     ReadLine {
         outcome,

@@ -226,9 +226,15 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
         Cassette::load(path).map(|c| (c, None))
     } else {
         // The JSON result reads the timeline: parsed while the lines are.
+        // A text report writes no `contextEvents`: their lines are not kept.
+        let read: crate::cassette::ReadLineWith<'_, _> = if opts.lean {
+            &crate::evidence::read_line_for_verdict
+        } else {
+            &crate::evidence::read_line
+        };
         Cassette::load_lean_reading(
             path,
-            &crate::evidence::read_line,
+            read,
             &mut |control_out, lines| RunRecord::from_read_lines(lines, control_out),
             !opts.lean,
         )

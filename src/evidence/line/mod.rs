@@ -55,10 +55,18 @@ const HANDLED_TYPES: &[&str] = &[
 
 /// Reads one line (pure: safe to call on many lines in parallel).
 pub fn read(line: &str) -> LineOutcome {
+    read_keeping(line, true)
+}
+
+/// [`read`]; without `carried_lines`, a system line only carried into
+/// `contextEvents` keeps its subtype, not its fields
+/// ([`ContextData::Unkept`]): a verdict never reads them, and a 50,000-line
+/// run carries megabytes of them.
+pub fn read_keeping(line: &str, carried_lines: bool) -> LineOutcome {
     if line.trim().is_empty() {
         return LineOutcome::Blank;
     }
-    read_view(line).unwrap_or_else(|| read_reference(line))
+    read_view(line, carried_lines).unwrap_or_else(|| read_reference(line))
 }
 
 /// The reference path: the whole line as a `Value`, through `parse_message`.
@@ -95,7 +103,7 @@ struct TypeOnly<'a> {
 }
 
 /// The fast path; `None` means "ask the reference path".
-fn read_view(line: &str) -> Option<LineOutcome> {
+fn read_view(line: &str, carried_lines: bool) -> Option<LineOutcome> {
     if !view_can_judge(line) {
         return None;
     }
@@ -103,7 +111,7 @@ fn read_view(line: &str) -> Option<LineOutcome> {
     match view.ty.as_ref()?.0.as_ref() {
         "assistant" => assistant_events(view).map(LineOutcome::Events),
         "user" => user_events(view).map(LineOutcome::Events),
-        "system" => system_events(view, line).map(LineOutcome::Events),
+        "system" => system_events(view, line, carried_lines).map(LineOutcome::Events),
         ty if !HANDLED_TYPES.contains(&ty) => Some(LineOutcome::Ignored),
         _ => None,
     }
@@ -360,14 +368,18 @@ const SYSTEM_SUBTYPES_READ: &[&str] = &[
 
 /// A system line whose subtype is only carried into `contextEvents`: kept as
 /// the recorded line ([`ContextData::Line`]), not parsed into a map.
-fn system_events(view: LineView<'_>, line: &str) -> Option<Vec<AgentEvent>> {
+fn system_events(view: LineView<'_>, line: &str, keep_line: bool) -> Option<Vec<AgentEvent>> {
     let subtype = view.subtype?.0;
     if SYSTEM_SUBTYPES_READ.contains(&subtype.as_ref()) {
         return None;
     }
     Some(vec![AgentEvent::SystemEvent {
         subtype: subtype.into_owned(),
-        data: ContextData::Line(line.into()),
+        data: if keep_line {
+            ContextData::Line(line.into())
+        } else {
+            ContextData::Unkept
+        },
     }])
 }
 

@@ -120,7 +120,7 @@ fn repository_cassettes_read_alike() {
                     read_reference(line)
                 };
                 lines += 1;
-                by_view += usize::from(read_view(line).is_some());
+                by_view += usize::from(read_view(line, true).is_some());
                 assert_eq!(read(line), reference, "{}: {line}", path.display());
             }
         }
@@ -134,13 +134,13 @@ fn repository_cassettes_read_alike() {
 #[test]
 fn common_lines_take_the_view() {
     for line in &LINES[..4] {
-        assert!(read_view(line).is_some(), "line: {line}");
+        assert!(read_view(line, true).is_some(), "line: {line}");
     }
     let stream_event = r#"{"type":"stream_event","event":{"delta":{"text":"x"}}}"#;
-    assert_eq!(read_view(stream_event), Some(LineOutcome::Ignored));
+    assert_eq!(read_view(stream_event, true), Some(LineOutcome::Ignored));
     let thinking =
         r#"{"type":"system","subtype":"thinking_tokens","estimated_tokens":7,"pad":"a\nb"}"#;
-    let Some(LineOutcome::Events(evs)) = read_view(thinking) else {
+    let Some(LineOutcome::Events(evs)) = read_view(thinking, true) else {
         panic!("a thinking_tokens line takes the view");
     };
     let [AgentEvent::SystemEvent { subtype, data }] = evs.as_slice() else {
@@ -152,6 +152,23 @@ fn common_lines_take_the_view() {
         serde_json::to_string(data).unwrap(),
         r#"{"estimated_tokens":7,"pad":"a\nb"}"#
     );
+    // Read for a verdict only: the subtype, not the line.
+    let Some(LineOutcome::Events(evs)) = read_view(thinking, false) else {
+        panic!("a thinking_tokens line takes the view");
+    };
+    let [AgentEvent::SystemEvent { subtype, data }] = evs.as_slice() else {
+        panic!("one system event: {evs:?}");
+    };
+    assert_eq!(subtype, "thinking_tokens");
+    assert!(matches!(data, ContextData::Unkept), "not kept");
+    // Lines a fold reads are read whole either way.
+    let task =
+        r#"{"type":"system","subtype":"task_started","tool_use_id":"t","subagent_type":"x"}"#;
+    assert_eq!(read_keeping(task, false), read_keeping(task, true));
+    assert!(matches!(
+        read_keeping(task, false),
+        LineOutcome::Events(evs) if matches!(&evs[0], AgentEvent::SystemEvent { data: ContextData::Fields(f), .. } if f.contains_key("subagent_type"))
+    ));
 }
 
 /// A long reasoning text is capped at 10 240 UTF-16 units either way,
@@ -179,7 +196,10 @@ fn long_thinking_is_capped_alike() {
             },
             model: None,
         }]);
-        assert!(read_view(&line).is_some(), "a thinking line takes the view");
+        assert!(
+            read_view(&line, true).is_some(),
+            "a thinking line takes the view"
+        );
         assert_eq!(read(&line), want);
         assert_eq!(read_reference(&line), want);
     }
@@ -215,7 +235,7 @@ fn redacted_means_empty_text_with_a_signature() {
     }
     for i in [4, 8, 10] {
         assert!(
-            read_view(LINES[i]).is_some(),
+            read_view(LINES[i], true).is_some(),
             "takes the view: {}",
             LINES[i]
         );
@@ -257,6 +277,6 @@ fn traps_go_to_the_reference() {
         r#"{"type":"assistant","message":{"content":[{"type":"text","text":null}]}}"#,
         r#"{"type":"assistant","message":{"content":[{"type":"text","text":"a","x":"\udc00"}]}}"#,
     ] {
-        assert!(read_view(trap).is_none(), "line: {trap}");
+        assert!(read_view(trap, true).is_none(), "line: {trap}");
     }
 }

@@ -190,6 +190,10 @@ pub enum ContextData {
     /// The whole recorded line, which a line view has checked is a JSON
     /// object with string `type` and `subtype`.
     Line(Box<str>),
+    /// Not kept: the line was read for a verdict only
+    /// ([`crate::evidence::read_line_for_verdict`]), where no fold consults
+    /// these fields and no report writes them. Reads as no fields.
+    Unkept,
 }
 
 impl ContextData {
@@ -204,6 +208,7 @@ impl ContextData {
                 m.shift_remove("subtype");
                 std::borrow::Cow::Owned(m)
             }
+            ContextData::Unkept => std::borrow::Cow::Owned(Map::new()),
         }
     }
 }
