@@ -277,7 +277,7 @@ impl RunView {
             .iter()
             .filter_map(|t| {
                 let id = t.tool_use_id.clone()?;
-                let text = t.assert_text.as_ref().unwrap_or(&t.text).clone();
+                let text = t.assert_text.as_deref().unwrap_or(t.text()).to_owned();
                 Some((id, (t.is_error, text)))
             })
             .collect();

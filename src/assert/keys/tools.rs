@@ -231,7 +231,7 @@ fn max_redundant_tool_calls(env: &mut Env<'_>, key: &'static str, v: &Value) -> 
 fn result_texts(run: &RunRecord) -> impl Iterator<Item = &str> {
     run.tool_results
         .iter()
-        .map(|r| r.assert_text.as_deref().unwrap_or(&r.text))
+        .map(|r| r.assert_text.as_deref().unwrap_or(r.text()))
 }
 
 fn any_display_truncated(run: &RunRecord) -> bool {

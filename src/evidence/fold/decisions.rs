@@ -63,7 +63,8 @@ impl Fold for Decisions {
                         delivered: Some(false),
                         reason: "errored",
                         error: Some(
-                            utf16::slice(tr.text.split('\n').next().unwrap_or(""), 200).to_owned(),
+                            utf16::slice(tr.text().split('\n').next().unwrap_or(""), 200)
+                                .to_owned(),
                         ),
                     },
                     Some(_) => GateDelivery {

@@ -115,14 +115,14 @@ pub(super) fn keep(rec: &mut RunRecord, event: AgentEvent) {
             assert_text,
             assert_text_truncated,
             text_blocks,
-        } => rec.tool_results.push(ToolResult {
+        } => rec.tool_results.push(ToolResult::new(
             tool_use_id,
             is_error,
             text,
-            assert_text: Some(assert_text),
+            Some(assert_text),
             assert_text_truncated,
             text_blocks,
-        }),
+        )),
         // The newest THINKING_CAP blocks (sub-agents' included, as the
         // original does), each one dropped counted.
         AgentEvent::Thinking { block, .. } => {

@@ -99,7 +99,11 @@ impl Fold for Subagents {
                 .iter()
                 .find(|r| r.tool_use_id.as_deref() == Some(sa.tool_use_id.as_str()))
             {
-                sa.output = Some(tr.assert_text.clone().unwrap_or_else(|| tr.text.clone()));
+                sa.output = Some(
+                    tr.assert_text
+                        .clone()
+                        .unwrap_or_else(|| tr.text().to_owned()),
+                );
                 sa.output_truncated = tr.assert_text_truncated;
             }
         }

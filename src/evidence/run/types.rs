@@ -74,19 +74,92 @@ pub struct Subagent {
 }
 
 /// One `tool_result` block (main agent, sub-agents and gates alike).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default)]
 pub struct ToolResult {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_use_id: Option<String>,
     pub is_error: bool,
-    /// Display text (500 UTF-16 units).
-    pub text: String,
+    /// Display text (500 UTF-16 units): [`ToolResult::text`].
+    text: DisplayText,
     /// Assertion text (10 240 UTF-16 units); always present on a re-drive.
     pub assert_text: Option<String>,
     pub assert_text_truncated: bool,
-    #[serde(skip)]
     pub text_blocks: Option<Vec<String>>,
+}
+
+/// The display text is nearly always the start of the assertion text: it is
+/// kept as its length then, not as a second copy (a 50,000-line run holds
+/// 12,700 results).
+#[derive(Debug, Clone)]
+enum DisplayText {
+    Own(String),
+    StartOfAssertText(usize),
+}
+
+impl Default for DisplayText {
+    fn default() -> Self {
+        DisplayText::Own(String::new())
+    }
+}
+
+impl ToolResult {
+    pub fn new(
+        tool_use_id: Option<String>,
+        is_error: bool,
+        text: String,
+        assert_text: Option<String>,
+        assert_text_truncated: bool,
+        text_blocks: Option<Vec<String>>,
+    ) -> ToolResult {
+        let text = match &assert_text {
+            Some(full) if full.starts_with(text.as_str()) => {
+                DisplayText::StartOfAssertText(text.len())
+            }
+            _ => DisplayText::Own(text),
+        };
+        ToolResult {
+            tool_use_id,
+            is_error,
+            text,
+            assert_text,
+            assert_text_truncated,
+            text_blocks,
+        }
+    }
+
+    /// The display text (500 UTF-16 units).
+    pub fn text(&self) -> &str {
+        match (&self.text, &self.assert_text) {
+            (DisplayText::Own(text), _) => text,
+            (DisplayText::StartOfAssertText(len), Some(full)) => &full[..*len],
+            (DisplayText::StartOfAssertText(_), None) => "",
+        }
+    }
+}
+
+impl PartialEq for ToolResult {
+    fn eq(&self, other: &Self) -> bool {
+        self.tool_use_id == other.tool_use_id
+            && self.is_error == other.is_error
+            && self.text() == other.text()
+            && self.assert_text == other.assert_text
+            && self.assert_text_truncated == other.assert_text_truncated
+            && self.text_blocks == other.text_blocks
+    }
+}
+
+impl Serialize for ToolResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = s.serialize_struct("ToolResult", 5)?;
+        if let Some(id) = &self.tool_use_id {
+            out.serialize_field("toolUseId", id)?;
+        }
+        out.serialize_field("isError", &self.is_error)?;
+        out.serialize_field("text", self.text())?;
+        out.serialize_field("assertText", &self.assert_text)?;
+        out.serialize_field("assertTextTruncated", &self.assert_text_truncated)?;
+        out.end()
+    }
 }
 
 /// Per-tool call/error rollup (main agent only).
