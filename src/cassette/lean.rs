@@ -362,7 +362,7 @@ fn with_token_text<R, F: FnOnce(&str) -> R>(token: &[u8], f: F) -> Result<R, F> 
 /// produces the error, if there is one).
 pub(super) fn split(buf: FileBuffer) -> Result<(Map<String, Value>, RawParts), FileBuffer> {
     let (doc, spans, timeline) = {
-        let Some(found) = scan(buf.bytes(), None) else {
+        let Some(found) = scan(buf.bytes(), None).filter(|found| !too_deep(found.timeline)) else {
             return Err(buf);
         };
         // The check a replay's readers make as they read ([`batch_reader`]).
@@ -403,7 +403,9 @@ pub(super) fn split_reading<T: Send, R: Send>(
     let mut folded: Option<(R, bool)> = None;
     let unread = Unread::default();
     let mut timeline_entries = None;
+    let deep = std::sync::atomic::AtomicBool::new(false);
     let kept = {
+        let deep = &deep;
         let (buf, tx, folded, unread) = (&buf, &tx, &mut folded, &unread);
         let timeline_entries = &mut timeline_entries;
         rayon::scope(move |s| {
@@ -433,14 +435,16 @@ pub(super) fn split_reading<T: Send, R: Send>(
                 }
             })));
             let found = found?;
-            if let Some(raw) = found
-                .timeline
-                .filter(|raw| parse_timeline && !may_hold_lone_surrogate(raw.get()))
-            {
+            if let Some(raw) = found.timeline {
                 // On the pool while the last lines are read and folded, not
                 // after them (`RawParts::timeline_entries` decides the rest).
+                let parse = parse_timeline && !may_hold_lone_surrogate(raw.get());
                 s.spawn(move |_| {
-                    *timeline_entries = Some(super::TimelineEntry::parse_all(raw.get()));
+                    if too_deep(Some(raw)) {
+                        deep.store(true, std::sync::atomic::Ordering::Relaxed);
+                    } else if parse {
+                        *timeline_entries = Some(super::TimelineEntry::parse_all(raw.get()));
+                    }
                     buf.release(buf.span_of(raw.get().as_bytes()));
                 });
             }
@@ -449,6 +453,7 @@ pub(super) fn split_reading<T: Send, R: Send>(
         })
     };
     match (kept, folded) {
+        (Some(_), _) if deep.into_inner() => Err(buf),
         (Some((doc, spans, timeline)), Some((folded, true))) => {
             let raw = raw_parts(buf, spans, timeline);
             if let Some(entries) = timeline_entries {
@@ -727,11 +732,7 @@ fn scan<'de>(bytes: &'de [u8], on_batch: Option<OnBatch<'_, 'de>>) -> Option<Sca
             } else if key == TIMELINE {
                 let (raw, end) = value_at::<&RawValue>(bytes, at)?;
                 if raw.get().starts_with('[') {
-                    // Skipping a value checks its syntax but not serde_json's
-                    // nesting limit, which the full loader enforces.
-                    if nests_deeper_than(raw.get(), SHALLOW_ENOUGH) {
-                        return None;
-                    }
+                    // Its nesting is checked by the caller ([`too_deep`]).
                     timeline = Some(raw);
                     doc.insert(key, Value::Array(Vec::new()));
                 } else {
@@ -925,6 +926,13 @@ fn parsed_events<'de>(
 fn bytes_span(bytes: &[u8], part: &[u8]) -> Range<usize> {
     let start = part.as_ptr() as usize - bytes.as_ptr() as usize;
     start..start + part.len()
+}
+
+/// Whether the `timeline` text nests deeper than the lean path takes:
+/// skipping a value checked its syntax but not serde_json's nesting limit,
+/// which the full loader enforces (so it decides such a file).
+fn too_deep(timeline: Option<&RawValue>) -> bool {
+    timeline.is_some_and(|raw| nests_deeper_than(raw.get(), SHALLOW_ENOUGH))
 }
 
 /// Nesting the lean path takes without asking the full loader (whose limit
@@ -1144,6 +1152,8 @@ mod tests {
             .iter()
             .filter_map(|(name, text)| {
                 let p = write(dir.path(), "c.cassette.json", text);
+                // Read while loading: the full loader's lines, or its verdict.
+                read_while_loading(&p);
                 assert_same(&p).err().map(|e| format!("{name}: {e}"))
             })
             .collect();

@@ -271,3 +271,34 @@ fn owned_and_borrowed_lines_drive_alike_across_chunks() {
         }
     }
 }
+
+/// A carried line written straight from its text writes what its parsed
+/// fields write, for every shape (flat or not, escapes, numbers' spelling,
+/// repeated keys, keys in any place).
+#[test]
+fn a_carried_line_writes_what_its_fields_write() {
+    let lines = [
+        r#"{"type":"system","subtype":"thinking_tokens","estimated_tokens":425,"uuid":"00ad","pad":"a b"}"#,
+        r#"{"subtype":"s","n":1.50,"e":1E400,"z":-0,"t":true,"f":false,"u":null,"type":"system"}"#,
+        r#"{"type":"system","subtype":"s","n":1.50,"z":-0,"t":true,"f":false,"u":null,"big":123456789012345678901234567890}"#,
+        r#"{"type":"system","subtype":"s","a":1e5,"b":2.5E-3,"c":-1e+2}"#,
+        r#"{"type":"system","subtype":"s","s":"tab\t nl\n q\" bs\\ sl\/ \u00e9 \u20ac 😀 \u0001"}"#,
+        r#"{"type":"system","subtype":"s","x":{"b":[1,"\u00e9"]}}"#,
+        r#"{"type":"system","subtype":"s","a":[]}"#,
+        r#"{"type":"system","subtype":"s","k":1,"k":2,"j":3}"#,
+        r#"{"type":"system","subtype":"s","type":"again"}"#,
+        r#"{"type":"system","subtype":"s","\u006b":"escaped key"}"#,
+        r#"{"type":"system","subtype":"s","pair":"\ud83d\ude00"}"#,
+        r#"{"type":"system","subtype":"s"}"#,
+        r#"{ "type" : "system" , "subtype" : "s" , "spaced" : 1 }"#,
+    ];
+    // The common shapes take the direct path.
+    for line in [lines[0], lines[2], lines[4]] {
+        assert!(flat_members(line).is_some(), "{line}");
+    }
+    for line in lines {
+        let fast = serde_json::to_string(&ContextData::Line(line.into())).unwrap();
+        let parsed = ContextData::Fields(ContextData::Line(line.into()).fields().into_owned());
+        assert_eq!(fast, serde_json::to_string(&parsed).unwrap(), "{line}");
+    }
+}

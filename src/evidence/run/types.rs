@@ -294,8 +294,103 @@ impl PartialEq for ContextData {
 
 impl Serialize for ContextData {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        // A carried line is nearly always flat: written straight from its
+        // text, without building the map (a JSON report carries thousands).
+        if let ContextData::Line(line) = self
+            && let Some(members) = flat_members(line)
+        {
+            let mut map = s.serialize_map(Some(members.len()))?;
+            for (key, value) in &members {
+                map.serialize_entry(key, value)?;
+            }
+            return map.end();
+        }
         self.fields().serialize(s)
     }
+}
+
+/// A flat member value, as writing its parsed `Value` writes it.
+pub(super) enum FlatValue<'a> {
+    /// A number, `true`, `false` or `null`: its text is what a `Value`
+    /// writes (serde_json keeps a number's spelling but an exponent's).
+    Raw(&'a serde_json::value::RawValue),
+    Str(std::borrow::Cow<'a, str>),
+}
+
+impl Serialize for FlatValue<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            FlatValue::Raw(raw) => raw.serialize(s),
+            FlatValue::Str(text) => s.serialize_str(text),
+        }
+    }
+}
+
+/// The members of a carried line but `type` and `subtype`, in order, when
+/// every value is a scalar and no key repeats; `None` otherwise (or for a
+/// string the fast unescaper leaves to others): [`ContextData::fields`]
+/// decides those.
+pub(super) fn flat_members(line: &str) -> Option<Vec<(&str, FlatValue<'_>)>> {
+    use std::borrow::Cow;
+    // Keys borrowed (one with an escape fails the read: the slow path).
+    type Members<'a> = Vec<(&'a str, &'a serde_json::value::RawValue)>;
+    struct Flat<'a>(Members<'a>);
+    impl<'de> serde::Deserialize<'de> for Flat<'de> {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visit;
+            impl<'de> serde::de::Visitor<'de> for Visit {
+                type Value = Flat<'de>;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Flat<'de>, A::Error> {
+                    let mut members = Vec::new();
+                    while let Some(entry) = map.next_entry()? {
+                        members.push(entry);
+                    }
+                    Ok(Flat(members))
+                }
+            }
+            d.deserialize_map(Visit)
+        }
+    }
+    let Flat(members) = serde_json::from_str(line).ok()?;
+    let mut out = Vec::with_capacity(members.len());
+    for (i, (key, raw)) in members.iter().enumerate() {
+        if members[..i].iter().any(|(k, _)| k == key) {
+            return None;
+        }
+        if *key == "type" || *key == "subtype" {
+            continue;
+        }
+        let text = raw.get();
+        let value = match text.as_bytes().first() {
+            Some(b'"') => {
+                let inner = &text[1..text.len() - 1];
+                if inner.contains('\\') {
+                    let mut unescaped = String::with_capacity(inner.len());
+                    if !crate::js::json::unescape_into(inner.as_bytes(), &mut unescaped) {
+                        return None;
+                    }
+                    FlatValue::Str(Cow::Owned(unescaped))
+                } else {
+                    FlatValue::Str(Cow::Borrowed(inner))
+                }
+            }
+            Some(b'{' | b'[') | None => return None,
+            // serde_json respells an exponent (`1E5` → `1e+5`).
+            Some(_) if text.contains(['e', 'E']) && !matches!(text, "true" | "false") => {
+                return None;
+            }
+            Some(_) => FlatValue::Raw(raw),
+        };
+        out.push((*key, value));
+    }
+    Some(out)
 }
 
 /// An `infra_error` line (source kept raw; the verdict decides what is fatal).
