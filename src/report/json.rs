@@ -20,7 +20,9 @@ pub fn envelope(results: &[ReplayResult]) -> Value {
 /// into an intermediate `Value` or `String` (on a large cassette each would be
 /// the size of the recording).
 pub fn write_envelope(results: &[ReplayResult], out: impl Write) -> std::io::Result<()> {
-    let mut out = std::io::BufWriter::new(out);
+    // A large run's report is tens of megabytes: written a megabyte per
+    // call, not 8 KiB.
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, out);
     serde_json::to_writer(&mut out, &Envelope(results))?;
     writeln!(out)?;
     out.flush()
