@@ -291,6 +291,8 @@ fn a_carried_line_writes_what_its_fields_write() {
         r#"{"type":"system","subtype":"s","pair":"\ud83d\ude00"}"#,
         r#"{"type":"system","subtype":"s"}"#,
         r#"{ "type" : "system" , "subtype" : "s" , "spaced" : 1 }"#,
+        r#"{"type":"system","subtype":"s","a":"\u001f\u0008\u000A\u0041\u00E9\/","b":"\b\f\n\r\t\"\\ \u0000\u001e \u007f"}"#,
+        r#"{"type":"system","subtype":"s","c":"\u00e9","d":"\u0009","e":"\u001F","f":"x\/y"}"#,
     ];
     // The common shapes take the direct path.
     for line in [lines[0], lines[2], lines[4]] {

@@ -310,10 +310,37 @@ impl Serialize for ContextData {
     }
 }
 
+/// Whether a JSON string's inside spells every escape as serde_json writes
+/// it (`\"`, `\\`, `\b` `\f` `\n` `\r` `\t`, and `\u00xx` in lowercase hex
+/// for the other control characters) and escapes nothing else.
+fn escaped_as_serde_escapes(inner: &str) -> bool {
+    let bytes = inner.as_bytes();
+    let mut from = 0;
+    while let Some(at) = memchr::memchr(b'\\', &bytes[from..]).map(|i| from + i) {
+        from = match bytes.get(at + 1) {
+            Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => at + 2,
+            Some(b'u') => match bytes.get(at + 2..at + 6) {
+                Some(
+                    [
+                        b'0',
+                        b'0',
+                        hi @ (b'0' | b'1'),
+                        lo @ (b'0'..=b'9' | b'a'..=b'f'),
+                    ],
+                ) if !matches!((hi, lo), (b'0', b'8' | b'9' | b'a' | b'c' | b'd')) => at + 6,
+                _ => return false,
+            },
+            _ => return false,
+        };
+    }
+    true
+}
+
 /// A flat member value, as writing its parsed `Value` writes it.
 pub(super) enum FlatValue<'a> {
-    /// A number, `true`, `false` or `null`: its text is what a `Value`
-    /// writes (serde_json keeps a number's spelling but an exponent's).
+    /// A number, `true`, `false`, `null`, or a string spelled as serde_json
+    /// spells it: its text is what a `Value` writes (serde_json keeps a
+    /// number's spelling but an exponent's).
     Raw(&'a serde_json::value::RawValue),
     Str(std::borrow::Cow<'a, str>),
 }
@@ -371,7 +398,11 @@ pub(super) fn flat_members(line: &str) -> Option<Vec<(&str, FlatValue<'_>)>> {
         let value = match text.as_bytes().first() {
             Some(b'"') => {
                 let inner = &text[1..text.len() - 1];
-                if inner.contains('\\') {
+                if escaped_as_serde_escapes(inner) {
+                    // Written as it is: unescaping and escaping again would
+                    // give back the same text.
+                    FlatValue::Raw(raw)
+                } else if inner.contains('\\') {
                     let mut unescaped = String::with_capacity(inner.len());
                     if !crate::js::json::unescape_into(inner.as_bytes(), &mut unescaped) {
                         return None;
