@@ -249,6 +249,28 @@ impl TimelineEntry {
                 Ok(out)
             }
         }
+        /// A key, borrowed from the text unless it holds an escape (serde's
+        /// own `Cow<str>` always copies: a 37,000-entry timeline has
+        /// a quarter of a million keys).
+        struct Key<'de>(Cow<'de, str>);
+        impl<'de> Deserialize<'de> for Key<'de> {
+            fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct KeyVisitor;
+                impl<'de> Visitor<'de> for KeyVisitor {
+                    type Value = Key<'de>;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str("a key")
+                    }
+                    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Key<'de>, E> {
+                        Ok(Key(Cow::Borrowed(s)))
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<Key<'de>, E> {
+                        Ok(Key(Cow::Owned(s.to_owned())))
+                    }
+                }
+                d.deserialize_str(KeyVisitor)
+            }
+        }
         struct MaybeEntry(Option<TimelineEntry>);
         impl<'de> Deserialize<'de> for MaybeEntry {
             fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -264,7 +286,7 @@ impl TimelineEntry {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MaybeEntry, A::Error> {
                 let mut e = TimelineEntry::default();
                 let mut first = true;
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
                     // serde_json hands a number over as a one-key map
                     // (`arbitrary_precision`): not an object entry.
                     if std::mem::take(&mut first) && key == "$serde_json::private::Number" {
