@@ -8,9 +8,12 @@
 //! - `replay`: `reel::replay::replay_file` + the text report (what `reel replay FILE` does);
 //! - `replay-json`: the same with the full run result and the JSON envelope.
 //!
-//! Prints min / median wall time over the runs and the largest peak RSS of a
-//! run against the file size. Targets (issue 4): replay well under 1 s, within 3x
-//! of the parse, peak memory under 3x the cassette size.
+//! The three take turns run by run (9 each by default), and so do reel and
+//! the original in the side-by-side row, so that a drift of the machine's
+//! speed hits every side alike. Prints min / median wall time over the runs
+//! and the largest peak RSS of a run against the file size. Targets (issue
+//! 16): replay no slower than the parse, JSON within 1.3x of text, peak
+//! memory at most 1.5x the file, at least 10x faster than cowork-harness.
 //!
 //! `REEL_BENCH_EVENTS` / `REEL_BENCH_ITERS` / `REEL_BENCH_SEED` override the
 //! defaults; `REEL_BENCH_PHASES=1` also times the load alone and with the re-drive;
@@ -113,7 +116,7 @@ fn main() {
         child(mode, &file, iters);
         return;
     }
-    let iters = support::env_u64("REEL_BENCH_ITERS", if support::smoke() { 1 } else { 5 }) as usize;
+    let iters = support::env_u64("REEL_BENCH_ITERS", if support::smoke() { 1 } else { 9 }) as usize;
     let dir = tempfile::tempdir().expect("tempdir");
     // The cassette the issue's target names, then the same run with the
     // recorder's `timeline` (a small JSON object per tool call, result and
@@ -139,13 +142,14 @@ fn measure(file: &Path, size: f64, iters: usize, suffix: &str) {
         support::seed()
     );
     let exe = std::env::current_exe().expect("current exe");
-    let mut rows = Vec::new();
-    for mode in ["parse", "replay", "replay-json"] {
-        // One fresh process per run, as `reel replay FILE` is: a process that
-        // replays once pays for its page faults and gets no allocator reuse
-        // from an earlier run, and its peak RSS is that one run's.
-        let mut runs: Vec<(f64, f64)> = Vec::new();
-        for _ in 0..iters {
+    let modes = ["parse", "replay", "replay-json"];
+    // One fresh process per run, as `reel replay FILE` is: a process that
+    // replays once pays for its page faults and gets no allocator reuse
+    // from an earlier run, and its peak RSS is that one run's. The modes
+    // take turns run by run, so a drift of the machine's speed hits all.
+    let mut runs: Vec<Vec<(f64, f64)>> = vec![Vec::new(); modes.len()];
+    for _ in 0..iters {
+        for (mode, runs) in modes.iter().zip(&mut runs) {
             let out = Command::new(&exe)
                 .args(["--child", mode, &file.to_string_lossy(), "1"])
                 .output()
@@ -163,6 +167,9 @@ fn measure(file: &Path, size: f64, iters: usize, suffix: &str) {
                 .collect();
             runs.push((f[0], f[2]));
         }
+    }
+    let mut rows = Vec::new();
+    for (mode, mut runs) in modes.iter().zip(runs) {
         runs.sort_by(|a, b| a.0.total_cmp(&b.0));
         let median = runs[runs.len() / 2].0;
         let peak = runs.iter().map(|r| r.1).fold(0.0, f64::max);
@@ -212,26 +219,22 @@ fn side_by_side(file: &Path, size: f64, iters: usize) {
         t.sort_by(f64::total_cmp);
         t[t.len() / 2]
     };
-    let reel = median(
-        (0..iters)
-            .map(|_| {
-                let t = Instant::now();
-                let st = Command::new(env!("CARGO_BIN_EXE_reel"))
-                    .arg("replay")
-                    .arg(file)
-                    .stderr(std::process::Stdio::null())
-                    .status()
-                    .expect("spawn reel");
-                assert!(st.success(), "reel replay");
-                t.elapsed().as_secs_f64()
-            })
-            .collect(),
-    );
-    let orig = median(
-        (0..iters.min(3))
-            .map(|_| original.time(&["replay".as_ref(), file.as_os_str()], dir, 0))
-            .collect(),
-    );
+    // Alternated run by run, so that a drift of the machine's speed (this
+    // kind of shared VM drifts by up to 1.6x within minutes) hits both sides.
+    let (mut reel, mut orig) = (Vec::new(), Vec::new());
+    for _ in 0..iters {
+        let t = Instant::now();
+        let st = Command::new(env!("CARGO_BIN_EXE_reel"))
+            .arg("replay")
+            .arg(file)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("spawn reel");
+        assert!(st.success(), "reel replay");
+        reel.push(t.elapsed().as_secs_f64());
+        orig.push(original.time(&["replay".as_ref(), file.as_os_str()], dir, 0));
+    }
+    let (reel, orig) = (median(reel), median(orig));
     println!(
         "side by side: reel {:.1} ms, original {:.1} ms ({:.1}x)",
         reel * 1e3,
