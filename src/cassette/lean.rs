@@ -275,7 +275,7 @@ pub enum EventLine<'a> {
     /// The line itself (a fully loaded cassette).
     Text(&'a str),
     /// The line's JSON string token, quotes included (a lean cassette); the
-    /// loader has checked it ([`with_token_text`]).
+    /// loader has checked it (`with_token_text`).
     Token(&'a str),
 }
 

@@ -69,7 +69,7 @@ fn plain_prefix_swar(block: &[u8; 8]) -> usize {
 /// buffer for every string it unescapes (a line's reader paid ~7 reallocs
 /// per line). A recorded line is JSON inside JSON, with an escaped quote
 /// every few bytes, where a `memchr` per escape was slower than stepping a
-/// block at a time ([`plain_prefix`]).
+/// block at a time (`plain_prefix`).
 pub fn unescape_into(inner: &[u8], out: &mut String) -> bool {
     let n = inner.len();
     out.reserve(n);
