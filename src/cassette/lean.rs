@@ -148,8 +148,7 @@ impl FileBuffer {
 
     /// Where `part` (a slice of this buffer) is in it.
     fn span_of(&self, part: &[u8]) -> Range<usize> {
-        let start = part.as_ptr() as usize - self.map.as_ptr() as usize;
-        start..start + part.len()
+        bytes_span(self.bytes(), part)
     }
 }
 
