@@ -146,12 +146,67 @@ impl ReplayResult {
         serde_json::to_value(self.run_result_json()).unwrap_or(Value::Null)
     }
 
-    /// The same object as [`ReplayResult::to_json`], serialised in place:
-    /// `run` followed by `outcome`, `verdict` and `provenance` (each replacing
-    /// a same-named key of `run` where it stands, like a map insert) — without
-    /// copying `run`, which on a large cassette is the size of the recording.
+    /// The same object as [`ReplayResult::to_json`], serialised in place
+    /// (its members as [`ReplayResult::run_result_members`] gives them).
     pub fn run_result_json(&self) -> impl serde::Serialize + '_ {
         RunResultJson(self)
+    }
+
+    /// The run-result object's members, in order, to `member`: `run`
+    /// followed by `outcome`, `verdict` and `provenance` (each replacing a
+    /// same-named key of `run` where it stands, like a map insert) —
+    /// without copying `run`, which on a large cassette is the size of the
+    /// recording. The one definition of the object that both the serde
+    /// form and the JSON report's stream (`report::json`) write.
+    pub fn run_result_members<E>(
+        &self,
+        mut member: impl FnMut(&str, RunResultMember<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let tail = [
+            (
+                "outcome",
+                serde_json::to_value(self.outcome).unwrap_or(Value::Null),
+            ),
+            (
+                "verdict",
+                serde_json::to_value(&self.verdict).unwrap_or(Value::Null),
+            ),
+            ("provenance", self.provenance()),
+        ];
+        for (k, v) in &self.run {
+            if let Some((_, replaced)) = tail.iter().find(|(t, _)| t == k) {
+                member(k, RunResultMember::Value(replaced))?;
+            } else if let (Value::Null, Some(bulk)) = (v, self.facts.bulk.field(k)) {
+                // A bulk list's placeholder: the list, written straight
+                // from the record's types.
+                member(k, RunResultMember::Bulk(bulk))?;
+            } else {
+                member(k, RunResultMember::Value(v))?;
+            }
+        }
+        for (k, v) in &tail {
+            if !self.run.contains_key(*k) {
+                member(k, RunResultMember::Value(v))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One member's value of the run-result object
+/// ([`ReplayResult::run_result_members`]).
+pub enum RunResultMember<'a> {
+    Value(&'a Value),
+    /// A bulk list, kept typed ([`run_result::Bulk`]).
+    Bulk(run_result::BulkField<'a>),
+}
+
+impl serde::Serialize for RunResultMember<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RunResultMember::Value(v) => v.serialize(s),
+            RunResultMember::Bulk(b) => b.serialize(s),
+        }
     }
 }
 
@@ -160,35 +215,9 @@ struct RunResultJson<'a>(&'a ReplayResult);
 impl serde::Serialize for RunResultJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let r = self.0;
-        let tail = [
-            (
-                "outcome",
-                serde_json::to_value(r.outcome).unwrap_or(Value::Null),
-            ),
-            (
-                "verdict",
-                serde_json::to_value(&r.verdict).unwrap_or(Value::Null),
-            ),
-            ("provenance", r.provenance()),
-        ];
         let mut map = s.serialize_map(None)?;
-        for (k, v) in &r.run {
-            if let Some((_, replaced)) = tail.iter().find(|(t, _)| t == k) {
-                map.serialize_entry(k, replaced)?;
-            } else if let (Value::Null, Some(bulk)) = (v, r.facts.bulk.field(k)) {
-                // A bulk list's placeholder: the list, written straight
-                // from the record's types.
-                map.serialize_entry(k, &bulk)?;
-            } else {
-                map.serialize_entry(k, v)?;
-            }
-        }
-        for (k, v) in &tail {
-            if !r.run.contains_key(*k) {
-                map.serialize_entry(k, v)?;
-            }
-        }
+        self.0
+            .run_result_members(|k, member| map.serialize_entry(k, &member))?;
         map.end()
     }
 }

@@ -8,6 +8,8 @@
 //! parse `events` itself: the stream-json parser has exactly one home,
 //! `crate::evidence`.
 
+use std::io::Write;
+
 use serde_json::{Map, Value, json};
 
 use crate::evidence::timeline;
@@ -87,38 +89,87 @@ pub enum BulkField<'a> {
 impl serde::Serialize for BulkField<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            BulkField::ContextEvents(items) => serialize_on_the_pool(items, s),
-            BulkField::ToolResults(items) => serialize_on_the_pool(items, s),
+            BulkField::ContextEvents(items) => s.collect_seq(*items),
+            BulkField::ToolResults(items) => s.collect_seq(*items),
         }
     }
 }
 
-/// Serialises a bulk list as a JSON array whose elements are turned into
-/// JSON text on the pool, a chunk at a time, and written in order: a 50,000
-/// event run's lists are most of a JSON report, and one core wrote them
-/// while the other idled. The text of an element is exactly what writing it
-/// in place writes (compact JSON, which is what the reports use).
-fn serialize_on_the_pool<T, S>(items: &[T], s: S) -> Result<S::Ok, S::Error>
-where
-    T: serde::Serialize + Sync,
-    S: serde::Serializer,
-{
-    use rayon::prelude::*;
-    use serde::ser::{Error as _, SerializeSeq};
-    /// Elements whose text is held at once.
-    const CHUNK: usize = 1024;
-    let mut seq = s.serialize_seq(Some(items.len()))?;
-    for chunk in items.chunks(CHUNK) {
-        let texts = chunk
-            .par_iter()
-            .map(serde_json::value::to_raw_value)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(S::Error::custom)?;
-        for text in &texts {
-            seq.serialize_element(text)?;
+impl BulkField<'_> {
+    /// Writes the list as compact JSON text to `out`: exactly what its
+    /// serde form writes, but turned into text on the pool, a chunk of
+    /// elements at a time, and written in order as the chunks come. On a
+    /// 50,000-event run these lists are most of a JSON report, and writing
+    /// them on one core while the other idled was most of what JSON mode
+    /// cost over text mode.
+    pub fn write_json(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        match self {
+            BulkField::ContextEvents(items) => write_on_the_pool(items, out),
+            BulkField::ToolResults(items) => write_on_the_pool(items, out),
         }
     }
-    seq.end()
+}
+
+/// A JSON array of `items`, each element's text made on the pool
+/// ([`BulkField::write_json`]). Only a few windows of text are held at once
+/// (the report's size never sits in memory), and the caller's thread does
+/// all the writing (a locked stdout cannot move to the pool).
+fn write_on_the_pool<T>(items: &[T], out: &mut dyn Write) -> std::io::Result<()>
+where
+    T: serde::Serialize + Sync,
+{
+    use rayon::prelude::*;
+    /// Elements per piece of text (a few hundred KB of a large run's
+    /// tool results), and pieces made at once.
+    const CHUNK: usize = 128;
+    const WINDOW: usize = 8;
+    let text_of = |chunk: &[T]| -> serde_json::Result<Vec<u8>> {
+        let mut text = Vec::with_capacity(64 << 10);
+        for (i, item) in chunk.iter().enumerate() {
+            if i > 0 {
+                text.push(b',');
+            }
+            serde_json::to_writer(&mut text, item)?;
+        }
+        Ok(text)
+    };
+    out.write_all(b"[")?;
+    if rayon::current_thread_index().is_some() {
+        // On a pool thread, waiting for the pool could wait for itself.
+        for (i, chunk) in items.chunks(CHUNK).enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            out.write_all(&text_of(chunk)?)?;
+        }
+        return out.write_all(b"]");
+    }
+    // One window waits while the next is made and the one before written.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<serde_json::Result<Vec<Vec<u8>>>>(1);
+    rayon::in_place_scope(|scope| {
+        scope.spawn(move |_| {
+            for window in items.chunks(CHUNK * WINDOW) {
+                let texts: serde_json::Result<Vec<Vec<u8>>> =
+                    window.par_chunks(CHUNK).map(text_of).collect();
+                let failed = texts.is_err();
+                // A closed channel: the writer stopped on an error.
+                if tx.send(texts).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        let mut first = true;
+        for texts in rx {
+            for text in texts? {
+                if !std::mem::take(&mut first) {
+                    out.write_all(b",")?;
+                }
+                out.write_all(&text)?;
+            }
+        }
+        Ok::<(), std::io::Error>(())
+    })?;
+    out.write_all(b"]")
 }
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {

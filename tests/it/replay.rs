@@ -804,3 +804,60 @@ fn bundled_cassettes_replay_field_for_field_as_the_original() {
         "every bundled cassette has the original's output"
     );
 }
+
+/// The JSON report's stream (bulk lists made into text on the pool, a
+/// window at a time) writes exactly the text of serialising the envelope's
+/// value: over a run with thousands of tool results and system lines (many
+/// windows, a last one part full), a bundled cassette and an empty batch.
+#[test]
+fn the_streamed_json_report_is_the_envelope_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut events = vec![json!({"type": "system", "subtype": "init", "tools": ["Bash"]}).to_string()];
+    for i in 0..2_345 {
+        events.push(
+            json!({"type": "assistant", "message": {"content": [
+                {"type": "tool_use", "id": format!("t{i}"), "name": "Bash", "input": {"command": format!("echo {i}")}}
+            ]}})
+            .to_string(),
+        );
+        events.push(
+            json!({"type": "user", "message": {"content": [
+                {"type": "tool_result", "tool_use_id": format!("t{i}"), "content": format!("line \"{i}\"\n\u{1}é😀")}
+            ]}})
+            .to_string(),
+        );
+        if i % 3 == 0 {
+            events.push(json!({"type": "system", "subtype": "hook_response", "n": i, "x": [1, {"y": "z"}]}).to_string());
+        }
+    }
+    events.push(json!({"type": "result", "subtype": "success", "is_error": false}).to_string());
+    let big = dir.path().join("big.cassette.json");
+    crate::support::cassette::CassetteDoc::minimal()
+        .set("events", json!(events))
+        .write(&big);
+    let opts = reel::replay::ReplayOptions::default();
+    let batches: Vec<Vec<reel::replay::ReplayResult>> = vec![
+        vec![reel::replay::replay_file(&big, &opts)],
+        vec![
+            reel::replay::replay_file(Path::new(PDF), &opts),
+            reel::replay::replay_file(&big, &opts),
+        ],
+        Vec::new(),
+    ];
+    assert_eq!(
+        batches[0][0].to_json()["toolResults"].as_array().map(Vec::len),
+        Some(2_345),
+        "{:?}",
+        batches[0][0].error
+    );
+    for results in &batches {
+        let mut streamed = Vec::new();
+        reel::report::json::write_envelope(results, &mut streamed).unwrap();
+        let want = serde_json::to_string(&reel::report::json::envelope(results)).unwrap() + "\n";
+        assert!(
+            String::from_utf8(streamed).unwrap() == want,
+            "the streamed report differs from the envelope's text ({} results)",
+            results.len()
+        );
+    }
+}
