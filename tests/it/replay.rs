@@ -832,7 +832,7 @@ fn the_streamed_json_report_is_the_envelope_text() {
     }
     events.push(json!({"type": "result", "subtype": "success", "is_error": false}).to_string());
     let big = dir.path().join("big.cassette.json");
-    crate::support::cassette::CassetteDoc::minimal()
+    support::cassette::CassetteDoc::minimal()
         .set("events", json!(events))
         .write(&big);
     let opts = reel::replay::ReplayOptions::default();
