@@ -7,6 +7,8 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
+use crate::js::coerce::Scalar;
+
 /// `fingerprint`: the staleness tripwire.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -176,6 +178,30 @@ impl Recorded {
         match self {
             Recorded::String(s) => Some(s),
             _ => None,
+        }
+    }
+
+    /// The scalar it is (`None` for an object or an array).
+    pub fn scalar(&self) -> Option<Scalar<'_>> {
+        match self {
+            Recorded::Null => Some(Scalar::Null),
+            Recorded::Bool(b) => Some(Scalar::Bool(*b)),
+            Recorded::Number(n) => Some(Scalar::Number(n)),
+            Recorded::String(s) => Some(Scalar::String(s)),
+            Recorded::Other(v) => Scalar::of(v),
+        }
+    }
+
+    /// JavaScript truthiness.
+    pub fn truthy(&self) -> bool {
+        self.scalar().is_none_or(Scalar::truthy)
+    }
+
+    /// JavaScript `Number(v)`.
+    pub fn to_number(&self) -> f64 {
+        match self {
+            Recorded::Other(v) => crate::js::coerce::js_to_number(Some(v)),
+            scalar => scalar.scalar().map_or(f64::NAN, Scalar::to_number),
         }
     }
 

@@ -21,7 +21,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use crate::cassette::{Recorded, TimelineEntry};
-use crate::js::coerce::{js_string, js_to_number, truthy};
+use crate::js::coerce::js_string;
 use crate::js::number;
 
 /// One tool's calls paired `tool_use` → `tool_result` (`toolDurations[name]`).
@@ -137,6 +137,11 @@ fn tool_name(ev: &TimelineEntry) -> Cow<'_, str> {
     }
 }
 
+/// `Number(ev.ts)`.
+fn ts(ev: &TimelineEntry) -> f64 {
+    ev.get("ts").map_or(f64::NAN, Recorded::to_number)
+}
+
 /// `Math.max` (NaN wins).
 fn js_max(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
@@ -173,24 +178,21 @@ pub fn tool_durations(timeline: &[TimelineEntry]) -> ToolDurations {
     let mut out: Vec<(String, ToolDuration)> = Vec::new();
     for ev in timeline {
         let id = ev.get("toolUseId");
-        if !truthy(id.map(Recorded::to_value).as_deref()) {
+        if !id.is_some_and(Recorded::truthy) {
             continue;
         }
         let key = id.and_then(PairKey::of);
         match entry_type(ev) {
             Some("tool_use") => {
                 if let Some(key) = key {
-                    pending.insert(
-                        key,
-                        (tool_name(ev), js_to_number(ev.value("ts").as_deref())),
-                    );
+                    pending.insert(key, (tool_name(ev), ts(ev)));
                 }
             }
             Some("tool_result") => {
                 let Some((name, start)) = key.and_then(|k| pending.remove(&k)) else {
                     continue;
                 };
-                let call_ms = js_to_number(ev.value("ts").as_deref()) - start;
+                let call_ms = ts(ev) - start;
                 let bucket = bump(&mut out, name, || ToolDuration {
                     calls: 0,
                     total_ms: 0.0,
@@ -208,11 +210,11 @@ pub fn tool_durations(timeline: &[TimelineEntry]) -> ToolDurations {
 
 /// JavaScript `a !== b` for two `skillScope` values (objects and arrays are
 /// distinct by identity: never equal).
-fn differs(a: &Value, b: &Value) -> bool {
+fn differs(a: &Recorded, b: &Recorded) -> bool {
     match (a, b) {
-        (Value::String(x), Value::String(y)) => x != y,
-        (Value::Number(x), Value::Number(y)) => x.as_f64() != y.as_f64(),
-        (Value::Bool(x), Value::Bool(y)) => x != y,
+        (Recorded::String(x), Recorded::String(y)) => x != y,
+        (Recorded::Number(x), Recorded::Number(y)) => x.as_f64() != y.as_f64(),
+        (Recorded::Bool(x), Recorded::Bool(y)) => x != y,
         _ => true,
     }
 }
@@ -224,7 +226,9 @@ fn differs(a: &Value, b: &Value) -> bool {
 /// two windows. Sub-agent calls count in the window they fall in.
 pub fn skill_activity(timeline: &[TimelineEntry]) -> Vec<SkillWindow> {
     let mut windows: Vec<SkillWindow> = Vec::new();
-    // `ts` of the current window's first entry.
+    // The current window's `skillScope` (`None` = "(root)") and its first
+    // entry's `ts`.
+    let mut scope_now: Option<&Recorded> = None;
     let mut start_ts = 0.0;
     for ev in timeline {
         let is_tool_use = match entry_type(ev) {
@@ -232,20 +236,26 @@ pub fn skill_activity(timeline: &[TimelineEntry]) -> Vec<SkillWindow> {
             Some("subagent_dispatch") => false,
             _ => continue,
         };
-        if is_tool_use && !truthy(ev.value("toolUseId").as_deref()) {
+        if is_tool_use && !ev.get("toolUseId").is_some_and(Recorded::truthy) {
             continue;
         }
-        // `None` = "(root)".
-        let scope = ev.value("skillScope").filter(|v| !v.is_null());
-        let ts = js_to_number(ev.value("ts").as_deref());
-        let same = windows.last().is_some_and(|w| match &scope {
-            Some(s) => !differs(&w.skill_id, s),
-            None => w.skill_id.as_str() == Some("(root)"),
-        });
+        let scope = ev.get("skillScope").filter(|v| **v != Recorded::Null);
+        let ts = ts(ev);
+        let same = !windows.is_empty()
+            && match (scope, scope_now) {
+                (Some(s), Some(now)) => !differs(now, s),
+                (None, None) => true,
+                // A recorded "(root)" string is the same scope as none.
+                (Some(s), None) | (None, Some(s)) => s.as_str() == Some("(root)"),
+            };
         if !same {
             start_ts = ts;
+            scope_now = scope;
             windows.push(SkillWindow {
-                skill_id: scope.map_or_else(|| Value::String("(root)".into()), Cow::into_owned),
+                skill_id: scope.map_or_else(
+                    || Value::String("(root)".into()),
+                    |s| s.to_value().into_owned(),
+                ),
                 invocation_seq: ev.value("seq").map(Cow::into_owned),
                 tool_counts: Vec::new(),
                 tool_call_count: 0,
@@ -441,6 +451,25 @@ mod tests {
         );
         assert_eq!(skill_activity(&t)[0].skill_label(), "3");
         assert_eq!(activity_json(&[]), "[]");
+        // A recorded "(root)" is the scope of an entry without one (either
+        // way round); falsy ids are echoes; `true` and `0.5` are ids.
+        let t = tl(json!([
+            {"seq":0,"ts":1,"type":"tool_use","toolUseId":"a","name":"X","skillScope":"(root)"},
+            {"seq":1,"ts":2,"type":"tool_use","toolUseId":true,"name":"Y"},
+            {"seq":2,"ts":3,"type":"tool_use","toolUseId":0,"name":"Z","skillScope":"s"},
+            {"seq":3,"ts":4,"type":"tool_use","toolUseId":"","name":"Z","skillScope":"s"},
+            {"seq":4,"ts":5,"type":"tool_use","toolUseId":0.5,"name":"X","skillScope":null},
+            {"seq":5,"ts":"7","type":"subagent_dispatch","skillScope":"(root)"},
+            {"seq":6,"ts":9,"type":"tool_use","toolUseId":"b","name":"X","skillScope":false},
+            {"seq":7,"ts":9,"type":"tool_use","toolUseId":"c","name":"X","skillScope":false},
+        ]));
+        assert_eq!(
+            activity_json(&t),
+            concat!(
+                r#"[{"skillId":"(root)","invocationSeq":0,"toolCounts":{"X":2,"Y":1},"toolCallCount":3,"dispatchCount":1,"durationMs":6},"#,
+                r#"{"skillId":false,"invocationSeq":6,"toolCounts":{"X":2},"toolCallCount":2,"dispatchCount":0,"durationMs":0}]"#
+            )
+        );
     }
 
     #[test]

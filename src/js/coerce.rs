@@ -17,15 +17,55 @@ pub fn js_type(v: &Value) -> &'static str {
     }
 }
 
-/// JavaScript truthiness of a JSON value.
-pub fn truthy(v: Option<&Value>) -> bool {
-    match v {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(_) => true,
+/// A JSON scalar, borrowed: what the coercions read of a value that is not
+/// an object or an array. Compact records of untrusted JSON
+/// (`crate::cassette::Recorded`) are read through it without rebuilding a
+/// `Value` for every read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scalar<'a> {
+    Null,
+    Bool(bool),
+    Number(&'a serde_json::Number),
+    String(&'a str),
+}
+
+impl<'a> Scalar<'a> {
+    /// The scalar `v` is (`None` for an object or an array).
+    pub fn of(v: &'a Value) -> Option<Scalar<'a>> {
+        match v {
+            Value::Null => Some(Scalar::Null),
+            Value::Bool(b) => Some(Scalar::Bool(*b)),
+            Value::Number(n) => Some(Scalar::Number(n)),
+            Value::String(s) => Some(Scalar::String(s)),
+            Value::Array(_) | Value::Object(_) => None,
+        }
     }
+
+    /// JavaScript truthiness.
+    pub fn truthy(self) -> bool {
+        match self {
+            Scalar::Null => false,
+            Scalar::Bool(b) => b,
+            Scalar::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+            Scalar::String(s) => !s.is_empty(),
+        }
+    }
+
+    /// JavaScript `Number(v)`.
+    pub fn to_number(self) -> f64 {
+        match self {
+            Scalar::Null => 0.0,
+            Scalar::Bool(b) => f64::from(u8::from(b)),
+            Scalar::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+            Scalar::String(s) => string_to_number(s),
+        }
+    }
+}
+
+/// JavaScript truthiness of a JSON value (absent is `undefined`: false;
+/// an object or array is true).
+pub fn truthy(v: Option<&Value>) -> bool {
+    v.is_some_and(|v| Scalar::of(v).is_none_or(Scalar::truthy))
 }
 
 /// JavaScript `String(v)` for a JSON value.
@@ -51,14 +91,11 @@ pub fn js_string(v: &Value) -> String {
 /// NaN, null 0, a string is read as a JS numeric literal, an array through its
 /// `String` form, an object NaN.
 pub fn js_to_number(v: Option<&Value>) -> f64 {
-    match v {
+    match v.map(|v| (v, Scalar::of(v))) {
         None => f64::NAN,
-        Some(Value::Null) => 0.0,
-        Some(Value::Bool(b)) => f64::from(u8::from(*b)),
-        Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
-        Some(Value::String(s)) => string_to_number(s),
-        Some(a @ Value::Array(_)) => string_to_number(&js_string(a)),
-        Some(Value::Object(_)) => f64::NAN,
+        Some((_, Some(scalar))) => scalar.to_number(),
+        Some((a @ Value::Array(_), None)) => string_to_number(&js_string(a)),
+        Some((_, None)) => f64::NAN,
     }
 }
 
