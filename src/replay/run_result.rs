@@ -114,10 +114,7 @@ impl BulkField<'_> {
 /// ([`BulkField::write_json`]). Only a few windows of text are held at once
 /// (the report's size never sits in memory), and the caller's thread does
 /// all the writing (a locked stdout cannot move to the pool).
-fn write_on_the_pool<T>(items: &[T], out: &mut dyn Write) -> std::io::Result<()>
-where
-    T: serde::Serialize + Sync,
-{
+fn write_on_the_pool<T: JsonText>(items: &[T], out: &mut dyn Write) -> std::io::Result<()> {
     use rayon::prelude::*;
     /// Elements per piece of text (a few hundred KB of a large run's
     /// tool results), and pieces made at once.
@@ -129,7 +126,7 @@ where
             if i > 0 {
                 text.push(b',');
             }
-            serde_json::to_writer(&mut text, item)?;
+            item.write_json_text(&mut text)?;
         }
         Ok(text)
     };
@@ -170,6 +167,24 @@ where
         Ok::<(), std::io::Error>(())
     })?;
     out.write_all(b"]")
+}
+
+/// An element of a bulk list as its JSON text (its serde form's text).
+trait JsonText: Sync {
+    fn write_json_text(&self, out: &mut Vec<u8>) -> serde_json::Result<()>;
+}
+
+impl JsonText for ToolResult {
+    fn write_json_text(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        self.write_json(out);
+        Ok(())
+    }
+}
+
+impl JsonText for ContextEvent {
+    fn write_json_text(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        serde_json::to_writer(out, self)
+    }
 }
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {

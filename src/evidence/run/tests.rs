@@ -304,3 +304,46 @@ fn a_carried_line_writes_what_its_fields_write() {
         assert_eq!(fast, serde_json::to_string(&parsed).unwrap(), "{line}");
     }
 }
+
+/// A tool result's JSON text (its serde form) in every shape: id or none,
+/// the display text the start of the assertion text (escapes on both sides
+/// of where it ends, a multi-byte character at the cut) or its own, no
+/// assertion text.
+#[test]
+fn a_tool_result_writes_its_json_by_hand_as_a_derived_form_would() {
+    let shapes = [
+        (Some("t1"), true, "a\"b\n", Some("a\"b\nc\\d\u{1}é"), true),
+        (None, false, "é€", Some("é€😀\t"), false),
+        (Some("t\n2"), false, "own text", Some("different"), false),
+        (Some(""), false, "", Some(""), false),
+        (Some("t3"), true, "only display", None, false),
+        (None, false, "", Some("\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\""), false),
+    ];
+    for (id, is_error, text, assert_text, truncated) in shapes {
+        let result = ToolResult::new(
+            id.map(str::to_owned),
+            is_error,
+            text.to_owned(),
+            assert_text.map(str::to_owned),
+            truncated,
+            None,
+        );
+        let mut want = serde_json::Map::new();
+        if let Some(id) = id {
+            want.insert("toolUseId".into(), id.into());
+        }
+        want.insert("isError".into(), is_error.into());
+        want.insert("text".into(), text.into());
+        want.insert("assertText".into(), assert_text.into());
+        want.insert("assertTextTruncated".into(), truncated.into());
+        let want = serde_json::to_string(&want).unwrap();
+        let mut got = Vec::new();
+        result.write_json(&mut got);
+        assert_eq!(String::from_utf8(got).unwrap(), want);
+        assert_eq!(serde_json::to_string(&result).unwrap(), want, "its serde form");
+        assert_eq!(
+            serde_json::to_value(&result).unwrap(),
+            serde_json::from_str::<Value>(&want).unwrap()
+        );
+    }
+}

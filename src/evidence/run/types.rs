@@ -147,18 +147,53 @@ impl PartialEq for ToolResult {
     }
 }
 
+impl ToolResult {
+    /// Appends the result as compact JSON text (its serde form is this
+    /// text): `{toolUseId?, isError, text, assertText, assertTextTruncated}`.
+    /// Written by hand because a long run's report is mostly these: the
+    /// display text, nearly always the start of the assertion text, is
+    /// escaped once and copied.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        use crate::js::json::{escape, quote};
+        let bool_text = |b: bool| if b { &b"true"[..] } else { b"false" };
+        out.push(b'{');
+        if let Some(id) = &self.tool_use_id {
+            out.extend_from_slice(b"\"toolUseId\":");
+            quote(id, out);
+            out.push(b',');
+        }
+        out.extend_from_slice(b"\"isError\":");
+        out.extend_from_slice(bool_text(self.is_error));
+        out.extend_from_slice(b",\"text\":");
+        let text_at = out.len();
+        quote(self.text(), out);
+        // The quote that opens the text and its escaped characters.
+        let text_escaped = text_at..out.len() - 1;
+        out.extend_from_slice(b",\"assertText\":");
+        match (&self.text, &self.assert_text) {
+            (DisplayText::StartOfAssertText(len), Some(full)) => {
+                out.extend_from_within(text_escaped);
+                escape(&full[*len..], out);
+                out.push(b'"');
+            }
+            (_, Some(full)) => quote(full, out),
+            (_, None) => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"assertTextTruncated\":");
+        out.extend_from_slice(bool_text(self.assert_text_truncated));
+        out.push(b'}');
+    }
+}
+
 impl Serialize for ToolResult {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut out = s.serialize_struct("ToolResult", 5)?;
-        if let Some(id) = &self.tool_use_id {
-            out.serialize_field("toolUseId", id)?;
-        }
-        out.serialize_field("isError", &self.is_error)?;
-        out.serialize_field("text", self.text())?;
-        out.serialize_field("assertText", &self.assert_text)?;
-        out.serialize_field("assertTextTruncated", &self.assert_text_truncated)?;
-        out.end()
+        use serde::ser::Error as _;
+        let mut text = Vec::new();
+        self.write_json(&mut text);
+        let text = String::from_utf8(text).map_err(S::Error::custom)?;
+        serde_json::value::RawValue::from_string(text)
+            .map_err(S::Error::custom)?
+            .serialize(s)
     }
 }
 

@@ -19,6 +19,8 @@
 //! * [`legacy`]: `JSON.stringify` with V8 own-property order (array-index
 //!   keys first, ascending; then insertion order); a non-finite number prints
 //!   `null`.
+//! * [`quote`] / [`escape`]: a string as JSON text (`JSON.stringify`'s
+//!   escaping, which is serde_json's): the writer of hand-made JSON.
 //! * [`unescape_into`]: a JSON string's inside to its text, fast and strict
 //!   (anything unusual is refused for a reference path to decide): how
 //!   reel reads strings in bulk.
@@ -27,6 +29,7 @@
 //! knows nothing of manifests (that is `fingerprint`); it only turns values
 //! into the exact bytes upstream hashed.
 
+mod block;
 mod jcs1;
 mod parse;
 mod stringify;
@@ -36,7 +39,7 @@ mod unescape;
 
 pub use jcs1::{CanonError, jcs1, jcs1_serde};
 pub use parse::{ParseError, parse, parse_str, replace_lone_surrogate_escapes, v8_parse_error};
-pub use stringify::{legacy, legacy_indented, legacy_serde};
+pub use stringify::{escape, legacy, legacy_indented, legacy_serde, quote};
 pub use unescape::unescape_into;
 
 /// Maximum nesting depth [`parse()`] accepts. V8 accepts deeper documents, but a

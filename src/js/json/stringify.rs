@@ -82,51 +82,94 @@ fn write_legacy(v: &JsValue, out: &mut String, gap: &str, level: usize) {
     }
 }
 
-/// `JSON.stringify` escaping of a valid UTF-8 string: runs that need no
-/// escape are copied whole.
+/// `JSON.stringify` quoting of a valid UTF-8 string (as [`quote`]).
 pub(super) fn write_str(s: &str, out: &mut String) {
-    /// Bytes `JSON.stringify` escapes (all ASCII).
-    fn escaped(b: u8) -> bool {
-        b < 0x20 || b == b'"' || b == b'\\'
-    }
+    // SAFETY: `quote` appends valid UTF-8 (the text's own characters, whole,
+    // and ASCII escapes).
+    quote(s, unsafe { out.as_mut_vec() });
+}
+
+/// Appends `s` as a JSON string, quoted, to `out`: `JSON.stringify`'s
+/// escaping of a valid string, which is serde_json's too (`"`, `\`,
+/// `\b \f \n \r \t`, other controls as lowercase `\u00xx`; nothing else).
+/// The one string writer of reel's JSON output where it is made by hand
+/// (canonical forms, bulk report lists).
+pub fn quote(s: &str, out: &mut Vec<u8>) {
     out.reserve(s.len() + 2);
-    out.push('"');
+    out.push(b'"');
+    escape(s, out);
+    out.push(b'"');
+}
+
+/// [`quote`] without the quotes: escaping is per byte, so the escape of a
+/// text is the escapes of its pieces, joined.
+pub fn escape(s: &str, out: &mut Vec<u8>) {
+    use super::block::{BLOCK, plain_prefix};
+    /// The longest escape (`\u00xx`) of one byte.
+    const WIDEST: usize = 6;
     let bytes = s.as_bytes();
-    let mut run = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        // Skip 16 plain bytes at a time (a branch-free fold the compiler
-        // vectorises); most text has an escape only every line or so.
-        if let Some(block) = bytes.get(i..i + 16)
-            && !block.iter().fold(false, |acc, &b| acc | escaped(b))
-        {
-            i += 16;
-            continue;
+    let n = bytes.len();
+    out.reserve(n * WIDEST);
+    let start = out.len();
+    // SAFETY: (memory) each input byte becomes at most WIDEST output bytes,
+    // so `o <= WIDEST * i` throughout: a block store at `o` (there are
+    // BLOCK bytes left at `i`) ends by `WIDEST * (n - BLOCK) + BLOCK`, an
+    // escape at `o` by `WIDEST * (i + 1)`, both inside the `WIDEST * n`
+    // reserved. (UTF-8) `set_len` keeps exactly the escaped text: the
+    // input's own bytes, whole characters, and ASCII escapes; a block's
+    // bytes past its plain prefix are overwritten or cut off.
+    unsafe {
+        let dst = out.as_mut_ptr().add(start);
+        let (mut i, mut o) = (0, 0);
+        loop {
+            // Plain runs a block at a time, stored whole, kept up to the
+            // first byte to escape (text has an escape every line or so,
+            // and a copy call per run cost more than the escaping).
+            if let Some(block) = bytes.get(i..i + BLOCK)
+                && let Ok(block) = <&[u8; BLOCK]>::try_from(block)
+            {
+                dst.add(o).cast::<[u8; BLOCK]>().write_unaligned(*block);
+                let plain = plain_prefix::<true>(block);
+                i += plain;
+                o += plain;
+                if plain == BLOCK {
+                    continue;
+                }
+            }
+            let Some(&b) = bytes.get(i) else {
+                break;
+            };
+            i += 1;
+            let short = match b {
+                b'"' => b'"',
+                b'\\' => b'\\',
+                0x08 => b'b',
+                0x0c => b'f',
+                b'\n' => b'n',
+                b'\r' => b'r',
+                b'\t' => b't',
+                0x00..=0x1f => 0,
+                _ => {
+                    // The tail's plain bytes, one at a time.
+                    dst.add(o).write(b);
+                    o += 1;
+                    continue;
+                }
+            };
+            if short != 0 {
+                dst.add(o).cast::<[u8; 2]>().write_unaligned([b'\\', short]);
+                o += 2;
+            } else {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                let hex = |nibble: u8| HEX[usize::from(nibble)];
+                dst.add(o)
+                    .cast::<[u8; WIDEST]>()
+                    .write_unaligned([b'\\', b'u', b'0', b'0', hex(b >> 4), hex(b & 0xf)]);
+                o += WIDEST;
+            }
         }
-        let b = bytes[i];
-        i += 1;
-        let esc = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x00..=0x1f => "",
-            _ => continue,
-        };
-        // `b` is an ASCII byte, so both slices end on char boundaries.
-        out.push_str(&s[run..i - 1]);
-        if esc.is_empty() {
-            let _ = write!(out, "\\u{b:04x}");
-        } else {
-            out.push_str(esc);
-        }
-        run = i;
+        out.set_len(start + o);
     }
-    out.push_str(&s[run..]);
-    out.push('"');
 }
 
 /// `JSON.stringify` quoting of a UTF-16 string (ES2019 well-formed stringify:

@@ -282,3 +282,29 @@ fn parse_errors_read_as_v8_reports_them() {
     assert_eq!(v8_parse_error("nul", "x"), "Unexpected end of JSON input");
     assert_eq!(v8_parse_error("true", "fallback"), "fallback");
 }
+
+/// The string writer writes what serde_json writes, at every alignment of
+/// every kind of character (each control, the quote and backslash, DEL,
+/// two-, three- and four-byte characters, U+2028).
+#[test]
+fn quote_writes_what_serde_json_writes() {
+    let mut pieces: Vec<String> = (0u8..0x20).map(|b| char::from(b).to_string()).collect();
+    pieces.extend(
+        ["\"", "\\", "\u{7f}", "/", "é", "€", "😀", "\u{2028}", "abcdefghijklmnopq"]
+            .map(str::to_owned),
+    );
+    for lead in 0..18 {
+        for a in &pieces {
+            for b in ["x", "\"", "é", "\n"] {
+                let s = format!("{}{a}{b}{a}", "y".repeat(lead));
+                let mut got = b"kept".to_vec();
+                quote(&s, &mut got);
+                let want = format!("kept{}", serde_json::to_string(&s).unwrap());
+                assert_eq!(String::from_utf8(got).unwrap(), want, "{s:?}");
+            }
+        }
+    }
+    let mut got = Vec::new();
+    quote("", &mut got);
+    assert_eq!(got, b"\"\"");
+}

@@ -4,58 +4,7 @@
 //! takes without a question: anything else (a surrogate escape included)
 //! is refused, and the caller's slower reference path decides.
 
-/// Bytes [`unescape_into`] looks at in one step.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-const BLOCK: usize = 16;
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-const BLOCK: usize = 8;
-
-/// How many bytes `block` starts with that a JSON string holds as they are:
-/// ASCII other than `"`, `\` and control characters.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-fn plain_prefix(block: &[u8; BLOCK]) -> usize {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
-    // SAFETY: SSE2 is part of every x86_64 target (the cfg checks that it
-    // is enabled), and the load reads exactly `block`.
-    let special = unsafe {
-        let x = _mm_loadu_si128(block.as_ptr().cast());
-        let quote = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
-        let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
-        // A signed compare: bytes from 0x80 up are negative, so this flags
-        // them (non-ASCII, checked a character at a time) with the controls.
-        let control_or_high = _mm_cmplt_epi8(x, _mm_set1_epi8(0x20));
-        _mm_movemask_epi8(_mm_or_si128(
-            _mm_or_si128(quote, backslash),
-            control_or_high,
-        ))
-    };
-    (special as u32).trailing_zeros().min(16) as usize
-}
-
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-fn plain_prefix(block: &[u8; BLOCK]) -> usize {
-    plain_prefix_swar(block)
-}
-
-/// [`plain_prefix`] of 8 bytes in a `u64` (where SSE2 is not there).
-#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
-fn plain_prefix_swar(block: &[u8; 8]) -> usize {
-    const LANES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = LANES << 7;
-    // Each term flags the lanes holding its byte, and maybe lanes above
-    // such a lane (a borrow), never a lowest one: the lowest flag is true.
-    let equal = |x: u64, b: u8| {
-        let y = x ^ (LANES * u64::from(b));
-        y.wrapping_sub(LANES) & !y & HIGH
-    };
-    let x = u64::from_le_bytes(*block);
-    let flags =
-        equal(x, b'"') | equal(x, b'\\') | (x.wrapping_sub(LANES * 0x20) & !x & HIGH) | (x & HIGH);
-    (flags.trailing_zeros() / 8) as usize
-}
+use super::block::{BLOCK, plain_prefix};
 
 /// Appends the text of a JSON string's inside (`inner`, the bytes between
 /// its quotes) to `out`. `false`, with `out` as it was, when `inner` is not
@@ -93,7 +42,7 @@ pub fn unescape_into(inner: &[u8], out: &mut String) -> bool {
                 && let Ok(block) = <&[u8; BLOCK]>::try_from(block)
             {
                 dst.add(o).cast::<[u8; BLOCK]>().write_unaligned(*block);
-                let plain = plain_prefix(block);
+                let plain = plain_prefix::<false>(block);
                 i += plain;
                 o += plain;
                 if plain == BLOCK {
@@ -170,34 +119,6 @@ pub fn unescape_into(inner: &[u8], out: &mut String) -> bool {
 
 #[cfg(test)]
 mod tests {
-    /// Both block steps agree with the byte-by-byte rule on every byte at
-    /// every lane, over every background.
-    #[test]
-    fn the_block_steps_find_the_first_byte_that_is_not_plain() {
-        let plain = |b: u8| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\';
-        for background in [b'a', b' ', b'~', b'!', b'#', b'[', b']'] {
-            for lane in 0..super::BLOCK {
-                for b in 0..=255u8 {
-                    let mut block = [background; super::BLOCK];
-                    block[lane] = b;
-                    // A later special byte must not hide this one.
-                    if lane + 1 < super::BLOCK {
-                        block[super::BLOCK - 1] = b'"';
-                    }
-                    let want = block
-                        .iter()
-                        .position(|&x| !plain(x))
-                        .unwrap_or(super::BLOCK);
-                    assert_eq!(super::plain_prefix(&block), want, "{block:?}");
-                    let mut low = [0u8; 8];
-                    low.copy_from_slice(&block[..8]);
-                    let want = low.iter().position(|&x| !plain(x)).unwrap_or(8);
-                    assert_eq!(super::plain_prefix_swar(&low), want, "{low:?}");
-                }
-            }
-        }
-    }
-
     #[test]
     fn it_agrees_with_serde_json_and_refuses_what_it_must() {
         let pieces = [
