@@ -107,21 +107,27 @@ pub fn escape(s: &str, out: &mut Vec<u8>) {
     use super::block::{BLOCK, plain_prefix};
     /// The longest escape (`\u00xx`) of one byte.
     const WIDEST: usize = 6;
+    /// What a step may write past its output position (a block store).
+    const STEP: usize = if BLOCK > WIDEST { BLOCK } else { WIDEST };
     let bytes = s.as_bytes();
-    let n = bytes.len();
-    out.reserve(n * WIDEST);
+    // Room for the text with an escape every 16 bytes or so; a text that
+    // needs more grows the buffer as it goes.
+    out.reserve(bytes.len() + bytes.len() / 16 + STEP);
     let start = out.len();
-    // SAFETY: (memory) each input byte becomes at most WIDEST output bytes,
-    // so `o <= WIDEST * i` throughout: a block store at `o` (there are
-    // BLOCK bytes left at `i`) ends by `WIDEST * (n - BLOCK) + BLOCK`, an
-    // escape at `o` by `WIDEST * (i + 1)`, both inside the `WIDEST * n`
-    // reserved. (UTF-8) `set_len` keeps exactly the escaped text: the
-    // input's own bytes, whole characters, and ASCII escapes; a block's
-    // bytes past its plain prefix are overwritten or cut off.
+    let (mut i, mut o) = (0, 0);
+    // SAFETY: (memory) every store is at `o` and at most STEP bytes long,
+    // and the loop keeps STEP bytes free past `start + o` before each step.
+    // (UTF-8) `set_len` keeps exactly the escaped text: the input's own
+    // bytes, whole characters, and ASCII escapes; a block's bytes past its
+    // plain prefix are overwritten or cut off.
     unsafe {
-        let dst = out.as_mut_ptr().add(start);
-        let (mut i, mut o) = (0, 0);
+        let mut dst = out.as_mut_ptr().add(start);
         loop {
+            if out.capacity() - start - o < STEP {
+                out.set_len(start + o);
+                out.reserve(STEP + (bytes.len() - i) * 2);
+                dst = out.as_mut_ptr().add(start);
+            }
             // Plain runs a block at a time, stored whole, kept up to the
             // first byte to escape (text has an escape every line or so,
             // and a copy call per run cost more than the escaping).

@@ -307,4 +307,10 @@ fn quote_writes_what_serde_json_writes() {
     let mut got = Vec::new();
     quote("", &mut got);
     assert_eq!(got, b"\"\"");
+    // A text of nothing but escapes outgrows the room first reserved.
+    for s in ["\u{1}".repeat(1000), "\n".repeat(333), "\"a".repeat(77)] {
+        let mut got = Vec::new();
+        quote(&s, &mut got);
+        assert_eq!(got, serde_json::to_vec(&s).unwrap());
+    }
 }
