@@ -8,6 +8,9 @@
 //! - `replay`: `reel::replay::replay_file` + the text report (what `reel replay FILE` does);
 //! - `replay-json`: the same with the full run result and the JSON envelope.
 //!
+//! Each run leaves its result to process exit (the floor's `Value` too), as
+//! `reel replay` does.
+//!
 //! The three take turns run by run (9 each by default), and so do reel and
 //! the original in the side-by-side row, so that a drift of the machine's
 //! speed hits every side alike. Prints min / median wall time over the runs
@@ -36,7 +39,9 @@ fn child(mode: &str, file: &Path, iters: usize) {
             "parse" => {
                 let bytes = std::fs::read(file).expect("read");
                 let v: Value = serde_json::from_slice(&bytes).expect("parse");
-                std::hint::black_box(v);
+                // Every mode leaves its result to process exit, as `reel
+                // replay` does (the CLI never frees its results).
+                std::mem::forget(std::hint::black_box(v));
             }
             "replay" => {
                 // What `reel replay FILE` does (text report).
@@ -51,7 +56,7 @@ fn child(mode: &str, file: &Path, iters: usize) {
                     r.error
                 );
                 let text = reel::report::text::render(&r, Default::default(), false);
-                std::hint::black_box((r, text));
+                std::mem::forget(std::hint::black_box((r, text)));
             }
             _ => {
                 // `reel replay FILE --output-format json`: full run result + envelope.
@@ -64,7 +69,7 @@ fn child(mode: &str, file: &Path, iters: usize) {
                 // Streamed like the CLI's stdout (here into a sink).
                 reel::report::json::write_envelope(std::slice::from_ref(&r), std::io::sink())
                     .expect("write envelope");
-                std::hint::black_box(r);
+                std::mem::forget(std::hint::black_box(r));
             }
         }
         times.push(t.elapsed().as_secs_f64() * 1000.0);
@@ -88,7 +93,7 @@ fn child(mode: &str, file: &Path, iters: usize) {
             file,
             &reel::evidence::read_line,
             &mut |control_out, lines| {
-                reel::evidence::RunRecord::from_read_lines(lines, control_out)
+                reel::evidence::RunRecord::from_read_lines(lines, control_out, 0)
             },
             false,
         );

@@ -125,12 +125,16 @@ pub fn drive<S: RecordedLine>(events: Vec<S>, control_out: Option<&[&str]>) -> R
 }
 
 /// Re-drives lines already read ([`read_line`], in order), folding each as
-/// it comes.
+/// it comes. `text_room`: at most how many bytes of assistant text the
+/// lines hold (e.g. their file's size; 0 when unknown), room the
+/// transcript is given at once rather than grown to.
 pub fn drive_read(
     lines: impl IntoIterator<Item = ReadLine>,
     control_out: Option<&[&str]>,
+    text_room: usize,
 ) -> RunRecord {
     let mut redrive = Redrive::new(control_out);
+    redrive.d.folds.reserve_text(text_room);
     redrive.truncated = redrive
         .d
         .fold_chunk(0, lines, &mut redrive.hook_lines, None);

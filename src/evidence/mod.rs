@@ -55,11 +55,13 @@ impl RunRecord {
 
     /// Re-drives `events` lines already read ([`read_line`], in order; e.g.
     /// by [`Cassette::load_lean_reading`] while it loads) against the
-    /// cassette's `controlOut`, folding each line as it comes.
+    /// cassette's `controlOut`, folding each line as it comes. `text_room`
+    /// bounds the assistant text the lines hold ([`drive_read`]).
     pub fn from_read_lines(
         lines: impl IntoIterator<Item = ReadLine>,
         control_out: Option<&[&str]>,
+        text_room: usize,
     ) -> RunRecord {
-        drive_read(lines, control_out)
+        drive_read(lines, control_out, text_room)
     }
 }

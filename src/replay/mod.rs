@@ -264,7 +264,12 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
         Cassette::load_lean_reading(
             path,
             read,
-            &mut |control_out, lines| RunRecord::from_read_lines(lines, control_out),
+            &mut |control_out, lines| {
+                // The transcript is some of the file's text: the file's
+                // size bounds it (a hint only).
+                let text_room = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
+                RunRecord::from_read_lines(lines, control_out, text_room)
+            },
             !opts.lean,
         )
     };

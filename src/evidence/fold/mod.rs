@@ -77,6 +77,11 @@ pub(super) struct Folds {
 }
 
 impl Folds {
+    /// Room for `bytes` of transcript ([`super::drive_read`]'s `text_room`).
+    pub(super) fn reserve_text(&mut self, bytes: usize) {
+        self.transcript.reserve(bytes);
+    }
+
     pub(super) fn each(&mut self) -> [&mut dyn Fold; 8] {
         [
             &mut self.transcript,

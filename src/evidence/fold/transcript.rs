@@ -11,6 +11,17 @@ pub(in crate::evidence) struct Transcript {
     started: bool,
 }
 
+impl Transcript {
+    /// Room for `bytes` of text at once: a long run's transcript grown by
+    /// doubling was copied, and its new pages zeroed, again and again. An
+    /// untouched reservation costs no memory, but still counts where the
+    /// system refuses to overcommit: past 64 MiB the text grows as it
+    /// comes.
+    pub(super) fn reserve(&mut self, bytes: usize) {
+        self.text.reserve(bytes.min(64 << 20));
+    }
+}
+
 impl Fold for Transcript {
     fn event(&mut self, step: &Step<'_>, rec: &mut RunRecord) -> Result<(), String> {
         let model = match step.event {
