@@ -257,43 +257,6 @@ impl TimelineEntry {
     /// its last value, as `JSON.parse` does); `None` when the text is not an
     /// array or does not parse.
     pub fn parse_all(text: &str) -> Option<Vec<TimelineEntry>> {
-        /// Below this a timeline is read in one piece.
-        const HALVES_FROM: usize = 1 << 20;
-        if text.len() >= HALVES_FROM
-            && let Some(entries) = Self::parse_halves(text)
-        {
-            return Some(entries);
-        }
-        Self::parse_serial(text)
-    }
-
-    /// [`TimelineEntry::parse_all`] of a long timeline laid out as
-    /// `JSON.stringify(…, null, 2)` writes a cassette's, read in two halves
-    /// at once (it is read while the re-drive's last lines are folded, and
-    /// one core idled while the other read it). The cut is an entry's end,
-    /// `},` and a line break, and the next one's start: both halves
-    /// (closed and opened again with a bracket) parse only if it is
-    /// between two entries of the array itself, since a string holds no
-    /// raw line break and a cut inside a nested value leaves the first
-    /// half unbalanced. `None` (read it whole) otherwise.
-    fn parse_halves(text: &str) -> Option<Vec<TimelineEntry>> {
-        const CUT: &[u8] = b"},\n    {";
-        let mid = text.len() / 2;
-        // The cut's bytes are ASCII: `at` and `at + 2` are char boundaries.
-        let at = mid + memchr::memmem::find(&text.as_bytes()[mid..], CUT)?;
-        let first = format!("{}]", &text[..=at]);
-        let second = format!("[{}", &text[at + 2..]);
-        let (first, second) = rayon::join(
-            || Self::parse_serial(&first),
-            || Self::parse_serial(&second),
-        );
-        let mut entries = first?;
-        entries.extend(second?);
-        Some(entries)
-    }
-
-    /// [`TimelineEntry::parse_all`], in one piece.
-    fn parse_serial(text: &str) -> Option<Vec<TimelineEntry>> {
         use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
         /// The entries, at most `.0` of them (an upper bound, so the list
         /// is allocated once: growing it by doubling copied and faulted in
@@ -446,69 +409,5 @@ mod timeline_entry_tests {
         assert_eq!(e.value("name").as_deref(), Some(&serde_json::Value::Null));
         assert_eq!(TimelineEntry::parse_all(r#"{"type": "x"}"#), None);
         assert_eq!(TimelineEntry::parse_all("[1,"), None);
-    }
-
-    /// A long timeline read in halves reads as it does whole, wherever the
-    /// middle falls: between entries, or inside an entry whose nested
-    /// value has the cut's layout (that half does not parse, and the whole
-    /// is read instead).
-    #[test]
-    fn a_long_timeline_read_in_halves_reads_as_it_does_whole() {
-        const N: usize = 9_000;
-        // The array's text, with a nested list of objects at entry
-        // `nested` given the entries' indentation (the cut's layout).
-        let timeline = |nested: Option<usize>| -> String {
-            let items: Vec<serde_json::Value> = (0..N)
-                .map(|i| {
-                    let scope = if nested == Some(i) {
-                        serde_json::json!([{"a": 1}, {"b": 2}, {"c": 3}, {"d": 4}, {"e": 5}])
-                    } else if i % 7 == 0 {
-                        serde_json::Value::Null
-                    } else {
-                        "s".into()
-                    };
-                    serde_json::json!({
-                        "seq": i, "ts": i * 3, "type": "tool_use", "toolUseId": format!("t{i}"),
-                        "name": "Bash", "skillScope": scope, "extra": "x".repeat(40),
-                    })
-                })
-                .collect();
-            let text = serde_json::to_string_pretty(&serde_json::json!({"timeline": items}))
-                .unwrap()
-                .replace("},\n        {", "},\n    {");
-            text[text.find('[').unwrap()..=text.rfind(']').unwrap()].to_owned()
-        };
-        let check = |array: &str, halves: bool| {
-            assert!(array.len() >= 1 << 20, "long enough to be read in halves");
-            let parsed: serde_json::Value = serde_json::from_str(array).unwrap();
-            let want: Vec<TimelineEntry> = parsed
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter_map(TimelineEntry::of)
-                .collect();
-            assert_eq!(want.len(), N);
-            assert_eq!(
-                TimelineEntry::parse_halves(array).as_ref(),
-                halves.then_some(&want)
-            );
-            assert_eq!(TimelineEntry::parse_all(array).as_deref(), Some(&want[..]));
-            assert_eq!(TimelineEntry::parse_serial(array), Some(want));
-        };
-        let plain = timeline(None);
-        check(&plain, true);
-        // An entry near the middle whose nested list holds the first cut
-        // after it (the entry the middle falls in, or one beside it).
-        let in_middle = plain[..plain.len() / 2].matches("\n    {").count() - 1;
-        let inside = (in_middle - 2..in_middle + 3)
-            .map(|k| timeline(Some(k)))
-            .find(|array| {
-                let mid = array.len() / 2;
-                let cut = mid + array[mid..].find("},\n    {").unwrap();
-                let list = array.find("\"skillScope\": [").unwrap();
-                list < cut && cut < list + array[list..].find(']').unwrap()
-            })
-            .expect("a middle inside a nested list");
-        check(&inside, false);
     }
 }
