@@ -133,10 +133,12 @@ impl Tools {
     /// the canonical input): keeping the digest instead of the canonical
     /// text keeps this pass from holding a second copy of every input.
     fn redundant_groups(&self, end: &End<'_>) -> Vec<RedundantGroup> {
-        let mut groups: Vec<(&str, [u8; 32], u64)> = Vec::new();
+        let mut groups: Vec<(&str, [u8; 32], u64)> = Vec::with_capacity(self.tool_log.len());
         // (name, digest) → index in `groups`: a linear search made this
-        // quadratic in the number of calls.
-        let mut index: HashMap<(&str, [u8; 32]), usize> = HashMap::new();
+        // quadratic in the number of calls. Sized once: rehashing as it
+        // grew cost more than the lookups.
+        let mut index: HashMap<(&str, [u8; 32]), usize> =
+            HashMap::with_capacity(self.tool_log.len());
         for call in &self.tool_log {
             if call
                 .parent
