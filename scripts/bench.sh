@@ -79,7 +79,8 @@ cassette it writes. **Ratio** = time / floor (below 1x means reel beats the
 single-threaded floor by using more cores or by not building a full tree).
 Peak RSS is the maximum resident set of the process doing the work. Every
 replay run and floor run is its own fresh process, as \`reel replay FILE\` is,
-and benches run on the \`reel\` binary's allocator (jemalloc), floors
+that leaves its result to process exit (as the CLI does; the floor's
+\`Value\` too), and benches run on the \`reel\` binary's allocator (jemalloc), floors
 included; under glibc's malloc the parse floor is about 30% faster and
 replay about 1.5 times slower.
 
