@@ -822,7 +822,7 @@ fn the_streamed_json_report_is_the_envelope_text() {
         );
         events.push(
             json!({"type": "user", "message": {"content": [
-                {"type": "tool_result", "tool_use_id": format!("t{i}"), "content": format!("line \"{i}\"\n\u{1}é😀")}
+                {"type": "tool_result", "tool_use_id": format!("t{i}"), "content": format!("line \"{i}\"\n\u{1}é😀 {}", "padding ".repeat(80))}
             ]}})
             .to_string(),
         );
@@ -850,14 +850,47 @@ fn the_streamed_json_report_is_the_envelope_text() {
         "{:?}",
         batches[0][0].error
     );
+    // Written from the caller's thread (the pool makes the text), and from
+    // a pool thread of a one-thread pool (which writes it all itself).
+    let one_thread = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     for results in &batches {
+        let want = serde_json::to_string(&reel::report::json::envelope(results)).unwrap() + "\n";
         let mut streamed = Vec::new();
         reel::report::json::write_envelope(results, &mut streamed).unwrap();
-        let want = serde_json::to_string(&reel::report::json::envelope(results)).unwrap() + "\n";
-        assert!(
-            String::from_utf8(streamed).unwrap() == want,
-            "the streamed report differs from the envelope's text ({} results)",
-            results.len()
-        );
+        let mut on_the_pool = Vec::new();
+        one_thread
+            .install(|| reel::report::json::write_envelope(results, &mut on_the_pool))
+            .unwrap();
+        for (how, text) in [("streamed", streamed), ("on a pool thread", on_the_pool)] {
+            assert!(
+                String::from_utf8(text).unwrap() == want,
+                "the report written {how} differs from the envelope's text ({} results)",
+                results.len()
+            );
+        }
+    }
+    // A writer that fails part way stops the stream with its error (the
+    // pool's side stops too: this returns), also past the report's first
+    // megabyte (the writer's buffer), while windows are still being made.
+    struct FailsAfter(usize);
+    impl std::io::Write for FailsAfter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if buf.len() > self.0 {
+                return Err(std::io::Error::other("disk full"));
+            }
+            self.0 -= buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let size = serde_json::to_string(&reel::report::json::envelope(&batches[0]))
+        .unwrap()
+        .len();
+    assert!(size > 2 << 20, "{size} bytes: more than the buffer holds");
+    for room in [0, 100, size / 2, size - 10] {
+        let err = reel::report::json::write_envelope(&batches[0], FailsAfter(room)).unwrap_err();
+        assert_eq!(err.to_string(), "disk full");
     }
 }
