@@ -812,7 +812,8 @@ fn bundled_cassettes_replay_field_for_field_as_the_original() {
 #[test]
 fn the_streamed_json_report_is_the_envelope_text() {
     let dir = tempfile::tempdir().unwrap();
-    let mut events = vec![json!({"type": "system", "subtype": "init", "tools": ["Bash"]}).to_string()];
+    let mut events =
+        vec![json!({"type": "system", "subtype": "init", "tools": ["Bash"]}).to_string()];
     for i in 0..2_345 {
         events.push(
             json!({"type": "assistant", "message": {"content": [
@@ -827,7 +828,10 @@ fn the_streamed_json_report_is_the_envelope_text() {
             .to_string(),
         );
         if i % 3 == 0 {
-            events.push(json!({"type": "system", "subtype": "hook_response", "n": i, "x": [1, {"y": "z"}]}).to_string());
+            events.push(
+                json!({"type": "system", "subtype": "hook_response", "n": i, "x": [1, {"y": "z"}]})
+                    .to_string(),
+            );
         }
     }
     events.push(json!({"type": "result", "subtype": "success", "is_error": false}).to_string());
@@ -845,14 +849,19 @@ fn the_streamed_json_report_is_the_envelope_text() {
         Vec::new(),
     ];
     assert_eq!(
-        batches[0][0].to_json()["toolResults"].as_array().map(Vec::len),
+        batches[0][0].to_json()["toolResults"]
+            .as_array()
+            .map(Vec::len),
         Some(2_345),
         "{:?}",
         batches[0][0].error
     );
     // Written from the caller's thread (the pool makes the text), and from
     // a pool thread of a one-thread pool (which writes it all itself).
-    let one_thread = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let one_thread = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
     for results in &batches {
         let want = serde_json::to_string(&reel::report::json::envelope(results)).unwrap() + "\n";
         let mut streamed = Vec::new();

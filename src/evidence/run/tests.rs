@@ -317,7 +317,13 @@ fn a_tool_result_writes_its_json_by_hand_as_a_derived_form_would() {
         (Some("t\n2"), false, "own text", Some("different"), false),
         (Some(""), false, "", Some(""), false),
         (Some("t3"), true, "only display", None, false),
-        (None, false, "", Some("\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\""), false),
+        (
+            None,
+            false,
+            "",
+            Some("\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\""),
+            false,
+        ),
     ];
     for (id, is_error, text, assert_text, truncated) in shapes {
         let result = ToolResult::new(
@@ -340,7 +346,11 @@ fn a_tool_result_writes_its_json_by_hand_as_a_derived_form_would() {
         let mut got = Vec::new();
         result.write_json(&mut got);
         assert_eq!(String::from_utf8(got).unwrap(), want);
-        assert_eq!(serde_json::to_string(&result).unwrap(), want, "its serde form");
+        assert_eq!(
+            serde_json::to_string(&result).unwrap(),
+            want,
+            "its serde form"
+        );
         assert_eq!(
             serde_json::to_value(&result).unwrap(),
             serde_json::from_str::<Value>(&want).unwrap()

@@ -56,7 +56,8 @@ fn plain_prefix_swar<const HIGH_IS_PLAIN: bool>(block: &[u8; 8]) -> usize {
     };
     let x = u64::from_le_bytes(*block);
     let high = if HIGH_IS_PLAIN { 0 } else { x & HIGH };
-    let flags = equal(x, b'"') | equal(x, b'\\') | (x.wrapping_sub(LANES * 0x20) & !x & HIGH) | high;
+    let flags =
+        equal(x, b'"') | equal(x, b'\\') | (x.wrapping_sub(LANES * 0x20) & !x & HIGH) | high;
     (flags.trailing_zeros() / 8) as usize
 }
 

@@ -168,9 +168,14 @@ pub fn escape(s: &str, out: &mut Vec<u8>) {
             } else {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
                 let hex = |nibble: u8| HEX[usize::from(nibble)];
-                dst.add(o)
-                    .cast::<[u8; WIDEST]>()
-                    .write_unaligned([b'\\', b'u', b'0', b'0', hex(b >> 4), hex(b & 0xf)]);
+                dst.add(o).cast::<[u8; WIDEST]>().write_unaligned([
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    hex(b >> 4),
+                    hex(b & 0xf),
+                ]);
                 o += WIDEST;
             }
         }

@@ -290,8 +290,18 @@ fn parse_errors_read_as_v8_reports_them() {
 fn quote_writes_what_serde_json_writes() {
     let mut pieces: Vec<String> = (0u8..0x20).map(|b| char::from(b).to_string()).collect();
     pieces.extend(
-        ["\"", "\\", "\u{7f}", "/", "é", "€", "😀", "\u{2028}", "abcdefghijklmnopq"]
-            .map(str::to_owned),
+        [
+            "\"",
+            "\\",
+            "\u{7f}",
+            "/",
+            "é",
+            "€",
+            "😀",
+            "\u{2028}",
+            "abcdefghijklmnopq",
+        ]
+        .map(str::to_owned),
     );
     for lead in 0..18 {
         for a in &pieces {
