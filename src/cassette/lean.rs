@@ -1132,6 +1132,28 @@ mod tests {
                 "timeline deep",
                 format!(r#"{{{scn},"events":[],"timeline":{deep}}}"#),
             ),
+            // Where a cassette writer puts it (read from the start), deep
+            // there, and a decoy there with the member that counts later.
+            (
+                "timeline indented",
+                format!(
+                    "{{{scn},\"events\":[],\n  \"timeline\": [\n    {{\"type\": \"tool_use\", \"toolUseId\": \"a\", \"ts\": 1}}\n  ]\n}}"
+                ),
+            ),
+            (
+                "timeline indented deep",
+                format!("{{{scn},\"events\":[],\n  \"timeline\": {deep}\n}}"),
+            ),
+            (
+                "timeline indented decoy",
+                format!(
+                    "{{{scn},\"events\":[],\n  \"timeline\": [{{\"type\": \"a\"}}], \"timeline\": [{{\"type\": \"b\"}}]\n}}"
+                ),
+            ),
+            (
+                "timeline indented not json",
+                format!("{{{scn},\"events\":[],\n  \"timeline\": [1,]\n}}"),
+            ),
             ("truncated", format!(r#"{{{scn},"events":["a""#)),
             ("trailing garbage", format!(r#"{{{scn},"events":[]}} x"#)),
             ("bom", format!("\u{feff}{{{scn},\"events\":[]}}")),
@@ -1194,6 +1216,11 @@ mod tests {
                 "lines read while loading = the cassette's lines"
             );
             let full = Cassette::load(p).expect("the full loader takes what the lean one took");
+            assert_eq!(
+                c.timeline_entries(),
+                full.timeline_entries(),
+                "timeline read while loading = the full loader's"
+            );
             let full: Vec<String> = full.events().map(|l| l.into_owned()).collect();
             assert_eq!(
                 lines, &full,
