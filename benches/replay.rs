@@ -95,7 +95,7 @@ fn child(mode: &str, file: &Path, iters: usize) {
             &mut |control_out, lines| {
                 reel::evidence::RunRecord::from_read_lines(lines, control_out, 0)
             },
-            false,
+            None::<reel::cassette::FoldTimeline<'_, ()>>,
         );
         let drive = ms(t);
         std::hint::black_box(loaded.expect("load"));

@@ -391,22 +391,50 @@ pub(super) fn split(buf: FileBuffer) -> Result<(Map<String, Value>, RawParts), F
 /// what the scan then finds; without a guess, the fold waits for the scan
 /// (the lines read meanwhile wait with it). A wrong guess sends the file to
 /// the full loader.
-pub(super) fn split_reading<T: Send, R: Send>(
+///
+/// With `fold_timeline`, the `timeline` entries are read and folded on the
+/// pool too: from the start, at the array [`timeline_guess`] finds near the
+/// end of the file (kept only if the scan finds the timeline at the same
+/// bytes), else once the scan has found it.
+pub(super) fn split_reading<T: Send, R: Send, U: Send>(
     buf: FileBuffer,
-    read: super::ReadLineWith<'_, T>,
-    fold: super::FoldReadLines<'_, T, R>,
-    parse_timeline: bool,
-) -> Result<(Map<String, Value>, RawParts, R), FileBuffer> {
+    reading: super::load::Reading<'_, T, R, U>,
+) -> Result<SplitRead<R, U>, FileBuffer> {
+    let super::load::Reading {
+        read,
+        fold,
+        fold_timeline,
+    } = reading;
     let (tx, rx) = std::sync::mpsc::channel::<Message<T>>();
     let mut folded: Option<(R, bool)> = None;
     let unread = Unread::default();
-    let mut timeline_entries = None;
+    // The guessed timeline's span, entries and fold; then the scan's.
+    let mut guessed: Option<ReadTimeline<U>> = None;
+    let mut scanned: Option<ReadTimeline<U>> = None;
+    let guess_at = fold_timeline.and_then(|_| timeline_guess(buf.bytes()));
     let deep = std::sync::atomic::AtomicBool::new(false);
     let kept = {
         let deep = &deep;
         let (buf, tx, folded, unread) = (&buf, &tx, &mut folded, &unread);
-        let timeline_entries = &mut timeline_entries;
+        let (guessed, scanned) = (&mut guessed, &mut scanned);
         rayon::scope(move |s| {
+            if let (Some(at), Some(fold_timeline)) = (guess_at, fold_timeline) {
+                s.spawn(move |_| {
+                    let text = std::str::from_utf8(&buf.bytes()[at..]);
+                    if let Some((entries, len)) = text
+                        .ok()
+                        .and_then(|t| super::TimelineEntry::read_leading(t, SHALLOW_ENOUGH))
+                    {
+                        let folded = fold_timeline(&entries);
+                        *guessed = Some(ReadTimeline {
+                            span: at..at + len,
+                            entries: Some(entries),
+                            folded: Some(folded),
+                        });
+                    }
+                    buf.release(at..buf.bytes().len());
+                });
+            }
             s.spawn(move |_| {
                 let guess = control_out_guess(buf.bytes());
                 let mut lines = InOrder::new(&rx);
@@ -434,33 +462,147 @@ pub(super) fn split_reading<T: Send, R: Send>(
             })));
             let found = found?;
             if let Some(raw) = found.timeline {
-                // On the pool while the last lines are read and folded, not
-                // after them (`RawParts::timeline_entries` decides the rest).
-                let parse = parse_timeline && !may_hold_lone_surrogate(raw.get());
-                s.spawn(move |_| {
-                    if too_deep(Some(raw)) {
-                        deep.store(true, std::sync::atomic::Ordering::Relaxed);
-                    } else if parse {
-                        *timeline_entries = Some(super::TimelineEntry::parse_all(raw.get()));
-                    }
-                    buf.release(buf.span_of(raw.get().as_bytes()));
-                });
+                let span = buf.span_of(raw.get().as_bytes());
+                // Where the guess was, its task read it (and checked its
+                // nesting as it read); what its reading refused is settled
+                // after the scope.
+                if guess_at != Some(span.start) {
+                    // On the pool while the last lines are read and folded,
+                    // not after them (`RawParts::timeline_entries` decides
+                    // the rest).
+                    s.spawn(move |_| {
+                        let (too_deep, read) =
+                            read_scanned_timeline(raw.get(), span.clone(), fold_timeline);
+                        if too_deep {
+                            deep.store(true, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        *scanned = Some(read);
+                        buf.release(span);
+                    });
+                }
             }
             let (spans, timeline) = found.kept_spans(buf);
             Some((found.doc, spans, timeline))
         })
     };
-    match (kept, folded) {
-        (Some(_), _) if deep.into_inner() => Err(buf),
-        (Some((doc, spans, timeline)), Some((folded, true))) => {
-            let raw = raw_parts(buf, spans, timeline);
-            if let Some(entries) = timeline_entries {
-                let _ = raw.timeline_entries.set(entries);
-            }
-            Ok((doc, raw, folded))
+    let Some((doc, spans, timeline)) = kept else {
+        return Err(buf);
+    };
+    let mut read_timeline = scanned;
+    if let Some(span) = &timeline
+        && guess_at == Some(span.start)
+    {
+        match guessed {
+            Some(g) if g.span == *span => read_timeline = Some(g),
+            _ if nests_deeper_than(buf.text(span.clone()), SHALLOW_ENOUGH) => return Err(buf),
+            _ => {}
         }
-        _ => Err(buf),
     }
+    if deep.into_inner() {
+        return Err(buf);
+    }
+    let Some((lines, true)) = folded else {
+        return Err(buf);
+    };
+    let raw = raw_parts(buf, spans, timeline);
+    let mut folded_timeline = None;
+    if let Some(read) = read_timeline {
+        if let Some(entries) = read.entries {
+            let _ = raw.timeline_entries.set(Some(entries));
+        }
+        folded_timeline = read.folded;
+    }
+    let folded = super::FoldedWhileLoading {
+        lines,
+        timeline: folded_timeline,
+    };
+    Ok((doc, raw, folded))
+}
+
+/// What [`split_reading`] gives: the document without its kept text, the
+/// kept text, and the folds made while loading.
+type SplitRead<R, U> = (
+    Map<String, Value>,
+    RawParts,
+    super::FoldedWhileLoading<R, U>,
+);
+
+/// A `timeline` read on the pool while the lines were: where it is in the
+/// file, its entries and their fold (`None` when they were not read there).
+struct ReadTimeline<U> {
+    span: Range<usize>,
+    entries: Option<Vec<super::TimelineEntry>>,
+    folded: Option<U>,
+}
+
+/// Whether the timeline the scan found nests deeper than the lean path
+/// takes, and (with `fold_timeline`) its entries, read and folded, unless it
+/// may hold a lone surrogate (`RawParts::timeline_entries` reads those the
+/// full way).
+fn read_scanned_timeline<U>(
+    text: &str,
+    span: Range<usize>,
+    fold_timeline: Option<super::FoldTimeline<'_, U>>,
+) -> (bool, ReadTimeline<U>) {
+    let read = fold_timeline.is_some() && !may_hold_lone_surrogate(text);
+    // A reading within the nesting the lean path takes also answers that.
+    let shallow = read
+        .then(|| super::TimelineEntry::read_leading(text, SHALLOW_ENOUGH))
+        .flatten()
+        .filter(|(_, len)| *len == text.len());
+    let (too_deep, entries) = match shallow {
+        Some((entries, _)) => (false, Some(entries)),
+        None if nests_deeper_than(text, SHALLOW_ENOUGH) => (true, None),
+        None if read => (false, super::TimelineEntry::parse_all(text)),
+        None => (false, None),
+    };
+    let folded = fold_timeline.zip(entries.as_deref()).map(|(f, e)| f(e));
+    let read = ReadTimeline {
+        span,
+        entries,
+        folded,
+    };
+    (too_deep, read)
+}
+
+/// Where the top-level `timeline` array starts when `JSON.stringify(…, null,
+/// 2)` wrote it (a line of its own, two spaces in, after `controlOut`),
+/// found from the end of the file. Only a guess, like
+/// [`control_out_guess`]: [`split_reading`] keeps what it read there only
+/// if the scan finds the timeline at the same bytes.
+fn timeline_guess(bytes: &[u8]) -> Option<usize> {
+    const CONTROL_OUT: &[u8] = b"\n  \"controlOut\": ";
+    const KEY: &[u8] = b"\n  \"timeline\": [";
+    let after = rfind(bytes, CONTROL_OUT)?;
+    let at = after + rfind(&bytes[after..], KEY)?;
+    Some(at + KEY.len() - 1)
+}
+
+/// Where `needle` last occurs in `haystack`: a forward search of one piece
+/// at a time, from the end. memchr's own `rfind` has no vector prefilter
+/// and took ~8 ms over the megabytes of a large timeline, before a replay's
+/// scan could start.
+fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    const PIECE: usize = 1 << 16;
+    let finder = memchr::memmem::Finder::new(needle);
+    let mut end = haystack.len();
+    while end > 0 {
+        let start = end.saturating_sub(PIECE);
+        // The piece runs on past `end` by the needle's length less one, so
+        // an occurrence across two pieces is found in the earlier one.
+        let piece = &haystack[start..(end + needle.len().saturating_sub(1)).min(haystack.len())];
+        // Every occurrence, overlapping ones too (`find_iter` skips those).
+        let (mut last, mut from) = (None, 0);
+        while let Some(at) = piece.get(from..).and_then(|rest| finder.find(rest)) {
+            last = Some(from + at);
+            from += at + 1;
+        }
+        if let Some(at) = last {
+            return Some(start + at);
+        }
+        end = start;
+    }
+    None
 }
 
 /// What the scan tells the fold: a batch of lines read (`None`: it held a
@@ -483,7 +625,7 @@ struct End {
 /// anything): [`split_reading`] checks it against the scan.
 fn control_out_guess(bytes: &[u8]) -> Option<Option<Vec<String>>> {
     const KEY: &[u8] = b"\n  \"controlOut\": ";
-    let at = memchr::memmem::rfind(bytes, KEY)? + KEY.len();
+    let at = rfind(bytes, KEY)? + KEY.len();
     let value = serde_json::Deserializer::from_slice(&bytes[at..])
         .into_iter::<Value>()
         .next()?
@@ -1206,11 +1348,20 @@ mod tests {
     /// does not load).
     fn read_while_loading(p: &Path) -> Option<Vec<String>> {
         let read = |l: super::EventLine<'_>| l.with_text(str::to_owned);
-        let loaded =
-            Cassette::load_lean_reading(p, &read, &mut |_, lines| lines.collect::<Vec<_>>(), true);
-        let (c, lines) = loaded.ok()?;
+        let fold_timeline = |entries: &[super::super::TimelineEntry]| entries.to_vec();
+        let loaded = Cassette::load_lean_reading(
+            p,
+            &read,
+            &mut |_, lines| lines.collect::<Vec<_>>(),
+            Some(&fold_timeline),
+        );
+        let (c, folded) = loaded.ok()?;
         let want: Vec<String> = c.events().map(|l| l.into_owned()).collect();
-        if let Some(lines) = &lines {
+        if let Some(super::super::FoldedWhileLoading {
+            lines,
+            timeline: folded_timeline,
+        }) = &folded
+        {
             assert_eq!(
                 lines, &want,
                 "lines read while loading = the cassette's lines"
@@ -1221,13 +1372,20 @@ mod tests {
                 full.timeline_entries(),
                 "timeline read while loading = the full loader's"
             );
+            if let Some(folded_timeline) = folded_timeline {
+                assert_eq!(
+                    Some(folded_timeline.as_slice()),
+                    full.timeline_entries().as_deref(),
+                    "timeline folded while loading = the full loader's"
+                );
+            }
             let full: Vec<String> = full.events().map(|l| l.into_owned()).collect();
             assert_eq!(
                 lines, &full,
                 "lines read while loading = the full loader's lines"
             );
         }
-        lines
+        folded.map(|f| f.lines)
     }
 
     #[test]
@@ -1318,7 +1476,8 @@ mod tests {
                 assert_eq!(lines, ["a", "b"], "{name}");
                 co.map(|co| co.iter().map(|l| l.to_string()).collect::<Vec<_>>())
             };
-            let (c, got) = Cassette::load_lean_reading(&p, &read, fold, false).unwrap();
+            let (c, got) = Cassette::load_lean_reading::<_, _, ()>(&p, &read, fold, None).unwrap();
+            let got = got.map(|f| f.lines);
             let want =
                 want.map(|w| w.map(|w| w.into_iter().map(str::to_owned).collect::<Vec<_>>()));
             assert_eq!(got, want, "{name}");
@@ -1487,7 +1646,7 @@ mod tests {
                 r#"    "é\u00e9\/x","#,
                 r#"    """#,
             ],
-            ",\n  \"controlOut\": [],\n  \"timeline\": [\n    {\n      \"t\": 1\n    }\n  ]",
+            ",\n  \"controlOut\": [],\n  \"timeline\": [\n    {\n      \"t\": 1,\n      \"type\": \"a\\nb\",\n      \"ts\": -1.5,\n      \"seq\": [0]\n    },\n    7\n  ]",
         );
         let mut failures = Vec::new();
         for at in 0..text.len() {
@@ -1511,6 +1670,66 @@ mod tests {
             failures.len(),
             &failures[..failures.len().min(20)]
         );
+    }
+
+    #[test]
+    fn rfind_finds_the_last_occurrence_across_pieces() {
+        let piece = 1 << 16;
+        for len in [0, 1, 5, piece - 3, piece, piece + 7, 3 * piece + 11] {
+            let mut hay = vec![b'x'; len];
+            let needle = b"ab\nc";
+            assert_eq!(super::rfind(&hay, needle), None);
+            for at in [0, piece.saturating_sub(2), piece, len.saturating_sub(4)] {
+                if at + needle.len() > len {
+                    continue;
+                }
+                hay[at..at + needle.len()].copy_from_slice(needle);
+                let want = memchr::memmem::rfind(&hay, needle);
+                assert_eq!(super::rfind(&hay, needle), want, "{len} {at}");
+            }
+        }
+        assert_eq!(super::rfind(b"aaaa", b"aa"), Some(2));
+        assert_eq!(super::rfind(b"ababa", b"aba"), Some(2));
+        assert_eq!(
+            super::rfind(b"abc", b""),
+            memchr::memmem::rfind(b"abc", b"")
+        );
+    }
+
+    /// A timeline read where it was guessed to be is held to the nesting
+    /// limit the scan's reading is held to: deeper, the file goes to the
+    /// full loader either way; within it, the entries read are the full
+    /// loader's.
+    #[test]
+    fn a_deep_timeline_where_it_was_guessed_is_judged_as_the_scans() {
+        let dir = tempfile::tempdir().unwrap();
+        for depth in [60, 61, 62, 63, 64, 65] {
+            let deep = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+            for (layout, after) in [
+                (
+                    "guessed",
+                    format!(
+                        ",\n  \"controlOut\": [],\n  \"timeline\": [\n    {{\"seq\": {deep}}}\n  ]"
+                    ),
+                ),
+                (
+                    "scanned",
+                    format!(",\n  \"controlOut\": [],\n  \"timeline\": [{{\"seq\": {deep}}}]"),
+                ),
+            ] {
+                let text = indented(&[r#"    "a""#], &after);
+                let p = write(dir.path(), "c.cassette.json", &text);
+                assert_same(&p).unwrap_or_else(|e| panic!("{layout} {depth}: {e}"));
+                let lean = Cassette::load_lean(&p).unwrap().is_lean();
+                assert_eq!(
+                    read_while_loading(&p).is_some(),
+                    lean,
+                    "{layout} {depth}: both lean paths judge the file alike"
+                );
+                // The timeline's own `[` and the entry's `{` count.
+                assert_eq!(lean, depth + 2 <= super::SHALLOW_ENOUGH, "{layout} {depth}");
+            }
+        }
     }
 
     /// serde_json's nesting limit counts the top-level object: a member

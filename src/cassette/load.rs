@@ -456,19 +456,23 @@ pub(super) fn parse(path: PathBuf, bytes: &[u8]) -> Result<Cassette, LoadError> 
     validate(path, root)
 }
 
+/// What a lean load reads and folds while it loads
+/// ([`Cassette::load_lean_reading`]).
+pub(super) struct Reading<'a, T, R, U> {
+    pub read: super::ReadLineWith<'a, T>,
+    pub fold: super::FoldReadLines<'a, T, R>,
+    pub fold_timeline: Option<super::FoldTimeline<'a, U>>,
+}
+
 /// The pipeline with `events` and `timeline` kept as text ([`super::lean`]),
 /// reading the `events` lines with `read` as the scan passes them and
 /// folding them in order ([`super::lean::split_reading`]); anything the
 /// lean scan does not take goes through the full pipeline (and comes back
 /// without lines read).
-pub(super) fn load_lean<T: Send, R: Send>(
+pub(super) fn load_lean<T: Send, R: Send, U: Send>(
     path: &Path,
-    read: Option<(
-        super::ReadLineWith<'_, T>,
-        super::FoldReadLines<'_, T, R>,
-        bool,
-    )>,
-) -> Result<(Cassette, Option<R>), LoadError> {
+    reading: Option<Reading<'_, T, R, U>>,
+) -> Result<(Cassette, Option<super::FoldedWhileLoading<R, U>>), LoadError> {
     let (file, len) = open_checked(path)?;
     let io_err = |source| LoadError::Io {
         path: path.to_path_buf(),
@@ -483,9 +487,8 @@ pub(super) fn load_lean<T: Send, R: Send>(
     let Some(buf) = buf.filter(|b| !b.starts_with_bom()) else {
         return full();
     };
-    let (doc, raw, lines) = match read {
-        Some((read, fold, timeline)) => match super::lean::split_reading(buf, read, fold, timeline)
-        {
+    let (doc, raw, lines) = match reading {
+        Some(reading) => match super::lean::split_reading(buf, reading) {
             Ok((doc, raw, folded)) => (doc, raw, Some(folded)),
             Err(_) => return full(),
         },

@@ -100,24 +100,29 @@ impl Cassette {
     /// unescaped where they are read ([`Cassette::event_lines`]). Writing
     /// such a cassette still writes the exact document.
     pub fn load_lean(path: &Path) -> Result<Cassette, LoadError> {
-        load::load_lean::<(), ()>(path, None).map(|(c, _)| c)
+        load::load_lean::<(), (), ()>(path, None).map(|(c, _)| c)
     }
 
     /// [`Cassette::load_lean`] that also reads every `events` line with
     /// `read`, on the other cores while the scan is still going, and hands
     /// the lines read to `fold`, in order, as they come (with the
     /// `controlOut` lines): a large replay's load, line reading and re-drive
-    /// overlap, and no line is kept unescaped. With `parse_timeline`, the
-    /// [`Cassette::timeline_entries`] are parsed on the pool meanwhile too.
-    /// `None` beside the cassette when the file went through the full
-    /// loader (read its [`Cassette::event_lines`] then).
-    pub fn load_lean_reading<T: Send, R: Send>(
+    /// overlap, and no line is kept unescaped. With `fold_timeline`, the
+    /// [`Cassette::timeline_entries`] are read and folded on the pool
+    /// meanwhile too. `None` beside the cassette when the file went through
+    /// the full loader (read its [`Cassette::event_lines`] then).
+    pub fn load_lean_reading<T: Send, R: Send, U: Send>(
         path: &Path,
         read: ReadLineWith<'_, T>,
         fold: FoldReadLines<'_, T, R>,
-        parse_timeline: bool,
-    ) -> Result<(Cassette, Option<R>), LoadError> {
-        load::load_lean(path, Some((read, fold, parse_timeline)))
+        fold_timeline: Option<FoldTimeline<'_, U>>,
+    ) -> Result<(Cassette, Option<FoldedWhileLoading<R, U>>), LoadError> {
+        let reading = load::Reading {
+            read,
+            fold,
+            fold_timeline,
+        };
+        load::load_lean(path, Some(reading))
     }
 
     /// A cassette over `doc` as it is, unchecked (tests and in-memory
@@ -359,6 +364,19 @@ pub type ReadLineWith<'r, T> = &'r (dyn Fn(EventLine<'_>) -> T + Sync);
 /// ([`Cassette::control_out`]).
 pub type FoldReadLines<'f, T, R> =
     &'f mut (dyn FnMut(Option<&[&str]>, &mut dyn Iterator<Item = T>) -> R + Send);
+
+/// How [`Cassette::load_lean_reading`] folds the cassette's
+/// [`Cassette::timeline_entries`] (on any thread).
+pub type FoldTimeline<'f, U> = &'f (dyn Fn(&[TimelineEntry]) -> U + Sync);
+
+/// What [`Cassette::load_lean_reading`] folded while it loaded.
+pub struct FoldedWhileLoading<R, U> {
+    /// The `events` lines' fold.
+    pub lines: R,
+    /// The timeline's fold, when it was asked for and the timeline read on
+    /// the pool (else fold [`Cassette::timeline_entries`] when needed).
+    pub timeline: Option<U>,
+}
 
 /// The `controlOut` lines of a cassette document ([`Cassette::control_out`]).
 pub fn control_out_of(doc: &Map<String, Value>) -> Option<Vec<&str>> {

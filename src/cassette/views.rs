@@ -257,18 +257,123 @@ impl TimelineEntry {
     /// its last value, as `JSON.parse` does); `None` when the text is not an
     /// array or does not parse.
     pub fn parse_all(text: &str) -> Option<Vec<TimelineEntry>> {
+        // Within serde_json's nesting limit (128), which decides deeper texts.
+        match Self::read_leading(text, 100) {
+            Some((entries, len)) if text[len..].trim_ascii().is_empty() => Some(entries),
+            _ => Self::parse_all_serde(text),
+        }
+    }
+
+    /// The entries of the `timeline` array `text` starts with, and the
+    /// array's length in bytes, read by [`Cursor`](crate::js::json::Cursor): about four times
+    /// faster than serde's visitors, and nothing is built for the keys
+    /// nobody reads. `None` for any array it does not take (a `\u` escape,
+    /// a key with an escape, more than `max_depth` arrays and objects inside
+    /// each other, the array's own counted, or invalid JSON), which
+    /// [`TimelineEntry::parse_all`]'s reference reading decides.
+    pub fn read_leading(text: &str, max_depth: usize) -> Option<(Vec<TimelineEntry>, usize)> {
+        use crate::js::json::Cursor;
+        let inner_depth = max_depth.checked_sub(1)?;
+        let mut c = Cursor::new(text);
+        if !c.eat(b'[') {
+            return None;
+        }
+        let mut out = Vec::with_capacity(most_entries(text));
+        if !c.eat(b']') {
+            loop {
+                if c.peek() == Some(b'{') {
+                    out.push(Self::read_entry(&mut c, inner_depth.checked_sub(1)?)?);
+                } else {
+                    c.value(inner_depth)?;
+                }
+                if c.eat(b']') {
+                    break;
+                }
+                if !c.eat(b',') {
+                    return None;
+                }
+            }
+        }
+        Some((out, c.offset()))
+    }
+
+    /// One object entry, at its `{`, whose values may nest `max_depth` deep.
+    fn read_entry(c: &mut crate::js::json::Cursor<'_>, max_depth: usize) -> Option<TimelineEntry> {
+        let mut e = TimelineEntry::default();
+        c.eat(b'{');
+        if c.eat(b'}') {
+            return Some(e);
+        }
+        loop {
+            let (key, escaped) = c.string()?;
+            // serde_json reads a first key of `$serde_json::private::Number`
+            // as a number: the reference path decides those.
+            if escaped || key.starts_with('$') || !c.eat(b':') {
+                return None;
+            }
+            match e.slot(key) {
+                Some(slot) => *slot = Some(Self::read_value(c, max_depth)?),
+                None => {
+                    c.value(max_depth)?;
+                }
+            }
+            if c.eat(b'}') {
+                return Some(e);
+            }
+            if !c.eat(b',') {
+                return None;
+            }
+        }
+    }
+
+    /// A read key's value, as serde_json would have made it.
+    fn read_value(c: &mut crate::js::json::Cursor<'_>, max_depth: usize) -> Option<Recorded> {
+        Some(match c.peek()? {
+            b'"' => {
+                let (inner, escaped) = c.string()?;
+                if escaped {
+                    let mut text = String::new();
+                    if !crate::js::json::unescape_into(inner.as_bytes(), &mut text) {
+                        return None;
+                    }
+                    Recorded::String(text.into_boxed_str())
+                } else {
+                    Recorded::String(inner.into())
+                }
+            }
+            b'{' | b'[' => {
+                let text = c.value(max_depth)?;
+                Recorded::from(serde_json::from_str::<serde_json::Value>(text).ok()?)
+            }
+            b't' if c.literal("true") => Recorded::Bool(true),
+            b'f' if c.literal("false") => Recorded::Bool(false),
+            b'n' if c.literal("null") => Recorded::Null,
+            _ => {
+                let spelling = c.number()?;
+                // An integer (the cursor takes no leading zero) other than
+                // `-0` is spelt as serde_json spells its value; anything
+                // else keeps its spelling through serde_json's own reading.
+                match spelling.parse::<i64>() {
+                    Ok(n) if spelling != "-0" => Recorded::Number(n.into()),
+                    _ => Recorded::Number(serde_json::from_str(spelling).ok()?),
+                }
+            }
+        })
+    }
+
+    /// The reference reading of [`TimelineEntry::parse_all`], by serde's
+    /// visitors.
+    fn parse_all_serde(text: &str) -> Option<Vec<TimelineEntry>> {
         use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
-        /// The entries, at most `.0` of them (an upper bound, so the list
-        /// is allocated once: growing it by doubling copied and faulted in
-        /// its megabytes again and again).
-        struct Entries(usize);
+        /// The entries, into the list given.
+        struct Entries(Vec<TimelineEntry>);
         impl<'de> Visitor<'de> for Entries {
             type Value = Vec<TimelineEntry>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a timeline array")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut out = Vec::with_capacity(self.0);
+                let mut out = self.0;
                 while let Some(entry) = seq.next_element::<MaybeEntry>()? {
                     out.extend(entry.0);
                 }
@@ -354,16 +459,22 @@ impl TimelineEntry {
             }
         }
         let mut de = serde_json::Deserializer::from_str(text);
-        // Every entry an object holds ends in a `}` (a hostile text of
-        // braces reserves no more than the cap; past it the list grows).
-        const RESERVE_CAP: usize = 1 << 18;
-        let most = memchr::memchr_iter(b'}', text.as_bytes())
-            .take(RESERVE_CAP)
-            .count();
-        let entries = de::Deserializer::deserialize_seq(&mut de, Entries(most)).ok()?;
+        let out = Vec::with_capacity(most_entries(text));
+        let entries = de::Deserializer::deserialize_seq(&mut de, Entries(out)).ok()?;
         de.end().ok()?;
         Some(entries)
     }
+}
+
+/// At most how many entries a timeline text holds: each entry an object
+/// holds ends in a `}` (a hostile text of braces reserves no more than the
+/// cap; past it the list grows). The list is allocated once: growing it by
+/// doubling copied and faulted in its megabytes again and again.
+fn most_entries(text: &str) -> usize {
+    const RESERVE_CAP: usize = 1 << 18;
+    memchr::memchr_iter(b'}', text.as_bytes())
+        .take(RESERVE_CAP)
+        .count()
 }
 
 #[cfg(test)]

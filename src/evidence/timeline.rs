@@ -208,6 +208,26 @@ pub fn tool_durations(timeline: &[TimelineEntry]) -> ToolDurations {
     ToolDurations(out)
 }
 
+/// Every fold of a timeline a replay's result reads, folded at once (on the
+/// pool while the cassette loads, when it can be).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimelineFolds {
+    pub tool_durations: ToolDurations,
+    pub skill_activity: Vec<SkillWindow>,
+    /// [`dispatch_skill_scopes`].
+    pub dispatch_scopes: HashMap<String, Option<Value>>,
+}
+
+impl TimelineFolds {
+    pub fn of(timeline: &[TimelineEntry]) -> TimelineFolds {
+        TimelineFolds {
+            tool_durations: tool_durations(timeline),
+            skill_activity: skill_activity(timeline),
+            dispatch_scopes: dispatch_skill_scopes(timeline),
+        }
+    }
+}
+
 /// JavaScript `a !== b` for two `skillScope` values (objects and arrays are
 /// distinct by identity: never equal).
 fn differs(a: &Recorded, b: &Recorded) -> bool {

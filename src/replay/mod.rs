@@ -36,6 +36,7 @@ pub use verdict::{Lane, Outcome, Verdict};
 use crate::assert::{self, AssertionOutcome, Context};
 use crate::cassette::{CASSETTE_VERSION, Cassette};
 use crate::evidence::RunRecord;
+use crate::evidence::timeline::TimelineFolds;
 use crate::exit::ExitStatus;
 use crate::fingerprint::staleness::{self, Gate, Staleness};
 use run_result::RecordFacts;
@@ -261,6 +262,7 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
         } else {
             &crate::evidence::read_line
         };
+        let fold_timeline: crate::cassette::FoldTimeline<'_, _> = &TimelineFolds::of;
         Cassette::load_lean_reading(
             path,
             read,
@@ -270,10 +272,14 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
                 let text_room = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
                 RunRecord::from_read_lines(lines, control_out, text_room)
             },
-            !opts.lean,
+            (!opts.lean).then_some(fold_timeline),
         )
+        .map(|(c, folded)| match folded {
+            Some(f) => (c, Some((f.lines, f.timeline))),
+            None => (c, None),
+        })
     };
-    let (cassette, run) = match loaded {
+    let (cassette, read) = match loaded {
         Ok(loaded) => loaded,
         Err(e) => return error_result(path, Vec::new(), e.message()),
     };
@@ -293,7 +299,14 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
     if !writing {
         // Nothing reads the cassette after the replay: hand it over whole so
         // the re-drive can free the recorded lines as it reads them.
-        return match replay_inner(Cow::Owned(cassette), run, &chosen, opts) {
+        let (run, timeline_folds) = read.unzip();
+        return match replay_inner(
+            Cow::Owned(cassette),
+            run,
+            timeline_folds.flatten(),
+            &chosen,
+            opts,
+        ) {
             Ok(mut result) => {
                 notices.append(&mut result.notices);
                 result.notices = notices;
@@ -421,7 +434,7 @@ pub fn replay_with(
     chosen: &ChosenAsserts,
     opts: &ReplayOptions,
 ) -> Result<ReplayResult, ReplayError> {
-    replay_inner(cassette, None, chosen, opts)
+    replay_inner(cassette, None, None, chosen, opts)
 }
 
 /// [`replay_with`], with the re-drive already done when the loader did it
@@ -429,6 +442,7 @@ pub fn replay_with(
 fn replay_inner(
     mut cassette: Cow<'_, Cassette>,
     run: Option<RunRecord>,
+    timeline_folds: Option<TimelineFolds>,
     chosen: &ChosenAsserts,
     opts: &ReplayOptions,
 ) -> Result<ReplayResult, ReplayError> {
@@ -558,10 +572,15 @@ fn replay_inner(
     // the run-result fields) are moved out of it rather than copied — on a
     // large cassette it is the size of the recording.
     let mut facts = run_result::facts(run, !opts.lean);
-    if !opts.lean
-        && let Some(timeline) = cassette.timeline_entries()
-    {
-        run_result::timeline_fields(&mut facts.fields, &timeline);
+    if !opts.lean {
+        let folds = timeline_folds.or_else(|| {
+            cassette
+                .timeline_entries()
+                .map(|timeline| TimelineFolds::of(&timeline))
+        });
+        if let Some(folds) = folds {
+            run_result::timeline_fields(&mut facts.fields, folds);
+        }
     }
 
     // 16. Pseudo-assertions, in the original's order.

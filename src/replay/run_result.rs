@@ -468,25 +468,16 @@ fn run_fields(run: &mut RunRecord) -> (Map<String, Value>, Bulk) {
 /// (`toolDurations`, `skillActivity`, `subagents[].attributedSkillId`). The
 /// original sets them only when the cassette has a timeline; without one the
 /// keys are absent (`undefined`) and `subagents` is left as it is.
-pub fn timeline_fields(
-    fields: &mut Map<String, Value>,
-    timeline: &[crate::cassette::TimelineEntry],
-) {
-    fields.insert(
-        "toolDurations".into(),
-        to_value(&timeline::tool_durations(timeline)),
-    );
-    fields.insert(
-        "skillActivity".into(),
-        to_value(&timeline::skill_activity(timeline)),
-    );
+pub fn timeline_fields(fields: &mut Map<String, Value>, folds: timeline::TimelineFolds) {
+    fields.insert("toolDurations".into(), to_value(&folds.tool_durations));
+    fields.insert("skillActivity".into(), to_value(&folds.skill_activity));
     let Some(Value::Array(subagents)) = fields.get_mut("subagents") else {
         return;
     };
     if subagents.is_empty() {
         return;
     }
-    let scopes = timeline::dispatch_skill_scopes(timeline);
+    let scopes = folds.dispatch_scopes;
     for sub in subagents.iter_mut().filter_map(Value::as_object_mut) {
         // `{...sa, attributedSkillId}`: an undefined scope writes no key.
         let scope = sub
@@ -548,7 +539,7 @@ mod tests {
             {"seq":3,"ts":10,"type":"subagent_dispatch","toolUseId":"D2"},
         ]);
         let entries = crate::cassette::TimelineEntry::parse_all(&timeline.to_string()).unwrap();
-        timeline_fields(&mut f, &entries);
+        timeline_fields(&mut f, timeline::TimelineFolds::of(&entries));
         assert_eq!(
             f["toolDurations"],
             json!({"Agent": {"calls": 1, "totalMs": 4, "maxMs": 4}})
@@ -571,7 +562,7 @@ mod tests {
     #[test]
     fn an_empty_timeline_still_writes_empty_folds() {
         let mut f = fields(&[]);
-        timeline_fields(&mut f, &[]);
+        timeline_fields(&mut f, timeline::TimelineFolds::of(&[]));
         assert_eq!(f["toolDurations"], json!({}));
         assert_eq!(f["skillActivity"], json!([]));
     }

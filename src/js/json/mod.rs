@@ -24,12 +24,15 @@
 //! * [`unescape_into`]: a JSON string's inside to its text, fast and strict
 //!   (anything unusual is refused for a reference path to decide): how
 //!   reel reads strings in bulk.
+//! * [`Cursor`]: a strict token reader that skips what it does not keep
+//!   (a timeline's tens of thousands of small objects).
 //!
 //! Numbers are spelt by [`crate::js::number`]. This module hashes nothing and
 //! knows nothing of manifests (that is `fingerprint`); it only turns values
 //! into the exact bytes upstream hashed.
 
 mod block;
+mod cursor;
 mod jcs1;
 mod parse;
 mod stringify;
@@ -37,6 +40,7 @@ mod stringify;
 mod tests;
 mod unescape;
 
+pub use cursor::Cursor;
 pub use jcs1::{CanonError, jcs1, jcs1_serde};
 pub use parse::{ParseError, parse, parse_str, replace_lone_surrogate_escapes, v8_parse_error};
 pub use stringify::{escape, legacy, legacy_indented, legacy_serde, quote};
