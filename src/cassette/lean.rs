@@ -761,10 +761,14 @@ fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
         let Some((index, tokens)) = queue().pop_front() else {
             return;
         };
-        let lines = tokens
-            .iter()
-            .map(|tok| with_token_text(tok, |text| read(EventLine::Text(text))).ok())
-            .collect::<Option<Vec<T>>>();
+        // Sized once (a collect into `Option<Vec>` cannot know the size).
+        let mut lines = Vec::with_capacity(tokens.len());
+        let complete = tokens.iter().all(|tok| {
+            with_token_text(tok, |text| read(EventLine::Text(text)))
+                .map(|line| lines.push(line))
+                .is_ok()
+        });
+        let lines = complete.then_some(lines);
         if let (Some(first), Some(last)) = (tokens.first(), tokens.last()) {
             buf.release(buf.span_of(first).start..buf.span_of(last).end);
         }

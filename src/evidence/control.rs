@@ -81,7 +81,17 @@ pub fn build_index(lines: &[&str]) -> ControlOutIndex {
 /// non-finite number) keeps its recorded spelling: both sides of every
 /// comparison made here come from recorded values, so the fallback is stable.
 pub fn canon(v: &Value) -> String {
-    crate::js::json::jcs1_serde(v).unwrap_or_else(|_| v.to_string())
+    let mut out = String::new();
+    canon_into(v, &mut out);
+    out
+}
+
+/// [`canon`], appended to `out`.
+pub fn canon_into(v: &Value, out: &mut String) {
+    if crate::js::json::jcs1_serde_into(v, out).is_err() {
+        use std::fmt::Write as _;
+        let _ = write!(out, "{v}");
+    }
 }
 
 fn canon_object(m: &Map<String, Value>) -> String {

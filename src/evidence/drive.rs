@@ -270,7 +270,16 @@ fn tool_input_digests(outcome: &LineOutcome) -> Vec<[u8; 32]> {
 }
 
 fn input_digest(input: &serde_json::Value) -> [u8; 32] {
-    Sha256::digest(control::canon(input).as_bytes()).into()
+    // One text per thread, reused: a fresh one grew by doubling for every
+    // tool input of a 50,000-line replay.
+    thread_local! {
+        static CANON: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    }
+    CANON.with_borrow_mut(|text| {
+        text.clear();
+        control::canon_into(input, text);
+        Sha256::digest(text.as_bytes()).into()
+    })
 }
 
 /// Which tool calls belong to the main agent's own flow: those with no

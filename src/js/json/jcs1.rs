@@ -34,6 +34,13 @@ pub fn jcs1_serde(v: &serde_json::Value) -> Result<String, CanonError> {
     Ok(out)
 }
 
+/// [`jcs1_serde`], appended to `out` (a buffer its caller reuses: a replay
+/// digests every tool input). On an error, `out` is as it was.
+pub fn jcs1_serde_into(v: &serde_json::Value, out: &mut String) -> Result<(), CanonError> {
+    let start = out.len();
+    write_jcs1_serde(v, out).inspect_err(|_| out.truncate(start))
+}
+
 fn write_jcs1_serde(v: &serde_json::Value, out: &mut String) -> Result<(), CanonError> {
     use serde_json::Value;
     match v {

@@ -41,7 +41,7 @@ mod tests;
 mod unescape;
 
 pub use cursor::Cursor;
-pub use jcs1::{CanonError, jcs1, jcs1_serde};
+pub use jcs1::{CanonError, jcs1, jcs1_serde, jcs1_serde_into};
 pub use parse::{ParseError, parse, parse_str, replace_lone_surrogate_escapes, v8_parse_error};
 pub use stringify::{escape, legacy, legacy_indented, legacy_serde, quote};
 pub use unescape::unescape_into;
