@@ -395,7 +395,10 @@ pub(super) fn split(buf: FileBuffer) -> Result<(Map<String, Value>, RawParts), F
 /// With `fold_timeline`, the `timeline` entries are read and folded on the
 /// pool too: from the start, at the array [`timeline_guess`] finds near the
 /// end of the file (kept only if the scan finds the timeline at the same
-/// bytes), else once the scan has found it.
+/// bytes), else once the scan has found it. Only the fold is kept: held
+/// through the re-drive, a 37,000-entry timeline's entries raised a JSON
+/// replay's peak memory by a fifth of the file (a later reader reads them
+/// again, [`RawParts::timeline_entries`]).
 pub(super) fn split_reading<T: Send, R: Send, U: Send>(
     buf: FileBuffer,
     reading: super::load::Reading<'_, T, R, U>,
@@ -408,7 +411,7 @@ pub(super) fn split_reading<T: Send, R: Send, U: Send>(
     let (tx, rx) = std::sync::mpsc::channel::<Message<T>>();
     let mut folded: Option<(R, bool)> = None;
     let unread = Unread::default();
-    // The guessed timeline's span, entries and fold; then the scan's.
+    // The guessed timeline's span and fold; then the scan's.
     let mut guessed: Option<ReadTimeline<U>> = None;
     let mut scanned: Option<ReadTimeline<U>> = None;
     let guess_at = fold_timeline.and_then(|_| timeline_guess(buf.bytes()));
@@ -425,11 +428,9 @@ pub(super) fn split_reading<T: Send, R: Send, U: Send>(
                         .ok()
                         .and_then(|t| super::TimelineEntry::read_leading(t, SHALLOW_ENOUGH))
                     {
-                        let folded = fold_timeline(&entries);
                         *guessed = Some(ReadTimeline {
                             span: at..at + len,
-                            entries: Some(entries),
-                            folded: Some(folded),
+                            folded: Some(fold_timeline(&entries)),
                         });
                     }
                     buf.release(at..buf.bytes().len());
@@ -504,19 +505,11 @@ pub(super) fn split_reading<T: Send, R: Send, U: Send>(
     let Some((lines, true)) = folded else {
         return Err(buf);
     };
-    let raw = raw_parts(buf, spans, timeline);
-    let mut folded_timeline = None;
-    if let Some(read) = read_timeline {
-        if let Some(entries) = read.entries {
-            let _ = raw.timeline_entries.set(Some(entries));
-        }
-        folded_timeline = read.folded;
-    }
     let folded = super::FoldedWhileLoading {
         lines,
-        timeline: folded_timeline,
+        timeline: read_timeline.and_then(|t| t.folded),
     };
-    Ok((doc, raw, folded))
+    Ok((doc, raw_parts(buf, spans, timeline), folded))
 }
 
 /// What [`split_reading`] gives: the document without its kept text, the
@@ -528,10 +521,9 @@ type SplitRead<R, U> = (
 );
 
 /// A `timeline` read on the pool while the lines were: where it is in the
-/// file, its entries and their fold (`None` when they were not read there).
+/// file, and its entries' fold (`None` when they were not read there).
 struct ReadTimeline<U> {
     span: Range<usize>,
-    entries: Option<Vec<super::TimelineEntry>>,
     folded: Option<U>,
 }
 
@@ -557,12 +549,7 @@ fn read_scanned_timeline<U>(
         None => (false, None),
     };
     let folded = fold_timeline.zip(entries.as_deref()).map(|(f, e)| f(e));
-    let read = ReadTimeline {
-        span,
-        entries,
-        folded,
-    };
-    (too_deep, read)
+    (too_deep, ReadTimeline { span, folded })
 }
 
 /// Where the top-level `timeline` array starts when `JSON.stringify(…, null,

@@ -521,4 +521,54 @@ mod timeline_entry_tests {
         assert_eq!(TimelineEntry::parse_all(r#"{"type": "x"}"#), None);
         assert_eq!(TimelineEntry::parse_all("[1,"), None);
     }
+
+    /// The cursor's reading takes the texts writers write and reads them as
+    /// serde's visitors do: numbers keep their spelling (`-0`, `1.50`,
+    /// integers past `i64`), escapes are read, any shape is kept in a read
+    /// key, and the array's own length is what it reports.
+    #[test]
+    fn the_cursor_reads_what_serde_reads() {
+        let texts = [
+            "[]",
+            r#"[{}, 3, "s", [], null, {"type": "tool_use"}]"#,
+            r#"[{"type": "a\nb\"c", "ts": -0, "seq": 1.50, "name": 1e5, "toolUseId": -12}]"#,
+            r#"[{"ts": 99999999999999999999, "seq": -9223372036854775808, "name": 0}]"#,
+            r#"[{"skillScope": [1, {"a": null}], "x": {"y": [true, false, null]}, "seq": true}]"#,
+            "[\n  {\n    \"type\": \"t\",\n    \"type\": \"u\"\n  }\n]",
+        ];
+        for text in texts {
+            let (entries, len) = TimelineEntry::read_leading(text, 100)
+                .unwrap_or_else(|| panic!("the cursor takes {text}"));
+            assert_eq!(len, text.len(), "{text}");
+            assert_eq!(
+                Some(entries),
+                TimelineEntry::parse_all_serde(text),
+                "{text}"
+            );
+        }
+        let e = &TimelineEntry::read_leading(texts[2], 100).unwrap().0[0];
+        assert_eq!(e.value("ts").unwrap().to_string(), "-0");
+        assert_eq!(e.value("seq").unwrap().to_string(), "1.50");
+        assert_eq!(
+            e.get("type").and_then(super::Recorded::as_str),
+            Some("a\nb\"c")
+        );
+        // What it leaves to serde_json: escapes it does not take, keys with
+        // escapes, serde_json's reserved key, nesting past the limit given.
+        for text in [
+            r#"[{"type": "\u00e9"}]"#,
+            r#"[{"t\u0079pe": "x"}]"#,
+            r#"[{"ty\npe": "x"}]"#,
+            r#"[{"$serde_json::private::Number": "1"}]"#,
+        ] {
+            assert_eq!(TimelineEntry::read_leading(text, 100), None, "{text}");
+        }
+        assert!(TimelineEntry::read_leading(r#"[{"seq": [[1]]}]"#, 4).is_some());
+        assert_eq!(TimelineEntry::read_leading(r#"[{"seq": [[1]]}]"#, 3), None);
+        // Text after the array is not its business.
+        assert_eq!(
+            TimelineEntry::read_leading("[1] ,", 100).map(|r| r.1),
+            Some(3)
+        );
+    }
 }
