@@ -1717,6 +1717,19 @@ mod tests {
                     lean,
                     "{layout} {depth}: both lean paths judge the file alike"
                 );
+                // Taken, its timeline was folded while it loaded.
+                let (_, folded) = Cassette::load_lean_reading(
+                    &p,
+                    &|_| (),
+                    &mut |_, lines| lines.count(),
+                    Some(&|entries: &[super::super::TimelineEntry]| entries.len()),
+                )
+                .unwrap();
+                assert_eq!(
+                    folded.map(|f| f.timeline),
+                    lean.then_some(Some(1)),
+                    "{layout} {depth}"
+                );
                 // The timeline's own `[` and the entry's `{` count.
                 assert_eq!(lean, depth + 2 <= super::SHALLOW_ENOUGH, "{layout} {depth}");
             }
