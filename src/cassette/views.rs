@@ -259,14 +259,21 @@ impl TimelineEntry {
     pub fn parse_all(text: &str) -> Option<Vec<TimelineEntry>> {
         // Within serde_json's nesting limit (128), which decides deeper texts.
         match Self::read_leading(text, 100) {
-            Some((entries, len)) if text[len..].trim_ascii().is_empty() => Some(entries),
+            // Only JSON's whitespace after it (not all of ASCII's).
+            Some((entries, len))
+                if text.as_bytes()[len..]
+                    .iter()
+                    .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) =>
+            {
+                Some(entries)
+            }
             _ => Self::parse_all_serde(text),
         }
     }
 
     /// The entries of the `timeline` array `text` starts with, and the
-    /// array's length in bytes, read by [`Cursor`](crate::js::json::Cursor): about four times
-    /// faster than serde's visitors, and nothing is built for the keys
+    /// array's length in bytes, read by [`Cursor`](crate::js::json::Cursor): about twice as
+    /// fast as serde's visitors, and nothing is built for the keys
     /// nobody reads. `None` for any array it does not take (a `\u` escape,
     /// a key with an escape, more than `max_depth` arrays and objects inside
     /// each other, the array's own counted, or invalid JSON), which
@@ -565,10 +572,17 @@ mod timeline_entry_tests {
         }
         assert!(TimelineEntry::read_leading(r#"[{"seq": [[1]]}]"#, 4).is_some());
         assert_eq!(TimelineEntry::read_leading(r#"[{"seq": [[1]]}]"#, 3), None);
-        // Text after the array is not its business.
+        // Text after the array is not its business, but `parse_all`'s: only
+        // JSON's whitespace may follow.
         assert_eq!(
             TimelineEntry::read_leading("[1] ,", 100).map(|r| r.1),
             Some(3)
         );
+        assert_eq!(
+            TimelineEntry::parse_all("[{}] \t\r\n").map(|e| e.len()),
+            Some(1)
+        );
+        assert_eq!(TimelineEntry::parse_all("[{}]\u{c}"), None);
+        assert_eq!(TimelineEntry::parse_all("[{}] 1"), None);
     }
 }
