@@ -545,7 +545,8 @@ fn read_scanned_timeline<U>(
     let (too_deep, entries) = match shallow {
         Some((entries, _)) => (false, Some(entries)),
         None if nests_deeper_than(text, SHALLOW_ENOUGH) => (true, None),
-        None if read => (false, super::TimelineEntry::parse_all(text)),
+        // The cursor refused it: straight to the reference reading.
+        None if read => (false, super::TimelineEntry::parse_all_serde(text)),
         None => (false, None),
     };
     let folded = fold_timeline.zip(entries.as_deref()).map(|(f, e)| f(e));

@@ -370,7 +370,7 @@ impl TimelineEntry {
 
     /// The reference reading of [`TimelineEntry::parse_all`], by serde's
     /// visitors.
-    fn parse_all_serde(text: &str) -> Option<Vec<TimelineEntry>> {
+    pub(crate) fn parse_all_serde(text: &str) -> Option<Vec<TimelineEntry>> {
         use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
         /// The entries, into the list given.
         struct Entries(Vec<TimelineEntry>);

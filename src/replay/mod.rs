@@ -274,10 +274,6 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
             },
             (!opts.lean).then_some(fold_timeline),
         )
-        .map(|(c, folded)| match folded {
-            Some(f) => (c, Some((f.lines, f.timeline))),
-            None => (c, None),
-        })
     };
     let (cassette, read) = match loaded {
         Ok(loaded) => loaded,
@@ -299,14 +295,11 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
     if !writing {
         // Nothing reads the cassette after the replay: hand it over whole so
         // the re-drive can free the recorded lines as it reads them.
-        let (run, timeline_folds) = read.unzip();
-        return match replay_inner(
-            Cow::Owned(cassette),
-            run,
-            timeline_folds.flatten(),
-            &chosen,
-            opts,
-        ) {
+        let (run, timeline_folds) = match read {
+            Some(folded) => (Some(folded.lines), folded.timeline),
+            None => (None, None),
+        };
+        return match replay_inner(Cow::Owned(cassette), run, timeline_folds, &chosen, opts) {
             Ok(mut result) => {
                 notices.append(&mut result.notices);
                 result.notices = notices;
