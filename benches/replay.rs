@@ -91,7 +91,9 @@ fn child(mode: &str, file: &Path, iters: usize) {
         let t = Instant::now();
         let loaded = reel::cassette::Cassette::load_lean_reading(
             file,
-            &reel::evidence::read_line,
+            &reel::evidence::LineReader {
+                carried_lines: true,
+            },
             &mut |control_out, lines| {
                 reel::evidence::RunRecord::from_read_lines(lines, control_out, 0)
             },

@@ -727,7 +727,9 @@ type Unread<'de> = std::sync::Mutex<std::collections::VecDeque<(usize, Vec<&'de 
 /// spawns a task that reads the oldest queued batch (not necessarily its
 /// own: a worker runs its newest task first, and reading the newest batch
 /// first left every batch between it and the fold waiting in memory), then
-/// gives its pages back. Each token is checked as it is read
+/// gives its pages back. Each token is checked as it is read: straight
+/// from the stored text where the reader can ([`super::ReadLines::read_stored`],
+/// which takes only a token the lean path takes), else unescaped
 /// ([`with_token_text`]); a batch with a token the lean path does not take
 /// is sent as `None`.
 ///
@@ -742,7 +744,7 @@ fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
     buf: &'de FileBuffer,
     unread: &'scope Unread<'de>,
     tx: &'a std::sync::mpsc::Sender<Message<T>>,
-    read: &'scope (dyn Fn(EventLine<'_>) -> T + Sync),
+    read: &'scope dyn super::ReadLines<T>,
 ) -> impl Fn(usize, Vec<&'de [u8]>) + 'a {
     let queue = move || unread.lock().unwrap_or_else(|e| e.into_inner());
     let read_oldest = move |tx: &std::sync::mpsc::Sender<Message<T>>| {
@@ -752,7 +754,11 @@ fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
         // Sized once (a collect into `Option<Vec>` cannot know the size).
         let mut lines = Vec::with_capacity(tokens.len());
         let complete = tokens.iter().all(|tok| {
-            with_token_text(tok, |text| read(EventLine::Text(text)))
+            read.read_stored(tok)
+                .ok_or(())
+                .or_else(|()| {
+                    with_token_text(tok, |text| read.read(EventLine::Text(text))).map_err(drop)
+                })
                 .map(|line| lines.push(line))
                 .is_ok()
         });
@@ -1721,7 +1727,7 @@ mod tests {
                 // Taken, its timeline was folded while it loaded.
                 let (_, folded) = Cassette::load_lean_reading(
                     &p,
-                    &|_| (),
+                    &|_: super::EventLine<'_>| (),
                     &mut |_, lines| lines.count(),
                     Some(&|entries: &[super::super::TimelineEntry]| entries.len()),
                 )

@@ -357,7 +357,31 @@ fn typed<T: serde::de::DeserializeOwned>(v: Option<&Value>) -> Option<T> {
 }
 
 /// How [`Cassette::load_lean_reading`] reads one `events` line (on any thread).
-pub type ReadLineWith<'r, T> = &'r (dyn Fn(EventLine<'_>) -> T + Sync);
+pub type ReadLineWith<'r, T> = &'r dyn ReadLines<T>;
+
+/// A reader of `events` lines for [`Cassette::load_lean_reading`]: any
+/// `Fn(EventLine) -> T`, or a reader that can also read a line straight
+/// from its stored token.
+pub trait ReadLines<T>: Sync {
+    /// Reads one line.
+    fn read(&self, line: EventLine<'_>) -> T;
+
+    /// Reads one line from its JSON string token as the file stores it
+    /// (quotes included, not yet checked), when it can: `Some` only for a
+    /// token that is a string [`crate::js::json::unescape_into`] takes, read
+    /// as [`ReadLines::read`] reads its text. `None`: the loader unescapes
+    /// the token (checking it) and calls [`ReadLines::read`].
+    fn read_stored(&self, token: &[u8]) -> Option<T> {
+        let _ = token;
+        None
+    }
+}
+
+impl<T, F: Fn(EventLine<'_>) -> T + Sync> ReadLines<T> for F {
+    fn read(&self, line: EventLine<'_>) -> T {
+        self(line)
+    }
+}
 
 /// How [`Cassette::load_lean_reading`] folds the lines read, in order, as
 /// they come: given the cassette's `controlOut` lines

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use crate::js::coerce::Scalar;
+use crate::js::json::Tokens;
 
 /// `fingerprint`: the staleness tripwire.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

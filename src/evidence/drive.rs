@@ -62,7 +62,7 @@ impl RecordedLine for EventLine<'_> {
         EventLine::text(*self)
     }
     fn read(&self) -> ReadLine {
-        self.with_text(|text| read_text(text, self.stored()))
+        read_event_line(*self, true)
     }
 }
 
@@ -86,7 +86,33 @@ pub fn read_line(line: EventLine<'_>) -> ReadLine {
 /// replay): the fields of system lines that are only carried into
 /// `contextEvents` are not kept ([`super::run::ContextData::Unkept`]).
 pub fn read_line_for_verdict(line: EventLine<'_>) -> ReadLine {
-    line.with_text(|text| read_text_keeping(text, line.stored(), false))
+    read_event_line(line, false)
+}
+
+/// The line reader a lean load reads with ([`crate::cassette::Cassette::load_lean_reading`]):
+/// [`read_line`] (or with `carried_lines` false, [`read_line_for_verdict`]),
+/// straight from the stored token where the line's view can be read there.
+pub struct LineReader {
+    pub carried_lines: bool,
+}
+
+impl crate::cassette::ReadLines<ReadLine> for LineReader {
+    fn read(&self, line: EventLine<'_>) -> ReadLine {
+        read_event_line(line, self.carried_lines)
+    }
+
+    fn read_stored(&self, token: &[u8]) -> Option<ReadLine> {
+        read_stored_token(token, self.carried_lines)
+    }
+}
+
+fn read_event_line(line: EventLine<'_>, carried_lines: bool) -> ReadLine {
+    if let EventLine::Token(token) = line
+        && let Some(read) = read_stored_token(token.as_bytes(), carried_lines)
+    {
+        return read;
+    }
+    line.with_text(|text| read_text_keeping(text, line.stored(), carried_lines))
 }
 
 fn read_text(text: &str, stored: &str) -> ReadLine {
@@ -95,11 +121,25 @@ fn read_text(text: &str, stored: &str) -> ReadLine {
 
 fn read_text_keeping(text: &str, stored: &str, carried_lines: bool) -> ReadLine {
     let outcome = line::read_keeping(text, carried_lines);
+    read_line_of(outcome, stored, || text.to_owned())
+}
+
+/// A line read from its stored token ([`line::read_stored_keeping`]).
+fn read_stored_token(token: &[u8], carried_lines: bool) -> Option<ReadLine> {
+    let stored = std::str::from_utf8(token).ok()?;
+    let outcome = line::read_stored_keeping(stored, carried_lines)?;
+    // Taken, so a string the lean path takes: its text unescapes.
+    Some(read_line_of(outcome, stored, || {
+        EventLine::Token(stored).text().into_owned()
+    }))
+}
+
+fn read_line_of(outcome: LineOutcome, stored: &str, text: impl FnOnce() -> String) -> ReadLine {
     let digests = tool_input_digests(&outcome);
     ReadLine {
         outcome,
         digests,
-        hook_line: fold::hooks::is_hook_candidate(stored).then(|| text.to_owned()),
+        hook_line: fold::hooks::is_hook_candidate(stored).then(text),
     }
 }
 

@@ -34,7 +34,9 @@ mod run;
 pub mod timeline;
 mod tool_output;
 
-pub use drive::{ReadLine, RecordedLine, drive, drive_read, read_line, read_line_for_verdict};
+pub use drive::{
+    LineReader, ReadLine, RecordedLine, drive, drive_read, read_line, read_line_for_verdict,
+};
 pub use run::*;
 
 use crate::cassette::Cassette;

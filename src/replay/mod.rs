@@ -257,15 +257,13 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
     } else {
         // The JSON result reads the timeline: parsed while the lines are.
         // A text report writes no `contextEvents`: their lines are not kept.
-        let read: crate::cassette::ReadLineWith<'_, _> = if opts.lean {
-            &crate::evidence::read_line_for_verdict
-        } else {
-            &crate::evidence::read_line
+        let read = crate::evidence::LineReader {
+            carried_lines: !opts.lean,
         };
         let fold_timeline: crate::cassette::FoldTimeline<'_, _> = &TimelineFolds::of;
         Cassette::load_lean_reading(
             path,
-            read,
+            &read,
             &mut |control_out, lines| {
                 // The transcript is some of the file's text: the file's
                 // size bounds it (a hint only).

@@ -108,6 +108,37 @@ fn read_view(line: &str, carried_lines: bool) -> Option<LineOutcome> {
         return None;
     }
     let view: LineView<'_> = serde_json::from_str(line).ok()?;
+    judge_view(view, || line.into(), carried_lines)
+}
+
+/// Reads one line straight from its JSON string token as stored (quotes
+/// included; UTF-8, not yet checked as a string): `None` when the token is not one the view
+/// reads that way, and the caller unescapes it and reads it with
+/// [`read_keeping`], which reaches the same outcome. A token read this way
+/// has been checked whole as a string [`crate::js::json::unescape_into`]
+/// takes ([`crate::js::json::NestedCursor`]).
+pub fn read_stored_keeping(token: &str, carried_lines: bool) -> Option<LineOutcome> {
+    let inner = token.strip_prefix('"')?.strip_suffix('"')?;
+    let view = stored::view(inner)?;
+    judge_view(
+        view,
+        || {
+            let mut line = String::new();
+            crate::js::json::unescape_into(inner.as_bytes(), &mut line);
+            line.into_boxed_str()
+        },
+        carried_lines,
+    )
+}
+
+/// What a line read into its view means; `None` for the reference path.
+/// `line`: the line's text (asked for only when a carried system line is
+/// kept).
+fn judge_view(
+    view: LineView<'_>,
+    line: impl FnOnce() -> Box<str>,
+    carried_lines: bool,
+) -> Option<LineOutcome> {
     match view.ty.as_ref()?.0.as_ref() {
         "assistant" => assistant_events(view).map(LineOutcome::Events),
         "user" => user_events(view).map(LineOutcome::Events),
@@ -215,7 +246,7 @@ impl<'de> Deserialize<'de> for ObjectsOnly {
 }
 
 /// An `assistant` / `user` line, as far as the re-drive reads it.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct LineView<'a> {
     #[serde(rename = "\u{0}objects-only", default)]
     _objects_only: ObjectsOnly,
@@ -227,11 +258,10 @@ struct LineView<'a> {
     message: Option<MessageView<'a>>,
     #[serde(borrow)]
     parent_tool_use_id: Option<JsonStr<'a>>,
-    #[serde(borrow)]
-    tool_use_result: Option<&'a RawValue>,
+    tool_use_result: Option<ToolUseResult>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct MessageView<'a> {
     #[serde(rename = "\u{0}objects-only", default)]
     _objects_only: ObjectsOnly,
@@ -242,7 +272,7 @@ struct MessageView<'a> {
 }
 
 /// A content block of either role (the union of the keys both read).
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct BlockView<'a> {
     #[serde(rename = "\u{0}objects-only", default)]
     _objects_only: ObjectsOnly,
@@ -254,8 +284,7 @@ struct BlockView<'a> {
     #[serde(borrow)]
     thinking: Option<JsonStr<'a>>,
     /// Only whether it is a non-empty string is read: never copied.
-    #[serde(borrow)]
-    signature: Option<&'a RawValue>,
+    signature: Option<Signature>,
     #[serde(default, borrow)]
     name: PresentStr<'a>,
     #[serde(borrow)]
@@ -271,20 +300,93 @@ struct BlockView<'a> {
     is_error: Option<bool>,
 }
 
-/// `tool_use_result` keys that mark a sub-agent result envelope.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ResultEnvelopeView<'a> {
-    #[serde(borrow)]
-    resolved_model: Option<&'a RawValue>,
-    #[serde(borrow)]
-    agent_type: Option<&'a RawValue>,
-    #[serde(borrow)]
-    status: Option<&'a RawValue>,
+/// A thinking block's `signature`: all the view reads of it is whether it
+/// is a non-empty string.
+struct Signature {
+    non_empty_string: bool,
 }
 
-fn is_json_string(v: Option<&RawValue>) -> bool {
-    v.is_some_and(|r| r.get().starts_with('"'))
+impl<'de> Deserialize<'de> for Signature {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = <&'de RawValue>::deserialize(d)?.get();
+        Ok(Signature {
+            non_empty_string: raw.starts_with('"') && raw != "\"\"",
+        })
+    }
+}
+
+/// A user line's `tool_use_result`, as far as the view reads it: whether
+/// it is an object, and then the keys that mark a sub-agent result
+/// envelope.
+enum ToolUseResult {
+    NotAnObject,
+    Object(ResultEnvelope),
+}
+
+/// The envelope keys of a `tool_use_result` object. A key holding a string
+/// is `Some`; `agent_type` and `resolved_model` keep their text.
+#[derive(Default)]
+struct ResultEnvelope {
+    resolved_model: Option<EnvelopeKey>,
+    agent_type: Option<EnvelopeKey>,
+    status: Option<EnvelopeKey>,
+}
+
+/// One envelope key's value: a string (its text, when the view reads it),
+/// or anything else.
+enum EnvelopeKey {
+    String(Option<String>),
+    Other,
+}
+
+impl EnvelopeKey {
+    fn is_string(key: &Option<EnvelopeKey>) -> bool {
+        matches!(key, Some(EnvelopeKey::String(_)))
+    }
+
+    fn text(key: Option<EnvelopeKey>) -> Option<String> {
+        match key {
+            Some(EnvelopeKey::String(text)) => text,
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolUseResult {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        /// The keys as serde reads them (a duplicate fails the view).
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Keys<'a> {
+            #[serde(borrow)]
+            resolved_model: Option<&'a RawValue>,
+            #[serde(borrow)]
+            agent_type: Option<&'a RawValue>,
+            #[serde(borrow)]
+            status: Option<&'a RawValue>,
+        }
+        let raw = <&'de RawValue>::deserialize(d)?.get();
+        if !raw.starts_with('{') {
+            return Ok(ToolUseResult::NotAnObject);
+        }
+        let keys: Keys<'_> = serde_json::from_str(raw).map_err(D::Error::custom)?;
+        let key = |v: Option<&RawValue>, keep: bool| -> Result<Option<EnvelopeKey>, D::Error> {
+            Ok(match v {
+                None => None,
+                Some(r) if r.get().starts_with('"') => Some(EnvelopeKey::String(if keep {
+                    Some(serde_json::from_str::<String>(r.get()).map_err(D::Error::custom)?)
+                } else {
+                    None
+                })),
+                Some(_) => Some(EnvelopeKey::Other),
+            })
+        };
+        Ok(ToolUseResult::Object(ResultEnvelope {
+            resolved_model: key(keys.resolved_model, true)?,
+            agent_type: key(keys.agent_type, true)?,
+            status: key(keys.status, false)?,
+        }))
+    }
 }
 
 fn assistant_events(view: LineView<'_>) -> Option<Vec<AgentEvent>> {
@@ -310,10 +412,8 @@ fn assistant_events(view: LineView<'_>) -> Option<Vec<AgentEvent>> {
                     (Some(t), _) | (None, PresentStr::Is(t)) => t.0,
                     (None, PresentStr::Absent) => Cow::Borrowed(""),
                 };
-                let redacted = text.is_empty()
-                    && block
-                        .signature
-                        .is_some_and(|r| r.get().starts_with('"') && r.get() != "\"\"");
+                let redacted =
+                    text.is_empty() && block.signature.is_some_and(|s| s.non_empty_string);
                 // Only the capped part is copied out of the line.
                 let text = match text {
                     Cow::Borrowed(t) => {
@@ -368,7 +468,11 @@ const SYSTEM_SUBTYPES_READ: &[&str] = &[
 
 /// A system line whose subtype is only carried into `contextEvents`: kept as
 /// the recorded line ([`ContextData::Line`]), not parsed into a map.
-fn system_events(view: LineView<'_>, line: &str, keep_line: bool) -> Option<Vec<AgentEvent>> {
+fn system_events(
+    view: LineView<'_>,
+    line: impl FnOnce() -> Box<str>,
+    keep_line: bool,
+) -> Option<Vec<AgentEvent>> {
     let subtype = view.subtype?.0;
     if SYSTEM_SUBTYPES_READ.contains(&subtype.as_ref()) {
         return None;
@@ -376,7 +480,7 @@ fn system_events(view: LineView<'_>, line: &str, keep_line: bool) -> Option<Vec<
     Some(vec![AgentEvent::SystemEvent {
         subtype: subtype.into_owned(),
         data: if keep_line {
-            ContextData::Line(line.into())
+            ContextData::Line(line())
         } else {
             ContextData::Unkept
         },
@@ -386,34 +490,21 @@ fn system_events(view: LineView<'_>, line: &str, keep_line: bool) -> Option<Vec<
 fn user_events(view: LineView<'_>) -> Option<Vec<AgentEvent>> {
     let blocks = view.message.and_then(|m| m.content).unwrap_or_default();
     let mut events = Vec::with_capacity(blocks.len());
-    if let Some(raw) = view.tool_use_result.filter(|r| r.get().starts_with('{')) {
-        let envelope: ResultEnvelopeView<'_> = serde_json::from_str(raw.get()).ok()?;
+    if let Some(ToolUseResult::Object(envelope)) = view.tool_use_result {
         let first_result = blocks
             .iter()
             .find(|b| b.ty.as_ref().is_some_and(|t| t.0 == "tool_result"));
         let tool_use_id = first_result
             .and_then(|b| b.tool_use_id.as_ref())
             .filter(|id| !id.0.is_empty());
-        let marked = is_json_string(envelope.resolved_model)
-            || is_json_string(envelope.agent_type)
-            || is_json_string(envelope.status);
+        let marked = EnvelopeKey::is_string(&envelope.resolved_model)
+            || EnvelopeKey::is_string(&envelope.agent_type)
+            || EnvelopeKey::is_string(&envelope.status);
         if let (Some(id), true) = (tool_use_id, marked) {
-            let agent_type = match envelope.agent_type {
-                Some(r) if r.get().starts_with('"') => {
-                    Some(serde_json::from_str::<String>(r.get()).ok()?)
-                }
-                _ => None,
-            };
-            let resolved_model = match envelope.resolved_model {
-                Some(r) if r.get().starts_with('"') => {
-                    Some(serde_json::from_str::<String>(r.get()).ok()?)
-                }
-                _ => None,
-            };
             events.push(AgentEvent::SubagentResultMeta {
                 tool_use_id: id.0.clone().into_owned(),
-                agent_type,
-                resolved_model,
+                agent_type: EnvelopeKey::text(envelope.agent_type),
+                resolved_model: EnvelopeKey::text(envelope.resolved_model),
             });
         }
     }
@@ -436,5 +527,6 @@ fn user_events(view: LineView<'_>) -> Option<Vec<AgentEvent>> {
     Some(events)
 }
 
+mod stored;
 #[cfg(test)]
 mod tests;

@@ -93,7 +93,7 @@ fn repository_cassettes_read_alike() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests"
     ))];
-    let (mut lines, mut by_view) = (0, 0);
+    let (mut lines, mut by_view, mut by_stored) = (0, 0, 0);
     while let Some(dir) = pending.pop() {
         for entry in std::fs::read_dir(&dir).expect("read tests dir").flatten() {
             let path = entry.path();
@@ -121,13 +121,14 @@ fn repository_cassettes_read_alike() {
                 };
                 lines += 1;
                 by_view += usize::from(read_view(line, true).is_some());
+                by_stored += usize::from(stored_reading(&token_of(line)).is_some());
                 assert_eq!(read(line), reference, "{}: {line}", path.display());
             }
         }
     }
     assert!(
-        lines > 200 && by_view > lines / 3,
-        "{by_view} of {lines} lines by view"
+        lines > 200 && by_view > lines / 3 && by_stored > lines / 3,
+        "{by_view} of {lines} lines by view, {by_stored} from the stored token"
     );
 }
 
@@ -279,4 +280,125 @@ fn traps_go_to_the_reference() {
     ] {
         assert!(read_view(trap, true).is_none(), "line: {trap}");
     }
+}
+
+/// A line's JSON string token, as a cassette stores it.
+fn token_of(line: &str) -> Vec<u8> {
+    let mut token = Vec::new();
+    crate::js::json::quote(line, &mut token);
+    token
+}
+
+/// What reading the stored token gives, checked against the unescaped
+/// reading: `Some` only for a token that is a string the lean path takes,
+/// and then the outcome the unescaped line reads as, either way of keeping.
+fn stored_reading(token: &[u8]) -> Option<LineOutcome> {
+    let token_text = std::str::from_utf8(token).ok()?;
+    let got = read_stored_keeping(token_text, true)?;
+    let mut line = String::new();
+    let inner = &token[1..token.len() - 1];
+    assert!(
+        crate::js::json::unescape_into(inner, &mut line),
+        "taken, so a string the lean path takes: {}",
+        String::from_utf8_lossy(token)
+    );
+    assert_eq!(got, read_keeping(&line, true), "line: {line}");
+    assert_eq!(
+        read_stored_keeping(token_text, false),
+        Some(read_keeping(&line, false)),
+        "line: {line}"
+    );
+    Some(got)
+}
+
+#[test]
+fn stored_tokens_read_as_their_lines() {
+    let deep = format!(
+        r#"{{"type":"assistant","message":{{"content":[]}},"extra":{}{}}}"#,
+        "[".repeat(130),
+        "]".repeat(130)
+    );
+    let spaced = "{ \"type\" :\n\"assistant\",\t\"message\":{\"content\":[ {\"type\":\"text\",\r\n\"text\":\"a\\\\b\"} ]} }";
+    for line in LINES.iter().copied().chain([deep.as_str(), spaced]) {
+        let taken = stored_reading(&token_of(line)).is_some();
+        // The view's lines are all taken, but those with a `\u` escape.
+        if read_view(line, true).is_some() && !line.contains("\\u") {
+            assert!(taken, "taken: {line}");
+        }
+    }
+    assert!(
+        stored_reading(&token_of(spaced)).is_some(),
+        "whitespace, escaped or not"
+    );
+    // Every string form the reader decodes, kept where the view keeps it.
+    let escapes = r#"{"type":"assistant","message":{"model":"m\/1","content":[{"type":"text","text":"a\"b\\c\/d\n\t\r\b\f é😀"},{"type":"tool_use","id":"t\\1","name":"B\"ash","input":{"k\"":"v\\\n","n":[1.50,-0,1e400]}}]}}"#;
+    let Some(LineOutcome::Events(evs)) = stored_reading(&token_of(escapes)) else {
+        panic!("taken");
+    };
+    assert!(
+        matches!(&evs[0], AgentEvent::AssistantText { text, .. } if text == "a\"b\\c/d\n\t\r\u{8}\u{c} é😀")
+    );
+    // An outer `\/` is a `/` too (JSON writers may escape it).
+    let slashed = br#""{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"a\/b\\\/c\"}]}}""#;
+    let Some(LineOutcome::Events(evs)) = stored_reading(slashed) else {
+        panic!("taken");
+    };
+    assert!(matches!(&evs[0], AgentEvent::AssistantText { text, .. } if text == "a/b/c"));
+}
+
+/// The tokens it leaves to the unescaping path: not a string, not one the
+/// lean path takes, or a line the view does not read.
+#[test]
+fn stored_tokens_it_leaves_alone() {
+    for token in [
+        &br#""{\"type\":\"assistant\",\"message\":{\"content\":[]}}"#[..], // no closing quote
+        br#""{\"type\":\"ass"istant\"}""#,                                 // a raw quote
+        b"\"{\\\"type\\\":\\\"a\x01\\\"}\"",                               // a raw control
+        b"\"{\\\"type\\\":\\\"\xff\\\"}\"",                                // not UTF-8
+        br#""{\"type\":\"\u0061ssistant\",\"message\":{\"content\":[]}}""#, // a \u escape
+        br#""{\"type\":\"assistant\",\"message\":{\"content\":[]},\"type\":\"user\"}""#,
+        br#""{\"type\":\"assistant\",\"$serde_json::private::Number\":\"1\"}""#,
+        br#""{\"type\":\"result\",\"subtype\":\"success\"}""#, // the reference reads it
+        br#""  ""#,
+        br#""[]""#,
+    ] {
+        assert_eq!(
+            stored_reading(token),
+            None,
+            "{}",
+            String::from_utf8_lossy(token)
+        );
+    }
+}
+
+/// Every one-byte change of tokens of the common line shapes: what the
+/// stored reader takes is a string the lean path takes, and reads as its
+/// unescaped line reads (checked in `stored_reading`).
+#[test]
+fn stored_tokens_changed_byte_by_byte_read_alike() {
+    let lines = [
+        LINES[0],
+        LINES[1],
+        LINES[4],
+        LINES[31],
+        LINES[37],
+        r#"{"type":"system","subtype":"thinking_tokens","n":1.5e-3,"pad":"x\\y\"z","a":[true,false,null,{}]}"#,
+    ];
+    let mut taken = 0;
+    for line in lines {
+        let token = token_of(line);
+        for at in 0..token.len() {
+            for b in [
+                b'"', b'\\', b'/', b'u', b'n', b' ', b'{', b']', b',', b':', b'0', b'-', 0x01, 0xc3,
+            ] {
+                let mut changed = token.clone();
+                changed[at] = b;
+                taken += usize::from(stored_reading(&changed).is_some());
+            }
+            let mut cut = token.clone();
+            cut.remove(at);
+            taken += usize::from(stored_reading(&cut).is_some());
+        }
+    }
+    assert!(taken > 1000, "{taken} changed tokens taken");
 }

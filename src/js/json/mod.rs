@@ -25,7 +25,9 @@
 //!   (anything unusual is refused for a reference path to decide): how
 //!   reel reads strings in bulk.
 //! * [`Cursor`]: a strict token reader that skips what it does not keep
-//!   (a timeline's tens of thousands of small objects).
+//!   (a timeline's tens of thousands of small objects); [`NestedCursor`]
+//!   the same over JSON held inside a JSON string, read as stored (a
+//!   cassette's `events` lines), both [`Tokens`].
 //!
 //! Numbers are spelt by [`crate::js::number`]. This module hashes nothing and
 //! knows nothing of manifests (that is `fingerprint`); it only turns values
@@ -34,14 +36,16 @@
 mod block;
 mod cursor;
 mod jcs1;
+mod nested;
 mod parse;
 mod stringify;
 #[cfg(test)]
 mod tests;
 mod unescape;
 
-pub use cursor::Cursor;
+pub use cursor::{Cursor, Tokens};
 pub use jcs1::{CanonError, jcs1, jcs1_serde, jcs1_serde_into};
+pub use nested::{NestedCursor, NestedStr};
 pub use parse::{ParseError, parse, parse_str, replace_lone_surrogate_escapes, v8_parse_error};
 pub use stringify::{escape, legacy, legacy_indented, legacy_serde, quote};
 pub use unescape::unescape_into;
