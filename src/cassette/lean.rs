@@ -10,8 +10,10 @@
 //! member, except an `events` array laid out as `JSON.stringify(…, null, 2)`
 //! lays it out (cowork-harness and reel both do): its items are found line
 //! by line with `memchr`, and each is checked as a JSON string by the
-//! reader that unescapes it ([`with_token_text`]), so no byte of the
-//! 50 MB of escaped lines is parsed twice.
+//! reader that reads it: straight from the stored token where it can
+//! ([`super::ReadLines::read_stored`]), else the one that unescapes it
+//! ([`with_token_text`]), so no byte of the 50 MB of escaped lines is
+//! parsed twice.
 //!
 //! A replay loads with [`split_reading`]: as the scan passes each batch of
 //! lines, the batch is queued for the pool to read, and a fold task folds
@@ -1341,11 +1343,32 @@ mod tests {
         }
     }
 
+    /// Reads each line as a replay does: straight from the stored token
+    /// where the replay's reader takes it (which must then be a token the
+    /// lean path takes), else from its text.
+    struct StoredFirst;
+
+    impl super::super::ReadLines<String> for StoredFirst {
+        fn read(&self, line: super::EventLine<'_>) -> String {
+            line.with_text(str::to_owned)
+        }
+
+        fn read_stored(&self, token: &[u8]) -> Option<String> {
+            use super::super::ReadLines as _;
+            crate::evidence::LineReader {
+                carried_lines: true,
+            }
+            .read_stored(token)?;
+            let text = serde_json::from_slice::<String>(token);
+            Some(text.expect("a token the stored reader takes is a JSON string"))
+        }
+    }
+
     /// Reads a lean cassette's lines the way a replay does, returning the
     /// lines `fold` saw (`None`: the file went through the full loader or
     /// does not load).
     fn read_while_loading(p: &Path) -> Option<Vec<String>> {
-        let read = |l: super::EventLine<'_>| l.with_text(str::to_owned);
+        let read = StoredFirst;
         let fold_timeline = |entries: &[super::super::TimelineEntry]| entries.to_vec();
         let loaded = Cassette::load_lean_reading(
             p,
@@ -1640,11 +1663,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let text = indented(
             &[
-                r#"    "{\"type\":\"system\",\"t\":\"a\\nb\"}","#,
+                // A line the replay's reader reads from its stored token.
+                r#"    "{\"type\":\"system\",\"subtype\":\"s\",\"t\":\"a\\nb\"}","#,
                 r#"    "é\u00e9\/x","#,
                 r#"    """#,
             ],
             ",\n  \"controlOut\": [],\n  \"timeline\": [\n    {\n      \"t\": 1,\n      \"type\": \"a\\nb\",\n      \"ts\": -1.5,\n      \"seq\": [0]\n    },\n    7\n  ]",
+        );
+        let first = br#""{\"type\":\"system\",\"subtype\":\"s\",\"t\":\"a\\nb\"}""#;
+        assert!(
+            super::super::ReadLines::read_stored(&StoredFirst, first).is_some(),
+            "the first line is read from its stored token"
         );
         let mut failures = Vec::new();
         for at in 0..text.len() {

@@ -7,6 +7,10 @@
 //! with string content, and every line type the parser ignores) are read into
 //! small typed views that borrow from the line instead.
 //!
+//! A lean cassette's line is read straight from its stored JSON string
+//! token ([`read_stored_keeping`], `stored`): the same views, with only the
+//! strings they keep unescaped.
+//!
 //! The views are a shortcut, never a second rulebook: a view only accepts a
 //! line whose every consulted field has the plain shape it expects (a string, a
 //! bool, null, absent). Anything else — another type, an odd shape, a duplicate
