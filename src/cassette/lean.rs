@@ -1354,7 +1354,6 @@ mod tests {
         }
 
         fn read_stored(&self, token: &[u8]) -> Option<String> {
-            use super::super::ReadLines as _;
             crate::evidence::LineReader {
                 carried_lines: true,
             }
