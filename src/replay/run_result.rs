@@ -183,7 +183,7 @@ impl JsonText for ToolResult {
 
 impl JsonText for ContextEvent {
     fn write_json_text(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        serde_json::to_writer(out, self)
+        self.write_json(out)
     }
 }
 

@@ -293,15 +293,38 @@ fn a_carried_line_writes_what_its_fields_write() {
         r#"{ "type" : "system" , "subtype" : "s" , "spaced" : 1 }"#,
         r#"{"type":"system","subtype":"s","a":"\u001f\u0008\u000A\u0041\u00E9\/","b":"\b\f\n\r\t\"\\ \u0000\u001e \u007f"}"#,
         r#"{"type":"system","subtype":"s","c":"\u00e9","d":"\u0009","e":"\u001F","f":"x\/y"}"#,
+        r#"{"type":"system","subtype":"s","s":"tab\t nl\n q\" bs\\ sl\/ é 😀"}"#,
+        r#"{"type":"system","subtype":"s","$serde_json::private::Number":"1"}"#,
     ];
-    // The common shapes take the direct path.
-    for line in [lines[0], lines[2], lines[4]] {
+    // The common shapes take the direct path; a `\u` escape (which
+    // JSON.stringify writes only for control characters and lone
+    // surrogates) goes the slow way.
+    for line in [lines[0], lines[2]] {
         assert!(flat_members(line).is_some(), "{line}");
     }
+    let escapes = r#"{"type":"system","subtype":"s","s":"tab\t nl\n q\" bs\\ sl\/ é 😀"}"#;
+    assert!(flat_members(escapes).is_some(), "{escapes}");
+    assert!(flat_members(lines[4]).is_none(), "{}", lines[4]);
     for line in lines {
         let fast = serde_json::to_string(&ContextData::Line(line.into())).unwrap();
         let parsed = ContextData::Fields(ContextData::Line(line.into()).fields().into_owned());
         assert_eq!(fast, serde_json::to_string(&parsed).unwrap(), "{line}");
+        // The report's writer, by hand, writes what the serde form writes.
+        let event = ContextEvent {
+            subtype: "s\n\"é".into(),
+            data: ContextData::Line(line.into()),
+        };
+        let mut by_hand = Vec::new();
+        event.write_json(&mut by_hand).unwrap();
+        let parsed_event = ContextEvent {
+            subtype: event.subtype.clone(),
+            data: parsed,
+        };
+        assert_eq!(
+            String::from_utf8(by_hand).unwrap(),
+            serde_json::to_string(&parsed_event).unwrap(),
+            "{line}"
+        );
     }
 }
 

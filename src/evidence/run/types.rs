@@ -321,6 +321,33 @@ impl ContextData {
     }
 }
 
+impl ContextEvent {
+    /// Appends the event's JSON text (what its serde form writes), a flat
+    /// carried line's members copied from its text.
+    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.extend_from_slice(b"{\"subtype\":");
+        crate::js::json::quote(&self.subtype, out);
+        out.extend_from_slice(b",\"data\":");
+        match &self.data {
+            ContextData::Line(line) if let Some(members) = flat_members(line) => {
+                out.push(b'{');
+                for (i, (key, value)) in members.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    crate::js::json::quote(key, out);
+                    out.push(b':');
+                    value.write_json(out);
+                }
+                out.push(b'}');
+            }
+            data => serde_json::to_writer(&mut *out, data)?,
+        }
+        out.push(b'}');
+        Ok(())
+    }
+}
+
 impl PartialEq for ContextData {
     fn eq(&self, other: &Self) -> bool {
         self.fields() == other.fields()
@@ -376,15 +403,29 @@ pub(super) enum FlatValue<'a> {
     /// A number, `true`, `false`, `null`, or a string spelled as serde_json
     /// spells it: its text is what a `Value` writes (serde_json keeps a
     /// number's spelling but an exponent's).
-    Raw(&'a serde_json::value::RawValue),
+    Raw(&'a str),
     Str(std::borrow::Cow<'a, str>),
 }
 
 impl Serialize for FlatValue<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::Error as _;
         match self {
-            FlatValue::Raw(raw) => raw.serialize(s),
+            // Borrowed as serde_json's raw text, which it writes as it is.
+            FlatValue::Raw(text) => serde_json::from_str::<&serde_json::value::RawValue>(text)
+                .map_err(S::Error::custom)?
+                .serialize(s),
             FlatValue::Str(text) => s.serialize_str(text),
+        }
+    }
+}
+
+impl FlatValue<'_> {
+    /// Appends the value's JSON text (what its serde form writes).
+    fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            FlatValue::Raw(text) => out.extend_from_slice(text.as_bytes()),
+            FlatValue::Str(text) => crate::js::json::quote(text, out),
         }
     }
 }
@@ -394,69 +435,57 @@ impl Serialize for FlatValue<'_> {
 /// string the fast unescaper leaves to others): [`ContextData::fields`]
 /// decides those.
 pub(super) fn flat_members(line: &str) -> Option<Vec<(&str, FlatValue<'_>)>> {
+    use crate::js::json::{Cursor, Tokens};
     use std::borrow::Cow;
-    // Keys borrowed (one with an escape fails the read: the slow path).
-    type Members<'a> = Vec<(&'a str, &'a serde_json::value::RawValue)>;
-    struct Flat<'a>(Members<'a>);
-    impl<'de> serde::Deserialize<'de> for Flat<'de> {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct Visit;
-            impl<'de> serde::de::Visitor<'de> for Visit {
-                type Value = Flat<'de>;
-                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                    f.write_str("an object")
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(
-                    self,
-                    mut map: A,
-                ) -> Result<Flat<'de>, A::Error> {
-                    let mut members = Vec::new();
-                    while let Some(entry) = map.next_entry()? {
-                        members.push(entry);
-                    }
-                    Ok(Flat(members))
-                }
-            }
-            d.deserialize_map(Visit)
-        }
+    // Read by the strict cursor: anything it refuses (a key with an
+    // escape, a `\u` escape, a key serde_json reserves) is the slow path's.
+    let mut c = Cursor::new(line);
+    let mut out: Vec<(&str, FlatValue<'_>)> = Vec::new();
+    let mut keys: Vec<&str> = Vec::new();
+    if !c.eat(b'{') {
+        return None;
     }
-    let Flat(members) = serde_json::from_str(line).ok()?;
-    let mut out = Vec::with_capacity(members.len());
-    for (i, (key, raw)) in members.iter().enumerate() {
-        if members[..i].iter().any(|(k, _)| k == key) {
+    let mut more = !c.eat(b'}');
+    while more {
+        let (key, escaped) = c.string()?;
+        if escaped || key.starts_with('$') || keys.contains(&key) || !c.eat(b':') {
             return None;
         }
-        if *key == "type" || *key == "subtype" {
-            continue;
-        }
-        let text = raw.get();
-        let value = match text.as_bytes().first() {
-            Some(b'"') => {
-                let inner = &text[1..text.len() - 1];
-                if escaped_as_serde_escapes(inner) {
+        keys.push(key);
+        let value = match c.peek()? {
+            b'"' => {
+                let (inner, escaped) = c.string()?;
+                if !escaped || escaped_as_serde_escapes(inner) {
                     // Written as it is: unescaping and escaping again would
                     // give back the same text.
-                    FlatValue::Raw(raw)
-                } else if inner.contains('\\') {
+                    FlatValue::Raw(&line[c.offset() - inner.len() - 2..c.offset()])
+                } else {
                     let mut unescaped = String::with_capacity(inner.len());
                     if !crate::js::json::unescape_into(inner.as_bytes(), &mut unescaped) {
                         return None;
                     }
                     FlatValue::Str(Cow::Owned(unescaped))
-                } else {
-                    FlatValue::Str(Cow::Borrowed(inner))
                 }
             }
-            Some(b'{' | b'[') | None => return None,
-            // serde_json respells an exponent (`1E5` → `1e+5`).
-            Some(_) if text.contains(['e', 'E']) && !matches!(text, "true" | "false") => {
-                return None;
+            b'{' | b'[' => return None,
+            _ => {
+                let text = c.value(0)?;
+                // serde_json respells an exponent (`1E5` → `1e+5`).
+                if text.contains(['e', 'E']) && !matches!(text, "true" | "false") {
+                    return None;
+                }
+                FlatValue::Raw(text)
             }
-            Some(_) => FlatValue::Raw(raw),
         };
-        out.push((*key, value));
+        if key != "type" && key != "subtype" {
+            out.push((key, value));
+        }
+        more = c.eat(b',');
+        if !more && !c.eat(b'}') {
+            return None;
+        }
     }
-    Some(out)
+    c.at_end().then_some(out)
 }
 
 /// An `infra_error` line (source kept raw; the verdict decides what is fatal).
