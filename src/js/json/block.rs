@@ -43,6 +43,23 @@ pub(super) fn plain_prefix<const HIGH_IS_PLAIN: bool>(block: &[u8; BLOCK]) -> us
     plain_prefix_swar::<HIGH_IS_PLAIN>(block)
 }
 
+/// Where the run of bytes a JSON string holds as they are (from 0x80 up
+/// included) that starts at `at` ends, found a block at a time; short of
+/// a whole block, it stops at `at`, and its caller steps byte by byte.
+/// The string readers' ([`super::Cursor`], [`super::NestedCursor`]) step.
+pub(super) fn past_plain(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(block) = bytes.get(at..at + BLOCK)
+        && let Ok(block) = <&[u8; BLOCK]>::try_from(block)
+    {
+        let plain = plain_prefix::<true>(block);
+        at += plain;
+        if plain < BLOCK {
+            break;
+        }
+    }
+    at
+}
+
 /// [`plain_prefix`] of 8 bytes in a `u64` (where SSE2 is not there).
 #[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
 fn plain_prefix_swar<const HIGH_IS_PLAIN: bool>(block: &[u8; 8]) -> usize {

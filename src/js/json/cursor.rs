@@ -7,7 +7,7 @@
 //! caller's reference path (serde_json) decides every doubtful text. Never
 //! more lenient than serde_json: what it takes, serde_json parses the same.
 
-use super::block::{BLOCK, plain_prefix};
+use super::block::past_plain;
 
 /// A strict reader of JSON tokens: what [`Cursor`] (JSON text) and
 /// [`super::NestedCursor`] (JSON text held inside a JSON string, read
@@ -191,15 +191,7 @@ impl<'a> Cursor<'a> {
         let start = self.at;
         let mut escaped = false;
         loop {
-            if let Some(block) = bytes.get(self.at..self.at + BLOCK)
-                && let Ok(block) = <&[u8; BLOCK]>::try_from(block)
-            {
-                let plain = plain_prefix::<true>(block);
-                self.at += plain;
-                if plain == BLOCK {
-                    continue;
-                }
-            }
+            self.at = past_plain(bytes, self.at);
             match *bytes.get(self.at)? {
                 b'"' => {
                     let inner = &self.text[start..self.at];

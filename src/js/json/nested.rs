@@ -17,7 +17,7 @@
 use std::borrow::Cow;
 
 use super::Tokens;
-use super::block::{BLOCK, plain_prefix};
+use super::block::past_plain;
 
 /// A position in the stored text of a JSON string's inside (checked
 /// UTF-8, not yet checked as a string's inside) that holds JSON text.
@@ -52,15 +52,7 @@ impl<'a> NestedCursor<'a> {
         let start = self.at;
         let mut escaped = false;
         loop {
-            if let Some(block) = bytes.get(self.at..self.at + BLOCK)
-                && let Ok(block) = <&[u8; BLOCK]>::try_from(block)
-            {
-                let plain = plain_prefix::<true>(block);
-                self.at += plain;
-                if plain == BLOCK {
-                    continue;
-                }
-            }
+            self.at = past_plain(bytes, self.at);
             match *bytes.get(self.at)? {
                 b'\\' => match *bytes.get(self.at + 1)? {
                     // `\"`: the inner string's closing quote.
