@@ -756,13 +756,11 @@ fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
         // Sized once (a collect into `Option<Vec>` cannot know the size).
         let mut lines = Vec::with_capacity(tokens.len());
         let complete = tokens.iter().all(|tok| {
-            read.read_stored(tok)
-                .ok_or(())
-                .or_else(|()| {
-                    with_token_text(tok, |text| read.read(EventLine::Text(text))).map_err(drop)
-                })
-                .map(|line| lines.push(line))
-                .is_ok()
+            let line = match read.read_stored(tok) {
+                Some(line) => Some(line),
+                None => with_token_text(tok, |text| read.read(EventLine::Text(text))).ok(),
+            };
+            line.map(|line| lines.push(line)).is_some()
         });
         let lines = complete.then_some(lines);
         if let (Some(first), Some(last)) = (tokens.first(), tokens.last()) {

@@ -116,9 +116,9 @@ fn read_view(line: &str, carried_lines: bool) -> Option<LineOutcome> {
 }
 
 /// Reads one line straight from its JSON string token as stored (quotes
-/// included; UTF-8, not yet checked as a string): `None` when the token is not one the view
-/// reads that way, and the caller unescapes it and reads it with
-/// [`read_keeping`], which reaches the same outcome. A token read this way
+/// included; UTF-8, not yet checked as a string): `None` when the token is
+/// not one the view reads that way, and the caller unescapes it and reads
+/// it with [`read_keeping`], which reaches the same outcome. A token read this way
 /// has been checked whole as a string [`crate::js::json::unescape_into`]
 /// takes ([`crate::js::json::NestedCursor`]).
 pub fn read_stored_keeping(token: &str, carried_lines: bool) -> Option<LineOutcome> {
@@ -327,8 +327,8 @@ enum ToolUseResult {
     Object(ResultEnvelope),
 }
 
-/// The envelope keys of a `tool_use_result` object. A key holding a string
-/// is `Some`; `agent_type` and `resolved_model` keep their text.
+/// The envelope keys of a `tool_use_result` object (`Some` when present);
+/// `agent_type` and `resolved_model` keep their text when a string.
 #[derive(Default)]
 struct ResultEnvelope {
     resolved_model: Option<EnvelopeKey>,
