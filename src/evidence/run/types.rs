@@ -341,7 +341,9 @@ impl ContextEvent {
                 }
                 out.push(b'}');
             }
-            data => serde_json::to_writer(&mut *out, data)?,
+            // Not flat (already found above): straight to the fields, not
+            // through `Serialize`, which would try the flat reading again.
+            data => serde_json::to_writer(&mut *out, &*data.fields())?,
         }
         out.push(b'}');
         Ok(())
