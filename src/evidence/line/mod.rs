@@ -112,7 +112,7 @@ fn read_view(line: &str, carried_lines: bool) -> Option<LineOutcome> {
         return None;
     }
     let view: LineView<'_> = serde_json::from_str(line).ok()?;
-    judge_view(view, || line.into(), carried_lines)
+    judge_view(view, || ContextData::of_line(line), carried_lines)
 }
 
 /// Reads one line straight from its JSON string token as stored (quotes
@@ -124,29 +124,21 @@ fn read_view(line: &str, carried_lines: bool) -> Option<LineOutcome> {
 pub fn read_stored_keeping(token: &str, carried_lines: bool) -> Option<LineOutcome> {
     let inner = token.strip_prefix('"')?.strip_suffix('"')?;
     let view = stored::view(inner)?;
-    judge_view(
-        view,
-        || {
-            let mut line = String::new();
-            crate::js::json::unescape_into(inner.as_bytes(), &mut line);
-            line.into_boxed_str()
-        },
-        carried_lines,
-    )
+    judge_view(view, || ContextData::of_stored(inner), carried_lines)
 }
 
 /// What a line read into its view means; `None` for the reference path.
-/// `line`: the line's text (asked for only when a carried system line is
-/// kept).
+/// `carried`: the line's data as a carried system line (asked for only
+/// when one is kept).
 fn judge_view(
     view: LineView<'_>,
-    line: impl FnOnce() -> Box<str>,
+    carried: impl FnOnce() -> ContextData,
     carried_lines: bool,
 ) -> Option<LineOutcome> {
     match view.ty.as_ref()?.0.as_ref() {
         "assistant" => assistant_events(view).map(LineOutcome::Events),
         "user" => user_events(view).map(LineOutcome::Events),
-        "system" => system_events(view, line, carried_lines).map(LineOutcome::Events),
+        "system" => system_events(view, carried, carried_lines).map(LineOutcome::Events),
         ty if !HANDLED_TYPES.contains(&ty) => Some(LineOutcome::Ignored),
         _ => None,
     }
@@ -470,11 +462,12 @@ const SYSTEM_SUBTYPES_READ: &[&str] = &[
     "permission_denied",
 ];
 
-/// A system line whose subtype is only carried into `contextEvents`: kept as
-/// the recorded line ([`ContextData::Line`]), not parsed into a map.
+/// A system line whose subtype is only carried into `contextEvents`: its
+/// data kept as the JSON text a report writes when it is flat
+/// ([`ContextData::Json`]), not parsed into a map.
 fn system_events(
     view: LineView<'_>,
-    line: impl FnOnce() -> Box<str>,
+    carried: impl FnOnce() -> ContextData,
     keep_line: bool,
 ) -> Option<Vec<AgentEvent>> {
     let subtype = view.subtype?.0;
@@ -484,7 +477,7 @@ fn system_events(
     Some(vec![AgentEvent::SystemEvent {
         subtype: subtype.into_owned(),
         data: if keep_line {
-            ContextData::Line(line())
+            carried()
         } else {
             ContextData::Unkept
         },

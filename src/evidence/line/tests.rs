@@ -148,7 +148,10 @@ fn common_lines_take_the_view() {
         panic!("one system event: {evs:?}");
     };
     assert_eq!(subtype, "thinking_tokens");
-    assert!(matches!(data, ContextData::Line(_)), "kept as its line");
+    assert!(
+        matches!(data, ContextData::Json(_)),
+        "kept as its JSON text"
+    );
     assert_eq!(
         serde_json::to_string(data).unwrap(),
         r#"{"estimated_tokens":7,"pad":"a\nb"}"#
@@ -302,7 +305,23 @@ fn stored_reading(token: &[u8]) -> Option<LineOutcome> {
         "taken, so a string the lean path takes: {}",
         String::from_utf8_lossy(token)
     );
-    assert_eq!(got, read_keeping(&line, true), "line: {line}");
+    let want = read_keeping(&line, true);
+    assert_eq!(got, want, "line: {line}");
+    // Equal carried data means equal fields; its JSON text is the same
+    // bytes too.
+    let carried_json = |outcome: &LineOutcome| -> Vec<String> {
+        let LineOutcome::Events(events) = outcome else {
+            return Vec::new();
+        };
+        events
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::SystemEvent { data, .. } => Some(serde_json::to_string(data).unwrap()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(carried_json(&got), carried_json(&want), "line: {line}");
     assert_eq!(
         read_stored_keeping(token_text, false),
         Some(read_keeping(&line, false)),
@@ -383,6 +402,7 @@ fn stored_tokens_changed_byte_by_byte_read_alike() {
         LINES[31],
         LINES[37],
         r#"{"type":"system","subtype":"thinking_tokens","n":1.5e-3,"pad":"x\\y\"z","a":[true,false,null,{}]}"#,
+        r#"{"type":"system","subtype":"thinking_tokens","n":7,"u":"a/b","pad":"x\\y\"z\n\/w","t":null}"#,
     ];
     let mut taken = 0;
     for line in lines {

@@ -3,6 +3,7 @@
 //! assertions and reports read. Filled by the re-drive (`evidence::drive`);
 //! this module only says what the record holds.
 
+mod context;
 mod types;
 
 #[cfg(test)]
@@ -15,6 +16,7 @@ use serde_json::Value;
 use super::control::ControlOutIndex;
 use super::parse::ThinkingBlock;
 
+pub use context::{ContextData, ContextEvent};
 pub use types::*;
 
 /// How many reasoning blocks the record keeps (the newest); older ones are

@@ -1,5 +1,6 @@
 //! The re-drive as a whole: events in, record out.
 
+use super::context::{flat_json, flat_json_stored};
 use super::*;
 use crate::evidence::drive::{READ_CHUNK_LINES, drive};
 
@@ -209,9 +210,11 @@ fn a_denied_permission_records_its_input_capped() {
 #[test]
 fn context_event_json_is_its_serialisation() {
     let line = r#"{"type":"system","subtype":"status","n":1.50,"x":{"b":[1,"\u00e9"]}}"#;
+    let json = ContextData::Json(r#"{"n":1.50,"x":{"b":[1,"é"]}}"#.into());
     for data in [
-        ContextData::Line(line.into()),
-        ContextData::Fields(ContextData::Line(line.into()).fields().into_owned()),
+        ContextData::of_line(line),
+        ContextData::Fields(json.fields().into_owned()),
+        json,
     ] {
         let ev = ContextEvent {
             subtype: "status".into(),
@@ -272,9 +275,10 @@ fn owned_and_borrowed_lines_drive_alike_across_chunks() {
     }
 }
 
-/// A carried line written straight from its text writes what its parsed
-/// fields write, for every shape (flat or not, escapes, numbers' spelling,
-/// repeated keys, keys in any place).
+/// A carried line written straight from its text, or from its stored
+/// token, writes what its parsed fields write, for every shape (flat or
+/// not, escapes, numbers' spelling, repeated keys, keys in any place,
+/// whitespace).
 #[test]
 fn a_carried_line_writes_what_its_fields_write() {
     let lines = [
@@ -295,36 +299,53 @@ fn a_carried_line_writes_what_its_fields_write() {
         r#"{"type":"system","subtype":"s","c":"\u00e9","d":"\u0009","e":"\u001F","f":"x\/y"}"#,
         r#"{"type":"system","subtype":"s","s":"tab\t nl\n q\" bs\\ sl\/ é 😀"}"#,
         r#"{"type":"system","subtype":"s","$serde_json::private::Number":"1"}"#,
+        "{\n  \"type\": \"system\",\r\n\t\"subtype\": \"s\",\n  \"k\": \"v\\\\/\"\n}",
     ];
-    // The common shapes take the direct path; a `\u` escape (which
-    // JSON.stringify writes only for control characters and lone
-    // surrogates) goes the slow way.
-    for line in [lines[0], lines[2]] {
-        assert!(flat_members(line).is_some(), "{line}");
-    }
+    // The common shapes take the direct path, from the line or from its
+    // stored token; a `\u` escape (which JSON.stringify writes only for
+    // control characters and lone surrogates) goes the slow way.
+    let stored = |line: &str| {
+        let mut stored = Vec::new();
+        crate::js::json::escape(line, &mut stored);
+        String::from_utf8(stored).unwrap()
+    };
     let escapes = r#"{"type":"system","subtype":"s","s":"tab\t nl\n q\" bs\\ sl\/ é 😀"}"#;
-    assert!(flat_members(escapes).is_some(), "{escapes}");
-    assert!(flat_members(lines[4]).is_none(), "{}", lines[4]);
+    for line in [lines[0], lines[2], escapes, lines[17]] {
+        assert!(flat_json(line).is_some(), "{line}");
+        assert!(flat_json_stored(&stored(line)).is_some(), "{line}");
+    }
+    assert!(flat_json(lines[4]).is_none(), "{}", lines[4]);
     for line in lines {
-        let fast = serde_json::to_string(&ContextData::Line(line.into())).unwrap();
-        let parsed = ContextData::Fields(ContextData::Line(line.into()).fields().into_owned());
-        assert_eq!(fast, serde_json::to_string(&parsed).unwrap(), "{line}");
-        // The report's writer, by hand, writes what the serde form writes.
-        let event = ContextEvent {
-            subtype: "s\n\"é".into(),
-            data: ContextData::Line(line.into()),
-        };
-        let mut by_hand = Vec::new();
-        event.write_json(&mut by_hand).unwrap();
-        let parsed_event = ContextEvent {
-            subtype: event.subtype.clone(),
-            data: parsed,
-        };
-        assert_eq!(
-            String::from_utf8(by_hand).unwrap(),
-            serde_json::to_string(&parsed_event).unwrap(),
-            "{line}"
-        );
+        let parsed = ContextData::Fields(ContextData::of_line(line).fields().into_owned());
+        let want = serde_json::to_string(&parsed).unwrap();
+        // Its stored token's flat text is the line's, where both are made.
+        let from_stored = flat_json_stored(&stored(line));
+        if from_stored.is_some() {
+            assert_eq!(from_stored, flat_json(line), "{line}");
+        }
+        for data in [
+            ContextData::of_line(line),
+            ContextData::of_stored(&stored(line)),
+        ] {
+            assert_eq!(serde_json::to_string(&data).unwrap(), want, "{line}");
+            // The report's writer, by hand, writes what the serde form
+            // writes.
+            let event = ContextEvent {
+                subtype: "s\n\"é".into(),
+                data,
+            };
+            let mut by_hand = Vec::new();
+            event.write_json(&mut by_hand).unwrap();
+            let parsed_event = ContextEvent {
+                subtype: event.subtype.clone(),
+                data: parsed.clone(),
+            };
+            assert_eq!(
+                String::from_utf8(by_hand).unwrap(),
+                serde_json::to_string(&parsed_event).unwrap(),
+                "{line}"
+            );
+        }
     }
 }
 

@@ -133,6 +133,11 @@ impl<'a> NestedStr<'a> {
         self.stored
     }
 
+    /// The string's text when it holds no escape (its stored bytes).
+    pub fn plain(self) -> Option<&'a str> {
+        (!self.escaped).then_some(self.stored)
+    }
+
     /// Whether the string is empty.
     pub fn is_empty(self) -> bool {
         self.stored.is_empty()
@@ -168,6 +173,46 @@ impl<'a> NestedStr<'a> {
         text.push_str(rest);
         Cow::Owned(text)
     }
+
+    /// Appends the string as JSON text, quotes included, exactly as
+    /// serde_json (and `JSON.stringify`) writes its text: straight from
+    /// the stored form, one escape level taken off, never unescaped whole.
+    /// The inner escapes this reader takes are all written the same but
+    /// `\/`, which serde_json writes as `/`.
+    pub fn write_json(self, out: &mut Vec<u8>) {
+        out.reserve(self.stored.len() + 2);
+        out.push(b'"');
+        let mut rest = self.stored.as_bytes();
+        if self.escaped {
+            // Escapes were checked as read (`NestedCursor::string`): each
+            // is one of the forms matched here.
+            while let Some(i) = memchr::memchr(b'\\', rest) {
+                out.extend_from_slice(&rest[..i]);
+                let pair: [u8; 2];
+                let (written, width): (&[u8], usize) = match &rest[i..] {
+                    // `\/` (outer), `\\/`, `\\\/` (inner): a plain `/`.
+                    [_, b'/', ..] => (b"/", 2),
+                    [_, _, b'/', ..] => (b"/", 3),
+                    [_, _, b'\\', b'/', ..] => (b"/", 4),
+                    // `\\\"`, `\\\\`: the inner `\"`, `\\`.
+                    [_, _, b'\\', escaped, ..] => {
+                        pair = [b'\\', *escaped];
+                        (&pair, 4)
+                    }
+                    // `\\n` and the other letters: the inner `\n`.
+                    [_, _, letter, ..] => {
+                        pair = [b'\\', *letter];
+                        (&pair, 3)
+                    }
+                    _ => break,
+                };
+                out.extend_from_slice(written);
+                rest = &rest[i + width..];
+            }
+        }
+        out.extend_from_slice(rest);
+        out.push(b'"');
+    }
 }
 
 #[cfg(test)]
@@ -180,7 +225,8 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
-    /// Every string it takes reads as serde_json reads the inner JSON.
+    /// Every string it takes reads as serde_json reads the inner JSON,
+    /// and is written as serde_json writes that text.
     #[test]
     fn strings_read_as_serde_json_reads_them() {
         let strings = [
@@ -199,10 +245,26 @@ mod tests {
             assert!(c.at_end(), "{json}");
             assert_eq!(s.text(), want, "{json}");
             assert_eq!(s.escaped, s.stored() != want, "{json}");
+            let mut written = Vec::new();
+            s.write_json(&mut written);
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                serde_json::to_string(&want).unwrap(),
+                "{json}"
+            );
         }
-        // A `/` written escaped at the outer level is read too.
-        let mut c = NestedCursor::new(r#"\"a\/b\\\/c\""#);
-        assert_eq!(c.string().unwrap().text(), "a/b/c");
+        // A `/` written escaped at the outer level is read too, and every
+        // spelling of it is written plain.
+        for (stored, text) in [
+            (r#"\"a\/b\\\/c\\/d\""#, "a/b/c/d"),
+            (r#"\"\/\\/\\\/\\n\""#, "///\n"),
+        ] {
+            let s = NestedCursor::new(stored).string().unwrap();
+            assert_eq!(s.text(), text, "{stored}");
+            let mut written = Vec::new();
+            s.write_json(&mut written);
+            assert_eq!(written, serde_json::to_string(text).unwrap().as_bytes());
+        }
     }
 
     #[test]

@@ -1,0 +1,292 @@
+//! The run result's `contextEvents`: the `system` lines the parser does not
+//! special-case, carried into the JSON run result and never consulted.
+//!
+//! A long run carries megabytes of them (`thinking_tokens` is one line in
+//! four), so a flat one (every value a scalar) is turned into the JSON text
+//! a report writes while the line is read, on the pool, straight from the
+//! line's stored token where it can be ([`flat_json_stored`]); the report
+//! then copies the text as it is. Both forms mean the same fields:
+//! equality and every other reading go through [`ContextData::fields`].
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::js::json::{Cursor, NestedCursor, Tokens};
+
+/// A `system` event the parser does not special-case.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContextEvent {
+    pub subtype: String,
+    pub data: ContextData,
+}
+
+/// A system event's fields other than `type` and `subtype`.
+#[derive(Debug, Clone)]
+pub enum ContextData {
+    /// Parsed (the reference parser's form, and a line that is not flat).
+    Fields(Map<String, Value>),
+    /// The fields as JSON text: exactly what serde_json writes for their
+    /// [`ContextData::Fields`] form (compact, in the line's order).
+    Json(Box<str>),
+    /// Not kept: the line was read for a verdict only
+    /// ([`crate::evidence::read_line_for_verdict`]), where no fold consults
+    /// these fields and no report writes them. Reads as no fields.
+    Unkept,
+}
+
+impl ContextData {
+    /// A carried line's data (`line`: a JSON object with string `type`
+    /// and `subtype`): its JSON text when it is flat, else its fields.
+    pub fn of_line(line: &str) -> ContextData {
+        match flat_json(line) {
+            Some(json) => ContextData::Json(json),
+            None => ContextData::Fields(fields_of_line(line)),
+        }
+    }
+
+    /// [`ContextData::of_line`] of the line stored as `stored` (a JSON
+    /// string's inside that [`crate::js::json::unescape_into`] takes).
+    pub fn of_stored(stored: &str) -> ContextData {
+        match flat_json_stored(stored) {
+            Some(json) => ContextData::Json(json),
+            None => {
+                let mut line = String::with_capacity(stored.len());
+                crate::js::json::unescape_into(stored.as_bytes(), &mut line);
+                ContextData::of_line(&line)
+            }
+        }
+    }
+
+    /// The fields (parsed on demand from [`ContextData::Json`]).
+    pub fn fields(&self) -> Cow<'_, Map<String, Value>> {
+        match self {
+            ContextData::Fields(m) => Cow::Borrowed(m),
+            ContextData::Json(json) => Cow::Owned(serde_json::from_str(json).unwrap_or_default()),
+            ContextData::Unkept => Cow::Owned(Map::new()),
+        }
+    }
+}
+
+/// A line's members but `type` and `subtype`, parsed (an unparsable line,
+/// which the line views never let through, reads as no fields).
+fn fields_of_line(line: &str) -> Map<String, Value> {
+    let mut m = serde_json::from_str::<Map<String, Value>>(line).unwrap_or_default();
+    m.shift_remove("type");
+    m.shift_remove("subtype");
+    m
+}
+
+impl ContextEvent {
+    /// Appends the event's JSON text (what its serde form writes).
+    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.extend_from_slice(b"{\"subtype\":");
+        crate::js::json::quote(&self.subtype, out);
+        out.extend_from_slice(b",\"data\":");
+        match &self.data {
+            ContextData::Json(json) => out.extend_from_slice(json.as_bytes()),
+            data => serde_json::to_writer(&mut *out, &*data.fields())?,
+        }
+        out.push(b'}');
+        Ok(())
+    }
+}
+
+impl PartialEq for ContextData {
+    fn eq(&self, other: &Self) -> bool {
+        self.fields() == other.fields()
+    }
+}
+
+impl Serialize for ContextData {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::Error as _;
+        match self {
+            // serde_json's raw text, which it writes as it is (and parses
+            // when serialising into a `Value`).
+            ContextData::Json(json) => serde_json::from_str::<&serde_json::value::RawValue>(json)
+                .map_err(S::Error::custom)?
+                .serialize(s),
+            data => data.fields().serialize(s),
+        }
+    }
+}
+
+/// The JSON text of a flat line's fields, written as it is read: the one
+/// writer behind both readers ([`flat_json`], [`flat_json_stored`]), which
+/// settle the rules of keys and scalars in one place.
+struct FlatWriter<'a> {
+    out: Vec<u8>,
+    keys: Vec<&'a str>,
+}
+
+impl<'a> FlatWriter<'a> {
+    fn new(room: usize) -> Self {
+        let mut out = Vec::with_capacity(room);
+        out.push(b'{');
+        FlatWriter {
+            out,
+            keys: Vec::new(),
+        }
+    }
+
+    /// A key (its text, which held no escape): whether its member is
+    /// written (`type` and `subtype` are not); `None` for a key that
+    /// repeats (the parsed map keeps the last value in the first place) or
+    /// that serde_json reserves.
+    fn key(&mut self, key: &'a str) -> Option<bool> {
+        if key.starts_with('$') || self.keys.contains(&key) {
+            return None;
+        }
+        self.keys.push(key);
+        if key == "type" || key == "subtype" {
+            return Some(false);
+        }
+        if self.out.len() > 1 {
+            self.out.push(b',');
+        }
+        self.out.push(b'"');
+        self.out.extend_from_slice(key.as_bytes());
+        self.out.extend_from_slice(b"\":");
+        Some(true)
+    }
+
+    /// A number, `true`, `false` or `null`, as serde_json writes it: as
+    /// spelled (it keeps a number's text), but an exponent, which it
+    /// respells (`1E5` → `1e+5`), is refused.
+    fn scalar(&mut self, text: &str, written: bool) -> Option<()> {
+        if text.contains(['e', 'E']) && !matches!(text, "true" | "false") {
+            return None;
+        }
+        if written {
+            self.out.extend_from_slice(text.as_bytes());
+        }
+        Some(())
+    }
+
+    fn finish(mut self) -> Box<str> {
+        self.out.push(b'}');
+        // Whole keys and values of UTF-8 text and ASCII punctuation.
+        String::from_utf8(self.out)
+            .unwrap_or_default()
+            .into_boxed_str()
+    }
+}
+
+/// The members of a carried line but `type` and `subtype`, as serde_json
+/// writes them, when every value is a scalar and no key repeats; `None`
+/// otherwise (or for a string the strict cursor leaves to others), and the
+/// line is parsed ([`ContextData::of_line`]).
+pub(super) fn flat_json(line: &str) -> Option<Box<str>> {
+    // Read by the strict cursor: anything it refuses (a key with an
+    // escape, a `\u` escape) is the parser's.
+    let mut c = Cursor::new(line);
+    let mut w = FlatWriter::new(line.len());
+    if !c.eat(b'{') {
+        return None;
+    }
+    let mut more = !c.eat(b'}');
+    while more {
+        let (key, escaped) = c.string()?;
+        if escaped || !c.eat(b':') {
+            return None;
+        }
+        let written = w.key(key)?;
+        match c.peek()? {
+            b'"' => {
+                let (inner, escaped) = c.string()?;
+                if written {
+                    write_string(inner, escaped, &mut w.out)?;
+                }
+            }
+            b'{' | b'[' => return None,
+            _ => w.scalar(c.value(0)?, written)?,
+        }
+        more = c.eat(b',');
+        if !more && !c.eat(b'}') {
+            return None;
+        }
+    }
+    c.at_end().then(|| w.finish())
+}
+
+/// A string's inside as serde_json writes its text; `None` for one the
+/// fast unescaper refuses.
+fn write_string(inner: &str, escaped: bool, out: &mut Vec<u8>) -> Option<()> {
+    if !escaped || escaped_as_serde_escapes(inner) {
+        // Written as it is: unescaping and escaping again would give back
+        // the same text.
+        out.push(b'"');
+        out.extend_from_slice(inner.as_bytes());
+        out.push(b'"');
+    } else {
+        let mut text = String::with_capacity(inner.len());
+        if !crate::js::json::unescape_into(inner.as_bytes(), &mut text) {
+            return None;
+        }
+        crate::js::json::quote(&text, out);
+    }
+    Some(())
+}
+
+/// [`flat_json`] of the line stored as `stored` (a JSON string's inside,
+/// as a cassette holds an `events` line): the same text, made from the
+/// stored text without unescaping the line ([`NestedCursor`], which
+/// refuses a `\u` escape and a string it could not write back exactly).
+pub(super) fn flat_json_stored(stored: &str) -> Option<Box<str>> {
+    let mut c = NestedCursor::new(stored);
+    let mut w = FlatWriter::new(stored.len());
+    if !c.eat(b'{') {
+        return None;
+    }
+    let mut more = !c.eat(b'}');
+    while more {
+        let key = c.string()?.plain()?;
+        if !c.eat(b':') {
+            return None;
+        }
+        let written = w.key(key)?;
+        match c.peek()? {
+            b'"' => {
+                let value = c.string()?;
+                if written {
+                    value.write_json(&mut w.out);
+                }
+            }
+            b'{' | b'[' => return None,
+            _ => w.scalar(c.value(0)?, written)?,
+        }
+        more = c.eat(b',');
+        if !more && !c.eat(b'}') {
+            return None;
+        }
+    }
+    c.at_end().then(|| w.finish())
+}
+
+/// Whether a JSON string's inside spells every escape as serde_json writes
+/// it (`\"`, `\\`, `\b` `\f` `\n` `\r` `\t`, and `\u00xx` in lowercase hex
+/// for the other control characters) and escapes nothing else.
+fn escaped_as_serde_escapes(inner: &str) -> bool {
+    let bytes = inner.as_bytes();
+    let mut from = 0;
+    while let Some(at) = memchr::memchr(b'\\', &bytes[from..]).map(|i| from + i) {
+        from = match bytes.get(at + 1) {
+            Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => at + 2,
+            Some(b'u') => match bytes.get(at + 2..at + 6) {
+                Some(
+                    [
+                        b'0',
+                        b'0',
+                        hi @ (b'0' | b'1'),
+                        lo @ (b'0'..=b'9' | b'a'..=b'f'),
+                    ],
+                ) if !matches!((hi, lo), (b'0', b'8' | b'9' | b'a' | b'c' | b'd')) => at + 6,
+                _ => return false,
+            },
+            _ => return false,
+        };
+    }
+    true
+}
