@@ -362,7 +362,9 @@ fn with_token_text<R, F: FnOnce(&str) -> R>(token: &[u8], f: F) -> Result<R, F> 
 /// produces the error, if there is one).
 pub(super) fn split(buf: FileBuffer) -> Result<(Map<String, Value>, RawParts), FileBuffer> {
     let (doc, spans, timeline) = {
-        let Some(found) = scan(buf.bytes(), None).filter(|found| !too_deep(found.timeline)) else {
+        let Some(found) =
+            scan(buf.bytes(), None, &|_| None).filter(|found| !too_deep(found.timeline))
+        else {
             return Err(buf);
         };
         // The check a replay's readers make as they read ([`batch_reader`]).
@@ -418,21 +420,28 @@ pub(super) fn split_reading<T: Send, R: Send, U: Send>(
     let mut scanned: Option<ReadTimeline<U>> = None;
     let guess_at = fold_timeline.and_then(|_| timeline_guess(buf.bytes()));
     let deep = std::sync::atomic::AtomicBool::new(false);
+    // Where the guessed timeline ends, once its task has read it whole: the
+    // scan, arriving there later, steps over it.
+    let guessed_end = OnceLock::new();
     let kept = {
-        let deep = &deep;
+        let (deep, guessed_end) = (&deep, &guessed_end);
         let (buf, tx, folded, unread) = (&buf, &tx, &mut folded, &unread);
         let (guessed, scanned) = (&mut guessed, &mut scanned);
         rayon::scope(move |s| {
             if let (Some(at), Some(fold_timeline)) = (guess_at, fold_timeline) {
                 s.spawn(move |_| {
                     let text = std::str::from_utf8(&buf.bytes()[at..]);
-                    if let Some((entries, len)) = text
+                    if let Some(mut entries) = text
                         .ok()
-                        .and_then(|t| super::TimelineEntry::read_leading(t, SHALLOW_ENOUGH))
+                        .and_then(|t| super::TimelineReader::new(t, SHALLOW_ENOUGH))
                     {
-                        *guessed = Some(ReadTimeline {
-                            span: at..at + len,
-                            folded: Some(fold_timeline(&entries)),
+                        let folded = fold_timeline(&mut entries);
+                        *guessed = entries.end().map(|len| {
+                            let _ = guessed_end.set(at + len);
+                            ReadTimeline {
+                                span: at..at + len,
+                                folded: Some(folded),
+                            }
                         });
                     }
                     buf.release(at..buf.bytes().len());
@@ -453,7 +462,12 @@ pub(super) fn split_reading<T: Send, R: Send, U: Send>(
                 *folded = Some((result, valid));
             });
             let on_batch = batch_reader(s, buf, unread, tx, read);
-            let found = scan(buf.bytes(), Some(&on_batch));
+            let timeline_read = |at| {
+                (guess_at == Some(at))
+                    .then(|| guessed_end.get().copied())
+                    .flatten()
+            };
+            let found = scan(buf.bytes(), Some(&on_batch), &timeline_read);
             // Everything kept is read again on demand (pages fault back in).
             buf.release(0..buf.bytes().len());
             let _ = tx.send(Message::End(found.as_ref().map(|found| {
@@ -464,8 +478,8 @@ pub(super) fn split_reading<T: Send, R: Send, U: Send>(
                 }
             })));
             let found = found?;
-            if let Some(raw) = found.timeline {
-                let span = buf.span_of(raw.get().as_bytes());
+            if let Some(text) = found.timeline {
+                let span = buf.span_of(text.as_bytes());
                 // Where the guess was, its task read it (and checked its
                 // nesting as it read); what its reading refused is settled
                 // after the scope.
@@ -475,7 +489,7 @@ pub(super) fn split_reading<T: Send, R: Send, U: Send>(
                     // the rest).
                     s.spawn(move |_| {
                         let (too_deep, read) =
-                            read_scanned_timeline(raw.get(), span.clone(), fold_timeline);
+                            read_scanned_timeline(text, span.clone(), fold_timeline);
                         if too_deep {
                             deep.store(true, std::sync::atomic::Ordering::Relaxed);
                         }
@@ -538,20 +552,24 @@ fn read_scanned_timeline<U>(
     span: Range<usize>,
     fold_timeline: Option<super::FoldTimeline<'_, U>>,
 ) -> (bool, ReadTimeline<U>) {
-    let read = fold_timeline.is_some() && !may_hold_lone_surrogate(text);
+    let fold_timeline = fold_timeline.filter(|_| !may_hold_lone_surrogate(text));
     // A reading within the nesting the lean path takes also answers that.
-    let shallow = read
-        .then(|| super::TimelineEntry::read_leading(text, SHALLOW_ENOUGH))
-        .flatten()
-        .filter(|(_, len)| *len == text.len());
-    let (too_deep, entries) = match shallow {
-        Some((entries, _)) => (false, Some(entries)),
-        None if nests_deeper_than(text, SHALLOW_ENOUGH) => (true, None),
+    let shallow = fold_timeline.and_then(|fold| {
+        let mut entries = super::TimelineReader::new(text, SHALLOW_ENOUGH)?;
+        let folded = fold(&mut entries);
+        (entries.end() == Some(text.len())).then_some(folded)
+    });
+    let (too_deep, folded) = match (shallow, fold_timeline) {
+        (Some(folded), _) => (false, Some(folded)),
+        _ if nests_deeper_than(text, SHALLOW_ENOUGH) => (true, None),
         // The cursor refused it: straight to the reference reading.
-        None if read => (false, super::TimelineEntry::parse_all_serde(text)),
-        None => (false, None),
+        (None, Some(fold)) => (
+            false,
+            super::TimelineEntry::parse_all_serde(text)
+                .map(|entries| fold(&mut entries.into_iter())),
+        ),
+        (None, None) => (false, None),
     };
-    let folded = fold_timeline.zip(entries.as_deref()).map(|(f, e)| f(e));
     (too_deep, ReadTimeline { span, folded })
 }
 
@@ -810,14 +828,15 @@ struct Scanned<'a> {
     /// Each `events` item's token, quotes included, not yet checked as a
     /// JSON string: the readers check each as they read it.
     events: Vec<&'a [u8]>,
-    timeline: Option<&'a RawValue>,
+    /// The `timeline` array's text (its syntax checked).
+    timeline: Option<&'a str>,
 }
 
 impl Scanned<'_> {
     /// Where the kept text is in `buf`: each `events` token, the `timeline`.
     fn kept_spans(&self, buf: &FileBuffer) -> (Vec<Range<usize>>, Option<Range<usize>>) {
         let events = self.events.iter().map(|token| buf.span_of(token)).collect();
-        let timeline = self.timeline.map(|raw| buf.span_of(raw.get().as_bytes()));
+        let timeline = self.timeline.map(|text| buf.span_of(text.as_bytes()));
         (events, timeline)
     }
 }
@@ -832,7 +851,15 @@ type OnBatch<'s, 'de> = &'s (dyn Fn(usize, Vec<&'de [u8]>) + 's);
 /// ([`indented_events`]): its items are found by line and checked by the
 /// readers, so the scan no longer parses 50 MB of escaped text before a
 /// single line can be read. `None`: the full loader judges the file.
-fn scan<'de>(bytes: &'de [u8], on_batch: Option<OnBatch<'_, 'de>>) -> Option<Scanned<'de>> {
+/// `timeline_read`: where a `timeline` array at a given offset ends, when
+/// it has been read whole already (by the timeline's own reader, which
+/// takes only JSON serde_json takes, within the lean path's nesting): the
+/// scan then steps over it instead of reading it again.
+fn scan<'de>(
+    bytes: &'de [u8],
+    on_batch: Option<OnBatch<'_, 'de>>,
+    timeline_read: &dyn Fn(usize) -> Option<usize>,
+) -> Option<Scanned<'de>> {
     let mut doc = Map::new();
     let mut events = None;
     let mut timeline = None;
@@ -867,11 +894,18 @@ fn scan<'de>(bytes: &'de [u8], on_batch: Option<OnBatch<'_, 'de>>) -> Option<Sca
                 events = Some(tokens);
                 doc.insert(key, Value::Array(Vec::new()));
                 at = end;
+            } else if key == TIMELINE
+                && let Some(end) = timeline_read(at)
+                && let Ok(text) = std::str::from_utf8(&bytes[at..end])
+            {
+                timeline = Some(text);
+                doc.insert(key, Value::Array(Vec::new()));
+                at = end;
             } else if key == TIMELINE {
                 let (raw, end) = value_at::<&RawValue>(bytes, at)?;
                 if raw.get().starts_with('[') {
                     // Its nesting is checked by the caller ([`too_deep`]).
-                    timeline = Some(raw);
+                    timeline = Some(raw.get());
                     doc.insert(key, Value::Array(Vec::new()));
                 } else {
                     // Not an array: kept as the value it is (rare, small).
@@ -1069,8 +1103,8 @@ fn bytes_span(bytes: &[u8], part: &[u8]) -> Range<usize> {
 /// Whether the `timeline` text nests deeper than the lean path takes:
 /// skipping a value checked its syntax but not serde_json's nesting limit,
 /// which the full loader enforces (so it decides such a file).
-fn too_deep(timeline: Option<&RawValue>) -> bool {
-    timeline.is_some_and(|raw| nests_deeper_than(raw.get(), SHALLOW_ENOUGH))
+fn too_deep(timeline: Option<&str>) -> bool {
+    timeline.is_some_and(|text| nests_deeper_than(text, SHALLOW_ENOUGH))
 }
 
 /// Nesting the lean path takes without asking the full loader (whose limit
@@ -1366,7 +1400,9 @@ mod tests {
     /// does not load).
     fn read_while_loading(p: &Path) -> Option<Vec<String>> {
         let read = StoredFirst;
-        let fold_timeline = |entries: &[super::super::TimelineEntry]| entries.to_vec();
+        let fold_timeline = |entries: &mut dyn Iterator<Item = super::super::TimelineEntry>| {
+            entries.collect::<Vec<_>>()
+        };
         let loaded = Cassette::load_lean_reading(
             p,
             &read,
@@ -1696,6 +1732,50 @@ mod tests {
         );
     }
 
+    /// A scan that steps over a timeline its own reader has read whole
+    /// finds what the scan that reads it with serde_json finds, for every
+    /// one-byte change of a cassette's timeline and the text around it.
+    #[test]
+    fn a_scan_stepping_over_a_read_timeline_finds_what_reading_it_finds() {
+        let text = indented(
+            &[r#"    "{\"type\":\"system\"}""#],
+            ",\n  \"controlOut\": [],\n  \"timeline\": [\n    {\n      \"t\": 1,\n      \"type\": \"a\\nb\",\n      \"ts\": -1.5,\n      \"seq\": [0, {\"k\": null}]\n    },\n    7, \"é\"\n  ]",
+        );
+        let from = text.find("\"timeline\"").unwrap();
+        // Where the timeline's reader says the array at `at` ends.
+        let read_whole = |bytes: &[u8], at: usize| {
+            let text = std::str::from_utf8(&bytes[at..]).ok()?;
+            let mut entries = super::super::TimelineReader::new(text, super::SHALLOW_ENOUGH)?;
+            entries.by_ref().for_each(drop);
+            entries.end().map(|len| at + len)
+        };
+        type Found<'a> = (
+            serde_json::Map<String, serde_json::Value>,
+            Vec<&'a [u8]>,
+            Option<&'a str>,
+        );
+        fn found<'a>(bytes: &'a [u8], read: &dyn Fn(usize) -> Option<usize>) -> Option<Found<'a>> {
+            super::scan(bytes, None, read).map(|s| (s.doc, s.events, s.timeline))
+        }
+        let mut stepped = 0;
+        for at in from..text.len() {
+            for b in [
+                b'"', b'\\', b',', b'\n', b' ', b']', b'[', b'{', b'}', b'u', b'1', 0x01, 0xff,
+            ] {
+                let mut bytes = text.as_bytes().to_vec();
+                bytes[at] = b;
+                let read = |at| read_whole(&bytes, at);
+                stepped += usize::from(found(&bytes, &read).is_some());
+                assert_eq!(
+                    found(&bytes, &read),
+                    found(&bytes, &|_| None),
+                    "byte {at} → {b:#04x}"
+                );
+            }
+        }
+        assert!(stepped > 100, "{stepped} scans stepped over the timeline");
+    }
+
     #[test]
     fn rfind_finds_the_last_occurrence_across_pieces() {
         let piece = 1 << 16;
@@ -1755,7 +1835,11 @@ mod tests {
                     &p,
                     &|_: super::EventLine<'_>| (),
                     &mut |_, lines| lines.count(),
-                    Some(&|entries: &[super::super::TimelineEntry]| entries.len()),
+                    Some(
+                        &|entries: &mut dyn Iterator<Item = super::super::TimelineEntry>| {
+                            entries.count()
+                        },
+                    ),
                 )
                 .unwrap();
                 assert_eq!(

@@ -390,8 +390,10 @@ pub type FoldReadLines<'f, T, R> =
     &'f mut (dyn FnMut(Option<&[&str]>, &mut dyn Iterator<Item = T>) -> R + Send);
 
 /// How [`Cassette::load_lean_reading`] folds the cassette's
-/// [`Cassette::timeline_entries`] (on any thread).
-pub type FoldTimeline<'f, U> = &'f (dyn Fn(&[TimelineEntry]) -> U + Sync);
+/// [`Cassette::timeline_entries`] (on any thread), as they are read: none
+/// is kept (a fold made of entries the reader then refuses is dropped, and
+/// the entries are read again, the reference way, and folded again).
+pub type FoldTimeline<'f, U> = &'f (dyn Fn(&mut dyn Iterator<Item = TimelineEntry>) -> U + Sync);
 
 /// What [`Cassette::load_lean_reading`] folded while it loaded.
 pub struct FoldedWhileLoading<R, U> {

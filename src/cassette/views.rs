@@ -280,29 +280,10 @@ impl TimelineEntry {
     /// each other, the array's own counted, or invalid JSON), which
     /// [`TimelineEntry::parse_all`]'s reference reading decides.
     pub fn read_leading(text: &str, max_depth: usize) -> Option<(Vec<TimelineEntry>, usize)> {
-        use crate::js::json::Cursor;
-        let inner_depth = max_depth.checked_sub(1)?;
-        let mut c = Cursor::new(text);
-        if !c.eat(b'[') {
-            return None;
-        }
+        let mut reader = TimelineReader::new(text, max_depth)?;
         let mut out = Vec::with_capacity(most_entries(text));
-        if !c.eat(b']') {
-            loop {
-                if c.peek() == Some(b'{') {
-                    out.push(Self::read_entry(&mut c, inner_depth.checked_sub(1)?)?);
-                } else {
-                    c.value(inner_depth)?;
-                }
-                if c.eat(b']') {
-                    break;
-                }
-                if !c.eat(b',') {
-                    return None;
-                }
-            }
-        }
-        Some((out, c.offset()))
+        out.extend(&mut reader);
+        Some((out, reader.end()?))
     }
 
     /// One object entry, at its `{`, whose values may nest `max_depth` deep.
@@ -478,6 +459,93 @@ impl TimelineEntry {
 /// holds ends in a `}` (a hostile text of braces reserves no more than the
 /// cap; past it the list grows). The list is allocated once: growing it by
 /// doubling copied and faulted in its megabytes again and again.
+/// The object entries of the `timeline` array a text starts with, read one
+/// at a time as [`TimelineEntry::read_leading`] reads them all: a fold
+/// that takes them as they come keeps none of them (a 37,000-entry
+/// timeline's entries are megabytes). The entries read are only the
+/// array's when [`TimelineReader::end`] then says where it ended.
+pub struct TimelineReader<'t> {
+    c: crate::js::json::Cursor<'t>,
+    /// How deep an item's values may nest (the array's own level taken).
+    item_depth: usize,
+    state: ReaderState,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum ReaderState {
+    /// At the next item.
+    Items,
+    /// Past the closing `]`.
+    Done,
+    /// At text the reader does not take.
+    Refused,
+}
+
+impl<'t> TimelineReader<'t> {
+    /// A reader of the array `text` starts with, whose items may nest
+    /// `max_depth` deep counting the array itself; `None` when it does
+    /// not start with `[`.
+    pub fn new(text: &'t str, max_depth: usize) -> Option<Self> {
+        use crate::js::json::Cursor;
+        let item_depth = max_depth.checked_sub(1)?;
+        let mut c = Cursor::new(text);
+        if !c.eat(b'[') {
+            return None;
+        }
+        let state = if c.eat(b']') {
+            ReaderState::Done
+        } else {
+            ReaderState::Items
+        };
+        Some(TimelineReader {
+            c,
+            item_depth,
+            state,
+        })
+    }
+
+    /// The array's length in bytes, once every item has been read and the
+    /// reader took all of them; `None` otherwise.
+    pub fn end(&self) -> Option<usize> {
+        (self.state == ReaderState::Done).then(|| self.c.offset())
+    }
+
+    /// The item at the cursor (`Some(None)`: one that is not an object),
+    /// and the `,` or `]` after it.
+    fn item(&mut self) -> Option<Option<TimelineEntry>> {
+        let entry = if self.c.peek() == Some(b'{') {
+            Some(TimelineEntry::read_entry(
+                &mut self.c,
+                self.item_depth.checked_sub(1)?,
+            )?)
+        } else {
+            self.c.value(self.item_depth)?;
+            None
+        };
+        if self.c.eat(b']') {
+            self.state = ReaderState::Done;
+        } else if !self.c.eat(b',') {
+            return None;
+        }
+        Some(entry)
+    }
+}
+
+impl Iterator for TimelineReader<'_> {
+    type Item = TimelineEntry;
+
+    fn next(&mut self) -> Option<TimelineEntry> {
+        while self.state == ReaderState::Items {
+            match self.item() {
+                Some(Some(entry)) => return Some(entry),
+                Some(None) => {}
+                None => self.state = ReaderState::Refused,
+            }
+        }
+        None
+    }
+}
+
 fn most_entries(text: &str) -> usize {
     const RESERVE_CAP: usize = 1 << 18;
     memchr::memchr_iter(b'}', text.as_bytes())
@@ -487,7 +555,35 @@ fn most_entries(text: &str) -> usize {
 
 #[cfg(test)]
 mod timeline_entry_tests {
-    use super::TimelineEntry;
+    use super::{TimelineEntry, TimelineReader};
+
+    /// The reader gives the entries one at a time, and says where the
+    /// array ended only when it took all of it: a fold of the entries read
+    /// before a refusal is not the array's.
+    #[test]
+    fn the_reader_ends_only_past_an_array_it_took_whole() {
+        let text = r#"[{"type": "a"}, 7, {"type": "b"}] tail"#;
+        let mut reader = TimelineReader::new(text, 8).unwrap();
+        assert_eq!(reader.end(), None, "not yet read");
+        let types: Vec<_> = reader
+            .by_ref()
+            .map(|e| e.get("type").and_then(|t| t.as_str()).map(str::to_owned))
+            .collect();
+        assert_eq!(types, [Some("a".to_owned()), Some("b".to_owned())]);
+        assert_eq!(reader.end(), Some(text.len() - " tail".len()));
+        assert_eq!(TimelineReader::new("[]", 8).unwrap().end(), Some(2));
+        assert!(TimelineReader::new("{}", 8).is_none());
+        for refused in [
+            r#"[{"type": "a"}, {"type": "\u0062"}]"#,
+            r#"[{"type": "a"},]"#,
+            "[[[[1]]]]",
+        ] {
+            let mut reader = TimelineReader::new(refused, 3).unwrap();
+            assert!(reader.by_ref().count() <= 1, "{refused}");
+            assert_eq!(reader.end(), None, "{refused}");
+            assert_eq!(reader.next(), None, "stays refused: {refused}");
+        }
+    }
 
     /// Reading a timeline's text straight into entries agrees with reading
     /// its parsed value: non-objects dropped (numbers too, which serde_json

@@ -100,22 +100,21 @@ impl Serialize for SkillWindow {
     }
 }
 
-/// A `toolUseId` as a JavaScript `Map` key (SameValueZero), borrowed from
-/// the timeline. Objects and arrays are keys only by identity, so no other
-/// entry ever finds them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum PairKey<'a> {
-    Str(&'a str),
+/// A `toolUseId` as a JavaScript `Map` key (SameValueZero). Objects and
+/// arrays are keys only by identity, so no other entry ever finds them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum PairKey {
+    Str(Box<str>),
     /// The f64 bits (a JSON number is never NaN; `0` is not truthy, so `-0`
     /// never arrives here).
     Num(u64),
     True,
 }
 
-impl<'a> PairKey<'a> {
-    fn of(v: &'a Recorded) -> Option<PairKey<'a>> {
+impl PairKey {
+    fn of(v: &Recorded) -> Option<PairKey> {
         match v {
-            Recorded::String(s) => Some(PairKey::Str(s)),
+            Recorded::String(s) => Some(PairKey::Str(s.clone())),
             Recorded::Number(n) => n.as_f64().map(|f| PairKey::Num(f.to_bits())),
             Recorded::Bool(true) => Some(PairKey::True),
             _ => None,
@@ -127,8 +126,6 @@ fn entry_type(ev: &TimelineEntry) -> Option<&str> {
     ev.get("type").and_then(Recorded::as_str)
 }
 
-/// `String(ev.name)` as an object key (`"undefined"` when absent), borrowed
-/// when it is a string.
 fn tool_name(ev: &TimelineEntry) -> Cow<'_, str> {
     match ev.get("name") {
         Some(Recorded::String(s)) => Cow::Borrowed(s),
@@ -137,12 +134,10 @@ fn tool_name(ev: &TimelineEntry) -> Cow<'_, str> {
     }
 }
 
-/// `Number(ev.ts)`.
 fn ts(ev: &TimelineEntry) -> f64 {
     ev.get("ts").map_or(f64::NAN, Recorded::to_number)
 }
 
-/// `Math.max` (NaN wins).
 fn js_max(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
         f64::NAN
@@ -151,8 +146,6 @@ fn js_max(a: f64, b: f64) -> f64 {
     }
 }
 
-/// Adds one to `name`'s count (first-seen order), copying the name only the
-/// first time.
 fn bump<'l, T>(
     list: &'l mut Vec<(String, T)>,
     name: Cow<'_, str>,
@@ -168,32 +161,53 @@ fn bump<'l, T>(
     &mut list[i].1
 }
 
-/// `foldToolDurations`: each `tool_use` with a truthy `toolUseId` opens a
-/// call; the next `tool_result` with the same id closes it, adding
-/// `result.ts - use.ts` to the tool's bucket. A call never closed (or a
-/// `tool_use` without an id) adds nothing; a later `tool_use` with the same
-/// id restarts the call.
-pub fn tool_durations(timeline: &[TimelineEntry]) -> ToolDurations {
-    let mut pending: HashMap<PairKey<'_>, (Cow<'_, str>, f64)> = HashMap::new();
-    let mut out: Vec<(String, ToolDuration)> = Vec::new();
-    for ev in timeline {
+/// Each fold takes the entries one at a time, in order ([`TimelineFolder`]
+/// feeds all three as a timeline is read, keeping no entry).
+trait Fold: Default {
+    type Out;
+    fn entry(&mut self, ev: &TimelineEntry);
+    fn finish(self) -> Self::Out;
+
+    fn of(timeline: &[TimelineEntry]) -> Self::Out {
+        let mut fold = Self::default();
+        for ev in timeline {
+            fold.entry(ev);
+        }
+        fold.finish()
+    }
+}
+
+/// `toolDurations`: each `tool_use` paired with the next `tool_result` of
+/// its id.
+#[derive(Default)]
+struct DurationsFold {
+    /// Open calls: their tool's name and start.
+    pending: HashMap<PairKey, (String, f64)>,
+    out: Vec<(String, ToolDuration)>,
+}
+
+impl Fold for DurationsFold {
+    type Out = ToolDurations;
+
+    fn entry(&mut self, ev: &TimelineEntry) {
         let id = ev.get("toolUseId");
         if !id.is_some_and(Recorded::truthy) {
-            continue;
+            return;
         }
         let key = id.and_then(PairKey::of);
         match entry_type(ev) {
             Some("tool_use") => {
                 if let Some(key) = key {
-                    pending.insert(key, (tool_name(ev), ts(ev)));
+                    self.pending
+                        .insert(key, (tool_name(ev).into_owned(), ts(ev)));
                 }
             }
             Some("tool_result") => {
-                let Some((name, start)) = key.and_then(|k| pending.remove(&k)) else {
-                    continue;
+                let Some((name, start)) = key.and_then(|k| self.pending.remove(&k)) else {
+                    return;
                 };
                 let call_ms = ts(ev) - start;
-                let bucket = bump(&mut out, name, || ToolDuration {
+                let bucket = bump(&mut self.out, Cow::Owned(name), || ToolDuration {
                     calls: 0,
                     total_ms: 0.0,
                     max_ms: 0.0,
@@ -205,31 +219,64 @@ pub fn tool_durations(timeline: &[TimelineEntry]) -> ToolDurations {
             _ => {}
         }
     }
-    ToolDurations(out)
+
+    fn finish(self) -> ToolDurations {
+        ToolDurations(self.out)
+    }
 }
 
-/// Every fold of a timeline a replay's result reads, folded at once (on the
-/// pool while the cassette loads, when it can be).
+pub fn tool_durations(timeline: &[TimelineEntry]) -> ToolDurations {
+    DurationsFold::of(timeline)
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimelineFolds {
     pub tool_durations: ToolDurations,
     pub skill_activity: Vec<SkillWindow>,
-    /// [`dispatch_skill_scopes`].
     pub dispatch_scopes: HashMap<String, Option<Value>>,
 }
 
 impl TimelineFolds {
     pub fn of(timeline: &[TimelineEntry]) -> TimelineFolds {
+        TimelineFolder::of(timeline)
+    }
+
+    /// The folds of entries as they are read (none of them kept).
+    pub fn of_each(entries: &mut dyn Iterator<Item = TimelineEntry>) -> TimelineFolds {
+        let mut folder = TimelineFolder::default();
+        for ev in entries {
+            folder.entry(&ev);
+        }
+        folder.finish()
+    }
+}
+
+/// All three folds at once ([`TimelineFolds`]).
+#[derive(Default)]
+struct TimelineFolder {
+    durations: DurationsFold,
+    activity: ActivityFold,
+    dispatch: DispatchFold,
+}
+
+impl Fold for TimelineFolder {
+    type Out = TimelineFolds;
+
+    fn entry(&mut self, ev: &TimelineEntry) {
+        self.durations.entry(ev);
+        self.activity.entry(ev);
+        self.dispatch.entry(ev);
+    }
+
+    fn finish(self) -> TimelineFolds {
         TimelineFolds {
-            tool_durations: tool_durations(timeline),
-            skill_activity: skill_activity(timeline),
-            dispatch_scopes: dispatch_skill_scopes(timeline),
+            tool_durations: self.durations.finish(),
+            skill_activity: self.activity.finish(),
+            dispatch_scopes: self.dispatch.finish(),
         }
     }
 }
 
-/// JavaScript `a !== b` for two `skillScope` values (objects and arrays are
-/// distinct by identity: never equal).
 fn differs(a: &Recorded, b: &Recorded) -> bool {
     match (a, b) {
         (Recorded::String(x), Recorded::String(y)) => x != y,
@@ -239,39 +286,39 @@ fn differs(a: &Recorded, b: &Recorded) -> bool {
     }
 }
 
-/// `foldSkillActivity`: the `tool_use` (with a truthy `toolUseId`; one
-/// without is a synthetic MCP echo) and `subagent_dispatch` entries, grouped
-/// into windows of *consecutive* entries with the same `skillScope` (absent or
-/// null ⇒ `"(root)"`). A skill invoked twice with something else between is
-/// two windows. Sub-agent calls count in the window they fall in.
-pub fn skill_activity(timeline: &[TimelineEntry]) -> Vec<SkillWindow> {
-    let mut windows: Vec<SkillWindow> = Vec::new();
-    // The current window's `skillScope` (`None` = "(root)") and its first
-    // entry's `ts`.
-    let mut scope_now: Option<&Recorded> = None;
-    let mut start_ts = 0.0;
-    for ev in timeline {
+/// `skillActivity`: runs of tool calls and dispatches under one skill scope.
+#[derive(Default)]
+struct ActivityFold {
+    windows: Vec<SkillWindow>,
+    /// The open window's scope (`None`: the root, absent or null).
+    scope_now: Option<Recorded>,
+    start_ts: f64,
+}
+
+impl Fold for ActivityFold {
+    type Out = Vec<SkillWindow>;
+
+    fn entry(&mut self, ev: &TimelineEntry) {
         let is_tool_use = match entry_type(ev) {
             Some("tool_use") => true,
             Some("subagent_dispatch") => false,
-            _ => continue,
+            _ => return,
         };
         if is_tool_use && !ev.get("toolUseId").is_some_and(Recorded::truthy) {
-            continue;
+            return;
         }
         let scope = ev.get("skillScope").filter(|v| **v != Recorded::Null);
         let ts = ts(ev);
-        let same = !windows.is_empty()
-            && match (scope, scope_now) {
+        let same = !self.windows.is_empty()
+            && match (scope, &self.scope_now) {
                 (Some(s), Some(now)) => !differs(now, s),
                 (None, None) => true,
-                // A recorded "(root)" string is the same scope as none.
                 (Some(s), None) | (None, Some(s)) => s.as_str() == Some("(root)"),
             };
         if !same {
-            start_ts = ts;
-            scope_now = scope;
-            windows.push(SkillWindow {
+            self.start_ts = ts;
+            self.scope_now = scope.cloned();
+            self.windows.push(SkillWindow {
                 skill_id: scope.map_or_else(
                     || Value::String("(root)".into()),
                     |s| s.to_value().into_owned(),
@@ -283,10 +330,10 @@ pub fn skill_activity(timeline: &[TimelineEntry]) -> Vec<SkillWindow> {
                 duration_ms: 0.0,
             });
         }
-        let Some(current) = windows.last_mut() else {
-            continue; // unreachable: a window was pushed above when none was open
+        let Some(current) = self.windows.last_mut() else {
+            return; // unreachable: a window was pushed above when none was open
         };
-        current.duration_ms = ts - start_ts;
+        current.duration_ms = ts - self.start_ts;
         if is_tool_use {
             *bump(&mut current.tool_counts, tool_name(ev), || 0) += 1;
             current.tool_call_count += 1;
@@ -294,28 +341,42 @@ pub fn skill_activity(timeline: &[TimelineEntry]) -> Vec<SkillWindow> {
             current.dispatch_count += 1;
         }
     }
-    windows
+
+    fn finish(self) -> Vec<SkillWindow> {
+        self.windows
+    }
 }
 
-/// `attributeSubagentSkills`' lookup: a sub-agent's `toolUseId` → the
-/// `skillScope` of its `subagent_dispatch` entry (the last such entry wins;
-/// `None` = the entry had no `skillScope`). A sub-agent with no entry is not
-/// in the map.
-pub fn dispatch_skill_scopes(timeline: &[TimelineEntry]) -> HashMap<String, Option<Value>> {
-    let mut out = HashMap::new();
-    for ev in timeline {
+pub fn skill_activity(timeline: &[TimelineEntry]) -> Vec<SkillWindow> {
+    ActivityFold::of(timeline)
+}
+
+/// The skill scope each sub-agent was dispatched under, by `toolUseId`.
+#[derive(Default)]
+struct DispatchFold(HashMap<String, Option<Value>>);
+
+impl Fold for DispatchFold {
+    type Out = HashMap<String, Option<Value>>;
+
+    fn entry(&mut self, ev: &TimelineEntry) {
         if entry_type(ev) != Some("subagent_dispatch") {
-            continue;
+            return;
         }
-        // A record's sub-agent ids are strings: only a string key can match.
         if let Some(id) = ev.get("toolUseId").and_then(Recorded::as_str) {
-            out.insert(
+            self.0.insert(
                 id.to_owned(),
                 ev.value("skillScope").as_deref().map(number::reformat),
             );
         }
     }
-    out
+
+    fn finish(self) -> HashMap<String, Option<Value>> {
+        self.0
+    }
+}
+
+pub fn dispatch_skill_scopes(timeline: &[TimelineEntry]) -> HashMap<String, Option<Value>> {
+    DispatchFold::of(timeline)
 }
 
 #[cfg(test)]

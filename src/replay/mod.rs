@@ -260,7 +260,7 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
         let read = crate::evidence::LineReader {
             carried_lines: !opts.lean,
         };
-        let fold_timeline: crate::cassette::FoldTimeline<'_, _> = &TimelineFolds::of;
+        let fold_timeline: crate::cassette::FoldTimeline<'_, _> = &TimelineFolds::of_each;
         Cassette::load_lean_reading(
             path,
             &read,
