@@ -165,12 +165,11 @@ impl<'a> FlatWriter<'a> {
         Some(())
     }
 
-    fn finish(mut self) -> Box<str> {
+    /// The text (`None` only if it were not UTF-8, which whole keys and
+    /// values of UTF-8 text and ASCII punctuation always are).
+    fn finish(mut self) -> Option<Box<str>> {
         self.out.push(b'}');
-        // Whole keys and values of UTF-8 text and ASCII punctuation.
-        String::from_utf8(self.out)
-            .unwrap_or_default()
-            .into_boxed_str()
+        String::from_utf8(self.out).ok().map(String::into_boxed_str)
     }
 }
 
@@ -208,7 +207,7 @@ pub(super) fn flat_json(line: &str) -> Option<Box<str>> {
             return None;
         }
     }
-    c.at_end().then(|| w.finish())
+    c.at_end().then(|| w.finish()).flatten()
 }
 
 /// A string's inside as serde_json writes its text; `None` for one the
@@ -262,7 +261,7 @@ pub(super) fn flat_json_stored(stored: &str) -> Option<Box<str>> {
             return None;
         }
     }
-    c.at_end().then(|| w.finish())
+    c.at_end().then(|| w.finish()).flatten()
 }
 
 /// Whether a JSON string's inside spells every escape as serde_json writes
