@@ -180,25 +180,62 @@ impl<'a> FlatWriter<'a> {
 pub(super) fn flat_json(line: &str) -> Option<Box<str>> {
     // Read by the strict cursor: anything it refuses (a key with an
     // escape, a `\u` escape) is the parser's.
-    let mut c = Cursor::new(line);
-    let mut w = FlatWriter::new(line.len());
+    flat_object(
+        Cursor::new(line),
+        line.len(),
+        |c| match c.string()? {
+            (key, false) => Some(key),
+            _ => None,
+        },
+        |c, out| {
+            let (inner, escaped) = c.string()?;
+            out.map_or(Some(()), |out| write_string(inner, escaped, out))
+        },
+    )
+}
+
+/// [`flat_json`] of the line stored as `stored` (a JSON string's inside,
+/// as a cassette holds an `events` line): the same text, made from the
+/// stored text without unescaping the line ([`NestedCursor`], which
+/// refuses a `\u` escape and a string it could not write back exactly).
+pub(super) fn flat_json_stored(stored: &str) -> Option<Box<str>> {
+    flat_object(
+        NestedCursor::new(stored),
+        stored.len(),
+        |c| c.string()?.plain(),
+        |c, out| {
+            let value = c.string()?;
+            if let Some(out) = out {
+                value.write_json(out);
+            }
+            Some(())
+        },
+    )
+}
+
+/// The one reading of a flat object behind both readers: `key` reads a key
+/// (`None` for one that holds an escape), `string` a string value, which
+/// it writes when given the output (`None`: one it leaves to the parser).
+/// `room`: the text's length, which the JSON written never exceeds.
+fn flat_object<'a, C: Tokens<'a>>(
+    mut c: C,
+    room: usize,
+    key: impl Fn(&mut C) -> Option<&'a str>,
+    string: impl Fn(&mut C, Option<&mut Vec<u8>>) -> Option<()>,
+) -> Option<Box<str>> {
+    let mut w = FlatWriter::new(room);
     if !c.eat(b'{') {
         return None;
     }
     let mut more = !c.eat(b'}');
     while more {
-        let (key, escaped) = c.string()?;
-        if escaped || !c.eat(b':') {
+        let key = key(&mut c)?;
+        if !c.eat(b':') {
             return None;
         }
         let written = w.key(key)?;
         match c.peek()? {
-            b'"' => {
-                let (inner, escaped) = c.string()?;
-                if written {
-                    write_string(inner, escaped, &mut w.out)?;
-                }
-            }
+            b'"' => string(&mut c, written.then_some(&mut w.out))?,
             b'{' | b'[' => return None,
             _ => w.scalar(c.value(0)?, written)?,
         }
@@ -227,41 +264,6 @@ fn write_string(inner: &str, escaped: bool, out: &mut Vec<u8>) -> Option<()> {
         crate::js::json::quote(&text, out);
     }
     Some(())
-}
-
-/// [`flat_json`] of the line stored as `stored` (a JSON string's inside,
-/// as a cassette holds an `events` line): the same text, made from the
-/// stored text without unescaping the line ([`NestedCursor`], which
-/// refuses a `\u` escape and a string it could not write back exactly).
-pub(super) fn flat_json_stored(stored: &str) -> Option<Box<str>> {
-    let mut c = NestedCursor::new(stored);
-    let mut w = FlatWriter::new(stored.len());
-    if !c.eat(b'{') {
-        return None;
-    }
-    let mut more = !c.eat(b'}');
-    while more {
-        let key = c.string()?.plain()?;
-        if !c.eat(b':') {
-            return None;
-        }
-        let written = w.key(key)?;
-        match c.peek()? {
-            b'"' => {
-                let value = c.string()?;
-                if written {
-                    value.write_json(&mut w.out);
-                }
-            }
-            b'{' | b'[' => return None,
-            _ => w.scalar(c.value(0)?, written)?,
-        }
-        more = c.eat(b',');
-        if !more && !c.eat(b'}') {
-            return None;
-        }
-    }
-    c.at_end().then(|| w.finish()).flatten()
 }
 
 /// Whether a JSON string's inside spells every escape as serde_json writes
