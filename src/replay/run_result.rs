@@ -121,7 +121,10 @@ fn write_on_the_pool<T: JsonText>(items: &[T], out: &mut dyn Write) -> std::io::
     const CHUNK: usize = 128;
     const WINDOW: usize = 8;
     let text_of = |chunk: &[T]| -> serde_json::Result<Vec<u8>> {
-        let mut text = Vec::with_capacity(64 << 10);
+        // Sized up front: growing a piece of a few hundred KB moved it
+        // (twice for a chunk of large tool results).
+        let room = chunk.iter().map(|item| item.json_len_hint() + 1).sum();
+        let mut text = Vec::with_capacity(room);
         for (i, item) in chunk.iter().enumerate() {
             if i > 0 {
                 text.push(b',');
@@ -172,6 +175,8 @@ fn write_on_the_pool<T: JsonText>(items: &[T], out: &mut dyn Write) -> std::io::
 /// An element of a bulk list as its JSON text (its serde form's text).
 trait JsonText: Sync {
     fn write_json_text(&self, out: &mut Vec<u8>) -> serde_json::Result<()>;
+    /// About how many bytes it writes.
+    fn json_len_hint(&self) -> usize;
 }
 
 impl JsonText for ToolResult {
@@ -179,11 +184,19 @@ impl JsonText for ToolResult {
         self.write_json(out);
         Ok(())
     }
+
+    fn json_len_hint(&self) -> usize {
+        ToolResult::json_len_hint(self)
+    }
 }
 
 impl JsonText for ContextEvent {
     fn write_json_text(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         self.write_json(out)
+    }
+
+    fn json_len_hint(&self) -> usize {
+        ContextEvent::json_len_hint(self)
     }
 }
 

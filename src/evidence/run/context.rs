@@ -28,8 +28,10 @@ pub enum ContextData {
     /// Parsed (the reference parser's form, and a line that is not flat).
     Fields(Map<String, Value>),
     /// The fields as JSON text: exactly what serde_json writes for their
-    /// [`ContextData::Fields`] form (compact, in the line's order).
-    Json(Box<str>),
+    /// [`ContextData::Fields`] form (compact, in the line's order). Kept as
+    /// written, not shrunk to fit: a shrink moves the text (one copy per
+    /// line of a run that carries thousands) to save a few bytes.
+    Json(String),
     /// Not kept: the line was read for a verdict only
     /// ([`crate::evidence::read_line_for_verdict`]), where no fold consults
     /// these fields and no report writes them. Reads as no fields.
@@ -79,6 +81,16 @@ fn fields_of_line(line: &str) -> Map<String, Value> {
 }
 
 impl ContextEvent {
+    /// About how long [`ContextEvent::write_json`]'s text is (exactly, for
+    /// a line kept as its JSON text and a subtype with nothing to escape).
+    pub fn json_len_hint(&self) -> usize {
+        let data = match &self.data {
+            ContextData::Json(json) => json.len(),
+            _ => 64,
+        };
+        r#"{"subtype":"","data":}"#.len() + self.subtype.len() + data
+    }
+
     /// Appends the event's JSON text (what its serde form writes).
     pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         out.extend_from_slice(b"{\"subtype\":");
@@ -167,9 +179,9 @@ impl<'a> FlatWriter<'a> {
 
     /// The text (`None` only if it were not UTF-8, which whole keys and
     /// values of UTF-8 text and ASCII punctuation always are).
-    fn finish(mut self) -> Option<Box<str>> {
+    fn finish(mut self) -> Option<String> {
         self.out.push(b'}');
-        String::from_utf8(self.out).ok().map(String::into_boxed_str)
+        String::from_utf8(self.out).ok()
     }
 }
 
@@ -177,7 +189,7 @@ impl<'a> FlatWriter<'a> {
 /// writes them, when every value is a scalar and no key repeats; `None`
 /// otherwise (or for a string the strict cursor leaves to others), and the
 /// line is parsed ([`ContextData::of_line`]).
-pub(super) fn flat_json(line: &str) -> Option<Box<str>> {
+pub(super) fn flat_json(line: &str) -> Option<String> {
     // Read by the strict cursor: anything it refuses (a key with an
     // escape, a `\u` escape) is the parser's.
     flat_object(
@@ -198,7 +210,7 @@ pub(super) fn flat_json(line: &str) -> Option<Box<str>> {
 /// as a cassette holds an `events` line): the same text, made from the
 /// stored text without unescaping the line ([`NestedCursor`], which
 /// refuses a `\u` escape and a string it could not write back exactly).
-pub(super) fn flat_json_stored(stored: &str) -> Option<Box<str>> {
+pub(super) fn flat_json_stored(stored: &str) -> Option<String> {
     flat_object(
         NestedCursor::new(stored),
         stored.len(),
@@ -222,7 +234,7 @@ fn flat_object<'a, C: Tokens<'a>>(
     room: usize,
     key: impl Fn(&mut C) -> Option<&'a str>,
     string: impl Fn(&mut C, Option<&mut Vec<u8>>) -> Option<()>,
-) -> Option<Box<str>> {
+) -> Option<String> {
     let mut w = FlatWriter::new(room);
     if !c.eat(b'{') {
         return None;

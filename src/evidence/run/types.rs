@@ -148,6 +148,15 @@ impl PartialEq for ToolResult {
 }
 
 impl ToolResult {
+    /// About how long [`ToolResult::write_json`]'s text is: its texts
+    /// with an escape every 16 bytes, and the keys.
+    pub fn json_len_hint(&self) -> usize {
+        let texts = self.text().len()
+            + self.assert_text.as_ref().map_or(0, String::len)
+            + self.tool_use_id.as_ref().map_or(0, String::len);
+        texts + texts / 16 + 96
+    }
+
     /// Appends the result as compact JSON text (its serde form is this
     /// text): `{toolUseId?, isError, text, assertText, assertTextTruncated}`.
     /// Written by hand because a long run's report is mostly these: the
