@@ -393,8 +393,19 @@ mod tests {
             .flatten()
             .filter_map(TimelineEntry::of)
             .collect();
-        let of_text = TimelineEntry::parse_all(&v.to_string()).expect("an array");
+        let text = v.to_string();
+        let of_text = TimelineEntry::parse_all(&text).expect("an array");
         assert_eq!(of_values, of_text, "{v}");
+        // Folded as the entries are read, none kept: the same folds.
+        let mut reader = crate::cassette::TimelineReader::new(&text, 100).expect("an array");
+        let streamed = TimelineFolds::of_each(&mut reader);
+        assert!(reader.end().is_some(), "read whole: {v}");
+        let whole = TimelineFolds::of(&of_values);
+        let json = |f: &TimelineFolds| {
+            serde_json::to_string(&(&f.tool_durations, &f.skill_activity)).unwrap()
+        };
+        assert_eq!(json(&streamed), json(&whole), "{v}");
+        assert_eq!(streamed.dispatch_scopes, whole.dispatch_scopes, "{v}");
         of_values
     }
 
