@@ -112,8 +112,9 @@ impl FileBuffer {
     }
 
     /// The text at `range`. Only ever called on ranges checked as UTF-8:
-    /// the `events` tokens (each checked whole by [`with_token_text`]) and
-    /// the `timeline` array (by serde_json, in the scan).
+    /// the `events` tokens (each checked whole by [`with_token_text`], or
+    /// when kept, [`StoredToken::keep`]) and the `timeline` array (in the
+    /// scan).
     fn text(&self, range: Range<usize>) -> &str {
         // SAFETY: every range asked for was checked as UTF-8 (see above),
         // and the bytes do not change afterwards (`release` only unmaps
@@ -162,6 +163,74 @@ fn page_size() -> usize {
         n if n > 0 => n as usize,
         _ => 4096,
     })
+}
+
+/// An `events` token where the mapped file holds it, as the lean load
+/// hands it to [`super::ReadLines::read_stored`]: its bytes, and a way to
+/// keep it ([`StoredToken::keep`]) without copying it.
+#[derive(Clone, Copy)]
+pub struct StoredToken<'a> {
+    bytes: &'a [u8],
+    buf: &'a FileBuffer,
+}
+
+impl<'a> StoredToken<'a> {
+    /// The token's bytes (quotes included, not yet checked).
+    pub fn bytes(self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The token, kept where the file holds it (the mapping stays while it
+    /// is kept); `None` when its bytes are not UTF-8, or the file is under
+    /// [`KEPT_FILE_MIN`]: a kept token pins its file's mapping, one per
+    /// cassette of a batch (a system allows some 65,000), and copying a
+    /// small file's lines costs nothing worth saving.
+    pub fn keep(self) -> Option<KeptToken> {
+        if self.buf.bytes().len() < KEPT_FILE_MIN {
+            return None;
+        }
+        std::str::from_utf8(self.bytes).ok()?;
+        Some(KeptToken {
+            buf: self.buf.clone(),
+            span: self.buf.span_of(self.bytes),
+        })
+    }
+}
+
+/// The smallest file whose tokens [`StoredToken::keep`] keeps.
+pub const KEPT_FILE_MIN: usize = 4 << 20;
+
+/// An `events` token kept where the mapped file holds it, not copied: a
+/// JSON replay's carried `system` lines are megabytes, read once more when
+/// the report is written. Its pages were given back once the line was read
+/// and fault back in from the file when it is read again;
+/// [`KeptToken::release_between`] gives them back once more.
+#[derive(Clone)]
+pub struct KeptToken {
+    buf: FileBuffer,
+    span: Range<usize>,
+}
+
+impl KeptToken {
+    /// The token's text (quotes included).
+    pub fn text(&self) -> &str {
+        // Checked as UTF-8 when kept ([`StoredToken::keep`]).
+        self.buf.text(self.span.clone())
+    }
+
+    /// Gives back the pages wholly between the start of `first` and the
+    /// end of `last` (tokens of one file, in its order) once they are read.
+    pub fn release_between(first: &KeptToken, last: &KeptToken) {
+        if Arc::ptr_eq(&first.buf.map, &last.buf.map) && first.span.start <= last.span.end {
+            first.buf.release(first.span.start..last.span.end);
+        }
+    }
+}
+
+impl fmt::Debug for KeptToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "KeptToken({:?})", self.span)
+    }
 }
 
 /// A lean cassette's `events`: the file buffer and each line's token in it.
@@ -774,7 +843,7 @@ fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
         // Sized once (a collect into `Option<Vec>` cannot know the size).
         let mut lines = Vec::with_capacity(tokens.len());
         let complete = tokens.iter().all(|tok| {
-            let line = match read.read_stored(tok) {
+            let line = match read.read_stored(StoredToken { bytes: tok, buf }) {
                 Some(line) => Some(line),
                 None => with_token_text(tok, |text| read.read(EventLine::Text(text))).ok(),
             };
@@ -1385,13 +1454,72 @@ mod tests {
             line.with_text(str::to_owned)
         }
 
-        fn read_stored(&self, token: &[u8]) -> Option<String> {
+        fn read_stored(&self, token: super::StoredToken<'_>) -> Option<String> {
             crate::evidence::LineReader {
                 carried_lines: true,
             }
             .read_stored(token)?;
-            let text = serde_json::from_slice::<String>(token);
+            let text = serde_json::from_slice::<String>(token.bytes());
             Some(text.expect("a token the stored reader takes is a JSON string"))
+        }
+    }
+
+    /// `bytes` mapped from a file of their own (padded with spaces to
+    /// `len`), for a [`super::StoredToken`].
+    fn mapped(dir: &Path, bytes: &[u8], len: usize) -> super::FileBuffer {
+        let p = dir.join("token");
+        let mut padded = bytes.to_vec();
+        padded.resize(len.max(bytes.len()), b' ');
+        std::fs::write(&p, &padded).unwrap();
+        let file = std::fs::File::open(&p).unwrap();
+        super::FileBuffer::read(&file, padded.len())
+            .unwrap()
+            .expect("mapped")
+    }
+
+    /// A carried line kept where the file holds it reads, writes and
+    /// equals what the line's own text makes, whatever its shape; its
+    /// pages given back, it still reads the same.
+    #[test]
+    fn a_kept_carried_line_reads_as_its_text() {
+        use crate::evidence::ContextData;
+        let dir = tempfile::tempdir().unwrap();
+        for line in [
+            r#"{"type":"system","subtype":"thinking_tokens","n":7,"pad":"a\nb \"q\" \\ \/ é"}"#,
+            r#"{"type":"system","subtype":"s","x":{"b":[1,"\u00e9"]},"n":1E5}"#,
+            r#"{"type":"system","subtype":"s","k":1,"k":2}"#,
+            r#"{ "type" : "system", "subtype" : "s" }"#,
+        ] {
+            let mut token = Vec::new();
+            crate::js::json::quote(line, &mut token);
+            let small = mapped(dir.path(), &token, 0);
+            let stored = super::StoredToken {
+                bytes: small.bytes(),
+                buf: &small,
+            };
+            assert!(stored.keep().is_none(), "a small file's lines are copied");
+            let buf = mapped(dir.path(), &token, super::KEPT_FILE_MIN);
+            let kept = super::StoredToken {
+                bytes: &buf.bytes()[..token.len()],
+                buf: &buf,
+            }
+            .keep()
+            .expect("UTF-8");
+            let inner = &kept.text()[1..kept.text().len() - 1];
+            let want = ContextData::of_stored(inner);
+            let kept = ContextData::Stored(kept.clone());
+            let json = |d: &ContextData| serde_json::to_string(d).unwrap();
+            assert_eq!(json(&kept), json(&want), "{line}");
+            assert_eq!(kept, want, "{line}");
+            let mut by_hand = Vec::new();
+            kept.write_json(&mut by_hand).unwrap();
+            assert_eq!(String::from_utf8(by_hand).unwrap(), json(&want), "{line}");
+            buf.release(0..buf.bytes().len());
+            assert_eq!(
+                json(&kept),
+                json(&want),
+                "{line}: after its pages went back"
+            );
         }
     }
 
@@ -1703,9 +1831,17 @@ mod tests {
             ],
             ",\n  \"controlOut\": [],\n  \"timeline\": [\n    {\n      \"t\": 1,\n      \"type\": \"a\\nb\",\n      \"ts\": -1.5,\n      \"seq\": [0]\n    },\n    7\n  ]",
         );
-        let first = br#""{\"type\":\"system\",\"subtype\":\"s\",\"t\":\"a\\nb\"}""#;
+        let first = mapped(
+            dir.path(),
+            br#""{\"type\":\"system\",\"subtype\":\"s\",\"t\":\"a\\nb\"}""#,
+            0,
+        );
+        let token = super::StoredToken {
+            bytes: first.bytes(),
+            buf: &first,
+        };
         assert!(
-            super::super::ReadLines::read_stored(&StoredFirst, first).is_some(),
+            super::super::ReadLines::read_stored(&StoredFirst, token).is_some(),
             "the first line is read from its stored token"
         );
         let mut failures = Vec::new();

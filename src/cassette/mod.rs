@@ -25,7 +25,7 @@ pub mod load;
 pub mod views;
 pub mod write;
 
-pub use lean::EventLine;
+pub use lean::{EventLine, KEPT_FILE_MIN, KeptToken, StoredToken};
 pub use load::{AssertionIssue, LoadError, MAX_CASSETTE_BYTES, ShapeIssue};
 pub use views::*;
 
@@ -371,7 +371,7 @@ pub trait ReadLines<T>: Sync {
     /// token that is a string [`crate::js::json::unescape_into`] takes, read
     /// as [`ReadLines::read`] reads its text. `None`: the loader unescapes
     /// the token (checking it) and calls [`ReadLines::read`].
-    fn read_stored(&self, token: &[u8]) -> Option<T> {
+    fn read_stored(&self, token: StoredToken<'_>) -> Option<T> {
         let _ = token;
         None
     }

@@ -18,8 +18,8 @@ use super::control;
 use super::fold::{self, End, Folds, Step};
 use super::line::{self, LineOutcome};
 use super::parse::AgentEvent;
-use super::run::{InitContext, RunRecord};
-use crate::cassette::EventLine;
+use super::run::{ContextData, InitContext, RunRecord};
+use crate::cassette::{EventLine, StoredToken};
 
 /// One recorded `events` line as the re-drive gets it: owned (taken out of
 /// its cassette, freed once read), borrowed, or still a JSON string token in
@@ -101,14 +101,16 @@ impl crate::cassette::ReadLines<ReadLine> for LineReader {
         read_event_line(line, self.carried_lines)
     }
 
-    fn read_stored(&self, token: &[u8]) -> Option<ReadLine> {
-        read_stored_token(token, self.carried_lines)
+    fn read_stored(&self, token: StoredToken<'_>) -> Option<ReadLine> {
+        // A carried line is kept where the file holds it, not copied.
+        let keep = || token.keep().map(ContextData::Stored);
+        read_stored_token(token.bytes(), self.carried_lines, &keep)
     }
 }
 
 fn read_event_line(line: EventLine<'_>, carried_lines: bool) -> ReadLine {
     if let EventLine::Token(token) = line
-        && let Some(read) = read_stored_token(token.as_bytes(), carried_lines)
+        && let Some(read) = read_stored_token(token.as_bytes(), carried_lines, &|| None)
     {
         return read;
     }
@@ -124,10 +126,15 @@ fn read_text_keeping(text: &str, stored: &str, carried_lines: bool) -> ReadLine 
     read_line_of(outcome, stored, || text.to_owned())
 }
 
-/// A line read from its stored token ([`line::read_stored_keeping`]).
-fn read_stored_token(token: &[u8], carried_lines: bool) -> Option<ReadLine> {
+/// A line read from its stored token ([`line::read_stored_keeping`]);
+/// `keep`: a carried line's data kept by reference, when it can be.
+fn read_stored_token(
+    token: &[u8],
+    carried_lines: bool,
+    keep: &dyn Fn() -> Option<ContextData>,
+) -> Option<ReadLine> {
     let stored = std::str::from_utf8(token).ok()?;
-    let outcome = line::read_stored_keeping(stored, carried_lines)?;
+    let outcome = line::read_stored_keeping(stored, carried_lines, keep)?;
     // Taken, so a string the lean path takes: its text unescapes.
     Some(read_line_of(outcome, stored, || {
         EventLine::Token(stored).text().into_owned()

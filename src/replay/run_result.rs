@@ -13,7 +13,7 @@ use std::io::Write;
 use serde_json::{Map, Value, json};
 
 use crate::evidence::timeline;
-use crate::evidence::{ContextEvent, RunRecord, ToolResult};
+use crate::evidence::{ContextData, ContextEvent, RunRecord, ToolResult};
 
 /// What replay needs to know about a re-driven run.
 #[derive(Debug, Clone, Default)]
@@ -131,6 +131,7 @@ fn write_on_the_pool<T: JsonText>(items: &[T], out: &mut dyn Write) -> std::io::
             }
             item.write_json_text(&mut text)?;
         }
+        T::written(chunk);
         Ok(text)
     };
     out.write_all(b"[")?;
@@ -177,6 +178,13 @@ trait JsonText: Sync {
     fn write_json_text(&self, out: &mut Vec<u8>) -> serde_json::Result<()>;
     /// About how many bytes it writes.
     fn json_len_hint(&self) -> usize;
+    /// Called once `items` are written.
+    fn written(items: &[Self])
+    where
+        Self: Sized,
+    {
+        let _ = items;
+    }
 }
 
 impl JsonText for ToolResult {
@@ -197,6 +205,23 @@ impl JsonText for ContextEvent {
 
     fn json_len_hint(&self) -> usize {
         ContextEvent::json_len_hint(self)
+    }
+
+    /// The pages of the cassette their kept lines were read from again go
+    /// back (a report writes 10 MB of them on a long run).
+    fn written(items: &[Self]) {
+        fn kept(e: &ContextEvent) -> Option<&crate::cassette::KeptToken> {
+            match &e.data {
+                ContextData::Stored(token) => Some(token),
+                _ => None,
+            }
+        }
+        if let (Some(first), Some(last)) = (
+            items.iter().find_map(kept),
+            items.iter().rev().find_map(kept),
+        ) {
+            crate::cassette::KeptToken::release_between(first, last);
+        }
     }
 }
 
@@ -513,6 +538,69 @@ pub fn timeline_fields(fields: &mut Map<String, Value>, folds: timeline::Timelin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cassette large enough that a JSON replay keeps its carried lines
+    /// where the file holds it reports what a replay of the same cassette
+    /// fully loaded reports, byte for byte, whatever the lines' shapes.
+    #[test]
+    fn a_large_cassettes_kept_lines_report_what_its_loaded_lines_report() {
+        use crate::cassette::{Cassette, KEPT_FILE_MIN};
+        use crate::evidence::ContextData;
+        use crate::replay::{ReplayOptions, replay_cassette, replay_file};
+        let carried = [
+            r#"{"type":"system","subtype":"thinking_tokens","n":7,"pad":"a\nb \"q\" \\ \/ é"}"#,
+            r#"{"type":"system","subtype":"s","x":{"b":[1,"\u00e9"]},"n":1E5}"#,
+            r#"{"type":"system","subtype":"s","k":1,"k":2}"#,
+            r#"{ "type" : "system", "subtype" : "s", "t": true }"#,
+        ];
+        let text = "x".repeat(900);
+        let mut events =
+            vec![json!({"type":"system","subtype":"init","tools":["Bash"]}).to_string()];
+        let (mut i, mut bytes) = (0, 0);
+        while bytes < KEPT_FILE_MIN + (1 << 20) {
+            events.push(carried[i % carried.len()].to_owned());
+            events.push(
+                json!({"type":"assistant","message":{"content":[{"type":"text","text":text}]}})
+                    .to_string(),
+            );
+            bytes += events[events.len() - 2..]
+                .iter()
+                .map(String::len)
+                .sum::<usize>();
+            i += 1;
+        }
+        events.push(json!({"type":"result","subtype":"success","is_error":false}).to_string());
+        let doc = json!({
+            "cassetteVersion": 12,
+            "scenario": {"name": "big", "session": "(inline)", "prompt": "p",
+                         "assert": [{"result": "success"}]},
+            "events": events,
+            "controlOut": [],
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.cassette.json");
+        std::fs::write(&path, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+        let opts = ReplayOptions::default();
+        let lean = replay_file(&path, &opts);
+        assert!(lean.error.is_none(), "{:?}", lean.error);
+        let kept = lean.facts.bulk.context_events.iter();
+        assert!(
+            kept.filter(|e| matches!(e.data, ContextData::Stored(_)))
+                .count()
+                > 1000,
+            "carried lines kept in the file"
+        );
+        let full = replay_cassette(&Cassette::load(&path).unwrap(), &opts).unwrap();
+        let report = |r: &crate::replay::ReplayResult| {
+            let mut out = Vec::new();
+            crate::report::json::write_envelope(std::slice::from_ref(r), &mut out).unwrap();
+            let v: Value = serde_json::from_slice(&out).unwrap();
+            v["results"][0]["contextEvents"].clone()
+        };
+        let (lean, full) = (report(&lean), report(&full));
+        assert_eq!(lean.as_array().map(Vec::len), Some(i));
+        assert_eq!(lean, full);
+    }
 
     fn fields(lines: &[&str]) -> Map<String, Value> {
         let lines: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();

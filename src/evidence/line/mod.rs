@@ -121,10 +121,18 @@ fn read_view(line: &str, carried_lines: bool) -> Option<LineOutcome> {
 /// it with [`read_keeping`], which reaches the same outcome. A token read this way
 /// has been checked whole as a string [`crate::js::json::unescape_into`]
 /// takes ([`crate::js::json::NestedCursor`]).
-pub fn read_stored_keeping(token: &str, carried_lines: bool) -> Option<LineOutcome> {
+/// `keep`: a kept carried line's data by reference
+/// ([`ContextData::Stored`]), when the caller can keep the token; else it
+/// is made from the token's text ([`ContextData::of_stored`]).
+pub fn read_stored_keeping(
+    token: &str,
+    carried_lines: bool,
+    keep: &dyn Fn() -> Option<ContextData>,
+) -> Option<LineOutcome> {
     let inner = token.strip_prefix('"')?.strip_suffix('"')?;
     let view = stored::view(inner)?;
-    judge_view(view, || ContextData::of_stored(inner), carried_lines)
+    let carried = || keep().unwrap_or_else(|| ContextData::of_stored(inner));
+    judge_view(view, carried, carried_lines)
 }
 
 /// What a line read into its view means; `None` for the reference path.

@@ -297,7 +297,7 @@ fn token_of(line: &str) -> Vec<u8> {
 /// and then the outcome the unescaped line reads as, either way of keeping.
 fn stored_reading(token: &[u8]) -> Option<LineOutcome> {
     let token_text = std::str::from_utf8(token).ok()?;
-    let got = read_stored_keeping(token_text, true)?;
+    let got = read_stored_keeping(token_text, true, &|| None)?;
     let mut line = String::new();
     let inner = &token[1..token.len() - 1];
     assert!(
@@ -323,7 +323,7 @@ fn stored_reading(token: &[u8]) -> Option<LineOutcome> {
     };
     assert_eq!(carried_json(&got), carried_json(&want), "line: {line}");
     assert_eq!(
-        read_stored_keeping(token_text, false),
+        read_stored_keeping(token_text, false, &|| None),
         Some(read_keeping(&line, false)),
         "line: {line}"
     );

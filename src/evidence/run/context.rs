@@ -13,6 +13,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::cassette::KeptToken;
 use crate::js::json::{Cursor, NestedCursor, Tokens};
 
 /// A `system` event the parser does not special-case.
@@ -32,6 +33,11 @@ pub enum ContextData {
     /// written, not shrunk to fit: a shrink moves the text (one copy per
     /// line of a run that carries thousands) to save a few bytes.
     Json(String),
+    /// The line's `events` token, kept where the mapped cassette holds it
+    /// (a lean load's replay): read again, straight from its stored text,
+    /// when the report is written, so the megabytes a long run carries are
+    /// never copied.
+    Stored(KeptToken),
     /// Not kept: the line was read for a verdict only
     /// ([`crate::evidence::read_line_for_verdict`]), where no fold consults
     /// these fields and no report writes them. Reads as no fields.
@@ -61,14 +67,37 @@ impl ContextData {
         }
     }
 
-    /// The fields (parsed on demand from [`ContextData::Json`]).
+    /// The fields (parsed on demand from [`ContextData::Json`] and
+    /// [`ContextData::Stored`]).
     pub fn fields(&self) -> Cow<'_, Map<String, Value>> {
         match self {
             ContextData::Fields(m) => Cow::Borrowed(m),
             ContextData::Json(json) => Cow::Owned(serde_json::from_str(json).unwrap_or_default()),
+            ContextData::Stored(token) => match ContextData::of_stored(stored_inside(token)) {
+                ContextData::Fields(m) => Cow::Owned(m),
+                data => Cow::Owned(data.fields().into_owned()),
+            },
             ContextData::Unkept => Cow::Owned(Map::new()),
         }
     }
+
+    /// Appends the fields' JSON text (what their serde form writes).
+    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        match self {
+            ContextData::Json(json) => out.extend_from_slice(json.as_bytes()),
+            ContextData::Stored(token)
+                if flat_json_stored_into(stored_inside(token), out).is_some() => {}
+            data => serde_json::to_writer(&mut *out, &*data.fields())?,
+        }
+        Ok(())
+    }
+}
+
+/// A kept token's inside (its text without the quotes).
+fn stored_inside(token: &KeptToken) -> &str {
+    let text = token.text();
+    text.get(1..text.len().saturating_sub(1))
+        .unwrap_or_default()
 }
 
 /// A line's members but `type` and `subtype`, parsed (an unparsable line,
@@ -86,6 +115,7 @@ impl ContextEvent {
     pub fn json_len_hint(&self) -> usize {
         let data = match &self.data {
             ContextData::Json(json) => json.len(),
+            ContextData::Stored(token) => token.text().len(),
             _ => 64,
         };
         r#"{"subtype":"","data":}"#.len() + self.subtype.len() + data
@@ -96,10 +126,7 @@ impl ContextEvent {
         out.extend_from_slice(b"{\"subtype\":");
         crate::js::json::quote(&self.subtype, out);
         out.extend_from_slice(b",\"data\":");
-        match &self.data {
-            ContextData::Json(json) => out.extend_from_slice(json.as_bytes()),
-            data => serde_json::to_writer(&mut *out, &*data.fields())?,
-        }
+        self.data.write_json(out)?;
         out.push(b'}');
         Ok(())
     }
@@ -120,6 +147,14 @@ impl Serialize for ContextData {
             ContextData::Json(json) => serde_json::from_str::<&serde_json::value::RawValue>(json)
                 .map_err(S::Error::custom)?
                 .serialize(s),
+            ContextData::Stored(_) => {
+                let mut json = Vec::new();
+                self.write_json(&mut json).map_err(S::Error::custom)?;
+                let json = String::from_utf8(json).map_err(S::Error::custom)?;
+                serde_json::value::RawValue::from_string(json)
+                    .map_err(S::Error::custom)?
+                    .serialize(s)
+            }
             data => data.fields().serialize(s),
         }
     }
@@ -128,17 +163,20 @@ impl Serialize for ContextData {
 /// The JSON text of a flat line's fields, written as it is read: the one
 /// writer behind both readers ([`flat_json`], [`flat_json_stored`]), which
 /// settle the rules of keys and scalars in one place.
-struct FlatWriter<'a> {
-    out: Vec<u8>,
+struct FlatWriter<'a, 'o> {
+    out: &'o mut Vec<u8>,
+    /// Where the object starts in `out`.
+    start: usize,
     keys: Vec<&'a str>,
 }
 
-impl<'a> FlatWriter<'a> {
-    fn new(room: usize) -> Self {
-        let mut out = Vec::with_capacity(room);
+impl<'a, 'o> FlatWriter<'a, 'o> {
+    fn new(out: &'o mut Vec<u8>) -> Self {
+        let start = out.len();
         out.push(b'{');
         FlatWriter {
             out,
+            start,
             keys: Vec::new(),
         }
     }
@@ -155,7 +193,7 @@ impl<'a> FlatWriter<'a> {
         if key == "type" || key == "subtype" {
             return Some(false);
         }
-        if self.out.len() > 1 {
+        if self.out.len() > self.start + 1 {
             self.out.push(b',');
         }
         self.out.push(b'"');
@@ -176,13 +214,6 @@ impl<'a> FlatWriter<'a> {
         }
         Some(())
     }
-
-    /// The text (`None` only if it were not UTF-8, which whole keys and
-    /// values of UTF-8 text and ASCII punctuation always are).
-    fn finish(mut self) -> Option<String> {
-        self.out.push(b'}');
-        String::from_utf8(self.out).ok()
-    }
 }
 
 /// The members of a carried line but `type` and `subtype`, as serde_json
@@ -190,11 +221,12 @@ impl<'a> FlatWriter<'a> {
 /// otherwise (or for a string the strict cursor leaves to others), and the
 /// line is parsed ([`ContextData::of_line`]).
 pub(super) fn flat_json(line: &str) -> Option<String> {
+    let mut out = Vec::with_capacity(line.len());
     // Read by the strict cursor: anything it refuses (a key with an
     // escape, a `\u` escape) is the parser's.
     flat_object(
         Cursor::new(line),
-        line.len(),
+        &mut out,
         |c| match c.string()? {
             (key, false) => Some(key),
             _ => None,
@@ -203,7 +235,9 @@ pub(super) fn flat_json(line: &str) -> Option<String> {
             let (inner, escaped) = c.string()?;
             out.map_or(Some(()), |out| write_string(inner, escaped, out))
         },
-    )
+    )?;
+    // Whole keys and values of UTF-8 text, and ASCII punctuation.
+    String::from_utf8(out).ok()
 }
 
 /// [`flat_json`] of the line stored as `stored` (a JSON string's inside,
@@ -211,9 +245,16 @@ pub(super) fn flat_json(line: &str) -> Option<String> {
 /// stored text without unescaping the line ([`NestedCursor`], which
 /// refuses a `\u` escape and a string it could not write back exactly).
 pub(super) fn flat_json_stored(stored: &str) -> Option<String> {
+    let mut out = Vec::with_capacity(stored.len());
+    flat_json_stored_into(stored, &mut out)?;
+    String::from_utf8(out).ok()
+}
+
+/// [`flat_json_stored`], appended to `out` (left as it was on `None`).
+fn flat_json_stored_into(stored: &str, out: &mut Vec<u8>) -> Option<()> {
     flat_object(
         NestedCursor::new(stored),
-        stored.len(),
+        out,
         |c| c.string()?.plain(),
         |c, out| {
             let value = c.string()?;
@@ -225,38 +266,45 @@ pub(super) fn flat_json_stored(stored: &str) -> Option<String> {
     )
 }
 
-/// The one reading of a flat object behind both readers: `key` reads a key
-/// (`None` for one that holds an escape), `string` a string value, which
-/// it writes when given the output (`None`: one it leaves to the parser).
-/// `room`: the text's length, which the JSON written never exceeds.
+/// The one reading of a flat object behind both readers, appended to
+/// `out` (left as it was on `None`): `key` reads a key (`None` for one
+/// that holds an escape), `string` a string value, which it writes when
+/// given the output (`None`: one it leaves to the parser).
 fn flat_object<'a, C: Tokens<'a>>(
     mut c: C,
-    room: usize,
+    out: &mut Vec<u8>,
     key: impl Fn(&mut C) -> Option<&'a str>,
     string: impl Fn(&mut C, Option<&mut Vec<u8>>) -> Option<()>,
-) -> Option<String> {
-    let mut w = FlatWriter::new(room);
-    if !c.eat(b'{') {
-        return None;
-    }
-    let mut more = !c.eat(b'}');
-    while more {
-        let key = key(&mut c)?;
-        if !c.eat(b':') {
+) -> Option<()> {
+    let start = out.len();
+    let written = (|| {
+        let mut w = FlatWriter::new(out);
+        if !c.eat(b'{') {
             return None;
         }
-        let written = w.key(key)?;
-        match c.peek()? {
-            b'"' => string(&mut c, written.then_some(&mut w.out))?,
-            b'{' | b'[' => return None,
-            _ => w.scalar(c.value(0)?, written)?,
+        let mut more = !c.eat(b'}');
+        while more {
+            let key = key(&mut c)?;
+            if !c.eat(b':') {
+                return None;
+            }
+            let written = w.key(key)?;
+            match c.peek()? {
+                b'"' => string(&mut c, written.then_some(&mut *w.out))?,
+                b'{' | b'[' => return None,
+                _ => w.scalar(c.value(0)?, written)?,
+            }
+            more = c.eat(b',');
+            if !more && !c.eat(b'}') {
+                return None;
+            }
         }
-        more = c.eat(b',');
-        if !more && !c.eat(b'}') {
-            return None;
-        }
+        c.at_end().then(|| w.out.push(b'}'))
+    })();
+    if written.is_none() {
+        out.truncate(start);
     }
-    c.at_end().then(|| w.finish()).flatten()
+    written
 }
 
 /// A string's inside as serde_json writes its text; `None` for one the
