@@ -154,7 +154,11 @@ pub struct TimelineEntry {
 pub enum Recorded {
     Null,
     Bool(bool),
-    /// As recorded (serde_json keeps a number's spelling).
+    /// An integer spelt as serde_json spells its value (no `-0`, within
+    /// `i64`): kept as the value, with no text to allocate (a timeline's
+    /// `seq` and `ts` are these, two per entry).
+    Integer(i64),
+    /// Any other number, as recorded (serde_json keeps its spelling).
     Number(serde_json::Number),
     String(Box<str>),
     Other(Box<serde_json::Value>),
@@ -166,7 +170,10 @@ impl From<serde_json::Value> for Recorded {
         match v {
             Value::Null => Recorded::Null,
             Value::Bool(b) => Recorded::Bool(b),
-            Value::Number(n) => Recorded::Number(n),
+            Value::Number(n) => match n.as_i64() {
+                Some(i) if n.to_string() == i.to_string() => Recorded::Integer(i),
+                _ => Recorded::Number(n),
+            },
             Value::String(s) => Recorded::String(s.into_boxed_str()),
             other => Recorded::Other(Box::new(other)),
         }
@@ -187,9 +194,21 @@ impl Recorded {
         match self {
             Recorded::Null => Some(Scalar::Null),
             Recorded::Bool(b) => Some(Scalar::Bool(*b)),
-            Recorded::Number(n) => Some(Scalar::Number(n)),
+            Recorded::Integer(_) | Recorded::Number(_) => {
+                Some(Scalar::Number(self.number().unwrap_or(f64::NAN)))
+            }
             Recorded::String(s) => Some(Scalar::String(s)),
             Recorded::Other(v) => Scalar::of(v),
+        }
+    }
+
+    /// A number's value as a double (`None` for anything else).
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            // As serde_json reads the integer's text: the nearest double.
+            Recorded::Integer(i) => Some(*i as f64),
+            Recorded::Number(n) => n.as_f64(),
+            _ => None,
         }
     }
 
@@ -212,6 +231,7 @@ impl Recorded {
         match self {
             Recorded::Null => Cow::Owned(Value::Null),
             Recorded::Bool(b) => Cow::Owned(Value::Bool(*b)),
+            Recorded::Integer(i) => Cow::Owned(Value::Number((*i).into())),
             Recorded::Number(n) => Cow::Owned(Value::Number(n.clone())),
             Recorded::String(s) => Cow::Owned(Value::String(s.to_string())),
             Recorded::Other(v) => Cow::Borrowed(v),
@@ -223,16 +243,30 @@ impl TimelineEntry {
     /// The keys an entry is read by.
     const KEYS: [&'static str; 6] = ["type", "toolUseId", "ts", "name", "skillScope", "seq"];
 
+    /// Where `key` is in [`TimelineEntry::KEYS`]: a `match`, which
+    /// compares by length first (a timeline's every key is looked up).
+    fn index(key: &str) -> Option<usize> {
+        let i = match key {
+            "type" => 0,
+            "toolUseId" => 1,
+            "ts" => 2,
+            "name" => 3,
+            "skillScope" => 4,
+            "seq" => 5,
+            _ => return None,
+        };
+        debug_assert_eq!(Self::KEYS[i], key);
+        Some(i)
+    }
+
     fn slot(&mut self, key: &str) -> Option<&mut Option<Recorded>> {
-        let i = Self::KEYS.iter().position(|k| *k == key)?;
-        Some(&mut self.values[i])
+        Some(&mut self.values[Self::index(key)?])
     }
 
     /// The value of `key` (one of the keys an entry is read by), as
     /// `Map::get` finds it.
     pub fn get(&self, key: &str) -> Option<&Recorded> {
-        let i = Self::KEYS.iter().position(|k| *k == key)?;
-        self.values[i].as_ref()
+        self.values[Self::index(key)?].as_ref()
     }
 
     /// [`TimelineEntry::get`] as a `serde_json` value.
@@ -343,7 +377,7 @@ impl TimelineEntry {
                 // `-0` is spelt as serde_json spells its value; anything
                 // else keeps its spelling through serde_json's own reading.
                 match spelling.parse::<i64>() {
-                    Ok(n) if spelling != "-0" => Recorded::Number(n.into()),
+                    Ok(n) if spelling != "-0" => Recorded::Integer(n),
                     _ => Recorded::Number(serde_json::from_str(spelling).ok()?),
                 }
             }
@@ -557,6 +591,45 @@ fn most_entries(text: &str) -> usize {
 mod timeline_entry_tests {
     use super::{TimelineEntry, TimelineReader};
 
+    /// An integer is kept as its value and spelt back as recorded; `-0`,
+    /// a fraction and an integer past `i64` keep their spelling; all read
+    /// as the double serde_json reads.
+    #[test]
+    fn numbers_keep_their_spelling_and_value() {
+        let text = r#"[{"seq": 9007199254740993, "ts": -5}, {"seq": -0, "ts": 1.50}, {"seq": 12345678901234567890}]"#;
+        let entries = TimelineEntry::parse_all(text).unwrap();
+        let spelt: Vec<String> = entries
+            .iter()
+            .flat_map(|e| ["seq", "ts"].map(|k| e.value(k).map(|v| v.to_string())))
+            .flatten()
+            .collect();
+        assert_eq!(
+            spelt,
+            [
+                "9007199254740993",
+                "-5",
+                "-0",
+                "1.50",
+                "12345678901234567890"
+            ]
+        );
+        let numbers: Vec<f64> = entries
+            .iter()
+            .flat_map(|e| ["seq", "ts"].map(|k| e.get(k).and_then(|v| v.number())))
+            .flatten()
+            .collect();
+        let want: Vec<f64> = spelt.iter().map(|s| s.parse().unwrap()).collect();
+        assert_eq!(numbers, want);
+        assert!(matches!(
+            entries[0].get("seq"),
+            Some(super::Recorded::Integer(_))
+        ));
+        assert!(!matches!(
+            entries[1].get("seq"),
+            Some(super::Recorded::Integer(_))
+        ));
+    }
+
     /// The reader gives the entries one at a time, and says where the
     /// array ended only when it took all of it: a fold of the entries read
     /// before a refusal is not the array's.
@@ -596,6 +669,7 @@ mod timeline_entry_tests {
             r#"[{"type": "tool_use", "type": "tool_result", "ts": 1, "ts": "2"}]"#,
             r#"[{"skillScope": {"a": [1, 2]}, "seq": 1.0, "name": null, "line": {"deep": [[[]]]}}]"#,
             r#"[{"toolUseId": "t\u00e9", "extra": "\ud83d\ude00", "name": ["Bash"]}]"#,
+            r#"[{"seq": 9007199254740993, "ts": -5}, {"seq": 0, "ts": -0}, {"seq": 12345678901234567890, "ts": 1.0}]"#,
         ];
         for text in texts {
             let value: serde_json::Value = serde_json::from_str(text).unwrap();

@@ -115,7 +115,9 @@ impl PairKey {
     fn of(v: &Recorded) -> Option<PairKey> {
         match v {
             Recorded::String(s) => Some(PairKey::Str(s.clone())),
-            Recorded::Number(n) => n.as_f64().map(|f| PairKey::Num(f.to_bits())),
+            Recorded::Integer(_) | Recorded::Number(_) => {
+                v.number().map(|f| PairKey::Num(f.to_bits()))
+            }
             Recorded::Bool(true) => Some(PairKey::True),
             _ => None,
         }
@@ -280,7 +282,10 @@ impl Fold for TimelineFolder {
 fn differs(a: &Recorded, b: &Recorded) -> bool {
     match (a, b) {
         (Recorded::String(x), Recorded::String(y)) => x != y,
-        (Recorded::Number(x), Recorded::Number(y)) => x.as_f64() != y.as_f64(),
+        (
+            Recorded::Integer(_) | Recorded::Number(_),
+            Recorded::Integer(_) | Recorded::Number(_),
+        ) => a.number() != b.number(),
         (Recorded::Bool(x), Recorded::Bool(y)) => x != y,
         _ => true,
     }

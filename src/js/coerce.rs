@@ -25,7 +25,8 @@ pub fn js_type(v: &Value) -> &'static str {
 pub enum Scalar<'a> {
     Null,
     Bool(bool),
-    Number(&'a serde_json::Number),
+    /// As a double (what every coercion reads of a number).
+    Number(f64),
     String(&'a str),
 }
 
@@ -35,7 +36,7 @@ impl<'a> Scalar<'a> {
         match v {
             Value::Null => Some(Scalar::Null),
             Value::Bool(b) => Some(Scalar::Bool(*b)),
-            Value::Number(n) => Some(Scalar::Number(n)),
+            Value::Number(n) => Some(Scalar::Number(n.as_f64().unwrap_or(f64::NAN))),
             Value::String(s) => Some(Scalar::String(s)),
             Value::Array(_) | Value::Object(_) => None,
         }
@@ -46,7 +47,7 @@ impl<'a> Scalar<'a> {
         match self {
             Scalar::Null => false,
             Scalar::Bool(b) => b,
-            Scalar::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+            Scalar::Number(f) => f != 0.0 && !f.is_nan(),
             Scalar::String(s) => !s.is_empty(),
         }
     }
@@ -56,7 +57,7 @@ impl<'a> Scalar<'a> {
         match self {
             Scalar::Null => 0.0,
             Scalar::Bool(b) => f64::from(u8::from(b)),
-            Scalar::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+            Scalar::Number(f) => f,
             Scalar::String(s) => string_to_number(s),
         }
     }
