@@ -9,8 +9,6 @@
 //! Anything the serde path would refuse is refused here too (`None`), and
 //! more: a key starting with `$`, any `\u` escape.
 
-use std::borrow::Cow;
-
 use serde_json::Value;
 
 use super::{
@@ -210,23 +208,60 @@ fn signature(c: &mut NestedCursor<'_>) -> Option<Option<Signature>> {
     Some(Some(Signature { non_empty_string }))
 }
 
-/// `Option<Value>`: the value's stored text, unescaped once and parsed by
-/// serde_json as the serde path parses it (`null` reads as absent).
+/// `Option<Value>`: the value built straight from its stored text, as
+/// serde_json parses it (`null` reads as absent).
 fn input(c: &mut NestedCursor<'_>, depth: usize) -> Option<Option<Value>> {
     if null(c) {
         return Some(None);
     }
-    let stored = c.value(MAX_DEPTH - depth)?;
-    let text: Cow<'_, str> = if stored.contains('\\') {
-        let mut text = String::with_capacity(stored.len());
-        if !crate::js::json::unescape_into(stored.as_bytes(), &mut text) {
-            return None;
+    value(c, MAX_DEPTH - depth).map(Some)
+}
+
+/// A value as serde_json's `Value` parse makes it (keys in order, a
+/// repeated key's last value in its first place, a number's spelling
+/// kept), opening at most `depth` arrays and objects inside each other.
+/// A key starting with `$` (serde_json reads an object with a reserved
+/// `$serde_json::private::` key as something else) is refused.
+fn value(c: &mut NestedCursor<'_>, depth: usize) -> Option<Value> {
+    Some(match c.peek()? {
+        b'"' => Value::String(c.string()?.text().into_owned()),
+        b'{' => {
+            let depth = depth.checked_sub(1)?;
+            c.eat(b'{');
+            let mut members = serde_json::Map::new();
+            let mut more = !c.eat(b'}');
+            while more {
+                let key = c.string()?.text();
+                if key.starts_with('$') || !c.eat(b':') {
+                    return None;
+                }
+                members.insert(key.into_owned(), value(c, depth)?);
+                more = c.eat(b',');
+                if !more && !c.eat(b'}') {
+                    return None;
+                }
+            }
+            Value::Object(members)
         }
-        Cow::Owned(text)
-    } else {
-        Cow::Borrowed(stored)
-    };
-    serde_json::from_str(&text).ok().map(Some)
+        b'[' => {
+            let depth = depth.checked_sub(1)?;
+            c.eat(b'[');
+            let mut items = Vec::new();
+            let mut more = !c.eat(b']');
+            while more {
+                items.push(value(c, depth)?);
+                more = c.eat(b',');
+                if !more && !c.eat(b']') {
+                    return None;
+                }
+            }
+            Value::Array(items)
+        }
+        b't' if c.literal("true") => Value::Bool(true),
+        b'f' if c.literal("false") => Value::Bool(false),
+        b'n' if c.literal("null") => Value::Null,
+        _ => Value::Number(serde_json::from_str(c.number()?).ok()?),
+    })
 }
 
 /// `Option<ToolUseResult>`: an object's envelope keys, or any other value.
