@@ -365,6 +365,38 @@ fn stored_tokens_read_as_their_lines() {
     assert!(matches!(&evs[0], AgentEvent::AssistantText { text, .. } if text == "a/b/c"));
 }
 
+/// A tool input built straight from its stored token is the `Value`
+/// serde_json parses from the line, whatever its shape.
+#[test]
+fn tool_inputs_from_the_stored_token_are_what_serde_json_parses() {
+    let line = |input: &str| {
+        format!(
+            r#"{{"type":"assistant","message":{{"content":[{{"type":"tool_use","id":"t","name":"Bash","input":{input}}}]}}}}"#
+        )
+    };
+    let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+    let mut taken = 0;
+    for input in [
+        r#"{"a":1,"a":2,"b":{"c":[true,false,null,"x
+y "q" \ \/"]}}"#
+            .to_owned(),
+        r#"{"n":[1E5,-0,1.50,123456789012345678901234567890,-1.5e-3,0]}"#.to_owned(),
+        r#"{ "spaced" : [ 1 , { } , [ ] ] , "e" : "" }"#.to_owned(),
+        r#"{"$serde_json::private::Number":"1"}"#.to_owned(),
+        r#"{"ké":1}"#.to_owned(),
+        r#""a string""#.to_owned(),
+        "[]".to_owned(),
+        deep(90),
+        deep(97),
+        deep(120),
+    ] {
+        taken += usize::from(stored_reading(&token_of(&line(&input))).is_some());
+    }
+    // All but the reserved key, the `\u` escape and the two nested past
+    // the view's limit (which the unescaping path reads).
+    assert_eq!(taken, 6, "inputs read from the stored token");
+}
+
 /// The tokens it leaves to the unescaping path: not a string, not one the
 /// lean path takes, or a line the view does not read.
 #[test]
