@@ -186,10 +186,15 @@ impl<'a> StoredToken<'a> {
     /// cassette of a batch (a system allows some 65,000), and copying a
     /// small file's lines costs nothing worth saving.
     pub fn keep(self) -> Option<KeptToken> {
-        if self.buf.bytes().len() < KEPT_FILE_MIN {
+        self.keep_text(std::str::from_utf8(self.bytes).ok()?)
+    }
+
+    /// [`StoredToken::keep`] of a token already read as `text` (the same
+    /// bytes, which are then not checked again); `None` for other text.
+    pub fn keep_text(self, text: &str) -> Option<KeptToken> {
+        if self.buf.bytes().len() < KEPT_FILE_MIN || !std::ptr::eq(text.as_bytes(), self.bytes) {
             return None;
         }
-        std::str::from_utf8(self.bytes).ok()?;
         Some(KeptToken {
             buf: self.buf.clone(),
             span: self.buf.span_of(self.bytes),
@@ -1499,12 +1504,13 @@ mod tests {
             };
             assert!(stored.keep().is_none(), "a small file's lines are copied");
             let buf = mapped(dir.path(), &token, super::KEPT_FILE_MIN);
-            let kept = super::StoredToken {
+            let stored = super::StoredToken {
                 bytes: &buf.bytes()[..token.len()],
                 buf: &buf,
-            }
-            .keep()
-            .expect("UTF-8");
+            };
+            let copy = String::from_utf8(token.clone()).unwrap();
+            assert!(stored.keep_text(&copy).is_none(), "only its own text");
+            let kept = stored.keep().expect("UTF-8");
             let inner = &kept.text()[1..kept.text().len() - 1];
             let want = ContextData::of_stored(inner);
             let kept = ContextData::Stored(kept.clone());

@@ -102,15 +102,16 @@ impl crate::cassette::ReadLines<ReadLine> for LineReader {
     }
 
     fn read_stored(&self, token: StoredToken<'_>) -> Option<ReadLine> {
+        let text = std::str::from_utf8(token.bytes()).ok()?;
         // A carried line is kept where the file holds it, not copied.
-        let keep = || token.keep().map(ContextData::Stored);
-        read_stored_token(token.bytes(), self.carried_lines, &keep)
+        let keep = || token.keep_text(text).map(ContextData::Stored);
+        read_stored_text(text, self.carried_lines, &keep)
     }
 }
 
 fn read_event_line(line: EventLine<'_>, carried_lines: bool) -> ReadLine {
     if let EventLine::Token(token) = line
-        && let Some(read) = read_stored_token(token.as_bytes(), carried_lines, &|| None)
+        && let Some(read) = read_stored_text(token, carried_lines, &|| None)
     {
         return read;
     }
@@ -126,14 +127,13 @@ fn read_text_keeping(text: &str, stored: &str, carried_lines: bool) -> ReadLine 
     read_line_of(outcome, stored, || text.to_owned())
 }
 
-/// A line read from its stored token ([`line::read_stored_keeping`]);
+/// A line read from its stored token's text ([`line::read_stored_keeping`]);
 /// `keep`: a carried line's data kept by reference, when it can be.
-fn read_stored_token(
-    token: &[u8],
+fn read_stored_text(
+    stored: &str,
     carried_lines: bool,
     keep: &dyn Fn() -> Option<ContextData>,
 ) -> Option<ReadLine> {
-    let stored = std::str::from_utf8(token).ok()?;
     let outcome = line::read_stored_keeping(stored, carried_lines, keep)?;
     // Taken, so a string the lean path takes: its text unescapes.
     Some(read_line_of(outcome, stored, || {
