@@ -2,11 +2,15 @@
 //! special-case, carried into the JSON run result and never consulted.
 //!
 //! A long run carries megabytes of them (`thinking_tokens` is one line in
-//! four), so a flat one (every value a scalar) is turned into the JSON text
-//! a report writes while the line is read, on the pool, straight from the
-//! line's stored token where it can be ([`flat_json_stored`]); the report
-//! then copies the text as it is. Both forms mean the same fields:
-//! equality and every other reading go through [`ContextData::fields`].
+//! four), so none is parsed into a map unless it must be:
+//! - in a large lean-loaded cassette, the line stays where the mapped file
+//!   holds it ([`ContextData::Stored`]) and a report writes it straight
+//!   from its stored text ([`flat_json_stored`]);
+//! - otherwise a flat one (every value a scalar) becomes, as it is read,
+//!   the JSON text a report copies as it is ([`ContextData::Json`]).
+//!
+//! Every form means the same fields: equality and every other reading go
+//! through [`ContextData::fields`].
 
 use std::borrow::Cow;
 
