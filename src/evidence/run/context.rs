@@ -77,10 +77,12 @@ impl ContextData {
         match self {
             ContextData::Fields(m) => Cow::Borrowed(m),
             ContextData::Json(json) => Cow::Owned(serde_json::from_str(json).unwrap_or_default()),
-            ContextData::Stored(token) => match ContextData::of_stored(stored_inside(token)) {
-                ContextData::Fields(m) => Cow::Owned(m),
-                data => Cow::Owned(data.fields().into_owned()),
-            },
+            ContextData::Stored(token) => {
+                // Parsed once (not first written as JSON text, then parsed).
+                let mut line = String::new();
+                crate::js::json::unescape_into(stored_inside(token).as_bytes(), &mut line);
+                Cow::Owned(fields_of_line(&line))
+            }
             ContextData::Unkept => Cow::Owned(Map::new()),
         }
     }
