@@ -8,7 +8,10 @@
 //!    one-turn script and the agent, in the offline environment
 //!    (`crate::agent::offline_env`), runs one prompt against it and prints the
 //!    scripted reply;
-//! 3. `git` on `PATH` (advisory: recording reads repositories through
+//! 3. the sandbox: the layers this kernel offers (Landlock ABI, user
+//!    namespaces), and the layers the handshake really ran under — the
+//!    version and handshake runs are confined like every agent run;
+//! 4. `git` on `PATH` (advisory: recording reads repositories through
 //!    libgit2, but cassettes are committed and reviewed with git).
 //!
 //! Nothing here prints or decides an exit code (that is `cli::doctor`).
@@ -19,6 +22,8 @@ use std::time::Duration;
 
 use crate::agent::{AgentCommand, ProcessGroup, claude_program, offline_env};
 use crate::model::{Script, ServeOptions, Server};
+use crate::sandbox::policy::RunInputs;
+use crate::sandbox::{Network, Policy};
 
 /// How long the agent may take to answer `--version` or the handshake.
 pub const AGENT_TIMEOUT: Duration = Duration::from_secs(90);
@@ -100,13 +105,21 @@ pub fn find_agent() -> Result<AgentFound, String> {
 
 /// Runs `program args` with the operator's environment; returns stdout or why not.
 fn run_version(program: &Path) -> Result<String, String> {
-    let cmd = AgentCommand {
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temp dir: {e}"))?;
+    let mut cmd = AgentCommand {
         program: program.to_owned(),
         args: vec!["--version".into()],
-        env: std::env::vars().collect(),
-        cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        env: crate::agent::operator_env(std::env::vars(), &[]),
+        cwd: dir.path().to_owned(),
+        sandbox: None,
     };
-    let (status, stdout, stderr) = run(&cmd)?;
+    cmd.env.retain(|(k, _)| k != "HOME" && k != "TMPDIR");
+    cmd.env
+        .push(("HOME".into(), dir.path().display().to_string()));
+    cmd.env
+        .push(("TMPDIR".into(), dir.path().display().to_string()));
+    cmd.sandbox = confine(&cmd, dir.path(), Network::Ports(Vec::new()));
+    let (status, stdout, stderr, _) = run(&cmd)?;
     let version = stdout.lines().next().unwrap_or_default().trim().to_string();
     if !status || version.is_empty() {
         return Err(format!(
@@ -128,9 +141,33 @@ fn tail(stderr: &str) -> String {
     format!(": {}", lines[from..].join(" / "))
 }
 
+/// The confined start of a doctor run in `dir` (`None` where this machine
+/// cannot confine: the `sandbox` check reports that).
+fn confine(cmd: &AgentCommand, dir: &Path, network: Network) -> Option<crate::sandbox::Launch> {
+    let path_var = cmd
+        .env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_str());
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let policy = Policy::for_run(&RunInputs {
+        run_dir: dir,
+        program: &cmd.program,
+        args: &cmd.args,
+        path_var,
+        home: home.as_deref(),
+        extra_read: &[],
+        network,
+    });
+    crate::sandbox::Launch::new(policy, &crate::sandbox::probe()).ok()
+}
+
 /// Spawns `cmd` in its own process group with stdin closed; waits up to
-/// [`AGENT_TIMEOUT`] (then kills the group). Returns (success, stdout, stderr).
-fn run(cmd: &AgentCommand) -> Result<(bool, String, String), String> {
+/// [`AGENT_TIMEOUT`] (then kills the group). Returns (success, stdout,
+/// stderr, the sandbox layers it ran under).
+type Ran = (bool, String, String, Option<crate::sandbox::Layers>);
+
+fn run(cmd: &AgentCommand) -> Result<Ran, String> {
     let mut pg = ProcessGroup::spawn(cmd)
         .map_err(|e| format!("cannot start `{}`: {e}", cmd.program.display()))?;
     drop(pg.child.stdin.take());
@@ -161,7 +198,7 @@ fn run(cmd: &AgentCommand) -> Result<(bool, String, String), String> {
             cmd.program.display(),
             AGENT_TIMEOUT.as_secs()
         )),
-        Some(s) => Ok((s.success(), stdout, stderr)),
+        Some(s) => Ok((s.success(), stdout, stderr, pg.sandbox.clone())),
     }
 }
 
@@ -179,16 +216,21 @@ pub fn handshake(agent: &Path) -> Result<String, String> {
     for d in [&home, &config] {
         std::fs::create_dir_all(d).map_err(|e| format!("cannot make {}: {e}", d.display()))?;
     }
-    let cmd = AgentCommand {
+    let mut cmd = AgentCommand {
         program: agent.to_owned(),
         args: vec!["-p".into(), "reel doctor handshake".into()],
         env: offline_env(&server.url(), &home, &config, &[]),
         cwd: dir.path().to_owned(),
+        sandbox: None,
     };
+    cmd.env
+        .push(("TMPDIR".into(), dir.path().display().to_string()));
+    let port = server.addr().port();
+    cmd.sandbox = confine(&cmd, dir.path(), Network::ScriptedModel { port });
     let result = run(&cmd);
     let answered = server.turns_answered();
     let problems = server.shutdown();
-    let (ok, stdout, stderr) = result?;
+    let (ok, stdout, stderr, layers) = result?;
     if let Some(p) = problems.first() {
         return Err(format!("the scripted model saw a problem: {p}"));
     }
@@ -205,9 +247,55 @@ pub fn handshake(agent: &Path) -> Result<String, String> {
             tail(&stderr)
         ));
     }
+    let confined = match layers {
+        Some(l) => format!("confined: {}", l.summary()),
+        None => "UNCONFINED: this machine offers no sandbox".into(),
+    };
     Ok(format!(
-        "{answered} scripted turn(s) served on 127.0.0.1, reply printed"
+        "{answered} scripted turn(s) served on 127.0.0.1, reply printed ({confined})"
     ))
+}
+
+/// What this kernel offers (the probe), as a check: required, because
+/// `rerun` and `record` refuse to run an agent unconfined.
+pub fn sandbox_check() -> Check {
+    let probe = crate::sandbox::probe();
+    let userns = if probe.user_namespaces {
+        "user, PID, mount and network namespaces allowed".to_owned()
+    } else {
+        format!(
+            "no user namespaces ({}): processes reaped by a subreaper, /proc shared, UDP open",
+            probe.user_namespaces_note.as_deref().unwrap_or("unknown")
+        )
+    };
+    match probe.landlock_abi {
+        Some(abi) => {
+            let mut got = vec!["files"];
+            if abi >= 4 {
+                got.push("tcp");
+            }
+            if abi >= 6 {
+                got.push("scopes");
+            }
+            Check {
+                name: "sandbox",
+                ok: true,
+                required: true,
+                detail: format!("landlock ABI {abi} ({}); {userns}", got.join(", ")),
+                fix: None,
+            }
+        }
+        None => {
+            let refusal = crate::sandbox::Refusal::Unavailable(probe.missing());
+            Check {
+                name: "sandbox",
+                ok: false,
+                required: true,
+                detail: refusal.to_string(),
+                fix: Some(refusal.hint()),
+            }
+        }
+    }
 }
 
 /// `git --version` on PATH.
@@ -278,6 +366,7 @@ pub fn run_checks() -> Vec<Check> {
             fix: Some("fix the agent check first".into()),
         },
     });
+    checks.push(sandbox_check());
     checks.push(match git() {
         Ok(v) => Check {
             name: "git",

@@ -35,6 +35,7 @@ pub mod replay;
 pub mod report;
 pub mod rerun;
 pub mod review;
+pub mod sandbox;
 pub mod scaffold;
 pub mod scenario;
 pub mod shard;

@@ -16,7 +16,7 @@
 mod process;
 mod session;
 
-pub use process::ProcessGroup;
+pub use process::{ProcessGroup, SpawnError};
 pub use session::{DecisionLog, DriveOptions, ErrorSource, RunEnd, RunLog, drive};
 
 use std::path::{Path, PathBuf};
@@ -38,6 +38,8 @@ pub struct AgentCommand {
     /// The complete environment (the child starts from an empty one).
     pub env: Vec<(String, String)>,
     pub cwd: PathBuf,
+    /// Started confined (`None`: `--no-sandbox`).
+    pub sandbox: Option<crate::sandbox::Launch>,
 }
 
 /// Session-derived knobs of the `claude` argv.
@@ -103,14 +105,31 @@ pub const STRIPPED_ENV: &[&str] = &[
     "CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS",
 ];
 
-/// The operator environment minus [`STRIPPED_ENV`], overlaid with `agent_env`.
+/// The operator environment minus [`STRIPPED_ENV`] and [`ci_secret`]s,
+/// overlaid with `agent_env` (a live run's: it needs the API credentials).
 pub fn operator_env(
     operator: impl IntoIterator<Item = (String, String)>,
     agent_env: &[(String, String)],
 ) -> Vec<(String, String)> {
+    let operator: Vec<(String, String)> = operator.into_iter().collect();
+    let set = |k: &str| {
+        operator
+            .iter()
+            .any(|(n, v)| n == k && !v.is_empty() && v != "0")
+    };
+    let (bedrock, vertex) = (
+        set("CLAUDE_CODE_USE_BEDROCK"),
+        set("CLAUDE_CODE_USE_VERTEX"),
+    );
     let mut env: Vec<(String, String)> = operator
-        .into_iter()
+        .iter()
         .filter(|(k, _)| !STRIPPED_ENV.contains(&k.as_str()))
+        .filter(|(k, _)| {
+            !ci_secret(k)
+                || (bedrock && k.starts_with("AWS_"))
+                || (vertex && (k.starts_with("GOOGLE_") || k.starts_with("CLOUDSDK_")))
+        })
+        .cloned()
         .collect();
     overlay(&mut env, agent_env);
     env
@@ -145,6 +164,38 @@ pub fn offline_env(
     ];
     overlay(&mut env, agent_env);
     env
+}
+
+/// Variables that never reach an agent, even live: a CI job's control files
+/// and tokens (a line appended to `$GITHUB_ENV` runs the job's next step with
+/// it) and any other service's credentials. The API's own (`ANTHROPIC_*`,
+/// `CLAUDE_*`) pass.
+pub fn ci_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    if upper.starts_with("ANTHROPIC_") || upper.starts_with("CLAUDE_") {
+        return false;
+    }
+    const CI: &[&str] = &[
+        "GITHUB_",
+        "ACTIONS_",
+        "RUNNER_",
+        "CI_JOB_",
+        "GITLAB_",
+        "BUILDKITE_",
+        "CIRCLE_",
+    ];
+    const SECRET_WORDS: &[&str] = &[
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "PRIVATE_KEY",
+        "API_KEY",
+        "ACCESS_KEY",
+        "AUTH",
+    ];
+    CI.iter().any(|p| upper.starts_with(p)) || SECRET_WORDS.iter().any(|w| upper.contains(w))
 }
 
 fn overlay(env: &mut Vec<(String, String)>, extra: &[(String, String)]) {
@@ -254,5 +305,30 @@ mod tests {
         );
         assert!(!hermetic(&env));
         assert!(hermetic(&[("ANTHROPIC_API_KEY".into(), "k".into())]));
+    }
+
+    #[test]
+    fn ci_control_files_and_other_tokens_never_reach_a_live_agent() {
+        let env = operator_env(
+            [
+                ("GITHUB_ENV".into(), "/runner/env".into()),
+                ("GITHUB_TOKEN".into(), "ghs".into()),
+                ("NPM_TOKEN".into(), "n".into()),
+                ("AWS_SECRET_ACCESS_KEY".into(), "a".into()),
+                ("ANTHROPIC_API_KEY".into(), "k".into()),
+                ("PATH".into(), "/bin".into()),
+            ],
+            &[],
+        );
+        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["ANTHROPIC_API_KEY", "PATH"]);
+        let bedrock = operator_env(
+            [
+                ("CLAUDE_CODE_USE_BEDROCK".into(), "1".into()),
+                ("AWS_SECRET_ACCESS_KEY".into(), "a".into()),
+            ],
+            &[],
+        );
+        assert_eq!(bedrock.len(), 2);
     }
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Map, Value, json};
 
-use super::process::ProcessGroup;
+use super::process::{ProcessGroup, SpawnError};
 use super::{AgentCommand, INIT_REQUEST_ID, KILL_GRACE, MAX_FRAME_BYTES, TASK_HOOK_ID};
 use crate::js::coerce::truthy;
 use crate::protocol::{self, Block, Line};
@@ -42,6 +42,8 @@ pub struct DriveOptions<'a> {
 pub enum ErrorSource {
     /// The agent could not be started.
     Spawn,
+    /// The sandbox could not be applied: nothing ran.
+    Sandbox,
     /// The wall-clock budget ran out.
     Timeout,
     /// stdout closed without a `result`.
@@ -62,6 +64,7 @@ impl ErrorSource {
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorSource::Spawn => "spawn",
+            ErrorSource::Sandbox => "sandbox",
             ErrorSource::Timeout => "timeout",
             ErrorSource::NoResult => "no_result",
             ErrorSource::Exit => "exit",
@@ -113,6 +116,9 @@ pub struct RunLog {
     pub exit_status: Option<ExitStatus>,
     /// When the last agent process was gone (recorder-overhead benchmark).
     pub finished_at: Instant,
+    /// The sandbox layers the agent ran under (`None`: unconfined, or it
+    /// never started).
+    pub sandbox: Option<crate::sandbox::Layers>,
 }
 
 impl RunLog {
@@ -160,20 +166,30 @@ pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
         decisions: DecisionLog::default(),
         exit_status: None,
         finished_at: started,
+        sandbox: None,
     };
     let mut group = match ProcessGroup::spawn(cmd) {
         Ok(g) => g,
         Err(e) => {
-            log.events
-                .push(json!({"_emu": "spawn_error", "message": e.to_string()}).to_string());
-            log.end = RunEnd::Failed {
-                source: ErrorSource::Spawn,
-                message: format!("spawn `{}`: {e}", cmd.program.display()),
+            let (source, message) = match e {
+                SpawnError::Agent(e) => (
+                    ErrorSource::Spawn,
+                    if e.starts_with("spawn `") {
+                        e
+                    } else {
+                        format!("spawn `{}`: {e}", cmd.program.display())
+                    },
+                ),
+                SpawnError::Sandbox(r) => (ErrorSource::Sandbox, r.to_string()),
             };
+            log.events
+                .push(json!({"_emu": "spawn_error", "message": message}).to_string());
+            log.end = RunEnd::Failed { source, message };
             log.finished_at = Instant::now();
             return log;
         }
     };
+    log.sandbox = group.sandbox.clone();
     let (tx, rx) = mpsc::channel::<Msg>();
     // Invariant: all three pipes were requested as `Stdio::piped()`.
     let stdout = group.child.stdout.take().expect("piped stdout");

@@ -38,6 +38,27 @@ pub struct SessionArg {
     pub file: Option<PathBuf>,
 }
 
+/// `--no-sandbox`: run the agent unconfined, on purpose.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct SandboxArg {
+    /// Run the agent and everything it starts without the kernel sandbox
+    /// (Landlock, namespaces). Every result then says the run was unconfined.
+    /// Never on a cassette you did not write: a rerun executes the tool calls
+    /// it holds.
+    #[arg(long = "no-sandbox", id = "no_sandbox")]
+    pub off: bool,
+}
+
+impl SandboxArg {
+    pub fn mode(self) -> crate::sandbox::Mode {
+        if self.off {
+            crate::sandbox::Mode::Off
+        } else {
+            crate::sandbox::Mode::Enforce
+        }
+    }
+}
+
 /// `--strict`: what a command otherwise tolerates fails it.
 #[derive(Debug, Clone, Copy, Default, clap::Args)]
 pub struct StrictArg {

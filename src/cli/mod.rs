@@ -113,6 +113,8 @@ impl PlanError {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    // Nothing reel starts may read its memory or environment.
+    crate::sandbox::protect_self();
     // Warnings from inside the library reach stderr as they happen.
     crate::messages::install(crate::messages::Stderr);
     let cli = match Cli::try_parse() {

@@ -47,6 +47,8 @@ pub struct RecordArgs {
     /// Keep the run directory (work root, logs) after a successful recording.
     #[arg(long)]
     pub keep_run_dir: bool,
+    #[command(flatten)]
+    pub sandbox: crate::cli::flags::SandboxArg,
     /// Overwrite a default-path cassette recorded from a differently named
     /// scenario with the same slug.
     #[arg(long)]
@@ -273,6 +275,7 @@ fn options(args: &RecordArgs, scenario: &Path) -> RecordOptions {
     opts.max_artifact_bytes = args.max_artifact_bytes;
     opts.timeout = args.timeout_ms.map(Duration::from_millis);
     opts.keep_run_dir = args.keep_run_dir;
+    opts.sandbox = args.sandbox.mode();
     opts.force = args.force;
     opts.stage = crate::review::StageOptions {
         accept: args.accept,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 
-use crate::cli::flags::{JunitArg, OutputFormatArg, SessionArg, StrictArg, WriteArg};
+use crate::cli::flags::{JunitArg, OutputFormatArg, SandboxArg, SessionArg, StrictArg, WriteArg};
 use crate::cli::{OutputFormat, PlanError};
 use crate::error::Result;
 use crate::exit::ExitStatus;
@@ -39,7 +39,7 @@ use crate::rerun::{Outcome, RerunError, RerunOptions};
                       failed, or a \
                   divergence under --strict; 2 usage error or invalid input; 3 a cassette could \
                       not be rerun here \
-                  (another tier, no agent binary). A directory reruns in parallel; the worst exit \
+                  (another tier, no agent binary, no kernel sandbox). A directory reruns in parallel; the worst exit \
                       wins."
 )]
 pub struct RerunArgs {
@@ -75,6 +75,8 @@ pub struct RerunArgs {
     /// Keep each fresh run's directory (always kept when a rerun fails).
     #[arg(long)]
     pub keep_run_dir: bool,
+    #[command(flatten)]
+    pub sandbox: SandboxArg,
     #[command(flatten)]
     pub junit: JunitArg,
     #[command(flatten)]
@@ -155,6 +157,7 @@ impl RerunPlan {
             },
             timeout: args.timeout_ms.map(Duration::from_millis),
             keep_run_dir: args.keep_run_dir,
+            sandbox: args.sandbox.mode(),
         };
         Ok(RerunPlan {
             files,

@@ -26,6 +26,8 @@ pub struct LivePlan<'a> {
     pub agent_cmd: Option<&'a str>,
     pub timeout: Duration,
     pub max_artifact_bytes: u64,
+    /// Confined (the default) or `--no-sandbox`.
+    pub sandbox: crate::sandbox::Mode,
 }
 
 /// A finished live run, not yet written anywhere.
@@ -45,6 +47,8 @@ pub struct LiveRun {
     pub served: Vec<(crate::model::ConversationId, usize)>,
     /// The cassette judged as a live run (`None` when it could not be).
     pub judged: Option<crate::replay::ReplayResult>,
+    /// The sandbox layers the agent ran under.
+    pub sandbox: crate::sandbox::Layers,
 }
 
 /// Runs `plan` once. The run directory stays on disk until the caller
@@ -91,12 +95,13 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         ),
         None => None,
     };
-    let cmd = agent_command(
+    let mut cmd = agent_command(
         plan.agent_cmd,
         session,
         &staged,
         server.as_ref().map(|s| s.url()),
     )?;
+    cmd.sandbox = confine(plan.sandbox, &cmd, &staged, session, server.as_ref())?;
     let decider = Decider {
         rules: scenario.answers.clone(),
         parity: session.permission_parity,
@@ -141,6 +146,12 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
                         )
                     },
                 });
+            }
+            ErrorSource::Sandbox => {
+                let _ = run_dir.finish(false);
+                return Err(RecordError::Sandbox(crate::sandbox::Refusal::Failed(
+                    message.clone(),
+                )));
             }
             ErrorSource::Unanswered | ErrorSource::Script => {
                 return Err(RecordError::Run {
@@ -224,6 +235,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
             t5.elapsed()
         ));
     }
+    let sandbox = log_sandbox(&log, plan.sandbox);
     Ok(LiveRun {
         run_dir,
         staged,
@@ -234,7 +246,74 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         model_problems,
         served,
         judged,
+        sandbox,
     })
+}
+
+/// What a finished run reports of its sandbox.
+fn log_sandbox(log: &agent::RunLog, mode: crate::sandbox::Mode) -> crate::sandbox::Layers {
+    match (mode, &log.sandbox) {
+        (crate::sandbox::Mode::Enforce, Some(layers)) => layers.clone(),
+        _ => crate::sandbox::Layers::off(),
+    }
+}
+
+/// The confined start of `cmd` (`None` under `--no-sandbox`): writes beneath
+/// the run directory only, reads of the system, the agent's installation and
+/// toolchains, the staged run and the session's MCP config; TCP to the
+/// scripted model only (or, live, to the API's ports); `TMPDIR` inside the
+/// run. Refused before anything runs where nothing can confine files.
+fn confine(
+    mode: crate::sandbox::Mode,
+    cmd: &AgentCommand,
+    staged: &stage::Staged,
+    session: &session_keys::SessionKeys,
+    server: Option<&crate::model::Server>,
+) -> Result<Option<crate::sandbox::Launch>, RecordError> {
+    use crate::sandbox::{Launch, Mode, Network, Policy, policy::RunInputs};
+    if mode == Mode::Off {
+        return Ok(None);
+    }
+    let env_of = |k: &str| {
+        cmd.env
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.as_str())
+    };
+    let network = match server {
+        Some(s) => Network::ScriptedModel {
+            port: s.addr().port(),
+        },
+        None => Network::Ports(live_ports(env_of("ANTHROPIC_BASE_URL"))),
+    };
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let extra_read: Vec<PathBuf> = session.mcp_config.iter().cloned().collect();
+    let policy = Policy::for_run(&RunInputs {
+        run_dir: &staged.run_dir,
+        program: &cmd.program,
+        args: &cmd.args,
+        path_var: env_of("PATH"),
+        home: home.as_deref(),
+        extra_read: &extra_read,
+        network,
+    });
+    Launch::new(policy, &crate::sandbox::probe())
+        .map(Some)
+        .map_err(RecordError::Sandbox)
+}
+
+/// A live run's TCP ports: HTTPS, and the port of a custom API base URL.
+fn live_ports(base_url: Option<&str>) -> Vec<u16> {
+    let mut ports = vec![443];
+    if let Some(port) = base_url
+        .and_then(|u| u.split("://").nth(1))
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|host| host.rsplit_once(':'))
+        .and_then(|(_, p)| p.parse().ok())
+    {
+        ports.push(port);
+    }
+    ports
 }
 
 /// The live verdict's failure messages (empty = pass).
@@ -353,21 +432,26 @@ fn agent_command(
                     .into(),
             ),
         })?;
-        let mut env = agent::operator_env(std::env::vars(), &session.agent_env);
+        // Against a scripted model the environment starts empty, as for
+        // `claude`; live, it is the operator's without CI secrets.
+        let mut env = match &model_url {
+            Some(url) => {
+                agent::offline_env(url, &staged.home, &staged.config_dir, &session.agent_env)
+            }
+            None => agent::operator_env(std::env::vars(), &session.agent_env),
+        };
         env.push(("WORK_ROOT".into(), cwd.display().to_string()));
         env.push((
             "OUTPUTS_DIR".into(),
             cwd.join("outputs").display().to_string(),
         ));
-        if let Some(url) = &model_url {
-            env.retain(|(k, _)| k != "ANTHROPIC_BASE_URL");
-            env.push(("ANTHROPIC_BASE_URL".into(), url.clone()));
-        }
+        env.push(("TMPDIR".into(), run_tmp(staged)?));
         return Ok(AgentCommand {
             program,
             args,
             env,
             cwd,
+            sandbox: None,
         });
     }
     let env = match &model_url {
@@ -390,12 +474,27 @@ fn agent_command(
         mcp_config: session.mcp_config.clone(),
         settings_file: (!agent::hermetic(&env)).then(|| staged.config_dir.join("settings.json")),
     };
+    let mut env = env;
+    env.retain(|(k, _)| k != "TMPDIR");
+    env.push(("TMPDIR".into(), run_tmp(staged)?));
     Ok(AgentCommand {
         program: agent::claude_program(),
         args: agent::claude_argv(&knobs),
         env,
         cwd,
+        sandbox: None,
     })
+}
+
+/// `<run>/tmp`, the agent's `TMPDIR` (so nothing it writes lands in the
+/// shared `/tmp`, where the sandbox would refuse it anyway).
+fn run_tmp(staged: &stage::Staged) -> Result<String, RecordError> {
+    let tmp = staged.run_dir.join("tmp");
+    std::fs::create_dir_all(&tmp).map_err(|e| RecordError::Setup {
+        message: format!("create `{}`: {e}", tmp.display()),
+        hint: None,
+    })?;
+    Ok(tmp.display().to_string())
 }
 
 /// `<runs root>/<slug>/local_<base36 ns>`.

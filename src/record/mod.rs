@@ -55,6 +55,8 @@ pub struct RecordOptions {
     /// `--accept` and CI: how a re-recording over an existing cassette is
     /// written ([`crate::review::stage_rerecording`]).
     pub stage: crate::review::StageOptions,
+    /// Confined (default) or `--no-sandbox`.
+    pub sandbox: crate::sandbox::Mode,
 }
 
 impl RecordOptions {
@@ -71,6 +73,7 @@ impl RecordOptions {
             keep_run_dir: false,
             force: false,
             stage: crate::review::StageOptions::default(),
+            sandbox: crate::sandbox::Mode::Enforce,
         }
     }
 }
@@ -89,6 +92,8 @@ pub struct Recorded {
     pub run_dir: Option<PathBuf>,
     /// Written in place, unchanged, or pending review beside the old one.
     pub staged: crate::review::Outcome,
+    /// The sandbox layers the run ran under.
+    pub sandbox: crate::sandbox::Layers,
 }
 
 /// Why nothing was written.
@@ -108,6 +113,9 @@ pub enum RecordError {
     /// The agent program could not be started (nothing ran).
     #[error("{message}\n    no cassette was written")]
     AgentMissing { message: String, hint: String },
+    /// The run cannot be confined here (nothing ran).
+    #[error("{0}\n    nothing was run")]
+    Sandbox(crate::sandbox::Refusal),
     /// The agent run itself failed in a way that cannot be frozen.
     #[error("{message}")]
     Run {
@@ -143,6 +151,13 @@ impl From<RecordError> for crate::Error {
             RecordError::Stage(_) => (true, None),
             RecordError::Setup { hint, .. } => (true, hint.clone()),
             RecordError::AgentMissing { hint, .. } => (false, Some(hint.clone())),
+            RecordError::Sandbox(refusal) => {
+                return crate::Error {
+                    kind: crate::error::ErrorKind::Unverified,
+                    message: format!("record: {e}"),
+                    hint: Some(refusal.hint()),
+                };
+            }
             RecordError::Run { hint, run_dir, .. } => (
                 false,
                 hint.clone().or_else(|| {
@@ -295,6 +310,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         agent_cmd: opts.agent_cmd.as_deref(),
         timeout,
         max_artifact_bytes: opts.max_artifact_bytes,
+        sandbox: opts.sandbox,
     })?;
     let mut run = run;
     // A scripted model that saw a problem (an unmet `expect`, a turn past the
@@ -325,6 +341,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         overhead,
         run_dir,
         staged,
+        sandbox: run.sandbox,
     })
 }
 

@@ -13,7 +13,9 @@
 //! - ISO-8601 timestamps → `<time>`;
 //! - durations (`12ms`, `1.5s`, `3 seconds`, `duration_ms: 445`) → `<duration>`;
 //! - `ls -l` style dates (`Aug 21 11:19`, `Aug 21  2025`) → `<date>`;
-//! - Claude Code's per-user temp dir (`/tmp/claude-501/`) → `/tmp/claude-<uid>/`;
+//! - Claude Code's per-user temp dir (`/tmp/claude-501/`) → `/tmp/claude-<uid>/`,
+//!   and the run's own `TMPDIR` (`{{run}}/tmp/`, set since runs are
+//!   sandboxed) → `/tmp/`, what a recording made without one shows;
 //! - control-request ids are not compared (they are random per run).
 //!
 //! Tool-use ids need no masking: the recorded replies are served with their
@@ -391,6 +393,9 @@ fn volatile() -> &'static [(Regex, &'static str)] {
 /// A value with run roots and volatile fields masked (the list in the module docs).
 pub fn normalise(text: &str, roots: &Roots) -> String {
     let mut out = roots.to_placeholders(text);
+    if out.contains("{{run}}/tmp/") {
+        out = out.replace("{{run}}/tmp/", "/tmp/");
+    }
     for (re, with) in volatile() {
         if re.is_match(&out) {
             out = re.replace_all(&out, *with).into_owned();

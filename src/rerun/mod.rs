@@ -55,6 +55,8 @@ pub struct RerunOptions {
     pub timeout: Option<Duration>,
     /// Keep the fresh run's directory.
     pub keep_run_dir: bool,
+    /// Confined (default) or `--no-sandbox`.
+    pub sandbox: crate::sandbox::Mode,
 }
 
 /// Why a cassette could not be rerun.
@@ -134,6 +136,8 @@ pub struct Rerun {
     pub run_dir: Option<PathBuf>,
     /// Wall time of the whole rerun.
     pub elapsed: Duration,
+    /// The sandbox layers the fresh run ran under.
+    pub sandbox: crate::sandbox::Layers,
 }
 
 /// Tool inputs that name a file the tool writes.
@@ -176,11 +180,16 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         agent_cmd: opts.agent_cmd.as_deref(),
         timeout,
         max_artifact_bytes: crate::record::manifest::DEFAULT_BODY_CAP,
+        sandbox: opts.sandbox,
     })
     .map_err(|e| match e {
         RecordError::AgentMissing { message, hint } => {
             RerunError::cannot(format!("{}: {message}", path.display()), Some(hint))
         }
+        RecordError::Sandbox(refusal) => RerunError::cannot(
+            format!("{}: {refusal}; nothing was run", path.display()),
+            Some(refusal.hint()),
+        ),
         other => {
             let err = crate::Error::from(other);
             RerunError::invalid(format!("{}: {}", path.display(), err.message), err.hint)
@@ -374,6 +383,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         written,
         run_dir,
         elapsed: started.elapsed(),
+        sandbox: run.sandbox,
     })
 }
 

@@ -1,0 +1,152 @@
+//! Kernel confinement of every agent run.
+//!
+//! A rerun executes the tool calls a cassette holds, and a cassette is JSON
+//! nobody reads in review: the agent and everything it starts (tools, hooks,
+//! skill scripts, MCP servers, background processes) are hostile until the
+//! kernel says otherwise. reel starts the agent through a small helper, its
+//! own binary run as `reel __sandbox` ([`helper`]), which applies every layer
+//! the machine offers and only then executes the agent:
+//!
+//! - **Landlock** (files, TCP ports, signal and abstract-socket scopes), at
+//!   the kernel's own ABI ([`rules`]): writes only beneath the run directory,
+//!   reads only system directories, the agent's installation, the toolchains
+//!   on its `PATH` and the run directory ([`Policy`]);
+//! - **namespaces** (user, PID, mount, network) when unprivileged user
+//!   namespaces are allowed: a private `/proc`, nothing left alive after the
+//!   run, and for a scripted model a network with loopback only, the model's
+//!   port relayed in from the host ([`relay`]);
+//! - otherwise a **reaper** that kills the whole process tree, sessions
+//!   included ([`reap`]).
+//!
+//! What was applied is reported back ([`Layers`]) and carried by every
+//! result. Where no file confinement is available at all the run is refused
+//! ([`Refusal`]); `--no-sandbox` is the only way to run unconfined.
+//!
+//! Not here: what a run is (`crate::record::live` builds the [`Policy`]),
+//! the agent protocol (`crate::agent`).
+
+mod helper;
+mod launch;
+pub mod policy;
+pub mod probe;
+mod reap;
+mod relay;
+mod rules;
+
+pub use helper::{HELPER_ARG, helper_main};
+pub use launch::{Guard, Launch, NotStarted, Pending};
+pub use policy::{Network, Policy};
+pub use probe::{Probe, probe};
+
+use serde::{Deserialize, Serialize};
+
+/// Whether a run is confined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Every layer the machine offers; refuse when there is no file confinement.
+    #[default]
+    Enforce,
+    /// `--no-sandbox`: unconfined on purpose, and said so on every result.
+    Off,
+}
+
+/// The layers a run was started under (what every result carries).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Layers {
+    /// `false` only under `--no-sandbox`.
+    pub enabled: bool,
+    /// The Landlock ABI the rules were applied at.
+    pub landlock_abi: Option<u8>,
+    /// Files confined (Landlock).
+    pub files: bool,
+    /// TCP connect/bind confined (Landlock ABI 4+).
+    pub tcp: bool,
+    /// Signals and abstract unix sockets scoped (Landlock ABI 6+).
+    pub scopes: bool,
+    /// Namespaces entered: any of `user`, `pid`, `mount`, `network`.
+    pub namespaces: Vec<String>,
+    /// How the run's processes are ended: `pid-namespace` or `subreaper`.
+    pub reaper: String,
+    /// Linux capabilities dropped before the agent starts.
+    pub capabilities_dropped: bool,
+}
+
+impl Layers {
+    /// What an unconfined (`--no-sandbox`) run reports.
+    pub fn off() -> Layers {
+        Layers::default()
+    }
+
+    /// One line a person reads: `landlock v7 (files, tcp, scopes) · namespaces user, pid, mount, network · reaper pid-namespace`.
+    pub fn summary(&self) -> String {
+        if !self.enabled {
+            return "OFF (--no-sandbox): the agent and everything it started ran unconfined".into();
+        }
+        let mut parts = Vec::new();
+        if let Some(abi) = self.landlock_abi {
+            let mut what = Vec::new();
+            for (on, name) in [
+                (self.files, "files"),
+                (self.tcp, "tcp"),
+                (self.scopes, "scopes"),
+            ] {
+                if on {
+                    what.push(name);
+                }
+            }
+            parts.push(format!("landlock v{abi} ({})", what.join(", ")));
+        }
+        if self.namespaces.is_empty() {
+            parts.push("no namespaces".into());
+        } else {
+            parts.push(format!("namespaces {}", self.namespaces.join(", ")));
+        }
+        parts.push(format!("reaper {}", self.reaper));
+        if self.capabilities_dropped {
+            parts.push("capabilities dropped".into());
+        }
+        parts.join(" · ")
+    }
+}
+
+/// Why a confined run could not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The machine offers no file confinement at all.
+    #[error(
+        "no kernel sandbox is available here: {0}; a rerun executes code a cassette names and is \
+         refused unconfined"
+    )]
+    Unavailable(String),
+    /// The helper could not apply a layer the probe promised.
+    #[error("the sandbox could not be applied: {0}")]
+    Failed(String),
+}
+
+impl Refusal {
+    /// What to do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            Refusal::Unavailable(_) => "run on a Linux kernel with Landlock enabled (5.13 or newer, \
+                `lsm=…,landlock` on the kernel command line; GitHub's ubuntu-24.04 runners have it), \
+                or pass --no-sandbox to run unconfined on purpose (never on untrusted cassettes)"
+                .into(),
+            Refusal::Failed(_) => "run `reel doctor` to see which sandbox layers this machine \
+                offers; pass --no-sandbox to run unconfined on purpose (never on untrusted \
+                cassettes)"
+                .into(),
+        }
+    }
+}
+
+/// Marks reel's own process non-dumpable, so nothing it starts can read its
+/// memory or environment through `/proc/<pid>` (in CI that is every token the
+/// job holds). The agent is further kept out by Landlock's ptrace scoping and
+/// a private `/proc`.
+pub fn protect_self() {
+    // SAFETY: prctl(PR_SET_DUMPABLE) takes plain integers and touches no memory.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+}
