@@ -333,6 +333,7 @@ fn report_recorded(rec: &crate::record::Recorded) {
     if let Some(d) = &rec.run_dir {
         let _ = writeln!(err, "run directory kept: {}", d.display());
     }
+    let _ = writeln!(err, "sandbox: {}", rec.sandbox.summary());
     let _ = writeln!(std::io::stdout().lock(), "{}", written.display());
 }
 

@@ -31,6 +31,8 @@ pub struct Parts<'a> {
     pub pre_run: &'a PreRun,
     pub staged: &'a Staged,
     pub folders: &'a [Folder],
+    /// The sandbox layers the run ran under (`None`: not recorded).
+    pub sandbox: Option<&'a crate::sandbox::Layers>,
 }
 
 /// `reel/<version>`: the recorder identity in `environment.harnessVersion`.
@@ -146,10 +148,14 @@ fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
             .collect();
         doc.insert("folderPrefixMap".into(), Value::Array(map));
     }
-    doc.insert(
-        "environment".into(),
-        json!({"location": "local", "tier": "protocol", "harnessVersion": harness_version()}),
-    );
+    let mut environment =
+        json!({"location": "local", "tier": "protocol", "harnessVersion": harness_version()});
+    // The layers the run was confined by (reel's; cowork-harness keeps
+    // unknown fields of a loose object and never reads this one).
+    if let Some(layers) = p.sandbox {
+        environment["sandbox"] = json!(layers);
+    }
+    doc.insert("environment".into(), environment);
     doc
 }
 

@@ -173,6 +173,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         plan.max_artifact_bytes,
     );
     let t1 = std::time::Instant::now();
+    let sandbox = log_sandbox(&log, plan.sandbox);
     let assembled = assemble::assemble(&assemble::Parts {
         scenario,
         cassette_path,
@@ -181,6 +182,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         pre_run: &pre,
         staged: &staged,
         folders: &session.folders,
+        sandbox: Some(&sandbox),
     });
     let t2 = std::time::Instant::now();
     let policy_dirs = [
@@ -235,7 +237,6 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
             t5.elapsed()
         ));
     }
-    let sandbox = log_sandbox(&log, plan.sandbox);
     Ok(LiveRun {
         run_dir,
         staged,

@@ -96,6 +96,9 @@ pub fn outcome(entry: &Entry) -> FileOutcome {
             for n in &r.notes {
                 o.items.push(crate::report::outcome::annotation_item(n));
             }
+            if !r.sandbox.enabled {
+                o.push(Level::Warn, format!("sandbox {}", r.sandbox.summary()));
+            }
             if let Some(dir) = &r.run_dir {
                 o.push(
                     Level::Note,
@@ -105,6 +108,29 @@ pub fn outcome(entry: &Entry) -> FileOutcome {
             o
         }
     }
+}
+
+/// The sandbox line(s) of a batch: one line when every run had the same
+/// layers, else one per set with its count.
+pub fn sandbox_lines(layers: &[&crate::sandbox::Layers]) -> String {
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    for l in layers {
+        let s = l.summary();
+        match seen.iter_mut().find(|(t, _)| *t == s) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((s, 1)),
+        }
+    }
+    let mut out = String::new();
+    for (text, n) in &seen {
+        let scope = if seen.len() == 1 {
+            "every run".to_owned()
+        } else {
+            format!("{n} run(s)")
+        };
+        out.push_str(&format!("sandbox: {text} ({scope})\n"));
+    }
+    out
 }
 
 /// A short recorded-vs-now diff: `-` recorded lines, `+` fresh lines.
@@ -140,7 +166,14 @@ pub fn summary(entries: &[Entry], color: bool) -> String {
         .iter()
         .filter(|e| matches!(e, Entry::Done(r) if !r.divergences.is_empty()))
         .count();
-    let mut out = String::new();
+    let layers: Vec<&crate::sandbox::Layers> = entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Done(r) => Some(&r.sandbox),
+            Entry::Refused { .. } => None,
+        })
+        .collect();
+    let mut out = sandbox_lines(&layers);
     if diverged > 0 {
         out.push_str(&format!(
             "{diverged} rerun(s) diverged from their recordings (reported above; --strict fails on \
@@ -216,6 +249,7 @@ fn result_json(entry: &Entry) -> Value {
                     "agentVersion": {"recorded": r.agent_version_recorded, "now": r.agent_version_now},
                     "notes": r.notes,
                     "written": r.written.as_ref().map(|p| p.display().to_string()),
+                    "sandbox": r.sandbox,
                 }),
             );
         }

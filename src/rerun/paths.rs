@@ -243,48 +243,74 @@ const WRITING_PROGRAMS: &[&str] = &[
     "install", "rsync", "unlink", "shred",
 ];
 
-/// Paths a recorded shell command would write outside the run: arguments of
-/// writing programs and redirection targets, after mapping (heuristic, for
-/// refusing hostile recordings before anything runs; a command reel cannot
-/// split is not judged).
+/// Paths a recorded shell command would visibly write outside the run:
+/// arguments of writing programs and redirection targets (every form:
+/// `>`, `>>`, `>|`, `&>`, `&>>`, `N>`, and a `>` inside a word), after
+/// mapping. An early, readable error for what the sandbox would block
+/// anyway — not the guarantee: a word-level check cannot see through
+/// interpreters, substitutions or scripts, and the kernel sandbox
+/// ([`crate::sandbox`]) is what confines a rerun. The devices a shell needs
+/// are the only paths outside the run it lets pass (as the sandbox does).
 pub fn shell_writes_outside(mapped_command: &str) -> Vec<String> {
     let Some(words) = shlex::split(mapped_command) else {
         return Vec::new();
     };
-    let harmless = |p: &str| p.starts_with("/dev/") || p == "/tmp" || p.starts_with("/tmp/");
+    let outside = |p: &str| {
+        escapes_run(p)
+            && !crate::sandbox::policy::allowed_device(p)
+            && (p.starts_with('/') || p.contains(".."))
+    };
     let mut out = Vec::new();
     let mut writer = false;
     let mut redirect = false;
-    for w in &words {
-        if matches!(w.as_str(), "&&" | "||" | ";" | "|" | "&") {
+    for word in &words {
+        // `a > /p;` splits as `/p;`: a list operator ends the word.
+        let w = &word.trim_end_matches([';', '&', '|']).to_owned();
+        if w.is_empty() || matches!(w.as_str(), "&&" | "||" | ";" | "|" | "&") {
             writer = false;
             continue;
         }
-        let (target, is_redirect) = match w.as_str() {
-            ">" | ">>" | "1>" | "2>" | "&>" => {
-                redirect = true;
-                continue;
+        if std::mem::take(&mut redirect) {
+            if outside(w) {
+                out.push(w.clone());
             }
-            other => match other.strip_prefix(">>").or_else(|| other.strip_prefix('>')) {
-                Some(t) if !t.is_empty() => (t, true),
-                _ => (other, std::mem::take(&mut redirect)),
-            },
-        };
-        let program = target.rsplit('/').next().unwrap_or(target);
-        if !is_redirect && !writer && WRITING_PROGRAMS.contains(&program) {
+            continue;
+        }
+        if let Some(target) = redirection_target(w) {
+            match target {
+                "" => redirect = true,
+                t if outside(t) => out.push(t.to_owned()),
+                _ => {}
+            }
+            continue;
+        }
+        let program = w.rsplit('/').next().unwrap_or(w);
+        if !writer && WRITING_PROGRAMS.contains(&program) {
             writer = true;
             continue;
         }
-        let target = target.strip_prefix("of=").unwrap_or(target);
-        if (writer || is_redirect || w.starts_with("of="))
-            && escapes_run(target)
-            && !harmless(target)
-            && (target.starts_with('/') || target.contains(".."))
-        {
+        let target = w.strip_prefix("of=").unwrap_or(w);
+        if (writer || w.starts_with("of=")) && outside(target) {
             out.push(target.to_owned());
         }
     }
     out
+}
+
+/// The target of a word holding an output redirection (`""`: the next
+/// word), or `None`. `>&2`-style descriptor duplications are not files.
+fn redirection_target(word: &str) -> Option<&str> {
+    let at = word.find('>')?;
+    let mut rest = &word[at + 1..];
+    rest = rest.strip_prefix('>').unwrap_or(rest);
+    rest = rest
+        .strip_prefix('|')
+        .or_else(|| rest.strip_prefix('&'))
+        .unwrap_or(rest);
+    if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+        return None;
+    }
+    Some(rest)
 }
 
 #[cfg(test)]
@@ -339,6 +365,20 @@ mod tests {
         );
         assert!(shell_writes_outside("cp {{cwd}}/a {{cwd}}/b; mkdir -p outputs").is_empty());
         assert!(shell_writes_outside("sort -o /tmp/x y").is_empty());
+        // Every redirection form, and no exemption for /tmp; the devices a
+        // shell needs pass.
+        for (cmd, want) in [
+            ("echo x>/tmp/p", "/tmp/p"),
+            ("echo x 3>/etc/p", "/etc/p"),
+            ("echo x >| /etc/p", "/etc/p"),
+            ("echo x &>> /root/p", "/root/p"),
+            ("echo x >>/root/p", "/root/p"),
+            ("cp a /tmp/b", "/tmp/b"),
+            ("echo x 2>&1 > ../../../p", "../../../p"),
+        ] {
+            assert_eq!(shell_writes_outside(cmd), [want], "{cmd}");
+        }
+        assert!(shell_writes_outside("ls 2>&1 >/dev/null 2>/dev/stderr").is_empty());
     }
 
     #[test]

@@ -45,7 +45,7 @@ fn run(args: &[OsString]) -> Result<i32, String> {
     let (spec, program, rest) = parse(args)?;
     let network_ns = spec.relay_socket.is_some();
     let (namespaces, reaper) = if spec.namespaces {
-        (enter_namespaces(network_ns)?, "pid-namespace")
+        (enter_namespaces(network_ns, &spec)?, "pid-namespace")
     } else {
         reap::become_subreaper().map_err(|e| format!("become the run's subreaper: {e}"))?;
         (Vec::new(), "subreaper")
@@ -81,6 +81,7 @@ fn run(args: &[OsString]) -> Result<i32, String> {
         }
     };
     let mut layers = prepared.layers;
+    layers.read_only_outside_run = !namespaces.is_empty();
     layers.namespaces = namespaces;
     layers.reaper = reaper.into();
     layers.capabilities_dropped = true;
@@ -118,7 +119,7 @@ fn report(status: &Status) {
 /// Enters user, PID and mount namespaces (and a network namespace with
 /// loopback only), mounts a private `/proc`, and returns in the namespace's
 /// init. The parent stays outside, waits for it, and exits with its code.
-fn enter_namespaces(network: bool) -> Result<Vec<String>, String> {
+fn enter_namespaces(network: bool, spec: &Spec) -> Result<Vec<String>, String> {
     // SAFETY: getuid/getgid have no preconditions.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWPID | libc::CLONE_NEWNS;
@@ -141,7 +142,7 @@ fn enter_namespaces(network: bool) -> Result<Vec<String>, String> {
     match unsafe { libc::fork() } {
         -1 => Err(format!("fork: {}", std::io::Error::last_os_error())),
         0 => {
-            inside_init(network)?;
+            inside_init(network, spec)?;
             let mut names = vec!["user".into(), "pid".into(), "mount".into()];
             if network {
                 names.push("network".into());
@@ -153,8 +154,10 @@ fn enter_namespaces(network: bool) -> Result<Vec<String>, String> {
 }
 
 /// In the namespace's init: die with the outer helper, private mounts, a
-/// `/proc` of this PID namespace only, loopback up.
-fn inside_init(network: bool) -> Result<(), String> {
+/// `/proc` of this PID namespace only, every mount read-only but the run
+/// directory's (Landlock has no right for `chmod`, `chown` or timestamps; a
+/// read-only mount refuses them), loopback up.
+fn inside_init(network: bool, spec: &Spec) -> Result<(), String> {
     let os = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
     // SAFETY: prctl and mount take integers and NUL-terminated literals.
     unsafe {
@@ -180,8 +183,86 @@ fn inside_init(network: bool) -> Result<(), String> {
             return Err(os("mount a private /proc"));
         }
     }
+    let mut keep: Vec<PathBuf> = spec.policy.write.clone();
+    keep.extend(spec.policy.read.iter().cloned());
+    keep.extend(
+        spec.relay_socket
+            .iter()
+            .filter_map(|s| s.parent().map(Into::into)),
+    );
+    super::mounts::hide_shared_dirs(&keep)?;
+    read_only_but(&spec.policy.write)?;
     if network {
         loopback_up().map_err(|e| format!("bring up loopback: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Binds each writable directory onto itself (a mount of its own), turns
+/// every mount read-only, then the writable ones back read-write.
+fn read_only_but(writable: &[PathBuf]) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &std::path::Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(|e| e.to_string())
+    };
+    let mut dirs = Vec::new();
+    for dir in writable {
+        let dir = c(dir)?;
+        // SAFETY: mount with NUL-terminated paths and no data.
+        if unsafe {
+            libc::mount(
+                dir.as_ptr(),
+                dir.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            )
+        } != 0
+        {
+            return Err(format!(
+                "bind the run directory: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        dirs.push(dir);
+    }
+    set_read_only(c"/", true).map_err(|e| format!("make mounts read-only: {e}"))?;
+    for dir in &dirs {
+        set_read_only(dir, false).map_err(|e| format!("make the run directory writable: {e}"))?;
+    }
+    Ok(())
+}
+
+/// `mount_setattr(path, AT_RECURSIVE, {RDONLY set or cleared})`.
+fn set_read_only(path: &std::ffi::CStr, read_only: bool) -> std::io::Result<()> {
+    const AT_RECURSIVE: libc::c_uint = 0x8000;
+    const MOUNT_ATTR_RDONLY: u64 = 0x1;
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    let attr = MountAttr {
+        attr_set: if read_only { MOUNT_ATTR_RDONLY } else { 0 },
+        attr_clr: if read_only { 0 } else { MOUNT_ATTR_RDONLY },
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: the kernel reads `size_of::<MountAttr>()` bytes of a local.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            AT_RECURSIVE,
+            &attr,
+            size_of::<MountAttr>(),
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
     }
     Ok(())
 }

@@ -27,6 +27,7 @@
 
 mod helper;
 mod launch;
+mod mounts;
 pub mod policy;
 pub mod probe;
 mod reap;
@@ -66,6 +67,9 @@ pub struct Layers {
     pub scopes: bool,
     /// Namespaces entered: any of `user`, `pid`, `mount`, `network`.
     pub namespaces: Vec<String>,
+    /// Every mount but the run directory's is read-only (what Landlock does
+    /// not cover: `chmod`, `chown`, timestamps outside the run).
+    pub read_only_outside_run: bool,
     /// How the run's processes are ended: `pid-namespace` or `subreaper`.
     pub reaper: String,
     /// Linux capabilities dropped before the agent starts.
@@ -101,6 +105,9 @@ impl Layers {
             parts.push("no namespaces".into());
         } else {
             parts.push(format!("namespaces {}", self.namespaces.join(", ")));
+        }
+        if self.read_only_outside_run {
+            parts.push("read-only outside the run".into());
         }
         parts.push(format!("reaper {}", self.reaper));
         if self.capabilities_dropped {

@@ -26,6 +26,7 @@ mod replay_mutate;
 mod report;
 mod rerun;
 mod review;
+mod sandbox;
 mod scaffold;
 mod shard;
 mod show;

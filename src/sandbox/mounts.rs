@@ -1,0 +1,95 @@
+//! The shared directories a run never needs, hidden in its mount namespace:
+//! an empty tmpfs over `/tmp`, `/var/tmp`, `/run` and `/dev/shm`, with the
+//! run's own paths beneath them bound back in place. Landlock (up to ABI 8)
+//! does not govern `connect()` on a pathname unix socket; a socket that is
+//! not in the namespace cannot be reached (an SSH or GPG agent, a Docker
+//! daemon, a session bus, another run's listener).
+
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// Directories covered by an empty tmpfs.
+const HIDDEN: &[&str] = &["/tmp", "/var/tmp", "/run", "/dev/shm"];
+
+/// Covers each of [`HIDDEN`] that exists, binding back the paths of `keep`
+/// that lie beneath it (opened before the cover, bound through
+/// `/proc/self/fd`).
+pub fn hide_shared_dirs(keep: &[PathBuf]) -> Result<(), String> {
+    for top in HIDDEN.iter().map(Path::new).filter(|t| t.is_dir()) {
+        let top = std::fs::canonicalize(top).unwrap_or_else(|_| top.to_owned());
+        let mut kept = Vec::new();
+        for path in keep
+            .iter()
+            .filter(|p| p.starts_with(&top) && p.as_path() != top)
+        {
+            let Ok(meta) = std::fs::metadata(path) else {
+                continue;
+            };
+            let Ok(file) = std::fs::File::options()
+                .read(true)
+                .custom_flags(libc::O_PATH)
+                .open(path)
+            else {
+                continue;
+            };
+            kept.push((path.clone(), meta.is_dir(), file));
+        }
+        mount_tmpfs(&top).map_err(|e| format!("hide {}: {e}", top.display()))?;
+        for (path, is_dir, file) in &kept {
+            bind_back(path, *is_dir, file)
+                .map_err(|e| format!("bind {} back: {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+fn cstr(p: &Path) -> std::io::Result<std::ffi::CString> {
+    std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other)
+}
+
+fn mount_tmpfs(at: &Path) -> std::io::Result<()> {
+    let at = cstr(at)?;
+    // SAFETY: mount with NUL-terminated strings.
+    let r = unsafe {
+        libc::mount(
+            c"tmpfs".as_ptr(),
+            at.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            c"mode=0755,size=16m".as_ptr().cast(),
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn bind_back(path: &Path, is_dir: bool, file: &std::fs::File) -> std::io::Result<()> {
+    if is_dir {
+        std::fs::create_dir_all(path)?;
+    } else {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(path, b"")?;
+    }
+    let source = cstr(Path::new(&format!("/proc/self/fd/{}", file.as_raw_fd())))?;
+    let target = cstr(path)?;
+    // SAFETY: mount with NUL-terminated strings and no data.
+    let r = unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND | libc::MS_REC,
+            std::ptr::null(),
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
