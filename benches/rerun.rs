@@ -5,6 +5,9 @@
 //! cassette and the turn-by-turn comparison, so its cost over `record` is the
 //! overhead of rerunning. Target: within 10 % + 200 ms of `record`.
 //!
+//! Second row: the kernel sandbox's cost — the same rerun confined (the
+//! default) against `--no-sandbox`. Target: within 5 % + 50 ms.
+//!
 //! Needs the real agent (`REEL_CLAUDE_BIN` or `.tools/claude`, installed by
 //! `scripts/install-claude.sh`); without it the bench says so and, under
 //! `CI=true`, fails.
@@ -77,15 +80,32 @@ fn main() {
     };
     let mut records = Vec::new();
     let mut reruns = Vec::new();
+    let mut unconfined = Vec::new();
     for _ in 0..iterations {
         records.push(run(reel_cmd()
             .args(["record", scenario, "--out"])
             .arg(&cassette)));
         reruns.push(run(reel_cmd().arg("rerun").arg(&cassette)));
+        unconfined.push(run(reel_cmd()
+            .arg("rerun")
+            .arg(&cassette)
+            .arg("--no-sandbox")));
     }
     records.sort();
     reruns.sort();
+    unconfined.sort();
     let (record, rerun) = (records[iterations / 2], reruns[iterations / 2]);
+    let bare = unconfined[iterations / 2];
+    support::Bench {
+        name: "rerun_sandbox_cost",
+        seconds: rerun.as_secs_f64(),
+        floor_seconds: Some(bare.as_secs_f64()),
+        peak_rss_bytes: None,
+        input_bytes: std::fs::metadata(&cassette).ok().map(|m| m.len()),
+        stat: "median",
+        runs: iterations,
+    }
+    .emit();
     support::Bench {
         name: "rerun_vs_record",
         seconds: rerun.as_secs_f64(),
@@ -96,6 +116,11 @@ fn main() {
         runs: iterations,
     }
     .emit();
+    println!(
+        "sandboxed rerun {:.0} ms vs --no-sandbox {:.0} ms",
+        rerun.as_secs_f64() * 1e3,
+        bare.as_secs_f64() * 1e3
+    );
     println!(
         "rerun {:.0} ms vs record {:.0} ms (median of {iterations}; csv-stats, 3 model turns, one Bash script)",
         rerun.as_secs_f64() * 1e3,

@@ -20,6 +20,20 @@
 #   REEL_ACTION_BIN           use this reel binary; no build
 #   REEL_ACTION_SOURCE        the crate to build (default: this script's repository)
 #   REEL_ACTION_INSTALL_DIR   where the build is kept (default $RUNNER_TEMP/reel-action)
+#   REEL_ACTION_RERUN         `true`: also `reel rerun` the paths (token-free re-execution
+#                             of the skills, inside reel's kernel sandbox)
+#   REEL_ACTION_RERUN_FLAGS   extra rerun flags, whitespace-separated
+#   REEL_ACTION_CLAUDE_BIN    the agent binary for rerun (default: the pinned Claude
+#                             Code CLI, installed with npm into $RUNNER_TEMP)
+#   REEL_ACTION_CLAUDE_VERSION  the Claude Code version to install (default 2.1.332)
+#
+# A rerun executes the code the cassettes name. It is refused under
+# `pull_request_target` (the base repository's secrets and a write token);
+# reel itself starts with an environment holding no secret of the job (no
+# GITHUB_TOKEN, no GITHUB_ENV), and the agent's is built from nothing. On
+# hosted Ubuntu runners AppArmor blocks unprivileged user namespaces; the
+# script lifts that with `sudo sysctl` when it can, so the rerun gets every
+# sandbox layer, and writes the layers it got to the job summary.
 # Runner environment it reads: GITHUB_ACTIONS, GITHUB_STEP_SUMMARY (reel appends
 # the job summary itself), GITHUB_OUTPUT (replay-exit, verify-exit, reel),
 # RUNNER_TEMP.
@@ -118,7 +132,74 @@ run() {
         output "verify-exit=$verify_code"
         code="$(worse "$code" "$verify_code")"
     fi
+    if [[ "${REEL_ACTION_RERUN:-false}" == "true" ]]; then
+        local rerun_code
+        set +e
+        rerun_step "$reel" "${paths[@]}"
+        rerun_code=$?
+        set -e
+        output "rerun-exit=$rerun_code"
+        code="$(worse "$code" "$rerun_code")"
+    fi
     return "$code"
+}
+
+# Lets unprivileged user namespaces be created (Ubuntu 23.10+ restricts them
+# through AppArmor), when passwordless sudo allows it.
+enable_user_namespaces() {
+    local knob=/proc/sys/kernel/apparmor_restrict_unprivileged_userns
+    if [[ -r "$knob" && "$(cat "$knob")" == "1" ]] && sudo -n true 2>/dev/null; then
+        sudo -n sysctl -qw kernel.apparmor_restrict_unprivileged_userns=0 >&2 &&
+            echo "reel-action: unprivileged user namespaces enabled for the rerun sandbox" >&2
+    fi
+    return 0
+}
+
+# The agent binary: given, or the pinned Claude Code CLI installed once.
+claude_bin() {
+    if [[ -n "${REEL_ACTION_CLAUDE_BIN:-}" ]]; then
+        echo "$REEL_ACTION_CLAUDE_BIN"
+        return
+    fi
+    local version="${REEL_ACTION_CLAUDE_VERSION:-2.1.332}"
+    local dir="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/reel-claude-$version"
+    if [[ ! -x "$dir/node_modules/.bin/claude" ]]; then
+        mkdir -p "$dir"
+        npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
+            "@anthropic-ai/claude-code@$version" >&2
+    fi
+    echo "$dir/node_modules/.bin/claude"
+}
+
+rerun_step() {
+    local reel="$1" log flags=() shard=()
+    shift
+    if [[ "${GITHUB_EVENT_NAME:-}" == "pull_request_target" ]]; then
+        echo "::error::reel rerun executes the code a cassette names; refusing to run it under pull_request_target (the base repository's secrets and a write token). Run it on pull_request with permissions: {}." >&2
+        return 2
+    fi
+    enable_user_namespaces
+    read -r -a flags <<<"${REEL_ACTION_RERUN_FLAGS:-}"
+    if [[ -n "${REEL_ACTION_SHARD:-}" ]]; then
+        shard=(--shard "$REEL_ACTION_SHARD")
+    fi
+    log="$(mktemp)"
+    echo "::group::reel rerun $*" >&2
+    # reel starts with no secret of the job: an empty environment but what
+    # it needs to find its tools (the agent's own is built from nothing).
+    env -i PATH="$PATH" HOME="$HOME" CI="${CI:-true}" LANG="${LANG:-C.UTF-8}" \
+        REEL_CLAUDE_BIN="$(claude_bin)" \
+        "$reel" rerun "$@" "${shard[@]}" "${flags[@]}" 2> >(tee "$log" >&2)
+    local rerun_code=$?
+    echo "::endgroup::" >&2
+    if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then
+        {
+            echo "### reel rerun"
+            grep -E '^(sandbox:|[0-9]+ passed)' "$log" | sed 's/^/- /'
+        } >>"$GITHUB_STEP_SUMMARY"
+    fi
+    rm -f "$log"
+    return "$rerun_code"
 }
 
 case "${1:-}" in

@@ -49,6 +49,8 @@ pub struct LiveRun {
     pub judged: Option<crate::replay::ReplayResult>,
     /// The sandbox layers the agent ran under.
     pub sandbox: crate::sandbox::Layers,
+    /// Tool output lines that read like the sandbox refusing something.
+    pub denials: Vec<String>,
 }
 
 /// Runs `plan` once. The run directory stays on disk until the caller
@@ -237,6 +239,12 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
             t5.elapsed()
         ));
     }
+    let denials = if sandbox.enabled {
+        sandbox_denials(&log.events)
+    } else {
+        Vec::new()
+    };
+    warnings.extend(denials.iter().map(|d| format!("sandbox: {d}")));
     Ok(LiveRun {
         run_dir,
         staged,
@@ -248,7 +256,58 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         served,
         judged,
         sandbox,
+        denials,
     })
+}
+
+/// Lines of the run's tool results that read like a refusal of the kernel
+/// sandbox (`Permission denied`, `Operation not permitted`, `Read-only file
+/// system`), each once, with the tool that met it; at most ten. The kernel
+/// does not say which rule refused: these name the path or port the tool
+/// printed.
+fn sandbox_denials(events: &[String]) -> Vec<String> {
+    use crate::protocol::{Block, tool_result_text};
+    const MARKS: [&str; 3] = [
+        "Permission denied",
+        "Operation not permitted",
+        "Read-only file system",
+    ];
+    let mut tools = std::collections::HashMap::new();
+    let mut out: Vec<String> = Vec::new();
+    for line in events {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let Some(blocks) = v["message"]["content"].as_array() else {
+            continue;
+        };
+        for block in blocks {
+            match Block::of(block) {
+                Block::ToolUse {
+                    id: Some(id), name, ..
+                } => {
+                    tools.insert(id.to_owned(), name.to_owned());
+                }
+                Block::ToolResult {
+                    tool_use_id,
+                    content,
+                    ..
+                } => {
+                    let tool = tool_use_id.and_then(|id| tools.get(id)).cloned();
+                    let text = tool_result_text(content);
+                    for l in text.lines().filter(|l| MARKS.iter().any(|m| l.contains(m))) {
+                        let l: String = l.trim().chars().take(200).collect();
+                        let entry = format!("{}: {l}", tool.as_deref().unwrap_or("a tool"));
+                        if !out.contains(&entry) && out.len() < 10 {
+                            out.push(entry);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// What a finished run reports of its sandbox.

@@ -259,6 +259,11 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     })?;
 
     let mut notes = replies.notes.clone();
+    notes.extend(
+        run.denials
+            .iter()
+            .map(|d| format!("::notice:: [rerun] the sandbox refused what a tool tried: {d}")),
+    );
     // What changed since the recording is what this rerun ran: say so, so a
     // divergence can be read against it.
     for f in crate::fingerprint::staleness::compute(&cassette, opts.session.as_deref())

@@ -249,3 +249,46 @@ fn action_yml_wires_every_input_into_the_script() {
         );
     }
 }
+
+#[test]
+fn the_action_reruns_sandboxed_without_the_jobs_secrets_and_refuses_pull_request_target() {
+    let bin = crate::support::require!(support::claude_bin());
+    let r = Fixture::new();
+    let bin = bin.display().to_string();
+    let path = "cassettes/write-note.cassette.json";
+    let out = r.action(
+        "run",
+        &[
+            ("REEL_ACTION_BIN", REEL),
+            ("REEL_ACTION_PATHS", path),
+            ("REEL_ACTION_SKIP_VERIFY", "true"),
+            ("REEL_ACTION_RERUN", "true"),
+            ("REEL_ACTION_CLAUDE_BIN", &bin),
+            ("GITHUB_TOKEN", "ghs_must-never-reach-reel"),
+            ("GITHUB_EVENT_NAME", "pull_request"),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let summary = r.read_or_empty(&r.summary());
+    assert!(summary.contains("### reel rerun"), "{summary}");
+    assert!(summary.contains("- sandbox: landlock v"), "{summary}");
+    assert!(r.read_or_empty(&r.outputs()).contains("rerun-exit=0\n"));
+    let refused = r.action(
+        "run",
+        &[
+            ("REEL_ACTION_BIN", REEL),
+            ("REEL_ACTION_PATHS", path),
+            ("REEL_ACTION_SKIP_VERIFY", "true"),
+            ("REEL_ACTION_RERUN", "true"),
+            ("REEL_ACTION_CLAUDE_BIN", "/nonexistent/claude-must-not-run"),
+            ("GITHUB_EVENT_NAME", "pull_request_target"),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("refusing to run it under pull_request_target"),
+        "{stderr}"
+    );
+}
