@@ -347,7 +347,8 @@ fn confine(
         None => Network::Ports(live_ports(env_of("ANTHROPIC_BASE_URL"))),
     };
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let extra_read: Vec<PathBuf> = session.mcp_config.iter().cloned().collect();
+    let mut extra_read: Vec<PathBuf> = session.mcp_config.iter().cloned().collect();
+    extra_read.extend(crate::sandbox::policy::extra_read_from_env());
     let policy = Policy::for_run(&RunInputs {
         run_dir: &staged.run_dir,
         program: &cmd.program,

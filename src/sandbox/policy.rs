@@ -71,6 +71,21 @@ pub struct Policy {
     pub network: Network,
 }
 
+/// Extra read-only paths for every run, `:`-separated (a toolchain reel
+/// cannot infer from the agent's `PATH`, a wrapper's own agent).
+pub const EXTRA_READ_ENV: &str = "REEL_SANDBOX_READ";
+
+/// [`EXTRA_READ_ENV`]'s paths.
+pub fn extra_read_from_env() -> Vec<PathBuf> {
+    std::env::var_os(EXTRA_READ_ENV)
+        .map(|v| {
+            std::env::split_paths(&v)
+                .filter(|p| p.is_absolute())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The inputs of [`Policy::for_run`].
 pub struct RunInputs<'a> {
     /// The fresh run directory (work root, home, config dir, `tmp/`).
@@ -82,7 +97,8 @@ pub struct RunInputs<'a> {
     pub path_var: Option<&'a str>,
     /// The user's home, never readable as a whole.
     pub home: Option<&'a Path>,
-    /// Extra read-only paths (the session's MCP config, the project configuration's).
+    /// Extra read-only paths (the session's MCP config, the project
+    /// configuration's, [`EXTRA_READ_ENV`]).
     pub extra_read: &'a [PathBuf],
     pub network: Network,
 }
@@ -138,10 +154,11 @@ fn agent_install(program: &Path, path_var: Option<&str>) -> Vec<PathBuf> {
     let Some(real) = which(program, path_var).and_then(|p| canonical(&p)) else {
         return Vec::new();
     };
+    // The file alone otherwise: a native build is one file, and a wrapper
+    // script's directory may be a whole checkout.
     let tree = real
         .ancestors()
-        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
-        .or_else(|| real.parent());
+        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"));
     let mut out = vec![real.clone()];
     out.extend(tree.map(Path::to_owned));
     // The `.bin` symlink itself, when the program was named through it.

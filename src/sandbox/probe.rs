@@ -4,6 +4,11 @@
 //! `REEL_SANDBOX_FORCE_UNAVAILABLE=1` makes the probe report nothing, so the
 //! fail-closed refusal can be tested on any machine. It can only make reel
 //! refuse, never run weaker than the machine allows.
+//!
+//! `REEL_SANDBOX_NAMESPACES=0` leaves namespaces out on purpose (a machine
+//! where they are allowed but misbehave, e.g. a container without a usable
+//! `/proc` to mount): Landlock and the subreaper still apply, and every result
+//! reports the weaker layers.
 
 use std::path::Path;
 
@@ -24,6 +29,9 @@ pub struct Probe {
 /// The environment variable that forces the probe to report nothing.
 pub const FORCE_UNAVAILABLE: &str = "REEL_SANDBOX_FORCE_UNAVAILABLE";
 
+/// The environment variable that leaves namespaces out (`=0`).
+pub const NO_NAMESPACES: &str = "REEL_SANDBOX_NAMESPACES";
+
 /// Probes the running kernel.
 pub fn probe() -> Probe {
     if std::env::var_os(FORCE_UNAVAILABLE).is_some_and(|v| !v.is_empty() && v != "0") {
@@ -34,7 +42,13 @@ pub fn probe() -> Probe {
             forced: true,
         };
     }
-    let (user_namespaces, user_namespaces_note) = match userns_blocker() {
+    let opted_out = std::env::var_os(NO_NAMESPACES).is_some_and(|v| v == "0");
+    let blocker = if opted_out {
+        Some(format!("{NO_NAMESPACES}=0 is set"))
+    } else {
+        userns_blocker()
+    };
+    let (user_namespaces, user_namespaces_note) = match blocker {
         None => (true, None),
         Some(why) => (false, Some(why)),
     };

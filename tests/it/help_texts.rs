@@ -30,13 +30,11 @@ fn record_agent_cmd_is_split_by_shell_word_rules_without_a_shell() {
     let dir = tmp.path().join("my agent");
     std::fs::create_dir_all(&dir).unwrap();
     let agent = dir.join("agent");
-    let argv = tmp.path().join("argv.txt");
+    // The agent runs sandboxed: it can write only beneath its run (kept,
+    // as the run fails), in its work root.
     std::fs::write(
         &agent,
-        format!(
-            "#!/bin/sh\nfor a in \"$@\"; do echo \"[$a]\"; done > '{}'\nexit 3\n",
-            argv.display()
-        ),
+        "#!/bin/sh\nfor a in \"$@\"; do echo \"[$a]\"; done > \"$WORK_ROOT/argv.txt\"\nexit 3\n",
     )
     .unwrap();
     std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -49,8 +47,16 @@ fn record_agent_cmd_is_split_by_shell_word_rules_without_a_shell() {
         .arg(tmp.path().join("out.cassette.json"))
         .arg("--agent-cmd")
         .arg(format!("'{}' --flag 'a b' $HOME", agent.display()))
+        .env("REEL_RUNS_DIR", tmp.path().join("runs"))
         .output()
         .unwrap();
+    let argv = std::fs::read_dir(tmp.path().join("runs/write-note"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|run| run.path().join("work/argv.txt"))
+        .find(|p| p.is_file())
+        .unwrap_or_default();
     let got = std::fs::read_to_string(&argv).unwrap_or_else(|_| {
         panic!(
             "the agent did not run: {}",

@@ -28,7 +28,11 @@ impl Recording for Fixture {
         self.path("pids")
     }
 
-    /// `reel record <scenario> --agent-cmd "python3 fake_agent.py MODE"`.
+    /// `reel record <scenario> --agent-cmd "python3 fake_agent.py MODE"
+    /// --no-sandbox`: these fake agents note every pid they start in a file
+    /// of the test's (outside any run), to check the unconfined kill ladder;
+    /// the sandboxed path is `fake_agents_record_inside_the_sandbox` and
+    /// tests/it/sandbox.rs.
     fn record(&self, scenario: &str, agent: &str, extra: &[&str]) -> std::process::Output {
         let agent_cmd = if agent.ends_with(".sh") {
             format!("sh {}", support::data(&format!("agents/{agent}")).display())
@@ -45,6 +49,7 @@ impl Recording for Fixture {
             .arg(self.cassette())
             .arg("--agent-cmd")
             .arg(agent_cmd)
+            .arg("--no-sandbox")
             .args(extra)
             .env("REEL_TEST_PIDFILE", self.pidfile())
             .env("REEL_RUNS_DIR", self.path("runs"))
@@ -252,6 +257,36 @@ fn misbehaving_agents_fail_loud_and_leave_no_process() {
 }
 
 #[test]
+fn fake_agents_record_inside_the_sandbox() {
+    // The same agents as above, confined (the default): a well-behaved one
+    // records; a forker's children end with the run (its PID namespace).
+    for mode in ["good", "forker"] {
+        let run = Fixture::new();
+        let out = support::reel()
+            .arg("record")
+            .arg(support::data("record/agent.yaml"))
+            .arg("--out")
+            .arg(run.cassette())
+            .arg("--agent-cmd")
+            .arg(format!(
+                "python3 {} {mode}",
+                support::data("agents/fake_agent.py").display()
+            ))
+            .env("REEL_RUNS_DIR", run.root().join("runs"))
+            .env_remove("ANTHROPIC_API_KEY")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{mode}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("sandbox: landlock v"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(run.doc()["environment"]["sandbox"]["enabled"], true);
+    }
+}
+
+#[test]
 fn garbage_lines_are_recorded_verbatim_and_fail_the_live_verdict() {
     // The run itself completes; the replay engine's verdict refuses a
     // cassette with malformed event lines (they could conceal a failure).
@@ -326,7 +361,6 @@ fn a_canary_secret_never_reaches_the_cassette() {
         .arg(agent_cmd)
         .arg("--keep-run-dir")
         .env("REEL_RUNS_DIR", run.root().join("runs"))
-        .env("REEL_TEST_PIDFILE", run.pidfile())
         .env("ANTHROPIC_API_KEY", canary)
         .output()
         .unwrap();
@@ -364,7 +398,6 @@ fn a_canary_secret_never_reaches_the_cassette() {
         let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
         assert!(!text.contains(canary), "{} holds the canary", p.display());
     }
-    run.assert_no_process_left();
 }
 
 #[test]

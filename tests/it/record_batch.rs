@@ -257,8 +257,8 @@ fn jobs_2_records_as_serial_does_and_isolates_every_run() {
     let claude = support::require!(support::claude_bin());
     let p = project();
     std::fs::remove_dir_all(p.path().join("cassettes")).unwrap();
-    // The agent gets a fresh environment, so the log path is baked in.
-    let log = p.path().join("isolation.log");
+    // The agent runs sandboxed with a fresh environment: the wrapper logs
+    // into its own run directory (`$TMPDIR` is `<run>/tmp`), kept.
     let wrapper = p.path().join("claude-wrapper.sh");
     std::fs::write(
         &wrapper,
@@ -267,7 +267,7 @@ fn jobs_2_records_as_serial_does_and_isolates_every_run() {
              start=$EPOCHREALTIME\n\
              {claude:?} \"$@\"\n\
              rc=$?\n\
-             echo \"$start $EPOCHREALTIME cwd=$PWD url=$ANTHROPIC_BASE_URL config=$CLAUDE_CONFIG_DIR home=$HOME\" >> {log:?}\n\
+             echo \"$start $EPOCHREALTIME cwd=$PWD url=$ANTHROPIC_BASE_URL config=$CLAUDE_CONFIG_DIR home=$HOME\" >> \"$TMPDIR/../isolation.log\"\n\
              exit $rc\n",
         ),
     )
@@ -275,7 +275,21 @@ fn jobs_2_records_as_serial_does_and_isolates_every_run() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
 
-    let out = record(p.path(), &["scenarios/", "--jobs", "2"], Some(&wrapper));
+    // The wrapper's own agent is not on its PATH: the sandbox is told.
+    let install = claude.canonicalize().unwrap();
+    let install = install
+        .ancestors()
+        .find(|a| a.ends_with("node_modules"))
+        .unwrap();
+    let mut cmd = support::reel();
+    cmd.current_dir(p.path())
+        .args(["record", "scenarios/", "--jobs", "2", "--keep-run-dir"])
+        .env("REEL_RUNS_DIR", p.path().join("runs"))
+        .env("REEL_SANDBOX_READ", install)
+        .env("REEL_CLAUDE_BIN", &wrapper)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("REEL_AGENT_CMD");
+    let out = cmd.output().unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     let written = lines(&out);
@@ -295,7 +309,14 @@ fn jobs_2_records_as_serial_does_and_isolates_every_run() {
         assert!(d.is_none(), "{c}: {}", d.unwrap());
     }
 
-    let text = std::fs::read_to_string(&log).unwrap();
+    let mut text = String::new();
+    for scenario in std::fs::read_dir(p.path().join("runs")).unwrap().flatten() {
+        for run in std::fs::read_dir(scenario.path()).unwrap().flatten() {
+            text.push_str(
+                &std::fs::read_to_string(run.path().join("isolation.log")).unwrap_or_default(),
+            );
+        }
+    }
     let runs: Vec<RunSeen> = text
         .lines()
         .map(|l| {

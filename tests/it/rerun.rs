@@ -686,6 +686,8 @@ fn the_text_report_names_each_file_and_closes_with_the_tally() {
         (r"(?m)  \d+ ms$|  \d+\.\d+ s$", "  [time]"),
         (r"/[^\s]*/runs/[^\s]+", "[run dir]"),
         (r"sha256 [0-9a-f]{64}", "sha256 [hash]"),
+        // The layers this machine's kernel gives (tests/it/sandbox.rs checks them).
+        (r"(?m)^sandbox: landlock .*\(every run\)$", "sandbox: [layers] (every run)"),
     ]}, {
         insta::assert_snapshot!("rerun_broken_script_and_changed_template", stderr);
     });
