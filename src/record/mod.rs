@@ -293,6 +293,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         cassette_path: &cassette_path,
         script,
         agent_cmd: opts.agent_cmd.as_deref(),
+        claude_program: None,
         timeout,
         max_artifact_bytes: opts.max_artifact_bytes,
     })?;

@@ -41,6 +41,9 @@ pub struct RerunOptions {
     pub session: Option<PathBuf>,
     /// `--agent-cmd`.
     pub agent_cmd: Option<String>,
+    /// The `claude` program to run (a release from the agent cache; default:
+    /// `REEL_CLAUDE_BIN`, else `claude` on PATH).
+    pub claude_program: Option<PathBuf>,
     /// `--strict`: a divergence fails the rerun.
     pub strict: bool,
     /// `--write`: replace the cassette when the verdict passes and nothing diverged.
@@ -174,6 +177,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         cassette_path: path,
         script: Some(replies.script.clone()),
         agent_cmd: opts.agent_cmd.as_deref(),
+        claude_program: opts.claude_program.as_deref(),
         timeout,
         max_artifact_bytes: crate::record::manifest::DEFAULT_BODY_CAP,
     })
