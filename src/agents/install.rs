@@ -40,14 +40,22 @@ pub fn install(
                 "set REEL_AGENTS_DIR to a writable directory",
             )
         })?;
-    progress(&format!("agents: installing Claude Code {version} from npm …"));
+    progress(&format!(
+        "agents: installing Claude Code {version} from npm …"
+    ));
     let started = std::time::Instant::now();
     let prefix = tmp.path().to_string_lossy().into_owned();
     let spec = format!("{PACKAGE}@{version}");
     let out = run_npm(
         &[
-            "install", "--prefix", &prefix, "--no-save", "--no-audit", "--no-fund",
-            "--no-package-lock", &spec,
+            "install",
+            "--prefix",
+            &prefix,
+            "--no-save",
+            "--no-audit",
+            "--no-fund",
+            "--no-package-lock",
+            &spec,
         ],
         INSTALL_TIMEOUT,
     )?;
@@ -89,21 +97,34 @@ pub fn install(
     })
 }
 
-/// npm's failure, classified: a release the registry does not have is the
-/// user's (exit 2), anything else the machine's (exit 3).
+/// npm's failure, classified (all exit 3: the install cannot happen), with
+/// the fix for each cause.
 fn install_failure(version: &Version, stderr: &str) -> AgentsError {
-    if stderr.contains("ETARGET") || stderr.contains("E404") || stderr.contains("No matching version") {
-        return AgentsError::invalid(
+    if stderr.contains("ETARGET")
+        || stderr.contains("E404")
+        || stderr.contains("No matching version")
+    {
+        return AgentsError::unavailable(
             format!("Claude Code {version} is not published on the npm registry"),
             "pick a published release: `reel agents list --available`",
         );
     }
-    let network = ["ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ECONNRESET", "network"];
+    let network = [
+        "ENOTFOUND",
+        "EAI_AGAIN",
+        "ECONNREFUSED",
+        "ETIMEDOUT",
+        "ECONNRESET",
+        "network",
+    ];
     if network.iter().any(|n| stderr.contains(n)) {
         return offline(stderr);
     }
     AgentsError::unavailable(
-        format!("npm install {PACKAGE}@{version} failed: {}", last_lines(stderr, 4)),
+        format!(
+            "npm install {PACKAGE}@{version} failed: {}",
+            last_lines(stderr, 4)
+        ),
         "see npm's message; for a native release (2.1.113 on) npm must be allowed to install \
          optional dependencies and run install scripts",
     )

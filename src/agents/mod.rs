@@ -76,10 +76,7 @@ impl From<AgentsError> for crate::Error {
 
 /// Resolves `selectors` to releases, ascending. Exact numbers already in the
 /// cache need no registry; anything else reads the release list.
-pub fn resolve(
-    cache: &Cache,
-    selectors: &[Selector],
-) -> Result<Vec<semver::Version>, AgentsError> {
+pub fn resolve(cache: &Cache, selectors: &[Selector]) -> Result<Vec<semver::Version>, AgentsError> {
     let installed = cache.installed();
     let local = |v: &semver::Version| installed.iter().any(|i| &i.version == v);
     if selectors.iter().all(|s| s.exact().is_some_and(local)) {
@@ -88,7 +85,9 @@ pub fn resolve(
     }
     let list = registry::versions(cache)?;
     version::resolve_all(selectors, &list).map_err(|e| {
-        AgentsError::invalid(
+        // A number the registry never published cannot be installed: exit 3,
+        // like any other install that cannot happen.
+        AgentsError::unavailable(
             format!("--agent-version: {e}"),
             format!(
                 "name published releases (`reel agents list --available`; newest: {}), `latest`, \

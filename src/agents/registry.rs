@@ -82,7 +82,11 @@ pub fn run_npm(args: &[&str], timeout: Duration) -> Result<NpmOutput, AgentsErro
     })?;
     let mut child = Command::new(npm)
         .args(args)
-        .args(["--fetch-retries=1", "--no-update-notifier", "--loglevel=error"])
+        .args([
+            "--fetch-retries=1",
+            "--no-update-notifier",
+            "--loglevel=error",
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -109,7 +113,11 @@ pub fn run_npm(args: &[&str], timeout: Duration) -> Result<NpmOutput, AgentsErro
     let stderr = err_t.join().unwrap_or_default();
     let Some(status) = status else {
         return Err(AgentsError::unavailable(
-            format!("`npm {}` did not finish in {} s", args.join(" "), timeout.as_secs()),
+            format!(
+                "`npm {}` did not finish in {} s",
+                args.join(" "),
+                timeout.as_secs()
+            ),
             "check the network and `npm config get registry`; a slow mirror may need a retry",
         ));
     };

@@ -222,8 +222,8 @@ mod tests {
 
     #[test]
     fn the_list_is_sorted_by_version_not_by_text() {
-        let l = VersionList::from_npm_json(r#"["2.1.9","2.1.10","0.2.14","0.2.9","2.1.10"]"#)
-            .unwrap();
+        let l =
+            VersionList::from_npm_json(r#"["2.1.9","2.1.10","0.2.14","0.2.9","2.1.10"]"#).unwrap();
         assert_eq!(names(l.as_slice()), ["0.2.9", "0.2.14", "2.1.9", "2.1.10"]);
         assert_eq!(
             names(VersionList::from_npm_json(r#""1.0.0""#).unwrap().as_slice()),
@@ -265,16 +265,33 @@ mod tests {
     fn ranges_are_inclusive_and_open_ended() {
         let l = list();
         let r = |s: &str| names(&Selector::parse(s).unwrap().resolve(&l).unwrap());
-        assert_eq!(r("2.1.112..2.1.286"), ["2.1.112", "2.1.113", "2.1.285", "2.1.286"]);
+        assert_eq!(
+            r("2.1.112..2.1.286"),
+            ["2.1.112", "2.1.113", "2.1.285", "2.1.286"]
+        );
         assert_eq!(r("2.1.287..2.1.331"), ["2.1.288", "2.1.331"]);
         assert_eq!(r("2.1.331.."), ["2.1.331", "2.1.332", "2.2.0-beta.1"]);
         assert_eq!(r("..0.2.14"), ["0.2.9", "0.2.14"]);
-        assert!(Selector::parse("2.1.300..2.1.200").unwrap().resolve(&l).is_err());
+        assert!(
+            Selector::parse("2.1.300..2.1.200")
+                .unwrap()
+                .resolve(&l)
+                .is_err()
+        );
     }
 
     #[test]
     fn bad_selectors_are_named() {
-        for bad in ["", "lates", "last:0", "last:x", "2.1", "..", "2.1.x..2.1.3", "v2.1.3"] {
+        for bad in [
+            "",
+            "lates",
+            "last:0",
+            "last:x",
+            "2.1",
+            "..",
+            "2.1.x..2.1.3",
+            "v2.1.3",
+        ] {
             assert_eq!(
                 Selector::parse(bad),
                 Err(SelectorError::Syntax(bad.into())),

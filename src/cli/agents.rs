@@ -11,10 +11,12 @@ use crate::error::Result;
 use crate::exit::ExitStatus;
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "The cache is REEL_AGENTS_DIR, else $XDG_CACHE_HOME/reel/agents, else \
+#[command(
+    after_help = "The cache is REEL_AGENTS_DIR, else $XDG_CACHE_HOME/reel/agents, else \
     ~/.cache/reel/agents; one npm install per release. Exit codes: 0 done; 2 a selector names \
     no published release; 3 the release cannot be installed here (offline, no npm, no node for \
-    a cli.js release).")]
+    a cli.js release)."
+)]
 pub struct AgentsArgs {
     #[command(subcommand)]
     pub command: AgentsCommand,
@@ -118,11 +120,13 @@ fn prune(
 }
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Reruns the cassette under the good and the bad release, then halves the \
+#[command(
+    after_help = "Reruns the cassette under the good and the bad release, then halves the \
     registry's releases between them until one is left: the first release that behaves like the \
     newer of the two (the first bad one for a regression). Each step is printed on stderr; the \
     answer goes to stdout. Exit codes: 0 found; 2 an endpoint does not behave as stated, or bad \
-    input; 3 a release cannot be installed or a rerun cannot run here.")]
+    input; 3 a release cannot be installed or a rerun cannot run here."
+)]
 pub struct BisectArgs {
     /// The cassette to rerun.
     #[arg(value_name = "CASSETTE")]
@@ -148,12 +152,16 @@ pub fn bisect(args: BisectArgs) -> Result<ExitStatus> {
     let version = |s: &str, flag: &str| {
         semver::Version::parse(s.trim()).map_err(|_| {
             crate::Error::usage(format!("bisect: --{flag} {s:?} is not a release number"))
-                .with_hint("name a published release, e.g. 2.1.286 (`reel agents list --available`)")
+                .with_hint(
+                    "name a published release, e.g. 2.1.286 (`reel agents list --available`)",
+                )
         })
     };
     let (good, bad) = (version(&args.good, "good")?, version(&args.bad, "bad")?);
     if good == bad {
-        return Err(crate::Error::usage("bisect: --good and --bad are the same release"));
+        return Err(crate::Error::usage(
+            "bisect: --good and --bad are the same release",
+        ));
     }
     let list = agents::registry::versions(&cache)?;
     let opts = crate::rerun::RerunOptions {
@@ -172,8 +180,9 @@ pub fn bisect(args: BisectArgs) -> Result<ExitStatus> {
         Ok(f) => f,
         Err(BisectError::Agents(e)) => return Err(e.into()),
         Err(BisectError::Endpoint(m)) => {
-            return Err(crate::Error::usage(format!("bisect: {m}"))
-                .with_hint("check the endpoints (and --strict): the search needs one good and one bad release"));
+            return Err(crate::Error::usage(format!("bisect: {m}")).with_hint(
+                "check the endpoints (and --strict): the search needs one good and one bad release",
+            ));
         }
         Err(BisectError::CannotRun(m)) => {
             let mut e = crate::Error::usage(format!("bisect: {m}"));

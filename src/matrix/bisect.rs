@@ -80,7 +80,10 @@ pub fn bisect(
             step.divergences,
             step.duration_ms,
             if remaining > 0 {
-                format!(" — {remaining} release(s) left, ~{} step(s)", log2_ceil(remaining))
+                format!(
+                    " — {remaining} release(s) left, ~{} step(s)",
+                    log2_ceil(remaining)
+                )
             } else {
                 String::new()
             }

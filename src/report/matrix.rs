@@ -31,8 +31,10 @@ pub fn cell_text(c: &Cell) -> String {
 }
 
 fn name_of(p: &Path) -> String {
-    p.file_name()
-        .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+    p.file_name().map_or_else(
+        || p.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 /// Rows (cassettes in first-seen order) and columns (releases ascending).
@@ -83,15 +85,44 @@ pub fn table(cells: &[Cell]) -> String {
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
     }
-    out.push_str("(pass~N: passed with N divergences; *: the first release at which the cassette changed)\n");
+    out.push_str(
+        "(pass~N: passed with N divergences; *: the first release at which the cassette changed)\n",
+    );
     for c in cells.iter().filter(|c| c.first_change) {
-        out.push_str(&format!("{}: changed at {}", name_of(&c.file), c.version));
-        if let Some(d) = first_divergence(c) {
-            out.push_str(&format!(": {d}"));
-        }
+        out.push_str(&change_line(cells, c));
         out.push('\n');
     }
     out
+}
+
+/// The cell of the release before `c`'s among the cells run.
+fn previous<'c>(cells: &'c [Cell], c: &Cell) -> Option<&'c Cell> {
+    cells
+        .iter()
+        .filter(|p| p.file == c.file && p.version < c.version)
+        .max_by(|a, b| a.version.cmp(&b.version))
+}
+
+/// `NAME: changed at V (P: FAIL → V: pass): <what differs>`.
+fn change_line(cells: &[Cell], c: &Cell) -> String {
+    let prev = previous(cells, c);
+    let mut line = format!("{}: changed at {}", name_of(&c.file), c.version);
+    if let Some(p) = prev {
+        line.push_str(&format!(
+            " ({} {} → {} {})",
+            p.version,
+            cell_text(p).trim_start_matches('*'),
+            c.version,
+            cell_text(c).trim_start_matches('*')
+        ));
+    }
+    let detail = first_divergence(c)
+        .map(|d| format!("{}: {d}", c.version))
+        .or_else(|| prev.and_then(|p| first_divergence(p).map(|d| format!("{}: {d}", p.version))));
+    if let Some(d) = detail {
+        line.push_str(&format!(" — {d}"));
+    }
+    line
 }
 
 /// The first divergence of a cell, on one line.
@@ -203,7 +234,11 @@ pub fn github_summary(cells: &[Cell]) -> String {
                 || "–".into(),
                 |c| {
                     let t = cell_text(c).trim_start_matches('*').to_owned();
-                    if c.first_change { format!("**{t}** (changed)") } else { t }
+                    if c.first_change {
+                        format!("**{t}** (changed)")
+                    } else {
+                        t
+                    }
                 },
             );
             md.push_str(&format!(" {text} |"));
@@ -211,9 +246,10 @@ pub fn github_summary(cells: &[Cell]) -> String {
         md.push('\n');
     }
     for c in cells.iter().filter(|c| c.first_change) {
-        if let Some(d) = first_divergence(c) {
-            md.push_str(&format!("\n- `{}` changed at **{}**: {}", name_of(&c.file), c.version, d.replace('|', "\\|")));
-        }
+        md.push_str(&format!(
+            "\n- {}",
+            change_line(cells, c).replace('|', "\\|")
+        ));
     }
     md.push('\n');
     md

@@ -231,6 +231,10 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     ));
 
     let mut failures = run.failures.clone();
+    if let Some(stall) = startup_stall(&run.log, &fresh_events, timeout) {
+        failures.retain(|f| !f.starts_with("run error: "));
+        failures.insert(0, stall);
+    }
     failures.extend(
         run.model_problems
             .iter()
@@ -378,6 +382,30 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         written,
         run_dir,
         elapsed: started.elapsed(),
+    })
+}
+
+/// A run killed at its deadline before the agent said anything: some old
+/// releases (reported for builds before about 2.1.145) wait at start-up on an
+/// API host the offline run does not let them reach. Named as such, so a
+/// matrix cell reads as a start-up stall rather than a slow skill.
+fn startup_stall(log: &crate::agent::RunLog, fresh: &[Value], timeout: Duration) -> Option<String> {
+    let timed_out = matches!(
+        &log.end,
+        crate::agent::RunEnd::Failed {
+            source: crate::agent::ErrorSource::Timeout,
+            ..
+        }
+    );
+    let started = agent_version(fresh).is_some();
+    (timed_out && !started).then(|| {
+        format!(
+            "start-up stall: the agent wrote no `system/init` line in {} ms and was stopped; \
+             some old Claude Code releases (reported before about 2.1.145) wait at start-up on an \
+             API host the offline run blocks — rerun under a newer release, or lower --timeout-ms \
+             to find out sooner",
+            timeout.as_millis()
+        )
     })
 }
 
