@@ -17,6 +17,8 @@
 #   REEL_ACTION_JUNIT         write replay's JUnit here (default: none; with several
 #                             paths, FILE-1.xml, FILE-2.xml, ... one per path)
 #   REEL_ACTION_SKIP_VERIFY   `true`: replay only
+#   REEL_ACTION_AGENT_VERSIONS  also rerun under these Claude Code releases (a matrix)
+#   REEL_ACTION_MATRIX_JUNIT  write the matrix's JUnit here
 #   REEL_ACTION_BIN           use this reel binary; no build
 #   REEL_ACTION_SOURCE        the crate to build (default: this script's repository)
 #   REEL_ACTION_INSTALL_DIR   where the build is kept (default $RUNNER_TEMP/reel-action)
@@ -117,6 +119,22 @@ run() {
         echo "::endgroup::" >&2
         output "verify-exit=$verify_code"
         code="$(worse "$code" "$verify_code")"
+    fi
+
+    if [[ -n "${REEL_ACTION_AGENT_VERSIONS:-}" ]]; then
+        local matrix_junit=() matrix_code
+        if [[ -n "${REEL_ACTION_MATRIX_JUNIT:-}" ]]; then
+            matrix_junit=(--junit "$REEL_ACTION_MATRIX_JUNIT")
+        fi
+        echo "::group::reel rerun --agent-version $REEL_ACTION_AGENT_VERSIONS" >&2
+        set +e
+        "$reel" rerun "${paths[@]}" --agent-version "$REEL_ACTION_AGENT_VERSIONS" \
+            "${shard[@]}" "${matrix_junit[@]}"
+        matrix_code=$?
+        set -e
+        echo "::endgroup::" >&2
+        output "matrix-exit=$matrix_code"
+        code="$(worse "$code" "$matrix_code")"
     fi
     return "$code"
 }

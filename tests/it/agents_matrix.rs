@@ -130,7 +130,14 @@ fn a_matrix_reruns_every_cassette_under_every_release() {
     // JUnit: one test per cell, failures where the verdict is red.
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert_eq!(xml.matches("<testcase ").count(), cassettes * 3);
-    assert_eq!(xml.matches("<failure").count(), cassettes);
+    let red = env["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["exitCode"] == 1)
+        .count();
+    assert!(red >= cassettes, "every cassette is red under 2.1.112");
+    assert_eq!(xml.matches("<failure").count(), red);
     assert!(xml.contains("skill-triggered.cassette.json @ 2.1.126"));
 }
 
@@ -149,7 +156,7 @@ fn the_text_table_marks_the_first_change_and_shards_split_cells() {
     let table = run.stdout;
     assert!(table.starts_with("cassette"), "{table}");
     assert!(
-        table.contains("skill-triggered.cassette.json  FAIL     *pass~1   pass"),
+        table.contains("skill-triggered.cassette.json  FAIL     *pass~1  pass"),
         "{table}"
     );
     assert!(
