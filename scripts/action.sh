@@ -17,6 +17,8 @@
 #   REEL_ACTION_JUNIT         write replay's JUnit here (default: none; with several
 #                             paths, FILE-1.xml, FILE-2.xml, ... one per path)
 #   REEL_ACTION_SKIP_VERIFY   `true`: replay only
+#   REEL_ACTION_AGENT_VERSIONS  also rerun under these Claude Code releases (a matrix)
+#   REEL_ACTION_MATRIX_JUNIT  write the matrix's JUnit here
 #   REEL_ACTION_BIN           use this reel binary; no build
 #   REEL_ACTION_SOURCE        the crate to build (default: this script's repository)
 #   REEL_ACTION_INSTALL_DIR   where the build is kept (default $RUNNER_TEMP/reel-action)
@@ -141,6 +143,32 @@ run() {
         output "rerun-exit=$rerun_code"
         code="$(worse "$code" "$rerun_code")"
     fi
+
+    if [[ -n "${REEL_ACTION_AGENT_VERSIONS:-}" ]]; then
+        local matrix_junit=() matrix_code
+        if [[ -n "${REEL_ACTION_MATRIX_JUNIT:-}" ]]; then
+            matrix_junit=(--junit "$REEL_ACTION_MATRIX_JUNIT")
+        fi
+        echo "::group::reel rerun --agent-version $REEL_ACTION_AGENT_VERSIONS" >&2
+        set +e
+        # A matrix cell is a rerun: the same refusal and the same clean
+        # environment as rerun_step.
+        if refuse_untrusted_trigger; then
+            enable_user_namespaces
+            env -i PATH="$PATH" HOME="$HOME" CI="${CI:-true}" LANG="${LANG:-C.UTF-8}" \
+                GITHUB_ACTIONS="${GITHUB_ACTIONS:-}" GITHUB_STEP_SUMMARY="${GITHUB_STEP_SUMMARY:-}" \
+                ${REEL_AGENTS_DIR:+REEL_AGENTS_DIR="$REEL_AGENTS_DIR"} \
+                "$reel" rerun "${paths[@]}" --agent-version "$REEL_ACTION_AGENT_VERSIONS" \
+                "${shard[@]}" "${matrix_junit[@]}"
+            matrix_code=$?
+        else
+            matrix_code=2
+        fi
+        set -e
+        echo "::endgroup::" >&2
+        output "matrix-exit=$matrix_code"
+        code="$(worse "$code" "$matrix_code")"
+    fi
     return "$code"
 }
 
@@ -171,13 +199,19 @@ claude_bin() {
     echo "$dir/node_modules/.bin/claude"
 }
 
+# A rerun executes the code a cassette names: never under
+# pull_request_target (the base repository's secrets and a write token).
+refuse_untrusted_trigger() {
+    if [[ "${GITHUB_EVENT_NAME:-}" == "pull_request_target" ]]; then
+        echo "::error::reel rerun executes the code a cassette names; refusing to run it under pull_request_target (the base repository's secrets and a write token). Run it on pull_request with permissions: {}." >&2
+        return 1
+    fi
+}
+
 rerun_step() {
     local reel="$1" log flags=() shard=()
     shift
-    if [[ "${GITHUB_EVENT_NAME:-}" == "pull_request_target" ]]; then
-        echo "::error::reel rerun executes the code a cassette names; refusing to run it under pull_request_target (the base repository's secrets and a write token). Run it on pull_request with permissions: {}." >&2
-        return 2
-    fi
+    refuse_untrusted_trigger || return 2
     enable_user_namespaces
     read -r -a flags <<<"${REEL_ACTION_RERUN_FLAGS:-}"
     if [[ -n "${REEL_ACTION_SHARD:-}" ]]; then

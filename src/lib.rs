@@ -12,6 +12,7 @@
 //! the outcome to an exit code (see [`exit`]).
 
 pub mod agent;
+pub mod agents;
 pub mod assert;
 pub mod atomic;
 pub mod cassette;
@@ -25,6 +26,7 @@ pub mod exit;
 pub mod fingerprint;
 pub mod js;
 pub mod lint;
+pub mod matrix;
 pub mod messages;
 pub mod model;
 pub mod paths;

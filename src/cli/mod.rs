@@ -10,12 +10,14 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod agents;
 pub mod assertions;
 pub mod diff;
 pub mod doctor;
 pub mod fingerprint;
 pub mod flags;
 pub mod lint;
+pub mod matrix;
 pub mod model;
 pub mod record;
 pub mod rehash;
@@ -88,6 +90,10 @@ pub enum Command {
     Reject(review::ResolveArgs),
     /// List pending re-recordings (NAME.cassette.json.new files).
     Pending(review::PendingArgs),
+    /// Claude Code releases in the agent cache: list, install, prune.
+    Agents(agents::AgentsArgs),
+    /// Find the Claude Code release that changed a cassette's rerun (log2 reruns).
+    Bisect(agents::BisectArgs),
 }
 
 /// A flag combination a command refuses (exit 2), found while building its
@@ -146,6 +152,8 @@ pub fn main() -> ExitCode {
         Command::Accept(args) => review::run_accept(args),
         Command::Reject(args) => review::run_reject(args),
         Command::Pending(args) => review::run_pending(args),
+        Command::Agents(args) => agents::run(args),
+        Command::Bisect(args) => agents::bisect(args),
     };
     match outcome {
         Ok(status) => ExitCode::from(status.code()),

@@ -81,6 +81,11 @@ pub struct RerunArgs {
     pub junit: JunitArg,
     #[command(flatten)]
     pub shard: crate::cli::shard::ShardArgs,
+    /// Rerun under these Claude Code releases (a matrix): comma-separated `X.Y.Z`, `latest`,
+    /// `last:N`, `A..B` (inclusive); each is installed once into the agent cache (`reel agents`).
+    /// With --shard, the cassette × release cells are split.
+    #[arg(long, value_name = "SELECTORS", conflicts_with_all = ["agent_cmd", "write"])]
+    pub agent_version: Option<String>,
 }
 
 fn usage(args: &RerunArgs, message: String, hint: Option<&str>) -> Result<ExitStatus> {
@@ -122,7 +127,12 @@ impl RerunPlan {
             }
         }
         let discovered = files.len();
-        let files = args.shard.select(files);
+        // A matrix shards its cells, not its cassettes (`cli::matrix`).
+        let files = if args.agent_version.is_some() {
+            files
+        } else {
+            args.shard.select(files)
+        };
         let mut notices = Vec::new();
         if files.is_empty()
             && let Some(notice) = args.shard.empty_notice("rerun", discovered)
@@ -148,6 +158,7 @@ impl RerunPlan {
         let opts = RerunOptions {
             session: args.session.file.clone(),
             agent_cmd: args.agent_cmd.clone(),
+            claude_program: None,
             strict: args.strict.on,
             write: args.write.on,
             accept_divergence: args.accept_divergence,
@@ -179,6 +190,9 @@ pub fn run(args: RerunArgs) -> Result<ExitStatus> {
         Ok(plan) => plan,
         Err(e) => return usage(&args, e.message, e.hint),
     };
+    if let Some(selectors) = &args.agent_version {
+        return crate::cli::matrix::run(&args, selectors, files, opts);
+    }
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));

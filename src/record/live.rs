@@ -24,6 +24,9 @@ pub struct LivePlan<'a> {
     pub script: Option<crate::model::Script>,
     /// `--agent-cmd` (default: the `claude` profile).
     pub agent_cmd: Option<&'a str>,
+    /// The `claude` program of the `claude` profile (default:
+    /// `agent::claude_program()`): a release from the agent cache.
+    pub claude_program: Option<&'a Path>,
     pub timeout: Duration,
     pub max_artifact_bytes: u64,
     /// Confined (the default) or `--no-sandbox`.
@@ -99,6 +102,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     };
     let mut cmd = agent_command(
         plan.agent_cmd,
+        plan.claude_program,
         session,
         &staged,
         server.as_ref().map(|s| s.url()),
@@ -475,6 +479,7 @@ fn scrub_verdict(
 
 fn agent_command(
     agent_cmd: Option<&str>,
+    claude_program: Option<&Path>,
     session: &session_keys::SessionKeys,
     staged: &stage::Staged,
     model_url: Option<String>,
@@ -539,7 +544,7 @@ fn agent_command(
     env.retain(|(k, _)| k != "TMPDIR");
     env.push(("TMPDIR".into(), run_tmp(staged)?));
     Ok(AgentCommand {
-        program: agent::claude_program(),
+        program: claude_program.map_or_else(agent::claude_program, Path::to_path_buf),
         args: agent::claude_argv(&knobs),
         env,
         cwd,

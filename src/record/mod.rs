@@ -308,6 +308,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         cassette_path: &cassette_path,
         script,
         agent_cmd: opts.agent_cmd.as_deref(),
+        claude_program: None,
         timeout,
         max_artifact_bytes: opts.max_artifact_bytes,
         sandbox: opts.sandbox,

@@ -15,6 +15,7 @@ pub mod fingerprint;
 pub mod github;
 pub mod json;
 pub mod junit;
+pub mod matrix;
 pub mod outcome;
 pub mod rehash;
 pub mod rerun;

@@ -41,6 +41,9 @@ pub struct RerunOptions {
     pub session: Option<PathBuf>,
     /// `--agent-cmd`.
     pub agent_cmd: Option<String>,
+    /// The `claude` program to run (a release from the agent cache; default:
+    /// `REEL_CLAUDE_BIN`, else `claude` on PATH).
+    pub claude_program: Option<PathBuf>,
     /// `--strict`: a divergence fails the rerun.
     pub strict: bool,
     /// `--write`: replace the cassette when the verdict passes and nothing diverged.
@@ -178,6 +181,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         cassette_path: path,
         script: Some(replies.script.clone()),
         agent_cmd: opts.agent_cmd.as_deref(),
+        claude_program: opts.claude_program.as_deref(),
         timeout,
         max_artifact_bytes: crate::record::manifest::DEFAULT_BODY_CAP,
         sandbox: opts.sandbox,
@@ -236,6 +240,10 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     ));
 
     let mut failures = run.failures.clone();
+    if let Some(stall) = startup_stall(&run.log, &fresh_events, timeout) {
+        failures.retain(|f| !f.starts_with("run error: "));
+        failures.insert(0, stall);
+    }
     failures.extend(
         run.model_problems
             .iter()
@@ -389,6 +397,30 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         run_dir,
         elapsed: started.elapsed(),
         sandbox: run.sandbox,
+    })
+}
+
+/// A run killed at its deadline before the agent said anything: some old
+/// releases (reported for builds before about 2.1.145) wait at start-up on an
+/// API host the offline run does not let them reach. Named as such, so a
+/// matrix cell reads as a start-up stall rather than a slow skill.
+fn startup_stall(log: &crate::agent::RunLog, fresh: &[Value], timeout: Duration) -> Option<String> {
+    let timed_out = matches!(
+        &log.end,
+        crate::agent::RunEnd::Failed {
+            source: crate::agent::ErrorSource::Timeout,
+            ..
+        }
+    );
+    let started = agent_version(fresh).is_some();
+    (timed_out && !started).then(|| {
+        format!(
+            "start-up stall: the agent wrote no `system/init` line in {} ms and was stopped; \
+             some old Claude Code releases (reported before about 2.1.145) wait at start-up on an \
+             API host the offline run blocks — rerun under a newer release, or lower --timeout-ms \
+             to find out sooner",
+            timeout.as_millis()
+        )
     })
 }
 

@@ -2,6 +2,7 @@
 //! (ripgrep style), so the suite links once.
 
 mod action;
+mod agents_matrix;
 mod assert;
 mod assertions;
 mod cassette;
