@@ -727,3 +727,10 @@ mod tests {
         assert!(!g.is_match(&format!("{}b", "a".repeat(29))));
     }
 }
+
+/// Whether an `artifact_json.artifact` is a glob: it holds `*` or `?` (`[`
+/// is literal here, as in [`Glob`], so detection and matching agree on a
+/// path like `a[1].json`).
+pub fn is_artifact_glob(path: &str) -> bool {
+    path.contains(['*', '?'])
+}

@@ -559,7 +559,7 @@ fn text_mode_keeps_stdout_empty_and_json_mode_prints_one_line() {
 fn a_future_cassette_with_best_effort_warns_instead_of_failing_on_format() {
     let fx = Fixture::capture_layout();
     let rel = mutated(&fx, "future", |d| {
-        d["cassetteVersion"] = json!(13);
+        d["cassetteVersion"] = json!(17);
         d["scenario"]["unknown_top"] = json!(1);
     });
     let (_, v, stderr) = replay_json(&fx, &[&rel]);
