@@ -53,7 +53,10 @@ impl Cassette {
 
     /// The pipeline (from the shape check on) over a parsed document, e.g.
     /// one `record` assembled in memory.
-    pub fn from_doc(path: impl Into<PathBuf>, doc: Map<String, Value>) -> Result<Cassette, LoadError> {
+    pub fn from_doc(
+        path: impl Into<PathBuf>,
+        doc: Map<String, Value>,
+    ) -> Result<Cassette, LoadError> {
         Cassette::from_doc_with(path, doc, &KEY_CHECK)
     }
 }

@@ -24,14 +24,24 @@ fn has_field(item: &Map<String, Value>, key: &str, field: &str) -> bool {
 /// The assertion forms added after v12, each with the version that reads it.
 const FEATURES: &[Feature] = &[
     // v13: the object form of tool_called / tool_not_called (even `{tool}`).
-    (13, |a| obj(a, "tool_called").is_some() || obj(a, "tool_not_called").is_some()),
+    (13, |a| {
+        obj(a, "tool_called").is_some() || obj(a, "tool_not_called").is_some()
+    }),
     // v14.
-    (14, |a| has_field(a, "semantic_matches", "include_fork_results")),
+    (14, |a| {
+        has_field(a, "semantic_matches", "include_fork_results")
+    }),
     (14, |a| a.contains_key("semantic_pairwise")),
     (14, |a| a.contains_key("question_option_count")),
-    (14, |a| a.contains_key("hook_output_contains") || a.contains_key("hook_output_not_contains")),
-    (14, |a| obj(a, "file_exists").is_some() || obj(a, "user_visible_artifact").is_some()),
-    (14, |a| has_field(a, "artifact_text", "authored") || has_field(a, "artifact_json", "authored")),
+    (14, |a| {
+        a.contains_key("hook_output_contains") || a.contains_key("hook_output_not_contains")
+    }),
+    (14, |a| {
+        obj(a, "file_exists").is_some() || obj(a, "user_visible_artifact").is_some()
+    }),
+    (14, |a| {
+        has_field(a, "artifact_text", "authored") || has_field(a, "artifact_json", "authored")
+    }),
     // v15.
     (15, |a| a.contains_key("no_hook_event_blocked")),
     (15, |a| obj(a, "hook_event_blocked").is_some()),
@@ -41,8 +51,7 @@ const FEATURES: &[Feature] = &[
         obj(a, "artifact_json").is_some_and(|o| {
             o.contains_key("match")
                 || o.contains_key("schema")
-                || o
-                    .get("artifact")
+                || o.get("artifact")
                     .and_then(Value::as_str)
                     .is_some_and(super::glob::is_artifact_glob)
         })
@@ -56,7 +65,10 @@ pub fn required_version(scenario: &Map<String, Value>, doc: &Map<String, Value>)
     if scenario.get("lane").and_then(Value::as_str) == Some("remote") {
         version = version.max(11);
     }
-    if scenario.get("workspace_fixture").is_some_and(|v| !v.is_null()) {
+    if scenario
+        .get("workspace_fixture")
+        .is_some_and(|v| !v.is_null())
+    {
         version = version.max(14);
     }
     let remote = scenario.get("lane").and_then(Value::as_str) == Some("remote");
@@ -105,10 +117,7 @@ mod tests {
     }
 
     fn v_doc(scenario: Value, doc: Value) -> u64 {
-        required_version(
-            scenario.as_object().unwrap(),
-            doc.as_object().unwrap(),
-        )
+        required_version(scenario.as_object().unwrap(), doc.as_object().unwrap())
     }
 
     fn a(item: Value) -> u64 {
@@ -118,7 +127,10 @@ mod tests {
     /// test/cassette-v13-object-form.test.ts
     #[test]
     fn the_object_form_of_the_tool_keys_stamps_13() {
-        assert_eq!(a(json!({"tool_called": {"tool": "Bash", "input": {"command": "x"}}})), 13);
+        assert_eq!(
+            a(json!({"tool_called": {"tool": "Bash", "input": {"command": "x"}}})),
+            13
+        );
         assert_eq!(a(json!({"tool_not_called": {"tool": "Bash"}})), 13);
         assert_eq!(a(json!({"tool_called": "Bash"})), 12);
         assert_eq!(v(json!({"prompt": "x", "assert": []})), 12);
@@ -130,7 +142,9 @@ mod tests {
     fn include_fork_results_stamps_14_whatever_its_value() {
         let sm = |extra: Value| {
             let mut o = json!({"rubric": ["r"]});
-            o.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            o.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
             json!({"semantic_matches": o})
         };
         assert_eq!(a(sm(json!({"include_fork_results": true}))), 14);
@@ -163,15 +177,29 @@ mod tests {
         assert_eq!(a(json!({"hook_event_blocked": "Stop"})), 12);
         let aj = |extra: Value| {
             let mut o = json!({"path": "status", "equals": "ok"});
-            o.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            o.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
             a(json!({"artifact_json": o}))
         };
         assert_eq!(aj(json!({"artifact": "outputs/runs/*/s.json"})), 15);
-        assert_eq!(aj(json!({"artifact": "outputs/**/s.json", "match": "any"})), 15);
-        assert_eq!(aj(json!({"artifact": "outputs/s.json", "match": "each"})), 15);
-        assert_eq!(aj(json!({"artifact": "outputs/runs/?.json", "match": "each", "authored": true})), 15);
+        assert_eq!(
+            aj(json!({"artifact": "outputs/**/s.json", "match": "any"})),
+            15
+        );
+        assert_eq!(
+            aj(json!({"artifact": "outputs/s.json", "match": "each"})),
+            15
+        );
+        assert_eq!(
+            aj(json!({"artifact": "outputs/runs/?.json", "match": "each", "authored": true})),
+            15
+        );
         assert_eq!(aj(json!({"artifact": "outputs/s.json"})), 12);
-        assert_eq!(aj(json!({"artifact": "outputs/s.json", "authored": true})), 14);
+        assert_eq!(
+            aj(json!({"artifact": "outputs/s.json", "authored": true})),
+            14
+        );
         assert_eq!(a(json!({"result": "success"})), 12);
         let remote = json!({"prompt": "x", "lane": "remote",
             "assert": [{"artifact_json": {"artifact": "outputs/s.json", "path": "a"}}]});
@@ -182,18 +210,39 @@ mod tests {
     #[test]
     fn a_non_empty_hook_failure_inventory_stamps_16() {
         let x = json!({"prompt": "x"});
-        assert_eq!(v_doc(x.clone(), json!({"hookFailureBlocks": {"events": ["PreToolUse"]}})), 16);
-        assert_eq!(v_doc(x.clone(), json!({"hookFailureBlocks": {"unknown": true, "why": "x"}})), 16);
+        assert_eq!(
+            v_doc(
+                x.clone(),
+                json!({"hookFailureBlocks": {"events": ["PreToolUse"]}})
+            ),
+            16
+        );
+        assert_eq!(
+            v_doc(
+                x.clone(),
+                json!({"hookFailureBlocks": {"unknown": true, "why": "x"}})
+            ),
+            16
+        );
         for scenario in [
             json!({"prompt": "x"}),
             json!({"prompt": "x", "lane": "remote"}),
             json!({"prompt": "x", "workspace_fixture": "f"}),
         ] {
             let before = v(scenario.clone());
-            assert_eq!(v_doc(scenario.clone(), json!({"hookFailureBlocks": {"events": []}})), before);
+            assert_eq!(
+                v_doc(
+                    scenario.clone(),
+                    json!({"hookFailureBlocks": {"events": []}})
+                ),
+                before
+            );
         }
         assert_eq!(
-            v_doc(x, json!({"answerChannel": "none", "hookFailureBlocks": {"events": []}})),
+            v_doc(
+                x,
+                json!({"answerChannel": "none", "hookFailureBlocks": {"events": []}})
+            ),
             15
         );
     }

@@ -504,11 +504,7 @@ pub(super) fn load_lean<T: Send, R: Send, U: Send>(
 }
 
 /// Steps 2–6 of the pipeline over an already-parsed document.
-pub(super) fn validate(
-    path: PathBuf,
-    root: Value,
-    keys: &KeyCheck,
-) -> Result<Cassette, LoadError> {
+pub(super) fn validate(path: PathBuf, root: Value, keys: &KeyCheck) -> Result<Cassette, LoadError> {
     // 2. Lenient shape check.
     let (mut doc, version) = match check_shape(root) {
         Ok(ok) => ok,
@@ -786,10 +782,7 @@ fn version_number(v: &Value) -> Option<u64> {
 /// parameter-type error), else none (a rule spanning several keys).
 fn blame_key(item: &Value, keys: &KeyCheck) -> Option<String> {
     let map = item.as_object()?;
-    if let Some(k) = map
-        .keys()
-        .find(|k| !(keys.known)(k))
-    {
+    if let Some(k) = map.keys().find(|k| !(keys.known)(k)) {
         return Some(k.clone());
     }
     if map.len() == 1 {

@@ -85,7 +85,10 @@ pub fn assemble(p: &Parts<'_>) -> Cassette {
 /// scenario: v12, which cowork-harness 2.0.0 replays), and returns it.
 fn stamp(doc: &mut Map<String, Value>) -> u64 {
     let empty = Map::new();
-    let scenario = doc.get("scenario").and_then(Value::as_object).unwrap_or(&empty);
+    let scenario = doc
+        .get("scenario")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
     let version = crate::assert::stamp::required_version(scenario, doc);
     doc.insert("$schema".into(), json!(schema_url(version)));
     doc.insert("cassetteVersion".into(), json!(version));

@@ -885,12 +885,18 @@ fn hostile_corpus_loads_or_fails_cleanly() {
 fn newer_format(version: u64) -> CassetteDoc {
     let mut doc = CassetteDoc::minimal()
         .set("cassetteVersion", json!(version))
-        .set("scenario.assert", json!([{"tool_called": {"tool": "Bash", "input": {"command": "ls*"}}}]));
+        .set(
+            "scenario.assert",
+            json!([{"tool_called": {"tool": "Bash", "input": {"command": "ls*"}}}]),
+        );
     if version >= 14 {
         doc = doc
             .set("scenario.workspace_fixture", json!("fixtures/ws"))
             .set("fingerprint.workspaceFixtureSig", json!("ab".repeat(32)))
-            .set("fingerprint.workspaceFixtureFileSigs", json!([["a.bin", format!("{}+x", "cd".repeat(32))]]))
+            .set(
+                "fingerprint.workspaceFixtureFileSigs",
+                json!([["a.bin", format!("{}+x", "cd".repeat(32))]]),
+            )
             .set(
                 "artifacts",
                 json!([{"path": "a.bin", "bytes": 3, "sha256": "ef".repeat(32), "truncated": true,
@@ -901,7 +907,10 @@ fn newer_format(version: u64) -> CassetteDoc {
         doc = doc.set("answerChannel", json!("none"));
     }
     if version >= 16 {
-        doc = doc.set("hookFailureBlocks", json!({"events": ["PreToolUse", "Stop"]}));
+        doc = doc.set(
+            "hookFailureBlocks",
+            json!({"events": ["PreToolUse", "Stop"]}),
+        );
     }
     doc
 }
@@ -917,7 +926,11 @@ fn v13_to_v16_cassettes_load_round_trip_and_match_their_schemas() {
             .unwrap_or_else(|e| panic!("v{version}: {e}"));
         assert_eq!(c.version, version);
         assert!(!c.is_future(), "v{version}");
-        assert!(c.load_warnings.is_empty(), "v{version}: {:?}", c.load_warnings);
+        assert!(
+            c.load_warnings.is_empty(),
+            "v{version}: {:?}",
+            c.load_warnings
+        );
         assert_eq!(c.to_json_pretty(), text, "v{version}");
 
         let schema: Value = serde_json::from_str(
@@ -930,7 +943,10 @@ fn v13_to_v16_cassettes_load_round_trip_and_match_their_schemas() {
             json!(reel::cassette::schema_url(version)),
             "v{version}"
         );
-        assert_eq!(schema["title"], json!(format!("cowork-harness cassette v{version}")));
+        assert_eq!(
+            schema["title"],
+            json!(format!("cowork-harness cassette v{version}"))
+        );
         let validator = jsonschema::draft7::new(&schema).unwrap();
         let errors = schema_errors(&validator, &Value::Object(c.doc.clone()));
         assert!(errors.is_empty(), "v{version}: {errors:?}");
@@ -987,5 +1003,8 @@ fn a_v17_cassette_is_refused_before_any_assertion_is_evaluated() {
         .args(["verify-cassettes", path.to_str().unwrap()])
         .run();
     assert_ne!(run.code, 0, "{}", run.streams());
-    assert!(run.streams().contains("newer than this harness understands (v16)"));
+    assert!(
+        run.streams()
+            .contains("newer than this harness understands (v16)")
+    );
 }
