@@ -1,4 +1,4 @@
-//! The 77 assertion keys' shared vocabulary: replay buckets, parameter
+//! The assertion keys' shared vocabulary: replay buckets, parameter
 //! shapes and their validation, and the catalog rows `reel assertions`
 //! prints. The keys themselves (one record each) are [`crate::assert::keys`].
 //!
@@ -249,6 +249,7 @@ fn str_items(v: &Value, min_items: usize) -> Result<(), String> {
 impl Param {
     /// The first shape of a [`Param::OneOf`] (its string form), else itself:
     /// what two opposite keys both name.
+    #[cfg(test)]
     pub(crate) fn primary(self) -> Param {
         match self {
             Param::OneOf([first, ..]) => *first,
