@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::cassette::{
-    CASSETTE_VERSION, Cassette, FingerprintRecord, HASH_FORMAT_JCS1, schema_url,
+    Cassette, FingerprintRecord, HASH_FORMAT_EPOCH, HASH_FORMAT_JCS1, schema_url,
 };
 
 /// What happened to one cassette.
@@ -109,7 +109,7 @@ pub fn rehash_one(file: &Path, opts: &RehashOptions) -> Result<(Action, String),
     let cassette = crate::verify::gate::load_cassette(file)?;
     let version = cassette.version;
     let fp_value = cassette.doc.get("fingerprint").and_then(Value::as_object);
-    if version == crate::cassette::HASH_FORMAT_EPOCH
+    if version == HASH_FORMAT_EPOCH
         && fp_value.is_some()
         && fp_value
             .and_then(|f| f.get("hashFormat"))
@@ -121,7 +121,7 @@ pub fn rehash_one(file: &Path, opts: &RehashOptions) -> Result<(Action, String),
                 version; re-record"
         ));
     }
-    if version >= CASSETTE_VERSION {
+    if version >= HASH_FORMAT_EPOCH {
         return Ok((Action::Skipped, format!("already at v{version}")));
     }
     let crosses_into_v10 = version < 10;
@@ -193,12 +193,8 @@ pub fn rehash_one(file: &Path, opts: &RehashOptions) -> Result<(Action, String),
         }
         fp.insert("hashFormat".into(), Value::String(HASH_FORMAT_JCS1.into()));
     }
-    finish(
-        &cassette,
-        doc,
-        opts,
-        format!("v{version} → v{CASSETTE_VERSION}"),
-    )
+    let to = stamped_version(&doc);
+    finish(&cassette, doc, opts, format!("v{version} → v{to}"))
 }
 
 /// A baseline-only fingerprint (no skillHash): migrate only with positive
@@ -252,26 +248,32 @@ fn metadata_only(
     if let Some(Value::Object(fp)) = doc.get_mut("fingerprint") {
         fp.insert("hashFormat".into(), Value::String(HASH_FORMAT_JCS1.into()));
     }
+    let to = stamped_version(&doc);
     finish(
         cassette,
         doc,
         opts,
         format!(
-            "v{} → v{CASSETTE_VERSION} (metadata only — zero skill sources)",
+            "v{} → v{to} (metadata only — zero skill sources)",
             cassette.version
         ),
     )
 }
 
+/// The version a migrated cassette stamps: the lowest its scenario needs
+/// (the epoch for any scenario a pre-epoch cassette can hold).
+fn stamped_version(doc: &Map<String, Value>) -> u64 {
+    let scenario = doc.get("scenario").and_then(Value::as_object);
+    crate::assert::stamp::required_version(scenario.unwrap_or(&Map::new()), doc)
+}
+
 fn stamp_version(doc: &mut Map<String, Value>) {
-    doc.insert(
-        "$schema".into(),
-        Value::String(schema_url(CASSETTE_VERSION)),
-    );
+    let version = stamped_version(doc);
+    doc.insert("$schema".into(), Value::String(schema_url(version)));
     if !doc.contains_key("generator") {
         doc.insert("generator".into(), Value::String("cowork-harness".into()));
     }
-    doc.insert("cassetteVersion".into(), Value::from(CASSETTE_VERSION));
+    doc.insert("cassetteVersion".into(), Value::from(version));
 }
 
 fn set_or_remove(fp: &mut Map<String, Value>, key: &str, value: Option<String>) {

@@ -1,4 +1,4 @@
-//! The 77 assertion keys' shared vocabulary: replay buckets, parameter
+//! The assertion keys' shared vocabulary: replay buckets, parameter
 //! shapes and their validation, and the catalog rows `reel assertions`
 //! prints. The keys themselves (one record each) are [`crate::assert::keys`].
 //!
@@ -60,10 +60,14 @@ pub fn replay_strip_order() -> &'static [&'static str] {
 /// The fields of an object-valued key's parameter in schema declaration
 /// order (the order the loader emits them); empty for any other key.
 pub fn object_fields(key: &str) -> Vec<&'static str> {
-    match keys::find(key).map(|k| k.param) {
-        Some(Param::Object(fields, _)) => fields.iter().map(|f| f.name).collect(),
-        _ => Vec::new(),
+    fn fields_of(p: Param) -> Vec<&'static str> {
+        match p {
+            Param::Object(fields, _) => fields.iter().map(|f| f.name).collect(),
+            Param::OneOf(alternatives) => alternatives.iter().flat_map(|a| fields_of(*a)).collect(),
+            _ => Vec::new(),
+        }
     }
+    keys::find(key).map_or_else(Vec::new, |k| fields_of(k.param))
 }
 
 /// Whether a `NeedsManifest` key is evaluable on `cassette` (spec §2.5 step 9):
@@ -146,6 +150,10 @@ pub(crate) enum Param {
     /// Non-empty array of non-empty strings.
     NonEmptyStrList,
     Object(&'static [Field], Refine),
+    /// One of several shapes (a string form and an object form): the first
+    /// that accepts the value wins; a value none accepts gets the error of
+    /// the alternative of its JSON type.
+    OneOf(&'static [Param]),
 }
 
 /// One field of an object parameter.
@@ -177,6 +185,8 @@ pub(crate) enum Refine {
     None,
     PathOrSuffix,
     EqualsXorContains,
+    /// `question_option_count`: `exactly`, or `min` and/or `max`.
+    CountBound,
     Any,
 }
 
@@ -237,6 +247,16 @@ fn str_items(v: &Value, min_items: usize) -> Result<(), String> {
 }
 
 impl Param {
+    /// The first shape of a [`Param::OneOf`] (its string form), else itself:
+    /// what two opposite keys both name.
+    #[cfg(test)]
+    pub(crate) fn primary(self) -> Param {
+        match self {
+            Param::OneOf([first, ..]) => *first,
+            other => other,
+        }
+    }
+
     /// A JS regex the scenario loader compiles.
     pub(crate) fn is_regex(self) -> bool {
         matches!(self, Param::Regex | Param::NonEmptyRegex)
@@ -292,6 +312,19 @@ impl Param {
                 )),
             },
             Param::NonEmptyStrList => str_items(v, 1),
+            Param::OneOf(alternatives) => {
+                let mut first_err = None;
+                for alt in alternatives {
+                    match alt.check(v) {
+                        Ok(()) => return Ok(()),
+                        Err(e) if alt.accepts_type_of(v) => return Err(e),
+                        Err(e) => {
+                            first_err.get_or_insert(e);
+                        }
+                    }
+                }
+                Err(first_err.unwrap_or_default())
+            }
             Param::Object(_, Refine::Any) => Ok(()),
             Param::Object(fields, refine) => {
                 let Some(m) = v.as_object() else {
@@ -324,9 +357,46 @@ impl Param {
                     {
                         Err("question_options: set exactly one of `equals` or `contains`".into())
                     }
+                    Refine::CountBound => count_bound_problem(m).map_or(Ok(()), Err),
                     _ => Ok(()),
                 }
             }
+        }
+    }
+}
+
+/// What is wrong with a `question_option_count` bound (`exactly`, or `min`
+/// and/or `max`), if anything (test/question-option-count.test.ts).
+pub(crate) fn count_bound_problem(m: &Map<String, Value>) -> Option<String> {
+    let n = |k: &str| m.get(k).and_then(as_int);
+    let (exactly, min, max) = (n("exactly"), n("min"), n("max"));
+    if exactly.is_none() && min.is_none() && max.is_none() {
+        return Some("set `exactly`, `min` or `max` — without a bound it checks nothing".into());
+    }
+    if exactly.is_some() && (min.is_some() || max.is_some()) {
+        return Some("set `exactly` or `min`/`max`, not both".into());
+    }
+    if let (Some(lo), Some(hi)) = (min, max)
+        && lo > hi
+    {
+        return Some(format!("`min` ({lo}) is greater than `max` ({hi})"));
+    }
+    None
+}
+
+impl Param {
+    /// Whether `v` is of the JSON type this shape is about (a string for the
+    /// string shapes, an object for an object shape).
+    fn accepts_type_of(self, v: &Value) -> bool {
+        match self {
+            Param::Object(_, Refine::Any) => true,
+            Param::Object(..) => v.is_object(),
+            Param::True | Param::Bool => v.is_boolean(),
+            Param::UInt | Param::PosInt | Param::PosNum => v.is_number(),
+            Param::GlobList | Param::NonEmptyStrList => v.is_array(),
+            Param::GlobOrList => v.is_string() || v.is_array(),
+            Param::OneOf(alts) => alts.iter().any(|a| a.accepts_type_of(v)),
+            _ => v.is_string(),
         }
     }
 }
@@ -494,6 +564,11 @@ impl Param {
             Param::GlobOrList => "path glob | [path glob, …]".into(),
             Param::NonEmptyStrList => "[non-empty string, …] (at least one)".into(),
             Param::Object(_, Refine::Any) => "any JSON value".into(),
+            Param::OneOf(alternatives) => alternatives
+                .iter()
+                .map(|a| a.describe())
+                .collect::<Vec<_>>()
+                .join(" | "),
             Param::Object(fields, refine) => {
                 let parts: Vec<String> = fields
                     .iter()
@@ -509,6 +584,7 @@ impl Param {
                 let rule = match refine {
                     Refine::PathOrSuffix => " (path or path_suffix)",
                     Refine::EqualsXorContains => " (exactly one of equals, contains)",
+                    Refine::CountBound => " (exactly, or min and/or max)",
                     _ => "",
                 };
                 format!("{{ {} }}{rule}", parts.join(", "))
@@ -529,6 +605,7 @@ impl Param {
             Param::GlobList | Param::NonEmptyStrList => serde_json::json!(["example"]),
             Param::GlobOrList => Value::from("example/**"),
             Param::Object(_, Refine::Any) => Value::Null,
+            Param::OneOf(alternatives) => alternatives.first().map_or(Value::Null, |a| a.example()),
             Param::Object(fields, _) => Value::Object(
                 fields
                     .iter()

@@ -399,6 +399,13 @@ pub fn looks_like_regex(glob: &str) -> bool {
             .any(|p| glob.contains(p))
 }
 
+/// Whether an `artifact_json.artifact` is a glob: it holds `*` or `?` (`[`
+/// is literal here, as in [`Glob`], so detection and matching agree on a
+/// path like `a[1].json`).
+pub fn is_artifact_glob(path: &str) -> bool {
+    path.contains(['*', '?'])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

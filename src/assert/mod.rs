@@ -23,6 +23,9 @@ pub mod glob;
 pub mod json;
 pub mod keys;
 pub mod links;
+mod loading;
+pub mod stamp;
+pub use loading::KEY_CHECK;
 pub mod tree;
 
 use std::path::Path;

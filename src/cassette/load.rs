@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::MIN_SUPPORTED_CASSETTE_VERSION;
-use super::{CASSETTE_VERSION, Cassette, HASH_FORMAT_EPOCH, HASH_FORMAT_JCS1};
+use super::{CASSETTE_VERSION, Cassette, HASH_FORMAT_EPOCH, HASH_FORMAT_JCS1, KeyCheck};
 
 /// Largest cassette reel reads: 2 GiB. A bigger file is refused before a byte
 /// of it is read (parsing needs several times the file size in memory).
@@ -405,7 +405,7 @@ fn open_nonblocking(path: &Path) -> std::io::Result<fs::File> {
 }
 
 /// The whole pipeline after reading: bytes → a validated [`Cassette`].
-pub(super) fn parse(path: PathBuf, bytes: &[u8]) -> Result<Cassette, LoadError> {
+pub(super) fn parse(path: PathBuf, bytes: &[u8], keys: &KeyCheck) -> Result<Cassette, LoadError> {
     if bytes.len() as u64 > MAX_CASSETTE_BYTES {
         return Err(LoadError::TooLarge {
             path,
@@ -453,7 +453,7 @@ pub(super) fn parse(path: PathBuf, bytes: &[u8]) -> Result<Cassette, LoadError> 
         }
     };
 
-    validate(path, root)
+    validate(path, root, keys)
 }
 
 /// What a lean load reads and folds while it loads
@@ -472,6 +472,7 @@ pub(super) struct Reading<'a, T, R, U> {
 pub(super) fn load_lean<T: Send, R: Send, U: Send>(
     path: &Path,
     reading: Option<Reading<'_, T, R, U>>,
+    keys: &KeyCheck,
 ) -> Result<(Cassette, Option<super::FoldedWhileLoading<R, U>>), LoadError> {
     let (file, len) = open_checked(path)?;
     let io_err = |source| LoadError::Io {
@@ -483,7 +484,7 @@ pub(super) fn load_lean<T: Send, R: Send, U: Send>(
         Ok(len) => super::lean::FileBuffer::read(&file, len).map_err(io_err)?,
         Err(_) => None,
     };
-    let full = || Cassette::load(path).map(|c| (c, None));
+    let full = || Cassette::load_with(path, keys).map(|c| (c, None));
     let Some(buf) = buf.filter(|b| !b.starts_with_bom()) else {
         return full();
     };
@@ -497,13 +498,13 @@ pub(super) fn load_lean<T: Send, R: Send, U: Send>(
             Err(_) => return full(),
         },
     };
-    let mut cassette = validate(path.to_path_buf(), Value::Object(doc))?;
+    let mut cassette = validate(path.to_path_buf(), Value::Object(doc), keys)?;
     cassette.attach_raw(raw);
     Ok((cassette, lines))
 }
 
 /// Steps 2–6 of the pipeline over an already-parsed document.
-pub(super) fn validate(path: PathBuf, root: Value) -> Result<Cassette, LoadError> {
+pub(super) fn validate(path: PathBuf, root: Value, keys: &KeyCheck) -> Result<Cassette, LoadError> {
     // 2. Lenient shape check.
     let (mut doc, version) = match check_shape(root) {
         Ok(ok) => ok,
@@ -555,12 +556,12 @@ pub(super) fn validate(path: PathBuf, root: Value) -> Result<Cassette, LoadError
         .map(Vec::as_slice)
         .unwrap_or_default();
     for (index, item) in items.iter().enumerate() {
-        let Err(reason) = crate::assert::catalog::validate(item) else {
+        let Err(reason) = (keys.validate)(item) else {
             continue;
         };
         let issue = AssertionIssue {
             index,
-            key: blame_key(item),
+            key: blame_key(item, keys),
             reason,
         };
         if is_future {
@@ -779,12 +780,9 @@ fn version_number(v: &Value) -> Option<u64> {
 /// The key to name for a refused assertion: the first key the catalog does
 /// not know, else the first key whose `{key: param}` alone is refused (a
 /// parameter-type error), else none (a rule spanning several keys).
-fn blame_key(item: &Value) -> Option<String> {
+fn blame_key(item: &Value, keys: &KeyCheck) -> Option<String> {
     let map = item.as_object()?;
-    if let Some(k) = map
-        .keys()
-        .find(|k| crate::assert::catalog::bucket(k).is_none())
-    {
+    if let Some(k) = map.keys().find(|k| !(keys.known)(k)) {
         return Some(k.clone());
     }
     if map.len() == 1 {
@@ -794,7 +792,7 @@ fn blame_key(item: &Value) -> Option<String> {
         .find(|(k, v)| {
             let mut single = Map::new();
             single.insert((*k).clone(), (*v).clone());
-            crate::assert::catalog::validate(&Value::Object(single)).is_err()
+            (keys.validate)(&Value::Object(single)).is_err()
         })
         .map(|(k, _)| k.clone())
 }
@@ -804,7 +802,11 @@ mod tests {
     use super::*;
 
     fn load(text: &str) -> Result<Cassette, LoadError> {
-        parse(PathBuf::from("t.cassette.json"), text.as_bytes())
+        parse(
+            PathBuf::from("t.cassette.json"),
+            text.as_bytes(),
+            &crate::assert::KEY_CHECK,
+        )
     }
 
     const MIN: &str =
@@ -884,6 +886,23 @@ mod tests {
         );
     }
 
+    /// test/cassette-v13-object-form.test.ts, test/cassette-v14.test.ts: a
+    /// key unknown to this build is tolerated only above its ceiling.
+    #[test]
+    fn every_known_version_loads_and_an_unknown_key_at_the_ceiling_is_refused() {
+        for v in 9..=16 {
+            let text = format!(
+                r#"{{"cassetteVersion":{v},"scenario":{{"prompt":"p","session":"s"}},"events":[]}}"#
+            );
+            assert_eq!(load(&text).unwrap().version, v);
+        }
+        let text = r#"{"cassetteVersion":16,"scenario":{"prompt":"p","session":"s","assert":[{"tool_calld":"Bash"}]},"events":[]}"#;
+        assert!(matches!(
+            load(text).unwrap_err(),
+            LoadError::UnrecognizedAssertions { version: 16, .. }
+        ));
+    }
+
     #[test]
     fn line_column_counts_from_one() {
         assert_eq!(line_column(b""), (1, 1));
@@ -892,13 +911,13 @@ mod tests {
 
     #[test]
     fn future_cassette_tolerates_unknown_assertions_with_a_warning() {
-        let text = r#"{"cassetteVersion":13,"scenario":{"prompt":"p","session":"s","assert":[{"result":"success"},{"tool_calld":"Bash"}]},"events":[]}"#;
+        let text = r#"{"cassetteVersion":17,"scenario":{"prompt":"p","session":"s","assert":[{"result":"success"},{"tool_calld":"Bash"}]},"events":[]}"#;
         let c = load(text).unwrap();
         assert_eq!(
             c.load_warnings,
             vec![
-                "::warning:: [cassette] unrecognized assertion (tolerated — cassette v13 is newer \
-                than v12): \
+                "::warning:: [cassette] unrecognized assertion (tolerated — cassette v17 is newer \
+                than v16): \
                   scenario.assert[1].tool_calld: unknown assertion key `tool_calld`"
                     .to_string()
             ]

@@ -1,4 +1,4 @@
-//! The v12 cassette: model, load pipeline, loss-free write.
+//! The cassette (v9–v16): model, load pipeline, loss-free write.
 //!
 //! A cassette is kept as its parsed JSON document ([`Cassette::doc`], key order
 //! and number spellings preserved) plus typed views over it ([`views`]). The
@@ -34,8 +34,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-/// Newest format this build reads and writes.
-pub const CASSETTE_VERSION: u64 = 12;
+/// Newest format this build reads (its ceiling; a newer stamp is refused as
+/// too new). What a write stamps is the lowest version its scenario needs
+/// (`assert::stamp::required_version`), never this.
+pub const CASSETTE_VERSION: u64 = 16;
 /// Read floor: older (or unstamped) cassettes are refused.
 pub const MIN_SUPPORTED_CASSETTE_VERSION: u64 = 9;
 /// Last version that changed the digest algorithms (`hashFormat: "jcs1"`).
@@ -48,6 +50,19 @@ pub fn schema_url(v: u64) -> String {
     format!(
         "https://raw.githubusercontent.com/yaniv-golan/cowork-harness/main/schema/cassette.v{v}.json"
     )
+}
+
+/// The strict `assert:` step of the load pipeline, handed to the loader by
+/// the layer that knows the keys (`assert::catalog::KEY_CHECK`; its
+/// `Cassette::load` family passes it), so this format module depends on
+/// nothing above it.
+#[derive(Clone, Copy)]
+pub struct KeyCheck {
+    /// Refuses one item: an unknown key or a parameter of the wrong shape,
+    /// with the reason.
+    pub validate: fn(&Value) -> Result<(), String>,
+    /// Whether a key name is known at all.
+    pub known: fn(&str) -> bool,
 }
 
 /// A loaded cassette.
@@ -89,9 +104,9 @@ impl Cassette {
     /// Loads and validates the cassette at `path` (docs/spec/replay.md §2.3; see
     /// [`load`] for the pipeline and what is refused). Tolerated problems of a
     /// future-version cassette are in [`Cassette::load_warnings`].
-    pub fn load(path: &Path) -> Result<Cassette, LoadError> {
+    pub fn load_with(path: &Path, keys: &KeyCheck) -> Result<Cassette, LoadError> {
         let bytes = load::read_cassette_file(path)?;
-        load::parse(path.to_path_buf(), &bytes)
+        load::parse(path.to_path_buf(), &bytes, keys)
     }
 
     /// [`Cassette::load`] for a reader: the same checks and errors, but
@@ -99,8 +114,8 @@ impl Cassette {
     /// `cassette::lean`), so loading costs one scan and the events are
     /// unescaped where they are read ([`Cassette::event_lines`]). Writing
     /// such a cassette still writes the exact document.
-    pub fn load_lean(path: &Path) -> Result<Cassette, LoadError> {
-        load::load_lean::<(), (), ()>(path, None).map(|(c, _)| c)
+    pub fn load_lean_with(path: &Path, keys: &KeyCheck) -> Result<Cassette, LoadError> {
+        load::load_lean::<(), (), ()>(path, None, keys).map(|(c, _)| c)
     }
 
     /// [`Cassette::load_lean`] that also reads every `events` line with
@@ -111,18 +126,19 @@ impl Cassette {
     /// [`Cassette::timeline_entries`] are read and folded on the pool
     /// meanwhile too. `None` beside the cassette when the file went through
     /// the full loader (read its [`Cassette::event_lines`] then).
-    pub fn load_lean_reading<T: Send, R: Send, U: Send>(
+    pub fn load_lean_reading_with<T: Send, R: Send, U: Send>(
         path: &Path,
         read: ReadLineWith<'_, T>,
         fold: FoldReadLines<'_, T, R>,
         fold_timeline: Option<FoldTimeline<'_, U>>,
+        keys: &KeyCheck,
     ) -> Result<(Cassette, Option<FoldedWhileLoading<R, U>>), LoadError> {
         let reading = load::Reading {
             read,
             fold,
             fold_timeline,
         };
-        load::load_lean(path, Some(reading))
+        load::load_lean(path, Some(reading), keys)
     }
 
     /// A cassette over `doc` as it is, unchecked (tests and in-memory
@@ -140,17 +156,22 @@ impl Cassette {
     /// Same pipeline as [`Cassette::load`] for a document already in memory
     /// (e.g. one `record` just assembled); `path` is where it will live and is
     /// named in errors.
-    pub fn from_bytes(path: impl Into<PathBuf>, bytes: &[u8]) -> Result<Cassette, LoadError> {
-        load::parse(path.into(), bytes)
+    pub fn from_bytes_with(
+        path: impl Into<PathBuf>,
+        bytes: &[u8],
+        keys: &KeyCheck,
+    ) -> Result<Cassette, LoadError> {
+        load::parse(path.into(), bytes, keys)
     }
 
     /// Same pipeline (from the shape check on) for a document already parsed,
     /// e.g. one `record` assembled in memory.
-    pub fn from_doc(
+    pub fn from_doc_with(
         path: impl Into<PathBuf>,
         doc: Map<String, Value>,
+        keys: &KeyCheck,
     ) -> Result<Cassette, LoadError> {
-        load::validate(path.into(), Value::Object(doc))
+        load::validate(path.into(), Value::Object(doc), keys)
     }
 
     /// The file's bytes: `JSON.stringify(doc, null, 2)`, no trailing newline.

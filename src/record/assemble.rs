@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use super::manifest::PreRun;
 use super::stage::Staged;
 use crate::agent::RunLog;
-use crate::cassette::{CASSETTE_VERSION, Cassette, HASH_FORMAT_JCS1, ManifestEntry, schema_url};
+use crate::cassette::{Cassette, HASH_FORMAT_EPOCH, HASH_FORMAT_JCS1, ManifestEntry, schema_url};
 use crate::fingerprint::staleness::latest_baseline;
 use crate::paths;
 use crate::scenario::session_keys::Folder;
@@ -58,8 +58,9 @@ pub fn assemble(p: &Parts<'_>) -> Cassette {
     let draft = Cassette::unchecked(
         p.cassette_path.to_owned(),
         document(p, Value::Object(fingerprint.clone())),
-        CASSETTE_VERSION,
+        HASH_FORMAT_EPOCH,
     );
+    // (`version` is set from the stamp below.)
     // The skill fingerprint of the session's skill roots, as resolved from
     // the cassette's own `scenario.session` (what staleness will recompute).
     let fingerprint = match crate::fingerprint::live_for_cassette(&draft, None) {
@@ -74,7 +75,26 @@ pub fn assemble(p: &Parts<'_>) -> Cassette {
     };
     let mut cassette = draft;
     cassette.doc = document(p, fingerprint);
+    cassette.version = cassette
+        .doc
+        .get("cassetteVersion")
+        .and_then(Value::as_u64)
+        .unwrap_or(HASH_FORMAT_EPOCH);
     cassette
+}
+
+/// Stamps the lowest format a reader needs for this recording (a plain
+/// scenario: v12, which cowork-harness 2.0.0 replays), and returns it.
+fn stamp(doc: &mut Map<String, Value>) -> u64 {
+    let empty = Map::new();
+    let scenario = doc
+        .get("scenario")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let version = crate::assert::stamp::required_version(scenario, doc);
+    doc.insert("$schema".into(), json!(schema_url(version)));
+    doc.insert("cassetteVersion".into(), json!(version));
+    version
 }
 
 fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
@@ -89,8 +109,9 @@ fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
         scenario.insert("session".into(), json!(INLINE_SESSION));
     }
     let mut doc = Map::new();
-    doc.insert("$schema".into(), json!(schema_url(CASSETTE_VERSION)));
-    doc.insert("cassetteVersion".into(), json!(CASSETTE_VERSION));
+    // Stamped once the document is whole (`stamp`), in these positions.
+    doc.insert("$schema".into(), Value::Null);
+    doc.insert("cassetteVersion".into(), Value::Null);
     doc.insert("scenario".into(), Value::Object(scenario));
     doc.insert("events".into(), json!(p.log.events));
     doc.insert("controlOut".into(), json!(p.log.control_out));
@@ -156,6 +177,7 @@ fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
         environment["sandbox"] = json!(layers);
     }
     doc.insert("environment".into(), environment);
+    stamp(&mut doc);
     doc
 }
 

@@ -22,7 +22,7 @@ use reel::cassette::write::{self, WriteStyle};
 use reel::cassette::{Cassette, LoadError};
 use serde_json::{Map, Value, json};
 
-use crate::support::{self, CassetteDoc};
+use crate::support::{self, CassetteDoc, RunExt};
 
 /// Every `*.cassette.json` under tests/compat/examples/replays/, sorted.
 fn compat_cassettes() -> Vec<PathBuf> {
@@ -322,7 +322,7 @@ fn unknown_assertion_key_is_named_with_its_index() {
     assert_eq!(
         msg,
         format!(
-            "{}: cassette (v12 ≤ current v12) contains unrecognized assertion(s) — they would \
+            "{}: cassette (v12 ≤ current v16) contains unrecognized assertion(s) — they would \
              silently drop from replay: scenario.assert[3].tool_calld: unknown assertion key \
              `tool_calld`. Fix the assertion, or re-record.",
             path.display()
@@ -360,7 +360,7 @@ fn future_cassette_loads_and_tolerates_unknown_assertions() {
         c.load_warnings,
         vec![
             "::warning:: [cassette] unrecognized assertion (tolerated — cassette v99 is newer \
-             than v12): scenario.assert[0].brand_new_key: unknown assertion key `brand_new_key`"
+             than v16): scenario.assert[0].brand_new_key: unknown assertion key `brand_new_key`"
                 .to_string()
         ]
     );
@@ -770,7 +770,7 @@ fn from_doc_runs_the_same_checks() {
     assert_eq!(e.json_path().as_deref(), Some("scenario.assert[0].nope"));
     assert!(
         e.to_string()
-            .starts_with("mem.cassette.json: cassette (v12 ≤ current v12)")
+            .starts_with("mem.cassette.json: cassette (v12 ≤ current v16)")
     );
 }
 
@@ -876,5 +876,135 @@ fn hostile_corpus_loads_or_fails_cleanly() {
         seen >= 50,
         "hostile corpus missing: {seen} cases in {}",
         dir.display()
+    );
+}
+
+// ------------------------------------------------------------ v13–v16
+
+/// A v`version` document carrying each later format's own fields.
+fn newer_format(version: u64) -> CassetteDoc {
+    let mut doc = CassetteDoc::minimal()
+        .set("cassetteVersion", json!(version))
+        .set(
+            "scenario.assert",
+            json!([{"tool_called": {"tool": "Bash", "input": {"command": "ls*"}}}]),
+        );
+    if version >= 14 {
+        doc = doc
+            .set("scenario.workspace_fixture", json!("fixtures/ws"))
+            .set("fingerprint.workspaceFixtureSig", json!("ab".repeat(32)))
+            .set(
+                "fingerprint.workspaceFixtureFileSigs",
+                json!([["a.bin", format!("{}+x", "cd".repeat(32))]]),
+            )
+            .set(
+                "artifacts",
+                json!([{"path": "a.bin", "bytes": 3, "sha256": "ef".repeat(32), "truncated": true,
+                        "truncationReason": "fixture"}]),
+            );
+    }
+    if version >= 15 {
+        doc = doc.set("answerChannel", json!("none"));
+    }
+    if version >= 16 {
+        doc = doc.set(
+            "hookFailureBlocks",
+            json!({"events": ["PreToolUse", "Stop"]}),
+        );
+    }
+    doc
+}
+
+/// test/cassette-v13-object-form.test.ts … cassette-v16.test.ts: every
+/// version up to the ceiling loads, its new fields round-trip byte-exact and
+/// match the version's schema.
+#[test]
+fn v13_to_v16_cassettes_load_round_trip_and_match_their_schemas() {
+    for version in 13..=16u64 {
+        let text = newer_format(version).pretty();
+        let c = Cassette::from_bytes("new.cassette.json", text.as_bytes())
+            .unwrap_or_else(|e| panic!("v{version}: {e}"));
+        assert_eq!(c.version, version);
+        assert!(!c.is_future(), "v{version}");
+        assert!(
+            c.load_warnings.is_empty(),
+            "v{version}: {:?}",
+            c.load_warnings
+        );
+        assert_eq!(c.to_json_pretty(), text, "v{version}");
+
+        let schema: Value = serde_json::from_str(
+            &fs::read_to_string(support::repo().join(format!("schema/cassette.v{version}.json")))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            schema["$id"],
+            json!(reel::cassette::schema_url(version)),
+            "v{version}"
+        );
+        assert_eq!(
+            schema["title"],
+            json!(format!("cowork-harness cassette v{version}"))
+        );
+        let validator = jsonschema::draft7::new(&schema).unwrap();
+        let errors = schema_errors(&validator, &Value::Object(c.doc.clone()));
+        assert!(errors.is_empty(), "v{version}: {errors:?}");
+    }
+    // A field a version does not know is refused by its schema's enum.
+    let v13: Value = serde_json::from_str(
+        &fs::read_to_string(support::repo().join("schema/cassette.v13.json")).unwrap(),
+    )
+    .unwrap();
+    let v13 = jsonschema::draft7::new(&v13).unwrap();
+    assert!(!schema_errors(&v13, &newer_format(14).into_value()).is_empty());
+}
+
+/// test/cassette-v13-object-form.test.ts "replay refuses a future cassette
+/// before evaluating it": exit 1, only the cassette-format refusal, even
+/// when an assertion has a shape no build can evaluate.
+#[test]
+fn a_v17_cassette_is_refused_before_any_assertion_is_evaluated() {
+    let fx = support::Fixture::new();
+    let path = fx.path("future.cassette.json");
+    CassetteDoc::minimal()
+        .set("cassetteVersion", json!(17))
+        .set(
+            "scenario.assert",
+            json!([{"tool_called": {"tool": 42, "from_the_future": true}}, {"result": "success"}]),
+        )
+        .set(
+            "events",
+            json!([
+                json!({"type": "assistant", "message": {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "ls"}}]}})
+                .to_string(),
+                json!({"type": "result", "subtype": "success", "is_error": false}).to_string(),
+            ]),
+        )
+        .write(&path);
+    let run = support::reel()
+        .args(["replay", path.to_str().unwrap(), "--output-format", "json"])
+        .run();
+    assert_eq!(run.code, 1, "{}", run.streams());
+    let v = run.json();
+    let assertions = v["results"][0]["assertions"].as_array().unwrap();
+    assert_eq!(assertions.len(), 1, "{v}");
+    assert_eq!(assertions[0]["source"], json!("cassette-format"));
+    assert!(
+        assertions[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("cassette format too new: cassette format v17 is newer than this harness understands (v16)"),
+        "{v}"
+    );
+    // verify-cassettes has no escape hatch: the gate fails.
+    let run = support::reel()
+        .args(["verify-cassettes", path.to_str().unwrap()])
+        .run();
+    assert_ne!(run.code, 0, "{}", run.streams());
+    assert!(
+        run.streams()
+            .contains("newer than this harness understands (v16)")
     );
 }

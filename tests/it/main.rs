@@ -17,6 +17,7 @@ mod help_texts;
 mod hostile;
 mod lint;
 mod model;
+mod newer_keys;
 mod parity_evidence;
 mod privacy_matrix;
 mod record;

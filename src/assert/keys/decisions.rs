@@ -1,6 +1,6 @@
 //! Questions and gate answers (controlOut).
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::*;
 use crate::evidence::GateOptions;
@@ -12,7 +12,73 @@ const QUESTION_OPTIONS: &[Field] = &[
     opt("order", Param::Str),
 ];
 
+/// `question_option_count` (v14).
+const OPTION_COUNT: &[Field] = &[
+    opt("when_question", Param::Str),
+    req("matches", Param::NonEmptyRegex),
+    opt("exactly", Param::UInt),
+    opt("min", Param::UInt),
+    opt("max", Param::UInt),
+    opt("case_sensitive", Param::True),
+];
+
+/// `question_context` (2.3.0, no format bump).
+const QUESTION_CONTEXT: &[Field] = &[
+    opt("when_question", Param::Str),
+    req("matches", Param::NonEmptyRegex),
+];
+
+/// `gates_all_scripted` (v15): `true` or `{include_permissions}`.
+const GATES_SCRIPTED: &[Field] = &[opt("include_permissions", Param::Bool)];
+
 pub(super) const KEYS: &[Key] = &[
+    Key {
+        name: "question_option_count",
+        bucket: Bucket::NeedsControlOut,
+        param: Param::Object(OPTION_COUNT, Refine::CountBound),
+        description: "every (selected) question offered exactly / at least / at most N option \
+            labels matching this regex",
+        example: Some(|| json!({"matches": "^No changes — ", "exactly": 1})),
+        ranks: Ranks {
+            listed: 77,
+            check: 77,
+            schema: 77,
+            strip: Some(65),
+        },
+        eval: Eval::One(question_option_count),
+        ..Key::DEFAULTS
+    },
+    Key {
+        name: "question_context",
+        bucket: Bucket::NeedsControlOut,
+        param: Param::Object(QUESTION_CONTEXT, Refine::None),
+        description: "a (selected) question showed text matching this regex, in its question, \
+            an option label or an option description",
+        example: Some(|| json!({"matches": "takes effect next quarter"})),
+        ranks: Ranks {
+            listed: 78,
+            check: 78,
+            schema: 78,
+            strip: Some(66),
+        },
+        eval: Eval::One(question_context),
+        ..Key::DEFAULTS
+    },
+    Key {
+        name: "gates_all_scripted",
+        bucket: Bucket::NeedsControlOut,
+        param: Param::OneOf(&[Param::True, Param::Object(GATES_SCRIPTED, Refine::None)]),
+        description: "every question (and, with include_permissions, permission) was answered \
+            by a scripted rule (not evaluated by reel yet)",
+        ranks: Ranks {
+            listed: 79,
+            check: 79,
+            schema: 79,
+            strip: Some(67),
+        },
+        eval: Eval::One(|_, key, _| not_evaluated(key, 15)),
+        ..Key::DEFAULTS
+    },
     Key {
         name: name::QUESTION_ASKED,
         bucket: Bucket::NeedsControlOut,
@@ -319,4 +385,146 @@ fn gate_answers_delivered(env: &mut Env<'_>, key: &'static str, v: &Value) -> Ke
     } else {
         Err("expected a confirmed gate-delivery failure but none was observed".into())
     }
+}
+
+/// The count bound of a `question_option_count` parameter, in words, and
+/// whether `n` satisfies it.
+struct CountBound {
+    exactly: Option<u64>,
+    min: Option<u64>,
+    max: Option<u64>,
+}
+
+impl CountBound {
+    fn of(o: &Map<String, Value>) -> CountBound {
+        let n = |k: &str| o.get(k).and_then(Value::as_u64);
+        CountBound {
+            exactly: n("exactly"),
+            min: n("min"),
+            max: n("max"),
+        }
+    }
+
+    fn holds(&self, n: u64) -> bool {
+        self.exactly.is_none_or(|e| n == e)
+            && self.min.is_none_or(|m| n >= m)
+            && self.max.is_none_or(|m| n <= m)
+    }
+
+    fn words(&self) -> String {
+        match (self.exactly, self.min, self.max) {
+            (Some(e), ..) => format!("exactly {e}"),
+            (None, Some(lo), Some(hi)) => format!("{lo}–{hi}"),
+            (None, Some(lo), None) => format!("at least {lo}"),
+            (None, None, Some(hi)) => format!("at most {hi}"),
+            (None, None, None) => "any number".into(),
+        }
+    }
+}
+
+/// test/question-option-count.test.ts: labels only, on every selected
+/// sub-question; zero selected fails, even for `exactly: 0`.
+fn question_option_count(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    let o = obj_param(key, v)?;
+    // The bound first, so the message does not depend on the lane.
+    if let Some(problem) = super::super::catalog::count_bound_problem(o) {
+        return Err(format!("{key}: {problem}"));
+    }
+    let pattern = opt_str(o, "matches").ok_or_else(|| bad_param(key))?;
+    let flags = if o.get("case_sensitive").and_then(Value::as_bool) == Some(true) {
+        ""
+    } else {
+        "i"
+    };
+    let re = crate::js::regex::compile_es_with_flags(pattern, flags)
+        .map_err(|e| format!("{key}: bad regex \"{pattern}\": {e}"))?;
+    let when = opt_str(o, "when_question");
+    let (pool, selector) = gate_pool(env, key, when)?;
+    if env.run.gate_options_missing() {
+        return Err(format!(
+            "evidence unavailable: gate-option evidence absent for this run — cannot evaluate {key}"
+        ));
+    }
+    if pool.is_empty() {
+        return Err(format!(
+            "{key}: no question{selector} was asked ({} gate(s) recorded)",
+            env.run.gate_options.len()
+        ));
+    }
+    let bound = CountBound::of(o);
+    let mut offending = Vec::new();
+    for g in &pool {
+        let mut n = 0;
+        for option in &g.options {
+            if t(key, &re, &option.label)? {
+                n += 1;
+            }
+        }
+        if !bound.holds(n) {
+            let labels: Vec<&str> = g.options.iter().map(|o| o.label.as_str()).collect();
+            offending.push(format!(
+                "{} has {n} of [{}]",
+                json::stringify(Some(&Value::String(g.question.clone()))),
+                labels.join(", ")
+            ));
+        }
+    }
+    let flags_shown = if flags.is_empty() { "" } else { "i" };
+    if offending.is_empty() {
+        ok_ev(format!(
+            "{key}: all {} sub-question(s) have {} option label(s) matching /{pattern}/{flags_shown}",
+            pool.len(),
+            bound.words()
+        ))
+    } else {
+        Err(format!(
+            "{key}: expected {} option label(s) matching /{pattern}/{flags_shown} on every \
+                sub-question{selector}; {} of {} did not: {}",
+            bound.words(),
+            offending.len(),
+            pool.len(),
+            offending.join("; ")
+        ))
+    }
+}
+
+/// assertion-catalog (gates): everything a gate showed — the question, each
+/// option label, each option description — each tested on its own; no
+/// `when_question` searches every gate; zero gates fails.
+fn question_context(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    let o = obj_param(key, v)?;
+    let pattern = opt_str(o, "matches").ok_or_else(|| bad_param(key))?;
+    let re = env.re(key, pattern)?;
+    let (pool, selector) = gate_pool(env, key, opt_str(o, "when_question"))?;
+    if env.run.gate_options_missing() {
+        return Err(format!(
+            "evidence unavailable: gate-option evidence absent for this run — cannot evaluate {key}"
+        ));
+    }
+    if pool.is_empty() {
+        return Err(format!(
+            "{key}: no question{selector} was asked ({} gate(s) recorded)",
+            env.run.gate_options.len()
+        ));
+    }
+    for g in &pool {
+        let shown = std::iter::once(g.question.as_str()).chain(
+            g.options
+                .iter()
+                .flat_map(|o| std::iter::once(o.label.as_str()).chain(o.description.as_deref())),
+        );
+        for text in shown {
+            if t(key, &re, text)? {
+                return ok_ev(format!(
+                    "{key}: gate {} showed text matching /{pattern}/i",
+                    json::stringify(Some(&Value::String(g.question.clone())))
+                ));
+            }
+        }
+    }
+    Err(format!(
+        "{key}: no question{selector} showed text matching /{pattern}/i (searched {} gate(s): \
+            question, option labels and descriptions)",
+        pool.len()
+    ))
 }

@@ -13,7 +13,13 @@ const ARTIFACT_JSON: &[Field] = &[
     opt("exists", Param::Bool),
     opt("absent", Param::Bool),
     opt("is_null", Param::Bool),
+    opt("authored", Param::Bool),
+    opt("match", Param::Str),
+    opt("schema", ANY),
 ];
+
+/// The object form of `file_exists` / `user_visible_artifact` (v14).
+const AUTHORED_PATH: &[Field] = &[req("path", Param::NonEmpty), req("authored", Param::Bool)];
 
 const ARTIFACT_TEXT: &[Field] = &[
     req("artifact", Param::NonEmpty),
@@ -21,14 +27,16 @@ const ARTIFACT_TEXT: &[Field] = &[
     opt("not_contains", Param::NonEmptyStrList),
     opt("matches", Param::NonEmpty),
     opt("not_matches", Param::NonEmpty),
+    opt("authored", Param::Bool),
 ];
 
 pub(super) const KEYS: &[Key] = &[
     Key {
         name: name::FILE_EXISTS,
         bucket: Bucket::NeedsManifest,
-        param: Param::NonEmpty,
-        description: "this work-root-relative file exists after the run",
+        param: Param::OneOf(&[Param::NonEmpty, Param::Object(AUTHORED_PATH, Refine::None)]),
+        description: "this work-root-relative file exists after the run ({path, authored: true}: \
+            and this run created or rewrote it)",
         example: Some(|| Value::from("outputs/report.md")),
         ranks: Ranks {
             listed: 57,
@@ -43,8 +51,9 @@ pub(super) const KEYS: &[Key] = &[
     Key {
         name: "user_visible_artifact",
         bucket: Bucket::NeedsManifest,
-        param: Param::Str,
-        description: "this file exists under a user-visible root (outputs/ or a folder)",
+        param: Param::OneOf(&[Param::Str, Param::Object(AUTHORED_PATH, Refine::None)]),
+        description: "this file exists under a user-visible root (outputs/ or a folder; \
+            {path, authored: true}: and this run created or rewrote it)",
         example: Some(|| Value::from("outputs/report.md")),
         ranks: Ranks {
             listed: 58,
@@ -267,8 +276,51 @@ fn link_unavailable(p: &str) -> String {
     )
 }
 
+/// The path of a string or `{path, authored}` parameter, after the
+/// `authored: true` check (cowork-harness v14: decided from `preRunHashes`
+/// against the manifest's post-run sha256; `authored: false` adds nothing).
+fn authored_path<'v>(env: &Env<'_>, key: &str, v: &'v Value) -> Result<&'v str, String> {
+    let Some(o) = v.as_object() else {
+        return str_param(key, v);
+    };
+    let p = opt_str(o, "path").ok_or_else(|| bad_param(key))?;
+    if o.get("authored").and_then(Value::as_bool) == Some(true) {
+        check_authored(env, key, p)?;
+    }
+    Ok(p)
+}
+
+/// `authored: true`: this run created or rewrote `p`. An untouched pre-run
+/// file fails; no pre-run hash manifest (or a scrubbed entry) cannot tell.
+pub(super) fn check_authored(env: &Env<'_>, key: &str, p: &str) -> Result<(), String> {
+    let manifest = env.ctx.manifest();
+    let Some(hashes) = &manifest.pre_run_hashes else {
+        return Err(format!(
+            "evidence unavailable: {key}: `authored: true` needs the cassette's pre-run hash \
+                manifest (preRunHashes), which this recording lacks — re-record"
+        ));
+    };
+    let rel = contained_rel(p).unwrap_or_else(|| p.to_owned());
+    let Some((_, before)) = hashes.iter().find(|(path, _)| *path == rel) else {
+        return Ok(()); // not there before the run: this run created it
+    };
+    let Some(before) = before else {
+        return Err(format!(
+            "evidence unavailable: {key}: \"{p}\"'s pre-run hash was scrubbed at record time — \
+                cannot tell whether this run rewrote it"
+        ));
+    };
+    match manifest.post_hash(&rel) {
+        Some(after) if after == before => Err(format!(
+            "{key}: \"{p}\" is untouched — it existed before the run with the same content, so \
+                this run did not author it (`authored: false` accepts an inherited file)"
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn file_exists(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
-    let p = str_param(key, v)?;
+    let p = authored_path(env, key, v)?;
     let Some(rel) = contained_rel(p) else {
         return Err(format!(
             "unsafe file_exists path \"{p}\" — must stay under the work root (no absolute paths \
@@ -296,7 +348,7 @@ fn visible(prefixes: &[String], rel: &str) -> bool {
 }
 
 fn user_visible_artifact(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
-    let p = str_param(key, v)?;
+    let p = authored_path(env, key, v)?;
     let Some(rel) = contained_rel(p) else {
         return Err(format!(
             "unsafe user_visible_artifact path \"{p}\" — must stay under the work root (no \
@@ -469,6 +521,12 @@ fn artifact_text(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<
         ));
         return;
     }
+    if at.get("authored").and_then(Value::as_bool) == Some(true)
+        && let Err(m) = check_authored(env, key, artifact)
+    {
+        out.push(Err(m));
+        return;
+    }
     match text_body(env, at, artifact) {
         Ok(body) => text_matchers(key, at, artifact, &body, out),
         Err(m) => out.push(Err(m)),
@@ -627,6 +685,23 @@ fn artifact_json(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<
     };
     let artifact = opt_str(aj, "artifact").unwrap_or("");
     let path = opt_str(aj, "path");
+    if let Some(form) = ["match", "schema"]
+        .into_iter()
+        .find(|k| aj.contains_key(*k))
+        .or(super::super::glob::is_artifact_glob(artifact).then_some("glob `artifact`"))
+    {
+        out.push(Err(format!(
+            "evidence unavailable: artifact_json: {form} (cowork-harness v15) is not evaluated \
+                by this reel build — cannot verify"
+        )));
+        return;
+    }
+    if aj.get("authored").and_then(Value::as_bool) == Some(true)
+        && let Err(m) = check_authored(env, key, artifact)
+    {
+        out.push(Err(m));
+        return;
+    }
     let doc = match json_doc(env, artifact) {
         Ok(doc) => doc,
         Err(m) => {

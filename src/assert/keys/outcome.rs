@@ -10,6 +10,20 @@ const SEMANTIC: &[Field] = &[
     opt("min_pass", ANY),
     opt("judge_model", Param::Str),
     opt("include_subagent_text", Param::Bool),
+    opt("include_fork_results", Param::Bool),
+    opt("evidence_files", Param::GlobList),
+];
+
+/// `semantic_pairwise` (v14): a judge compares the run with a frozen reference.
+const PAIRWISE: &[Field] = &[
+    opt("refs", Param::GlobList),
+    opt("rubric", Param::NonEmptyStrList),
+    opt("pass_if", Param::Str),
+    opt("order", Param::Str),
+    opt("judge_model", Param::Str),
+    opt("include_subagent_text", Param::Bool),
+    opt("include_fork_results", Param::Bool),
+    opt("evidence_files", Param::GlobList),
 ];
 
 pub(super) const KEYS: &[Key] = &[
@@ -94,6 +108,21 @@ pub(super) const KEYS: &[Key] = &[
             listed: 74,
             check: 2,
             schema: 76,
+            strip: None,
+        },
+        eval: Eval::Live(needs_live_telemetry),
+        ..Key::DEFAULTS
+    },
+    Key {
+        name: "semantic_pairwise",
+        bucket: Bucket::LiveOnly,
+        param: Param::Object(PAIRWISE, Refine::None),
+        description: "an LLM judge finds the run no worse than a frozen reference (live only)",
+        example: Some(|| json!({"refs": ["refs/baseline"], "pass_if": "not_worse"})),
+        ranks: Ranks {
+            listed: 88,
+            check: 88,
+            schema: 88,
             strip: None,
         },
         eval: Eval::Live(needs_live_telemetry),

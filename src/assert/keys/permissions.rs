@@ -11,7 +11,102 @@ const PATH_DENIED: &[Field] = &[
     opt("agent_scope", Param::Str),
 ];
 
+/// The object form of `hook_event_blocked` / `no_hook_event_blocked` (v15).
+const HOOK_EVENT: &[Field] = &[
+    req("event", Param::NonEmpty),
+    opt("tool", Param::Str),
+    opt("via", Param::Str),
+    opt("min", Param::UInt),
+    opt("max", Param::UInt),
+];
+
+/// `hook_decision` (v15).
+const HOOK_DECISION: &[Field] = &[
+    req("event", Param::NonEmpty),
+    req("decision", Param::NonEmpty),
+    opt("tool", Param::Str),
+    opt("max", Param::UInt),
+];
+
+/// `hook_output_contains` / `hook_output_not_contains` (v14).
+const HOOK_OUTPUT: &[Field] = &[
+    req("event", Param::NonEmpty),
+    opt("stream", Param::Str),
+    opt("text", Param::NonEmpty),
+    opt("matches", Param::NonEmptyRegex),
+];
+
+/// A hook key this build validates but does not evaluate yet (the
+/// `hook_response` frames it reads are not kept by the re-drive).
+macro_rules! hook_key {
+    ($name:literal, $param:expr, $description:literal, $example:expr, $rank:literal, $since:literal) => {
+        Key {
+            name: $name,
+            bucket: Bucket::Always,
+            param: $param,
+            description: $description,
+            example: Some($example),
+            ranks: Ranks {
+                listed: $rank,
+                check: $rank,
+                schema: $rank,
+                strip: Some($rank - 12),
+            },
+            eval: Eval::One(|_, key, _| not_evaluated(key, $since)),
+            ..Key::DEFAULTS
+        }
+    };
+}
+
 pub(super) const KEYS: &[Key] = &[
+    hook_key!(
+        "hook_event_fired",
+        Param::NonEmpty,
+        "a command hook for this event ran (not evaluated by reel yet)",
+        || Value::from("Stop"),
+        80,
+        12
+    ),
+    hook_key!(
+        "hook_event_blocked",
+        Param::OneOf(&[Param::NonEmpty, Param::Object(HOOK_EVENT, Refine::None)]),
+        "a command hook for this event blocked (not evaluated by reel yet)",
+        || Value::from("Stop"),
+        81,
+        12
+    ),
+    hook_key!(
+        "no_hook_event_blocked",
+        Param::OneOf(&[Param::True, Param::Object(HOOK_EVENT, Refine::None)]),
+        "no command hook (for this event) blocked (not evaluated by reel yet)",
+        || Value::Bool(true),
+        82,
+        15
+    ),
+    hook_key!(
+        "hook_decision",
+        Param::Object(HOOK_DECISION, Refine::None),
+        "a hook for this event returned this decision (not evaluated by reel yet)",
+        || serde_json::json!({"event": "PreToolUse", "decision": "deny"}),
+        83,
+        15
+    ),
+    hook_key!(
+        "hook_output_contains",
+        Param::Object(HOOK_OUTPUT, Refine::None),
+        "a command hook for this event printed this text (not evaluated by reel yet)",
+        || serde_json::json!({"event": "Stop", "text": "checked"}),
+        84,
+        14
+    ),
+    hook_key!(
+        "hook_output_not_contains",
+        Param::Object(HOOK_OUTPUT, Refine::None),
+        "no command hook for this event printed this text (not evaluated by reel yet)",
+        || serde_json::json!({"event": "Stop", "text": "error"}),
+        85,
+        14
+    ),
     Key {
         name: "hook_blocked",
         bucket: Bucket::NeedsControlOut,

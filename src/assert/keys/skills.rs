@@ -8,6 +8,37 @@ const SKILL_TOOL_USED: &[Field] = &[req("skill", Param::Str), req("tool", Param:
 
 pub(super) const KEYS: &[Key] = &[
     Key {
+        name: "reference_read",
+        bucket: Bucket::Always,
+        param: Param::NonEmptyRegex,
+        description: "a skill references/ or scripts/ file whose path matches this regex was read",
+        example: Some(|| Value::from("references/pricing\\.md")),
+        ranks: Ranks {
+            listed: 86,
+            check: 86,
+            schema: 86,
+            strip: Some(74),
+        },
+        eval: Eval::One(reference_read),
+        opposite: Some("no_observed_reference_access"),
+        ..Key::DEFAULTS
+    },
+    Key {
+        name: "no_observed_reference_access",
+        bucket: Bucket::Always,
+        param: Param::NonEmptyRegex,
+        description: "no observed read of a skill references/ or scripts/ file matches this regex",
+        example: Some(|| Value::from("references/legacy")),
+        ranks: Ranks {
+            listed: 87,
+            check: 87,
+            schema: 87,
+            strip: Some(75),
+        },
+        eval: Eval::One(no_observed_reference_access),
+        ..Key::DEFAULTS
+    },
+    Key {
         name: "skill_triggered",
         bucket: Bucket::Always,
         param: Param::Str,
@@ -238,4 +269,53 @@ fn skill_tool_used(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult
             "no tool matching \"{tool}\" ran inside a window matching \"{skill}\""
         ))
     }
+}
+
+/// Every observed skill reference read (main agent, then sub-agents), or
+/// evidence-unavailable when the run recorded no tool stream at all. reel
+/// observes `Read` of a mounted plugin's `references/` / `scripts/` file.
+fn observed_references<'r>(env: &Env<'r>, key: &str) -> Result<Vec<&'r str>, String> {
+    let run = env.run;
+    if run.tools_called.is_empty() && run.subagents.is_empty() {
+        return Err(format!(
+            "evidence unavailable: {key}: the run recorded no tool calls, so no reference access \
+                is observable"
+        ));
+    }
+    Ok(run
+        .references_read
+        .iter()
+        .chain(run.subagents.iter().flat_map(|s| s.references_read.iter()))
+        .map(String::as_str)
+        .collect())
+}
+
+fn reference_read(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    let p = str_param(key, v)?;
+    let re = env.re(key, p)?;
+    let seen = observed_references(env, key)?;
+    for r in &seen {
+        if t(key, &re, r)? {
+            return ok_ev(format!("{key}: {r} matched /{p}/i"));
+        }
+    }
+    Err(format!(
+        "{key}: no observed reference access matched /{p}/i (observed: {})",
+        if seen.is_empty() {
+            "none".to_owned()
+        } else {
+            seen.join(", ")
+        }
+    ))
+}
+
+fn no_observed_reference_access(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    let p = str_param(key, v)?;
+    let re = env.re(key, p)?;
+    for r in observed_references(env, key)? {
+        if t(key, &re, r)? {
+            return Err(format!("{key}: {r} was accessed (matched /{p}/i)"));
+        }
+    }
+    ok()
 }

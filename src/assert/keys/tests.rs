@@ -86,6 +86,19 @@ const LISTED: &[&str] = &[
     "semantic_matches",
     "no_lost_write_back",
     "replay_protocol_fidelity",
+    // Added after cowork-harness 2.0.0 (v13–v16 and the unbumped keys).
+    "question_option_count",
+    "question_context",
+    "gates_all_scripted",
+    "hook_event_fired",
+    "hook_event_blocked",
+    "no_hook_event_blocked",
+    "hook_decision",
+    "hook_output_contains",
+    "hook_output_not_contains",
+    "reference_read",
+    "no_observed_reference_access",
+    "semantic_pairwise",
 ];
 
 const CHECK: &[&str] = &[
@@ -166,6 +179,19 @@ const CHECK: &[&str] = &[
     "subagent_dispatch_healthy",
     "result",
     "replay_protocol_fidelity",
+    // Added after cowork-harness 2.0.0 (v13–v16 and the unbumped keys).
+    "question_option_count",
+    "question_context",
+    "gates_all_scripted",
+    "hook_event_fired",
+    "hook_event_blocked",
+    "no_hook_event_blocked",
+    "hook_decision",
+    "hook_output_contains",
+    "hook_output_not_contains",
+    "reference_read",
+    "no_observed_reference_access",
+    "semantic_pairwise",
 ];
 
 const SCHEMA: &[&str] = &[
@@ -246,6 +272,19 @@ const SCHEMA: &[&str] = &[
     "replay_protocol_fidelity",
     "artifact_json",
     "semantic_matches",
+    // Added after cowork-harness 2.0.0 (v13–v16 and the unbumped keys).
+    "question_option_count",
+    "question_context",
+    "gates_all_scripted",
+    "hook_event_fired",
+    "hook_event_blocked",
+    "no_hook_event_blocked",
+    "hook_decision",
+    "hook_output_contains",
+    "hook_output_not_contains",
+    "reference_read",
+    "no_observed_reference_access",
+    "semantic_pairwise",
 ];
 
 const STRIP: &[&str] = &[
@@ -314,6 +353,18 @@ const STRIP: &[&str] = &[
     "computer_links_resolve_if_present",
     "no_unexpected_files",
     "input_unmodified",
+    // Added after cowork-harness 2.0.0 (v13–v16 and the unbumped keys).
+    "question_option_count",
+    "question_context",
+    "gates_all_scripted",
+    "hook_event_fired",
+    "hook_event_blocked",
+    "no_hook_event_blocked",
+    "hook_decision",
+    "hook_output_contains",
+    "hook_output_not_contains",
+    "reference_read",
+    "no_observed_reference_access",
 ];
 
 const MODIFIERS: &[&str] = &[
@@ -345,11 +396,11 @@ fn names(keys: &[&Key]) -> Vec<&'static str> {
 
 #[test]
 fn every_key_is_listed_once() {
-    assert_eq!(all().len(), 77);
+    assert_eq!(all().len(), 89);
     let mut seen: Vec<&str> = names(all());
     seen.sort_unstable();
     seen.dedup();
-    assert_eq!(seen.len(), 77);
+    assert_eq!(seen.len(), 89);
 }
 
 #[test]
@@ -474,8 +525,8 @@ fn cross_key_rules_name_known_keys() {
         if let Some(no) = k.opposite {
             let other = find(no).unwrap_or_else(|| panic!("{}: unknown opposite {no}", k.name));
             assert_eq!(
-                k.param.describe(),
-                other.param.describe(),
+                k.param.primary().describe(),
+                other.param.primary().describe(),
                 "{} / {no}",
                 k.name
             );

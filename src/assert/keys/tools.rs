@@ -4,12 +4,33 @@ use serde_json::Value;
 
 use super::*;
 
+/// The object form of `tool_called` (cowork-harness v13).
+const TOOL_CALL: &[Field] = &[
+    req("tool", Param::GlobOrList),
+    opt("input", ANY),
+    opt("input_any", Param::NonEmpty),
+    opt("result", ANY),
+    opt("scope", Param::Str),
+    opt("subagent_type", Param::Str),
+    opt("count", ANY),
+];
+
+/// The object form of `tool_not_called` (no `count`).
+const TOOL_NOT_CALL: &[Field] = &[
+    req("tool", Param::GlobOrList),
+    opt("input", ANY),
+    opt("input_any", Param::NonEmpty),
+    opt("result", ANY),
+    opt("scope", Param::Str),
+    opt("subagent_type", Param::Str),
+];
+
 pub(super) const KEYS: &[Key] = &[
     Key {
         name: name::TOOL_CALLED,
         bucket: Bucket::Always,
-        param: Param::ToolGlob,
-        description: "the main agent called a tool matching this glob",
+        param: Param::OneOf(&[Param::ToolGlob, Param::Object(TOOL_CALL, Refine::None)]),
+        description: "the main agent called a tool matching this glob (object form: {tool, …} — only `tool` is evaluated by reel)",
         example: Some(|| Value::from("Write")),
         ranks: Ranks {
             listed: 5,
@@ -24,8 +45,8 @@ pub(super) const KEYS: &[Key] = &[
     Key {
         name: name::TOOL_NOT_CALLED,
         bucket: Bucket::Always,
-        param: Param::ToolGlob,
-        description: "the main agent called no tool matching this glob",
+        param: Param::OneOf(&[Param::ToolGlob, Param::Object(TOOL_NOT_CALL, Refine::None)]),
+        description: "the main agent called no tool matching this glob (object form: {tool, …} — only `tool` is evaluated by reel)",
         example: Some(|| Value::from("Write")),
         ranks: Ranks {
             listed: 6,
@@ -335,7 +356,39 @@ pub(super) fn glob_matches<'v, 't>(
     Ok((p, hits))
 }
 
+/// The globs of an object-form `tool_called` / `tool_not_called` that names
+/// only `tool` (a glob or a list, any-of): exactly the string form
+/// (assertion-catalog: "`{tool: X}` alone is exactly `tool_called: X`").
+/// Any other predicate fails closed: reel does not evaluate it yet.
+fn object_form_globs(key: &str, v: &Value) -> Result<Option<Vec<Value>>, String> {
+    let Some(o) = v.as_object() else {
+        return Ok(None);
+    };
+    if let Some(other) = o.keys().find(|k| *k != "tool") {
+        return Err(format!(
+            "evidence unavailable: {key}: the object form's `{other}` predicate (cowork-harness \
+                v13) is not evaluated by this reel build — cannot verify; state it as `{{tool}}` \
+                alone or the string form"
+        ));
+    }
+    Ok(Some(match o.get("tool") {
+        Some(Value::Array(globs)) => globs.clone(),
+        Some(glob) => vec![glob.clone()],
+        None => return Err(bad_param(key)),
+    }))
+}
+
 fn tool_called(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    if let Some(globs) = object_form_globs(key, v)? {
+        let mut last = Err(bad_param(key));
+        for glob in &globs {
+            last = tool_called(env, key, glob);
+            if last.is_ok() {
+                return last;
+            }
+        }
+        return last;
+    }
     let run = env.run;
     let (p, hits) = glob_matches(env, key, v, &run.tools_called)?;
     match hits.first() {
@@ -348,6 +401,12 @@ fn tool_called(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
 }
 
 fn tool_not_called(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    if let Some(globs) = object_form_globs(key, v)? {
+        for glob in &globs {
+            tool_not_called(env, key, glob)?;
+        }
+        return ok();
+    }
     let run = env.run;
     let (p, hits) = glob_matches(env, key, v, &run.tools_called)?;
     if hits.is_empty() {
