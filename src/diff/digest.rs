@@ -566,7 +566,16 @@ fn meta_view(
         "sessionFingerprint",
         doc.get("sessionFingerprint").cloned(),
     );
-    put(&mut m, "environment", doc.get("environment").cloned());
+    // How the run was confined (`environment.sandbox`) is not what it
+    // recorded: a re-recording under other sandbox layers is the same
+    // recording (the layers are in every result, and in the cassette).
+    let environment = doc.get("environment").cloned().map(|mut e| {
+        if let Some(m) = e.as_object_mut() {
+            m.shift_remove("sandbox");
+        }
+        e
+    });
+    put(&mut m, "environment", environment);
     put(
         &mut m,
         "userVisibleRoots",

@@ -119,7 +119,7 @@ impl Normalizer {
         if !self.enabled {
             return s.to_owned();
         }
-        let mut out = self.roots.to_placeholders(s);
+        let mut out = crate::rerun::paths::run_tmp_as_system_tmp(self.roots.to_placeholders(s));
         if let Some(session) = &self.session
             && out.contains(session.as_str())
         {

@@ -392,10 +392,7 @@ fn volatile() -> &'static [(Regex, &'static str)] {
 
 /// A value with run roots and volatile fields masked (the list in the module docs).
 pub fn normalise(text: &str, roots: &Roots) -> String {
-    let mut out = roots.to_placeholders(text);
-    if out.contains("{{run}}/tmp/") {
-        out = out.replace("{{run}}/tmp/", "/tmp/");
-    }
+    let mut out = super::paths::run_tmp_as_system_tmp(roots.to_placeholders(text));
     for (re, with) in volatile() {
         if re.is_match(&out) {
             out = re.replace_all(&out, *with).into_owned();

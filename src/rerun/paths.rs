@@ -210,6 +210,18 @@ fn replace_at_boundary(text: &str, prefix: &str, with: &str) -> String {
     out
 }
 
+/// A masked text with the run's own `TMPDIR` (`{{run}}/tmp/`, set since
+/// runs are sandboxed) read as the system temp dir, what a recording made
+/// without one shows. For comparisons only: served replies keep the run's.
+pub fn run_tmp_as_system_tmp(masked: String) -> String {
+    const RUN_TMP: &str = "{{run}}/tmp/";
+    if masked.contains(RUN_TMP) {
+        masked.replace(RUN_TMP, "/tmp/")
+    } else {
+        masked
+    }
+}
+
 /// True when a tool input path, after mapping, leaves the run: absolute
 /// and under none of the placeholders, or climbing above its root with `..`.
 pub fn escapes_run(mapped: &str) -> bool {

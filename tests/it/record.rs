@@ -544,7 +544,13 @@ fn normalize(v: &Value, run_dir: &regex::Regex) -> Value {
                 .collect(),
         ),
         Value::Array(a) => Value::Array(a.iter().map(|x| normalize(x, run_dir)).collect()),
-        Value::String(s) => Value::String(run_dir.replace_all(s, "<run>").into_owned()),
+        // The run's own TMPDIR stands for the system temp dir a recording
+        // made before runs were sandboxed shows.
+        Value::String(s) => Value::String(
+            run_dir
+                .replace_all(s, "<run>")
+                .replace("<run>/tmp/", "/tmp/"),
+        ),
         other => other.clone(),
     }
 }

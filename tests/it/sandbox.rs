@@ -135,22 +135,22 @@ fn routes() -> Vec<(&'static str, Act)> {
         // Processes that try to outlive the run.
         (
             "p01-setsid",
-            Bash("setsid sh -c 'sleep 7701; touch {TMPC}-p01' > /dev/null 2>&1 < /dev/null &"),
+            Bash("setsid sh -c 'sleep {S}01; touch {TMPC}-p01' > /dev/null 2>&1 < /dev/null &"),
         ),
         (
             "p02-nohup",
-            Bash("nohup sh -c 'sleep 7702' > /dev/null 2>&1 &"),
+            Bash("nohup sh -c 'sleep {S}02' > /dev/null 2>&1 &"),
         ),
-        ("p03-disown", Bash("sleep 7703 > /dev/null 2>&1 & disown")),
+        ("p03-disown", Bash("sleep {S}03 > /dev/null 2>&1 & disown")),
         (
             "p04-double-fork",
-            Bash("(sh -c 'sleep 7704 > /dev/null 2>&1 &' &)"),
+            Bash("(sh -c 'sleep {S}04 > /dev/null 2>&1 &' &)"),
         ),
-        ("p05-background-tool", Background("sleep 7705")),
+        ("p05-background-tool", Background("sleep {S}05")),
         (
             "p06-python-daemon",
             Bash(
-                "python3 -c \"import os,time\nif os.fork(): os._exit(0)\nos.setsid(); time.sleep(7706)\" > /dev/null 2>&1 &",
+                "python3 -c \"import os,time\nif os.fork(): os._exit(0)\nos.setsid(); time.sleep({S}06)\" > /dev/null 2>&1 &",
             ),
         ),
         ("p07-signal-parent", Bash("kill -9 $PPID; kill -9 -1; true")),
@@ -259,7 +259,7 @@ struct Listeners {
 }
 
 impl Listeners {
-    fn start(dir: &Path) -> Listeners {
+    fn start(dir: &Path, id: &str) -> Listeners {
         let heard = Arc::new(Mutex::new(Vec::new()));
         let mut ports = BTreeMap::new();
         for (name, addr) in [
@@ -296,7 +296,7 @@ impl Listeners {
             }
         });
         use std::os::linux::net::SocketAddrExt;
-        let name = format!("reel-canary-abstract-{}", std::process::id());
+        let name = format!("reel-canary-abstract-{id}");
         let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
         let abstract_listener = UnixListener::bind_addr(&addr).unwrap();
         let h = heard.clone();
@@ -329,15 +329,22 @@ struct Arena {
     tag: String,
     secret: String,
     token: String,
+    abstract_name: String,
+    /// The first digits of this arena's `sleep` tags (77, 78, …).
+    series: u32,
     listeners: Listeners,
 }
 
 impl Arena {
     fn new() -> Arena {
         let fx = Fixture::new();
-        let tag = format!("reel-canary-{}", std::process::id());
-        let secret = format!("CANARY-SECRET-{}", std::process::id());
-        let token = format!("CANARY-TOKEN-{}", std::process::id());
+        // Unique per arena: two corpus tests run at once in one process.
+        static ARENAS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = ARENAS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let id = format!("{}-{n}", std::process::id());
+        let tag = format!("reel-canary-{id}");
+        let secret = format!("CANARY-SECRET-{id}");
+        let token = format!("CANARY-TOKEN-{id}");
         for sub in ["scenarios", "sessions", "skills", "data"] {
             fx.copy_in(&repo().join(sub), &format!("checkout/{sub}"));
         }
@@ -349,12 +356,14 @@ impl Arena {
         fx.write("gh/env", "");
         fx.write("gh/path", "");
         fx.dirs(&["outside", "runs", "checkout/cassettes"]);
-        let listeners = Listeners::start(fx.root());
+        let listeners = Listeners::start(fx.root(), &id);
         Arena {
             fx,
             tag,
             secret,
             token,
+            abstract_name: format!("reel-canary-abstract-{id}"),
+            series: 77 + n as u32,
             listeners,
         }
     }
@@ -371,10 +380,8 @@ impl Arena {
             .replace("{GHENV}", &p("gh/env"))
             .replace("{GHPATH}", &p("gh/path"))
             .replace("{SOCK}", &self.listeners.socket.display().to_string())
-            .replace(
-                "{ABS}",
-                &format!("reel-canary-abstract-{}", std::process::id()),
-            )
+            .replace("{ABS}", &self.abstract_name)
+            .replace("{S}", &self.series.to_string())
             .replace("{N}", name);
         for (k, port) in &self.listeners.ports {
             out = out.replace(&format!("{{{k}}}"), &port.to_string());
@@ -459,7 +466,7 @@ impl Arena {
                 let script = self.fx.write(
                     &format!("checkout/sessions/{name}.sh"),
                     self.expand(
-                        "#!/bin/sh\nD={OUT}; touch $D/{N}\ntouch {TMPC}-{N}\nsleep 7790\n",
+                        "#!/bin/sh\nD={OUT}; touch $D/{N}\ntouch {TMPC}-{N}\nsleep {S}90\n",
                         name,
                     ),
                 );
@@ -543,7 +550,7 @@ impl Arena {
                 }
             }
         }
-        found.extend(survivors());
+        found.extend(survivors(self.series));
         found
     }
 }
@@ -568,15 +575,19 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Processes of the corpus still alive (their `sleep 77NN` tags).
-fn survivors() -> Vec<String> {
+/// Processes of this arena's corpus still alive (their `sleep {S}NN` tags).
+fn survivors(series: u32) -> Vec<String> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
             continue;
         };
         let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-        if (7701..=7790).any(|n| cmd.contains(&format!("sleep {n}"))) {
+        let tagged = |n: u32| {
+            let tag = format!("{series}{n:02}");
+            cmd.contains(&format!("sleep {tag}")) || cmd.contains(&format!("sleep({tag})"))
+        };
+        if (1..=90).any(tagged) {
             out.push(format!(
                 "still alive after the run: pid {} `{cmd}`",
                 e.file_name().to_string_lossy()
