@@ -61,8 +61,21 @@ pub fn run(args: ReportArgs) -> Result<ExitStatus> {
         body_cap: args.body_cap as usize,
         ..Options::default()
     };
+    let invalid = |e: html::rerun::InputError| {
+        Error::usage(format!("report: {e}")).with_hint("see `reel report --help` for the inputs")
+    };
     let page = if let Some(path) = &args.cassette {
         html::recording::render(&load(path)?, &opts)
+    } else if let Some(path) = &args.rerun {
+        html::rerun::render(path, &opts).map_err(invalid)?
+    } else if let Some([a, b]) = args.diff.as_deref() {
+        let diff =
+            crate::diff::diff_cassettes(&load(a)?, &load(b)?, &crate::diff::DiffOptions::default());
+        html::diff::render(&diff, opts.body_cap)
+    } else if let Some(path) = &args.matrix {
+        html::matrix::render(&html::matrix::MatrixInput::load(path).map_err(invalid)?)
+    } else if let Some(path) = &args.eval {
+        html::eval::render(&html::eval::EvalInput::load(path).map_err(invalid)?)
     } else {
         return Err(Error::usage("report: no input given"));
     }

@@ -17,10 +17,15 @@
 //! clipped with a note ([`Clip`]).
 
 pub mod conversation;
+pub mod diff;
+pub mod eval;
+pub mod matrix;
 pub mod recording;
+pub mod rerun;
 mod text;
 mod timeline;
 
+pub use rerun::InputError;
 pub use text::{Clip, Segment};
 
 /// How much of a recording a page shows.

@@ -17,6 +17,7 @@
   }
   button("Expand all", true);
   button("Collapse all", false);
+  if (!document.querySelector("article.turn")) { return; }
   var input = document.createElement("input");
   input.type = "search";
   input.placeholder = "Filter turns by tool name or text";

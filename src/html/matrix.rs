@@ -1,0 +1,199 @@
+//! The matrix view: cassettes × agent versions as a grid, each cell the
+//! rerun's outcome under that version, linking to its rerun report; the
+//! first version at which a cassette's outcome or replies change is marked.
+//!
+//! The input is a small documented model ([`MatrixInput`],
+//! `schema/report-matrix.json`) that a matrix run writes (or a script
+//! assembles from rerun envelopes); `reel report --matrix FILE` reads it.
+
+use std::collections::HashMap;
+
+use askama::Template;
+use serde::Deserialize;
+
+use super::rerun::InputError;
+use super::{Chrome, RenderError};
+
+/// A version matrix: which cassettes were rerun under which agent versions.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MatrixInput {
+    /// Agent versions, in release order (the grid's columns).
+    pub versions: Vec<String>,
+    /// Cassette paths (the grid's rows).
+    pub cassettes: Vec<String>,
+    /// The agent version each cassette was recorded with.
+    #[serde(default)]
+    pub recorded_with: HashMap<String, String>,
+    pub cells: Vec<MatrixCell>,
+}
+
+/// One rerun: a cassette under a version.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MatrixCell {
+    pub cassette: String,
+    pub version: String,
+    /// `pass` | `pass_diverged` | `fail` | `could_not_run`.
+    pub outcome: String,
+    #[serde(default)]
+    pub divergences: u64,
+    #[serde(default)]
+    pub duration_ms: Option<f64>,
+    /// The rerun's report or envelope: a relative path or an http(s) URL.
+    #[serde(default)]
+    pub link: Option<String>,
+    /// The first divergence or the failure, in one line.
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+const OUTCOMES: [&str; 4] = ["pass", "pass_diverged", "fail", "could_not_run"];
+
+impl MatrixInput {
+    /// Reads and checks the matrix at `path`.
+    pub fn load(path: &std::path::Path) -> Result<MatrixInput, InputError> {
+        let err = |message: String| InputError {
+            file: path.display().to_string(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
+        let m: MatrixInput = serde_json::from_str(&text).map_err(|e| {
+            err(format!(
+                "not a matrix report input: {e} (the format is schema/report-matrix.json)"
+            ))
+        })?;
+        m.check().map_err(err)?;
+        Ok(m)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        for (i, c) in self.cells.iter().enumerate() {
+            if !self.cassettes.contains(&c.cassette) {
+                return Err(format!(
+                    "cells[{i}].cassette {:?} is not in `cassettes`; list it there",
+                    c.cassette
+                ));
+            }
+            if !self.versions.contains(&c.version) {
+                return Err(format!(
+                    "cells[{i}].version {:?} is not in `versions`; list it there",
+                    c.version
+                ));
+            }
+            if !OUTCOMES.contains(&c.outcome.as_str()) {
+                return Err(format!(
+                    "cells[{i}].outcome {:?} is not one of {}",
+                    c.outcome,
+                    OUTCOMES.join(", ")
+                ));
+            }
+            if let Some(link) = &c.link
+                && !safe_link(link)
+            {
+                return Err(format!(
+                    "cells[{i}].link {link:?} is neither a relative path nor an http(s) URL"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A relative path, or an absolute http(s) URL: never `javascript:` or `data:`.
+pub(super) fn safe_link(link: &str) -> bool {
+    match link.split_once(':') {
+        Some((scheme, _)) if !scheme.contains('/') => {
+            scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
+        }
+        _ => true,
+    }
+}
+
+/// One row of the grid.
+pub struct Row {
+    pub cassette: String,
+    pub recorded_with: String,
+    pub cells: Vec<Option<Cell>>,
+}
+
+/// One cell as drawn.
+pub struct Cell {
+    pub outcome: String,
+    pub divergences: u64,
+    pub duration: String,
+    pub link: Option<String>,
+    pub message: String,
+    /// The first version at which this cassette's outcome or replies changed.
+    pub first_change: bool,
+}
+
+#[derive(Template)]
+#[template(path = "matrix.html")]
+struct Page<'a> {
+    chrome: Chrome,
+    versions: &'a [String],
+    rows: &'a [Row],
+    counts: Vec<(String, usize)>,
+}
+
+/// The matrix view as one HTML page.
+pub fn render(m: &MatrixInput) -> Result<String, RenderError> {
+    let rows = rows(m);
+    let counts = OUTCOMES
+        .iter()
+        .map(|o| {
+            let n = m.cells.iter().filter(|c| c.outcome == *o).count();
+            ((*o).to_owned(), n)
+        })
+        .collect();
+    Page {
+        chrome: Chrome::new("reel report — version matrix".into()),
+        versions: &m.versions,
+        rows: &rows,
+        counts,
+    }
+    .render()
+}
+
+/// The grid, with each row's first change marked.
+pub fn rows(m: &MatrixInput) -> Vec<Row> {
+    m.cassettes
+        .iter()
+        .map(|cassette| {
+            let mut previous: Option<(String, bool)> = None;
+            let mut marked = false;
+            let cells = m
+                .versions
+                .iter()
+                .map(|version| {
+                    let c = m
+                        .cells
+                        .iter()
+                        .find(|c| &c.cassette == cassette && &c.version == version)?;
+                    let signature = (c.outcome.clone(), c.divergences > 0);
+                    let changed = previous.as_ref().is_some_and(|p| *p != signature);
+                    previous = Some(signature);
+                    let first_change = changed && !marked;
+                    marked |= first_change;
+                    Some(Cell {
+                        outcome: c.outcome.clone(),
+                        divergences: c.divergences,
+                        duration: c
+                            .duration_ms
+                            .map(|d| format!("{:.1} s", d / 1000.0))
+                            .unwrap_or_default(),
+                        link: c.link.clone(),
+                        message: c.message.clone().unwrap_or_default(),
+                        first_change,
+                    })
+                })
+                .collect();
+            Row {
+                cassette: cassette.clone(),
+                recorded_with: m.recorded_with.get(cassette).cloned().unwrap_or_default(),
+                cells,
+            }
+        })
+        .collect()
+}
