@@ -14,6 +14,7 @@ mod fingerprint;
 mod fuzz;
 mod help_texts;
 mod hostile;
+mod html_report;
 mod lint;
 mod model;
 mod parity_evidence;

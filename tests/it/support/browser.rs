@@ -29,9 +29,11 @@ pub fn chromium_bin() -> Result<PathBuf, String> {
             return Ok(candidate.into());
         }
     }
-    Err("Chromium is missing (scripts/test.sh installs Debian's `chromium`; \
+    Err(
+        "Chromium is missing (scripts/test.sh installs Debian's `chromium`; \
          or set REEL_CHROMIUM)"
-        .into())
+            .into(),
+    )
 }
 
 /// What a page did while it loaded.
@@ -85,11 +87,23 @@ impl Browser {
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        // SAFETY: only async-signal-safe calls (dup2) between fork and exec.
+            .stderr(if std::env::var_os("REEL_CHROMIUM_LOG").is_some() {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            });
+        // SAFETY: only async-signal-safe calls (fcntl, dup2) between fork
+        // and exec. Both ends first move above 4 (one may sit on 3 or 4
+        // already), then land on 3 and 4, which dup2 leaves open across exec.
         unsafe {
             command.pre_exec(move || {
-                if libc::dup2(r, 3) < 0 || libc::dup2(w, 4) < 0 {
+                let high_r = libc::fcntl(r, libc::F_DUPFD, 10);
+                let high_w = libc::fcntl(w, libc::F_DUPFD, 10);
+                if high_r < 0
+                    || high_w < 0
+                    || libc::dup2(high_r, 3) < 0
+                    || libc::dup2(high_w, 4) < 0
+                {
                     return Err(std::io::Error::last_os_error());
                 }
                 Ok(())
@@ -128,7 +142,10 @@ impl Browser {
             "Target.attachToTarget",
             json!({"targetId": target_id, "flatten": true}),
         )?;
-        b.session = attached["sessionId"].as_str().unwrap_or_default().to_owned();
+        b.session = attached["sessionId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         for domain in ["Page", "Runtime", "Log", "Network"] {
             b.call(&format!("{domain}.enable"), json!({}))?;
         }
@@ -193,7 +210,10 @@ impl Browser {
             "Emulation.setScriptExecutionDisabled",
             json!({"value": !scripts}),
         )?;
-        let url = format!("file://{}", file.canonicalize().map_err(|e| e.to_string())?.display());
+        let url = format!(
+            "file://{}",
+            file.canonicalize().map_err(|e| e.to_string())?.display()
+        );
         let started = Instant::now();
         self.call("Page.navigate", json!({"url": url}))?;
         self.wait_for("Page.loadEventFired")?;
@@ -215,9 +235,9 @@ impl Browser {
                 "Runtime.consoleAPICalled" if p["type"] == "error" => {
                     loaded.errors.push(format!("console.error: {}", p["args"]))
                 }
-                "Runtime.exceptionThrown" => {
-                    loaded.errors.push(format!("exception: {}", p["exceptionDetails"]))
-                }
+                "Runtime.exceptionThrown" => loaded
+                    .errors
+                    .push(format!("exception: {}", p["exceptionDetails"])),
                 "Log.entryAdded" if p["entry"]["level"] == "error" => {
                     loaded.errors.push(format!("log: {}", p["entry"]["text"]))
                 }
