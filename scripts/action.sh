@@ -20,6 +20,9 @@
 #   REEL_ACTION_BIN           use this reel binary; no build
 #   REEL_ACTION_SOURCE        the crate to build (default: this script's repository)
 #   REEL_ACTION_INSTALL_DIR   where the build is kept (default $RUNNER_TEMP/reel-action)
+#   REEL_ACTION_REPORT_DIR    write one `reel report` page per cassette here (empty: none);
+#                             the job summary lists them, failing ones first, each
+#                             linked to its assertions section
 # Runner environment it reads: GITHUB_ACTIONS, GITHUB_STEP_SUMMARY (reel appends
 # the job summary itself), GITHUB_OUTPUT (replay-exit, verify-exit, reel),
 # RUNNER_TEMP.
@@ -118,7 +121,46 @@ run() {
         output "verify-exit=$verify_code"
         code="$(worse "$code" "$verify_code")"
     fi
+    reports "$reel" "${paths[@]}"
     return "$code"
+}
+
+# One HTML page per cassette (reel report), and their list in the job
+# summary; a page's verdict is its `reel-verdict` meta tag.
+reports() {
+    local reel="$1" dir="${REEL_ACTION_REPORT_DIR:-}" f name files=() failing=() passing=()
+    shift
+    [[ -n "$dir" ]] || return 0
+    mkdir -p "$dir"
+    for p in "$@"; do
+        if [[ -d "$p" ]]; then
+            for f in "$p"/*.cassette.json; do [[ -e "$f" ]] && files+=("$f"); done
+        else
+            files+=("$p")
+        fi
+    done
+    for f in "${files[@]}"; do
+        name="$(basename "$f" .cassette.json)"
+        if "$reel" report "$f" --out "$dir/$name.html"; then
+            if grep -q '<meta name="reel-verdict" content="fail">' "$dir/$name.html"; then
+                failing+=("$name")
+            else
+                passing+=("$name")
+            fi
+        fi
+    done
+    output "report-dir=$dir"
+    if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then
+        {
+            echo "### reel report: ${#files[@]} HTML page(s) in the \`reel-report\` artifact"
+            for name in "${failing[@]}"; do
+                echo "- ❌ \`$name\`: open \`$name.html#rec-assertions\` (the failing assertions)"
+            done
+            for name in "${passing[@]}"; do
+                echo "- ✅ \`$name\`: \`$name.html\`"
+            done
+        } >>"$GITHUB_STEP_SUMMARY"
+    fi
 }
 
 case "${1:-}" in

@@ -519,3 +519,15 @@ fn a_rerun_with_a_divergence_renders_side_by_side() {
         .unwrap();
     assert!(sides.as_u64().unwrap() >= 1);
 }
+
+#[test]
+fn the_report_fixtures_match_their_published_schemas() {
+    support::assert_schema(
+        "report-matrix.json",
+        &support::read_json(&support::data("report/matrix.json")),
+    );
+    support::assert_schema(
+        "report-eval.json",
+        &support::read_json(&support::data("report/eval.json")),
+    );
+}
