@@ -531,3 +531,10 @@ fn the_report_fixtures_match_their_published_schemas() {
         &support::read_json(&support::data("report/eval.json")),
     );
 }
+
+#[test]
+fn report_help() {
+    let run = reel().args(["report", "--help"]).run();
+    assert_eq!(run.code, 0);
+    insta::assert_snapshot!("report_help", run.stdout);
+}
