@@ -22,6 +22,9 @@
 #   REEL_ACTION_BIN           use this reel binary; no build
 #   REEL_ACTION_SOURCE        the crate to build (default: this script's repository)
 #   REEL_ACTION_INSTALL_DIR   where the build is kept (default $RUNNER_TEMP/reel-action)
+#   REEL_ACTION_REPORT_DIR    write one `reel report` page per cassette here (empty: none);
+#                             the job summary lists them, failing ones first, each
+#                             linked to its assertions section
 #   REEL_ACTION_RERUN         `true`: also `reel rerun` the paths (token-free re-execution
 #                             of the skills, inside reel's kernel sandbox)
 #   REEL_ACTION_RERUN_FLAGS   extra rerun flags, whitespace-separated
@@ -169,6 +172,7 @@ run() {
         output "matrix-exit=$matrix_code"
         code="$(worse "$code" "$matrix_code")"
     fi
+    reports "$reel" "${paths[@]}"
     return "$code"
 }
 
@@ -234,6 +238,44 @@ rerun_step() {
     fi
     rm -f "$log"
     return "$rerun_code"
+}
+
+# One HTML page per cassette (reel report), and their list in the job
+# summary; a page's verdict is its `reel-verdict` meta tag.
+reports() {
+    local reel="$1" dir="${REEL_ACTION_REPORT_DIR:-}" f name files=() failing=() passing=()
+    shift
+    [[ -n "$dir" ]] || return 0
+    mkdir -p "$dir"
+    for p in "$@"; do
+        if [[ -d "$p" ]]; then
+            for f in "$p"/*.cassette.json; do [[ -e "$f" ]] && files+=("$f"); done
+        else
+            files+=("$p")
+        fi
+    done
+    for f in "${files[@]}"; do
+        name="$(basename "$f" .cassette.json)"
+        if "$reel" report "$f" --out "$dir/$name.html"; then
+            if grep -q '<meta name="reel-verdict" content="fail">' "$dir/$name.html"; then
+                failing+=("$name")
+            else
+                passing+=("$name")
+            fi
+        fi
+    done
+    output "report-dir=$dir"
+    if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then
+        {
+            echo "### reel report: ${#files[@]} HTML page(s) in the \`reel-report\` artifact"
+            for name in "${failing[@]}"; do
+                echo "- ❌ \`$name\`: open \`$name.html#rec-assertions\` (the failing assertions)"
+            done
+            for name in "${passing[@]}"; do
+                echo "- ✅ \`$name\`: \`$name.html\`"
+            done
+        } >>"$GITHUB_STEP_SUMMARY"
+    fi
 }
 
 case "${1:-}" in

@@ -126,6 +126,7 @@ EOF
       if (n ~ /^record_jobs_/) { k = n; sub(/^record_jobs_/, "", k); return (k == "1" ? "`reel record scenarios/` (serial)" : "`reel record scenarios/ --jobs " k "`") ": the bundled scenarios, real Claude Code CLI + scripted models (floor: serial)" }
       if (n == "rerun_vs_record") return "`reel rerun` of the csv-stats recording (real Claude Code, 3 turns, a Bash script); floor = `reel record` of the same scenario";
       if (n == "rerun_sandbox_cost") return "the same `reel rerun`, confined (Landlock + user/PID/mount/network namespaces, the default); floor = `reel rerun --no-sandbox`";
+      if (n == "report_50k_events_recording_page") return "`reel report` (recording page) of the 50,000-event cassette with timeline (load, replay verdicts, a 500-turn window, 4 KiB bodies; a 0.94 MB page); floor: read + parse";
       if (n == "diff_50k_events_one_change") return "`reel diff` of the 50,000-event cassette against a copy with one changed tool input (load both, re-drive, replay verdicts, compare every view, text); floor: read + parse both";
       return n
     }
@@ -145,6 +146,7 @@ EOF
       if (n == "record_overhead") tgt = ((t < 0.05) ? "met" : "MISSED") ": < 50 ms"
       if (n == "rerun_vs_record") tgt = ((fl != "-" && t <= 1.1 * fl + 0.2) ? "met" : "MISSED") ": ≤ record + 10 % + 200 ms"
       if (n == "rerun_sandbox_cost") tgt = ((fl != "-" && t <= 1.05 * fl + 0.05) ? "met" : "MISSED") ": ≤ --no-sandbox + 5 % + 50 ms"
+      if (n == "report_50k_events_recording_page") tgt = ((t < 1) ? "met" : "MISSED") ": < 1 s"
       if (n == "diff_50k_events_one_change") tgt = ((t < 1) ? "met" : "MISSED") ": < 1 s"
       printf "| %s | %s | %s | %s | %s | %s | %s | %s of %s |\n", desc(n), fmt_b(inb), fmt_t(t), fmt_t(fl), ratio, r, tgt, f["stat"], f["runs"]
     }' "$logs/all.bench"

@@ -23,6 +23,12 @@ cargo machete
 echo "==> cargo doc (warnings denied)" >&2
 RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --quiet
 
+echo "==> Chromium for the report pages' browser tests (Debian's package, installed when missing)" >&2
+if ! command -v chromium >/dev/null 2>&1; then
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
+fi
+
 echo "==> cargo test (benches run as quick smoke tests; scripts/bench.sh runs them for real)" >&2
 cargo test --locked --all-targets
 

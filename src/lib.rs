@@ -24,6 +24,7 @@ pub mod error;
 pub mod evidence;
 pub mod exit;
 pub mod fingerprint;
+pub mod html;
 pub mod js;
 pub mod lint;
 pub mod matrix;

@@ -22,6 +22,7 @@ pub mod model;
 pub mod record;
 pub mod rehash;
 pub mod replay;
+pub mod report;
 pub mod rerun;
 pub mod review;
 pub mod scaffold;
@@ -82,6 +83,8 @@ pub enum Command {
     Diff(diff::DiffArgs),
     /// A readable digest of one recording (tools, questions, files, timeline, usage).
     Show(show::ShowArgs),
+    /// One self-contained HTML page: a recording, a rerun, a diff, a version matrix or an eval.
+    Report(report::ReportArgs),
     /// Review pending re-recordings on a terminal: diff, then accept / reject / skip.
     Review(review::ReviewArgs),
     /// Accept pending re-recordings (rename NAME.cassette.json.new over the cassette).
@@ -148,6 +151,7 @@ pub fn main() -> ExitCode {
         Command::Doctor(args) => doctor::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Show(args) => show::run(args),
+        Command::Report(args) => report::run(args),
         Command::Review(args) => review::run_review(args),
         Command::Accept(args) => review::run_accept(args),
         Command::Reject(args) => review::run_reject(args),

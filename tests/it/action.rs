@@ -292,3 +292,35 @@ fn the_action_reruns_sandboxed_without_the_jobs_secrets_and_refuses_pull_request
         "{stderr}"
     );
 }
+
+#[test]
+fn the_action_writes_a_report_page_per_cassette_and_lists_failing_ones_first() {
+    let r = Fixture::new();
+    let dir = r.path("reel-report");
+    let out = r.action(
+        "run",
+        &[
+            ("REEL_ACTION_BIN", REEL),
+            ("REEL_ACTION_PATHS", "cassettes/red/"),
+            ("REEL_ACTION_SKIP_VERIFY", "true"),
+            ("REEL_ACTION_REPORT_DIR", dir.to_str().unwrap()),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    for name in ["wrong-answer", "unexpected-file"] {
+        let page = std::fs::read_to_string(dir.join(format!("{name}.html"))).unwrap();
+        assert!(page.contains(r#"<meta name="reel-verdict" content="fail">"#));
+        assert!(page.contains(r#"id="rec-assertions""#));
+    }
+    let summary = r.read_or_empty(&r.summary());
+    assert!(
+        summary.contains("reel report: 2 HTML page(s) in the `reel-report` artifact"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("open `wrong-answer.html#rec-assertions`"),
+        "{summary}"
+    );
+    assert!(r.read_or_empty(&r.outputs()).contains("report-dir="));
+}

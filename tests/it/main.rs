@@ -15,6 +15,7 @@ mod fingerprint;
 mod fuzz;
 mod help_texts;
 mod hostile;
+mod html_report;
 mod lint;
 mod model;
 mod newer_keys;

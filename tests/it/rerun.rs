@@ -22,7 +22,7 @@ fn scratch_of(src: &Path, message: &str) -> Fixture {
 }
 
 /// A scratch copy of the repository's examples in a git work tree.
-fn scratch() -> Fixture {
+pub(crate) fn scratch() -> Fixture {
     scratch_of(&repo(), "examples")
 }
 
@@ -44,7 +44,7 @@ impl Scratch for Fixture {
     }
 }
 
-fn rerun_at(cwd: &Path, cassette: &str, extra: &[&str]) -> (i32, Value, String) {
+pub(crate) fn rerun_at(cwd: &Path, cassette: &str, extra: &[&str]) -> (i32, Value, String) {
     let bin = claude_bin().expect("the real claude binary");
     let run = reel()
         .current_dir(cwd)

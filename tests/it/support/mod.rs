@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod cassette;
 pub mod compat;
 pub mod failures;

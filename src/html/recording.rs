@@ -1,0 +1,276 @@
+//! The recording view: verdict and run facts, the conversation turn by
+//! turn, the files produced with previews, the assertions with their
+//! evidence and verdict (replay's, through `diff::Recording`), and the
+//! timeline of tool durations.
+
+use askama::Template;
+use base64::Engine;
+use serde_json::Value;
+
+use super::conversation::{Conversation, Turn};
+use super::conversation::{Node, Row};
+use super::text::{bytes, thousands};
+use super::timeline::{self, Chart};
+use super::{Chrome, Clip, Options, RenderError};
+use crate::cassette::{BodyEncoding, Cassette};
+use crate::diff::Recording;
+
+/// Largest image inlined as a data URI.
+const MAX_IMAGE: usize = 512 * 1024;
+
+/// Everything the recording view shows (also the body of the rerun view).
+pub struct RecordingView {
+    pub file: String,
+    pub scenario: String,
+    pub verdict_pass: bool,
+    pub facts: Vec<(String, String)>,
+    pub conversation: Conversation,
+    pub pages: Vec<TurnPage>,
+    /// Turns left out of this report, with how to see them.
+    pub omitted: Option<String>,
+    pub files: Vec<FileView>,
+    pub assertions: Vec<AssertionView>,
+    pub spans: Option<Chart>,
+    pub totals: Option<Chart>,
+    /// The anchor id prefix of this view's sections (one page may hold several).
+    pub anchor: String,
+}
+
+/// A group of turns shown as one collapsible page.
+pub struct TurnPage {
+    pub label: String,
+    pub open: bool,
+    pub first: usize,
+    pub end: usize,
+}
+
+/// One produced file.
+pub struct FileView {
+    pub path: String,
+    pub size: String,
+    pub sha256: String,
+    pub preview: Preview,
+    /// `pre-run input`, `truncated: size`, `symlink`, …
+    pub notes: Vec<String>,
+}
+
+pub enum Preview {
+    Text(Clip),
+    Json(Clip),
+    /// A `data:` URI (base64 of an image the cassette inlined).
+    Image(String),
+    /// Not inlined in the cassette, or not previewable: size and hash only.
+    None(String),
+}
+
+/// One assertion and its verdict.
+pub struct AssertionView {
+    pub key: String,
+    pub params: String,
+    pub pass: bool,
+    pub evidence: String,
+    pub source: String,
+}
+
+#[derive(Template)]
+#[template(path = "recording.html")]
+struct Page<'a> {
+    chrome: Chrome,
+    rec: &'a RecordingView,
+}
+
+impl RecordingView {
+    /// Reads `cassette` into the view (one replay for the verdicts, one pass
+    /// over the events for the conversation, in parallel).
+    pub fn read(cassette: &Cassette, opts: &Options, anchor: &str) -> RecordingView {
+        let (recording, conversation) = rayon::join(
+            || Recording::read(cassette, false),
+            || Conversation::read(cassette, opts),
+        );
+        let entries = cassette.timeline_entries();
+        let entries = entries.as_deref().unwrap_or(&[]);
+        let shown = conversation.turns.len();
+        let omitted = (shown < conversation.total_turns).then(|| {
+            let first = conversation.turns.first().map_or(0, |t| t.number);
+            format!(
+                "This report shows turns {}–{} of {}. Turns outside that window are left out to keep \
+                 the page small; `reel report {} --from-turn N` shows the {} turns from turn N.",
+                thousands(first as u64),
+                thousands((first + shown).saturating_sub(1) as u64),
+                thousands(conversation.total_turns as u64),
+                cassette.path.display(),
+                thousands(opts.max_turns as u64),
+            )
+        });
+        RecordingView {
+            file: cassette.path.display().to_string(),
+            scenario: recording.scenario.clone(),
+            verdict_pass: recording.verdict_pass,
+            facts: facts(&recording, &conversation),
+            pages: pages(&conversation.turns, opts.page_size),
+            omitted,
+            files: files(cassette, opts.body_cap),
+            assertions: assertions(&recording),
+            spans: timeline::spans(entries),
+            totals: timeline::totals(entries),
+            conversation,
+            anchor: anchor.to_owned(),
+        }
+    }
+
+    /// The turns of one page.
+    pub fn page_turns(&self, page: &TurnPage) -> &[Turn] {
+        &self.conversation.turns[page.first..page.end]
+    }
+
+    pub fn failed_assertions(&self) -> usize {
+        self.assertions.iter().filter(|a| !a.pass).count()
+    }
+}
+
+/// The recording view of `cassette` as one HTML page.
+pub fn render(cassette: &Cassette, opts: &Options) -> Result<String, RenderError> {
+    let rec = RecordingView::read(cassette, opts, "rec");
+    Page {
+        chrome: Chrome::new(format!("reel report — {}", rec.scenario)),
+        rec: &rec,
+    }
+    .render()
+}
+
+fn pages(turns: &[Turn], size: usize) -> Vec<TurnPage> {
+    let size = size.max(1);
+    (0..turns.len())
+        .step_by(size)
+        .enumerate()
+        .map(|(i, first)| {
+            let end = (first + size).min(turns.len());
+            TurnPage {
+                label: format!(
+                    "turns {}–{}",
+                    thousands(turns[first].number as u64),
+                    thousands(turns[end - 1].number as u64)
+                ),
+                open: i == 0,
+                first,
+                end,
+            }
+        })
+        .collect()
+}
+
+fn facts(r: &Recording, c: &Conversation) -> Vec<(String, String)> {
+    let mut out = vec![("turns".to_owned(), thousands(c.total_turns as u64))];
+    let show = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    for key in [
+        "result",
+        "resultSubtype",
+        "agentVersion",
+        "models",
+        "costUsd",
+        "effectiveFidelity",
+        "cassetteVersion",
+    ] {
+        if let Some(v) = r.meta.get(key) {
+            out.push((key.to_owned(), show(v)));
+        }
+    }
+    if let Some(u) = r.meta.get("usage").and_then(Value::as_object) {
+        for (k, v) in u {
+            if v.is_number() {
+                out.push((k.clone(), show(v)));
+            }
+        }
+    }
+    out.push(("tool calls".to_owned(), thousands(r.tools.len() as u64)));
+    out
+}
+
+fn files(cassette: &Cassette, cap: usize) -> Vec<FileView> {
+    let pre: Vec<String> = cassette.pre_run_paths().unwrap_or_default();
+    let mut files: Vec<FileView> = cassette
+        .artifacts()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|a| {
+            let mut notes = Vec::new();
+            if pre.contains(&a.path) {
+                notes.push("pre-run input".to_owned());
+            }
+            if let Some(r) = a.truncation_reason {
+                notes.push(format!("body not kept: {r:?}").to_lowercase());
+            } else if a.truncated == Some(true) {
+                notes.push("body not kept: size".to_owned());
+            }
+            if let Some(k) = a.link_kind {
+                notes.push(format!("{k:?}").to_lowercase());
+            }
+            let preview = preview(&a.path, a.body.as_deref(), a.encoding, cap);
+            FileView {
+                size: bytes(a.bytes),
+                sha256: a.sha256,
+                path: a.path,
+                preview,
+                notes,
+            }
+        })
+        .collect();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files
+}
+
+fn preview(path: &str, body: Option<&str>, encoding: Option<BodyEncoding>, cap: usize) -> Preview {
+    let Some(body) = body else {
+        return Preview::None("not inlined in the cassette".into());
+    };
+    let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    if encoding == Some(BodyEncoding::Base64) {
+        let mime = match ext.as_deref() {
+            Some("png") => "image/png",
+            Some("jpg" | "jpeg") => "image/jpeg",
+            Some("gif") => "image/gif",
+            Some("webp") => "image/webp",
+            _ => return Preview::None("binary".into()),
+        };
+        // Only a body that really is base64 goes into the URI.
+        let engine = base64::engine::general_purpose::STANDARD;
+        return match engine.decode(body.trim()) {
+            Ok(raw) if raw.len() <= MAX_IMAGE => {
+                Preview::Image(format!("data:{mime};base64,{}", engine.encode(raw)))
+            }
+            Ok(_) => Preview::None("image too large to inline".into()),
+            Err(_) => Preview::None("body is not valid base64".into()),
+        };
+    }
+    if ext.as_deref() == Some("json")
+        && let Ok(v) = serde_json::from_str::<Value>(body)
+    {
+        return Preview::Json(Clip::json(&v, cap));
+    }
+    Preview::Text(Clip::new(body, cap))
+}
+
+fn assertions(r: &Recording) -> Vec<AssertionView> {
+    r.assertions
+        .iter()
+        .map(|a| {
+            let (key, params) = match &a.assertion {
+                Value::Object(m) if m.len() == 1 => {
+                    let (k, v) = m.iter().next().expect("one entry");
+                    (k.clone(), v.to_string())
+                }
+                other => (String::new(), other.to_string()),
+            };
+            AssertionView {
+                key,
+                params,
+                pass: a.pass,
+                evidence: a.message.clone(),
+                source: a.source.clone().unwrap_or_default(),
+            }
+        })
+        .collect()
+}
