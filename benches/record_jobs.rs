@@ -76,6 +76,8 @@ fn record_all(scenarios: &[PathBuf], out: &Path, jobs: usize) -> Duration {
 }
 
 fn main() {
+    // The agents this bench starts are confined through this executable.
+    reel::sandbox::run_if_helper();
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let Some(claude) = claude(&repo) else {
         return;

@@ -5,9 +5,6 @@ mod allocator;
 fn main() -> std::process::ExitCode {
     // `reel __sandbox …` is reel starting an agent confined: the helper
     // runs before anything else (no argument parsing, no threads).
-    let args: Vec<std::ffi::OsString> = std::env::args_os().take(2).collect();
-    if args.get(1).is_some_and(|a| a == reel::sandbox::HELPER_ARG) {
-        reel::sandbox::helper_main(&std::env::args_os().collect::<Vec<_>>());
-    }
+    reel::sandbox::run_if_helper();
     reel::cli::main()
 }

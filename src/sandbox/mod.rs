@@ -4,19 +4,19 @@
 //! nobody reads in review: the agent and everything it starts (tools, hooks,
 //! skill scripts, MCP servers, background processes) are hostile until the
 //! kernel says otherwise. reel starts the agent through a small helper, its
-//! own binary run as `reel __sandbox` ([`helper`]), which applies every layer
+//! own binary run as `reel __sandbox` (`helper`), which applies every layer
 //! the machine offers and only then executes the agent:
 //!
 //! - **Landlock** (files, TCP ports, signal and abstract-socket scopes), at
-//!   the kernel's own ABI ([`rules`]): writes only beneath the run directory,
+//!   the kernel's own ABI (`rules`): writes only beneath the run directory,
 //!   reads only system directories, the agent's installation, the toolchains
 //!   on its `PATH` and the run directory ([`Policy`]);
 //! - **namespaces** (user, PID, mount, network) when unprivileged user
 //!   namespaces are allowed: a private `/proc`, nothing left alive after the
 //!   run, and for a scripted model a network with loopback only, the model's
-//!   port relayed in from the host ([`relay`]);
+//!   port relayed in from the host (`relay`);
 //! - otherwise a **reaper** that kills the whole process tree, sessions
-//!   included ([`reap`]).
+//!   included (`reap`).
 //!
 //! What was applied is reported back ([`Layers`]) and carried by every
 //! result. Where no file confinement is available at all the run is refused
@@ -35,6 +35,17 @@ mod relay;
 mod rules;
 
 pub use helper::{HELPER_ARG, helper_main};
+
+/// Runs the sandbox helper and exits when this process was started as one
+/// (`<exe> __sandbox …`); returns otherwise. Every binary that starts agents
+/// through the library calls it first: the helper is the running
+/// executable, re-executed (`REEL_SANDBOX_HELPER` names another).
+pub fn run_if_helper() {
+    let mut args = std::env::args_os();
+    if args.nth(1).is_some_and(|a| a == HELPER_ARG) {
+        helper_main(&std::env::args_os().collect::<Vec<_>>());
+    }
+}
 pub use launch::{Guard, Launch, NotStarted, Pending};
 pub use policy::{Network, Policy};
 pub use probe::{Probe, probe};
