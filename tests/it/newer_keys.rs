@@ -941,3 +941,43 @@ fn hook_key_parameters_are_refused_as_the_original_refuses_them() {
         .is_ok()
     );
 }
+
+/// test/hook-output.test.ts "on replay": the recorded frames, frozen into a
+/// cassette and re-driven by `reel replay`, reach the hook keys' verdicts.
+#[test]
+fn the_hook_keys_judge_the_frames_on_replay() {
+    let fx = support::Fixture::new();
+    let path = fx.path("hooks.cassette.json");
+    let frames: Vec<Value> = stop_block_then_pass()
+        .into_iter()
+        .flatten()
+        .map(|l| Value::from(l.to_string()))
+        .collect();
+    let mut doc = multiselect().set("cassetteVersion", json!(15));
+    doc = doc.edit(|m| {
+        let events = m["events"].as_array_mut().unwrap();
+        let at = events.len() - 1;
+        for (i, f) in frames.into_iter().enumerate() {
+            events.insert(at + i, f);
+        }
+    });
+    doc.set(
+        "scenario.assert",
+        json!([{"hook_output_contains": {"event": "Stop", "stream": "stderr", "text": "PINEAPPLE"}},
+               {"hook_event_blocked": {"event": "Stop", "min": 1, "max": 1}},
+               {"no_hook_event_blocked": true}]),
+    )
+    .write(&path);
+    let run = support::reel()
+        .args(["replay", path.to_str().unwrap(), "--output-format", "json"])
+        .run();
+    let v = run.json();
+    let pass: Vec<bool> = v["results"][0]["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["pass"].as_bool().unwrap())
+        .collect();
+    assert_eq!(pass, [true, true, false], "{v}");
+    assert_eq!(run.code, 1, "{}", run.streams());
+}
