@@ -187,6 +187,10 @@ pub(crate) enum Refine {
     EqualsXorContains,
     /// `question_option_count`: `exactly`, or `min` and/or `max`.
     CountBound,
+    /// The hook keys' objects: bounds, `via`, `decision`.
+    Hook,
+    /// `hook_output_*`: `stream`, exactly one needle.
+    HookOutput,
     Any,
 }
 
@@ -358,6 +362,8 @@ impl Param {
                         Err("question_options: set exactly one of `equals` or `contains`".into())
                     }
                     Refine::CountBound => count_bound_problem(m).map_or(Ok(()), Err),
+                    Refine::Hook => keys::hook_object_problem(m, false).map_or(Ok(()), Err),
+                    Refine::HookOutput => keys::hook_object_problem(m, true).map_or(Ok(()), Err),
                     _ => Ok(()),
                 }
             }

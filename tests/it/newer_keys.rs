@@ -372,19 +372,612 @@ fn the_judged_keys_are_skipped_on_replay() {
 #[test]
 fn keys_not_evaluated_yet_fail_closed() {
     let c = cassette(multiselect());
-    for item in [
-        json!({"gates_all_scripted": true}),
-        json!({"hook_event_fired": "Stop"}),
+    let item = json!({"gates_all_scripted": true});
+    let m = fails(&c, item.clone());
+    assert!(
+        m.starts_with("evidence unavailable:") && m.contains("not evaluated"),
+        "{item}: {m}"
+    );
+}
+
+/// One hook run as the agent streams it: `hook_started`, then (unless
+/// `exit` is `None` and `answered` false) its `hook_response`.
+fn hook_run(id: &str, name: &str, exit: Option<i64>, stdout: &str, stderr: &str) -> Vec<Value> {
+    let event = name.split(':').next().unwrap();
+    let started = json!({"type": "system", "subtype": "hook_started", "hook_id": id,
+        "hook_name": name, "hook_event": event});
+    let mut response = json!({"type": "system", "subtype": "hook_response", "hook_id": id,
+        "hook_name": name, "hook_event": event, "output": format!("{stdout}{stderr}"),
+        "stdout": stdout, "stderr": stderr,
+        "outcome": if exit == Some(0) { "success" } else { "error" }});
+    if let Some(code) = exit {
+        response["exit_code"] = json!(code);
+    }
+    vec![started, response]
+}
+
+fn hook_cassette(runs: Vec<Vec<Value>>) -> Cassette {
+    let mut lines = vec![json!({"type": "system", "subtype": "init", "tools": [], "skills": []})];
+    lines.extend(runs.into_iter().flatten());
+    lines.push(json!({"type": "result", "subtype": "success", "is_error": false}));
+    let events: Vec<Value> = lines.iter().map(|l| Value::from(l.to_string())).collect();
+    cassette(CassetteDoc::minimal().set("events", Value::Array(events)))
+}
+
+const STOP_STDERR: &str = "Your final message must end with the word PINEAPPLE";
+
+/// The original's Stop recording (test/fixtures/hook-frames/stop-hook-block):
+/// the hook blocks once with exit 2, then passes with exit 0.
+fn stop_block_then_pass() -> Vec<Vec<Value>> {
+    vec![
+        hook_run("h1", "Stop", Some(2), "", STOP_STDERR),
+        hook_run("h2", "Stop", Some(0), "", ""),
+    ]
+}
+
+/// The original's hook-decision recording: Bash denied by JSON (exit 0),
+/// Write blocked by exit 2, Stop blocked once by JSON and then passed.
+fn decision_runs() -> Vec<Vec<Value>> {
+    let deny = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}"#;
+    vec![
+        hook_run("d1", "PreToolUse:Bash", Some(0), deny, ""),
+        hook_run("d2", "PreToolUse:Write", Some(2), "", "blocked write"),
+        hook_run(
+            "d3",
+            "Stop",
+            Some(0),
+            r#"{"decision":"block","reason":"again"}"#,
+            "",
+        ),
+        hook_run("d4", "Stop", Some(0), "", ""),
+    ]
+}
+
+fn unavailable(c: &Cassette, item: Value) -> String {
+    let m = fails(c, item.clone());
+    assert!(m.starts_with("evidence unavailable: "), "{item}: {m}");
+    m
+}
+
+/// test/hook-event-blocked-count.test.ts: the bare and count forms of
+/// `hook_event_blocked`, `no_hook_event_blocked`, and the range rule over
+/// frames whose outcome cannot be read.
+#[test]
+fn hook_event_blocked_follows_the_original() {
+    let c = hook_cassette(stop_block_then_pass());
+    passes(&c, json!({"hook_event_blocked": "Stop"}));
+    passes(&c, json!({"hook_event_blocked": {"event": "Stop"}}));
+    passes(
+        &c,
+        json!({"hook_event_blocked": {"event": "Stop", "min": 1, "max": 1}}),
+    );
+    let m = fails(
+        &c,
         json!({"hook_event_blocked": {"event": "Stop", "max": 0}}),
-        json!({"no_hook_event_blocked": true}),
-        json!({"hook_decision": {"event": "PreToolUse", "decision": "deny"}}),
-        json!({"hook_output_contains": {"event": "Stop", "text": "x"}}),
-        json!({"hook_output_not_contains": {"event": "Stop", "matches": "x"}}),
+    );
+    assert!(
+        m.contains("1 blocking") && m.ends_with("expected at most 0"),
+        "{m}"
+    );
+    let m = fails(
+        &c,
+        json!({"hook_event_blocked": {"event": "Stop", "min": 2}}),
+    );
+    assert!(m.ends_with("expected at least 2"), "{m}");
+    let m = fails(
+        &c,
+        json!({"hook_event_blocked": {"event": "PostToolUse", "max": 0}}),
+    );
+    assert!(
+        m.contains("no hook_response frame for `PostToolUse`"),
+        "{m}"
+    );
+    let m = unavailable(
+        &c,
+        json!({"hook_event_blocked": {"event": "Stop", "tool": "Bash"}}),
+    );
+    assert!(m.contains("carry no tool name"), "{m}");
+
+    let pass_only = hook_cassette(vec![hook_run("h2", "Stop", Some(0), "", "")]);
+    fails(&pass_only, json!({"hook_event_blocked": {"event": "Stop"}}));
+    passes(
+        &pass_only,
+        json!({"hook_event_blocked": {"event": "Stop", "max": 0}}),
+    );
+
+    // One block and one frame without an exit code: the count is 1 or 2.
+    let no_code = hook_cassette(vec![
+        hook_run("h1", "Stop", Some(2), "", STOP_STDERR),
+        hook_run("h2", "Stop", None, "", ""),
+    ]);
+    passes(
+        &no_code,
+        json!({"hook_event_blocked": {"event": "Stop", "max": 5}}),
+    );
+    let m = fails(
+        &no_code,
+        json!({"hook_event_blocked": {"event": "Stop", "min": 3}}),
+    );
+    assert!(!m.starts_with("evidence unavailable"), "{m}");
+    unavailable(
+        &no_code,
+        json!({"hook_event_blocked": {"event": "Stop", "min": 2, "max": 2}}),
+    );
+    unavailable(
+        &no_code,
+        json!({"hook_event_blocked": {"event": "Stop", "max": 1}}),
+    );
+    // A hook that started and never answered is unknown too.
+    let mut pending = stop_block_then_pass();
+    pending[1].truncate(1);
+    let pending = hook_cassette(pending);
+    unavailable(
+        &pending,
+        json!({"hook_event_blocked": {"event": "Stop", "max": 1}}),
+    );
+    passes(
+        &pending,
+        json!({"hook_event_blocked": {"event": "Stop", "max": 5}}),
+    );
+}
+
+/// test/hook-event-blocked-count.test.ts, "the JSON decision channel".
+#[test]
+fn hook_json_decisions_follow_the_original() {
+    let c = hook_cassette(decision_runs());
+    passes(&c, json!({"hook_event_blocked": "PreToolUse"}));
+    let m = fails(&c, json!({"hook_event_blocked": "Stop"}));
+    assert!(
+        m.contains("never blocked")
+            && m.contains("1 frame(s) denied by JSON on stdout")
+            && m.contains("via: any"),
+        "{m}"
+    );
+    passes(
+        &c,
+        json!({"hook_event_blocked": {"event": "PreToolUse", "min": 2, "max": 2}}),
+    );
+    passes(
+        &c,
+        json!({"hook_event_blocked": {"event": "Stop", "min": 1, "max": 1}}),
+    );
+    passes(
+        &c,
+        json!({"hook_event_blocked": {"event": "PreToolUse", "via": "exit2", "min": 1, "max": 1}}),
+    );
+    passes(
+        &c,
+        json!({"hook_event_blocked": {"event": "PreToolUse", "via": "json", "min": 1, "max": 1}}),
+    );
+    passes(
+        &c,
+        json!({"hook_event_blocked": {"event": "Stop", "via": "exit2", "max": 0}}),
+    );
+    passes(
+        &c,
+        json!({"hook_event_blocked": {"event": "PreToolUse", "tool": "Bash", "via": "exit2", "max": 0}}),
+    );
+    let m = fails(
+        &c,
+        json!({"hook_event_blocked": {"event": "PreToolUse", "tool": "Edit"}}),
+    );
+    assert!(
+        m.contains("no hook_response frame for `PreToolUse` (tool `Edit`)"),
+        "{m}"
+    );
+    let m = fails(
+        &c,
+        json!({"no_hook_event_blocked": {"event": "PreToolUse", "tool": "Bash"}}),
+    );
+    assert!(
+        m.contains("PreToolUse:Bash (exit 0, JSON deny) blocked"),
+        "{m}"
+    );
+
+    // Stdout that is not a whole JSON decision decides nothing.
+    for stdout in [
+        "deny\n",
+        "note: {\"decision\":\"block\"}\n",
+        "[{\"decision\":\"block\"}]\n",
+        "{\"continue\":false}\n",
     ] {
-        let m = fails(&c, item.clone());
-        assert!(
-            m.starts_with("evidence unavailable:") && m.contains("not evaluated"),
-            "{item}: {m}"
+        let c = hook_cassette(vec![hook_run("d1", "PreToolUse:Bash", Some(0), stdout, "")]);
+        passes(
+            &c,
+            json!({"hook_event_blocked": {"event": "PreToolUse", "tool": "Bash", "max": 0}}),
+        );
+        passes(
+            &c,
+            json!({"hook_decision": {"event": "PreToolUse", "tool": "Bash", "decision": "deny", "max": 0}}),
         );
     }
+    // Stdout a redaction or the agent's truncation broke cannot be read;
+    // the exit-2 channel ignores it.
+    for stdout in [
+        "{\"hookSpecificOutput\": [REDACTED]\n",
+        "{\"hookSpecificOutput\": {\"hookEventName\"\nOutput truncated (40KB total)",
+    ] {
+        let c = hook_cassette(vec![hook_run("d1", "PreToolUse:Bash", Some(0), stdout, "")]);
+        unavailable(
+            &c,
+            json!({"hook_decision": {"event": "PreToolUse", "tool": "Bash", "decision": "deny", "max": 0}}),
+        );
+        unavailable(
+            &c,
+            json!({"hook_event_blocked": {"event": "PreToolUse", "tool": "Bash", "via": "json", "max": 0}}),
+        );
+        passes(
+            &c,
+            json!({"hook_event_blocked": {"event": "PreToolUse", "tool": "Bash", "via": "exit2", "max": 0}}),
+        );
+    }
+    // A hookEventName naming another event makes the decision unreadable.
+    let wrong =
+        r#"{"hookSpecificOutput":{"hookEventName":"PostToolUse","permissionDecision":"deny"}}"#;
+    let c = hook_cassette(vec![hook_run("d1", "PreToolUse:Bash", Some(0), wrong, "")]);
+    unavailable(
+        &c,
+        json!({"hook_decision": {"event": "PreToolUse", "tool": "Bash", "decision": "deny", "max": 0}}),
+    );
+    // An exit code other than 0 or 2 decides nothing.
+    let deny =
+        r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny"}}"#;
+    let c = hook_cassette(vec![hook_run("d1", "PreToolUse:Bash", Some(1), deny, "")]);
+    passes(
+        &c,
+        json!({"hook_event_blocked": {"event": "PreToolUse", "tool": "Bash", "max": 0}}),
+    );
+}
+
+/// test/hook-event-blocked-count.test.ts, `no_hook_event_blocked`.
+#[test]
+fn no_hook_event_blocked_follows_the_original() {
+    let c = hook_cassette(stop_block_then_pass());
+    for v in [json!(true), json!({"event": "Stop"})] {
+        let m = fails(&c, json!({ "no_hook_event_blocked": v }));
+        assert!(m.contains(": Stop (exit 2) blocked — 1 of 2 "), "{m}");
+    }
+    let pass_only = hook_cassette(vec![hook_run("h2", "Stop", Some(0), "", "")]);
+    passes(&pass_only, json!({"no_hook_event_blocked": true}));
+    passes(
+        &pass_only,
+        json!({"no_hook_event_blocked": {"event": "Stop"}}),
+    );
+    // Never vacuous: no frame in scope.
+    fails(
+        &pass_only,
+        json!({"no_hook_event_blocked": {"event": "PostToolUse"}}),
+    );
+    unavailable(
+        &hook_cassette(vec![]),
+        json!({"no_hook_event_blocked": true}),
+    );
+    // SessionStart frames stream without --include-hook-events.
+    let session_start = hook_cassette(vec![hook_run("s", "SessionStart", Some(0), "", "")]);
+    let m = unavailable(&session_start, json!({"no_hook_event_blocked": true}));
+    assert!(m.contains("--include-hook-events"), "{m}");
+    passes(
+        &session_start,
+        json!({"no_hook_event_blocked": {"event": "SessionStart"}}),
+    );
+    // A frame without an exit code, or one never answered, is unreadable.
+    unavailable(
+        &hook_cassette(vec![hook_run("h", "Stop", None, "", "")]),
+        json!({"no_hook_event_blocked": true}),
+    );
+    let mut never = vec![hook_run("h", "Stop", Some(0), "", "")];
+    never.push(hook_run("n", "Stop", Some(0), "", "")[..1].to_vec());
+    unavailable(
+        &hook_cassette(never),
+        json!({"no_hook_event_blocked": true}),
+    );
+}
+
+/// test/hook-event-blocked-count.test.ts, `hook_decision`; and
+/// `hook_event_fired` (the catalog: a plugin's hook ran).
+#[test]
+fn hook_decision_and_fired_follow_the_original() {
+    let c = hook_cassette(decision_runs());
+    passes(
+        &c,
+        json!({"hook_decision": {"event": "PreToolUse", "decision": "deny", "min": 2, "max": 2}}),
+    );
+    passes(
+        &c,
+        json!({"hook_decision": {"event": "PreToolUse", "decision": "deny", "tool": "Write", "min": 1, "max": 1}}),
+    );
+    passes(
+        &c,
+        json!({"hook_decision": {"event": "Stop", "decision": "block", "min": 1, "max": 1}}),
+    );
+    passes(
+        &c,
+        json!({"hook_decision": {"event": "Stop", "decision": "deny", "min": 1, "max": 1}}),
+    );
+    let m = fails(
+        &c,
+        json!({"hook_decision": {"event": "Stop", "decision": "allow"}}),
+    );
+    assert!(m.contains("0 `Stop` hook frame(s) decided allow"), "{m}");
+    let m = fails(
+        &c,
+        json!({"hook_decision": {"event": "PreToolUse", "decision": "deny", "tool": "Bash", "max": 0}}),
+    );
+    assert!(m.contains("PreToolUse:Bash (exit 0, JSON deny)"), "{m}");
+    let m = fails(
+        &c,
+        json!({"hook_decision": {"event": "PostToolUse", "decision": "deny", "max": 0}}),
+    );
+    assert!(
+        m.contains("no hook_response frame for `PostToolUse`"),
+        "{m}"
+    );
+    for v in ["allow", "ask", "defer"] {
+        let out =
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": v}})
+                .to_string();
+        let c = hook_cassette(vec![hook_run("d", "PreToolUse:Bash", Some(0), &out, "")]);
+        passes(
+            &c,
+            json!({"hook_decision": {"event": "PreToolUse", "tool": "Bash", "decision": v}}),
+        );
+    }
+    let approve = hook_cassette(vec![hook_run(
+        "a",
+        "Stop",
+        Some(0),
+        r#"{"decision":"approve"}"#,
+        "",
+    )]);
+    passes(
+        &approve,
+        json!({"hook_decision": {"event": "Stop", "decision": "allow"}}),
+    );
+    // A frame with no exit code is unknown: the range rule decides.
+    let mut runs = decision_runs();
+    runs[1] = hook_run("d2", "PreToolUse:Write", None, "", "");
+    let c = hook_cassette(runs);
+    unavailable(
+        &c,
+        json!({"hook_decision": {"event": "PreToolUse", "decision": "deny", "min": 2, "max": 2}}),
+    );
+    passes(
+        &c,
+        json!({"hook_decision": {"event": "PreToolUse", "decision": "deny", "min": 1, "max": 5}}),
+    );
+
+    let c = hook_cassette(stop_block_then_pass());
+    passes(&c, json!({"hook_event_fired": "Stop"}));
+    let m = fails(&c, json!({"hook_event_fired": "PostToolUse"}));
+    assert!(
+        m.contains("no hook_response frame for `PostToolUse`"),
+        "{m}"
+    );
+}
+
+/// test/hook-output.test.ts: literal and regex needles, streams, excerpts,
+/// missing fields and redaction tokens.
+#[test]
+fn hook_output_follows_the_original() {
+    let c = hook_cassette(stop_block_then_pass());
+    let o = passes(
+        &c,
+        json!({"hook_output_contains": {"event": "Stop", "stream": "stderr", "text": STOP_STDERR}}),
+    );
+    assert!(
+        o.evidence.unwrap().contains("Stop printed"),
+        "evidence names the frame"
+    );
+    let m = fails(
+        &c,
+        json!({"hook_output_not_contains": {"event": "Stop", "stream": "stderr", "text": STOP_STDERR}}),
+    );
+    assert!(
+        m.contains("1 `Stop` hook frame(s) printed")
+            && m.contains("(exit 2): \"Your final message"),
+        "{m}"
+    );
+    fails(
+        &c,
+        json!({"hook_output_contains": {"event": "Stop", "text": STOP_STDERR.to_lowercase()}}),
+    );
+    passes(
+        &c,
+        json!({"hook_output_contains": {"event": "Stop", "matches": "pineapple"}}),
+    );
+    fails(
+        &c,
+        json!({"hook_output_contains": {"event": "Stop", "stream": "stdout", "matches": "pineapple"}}),
+    );
+    passes(
+        &c,
+        json!({"hook_output_not_contains": {"event": "Stop", "stream": "stderr", "text": "no handover.txt"}}),
+    );
+    for k in ["hook_output_contains", "hook_output_not_contains"] {
+        let m = fails(&c, json!({ k: {"event": "PostToolUse", "text": "x"} }));
+        assert!(
+            m.contains("no hook_response frame for `PostToolUse`"),
+            "{m}"
+        );
+    }
+    // A frame without the field: not_contains cannot pass, contains cannot fail.
+    let mut runs = stop_block_then_pass();
+    runs[1][1].as_object_mut().unwrap().remove("stderr");
+    let c = hook_cassette(runs);
+    let m = unavailable(
+        &c,
+        json!({"hook_output_contains": {"event": "Stop", "stream": "stderr", "text": "never printed"}}),
+    );
+    assert!(m.contains("(1 without the stderr field)"), "{m}");
+    let mut runs = stop_block_then_pass();
+    runs[1][1].as_object_mut().unwrap().remove("stdout");
+    let m = unavailable(
+        &hook_cassette(runs),
+        json!({"hook_output_not_contains": {"event": "Stop", "text": "never printed"}}),
+    );
+    assert!(m.contains("carry no stdout and stderr field"), "{m}");
+
+    // Redaction tokens: a literal hit outside a token counts; a miss or a
+    // regex over a rewritten stream cannot be trusted.
+    let token = "[REDACTED:path:0123456789ab]";
+    let red = hook_cassette(vec![hook_run(
+        "r",
+        "Stop",
+        Some(0),
+        "",
+        &format!("no handover.txt under {token}"),
+    )]);
+    passes(
+        &red,
+        json!({"hook_output_contains": {"event": "Stop", "text": "no handover.txt"}}),
+    );
+    fails(
+        &red,
+        json!({"hook_output_not_contains": {"event": "Stop", "text": "no handover.txt"}}),
+    );
+    let m = unavailable(
+        &red,
+        json!({"hook_output_not_contains": {"event": "Stop", "text": "/Users/x"}}),
+    );
+    assert!(m.contains("rewritten by a redaction policy"), "{m}");
+    unavailable(
+        &red,
+        json!({"hook_output_contains": {"event": "Stop", "matches": "^no .$"}}),
+    );
+    let m = unavailable(
+        &red,
+        json!({"hook_output_not_contains": {"event": "Stop", "text": format!("under {token}")}}),
+    );
+    assert!(
+        m.contains("rewritten by the cassette's redaction policy"),
+        "{m}"
+    );
+
+    // The excerpt is centred on the hit, within ~200 characters; a token
+    // shows as (redacted).
+    let long = format!("{} NEEDLE-HERE {}", "a".repeat(500), "b".repeat(500));
+    let c = hook_cassette(vec![hook_run("l", "Stop", Some(0), "", &long)]);
+    let ev = passes(&c, json!({"hook_output_contains": {"event": "Stop", "stream": "stderr", "text": "NEEDLE-HERE"}}))
+        .evidence
+        .unwrap();
+    let shown: String = serde_json::from_str(&ev[ev.find(": \"").unwrap() + 2..]).unwrap();
+    assert!(
+        shown.contains("NEEDLE-HERE") && shown.starts_with('…') && shown.ends_with('…'),
+        "{shown}"
+    );
+    assert!(shown.chars().count() <= 202, "{}", shown.chars().count());
+    let s = format!(
+        "{} wrote {token} then failed open {}",
+        "x".repeat(300),
+        "y".repeat(300)
+    );
+    let c = hook_cassette(vec![hook_run("t", "Stop", Some(0), "", &s)]);
+    let ev = passes(&c, json!({"hook_output_contains": {"event": "Stop", "stream": "stderr", "text": "failed open"}}))
+        .evidence
+        .unwrap();
+    assert!(
+        ev.contains("(redacted) then failed open") && !ev.contains("REDACTED"),
+        "{ev}"
+    );
+    fails(
+        &c,
+        json!({"hook_output_contains": {"event": "Stop", "stream": "stderr", "text": "wrote [REDACTED"}}),
+    );
+
+    // The seen: list names at most five frames, then +N more.
+    let runs: Vec<Vec<Value>> = (0..8)
+        .map(|i| {
+            hook_run(
+                &format!("p{i}"),
+                &format!("PreToolUse:T{i}"),
+                Some(0),
+                "",
+                &format!("ok {i}"),
+            )
+        })
+        .collect();
+    let c = hook_cassette(runs);
+    let m = fails(
+        &c,
+        json!({"hook_output_contains": {"event": "PreToolUse", "text": "never"}}),
+    );
+    assert!(
+        m.contains("PreToolUse:T4: ") && m.ends_with("; +3 more") && !m.contains("T5"),
+        "{m}"
+    );
+    let m = fails(
+        &c,
+        json!({"hook_output_not_contains": {"event": "PreToolUse", "text": "ok"}}),
+    );
+    assert!(
+        m.contains("8 `PreToolUse` hook frame(s)") && m.ends_with("; +3 more"),
+        "{m}"
+    );
+}
+
+/// test/hook-event-blocked-count.test.ts "schema", test/hook-output.test.ts
+/// "load time": the refinements the original's schema makes.
+#[test]
+fn hook_key_parameters_are_refused_as_the_original_refuses_them() {
+    for bad in [
+        json!({"hook_event_blocked": {"event": "Stop", "min": 3, "max": 1}}),
+        json!({"hook_event_blocked": {"event": "Stop", "via": "stdout"}}),
+        json!({"no_hook_event_blocked": false}),
+        json!({"no_hook_event_blocked": {"tool": "Bash"}}),
+        json!({"hook_decision": {"event": "PreToolUse", "decision": "denied"}}),
+        json!({"hook_decision": {"event": "PreToolUse"}}),
+        json!({"hook_output_contains": {"event": "Stop"}}),
+        json!({"hook_output_contains": {"event": "Stop", "text": "a", "matches": "b"}}),
+        json!({"hook_output_contains": {"event": "Stop", "text": ""}}),
+        json!({"hook_output_not_contains": {"event": "Stop", "stream": "both", "text": "a"}}),
+        json!({"hook_output_not_contains": {"event": "Stop", "matches": "\u{8}failed open\u{8}"}}),
+    ] {
+        assert!(catalog::validate(&bad).is_err(), "{bad} was accepted");
+    }
+    assert!(
+        catalog::validate(
+            &json!({"hook_output_not_contains": {"event": "Stop", "matches": "\\bfailed open\\b"}})
+        )
+        .is_ok()
+    );
+}
+
+/// test/hook-output.test.ts "on replay": the recorded frames, frozen into a
+/// cassette and re-driven by `reel replay`, reach the hook keys' verdicts.
+#[test]
+fn the_hook_keys_judge_the_frames_on_replay() {
+    let fx = support::Fixture::new();
+    let path = fx.path("hooks.cassette.json");
+    let frames: Vec<Value> = stop_block_then_pass()
+        .into_iter()
+        .flatten()
+        .map(|l| Value::from(l.to_string()))
+        .collect();
+    let mut doc = multiselect().set("cassetteVersion", json!(15));
+    doc = doc.edit(|m| {
+        let events = m["events"].as_array_mut().unwrap();
+        let at = events.len() - 1;
+        for (i, f) in frames.into_iter().enumerate() {
+            events.insert(at + i, f);
+        }
+    });
+    doc.set(
+        "scenario.assert",
+        json!([{"hook_output_contains": {"event": "Stop", "stream": "stderr", "text": "PINEAPPLE"}},
+               {"hook_event_blocked": {"event": "Stop", "min": 1, "max": 1}},
+               {"no_hook_event_blocked": true}]),
+    )
+    .write(&path);
+    let run = support::reel()
+        .args(["replay", path.to_str().unwrap(), "--output-format", "json"])
+        .run();
+    let v = run.json();
+    let pass: Vec<bool> = v["results"][0]["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["pass"].as_bool().unwrap())
+        .collect();
+    assert_eq!(pass, [true, true, false], "{v}");
+    assert_eq!(run.code, 1, "{}", run.streams());
 }

@@ -12,6 +12,8 @@
 mod cost;
 mod decisions;
 mod files;
+mod hooks;
+pub(crate) use hooks::hook_object_problem;
 mod modifiers;
 mod outcome;
 mod permissions;
@@ -215,6 +217,7 @@ const FAMILIES: &[&[Key]] = &[
     files::KEYS,
     decisions::KEYS,
     permissions::KEYS,
+    hooks::KEYS,
     modifiers::KEYS,
 ];
 

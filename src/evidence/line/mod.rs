@@ -470,6 +470,10 @@ const SYSTEM_SUBTYPES_READ: &[&str] = &[
     "permission_denied",
 ];
 
+/// The system lines the hook keys judge (`hook_event_*`, `hook_decision`,
+/// `hook_output_*`): the agent's own hook frames.
+pub const HOOK_FRAME_SUBTYPES: &[&str] = &["hook_started", "hook_response"];
+
 /// A system line whose subtype is only carried into `contextEvents`: its
 /// data kept as the JSON text a report writes when it is flat
 /// ([`ContextData::Json`]), not parsed into a map.
@@ -482,13 +486,11 @@ fn system_events(
     if SYSTEM_SUBTYPES_READ.contains(&subtype.as_ref()) {
         return None;
     }
+    // The hook frames are kept even for a verdict: the hook keys read them.
+    let keep = keep_line || HOOK_FRAME_SUBTYPES.contains(&subtype.as_ref());
     Some(vec![AgentEvent::SystemEvent {
         subtype: subtype.into_owned(),
-        data: if keep_line {
-            carried()
-        } else {
-            ContextData::Unkept
-        },
+        data: if keep { carried() } else { ContextData::Unkept },
     }])
 }
 

@@ -165,6 +165,15 @@ fn common_lines_take_the_view() {
     };
     assert_eq!(subtype, "thinking_tokens");
     assert!(matches!(data, ContextData::Unkept), "not kept");
+    // A hook frame is kept even then: the hook keys judge it.
+    let hook = r#"{"type":"system","subtype":"hook_response","hook_id":"h","hook_name":"Stop","hook_event":"Stop","exit_code":2}"#;
+    let Some(LineOutcome::Events(evs)) = read_view(hook, false) else {
+        panic!("a hook_response line takes the view");
+    };
+    let [AgentEvent::SystemEvent { data, .. }] = evs.as_slice() else {
+        panic!("one system event: {evs:?}");
+    };
+    assert_eq!(data.fields().get("exit_code"), Some(&serde_json::json!(2)));
     // Lines a fold reads are read whole either way.
     let task =
         r#"{"type":"system","subtype":"task_started","tool_use_id":"t","subagent_type":"x"}"#;
