@@ -27,6 +27,7 @@ pub mod fingerprint;
 pub mod js;
 pub mod lint;
 pub mod matrix;
+pub mod mcp;
 pub mod messages;
 pub mod model;
 pub mod paths;

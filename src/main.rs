@@ -9,5 +9,9 @@ fn main() -> std::process::ExitCode {
     if args.get(1).is_some_and(|a| a == reel::sandbox::HELPER_ARG) {
         reel::sandbox::helper_main(&std::env::args_os().collect::<Vec<_>>());
     }
+    // `reel __mcp-frozen …`: the frozen MCP server an agent runs on a rerun.
+    if args.get(1).is_some_and(|a| a == reel::mcp::frozen::FROZEN_ARG) {
+        reel::mcp::frozen::frozen_main(&std::env::args_os().collect::<Vec<_>>());
+    }
     reel::cli::main()
 }

@@ -49,6 +49,8 @@ pub enum Kind {
     Answer,
     /// A produced file was added, removed or changed.
     File,
+    /// A call a frozen MCP server has no recorded answer to.
+    McpCall,
 }
 
 /// One divergence.
