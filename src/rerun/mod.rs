@@ -236,9 +236,9 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         .map(str::to_owned)
         .collect();
     divergences.extend(divergence::compare_answers(
-        &recorded_out,
+        (&recorded_events, &recorded_out),
         &replies.roots,
-        &run.log.control_out,
+        (&fresh_events, &run.log.control_out),
         &fresh_roots,
     ));
     divergences.extend(mcp_misses(run.mcp.as_ref()));

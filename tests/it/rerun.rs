@@ -827,3 +827,90 @@ fn write_goes_through_review_identical_writes_nothing_a_difference_waits_or_fail
         "the refreshed cassette is fresh again"
     );
 }
+
+/// The bundled MCP example (price-check): its `prices` server frozen from the
+/// recording's tool_use/tool_result pairs unless `--mcp-live prices`.
+mod mcp {
+    use super::*;
+
+    fn notes(env: &Value) -> String {
+        env["results"][0]["rerun"]["notes"].to_string()
+    }
+
+    #[test]
+    fn frozen_unchanged_missing_and_changed_are_green_live_changed_is_red() {
+        support::require!(claude_bin());
+        let fx = scratch();
+        let cassette = "cassettes/price-check.cassette.json";
+        let (code, env, stderr) = fx.rerun(cassette, &[]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(divergences(&env), vec![], "{stderr}");
+        assert!(
+            notes(&env).contains(
+                "MCP servers frozen: prices (from the recorded tool_use/tool_result pairs)"
+            ),
+            "{}",
+            notes(&env)
+        );
+
+        // The server's command missing: the frozen server stands in for it.
+        fx.edit_and_commit("skills/price-check/mcp/mcp.json", |t| {
+            t.replace("\"python3\"", "\"no-such-python\"")
+        });
+        let (code, env, stderr) = fx.rerun(cassette, &["--strict"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(divergences(&env), vec![], "{stderr}");
+
+        // Live, the missing command fails the server: red.
+        let (code, _, stderr) = fx.rerun(cassette, &["--mcp-live", "prices"]);
+        assert_eq!(code, 1, "{stderr}");
+        fx.edit_and_commit("skills/price-check/mcp/mcp.json", |t| {
+            t.replace("\"no-such-python\"", "\"python3\"")
+        });
+
+        // The service's data changed: frozen stays green ...
+        fx.edit_and_commit("skills/price-check/mcp/prices.json", |t| t.replace("12.50", "14.00"));
+        let (code, env, stderr) = fx.rerun(cassette, &["--strict"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(divergences(&env), vec![], "{stderr}");
+        // ... live, the divergence is at the MCP call.
+        let (code, env, stderr) = fx.rerun(cassette, &["--mcp-live", "prices", "--strict"]);
+        assert_eq!(code, 1, "{stderr}");
+        assert_eq!(
+            divergences(&env),
+            vec![at("main", Some(1), Some("mcp__prices__lookup_price"), "tool_result")],
+            "{stderr}"
+        );
+        assert!(stderr.contains("+ WIDGET-1: 14.00 EUR"), "{stderr}");
+        assert!(notes(&env).contains("live (--mcp-live): prices"), "{}", notes(&env));
+    }
+
+    #[test]
+    fn an_unrecorded_call_is_an_mcp_divergence_naming_the_closest_recorded_call() {
+        support::require!(claude_bin());
+        let fx = scratch();
+        let cassette = "cassettes/price-check.cassette.json";
+        // The recorded reply now asks for another SKU (the model replies are
+        // served from the cassette).
+        fx.edit_and_commit(cassette, |t| t.replace(r#"\"sku\":\"WIDGET-1\""#, r#"\"sku\":\"WIDGET-2\""#));
+        let (code, env, stderr) = fx.rerun(cassette, &[]);
+        assert_eq!(code, 0, "{stderr}");
+        let d = divergences(&env);
+        assert!(
+            d.contains(&at("-", None, Some("mcp__prices__lookup_price"), "mcp_call")),
+            "{d:?}\n{stderr}"
+        );
+        assert!(stderr.contains(r#"closest recorded call: lookup_price {"sku":"WIDGET-1"}"#), "{stderr}");
+    }
+
+    #[test]
+    fn mcp_live_naming_no_server_is_refused() {
+        support::require!(claude_bin());
+        let fx = scratch();
+        let (code, _, stderr) =
+            fx.rerun("cassettes/price-check.cassette.json", &["--mcp-live", "nope"]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("--mcp-live `nope`"), "{stderr}");
+        assert!(stderr.contains("it has: prices"), "{stderr}");
+    }
+}
