@@ -10,7 +10,10 @@ fn main() -> std::process::ExitCode {
         reel::sandbox::helper_main(&std::env::args_os().collect::<Vec<_>>());
     }
     // `reel __mcp-frozen …`: the frozen MCP server an agent runs on a rerun.
-    if args.get(1).is_some_and(|a| a == reel::mcp::frozen::FROZEN_ARG) {
+    if args
+        .get(1)
+        .is_some_and(|a| a == reel::mcp::frozen::FROZEN_ARG)
+    {
         reel::mcp::frozen::frozen_main(&std::env::args_os().collect::<Vec<_>>());
     }
     reel::cli::main()

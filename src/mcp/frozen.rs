@@ -22,7 +22,11 @@ pub const FROZEN_ARG: &str = "__mcp-frozen";
 /// Runs the server until stdin closes; never returns.
 pub fn frozen_main(args: &[std::ffi::OsString]) -> ! {
     let code = match args {
-        [_, _, tape, server, misses] => match serve(Path::new(tape), &server.to_string_lossy(), Path::new(misses)) {
+        [_, _, tape, server, misses] => match serve(
+            Path::new(tape),
+            &server.to_string_lossy(),
+            Path::new(misses),
+        ) {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("reel frozen MCP server: {e}");
@@ -38,8 +42,10 @@ pub fn frozen_main(args: &[std::ffi::OsString]) -> ! {
 }
 
 fn serve(tape: &Path, server: &str, misses: &Path) -> Result<(), String> {
-    let text = std::fs::read_to_string(tape).map_err(|e| format!("read `{}`: {e}", tape.display()))?;
-    let tape: Tape = serde_json::from_str(&text).map_err(|e| format!("`{}`: {e}", tape.display()))?;
+    let text =
+        std::fs::read_to_string(tape).map_err(|e| format!("read `{}`: {e}", tape.display()))?;
+    let tape: Tape =
+        serde_json::from_str(&text).map_err(|e| format!("`{}`: {e}", tape.display()))?;
     let recorded = tape.servers.get(server).cloned().unwrap_or_default();
     let mut player = Player::new(&recorded);
     let stdin = std::io::stdin();
@@ -52,13 +58,25 @@ fn serve(tape: &Path, server: &str, misses: &Path) -> Result<(), String> {
         let Some(id) = msg.get("id").cloned() else {
             continue; // a notification
         };
-        let method = msg.get("method").and_then(Value::as_str).unwrap_or_default();
-        let reply = match respond(server, &recorded, &mut player, method, &msg["params"], misses) {
+        let method = msg
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let reply = match respond(
+            server,
+            &recorded,
+            &mut player,
+            method,
+            &msg["params"],
+            misses,
+        ) {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
             Err(message) => json!({"jsonrpc": "2.0", "id": id,
                 "error": {"code": -32601, "message": message}}),
         };
-        writeln!(out, "{reply}").and_then(|()| out.flush()).map_err(|e| e.to_string())?;
+        writeln!(out, "{reply}")
+            .and_then(|()| out.flush())
+            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -84,7 +102,10 @@ fn respond(
             "inputSchema": {"type": "object", "additionalProperties": true},
         })).collect::<Vec<_>>()})),
         "tools/call" => {
-            let tool = params.get("name").and_then(Value::as_str).unwrap_or_default();
+            let tool = params
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
             Ok(match player.answer(tool, &arguments) {
                 Ok(call) => json!({"content": call.content, "isError": call.is_error}),
@@ -100,12 +121,18 @@ fn respond(
                 }
             })
         }
-        _ => Err(format!("method `{method}` is not served by reel's frozen `{server}` server")),
+        _ => Err(format!(
+            "method `{method}` is not served by reel's frozen `{server}` server"
+        )),
     }
 }
 
 fn record_miss(path: &Path, miss: &Miss) {
-    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
         let _ = writeln!(f, "{}", serde_json::to_string(miss).unwrap_or_default());
     }
 }
@@ -123,7 +150,6 @@ impl Miss {
             self.server
         )
     }
-
 }
 
 /// The calls the frozen servers of a run appended to `path`.

@@ -60,18 +60,27 @@ pub fn check_enabled(config: Option<&Path>, enabled: &[String]) -> Result<(), St
         return Ok(());
     }
     let Some(config) = config else {
-        return Err("`mcp.enabled` names servers but `mcp.config` is not set; set `mcp.config` \
+        return Err(
+            "`mcp.enabled` names servers but `mcp.config` is not set; set `mcp.config` \
                     to the MCP config file that defines them"
-            .into());
+                .into(),
+        );
     };
     let servers = read_servers(config)?;
-    let unknown: Vec<&String> = enabled.iter().filter(|n| !servers.contains_key(*n)).collect();
+    let unknown: Vec<&String> = enabled
+        .iter()
+        .filter(|n| !servers.contains_key(*n))
+        .collect();
     if unknown.is_empty() {
         return Ok(());
     }
     Err(format!(
         "`mcp.enabled` names {} not defined in `{}` (it defines: {}); fix the name or remove it",
-        unknown.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
+        unknown
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
         config.display(),
         servers.keys().cloned().collect::<Vec<_>>().join(", ")
     ))
@@ -135,7 +144,8 @@ pub fn prepare(
         crate::atomic::write_atomic(&tape_path, text.as_bytes())
             .map_err(|e| format!("write `{}`: {e}", tape_path.display()))?;
     }
-    let text = serde_json::to_string_pretty(&json!({"mcpServers": servers})).map_err(|e| e.to_string())?;
+    let text =
+        serde_json::to_string_pretty(&json!({"mcpServers": servers})).map_err(|e| e.to_string())?;
     crate::atomic::write_atomic(&prepared.config, text.as_bytes())
         .map_err(|e| format!("write `{}`: {e}", prepared.config.display()))?;
     Ok(Some(prepared))
@@ -147,7 +157,11 @@ fn absolutise(entry: &mut Value, base: &Path, reads: &mut Vec<PathBuf>) {
     let mut fix = |v: &mut Value| {
         let Some(s) = v.as_str() else { return };
         let p = Path::new(s);
-        let full = if p.is_absolute() { p.to_owned() } else { base.join(p) };
+        let full = if p.is_absolute() {
+            p.to_owned()
+        } else {
+            base.join(p)
+        };
         if !(s.contains('/') && full.is_file()) {
             return;
         }

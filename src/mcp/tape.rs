@@ -113,7 +113,8 @@ impl Tape {
                 _ => {}
             }
         }
-        tape.servers.retain(|name, _| !AGENT_SERVERS.contains(&name.as_str()));
+        tape.servers
+            .retain(|name, _| !AGENT_SERVERS.contains(&name.as_str()));
         tape
     }
 
@@ -182,7 +183,11 @@ impl Player {
         let matching: Vec<usize> = (0..self.calls.len())
             .filter(|&i| self.calls[i].tool == tool && canonical(&self.calls[i].arguments) == key)
             .collect();
-        if let Some(&i) = matching.iter().find(|&&i| !self.used[i]).or(matching.last()) {
+        if let Some(&i) = matching
+            .iter()
+            .find(|&&i| !self.used[i])
+            .or(matching.last())
+        {
             self.used[i] = true;
             return Ok(&self.calls[i]);
         }
@@ -235,7 +240,9 @@ mod tests {
     fn an_unrecorded_call_names_the_closest_recorded_one() {
         let tape = Tape::from_pairs(&events());
         let mut p = Player::new(&tape.servers["prices"]);
-        let miss = p.answer("lookup_price", &json!({"sku":"B","n":1})).unwrap_err();
+        let miss = p
+            .answer("lookup_price", &json!({"sku":"B","n":1}))
+            .unwrap_err();
         assert_eq!(miss.as_deref(), Some(r#"lookup_price {"n":1,"sku":"A"}"#));
     }
 }

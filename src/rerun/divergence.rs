@@ -255,7 +255,9 @@ pub fn compare_answers(
         now: n.map_or("(no prompt)".into(), |s| excerpt(s)),
     };
     for ((tool, prompt), recorded) in &a {
-        let now = b.remove(&(tool.clone(), prompt.clone())).unwrap_or_default();
+        let now = b
+            .remove(&(tool.clone(), prompt.clone()))
+            .unwrap_or_default();
         for i in 0..recorded.len().max(now.len()) {
             if recorded.get(i) != now.get(i) {
                 out.push(answer(tool, recorded.get(i), now.get(i)));
@@ -286,13 +288,19 @@ fn answers_by_prompt(
             let tool = r.get("tool_name").and_then(Value::as_str).unwrap_or("-");
             let key = match r.get("tool_use_id").and_then(Value::as_str) {
                 Some(call) => call.to_owned(),
-                None => normalise(&r.get("input").map(Value::to_string).unwrap_or_default(), roots),
+                None => normalise(
+                    &r.get("input").map(Value::to_string).unwrap_or_default(),
+                    roots,
+                ),
             };
             prompts.insert(id, (tool.to_owned(), key));
         }
     }
     let mut out: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
-    for v in control_out.iter().filter_map(|l| serde_json::from_str::<Value>(l).ok()) {
+    for v in control_out
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
         let Line::ControlResponse(r) = Line::of(&v) else {
             continue;
         };
@@ -303,11 +311,16 @@ fn answers_by_prompt(
         if body.get("behavior").is_none() {
             continue;
         }
-        let id = r.get("response").and_then(|x| x.get("request_id")).and_then(Value::as_str);
+        let id = r
+            .get("response")
+            .and_then(|x| x.get("request_id"))
+            .and_then(Value::as_str);
         let prompt = id
             .and_then(|id| prompts.get(id).cloned())
             .unwrap_or_else(|| ("-".into(), id.unwrap_or_default().to_owned()));
-        out.entry(prompt).or_default().push(normalise(&body.to_string(), roots));
+        out.entry(prompt)
+            .or_default()
+            .push(normalise(&body.to_string(), roots));
     }
     out
 }
@@ -533,10 +546,15 @@ mod tests {
         let mut out = Vec::new();
         for (i, (tool, call, behavior)) in calls.iter().enumerate() {
             let id = format!("req-{i}-{}", calls.len());
-            events.push(json!({"type": "control_request", "request_id": id, "request":
-                {"subtype": "can_use_tool", "tool_name": tool, "input": {}, "tool_use_id": call}}));
-            out.push(json!({"type": "control_response", "response": {"subtype": "success",
-                "request_id": id, "response": {"behavior": behavior}}}).to_string());
+            events.push(
+                json!({"type": "control_request", "request_id": id, "request":
+                {"subtype": "can_use_tool", "tool_name": tool, "input": {}, "tool_use_id": call}}),
+            );
+            out.push(
+                json!({"type": "control_response", "response": {"subtype": "success",
+                "request_id": id, "response": {"behavior": behavior}}})
+                .to_string(),
+            );
         }
         (events, out)
     }
@@ -544,7 +562,11 @@ mod tests {
     #[test]
     fn answers_pair_by_prompt_not_position() {
         let roots = Roots::recorded(std::iter::empty::<&Value>());
-        let (re, ro) = prompts(&[("Write", "t1", "allow"), ("Bash", "t2", "allow"), ("Edit", "t3", "deny")]);
+        let (re, ro) = prompts(&[
+            ("Write", "t1", "allow"),
+            ("Bash", "t2", "allow"),
+            ("Edit", "t3", "deny"),
+        ]);
         // The fresh run no longer asks about t1: one divergence, not three.
         let (fe, fo) = prompts(&[("Bash", "t2", "allow"), ("Edit", "t3", "deny")]);
         let d = compare_answers((&re, &ro), &roots, (&fe, &fo), &roots);
@@ -552,7 +574,11 @@ mod tests {
         assert_eq!(d[0].tool.as_deref(), Some("Write"));
         assert_eq!(d[0].now, "(no prompt)");
         // The same prompts answered differently: named at the prompt.
-        let (fe, fo) = prompts(&[("Write", "t1", "allow"), ("Bash", "t2", "deny"), ("Edit", "t3", "deny")]);
+        let (fe, fo) = prompts(&[
+            ("Write", "t1", "allow"),
+            ("Bash", "t2", "deny"),
+            ("Edit", "t3", "deny"),
+        ]);
         let d = compare_answers((&re, &ro), &roots, (&fe, &fo), &roots);
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].tool.as_deref(), Some("Bash"));

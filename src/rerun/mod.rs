@@ -620,7 +620,10 @@ fn mcp_misses(mcp: Option<&crate::mcp::Prepared>) -> Vec<Divergence> {
             turn: None,
             tool: Some(format!("mcp__{}__{}", m.server, m.tool)),
             kind: Kind::McpCall,
-            recorded: m.closest.clone().unwrap_or_else(|| "(no recorded call)".into()),
+            recorded: m
+                .closest
+                .clone()
+                .unwrap_or_else(|| "(no recorded call)".into()),
             now: m.message(),
         })
         .collect()
@@ -643,7 +646,11 @@ fn mcp_note(mcp: Option<&crate::mcp::Prepared>, freeze: &crate::mcp::Freeze) -> 
         .collect();
     let mut note = format!(
         "::notice:: [rerun] MCP servers frozen: {}",
-        if frozen.is_empty() { "none".into() } else { frozen.join(", ") }
+        if frozen.is_empty() {
+            "none".into()
+        } else {
+            frozen.join(", ")
+        }
     );
     if !freeze.live.is_empty() {
         note.push_str(&format!("; live (--mcp-live): {}", freeze.live.join(", ")));
