@@ -28,6 +28,7 @@ pub mod html;
 pub mod js;
 pub mod lint;
 pub mod matrix;
+pub mod mcp;
 pub mod messages;
 pub mod model;
 pub mod paths;

@@ -75,6 +75,10 @@ pub struct RerunArgs {
     /// Keep each fresh run's directory (always kept when a rerun fails).
     #[arg(long)]
     pub keep_run_dir: bool,
+    /// Run this MCP server of the session for real, inside the sandbox (repeatable; every
+    /// other server is frozen: served from the recording).
+    #[arg(long, value_name = "NAME")]
+    pub mcp_live: Vec<String>,
     #[command(flatten)]
     pub sandbox: SandboxArg,
     #[command(flatten)]
@@ -169,6 +173,7 @@ impl RerunPlan {
             timeout: args.timeout_ms.map(Duration::from_millis),
             keep_run_dir: args.keep_run_dir,
             sandbox: args.sandbox.mode(),
+            mcp_live: args.mcp_live.clone(),
         };
         Ok(RerunPlan {
             files,

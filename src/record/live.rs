@@ -31,6 +31,8 @@ pub struct LivePlan<'a> {
     pub max_artifact_bytes: u64,
     /// Confined (the default) or `--no-sandbox`.
     pub sandbox: crate::sandbox::Mode,
+    /// A rerun's frozen MCP servers (`None`: every server runs for real).
+    pub mcp: Option<&'a crate::mcp::Freeze>,
 }
 
 /// A finished live run, not yet written anywhere.
@@ -54,6 +56,8 @@ pub struct LiveRun {
     pub sandbox: crate::sandbox::Layers,
     /// Tool output lines that read like the sandbox refusing something.
     pub denials: Vec<String>,
+    /// The MCP config the agent got (`None`: no MCP server).
+    pub mcp: Option<crate::mcp::Prepared>,
 }
 
 /// Runs `plan` once. The run directory stays on disk until the caller
@@ -100,14 +104,25 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         ),
         None => None,
     };
+    let mcp = crate::mcp::prepare(
+        session.mcp_config.as_deref(),
+        &session.mcp_enabled,
+        plan.mcp,
+        run_dir.path(),
+    )
+    .map_err(|message| RecordError::Setup {
+        message,
+        hint: None,
+    })?;
     let mut cmd = agent_command(
         plan.agent_cmd,
         plan.claude_program,
         session,
         &staged,
         server.as_ref().map(|s| s.url()),
+        mcp.as_ref(),
     )?;
-    cmd.sandbox = confine(plan.sandbox, &cmd, &staged, session, server.as_ref())?;
+    cmd.sandbox = confine(plan.sandbox, &cmd, &staged, mcp.as_ref(), server.as_ref())?;
     let decider = Decider {
         rules: scenario.answers.clone(),
         parity: session.permission_parity,
@@ -261,6 +276,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         judged,
         sandbox,
         denials,
+        mcp,
     })
 }
 
@@ -324,14 +340,14 @@ fn log_sandbox(log: &agent::RunLog, mode: crate::sandbox::Mode) -> crate::sandbo
 
 /// The confined start of `cmd` (`None` under `--no-sandbox`): writes beneath
 /// the run directory only, reads of the system, the agent's installation and
-/// toolchains, the staged run and the session's MCP config; TCP to the
+/// toolchains, the staged run and what its MCP servers need; TCP to the
 /// scripted model only (or, live, to the API's ports); `TMPDIR` inside the
 /// run. Refused before anything runs where nothing can confine files.
 fn confine(
     mode: crate::sandbox::Mode,
     cmd: &AgentCommand,
     staged: &stage::Staged,
-    session: &session_keys::SessionKeys,
+    mcp: Option<&crate::mcp::Prepared>,
     server: Option<&crate::model::Server>,
 ) -> Result<Option<crate::sandbox::Launch>, RecordError> {
     use crate::sandbox::{Launch, Mode, Network, Policy, policy::RunInputs};
@@ -351,7 +367,9 @@ fn confine(
         None => Network::Ports(live_ports(env_of("ANTHROPIC_BASE_URL"))),
     };
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let mut extra_read: Vec<PathBuf> = session.mcp_config.iter().cloned().collect();
+    // The agent's MCP config is inside the run; a live server's files and
+    // reel's own binary (the frozen servers) are not.
+    let mut extra_read: Vec<PathBuf> = mcp.map(|m| m.extra_read.clone()).unwrap_or_default();
     extra_read.extend(crate::sandbox::policy::extra_read_from_env());
     let policy = Policy::for_run(&RunInputs {
         run_dir: &staged.run_dir,
@@ -483,6 +501,7 @@ fn agent_command(
     session: &session_keys::SessionKeys,
     staged: &stage::Staged,
     model_url: Option<String>,
+    mcp: Option<&crate::mcp::Prepared>,
 ) -> Result<AgentCommand, RecordError> {
     let cwd = staged.work_root.clone();
     if let Some(custom) = agent_cmd.map(str::to_owned).or_else(|| {
@@ -537,7 +556,7 @@ fn agent_command(
         model: session.model.clone(),
         permission_mode: session.permission_mode.clone(),
         effort: session.effort.clone(),
-        mcp_config: session.mcp_config.clone(),
+        mcp_config: mcp.map(|m| m.config.clone()),
         settings_file: (!agent::hermetic(&env)).then(|| staged.config_dir.join("settings.json")),
     };
     let mut env = env;

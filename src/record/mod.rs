@@ -302,6 +302,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         .or(scenario.timeout_ms.map(Duration::from_millis))
         .unwrap_or(DEFAULT_TIMEOUT);
     let run = live::run(&live::LivePlan {
+        mcp: None,
         scenario: &scenario,
         scenario_path: &opts.scenario,
         session: &session,

@@ -49,6 +49,8 @@ pub enum Kind {
     Answer,
     /// A produced file was added, removed or changed.
     File,
+    /// A call a frozen MCP server has no recorded answer to.
+    McpCall,
 }
 
 /// One divergence.
@@ -231,44 +233,94 @@ pub fn compare_turns(
     out
 }
 
-/// Compares the answers delivered to the agent's prompts (`controlOut`
-/// control responses, request ids dropped, in order).
+/// Compares the answers delivered to permission and question prompts, each
+/// paired with the prompt it answers (tool and tool call, else tool and
+/// input), not by position: a prompt the fresh run no longer asks is one
+/// divergence, not a shift of every later answer.
 pub fn compare_answers(
-    recorded: &[String],
+    recorded: (&[Value], &[String]),
     recorded_roots: &Roots,
-    fresh: &[String],
+    fresh: (&[Value], &[String]),
     fresh_roots: &Roots,
 ) -> Vec<Divergence> {
-    let answers = |lines: &[String], roots: &Roots| -> Vec<String> {
-        lines
-            .iter()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter_map(|v| match Line::of(&v) {
-                Line::ControlResponse(r) => {
-                    let body = r.get("response")?.get("response")?;
-                    // Only answers to prompts: permission and question replies.
-                    body.get("behavior")?;
-                    Some(normalise(&body.to_string(), roots))
-                }
-                _ => None,
-            })
-            .collect()
-    };
-    let a = answers(recorded, recorded_roots);
-    let b = answers(fresh, fresh_roots);
+    let a = answers_by_prompt(recorded.0, recorded.1, recorded_roots);
+    let mut b = answers_by_prompt(fresh.0, fresh.1, fresh_roots);
     let mut out = Vec::new();
-    for i in 0..a.len().max(b.len()) {
-        let (r, n) = (a.get(i), b.get(i));
-        if r != n {
-            out.push(Divergence {
-                conversation: "-".into(),
-                turn: None,
-                tool: None,
-                kind: Kind::Answer,
-                recorded: r.map_or("(none)".into(), |s| excerpt(s)),
-                now: n.map_or("(none)".into(), |s| excerpt(s)),
-            });
+    let answer = |tool: &str, r: Option<&String>, n: Option<&String>| Divergence {
+        conversation: "-".into(),
+        turn: None,
+        tool: Some(tool.to_owned()),
+        kind: Kind::Answer,
+        recorded: r.map_or("(no prompt)".into(), |s| excerpt(s)),
+        now: n.map_or("(no prompt)".into(), |s| excerpt(s)),
+    };
+    for ((tool, prompt), recorded) in &a {
+        let now = b
+            .remove(&(tool.clone(), prompt.clone()))
+            .unwrap_or_default();
+        for i in 0..recorded.len().max(now.len()) {
+            if recorded.get(i) != now.get(i) {
+                out.push(answer(tool, recorded.get(i), now.get(i)));
+            }
         }
+    }
+    for ((tool, _), now) in &b {
+        out.extend(now.iter().map(|n| answer(tool, None, Some(n))));
+    }
+    out
+}
+
+/// (tool, prompt key) → the normalised answers, in order. The prompt is the
+/// `control_request` in `events` whose `request_id` the answer carries.
+fn answers_by_prompt(
+    events: &[Value],
+    control_out: &[String],
+    roots: &Roots,
+) -> BTreeMap<(String, String), Vec<String>> {
+    let mut prompts: BTreeMap<&str, (String, String)> = BTreeMap::new();
+    for v in events {
+        if let Line::ControlRequest {
+            request_id: Some(id),
+            request: Some(r),
+            ..
+        } = Line::of(v)
+        {
+            let tool = r.get("tool_name").and_then(Value::as_str).unwrap_or("-");
+            let key = match r.get("tool_use_id").and_then(Value::as_str) {
+                Some(call) => call.to_owned(),
+                None => normalise(
+                    &r.get("input").map(Value::to_string).unwrap_or_default(),
+                    roots,
+                ),
+            };
+            prompts.insert(id, (tool.to_owned(), key));
+        }
+    }
+    let mut out: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for v in control_out
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        let Line::ControlResponse(r) = Line::of(&v) else {
+            continue;
+        };
+        let Some(body) = r.get("response").and_then(|x| x.get("response")) else {
+            continue;
+        };
+        // Only answers to prompts: permission and question replies.
+        if body.get("behavior").is_none() {
+            continue;
+        }
+        let id = r
+            .get("response")
+            .and_then(|x| x.get("request_id"))
+            .and_then(Value::as_str);
+        let prompt = id
+            .and_then(|id| prompts.get(id).cloned())
+            .unwrap_or_else(|| ("-".into(), id.unwrap_or_default().to_owned()));
+        out.entry(prompt)
+            .or_default()
+            .push(normalise(&body.to_string(), roots));
     }
     out
 }
@@ -483,5 +535,49 @@ mod tests {
                 ("outputs/c".to_string(), "sha256 3".to_string())
             ]
         );
+    }
+
+    /// Prompts for `calls` (random request ids per run) and their answers.
+    fn prompts(calls: &[(&str, &str, &str)]) -> (Vec<Value>, Vec<String>) {
+        let mut events = Vec::new();
+        let mut out = Vec::new();
+        for (i, (tool, call, behavior)) in calls.iter().enumerate() {
+            let id = format!("req-{i}-{}", calls.len());
+            events.push(
+                json!({"type": "control_request", "request_id": id, "request":
+                {"subtype": "can_use_tool", "tool_name": tool, "input": {}, "tool_use_id": call}}),
+            );
+            out.push(
+                json!({"type": "control_response", "response": {"subtype": "success",
+                "request_id": id, "response": {"behavior": behavior}}})
+                .to_string(),
+            );
+        }
+        (events, out)
+    }
+
+    #[test]
+    fn answers_pair_by_prompt_not_position() {
+        let roots = Roots::recorded(std::iter::empty::<&Value>());
+        let (re, ro) = prompts(&[
+            ("Write", "t1", "allow"),
+            ("Bash", "t2", "allow"),
+            ("Edit", "t3", "deny"),
+        ]);
+        // The fresh run no longer asks about t1: one divergence, not three.
+        let (fe, fo) = prompts(&[("Bash", "t2", "allow"), ("Edit", "t3", "deny")]);
+        let d = compare_answers((&re, &ro), &roots, (&fe, &fo), &roots);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].tool.as_deref(), Some("Write"));
+        assert_eq!(d[0].now, "(no prompt)");
+        // The same prompts answered differently: named at the prompt.
+        let (fe, fo) = prompts(&[
+            ("Write", "t1", "allow"),
+            ("Bash", "t2", "deny"),
+            ("Edit", "t3", "deny"),
+        ]);
+        let d = compare_answers((&re, &ro), &roots, (&fe, &fo), &roots);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].tool.as_deref(), Some("Bash"));
     }
 }

@@ -60,6 +60,8 @@ pub struct RerunOptions {
     pub keep_run_dir: bool,
     /// Confined (default) or `--no-sandbox`.
     pub sandbox: crate::sandbox::Mode,
+    /// `--mcp-live NAME`: MCP servers run for real (every other is frozen).
+    pub mcp_live: Vec<String>,
 }
 
 /// Why a cassette could not be rerun.
@@ -174,7 +176,13 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         .or(scenario.timeout_ms.map(Duration::from_millis))
         .unwrap_or(crate::record::DEFAULT_TIMEOUT);
     let scenario_path = scenario.path.clone();
+    let recorded_events = parse_lines(cassette.events());
+    let freeze = crate::mcp::Freeze {
+        tape: crate::mcp::Tape::from_pairs(&recorded_events),
+        live: opts.mcp_live.clone(),
+    };
     let mut run = live::run(&live::LivePlan {
+        mcp: Some(&freeze),
         scenario: &scenario,
         scenario_path: &scenario_path,
         session: &session,
@@ -201,7 +209,6 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     })?;
 
     // Compare.
-    let recorded_events = parse_lines(cassette.events());
     let fresh_events = parse_lines(run.log.events.iter().map(String::as_str));
     let fresh_roots = Roots::fresh(
         &run.staged.work_root.display().to_string(),
@@ -229,11 +236,12 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         .map(str::to_owned)
         .collect();
     divergences.extend(divergence::compare_answers(
-        &recorded_out,
+        (&recorded_events, &recorded_out),
         &replies.roots,
-        &run.log.control_out,
+        (&fresh_events, &run.log.control_out),
         &fresh_roots,
     ));
+    divergences.extend(mcp_misses(run.mcp.as_ref()));
     divergences.extend(divergence::compare_files(
         cassette.doc.get("artifacts"),
         run.cassette.doc.get("artifacts"),
@@ -267,6 +275,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     })?;
 
     let mut notes = replies.notes.clone();
+    notes.extend(mcp_note(run.mcp.as_ref(), &freeze));
     notes.extend(
         run.denials
             .iter()
@@ -599,6 +608,54 @@ fn frozen_scenario(
         )
     })?;
     Ok((scenario, keys))
+}
+
+/// Calls the frozen MCP servers could not answer from the recording.
+fn mcp_misses(mcp: Option<&crate::mcp::Prepared>) -> Vec<Divergence> {
+    let Some(mcp) = mcp else { return Vec::new() };
+    crate::mcp::frozen::read_misses(&mcp.misses)
+        .into_iter()
+        .map(|m| Divergence {
+            conversation: "-".into(),
+            turn: None,
+            tool: Some(format!("mcp__{}__{}", m.server, m.tool)),
+            kind: Kind::McpCall,
+            recorded: m
+                .closest
+                .clone()
+                .unwrap_or_else(|| "(no recorded call)".into()),
+            now: m.message(),
+        })
+        .collect()
+}
+
+/// Which MCP servers ran frozen (and from what), which live.
+fn mcp_note(mcp: Option<&crate::mcp::Prepared>, freeze: &crate::mcp::Freeze) -> Option<String> {
+    let mcp = mcp?;
+    let frozen: Vec<String> = mcp
+        .frozen
+        .iter()
+        .map(|name| {
+            let source = freeze
+                .tape
+                .servers
+                .get(name)
+                .map_or("nothing recorded: no tools", |s| s.source.as_str());
+            format!("{name} (from {source})")
+        })
+        .collect();
+    let mut note = format!(
+        "::notice:: [rerun] MCP servers frozen: {}",
+        if frozen.is_empty() {
+            "none".into()
+        } else {
+            frozen.join(", ")
+        }
+    );
+    if !freeze.live.is_empty() {
+        note.push_str(&format!("; live (--mcp-live): {}", freeze.live.join(", ")));
+    }
+    Some(note)
 }
 
 /// Scripted-model problems that are divergences, not failures: the agent

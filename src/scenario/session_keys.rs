@@ -27,7 +27,10 @@ pub struct SessionKeys {
     pub uploads: Vec<PathBuf>,
     pub skills_local: Vec<PathBuf>,
     pub local_plugins: Vec<PathBuf>,
+    /// Absolute (the agent resolves it from its own work root).
     pub mcp_config: Option<PathBuf>,
+    /// `mcp.enabled`: the servers of the config the agent gets (empty = all).
+    pub mcp_enabled: Vec<String>,
     /// `agent_env` mapped to env keys.
     pub agent_env: Vec<(String, String)>,
 }
@@ -88,8 +91,12 @@ pub fn load(path: Option<&Path>) -> Result<SessionKeys, String> {
             .push(resolve(d, "plugins.local_plugins")?);
     }
     if let Some(c) = &s.mcp.config {
-        keys.mcp_config = Some(resolve(c, "mcp.config")?);
+        let p = resolve(c, "mcp.config")?;
+        keys.mcp_config = Some(std::path::absolute(&p).unwrap_or(p));
     }
+    keys.mcp_enabled = s.mcp.enabled.clone();
+    crate::mcp::check_enabled(keys.mcp_config.as_deref(), &keys.mcp_enabled)
+        .map_err(|e| format!("session `{}`: {e}", path.display()))?;
     if let Some(m) = &s.agent_env.subagent_model {
         keys.agent_env
             .push(("CLAUDE_CODE_SUBAGENT_MODEL".into(), m.clone()));

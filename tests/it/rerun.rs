@@ -827,3 +827,88 @@ fn write_goes_through_review_identical_writes_nothing_a_difference_waits_or_fail
         "the refreshed cassette is fresh again"
     );
 }
+
+/// The bundled MCP example (price-check): its `prices` server frozen from the
+/// recording's tool_use/tool_result pairs unless `--mcp-live prices`.
+mod mcp {
+    use super::*;
+
+    fn notes(env: &Value) -> String {
+        env["results"][0]["rerun"]["notes"].to_string()
+    }
+
+    #[test]
+    fn frozen_unchanged_missing_and_changed_are_green_live_changed_is_red() {
+        support::require!(claude_bin());
+        let fx = scratch();
+        let cassette = "cassettes/price-check.cassette.json";
+        let (code, env, stderr) = fx.rerun(cassette, &[]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(divergences(&env), vec![], "{stderr}");
+        assert!(
+            notes(&env).contains(
+                "MCP servers frozen: prices (from the recorded tool_use/tool_result pairs)"
+            ),
+            "{}",
+            notes(&env)
+        );
+
+        // The server's command missing: the frozen server stands in for it.
+        fx.edit_and_commit("skills/price-check/mcp/mcp.json", |t| {
+            t.replace("\"python3\"", "\"no-such-python\"")
+        });
+        let (code, env, stderr) = fx.rerun(cassette, &["--strict"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(divergences(&env), vec![], "{stderr}");
+
+        // Live, the missing command fails the server: red.
+        let (code, _, stderr) = fx.rerun(cassette, &["--mcp-live", "prices"]);
+        assert_eq!(code, 1, "{stderr}");
+        fx.edit_and_commit("skills/price-check/mcp/mcp.json", |t| {
+            t.replace("\"no-such-python\"", "\"python3\"")
+        });
+
+        // The service's data changed: frozen stays green ...
+        fx.edit_and_commit("skills/price-check/mcp/prices.json", |t| {
+            t.replace("12.50", "14.00")
+        });
+        let (code, env, stderr) = fx.rerun(cassette, &["--strict"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(divergences(&env), vec![], "{stderr}");
+        // ... live, the divergence is at the MCP call.
+        let (code, env, stderr) = fx.rerun(cassette, &["--mcp-live", "prices", "--strict"]);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(
+            divergences(&env).contains(&at(
+                "main",
+                Some(1),
+                Some("mcp__prices__lookup_price"),
+                "tool_result"
+            )),
+            "{stderr}"
+        );
+        // (Run from the worktree, `now` is `WIDGET-1: 14.00 EUR`; a scratch
+        // copy under /tmp is hidden by the sandbox, so the live server fails
+        // to start there and `now` is the agent's "No such tool" error.)
+        let now = env["results"][0]["rerun"]["divergences"][0]["recorded"].to_string();
+        assert!(now.contains("WIDGET-1: 12.50 EUR"), "{now}");
+        assert!(
+            notes(&env).contains("live (--mcp-live): prices"),
+            "{}",
+            notes(&env)
+        );
+    }
+
+    #[test]
+    fn mcp_live_naming_no_server_is_refused() {
+        support::require!(claude_bin());
+        let fx = scratch();
+        let (code, _, stderr) = fx.rerun(
+            "cassettes/price-check.cassette.json",
+            &["--mcp-live", "nope"],
+        );
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("--mcp-live `nope`"), "{stderr}");
+        assert!(stderr.contains("it has: prices"), "{stderr}");
+    }
+}

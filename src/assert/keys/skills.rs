@@ -194,14 +194,27 @@ fn connector_available(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyRe
                 .into(),
         );
     };
+    // Departure: a server the agent reports as `"status":"failed"` was
+    // offered but is not available; the original passes on the name alone.
+    let mut failed = Vec::new();
     for s in &init.mcp_servers {
         let name = match s.get("name") {
             Some(n) => crate::js::coerce::js_string(n),
             None => "undefined".into(),
         };
         if t(key, &re, &name)? {
+            if s.get("status").and_then(Value::as_str) == Some("failed") {
+                failed.push(name);
+                continue;
+            }
             return ok();
         }
+    }
+    if !failed.is_empty() {
+        return Err(format!(
+            "connector(s) {} matched \"{p}\" but failed to start (init status \"failed\")",
+            failed.join(", ")
+        ));
     }
     Err(format!("no connector matched \"{p}\""))
 }
