@@ -5,4 +5,7 @@
 //!
 //! Not here: the live run itself (`record::live`), rendering (`report::eval`).
 
+pub mod policy;
+pub mod report;
+pub mod rows;
 pub mod stats;
