@@ -8,4 +8,5 @@
 pub mod policy;
 pub mod report;
 pub mod rows;
+pub mod run;
 pub mod stats;
