@@ -47,7 +47,10 @@ impl Policy {
         if !unit(self.alpha) || !unit(self.confidence) {
             return Err("`alpha` and `confidence` are numbers strictly between 0 and 1".into());
         }
-        if !(0.0..=1.0).contains(&self.max_error_share) || !(self.max_cost_ratio > 0.0) {
+        if !(0.0..=1.0).contains(&self.max_error_share)
+            || self.max_cost_ratio.is_nan()
+            || self.max_cost_ratio <= 0.0
+        {
             return Err("`max_error_share` is in [0, 1] and `max_cost_ratio` is > 0".into());
         }
         Ok(())

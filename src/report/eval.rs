@@ -95,3 +95,58 @@ pub fn markdown(r: &Report) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::eval::policy::Policy;
+    use crate::eval::rows::{Arm, AssertionResult, Axis, Loaded, Manifest, Outcome, Row};
+
+    fn row(arm: &str, rep: u64, outcome: Outcome, cost: f64) -> Row {
+        Row {
+            scenario: "note".into(),
+            arm: arm.into(),
+            rep,
+            seed: rep,
+            outcome,
+            assertions: vec![AssertionResult {
+                label: r#"{"file_exists":"outputs/note.md"}"#.into(),
+                pass: outcome == Outcome::Passed,
+            }],
+            cost_usd: Some(cost),
+            duration_ms: 10,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn the_markdown_report_reads_as_a_table() {
+        let arm = |n: &str, s: &str| Arm {
+            name: n.into(),
+            source: s.into(),
+        };
+        let mut rows = Vec::new();
+        for rep in 0..8 {
+            rows.push(row("old", rep, Outcome::Failed, 0.01));
+            let b = if rep == 7 {
+                Outcome::Failed
+            } else {
+                Outcome::Passed
+            };
+            rows.push(row("new", rep, b, 0.02));
+        }
+        let loaded = Loaded {
+            manifest: Manifest {
+                format: 1,
+                axis: Axis::Skill,
+                arms: [arm("old", "git:main:skills/x"), arm("new", "skills/x")],
+                scenarios: vec!["note.yaml".into()],
+                reps: 8,
+                seed: 0,
+                policy: Policy::default(),
+            },
+            rows,
+        };
+        let report = crate::eval::report::build(&loaded);
+        insta::assert_snapshot!(super::markdown(&report));
+    }
+}

@@ -85,6 +85,16 @@ fn a_real_regression_is_detected_and_an_edited_report_is_rejected() {
     assert_eq!(o.code, 1, "a regression exits 1: {}", o.stderr);
     assert_eq!(status(&out), "regression");
     let r = report(&out);
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(support::repo().join("schema/eval-report.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&r).map(|e| e.to_string()).collect();
+    assert!(
+        errors.is_empty(),
+        "report.json against its schema: {errors:?}"
+    );
     let verdict = &r["results"]["scenarios"][0]["rows"][0];
     assert!(verdict["p_adjusted"].as_f64().unwrap() < 0.05, "{verdict}");
     assert!(
