@@ -21,6 +21,7 @@ pub mod diff;
 pub mod discover;
 pub mod doctor;
 pub mod error;
+pub mod eval;
 pub mod evidence;
 pub mod exit;
 pub mod fingerprint;

@@ -14,6 +14,7 @@ pub mod agents;
 pub mod assertions;
 pub mod diff;
 pub mod doctor;
+pub mod eval;
 pub mod fingerprint;
 pub mod flags;
 pub mod lint;
@@ -97,6 +98,8 @@ pub enum Command {
     Agents(agents::AgentsArgs),
     /// Find the Claude Code release that changed a cassette's rerun (log2 reruns).
     Bisect(agents::BisectArgs),
+    /// Is a skill edit (or runtime change) an improvement? Paired live trials of two arms.
+    Eval(Box<eval::EvalArgs>),
 }
 
 /// A flag combination a command refuses (exit 2), found while building its
@@ -158,6 +161,7 @@ pub fn main() -> ExitCode {
         Command::Pending(args) => review::run_pending(args),
         Command::Agents(args) => agents::run(args),
         Command::Bisect(args) => agents::bisect(args),
+        Command::Eval(args) => eval::run(&args),
     };
     match outcome {
         Ok(status) => ExitCode::from(status.code()),

@@ -23,6 +23,24 @@
 //! a tool input string is replaced, per request, by the agent's working
 //! directory as the agent itself reports it.
 //!
+//! **Seeded variation.** Instead of `blocks`, a turn may list weighted
+//! `alternatives` (each with its own `blocks`, and optionally `usage`,
+//! `expect`, `stop_reason`); one is chosen when the script is loaded, from a
+//! seed ([`Script::parse_seeded`]; [`Script::load`] uses seed 0):
+//!
+//! ```yaml
+//! turns:
+//!   - alternatives:
+//!       - weight: 3
+//!         blocks: [{tool: Write, input: {file_path: "{{cwd}}/out.txt", content: "ok"}}]
+//!       - weight: 1
+//!         blocks: [{text: "I would rather not."}]
+//! ```
+//!
+//! A turn's draw is a function of the seed and the turn's position only
+//! ([`draw`]), so two scripts loaded with one seed draw the same number at
+//! the same turn — `reel eval` pairs trials on that (common random numbers).
+//!
 //! This file only loads and validates; it does not know about HTTP or SSE.
 
 use std::path::{Path, PathBuf};
@@ -263,7 +281,10 @@ struct RawTurn {
     model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     stop_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     blocks: Vec<RawBlock>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    alternatives: Vec<RawAlternative>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     usage: Option<Usage>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -272,11 +293,56 @@ struct RawTurn {
     overloaded: u32,
 }
 
+/// One weighted alternative of a varying turn.
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct RawAlternative {
+    #[serde(default = "RawAlternative::default_weight")]
+    weight: f64,
+    blocks: Vec<RawBlock>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    usage: Option<Usage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    expect: Option<Expect>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stop_reason: Option<String>,
+}
+
+impl RawAlternative {
+    fn default_weight() -> f64 {
+        1.0
+    }
+}
+
+/// How a varying turn is resolved at load.
+#[derive(Clone, Copy)]
+struct Pick {
+    seed: u64,
+    default_usage: Usage,
+}
+
+/// The seeded draw of turn `turn` of the conversation at `at`, uniform in
+/// [0, 1): SplitMix64 over the seed, the conversation's path and the turn.
+/// Written here rather than taken from `rand` because the value must stay
+/// the same across versions (a documented seed reproduces a trial), which
+/// `rand`'s generators do not promise.
+pub fn draw(seed: u64, at: &str, turn: usize) -> f64 {
+    let mut x = seed ^ (turn as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    for b in at.bytes() {
+        x = (x ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3);
+    }
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-#[derive(Deserialize, Serialize, Default)]
+#[derive(Deserialize, Serialize, Default, Clone)]
 #[serde(deny_unknown_fields)]
 struct RawBlock {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -298,16 +364,30 @@ struct RawBlock {
 impl Script {
     /// Reads and validates a YAML script file.
     pub fn load(path: impl AsRef<Path>) -> Result<Script, ScriptError> {
+        Script::load_seeded(path, 0)
+    }
+
+    /// Reads a YAML script file, choosing each turn's alternative from `seed`.
+    pub fn load_seeded(path: impl AsRef<Path>, seed: u64) -> Result<Script, ScriptError> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        Script::parse(&text, path)
+        Script::parse_seeded(&text, path, seed)
     }
 
     /// Validates YAML text; `origin` names it in error messages.
     pub fn parse(yaml: &str, origin: impl Into<PathBuf>) -> Result<Script, ScriptError> {
+        Script::parse_seeded(yaml, origin, 0)
+    }
+
+    /// [`Script::parse`], choosing each turn's alternative from `seed`.
+    pub fn parse_seeded(
+        yaml: &str,
+        origin: impl Into<PathBuf>,
+        seed: u64,
+    ) -> Result<Script, ScriptError> {
         let origin = origin.into();
         let raw: RawScript = serde_yaml_ng::from_str(yaml).map_err(|e| ScriptError::Parse {
             path: origin.clone(),
@@ -325,7 +405,11 @@ impl Script {
             ));
         }
         let default_usage = raw.usage.unwrap_or_default();
-        let turns = validate_turns(raw.turns, "turns", default_usage, &invalid)?;
+        let pick = Pick {
+            seed,
+            default_usage,
+        };
+        let turns = validate_turns(raw.turns, "turns", pick, &invalid)?;
         let mut subagents = Vec::with_capacity(raw.subagents.len());
         for (i, sub) in raw.subagents.into_iter().enumerate() {
             let at = format!("subagents[{i}]");
@@ -344,7 +428,7 @@ impl Script {
             subagents.push(Subagent {
                 parent_tool_use_id: sub.parent_tool_use_id,
                 prompt: sub.prompt,
-                turns: validate_turns(sub.turns, &format!("{at}.turns"), default_usage, &invalid)?,
+                turns: validate_turns(sub.turns, &format!("{at}.turns"), pick, &invalid)?,
             });
         }
         Ok(Script {
@@ -411,6 +495,7 @@ fn raw_turn(turn: &Turn) -> RawTurn {
                 },
             })
             .collect(),
+        alternatives: Vec::new(),
         usage: Some(turn.usage),
         expect: (turn.expect != Expect::default()).then(|| turn.expect.clone()),
         overloaded: turn.overloaded,
@@ -420,11 +505,20 @@ fn raw_turn(turn: &Turn) -> RawTurn {
 fn validate_turns(
     raw_turns: Vec<RawTurn>,
     at: &str,
-    default_usage: Usage,
+    pick: Pick,
     invalid: &dyn Fn(String, &str) -> ScriptError,
 ) -> Result<Vec<Turn>, ScriptError> {
+    let default_usage = pick.default_usage;
     let mut turns = Vec::with_capacity(raw_turns.len());
-    for (t, raw_turn) in raw_turns.into_iter().enumerate() {
+    for (t, mut raw_turn) in raw_turns.into_iter().enumerate() {
+        if !raw_turn.alternatives.is_empty() {
+            choose_alternative(
+                &mut raw_turn,
+                &format!("{at}[{t}]"),
+                draw(pick.seed, at, t),
+                invalid,
+            )?;
+        }
         if raw_turn.blocks.is_empty() {
             return Err(invalid(
                 format!("{at}[{t}].blocks"),
@@ -450,6 +544,55 @@ fn validate_turns(
         });
     }
     Ok(turns)
+}
+
+/// Replaces a varying turn's `alternatives` by the one `x` falls in (every
+/// alternative is validated, chosen or not).
+fn choose_alternative(
+    turn: &mut RawTurn,
+    field: &str,
+    x: f64,
+    invalid: &dyn Fn(String, &str) -> ScriptError,
+) -> Result<(), ScriptError> {
+    if !turn.blocks.is_empty() {
+        return Err(invalid(
+            format!("{field}.alternatives"),
+            "a turn has either `blocks` or `alternatives`, not both (move the blocks into an \
+                alternative)",
+        ));
+    }
+    for (i, alt) in turn.alternatives.iter().enumerate() {
+        let at = format!("{field}.alternatives[{i}]");
+        if !(alt.weight.is_finite() && alt.weight > 0.0) {
+            return Err(invalid(format!("{at}.weight"), "a weight is a number > 0"));
+        }
+        if alt.blocks.is_empty() {
+            return Err(invalid(
+                format!("{at}.blocks"),
+                "an alternative needs at least one block",
+            ));
+        }
+        for (b, block) in alt.blocks.iter().enumerate() {
+            validate_block(block.clone(), &format!("{at}.blocks[{b}]"), invalid)?;
+        }
+    }
+    let total: f64 = turn.alternatives.iter().map(|a| a.weight).sum();
+    let mut point = x * total;
+    let mut chosen = turn.alternatives.len() - 1;
+    for (i, alt) in turn.alternatives.iter().enumerate() {
+        if point < alt.weight {
+            chosen = i;
+            break;
+        }
+        point -= alt.weight;
+    }
+    let alt = turn.alternatives.swap_remove(chosen);
+    turn.alternatives.clear();
+    turn.blocks = alt.blocks;
+    turn.usage = alt.usage.or(turn.usage);
+    turn.expect = alt.expect.or(turn.expect.take());
+    turn.stop_reason = alt.stop_reason.or(turn.stop_reason.take());
+    Ok(())
 }
 
 fn validate_block(
@@ -597,5 +740,58 @@ turns:
     fn missing_file_is_a_read_error() {
         let e = Script::load("/nonexistent/x.yaml").unwrap_err().to_string();
         assert!(e.contains("/nonexistent/x.yaml"), "{e}");
+    }
+
+    const VARYING: &str = "turns:\n  - alternatives:\n      - {weight: 3, blocks: [{text: yes}]}\n      - {weight: 1, blocks: [{text: no}], usage: {input_tokens: 7}}\n";
+
+    fn first_text(seed: u64) -> String {
+        let s = Script::parse_seeded(VARYING, "v.yaml", seed).unwrap();
+        s.turns[0].first_text().unwrap().to_owned()
+    }
+
+    #[test]
+    fn a_varying_turn_follows_its_weights_and_its_seed() {
+        let yes = (0..4000).filter(|&seed| first_text(seed) == "yes").count();
+        // 3:1 weights: 3000 expected; 5 standard deviations is ±137.
+        assert!((2860..=3140).contains(&yes), "{yes} of 4000 chose `yes`");
+        assert_eq!(
+            first_text(17),
+            first_text(17),
+            "a seed reproduces its choice"
+        );
+        let no_seed = (0..64).find(|&s| first_text(s) == "no").unwrap();
+        let s = Script::parse_seeded(VARYING, "v.yaml", no_seed).unwrap();
+        assert_eq!(
+            s.turns[0].usage.input_tokens, 7,
+            "the alternative's usage is kept"
+        );
+    }
+
+    #[test]
+    fn the_draw_is_stable_across_versions() {
+        // Pinned values: changing `draw` changes every documented seed.
+        assert_eq!(draw(0, "turns", 0), draw(0, "turns", 0));
+        let pinned = [
+            draw(0, "turns", 0),
+            draw(1, "turns", 0),
+            draw(1, "turns", 1),
+        ];
+        let text: Vec<String> = pinned.iter().map(|x| format!("{x:.6}")).collect();
+        assert_eq!(text, PINNED_DRAWS);
+    }
+
+    const PINNED_DRAWS: [&str; 3] = ["0.568413", "0.703043", "0.953938"];
+
+    #[test]
+    fn bad_alternatives_name_their_field() {
+        let e = err("turns:\n  - blocks: [{text: a}]\n    alternatives: [{blocks: [{text: b}]}]\n");
+        assert!(
+            e.contains("turns[0].alternatives") && e.contains("not both"),
+            "{e}"
+        );
+        let e = err("turns:\n  - alternatives: [{weight: 0, blocks: [{text: b}]}]\n");
+        assert!(e.contains("turns[0].alternatives[0].weight"), "{e}");
+        let e = err("turns:\n  - alternatives: [{blocks: [{text: b}]}, {blocks: [{}]}]\n");
+        assert!(e.contains("turns[0].alternatives[1].blocks[0]"), "{e}");
     }
 }

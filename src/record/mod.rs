@@ -216,7 +216,7 @@ impl From<ScenarioPassthrough<'_>> for crate::Error {
 }
 
 /// What a recording has checked and loaded before it runs anything.
-pub(crate) struct Prepared {
+pub struct Prepared {
     pub scenario: Scenario,
     pub session: session_keys::SessionKeys,
     pub cassette_path: PathBuf,
@@ -227,7 +227,7 @@ pub(crate) struct Prepared {
 /// scenario and session load, the default-path slug guard, a credential
 /// when there is no scripted model, the script parses. `record` starts
 /// with it and `record --dry-run` ([`batch::preflight`]) stops after it.
-pub(crate) fn prepare(opts: &RecordOptions) -> Result<Prepared, RecordError> {
+pub fn prepare(opts: &RecordOptions) -> Result<Prepared, RecordError> {
     let scenario = Scenario::load(&opts.scenario)?;
     let session = session_keys::load(scenario.session_path.as_deref()).map_err(|message| {
         RecordError::Session {

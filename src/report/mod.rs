@@ -11,6 +11,7 @@
 //! anything (pass/fail, messages and failure kinds come from the verdict).
 //! Writing a report file goes through `crate::atomic::write_atomic`.
 
+pub mod eval;
 pub mod fingerprint;
 pub mod github;
 pub mod json;

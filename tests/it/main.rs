@@ -10,6 +10,7 @@ mod claude;
 mod crash;
 mod diff;
 mod doctor;
+mod eval;
 mod file_modes;
 mod fingerprint;
 mod fuzz;

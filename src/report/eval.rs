@@ -1,0 +1,152 @@
+//! `report.md` of an eval: what `report.json` says, for a person.
+
+use std::fmt::Write;
+
+use crate::eval::report::Report;
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("–".into(), |v| format!("{:.0}%", v * 100.0))
+}
+
+fn num(x: Option<f64>) -> String {
+    x.map_or("–".into(), |v| format!("{v:.4}"))
+}
+
+/// The Markdown report.
+pub fn markdown(r: &Report) -> String {
+    let mut s = String::new();
+    let [a, b] = &r.arms;
+    let _ = writeln!(s, "# reel eval: {}\n", r.status.as_str());
+    let _ = writeln!(
+        s,
+        "Axis: {:?}. A = `{}` ({}), B = `{}` ({}). {} reps, seed {}.",
+        r.axis, a.name, a.source, b.name, b.source, r.reps, r.seed
+    );
+    let p = &r.policy;
+    let _ = writeln!(
+        s,
+        "Policy: ≥ {} completed pairs, ≤ {:.0}% errored, α = {} (Holm-adjusted exact McNemar), \
+         {:.0}% Newcombe interval, cost ratio ≤ {}.\n",
+        p.effective_min_pairs(),
+        p.max_error_share * 100.0,
+        p.alpha,
+        p.confidence * 100.0,
+        p.max_cost_ratio
+    );
+    for sc in &r.scenarios {
+        let _ = writeln!(
+            s,
+            "## {} — {}\n\n{}\n",
+            sc.scenario,
+            sc.status.as_str(),
+            sc.reason
+        );
+        let [ta, tb] = &sc.trials;
+        let _ = writeln!(
+            s,
+            "Trials (attempted / completed / errored / passed): A {}/{}/{}/{}, B {}/{}/{}/{}; {} completed pairs.\n",
+            ta.attempted,
+            ta.completed,
+            ta.errored,
+            ta.passed,
+            tb.attempted,
+            tb.completed,
+            tb.errored,
+            tb.passed,
+            sc.pairs
+        );
+        let _ = writeln!(
+            s,
+            "| row | A | B | B − A | interval | p | p (Holm) | status |"
+        );
+        let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
+        for row in &sc.rows {
+            let ci = row
+                .interval
+                .map_or("–".into(), |[l, h]| format!("[{l:+.2}, {h:+.2}]"));
+            let _ = writeln!(
+                s,
+                "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
+                row.row.replace('|', "\\|"),
+                pct(row.pass_rate_a),
+                pct(row.pass_rate_b),
+                row.difference
+                    .map_or("–".into(), |d| format!("{:+.0} pts", d * 100.0)),
+                ci,
+                num(row.p_value),
+                num(row.p_adjusted),
+                row.status.as_str()
+            );
+        }
+        let c = &sc.cost;
+        let _ = writeln!(
+            s,
+            "\nCost per attempted / completed / passed trial: A ${} / ${} / ${}, B ${} / ${} / ${}; \
+             guardrail {} (ratio {}).\n",
+            num(c.arms[0].per_attempted),
+            num(c.arms[0].per_completed),
+            num(c.arms[0].per_passed),
+            num(c.arms[1].per_attempted),
+            num(c.arms[1].per_completed),
+            num(c.arms[1].per_passed),
+            c.guardrail,
+            num(c.ratio_per_completed)
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::eval::policy::Policy;
+    use crate::eval::rows::{Arm, AssertionResult, Axis, Loaded, Manifest, Outcome, Row};
+
+    fn row(arm: &str, rep: u64, outcome: Outcome, cost: f64) -> Row {
+        Row {
+            scenario: "note".into(),
+            arm: arm.into(),
+            rep,
+            seed: rep,
+            outcome,
+            assertions: vec![AssertionResult {
+                label: r#"{"file_exists":"outputs/note.md"}"#.into(),
+                pass: outcome == Outcome::Passed,
+            }],
+            cost_usd: Some(cost),
+            duration_ms: 10,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn the_markdown_report_reads_as_a_table() {
+        let arm = |n: &str, s: &str| Arm {
+            name: n.into(),
+            source: s.into(),
+        };
+        let mut rows = Vec::new();
+        for rep in 0..8 {
+            rows.push(row("old", rep, Outcome::Failed, 0.01));
+            let b = if rep == 7 {
+                Outcome::Failed
+            } else {
+                Outcome::Passed
+            };
+            rows.push(row("new", rep, b, 0.02));
+        }
+        let loaded = Loaded {
+            manifest: Manifest {
+                format: 1,
+                axis: Axis::Skill,
+                arms: [arm("old", "git:main:skills/x"), arm("new", "skills/x")],
+                scenarios: vec!["note.yaml".into()],
+                reps: 8,
+                seed: 0,
+                policy: Policy::default(),
+            },
+            rows,
+        };
+        let report = crate::eval::report::build(&loaded);
+        insta::assert_snapshot!(super::markdown(&report));
+    }
+}
