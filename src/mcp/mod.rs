@@ -165,6 +165,9 @@ fn absolutise(entry: &mut Value, base: &Path, reads: &mut Vec<PathBuf>) {
         if !(s.contains('/') && full.is_file()) {
             return;
         }
+        // The real path: the sandbox binds back only real paths under a
+        // hidden `/tmp`, so a `sessions/../skills` detour would not resolve.
+        let full = std::fs::canonicalize(&full).unwrap_or(full);
         if let Some(dir) = full.parent()
             && !reads.iter().any(|r| r == dir)
         {

@@ -887,11 +887,14 @@ mod mcp {
             )),
             "{stderr}"
         );
-        // (Run from the worktree, `now` is `WIDGET-1: 14.00 EUR`; a scratch
-        // copy under /tmp is hidden by the sandbox, so the live server fails
-        // to start there and `now` is the agent's "No such tool" error.)
-        let now = env["results"][0]["rerun"]["divergences"][0]["recorded"].to_string();
-        assert!(now.contains("WIDGET-1: 12.50 EUR"), "{now}");
+        // The live server ran (inside the sandbox) and answered from the
+        // changed data.
+        let d = &env["results"][0]["rerun"]["divergences"][0];
+        assert!(
+            d["recorded"].to_string().contains("WIDGET-1: 12.50 EUR"),
+            "{d}"
+        );
+        assert!(d["now"].to_string().contains("WIDGET-1: 14.00 EUR"), "{d}");
         assert!(
             notes(&env).contains("live (--mcp-live): prices"),
             "{}",
