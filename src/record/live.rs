@@ -248,7 +248,7 @@ fn live_failures(
     log: &agent::RunLog,
     staged: &stage::Staged,
 ) -> (Vec<String>, Option<crate::replay::ReplayResult>) {
-    let (mut failures, judged) = replay_failures(cassette);
+    let (mut failures, judged) = replay_failures(cassette, &staged.work_root);
     if !log.decisions.permissive_auto_allows.is_empty()
         && !scenario.asserts_flag(crate::assert::keys::name::ALLOW_PERMISSIVE_AUTO_ALLOW)
     {
@@ -274,9 +274,11 @@ fn live_failures(
 /// judged run itself.
 fn replay_failures(
     cassette: &crate::cassette::Cassette,
+    work_root: &Path,
 ) -> (Vec<String>, Option<crate::replay::ReplayResult>) {
     let live = crate::replay::ReplayOptions {
         live: true,
+        live_work_root: Some(work_root.to_path_buf()),
         ..crate::replay::ReplayOptions::default()
     };
     match crate::replay::replay_cassette(cassette, &live) {

@@ -62,10 +62,17 @@ pub struct Divergence {
     pub recorded: String,
     /// Normalised, shortened fresh value.
     pub now: String,
+    /// A unified diff of the whole normalised values (`-` recorded, `+`
+    /// now, two lines of context, long diffs kept head and tail); empty
+    /// when one side is missing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diff: Vec<String>,
 }
 
-/// Longest value kept in a divergence.
-const EXCERPT: usize = 400;
+/// Longest value kept in a divergence (head and tail, middle elided).
+const EXCERPT: usize = 1200;
+/// Most diff lines kept in a divergence (head and tail, middle elided).
+const DIFF_LINES: usize = 30;
 
 /// One conversation's turns as the agent saw them.
 #[derive(Debug, Default)]
@@ -179,8 +186,9 @@ pub fn compare_turns(
                     turn: Some(k),
                     tool: rt.calls.first().map(|(_, n)| n.clone()),
                     kind: Kind::MissingTurn,
-                    recorded: format!("turn {k} was served"),
+                    recorded: format!("turn {} was served", k + 1),
                     now: "the fresh run ended before this turn".into(),
+                    diff: Vec::new(),
                 });
                 break;
             };
@@ -189,17 +197,15 @@ pub fn compare_turns(
                 let n = nt.results.get(id);
                 match (r, n) {
                     (Some(r), Some(n)) if r == n => {}
-                    (Some(r), Some(n)) => {
-                        let (a, b) = around_first_difference(&r.0, &n.0);
-                        out.push(Divergence {
-                            conversation: conversation.clone(),
-                            turn: Some(k),
-                            tool: Some(name.clone()),
-                            kind: Kind::ToolResult,
-                            recorded: shown(&a, r.1),
-                            now: shown(&b, n.1),
-                        })
-                    }
+                    (Some(r), Some(n)) => out.push(Divergence {
+                        conversation: conversation.clone(),
+                        turn: Some(k),
+                        tool: Some(name.clone()),
+                        kind: Kind::ToolResult,
+                        recorded: shown(&r.0, r.1),
+                        now: shown(&n.0, n.1),
+                        diff: unified(&flagged(&r.0, r.1), &flagged(&n.0, n.1)),
+                    }),
                     (Some(r), None) => out.push(Divergence {
                         conversation: conversation.clone(),
                         turn: Some(k),
@@ -207,14 +213,14 @@ pub fn compare_turns(
                         kind: Kind::MissingResult,
                         recorded: shown(&r.0, r.1),
                         now: "(no tool_result)".into(),
+                        diff: Vec::new(),
                     }),
                     // The recording itself holds no result (the run ended).
                     (None, _) => {}
                 }
             }
             if rt.content != nt.content {
-                let (a, b) =
-                    around_first_difference(&rt.content.join("\n"), &nt.content.join("\n"));
+                let (a, b) = (rt.content.join("\n"), nt.content.join("\n"));
                 out.push(Divergence {
                     conversation: conversation.clone(),
                     turn: Some(k),
@@ -222,6 +228,7 @@ pub fn compare_turns(
                     kind: Kind::UserContent,
                     recorded: excerpt(&a),
                     now: excerpt(&b),
+                    diff: unified(&a, &b),
                 });
             }
         }
@@ -265,6 +272,7 @@ pub fn compare_answers(
                 kind: Kind::Answer,
                 recorded: r.map_or("(none)".into(), |s| excerpt(s)),
                 now: n.map_or("(none)".into(), |s| excerpt(s)),
+                diff: Vec::new(),
             });
         }
     }
@@ -298,6 +306,7 @@ pub fn compare_files(recorded: Option<&Value>, fresh: Option<&Value>) -> Vec<Div
         kind: Kind::File,
         recorded,
         now,
+        diff: Vec::new(),
     };
     for (path, sha) in &a {
         match b.get(path) {
@@ -316,44 +325,56 @@ pub fn compare_files(recorded: Option<&Value>, fresh: Option<&Value>) -> Vec<Div
     out
 }
 
-/// Lines of context kept before the first differing line.
+/// A value as a divergence shows it: `[error] ` before an error result.
+fn shown(text: &str, is_error: bool) -> String {
+    excerpt(&flagged(text, is_error))
+}
+
+fn flagged(text: &str, is_error: bool) -> String {
+    if is_error {
+        format!("[error] {text}")
+    } else {
+        text.to_owned()
+    }
+}
+
+/// A long value kept head and tail, so its last line (where a traceback
+/// names its cause) always survives.
+fn excerpt(text: &str) -> String {
+    crate::elide::head_tail(text, EXCERPT)
+}
+
+/// Lines of context around each change in a divergence's diff.
 const CONTEXT_LINES: usize = 2;
 
-/// Both texts cut to a window that starts a little before their first
-/// differing line (`…` marks what was cut), so a long value shows where it
-/// changed, not only its opening.
-fn around_first_difference(a: &str, b: &str) -> (String, String) {
-    let (la, lb): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
-    let first = la.iter().zip(&lb).take_while(|(x, y)| x == y).count();
-    let start = first.saturating_sub(CONTEXT_LINES);
-    let cut = |lines: &[&str]| {
-        let body = lines.get(start..).unwrap_or_default().join("\n");
-        if start > 0 {
-            format!("…\n{body}")
-        } else {
-            body
+/// A unified diff of two whole values (`-` recorded, `+` now), hunks with
+/// [`CONTEXT_LINES`] of context, at most [`DIFF_LINES`] lines (head and tail
+/// kept). Diffed before any shortening, so a cut never shows as a change.
+pub fn unified(recorded: &str, now: &str) -> Vec<String> {
+    // A missing final newline is not a change worth a line of its own.
+    let (recorded, now) = (
+        format!("{}\n", recorded.trim_end_matches('\n')),
+        format!("{}\n", now.trim_end_matches('\n')),
+    );
+    let diff = similar::TextDiff::from_lines(&recorded, &now);
+    let mut lines = Vec::new();
+    for (i, group) in diff.grouped_ops(CONTEXT_LINES).iter().enumerate() {
+        if i > 0 {
+            lines.push("  …".to_owned());
         }
-    };
-    (cut(&la), cut(&lb))
-}
-
-fn shown(text: &str, is_error: bool) -> String {
-    if is_error {
-        format!("[error] {}", excerpt(text))
-    } else {
-        excerpt(text)
+        for op in group {
+            for change in diff.iter_changes(op) {
+                let sign = match change.tag() {
+                    similar::ChangeTag::Delete => "- ",
+                    similar::ChangeTag::Insert => "+ ",
+                    similar::ChangeTag::Equal => "  ",
+                };
+                let text = change.value().trim_end_matches('\n');
+                lines.push(format!("{sign}{}", crate::elide::head_tail(text, EXCERPT)));
+            }
+        }
     }
-}
-
-fn excerpt(text: &str) -> String {
-    if text.len() <= EXCERPT {
-        return text.to_owned();
-    }
-    let mut end = EXCERPT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    crate::elide::head_tail_lines(lines, DIFF_LINES)
 }
 
 fn volatile() -> &'static [(Regex, &'static str)] {
@@ -451,6 +472,36 @@ mod tests {
             d[1].now.contains("{{cwd}}/.claude/skills/s"),
             "{}",
             d[1].now
+        );
+    }
+
+    #[test]
+    fn a_long_traceback_keeps_its_last_line_and_diffs_without_fake_changes() {
+        let mut tb = String::from("Traceback (most recent call last):\n");
+        for i in 0..120 {
+            tb.push_str(&format!(
+                "  File \"/s/fill.py\", line {i}, in step\n    step()\n"
+            ));
+        }
+        let a = run("/r/a/work", &format!("{tb}KeyError: 'name'"), "body");
+        let b = run("/r/b/work", &format!("{tb}KeyError: 'field_id'"), "body");
+        let (ra, rb) = (Roots::recorded(a.iter()), Roots::recorded(b.iter()));
+        let d = compare_turns(&a, &ra, &b, &rb);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].now.ends_with("KeyError: 'field_id'"), "{}", d[0].now);
+        assert!(d[0].now.starts_with("Traceback"), "{}", d[0].now);
+        assert!(d[0].now.contains("line(s) elided"), "{}", d[0].now);
+        // The diff holds the one changed line, with its context, nothing cut.
+        let changed: Vec<&String> = d[0]
+            .diff
+            .iter()
+            .filter(|l| l.starts_with("- ") || l.starts_with("+ "))
+            .collect();
+        assert_eq!(
+            changed,
+            vec!["- KeyError: 'name'", "+ KeyError: 'field_id'"],
+            "{:?}",
+            d[0].diff
         );
     }
 

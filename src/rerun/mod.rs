@@ -238,6 +238,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
             })
             .map(|p| format!("scripted model: {p}")),
     );
+    crate::record::cause_first(&mut failures);
     let result = run.judged.take().ok_or_else(|| {
         RerunError::invalid(
             format!(
@@ -250,6 +251,13 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     })?;
 
     let mut notes = replies.notes.clone();
+    notes.extend(
+        run.log
+            .decisions
+            .strict_denies
+            .iter()
+            .map(|m| format!("::warning:: [rerun] {m}")),
+    );
     // What changed since the recording is what this rerun ran: say so, so a
     // divergence can be read against it.
     for f in crate::fingerprint::staleness::compute(&cassette, opts.session.as_deref())
@@ -567,9 +575,10 @@ fn model_problems(problems: &[crate::model::Problem]) -> Vec<Divergence> {
             kind: Kind::RepliesExhausted,
             recorded: format!(
                 "replies exhausted at turn {}",
-                p.turn.map_or("?".into(), |t| t.to_string())
+                p.turn.map_or("?".into(), |t| (t + 1).to_string())
             ),
             now: p.message.clone(),
+            diff: Vec::new(),
         })
         .collect()
 }

@@ -5,6 +5,7 @@ mod action;
 mod assert;
 mod assertions;
 mod cassette;
+mod causes;
 mod claude;
 mod crash;
 mod diff;

@@ -593,6 +593,18 @@ fn the_live_verdict_judges_the_runs_files_even_when_there_are_none() {
         stderr.contains("file not found: outputs/report.md"),
         "{stderr}"
     );
+    // The failure names where the run's files really are: the kept run
+    // directory's work root, which exists.
+    let under = stderr
+        .split("file not found: outputs/report.md (under ")
+        .nth(1)
+        .and_then(|t| t.split(')').next())
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(Path::new(under).is_dir(), "{under}\n{stderr}");
+    assert!(
+        Path::new(under).starts_with(dir.path().join("runs")),
+        "{under}"
+    );
     assert!(!dir.path().join("s.cassette.json").exists());
 }
 
