@@ -29,6 +29,7 @@ pub mod lint;
 pub mod messages;
 pub mod model;
 pub mod paths;
+pub mod project;
 pub mod protocol;
 pub mod record;
 pub mod rehash;

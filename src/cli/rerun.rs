@@ -75,6 +75,10 @@ pub struct RerunArgs {
     /// Keep each fresh run's directory (always kept when a rerun fails).
     #[arg(long)]
     pub keep_run_dir: bool,
+    /// Also note each tool result that differs from the recording but is equal after masking,
+    /// naming the masks (built-in or reel.toml) that made it equal.
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub junit: JunitArg,
     #[command(flatten)]
@@ -143,6 +147,8 @@ impl RerunPlan {
         if args.jobs == Some(0) {
             return Err(refuse("rerun: --jobs must be at least 1", None));
         }
+        let project = crate::project::ProjectConfig::discover_cwd()
+            .map_err(|e| refuse(&format!("rerun: {e}"), None))?;
         let opts = RerunOptions {
             session: args.session.file.clone(),
             agent_cmd: args.agent_cmd.clone(),
@@ -155,6 +161,8 @@ impl RerunPlan {
             },
             timeout: args.timeout_ms.map(Duration::from_millis),
             keep_run_dir: args.keep_run_dir,
+            project,
+            explain: args.explain,
         };
         Ok(RerunPlan {
             files,

@@ -82,7 +82,9 @@ pub fn outcome(entry: &Entry) -> FileOutcome {
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_owned))
                     .unwrap_or_default();
-                let mut text = if d.conversation == "-" {
+                let mut text = if d.kind == crate::rerun::divergence::Kind::File {
+                    format!("output changed: {}", d.tool.as_deref().unwrap_or("?"))
+                } else if d.conversation == "-" {
                     format!("divergence: {kind}{at}")
                 } else {
                     format!("divergence at {}{at}: {kind}", d.conversation)

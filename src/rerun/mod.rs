@@ -17,6 +17,7 @@
 //! (`replay`), the wire (`protocol`).
 
 pub mod divergence;
+pub mod outputs;
 pub mod paths;
 pub mod replies;
 
@@ -55,6 +56,11 @@ pub struct RerunOptions {
     pub timeout: Option<Duration>,
     /// Keep the fresh run's directory.
     pub keep_run_dir: bool,
+    /// The project configuration (`reel.toml`): masks and volatile files.
+    pub project: crate::project::ProjectConfig,
+    /// `--explain`: note each tool result that is equal only after masking,
+    /// with the masks that made it so.
+    pub explain: bool,
 }
 
 /// Why a cassette could not be rerun.
@@ -196,11 +202,13 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         &run.staged.home.display().to_string(),
         &run.run_dir.path().display().to_string(),
     );
+    let masks = divergence::Masks::with_user(opts.project.masks.clone());
     let mut divergences = divergence::compare_turns(
         &recorded_events,
         &replies.roots,
         &fresh_events,
         &fresh_roots,
+        &masks,
     );
     let model_divergences = model_problems(&run.model_problems);
     let exhausted = !model_divergences.is_empty();
@@ -220,10 +228,13 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         &replies.roots,
         &run.log.control_out,
         &fresh_roots,
+        &masks,
     ));
-    divergences.extend(divergence::compare_files(
+    divergences.extend(outputs::compare_files(
         cassette.doc.get("artifacts"),
         run.cassette.doc.get("artifacts"),
+        &opts.project,
+        &masks,
     ));
 
     let mut failures = run.failures.clone();
@@ -289,7 +300,23 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
                 .unwrap_or("(unknown version)")
         ));
     }
-    if !divergences.is_empty() && failures.is_empty() {
+    if opts.explain {
+        notes.extend(
+            divergence::hidden_by_masks(
+                &recorded_events,
+                &replies.roots,
+                &fresh_events,
+                &fresh_roots,
+                &masks,
+            )
+            .into_iter()
+            .map(|n| format!("::notice:: [rerun] {n}")),
+        );
+    }
+    // Output files are not what the model saw: only a divergence in what
+    // went back to the model makes its frozen replies suspect.
+    let model_saw_a_change = divergences.iter().any(|d| d.kind != Kind::File);
+    if model_saw_a_change && failures.is_empty() {
         notes.push(
             "::notice:: [rerun] the fresh run diverged from the recording: the recorded model \
                 replies were \
