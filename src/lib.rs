@@ -19,6 +19,7 @@ pub mod cli;
 pub mod diff;
 pub mod discover;
 pub mod doctor;
+pub mod document;
 pub mod elide;
 pub mod error;
 pub mod evidence;

@@ -14,19 +14,15 @@
 //! so instead of showing a hash as if it were a diff.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 
 use base64::Engine;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::divergence::{Divergence, Kind, Masks, unified};
 use super::paths::Roots;
 use crate::cassette::{BodyEncoding, ManifestEntry};
+use crate::document::zip_entries;
 use crate::project::{ProjectConfig, Volatile};
-
-/// Largest zip entry read whole (bigger ones compare by size and sha256).
-const ENTRY_CAP: u64 = 8 << 20;
 
 /// Compares two manifests: files added, removed, changed.
 pub fn compare_files(
@@ -129,7 +125,7 @@ enum View {
 }
 
 fn view(bytes: &[u8]) -> View {
-    if bytes.starts_with(b"PK\x03\x04")
+    if crate::document::is_zip(bytes)
         && let Some(entries) = zip_entries(bytes)
     {
         return View::Zip(entries);
@@ -137,47 +133,6 @@ fn view(bytes: &[u8]) -> View {
     match std::str::from_utf8(bytes) {
         Ok(s) if !s.contains('\0') => View::Text(s.to_owned()),
         _ => View::Binary,
-    }
-}
-
-/// Each entry's comparable form: canonical XML, text, or size and sha256.
-fn zip_entries(bytes: &[u8]) -> Option<BTreeMap<String, String>> {
-    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).ok()?;
-    let mut out = BTreeMap::new();
-    for i in 0..archive.len() {
-        let mut entry = archive.by_index(i).ok()?;
-        if entry.is_dir() {
-            continue;
-        }
-        let name = entry.name().to_owned();
-        let form = if entry.size() > ENTRY_CAP {
-            format!("({} bytes, not read: over {ENTRY_CAP} bytes)", entry.size())
-        } else {
-            let mut data = Vec::new();
-            entry.read_to_end(&mut data).ok()?;
-            entry_form(&name, &data)
-        };
-        out.insert(name, form);
-    }
-    Some(out)
-}
-
-fn entry_form(name: &str, data: &[u8]) -> String {
-    match std::str::from_utf8(data) {
-        Ok(text) if !text.contains('\0') => {
-            let xmlish = name.ends_with(".xml")
-                || name.ends_with(".rels")
-                || text.trim_start().starts_with("<?xml");
-            match xmlish.then(|| canonical_xml(text)).flatten() {
-                Some(c) => c,
-                None => text.to_owned(),
-            }
-        }
-        _ => format!(
-            "({} bytes, sha256 {})",
-            data.len(),
-            hex::encode(Sha256::digest(data))
-        ),
     }
 }
 
@@ -193,57 +148,11 @@ fn zip_text(entries: &BTreeMap<String, String>, masks: &Masks) -> String {
     s
 }
 
-/// One event per line: tags with sorted attributes, text unescaped and
-/// trimmed, whitespace-only text, comments and the declaration dropped.
-/// `None` when the text is not well-formed XML.
-fn canonical_xml(text: &str) -> Option<String> {
-    use quick_xml::events::{BytesStart, Event};
-    let tag = |e: &BytesStart<'_>, close: &str| -> Option<String> {
-        let mut attrs: Vec<(String, String)> = e
-            .attributes()
-            .map(|a| {
-                let a = a.ok()?;
-                let v = a.unescape_value().ok()?.into_owned();
-                Some((String::from_utf8_lossy(a.key.as_ref()).into_owned(), v))
-            })
-            .collect::<Option<_>>()?;
-        attrs.sort();
-        let mut s = format!("<{}", String::from_utf8_lossy(e.name().as_ref()));
-        for (k, v) in attrs {
-            s.push_str(&format!(" {k}={v:?}"));
-        }
-        s.push_str(close);
-        Some(s)
-    };
-    let mut reader = quick_xml::Reader::from_str(text);
-    let mut lines = Vec::new();
-    loop {
-        match reader.read_event().ok()? {
-            Event::Start(e) => lines.push(tag(&e, ">")?),
-            Event::Empty(e) => lines.push(tag(&e, "/>")?),
-            Event::End(e) => {
-                lines.push(format!("</{}>", String::from_utf8_lossy(e.name().as_ref())))
-            }
-            Event::Text(t) => {
-                let t = t.decode().ok()?;
-                let t = quick_xml::escape::unescape(&t).ok()?;
-                if !t.trim().is_empty() {
-                    lines.push(t.trim().to_owned());
-                }
-            }
-            Event::CData(c) => lines.push(String::from_utf8_lossy(&c).into_owned()),
-            Event::GeneralRef(r) => lines.push(format!("&{};", String::from_utf8_lossy(&r))),
-            Event::Eof => break,
-            _ => {}
-        }
-    }
-    Some(lines.join("\n"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use sha2::{Digest, Sha256};
     use std::io::Write;
 
     fn zip(entries: &[(&str, &str)], mtime: (u16, u8)) -> Vec<u8> {
