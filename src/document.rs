@@ -74,7 +74,8 @@ pub fn canonical_xml(text: &str) -> Option<String> {
         attrs.sort();
         let mut s = format!("<{}", String::from_utf8_lossy(e.name().as_ref()));
         for (k, v) in attrs {
-            s.push_str(&format!(" {k}={v:?}"));
+            // Raw, not escaped: what a person (and the privacy scan) reads.
+            s.push_str(&format!(" {k}=\"{v}\""));
         }
         s.push_str(close);
         Some(s)
@@ -108,6 +109,43 @@ pub fn canonical_xml(text: &str) -> Option<String> {
         }
     }
     Some(lines.join("\n"))
+}
+
+/// `bytes` (a zip) with each UTF-8 entry's text passed through `edit`;
+/// `None` when it is not a readable zip or `edit` changed nothing. Entry
+/// names, order and compression are kept (the scrubber's rewrite).
+pub fn rewrite_zip_text(
+    bytes: &[u8],
+    mut edit: impl FnMut(&str, &str) -> String,
+) -> Option<Vec<u8>> {
+    use std::io::Write;
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).ok()?;
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let mut changed = false;
+    for i in 0..archive.len() {
+        let mut entry = archive.by_index(i).ok()?;
+        let name = entry.name().to_owned();
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(entry.compression())
+            .last_modified_time(entry.last_modified().unwrap_or_default());
+        if entry.is_dir() {
+            out.add_directory(name, opts).ok()?;
+            continue;
+        }
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).ok()?;
+        if let Ok(text) = std::str::from_utf8(&data) {
+            let edited = edit(&name, text);
+            if edited != text {
+                changed = true;
+                data = edited.into_bytes();
+            }
+        }
+        out.start_file(name, opts).ok()?;
+        out.write_all(&data).ok()?;
+    }
+    let bytes = out.finish().ok()?.into_inner();
+    changed.then_some(bytes)
 }
 
 /// The text an entity reference stands for (the five predefined ones and
