@@ -930,7 +930,7 @@ fn a_changed_field_and_changed_document_text_show_as_text_not_a_hash() {
     // Only the output changed: the model saw the same inputs.
     assert!(!text.contains("made from other inputs"), "{text}");
     insta::with_settings!({filters => vec![
-        (r"  \d+(\.\d+)? (ms|s)$", "  [time]"),
+        (r"(?m)  \d+(\.\d+)? (ms|s)$", "  [time]"),
         (r"run directory kept: .*", "run directory kept: [run dir]"),
     ]}, {
         insta::assert_snapshot!("rerun_doc_report_changed_text", text);
