@@ -357,7 +357,7 @@ fn excerpt(text: &str) -> String {
 const CONTEXT_LINES: usize = 2;
 
 /// A unified diff of two whole values (`-` recorded, `+` now), hunks with
-/// [`CONTEXT_LINES`] of context, at most [`DIFF_LINES`] lines (head and tail
+/// two lines of context, at most thirty lines (head and tail
 /// kept). Diffed before any shortening, so a cut never shows as a change.
 pub fn unified(recorded: &str, now: &str) -> Vec<String> {
     // A missing final newline is not a change worth a line of its own.
