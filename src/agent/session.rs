@@ -95,6 +95,9 @@ pub struct DecisionLog {
     /// A non-scripted terminal (`first`) answered a gate.
     pub nondeterministic: bool,
     pub warnings: Vec<String>,
+    /// Permission prompts no rule answered, denied by `strict` parity: each
+    /// names the tool, its input and the ready-to-paste `answers:` rule.
+    pub strict_denies: Vec<String>,
 }
 
 /// Everything the recorder keeps from one turn.
@@ -576,6 +579,11 @@ impl Engine<'_> {
                     .decider
                     .decide_permission(tool_name, &input)
                     .map_err(decide_fatal)?;
+                if p.source == PermissionSource::StrictDeny {
+                    log.decisions.strict_denies.push(
+                        crate::scenario::answers::unanswered_permission_message(tool_name, &input),
+                    );
+                }
                 if p.source == PermissionSource::PermissiveAutoAllow {
                     log.decisions
                         .permissive_auto_allows

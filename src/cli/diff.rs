@@ -38,9 +38,12 @@ pub struct DiffArgs {
 }
 
 pub fn run(args: DiffArgs) -> Result<ExitStatus> {
+    let project = crate::project::ProjectConfig::discover_cwd()
+        .map_err(|e| Error::usage(format!("diff: {e}")))?;
     let opts = DiffOptions {
         normalize: !args.no_normalize,
         views: args.view.clone(),
+        masks: project.masks,
     };
     let d = match diff::diff_files(&args.a, &args.b, &opts) {
         Ok(d) => d,

@@ -311,6 +311,7 @@ impl ReplayPlan {
             lean: args.output_format == OutputFormat::Text,
             mutate,
             live: false,
+            live_work_root: None,
         };
         Ok(ReplayPlan {
             files,

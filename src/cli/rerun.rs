@@ -81,6 +81,10 @@ pub struct RerunArgs {
     pub mcp_live: Vec<String>,
     #[command(flatten)]
     pub sandbox: SandboxArg,
+    /// Also note each tool result that differs from the recording but is equal after masking,
+    /// naming the masks (built-in or reel.toml) that made it equal.
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub junit: JunitArg,
     #[command(flatten)]
@@ -159,6 +163,8 @@ impl RerunPlan {
         if args.jobs == Some(0) {
             return Err(refuse("rerun: --jobs must be at least 1", None));
         }
+        let project = crate::project::ProjectConfig::discover_cwd()
+            .map_err(|e| refuse(&format!("rerun: {e}"), None))?;
         let opts = RerunOptions {
             session: args.session.file.clone(),
             agent_cmd: args.agent_cmd.clone(),
@@ -174,6 +180,8 @@ impl RerunPlan {
             keep_run_dir: args.keep_run_dir,
             sandbox: args.sandbox.mode(),
             mcp_live: args.mcp_live.clone(),
+            project,
+            explain: args.explain,
         };
         Ok(RerunPlan {
             files,

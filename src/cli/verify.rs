@@ -61,14 +61,19 @@ pub struct VerifyArgs {
     /// Allow findings of any class whose whole sample matches REGEX (anchored, case-insensitive).
     #[arg(long, value_name = "REGEX")]
     pub allow: Vec<String>,
+    /// Allow `[domain]` findings whose whole sample matches REGEX (a reviewed public domain).
     #[arg(long, value_name = "REGEX")]
     pub allow_domain: Vec<String>,
+    /// Allow `[email]` findings whose whole sample matches REGEX (a reviewed synthetic address).
     #[arg(long, value_name = "REGEX")]
     pub allow_email: Vec<String>,
+    /// Allow `[path]` findings (a recording machine's absolute path) matching REGEX.
     #[arg(long, value_name = "REGEX")]
     pub allow_path: Vec<String>,
+    /// Allow `[machine-inventory]` findings (the recording machine's tools, versions) matching REGEX.
     #[arg(long, value_name = "REGEX")]
     pub allow_machine_inventory: Vec<String>,
+    /// Allow `[host-inventory]` findings (MCP servers, plugins of the recording host) matching REGEX.
     #[arg(long, value_name = "REGEX")]
     pub allow_host_inventory: Vec<String>,
     /// Allow a reviewed synthetic secret (e.g. a documentation key).

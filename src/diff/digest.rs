@@ -131,6 +131,16 @@ impl Recording {
     /// Reads `cassette` into its views, masking volatile values when
     /// `normalize` is set.
     pub fn read(cassette: &Cassette, normalize: bool) -> Recording {
+        Recording::read_masked(cassette, normalize, &[])
+    }
+
+    /// [`Recording::read`], with the project's `masks` applied after the
+    /// built-in ones.
+    pub fn read_masked(
+        cassette: &Cassette,
+        normalize: bool,
+        masks: &[crate::project::Mask],
+    ) -> Recording {
         // One re-drive: replay's full run result carries the record's
         // evidence (results, decisions, deliveries, usage) beside the
         // verdicts; `diff` reads both sides, so a second drive per side
@@ -158,7 +168,7 @@ impl Recording {
             Default::default()
         };
         let mut norm = if normalize {
-            Normalizer::new(roots, session_id.as_deref())
+            Normalizer::new(roots, session_id.as_deref()).with_masks(masks.to_vec())
         } else {
             Normalizer::off()
         };

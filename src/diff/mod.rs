@@ -155,6 +155,9 @@ pub struct DiffOptions {
     pub normalize: bool,
     /// The views to compare (all when empty).
     pub views: Vec<View>,
+    /// The project's masks (`reel.toml` `[masks]`), applied after the
+    /// built-in ones when `normalize` is set.
+    pub masks: Vec<crate::project::Mask>,
 }
 
 impl Default for DiffOptions {
@@ -162,6 +165,7 @@ impl Default for DiffOptions {
         DiffOptions {
             normalize: true,
             views: Vec::new(),
+            masks: Vec::new(),
         }
     }
 }
@@ -175,8 +179,8 @@ pub fn diff_files(a: &Path, b: &Path, opts: &DiffOptions) -> Result<Diff, LoadEr
 /// Compares two loaded cassettes.
 pub fn diff_cassettes(a: &Cassette, b: &Cassette, opts: &DiffOptions) -> Diff {
     let (ra, rb) = rayon::join(
-        || Recording::read(a, opts.normalize),
-        || Recording::read(b, opts.normalize),
+        || Recording::read_masked(a, opts.normalize, &opts.masks),
+        || Recording::read_masked(b, opts.normalize, &opts.masks),
     );
     diff_recordings(&ra, &rb, opts)
 }

@@ -80,6 +80,8 @@ pub struct Normalizer {
     session: Option<String>,
     ids: HashMap<String, String>,
     counts: HashMap<&'static str, usize>,
+    /// The project's masks (`reel.toml`), applied last.
+    masks: Vec<crate::project::Mask>,
 }
 
 impl Normalizer {
@@ -91,6 +93,7 @@ impl Normalizer {
             session: None,
             ids: HashMap::new(),
             counts: HashMap::new(),
+            masks: Vec::new(),
         }
     }
 
@@ -107,7 +110,14 @@ impl Normalizer {
             session: session_id.filter(|s| s.len() >= 8).map(str::to_owned),
             ids: HashMap::new(),
             counts: HashMap::new(),
+            masks: Vec::new(),
         }
+    }
+
+    /// The same normaliser applying `masks` after the built-in ones.
+    pub fn with_masks(mut self, masks: Vec<crate::project::Mask>) -> Normalizer {
+        self.masks = masks;
+        self
     }
 
     pub fn enabled(&self) -> bool {
@@ -126,7 +136,7 @@ impl Normalizer {
             out = replace_whole(&out, session, "<session>");
         }
         if !VOLATILE.is_match(&out) {
-            return out;
+            return self.user_masks(out);
         }
         let mut result = String::with_capacity(out.len());
         let mut last = 0;
@@ -145,7 +155,19 @@ impl Normalizer {
             last = m.end();
         }
         result.push_str(&out[last..]);
-        result
+        self.user_masks(result)
+    }
+
+    fn user_masks(&self, mut out: String) -> String {
+        for m in &self.masks {
+            if m.regex.is_match(&out) {
+                out = m
+                    .regex
+                    .replace_all(&out, m.placeholder.as_str())
+                    .into_owned();
+            }
+        }
+        out
     }
 
     fn placeholder(&mut self, kind: &'static str, id: &str) -> String {
@@ -249,5 +271,23 @@ mod tests {
             "toolu_1 2026-11-30T06:48:31Z"
         );
         assert_eq!(n.value(&json!({"ts": 1})), json!({"ts": 1}));
+    }
+
+    #[test]
+    fn project_masks_apply_after_the_built_in_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let toml = dir.path().join("reel.toml");
+        std::fs::write(
+            &toml,
+            "[masks]\n'report id: [0-9a-f]{8}' = \"report id: <id>\"\n",
+        )
+        .unwrap();
+        let masks = crate::project::ProjectConfig::load(&toml).unwrap().masks;
+        let mut n = Normalizer::new(roots("/r/work"), None).with_masks(masks);
+        assert_eq!(
+            n.text("/r/work/out: report id: 3fa9c2d1 at 2025-01-01T00:00:00Z"),
+            "{{cwd}}/out: report id: <id> at <time>"
+        );
+        assert_eq!(n.text("report id: 77aa01bc"), "report id: <id>");
     }
 }

@@ -186,6 +186,9 @@ pub enum AgentEvent {
         assert_text: String,
         assert_text_truncated: bool,
         text_blocks: Option<Vec<String>>,
+        /// An error result's last non-empty line, from the uncapped text
+        /// (where a traceback names its cause; `tool_no_error` quotes it).
+        error_line: Option<String>,
     },
     ProtocolEvidenceError,
     Result {

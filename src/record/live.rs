@@ -371,6 +371,14 @@ fn confine(
     // reel's own binary (the frozen servers) are not.
     let mut extra_read: Vec<PathBuf> = mcp.map(|m| m.extra_read.clone()).unwrap_or_default();
     extra_read.extend(crate::sandbox::policy::extra_read_from_env());
+    // The project's `[sandbox] read` (reel.toml): toolchains reel cannot
+    // infer from the agent's PATH.
+    let project =
+        crate::project::ProjectConfig::discover_cwd().map_err(|e| RecordError::Setup {
+            message: e.to_string(),
+            hint: Some("fix reel.toml (docs/project-config.md)".into()),
+        })?;
+    extra_read.extend(project.sandbox_read_paths());
     let policy = Policy::for_run(&RunInputs {
         run_dir: &staged.run_dir,
         program: &cmd.program,
@@ -410,7 +418,7 @@ fn live_failures(
     log: &agent::RunLog,
     staged: &stage::Staged,
 ) -> (Vec<String>, Option<crate::replay::ReplayResult>) {
-    let (mut failures, judged) = replay_failures(cassette);
+    let (mut failures, judged) = replay_failures(cassette, &staged.work_root);
     if !log.decisions.permissive_auto_allows.is_empty()
         && !scenario.asserts_flag(crate::assert::keys::name::ALLOW_PERMISSIVE_AUTO_ALLOW)
     {
@@ -436,9 +444,11 @@ fn live_failures(
 /// judged run itself.
 fn replay_failures(
     cassette: &crate::cassette::Cassette,
+    work_root: &Path,
 ) -> (Vec<String>, Option<crate::replay::ReplayResult>) {
     let live = crate::replay::ReplayOptions {
         live: true,
+        live_work_root: Some(work_root.to_path_buf()),
         ..crate::replay::ReplayOptions::default()
     };
     match crate::replay::replay_cassette(cassette, &live) {

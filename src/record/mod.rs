@@ -124,7 +124,7 @@ pub enum RecordError {
         run_dir: Option<PathBuf>,
     },
     /// The live verdict failed and `--allow-failing` was not given.
-    #[error("refusing to freeze a failing run: the live verdict FAILED — {}", failures.join("; "))]
+    #[error("refusing to freeze a failing run: {}", cause_then_details(failures))]
     FailingVerdict {
         failures: Vec<String>,
         run_dir: Option<PathBuf>,
@@ -323,6 +323,14 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
             .iter()
             .map(|p| format!("scripted model: {p}")),
     );
+    let denies = run.log.decisions.strict_denies.clone();
+    if run.failures.is_empty() {
+        run.warnings.extend(denies);
+    } else {
+        // A denied prompt is the likely cause of what failed after it.
+        run.failures.extend(denies);
+    }
+    cause_first(&mut run.failures);
     let live_pass = run.failures.is_empty();
     if !live_pass && !opts.allow_failing {
         return Err(RecordError::FailingVerdict {
@@ -345,6 +353,37 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         staged,
         sandbox: run.sandbox,
     })
+}
+
+/// Orders a live verdict's failures cause first: the run's own error, then
+/// what the scripted model saw (a turn past the script, an unmet `expect`),
+/// then the assertions that failed because of them. Stable within each.
+pub fn cause_first(failures: &mut [String]) {
+    failures.sort_by_key(|f| {
+        if f.starts_with("run error") {
+            0
+        } else if f.starts_with("scripted model") {
+            1
+        } else if f.starts_with("unscripted permission prompt") {
+            2
+        } else {
+            3
+        }
+    });
+}
+
+/// The first failure on the first line, each other one on its own line
+/// under it.
+fn cause_then_details(failures: &[String]) -> String {
+    let mut out = failures
+        .first()
+        .map(|f| f.replace('\n', "\n  "))
+        .unwrap_or_default();
+    for f in failures.iter().skip(1) {
+        out.push_str("\n  also: ");
+        out.push_str(&f.replace('\n', "\n    "));
+    }
+    out
 }
 
 /// Refuses to overwrite a default-path cassette recorded from a scenario

@@ -70,6 +70,10 @@ pub struct ReplayOptions {
     /// rerun): manifest keys are evaluated against the run's files even when
     /// there are none (see `assert::Context::live`).
     pub live: bool,
+    /// Where a live run's files really are (its work root, kept with the
+    /// run directory when the verdict fails): failure messages name it
+    /// instead of the replay's private root, which is never written.
+    pub live_work_root: Option<PathBuf>,
 }
 
 /// The replay of one cassette file.
@@ -536,8 +540,8 @@ fn replay_inner(
     };
 
     // 13, 14. Evaluate.
-    let ctx = Context::new(cassette, &run, materialised.as_ref().map(|m| m.root()))
-        .for_live_run(opts.live);
+    let root = (opts.live_work_root.as_deref()).or(materialised.as_ref().map(|m| m.root()));
+    let ctx = Context::new(cassette, &run, root).for_live_run(opts.live);
     let mut assertions: Vec<AssertionOutcome> = Vec::with_capacity(stripped.items.len());
     // A cassette too new for this build is refused before any assertion is
     // evaluated: its items may have shapes this build cannot read (the

@@ -73,8 +73,8 @@ pub fn outcome(entry: &Entry) -> FileOutcome {
             };
             for d in &r.divergences {
                 let at = match (d.turn, &d.tool) {
-                    (Some(t), Some(tool)) => format!(" turn {t} {tool}"),
-                    (Some(t), None) => format!(" turn {t}"),
+                    (Some(t), Some(tool)) => format!(" turn {} {tool}", t + 1),
+                    (Some(t), None) => format!(" turn {}", t + 1),
                     (None, Some(what)) => format!(" {what}"),
                     (None, None) => String::new(),
                 };
@@ -82,12 +82,19 @@ pub fn outcome(entry: &Entry) -> FileOutcome {
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_owned))
                     .unwrap_or_default();
-                let mut text = if d.conversation == "-" {
+                let mut text = if d.kind == crate::rerun::divergence::Kind::File {
+                    format!("output changed: {}", d.tool.as_deref().unwrap_or("?"))
+                } else if d.conversation == "-" {
                     format!("divergence: {kind}{at}")
                 } else {
                     format!("divergence at {}{at}: {kind}", d.conversation)
                 };
-                for line in unified(&d.recorded, &d.now) {
+                let diff = if d.diff.is_empty() {
+                    crate::rerun::divergence::unified(&d.recorded, &d.now)
+                } else {
+                    d.diff.clone()
+                };
+                for line in diff {
                     text.push('\n');
                     text.push_str(&line);
                 }
@@ -131,31 +138,6 @@ pub fn sandbox_lines(layers: &[&crate::sandbox::Layers]) -> String {
         out.push_str(&format!("sandbox: {text} ({scope})\n"));
     }
     out
-}
-
-/// A short recorded-vs-now diff: `-` recorded lines, `+` fresh lines.
-fn unified(recorded: &str, now: &str) -> Vec<String> {
-    // A missing final newline is not a change worth a line of its own.
-    let (recorded, now) = (
-        format!("{}\n", recorded.trim_end_matches('\n')),
-        format!("{}\n", now.trim_end_matches('\n')),
-    );
-    let diff = similar::TextDiff::from_lines(&recorded, &now);
-    let mut lines = Vec::new();
-    for change in diff.iter_all_changes() {
-        let sign = match change.tag() {
-            similar::ChangeTag::Delete => "- ",
-            similar::ChangeTag::Insert => "+ ",
-            similar::ChangeTag::Equal => "  ",
-        };
-        lines.push(format!("{sign}{}", change.value().trim_end_matches('\n')));
-    }
-    if lines.len() > 24 {
-        let more = lines.len() - 24;
-        lines.truncate(24);
-        lines.push(format!("… {more} more line(s)"));
-    }
-    lines
 }
 
 /// The closing lines: how many passing reruns diverged (when any), then the
@@ -300,7 +282,7 @@ pub fn junit(entries: &[Entry], strict: bool) -> Result<String, quick_junit::Ser
                     let name = format!(
                         "divergence {} turn {} {}",
                         d.conversation,
-                        d.turn.map_or("-".into(), |t| t.to_string()),
+                        d.turn.map_or("-".into(), |t| (t + 1).to_string()),
                         d.tool.as_deref().unwrap_or("")
                     );
                     let mut status = if strict {
@@ -346,7 +328,7 @@ pub fn annotations(entry: &Entry) -> Vec<String> {
                 format!(
                     "::warning file={file}::rerun divergence at {} turn {}{}: {}",
                     d.conversation,
-                    d.turn.map_or("-".into(), |t| t.to_string()),
+                    d.turn.map_or("-".into(), |t| (t + 1).to_string()),
                     d.tool
                         .as_deref()
                         .map(|t| format!(" ({t})"))

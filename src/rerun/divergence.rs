@@ -5,18 +5,20 @@
 //! and the content that travels with them (a Skill call's body arrives as a
 //! separate text block after `Launching skill: …`). Those are compared per
 //! conversation and turn, then the answers delivered to the agent's prompts
-//! (`controlOut`) and the produced files (the manifest).
+//! (`controlOut`); the produced files are [`super::outputs`]'s.
 //!
 //! Both sides are normalised first, so only a real change shows:
 //! - run paths → `{{cwd}}`, `{{config}}`, `{{home}}`, `{{run}}` ([`super::paths`]);
 //! - UUIDs → `<uuid>`; long hex ids (agent ids, hashes) → `<hex>`;
-//! - ISO-8601 timestamps → `<time>`;
+//! - ISO-8601 timestamps → `<time>`; a short hex id after an id-like key
+//!   (`report id: 3fa9c2d1`, `"run_id": "a1b2c3"`) → `<id>`;
 //! - durations (`12ms`, `1.5s`, `3 seconds`, `duration_ms: 445`) → `<duration>`;
 //! - `ls -l` style dates (`Aug 21 11:19`, `Aug 21  2025`) → `<date>`;
 //! - Claude Code's per-user temp dir (`/tmp/claude-501/`) → `/tmp/claude-<uid>/`,
 //!   and the run's own `TMPDIR` (`{{run}}/tmp/`, set since runs are
 //!   sandboxed) → `/tmp/`, what a recording made without one shows;
-//! - control-request ids are not compared (they are random per run).
+//! - control-request ids are not compared (they are random per run);
+//! - then the project's own masks (`reel.toml` `[masks]`, [`Masks`]).
 //!
 //! Tool-use ids need no masking: the recorded replies are served with their
 //! recorded ids.
@@ -66,10 +68,17 @@ pub struct Divergence {
     pub recorded: String,
     /// Normalised, shortened fresh value.
     pub now: String,
+    /// A unified diff of the whole normalised values (`-` recorded, `+`
+    /// now, two lines of context, long diffs kept head and tail); empty
+    /// when one side is missing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diff: Vec<String>,
 }
 
-/// Longest value kept in a divergence.
-const EXCERPT: usize = 400;
+/// Longest value kept in a divergence (head and tail, middle elided).
+const EXCERPT: usize = 1200;
+/// Most diff lines kept in a divergence (head and tail, middle elided).
+const DIFF_LINES: usize = 30;
 
 /// One conversation's turns as the agent saw them.
 #[derive(Debug, Default)]
@@ -84,12 +93,15 @@ struct TurnSeen {
     calls: Vec<(String, String)>,
     /// tool_use id → (normalised text, is_error).
     results: BTreeMap<String, (String, bool)>,
+    /// tool_use id → the text with run roots only replaced (what the masks
+    /// saw, for [`hidden_by_masks`]).
+    raw: BTreeMap<String, String>,
     /// Text blocks sent back after this turn.
     content: Vec<String>,
 }
 
 /// Conversations of a run by key (`None` = main).
-fn turns_of(events: &[Value], roots: &Roots) -> BTreeMap<Option<String>, Turns> {
+fn turns_of(events: &[Value], roots: &Roots, masks: &Masks) -> BTreeMap<Option<String>, Turns> {
     let mut convs: BTreeMap<Option<String>, Turns> = BTreeMap::new();
     for v in events {
         match Line::of(v) {
@@ -131,7 +143,8 @@ fn turns_of(events: &[Value], roots: &Roots) -> BTreeMap<Option<String>, Turns> 
                             content,
                             is_error,
                         } => {
-                            let text = normalise(&protocol::tool_result_text(content), roots);
+                            let full = protocol::tool_result_text(content);
+                            let text = masks.apply(&full, roots);
                             if let Some(turn) = conv
                                 .turns
                                 .iter_mut()
@@ -139,11 +152,12 @@ fn turns_of(events: &[Value], roots: &Roots) -> BTreeMap<Option<String>, Turns> 
                                 .find(|t| t.calls.iter().any(|(c, _)| c == id))
                             {
                                 turn.results.insert(id.to_owned(), (text, is_error));
+                                turn.raw.insert(id.to_owned(), roots.to_placeholders(&full));
                             }
                         }
                         protocol::Block::Text(t) => {
                             if let Some(turn) = conv.turns.last_mut() {
-                                turn.content.push(normalise(t, roots));
+                                turn.content.push(masks.apply(t, roots));
                             }
                         }
                         _ => {}
@@ -151,7 +165,7 @@ fn turns_of(events: &[Value], roots: &Roots) -> BTreeMap<Option<String>, Turns> 
                 }
                 if let Some(turn) = conv.turns.last_mut() {
                     turn.content
-                        .extend(text_blocks.iter().map(|t| normalise(t, roots)));
+                        .extend(text_blocks.iter().map(|t| masks.apply(t, roots)));
                 }
             }
             _ => {}
@@ -166,9 +180,10 @@ pub fn compare_turns(
     recorded_roots: &Roots,
     fresh: &[Value],
     fresh_roots: &Roots,
+    masks: &Masks,
 ) -> Vec<Divergence> {
-    let before = turns_of(recorded, recorded_roots);
-    let after = turns_of(fresh, fresh_roots);
+    let before = turns_of(recorded, recorded_roots, masks);
+    let after = turns_of(fresh, fresh_roots, masks);
     let empty = Turns::default();
     let mut out = Vec::new();
     for (key, rec) in &before {
@@ -183,8 +198,9 @@ pub fn compare_turns(
                     turn: Some(k),
                     tool: rt.calls.first().map(|(_, n)| n.clone()),
                     kind: Kind::MissingTurn,
-                    recorded: format!("turn {k} was served"),
+                    recorded: format!("turn {} was served", k + 1),
                     now: "the fresh run ended before this turn".into(),
+                    diff: Vec::new(),
                 });
                 break;
             };
@@ -193,17 +209,15 @@ pub fn compare_turns(
                 let n = nt.results.get(id);
                 match (r, n) {
                     (Some(r), Some(n)) if r == n => {}
-                    (Some(r), Some(n)) => {
-                        let (a, b) = around_first_difference(&r.0, &n.0);
-                        out.push(Divergence {
-                            conversation: conversation.clone(),
-                            turn: Some(k),
-                            tool: Some(name.clone()),
-                            kind: Kind::ToolResult,
-                            recorded: shown(&a, r.1),
-                            now: shown(&b, n.1),
-                        })
-                    }
+                    (Some(r), Some(n)) => out.push(Divergence {
+                        conversation: conversation.clone(),
+                        turn: Some(k),
+                        tool: Some(name.clone()),
+                        kind: Kind::ToolResult,
+                        recorded: shown(&r.0, r.1),
+                        now: shown(&n.0, n.1),
+                        diff: unified(&flagged(&r.0, r.1), &flagged(&n.0, n.1)),
+                    }),
                     (Some(r), None) => out.push(Divergence {
                         conversation: conversation.clone(),
                         turn: Some(k),
@@ -211,14 +225,14 @@ pub fn compare_turns(
                         kind: Kind::MissingResult,
                         recorded: shown(&r.0, r.1),
                         now: "(no tool_result)".into(),
+                        diff: Vec::new(),
                     }),
                     // The recording itself holds no result (the run ended).
                     (None, _) => {}
                 }
             }
             if rt.content != nt.content {
-                let (a, b) =
-                    around_first_difference(&rt.content.join("\n"), &nt.content.join("\n"));
+                let (a, b) = (rt.content.join("\n"), nt.content.join("\n"));
                 out.push(Divergence {
                     conversation: conversation.clone(),
                     turn: Some(k),
@@ -226,7 +240,54 @@ pub fn compare_turns(
                     kind: Kind::UserContent,
                     recorded: excerpt(&a),
                     now: excerpt(&b),
+                    diff: unified(&a, &b),
                 });
+            }
+        }
+    }
+    out
+}
+
+/// Tool results that differ between the runs but are equal after masking,
+/// each with the masks that made them equal (`turn 2 Bash: equal after
+/// masking by built-in uuid, 'id: [0-9a-f]+' (reel.toml)`): what
+/// `rerun --explain` prints, so a mask that hides a real change shows.
+pub fn hidden_by_masks(
+    recorded: &[Value],
+    recorded_roots: &Roots,
+    fresh: &[Value],
+    fresh_roots: &Roots,
+    masks: &Masks,
+) -> Vec<String> {
+    let before = turns_of(recorded, recorded_roots, masks);
+    let after = turns_of(fresh, fresh_roots, masks);
+    let mut out = Vec::new();
+    for (key, rec) in &before {
+        let Some(now) = after.get(key) else { continue };
+        let conversation = key
+            .as_deref()
+            .map_or("main".to_owned(), |k| format!("subagent:{k}"));
+        for (k, (rt, nt)) in rec.turns.iter().zip(&now.turns).enumerate() {
+            for (id, name) in &rt.calls {
+                let (Some(r), Some(n)) = (rt.results.get(id), nt.results.get(id)) else {
+                    continue;
+                };
+                let (Some(rr), Some(nr)) = (rt.raw.get(id), nt.raw.get(id)) else {
+                    continue;
+                };
+                if r == n && rr != nr {
+                    let mut names = masks.matching(rr, &Roots::default());
+                    for m in masks.matching(nr, &Roots::default()) {
+                        if !names.contains(&m) {
+                            names.push(m);
+                        }
+                    }
+                    out.push(format!(
+                        "{conversation} turn {} {name}: equal after masking by {}",
+                        k + 1,
+                        names.join(", ")
+                    ));
+                }
             }
         }
     }
@@ -242,9 +303,10 @@ pub fn compare_answers(
     recorded_roots: &Roots,
     fresh: (&[Value], &[String]),
     fresh_roots: &Roots,
+    masks: &Masks,
 ) -> Vec<Divergence> {
-    let a = answers_by_prompt(recorded.0, recorded.1, recorded_roots);
-    let mut b = answers_by_prompt(fresh.0, fresh.1, fresh_roots);
+    let a = answers_by_prompt(recorded.0, recorded.1, recorded_roots, masks);
+    let mut b = answers_by_prompt(fresh.0, fresh.1, fresh_roots, masks);
     let mut out = Vec::new();
     let answer = |tool: &str, r: Option<&String>, n: Option<&String>| Divergence {
         conversation: "-".into(),
@@ -253,6 +315,7 @@ pub fn compare_answers(
         kind: Kind::Answer,
         recorded: r.map_or("(no prompt)".into(), |s| excerpt(s)),
         now: n.map_or("(no prompt)".into(), |s| excerpt(s)),
+        diff: Vec::new(),
     };
     for ((tool, prompt), recorded) in &a {
         let now = b
@@ -276,6 +339,7 @@ fn answers_by_prompt(
     events: &[Value],
     control_out: &[String],
     roots: &Roots,
+    masks: &Masks,
 ) -> BTreeMap<(String, String), Vec<String>> {
     let mut prompts: BTreeMap<&str, (String, String)> = BTreeMap::new();
     for v in events {
@@ -288,7 +352,7 @@ fn answers_by_prompt(
             let tool = r.get("tool_name").and_then(Value::as_str).unwrap_or("-");
             let key = match r.get("tool_use_id").and_then(Value::as_str) {
                 Some(call) => call.to_owned(),
-                None => normalise(
+                None => masks.apply(
                     &r.get("input").map(Value::to_string).unwrap_or_default(),
                     roots,
                 ),
@@ -320,137 +384,172 @@ fn answers_by_prompt(
             .unwrap_or_else(|| ("-".into(), id.unwrap_or_default().to_owned()));
         out.entry(prompt)
             .or_default()
-            .push(normalise(&body.to_string(), roots));
+            .push(masks.apply(&body.to_string(), roots));
     }
     out
 }
 
-/// Compares two manifests (`artifacts`): files added, removed, changed.
-pub fn compare_files(recorded: Option<&Value>, fresh: Option<&Value>) -> Vec<Divergence> {
-    let index = |v: Option<&Value>| -> BTreeMap<String, String> {
-        v.and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| {
-                let path = e.get("path")?.as_str()?.to_owned();
-                let sha = e
-                    .get("sha256")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                Some((path, sha))
-            })
-            .collect()
-    };
-    let a = index(recorded);
-    let b = index(fresh);
-    let mut out = Vec::new();
-    let file = |path: &str, recorded: String, now: String| Divergence {
-        conversation: "-".into(),
-        turn: None,
-        tool: Some(path.to_owned()),
-        kind: Kind::File,
-        recorded,
-        now,
-    };
-    for (path, sha) in &a {
-        match b.get(path) {
-            None => out.push(file(path, format!("sha256 {sha}"), "(removed)".into())),
-            Some(s) if s != sha => {
-                out.push(file(path, format!("sha256 {sha}"), format!("sha256 {s}")))
-            }
-            _ => {}
-        }
-    }
-    for (path, sha) in &b {
-        if !a.contains_key(path) {
-            out.push(file(path, "(absent)".into(), format!("sha256 {sha}")));
-        }
-    }
-    out
+/// A value as a divergence shows it: `[error] ` before an error result.
+fn shown(text: &str, is_error: bool) -> String {
+    excerpt(&flagged(text, is_error))
 }
 
-/// Lines of context kept before the first differing line.
+fn flagged(text: &str, is_error: bool) -> String {
+    if is_error {
+        format!("[error] {text}")
+    } else {
+        text.to_owned()
+    }
+}
+
+/// A long value kept head and tail, so its last line (where a traceback
+/// names its cause) always survives.
+fn excerpt(text: &str) -> String {
+    crate::elide::head_tail(text, EXCERPT)
+}
+
+/// Lines of context around each change in a divergence's diff.
 const CONTEXT_LINES: usize = 2;
 
-/// Both texts cut to a window that starts a little before their first
-/// differing line (`…` marks what was cut), so a long value shows where it
-/// changed, not only its opening.
-fn around_first_difference(a: &str, b: &str) -> (String, String) {
-    let (la, lb): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
-    let first = la.iter().zip(&lb).take_while(|(x, y)| x == y).count();
-    let start = first.saturating_sub(CONTEXT_LINES);
-    let cut = |lines: &[&str]| {
-        let body = lines.get(start..).unwrap_or_default().join("\n");
-        if start > 0 {
-            format!("…\n{body}")
-        } else {
-            body
+/// A unified diff of two whole values (`-` recorded, `+` now), hunks with
+/// two lines of context, at most thirty lines (head and tail
+/// kept). Diffed before any shortening, so a cut never shows as a change.
+pub fn unified(recorded: &str, now: &str) -> Vec<String> {
+    // A missing final newline is not a change worth a line of its own.
+    let (recorded, now) = (
+        format!("{}\n", recorded.trim_end_matches('\n')),
+        format!("{}\n", now.trim_end_matches('\n')),
+    );
+    let diff = similar::TextDiff::from_lines(&recorded, &now);
+    let mut lines = Vec::new();
+    for (i, group) in diff.grouped_ops(CONTEXT_LINES).iter().enumerate() {
+        if i > 0 {
+            lines.push("  …".to_owned());
         }
-    };
-    (cut(&la), cut(&lb))
+        for op in group {
+            for change in diff.iter_changes(op) {
+                let sign = match change.tag() {
+                    similar::ChangeTag::Delete => "- ",
+                    similar::ChangeTag::Insert => "+ ",
+                    similar::ChangeTag::Equal => "  ",
+                };
+                let text = change.value().trim_end_matches('\n');
+                lines.push(format!("{sign}{}", crate::elide::head_tail(text, EXCERPT)));
+            }
+        }
+    }
+    crate::elide::head_tail_lines(lines, DIFF_LINES)
 }
 
-fn shown(text: &str, is_error: bool) -> String {
-    if is_error {
-        format!("[error] {}", excerpt(text))
-    } else {
-        excerpt(text)
-    }
+/// A built-in mask: its name (what `--explain`-style notes print), pattern
+/// and replacement.
+struct Builtin {
+    name: &'static str,
+    re: Regex,
+    with: &'static str,
 }
 
-fn excerpt(text: &str) -> String {
-    if text.len() <= EXCERPT {
-        return text.to_owned();
-    }
-    let mut end = EXCERPT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
-
-fn volatile() -> &'static [(Regex, &'static str)] {
-    static RES: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
+fn builtins() -> &'static [Builtin] {
+    static RES: OnceLock<Vec<Builtin>> = OnceLock::new();
     RES.get_or_init(|| {
         // Invariant: the patterns are literals that compile.
-        let re = |p: &str| Regex::new(p).expect("static pattern");
+        let b = |name, p: &str, with| Builtin {
+            name,
+            re: Regex::new(p).expect("static pattern"),
+            with,
+        };
         vec![
-            (
-                re(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
+            b(
+                "uuid",
+                r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
                 "<uuid>",
             ),
-            (
-                re(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?\b"),
+            b(
+                "iso-time",
+                r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?\b",
                 "<time>",
             ),
-            (re(r"\b[0-9a-f]{12,}\b"), "<hex>"),
-            (
-                re(r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s+\d{1,2}\s+(\d{1,2}:\d{2}|\d{4})\b"),
+            b("long-hex", r"\b[0-9a-f]{12,}\b", "<hex>"),
+            // A short random id printed next to an id-like key
+            // (`report id: 3fa9c2d1`, `"run_id": "a1b2c3"`): 6 to 11 hex digits.
+            b(
+                "id-hex",
+                r#"\b((?:\w+[_-])?(?:id|ID)|\w*[a-z]Id)(["']?\s*[:=]\s*["']?)[0-9a-f]{6,11}\b"#,
+                "${1}${2}<id>",
+            ),
+            b(
+                "ls-date",
+                r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s+\d{1,2}\s+(\d{1,2}:\d{2}|\d{4})\b",
                 "<date>",
             ),
-            (re(r"/claude-\d+/"), "/claude-<uid>/"),
-            (
-                re(r#"(?i)\b(\w*duration\w*|elapsed\w*|took)("?\s*[:=]\s*)\d+(\.\d+)?"#),
+            b("claude-tmp", r"/claude-\d+/", "/claude-<uid>/"),
+            b(
+                "duration-key",
+                r#"(?i)\b(\w*duration\w*|elapsed\w*|took)("?\s*[:=]\s*)\d+(\.\d+)?"#,
                 "${1}${2}<duration>",
             ),
-            (
-                re(r"\b\d+(\.\d+)?\s?(ms|milliseconds?|s|secs?|seconds?)\b"),
+            b(
+                "duration",
+                r"\b\d+(\.\d+)?\s?(ms|milliseconds?|s|secs?|seconds?)\b",
                 "<duration>",
             ),
         ]
     })
 }
 
-/// A value with run roots and volatile fields masked (the list in the module docs).
-pub fn normalise(text: &str, roots: &Roots) -> String {
-    let mut out = super::paths::run_tmp_as_system_tmp(roots.to_placeholders(text));
-    for (re, with) in volatile() {
-        if re.is_match(&out) {
-            out = re.replace_all(&out, *with).into_owned();
-        }
+/// The masks a comparison applies: run roots, the built-ins, then the
+/// project's (`reel.toml` `[masks]`, in file order).
+#[derive(Debug, Clone, Default)]
+pub struct Masks {
+    user: Vec<crate::project::Mask>,
+}
+
+impl Masks {
+    /// The built-ins and `user` after them.
+    pub fn with_user(user: Vec<crate::project::Mask>) -> Masks {
+        Masks { user }
     }
-    out
+
+    /// `text` with roots and every mask applied.
+    pub fn apply(&self, text: &str, roots: &Roots) -> String {
+        self.apply_naming(text, roots, &mut |_| {})
+    }
+
+    /// The names of the masks that change `text` (`uuid`, `'re' (reel.toml)`).
+    pub fn matching(&self, text: &str, roots: &Roots) -> Vec<String> {
+        let mut names = Vec::new();
+        self.apply_naming(text, roots, &mut |n| names.push(n));
+        names
+    }
+
+    fn apply_naming(&self, text: &str, roots: &Roots, seen: &mut dyn FnMut(String)) -> String {
+        let mut out = super::paths::run_tmp_as_system_tmp(roots.to_placeholders(text));
+        for b in builtins() {
+            if b.re.is_match(&out) {
+                let next = b.re.replace_all(&out, b.with).into_owned();
+                if next != out {
+                    seen(format!("built-in {}", b.name));
+                }
+                out = next;
+            }
+        }
+        for m in &self.user {
+            if m.regex.is_match(&out) {
+                out = m
+                    .regex
+                    .replace_all(&out, m.placeholder.as_str())
+                    .into_owned();
+                seen(format!("'{}' (reel.toml)", m.pattern));
+            }
+        }
+        out
+    }
+}
+
+/// A value with run roots and the built-in masks applied (the list in the
+/// module docs).
+pub fn normalise(text: &str, roots: &Roots) -> String {
+    Masks::default().apply(text, roots)
 }
 
 #[cfg(test)]
@@ -483,9 +582,9 @@ mod tests {
         let c = run("/r/c/work", "ls: Aug 21 11:19 x, /tmp/claude-501/t", "body");
         let d = run("/r/d/work", "ls: Dec  1 09:05 x, /tmp/claude-0/t", "body");
         let (rc, rd) = (Roots::recorded(c.iter()), Roots::recorded(d.iter()));
-        assert_eq!(compare_turns(&c, &rc, &d, &rd), vec![]);
+        assert_eq!(compare_turns(&c, &rc, &d, &rd, &Masks::default()), vec![]);
         let (ra, rb) = (Roots::recorded(a.iter()), Roots::recorded(b.iter()));
-        assert_eq!(compare_turns(&a, &ra, &b, &rb), vec![]);
+        assert_eq!(compare_turns(&a, &ra, &b, &rb, &Masks::default()), vec![]);
     }
 
     #[test]
@@ -493,7 +592,7 @@ mod tests {
         let a = run("/r/a/work", "ok", "body");
         let b = run("/r/b/work", "ok\nextra", "new body");
         let (ra, rb) = (Roots::recorded(a.iter()), Roots::recorded(b.iter()));
-        let d = compare_turns(&a, &ra, &b, &rb);
+        let d = compare_turns(&a, &ra, &b, &rb, &Masks::default());
         assert_eq!(d.len(), 2, "{d:?}");
         assert_eq!(
             (d[0].kind, d[0].turn, d[0].tool.as_deref()),
@@ -509,31 +608,82 @@ mod tests {
     }
 
     #[test]
+    fn a_long_traceback_keeps_its_last_line_and_diffs_without_fake_changes() {
+        let mut tb = String::from("Traceback (most recent call last):\n");
+        for i in 0..120 {
+            tb.push_str(&format!(
+                "  File \"/s/fill.py\", line {i}, in step\n    step()\n"
+            ));
+        }
+        let a = run("/r/a/work", &format!("{tb}KeyError: 'name'"), "body");
+        let b = run("/r/b/work", &format!("{tb}KeyError: 'field_id'"), "body");
+        let (ra, rb) = (Roots::recorded(a.iter()), Roots::recorded(b.iter()));
+        let d = compare_turns(&a, &ra, &b, &rb, &Masks::default());
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].now.ends_with("KeyError: 'field_id'"), "{}", d[0].now);
+        assert!(d[0].now.starts_with("Traceback"), "{}", d[0].now);
+        assert!(d[0].now.contains("line(s) elided"), "{}", d[0].now);
+        // The diff holds the one changed line, with its context, nothing cut.
+        let changed: Vec<&String> = d[0]
+            .diff
+            .iter()
+            .filter(|l| l.starts_with("- ") || l.starts_with("+ "))
+            .collect();
+        assert_eq!(
+            changed,
+            vec!["- KeyError: 'name'", "+ KeyError: 'field_id'"],
+            "{:?}",
+            d[0].diff
+        );
+    }
+
+    #[test]
     fn a_run_that_stops_early_reports_the_missing_turn() {
         let a = run("/r/a/work", "ok", "body");
         let b = a[..5].to_vec();
         let r = Roots::recorded(a.iter());
-        let d = compare_turns(&a, &r, &b, &r);
+        let d = compare_turns(&a, &r, &b, &r, &Masks::default());
         assert_eq!(d.len(), 1);
         assert_eq!((d[0].kind, d[0].turn), (Kind::MissingTurn, Some(1)));
     }
 
     #[test]
-    fn files_added_removed_changed() {
-        let a = json!([{"path": "outputs/a", "sha256": "1"}, {"path": "outputs/b", "sha256": "2"}]);
-        let b = json!([{"path": "outputs/a", "sha256": "9"}, {"path": "outputs/c", "sha256": "3"}]);
-        let d = compare_files(Some(&a), Some(&b));
-        let names: Vec<_> = d
-            .iter()
-            .map(|d| (d.tool.clone().unwrap(), d.now.clone()))
-            .collect();
+    fn short_ids_next_to_an_id_key_are_masked_and_masks_are_named() {
+        let r = Roots::default();
+        let m = Masks::default();
+        assert_eq!(m.apply("report id: 3fa9c2d1", &r), "report id: <id>");
         assert_eq!(
-            names,
-            [
-                ("outputs/a".to_string(), "sha256 9".to_string()),
-                ("outputs/b".to_string(), "(removed)".to_string()),
-                ("outputs/c".to_string(), "sha256 3".to_string())
-            ]
+            m.apply("{\"run_id\": \"a1b2c3\"}", &r),
+            "{\"run_id\": \"<id>\"}"
+        );
+        // Not an id-like key, or too short to be random: left alone.
+        assert_eq!(
+            m.apply("paid: 3fa9c2d1, id: 42", &r),
+            "paid: 3fa9c2d1, id: 42"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let toml = dir.path().join("reel.toml");
+        std::fs::write(&toml, "[masks]\n'seed=\\d+' = \"seed=<n>\"\n").unwrap();
+        let user = Masks::with_user(crate::project::ProjectConfig::load(&toml).unwrap().masks);
+        assert_eq!(
+            user.matching("seed=7 id: 3fa9c2d1", &r),
+            ["built-in id-hex", "'seed=\\d+' (reel.toml)"]
+        );
+    }
+
+    #[test]
+    fn explain_names_the_masks_that_made_two_results_equal() {
+        let a = run("/r/a/work", "seed=1", "body");
+        let b = run("/r/b/work", "seed=2", "body");
+        let (ra, rb) = (Roots::recorded(a.iter()), Roots::recorded(b.iter()));
+        let dir = tempfile::tempdir().unwrap();
+        let toml = dir.path().join("reel.toml");
+        std::fs::write(&toml, "[masks]\n'seed=\\d+' = \"seed=<n>\"\n").unwrap();
+        let masks = Masks::with_user(crate::project::ProjectConfig::load(&toml).unwrap().masks);
+        assert_eq!(compare_turns(&a, &ra, &b, &rb, &masks), vec![]);
+        assert_eq!(
+            hidden_by_masks(&a, &ra, &b, &rb, &masks),
+            ["main turn 1 Bash: equal after masking by 'seed=\\d+' (reel.toml)"]
         );
     }
 
@@ -566,7 +716,7 @@ mod tests {
         ]);
         // The fresh run no longer asks about t1: one divergence, not three.
         let (fe, fo) = prompts(&[("Bash", "t2", "allow"), ("Edit", "t3", "deny")]);
-        let d = compare_answers((&re, &ro), &roots, (&fe, &fo), &roots);
+        let d = compare_answers((&re, &ro), &roots, (&fe, &fo), &roots, &Masks::default());
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].tool.as_deref(), Some("Write"));
         assert_eq!(d[0].now, "(no prompt)");
@@ -576,7 +726,7 @@ mod tests {
             ("Bash", "t2", "deny"),
             ("Edit", "t3", "deny"),
         ]);
-        let d = compare_answers((&re, &ro), &roots, (&fe, &fo), &roots);
+        let d = compare_answers((&re, &ro), &roots, (&fe, &fo), &roots, &Masks::default());
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].tool.as_deref(), Some("Bash"));
     }

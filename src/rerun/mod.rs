@@ -17,6 +17,7 @@
 //! (`replay`), the wire (`protocol`).
 
 pub mod divergence;
+pub mod outputs;
 pub mod paths;
 pub mod replies;
 
@@ -62,6 +63,11 @@ pub struct RerunOptions {
     pub sandbox: crate::sandbox::Mode,
     /// `--mcp-live NAME`: MCP servers run for real (every other is frozen).
     pub mcp_live: Vec<String>,
+    /// The project configuration (`reel.toml`): masks and volatile files.
+    pub project: crate::project::ProjectConfig,
+    /// `--explain`: note each tool result that is equal only after masking,
+    /// with the masks that made it so.
+    pub explain: bool,
 }
 
 /// Why a cassette could not be rerun.
@@ -216,11 +222,13 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         &run.staged.home.display().to_string(),
         &run.run_dir.path().display().to_string(),
     );
+    let masks = divergence::Masks::with_user(opts.project.masks.clone());
     let mut divergences = divergence::compare_turns(
         &recorded_events,
         &replies.roots,
         &fresh_events,
         &fresh_roots,
+        &masks,
     );
     let model_divergences = model_problems(&run.model_problems);
     let exhausted = !model_divergences.is_empty();
@@ -240,11 +248,14 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         &replies.roots,
         (&fresh_events, &run.log.control_out),
         &fresh_roots,
+        &masks,
     ));
     divergences.extend(mcp_misses(run.mcp.as_ref()));
-    divergences.extend(divergence::compare_files(
+    divergences.extend(outputs::compare_files(
         cassette.doc.get("artifacts"),
         run.cassette.doc.get("artifacts"),
+        &opts.project,
+        &masks,
     ));
 
     let mut failures = run.failures.clone();
@@ -263,6 +274,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
             })
             .map(|p| format!("scripted model: {p}")),
     );
+    crate::record::cause_first(&mut failures);
     let result = run.judged.take().ok_or_else(|| {
         RerunError::invalid(
             format!(
@@ -280,6 +292,13 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         run.denials
             .iter()
             .map(|d| format!("::notice:: [rerun] the sandbox refused what a tool tried: {d}")),
+    );
+    notes.extend(
+        run.log
+            .decisions
+            .strict_denies
+            .iter()
+            .map(|m| format!("::warning:: [rerun] {m}")),
     );
     // What changed since the recording is what this rerun ran: say so, so a
     // divergence can be read against it.
@@ -312,7 +331,23 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
                 .unwrap_or("(unknown version)")
         ));
     }
-    if !divergences.is_empty() && failures.is_empty() {
+    if opts.explain {
+        notes.extend(
+            divergence::hidden_by_masks(
+                &recorded_events,
+                &replies.roots,
+                &fresh_events,
+                &fresh_roots,
+                &masks,
+            )
+            .into_iter()
+            .map(|n| format!("::notice:: [rerun] {n}")),
+        );
+    }
+    // Output files are not what the model saw: only a divergence in what
+    // went back to the model makes its frozen replies suspect.
+    let model_saw_a_change = divergences.iter().any(|d| d.kind != Kind::File);
+    if model_saw_a_change && failures.is_empty() {
         notes.push(
             "::notice:: [rerun] the fresh run diverged from the recording: the recorded model \
                 replies were \
@@ -625,6 +660,7 @@ fn mcp_misses(mcp: Option<&crate::mcp::Prepared>) -> Vec<Divergence> {
                 .clone()
                 .unwrap_or_else(|| "(no recorded call)".into()),
             now: m.message(),
+            diff: Vec::new(),
         })
         .collect()
 }
@@ -671,9 +707,10 @@ fn model_problems(problems: &[crate::model::Problem]) -> Vec<Divergence> {
             kind: Kind::RepliesExhausted,
             recorded: format!(
                 "replies exhausted at turn {}",
-                p.turn.map_or("?".into(), |t| t.to_string())
+                p.turn.map_or("?".into(), |t| (t + 1).to_string())
             ),
             now: p.message.clone(),
+            diff: Vec::new(),
         })
         .collect()
 }

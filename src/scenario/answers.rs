@@ -730,6 +730,49 @@ fn unanswered_message(subs: &[SubQuestion]) -> String {
     msg
 }
 
+/// What a strict-parity deny of an unscripted permission prompt prints: the
+/// tool, its input, and a ready-to-paste `answers:` rule that allows it
+/// (narrowed to the command or file when the input names one).
+pub fn unanswered_permission_message(tool: &str, input: &Value) -> String {
+    let shown = crate::elide::head_tail(&input.to_string(), 300);
+    let js = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    let first_line =
+        |s: &str| -> String { s.lines().next().unwrap_or("").chars().take(60).collect() };
+    let str_field = |k: &str| {
+        input
+            .get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let condition = if let Some(cmd) = str_field("command") {
+        Some(format!("command.startsWith({})", js(&first_line(cmd))))
+    } else if let Some(path) = str_field("file_path").or_else(|| str_field("notebook_path")) {
+        // The absolute path is the run's; its file name is what stays.
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let key = if input.get("file_path").is_some() {
+            "file_path"
+        } else {
+            "notebook_path"
+        };
+        Some(format!("{key}.endsWith({})", js(&format!("/{name}"))))
+    } else {
+        None
+    };
+    let mut msg = format!(
+        "unscripted permission prompt for `{tool}` denied (permission_parity: strict)\n  \
+         input:    {shown}\n  add to the scenario's `answers:`:\n    - when_tool: {}",
+        yaml_quote(tool)
+    );
+    match condition {
+        Some(c) => msg.push_str(&format!(
+            "\n      allow_if: {}\n      else: deny",
+            yaml_quote(&c)
+        )),
+        None => msg.push_str("\n      decide: allow"),
+    }
+    msg
+}
+
 /// Problems reported before [`check_recorded_answers`] stops looking.
 const MAX_PROBLEMS: usize = 20;
 

@@ -947,8 +947,32 @@ fn reserved_host(host: &str) -> bool {
             .any(|s| h.ends_with(s))
 }
 
+/// XML namespace and schema hosts every Office document and SVG names:
+/// identifiers, never a machine or a person (reel's departure from
+/// cowork-harness, which reports them as domains).
+const NAMESPACE_HOSTS: &[&str] = &[
+    "openxmlformats.org",
+    "schemas.microsoft.com",
+    "www.w3.org",
+    "w3.org",
+    "purl.org",
+    "ns.adobe.com",
+    "schemas.xmlsoap.org",
+    "docs.oasis-open.org",
+    "openoffice.org",
+    "xml.org",
+];
+
+fn namespace_host(host: &str) -> bool {
+    let h = host.to_ascii_lowercase();
+    let h = h.trim_end_matches('.');
+    NAMESPACE_HOSTS
+        .iter()
+        .any(|n| h == *n || h.ends_with(&format!(".{n}")))
+}
+
 fn not_reserved_domain(d: &str) -> bool {
-    !reserved_host(d)
+    !reserved_host(d) && !namespace_host(d)
 }
 
 fn not_reserved_email(e: &str) -> bool {

@@ -654,7 +654,28 @@ pub fn scrub_cassette(
                                 )
                             })
                         }
-                        _ => None,
+                        // A zip-based document: scrubbed entry by entry,
+                        // as the scan reads it.
+                        _ => decoded
+                            .as_deref()
+                            .filter(|b| crate::document::is_zip(b))
+                            .and_then(|b| {
+                                crate::document::rewrite_zip_text(b, |entry, text| {
+                                    let at = format!("{loc} → {entry}");
+                                    let r = sc.text(text, &at);
+                                    // The scan reads XML unescaped: a secret
+                                    // spelled with entities (`&quot;`)
+                                    // survives a raw scrub, so the whole
+                                    // entry goes.
+                                    match crate::document::canonical_xml(&r) {
+                                        Some(c) if sc.text(&c, &at) != c => {
+                                            "[REDACTED: this entry held a secret]".to_owned()
+                                        }
+                                        _ => r,
+                                    }
+                                })
+                            })
+                            .map(|r| (base64::engine::general_purpose::STANDARD.encode(&r), r)),
                     }
                 } else if !body.starts_with("[REDACTED") {
                     let r = sc.text(&body, &loc);

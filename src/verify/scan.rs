@@ -699,8 +699,19 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                     let decoded = base64::engine::general_purpose::STANDARD
                         .decode(body.as_bytes())
                         .ok();
+                    let entries = decoded
+                        .as_deref()
+                        .filter(|b| crate::document::is_zip(b))
+                        .and_then(crate::document::zip_entries);
                     match decoded.as_deref().map(std::str::from_utf8) {
                         Some(Ok(text)) => full(text, &loc, &mut out),
+                        // reel's departure: an Office document or other zip
+                        // is scanned entry by entry, not called binary.
+                        _ if entries.is_some() => {
+                            for (entry, text) in entries.iter().flatten() {
+                                full(text, &format!("{loc} → {entry}"), &mut out);
+                            }
+                        }
                         _ => {
                             if !allow.allows(path, Class::Binary) {
                                 out.push(Finding {
@@ -721,12 +732,26 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                 }
                 Some(body) => full(body, &loc, &mut out),
                 None => {
-                    if a.get("truncated").and_then(Value::as_bool) == Some(true) {
+                    let truncated = a.get("truncated").and_then(Value::as_bool) == Some(true);
+                    let reason = a.get("truncationReason").and_then(Value::as_str);
+                    // reel's departure: an input or read-only file's body is
+                    // never committed by design, so there is nothing of it
+                    // in the cassette to leak or to scan.
+                    if truncated && !matches!(reason, Some("input" | "readonly")) {
+                        let bytes = a.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+                        let sample = match reason {
+                            Some("size") => format!(
+                                "(body not committed: {bytes} bytes is over the recording's inline                                     cap, so only its hash is in the cassette and nothing of it was                                     scanned)"
+                            ),
+                            Some("unreadable") => "(body not committed: the file could not be read                                 when the run was recorded; only its path is in the cassette)"
+                                .into(),
+                            _ => "(body not committed; only its hash is in the cassette)".into(),
+                        };
                         out.push(Finding {
                             location: loc,
                             cls: Class::Unscanned,
                             kind: "unscanned",
-                            sample: "(body not committed — too large or unreadable)".into(),
+                            sample,
                             field: None,
                         });
                     }

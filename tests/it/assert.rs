@@ -762,7 +762,7 @@ fn every_key_family_on_a_hostloop_fixture() {
         ),
         (
             json!({"tool_no_error": "Bash"}),
-            Err("tool(s) matching \"Bash\" had errors: Bash (1)"),
+            Err("tool(s) matching \"Bash\" had errors: Bash (1)\n  Bash: ls: error"),
         ),
         (json!({"tool_no_error_if_called": "Nope"}), Ok(None)),
         (

@@ -6,6 +6,7 @@ mod agents_matrix;
 mod assert;
 mod assertions;
 mod cassette;
+mod causes;
 mod claude;
 mod crash;
 mod diff;

@@ -445,6 +445,29 @@ fn set_body(doc: &mut Map<String, Value>, body: &[u8], base64: bool) {
     }
 }
 
+fn xml_escape(t: &str) -> String {
+    t.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A minimal .docx-like zip whose `word/document.xml` is `xml`.
+fn docx(xml: &str) -> Vec<u8> {
+    use std::io::Write;
+    let mut buf = std::io::Cursor::new(Vec::new());
+    {
+        let mut w = zip::ZipWriter::new(&mut buf);
+        let opts = zip::write::SimpleFileOptions::default();
+        w.start_file("[Content_Types].xml", opts).unwrap();
+        w.write_all(b"<?xml version=\"1.0\"?><Types/>").unwrap();
+        w.start_file("word/document.xml", opts).unwrap();
+        w.write_all(xml.as_bytes()).unwrap();
+        w.finish().unwrap();
+    }
+    buf.into_inner()
+}
+
 fn locations() -> Vec<Location> {
     vec![
         Location {
@@ -672,6 +695,34 @@ fn locations() -> Vec<Location> {
                 let body = format!("{}\n{t}\n", body_of(d));
                 set_body(d, body.as_bytes(), true);
                 "artifact outputs/note.md".into()
+            },
+        },
+        Location {
+            name: "artifact: docx paragraph",
+            line: false,
+            plant: |d, t, _| {
+                let xml = format!(
+                    "<?xml version=\"1.0\"?><w:document xmlns:w=\"http://schemas.\
+                     openxmlformats.org/wordprocessingml/2006/main\"><w:body><w:p><w:r><w:t>{}\
+                     </w:t></w:r></w:p></w:body></w:document>",
+                    xml_escape(t)
+                );
+                set_body(d, &docx(&xml), true);
+                "artifact outputs/note.md → word/document.xml".into()
+            },
+        },
+        Location {
+            name: "artifact: docx attribute",
+            line: false,
+            plant: |d, t, _| {
+                let xml = format!(
+                    "<?xml version=\"1.0\"?><Relationships xmlns=\"http://schemas.\
+                     openxmlformats.org/package/2006/relationships\"><Relationship Id=\"rId1\" \
+                     Target=\"{}\"/></Relationships>",
+                    xml_escape(t)
+                );
+                set_body(d, &docx(&xml), true);
+                "artifact outputs/note.md → word/document.xml".into()
             },
         },
         Location {

@@ -299,7 +299,12 @@ fn jobs_2_records_as_serial_does_and_isolates_every_run() {
     // The same cassettes a serial recording wrote (the committed ones;
     // `the_committed_examples_re_record_identically_apart_from_volatile_fields`
     // re-records them serially), volatile fields aside.
-    for c in &written {
+    let compared = written.iter().filter(|c| {
+        !support::VOLATILE_BY_DESIGN
+            .iter()
+            .any(|v| c.ends_with(&format!("/{v}.cassette.json")))
+    });
+    for c in compared {
         let scenario = format!(
             "scenarios/{}.yaml",
             c.trim_start_matches("cassettes/")

@@ -17,6 +17,9 @@ fn scratch_of(src: &Path, message: &str) -> Fixture {
     for sub in ["cassettes", "scenarios", "sessions", "skills", "data"] {
         fx.copy_in(&src.join(sub), sub);
     }
+    if src.join("reel.toml").is_file() {
+        fx.copy_in(&src.join("reel.toml"), "reel.toml");
+    }
     fx.commit(".", message);
     fx
 }
@@ -593,6 +596,18 @@ fn the_live_verdict_judges_the_runs_files_even_when_there_are_none() {
         stderr.contains("file not found: outputs/report.md"),
         "{stderr}"
     );
+    // The failure names where the run's files really are: the kept run
+    // directory's work root, which exists.
+    let under = stderr
+        .split("file not found: outputs/report.md (under ")
+        .nth(1)
+        .and_then(|t| t.split(')').next())
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(Path::new(under).is_dir(), "{under}\n{stderr}");
+    assert!(
+        Path::new(under).starts_with(dir.path().join("runs")),
+        "{under}"
+    );
     assert!(!dir.path().join("s.cassette.json").exists());
 }
 
@@ -914,4 +929,110 @@ mod mcp {
         assert!(stderr.contains("--mcp-live `nope`"), "{stderr}");
         assert!(stderr.contains("it has: prices"), "{stderr}");
     }
+}
+
+const DOC_REPORT: &str = "cassettes/doc-report.cassette.json";
+const MAKE_REPORT: &str = "skills/doc-report/scripts/make_report.py";
+
+/// The rerun's text report (stderr) of `cassette`.
+fn rerun_text(s: &Fixture, cassette: &str, extra: &[&str]) -> (i32, String) {
+    let out = reel()
+        .current_dir(s.root())
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .arg("rerun")
+        .arg(cassette)
+        .args(extra)
+        .run();
+    (out.code, out.stderr)
+}
+
+#[test]
+fn the_zip_writing_example_reruns_green_under_strict_with_its_masks() {
+    support::require!(claude_bin());
+    let s = scratch();
+    let (code, env, stderr) = s.rerun(DOC_REPORT, &["--strict"]);
+    assert_eq!(code, 0, "{stderr}\n{env}");
+    assert_eq!(divergences(&env), vec![]);
+    // Without the project's masks the random reference diverges.
+    std::fs::remove_file(s.path("reel.toml")).unwrap();
+    let (code, env, _) = s.rerun(DOC_REPORT, &["--strict"]);
+    assert_eq!(code, 1, "{env}");
+    let d = divergences(&env);
+    assert!(
+        d.contains(&at("main", Some(1), Some("Bash"), "tool_result")),
+        "{d:?}"
+    );
+    assert!(
+        d.contains(&at("-", None, Some("outputs/report.docx"), "file")),
+        "{d:?}"
+    );
+}
+
+#[test]
+fn a_python_exception_in_the_example_names_its_last_line() {
+    support::require!(claude_bin());
+    let s = scratch();
+    s.edit_and_commit(MAKE_REPORT, |t| {
+        // A deep traceback: its last line is past any head-only cut.
+        let deep = "def step(n):\n    if n == 0:\n        raise KeyError('field_id')\n    \
+                    step(n - 1)\n\nstep(60)\n";
+        t.replace(
+            "src, out = sys.argv[1], sys.argv[2]",
+            &format!("{deep}src, out = sys.argv[1], sys.argv[2]"),
+        )
+    });
+    let (code, env, _) = s.rerun(DOC_REPORT, &[]);
+    assert_eq!(code, 1, "{env}");
+    let json = env.to_string();
+    assert!(json.contains("KeyError: 'field_id'"), "{json}");
+    let failed = failing(&env);
+    assert!(
+        failed
+            .iter()
+            .any(|f| f.contains("Bash: KeyError: 'field_id'")),
+        "{failed:?}"
+    );
+    let (code, text) = rerun_text(&s, DOC_REPORT, &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("  Bash: KeyError: 'field_id'"), "{text}");
+    assert!(
+        text.contains("+ [error] Traceback") || text.contains("KeyError: 'field_id'"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_changed_field_and_changed_document_text_show_as_text_not_a_hash() {
+    support::require!(claude_bin());
+    let s = scratch();
+    s.edit_and_commit(MAKE_REPORT, |t| {
+        t.replace("f\"Rows: {len(rows)}\"", "f\"Row count: {len(rows)}\"")
+    });
+    let (code, text) = rerun_text(&s, DOC_REPORT, &["--strict"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("output changed: outputs/report.docx"),
+        "{text}"
+    );
+    assert!(text.contains("- word/document.xml: Rows: 3"), "{text}");
+    assert!(text.contains("+ word/document.xml: Row count: 3"), "{text}");
+    assert!(!text.contains("sha256"), "{text}");
+    // Only the output changed: the model saw the same inputs.
+    assert!(!text.contains("made from other inputs"), "{text}");
+    insta::with_settings!({filters => vec![
+        (r"(?m)  \d+(\.\d+)? (ms|s)$", "  [time]"),
+        (r"run directory kept: .*", "run directory kept: [run dir]"),
+    ]}, {
+        insta::assert_snapshot!("rerun_doc_report_changed_text", text);
+    });
+    // A changed field: the total the script prints and writes.
+    s.edit_and_commit(MAKE_REPORT, |t| {
+        t.replace("total = sum(", "total = 1 + sum(")
+    });
+    let (code, env, _) = s.rerun(DOC_REPORT, &[]);
+    assert_eq!(code, 0, "{env}");
+    let d = &env["results"][0]["rerun"]["divergences"];
+    let text = d.to_string();
+    assert!(text.contains("+ word/document.xml: Total: 246"), "{text}");
+    assert!(text.contains("+ rows=3 total=246"), "{text}");
 }

@@ -444,11 +444,23 @@ fn tool_no_error(env: &Env<'_>, key: &str, v: &Value, require_presence: bool) ->
         .map(|(n, c)| format!("{n} ({})", c.errors))
         .collect();
     if errored.is_empty() {
-        ok()
-    } else {
-        Err(format!(
-            "tool(s) matching \"{p}\" had errors: {}",
-            errored.join(", ")
-        ))
+        return ok();
     }
+    let mut message = format!(
+        "tool(s) matching \"{p}\" had errors: {}",
+        errored.join(", ")
+    );
+    // reel's addition: each failing call's cause, one line each.
+    for (name, line) in env.run.tool_error_lines.iter() {
+        if matching.iter().any(|(n, _)| *n == name) {
+            let line = crate::elide::head_tail(line, 300);
+            let shown = if line.is_empty() {
+                "(empty error)"
+            } else {
+                &line
+            };
+            message.push_str(&format!("\n  {name}: {shown}"));
+        }
+    }
+    Err(message)
 }

@@ -120,6 +120,7 @@ pub(super) fn keep(rec: &mut RunRecord, event: AgentEvent) {
             assert_text,
             assert_text_truncated,
             text_blocks,
+            ..
         } => rec.tool_results.push(ToolResult::new(
             tool_use_id,
             is_error,

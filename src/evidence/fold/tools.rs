@@ -54,9 +54,14 @@ impl Fold for Tools {
                 tool_use_id: Some(id),
                 is_error,
                 assert_text,
+                error_line,
                 ..
             } => {
                 if let Some(name) = self.tool_name_by_use_id.get(id) {
+                    if *is_error {
+                        rec.tool_error_lines
+                            .push((name.clone(), error_line.clone().unwrap_or_default()));
+                    }
                     let slot = match rec.tool_errors.iter_mut().position(|(n, _)| n == name) {
                         Some(i) => &mut rec.tool_errors[i],
                         None => {

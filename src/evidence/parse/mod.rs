@@ -48,6 +48,9 @@ pub(super) fn tool_result_event(
     } else {
         utf16::len(&full)
     };
+    let error_line = is_error
+        .then(|| crate::elide::last_line(&full).map(str::to_owned))
+        .flatten();
     // Most results fit the assertion cap whole: keep the string itself then.
     let assert_text = match utf16::slice(&full, ASSERT_TEXT_CAP).len() {
         n if n == full.len() => full,
@@ -56,6 +59,7 @@ pub(super) fn tool_result_event(
     AgentEvent::ToolResult {
         tool_use_id,
         is_error,
+        error_line,
         text: utf16::slice(&assert_text, DISPLAY_TEXT_CAP).to_owned(),
         assert_text,
         // The original measures the 200 000-char provenance copy.

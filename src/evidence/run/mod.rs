@@ -57,6 +57,9 @@ pub struct RunRecord {
     pub tool_results: Vec<ToolResult>,
     /// Main-agent `(name, calls/errors)` in first-result order.
     pub tool_errors: Vec<(String, ToolErrorCount)>,
+    /// Main-agent `(name, last line of the error)` per failing call, in
+    /// result order (reel's addition: what `tool_no_error` quotes).
+    pub tool_error_lines: Vec<(String, String)>,
     pub redundant_tool_calls: Vec<RedundantGroup>,
     pub tasks: Vec<Task>,
     /// One label per sub-question asked.

@@ -1,0 +1,285 @@
+//! Output files compared by what they are: the recorded manifest
+//! (`artifacts`) against the fresh run's.
+//!
+//! - a file `reel.toml` declares `presence`-volatile: only whether it exists;
+//! - text (UTF-8, no NUL), JSON included: a unified diff of the masked text;
+//! - zip-based files (`.docx`, `.xlsx`, `.pptx`, a packaged skill): entry
+//!   names and entry contents, ignoring entry timestamps and order; XML
+//!   entries are canonicalised first (one tag or text per line, attributes
+//!   sorted), so a changed paragraph shows as that paragraph;
+//! - anything else (PDFs included: no well-kept pure-Rust crate extracts
+//!   their text reliably, so reel does not pretend to) by size and sha256.
+//!
+//! Where the cassette kept no body (over the inline cap), the divergence says
+//! so instead of showing a hash as if it were a diff.
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use serde_json::Value;
+
+use super::divergence::{Divergence, Kind, Masks, unified};
+use super::paths::Roots;
+use crate::cassette::{BodyEncoding, ManifestEntry};
+use crate::document::zip_entries;
+use crate::project::{ProjectConfig, Volatile};
+
+/// Compares two manifests: files added, removed, changed.
+pub fn compare_files(
+    recorded: Option<&Value>,
+    fresh: Option<&Value>,
+    project: &ProjectConfig,
+    masks: &Masks,
+) -> Vec<Divergence> {
+    let (a, b) = (index(recorded), index(fresh));
+    let mut out = Vec::new();
+    for (path, r) in &a {
+        match b.get(path) {
+            None => out.push(file(path, describe(r), "(removed)".into(), Vec::new())),
+            Some(n) => {
+                if let Some(d) = compare_one(path, r, n, project, masks) {
+                    out.push(d);
+                }
+            }
+        }
+    }
+    for (path, n) in &b {
+        if !a.contains_key(path) {
+            out.push(file(path, "(absent)".into(), describe(n), Vec::new()));
+        }
+    }
+    out
+}
+
+fn index(v: Option<&Value>) -> BTreeMap<String, ManifestEntry> {
+    v.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| serde_json::from_value::<ManifestEntry>(e.clone()).ok())
+        .map(|e| (e.path.clone(), e))
+        .collect()
+}
+
+fn file(path: &str, recorded: String, now: String, diff: Vec<String>) -> Divergence {
+    Divergence {
+        conversation: "-".into(),
+        turn: None,
+        tool: Some(path.to_owned()),
+        kind: Kind::File,
+        recorded,
+        now,
+        diff,
+    }
+}
+
+/// `12 bytes, sha256 ab…` (and why there is no body, when there is none).
+fn describe(e: &ManifestEntry) -> String {
+    let mut s = format!("{} bytes, sha256 {}", e.bytes, e.sha256);
+    if e.body.is_none() && e.link_kind.is_none() {
+        s.push_str(" (no body in the cassette: over the inline cap, so only its hash is compared)");
+    }
+    s
+}
+
+fn compare_one(
+    path: &str,
+    r: &ManifestEntry,
+    n: &ManifestEntry,
+    project: &ProjectConfig,
+    masks: &Masks,
+) -> Option<Divergence> {
+    let volatile = project.volatile(path);
+    if volatile == Some(Volatile::Presence) || r.sha256 == n.sha256 {
+        return None;
+    }
+    let (Some(rb), Some(nb)) = (body(r), body(n)) else {
+        return Some(file(path, describe(r), describe(n), Vec::new()));
+    };
+    let roots = Roots::default();
+    let (rv, nv) = match (view(&rb), view(&nb)) {
+        (View::Text(a), View::Text(b)) => (masks.apply(&a, &roots), masks.apply(&b, &roots)),
+        (View::Zip(a), View::Zip(b)) => (zip_text(&a, masks), zip_text(&b, masks)),
+        _ => return Some(file(path, describe(r), describe(n), Vec::new())),
+    };
+    if rv == nv {
+        return None;
+    }
+    let diff = unified(&rv, &nv);
+    Some(file(path, describe(r), describe(n), diff))
+}
+
+/// The file's bytes from its inlined body.
+fn body(e: &ManifestEntry) -> Option<Vec<u8>> {
+    let text = e.body.as_deref()?;
+    match e.encoding {
+        Some(BodyEncoding::Base64) => base64::engine::general_purpose::STANDARD.decode(text).ok(),
+        _ => Some(text.as_bytes().to_vec()),
+    }
+}
+
+enum View {
+    Text(String),
+    /// Entry name → its comparable form, sorted by name.
+    Zip(BTreeMap<String, String>),
+    Binary,
+}
+
+fn view(bytes: &[u8]) -> View {
+    if crate::document::is_zip(bytes)
+        && let Some(entries) = zip_entries(bytes)
+    {
+        return View::Zip(entries);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(s) if !s.contains('\0') => View::Text(s.to_owned()),
+        _ => View::Binary,
+    }
+}
+
+/// All entries as one text, each line led by its entry's name, masked: what
+/// a zip's divergence diffs, so each changed line names its entry.
+fn zip_text(entries: &BTreeMap<String, String>, masks: &Masks) -> String {
+    let mut s = String::new();
+    for (name, form) in entries {
+        for line in masks.apply(form, &Roots::default()).lines() {
+            s.push_str(&format!("{name}: {line}\n"));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use sha2::{Digest, Sha256};
+    use std::io::Write;
+
+    fn zip(entries: &[(&str, &str)], mtime: (u16, u8)) -> Vec<u8> {
+        let mut buf = std::io::Cursor::new(Vec::new());
+        {
+            let mut w = zip::ZipWriter::new(&mut buf);
+            let when = zip::DateTime::from_date_and_time(mtime.0, 1, mtime.1, 10, 0, 0).unwrap();
+            let opts = zip::write::SimpleFileOptions::default().last_modified_time(when);
+            for (name, text) in entries {
+                w.start_file(*name, opts).unwrap();
+                w.write_all(text.as_bytes()).unwrap();
+            }
+            w.finish().unwrap();
+        }
+        buf.into_inner()
+    }
+
+    fn manifest(path: &str, bytes: &[u8]) -> Value {
+        json!([{
+            "path": path,
+            "bytes": bytes.len(),
+            "sha256": hex::encode(Sha256::digest(bytes)),
+            "body": base64::engine::general_purpose::STANDARD.encode(bytes),
+            "encoding": "base64",
+        }])
+    }
+
+    const DOC: &str = "<?xml version=\"1.0\"?><w:document xmlns:w=\"urn:w\" b=\"2\" a=\"1\">\
+        <w:p><w:t>Total: 245</w:t></w:p></w:document>";
+
+    #[test]
+    fn a_zip_with_new_timestamps_and_order_is_the_same_output() {
+        let a = zip(
+            &[("word/document.xml", DOC), ("docProps/app.xml", "<a/>")],
+            (2024, 1),
+        );
+        let b = zip(
+            &[("docProps/app.xml", "<a/>"), ("word/document.xml", DOC)],
+            (2025, 9),
+        );
+        assert_ne!(a, b);
+        let (ra, rb) = (
+            manifest("outputs/r.docx", &a),
+            manifest("outputs/r.docx", &b),
+        );
+        let d = compare_files(
+            Some(&ra),
+            Some(&rb),
+            &ProjectConfig::default(),
+            &Masks::default(),
+        );
+        assert_eq!(d, vec![]);
+    }
+
+    #[test]
+    fn a_changed_paragraph_shows_as_text_not_a_hash() {
+        let a = zip(&[("word/document.xml", DOC)], (2024, 1));
+        let b = zip(
+            &[("word/document.xml", &DOC.replace("245", "246"))],
+            (2024, 1),
+        );
+        let (ra, rb) = (
+            manifest("outputs/r.docx", &a),
+            manifest("outputs/r.docx", &b),
+        );
+        let d = compare_files(
+            Some(&ra),
+            Some(&rb),
+            &ProjectConfig::default(),
+            &Masks::default(),
+        );
+        assert_eq!(d.len(), 1);
+        let changed: Vec<&String> = d[0].diff.iter().filter(|l| !l.starts_with("  ")).collect();
+        assert_eq!(
+            changed,
+            [
+                "- word/document.xml: Total: 245",
+                "+ word/document.xml: Total: 246"
+            ],
+            "{:?}",
+            d[0].diff
+        );
+    }
+
+    #[test]
+    fn text_is_masked_and_presence_volatile_files_only_need_to_exist() {
+        let (a, b) = (
+            "id: 3fa9c2d1\nat 2025-01-02T03:04:05Z\n",
+            "id: 77aa01bc\nat 2026-02-03T00:00:00Z\n",
+        );
+        let m = |t: &str| {
+            json!([{"path": "outputs/t.txt", "bytes": t.len(),
+            "sha256": hex::encode(Sha256::digest(t)), "body": t, "encoding": "utf8"}])
+        };
+        let none = ProjectConfig::default();
+        assert_eq!(
+            compare_files(Some(&m(a)), Some(&m(b)), &none, &Masks::default()),
+            vec![]
+        );
+        let c = "id: 3fa9c2d1\nat 2025-01-02T03:04:05Z\nextra\n";
+        let d = compare_files(Some(&m(a)), Some(&m(c)), &none, &Masks::default());
+        assert_eq!(d.len(), 1);
+        assert!(d[0].diff.contains(&"+ extra".to_owned()), "{:?}", d[0].diff);
+        let dir = tempfile::tempdir().unwrap();
+        let toml = dir.path().join("reel.toml");
+        std::fs::write(&toml, "[volatile]\n\"outputs/*.txt\" = \"presence\"\n").unwrap();
+        let project = ProjectConfig::load(&toml).unwrap();
+        assert_eq!(
+            compare_files(Some(&m(a)), Some(&m(c)), &project, &Masks::default()),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn a_file_without_a_body_says_so() {
+        let e = |sha: &str| {
+            json!([{"path": "outputs/big.pdf", "bytes": 9_000_000, "sha256": sha,
+            "truncated": true, "truncationReason": "size"}])
+        };
+        let d = compare_files(
+            Some(&e("aa")),
+            Some(&e("bb")),
+            &ProjectConfig::default(),
+            &Masks::default(),
+        );
+        assert_eq!(d.len(), 1);
+        assert!(d[0].now.contains("no body in the cassette"), "{}", d[0].now);
+        assert!(d[0].diff.is_empty());
+    }
+}
