@@ -1022,6 +1022,8 @@ fn a_changed_field_and_changed_document_text_show_as_text_not_a_hash() {
     insta::with_settings!({filters => vec![
         (r"(?m)  \d+(\.\d+)? (ms|s)$", "  [time]"),
         (r"run directory kept: .*", "run directory kept: [run dir]"),
+        // The layers this machine's kernel gives (tests/it/sandbox.rs checks them).
+        (r"(?m)^sandbox: landlock .*\(every run\)$", "sandbox: [layers] (every run)"),
     ]}, {
         insta::assert_snapshot!("rerun_doc_report_changed_text", text);
     });
