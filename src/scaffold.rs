@@ -48,32 +48,6 @@ fn answered_gates(cassette: &Cassette) -> Vec<(Value, Map<String, Value>)> {
         .collect()
 }
 
-/// The YAML form of a JSON value (serde_json's arbitrary-precision numbers
-/// do not serialise through serde_yaml_ng directly).
-fn yaml_value(v: &Value) -> serde_yaml_ng::Value {
-    use serde_yaml_ng::Value as Y;
-    match v {
-        Value::Null => Y::Null,
-        Value::Bool(b) => Y::Bool(*b),
-        Value::Number(n) => {
-            if let Some(u) = n.as_u64() {
-                Y::Number(u.into())
-            } else if let Some(i) = n.as_i64() {
-                Y::Number(i.into())
-            } else {
-                Y::Number(n.as_f64().unwrap_or(0.0).into())
-            }
-        }
-        Value::String(s) => Y::String(s.clone()),
-        Value::Array(a) => Y::Sequence(a.iter().map(yaml_value).collect()),
-        Value::Object(m) => Y::Mapping(
-            m.iter()
-                .map(|(k, v)| (Y::String(k.clone()), yaml_value(v)))
-                .collect(),
-        ),
-    }
-}
-
 /// Builds the scaffold of `cassette_path` for a scenario written at `out`.
 pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
     let cassette = Cassette::load(cassette_path).map_err(|e| e.to_string())?;
@@ -257,8 +231,8 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
     }
     doc.insert("assert".into(), Value::Array(asserts));
 
-    let body =
-        serde_yaml_ng::to_string(&yaml_value(&Value::Object(doc))).map_err(|e| e.to_string())?;
+    let body = serde_yaml_ng::to_string(&crate::scenario::yaml_value(&Value::Object(doc)))
+        .map_err(|e| e.to_string())?;
     let scenario_yaml = format!(
         "# Scaffolded from {} by `reel scaffold`: a starting point — edit the assertions to say\n# \
             what the skill must do (`reel assertions` lists them), then `reel lint` this \

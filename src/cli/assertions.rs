@@ -59,7 +59,7 @@ fn example_yaml(e: &KeyEntry) -> String {
     let mut item = serde_json::Map::new();
     item.insert(e.key.to_string(), e.example.clone());
     let doc = serde_json::json!({ "assert": [item] });
-    serde_yaml_ng::to_string(&doc).unwrap_or_default()
+    serde_yaml_ng::to_string(&crate::scenario::yaml_value(&doc)).unwrap_or_default()
 }
 
 fn detail(e: &KeyEntry) -> String {

@@ -756,6 +756,32 @@ pub fn did_you_mean(key: &str, known: &[&str]) -> String {
 /// Edit distance over chars (the "did you mean" hints of the loaders).
 pub use strsim::levenshtein;
 
+/// The YAML form of a JSON value (serde_json's arbitrary-precision numbers
+/// do not serialise through serde_yaml_ng directly).
+pub fn yaml_value(v: &Value) -> serde_yaml_ng::Value {
+    use serde_yaml_ng::Value as Y;
+    match v {
+        Value::Null => Y::Null,
+        Value::Bool(b) => Y::Bool(*b),
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                Y::Number(u.into())
+            } else if let Some(i) = n.as_i64() {
+                Y::Number(i.into())
+            } else {
+                Y::Number(n.as_f64().unwrap_or(0.0).into())
+            }
+        }
+        Value::String(s) => Y::String(s.clone()),
+        Value::Array(a) => Y::Sequence(a.iter().map(yaml_value).collect()),
+        Value::Object(m) => Y::Mapping(
+            m.iter()
+                .map(|(k, v)| (Y::String(k.clone()), yaml_value(v)))
+                .collect(),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

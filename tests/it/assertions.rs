@@ -1,5 +1,5 @@
 //! `reel assertions`: the catalog on stdout, its JSON schema, and its
-//! buckets checked against what replay actually does with each of the 77
+//! buckets checked against what replay actually does with each of the 89
 //! keys on cassettes with and without controlOut, the manifest and the
 //! pre-run baseline.
 
@@ -32,6 +32,43 @@ fn lists_all_89_keys_against_the_schema() {
         .collect();
     assert_eq!(keys.len(), 89);
     assert!(keys.contains("no_unexpected_files") && keys.contains("semantic_matches"));
+}
+
+/// Every key's example is YAML a user can paste into `assert:`: the text
+/// `reel assertions KEY` prints parses back to exactly the catalog's example
+/// (numbers stay numbers, not serde's arbitrary-precision wrapper).
+#[test]
+fn every_keys_example_is_yaml_a_user_can_paste() {
+    let (_, v) = catalog_json(&[]);
+    let mut failures = Failures::new();
+    let entries = v["results"].as_array().unwrap();
+    for e in entries {
+        let key = e["key"].as_str().unwrap();
+        let out = support::reel().args(["assertions", key]).run();
+        let text = format!("{}{}", out.stdout, out.stderr);
+        let Some(at) = text.find("  example:\n") else {
+            failures.push(format!("{key}: no example in\n{text}"));
+            continue;
+        };
+        let yaml: String = text[at + "  example:\n".len()..]
+            .lines()
+            .take_while(|l| l.starts_with("    "))
+            .map(|l| format!("{}\n", &l[4..]))
+            .collect();
+        let parsed: Result<Value, _> = serde_yaml_ng::from_str(&yaml);
+        failures.check(
+            parsed
+                .as_ref()
+                .is_ok_and(|p| p["assert"][0][key] == e["example"]),
+            || {
+                format!(
+                    "{key}: the example does not read back:\n{yaml}\nwant {}",
+                    e["example"]
+                )
+            },
+        );
+    }
+    failures.assert_none(entries.len());
 }
 
 #[test]
