@@ -20,10 +20,10 @@ pub fn hide_shared_dirs(keep: &[PathBuf]) -> Result<(), String> {
     for top in HIDDEN.iter().map(Path::new).filter(|t| t.is_dir()) {
         let top = std::fs::canonicalize(top).unwrap_or_else(|_| top.to_owned());
         let mut kept = Vec::new();
-        for path in keep
-            .iter()
-            .filter(|p| p.starts_with(&top) && p.as_path() != top)
-        {
+        for path in outermost(
+            keep.iter()
+                .filter(|p| p.starts_with(&top) && p.as_path() != top),
+        ) {
             let Ok(meta) = std::fs::metadata(path) else {
                 continue;
             };
@@ -43,6 +43,23 @@ pub fn hide_shared_dirs(keep: &[PathBuf]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The paths no other of `paths` encloses: one beneath a kept directory is
+/// visible through that directory's bind, and placing it again would create
+/// or write through the real tree (a `.bin` symlink to the agent's own
+/// binary, say).
+fn outermost<'a>(paths: impl Iterator<Item = &'a PathBuf>) -> Vec<&'a PathBuf> {
+    let mut all: Vec<&PathBuf> = paths.collect();
+    all.sort();
+    all.dedup();
+    let mut out: Vec<&PathBuf> = Vec::new();
+    for p in all {
+        if !out.iter().any(|o| p.starts_with(o)) {
+            out.push(p);
+        }
+    }
+    out
 }
 
 fn cstr(p: &Path) -> std::io::Result<std::ffi::CString> {
@@ -67,14 +84,21 @@ fn mount_tmpfs(at: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Places an empty stand-in for `path` in the tmpfs and binds the real one
+/// (`file`, opened before the cover) onto it. The stand-in is created new,
+/// never opened through what is already there.
 fn bind_back(path: &Path, is_dir: bool, file: &std::fs::File) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
     if is_dir {
-        std::fs::create_dir_all(path)?;
+        std::fs::create_dir(path)?;
     } else {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(path, b"")?;
+        std::fs::File::options()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)?;
     }
     let source = cstr(Path::new(&format!("/proc/self/fd/{}", file.as_raw_fd())))?;
     let target = cstr(path)?;
@@ -92,4 +116,32 @@ fn bind_back(path: &Path, is_dir: bool, file: &std::fs::File) -> std::io::Result
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_outermost_paths_are_placed() {
+        let paths: Vec<PathBuf> = [
+            "/tmp/x/node_modules/.bin/claude",
+            "/tmp/x/node_modules",
+            "/tmp/x/node_modules/pkg/bin/claude.exe",
+            "/tmp/run",
+            "/tmp/runner",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        let got: Vec<&PathBuf> = outermost(paths.iter());
+        assert_eq!(
+            got,
+            [
+                &PathBuf::from("/tmp/run"),
+                &PathBuf::from("/tmp/runner"),
+                &PathBuf::from("/tmp/x/node_modules")
+            ]
+        );
+    }
 }

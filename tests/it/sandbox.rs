@@ -912,3 +912,40 @@ fn a_confined_rerun_reports_its_layers_and_records_carry_them() {
         doc["environment"]
     );
 }
+
+/// An agent installed under `/tmp` (which the sandbox hides and binds back
+/// in part), named through a `node_modules/.bin` symlink as npm lays it out:
+/// the run works, and the agent's own files come out of it unchanged.
+#[test]
+fn an_agent_installed_under_tmp_runs_and_stays_intact() {
+    require!(reel_sandbox_available(), "this kernel offers no Landlock");
+    let fx = Fixture::new();
+    assert!(fx.root().starts_with(std::env::temp_dir()));
+    let script = format!(
+        "#!/bin/sh\nexec python3 {} good\n",
+        crate::support::data("agents/fake_agent.py").display()
+    );
+    let agent = fx.write("node_modules/fake/bin/agent", &script);
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::create_dir_all(fx.path("node_modules/.bin")).unwrap();
+    std::os::unix::fs::symlink("../fake/bin/agent", fx.path("node_modules/.bin/agent")).unwrap();
+    let run = reel()
+        .arg("record")
+        .arg(crate::support::data("record/agent.yaml"))
+        .arg("--out")
+        .arg(fx.path("out.cassette.json"))
+        .arg("--agent-cmd")
+        .arg(fx.path("node_modules/.bin/agent"))
+        .env("REEL_RUNS_DIR", fx.path("runs"))
+        // The wrapper's own agent script is not on its command line.
+        .env("REEL_SANDBOX_READ", crate::support::data("agents/fake_agent.py"))
+        .env_remove("ANTHROPIC_API_KEY")
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("namespaces user, pid, mount"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&agent).unwrap(), script);
+}
