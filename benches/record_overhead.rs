@@ -31,6 +31,8 @@ use reel::record::{RecordOptions, record};
 mod support;
 
 fn main() {
+    // The agents this bench starts are confined through this executable.
+    reel::sandbox::run_if_helper();
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let tmp = tempfile::tempdir().expect("temp dir");
     // SAFETY: single-threaded at this point; only this process reads it.
