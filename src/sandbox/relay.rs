@@ -13,6 +13,7 @@ use std::thread;
 /// reel's side: accepts on the unix socket, connects to the model.
 pub struct HostRelay {
     socket: PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     _dir: tempfile::TempDir,
 }
 
@@ -23,17 +24,26 @@ impl HostRelay {
         let dir = tempfile::Builder::new().prefix("reel-relay-").tempdir()?;
         let socket = dir.path().join("model.sock");
         let listener = UnixListener::bind(&socket)?;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
         thread::Builder::new()
             .name("reel-model-relay".into())
             .spawn(move || {
                 for conn in listener.incoming() {
+                    if stopped.load(std::sync::atomic::Ordering::SeqCst) {
+                        break;
+                    }
                     let Ok(conn) = conn else { break };
                     if let Ok(model) = TcpStream::connect(("127.0.0.1", model_port)) {
                         splice_unix_tcp(conn, model);
                     }
                 }
             })?;
-        Ok(HostRelay { socket, _dir: dir })
+        Ok(HostRelay {
+            socket,
+            stop,
+            _dir: dir,
+        })
     }
 
     pub fn socket(&self) -> &Path {
@@ -43,8 +53,9 @@ impl HostRelay {
 
 impl Drop for HostRelay {
     fn drop(&mut self) {
-        // Wake the accept loop so its thread ends: it then finds the
-        // directory gone and the listener closed with the process.
+        // Wake the accept loop so its thread sees the flag and ends (closing
+        // the listener) before the directory goes.
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
         let _ = UnixStream::connect(&self.socket);
     }
 }
