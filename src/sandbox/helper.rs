@@ -73,10 +73,20 @@ fn run(args: &[OsString]) -> Result<i32, String> {
     let child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
-            report(&Status::AgentNotStarted(format!(
-                "spawn `{}`: {e}",
-                PathBuf::from(&program).display()
-            )));
+            let program = PathBuf::from(&program);
+            report(&match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    Status::AgentNotStarted(format!("spawn `{}`: {e}", program.display()))
+                }
+                // Landlock refuses to execute what the policy does not name.
+                std::io::ErrorKind::PermissionDenied => Status::AgentNotStarted(format!(
+                    "spawn `{}`: {e} (the sandbox allows executing only system, toolchain and \
+                     agent paths: name its directory in REEL_SANDBOX_READ or reel.toml's \
+                     `[sandbox] read`)",
+                    program.display()
+                )),
+                _ => Status::Refused(format!("start `{}` confined: {e}", program.display())),
+            });
             return Ok(REFUSED);
         }
     };
