@@ -4,7 +4,7 @@
 //! cassette of the replay bench (`support::write_big_cassette`), each run in
 //! a fresh child process:
 //! - `parse`: read the file and parse it into `serde_json::Value` (the floor);
-//! - `report`: `Cassette::load` + `html::recording::render` with the default
+//! - `report`: `html::recording::render_file` (load and replay) with the default
 //!   window (500 turns, 4 KiB bodies), what `reel report FILE` does.
 //!
 //! Target (issue 33): under one second. Also prints the page's size, which
@@ -24,8 +24,8 @@ fn child(mode: &str, file: &Path) {
     match mode {
         "parse" => support::read_and_parse(file),
         _ => {
-            let c = reel::cassette::Cassette::load(file).expect("bench cassette loads");
-            let page = reel::html::recording::render(&c, &reel::html::Options::default())
+            let page = reel::html::recording::render_file(file, &reel::html::Options::default())
+                .expect("bench cassette loads")
                 .expect("renders");
             page_bytes = page.len();
             std::hint::black_box(page);

@@ -65,7 +65,7 @@ pub fn run(args: ReportArgs) -> Result<ExitStatus> {
         Error::usage(format!("report: {e}")).with_hint("see `reel report --help` for the inputs")
     };
     let page = if let Some(path) = &args.cassette {
-        html::recording::render(&load(path)?, &opts)
+        html::recording::render_file(path, &opts).map_err(load_error)?
     } else if let Some(path) = &args.rerun {
         html::rerun::render(path, &opts).map_err(invalid)?
     } else if let Some([a, b]) = args.diff.as_deref() {
@@ -85,7 +85,11 @@ pub fn run(args: ReportArgs) -> Result<ExitStatus> {
 }
 
 fn load(path: &Path) -> Result<Cassette> {
-    Cassette::load(path).map_err(|e| Error::usage(format!("report: {e}")).with_hint(e.hint()))
+    Cassette::load(path).map_err(load_error)
+}
+
+fn load_error(e: crate::cassette::LoadError) -> Error {
+    Error::usage(format!("report: {e}")).with_hint(e.hint())
 }
 
 fn write(out: Option<&Path>, page: &str) -> Result<()> {

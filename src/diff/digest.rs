@@ -178,56 +178,12 @@ impl Recording {
         let answers = answers_view(&run, &mut norm);
         let transcript = norm.text(&run.transcript);
         let files = files_view(cassette, &mut norm);
-        let (assertions, verdict_pass) = match replayed {
-            Ok(r) => {
-                let kept: Vec<_> = r
-                    .assertions
-                    .into_iter()
-                    .filter(|a| a.source.as_deref() != Some("staleness"))
-                    .collect();
-                let result = r.facts.result.clone().unwrap_or_else(|| "error".into());
-                let verdict = replay::verdict::compute(
-                    &replay::verdict::VerdictInput {
-                        result: &result,
-                        result_error_kind: r.facts.result_error_kind.as_deref(),
-                        assertions: &kept,
-                        stalled: r.facts.stalled,
-                        infra_errors: &r.facts.infra_errors,
-                        ..Default::default()
-                    },
-                    replay::Lane::Replay,
-                );
-                let views = kept
-                    .into_iter()
-                    .map(|a| AssertionVerdict {
-                        assertion: norm.value(&a.assertion),
-                        pass: a.pass,
-                        message: norm.text(&a.message),
-                        source: a.source,
-                    })
-                    .collect();
-                (views, verdict.pass)
-            }
-            Err(e) => (
-                vec![AssertionVerdict {
-                    assertion: json!({}),
-                    pass: false,
-                    message: norm.text(&e.to_string()),
-                    source: Some("replay".into()),
-                }],
-                false,
-            ),
-        };
+        let (assertions, verdict_pass) = verdicts(replayed, &mut norm);
         let timeline = timeline_view(cassette, &mut norm);
         let meta = meta_view(cassette, &run, init.as_ref(), &mut norm);
         Recording {
             path: cassette.path.clone(),
-            scenario: cassette
-                .scenario()
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
+            scenario: scenario_name(cassette),
             tools,
             answers,
             transcript,
@@ -238,6 +194,95 @@ impl Recording {
             meta,
         }
     }
+}
+
+/// What a recording concluded, from a replay already done: the verdicts
+/// and the facts of [`Recording`] without its other views (what a page
+/// about one recording needs, at the cost of the replay alone).
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub scenario: String,
+    pub assertions: Vec<AssertionVerdict>,
+    pub verdict_pass: bool,
+    pub meta: Map<String, Value>,
+}
+
+impl Outcome {
+    /// `replayed` is `cassette`'s replay (its error when replay refused it).
+    pub fn of(cassette: &Cassette, replayed: Result<replay::ReplayResult, String>) -> Outcome {
+        let (run, replayed) = match replayed {
+            Ok(r) => (RunView::of_result(&r), Ok(r)),
+            Err(e) => (
+                RunView::of_record(RunRecord::from_cassette(cassette)),
+                Err(e),
+            ),
+        };
+        let mut norm = Normalizer::off();
+        let (assertions, verdict_pass) = verdicts(replayed, &mut norm);
+        let init = init_line(cassette);
+        Outcome {
+            scenario: scenario_name(cassette),
+            assertions,
+            verdict_pass,
+            meta: meta_view(cassette, &run, init.as_ref(), &mut norm),
+        }
+    }
+}
+
+fn scenario_name(cassette: &Cassette) -> String {
+    cassette
+        .scenario()
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The assertions' verdicts, staleness aside (a property of the disk, not
+/// of the recording), and the replay verdict they give.
+fn verdicts<E: std::fmt::Display>(
+    replayed: Result<replay::ReplayResult, E>,
+    norm: &mut Normalizer,
+) -> (Vec<AssertionVerdict>, bool) {
+    let r = match replayed {
+        Ok(r) => r,
+        Err(e) => {
+            let failure = AssertionVerdict {
+                assertion: json!({}),
+                pass: false,
+                message: norm.text(&e.to_string()),
+                source: Some("replay".into()),
+            };
+            return (vec![failure], false);
+        }
+    };
+    let kept: Vec<_> = r
+        .assertions
+        .into_iter()
+        .filter(|a| a.source.as_deref() != Some("staleness"))
+        .collect();
+    let result = r.facts.result.clone().unwrap_or_else(|| "error".into());
+    let verdict = replay::verdict::compute(
+        &replay::verdict::VerdictInput {
+            result: &result,
+            result_error_kind: r.facts.result_error_kind.as_deref(),
+            assertions: &kept,
+            stalled: r.facts.stalled,
+            infra_errors: &r.facts.infra_errors,
+            ..Default::default()
+        },
+        replay::Lane::Replay,
+    );
+    let views = kept
+        .into_iter()
+        .map(|a| AssertionVerdict {
+            assertion: norm.value(&a.assertion),
+            pass: a.pass,
+            message: norm.text(&a.message),
+            source: a.source,
+        })
+        .collect();
+    (views, verdict.pass)
 }
 
 /// What the views read of the re-driven record, in the run result's JSON

@@ -24,7 +24,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use similar::{Algorithm, DiffTag, TextDiff};
 
-pub use digest::Recording;
+pub use digest::{Outcome, Recording};
 pub use normalize::Normalizer;
 
 use crate::cassette::{Cassette, LoadError};

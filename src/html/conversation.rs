@@ -17,6 +17,7 @@
 use std::collections::HashMap;
 
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
 use super::{Clip, Options};
@@ -32,6 +33,8 @@ pub struct Conversation {
     pub turns: Vec<Turn>,
     /// Turns in the whole recording.
     pub total_turns: usize,
+    /// Tool calls in the whole recording (main agent and sub-agents).
+    pub total_tool_calls: usize,
 }
 
 /// One model reply and what followed it.
@@ -173,6 +176,119 @@ struct Head {
 #[derive(Deserialize)]
 struct HeadMessage {
     id: Option<String>,
+    #[serde(default)]
+    content: ToolUses,
+}
+
+/// The number of `tool_use` blocks in a message's `content`, read without
+/// building it: every line is read this far, shown or not, so the page can
+/// count every call of a 50,000-event recording. Any other shape counts 0
+/// (never an error: the line must still be placed).
+#[derive(Default)]
+struct ToolUses(usize);
+
+impl<'de> Deserialize<'de> for ToolUses {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ToolUsesVisitor)
+    }
+}
+
+struct ToolUsesVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ToolUsesVisitor {
+    type Value = ToolUses;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("message content")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<ToolUses, A::Error> {
+        let mut n = 0;
+        while let Some(block) = seq.next_element::<BlockKind>()? {
+            n += usize::from(block.0);
+        }
+        Ok(ToolUses(n))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<ToolUses, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(ToolUses(0))
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<ToolUses, E> {
+        Ok(ToolUses(0))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<ToolUses, E> {
+        Ok(ToolUses(0))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<ToolUses, E> {
+        Ok(ToolUses(0))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<ToolUses, E> {
+        Ok(ToolUses(0))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<ToolUses, E> {
+        Ok(ToolUses(0))
+    }
+    fn visit_unit<E>(self) -> Result<ToolUses, E> {
+        Ok(ToolUses(0))
+    }
+}
+
+/// Whether one content block is a `tool_use` (any shape accepted).
+struct BlockKind(bool);
+
+impl<'de> Deserialize<'de> for BlockKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let uses = d.deserialize_any(BlockVisitor)?;
+        Ok(BlockKind(uses))
+    }
+}
+
+struct BlockVisitor;
+
+impl<'de> serde::de::Visitor<'de> for BlockVisitor {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a content block")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        let mut tool_use = false;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == "type" {
+                tool_use = map.next_value::<Value>()?.as_str() == Some("tool_use");
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(tool_use)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(false)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_unit<E>(self) -> Result<bool, E> {
+        Ok(false)
+    }
 }
 
 /// Where a shown tool call is: its turn (`None` = prelude) and the child
@@ -244,6 +360,10 @@ impl Builder<'_> {
             return;
         };
         let kind = head.kind.as_deref().unwrap_or("");
+        if kind == "assistant" {
+            let calls = head.message.as_ref().map_or(0, |m| m.content.0);
+            self.out.total_tool_calls += calls;
+        }
         if kind == "assistant" && head.parent_tool_use_id.is_none() {
             let id = head.message.and_then(|m| m.id);
             if id.is_none() || id != self.last_main_id {

@@ -1,6 +1,6 @@
 //! The recording view: verdict and run facts, the conversation turn by
 //! turn, the files produced with previews, the assertions with their
-//! evidence and verdict (replay's, through `diff::Recording`), and the
+//! evidence and verdict (replay's, through `diff::Outcome`), and the
 //! timeline of tool durations.
 
 use askama::Template;
@@ -13,7 +13,10 @@ use super::text::{bytes, thousands};
 use super::timeline::{self, Chart};
 use super::{Chrome, Clip, Options, RenderError};
 use crate::cassette::{BodyEncoding, Cassette};
-use crate::diff::Recording;
+use crate::cassette::LoadError;
+use crate::diff::Outcome;
+use crate::replay::{self, ReplayOptions};
+use std::path::Path;
 
 /// Largest image inlined as a data URI.
 const MAX_IMAGE: usize = 512 * 1024;
@@ -79,40 +82,67 @@ struct Page<'a> {
     rec: &'a RecordingView,
 }
 
-impl RecordingView {
-    /// Reads `cassette` into the view (one replay for the verdicts, one pass
-    /// over the events for the conversation, in parallel).
-    pub fn read(cassette: &Cassette, opts: &Options, anchor: &str) -> RecordingView {
-        let (recording, conversation) = rayon::join(
-            || Recording::read(cassette, false),
+/// What the view reads of the cassette itself, beside the replay.
+struct Parts {
+    conversation: Conversation,
+    spans: Option<Chart>,
+    totals: Option<Chart>,
+    files: Vec<FileView>,
+}
+
+impl Parts {
+    fn read(cassette: &Cassette, opts: &Options) -> Parts {
+        let (conversation, (spans, totals, files)) = rayon::join(
             || Conversation::read(cassette, opts),
+            || {
+                let entries = cassette.timeline_entries();
+                let entries = entries.as_deref().unwrap_or(&[]);
+                let files = files(cassette, opts.body_cap);
+                (timeline::spans(entries), timeline::totals(entries), files)
+            },
         );
-        let entries = cassette.timeline_entries();
-        let entries = entries.as_deref().unwrap_or(&[]);
-        let shown = conversation.turns.len();
-        let omitted = (shown < conversation.total_turns).then(|| {
-            let first = conversation.turns.first().map_or(0, |t| t.number);
-            format!(
-                "This report shows turns {}–{} of {}. Turns outside that window are left out to keep \
-                 the page small; `reel report {} --from-turn N` shows the {} turns from turn N.",
-                thousands(first as u64),
-                thousands((first + shown).saturating_sub(1) as u64),
-                thousands(conversation.total_turns as u64),
-                cassette.path.display(),
-                thousands(opts.max_turns as u64),
-            )
-        });
+        Parts {
+            conversation,
+            spans,
+            totals,
+            files,
+        }
+    }
+}
+
+impl RecordingView {
+    /// Reads `cassette` into the view: its replay (for the verdicts) beside
+    /// one pass over the events (for the conversation).
+    pub fn read(cassette: &Cassette, opts: &Options, anchor: &str) -> RecordingView {
+        let (replayed, parts) = rayon::join(
+            || {
+                replay::replay_cassette(cassette, &ReplayOptions::default())
+                    .map_err(|e| e.to_string())
+            },
+            || Parts::read(cassette, opts),
+        );
+        RecordingView::of(cassette, Outcome::of(cassette, replayed), parts, opts, anchor)
+    }
+
+    fn of(
+        cassette: &Cassette,
+        outcome: Outcome,
+        parts: Parts,
+        opts: &Options,
+        anchor: &str,
+    ) -> RecordingView {
+        let conversation = parts.conversation;
         RecordingView {
             file: cassette.path.display().to_string(),
-            scenario: recording.scenario.clone(),
-            verdict_pass: recording.verdict_pass,
-            facts: facts(&recording, &conversation),
+            scenario: outcome.scenario.clone(),
+            verdict_pass: outcome.verdict_pass,
+            facts: facts(&outcome, &conversation),
             pages: pages(&conversation.turns, opts.page_size),
-            omitted,
-            files: files(cassette, opts.body_cap),
-            assertions: assertions(&recording),
-            spans: timeline::spans(entries),
-            totals: timeline::totals(entries),
+            omitted: omitted(cassette, &conversation, opts),
+            files: parts.files,
+            assertions: assertions(&outcome),
+            spans: parts.spans,
+            totals: parts.totals,
             conversation,
             anchor: anchor.to_owned(),
         }
@@ -130,12 +160,51 @@ impl RecordingView {
 
 /// The recording view of `cassette` as one HTML page.
 pub fn render(cassette: &Cassette, opts: &Options) -> Result<String, RenderError> {
-    let rec = RecordingView::read(cassette, opts, "rec");
+    page(&RecordingView::read(cassette, opts, "rec"))
+}
+
+/// The recording view of the cassette at `path`, loaded and replayed at
+/// once: replay's own streaming load (which folds the events as it scans)
+/// on one core, a lean load for the page on the other. Replaying the loaded
+/// cassette instead would re-read every event after the load.
+pub fn render_file(path: &Path, opts: &Options) -> Result<Result<String, RenderError>, LoadError> {
+    let (replayed, cassette) = rayon::join(
+        || replay::replay_file(path, &ReplayOptions::default()),
+        || Cassette::load_lean(path),
+    );
+    let cassette = cassette?;
+    let replayed = match replayed.error.clone() {
+        Some(why) => Err(why),
+        None => Ok(replayed),
+    };
+    let parts = Parts::read(&cassette, opts);
+    let outcome = Outcome::of(&cassette, replayed);
+    Ok(page(&RecordingView::of(&cassette, outcome, parts, opts, "rec")))
+}
+
+fn page(rec: &RecordingView) -> Result<String, RenderError> {
     Page {
         chrome: Chrome::new(format!("reel report — {}", rec.scenario)),
-        rec: &rec,
+        rec,
     }
     .render()
+}
+
+/// Which turns the window leaves out, and how to see them.
+fn omitted(cassette: &Cassette, conversation: &Conversation, opts: &Options) -> Option<String> {
+    let shown = conversation.turns.len();
+    (shown < conversation.total_turns).then(|| {
+        let first = conversation.turns.first().map_or(0, |t| t.number);
+        format!(
+            "This report shows turns {}–{} of {}. Turns outside that window are left out to keep \
+             the page small; `reel report {} --from-turn N` shows the {} turns from turn N.",
+            thousands(first as u64),
+            thousands((first + shown).saturating_sub(1) as u64),
+            thousands(conversation.total_turns as u64),
+            cassette.path.display(),
+            thousands(opts.max_turns as u64),
+        )
+    })
 }
 
 fn pages(turns: &[Turn], size: usize) -> Vec<TurnPage> {
@@ -159,7 +228,7 @@ fn pages(turns: &[Turn], size: usize) -> Vec<TurnPage> {
         .collect()
 }
 
-fn facts(r: &Recording, c: &Conversation) -> Vec<(String, String)> {
+fn facts(r: &Outcome, c: &Conversation) -> Vec<(String, String)> {
     let mut out = vec![("turns".to_owned(), thousands(c.total_turns as u64))];
     let show = |v: &Value| match v {
         Value::String(s) => s.clone(),
@@ -185,7 +254,10 @@ fn facts(r: &Recording, c: &Conversation) -> Vec<(String, String)> {
             }
         }
     }
-    out.push(("tool calls".to_owned(), thousands(r.tools.len() as u64)));
+    out.push((
+        "tool calls".to_owned(),
+        thousands(c.total_tool_calls as u64),
+    ));
     out
 }
 
@@ -253,7 +325,7 @@ fn preview(path: &str, body: Option<&str>, encoding: Option<BodyEncoding>, cap: 
     Preview::Text(Clip::new(body, cap))
 }
 
-fn assertions(r: &Recording) -> Vec<AssertionView> {
+fn assertions(r: &Outcome) -> Vec<AssertionView> {
     r.assertions
         .iter()
         .map(|a| {
