@@ -703,6 +703,10 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                         .as_deref()
                         .filter(|b| crate::document::is_zip(b))
                         .and_then(crate::document::zip_entries);
+                    let pdf = decoded
+                        .as_deref()
+                        .filter(|b| entries.is_none() && std::str::from_utf8(b).is_err())
+                        .and_then(crate::document::pdf::scan_parts);
                     match decoded.as_deref().map(std::str::from_utf8) {
                         Some(Ok(text)) => full(text, &loc, &mut out),
                         // reel's departure: an Office document or other zip
@@ -710,6 +714,13 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                         _ if entries.is_some() => {
                             for (entry, text) in entries.iter().flatten() {
                                 full(text, &format!("{loc} → {entry}"), &mut out);
+                            }
+                        }
+                        // reel's departure: a PDF's text is scanned by page,
+                        // metadata, form field and every other string.
+                        _ if pdf.is_some() => {
+                            for (part, text) in pdf.into_iter().flatten() {
+                                full(&text, &format!("{loc} → {part}"), &mut out);
                             }
                         }
                         _ => {
