@@ -130,14 +130,15 @@ pub fn gc(root: &Path, select: Select, dry_run: bool, now: SystemTime) -> GcRepo
                 age_seconds: age.as_secs(),
                 removed: picked,
             };
-            if picked && !dry_run {
-                if let Err(e) = std::fs::remove_dir_all(&entry.path) {
-                    entry.removed = false;
-                    report.errors.push(Skipped {
-                        path: entry.path.clone(),
-                        reason: e.to_string(),
-                    });
-                }
+            if picked
+                && !dry_run
+                && let Err(e) = std::fs::remove_dir_all(&entry.path)
+            {
+                entry.removed = false;
+                report.errors.push(Skipped {
+                    path: entry.path.clone(),
+                    reason: e.to_string(),
+                });
             }
             report.runs.push(entry);
         }
