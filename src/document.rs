@@ -1,7 +1,10 @@
 //! The text inside documents: zip-based files (`.docx`, `.xlsx`, `.pptx`,
-//! a packaged skill) read entry by entry, XML entries in a canonical form.
+//! a packaged skill) read entry by entry, XML entries in a canonical form;
+//! PDFs by page, metadata and form field ([`pdf`]).
 //! Shared by `rerun` (outputs compared by what they hold) and `verify`
 //! (the privacy scan reads inside them instead of calling them binary).
+
+pub mod pdf;
 
 use std::collections::BTreeMap;
 use std::io::Read;

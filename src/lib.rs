@@ -43,6 +43,7 @@ pub mod replay;
 pub mod report;
 pub mod rerun;
 pub mod review;
+pub mod runs;
 pub mod sandbox;
 pub mod scaffold;
 pub mod scenario;

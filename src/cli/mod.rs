@@ -17,6 +17,7 @@ pub mod doctor;
 pub mod eval;
 pub mod fingerprint;
 pub mod flags;
+pub mod gc;
 pub mod lint;
 pub mod matrix;
 pub mod model;
@@ -100,6 +101,8 @@ pub enum Command {
     Bisect(agents::BisectArgs),
     /// Is a skill edit (or runtime change) an improvement? Paired live trials of two arms.
     Eval(Box<eval::EvalArgs>),
+    /// Remove kept run directories (older than a given age, or all); never anything else.
+    Gc(gc::GcArgs),
 }
 
 /// A flag combination a command refuses (exit 2), found while building its
@@ -162,6 +165,7 @@ pub fn main() -> ExitCode {
         Command::Agents(args) => agents::run(args),
         Command::Bisect(args) => agents::bisect(args),
         Command::Eval(args) => eval::run(&args),
+        Command::Gc(args) => gc::run(args),
     };
     match outcome {
         Ok(status) => ExitCode::from(status.code()),

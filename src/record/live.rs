@@ -67,7 +67,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     let session = plan.session;
     let cassette_path = plan.cassette_path;
     let mut warnings = Vec::new();
-    let run_dir = new_run_dir(&scenario.name).map_err(|e| RecordError::Setup {
+    let run_dir = crate::runs::create(&scenario.name).map_err(|e| RecordError::Setup {
         message: format!("create the run directory: {e}"),
         hint: Some("set REEL_RUNS_DIR to a writable directory".into()),
     })?;
@@ -590,29 +590,6 @@ fn run_tmp(staged: &stage::Staged) -> Result<String, RecordError> {
         hint: None,
     })?;
     Ok(tmp.display().to_string())
-}
-
-/// `<runs root>/<slug>/local_<base36 ns>`.
-fn new_run_dir(name: &str) -> std::io::Result<PathBuf> {
-    let root = std::env::var_os("REEL_RUNS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join("reel-runs"));
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos();
-    let mut id = String::new();
-    let mut n = nanos;
-    while n > 0 {
-        let d = (n % 36) as u32;
-        id.insert(0, std::char::from_digit(d, 36).unwrap_or('0'));
-        n /= 36;
-    }
-    let dir = root
-        .join(crate::scenario::slug(name))
-        .join(format!("local_{id}{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
 }
 
 /// The run's raw logs, secret-scrubbed like the cassette (a kept run

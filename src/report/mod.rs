@@ -13,6 +13,7 @@
 
 pub mod eval;
 pub mod fingerprint;
+pub mod gc;
 pub mod github;
 pub mod json;
 pub mod junit;

@@ -317,11 +317,28 @@ fn finding_text(x: &crate::verify::scan::Finding) -> String {
         .map(|p| format!(" {p}"))
         .unwrap_or_default();
     format!(
-        "[{}{kind}] {}{field} — {}",
+        "[{}{kind}] {}{field} — {}{}",
         x.cls.as_str(),
         x.location,
-        x.sample
+        x.sample,
+        repeats(x)
     )
+}
+
+/// ` (found 8 times: events[3], events[5], … and 3 more)` for a finding
+/// [`crate::verify::scan::dedup`] merged; empty for a single one.
+pub fn repeats(x: &crate::verify::scan::Finding) -> String {
+    const SHOWN: usize = 4;
+    if x.count < 2 {
+        return String::new();
+    }
+    let mut s = format!(" (found {} times: ", x.count);
+    s.push_str(&x.locations[..x.locations.len().min(SHOWN)].join(", "));
+    if x.locations.len() > SHOWN {
+        s.push_str(&format!(" and {} more", x.locations.len() - SHOWN));
+    }
+    s.push(')');
+    s
 }
 
 /// The outcome of one cassette of a rehash run.

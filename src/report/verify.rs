@@ -160,7 +160,7 @@ pub fn text(
     let mut by_class: BTreeMap<&str, usize> = BTreeMap::new();
     for r in results {
         for f in &r.findings {
-            *by_class.entry(f.cls.as_str()).or_default() += 1;
+            *by_class.entry(f.cls.as_str()).or_default() += f.count;
         }
     }
     if !by_class.is_empty() {
@@ -188,10 +188,11 @@ pub fn text(
                 .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "{mark} {f}: [{}{kind}] {}{field} — {}",
+                "{mark} {f}: [{}{kind}] {}{field} — {}{}",
                 x.cls.as_str(),
                 x.location,
-                x.sample
+                x.sample,
+                crate::report::outcome::repeats(x)
             );
         }
         for s in &r.staleness {

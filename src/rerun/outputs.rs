@@ -7,8 +7,9 @@
 //!   names and entry contents, ignoring entry timestamps and order; XML
 //!   entries are canonicalised first (one tag or text per line, attributes
 //!   sorted), so a changed paragraph shows as that paragraph;
-//! - anything else (PDFs included: no well-kept pure-Rust crate extracts
-//!   their text reliably, so reel does not pretend to) by size and sha256.
+//! - PDFs: page count and extracted text (pages, metadata, form fields),
+//!   ignoring creation/modification dates and document ids;
+//! - anything else by size and sha256.
 //!
 //! Where the cassette kept no body (over the inline cap), the divergence says
 //! so instead of showing a hash as if it were a diff.
@@ -21,7 +22,7 @@ use serde_json::Value;
 use super::divergence::{Divergence, Kind, Masks, unified};
 use super::paths::Roots;
 use crate::cassette::{BodyEncoding, ManifestEntry};
-use crate::document::zip_entries;
+use crate::document::{pdf, zip_entries};
 use crate::project::{ProjectConfig, Volatile};
 
 /// Compares two manifests: files added, removed, changed.
@@ -99,6 +100,7 @@ fn compare_one(
     let (rv, nv) = match (view(&rb), view(&nb)) {
         (View::Text(a), View::Text(b)) => (masks.apply(&a, &roots), masks.apply(&b, &roots)),
         (View::Zip(a), View::Zip(b)) => (zip_text(&a, masks), zip_text(&b, masks)),
+        (View::Pdf(a), View::Pdf(b)) => (masks.apply(&a, &roots), masks.apply(&b, &roots)),
         _ => return Some(file(path, describe(r), describe(n), Vec::new())),
     };
     if rv == nv {
@@ -121,6 +123,8 @@ enum View {
     Text(String),
     /// Entry name → its comparable form, sorted by name.
     Zip(BTreeMap<String, String>),
+    /// The PDF's comparable text (`pdf::PdfText::comparable`).
+    Pdf(String),
     Binary,
 }
 
@@ -129,6 +133,11 @@ fn view(bytes: &[u8]) -> View {
         && let Some(entries) = zip_entries(bytes)
     {
         return View::Zip(entries);
+    }
+    if pdf::is_pdf(bytes)
+        && let Ok(text) = pdf::read(bytes)
+    {
+        return View::Pdf(text.comparable());
     }
     match std::str::from_utf8(bytes) {
         Ok(s) if !s.contains('\0') => View::Text(s.to_owned()),
@@ -263,6 +272,41 @@ mod tests {
         assert_eq!(
             compare_files(Some(&m(a)), Some(&m(c)), &project, &Masks::default()),
             vec![]
+        );
+    }
+
+    #[test]
+    fn a_pdf_is_compared_by_its_text_not_its_dates_or_id() {
+        use lopdf::dictionary;
+        let stamp = |text: &str, when: &str, id: &str| {
+            let mut doc = lopdf::Document::load_mem(&pdf::text_pdf(&[text])).unwrap();
+            let info = doc.add_object(dictionary! {
+                "CreationDate" => lopdf::Object::string_literal(when),
+                "ModDate" => lopdf::Object::string_literal(when),
+            });
+            doc.trailer.set("Info", info);
+            let id = lopdf::Object::string_literal(id);
+            doc.trailer.set("ID", vec![id.clone(), id]);
+            let mut out = Vec::new();
+            doc.save_to(&mut out).unwrap();
+            manifest("outputs/form.pdf", &out)
+        };
+        let a = stamp("Name: Ada\nTotal: 245", "D:20250101", "aaaa");
+        let b = stamp("Name: Ada\nTotal: 245", "D:20260202", "bbbb");
+        let none = ProjectConfig::default();
+        assert_eq!(
+            compare_files(Some(&a), Some(&b), &none, &Masks::default()),
+            vec![]
+        );
+        let c = stamp("Name: Ada\nTotal: 246", "D:20260202", "bbbb");
+        let d = compare_files(Some(&a), Some(&c), &none, &Masks::default());
+        assert_eq!(d.len(), 1);
+        let changed: Vec<&String> = d[0].diff.iter().filter(|l| !l.starts_with("  ")).collect();
+        assert_eq!(
+            changed,
+            ["- page 1: Total: 245", "+ page 1: Total: 246"],
+            "{:?}",
+            d[0].diff
         );
     }
 

@@ -86,7 +86,11 @@ pub struct CassetteResult {
 
 impl CassetteResult {
     pub fn real_findings(&self) -> usize {
-        self.findings.iter().filter(|f| f.is_real()).count()
+        self.findings
+            .iter()
+            .filter(|f| f.is_real())
+            .map(|f| f.count)
+            .sum()
     }
     /// A verified, real problem (exit 1).
     pub fn has_finding(&self) -> bool {
@@ -263,7 +267,7 @@ pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
     if opts.privacy {
         match scan_document(&doc, &opts.allow) {
             Ok(f) => {
-                row.findings = f;
+                row.findings = super::scan::dedup(f);
                 row.privacy_scanned = true;
             }
             Err(_) => row.privacy_scanned = false,

@@ -359,6 +359,56 @@ impl Scrubber<'_> {
         out
     }
 
+    /// A document body (zip or PDF) scrubbed inside; `None` when it is
+    /// neither or nothing changed.
+    fn document(&mut self, bytes: &[u8], loc: &str) -> Option<Vec<u8>> {
+        if crate::document::is_zip(bytes) {
+            self.zip(bytes, loc)
+        } else if crate::document::pdf::is_pdf(bytes) {
+            self.pdf(bytes, loc)
+        } else {
+            None
+        }
+    }
+
+    fn zip(&mut self, bytes: &[u8], loc: &str) -> Option<Vec<u8>> {
+        crate::document::rewrite_zip_text(bytes, |entry, text| {
+            let at = format!("{loc} → {entry}");
+            let r = self.text(text, &at);
+            // The scan reads XML unescaped: a secret spelled with entities
+            // (`&quot;`) survives a raw scrub, so the whole entry goes.
+            match crate::document::canonical_xml(&r) {
+                Some(c) if self.text(&c, &at) != c => {
+                    "[REDACTED: this entry held a secret]".to_owned()
+                }
+                _ => r,
+            }
+        })
+    }
+
+    /// A PDF's strings scrubbed, then what the scan reads checked again:
+    /// text a font spells in its own codes, or a secret split across shown
+    /// strings, cannot be cut out, and then the whole PDF is replaced by a
+    /// one-page PDF saying so (the verdict check still guards the result).
+    fn pdf(&mut self, bytes: &[u8], loc: &str) -> Option<Vec<u8>> {
+        use crate::document::pdf;
+        let rewritten = pdf::rewrite_text(bytes, |part, text| {
+            self.text(text, &format!("{loc} → {part}"))
+        });
+        let now = rewritten.as_deref().unwrap_or(bytes);
+        let left = pdf::scan_parts(now).is_some_and(|parts| {
+            parts
+                .iter()
+                .any(|(part, text)| self.text(text, &format!("{loc} → {part}")) != *text)
+        });
+        if left {
+            return Some(pdf::text_pdf(&[
+                "[REDACTED: this PDF held a secret reel could not cut out of its text]",
+            ]));
+        }
+        rewritten
+    }
+
     /// Replaces the value of every secret the shared table finds in `out`.
     /// A string that holds escaped JSON (a streamed `partial_json` delta, a
     /// printed config) is also read decoded, as the scanner reads it
@@ -654,27 +704,11 @@ pub fn scrub_cassette(
                                 )
                             })
                         }
-                        // A zip-based document: scrubbed entry by entry,
+                        // A zip-based document or a PDF: scrubbed inside,
                         // as the scan reads it.
                         _ => decoded
                             .as_deref()
-                            .filter(|b| crate::document::is_zip(b))
-                            .and_then(|b| {
-                                crate::document::rewrite_zip_text(b, |entry, text| {
-                                    let at = format!("{loc} → {entry}");
-                                    let r = sc.text(text, &at);
-                                    // The scan reads XML unescaped: a secret
-                                    // spelled with entities (`&quot;`)
-                                    // survives a raw scrub, so the whole
-                                    // entry goes.
-                                    match crate::document::canonical_xml(&r) {
-                                        Some(c) if sc.text(&c, &at) != c => {
-                                            "[REDACTED: this entry held a secret]".to_owned()
-                                        }
-                                        _ => r,
-                                    }
-                                })
-                            })
+                            .and_then(|b| sc.document(b, &loc))
                             .map(|r| (base64::engine::general_purpose::STANDARD.encode(&r), r)),
                     }
                 } else if !body.starts_with("[REDACTED") {

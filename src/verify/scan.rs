@@ -40,6 +40,44 @@ pub struct Finding {
     /// match (`$.message.content[0].text`), when the surface is JSON.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
+    /// How many times the same text was found (reel: [`dedup`]); 1 is
+    /// not serialised.
+    #[serde(skip_serializing_if = "is_one")]
+    pub count: usize,
+    /// Every location it was found at, in order, when more than one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub locations: Vec<String>,
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
+/// One finding per class, detector and (masked) text: the first keeps its
+/// place and gains the count and every location, so a product name the
+/// recording repeats eight times is one finding, not eight.
+pub fn dedup(findings: Vec<Finding>) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::new();
+    let mut seen: std::collections::HashMap<(Class, &'static str, String), usize> =
+        std::collections::HashMap::new();
+    for f in findings {
+        let key = (f.cls, f.kind, f.sample.clone());
+        match seen.get(&key) {
+            Some(&i) => {
+                let first = &mut out[i];
+                if first.locations.is_empty() {
+                    first.locations.push(first.location.clone());
+                }
+                first.locations.push(f.location);
+                first.count += 1;
+            }
+            None => {
+                seen.insert(key, out.len());
+                out.push(f);
+            }
+        }
+    }
+    out
 }
 
 impl Finding {
@@ -188,6 +226,8 @@ fn scan_view(
             kind: det.kind,
             sample: display_sample(view, &hit),
             field,
+            count: 1,
+            locations: Vec::new(),
         });
     });
 }
@@ -493,6 +533,8 @@ fn host_inventory(
                 kind: "host-inventory",
                 sample: sample.to_owned(),
                 field: None,
+                count: 1,
+                locations: Vec::new(),
             });
         }
     };
@@ -703,6 +745,10 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                         .as_deref()
                         .filter(|b| crate::document::is_zip(b))
                         .and_then(crate::document::zip_entries);
+                    let pdf = decoded
+                        .as_deref()
+                        .filter(|b| entries.is_none() && std::str::from_utf8(b).is_err())
+                        .and_then(crate::document::pdf::scan_parts);
                     match decoded.as_deref().map(std::str::from_utf8) {
                         Some(Ok(text)) => full(text, &loc, &mut out),
                         // reel's departure: an Office document or other zip
@@ -710,6 +756,13 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                         _ if entries.is_some() => {
                             for (entry, text) in entries.iter().flatten() {
                                 full(text, &format!("{loc} → {entry}"), &mut out);
+                            }
+                        }
+                        // reel's departure: a PDF's text is scanned by page,
+                        // metadata, form field and every other string.
+                        _ if pdf.is_some() => {
+                            for (part, text) in pdf.into_iter().flatten() {
+                                full(&text, &format!("{loc} → {part}"), &mut out);
                             }
                         }
                         _ => {
@@ -725,6 +778,8 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                                             patterns, not this path)"
                                     ),
                                     field: None,
+                                    count: 1,
+                                    locations: Vec::new(),
                                 });
                             }
                         }
@@ -753,6 +808,8 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                             kind: "unscanned",
                             sample,
                             field: None,
+                            count: 1,
+                            locations: Vec::new(),
                         });
                     }
                 }

@@ -15,6 +15,7 @@ mod eval;
 mod file_modes;
 mod fingerprint;
 mod fuzz;
+mod gc;
 mod help_texts;
 mod hostile;
 mod html_report;

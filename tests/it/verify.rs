@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::support::{self, Failures, Fixture, Rng, Run};
+use crate::support::{self, CassetteDoc, Failures, Fixture, Rng, Run, RunExt};
 
 use crate::support::assert_schema;
 use crate::support::compat::{Case, cases, expected, run_case};
@@ -36,13 +36,23 @@ fn findings(v: &Value) -> Vec<(String, String, String)> {
                     .unwrap_or("")
                     .starts_with("artifact uploads/"))
         })
-        .map(|f| {
-            (
-                f["where"].as_str().unwrap().to_owned(),
-                f["cls"].as_str().unwrap().to_owned(),
-                f["sample"].as_str().unwrap().to_owned(),
-            )
+        // reel merges a repeated finding (README departure): expanded back
+        // into one row per location, compared as a sorted list.
+        .flat_map(|f| {
+            let at = match f["locations"].as_array() {
+                Some(all) => all.iter().map(|l| l.as_str().unwrap().to_owned()).collect(),
+                None => vec![f["where"].as_str().unwrap().to_owned()],
+            };
+            at.into_iter().map(move |l| {
+                (
+                    l,
+                    f["cls"].as_str().unwrap().to_owned(),
+                    f["sample"].as_str().unwrap().to_owned(),
+                )
+            })
         })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
         .collect()
 }
 
@@ -567,6 +577,59 @@ fn near_miss_corpus_raises_no_finding() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// A text the recording repeats is one finding with its count and every
+/// location, in JSON (schema-valid) and in the text report.
+#[test]
+fn a_repeated_finding_is_one_with_its_count_and_locations() {
+    let repo = support::repo();
+    let mut n = 0;
+    let doc = CassetteDoc::from_file(&repo.join("cassettes/pick-format.cassette.json")).edit_lines(
+        "events",
+        |line| {
+            if n < 3 {
+                line["reel_note"] = json!("write to ops@acme-widgets.com");
+            }
+            n += 1;
+        },
+    );
+    let fx = Fixture::new();
+    let path = fx.path("c.cassette.json");
+    doc.write(&path);
+    let args = [
+        "verify-cassettes",
+        path.to_str().unwrap(),
+        "--skip-staleness",
+        "--skip-scenario-drift",
+    ];
+    let out = support::reel()
+        .args(args)
+        .args(["--output-format", "json"])
+        .run();
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_schema("verify-cassettes.json", &v);
+    let emails: Vec<&Value> = v["results"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["cls"] == "email")
+        .collect();
+    assert_eq!(emails.len(), 1, "{v}");
+    assert_eq!(emails[0]["count"], 3);
+    assert_eq!(emails[0]["where"], "events[0]");
+    assert_eq!(
+        emails[0]["locations"],
+        json!(["events[0]", "events[1]", "events[2]"])
+    );
+    let text = support::reel().args(args).run();
+    let line = text
+        .stderr
+        .lines()
+        .find(|l| l.contains("[email]"))
+        .unwrap_or_else(|| panic!("{}", text.stderr));
+    insta::assert_snapshot!("verify_repeated_finding", line.trim());
 }
 
 #[test]
