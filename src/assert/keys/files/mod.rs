@@ -72,8 +72,11 @@ pub(super) const KEYS: &[Key] = &[
         name: "artifact_json",
         bucket: Bucket::NeedsManifest,
         param: Param::Object(ARTIFACT_JSON, Refine::ArtifactJson),
-        description: "a JSON artifact's value at a dotted path passes these checks",
-        example: Some(|| json!({"artifact": "outputs/report.json", "path": "total", "gt": 0})),
+        description: "a JSON artifact's value at a dotted path passes these checks (schema: a \
+            JSON Schema 2020-12 it matches; a glob `artifact` needs match: each | any)",
+        example: Some(
+            || json!({"artifact": "outputs/report.json", "path": "total", "gt": 0, "schema": {"type": "number"}}),
+        ),
         ranks: Ranks {
             listed: 59,
             check: 68,
