@@ -214,7 +214,9 @@ fn walk_problem(node: &Value, at: &str, depth: usize, inherited: &[String]) -> O
     let mut types: Vec<String> = inherited.to_vec();
     match m.get("type") {
         Some(Value::String(t)) => types.push(t.clone()),
-        Some(Value::Array(ts)) => types.extend(ts.iter().filter_map(Value::as_str).map(String::from)),
+        Some(Value::Array(ts)) => {
+            types.extend(ts.iter().filter_map(Value::as_str).map(String::from))
+        }
         _ => {}
     }
     if let Some(p) = missing_type(m, at, &types) {
@@ -357,7 +359,10 @@ pub fn validate(schema: &Value, value: &Value) -> Result<(), Mismatch> {
         return Err(Mismatch::Problem(p));
     }
     let validator = compiled(schema).map_err(Mismatch::Problem)?;
-    let all: Vec<String> = validator.iter_errors(value).flat_map(|e| describe(&e)).collect();
+    let all: Vec<String> = validator
+        .iter_errors(value)
+        .flat_map(|e| describe(&e))
+        .collect();
     if all.is_empty() {
         return Ok(());
     }
@@ -382,7 +387,11 @@ pub fn validate(schema: &Value, value: &Value) -> Result<(), Mismatch> {
 /// its parameters; an enum's or a const's allowed values are never echoed.
 fn describe(e: &ValidationError<'_>) -> Vec<String> {
     let at = e.instance_path.to_string();
-    let at = if at.is_empty() { "(root)".to_owned() } else { at };
+    let at = if at.is_empty() {
+        "(root)".to_owned()
+    } else {
+        at
+    };
     let json = |v: &Value| stringify(Some(v));
     let limit = |cmp: &str, l: &Value| {
         (
@@ -411,7 +420,11 @@ fn describe(e: &ValidationError<'_>) -> Vec<String> {
         ValidationErrorKind::Type { kind } => {
             let names = match kind {
                 TypeKind::Single(t) => t.to_string(),
-                TypeKind::Multiple(ts) => ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(","),
+                TypeKind::Multiple(ts) => ts
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
             };
             (format!("must be {names}"), format!("type: \"{names}\""))
         }
@@ -426,12 +439,16 @@ fn describe(e: &ValidationError<'_>) -> Vec<String> {
         ValidationErrorKind::MinProperties { limit: n } => count("fewer", *n, "properties"),
         ValidationErrorKind::MaxProperties { limit: n } => count("more", *n, "properties"),
         ValidationErrorKind::Required { property } => (
-            format!("must have required property '{}'", property.as_str().unwrap_or_default()),
+            format!(
+                "must have required property '{}'",
+                property.as_str().unwrap_or_default()
+            ),
             format!("missingProperty: {}", json(property)),
         ),
-        ValidationErrorKind::Enum { .. } => {
-            ("must be equal to one of the allowed values".into(), String::new())
-        }
+        ValidationErrorKind::Enum { .. } => (
+            "must be equal to one of the allowed values".into(),
+            String::new(),
+        ),
         ValidationErrorKind::Constant { .. } => ("must be equal to constant".into(), String::new()),
         ValidationErrorKind::Pattern { pattern } => (
             format!("must match pattern \"{pattern}\""),
@@ -444,9 +461,10 @@ fn describe(e: &ValidationError<'_>) -> Vec<String> {
         ValidationErrorKind::UniqueItems => ("must NOT have duplicate items".into(), String::new()),
         ValidationErrorKind::Not { .. } => ("must NOT be valid".into(), String::new()),
         ValidationErrorKind::AnyOf => ("must match a schema in anyOf".into(), String::new()),
-        ValidationErrorKind::OneOfNotValid | ValidationErrorKind::OneOfMultipleValid => {
-            ("must match exactly one schema in oneOf".into(), String::new())
-        }
+        ValidationErrorKind::OneOfNotValid | ValidationErrorKind::OneOfMultipleValid => (
+            "must match exactly one schema in oneOf".into(),
+            String::new(),
+        ),
         ValidationErrorKind::FalseSchema => ("boolean schema is false".into(), String::new()),
         ValidationErrorKind::Contains => (
             "must contain at least 1 valid item(s)".into(),
@@ -483,8 +501,13 @@ mod tests {
     #[test]
     fn refusals_name_the_keyword_and_where() {
         assert_eq!(schema_problem(&person()), None);
-        let p = problem(json!({"type": "object", "properties": {"mail": {"type": "string", "format": "email"}}}));
-        assert!(p.contains("`format`") && p.contains("pattern") && p.contains("#/properties/mail"), "{p}");
+        let p = problem(
+            json!({"type": "object", "properties": {"mail": {"type": "string", "format": "email"}}}),
+        );
+        assert!(
+            p.contains("`format`") && p.contains("pattern") && p.contains("#/properties/mail"),
+            "{p}"
+        );
         for ok in [
             json!({"type": "object", "properties": {"format": {"type": "string"}}}),
             json!({"type": "object", "const": {"format": "x"}}),
@@ -498,23 +521,60 @@ mod tests {
         ] {
             assert_eq!(schema_problem(&ok), None, "{ok}");
         }
-        for r in ["https://example.com/s.json", "file:///etc/s.json", "other.json"] {
+        for r in [
+            "https://example.com/s.json",
+            "file:///etc/s.json",
+            "other.json",
+        ] {
             assert!(problem(json!({"$ref": r})).contains("$ref"), "{r}");
         }
         assert!(!problem(json!({"$id": "https://x/s", "type": "object"})).is_empty());
-        assert!(!problem(json!({"type": "object", "properties": {"a": {"$id": "a.json", "type": "string"}}})).is_empty());
-        assert!(problem(json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"})).contains("2020-12"));
-        assert!(problem(json!({"type": "object", "$defs": {"u": {"type": "string", "format": "email"}}})).contains("`format`"));
-        assert!(problem(json!({"type": "array", "items": [{"type": "string"}]})).contains("prefixItems"));
+        assert!(
+            !problem(
+                json!({"type": "object", "properties": {"a": {"$id": "a.json", "type": "string"}}})
+            )
+            .is_empty()
+        );
+        assert!(
+            problem(
+                json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"})
+            )
+            .contains("2020-12")
+        );
+        assert!(
+            problem(
+                json!({"type": "object", "$defs": {"u": {"type": "string", "format": "email"}}})
+            )
+            .contains("`format`")
+        );
+        assert!(
+            problem(json!({"type": "array", "items": [{"type": "string"}]}))
+                .contains("prefixItems")
+        );
         assert!(problem(json!({"items": {"type": "string"}})).contains("applies only to an array"));
-        for k in ["$dynamicRef", "$recursiveRef", "$dynamicAnchor", "$recursiveAnchor"] {
-            assert!(problem(json!({"type": "object", k: "#"})).contains(k), "{k}");
+        for k in [
+            "$dynamicRef",
+            "$recursiveRef",
+            "$dynamicAnchor",
+            "$recursiveAnchor",
+        ] {
+            assert!(
+                problem(json!({"type": "object", k: "#"})).contains(k),
+                "{k}"
+            );
         }
         for k in ["contentSchema", "contentMediaType", "contentEncoding"] {
-            let v = if k == "contentSchema" { json!({"type": "object"}) } else { json!("x") };
+            let v = if k == "contentSchema" {
+                json!({"type": "object"})
+            } else {
+                json!("x")
+            };
             assert!(problem(json!({"type": "string", k: v})).contains(k), "{k}");
         }
-        assert!(problem(json!({"required": ["x"]})).contains("add `type: object` (or the intended type) at #"));
+        assert!(
+            problem(json!({"required": ["x"]}))
+                .contains("add `type: object` (or the intended type) at #")
+        );
         assert!(problem(json!({"type": "object", "propertys": {}})).contains("propertys"));
         assert!(!problem(json!({"type": 7})).is_empty());
         assert!(!problem(json!({})).is_empty());
@@ -526,22 +586,46 @@ mod tests {
     #[test]
     fn mismatches_name_where_and_cap_what_they_show() {
         assert_eq!(validate(&person(), &json!({"name": "a", "age": 3})), Ok(()));
-        let Err(Mismatch::Errors { shown, more }) = validate(&person(), &json!({"name": "a", "age": -1})) else {
+        let Err(Mismatch::Errors { shown, more }) =
+            validate(&person(), &json!({"name": "a", "age": -1}))
+        else {
             panic!("expected a mismatch");
         };
         assert_eq!(more, 0);
-        assert!(shown[0].contains("/age") && shown[0].contains("must be >= 0"), "{shown:?}");
+        assert!(
+            shown[0].contains("/age") && shown[0].contains("must be >= 0"),
+            "{shown:?}"
+        );
 
-        let props: Map<String, Value> = "abcdefg".chars().map(|k| (k.to_string(), json!({"type": "string"}))).collect();
-        let doc: Map<String, Value> = "abcdefg".chars().map(|k| (k.to_string(), json!(1))).collect();
-        let Err(Mismatch::Errors { shown, more }) = validate(&json!({"type": "object", "properties": props}), &Value::Object(doc)) else {
+        let props: Map<String, Value> = "abcdefg"
+            .chars()
+            .map(|k| (k.to_string(), json!({"type": "string"})))
+            .collect();
+        let doc: Map<String, Value> = "abcdefg"
+            .chars()
+            .map(|k| (k.to_string(), json!(1)))
+            .collect();
+        let Err(Mismatch::Errors { shown, more }) = validate(
+            &json!({"type": "object", "properties": props}),
+            &Value::Object(doc),
+        ) else {
             panic!("expected a mismatch");
         };
-        assert_eq!((shown.iter().filter(|e| e.contains("must be string")).count(), more), (5, 2));
+        assert_eq!(
+            (
+                shown
+                    .iter()
+                    .filter(|e| e.contains("must be string"))
+                    .count(),
+                more
+            ),
+            (5, 2)
+        );
 
-        let Err(Mismatch::Errors { shown, .. }) =
-            validate(&json!({"type": "string", "enum": ["alpha-value", "beta-value"]}), &json!("zzz"))
-        else {
+        let Err(Mismatch::Errors { shown, .. }) = validate(
+            &json!({"type": "string", "enum": ["alpha-value", "beta-value"]}),
+            &json!("zzz"),
+        ) else {
             panic!("expected a mismatch");
         };
         assert!(!shown.join(" ").contains("alpha-value"));
@@ -549,15 +633,25 @@ mod tests {
         let Err(Mismatch::Errors { shown, .. }) = validate(&long, &json!("zzz")) else {
             panic!("expected a mismatch");
         };
-        assert!(shown[0].chars().count() <= MAX_ERROR_UNITS, "{}", shown[0].len());
-        assert!(matches!(validate(&json!({"type": 7}), &json!({})), Err(Mismatch::Problem(_))));
+        assert!(
+            shown[0].chars().count() <= MAX_ERROR_UNITS,
+            "{}",
+            shown[0].len()
+        );
+        assert!(matches!(
+            validate(&json!({"type": 7}), &json!({})),
+            Err(Mismatch::Problem(_))
+        ));
     }
 
     // test/artifact-json-schema.test.ts, "recursion".
     #[test]
     fn a_recursive_schema_checks_every_level() {
         let tree = json!({"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#"}}}});
-        assert_eq!(validate(&tree, &json!({"children": [{"children": []}]})), Ok(()));
+        assert_eq!(
+            validate(&tree, &json!({"children": [{"children": []}]})),
+            Ok(())
+        );
         assert!(validate(&tree, &json!({"children": [{"children": [7]}]})).is_err());
     }
 }

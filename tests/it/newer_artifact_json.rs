@@ -162,7 +162,10 @@ fn link_and_body_less_matches_are_unavailable() {
     entries.extend([link.clone(), big]);
     let c = with_artifacts(entries);
     let m = fails(&c, glob("each"));
-    assert!(m.starts_with("evidence unavailable: artifact_json: 2 of 3"), "{m}");
+    assert!(
+        m.starts_with("evidence unavailable: artifact_json: 2 of 3"),
+        "{m}"
+    );
     assert!(m.contains("runs/r2/run_status.json") && m.contains("runs/r3/run_status.json"));
     passes(&c, glob("any"));
     let c = with_artifacts(vec![runs(&["failed"]).remove(0), link]);
@@ -225,8 +228,10 @@ fn schema_evaluation_follows_the_original() {
         .chars()
         .map(|k| (k.to_string(), json!({"type": "string"})))
         .collect();
-    let body: serde_json::Map<String, Value> =
-        "abcdefg".chars().map(|k| (k.to_string(), json!(1))).collect();
+    let body: serde_json::Map<String, Value> = "abcdefg"
+        .chars()
+        .map(|k| (k.to_string(), json!(1)))
+        .collect();
     let m = fails(
         &doc(Value::Object(body)),
         schema_item(json!({"schema": {"type": "object", "properties": props}})),
@@ -249,7 +254,10 @@ fn schema_evaluation_follows_the_original() {
     fails(&doc(json!({"name": "a", "age": 3})), both(4));
     // "glob each: one bad file fails; glob any: one good file passes".
     let c = with_artifacts(vec![
-        entry("outputs/runs/a/s.json", &json!({"name": "a", "age": 1}).to_string()),
+        entry(
+            "outputs/runs/a/s.json",
+            &json!({"name": "a", "age": 1}).to_string(),
+        ),
         entry("outputs/runs/b/s.json", &json!({"name": "b"}).to_string()),
     ]);
     let g = |m: &str| json!({"artifact_json": {"artifact": "outputs/runs/*/s.json", "match": m, "schema": person()}});
@@ -264,7 +272,10 @@ fn schema_load_refusals() {
     let aj = |v: Value| catalog::validate(&schema_item(v));
     assert!(aj(json!({"schema": person()})).is_ok());
     for (schema, why) in [
-        (json!({"type": "object", "properties": {"m": {"type": "string", "format": "email"}}}), "`format`"),
+        (
+            json!({"type": "object", "properties": {"m": {"type": "string", "format": "email"}}}),
+            "`format`",
+        ),
         (json!({"$ref": "https://example.com/s.json"}), "$ref"),
         (json!({"$id": "https://x/s", "type": "object"}), "$id"),
         (json!({"type": "object", "$dynamicRef": "#"}), "$dynamicRef"),
@@ -277,7 +288,9 @@ fn schema_load_refusals() {
     }
     for extra in [json!({"absent": true}), json!({"exists": false})] {
         let mut v = json!({"schema": person(), "path": "a"});
-        v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
         assert!(aj(v).is_err());
     }
 }

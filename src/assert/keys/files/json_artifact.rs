@@ -5,8 +5,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::assert::json_schema::{self, Mismatch};
 use super::*;
+use crate::assert::json_schema::{self, Mismatch};
 
 /// More glob matches than this is evidence-unavailable, never a partial verdict.
 const MAX_GLOB_MATCHES: usize = 200;
@@ -120,7 +120,12 @@ fn one_file(
 
 /// `schema`: the value at `path` matches; an absent value fails rather than
 /// validating nothing.
-fn schema_check(schema: &Value, resolved: &DotResolve, path: Option<&str>, artifact: &str) -> KeyResult {
+fn schema_check(
+    schema: &Value,
+    resolved: &DotResolve,
+    path: Option<&str>,
+    artifact: &str,
+) -> KeyResult {
     let p_root = path.unwrap_or("(root)");
     let DotResolve::Value(value) = resolved else {
         return Err(format!(
@@ -272,9 +277,10 @@ fn glob_matches(env: &Env<'_>, rel_glob: &str) -> Result<Vec<String>, String> {
     }
     let walked = env.tree().walk(&roots);
     let literal_dir = literal_prefix(rel_glob);
-    if let Some(deep) = walked.iter().find(|p| {
-        p.split('/').count() > MAX_GLOB_DEPTH && p.starts_with(literal_dir.as_str())
-    }) {
+    if let Some(deep) = walked
+        .iter()
+        .find(|p| p.split('/').count() > MAX_GLOB_DEPTH && p.starts_with(literal_dir.as_str()))
+    {
         return Err(format!(
             "evidence unavailable: artifact_json: the walk for \"{rel_glob}\" stops at \
                 {MAX_GLOB_DEPTH} folders deep, and {deep} is deeper — it could not see every \
@@ -306,7 +312,9 @@ fn no_match(env: &Env<'_>, glob: &str, rel_glob: &str) -> String {
     let mut dir = literal_prefix(rel_glob);
     while !dir.is_empty() && !tree.exists(dir.trim_end_matches('/')) {
         let trimmed = dir.trim_end_matches('/');
-        dir = trimmed.rfind('/').map_or(String::new(), |i| trimmed[..=i].to_owned());
+        dir = trimmed
+            .rfind('/')
+            .map_or(String::new(), |i| trimmed[..=i].to_owned());
     }
     let mut held: Vec<String> = Vec::new();
     for p in tree.walk(&[dir.trim_end_matches('/').to_owned()]) {
@@ -328,7 +336,11 @@ fn no_match(env: &Env<'_>, glob: &str, rel_glob: &str) -> String {
     } else {
         held.join(", ")
     };
-    let at = if dir.is_empty() { "the work root".to_owned() } else { dir };
+    let at = if dir.is_empty() {
+        "the work root".to_owned()
+    } else {
+        dir
+    };
     format!(
         "artifact_json: no file matches \"{glob}\" under the user-visible roots ({}); {at} \
             holds: {shown}",
@@ -518,4 +530,3 @@ fn json_value_checks(
         });
     }
 }
-

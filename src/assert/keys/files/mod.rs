@@ -5,8 +5,8 @@ use serde_json::{Map, Value, json};
 use super::*;
 
 mod json_artifact;
-pub(crate) use json_artifact::artifact_json_problem;
 use json_artifact::artifact_json;
+pub(crate) use json_artifact::artifact_json_problem;
 
 const ARTIFACT_JSON: &[Field] = &[
     req("artifact", Param::NonEmpty),
