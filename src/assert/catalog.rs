@@ -191,6 +191,8 @@ pub(crate) enum Refine {
     Hook,
     /// `hook_output_*`: `stream`, exactly one needle.
     HookOutput,
+    /// `artifact_json`: `match` with a glob only, the schema usable.
+    ArtifactJson,
     Any,
 }
 
@@ -364,6 +366,7 @@ impl Param {
                     Refine::CountBound => count_bound_problem(m).map_or(Ok(()), Err),
                     Refine::Hook => keys::hook_object_problem(m, false).map_or(Ok(()), Err),
                     Refine::HookOutput => keys::hook_object_problem(m, true).map_or(Ok(()), Err),
+                    Refine::ArtifactJson => keys::artifact_json_problem(m).map_or(Ok(()), Err),
                     _ => Ok(()),
                 }
             }
@@ -591,6 +594,9 @@ impl Param {
                     Refine::PathOrSuffix => " (path or path_suffix)",
                     Refine::EqualsXorContains => " (exactly one of equals, contains)",
                     Refine::CountBound => " (exactly, or min and/or max)",
+                    Refine::ArtifactJson => {
+                        " (a glob `artifact` needs match: each | any; schema: JSON Schema 2020-12)"
+                    }
                     _ => "",
                 };
                 format!("{{ {} }}{rule}", parts.join(", "))

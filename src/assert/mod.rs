@@ -21,6 +21,7 @@ pub mod catalog;
 mod eval;
 pub mod glob;
 pub mod json;
+pub mod json_schema;
 pub mod keys;
 pub mod links;
 mod loading;

@@ -21,6 +21,7 @@ mod hostile;
 mod html_report;
 mod lint;
 mod model;
+mod newer_artifact_json;
 mod newer_keys;
 mod parity_evidence;
 mod privacy_matrix;

@@ -199,14 +199,63 @@ fn the_object_form_of_the_tool_keys() {
         m.starts_with("tool unexpectedly called: \"AskUser*\""),
         "{m}"
     );
+    // src/tool-call-assert.ts: input, result, scope and count predicates.
+    passes(
+        &c,
+        json!({"tool_called": {"tool": "AskUserQuestion", "input": {"questions": "features"}}}),
+    );
     let m = fails(
         &c,
-        json!({"tool_called": {"tool": "AskUserQuestion", "input": {"questions": "x"}}}),
+        json!({"tool_called": {"tool": "AskUserQuestion", "input": {"questions": "zzz"}}}),
     );
     assert!(
-        m.starts_with("evidence unavailable: tool_called: the object form's `input`"),
+        m.starts_with(
+            "tool not called: no AskUserQuestion call in scope main satisfied every predicate. \
+             Considered in scope main: AskUserQuestion[main] questions="
+        ),
         "{m}"
     );
+    passes(
+        &c,
+        json!({"tool_not_called": {"tool": "AskUserQuestion", "input_any": "zzz"}}),
+    );
+    let m = fails(
+        &c,
+        json!({"tool_not_called": {"tool": "AskUserQuestion", "input_any": "features"}}),
+    );
+    assert!(
+        m.starts_with("tool unexpectedly called: 1 AskUserQuestion call(s)"),
+        "{m}"
+    );
+    let m = fails(
+        &c,
+        json!({"tool_called": {"tool": "AskUserQuestion", "count": {"min": 2}}}),
+    );
+    assert!(
+        m.starts_with("tool called too rarely: 1 AskUserQuestion"),
+        "{m}"
+    );
+    let m = fails(
+        &c,
+        json!({"tool_called": {"tool": "AskUserQuestion", "scope": "subagent"}}),
+    );
+    assert!(
+        m.contains("1 matching call in scope main — set `scope: any`"),
+        "{m}"
+    );
+    // An unpaired call never settles a `result` predicate: evidence unavailable, both ways.
+    let unpaired = cassette(multiselect().edit_lines("events", |l| {
+        if l["type"] == "user" {
+            *l = json!({"type": "system", "subtype": "status"});
+        }
+    }));
+    for key in ["tool_called", "tool_not_called"] {
+        let m = fails(
+            &unpaired,
+            json!({ key: {"tool": "AskUserQuestion", "result": {"is_error": false}} }),
+        );
+        assert!(m.starts_with("evidence unavailable: "), "{key}: {m}");
+    }
     // tool_not_called has no `count`.
     assert!(
         catalog::validate(&json!({"tool_not_called": {"tool": "Bash", "count": {"max": 1}}}))

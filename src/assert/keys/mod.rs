@@ -13,6 +13,7 @@ mod cost;
 mod decisions;
 mod files;
 mod hooks;
+pub(crate) use files::artifact_json_problem;
 pub(crate) use hooks::hook_object_problem;
 mod modifiers;
 mod outcome;

@@ -9,9 +9,13 @@ use serde_json::{Map, Value};
 
 use super::{End, Fold, Step, bump, push_unique};
 use crate::evidence::parse::AgentEvent;
-use crate::evidence::run::{RedundantGroup, RunRecord, ToolErrorCount, WebSearch};
+use crate::evidence::run::{
+    CallOrigin, INPUT_FIELD_CAP, InputField, RedundantGroup, RunRecord, ToolCall, ToolErrorCount,
+    WebSearch,
+};
 use crate::evidence::tool_output::{read_file_path, skill_reference_read_path, web_search_links};
 use crate::js::coerce::js_string;
+use crate::js::utf16;
 use crate::protocol::SKILL_TOOL;
 
 /// A tool call as logged (all calls, sub-agents included).
@@ -44,6 +48,14 @@ impl Fold for Tools {
                     let empty = Map::new();
                     self.main_call(name, input.as_object().unwrap_or(&empty), tool_use_id, rec);
                 }
+                rec.tool_calls.push(tool_call(
+                    name,
+                    input,
+                    parent,
+                    tool_use_id,
+                    step.main_flow,
+                    rec,
+                ));
                 self.tool_log.push(LoggedCall {
                     name: name.clone(),
                     input_digest: step.input_digest.unwrap_or_default(),
@@ -95,6 +107,55 @@ impl Fold for Tools {
     fn finish(&mut self, end: &End<'_>, rec: &mut RunRecord) {
         rec.evidence_errors.web_search_parse += self.pending_searches.len() as u64;
         rec.redundant_tool_calls = self.redundant_groups(end);
+    }
+}
+
+/// The call as the object form of `tool_called` reads it: where it ran and
+/// its top-level input fields.
+fn tool_call(
+    name: &str,
+    input: &Value,
+    parent: &Option<String>,
+    tool_use_id: &Option<String>,
+    main_flow: bool,
+    rec: &RunRecord,
+) -> ToolCall {
+    let origin = if main_flow {
+        CallOrigin::Main
+    } else if parent
+        .as_ref()
+        .is_some_and(|p| rec.subagents.iter().any(|s| &s.tool_use_id == p))
+    {
+        CallOrigin::Subagent
+    } else {
+        CallOrigin::Unknown
+    };
+    let field = |v: &Value| {
+        let text = match v {
+            Value::String(s) => s.clone(),
+            other => crate::js::json::legacy_serde(other),
+        };
+        if utf16::len(&text) > INPUT_FIELD_CAP {
+            InputField {
+                text: utf16::slice(&text, INPUT_FIELD_CAP).to_owned(),
+                truncated: true,
+            }
+        } else {
+            InputField {
+                text,
+                truncated: false,
+            }
+        }
+    };
+    ToolCall {
+        name: name.to_owned(),
+        tool_use_id: tool_use_id.clone(),
+        parent: parent.clone(),
+        origin,
+        input: input
+            .as_object()
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), field(v))).collect())
+            .unwrap_or_default(),
     }
 }
 

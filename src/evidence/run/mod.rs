@@ -55,6 +55,8 @@ pub struct RunRecord {
     /// Tool names used under a recognised (non-fork) dispatch, first-use order.
     pub subagent_tools: Vec<String>,
     pub tool_results: Vec<ToolResult>,
+    /// Every tool call, sub-agents' included, with its top-level inputs.
+    pub tool_calls: Vec<ToolCall>,
     /// Main-agent `(name, calls/errors)` in first-result order.
     pub tool_errors: Vec<(String, ToolErrorCount)>,
     /// Main-agent `(name, last line of the error)` per failing call, in

@@ -22,6 +22,51 @@ impl RunOutcome {
     }
 }
 
+/// Where a tool call ran (cowork-harness `ToolCallRecord.origin`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallOrigin {
+    /// The main agent, a `Skill`'s or an `Agent(fork)`'s children included.
+    Main,
+    /// Under a sub-agent dispatch this run recorded.
+    Subagent,
+    /// Under a parent that is no recorded dispatch.
+    Unknown,
+}
+
+impl CallOrigin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallOrigin::Main => "main",
+            CallOrigin::Subagent => "subagent",
+            CallOrigin::Unknown => "unknown",
+        }
+    }
+}
+
+/// One top-level input field of a tool call, as the object form of
+/// `tool_called` matches it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputField {
+    /// A string as is, any other value as its JSON text; cut at
+    /// [`INPUT_FIELD_CAP`] UTF-16 units.
+    pub text: String,
+    pub truncated: bool,
+}
+
+/// The cap of an [`InputField`]'s text (10 KB, the original's).
+pub const INPUT_FIELD_CAP: usize = 10_240;
+
+/// One tool call of any agent (cowork-harness `RunResult.toolCalls`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub name: String,
+    pub tool_use_id: Option<String>,
+    pub parent: Option<String>,
+    pub origin: CallOrigin,
+    /// The top-level input fields, in input order.
+    pub input: Vec<(String, InputField)>,
+}
+
 /// The `system/init` context.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -4,6 +4,10 @@ use serde_json::{Map, Value, json};
 
 use super::*;
 
+mod json_artifact;
+use json_artifact::artifact_json;
+pub(crate) use json_artifact::artifact_json_problem;
+
 const ARTIFACT_JSON: &[Field] = &[
     req("artifact", Param::NonEmpty),
     opt("path", Param::NonEmpty),
@@ -67,9 +71,12 @@ pub(super) const KEYS: &[Key] = &[
     Key {
         name: "artifact_json",
         bucket: Bucket::NeedsManifest,
-        param: Param::Object(ARTIFACT_JSON, Refine::None),
-        description: "a JSON artifact's value at a dotted path passes these checks",
-        example: Some(|| json!({"artifact": "outputs/report.json", "path": "total", "gt": 0})),
+        param: Param::Object(ARTIFACT_JSON, Refine::ArtifactJson),
+        description: "a JSON artifact's value at a dotted path passes these checks (schema: a \
+            JSON Schema 2020-12 it matches; a glob `artifact` needs match: each | any)",
+        example: Some(
+            || json!({"artifact": "outputs/report.json", "path": "total", "gt": 0, "schema": {"type": "number"}}),
+        ),
         ranks: Ranks {
             listed: 59,
             check: 68,
@@ -504,7 +511,7 @@ fn input_unmodified(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResul
     ))
 }
 
-const TEN_MIB: usize = 10 * 1024 * 1024;
+pub(super) const TEN_MIB: usize = 10 * 1024 * 1024;
 
 fn artifact_text(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<KeyResult>) {
     let Ok(at) = obj_param(key, v) else {
@@ -675,247 +682,6 @@ fn text_matchers(
         out.push(ok_ev(format!(
             "artifact_text: {artifact} satisfied every matcher"
         )));
-    }
-}
-
-fn artifact_json(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<KeyResult>) {
-    let Ok(aj) = obj_param(key, v) else {
-        out.push(Err(bad_param(key)));
-        return;
-    };
-    let artifact = opt_str(aj, "artifact").unwrap_or("");
-    let path = opt_str(aj, "path");
-    if let Some(form) = ["match", "schema"]
-        .into_iter()
-        .find(|k| aj.contains_key(*k))
-        .or(super::super::glob::is_artifact_glob(artifact).then_some("glob `artifact`"))
-    {
-        out.push(Err(format!(
-            "evidence unavailable: artifact_json: {form} (cowork-harness v15) is not evaluated \
-                by this reel build — cannot verify"
-        )));
-        return;
-    }
-    if aj.get("authored").and_then(Value::as_bool) == Some(true)
-        && let Err(m) = check_authored(env, key, artifact)
-    {
-        out.push(Err(m));
-        return;
-    }
-    let doc = match json_doc(env, artifact) {
-        Ok(doc) => doc,
-        Err(m) => {
-            out.push(Err(m));
-            return;
-        }
-    };
-    let resolved = json::resolve_dot_path(&doc, path);
-    if let DotResolve::Unresolved { at } = &resolved {
-        out.push(Err(format!(
-            "artifact_json: path \"{}\" unresolvable in {artifact} — intermediate \"{at}\" is \
-                missing or not an object",
-            path.unwrap_or("undefined")
-        )));
-        return;
-    }
-    let before = out.len();
-    json_presence(aj, &resolved, path, out);
-    json_value_checks(aj, &resolved, path, out);
-    // No operator given: an existence check.
-    let present = matches!(resolved, DotResolve::Value(_));
-    let p_root = path.unwrap_or("(root)");
-    let any = out.len() > before;
-    if !any {
-        out.push(if present {
-            ok()
-        } else {
-            Err(format!(
-                "artifact_json: \"{p_root}\" is not present (no operator given → existence check)"
-            ))
-        });
-    }
-}
-
-/// The JSON document `artifact_json` reads, or why there is none to read.
-fn json_doc(env: &Env<'_>, artifact: &str) -> Result<Value, String> {
-    let Some(rel) = contained_rel(artifact) else {
-        return Err(format!(
-            "unsafe artifact_json path \"{artifact}\" — must stay under the work root (no absolute \
-                paths or \"..\")"
-        ));
-    };
-    let tree = env.tree();
-    if tree.is_link(&rel) {
-        return Err(format!(
-            "evidence unavailable: \"{artifact}\" was a symlink/hardlink at record time — its \
-                content is not in the cassette (replay materializes a 0-byte placeholder); \
-                re-record or assert on the deliverable"
-        ));
-    }
-    if !tree.exists(&rel) {
-        return Err(format!(
-            "artifact_json: file not found: {artifact} (under {})",
-            env.root()
-        ));
-    }
-    if let Some(reason) = tree.truncation(&rel) {
-        let cause = json_truncation_cause(reason);
-        return Err(format!(
-            "evidence unavailable: artifact_json target \"{artifact}\" was captured body-less \
-                {cause} — content is not in the cassette, so it cannot be evaluated on replay"
-        ));
-    }
-    let Some(bytes) = tree.bytes(&rel) else {
-        return Err(format!(
-            "artifact_json: {artifact} could not be read/parsed as JSON: EISDIR: illegal operation \
-                on a directory, read"
-        ));
-    };
-    if bytes.len() > TEN_MIB {
-        return Err(format!(
-            "artifact_json: file too large to parse as JSON ({} bytes, limit 10 MiB)",
-            bytes.len()
-        ));
-    }
-    let text = String::from_utf8_lossy(&bytes);
-    let doc: Value = match serde_json::from_str(&text) {
-        Ok(d) => d,
-        Err(e) => {
-            let why = crate::js::json::v8_parse_error(&text, &e.to_string());
-            return Err(format!(
-                "artifact_json: {artifact} could not be read/parsed as JSON: {why}"
-            ));
-        }
-    };
-    Ok(doc)
-}
-
-fn json_truncation_cause(reason: Option<TruncationReason>) -> &'static str {
-    match reason {
-        Some(TruncationReason::Input) => {
-            "(an uploaded input — its content is captured hash-only, never inlined; assert \
-                artifact_json on a deliverable instead)"
-        }
-        Some(TruncationReason::Readonly) => {
-            "(read-only connected-folder input — its content is never captured; assert \
-                artifact_json on a deliverable instead)"
-        }
-        Some(TruncationReason::Size) => {
-            "(larger than the artifact-body cap — raise --max-artifact-bytes to capture it)"
-        }
-        _ => {
-            "(a read-only connected-folder input, or an artifact larger than the body cap — if an \
-                input, assert on a deliverable; if a large deliverable, raise --max-artifact-bytes)"
-        }
-    }
-}
-
-/// `exists`, `absent` and `is_null`: one result each operator given.
-fn json_presence(
-    aj: &Map<String, Value>,
-    resolved: &DotResolve,
-    path: Option<&str>,
-    out: &mut Vec<KeyResult>,
-) {
-    let present = matches!(resolved, DotResolve::Value(_));
-    let val = match resolved {
-        DotResolve::Value(v) => Some(v),
-        _ => None,
-    };
-    let p_root = path.unwrap_or("(root)");
-    let p_raw = path.unwrap_or("undefined");
-    if let Some(want) = aj.get("exists").and_then(Value::as_bool) {
-        out.push(if present == want {
-            ok()
-        } else {
-            Err(format!(
-                "artifact_json: \"{p_root}\" exists={present}, expected {want}"
-            ))
-        });
-    }
-    if let Some(want) = aj.get("absent").and_then(Value::as_bool) {
-        let absent = matches!(resolved, DotResolve::Absent);
-        out.push(if absent == want {
-            ok()
-        } else {
-            Err(format!(
-                "artifact_json: \"{p_raw}\" absent={absent}, expected {want}"
-            ))
-        });
-    }
-    if let Some(want) = aj.get("is_null").and_then(Value::as_bool) {
-        out.push(match val {
-            None => Err(format!(
-                "artifact_json: \"{p_root}\" is_null: path is absent — cannot determine null-ness \
-                    (use absent: true to assert absence)"
-            )),
-            Some(v) => {
-                let is_null = v.is_null();
-                if is_null == want {
-                    ok()
-                } else {
-                    Err(format!(
-                        "artifact_json: \"{p_root}\" \
-                    is_null={is_null}, expected {want}"
-                    ))
-                }
-            }
-        });
-    }
-}
-
-/// `equals`, `gt` and `in`: one result each operator given.
-fn json_value_checks(
-    aj: &Map<String, Value>,
-    resolved: &DotResolve,
-    path: Option<&str>,
-    out: &mut Vec<KeyResult>,
-) {
-    let val = match resolved {
-        DotResolve::Value(v) => Some(v),
-        _ => None,
-    };
-    let p_raw = path.unwrap_or("undefined");
-    if let Some(want) = aj.get("equals") {
-        out.push(if val.is_some_and(|v| json::deep_eq(v, want)) {
-            ok()
-        } else {
-            Err(format!(
-                "artifact_json: \"{p_raw}\" = {}, expected {}",
-                json::stringify(val),
-                json::stringify(Some(want))
-            ))
-        });
-    }
-    if let Some(gt) = aj.get("gt") {
-        let good = match (val.and_then(Value::as_f64), gt.as_f64()) {
-            (Some(x), Some(n)) => val.is_some_and(Value::is_number) && x > n,
-            _ => false,
-        };
-        out.push(if good {
-            ok()
-        } else {
-            Err(format!(
-                "artifact_json: \"{p_raw}\" = {}, expected > {}",
-                json::stringify(val),
-                num(gt)
-            ))
-        });
-    }
-    if let Some(set) = aj.get("in") {
-        let good = match (val, set.as_array()) {
-            (Some(v), Some(items)) => items.iter().any(|x| json::deep_eq(v, x)),
-            _ => false,
-        };
-        out.push(if good {
-            ok()
-        } else {
-            Err(format!(
-                "artifact_json: \"{p_raw}\" = {}, expected one of {}",
-                json::stringify(val),
-                json::stringify(Some(set))
-            ))
-        });
     }
 }
 

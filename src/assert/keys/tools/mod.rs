@@ -4,6 +4,8 @@ use serde_json::Value;
 
 use super::*;
 
+mod object;
+
 /// The object form of `tool_called` (cowork-harness v13).
 const TOOL_CALL: &[Field] = &[
     req("tool", Param::GlobOrList),
@@ -30,7 +32,7 @@ pub(super) const KEYS: &[Key] = &[
         name: name::TOOL_CALLED,
         bucket: Bucket::Always,
         param: Param::OneOf(&[Param::ToolGlob, Param::Object(TOOL_CALL, Refine::None)]),
-        description: "the main agent called a tool matching this glob (object form: {tool, …} — only `tool` is evaluated by reel)",
+        description: "the main agent called a tool matching this glob (object form: {tool, input, input_any, result, scope, subagent_type, count})",
         example: Some(|| Value::from("Write")),
         ranks: Ranks {
             listed: 5,
@@ -46,7 +48,7 @@ pub(super) const KEYS: &[Key] = &[
         name: name::TOOL_NOT_CALLED,
         bucket: Bucket::Always,
         param: Param::OneOf(&[Param::ToolGlob, Param::Object(TOOL_NOT_CALL, Refine::None)]),
-        description: "the main agent called no tool matching this glob (object form: {tool, …} — only `tool` is evaluated by reel)",
+        description: "the main agent called no tool matching this glob (object form: {tool, input, input_any, result, scope, subagent_type})",
         example: Some(|| Value::from("Write")),
         ranks: Ranks {
             listed: 6,
@@ -356,30 +358,18 @@ pub(super) fn glob_matches<'v, 't>(
     Ok((p, hits))
 }
 
-/// The globs of an object-form `tool_called` / `tool_not_called` that names
-/// only `tool` (a glob or a list, any-of): exactly the string form
-/// (assertion-catalog: "`{tool: X}` alone is exactly `tool_called: X`").
-/// Any other predicate fails closed: reel does not evaluate it yet.
-fn object_form_globs(key: &str, v: &Value) -> Result<Option<Vec<Value>>, String> {
-    let Some(o) = v.as_object() else {
-        return Ok(None);
-    };
-    if let Some(other) = o.keys().find(|k| *k != "tool") {
-        return Err(format!(
-            "evidence unavailable: {key}: the object form's `{other}` predicate (cowork-harness \
-                v13) is not evaluated by this reel build — cannot verify; state it as `{{tool}}` \
-                alone or the string form"
-        ));
-    }
-    Ok(Some(match o.get("tool") {
-        Some(Value::Array(globs)) => globs.clone(),
-        Some(glob) => vec![glob.clone()],
-        None => return Err(bad_param(key)),
-    }))
+/// The globs of an object form that constrains nothing but `tool`: exactly
+/// the string form (assertion-catalog: "`{tool: X}` alone is exactly
+/// `tool_called: X`").
+fn object_form_globs(v: &Value) -> Option<Vec<Value>> {
+    object::routed_globs(v)
 }
 
 fn tool_called(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
-    if let Some(globs) = object_form_globs(key, v)? {
+    if v.is_object() && object_form_globs(v).is_none() {
+        return object::check_object(env, key, v);
+    }
+    if let Some(globs) = object_form_globs(v) {
         let mut last = Err(bad_param(key));
         for glob in &globs {
             last = tool_called(env, key, glob);
@@ -401,7 +391,10 @@ fn tool_called(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
 }
 
 fn tool_not_called(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
-    if let Some(globs) = object_form_globs(key, v)? {
+    if v.is_object() && object_form_globs(v).is_none() {
+        return object::check_object(env, key, v);
+    }
+    if let Some(globs) = object_form_globs(v) {
         for glob in &globs {
             tool_not_called(env, key, glob)?;
         }

@@ -1,0 +1,327 @@
+//! `artifact_json` as cowork-harness v15 extends it: a glob `artifact` with
+//! `match: each | any` (test/artifact-json-glob.test.ts) and a JSON Schema
+//! the value must match (test/artifact-json-schema.test.ts), on cassettes
+//! built with the kit's `CassetteDoc`. Each case cites the original case it
+//! follows.
+
+use std::path::Path;
+
+use reel::assert::{AssertionOutcome, Context, catalog, check};
+use reel::cassette::Cassette;
+use reel::evidence::RunRecord;
+use serde_json::{Value, json};
+
+use crate::support::{self, CassetteDoc, RunExt};
+
+const GLOB: &str = "outputs/artifacts/runs/*/run_status.json";
+
+fn entry(path: &str, body: &str) -> Value {
+    let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(body.as_bytes()));
+    json!({"path": path, "bytes": body.len(), "sha256": sha, "body": body})
+}
+
+fn status(s: &str) -> String {
+    json!({"status": s}).to_string()
+}
+
+/// A cassette whose manifest holds `entries`.
+fn with_artifacts(entries: Vec<Value>) -> Cassette {
+    let doc = CassetteDoc::minimal()
+        .set("cassetteVersion", json!(15))
+        .set("artifacts", Value::Array(entries));
+    Cassette::unchecked("t.cassette.json", doc.into_map(), 15)
+}
+
+fn runs(statuses: &[&str]) -> Vec<Value> {
+    statuses
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            entry(
+                &format!("outputs/artifacts/runs/r{}/run_status.json", i + 1),
+                &status(s),
+            )
+        })
+        .collect()
+}
+
+fn one(c: &Cassette, item: Value) -> AssertionOutcome {
+    catalog::validate(&item).unwrap_or_else(|e| panic!("{item}: {e}"));
+    let run = RunRecord::from_cassette(c);
+    let ctx = Context::new(c, &run, Some(Path::new("/tmp/root")));
+    check(item.as_object().unwrap(), &ctx)
+}
+
+fn passes(c: &Cassette, item: Value) {
+    let o = one(c, item.clone());
+    assert!(o.pass, "{item} failed: {}", o.message);
+}
+
+fn fails(c: &Cassette, item: Value) -> String {
+    let o = one(c, item.clone());
+    assert!(!o.pass, "{item} passed: {:?}", o.evidence);
+    o.message
+}
+
+fn glob(m: &str) -> Value {
+    json!({"artifact_json": {"artifact": GLOB, "match": m, "path": "status", "equals": "ok"}})
+}
+
+/// "each: passes when every match satisfies", "each: one failing match
+/// fails, and the message names the passing and the failing file", "any:
+/// one satisfying match passes", "any: no satisfying match fails and lists
+/// the files", "matching is case-sensitive".
+#[test]
+fn a_glob_is_judged_over_each_or_any_match() {
+    passes(&with_artifacts(runs(&["ok", "ok"])), glob("each"));
+    let m = fails(&with_artifacts(runs(&["ok", "failed"])), glob("each"));
+    assert_eq!(
+        m,
+        "artifact_json: 1 of 2 file(s) matching \"outputs/artifacts/runs/*/run_status.json\" \
+         (match: each) failed — outputs/artifacts/runs/r2/run_status.json: artifact_json: \
+         \"status\" = \"failed\", expected \"ok\" (passed: outputs/artifacts/runs/r1/run_status.json)"
+    );
+    passes(&with_artifacts(runs(&["failed", "ok"])), glob("any"));
+    let m = fails(&with_artifacts(runs(&["failed", "failed"])), glob("any"));
+    assert!(
+        m.starts_with("artifact_json: none of the 2 file(s) matching")
+            && m.contains("runs/r1/run_status.json")
+            && m.contains("runs/r2/run_status.json"),
+        "{m}"
+    );
+    let folded = with_artifacts(vec![entry(
+        "outputs/artifacts/runs/r1/Run_Status.json",
+        &status("ok"),
+    )]);
+    assert!(fails(&folded, glob("any")).contains("no file matches"));
+}
+
+/// "zero matches fails, naming the glob and what the nearest directory
+/// holds", "a file outside the user-visible roots never matches", "more
+/// than 200 matches is evidence-unavailable", "exactly 200 matches is
+/// evaluated", "an unsafe glob fails as unsafe".
+#[test]
+fn zero_too_many_and_unsafe_globs() {
+    let c = with_artifacts(vec![entry(
+        "outputs/artifacts/runs/r1/status.json",
+        &status("ok"),
+    )]);
+    let m = fails(&c, glob("each"));
+    assert_eq!(
+        m,
+        "artifact_json: no file matches \"outputs/artifacts/runs/*/run_status.json\" under the \
+         user-visible roots (outputs, .projects); outputs/artifacts/runs/ holds: r1/"
+    );
+    let outside = with_artifacts(vec![entry(
+        "work/artifacts/runs/r1/run_status.json",
+        &status("ok"),
+    )]);
+    let item = json!({"artifact_json": {"artifact": "work/artifacts/runs/*/run_status.json",
+        "match": "each", "path": "status", "equals": "ok"}});
+    assert!(fails(&outside, item).contains("no file matches"));
+
+    let many = |n: usize| with_artifacts(runs(&vec!["ok"; n]));
+    passes(&many(200), glob("each"));
+    let m = fails(&many(201), glob("each"));
+    assert!(
+        m.starts_with("evidence unavailable:") && m.contains("200"),
+        "{m}"
+    );
+    for artifact in [
+        "../outputs/*.json",
+        "/outputs/*.json",
+        "outputs/../../*.json",
+    ] {
+        let item = json!({"artifact_json": {"artifact": artifact, "match": "each", "path": "x"}});
+        assert!(fails(&c, item).contains("unsafe"), "{artifact}");
+    }
+    // "a walk deeper than the depth bound is evidence-unavailable".
+    let deep: Vec<String> = (0..40).map(|i| format!("d{i}")).collect();
+    let c = with_artifacts(vec![
+        entry("outputs/x/run_status.json", &status("ok")),
+        entry(
+            &format!("outputs/{}/run_status.json", deep.join("/")),
+            &status("ok"),
+        ),
+    ]);
+    let item = json!({"artifact_json": {"artifact": "outputs/**/run_status.json",
+        "match": "each", "path": "status", "equals": "ok"}});
+    assert!(fails(&c, item).starts_with("evidence unavailable:"));
+}
+
+/// "replay parity on a cassette with a link entry and an over-cap entry":
+/// each is evidence-unavailable naming both; any passes on the regular
+/// match; any without a pass is evidence-unavailable, not a plain fail.
+#[test]
+fn link_and_body_less_matches_are_unavailable() {
+    let link = json!({"path": "outputs/artifacts/runs/r2/run_status.json", "bytes": 0,
+        "sha256": "b".repeat(64), "linkKind": "symlink"});
+    let big = json!({"path": "outputs/artifacts/runs/r3/run_status.json", "bytes": 10485761,
+        "sha256": "c".repeat(64), "truncated": true, "truncationReason": "size"});
+    let mut entries = runs(&["ok"]);
+    entries.extend([link.clone(), big]);
+    let c = with_artifacts(entries);
+    let m = fails(&c, glob("each"));
+    assert!(
+        m.starts_with("evidence unavailable: artifact_json: 2 of 3"),
+        "{m}"
+    );
+    assert!(m.contains("runs/r2/run_status.json") && m.contains("runs/r3/run_status.json"));
+    passes(&c, glob("any"));
+    let c = with_artifacts(vec![runs(&["failed"]).remove(0), link]);
+    let m = fails(&c, glob("any"));
+    assert!(m.starts_with("evidence unavailable:"), "{m}");
+}
+
+/// "artifact_json glob — load rules": a glob without `match`, `match` on a
+/// literal path, and a `match` other than each | any are load errors; `[`
+/// is literal.
+#[test]
+fn glob_load_rules() {
+    let aj = |v: Value| catalog::validate(&json!({ "artifact_json": v }));
+    let e = aj(json!({"artifact": GLOB, "path": "status", "equals": "ok"})).unwrap_err();
+    assert!(e.contains("match"), "{e}");
+    let e = aj(json!({"artifact": "outputs/a.json", "match": "each", "path": "x"})).unwrap_err();
+    assert!(e.contains("match"), "{e}");
+    assert!(aj(json!({"artifact": GLOB, "match": "all", "path": "status"})).is_err());
+    assert!(aj(json!({"artifact": GLOB, "match": "any", "path": "status"})).is_ok());
+    assert!(aj(json!({"artifact": "outputs/[a].json", "path": "x"})).is_ok());
+}
+
+fn person() -> Value {
+    json!({"type": "object", "required": ["name", "age"],
+        "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}}})
+}
+
+fn doc(body: Value) -> Cassette {
+    with_artifacts(vec![entry("outputs/p.json", &body.to_string())])
+}
+
+fn schema_item(extra: Value) -> Value {
+    let mut aj = json!({"artifact": "outputs/p.json"});
+    aj.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    json!({ "artifact_json": aj })
+}
+
+/// "artifact_json.schema — evaluation": a match passes, a mismatch names
+/// where; at most 5 errors then how many more; with `path` the schema
+/// applies there and an absent path fails; it composes with the other
+/// operators; a malformed schema fails instead of throwing.
+#[test]
+fn schema_evaluation_follows_the_original() {
+    passes(
+        &doc(json!({"name": "a", "age": 3})),
+        schema_item(json!({"schema": person()})),
+    );
+    let m = fails(
+        &doc(json!({"name": "a", "age": -1})),
+        schema_item(json!({"schema": person()})),
+    );
+    assert_eq!(
+        m,
+        "artifact_json: \"(root)\" in outputs/p.json does not match the schema: /age must be >= 0 \
+         (comparison: \">=\", limit: 0)"
+    );
+    let props: serde_json::Map<String, Value> = "abcdefg"
+        .chars()
+        .map(|k| (k.to_string(), json!({"type": "string"})))
+        .collect();
+    let body: serde_json::Map<String, Value> = "abcdefg"
+        .chars()
+        .map(|k| (k.to_string(), json!(1)))
+        .collect();
+    let m = fails(
+        &doc(Value::Object(body)),
+        schema_item(json!({"schema": {"type": "object", "properties": props}})),
+    );
+    assert_eq!(m.matches("must be string").count(), 5, "{m}");
+    assert!(m.ends_with("(+2 more)"), "{m}");
+    passes(
+        &doc(json!({"me": {"name": "a", "age": 1}})),
+        schema_item(json!({"path": "me", "schema": person()})),
+    );
+    let m = fails(
+        &doc(json!({"other": 1})),
+        schema_item(json!({"path": "me", "schema": {"not": {"type": "null"}}})),
+    );
+    assert!(m.contains("\"me\" is not present"), "{m}");
+    let both = |equals: i64| {
+        schema_item(json!({"path": "age", "equals": equals, "schema": {"type": "integer"}}))
+    };
+    passes(&doc(json!({"name": "a", "age": 3})), both(3));
+    fails(&doc(json!({"name": "a", "age": 3})), both(4));
+    // "glob each: one bad file fails; glob any: one good file passes".
+    let c = with_artifacts(vec![
+        entry(
+            "outputs/runs/a/s.json",
+            &json!({"name": "a", "age": 1}).to_string(),
+        ),
+        entry("outputs/runs/b/s.json", &json!({"name": "b"}).to_string()),
+    ]);
+    let g = |m: &str| json!({"artifact_json": {"artifact": "outputs/runs/*/s.json", "match": m, "schema": person()}});
+    assert!(fails(&c, g("each")).contains("outputs/runs/b/s.json"));
+    passes(&c, g("any"));
+}
+
+/// "artifact_json.schema — load-time refusals" through the catalog: the
+/// refusal names the keyword; absent / exists:false with a schema refused.
+#[test]
+fn schema_load_refusals() {
+    let aj = |v: Value| catalog::validate(&schema_item(v));
+    assert!(aj(json!({"schema": person()})).is_ok());
+    for (schema, why) in [
+        (
+            json!({"type": "object", "properties": {"m": {"type": "string", "format": "email"}}}),
+            "`format`",
+        ),
+        (json!({"$ref": "https://example.com/s.json"}), "$ref"),
+        (json!({"$id": "https://x/s", "type": "object"}), "$id"),
+        (json!({"type": "object", "$dynamicRef": "#"}), "$dynamicRef"),
+        (json!({"type": "object", "propertys": {}}), "propertys"),
+        (json!({}), "checks nothing"),
+        (json!(true), "JSON object"),
+    ] {
+        let e = aj(json!({ "schema": schema })).unwrap_err();
+        assert!(e.contains(why), "{schema}: {e}");
+    }
+    for extra in [json!({"absent": true}), json!({"exists": false})] {
+        let mut v = json!({"schema": person(), "path": "a"});
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        assert!(aj(v).is_err());
+    }
+}
+
+/// "artifact_json.schema — {file:} is inlined at load": the frozen schema
+/// is judged by `reel replay` with no file (fail twin and pass twin).
+#[test]
+fn a_frozen_schema_is_judged_by_replay() {
+    let fx = support::Fixture::new();
+    for (age, code) in [(-1, 1), (1, 0)] {
+        let path = fx.path(&format!("s{code}.cassette.json"));
+        let body = json!({"name": "a", "age": age}).to_string();
+        CassetteDoc::from_file(&support::compat(
+            "examples/replays/example-multiselect-gate.cassette.json",
+        ))
+        .set("cassetteVersion", json!(15))
+        .set("artifacts", json!([entry("outputs/p.json", &body)]))
+        .set(
+            "scenario.assert",
+            json!([{"artifact_json": {"artifact": "outputs/p.json", "schema": person()}}]),
+        )
+        .write(&path);
+        let run = support::reel()
+            .args(["replay", path.to_str().unwrap(), "--output-format", "json"])
+            .run();
+        let v = run.json();
+        let a = &v["results"][0]["assertions"][0];
+        assert_eq!(a["pass"], json!(code == 0), "{v}");
+        if code == 1 {
+            assert!(a["message"].as_str().unwrap().contains("/age"), "{a}");
+        }
+        assert_eq!(run.code, code, "{}", run.streams());
+    }
+}
