@@ -29,6 +29,13 @@ pub fn bucket(key: &str) -> Option<Bucket> {
     keys::find(key).map(|k| k.bucket)
 }
 
+/// The keys an LLM judge decides (`semantic_matches`, `semantic_pairwise`):
+/// judged on a live run only, never evaluated on replay — the original skips
+/// them there, loudly, and a cassette holds no judge result.
+pub fn is_judged(key: &str) -> bool {
+    matches!(key, "semantic_matches" | "semantic_pairwise")
+}
+
 /// Every key name, in catalog order (docs/spec/replay.md §4).
 pub fn names() -> impl Iterator<Item = &'static str> {
     keys::all().iter().map(|k| k.name)

@@ -46,6 +46,13 @@ pub struct FingerprintRecord {
     /// Gate-option label provenance (kept as JSON; checked by staleness).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label_provenance: Option<serde_json::Value>,
+    /// v14: sha256 over the staged `workspace_fixture` (see
+    /// `fingerprint::fixture`); written after every other member.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_fixture_sig: Option<String>,
+    /// v14: `[[path, sha256 (+x when owner-executable)], ...]` of the fixture.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_fixture_file_sigs: Option<Vec<(String, String)>>,
 }
 
 /// One `artifacts[]` entry of the post-run manifest.

@@ -10,6 +10,7 @@
 //! This module never writes cassettes (that is `record`/`rehash`) and owns no
 //! JSON rules (those are [`crate::js::json`]).
 
+pub mod fixture;
 pub mod ignore;
 pub mod manifest;
 pub mod snapshot;
@@ -549,8 +550,25 @@ fn sorted(v: &[String]) -> Vec<String> {
     v
 }
 
+/// Which members of the session shape a fingerprint covers. `projects` joined
+/// the shape after cowork-harness 2.0.0; a recording made before that hashes
+/// the shape without it, which `verify-cassettes` needs to tell "predates the
+/// coverage" from "the session changed".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShapeCoverage {
+    /// Today's shape: `projects` when the session declares any.
+    Current,
+    /// The 2.0.0 shape: `projects` never hashed.
+    BeforeProjects,
+}
+
 /// The session shape `sessionFingerprint` hashes (keys in upstream order).
 pub fn session_shape(s: &Session) -> serde_json::Value {
+    session_shape_covering(s, ShapeCoverage::Current)
+}
+
+/// [`session_shape`] under a given [`ShapeCoverage`].
+pub fn session_shape_covering(s: &Session, coverage: ShapeCoverage) -> serde_json::Value {
     use serde_json::{Map, Value, json};
     let mut folders: Vec<(String, &str)> = s
         .folders
@@ -625,14 +643,31 @@ pub fn session_shape(s: &Session) -> serde_json::Value {
     if !env.is_empty() {
         shape.insert("agent_env".into(), Value::Object(env));
     }
+    // Connected projects join only when declared, so a session without any
+    // hashes exactly as under 2.0.0; sorted by `uuid` (`localeCompare`), the
+    // mount name, so declaration order is not shape.
+    if coverage == ShapeCoverage::Current && !s.projects.is_empty() {
+        let mut projects: Vec<_> = s.projects.iter().collect();
+        projects.sort_by(|a, b| locale_compare(&a.uuid, &b.uuid));
+        let projects = projects
+            .into_iter()
+            .map(|p| json!({"uuid": p.uuid, "from": p.from}))
+            .collect();
+        shape.insert("projects".into(), Value::Array(projects));
+    }
     Value::Object(shape)
 }
 
 /// `sessionFingerprint` of a parsed session: sha256 of `JSON.stringify` of
 /// [`session_shape`].
 pub fn session_fingerprint_of(s: &Session) -> String {
+    session_fingerprint_covering(s, ShapeCoverage::Current)
+}
+
+/// [`session_fingerprint_of`] under a given [`ShapeCoverage`].
+pub fn session_fingerprint_covering(s: &Session, coverage: ShapeCoverage) -> String {
     hex::encode(Sha256::digest(
-        json::legacy_serde(&session_shape(s)).as_bytes(),
+        json::legacy_serde(&session_shape_covering(s, coverage)).as_bytes(),
     ))
 }
 

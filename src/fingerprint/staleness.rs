@@ -52,19 +52,31 @@ pub enum FindingClass {
     UnverifiableTier,
     PromptAssets,
     UnverifiablePromptAssets,
+    /// The `workspace_fixture` changed since record (cassette v14).
+    Fixture,
+    /// The recorded fixture signature cannot be checked today.
+    UnverifiableFixture,
 }
 
 impl FindingClass {
     /// A bare `replay` (no flags) fails only on this class.
     pub fn gates_bare_replay(self) -> bool {
-        matches!(self, FindingClass::UnverifiableSkill)
+        matches!(
+            self,
+            FindingClass::UnverifiableSkill | FindingClass::UnverifiableFixture
+        )
     }
 
-    /// Classes that `--fail-on-skill-drift` (and `--reassert`) turn into failures.
+    /// Classes that `--fail-on-skill-drift` (and `--reassert`) turn into
+    /// failures; the fixture is test input the skill reads, so its drift counts.
     pub fn is_skill_drift(self) -> bool {
         matches!(
             self,
-            FindingClass::Skill | FindingClass::SharedRoot | FindingClass::UnverifiableSkill
+            FindingClass::Skill
+                | FindingClass::SharedRoot
+                | FindingClass::UnverifiableSkill
+                | FindingClass::Fixture
+                | FindingClass::UnverifiableFixture
         )
     }
 
@@ -82,6 +94,7 @@ impl FindingClass {
                 | FindingClass::UnverifiableSkill
                 | FindingClass::UnverifiableTier
                 | FindingClass::UnverifiablePromptAssets
+                | FindingClass::UnverifiableFixture
         )
     }
 
@@ -98,6 +111,8 @@ impl FindingClass {
             FindingClass::UnverifiableTier => "unverifiable-tier",
             FindingClass::PromptAssets => "prompt-assets",
             FindingClass::UnverifiablePromptAssets => "unverifiable-prompt-assets",
+            FindingClass::Fixture => "fixture",
+            FindingClass::UnverifiableFixture => "unverifiable-fixture",
         }
     }
 }
@@ -633,6 +648,7 @@ pub fn compute(cassette: &Cassette, session_override: Option<&Path>) -> Stalenes
     let mut out = Staleness::default();
     tier_check(cassette, &mut out);
     discovery_surface_note(cassette, &mut out);
+    fixture_check(cassette, &mut out);
     let Some(fp) = cassette.fingerprint() else {
         return out;
     };
@@ -700,6 +716,55 @@ pub fn compute(cassette: &Cassette, session_override: Option<&Path>) -> Stalenes
         ));
     }
     out
+}
+
+/// The `workspace_fixture` signature (cassette v14): the fixture is resolved
+/// against the cassette's directory, scanned as a recording would, and
+/// compared with `fingerprint.workspaceFixtureSig`. A signature that cannot
+/// be checked (none recorded, the directory gone, a scan refusal) is
+/// `unverifiable-fixture`, never a silent skip.
+fn fixture_check(c: &Cassette, out: &mut Staleness) {
+    let Some(label) = c
+        .scenario()
+        .get("workspace_fixture")
+        .and_then(Value::as_str)
+    else {
+        return;
+    };
+    let fp = c.fingerprint().unwrap_or_default();
+    let Some(recorded) = fp.workspace_fixture_sig.as_deref() else {
+        out.push(
+            FindingClass::UnverifiableFixture,
+            format!(
+                "workspace_fixture {label}: the cassette records no fixture signature — cannot \
+                 verify that the test input is unchanged (can't verify ⇒ not green); re-record"
+            ),
+        );
+        return;
+    };
+    let live = match super::fixture::scan(&c.dir().join(label), label) {
+        Ok(live) => live,
+        Err(e) => {
+            out.push(
+                FindingClass::UnverifiableFixture,
+                format!("{e} — cannot verify the fixture signature (can't verify ⇒ not green)"),
+            );
+            return;
+        }
+    };
+    if live.sig == recorded {
+        return;
+    }
+    let recorded_sigs = fp.workspace_fixture_file_sigs.unwrap_or_default();
+    let detail = summarize(&diff_file_sigs(&recorded_sigs, &live.file_sigs))
+        .map_or_else(String::new, |d| format!(" ({d})"));
+    out.push(
+        FindingClass::Fixture,
+        format!(
+            "workspace_fixture {label} changed since record{detail} — the run started from \
+             different files; re-record"
+        ),
+    );
 }
 
 fn skill_checks(

@@ -282,12 +282,18 @@ impl Linter<'_> {
         for (i, item) in assert_items(self.doc) {
             for key in item.keys() {
                 if catalog::bucket(key) == Some(Bucket::LiveOnly) {
+                    let what = if catalog::is_judged(key) {
+                        "LLM-judged: a judge decides it on a live run only, replay skips it \
+                            (a cassette holds no judge result)"
+                    } else {
+                        "live-only: replay never evaluates it"
+                    };
                     self.push(
                         Code::LiveOnlyKey,
                         &format!("assert[{i}].{key}"),
                         format!(
-                            "`{key}` is live-only: replay never evaluates it, and a protocol \
-                                recording's verdict is replay's — it can never fail"
+                            "`{key}` is {what}, and a protocol recording's verdict is replay's — \
+                                it can never fail"
                         ),
                         Some(
                             "remove it, or test it live with cowork-harness at container fidelity \

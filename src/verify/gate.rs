@@ -338,16 +338,35 @@ fn session_shape(cassette: &Cassette, opts: &VerifyOptions, row: &mut CassetteRe
     let Some(recorded) = cassette.session_fingerprint() else {
         return; // pre-v9: not checked
     };
-    let live = resolve_session(cassette, opts.session.as_deref())
-        .and_then(|p| crate::fingerprint::session_fingerprint(&p));
-    let Some(live) = live else {
+    let session = resolve_session(cassette, opts.session.as_deref())
+        .filter(|p| p.as_os_str() != crate::fingerprint::INLINE_SESSION)
+        .and_then(|p| crate::scenario::session::Session::load(&p).ok());
+    let Some(session) = session else {
         row.notes.push(
             "session-fingerprint: could not resolve the current session file to recompute — cannot \
                 verify session-shape staleness".into(),
         );
         return;
     };
+    let live = crate::fingerprint::session_fingerprint_of(&session);
     if live == recorded {
+        return;
+    }
+    // Recorded before `projects` joined the shape: the old hash says nothing
+    // about the projects, so a match on the old shape is neither clean nor
+    // drift.
+    if !session.projects.is_empty()
+        && crate::fingerprint::session_fingerprint_covering(
+            &session,
+            crate::fingerprint::ShapeCoverage::BeforeProjects,
+        ) == recorded
+    {
+        row.unverifiable.push(
+            "session-shape fingerprint predates `projects` coverage: this session declares \
+            projects, which the recorded fingerprint never hashed — cannot tell whether a \
+            connected project changed since record; re-record to adopt the coverage"
+                .into(),
+        );
         return;
     }
     // The cassette's recorded `scenarioSource` is gone: its tree moved, so

@@ -18,12 +18,15 @@
 //! * rendering of a gate run (text and JSON) is [`crate::report::verify`].
 //! * [`redact`]: `.cowork-redact.json` policies and `scrub_cassette`, used by
 //!   `record` before a cassette is written.
+//! * [`inventory`]: the account state a recording drops (the init model
+//!   menu, rate-limit state), applied by `scrub_cassette`.
 //!
 //! This module never judges a recording's assertions (that is `assert`/
 //! `replay`); the verdict-preserving check takes the verdict as a closure.
 
 pub mod detect;
 pub mod gate;
+pub mod inventory;
 pub mod lifecycle;
 pub mod margins;
 pub mod redact;

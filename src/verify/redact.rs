@@ -647,6 +647,11 @@ pub fn scrub_cassette(
         report: ScrubReport::default(),
         failure: None,
     };
+    for key in ["events", "controlOut"] {
+        map_str_array(doc, key, |l, _| {
+            Ok(super::inventory::scrub_line(l).unwrap_or_else(|| l.to_owned()))
+        })?;
+    }
     map_str_array(doc, "events", |l, i| sc.line(l, &format!("events[{i}]")))?;
     if let Some(Value::Array(events)) = doc.get_mut("events") {
         sc.streamed_blocks(events);

@@ -95,6 +95,22 @@ fn l001_a_live_only_key() {
     assert_eq!(rc, 1);
 }
 
+/// The LLM-judged keys (cassette v14) are named as judged: the original skips
+/// them on replay, loudly, so a protocol recording never evaluates them.
+#[test]
+fn l001_a_judged_key_is_named_as_judged() {
+    let fx = fixture();
+    let text = format!("{WRITE_NOTE}  - semantic_matches:\n      rubric: [\"names the total\"]\n");
+    let (_, f) = lint(&scenario(&fx, "judged", &text, None), &[]);
+    let x = only(&f, "L001", 10);
+    let message = x["message"].as_str().unwrap();
+    assert!(
+        message.contains("`semantic_matches` is LLM-judged"),
+        "{message}"
+    );
+    assert!(message.contains("replay skips it"), "{message}");
+}
+
 #[test]
 fn l002_input_unmodified_without_a_pre_run_baseline() {
     let fx = fixture();

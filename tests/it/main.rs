@@ -14,6 +14,7 @@ mod doctor;
 mod eval;
 mod file_modes;
 mod fingerprint;
+mod fingerprint_after;
 mod fuzz;
 mod gc;
 mod help_texts;

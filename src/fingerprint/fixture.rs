@@ -1,0 +1,282 @@
+//! `workspace_fixture` (cassette v14): a saved outputs tree a scenario stages
+//! into a fresh run before turn 1, and the signature a cassette records of it
+//! so staleness notices when the test input changed.
+//!
+//! One walk decides the file set; the signature, the per-file list and the
+//! staging copy are all read from it, so what is hashed is what is staged.
+//! The rules are cowork-harness's (src/fixture/workspace.ts): regular files
+//! only, no links, no agent-configuration paths, OS metadata skipped, a size
+//! cap; `workspaceFixtureSig` is sha256 over `F:<path>\0<sha256>\0<x|->\0` per
+//! file in code-point order of path, and only the owner-executable bit is
+//! signed (a umask difference between checkouts is not drift).
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::snapshot::is_os_junk;
+
+/// Overrides the fixture size cap (bytes, a whole number ≥ 1).
+pub const MAX_BYTES_ENV: &str = "COWORK_HARNESS_WORKSPACE_FIXTURE_MAX_BYTES";
+const DEFAULT_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// One fixture file; `path` is fixture-relative POSIX, staged at `outputs/<path>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixtureFile {
+    pub path: String,
+    pub sha256: String,
+    /// The owner-executable bit, the only permission bit signed.
+    pub exec: bool,
+    /// `mode & 0o777`, what the staged copy is created with.
+    pub mode: u32,
+    pub bytes: u64,
+}
+
+impl FixtureFile {
+    /// The per-file signature: the digest, `+x` when owner-executable.
+    pub fn sig(&self) -> String {
+        if self.exec {
+            format!("{}+x", self.sha256)
+        } else {
+            self.sha256.clone()
+        }
+    }
+}
+
+/// A scanned fixture: its files sorted by path, and their signatures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScannedFixture {
+    pub dir: PathBuf,
+    pub files: Vec<FixtureFile>,
+    /// `fingerprint.workspaceFixtureSig`.
+    pub sig: String,
+    /// `fingerprint.workspaceFixtureFileSigs`.
+    pub file_sigs: Vec<(String, String)>,
+}
+
+/// Why a fixture cannot be used; the text starts `workspace_fixture <ref>: `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FixtureError(pub String);
+
+/// The aggregate signature over `(path, sha256, exec)` triples, independent of
+/// their order. NUL-framed, so no two file lists share a byte stream.
+pub fn signature<'a>(files: impl IntoIterator<Item = (&'a str, &'a str, bool)>) -> String {
+    let mut files: Vec<_> = files.into_iter().collect();
+    // Code-point order of path (UTF-8 byte order is code-point order).
+    files.sort_by(|a, b| a.0.cmp(b.0));
+    let mut h = Sha256::new();
+    for (path, sha, exec) in files {
+        h.update(b"F:");
+        h.update(path.as_bytes());
+        h.update(b"\0");
+        h.update(sha.as_bytes());
+        h.update(if exec { b"\0x\0" } else { b"\0-\0" });
+    }
+    hex::encode(h.finalize())
+}
+
+/// The size cap, from [`MAX_BYTES_ENV`] or 64 MiB; a malformed value is
+/// refused rather than silently defaulted.
+pub fn max_bytes() -> Result<u64, FixtureError> {
+    match std::env::var(MAX_BYTES_ENV) {
+        Err(_) => Ok(DEFAULT_MAX_BYTES),
+        Ok(raw) if raw.trim().is_empty() => Ok(DEFAULT_MAX_BYTES),
+        Ok(raw) => raw
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| {
+                FixtureError(format!(
+                    "{MAX_BYTES_ENV} must be a whole number of bytes >= 1 (got {raw:?})"
+                ))
+            }),
+    }
+}
+
+/// Agent configuration rather than a deliverable: staged into the agent's
+/// tree, these would configure the agent itself.
+fn control_reason(rel: &str) -> Option<String> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    if let Some(seg) = parts
+        .iter()
+        .find(|p| matches!(p.to_lowercase().as_str(), ".claude" | ".git"))
+    {
+        return Some(format!("{seg} is agent configuration, not a deliverable"));
+    }
+    let leaf = parts.last().copied().unwrap_or(rel);
+    matches!(
+        leaf.to_lowercase().as_str(),
+        ".mcp.json" | "claude.md" | "claude.local.md"
+    )
+    .then(|| format!("{leaf} is agent configuration, not a deliverable"))
+}
+
+struct Walk {
+    root: PathBuf,
+    cap: u64,
+    total: u64,
+    over_cap: bool,
+    problems: Vec<String>,
+    found: Vec<(String, PathBuf, fs::Metadata)>,
+}
+
+impl Walk {
+    fn dir(&mut self, abs: &Path, rel: &str) {
+        let entries = match fs::read_dir(abs) {
+            Ok(rd) => rd.filter_map(Result::ok).collect::<Vec<_>>(),
+            Err(e) => {
+                let shown = if rel.is_empty() { "." } else { rel };
+                self.problems
+                    .push(format!("{shown:?}: cannot be listed ({e})"));
+                return;
+            }
+        };
+        let mut entries: Vec<(String, PathBuf)> = entries
+            .into_iter()
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            .collect();
+        entries.sort();
+        for (name, path) in entries {
+            if self.over_cap {
+                return;
+            }
+            let rel = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            self.entry(&path, rel);
+        }
+    }
+
+    fn entry(&mut self, abs: &Path, rel: String) {
+        if is_os_junk(&rel) {
+            return;
+        }
+        let meta = match fs::symlink_metadata(abs) {
+            Ok(m) => m,
+            Err(e) => return self.problems.push(format!("{rel:?}: cannot be read ({e})")),
+        };
+        if meta.file_type().is_symlink() {
+            return self.problems.push(format!(
+                "{rel:?} is a symlink (a fixture holds regular files only)"
+            ));
+        }
+        if let Some(why) = control_reason(&rel) {
+            return self.problems.push(format!("{rel:?}: {why}"));
+        }
+        if meta.is_dir() {
+            return self.dir(abs, &rel);
+        }
+        if !meta.is_file() {
+            return self.problems.push(format!("{rel:?} is not a regular file"));
+        }
+        if meta.nlink() > 1 {
+            return self.problems.push(format!(
+                "{rel:?} has a second hard link (another name for the same file) — replace it \
+                 with a plain copy"
+            ));
+        }
+        self.total += meta.len();
+        if self.total > self.cap {
+            self.over_cap = true;
+            return self.problems.push(format!(
+                "the fixture is larger than {} bytes (the cap; {MAX_BYTES_ENV} raises it) — is \
+                 workspace_fixture pointed at the right directory?",
+                self.cap
+            ));
+        }
+        self.found.push((rel, abs.to_path_buf(), meta));
+    }
+}
+
+/// Walks and checks a fixture directory, reading nothing outside it. `label`
+/// is how the scenario wrote it (error texts name it). Every problem found is
+/// named in one error.
+pub fn scan(dir: &Path, label: &str) -> Result<ScannedFixture, FixtureError> {
+    let what = format!("workspace_fixture {label}");
+    let meta = fs::symlink_metadata(dir)
+        .map_err(|_| FixtureError(format!("{what}: no such directory")))?;
+    if meta.file_type().is_symlink() {
+        return Err(FixtureError(format!(
+            "{what}: is a symlink — point workspace_fixture at the directory itself"
+        )));
+    }
+    if !meta.is_dir() {
+        return Err(FixtureError(format!("{what}: not a directory")));
+    }
+    let mut walk = Walk {
+        root: dir.to_path_buf(),
+        cap: max_bytes().map_err(|e| FixtureError(format!("{what}: {e}")))?,
+        total: 0,
+        over_cap: false,
+        problems: Vec::new(),
+        found: Vec::new(),
+    };
+    let root = walk.root.clone();
+    walk.dir(&root, "");
+    if !walk.problems.is_empty() {
+        return Err(FixtureError(format!(
+            "{what}: refused — {} problem(s): {}",
+            walk.problems.len(),
+            walk.problems.join("; ")
+        )));
+    }
+    if walk.found.is_empty() {
+        return Err(FixtureError(format!(
+            "{what}: holds no file to stage — an empty fixture tests nothing (OS metadata files \
+             are skipped)"
+        )));
+    }
+    let mut files = Vec::with_capacity(walk.found.len());
+    for (rel, abs, meta) in walk.found {
+        let body = fs::read(&abs)
+            .map_err(|e| FixtureError(format!("{what}: {rel:?} cannot be read ({e})")))?;
+        let mode = meta.permissions().mode();
+        files.push(FixtureFile {
+            path: rel,
+            sha256: hex::encode(Sha256::digest(&body)),
+            exec: mode & 0o100 != 0,
+            mode: mode & 0o777,
+            bytes: body.len() as u64,
+        });
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let sig = signature(
+        files
+            .iter()
+            .map(|f| (f.path.as_str(), f.sha256.as_str(), f.exec)),
+    );
+    let file_sigs = files.iter().map(|f| (f.path.clone(), f.sig())).collect();
+    Ok(ScannedFixture {
+        dir: dir.to_path_buf(),
+        files,
+        sig,
+        file_sigs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_paths_are_named() {
+        assert!(control_reason("a/.claude/settings.json").is_some());
+        assert!(control_reason("CLAUDE.md").is_some());
+        assert!(control_reason("sub/.MCP.json").is_some());
+        assert!(control_reason("docs/claude-notes.md").is_none());
+    }
+
+    #[test]
+    fn signature_ignores_list_order() {
+        let a = signature([("b", "2", false), ("a", "1", true)]);
+        let b = signature([("a", "1", true), ("b", "2", false)]);
+        assert_eq!(a, b);
+        assert_ne!(a, signature([("a", "1", false), ("b", "2", false)]));
+    }
+}
