@@ -309,8 +309,8 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     {
         let change = f.message.trim_end_matches(" — re-record");
         notes.push(format!(
-            "::notice:: [rerun] ran the current skill files; since the recording: {change} \
-             (`reel rerun --write` refreshes the cassette when nothing diverged)"
+            "::notice:: [rerun] ran the current skill files; since the recording: {change} ({})",
+            drift_advice(failures.is_empty(), &divergences)
         ));
     }
     // A request of no recorded conversation got a neutral answer: logged.
@@ -442,6 +442,24 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         elapsed: started.elapsed(),
         sandbox: run.sandbox,
     })
+}
+
+/// What helps after a rerun of changed skill files: `--write` only when the
+/// fresh run matches and passes (writing a failing or diverged run would
+/// freeze it as the new truth).
+fn drift_advice(passed: bool, divergences: &[Divergence]) -> &'static str {
+    if !passed {
+        "the change broke the run: fix the skill files, or, if the change is intended, update the \
+         scenario's assertions and re-record with `reel record`"
+    } else if divergences.is_empty() {
+        "`reel rerun --write` refreshes the cassette"
+    } else if divergences.iter().any(|d| d.kind != Kind::File) {
+        "re-record (`reel record`) to see what the model makes of the change; `--write \
+         --accept-divergence` keeps this run, marked as diverged"
+    } else {
+        "only output files changed: if that is intended, `reel rerun --write --accept-divergence` \
+         keeps this run, marked as diverged"
+    }
 }
 
 /// A run killed at its deadline before the agent said anything: some old
