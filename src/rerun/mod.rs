@@ -563,10 +563,11 @@ fn refuse_writes_outside_the_run(
                 if !outside.is_empty() {
                     return Err(RerunError::invalid(
                         format!(
-                            "{}: {conversation} turn {turn_index}: the recorded Bash command \
+                            "{}: {conversation} turn {}: the recorded Bash command \
                                 writes {}, outside the run directory; a rerun never writes outside \
                                 it",
                             path.display(),
+                            turn_index + 1,
                             outside.join(", ")
                         ),
                         "re-record the scenario so the agent writes under its work root".to_owned(),
@@ -581,9 +582,10 @@ fn refuse_writes_outside_the_run(
             {
                 return Err(RerunError::invalid(
                     format!(
-                        "{}: {conversation} turn {turn_index}: the recorded `{name}` writes \
+                        "{}: {conversation} turn {}: the recorded `{name}` writes \
                             `{target}`, outside the run directory; a rerun never writes outside it",
-                        path.display()
+                        path.display(),
+                        turn_index + 1
                     ),
                     "re-record the scenario so the agent writes under its work root".to_owned(),
                 ));
