@@ -633,7 +633,7 @@ mod tests {
         let shown = |recorded: usize, now: usize| {
             let recorded = crate::elide::head_tail(&body(recorded, "ok"), 120);
             let now = crate::elide::head_tail(&body(now, "KeyError: 'field_id'"), 120);
-            let diff = super::unified(&recorded, &now);
+            let diff = unified(&recorded, &now);
             assert!(
                 diff.iter()
                     .all(|l| !(l.starts_with("- ") || l.starts_with("+ ")) || !l.contains("elided")),
@@ -662,7 +662,7 @@ mod tests {
         // Short tails: each side's elision is a note beside the change.
         let recorded = crate::elide::head_tail(&body(400, "ok"), 40);
         let now = crate::elide::head_tail(&body(900, "fail"), 40);
-        insta::assert_snapshot!(super::unified(&recorded, &now).join("\n"), @r"
+        insta::assert_snapshot!(unified(&recorded, &now).join("\n"), @r"
           line 0
           (recorded: … 397 line(s) elided …)
         - line 398

@@ -447,11 +447,11 @@ mod tests {
     fn every_key_is_documented() {
         let doc = include_str!("../../docs/session-format.md");
         let mut missing = Vec::new();
-        for top in super::TOP_KEYS {
+        for top in TOP_KEYS {
             if !doc.contains(&format!("`{top}`")) {
                 missing.push((*top).to_owned());
             }
-            for nested in super::nested_keys(top).unwrap_or_default() {
+            for nested in nested_keys(top).unwrap_or_default() {
                 if !doc.contains(&format!("`{nested}")) {
                     missing.push(format!("{top}.{nested}"));
                 }
