@@ -34,6 +34,15 @@ pub fn head_tail(text: &str, max: usize) -> String {
     }
 }
 
+/// Whether `line` is the `… N line(s) elided …` line [`head_tail`] or
+/// [`head_tail_lines`] puts in place of a text's middle: a note about the
+/// shortening, never content (a diff must not show it as a changed line).
+pub fn is_marker(line: &str) -> bool {
+    line.strip_prefix("… ")
+        .and_then(|r| r.strip_suffix(" line(s) elided …"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// A list of lines shortened the same way: at most `max` of them, the first
 /// third and the last two thirds around one `… N more line(s) …` line.
 pub fn head_tail_lines(lines: Vec<String>, max: usize) -> Vec<String> {

@@ -113,10 +113,14 @@ impl Show {
                 .includes(ShowView::Timeline)
                 .then(|| r.timeline.clone()),
             usage: view.includes(ShowView::Usage).then(|| {
-                usage_keys
+                let mut usage: Map<String, Value> = usage_keys
                     .iter()
                     .filter_map(|k| r.meta.get(*k).map(|v| ((*k).to_owned(), v.clone())))
-                    .collect()
+                    .collect();
+                if scripted_model(cassette) {
+                    usage.insert("scriptedModel".into(), Value::Bool(true));
+                }
+                usage
             }),
         }
     }
@@ -277,8 +281,21 @@ impl Show {
         }
         if let Some(u) = &self.usage {
             head(&mut s, "usage".to_owned());
+            let scripted = u.get("scriptedModel") == Some(&Value::Bool(true));
+            if scripted {
+                let _ = writeln!(
+                    s,
+                    "  model: scripted by reel (token-free: the model name and token counts are the \
+                     script's; nothing was billed)"
+                );
+            }
             for (k, v) in u {
                 let v = match (k.as_str(), v) {
+                    ("scriptedModel", _) => continue,
+                    ("models", Value::Array(_)) if scripted => {
+                        format!("{} (named by the script)", inline(v))
+                    }
+                    ("costUsd", _) if scripted => "none (scripted model)".to_owned(),
                     (_, Value::String(s)) => s.clone(),
                     ("usage", Value::Object(m)) => token_line(m),
                     // Sums of binary floats (0.0144000…01): cents, not noise.
@@ -301,6 +318,20 @@ impl Show {
     pub fn views() -> [ShowView; 5] {
         ShowView::EACH
     }
+}
+
+/// Whether the replies were the scripted model's: every assistant message
+/// of the main conversation carries its id prefix
+/// ([`crate::model::reply::MESSAGE_ID_PREFIX`]).
+fn scripted_model(cassette: &Cassette) -> bool {
+    let mut ids = cassette
+        .events()
+        .filter(|l| l.contains("\"assistant\""))
+        .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
+        .filter(|v| v.get("type").and_then(Value::as_str) == Some("assistant"))
+        .filter_map(|v| v.pointer("/message/id")?.as_str().map(str::to_owned))
+        .peekable();
+    ids.peek().is_some() && ids.all(|id| id.starts_with(crate::model::reply::MESSAGE_ID_PREFIX))
 }
 
 /// `input 3600 · output 180 · cache read 0 · cache write 0` (the keys present).

@@ -93,7 +93,7 @@ pub fn run(args: LintArgs) -> Result<ExitStatus> {
         }
     }
     let mut results = Vec::new();
-    let (mut errors, mut warnings) = (0usize, 0usize);
+    let (mut errors, mut warnings, mut unreadable) = (0usize, 0usize, 0usize);
     for file in &files {
         match lint::lint_file(file) {
             Ok(findings) => {
@@ -111,6 +111,7 @@ pub fn run(args: LintArgs) -> Result<ExitStatus> {
             Err(e) => {
                 let _ = writeln!(stderr, "lint: {e}");
                 code = code.worst(ExitStatus::Usage);
+                unreadable += 1;
                 results.push(serde_json::json!({"file": file, "error": e.to_string()}));
             }
         }
@@ -129,10 +130,15 @@ pub fn run(args: LintArgs) -> Result<ExitStatus> {
         let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
         let _ = writeln!(
             stderr,
-            "lint: {} checked, {}, {}{}",
+            "lint: {} checked, {}, {}{}{}",
             plural(files.len(), "scenario"),
             plural(errors, "error"),
             plural(warnings, "warning"),
+            if unreadable > 0 {
+                format!(", {unreadable} unreadable (not linted)")
+            } else {
+                String::new()
+            },
             if args.strict.on && warnings > 0 {
                 " (--strict: warnings fail)"
             } else {

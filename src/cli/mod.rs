@@ -35,7 +35,7 @@ pub mod verify;
 /// Output format shared by every command that reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum OutputFormat {
-    /// Human-readable report on stderr; stdout stays empty.
+    /// Human-readable text (the flag's help says where it goes).
     #[default]
     Text,
     /// One JSON envelope on stdout (schema in `schema/`).

@@ -318,14 +318,8 @@ fn report_recorded(rec: &crate::record::Recorded) {
         let _ = writeln!(err, "warning: {w}");
     }
     let written = report_staged(&mut err, &rec.staged);
-    if rec.live_pass {
-        let _ = writeln!(err, "recorded {} (live verdict PASS)", written.display());
-    } else {
-        let _ = writeln!(
-            err,
-            "recorded {} with a FAILING live verdict (--allow-failing):",
-            written.display()
-        );
+    let _ = writeln!(err, "{}", recorded_line(&rec.staged, rec.live_pass));
+    if !rec.live_pass {
         for f in &rec.failures {
             let _ = writeln!(err, "  - {f}");
         }
@@ -335,6 +329,31 @@ fn report_recorded(rec: &crate::record::Recorded) {
     }
     let _ = writeln!(err, "sandbox: {}", rec.sandbox.summary());
     let _ = writeln!(std::io::stdout().lock(), "{}", written.display());
+}
+
+/// The one line that says what a recording did: written (or staged for
+/// review), or identical to the committed cassette and so not written —
+/// never both — with its live verdict.
+fn recorded_line(staged: &crate::review::Outcome, live_pass: bool) -> String {
+    use crate::review::Outcome;
+    let verdict = if live_pass {
+        " (live verdict PASS)"
+    } else {
+        " with a FAILING live verdict (--allow-failing):"
+    };
+    match staged {
+        Outcome::Written { path, .. } => format!("recorded {}{verdict}", path.display()),
+        Outcome::Pending { new, .. } => format!("recorded {}{verdict}", new.display()),
+        Outcome::Unchanged { path, .. } => format!(
+            "re-recorded {}: identical to the committed cassette, nothing written{}",
+            path.display(),
+            if live_pass {
+                verdict
+            } else {
+                "; a FAILING live verdict (--allow-failing):"
+            }
+        ),
+    }
 }
 
 /// Says what staging a re-recording did; returns the file now holding it
@@ -359,11 +378,6 @@ fn report_staged<'a>(err: &mut impl Write, staged: &'a crate::review::Outcome) -
             path,
             removed_pending,
         } => {
-            let _ = writeln!(
-                err,
-                "{}: re-recording identical to the committed cassette; nothing written",
-                path.display()
-            );
             if *removed_pending {
                 let _ = writeln!(
                     err,
@@ -423,4 +437,47 @@ fn refuse_slug_collisions(files: &[PathBuf]) -> Result<()> {
 fn discover(dir: &Path) -> Result<Vec<PathBuf>> {
     crate::discover::scenarios_in(dir)
         .map_err(|e| crate::Error::usage(format!("record: read `{}`: {e}", dir.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use crate::review::Outcome;
+
+    use super::recorded_line;
+
+    #[test]
+    fn an_identical_re_recording_is_one_line_that_says_nothing_was_written() {
+        let path = PathBuf::from("cassettes/a.cassette.json");
+        let lines = [
+            Outcome::Written {
+                path: path.clone(),
+                removed_pending: false,
+            },
+            Outcome::Unchanged {
+                path: path.clone(),
+                removed_pending: false,
+            },
+            Outcome::Pending {
+                path: path.clone(),
+                new: PathBuf::from("cassettes/a.cassette.json.new"),
+                diff: None,
+                summary: "differs".into(),
+                review_command: "reel review".into(),
+            },
+        ]
+        .iter()
+        .flat_map(|o| [recorded_line(o, true), recorded_line(o, false)])
+        .collect::<Vec<_>>()
+        .join("\n");
+        insta::assert_snapshot!(lines, @r"
+        recorded cassettes/a.cassette.json (live verdict PASS)
+        recorded cassettes/a.cassette.json with a FAILING live verdict (--allow-failing):
+        re-recorded cassettes/a.cassette.json: identical to the committed cassette, nothing written (live verdict PASS)
+        re-recorded cassettes/a.cassette.json: identical to the committed cassette, nothing written; a FAILING live verdict (--allow-failing):
+        recorded cassettes/a.cassette.json.new (live verdict PASS)
+        recorded cassettes/a.cassette.json.new with a FAILING live verdict (--allow-failing):
+        ");
+    }
 }

@@ -1,7 +1,7 @@
 //! `reel show CASSETTE`: arguments and the thin glue to [`crate::show`].
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -33,10 +33,15 @@ pub struct ShowArgs {
 }
 
 pub fn run(args: ShowArgs) -> Result<ExitStatus> {
-    let cassette = match Cassette::load(&args.cassette) {
+    let loaded = if args.cassette.is_dir() {
+        Err(a_directory(&args.cassette))
+    } else {
+        Cassette::load(&args.cassette)
+            .map_err(|e| Error::usage(format!("show: {e}")).with_hint(e.hint()))
+    };
+    let cassette = match loaded {
         Ok(c) => c,
-        Err(e) => {
-            let err = Error::usage(format!("show: {e}")).with_hint(e.hint());
+        Err(err) => {
             if args.output_format == OutputFormat::Json {
                 let _ = writeln!(
                     std::io::stdout().lock(),
@@ -64,4 +69,24 @@ pub fn run(args: ShowArgs) -> Result<ExitStatus> {
         }
     }
     Ok(ExitStatus::Success)
+}
+
+/// `show` digests one recording: a directory is refused once, naming what
+/// it holds and the commands that do take a directory.
+fn a_directory(dir: &Path) -> Error {
+    let found = crate::discover::cassettes_in(dir).unwrap_or_default();
+    let d = dir.display();
+    let message = format!(
+        "show: {d} is a directory; `reel show` digests one cassette ({} `*.cassette.json` in it)",
+        found.len()
+    );
+    let hint = match found.first() {
+        Some(first) => format!(
+            "pass one of them, e.g. `reel show {}`; `reel replay {d}` and `reel verify-cassettes {d}` take \
+             the whole directory",
+            first.display()
+        ),
+        None => "pass a `*.cassette.json` file".to_owned(),
+    };
+    Error::usage(message).with_hint(hint)
 }

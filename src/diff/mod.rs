@@ -541,6 +541,7 @@ fn meta(a: &Recording, b: &Recording) -> Vec<Change> {
     let mut out = Vec::new();
     for (k, va) in &a.meta {
         match b.meta.get(k) {
+            Some(vb) if k == "fingerprint" => fingerprint(va, vb, &mut out),
             Some(vb) => leaves(k, "", va, vb, &mut out),
             None => out.push(field(k, "", Some(va), None)),
         }
@@ -551,4 +552,45 @@ fn meta(a: &Recording, b: &Recording) -> Vec<Change> {
         }
     }
     out
+}
+
+/// The fingerprint's changes, `fileSigs` by file name
+/// (`fileSigs[scripts/run.sh]`), not by position: its `[path, sig]` pairs
+/// are keyed by path, so an added file is one addition, not a shift of
+/// every later index.
+fn fingerprint(a: &Value, b: &Value, out: &mut Vec<Change>) {
+    let sigs = |v: &Value| -> Option<Vec<(String, Value)>> {
+        v.get("fileSigs")?
+            .as_array()?
+            .iter()
+            .map(|pair| match pair.as_array()?.as_slice() {
+                [Value::String(path), sig] => Some((path.clone(), sig.clone())),
+                _ => None,
+            })
+            .collect()
+    };
+    let (Some(sa), Some(sb)) = (sigs(a), sigs(b)) else {
+        return leaves("fingerprint", "", a, b, out);
+    };
+    let without = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(m) = v.as_object_mut() {
+            m.shift_remove("fileSigs");
+        }
+        v
+    };
+    leaves("fingerprint", "", &without(a), &without(b), out);
+    let at = |path: &str| format!("fileSigs[{path}]");
+    for (path, va) in &sa {
+        match sb.iter().find(|(p, _)| p == path) {
+            Some((_, vb)) if vb == va => {}
+            Some((_, vb)) => out.push(field("fingerprint", &at(path), Some(va), Some(vb))),
+            None => out.push(field("fingerprint", &at(path), Some(va), None)),
+        }
+    }
+    for (path, vb) in &sb {
+        if !sa.iter().any(|(p, _)| p == path) {
+            out.push(field("fingerprint", &at(path), None, Some(vb)));
+        }
+    }
 }

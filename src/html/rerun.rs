@@ -228,7 +228,7 @@ fn recorded(file: &str, base: &Path) -> Result<Cassette, String> {
 fn divergence(d: &DivergenceJson) -> DivergenceView {
     let mut place = vec![d.conversation.clone()];
     if let Some(t) = d.turn {
-        place.push(format!("turn {t}"));
+        place.push(format!("turn {}", t + 1));
     }
     if let Some(tool) = &d.tool {
         place.push(tool.clone());

@@ -191,32 +191,124 @@ pub fn lint_text(path: &Path, text: &str) -> Result<Vec<Finding>, Unreadable> {
     };
     l.run();
     let mut findings = l.findings;
-    // The loader's own refusal, unless a check above already says why.
-    if let Err(e) = Scenario::from_str_authored(path, text)
-        && !findings.iter().any(|f| f.severity == Severity::Error)
-    {
-        let (message, hint) = match &e {
-            ScenarioError::Invalid { message, hint, .. } => (message.clone(), hint.clone()),
-            other => (other.to_string(), None),
-        };
-        let field = message
-            .split(':')
-            .next()
-            .unwrap_or_default()
-            .trim_matches('`')
-            .to_string();
-        findings.push(Finding {
-            code: Code::DoesNotLoad.id(),
-            name: Code::DoesNotLoad.name(),
-            severity: Severity::Error,
-            file: path.to_owned(),
-            line: Positions::of(text).line(&field),
-            message: format!("the scenario does not load: {message}"),
-            hint,
-        });
+    // The loader's own refusals, unless a check above already says why.
+    if !findings.iter().any(|f| f.severity == Severity::Error) {
+        let pos = Positions::of(text);
+        for r in loader_refusals(path, text, &doc) {
+            findings.push(Finding {
+                code: Code::DoesNotLoad.id(),
+                name: Code::DoesNotLoad.name(),
+                severity: Severity::Error,
+                file: path.to_owned(),
+                line: r.field.as_deref().and_then(|f| pos.line(f)),
+                message: format!("the scenario does not load: {}", r.message),
+                hint: r.hint,
+            });
+        }
     }
     findings.sort_by_key(|f| (f.file.clone(), f.line.unwrap_or(0)));
     Ok(findings)
+}
+
+/// One refusal of the scenario loader, and the field it names.
+struct Refusal {
+    message: String,
+    hint: Option<String>,
+    field: Option<String>,
+}
+
+/// What a refusal names: a top-level key, or an item of a top-level list.
+enum Offender {
+    Key(String),
+    Item(String, usize),
+}
+
+/// Keys without which every later refusal would only be about their absence.
+const REQUIRED: &[&str] = &["name", "prompt"];
+
+/// Every refusal of the loader, not only its first: the loader stops at
+/// one, so the offending key (or list item) is taken out and the rest loaded
+/// again, until it loads or a refusal names nothing that can be taken out.
+/// A list item's index is the one in the file, whatever was taken out
+/// before it.
+fn loader_refusals(path: &Path, text: &str, doc: &Value) -> Vec<Refusal> {
+    let mut doc = doc.clone();
+    let mut current = text.to_owned();
+    let mut out = Vec::new();
+    // Per list: the file's indices of the items taken out, ascending.
+    let mut taken: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+    for _ in 0..64 {
+        let Err(e) = Scenario::from_str_authored(path, &current) else {
+            break;
+        };
+        let (mut message, hint) = match &e {
+            ScenarioError::Invalid { message, hint, .. } => (message.clone(), hint.clone()),
+            other => (other.to_string(), None),
+        };
+        let offender = offender(&message, &doc);
+        let field = match &offender {
+            Some(Offender::Key(k)) => Some(k.clone()),
+            Some(Offender::Item(list, i)) => {
+                let gone = taken.entry(list.clone()).or_default();
+                let mut original = *i;
+                for g in gone.iter() {
+                    if *g <= original {
+                        original += 1;
+                    }
+                }
+                message =
+                    message.replacen(&format!("{list}[{i}]"), &format!("{list}[{original}]"), 1);
+                gone.push(original);
+                gone.sort_unstable();
+                Some(format!("{list}[{original}]"))
+            }
+            None => None,
+        };
+        out.push(Refusal {
+            message,
+            hint,
+            field,
+        });
+        let removed = match &offender {
+            Some(Offender::Key(k)) if !REQUIRED.contains(&k.as_str()) => {
+                doc.as_object_mut().and_then(|m| m.shift_remove(k))
+            }
+            Some(Offender::Item(list, i)) => doc
+                .get_mut(list)
+                .and_then(Value::as_array_mut)
+                .filter(|a| *i < a.len())
+                .map(|a| a.remove(*i)),
+            _ => None,
+        };
+        match (removed, serde_yaml_ng::to_string(&doc)) {
+            (Some(_), Ok(t)) => current = t,
+            _ => break,
+        }
+    }
+    out
+}
+
+/// The key or list item a loader message is about: `assert[2]: …`,
+/// `` `timeout_ms` must be … ``, ``unknown key `answerz` …``.
+fn offender(message: &str, doc: &Value) -> Option<Offender> {
+    let top = |k: &str| doc.get(k).is_some().then(|| Offender::Key(k.to_owned()));
+    if let Some(rest) = message.strip_prefix("unknown key `") {
+        return top(rest.split('`').next()?);
+    }
+    if let Some(rest) = message.strip_prefix('`') {
+        return top(rest.split('`').next()?);
+    }
+    let head = message.split(':').next()?;
+    let key = head.split(['[', '.']).next()?;
+    if let Some(index) = head.strip_prefix(key).and_then(|r| r.strip_prefix('[')) {
+        let i: usize = index.split(']').next()?.parse().ok()?;
+        return doc
+            .get(key)?
+            .as_array()
+            .is_some()
+            .then(|| Offender::Item(key.to_owned(), i));
+    }
+    top(key)
 }
 
 struct Linter<'a> {
@@ -614,12 +706,18 @@ impl Linter<'_> {
             } else {
                 "prompt"
             };
+            // Name only what the file holds: `result` when it asserts it.
+            let what = if items.iter().any(|(_, m)| m.contains_key("result")) {
+                "no assertion beyond `result`"
+            } else if items.is_empty() {
+                "no assertion"
+            } else {
+                "no assertion beyond verdict modifiers"
+            };
             self.push(
                 Code::OnlyResultAsserted,
                 at,
-                "no assertion beyond `result`: any run that ends passes, whatever the skill \
-                    did"
-                .into(),
+                format!("{what}: any run that ends passes, whatever the skill did"),
                 Some(
                     "assert what the skill must do: a file (file_exists, artifact_text), a tool \
                     (tool_called), the answer (transcript_contains)",

@@ -28,9 +28,13 @@ pub struct Reply<'a> {
     pub vars: &'a [(String, String)],
 }
 
+/// What every message id the scripted model makes starts with (a script
+/// may fix its own ids; `reel show` reads this prefix as "scripted").
+pub const MESSAGE_ID_PREFIX: &str = "msg_reel_";
+
 /// The message id of a turn.
 pub fn message_id(turn_index: usize) -> String {
-    format!("msg_reel_{turn_index}")
+    format!("{MESSAGE_ID_PREFIX}{turn_index}")
 }
 
 /// The id of a tool_use block unless the script fixes one.

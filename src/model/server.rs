@@ -139,8 +139,10 @@ impl std::fmt::Display for Problem {
         if let Some(c) = self.conversation.as_deref().filter(|c| *c != "main") {
             write!(f, " {c}")?;
         }
+        // Turns are counted as a person counts them (1-based); the JSON
+        // `turn` fields stay 0-based indices.
         if let Some(turn) = self.turn {
-            write!(f, " turn {turn}")?;
+            write!(f, " turn {}", turn + 1)?;
         }
         write!(f, ": {}", self.message)
     }
@@ -551,14 +553,12 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
             format!(" ({label})")
         };
         let message = format!(
-            "reel scripted model: the agent asked for turn {index}{whose} but script `{}` has only \
-                {} turn(s) \
-             (indices 0..{}); the request already holds {index} assistant message(s). Add a turn, \
-                 or end \
-             the last one with a text-only block so the agent stops.",
+            "reel scripted model: the agent asked for turn {}{whose} but script `{}` has only \
+                {} turn(s); the request already holds {index} assistant message(s). Add a turn, \
+                or end the last one with a text-only block so the agent stops.",
+            index + 1,
             script.origin.display(),
             turns.len(),
-            turns.len().saturating_sub(1),
         );
         return base(
             Answer::error(
@@ -584,7 +584,8 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
         .collect();
     if !failed.is_empty() {
         let message = format!(
-            "reel scripted model: turn {index} of script `{}`: expectation failed: {}",
+            "reel scripted model: turn {} of script `{}`: expectation failed: {}",
+            index + 1,
             script.origin.display(),
             failed.join("; ")
         );
@@ -608,7 +609,8 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
             });
         if let Ok(before) = sent {
             let message = format!(
-                "Overloaded (scripted by reel: turn {index}, attempt {} of {})",
+                "Overloaded (scripted by reel: turn {}, attempt {} of {})",
+                index + 1,
                 before + 1,
                 turn.overloaded
             );

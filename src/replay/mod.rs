@@ -158,7 +158,7 @@ impl ReplayResult {
     }
 
     /// The run-result object's members, in order, to `member`: `run`
-    /// followed by `outcome`, `verdict` and `provenance` (each replacing a
+    /// followed by `outcome`, `verdict`, `provenance` and `file` (each replacing a
     /// same-named key of `run` where it stands, like a map insert) —
     /// without copying `run`, which on a large cassette is the size of the
     /// recording. The one definition of the object that both the serde
@@ -177,6 +177,9 @@ impl ReplayResult {
                 serde_json::to_value(&self.verdict).unwrap_or(Value::Null),
             ),
             ("provenance", self.provenance()),
+            // reel's addition: which cassette this result is, so a batch's
+            // JSON reads back file by file (as rerun's, verify's and rehash's).
+            ("file", Value::from(self.file.display().to_string())),
         ];
         for (k, v) in &self.run {
             if let Some((_, replaced)) = tail.iter().find(|(t, _)| t == k) {

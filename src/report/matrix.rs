@@ -137,7 +137,7 @@ fn first_divergence(c: &Cell) -> Option<String> {
                     "{:?} in {} turn {} ({}): recorded {:?}, now {:?}",
                     d.kind,
                     d.conversation,
-                    d.turn.map_or("-".into(), |t| t.to_string()),
+                    d.turn.map_or("-".into(), |t| (t + 1).to_string()),
                     d.tool.as_deref().unwrap_or("-"),
                     d.recorded,
                     d.now

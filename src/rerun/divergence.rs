@@ -315,7 +315,11 @@ pub fn compare_answers(
         kind: Kind::Answer,
         recorded: r.map_or("(no prompt)".into(), |s| excerpt(s)),
         now: n.map_or("(no prompt)".into(), |s| excerpt(s)),
-        diff: Vec::new(),
+        // From the whole answers, so an excerpt's cut never shows as a change.
+        diff: match (r, n) {
+            (Some(r), Some(n)) => unified(r, n),
+            _ => Vec::new(),
+        },
     };
     for ((tool, prompt), recorded) in &a {
         let now = b
@@ -420,6 +424,7 @@ pub fn unified(recorded: &str, now: &str) -> Vec<String> {
         format!("{}\n", recorded.trim_end_matches('\n')),
         format!("{}\n", now.trim_end_matches('\n')),
     );
+    let (recorded, now) = same_window(&recorded, &now);
     let diff = similar::TextDiff::from_lines(&recorded, &now);
     let mut lines = Vec::new();
     for (i, group) in diff.grouped_ops(CONTEXT_LINES).iter().enumerate() {
@@ -428,17 +433,78 @@ pub fn unified(recorded: &str, now: &str) -> Vec<String> {
         }
         for op in group {
             for change in diff.iter_changes(op) {
-                let sign = match change.tag() {
-                    similar::ChangeTag::Delete => "- ",
-                    similar::ChangeTag::Insert => "+ ",
-                    similar::ChangeTag::Equal => "  ",
-                };
                 let text = change.value().trim_end_matches('\n');
+                // A value shortened before it reached here (an excerpt, a
+                // cassette's own cut) carries an elision line: a note on
+                // its side, not a changed line.
+                let sign = match (change.tag(), crate::elide::is_marker(text)) {
+                    (similar::ChangeTag::Delete, true) => "  (recorded: ",
+                    (similar::ChangeTag::Insert, true) => "  (now: ",
+                    (similar::ChangeTag::Equal, true) => "  (both: ",
+                    (similar::ChangeTag::Delete, false) => "- ",
+                    (similar::ChangeTag::Insert, false) => "+ ",
+                    (similar::ChangeTag::Equal, false) => "  ",
+                };
+                if sign.ends_with(": ") {
+                    lines.push(format!("{sign}{text})"));
+                    continue;
+                }
                 lines.push(format!("{sign}{}", crate::elide::head_tail(text, EXCERPT)));
             }
         }
     }
     crate::elide::head_tail_lines(lines, DIFF_LINES)
+}
+
+/// Two values each shortened around one elision line, cut at different
+/// places: each side's lines that the other side elided are moved into its
+/// elision (the head trimmed after the other head's last line, the tail
+/// before the other tail's first line), so a line both hold never shows as
+/// a change (the counts grow by what is moved).
+fn same_window(a: &str, b: &str) -> (String, String) {
+    let split = |t: &str| -> Option<Elided> {
+        let lines: Vec<&str> = t.lines().collect();
+        let at = lines.iter().position(|l| crate::elide::is_marker(l))?;
+        let n: usize = lines[at]
+            .trim_start_matches("… ")
+            .trim_end_matches(" line(s) elided …")
+            .parse()
+            .ok()?;
+        let own = |s: &[&str]| s.iter().map(|l| (*l).to_owned()).collect();
+        Some((own(&lines[..at]), n, own(&lines[at + 1..])))
+    };
+    let (Some(mut a), Some(mut b)) = (split(a), split(b)) else {
+        return (a.to_owned(), b.to_owned());
+    };
+    resync(&mut a, &b);
+    resync(&mut b, &a);
+    let join = |(head, n, tail): Elided| {
+        let mut out = head;
+        out.push(format!("… {n} line(s) elided …"));
+        out.extend(tail);
+        out.join("\n") + "\n"
+    };
+    (join(a), join(b))
+}
+
+/// A shortened text: head lines, how many were elided, tail lines.
+type Elided = (Vec<String>, usize, Vec<String>);
+
+/// Moves `x`'s lines past `y`'s head end and before `y`'s tail start into
+/// `x`'s elision.
+fn resync(x: &mut Elided, y: &Elided) {
+    if let Some(last) = y.0.last()
+        && let Some(p) = x.0.iter().rposition(|l| l == last)
+    {
+        x.1 += x.0.len() - (p + 1);
+        x.0.truncate(p + 1);
+    }
+    if let Some(first) = y.2.first()
+        && let Some(p) = x.2.iter().position(|l| l == first)
+    {
+        x.1 += p;
+        x.2.drain(..p);
+    }
 }
 
 /// A built-in mask: its name (what `--explain`-style notes print), pattern
@@ -554,6 +620,61 @@ pub fn normalise(text: &str, roots: &Roots) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Two long values shortened head and tail (by different amounts, as
+    /// their last lines differ in length): the diff shows the last line
+    /// changed and each elision as a note, never `- … N line(s) elided …`.
+    #[test]
+    fn an_elided_middle_is_a_note_not_a_changed_line() {
+        let body = |n: usize, last: &str| {
+            let mut lines: Vec<String> = (0..n).map(|i| format!("line {i}")).collect();
+            lines.push(last.to_owned());
+            lines.join("\n")
+        };
+        let shown = |recorded: usize, now: usize| {
+            let recorded = crate::elide::head_tail(&body(recorded, "ok"), 120);
+            let now = crate::elide::head_tail(&body(now, "KeyError: 'field_id'"), 120);
+            let diff = unified(&recorded, &now);
+            assert!(
+                diff.iter()
+                    .all(|l| !(l.starts_with("- ") || l.starts_with("+ ")) || !l.contains("elided")),
+                "{diff:#?}"
+            );
+            diff.join("\n")
+        };
+        // Cut at different places: the same window of each, only the last
+        // line changed.
+        insta::assert_snapshot!(shown(400, 400), @r"
+          line 398
+          line 399
+        - ok
+        + KeyError: 'field_id'
+        ");
+        // A longer output: the lines it added, none it shares.
+        insta::assert_snapshot!(shown(400, 403), @r"
+          line 398
+          line 399
+        - ok
+        + line 400
+        + line 401
+        + line 402
+        + KeyError: 'field_id'
+        ");
+        // Short tails: each side's elision is a note beside the change.
+        let recorded = crate::elide::head_tail(&body(400, "ok"), 40);
+        let now = crate::elide::head_tail(&body(900, "fail"), 40);
+        insta::assert_snapshot!(unified(&recorded, &now).join("\n"), @r"
+          line 0
+          (recorded: … 397 line(s) elided …)
+        - line 398
+        - line 399
+        - ok
+          (now: … 897 line(s) elided …)
+        + line 898
+        + line 899
+        + fail
+        ");
+    }
+
     use super::*;
     use serde_json::json;
 

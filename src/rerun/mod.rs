@@ -309,8 +309,8 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     {
         let change = f.message.trim_end_matches(" — re-record");
         notes.push(format!(
-            "::notice:: [rerun] ran the current skill files; since the recording: {change} \
-             (`reel rerun --write` refreshes the cassette when nothing diverged)"
+            "::notice:: [rerun] ran the current skill files; since the recording: {change} ({})",
+            drift_advice(failures.is_empty(), &divergences)
         ));
     }
     // A request of no recorded conversation got a neutral answer: logged.
@@ -444,6 +444,24 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     })
 }
 
+/// What helps after a rerun of changed skill files: `--write` only when the
+/// fresh run matches and passes (writing a failing or diverged run would
+/// freeze it as the new truth).
+fn drift_advice(passed: bool, divergences: &[Divergence]) -> &'static str {
+    if !passed {
+        "the change broke the run: fix the skill files, or, if the change is intended, update the \
+         scenario's assertions and re-record with `reel record`"
+    } else if divergences.is_empty() {
+        "`reel rerun --write` refreshes the cassette"
+    } else if divergences.iter().any(|d| d.kind != Kind::File) {
+        "re-record (`reel record`) to see what the model makes of the change; `--write \
+         --accept-divergence` keeps this run, marked as diverged"
+    } else {
+        "only output files changed: if that is intended, `reel rerun --write --accept-divergence` \
+         keeps this run, marked as diverged"
+    }
+}
+
 /// A run killed at its deadline before the agent said anything: some old
 /// releases (reported for builds before about 2.1.145) wait at start-up on an
 /// API host the offline run does not let them reach. Named as such, so a
@@ -545,10 +563,11 @@ fn refuse_writes_outside_the_run(
                 if !outside.is_empty() {
                     return Err(RerunError::invalid(
                         format!(
-                            "{}: {conversation} turn {turn_index}: the recorded Bash command \
+                            "{}: {conversation} turn {}: the recorded Bash command \
                                 writes {}, outside the run directory; a rerun never writes outside \
                                 it",
                             path.display(),
+                            turn_index + 1,
                             outside.join(", ")
                         ),
                         "re-record the scenario so the agent writes under its work root".to_owned(),
@@ -563,9 +582,10 @@ fn refuse_writes_outside_the_run(
             {
                 return Err(RerunError::invalid(
                     format!(
-                        "{}: {conversation} turn {turn_index}: the recorded `{name}` writes \
+                        "{}: {conversation} turn {}: the recorded `{name}` writes \
                             `{target}`, outside the run directory; a rerun never writes outside it",
-                        path.display()
+                        path.display(),
+                        turn_index + 1
                     ),
                     "re-record the scenario so the agent writes under its work root".to_owned(),
                 ));

@@ -441,6 +441,25 @@ impl Session {
 
 #[cfg(test)]
 mod tests {
+    /// docs/session-format.md documents every key the loader accepts: a
+    /// new key without its documentation fails here.
+    #[test]
+    fn every_key_is_documented() {
+        let doc = include_str!("../../docs/session-format.md");
+        let mut missing = Vec::new();
+        for top in TOP_KEYS {
+            if !doc.contains(&format!("`{top}`")) {
+                missing.push((*top).to_owned());
+            }
+            for nested in nested_keys(top).unwrap_or_default() {
+                if !doc.contains(&format!("`{nested}")) {
+                    missing.push(format!("{top}.{nested}"));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "undocumented session keys: {missing:?}");
+    }
+
     use super::*;
 
     #[test]

@@ -441,3 +441,54 @@ fn two_real_re_recordings_of_each_bundled_scenario_diff_as_identical() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// A changed, an added and a removed skill file are named by file in the
+/// meta view, never by their position in `fingerprint.fileSigs`.
+#[test]
+fn changed_skill_files_are_named_by_file_not_by_index() {
+    let src = support::repo().join("cassettes/csv-stats.cassette.json");
+    let mut doc = read_doc(&src);
+    let sigs = doc["fingerprint"]["fileSigs"].as_array_mut().unwrap();
+    assert_eq!(sigs[1][0], "scripts/stats.sh");
+    sigs[1][1] = "0".repeat(64).into();
+    sigs.remove(0);
+    sigs.push(serde_json::json!(["scripts/new.py", "1".repeat(64)]));
+    let tmp = tempfile::tempdir().unwrap();
+    let b = write_doc(tmp.path(), "b.cassette.json", &doc);
+    let (code, r) = diff_json(&src, &b, &["--view", "meta"]);
+    assert_eq!(code, 1, "{r}");
+    let paths: Vec<(&str, &str)> = changes(&r, "meta")
+        .iter()
+        .filter(|c| c["item"] == "fingerprint")
+        .map(|c| {
+            (
+                c["kind"].as_str().unwrap(),
+                c["path"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            ("removed", "fileSigs[SKILL.md]"),
+            ("changed", "fileSigs[scripts/stats.sh]"),
+            ("added", "fileSigs[scripts/new.py]"),
+        ]
+    );
+    let out = support::reel()
+        .current_dir(tmp.path())
+        .arg("diff")
+        .arg(&src)
+        .arg("b.cassette.json")
+        .args(["--view", "meta"])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).replace(&src.display().to_string(), "a.cassette.json");
+    assert!(
+        text.contains("fingerprint fileSigs[scripts/stats.sh]"),
+        "{text}"
+    );
+    assert!(!text.contains("fileSigs[1]"), "{text}");
+    insta::assert_snapshot!(text);
+}

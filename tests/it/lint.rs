@@ -388,3 +388,36 @@ fn record_prints_the_lint_findings_first_and_is_not_stopped_by_them() {
     assert!(warn_at < refusal_at, "{err}");
     assert_eq!(out.status.code(), Some(2), "{err}");
 }
+
+/// Every problem the loader finds in a file is reported, each at its line
+/// with the list index of the file (not the first only); L008 names only
+/// what the file holds; an unparseable file is counted in the tally.
+#[test]
+fn every_loader_problem_of_a_file_is_reported_and_only_real_tokens_named() {
+    let fx = fixture();
+    let text = "name: many\nprompt: hi\nsession: ../sessions/lean.yaml\nanswerz: []\n\
+                timeout_ms: \"x\"\nassert:\n  - result: success\n  - tool_caled: Bash\n  \
+                - max_turns: -3\n  - file_exists: outputs/a.md\n";
+    scenario(&fx, "many", text, None);
+    scenario(
+        &fx,
+        "none",
+        "name: none\nprompt: hi\nsession: ../sessions/lean.yaml\n",
+        None,
+    );
+    scenario(&fx, "unparseable", "prompt: [unclosed\n", None);
+    let out = support::reel()
+        .current_dir(fx.path("."))
+        .args([
+            "lint",
+            "scenarios/many.yaml",
+            "scenarios/none.yaml",
+            "scenarios/unparseable.yaml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!err.contains("beyond `result`"), "{err}");
+    insta::assert_snapshot!(err);
+}

@@ -248,7 +248,7 @@ fn broken_expectation_and_out_of_turns_are_loud_errors() {
     assert_eq!(body["type"], "error");
     let message = body["error"]["message"].as_str().unwrap();
     assert!(
-        message.contains("turn 1")
+        message.contains("turn 2 of script")
             && message.contains("hello.txt")
             && message.contains("nothing here"),
         "{message}"
@@ -260,7 +260,7 @@ fn broken_expectation_and_out_of_turns_are_loud_errors() {
         .unwrap()
         .to_string();
     assert!(
-        message.contains("turn 3") && message.contains("only 3 turn"),
+        message.contains("asked for turn 4") && message.contains("only 3 turn"),
         "{message}"
     );
     let problems = server.shutdown();
@@ -438,7 +438,7 @@ fn serve_prints_the_url_answers_reports_and_stops_on_signals() {
             "serve must exit cleanly on signal {signal}"
         );
         assert!(
-            stderr.contains("out_of_turns") && stderr.contains("turn 9"),
+            stderr.contains("out_of_turns") && stderr.contains("turn 10"),
             "{stderr}"
         );
         assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 2);

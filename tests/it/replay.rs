@@ -58,8 +58,9 @@ fn core(r: &Value) -> Value {
         "thinkingElided": r.get("thinkingElided"),
         "toolDurations": r.get("toolDurations"),
         "skillActivity": r.get("skillActivity"),
-        // Every key the original writes, in its order.
-        "keys": r.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()),
+        // Every key the original writes, in its order (reel's added `file`,
+        // README "Differences", aside).
+        "keys": r.as_object().map(|o| o.keys().filter(|k| *k != "file").cloned().collect::<Vec<_>>()),
     })
 }
 
@@ -937,4 +938,45 @@ fn the_streamed_json_report_is_the_envelope_text() {
         let err = reel::report::json::write_envelope(&batches[0], FailsAfter(room)).unwrap_err();
         assert_eq!(err.to_string(), "disk full");
     }
+}
+
+/// `replay DIR --output-format json`: every result names its cassette, in
+/// the order of the directory listing, as rerun's and verify's do; a
+/// cassette that cannot be replayed is named too.
+#[test]
+fn each_json_result_of_a_directory_names_its_cassette() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("cassettes");
+    std::fs::create_dir(&dir).unwrap();
+    for name in ["pick-features", "write-note"] {
+        let file = format!("{name}.cassette.json");
+        std::fs::copy(
+            support::repo().join("cassettes").join(&file),
+            dir.join(&file),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("broken.cassette.json"), "{").unwrap();
+    let out = support::reel()
+        .current_dir(tmp.path())
+        .args(["replay", "cassettes", "--output-format", "json"])
+        .output()
+        .unwrap();
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors = support::schema_errors("replay.json", &env);
+    assert!(errors.is_empty(), "{errors:?}");
+    let files: Vec<&str> = env["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "cassettes/broken.cassette.json",
+            "cassettes/pick-features.cassette.json",
+            "cassettes/write-note.cassette.json",
+        ]
+    );
 }

@@ -697,6 +697,17 @@ fn the_text_report_names_each_file_and_closes_with_the_tally() {
         Some("1 passed, 1 failed"),
         "{stderr}"
     );
+    // A failing rerun never suggests `--write` (it would freeze the failure);
+    // a diverged one suggests re-recording.
+    assert!(!stderr.contains("rerun --write` refreshes"), "{stderr}");
+    assert!(
+        stderr.contains("the change broke the run: fix the skill files"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("re-record (`reel record`) to see what the model makes"),
+        "{stderr}"
+    );
     insta::with_settings!({filters => vec![
         (r"(?m)  \d+ ms$|  \d+\.\d+ s$", "  [time]"),
         (r"/[^\s]*/runs/[^\s]+", "[run dir]"),

@@ -66,7 +66,13 @@ fn record_over_a_committed_cassette_round_trips_through_pending_accept_and_rejec
     let before = std::fs::read(&committed).unwrap();
     let out = record(root, &claude, false, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("identical to the committed cassette; nothing written"));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("identical to the committed cassette, nothing written"),
+        "{err}"
+    );
+    // One honest line: not also "recorded …" as if it had been written.
+    assert!(!err.lines().any(|l| l.starts_with("recorded ")), "{err}");
     assert_eq!(std::fs::read(&committed).unwrap(), before);
     assert!(!pending.exists());
 

@@ -138,3 +138,58 @@ fn snapshots_of_each_view() {
         }
     }
 }
+
+/// A directory is one coherent refusal (what it holds, a file to pass, the
+/// commands that take a directory), and `--help` says once where text goes.
+#[test]
+fn a_directory_is_one_coherent_usage_error_and_help_agrees_on_stdout() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("cassettes")).unwrap();
+    for name in ["pick-features", "write-note"] {
+        let file = format!("{name}.cassette.json");
+        std::fs::copy(
+            support::repo().join("cassettes").join(&file),
+            tmp.path().join("cassettes").join(&file),
+        )
+        .unwrap();
+    }
+    let out = support::reel()
+        .current_dir(tmp.path())
+        .args(["show", "cassettes/"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!err.contains("not a regular file"), "{err}");
+    insta::assert_snapshot!("show-a-directory", err);
+
+    let out = support::reel().args(["show", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(help.contains("the digest on stdout"), "{help}");
+    assert!(!help.contains("stdout stays empty"), "{help}");
+    insta::assert_snapshot!("show-help", help);
+}
+
+/// A scripted (token-free) run says so and shows no cost; a real
+/// cowork-harness recording keeps its model and cost.
+#[test]
+fn a_scripted_run_names_its_model_scripted_and_has_no_cost() {
+    let p = support::repo().join("cassettes/pick-features.cassette.json");
+    let (_, text) = show(&p, "usage", false);
+    assert!(text.contains("model: scripted by reel"), "{text}");
+    assert!(text.contains("costUsd: none (scripted model)"), "{text}");
+    assert!(!text.contains('$'), "{text}");
+    let (_, json) = show(&p, "usage", true);
+    let env: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(env["results"][0]["usage"]["scriptedModel"], true);
+
+    let real =
+        support::repo().join("tests/compat/examples/replays/example-pdf-skill.cassette.json");
+    let (_, text) = show(&real, "usage", false);
+    assert!(!text.contains("scripted"), "{text}");
+    assert!(text.contains("costUsd: $0.290787"), "{text}");
+    let (_, json) = show(&real, "usage", true);
+    let env: Value = serde_json::from_str(&json).unwrap();
+    assert!(env["results"][0]["usage"].get("scriptedModel").is_none());
+}

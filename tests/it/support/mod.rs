@@ -225,13 +225,14 @@ pub fn without_temp_dirs(v: &Value) -> Value {
 /// Asserts that reel's replay envelope `got` carries the same run result as
 /// cowork-harness's `want`: the same keys in the same order and equal
 /// values, apart from the documented departures (README "Differences":
-/// `nonReproducibleAnswers`, `provenance`) and temp-dir paths, and the same `ok`.
+/// `nonReproducibleAnswers`, `provenance`, reel's added `file`) and temp-dir
+/// paths, and the same `ok`.
 pub fn assert_same_result_as_original(name: &str, got: &Value, want: &Value) {
     let (w, g) = (
         want["results"][0].as_object().unwrap(),
         got["results"][0].as_object().unwrap(),
     );
-    let skip = ["provenance", "nonReproducibleAnswers"];
+    let skip = ["provenance", "nonReproducibleAnswers", "file"];
     let keys = |m: &Map<String, Value>| -> Vec<String> {
         m.keys()
             .filter(|k| !skip.contains(&k.as_str()))
