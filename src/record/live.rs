@@ -220,6 +220,11 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     let t3 = std::time::Instant::now();
     let kept = Some(run_dir.path().to_path_buf());
     let mut doc = assembled.doc;
+    // What the MCP servers said, where cowork-harness ignores it; scrubbed
+    // below with the rest.
+    if let Some(m) = &mcp {
+        m.traffic().insert_into(&mut doc);
+    }
     let scrub = crate::verify::redact::scrub_cassette_checked(&mut doc, &policy, |d| {
         scrub_verdict(cassette_path, d)
     })
