@@ -102,3 +102,37 @@ pub fn drift(recorded: &str, config: Option<&Path>, enabled: &[String]) -> Optio
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_digest_follows_the_servers_files_and_not_where_they_are() {
+        let tmp = std::env::temp_dir().join(format!("reel-digest-{}", std::process::id()));
+        let make = |root: &Path| {
+            std::fs::create_dir_all(root.join("srv")).unwrap();
+            std::fs::write(
+                root.join("mcp.json"),
+                r#"{"mcpServers":{"p":{"command":"python3","args":["./srv/s.py"]}}}"#,
+            )
+            .unwrap();
+            std::fs::write(root.join("srv/s.py"), "print(1)").unwrap();
+            std::fs::write(root.join("srv/data.json"), "{}").unwrap();
+        };
+        let (a, b) = (tmp.join("a"), tmp.join("b"));
+        make(&a);
+        make(&b);
+        let digest = |root: &Path| config_digest(&root.join("mcp.json"), &[]).unwrap();
+        assert_eq!(digest(&a), digest(&b), "relocatable");
+        std::fs::write(b.join("srv/data.json"), "{\"x\":1}").unwrap();
+        assert_ne!(
+            digest(&a),
+            digest(&b),
+            "a data file beside the server counts"
+        );
+        assert!(drift(&digest(&a), Some(&b.join("mcp.json")), &[]).is_some());
+        assert!(drift(&digest(&a), Some(&a.join("mcp.json")), &[]).is_none());
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+}

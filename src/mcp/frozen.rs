@@ -191,3 +191,62 @@ pub fn read_misses(path: &Path) -> Vec<Miss> {
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::traffic::{Exchange, ServerTraffic, Traffic};
+
+    /// A tape from recorded traffic: one server, its listing and one call.
+    fn traffic_tape() -> ServerTape {
+        let server = ServerTraffic {
+            initialize: Some(json!({"serverInfo": {"name": "prices"}})),
+            requests: vec![Exchange {
+                method: "tools/list".into(),
+                params: Value::Null,
+                result: Some(json!({"tools": [{"name": "lookup_price",
+                    "inputSchema": {"type": "object", "required": ["sku"]}}]})),
+                error: None,
+            }],
+            calls: vec![Exchange {
+                method: "tools/call".into(),
+                params: json!({"name": "lookup_price", "arguments": {"sku": "W"}}),
+                result: Some(json!({"content": [{"type": "text", "text": "1"}],
+                    "structuredContent": {"price": 1}})),
+                error: None,
+            }],
+            notifications: vec![],
+        };
+        let mut doc = serde_json::Map::new();
+        Traffic {
+            version: 1,
+            config_digest: None,
+            servers: [("prices".to_owned(), server)].into(),
+        }
+        .insert_into(&mut doc);
+        Tape::of_recording(&doc, &[]).servers["prices"].clone()
+    }
+
+    #[test]
+    fn recorded_traffic_is_served_as_recorded() {
+        let tape = traffic_tape();
+        let mut player = Player::new(&tape);
+        let misses = std::env::temp_dir().join("reel-frozen-unit-misses.jsonl");
+        let mut ask = |method: &str, params: Value| {
+            respond("prices", &tape, &mut player, method, &params, &misses)
+        };
+        let init = ask("initialize", json!({"protocolVersion": "x"})).unwrap();
+        assert_eq!(init["serverInfo"]["name"], "prices");
+        // The real schema, `_meta` in the request notwithstanding.
+        let list = ask("tools/list", json!({"_meta": {"progressToken": 1}})).unwrap();
+        assert_eq!(list["tools"][0]["inputSchema"]["required"], json!(["sku"]));
+        let call = ask(
+            "tools/call",
+            json!({"name": "lookup_price", "arguments": {"sku": "W"}}),
+        )
+        .unwrap();
+        assert_eq!(call["structuredContent"]["price"], 1);
+        let unknown = ask("prompts/get", json!({})).unwrap_err();
+        assert_eq!(unknown["code"], -32601);
+    }
+}
