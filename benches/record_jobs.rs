@@ -76,8 +76,10 @@ fn record_all(scenarios: &[PathBuf], out: &Path, jobs: usize) -> Duration {
 }
 
 fn main() {
-    // The agents this bench starts are confined through this executable.
+    // The agents this bench starts are confined through this executable,
+    // and their MCP servers recorded through it.
     reel::sandbox::run_if_helper();
+    reel::mcp::run_if_server();
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let Some(claude) = claude(&repo) else {
         return;

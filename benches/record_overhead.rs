@@ -31,8 +31,10 @@ use reel::record::{RecordOptions, record};
 mod support;
 
 fn main() {
-    // The agents this bench starts are confined through this executable.
+    // The agents this bench starts are confined through this executable,
+    // and their MCP servers recorded through it.
     reel::sandbox::run_if_helper();
+    reel::mcp::run_if_server();
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let tmp = tempfile::tempdir().expect("temp dir");
     // SAFETY: single-threaded at this point; only this process reads it.

@@ -5,15 +5,35 @@
 //! it is named live (`--mcp-live`); a live server keeps its command, with
 //! relative paths that name files beside the config made absolute (the agent
 //! starts in the work root) and their directories readable in the sandbox.
+//! A live stdio server runs behind reel's [`relay`], which records its
+//! [`traffic`] for the cassette; [`digest`] is the configuration's digest
+//! staleness compares.
 
+pub mod digest;
 pub mod frozen;
+pub mod relay;
 pub mod tape;
+pub mod traffic;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
 pub use tape::Tape;
+pub use traffic::Traffic;
+
+/// Runs reel's own MCP servers when this process is one (`reel
+/// __mcp-frozen …`, `reel __mcp-relay …`, started by the agent); returns
+/// otherwise. Called first thing in `main`, before argument parsing.
+pub fn run_if_server() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match args.get(1) {
+        Some(a) if a == frozen::FROZEN_ARG => frozen::frozen_main(&args),
+        Some(a) if a == relay::RELAY_ARG => relay::relay_main(&args),
+        _ => {}
+    }
+}
 
 /// How a rerun's MCP servers run (`None` in a [`prepare`] call: all live, as
 /// when recording).
@@ -36,6 +56,21 @@ pub struct Prepared {
     pub frozen: Vec<String>,
     /// Where frozen servers append calls they could not answer.
     pub misses: PathBuf,
+    /// Each relayed or frozen server's capture file.
+    pub captures: BTreeMap<String, PathBuf>,
+    /// [`digest::config_digest`] of the session's MCP config (`None`: the
+    /// session has none).
+    pub config_digest: Option<String>,
+}
+
+impl Prepared {
+    /// The traffic the run's servers exchanged, with the config digest.
+    pub fn traffic(&self) -> Traffic {
+        Traffic {
+            config_digest: self.config_digest.clone(),
+            ..Traffic::from_captures(&self.captures)
+        }
+    }
 }
 
 /// Reads an MCP config's `mcpServers` (a clear error naming the file).
@@ -94,49 +129,41 @@ pub fn prepare(
     freeze: Option<&Freeze>,
     run_dir: &Path,
 ) -> Result<Option<Prepared>, String> {
-    let mut servers = match config {
-        Some(c) => read_servers(c)?,
-        None => Map::new(),
-    };
-    if !enabled.is_empty() {
-        servers.retain(|name, _| enabled.contains(name));
-    }
-    if let Some(f) = freeze {
-        for name in f.tape.servers.keys() {
-            servers.entry(name.clone()).or_insert(json!({}));
-        }
-        if let Some(unknown) = f.live.iter().find(|n| !servers.contains_key(*n)) {
-            return Err(format!(
-                "--mcp-live `{unknown}`: the session has no MCP server of that name (it has: {})",
-                servers.keys().cloned().collect::<Vec<_>>().join(", ")
-            ));
-        }
-    }
+    let mut servers = run_servers(config, enabled, freeze)?;
     if servers.is_empty() {
         return Ok(None);
     }
     let dir = run_dir.join("mcp");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("create `{}`: {e}", dir.display()))?;
+    let traffic_dir = dir.join("traffic");
+    std::fs::create_dir_all(&traffic_dir)
+        .map_err(|e| format!("create `{}`: {e}", traffic_dir.display()))?;
     let mut prepared = Prepared {
         config: dir.join("config.json"),
         misses: dir.join("misses.jsonl"),
+        config_digest: config
+            .map(|c| digest::config_digest(c, enabled))
+            .transpose()?,
         ..Prepared::default()
     };
     let base = config.and_then(Path::parent).unwrap_or(Path::new("."));
     let base = std::path::absolute(base).unwrap_or_else(|_| base.to_owned());
+    let exe = std::env::current_exe().map_err(|e| format!("locate reel: {e}"))?;
     let tape_path = dir.join("tape.json");
-    for (name, entry) in servers.iter_mut() {
-        match freeze {
-            Some(f) if !f.live.contains(name) => {
-                let exe = std::env::current_exe().map_err(|e| format!("locate reel: {e}"))?;
-                *entry = json!({"type": "stdio", "command": exe, "args": [
-                    frozen::FROZEN_ARG, tape_path, name, prepared.misses]});
-                prepared.frozen.push(name.clone());
-                if !prepared.extra_read.contains(&exe) {
-                    prepared.extra_read.push(exe);
-                }
+    for (i, (name, entry)) in servers.iter_mut().enumerate() {
+        let capture = traffic_dir.join(format!("{i}.jsonl"));
+        if freeze.is_some_and(|f| !f.live.contains(name)) {
+            *entry = json!({"type": "stdio", "command": exe, "args": [
+                frozen::FROZEN_ARG, tape_path, name, prepared.misses, capture]});
+            prepared.frozen.push(name.clone());
+        } else {
+            absolutise(entry, &base, &mut prepared.extra_read);
+            if !relay_entry(entry, &exe, &capture) {
+                continue; // HTTP/SSE: not recorded (yet)
             }
-            _ => absolutise(entry, &base, &mut prepared.extra_read),
+        }
+        prepared.captures.insert(name.clone(), capture);
+        if !prepared.extra_read.contains(&exe) {
+            prepared.extra_read.push(exe.clone());
         }
     }
     if let Some(f) = freeze {
@@ -149,6 +176,63 @@ pub fn prepare(
     crate::atomic::write_atomic(&prepared.config, text.as_bytes())
         .map_err(|e| format!("write `{}`: {e}", prepared.config.display()))?;
     Ok(Some(prepared))
+}
+
+/// The servers a run gets: the config's, narrowed to `mcp.enabled`, plus (on
+/// a rerun) every server the recording holds; `--mcp-live` names checked.
+fn run_servers(
+    config: Option<&Path>,
+    enabled: &[String],
+    freeze: Option<&Freeze>,
+) -> Result<Map<String, Value>, String> {
+    let mut servers = match config {
+        Some(c) => read_servers(c)?,
+        None => Map::new(),
+    };
+    if !enabled.is_empty() {
+        servers.retain(|name, _| enabled.contains(name));
+    }
+    let Some(f) = freeze else {
+        return Ok(servers);
+    };
+    for name in f.tape.servers.keys() {
+        servers.entry(name.clone()).or_insert(json!({}));
+    }
+    if let Some(unknown) = f.live.iter().find(|n| !servers.contains_key(*n)) {
+        return Err(format!(
+            "--mcp-live `{unknown}`: the session has no MCP server of that name (it has: {})",
+            servers.keys().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    Ok(servers)
+}
+
+/// Puts reel's recording [`relay`] in a stdio server's place (`false`: not a
+/// stdio server — an HTTP/SSE one, or no command).
+fn relay_entry(entry: &mut Value, exe: &Path, capture: &Path) -> bool {
+    let Some(obj) = entry.as_object_mut() else {
+        return false;
+    };
+    let stdio = obj.get("type").is_none_or(|t| t == "stdio") && !obj.contains_key("url");
+    let Some(command) = obj
+        .get("command")
+        .filter(|c| stdio && c.is_string())
+        .cloned()
+    else {
+        return false;
+    };
+    let mut args = vec![
+        json!(relay::RELAY_ARG),
+        json!(capture),
+        json!("--"),
+        command,
+    ];
+    if let Some(Value::Array(rest)) = obj.get("args") {
+        args.extend(rest.iter().cloned());
+    }
+    obj.insert("command".into(), json!(exe));
+    obj.insert("args".into(), Value::Array(args));
+    true
 }
 
 /// A live server's `command` and `args` that name existing files relative to

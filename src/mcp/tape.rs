@@ -1,12 +1,16 @@
 //! What a frozen MCP server serves: per server, the tool list and the
-//! recorded calls, built from a recording's `tool_use` / `tool_result` pairs
-//! of each `mcp__<server>__<tool>` tool (any cassette, cowork-harness's too).
+//! recorded calls, built from the recorded MCP traffic where the cassette
+//! carries it ([`super::traffic`]: the real `initialize` result, listings
+//! with their input schemas, every call's whole result), else from the
+//! recording's `tool_use` / `tool_result` pairs of each
+//! `mcp__<server>__<tool>` tool (any cassette, cowork-harness's too).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::traffic::{Exchange, ServerTraffic, Traffic};
 use crate::protocol::{Block, Line};
 
 /// Every frozen server of a run, by server name.
@@ -18,12 +22,18 @@ pub struct Tape {
 /// One server: what it lists and what it answered.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerTape {
-    /// Where this came from (`tool_use/tool_result pairs`), said on output.
+    /// Where this came from ([`PAIRS`] or [`TRAFFIC`]), said on output.
     pub source: String,
     /// Tool names, in first-seen order.
     pub tools: Vec<String>,
     /// Calls in recorded order.
     pub calls: Vec<Call>,
+    /// The recorded `initialize` result (traffic only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initialize: Option<Value>,
+    /// Other recorded requests (`tools/list`, …; traffic only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<Exchange>,
 }
 
 /// One recorded `tools/call`.
@@ -35,6 +45,9 @@ pub struct Call {
     pub content: Vec<Value>,
     #[serde(rename = "isError")]
     pub is_error: bool,
+    /// The whole recorded result, served as is (traffic only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
 }
 
 /// `mcp__<server>__<tool>` → (server, tool).
@@ -106,6 +119,7 @@ impl Tape {
                                 arguments,
                                 content: content_blocks(content),
                                 is_error,
+                                result: None,
                             });
                         }
                     }
@@ -131,13 +145,86 @@ impl Tape {
 /// How a tape built from the transcript is described.
 pub const PAIRS: &str = "the recorded tool_use/tool_result pairs";
 
+/// How a tape built from recorded traffic is described.
+pub const TRAFFIC: &str = "the recorded MCP traffic";
+
+impl Tape {
+    /// The tape of a recording: each server from its recorded traffic where
+    /// the cassette `doc` carries it, else from the pairs of its `events`.
+    pub fn of_recording(doc: &serde_json::Map<String, Value>, events: &[Value]) -> Tape {
+        let mut tape = Tape::from_pairs(events);
+        for (name, server) in Traffic::from_doc(doc).unwrap_or_default().servers {
+            tape.servers.insert(name, ServerTape::from_traffic(&server));
+        }
+        tape
+    }
+}
+
 /// SDK servers the agent host serves itself (not from an MCP config).
 const AGENT_SERVERS: [&str; 4] = ["skills", "plugins", "cowork", "workspace"];
 
 impl ServerTape {
+    fn from_traffic(traffic: &ServerTraffic) -> ServerTape {
+        let listed = traffic
+            .requests
+            .iter()
+            .filter(|e| e.method == "tools/list")
+            .filter_map(|e| e.result.as_ref()?.get("tools")?.as_array())
+            .flatten()
+            .filter_map(|t| t.get("name")?.as_str());
+        let mut tape = ServerTape {
+            source: TRAFFIC.into(),
+            initialize: traffic.initialize.clone(),
+            requests: traffic.requests.clone(),
+            calls: traffic.calls.iter().map(Call::from_exchange).collect(),
+            ..ServerTape::default()
+        };
+        for tool in listed {
+            tape.add_tool(tool);
+        }
+        tape
+    }
+
+    /// The recorded answer to a request other than `tools/call`: the one
+    /// with the same method and canonical params, else the first of the
+    /// method (a listing's cursor-free params may differ in spelling).
+    pub fn request(&self, method: &str, params: &Value) -> Option<&Exchange> {
+        let key = canonical(&super::traffic::without_meta(params));
+        let same = |e: &&Exchange| e.method == method;
+        self.requests
+            .iter()
+            .filter(same)
+            .find(|e| canonical(&e.params) == key)
+            .or_else(|| self.requests.iter().find(same))
+    }
+
     fn add_tool(&mut self, tool: &str) {
         if !self.tools.iter().any(|t| t == tool) {
             self.tools.push(tool.to_owned());
+        }
+    }
+}
+
+impl Call {
+    fn from_exchange(e: &Exchange) -> Call {
+        let result = e.result.clone().unwrap_or_default();
+        let error_text = e.error.as_ref().map(|err| {
+            let message = err.get("message").and_then(Value::as_str);
+            serde_json::json!({"type": "text", "text": message.unwrap_or("MCP error")})
+        });
+        Call {
+            tool: e.params["name"].as_str().unwrap_or_default().to_owned(),
+            arguments: e
+                .params
+                .get("arguments")
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!({})),
+            content: match error_text {
+                Some(t) => vec![t],
+                None => content_blocks(result.get("content")),
+            },
+            is_error: e.error.is_some() || result["isError"] == true,
+            result: e.result.clone(),
         }
     }
 }

@@ -79,31 +79,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     warnings.extend(staged.notices.iter().cloned());
     let pre = manifest::pre_run(&staged.work_root, &staged.user_visible_roots);
 
-    let server = match &plan.script {
-        Some(script) => Some(
-            crate::model::Server::start(
-                script.clone(),
-                crate::model::ServeOptions {
-                    port: 0,
-                    log: Some(run_dir.path().join("model-requests.jsonl")),
-                    vars: vec![
-                        ("config".into(), staged.config_dir.display().to_string()),
-                        ("home".into(), staged.home.display().to_string()),
-                        ("run".into(), run_dir.path().display().to_string()),
-                        (
-                            "cwd-slug".into(),
-                            crate::rerun::paths::slug(&staged.work_root.display().to_string()),
-                        ),
-                    ],
-                },
-            )
-            .map_err(|e| RecordError::Setup {
-                message: format!("start the scripted model: {e}"),
-                hint: None,
-            })?,
-        ),
-        None => None,
-    };
+    let server = start_model(plan, &staged, run_dir.path())?;
     let mcp = crate::mcp::prepare(
         session.mcp_config.as_deref(),
         &session.mcp_enabled,
@@ -220,6 +196,11 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     let t3 = std::time::Instant::now();
     let kept = Some(run_dir.path().to_path_buf());
     let mut doc = assembled.doc;
+    // What the MCP servers said, where cowork-harness ignores it; scrubbed
+    // below with the rest.
+    if let Some(m) = &mcp {
+        m.traffic().insert_into(&mut doc);
+    }
     let scrub = crate::verify::redact::scrub_cassette_checked(&mut doc, &policy, |d| {
         scrub_verdict(cassette_path, d)
     })
@@ -278,6 +259,38 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         denials,
         mcp,
     })
+}
+
+/// The scripted model of `plan` (if any), serving on a free loopback port
+/// with the run's placeholders filled.
+fn start_model(
+    plan: &LivePlan<'_>,
+    staged: &stage::Staged,
+    run_dir: &Path,
+) -> Result<Option<crate::model::Server>, RecordError> {
+    let Some(script) = &plan.script else {
+        return Ok(None);
+    };
+    let vars = vec![
+        ("config".into(), staged.config_dir.display().to_string()),
+        ("home".into(), staged.home.display().to_string()),
+        ("run".into(), run_dir.display().to_string()),
+        (
+            "cwd-slug".into(),
+            crate::rerun::paths::slug(&staged.work_root.display().to_string()),
+        ),
+    ];
+    let options = crate::model::ServeOptions {
+        port: 0,
+        log: Some(run_dir.join("model-requests.jsonl")),
+        vars,
+    };
+    crate::model::Server::start(script.clone(), options)
+        .map(Some)
+        .map_err(|e| RecordError::Setup {
+            message: format!("start the scripted model: {e}"),
+            hint: None,
+        })
 }
 
 /// Lines of the run's tool results that read like a refusal of the kernel

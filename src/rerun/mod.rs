@@ -184,7 +184,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     let scenario_path = scenario.path.clone();
     let recorded_events = parse_lines(cassette.events());
     let freeze = crate::mcp::Freeze {
-        tape: crate::mcp::Tape::from_pairs(&recorded_events),
+        tape: crate::mcp::Tape::of_recording(&cassette.doc, &recorded_events),
         live: opts.mcp_live.clone(),
     };
     let mut run = live::run(&live::LivePlan {

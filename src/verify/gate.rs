@@ -295,6 +295,7 @@ pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
         }
         row.notes.extend(st.notes);
         session_shape(&cassette, opts, &mut row);
+        mcp_config_drift(&cassette, opts, &mut row);
     }
     if opts.scenario_drift {
         match scenario_drift(&cassette) {
@@ -389,6 +390,31 @@ fn session_shape(cassette: &Cassette, opts: &VerifyOptions, row: &mut CassetteRe
         folders/plugin/skill/mcp/egress config changed since record) — re-record"
             .into(),
     );
+}
+
+/// reel's MCP-configuration check (a departure: cowork-harness hashes only
+/// the config's path): the digest recorded with the MCP traffic against the
+/// current session's MCP config and its servers' files.
+fn mcp_config_drift(cassette: &Cassette, opts: &VerifyOptions, row: &mut CassetteResult) {
+    let Some(recorded) = crate::mcp::Traffic::from_doc(&cassette.doc).and_then(|t| t.config_digest)
+    else {
+        return; // recorded without MCP traffic: nothing to compare
+    };
+    let keys = resolve_session(cassette, opts.session.as_deref())
+        .and_then(|p| crate::scenario::session_keys::load(Some(&p)).ok());
+    let Some(keys) = keys else {
+        row.notes.push(
+            "mcp-config: could not load the current session file — cannot verify MCP \
+                configuration staleness"
+                .into(),
+        );
+        return;
+    };
+    if let Some(finding) =
+        crate::mcp::digest::drift(&recorded, keys.mcp_config.as_deref(), &keys.mcp_enabled)
+    {
+        row.staleness.push(finding);
+    }
 }
 
 /// Verifies every file on all cores; results keep the input order.

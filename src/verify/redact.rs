@@ -675,6 +675,10 @@ pub fn scrub_cassette(
             *v = sc.value(v, &format!("scenario.{k}"))?;
         }
     }
+    // reel's recorded MCP traffic: every string in it, as a scenario field.
+    if let Some(traffic) = doc.get_mut(crate::mcp::traffic::CASSETTE_KEY) {
+        *traffic = sc.value(traffic, crate::mcp::traffic::CASSETTE_KEY)?;
+    }
     if let Some(Value::Array(fpm)) = doc.get_mut("folderPrefixMap") {
         for (i, e) in fpm.iter_mut().enumerate() {
             if let Some(Value::String(from)) = e.get_mut("from") {

@@ -872,9 +872,7 @@ mod mcp {
         assert_eq!(code, 0, "{stderr}");
         assert_eq!(divergences(&env), vec![], "{stderr}");
         assert!(
-            notes(&env).contains(
-                "MCP servers frozen: prices (from the recorded tool_use/tool_result pairs)"
-            ),
+            notes(&env).contains("MCP servers frozen: prices (from the recorded MCP traffic)"),
             "{}",
             notes(&env)
         );
@@ -925,6 +923,189 @@ mod mcp {
             notes(&env).contains("live (--mcp-live): prices"),
             "{}",
             notes(&env)
+        );
+    }
+
+    /// What cowork-harness would have written for the same run: no reel
+    /// traffic key, its own generator stamp.
+    fn as_written_by_cowork_harness(fx: &Fixture, cassette: &str) {
+        CassetteDoc::from_file(&fx.root().join(cassette))
+            .remove("reelMcp")
+            .remove("environment.sandbox")
+            .set("generator", "cowork-harness".into())
+            .set("environment.harnessVersion", "2.0.0".into())
+            .write(&fx.root().join(cassette));
+        fx.commit(".", "as cowork-harness writes it");
+    }
+
+    #[test]
+    fn a_cassette_without_traffic_reruns_from_its_tool_use_pairs() {
+        support::require!(claude_bin());
+        let fx = scratch();
+        let cassette = "cassettes/price-check.cassette.json";
+        as_written_by_cowork_harness(&fx, cassette);
+        // The server's command missing: only the pairs can answer.
+        fx.edit_and_commit("skills/price-check/mcp/mcp.json", |t| {
+            t.replace("\"python3\"", "\"no-such-python\"")
+        });
+        let (code, env, stderr) = fx.rerun(cassette, &[]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(divergences(&env), vec![], "{stderr}");
+        assert!(
+            notes(&env).contains(
+                "MCP servers frozen: prices (from the recorded tool_use/tool_result pairs)"
+            ),
+            "{}",
+            notes(&env)
+        );
+    }
+
+    /// The MCP traffic of a fresh `reel record`, per server.
+    fn recorded_traffic(fx: &Fixture, out: &str) -> Value {
+        let bin = claude_bin().expect("the real claude binary");
+        let run = reel()
+            .current_dir(fx.root())
+            .env("REEL_CLAUDE_BIN", bin)
+            .args(["record", "scenarios/price-check.yaml", "--out", out])
+            .run();
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let doc = CassetteDoc::from_file(&fx.root().join(out));
+        doc.doc()["reelMcp"].clone()
+    }
+
+    #[test]
+    fn record_keeps_each_servers_traffic_and_a_rerun_serves_it() {
+        support::require!(claude_bin());
+        let fx = scratch();
+        let out = "cassettes/fresh.cassette.json";
+        let traffic = recorded_traffic(&fx, out);
+        let prices = &traffic["servers"]["prices"];
+        assert_eq!(
+            prices["initialize"]["serverInfo"]["name"], "prices",
+            "{traffic}"
+        );
+        let list = prices["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["method"] == "tools/list")
+            .expect("the tools/list exchange");
+        // The real input schema, not a permissive stand-in.
+        assert_eq!(
+            list["result"]["tools"][0]["inputSchema"]["required"],
+            serde_json::json!(["sku"])
+        );
+        let call = &prices["calls"][0];
+        assert_eq!(call["params"]["name"], "lookup_price");
+        assert_eq!(call["params"]["arguments"]["sku"], "WIDGET-1");
+        assert_eq!(
+            call["result"]["content"][0]["text"], "WIDGET-1: 12.50 EUR",
+            "{call}"
+        );
+        assert!(
+            traffic["configDigest"]
+                .as_str()
+                .is_some_and(|d| d.starts_with("sha256:")),
+            "{traffic}"
+        );
+        fx.commit(".", "recorded");
+
+        // Served from that traffic with the server gone and its data changed.
+        fx.edit_and_commit("skills/price-check/mcp/prices.json", |t| {
+            t.replace("12.50", "99.00")
+        });
+        fx.edit_and_commit("skills/price-check/mcp/mcp.json", |t| {
+            t.replace("\"python3\"", "\"no-such-python\"")
+        });
+        let (code, env, stderr) = fx.rerun(out, &[]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(divergences(&env), vec![], "{stderr}");
+        assert!(
+            notes(&env).contains("MCP servers frozen: prices (from the recorded MCP traffic)"),
+            "{}",
+            notes(&env)
+        );
+    }
+
+    #[test]
+    fn cowork_harness_replays_a_cassette_carrying_mcp_traffic() {
+        let (node, cli) = support::require!(support::original_cli());
+        let fx = scratch();
+        let cassette = "cassettes/price-check.cassette.json";
+        let doc = CassetteDoc::from_file(&fx.root().join(cassette));
+        assert!(doc.doc()["reelMcp"]["servers"]["prices"].is_object());
+        let out = std::process::Command::new(node)
+            .arg(cli)
+            .args(["replay", cassette, "--output-format", "json"])
+            .current_dir(fx.root())
+            .output()
+            .expect("run cowork-harness");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let env: Value = serde_json::from_slice(&out.stdout).expect("its JSON envelope");
+        assert_eq!(env["version"], "2.0.0", "{env}");
+        assert_eq!(env["ok"], true, "{env}");
+        let theirs = &env["results"][0];
+        assert_eq!(theirs["verdict"]["pass"], true, "{theirs}");
+        // The same assertions, judged the same, as reel's own replay.
+        let ours = reel()
+            .current_dir(fx.root())
+            .args(["replay", cassette, "--output-format", "json"])
+            .run()
+            .json();
+        let outcomes = |r: &Value| -> Vec<(String, bool)> {
+            r["assertions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| (a["assertion"].to_string(), a["pass"] == true))
+                .collect()
+        };
+        assert_eq!(outcomes(theirs), outcomes(&ours["results"][0]));
+        assert_eq!(outcomes(theirs).len(), 4, "{theirs}");
+    }
+
+    /// verify-cassettes of one cassette: exit code and its staleness lines.
+    fn verify_staleness(fx: &Fixture, cassette: &str) -> (i32, Vec<String>) {
+        let run = reel()
+            .current_dir(fx.root())
+            .args(["verify-cassettes", cassette, "--skip-privacy"])
+            .args(["--output-format", "json"])
+            .run();
+        let env = run.json();
+        let lines = env["results"][0]["staleness"]
+            .as_array()
+            .map(|a| a.iter().map(|s| s.as_str().unwrap().to_owned()).collect())
+            .unwrap_or_default();
+        (run.code, lines)
+    }
+
+    #[test]
+    fn a_changed_server_outside_the_skill_tree_makes_the_cassette_stale() {
+        support::require!(claude_bin());
+        let fx = scratch();
+        // The server beside the session, outside every skill root: only the
+        // MCP digest can notice a change to it.
+        fx.copy_in(&fx.root().join("skills/price-check/mcp"), "mcp-outside");
+        fx.edit("sessions/price-check.yaml", |t| {
+            t.replace(
+                "../skills/price-check/mcp/mcp.json",
+                "../mcp-outside/mcp.json",
+            )
+        });
+        fx.commit(".", "server outside the skill");
+        let out = "cassettes/fresh.cassette.json";
+        recorded_traffic(&fx, out);
+        fx.commit(".", "recorded");
+        assert_eq!(verify_staleness(&fx, out), (0, vec![]));
+
+        fx.edit_and_commit("mcp-outside/prices.json", |t| t.replace("12.50", "14.00"));
+        let (code, stale) = verify_staleness(&fx, out);
+        assert_eq!(code, 1, "{stale:?}");
+        assert_eq!(stale.len(), 1, "{stale:?}");
+        assert!(
+            stale[0].starts_with("MCP configuration differs from the recording"),
+            "{stale:?}"
         );
     }
 

@@ -152,6 +152,26 @@ pub fn claude_bin() -> Result<PathBuf, String> {
     .clone()
 }
 
+/// The original, cowork-harness 2.0.0, built as docs/spec's
+/// running-the-original.md says: env `REEL_ORIGINAL_CLI` names its
+/// `dist/cli.js`, run by `node` on `PATH` (or env `REEL_ORIGINAL_NODE`).
+/// `Err(why)` when it is not there (for [`require!`]).
+pub fn original_cli() -> Result<(PathBuf, PathBuf), String> {
+    let cli = std::env::var_os("REEL_ORIGINAL_CLI")
+        .map(PathBuf::from)
+        .ok_or(
+            "cowork-harness 2.0.0 is not built here: set REEL_ORIGINAL_CLI to its dist/cli.js \
+         (recipe: /work/shared/spec/running-the-original.md)",
+        )?;
+    if !cli.is_file() {
+        return Err(format!("REEL_ORIGINAL_CLI={} is not a file", cli.display()));
+    }
+    let node = std::env::var_os("REEL_ORIGINAL_NODE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("node"));
+    Ok((node, cli))
+}
+
 /// Runs `git` in `dir` with a fixed identity and the caller's repository
 /// variables cleared; panics with git's stderr when it fails.
 pub fn git(dir: &Path, args: &[&str]) {
