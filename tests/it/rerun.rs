@@ -1027,7 +1027,12 @@ mod mcp {
         );
     }
 
+    /// Run by hand where the original is built (CI cannot build it: it is
+    /// not on any registry). What CI checks instead is its captured replay
+    /// of the bundled cassette with traffic, field for field
+    /// (`replay::bundled_cassettes_replay_field_for_field_as_the_original`).
     #[test]
+    #[ignore = "needs cowork-harness 2.0.0 built here: REEL_ORIGINAL_CLI (spec/running-the-original.md)"]
     fn cowork_harness_replays_a_cassette_carrying_mcp_traffic() {
         let (node, cli) = support::require!(support::original_cli());
         let fx = scratch();
