@@ -432,6 +432,70 @@ fn a_long_recording_is_paged_and_clipped() {
     assert!(html.len() < 1_200_000, "the page is {} bytes", html.len());
 }
 
+/// The 50,000-event recording of the report bench (25,000 tool calls, each
+/// with its result) renders with the default window, opens clean in the
+/// browser, scrolls, and counts every call, not only the shown ones. Its
+/// load time is written to target/report-browser/load-times.txt for
+/// docs/benchmarks.md (a number to record, not a timed assertion).
+#[test]
+fn a_50k_event_recording_opens_and_scrolls_in_a_browser() {
+    let mut b = support::require!(browser());
+    let fx = Fixture::new();
+    let mut events = vec![
+        json!({"type": "system", "subtype": "init", "cwd": "/w", "session_id": "s",
+        "tools": ["Bash"], "mcp_servers": [], "skills": []})
+        .to_string(),
+    ];
+    for i in 0..25_000 {
+        events.push(
+            json!({"type": "assistant", "message": {"id": format!("msg_{i}"), "role": "assistant",
+            "content": [{"type": "text", "text": format!("step {i}")},
+                {"type": "tool_use", "id": format!("toolu_{i}"), "name": "Bash",
+                "input": {"command": format!("echo {i}")}}]}, "parent_tool_use_id": null})
+            .to_string(),
+        );
+        events.push(
+            json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result",
+            "tool_use_id": format!("toolu_{i}"), "content": format!("{i}\n{}", "y".repeat(900)),
+            "is_error": false}]}, "parent_tool_use_id": null})
+            .to_string(),
+        );
+    }
+    let cassette = fx.path("big.cassette.json");
+    CassetteDoc::minimal()
+        .set("events", Value::from(events))
+        .write(&cassette);
+    let page = fx.path("big.html");
+    report(fx.root(), &[cassette.to_str().unwrap()], &page);
+    let loaded = open_clean(
+        &mut b,
+        &page,
+        "recording-50k-events",
+        &[
+            "25,000",
+            "This report shows turns 1–500 of 25,000.",
+            "echo 499",
+        ],
+    );
+    let scrolled = b
+        .eval(
+            "(() => { window.scrollTo(0, document.documentElement.scrollHeight);              return [window.scrollY, document.documentElement.scrollHeight]; })()",
+        )
+        .unwrap();
+    let (y, height) = (scrolled[0].as_f64().unwrap(), scrolled[1].as_f64().unwrap());
+    assert!(
+        y > 0.0 && height > y,
+        "the page scrolled to {y} of {height}"
+    );
+    let bytes = std::fs::metadata(&page).unwrap().len();
+    let line = format!(
+        "50,000-event recording page ({bytes} bytes): load event after {} ms\n",
+        loaded.load_time.as_millis()
+    );
+    eprint!("{line}");
+    std::fs::write(artifacts().join("load-times.txt"), line).unwrap();
+}
+
 #[test]
 fn page_structure_snapshots() {
     let fx = Fixture::new();
