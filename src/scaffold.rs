@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use crate::assert::keys::name;
 use crate::cassette::Cassette;
 use crate::js::regex::escape_literal;
-use crate::replay::{ReplayOptions, replay_file};
+use crate::replay::{ReplayOptions, ReplayResult, replay_file};
 use crate::scenario::answers::{self, Decider};
 
 /// A scaffolded scenario and model script.
@@ -63,27 +63,8 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
         "fidelity".into(),
         frozen.get("fidelity").cloned().unwrap_or(json!("protocol")),
     );
-    let session = frozen
-        .get("session")
-        .and_then(Value::as_str)
-        .unwrap_or(crate::scenario::INLINE_SESSION);
-    if session != crate::scenario::INLINE_SESSION {
-        match crate::fingerprint::resolve_session_path(session, Some(cassette.dir()), None) {
-            Some(p) if p.is_file() => {
-                let rel = crate::paths::relative_lexical(
-                    &out_dir,
-                    &crate::paths::resolve_cwd_clamped(&p),
-                );
-                doc.insert("session".into(), json!(rel.display().to_string()));
-            }
-            _ => {
-                notes.push(format!(
-                    "the recorded session `{session}` does not resolve from the cassette; the \
-                        scenario keeps it as recorded"
-                ));
-                doc.insert("session".into(), json!(session));
-            }
-        }
+    if let Some(session) = session_entry(&cassette, &out_dir, &mut notes) {
+        doc.insert("session".into(), session);
     }
     if let Some(t) = frozen.get("timeout_ms") {
         doc.insert("timeout_ms".into(), t.clone());
@@ -92,9 +73,69 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
         "prompt".into(),
         frozen.get("prompt").cloned().unwrap_or(json!("")),
     );
+    let gates = answered_gates(&cassette);
+    let rules = answer_rules(&cassette, &result, &gates, &mut notes)?;
+    if !rules.is_empty() {
+        doc.insert("answers".into(), Value::Array(rules));
+    }
+    doc.insert(
+        "assert".into(),
+        Value::Array(assertions(&cassette, &result, &gates)),
+    );
 
-    // answers: the recording's rules, then one per gate / permission they miss.
-    let mut rules: Vec<Value> = frozen
+    let body = serde_yaml_ng::to_string(&crate::scenario::yaml_value(&Value::Object(doc)))
+        .map_err(|e| e.to_string())?;
+    let scenario_yaml = format!(
+        "# Scaffolded from {} by `reel scaffold`: a starting point — edit the assertions to say\n# \
+            what the skill must do (`reel assertions` lists them), then `reel lint` this \
+            file.\n{body}",
+        cassette_path.display()
+    );
+    let model_yaml = model_script(&cassette, cassette_path, &mut notes);
+    Ok(Scaffold {
+        scenario_yaml,
+        model_yaml,
+        notes,
+    })
+}
+
+/// The recorded session, re-relativised to `out_dir`; kept as recorded
+/// (with a note) when it does not resolve; `None` for an inline session.
+fn session_entry(cassette: &Cassette, out_dir: &Path, notes: &mut Vec<String>) -> Option<Value> {
+    let session = cassette
+        .scenario()
+        .get("session")
+        .and_then(Value::as_str)
+        .unwrap_or(crate::scenario::INLINE_SESSION);
+    if session == crate::scenario::INLINE_SESSION {
+        return None;
+    }
+    match crate::fingerprint::resolve_session_path(session, Some(cassette.dir()), None) {
+        Some(p) if p.is_file() => {
+            let rel =
+                crate::paths::relative_lexical(out_dir, &crate::paths::resolve_cwd_clamped(&p));
+            Some(json!(rel.display().to_string()))
+        }
+        _ => {
+            notes.push(format!(
+                "the recorded session `{session}` does not resolve from the cassette; the \
+                    scenario keeps it as recorded"
+            ));
+            Some(json!(session))
+        }
+    }
+}
+
+/// The recording's own `answers:` rules, then one per answered gate and
+/// per decided tool they do not cover.
+fn answer_rules(
+    cassette: &Cassette,
+    result: &ReplayResult,
+    gates: &[(Value, Map<String, Value>)],
+    notes: &mut Vec<String>,
+) -> Result<Vec<Value>, String> {
+    let mut rules: Vec<Value> = cassette
+        .scenario()
         .get("answers")
         .and_then(Value::as_array)
         .cloned()
@@ -106,34 +147,50 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
         parity: Default::default(),
         unanswered: answers::Unanswered::Fail,
     };
-    let gates = answered_gates(&cassette);
-    for (questions, given) in &gates {
-        if decider.decide_question(questions).is_ok() {
-            continue;
-        }
-        for q in questions.as_array().into_iter().flatten() {
-            let Some(text) = q.get("question").and_then(Value::as_str) else {
-                continue;
-            };
-            let Some(answer) = given.get(text).and_then(Value::as_str) else {
-                continue;
-            };
-            let labels: Vec<&str> = q
-                .get("options")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|o| o.get("label").and_then(Value::as_str))
-                .collect();
-            let picked: Vec<&str> = answer.split(", ").collect();
-            let rule = if picked.iter().all(|p| labels.contains(p)) {
-                json!({"when_question": escape_literal(text), "choose": picked})
-            } else {
-                json!({"when_question": escape_literal(text), "answer": answer})
-            };
-            rules.push(rule);
+    for (questions, given) in gates {
+        if decider.decide_question(questions).is_err() {
+            rules.extend(gate_rules(questions, given));
         }
     }
+    rules.extend(tool_rules(result, &parsed, notes));
+    Ok(rules)
+}
+
+/// One rule per question of a gate the recorded rules do not answer:
+/// `choose` when the answer is the options' labels, else the literal answer.
+fn gate_rules(questions: &Value, given: &Map<String, Value>) -> Vec<Value> {
+    let mut rules = Vec::new();
+    for q in questions.as_array().into_iter().flatten() {
+        let Some(text) = q.get("question").and_then(Value::as_str) else {
+            continue;
+        };
+        let Some(answer) = given.get(text).and_then(Value::as_str) else {
+            continue;
+        };
+        let labels: Vec<&str> = q
+            .get("options")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|o| o.get("label").and_then(Value::as_str))
+            .collect();
+        let picked: Vec<&str> = answer.split(", ").collect();
+        rules.push(if picked.iter().all(|p| labels.contains(p)) {
+            json!({"when_question": escape_literal(text), "choose": picked})
+        } else {
+            json!({"when_question": escape_literal(text), "answer": answer})
+        });
+    }
+    rules
+}
+
+/// One `when_tool` rule per tool the run decided on that no recorded rule
+/// covers (a tool both allowed and denied gets a note instead).
+fn tool_rules(
+    result: &ReplayResult,
+    parsed: &[answers::AnswerRule],
+    notes: &mut Vec<String>,
+) -> Vec<Value> {
     let covered = |tool: &str| {
         parsed
             .iter()
@@ -165,43 +222,22 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
             None => decided.push((name.to_string(), decision.to_string())),
         }
     }
-    for (name, decision) in decided {
-        rules.push(json!({"when_tool": name, "decide": decision}));
-    }
-    if !rules.is_empty() {
-        doc.insert("answers".into(), Value::Array(rules));
-    }
-
-    // assert: what happened.
-    let mut asserts = vec![json!({"result": result.result()})];
-    let roots: Vec<String> = cassette
-        .doc
-        .get("userVisibleRoots")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_else(|| vec!["outputs".into()]);
-    let pre: Vec<&str> = cassette
-        .doc
-        .get("preRunPaths")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let created: Vec<String> = cassette
-        .doc
-        .get("artifacts")
-        .and_then(Value::as_array)
+    decided
         .into_iter()
-        .flatten()
-        .filter_map(|a| a.get("path").and_then(Value::as_str))
-        .filter(|p| roots.iter().any(|r| p.starts_with(&format!("{r}/"))))
-        .filter(|p| !pre.contains(p))
-        .map(str::to_owned)
-        .collect();
+        .map(|(name, decision)| json!({"when_tool": name, "decide": decision}))
+        .collect()
+}
+
+/// What happened: the result, the files created under the user-visible
+/// roots (and that no other file was), the tools the main agent used, the
+/// questions asked and their answers delivered.
+fn assertions(
+    cassette: &Cassette,
+    result: &ReplayResult,
+    gates: &[(Value, Map<String, Value>)],
+) -> Vec<Value> {
+    let mut asserts = vec![json!({"result": result.result()})];
+    let created = created_files(cassette);
     for p in &created {
         asserts.push(json!({name::FILE_EXISTS: p}));
     }
@@ -219,7 +255,7 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
             }
         }
     }
-    for (questions, _) in &gates {
+    for (questions, _) in gates {
         for q in questions.as_array().into_iter().flatten() {
             if let Some(text) = q.get("question").and_then(Value::as_str) {
                 asserts.push(json!({name::QUESTION_ASKED: escape_literal(text)}));
@@ -229,23 +265,51 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
     if !gates.is_empty() {
         asserts.push(json!({name::GATE_ANSWERS_DELIVERED: true}));
     }
-    doc.insert("assert".into(), Value::Array(asserts));
+    asserts
+}
 
-    let body = serde_yaml_ng::to_string(&crate::scenario::yaml_value(&Value::Object(doc)))
-        .map_err(|e| e.to_string())?;
-    let scenario_yaml = format!(
-        "# Scaffolded from {} by `reel scaffold`: a starting point — edit the assertions to say\n# \
-            what the skill must do (`reel assertions` lists them), then `reel lint` this \
-            file.\n{body}",
-        cassette_path.display()
-    );
-    let model_yaml = match crate::rerun::replies::from_cassette(&cassette) {
+/// Manifest paths under the user-visible roots that were not there before the run.
+fn created_files(cassette: &Cassette) -> Vec<String> {
+    let roots: Vec<String> = cassette
+        .doc
+        .get("userVisibleRoots")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_else(|| vec!["outputs".into()]);
+    let pre: Vec<&str> = cassette
+        .doc
+        .get("preRunPaths")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    cassette
+        .doc
+        .get("artifacts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a.get("path").and_then(Value::as_str))
+        .filter(|p| roots.iter().any(|r| p.starts_with(&format!("{r}/"))))
+        .filter(|p| !pre.contains(p))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The model script `reel model extract` would write (`None`, with a note,
+/// when the recording has no reply to extract).
+fn model_script(cassette: &Cassette, path: &Path, notes: &mut Vec<String>) -> Option<String> {
+    match crate::rerun::replies::from_cassette(cassette) {
         Ok(replies) => {
             notes.extend(replies.notes.iter().cloned());
             Some(format!(
                 "# Model replies extracted from {} by `reel scaffold` (as `reel model \
                     extract`).\n{}",
-                cassette_path.display(),
+                path.display(),
                 replies.script.to_yaml()
             ))
         }
@@ -253,12 +317,7 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
             notes.push(format!("no model script: {e}"));
             None
         }
-    };
-    Ok(Scaffold {
-        scenario_yaml,
-        model_yaml,
-        notes,
-    })
+    }
 }
 
 /// `<dir>/<stem>.model.yaml` for a scenario `<dir>/<stem>.yaml` (the file
