@@ -136,180 +136,20 @@ impl Show {
             self.scenario,
             self.result.as_str().unwrap_or("?")
         );
-        let head = |s: &mut String, t: String| {
-            let _ = writeln!(s, "{}", paint(&t, color, Paint::Bold));
-        };
         if let Some(tools) = &self.tools {
-            head(
-                &mut s,
-                format!("tools: {} call{}", tools.len(), plural(tools.len())),
-            );
-            for (i, t) in tools.iter().enumerate() {
-                let sub = t
-                    .parent
-                    .as_deref()
-                    .map(|p| format!(" (under {p})"))
-                    .unwrap_or_default();
-                let _ = writeln!(
-                    s,
-                    "  #{} {}{sub} {}",
-                    i + 1,
-                    t.name,
-                    cut(&inline(&t.input), 160)
-                );
-                let status = match t.is_error {
-                    None => paint("no result", color, Paint::Yellow),
-                    Some(true) => paint("error", color, Paint::Red),
-                    Some(false) => paint("ok", color, Paint::Green),
-                };
-                let result = t
-                    .result
-                    .as_deref()
-                    .map(|r| format!(": {}", cut(&one_line(r), 120)))
-                    .unwrap_or_default();
-                let _ = writeln!(s, "      → {status}{result}");
-            }
+            tools_text(&mut s, tools, color);
         }
         if let Some(qs) = &self.questions {
-            head(
-                &mut s,
-                format!("questions: {} prompt{}", qs.len(), plural(qs.len())),
-            );
-            for (i, q) in qs.iter().enumerate() {
-                let _ = writeln!(s, "  #{} {} {}: {}", i + 1, q.kind, q.name, q.decision);
-                for asked in q.questions.iter().flat_map(|v| v.as_array()).flatten() {
-                    let label = asked
-                        .get("question")
-                        .or_else(|| asked.get("header"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("?");
-                    let options: Vec<&str> = asked
-                        .get("options")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|o| o.get("label").and_then(Value::as_str))
-                        .collect();
-                    let multi = if asked.get("multiSelect") == Some(&Value::Bool(true)) {
-                        " (multi-select)"
-                    } else {
-                        ""
-                    };
-                    let _ = writeln!(s, "      asked: {label} [{}]{multi}", options.join(" | "));
-                }
-                if let Some(d) = &q.detail {
-                    let answer = match d {
-                        Value::Object(m) if q.kind == "question" => m
-                            .values()
-                            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
-                            .collect::<Vec<_>>()
-                            .join(" / "),
-                        other => cut(&inline(other), 160),
-                    };
-                    let delivered = q
-                        .delivery
-                        .as_deref()
-                        .map(|d| format!(" (delivery: {d})"))
-                        .unwrap_or_default();
-                    let label = if q.kind == "question" {
-                        "answer"
-                    } else {
-                        "detail"
-                    };
-                    let _ = writeln!(s, "      {label}: {answer}{delivered}");
-                }
-            }
+            questions_text(&mut s, qs, color);
         }
         if let Some(files) = &self.files {
-            head(&mut s, format!("files: {} in the manifest", files.len()));
-            for f in files {
-                let e = &f.entry;
-                let mut tags = vec![format!("{} B", e.bytes)];
-                if let Some(enc) = e.encoding {
-                    tags.push(enc.to_owned());
-                } else {
-                    tags.push("not inlined".into());
-                }
-                if e.pre_run {
-                    tags.push("input (pre-run)".into());
-                }
-                if let Some(t) = &e.truncated {
-                    tags.push(format!("truncated: {t}"));
-                }
-                if let Some(l) = &e.link {
-                    tags.push(l.clone());
-                }
-                if !e.sha256.is_empty() {
-                    tags.push(format!("sha256 {}", &e.sha256[..e.sha256.len().min(12)]));
-                }
-                let _ = writeln!(s, "  {}  ({})", e.path, tags.join(", "));
-                if let Some(p) = &f.json_preview {
-                    let _ = writeln!(s, "      json: {}", preview_text(p));
-                } else if let Some(text) = &e.text {
-                    let lines: Vec<&str> = text.lines().collect();
-                    for l in lines.iter().take(BODY_LINES) {
-                        let _ = writeln!(s, "      | {}", cut(l, 160));
-                    }
-                    if lines.len() > BODY_LINES {
-                        let _ = writeln!(s, "      | … ({} more lines)", lines.len() - BODY_LINES);
-                    }
-                }
-            }
+            files_text(&mut s, files, color);
         }
         if let Some(rows) = &self.timeline {
-            head(
-                &mut s,
-                format!("timeline: {} row{}", rows.len(), plural(rows.len())),
-            );
-            if rows.is_empty() {
-                let _ = writeln!(s, "  (no timeline recorded)");
-            }
-            for r in rows {
-                let ms = match &r.total_ms {
-                    Value::Number(n) => format!("{n} ms"),
-                    other => inline(other),
-                };
-                let _ = writeln!(
-                    s,
-                    "  {:<5} {}  {} call{}  {ms}",
-                    r.kind,
-                    r.name,
-                    r.calls,
-                    plural(r.calls as usize)
-                );
-            }
+            timeline_text(&mut s, rows, color);
         }
         if let Some(u) = &self.usage {
-            head(&mut s, "usage".to_owned());
-            let scripted = u.get("scriptedModel") == Some(&Value::Bool(true));
-            if scripted {
-                let _ = writeln!(
-                    s,
-                    "  model: scripted by reel (token-free: the model name and token counts are the \
-                     script's; nothing was billed)"
-                );
-            }
-            for (k, v) in u {
-                let v = match (k.as_str(), v) {
-                    ("scriptedModel", _) => continue,
-                    ("models", Value::Array(_)) if scripted => {
-                        format!("{} (named by the script)", inline(v))
-                    }
-                    ("costUsd", _) if scripted => "none (scripted model)".to_owned(),
-                    (_, Value::String(s)) => s.clone(),
-                    ("usage", Value::Object(m)) => token_line(m),
-                    // Sums of binary floats (0.0144000…01): cents, not noise.
-                    ("costUsd", Value::Number(n)) => n.as_f64().map_or_else(
-                        || n.to_string(),
-                        |f| {
-                            let t = format!("{f:.6}");
-                            format!("${}", t.trim_end_matches('0').trim_end_matches('.'))
-                        },
-                    ),
-                    (_, other) => cut(&inline(other), 200),
-                };
-                let _ = writeln!(s, "  {k}: {v}");
-            }
+            usage_text(&mut s, u, color);
         }
         s
     }
@@ -445,4 +285,194 @@ fn preview_text(p: &Value) -> String {
         Some(t) => t.to_owned(),
         None => String::new(),
     }
+}
+
+/// The tool calls, each with its input and its result.
+fn tools_text(s: &mut String, tools: &[ToolCall], color: bool) {
+    head(
+        s,
+        format!("tools: {} call{}", tools.len(), plural(tools.len())),
+        color,
+    );
+    for (i, t) in tools.iter().enumerate() {
+        let sub = t
+            .parent
+            .as_deref()
+            .map(|p| format!(" (under {p})"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "  #{} {}{sub} {}",
+            i + 1,
+            t.name,
+            cut(&inline(&t.input), 160)
+        );
+        let status = match t.is_error {
+            None => paint("no result", color, Paint::Yellow),
+            Some(true) => paint("error", color, Paint::Red),
+            Some(false) => paint("ok", color, Paint::Green),
+        };
+        let result = t
+            .result
+            .as_deref()
+            .map(|r| format!(": {}", cut(&one_line(r), 120)))
+            .unwrap_or_default();
+        let _ = writeln!(s, "      → {status}{result}");
+    }
+}
+
+/// The questions and permission prompts, with what was answered.
+fn questions_text(s: &mut String, qs: &[Answer], color: bool) {
+    head(
+        s,
+        format!("questions: {} prompt{}", qs.len(), plural(qs.len())),
+        color,
+    );
+    for (i, q) in qs.iter().enumerate() {
+        let _ = writeln!(s, "  #{} {} {}: {}", i + 1, q.kind, q.name, q.decision);
+        for asked in q.questions.iter().flat_map(|v| v.as_array()).flatten() {
+            let label = asked
+                .get("question")
+                .or_else(|| asked.get("header"))
+                .and_then(Value::as_str)
+                .unwrap_or("?");
+            let options: Vec<&str> = asked
+                .get("options")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|o| o.get("label").and_then(Value::as_str))
+                .collect();
+            let multi = if asked.get("multiSelect") == Some(&Value::Bool(true)) {
+                " (multi-select)"
+            } else {
+                ""
+            };
+            let _ = writeln!(s, "      asked: {label} [{}]{multi}", options.join(" | "));
+        }
+        if let Some(d) = &q.detail {
+            let answer = match d {
+                Value::Object(m) if q.kind == "question" => m
+                    .values()
+                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                    .collect::<Vec<_>>()
+                    .join(" / "),
+                other => cut(&inline(other), 160),
+            };
+            let delivered = q
+                .delivery
+                .as_deref()
+                .map(|d| format!(" (delivery: {d})"))
+                .unwrap_or_default();
+            let label = if q.kind == "question" {
+                "answer"
+            } else {
+                "detail"
+            };
+            let _ = writeln!(s, "      {label}: {answer}{delivered}");
+        }
+    }
+}
+
+/// The manifest, with the start of each inlined body.
+fn files_text(s: &mut String, files: &[FileShow], color: bool) {
+    head(s, format!("files: {} in the manifest", files.len()), color);
+    for f in files {
+        let e = &f.entry;
+        let mut tags = vec![format!("{} B", e.bytes)];
+        if let Some(enc) = e.encoding {
+            tags.push(enc.to_owned());
+        } else {
+            tags.push("not inlined".into());
+        }
+        if e.pre_run {
+            tags.push("input (pre-run)".into());
+        }
+        if let Some(t) = &e.truncated {
+            tags.push(format!("truncated: {t}"));
+        }
+        if let Some(l) = &e.link {
+            tags.push(l.clone());
+        }
+        if !e.sha256.is_empty() {
+            tags.push(format!("sha256 {}", &e.sha256[..e.sha256.len().min(12)]));
+        }
+        let _ = writeln!(s, "  {}  ({})", e.path, tags.join(", "));
+        if let Some(p) = &f.json_preview {
+            let _ = writeln!(s, "      json: {}", preview_text(p));
+        } else if let Some(text) = &e.text {
+            let lines: Vec<&str> = text.lines().collect();
+            for l in lines.iter().take(BODY_LINES) {
+                let _ = writeln!(s, "      | {}", cut(l, 160));
+            }
+            if lines.len() > BODY_LINES {
+                let _ = writeln!(s, "      | … ({} more lines)", lines.len() - BODY_LINES);
+            }
+        }
+    }
+}
+
+/// The timeline rows (tool spans and skill windows).
+fn timeline_text(s: &mut String, rows: &[TimelineRow], color: bool) {
+    head(
+        s,
+        format!("timeline: {} row{}", rows.len(), plural(rows.len())),
+        color,
+    );
+    if rows.is_empty() {
+        let _ = writeln!(s, "  (no timeline recorded)");
+    }
+    for r in rows {
+        let ms = match &r.total_ms {
+            Value::Number(n) => format!("{n} ms"),
+            other => inline(other),
+        };
+        let _ = writeln!(
+            s,
+            "  {:<5} {}  {} call{}  {ms}",
+            r.kind,
+            r.name,
+            r.calls,
+            plural(r.calls as usize)
+        );
+    }
+}
+
+/// Usage, cost and models (a scripted model's said to be the script's).
+fn usage_text(s: &mut String, u: &Map<String, Value>, color: bool) {
+    head(s, "usage".to_owned(), color);
+    let scripted = u.get("scriptedModel") == Some(&Value::Bool(true));
+    if scripted {
+        let _ = writeln!(
+            s,
+            "  model: scripted by reel (token-free: the model name and token counts are the \
+             script's; nothing was billed)"
+        );
+    }
+    for (k, v) in u {
+        let v = match (k.as_str(), v) {
+            ("scriptedModel", _) => continue,
+            ("models", Value::Array(_)) if scripted => {
+                format!("{} (named by the script)", inline(v))
+            }
+            ("costUsd", _) if scripted => "none (scripted model)".to_owned(),
+            (_, Value::String(s)) => s.clone(),
+            ("usage", Value::Object(m)) => token_line(m),
+            // Sums of binary floats (0.0144000…01): cents, not noise.
+            ("costUsd", Value::Number(n)) => n.as_f64().map_or_else(
+                || n.to_string(),
+                |f| {
+                    let t = format!("{f:.6}");
+                    format!("${}", t.trim_end_matches('0').trim_end_matches('.'))
+                },
+            ),
+            (_, other) => cut(&inline(other), 200),
+        };
+        let _ = writeln!(s, "  {k}: {v}");
+    }
+}
+
+/// A section heading (bold when colour is on).
+fn head(s: &mut String, title: String, color: bool) {
+    let _ = writeln!(s, "{}", paint(&title, color, Paint::Bold));
 }
