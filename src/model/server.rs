@@ -499,47 +499,66 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
         .model
         .clone()
         .unwrap_or_else(|| conversation.model.clone());
-    let base = |a: Answer| {
-        a.note("model", json!(conversation.model))
-            .note("messages", json!(conversation.message_count))
-            .note("stream", json!(conversation.stream))
-    };
-
     if conversation.is_side_request() {
-        let mut answer = if conversation.stream {
-            sse(reply::side_reply_sse(&model, SIDE_REPLY_TEXT))
-        } else {
-            Answer::json(200, &reply::side_reply_json(&model, SIDE_REPLY_TEXT))
-        };
+        let mut answer = neutral_reply(&conversation, &model);
         answer.request_id = "req_reel_side".into();
-        return base(answer.note("kind", json!("side")));
+        return request_notes(answer.note("kind", json!("side")), &conversation);
     }
+    match shared.router.route(script, &conversation) {
+        Some(conv_id) => turn(conv_id, &conversation, &model, shared),
+        None => unknown_conversation(&conversation, &model, script),
+    }
+}
 
-    let Some(conv_id) = shared.router.route(script, &conversation) else {
-        let message = format!(
-            "reel scripted model: a request ({} message(s), opening {:?}) belongs to none of the \
-             conversations of `{}`; answered with a neutral text",
-            conversation.message_count,
-            excerpt(&conversation.first_user_text),
-            script.origin.display(),
-        );
-        let mut answer = if conversation.stream {
-            sse(reply::side_reply_sse(&model, SIDE_REPLY_TEXT))
-        } else {
-            Answer::json(200, &reply::side_reply_json(&model, SIDE_REPLY_TEXT))
-        };
-        answer.request_id = "req_reel_unknown".into();
-        return base(answer.note("kind", json!("unknown_conversation"))).problem(
-            ProblemKind::UnknownConversation,
-            None,
-            message,
-        );
-    };
+/// The notes every answer to a messages request carries.
+fn request_notes(a: Answer, conversation: &Conversation) -> Answer {
+    a.note("model", json!(conversation.model))
+        .note("messages", json!(conversation.message_count))
+        .note("stream", json!(conversation.stream))
+}
+
+/// A neutral text reply (side requests, and requests no conversation owns).
+fn neutral_reply(conversation: &Conversation, model: &str) -> Answer {
+    if conversation.stream {
+        sse(reply::side_reply_sse(model, SIDE_REPLY_TEXT))
+    } else {
+        Answer::json(200, &reply::side_reply_json(model, SIDE_REPLY_TEXT))
+    }
+}
+
+/// A request that belongs to none of the script's conversations: answered
+/// with a neutral text, and reported.
+fn unknown_conversation(conversation: &Conversation, model: &str, script: &Script) -> Answer {
+    let message = format!(
+        "reel scripted model: a request ({} message(s), opening {:?}) belongs to none of the \
+         conversations of `{}`; answered with a neutral text",
+        conversation.message_count,
+        excerpt(&conversation.first_user_text),
+        script.origin.display(),
+    );
+    let mut answer = neutral_reply(conversation, model);
+    answer.request_id = "req_reel_unknown".into();
+    request_notes(
+        answer.note("kind", json!("unknown_conversation")),
+        conversation,
+    )
+    .problem(ProblemKind::UnknownConversation, None, message)
+}
+
+/// The next turn of conversation `conv_id`: served, or the problem that
+/// stops it (no turn left, a failed expectation, a scripted overload).
+fn turn(
+    conv_id: ConversationId,
+    conversation: &Conversation,
+    model: &str,
+    shared: &Shared,
+) -> Answer {
+    let script = &shared.script;
     let label = conv_id.label(script);
     let turns = route::turns(script, conv_id);
     let index = conversation.assistant_count;
     let base = |a: Answer| {
-        let mut a = base(a);
+        let mut a = request_notes(a, conversation);
         if conv_id != ConversationId::Main {
             a = a.note("conversation", json!(label));
         }
@@ -547,83 +566,126 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
         a
     };
     let Some(turn) = turns.get(index) else {
-        let whose = if conv_id == ConversationId::Main {
-            String::new()
-        } else {
-            format!(" ({label})")
-        };
-        let message = format!(
-            "reel scripted model: the agent asked for turn {}{whose} but script `{}` has only \
-                {} turn(s); the request already holds {index} assistant message(s). Add a turn, \
-                or end the last one with a text-only block so the agent stops.",
-            index + 1,
-            script.origin.display(),
-            turns.len(),
-        );
-        return base(
-            Answer::error(
-                SCRIPT_PROBLEM_STATUS,
-                "invalid_request_error",
-                message.clone(),
-            )
-            .note("kind", json!("turn"))
-            .note("turn", json!(index))
-            .problem(ProblemKind::OutOfTurns, Some(index), message),
-        );
+        return base(out_of_turns(conv_id, &label, index, turns.len(), script));
     };
+    let checks = check_expect(&turn.expect, conversation);
+    let checks_log: Vec<Value> = checks
+        .iter()
+        .map(|c| json!({"check": c.name, "ok": c.ok, "detail": c.detail}))
+        .collect();
+    if checks.iter().any(|c| !c.ok) {
+        return base(expectation_failed(&checks, checks_log, index, script));
+    }
+    if conv_id == ConversationId::Main
+        && let Some(answer) = scripted_overload(turn, index, shared)
+    {
+        return base(answer);
+    }
+    let mut answer = base(served_turn(
+        conv_id,
+        turn,
+        index,
+        conversation,
+        model,
+        shared,
+    ));
+    if !checks_log.is_empty() {
+        answer = answer.note("expect", Value::Array(checks_log));
+    }
+    answer
+}
 
-    let checks = check_expect(&turn.expect, &conversation);
+fn out_of_turns(
+    conv_id: ConversationId,
+    label: &str,
+    index: usize,
+    available: usize,
+    script: &Script,
+) -> Answer {
+    let whose = if conv_id == ConversationId::Main {
+        String::new()
+    } else {
+        format!(" ({label})")
+    };
+    let message = format!(
+        "reel scripted model: the agent asked for turn {}{whose} but script `{}` has only \
+            {available} turn(s); the request already holds {index} assistant message(s). Add a \
+            turn, or end the last one with a text-only block so the agent stops.",
+        index + 1,
+        script.origin.display(),
+    );
+    Answer::error(
+        SCRIPT_PROBLEM_STATUS,
+        "invalid_request_error",
+        message.clone(),
+    )
+    .note("kind", json!("turn"))
+    .note("turn", json!(index))
+    .problem(ProblemKind::OutOfTurns, Some(index), message)
+}
+
+fn expectation_failed(
+    checks: &[Check],
+    checks_log: Vec<Value>,
+    index: usize,
+    script: &Script,
+) -> Answer {
     let failed: Vec<&str> = checks
         .iter()
         .filter(|c| !c.ok)
         .map(|c| c.detail.as_str())
         .collect();
-    let checks_log: Vec<Value> = checks
-        .iter()
-        .map(|c| json!({"check": c.name, "ok": c.ok, "detail": c.detail}))
-        .collect();
-    if !failed.is_empty() {
-        let message = format!(
-            "reel scripted model: turn {} of script `{}`: expectation failed: {}",
-            index + 1,
-            script.origin.display(),
-            failed.join("; ")
-        );
-        return base(
-            Answer::error(
-                SCRIPT_PROBLEM_STATUS,
-                "invalid_request_error",
-                message.clone(),
-            )
+    let message = format!(
+        "reel scripted model: turn {} of script `{}`: expectation failed: {}",
+        index + 1,
+        script.origin.display(),
+        failed.join("; ")
+    );
+    Answer::error(
+        SCRIPT_PROBLEM_STATUS,
+        "invalid_request_error",
+        message.clone(),
+    )
+    .note("kind", json!("turn"))
+    .note("turn", json!(index))
+    .note("expect", Value::Array(checks_log))
+    .problem(ProblemKind::ExpectationFailed, Some(index), message)
+}
+
+/// A 529 while the main conversation's turn has scripted overloads left.
+fn scripted_overload(turn: &super::Turn, index: usize, shared: &Shared) -> Option<Answer> {
+    if turn.overloaded == 0 {
+        return None;
+    }
+    let before = shared.overloaded_sent[index]
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            (n < turn.overloaded).then_some(n + 1)
+        })
+        .ok()?;
+    let message = format!(
+        "Overloaded (scripted by reel: turn {}, attempt {} of {})",
+        index + 1,
+        before + 1,
+        turn.overloaded
+    );
+    Some(
+        Answer::error(529, "overloaded_error", message)
             .note("kind", json!("turn"))
             .note("turn", json!(index))
-            .note("expect", Value::Array(checks_log))
-            .problem(ProblemKind::ExpectationFailed, Some(index), message),
-        );
-    }
+            .note("overloaded", json!(before + 1)),
+    )
+}
 
-    if turn.overloaded > 0 && conv_id == ConversationId::Main {
-        let sent =
-            shared.overloaded_sent[index].fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                (n < turn.overloaded).then_some(n + 1)
-            });
-        if let Ok(before) = sent {
-            let message = format!(
-                "Overloaded (scripted by reel: turn {}, attempt {} of {})",
-                index + 1,
-                before + 1,
-                turn.overloaded
-            );
-            return base(
-                Answer::error(529, "overloaded_error", message)
-                    .note("kind", json!("turn"))
-                    .note("turn", json!(index))
-                    .note("overloaded", json!(before + 1)),
-            );
-        }
-    }
-
-    let turn_model = turn.model.clone().unwrap_or_else(|| model.clone());
+/// The scripted reply of `turn`, counted as served.
+fn served_turn(
+    conv_id: ConversationId,
+    turn: &super::Turn,
+    index: usize,
+    conversation: &Conversation,
+    model: &str,
+    shared: &Shared,
+) -> Answer {
+    let turn_model = turn.model.clone().unwrap_or_else(|| model.to_owned());
     let reply = Reply {
         turn_index: index,
         message_id: turn.id.clone().unwrap_or_else(|| reply::message_id(index)),
@@ -646,15 +708,9 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .insert((conv_id, index));
-    let mut answer = base(
-        answer
-            .note("kind", json!("turn"))
-            .note("turn", json!(index)),
-    );
-    if !checks_log.is_empty() {
-        answer = answer.note("expect", Value::Array(checks_log));
-    }
     answer
+        .note("kind", json!("turn"))
+        .note("turn", json!(index))
 }
 
 fn sse(body: String) -> Answer {

@@ -69,23 +69,8 @@ struct Building {
 
 /// Takes the replies of `cassette`'s events. `origin` names the script.
 pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, RepliesError> {
-    let mut parsed = Vec::new();
     let mut notes = Vec::new();
-    let mut not_json = 0usize;
-    for (i, line) in cassette.events().enumerate() {
-        match serde_json::from_str::<Value>(&line) {
-            Ok(v) => parsed.push((i, v)),
-            Err(_) => not_json += 1,
-        }
-    }
-    if parsed.is_empty() && not_json == 0 {
-        return Err(RepliesError::NoEvents);
-    }
-    if not_json > 0 {
-        notes.push(format!(
-            "{not_json} events line(s) are not JSON and were skipped"
-        ));
-    }
+    let (parsed, lines) = parse_events(cassette, &mut notes)?;
     let roots = Roots::recorded(parsed.iter().map(|(_, v)| v));
     if roots.is_empty() {
         notes.push(format!(
@@ -97,172 +82,27 @@ pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, Re
                 .map_or("(absent)".to_owned(), |w| format!("`{w}`"))
         ));
     }
-
-    // Conversation key: None = main, Some(parent id) = sub-agent.
-    let mut convs: BTreeMap<Option<String>, Building> = BTreeMap::new();
-    let mut order: Vec<Option<String>> = Vec::new();
-    let mut dispatch_prompts: BTreeMap<String, String> = BTreeMap::new();
-    let mut first_user_text: BTreeMap<String, String> = BTreeMap::new();
-    let mut hand_backs: BTreeMap<String, HandBack> = BTreeMap::new();
-    let mut synthetic = 0usize;
+    let mut read = Conversations::new(&roots);
     for (i, v) in &parsed {
-        match Line::of(v) {
-            Line::Assistant(m) => {
-                if m.model == Some("<synthetic>") {
-                    synthetic += 1;
-                    continue;
-                }
-                let blocks = match m.content {
-                    Some(Value::Array(_)) => m.blocks(),
-                    Some(Value::String(_)) | None | Some(_) => {
-                        return Err(RepliesError::Malformed {
-                            line: *i,
-                            message: "assistant `message.content` is not an array of blocks".into(),
-                        });
-                    }
-                };
-                let key = m.parent_tool_use_id.map(str::to_owned);
-                if !convs.contains_key(&key) {
-                    order.push(key.clone());
-                }
-                let conv = convs.entry(key).or_insert(Building { turns: Vec::new() });
-                let id = m.id.map(str::to_owned);
-                let continues =
-                    id.is_some() && conv.turns.last().is_some_and(|(last, _)| *last == id);
-                if !continues {
-                    let mut turn = Turn::of_blocks(Vec::new(), usage_of(m.usage()));
-                    turn.model = m.model.map(str::to_owned);
-                    turn.id = id.clone();
-                    conv.turns.push((id, turn));
-                }
-                let (_, turn) = conv.turns.last_mut().expect("a turn was just ensured");
-                if let Some(stop) = m.stop_reason() {
-                    turn.stop_reason = Some(stop.to_owned());
-                }
-                for block in blocks {
-                    match block {
-                        protocol::Block::Text(t) => turn.blocks.push(Block::Text(t.to_owned())),
-                        protocol::Block::ToolUse { id, name, input } => {
-                            if protocol::DISPATCH_TOOLS.contains(&name)
-                                && let (Some(id), Some(p)) = (
-                                    id,
-                                    input.and_then(|i| i.get("prompt")).and_then(Value::as_str),
-                                )
-                            {
-                                dispatch_prompts.insert(id.to_owned(), p.to_owned());
-                            }
-                            let input = input.cloned().unwrap_or_else(|| Value::Object(Map::new()));
-                            if !input.is_object() {
-                                return Err(RepliesError::Malformed {
-                                    line: *i,
-                                    message: format!(
-                                        "tool_use `{name}` has an input that is not an object"
-                                    ),
-                                });
-                            }
-                            turn.blocks.push(Block::ToolUse {
-                                name: name.to_owned(),
-                                input: roots.value_to_placeholders(&input),
-                                id: id.map(str::to_owned),
-                            });
-                        }
-                        protocol::Block::Thinking {
-                            thinking,
-                            signature,
-                        } => turn.blocks.push(Block::Thinking {
-                            thinking: thinking.as_str().unwrap_or_default().to_owned(),
-                            signature: signature.unwrap_or_default().to_owned(),
-                        }),
-                        protocol::Block::RedactedThinking { data } => {
-                            turn.blocks.push(Block::RedactedThinking {
-                                data: data.unwrap_or_default().to_owned(),
-                            })
-                        }
-                        protocol::Block::ToolResult { .. } | protocol::Block::Other(_) => {}
-                    }
-                }
-            }
-            Line::User(m) => {
-                if let Some((id, back)) = hand_back(&m) {
-                    hand_backs.insert(id, back);
-                }
-                if let Some(parent) = m.parent_tool_use_id
-                    && !first_user_text.contains_key(parent)
-                {
-                    let text = match m.content {
-                        Some(Value::String(s)) => s.clone(),
-                        _ => m
-                            .blocks()
-                            .filter_map(|b| match b {
-                                protocol::Block::Text(t) => Some(t),
-                                _ => None,
-                            })
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                    };
-                    if !text.is_empty() {
-                        first_user_text.insert(parent.to_owned(), text);
-                    }
-                }
-            }
-            _ => {}
-        }
+        read.line(*i, v)?;
     }
-    if synthetic > 0 {
+    if read.synthetic > 0 {
         notes.push(format!(
-            "{synthetic} synthetic assistant message(s) (made by the agent, not the model) are not \
-                served"
+            "{} synthetic assistant message(s) (made by the agent, not the model) are not served",
+            read.synthetic
         ));
     }
-    let main = convs
+    let main = read
+        .convs
         .remove(&None)
-        .ok_or(RepliesError::NoMainConversation(parsed.len() + not_json))?;
+        .ok_or(RepliesError::NoMainConversation(lines))?;
     let mut turns: Vec<Turn> = main.turns.into_iter().map(|(_, t)| t).collect();
     drop_empty(&mut turns);
     if turns.is_empty() {
-        return Err(RepliesError::NoMainConversation(parsed.len() + not_json));
+        return Err(RepliesError::NoMainConversation(lines));
     }
     spread_output_tokens(&mut turns, cassette);
-
-    let mut subagents = Vec::new();
-    for key in order.into_iter().flatten() {
-        let Some(conv) = convs.remove(&Some(key.clone())) else {
-            continue;
-        };
-        let prompt = dispatch_prompts
-            .get(&key)
-            .or_else(|| first_user_text.get(&key))
-            .cloned();
-        let mut sub_turns: Vec<Turn> = conv.turns.into_iter().map(|(_, t)| t).collect();
-        drop_empty(&mut sub_turns);
-        let unfinished = sub_turns
-            .last()
-            .is_some_and(|t| t.blocks.iter().any(|b| matches!(b, Block::ToolUse { .. })));
-        let back = hand_backs.get(&key);
-        if unfinished && let Some(back) = back.filter(|b| !b.texts.is_empty()) {
-            let mut last = Turn::of_blocks(
-                back.texts.iter().cloned().map(Block::Text).collect(),
-                sub_turns.last().map(|t| t.usage).unwrap_or_default(),
-            );
-            last.model = sub_turns.last().and_then(|t| t.model.clone());
-            sub_turns.push(last);
-        }
-        // The hand-back states the final request's real usage (the stream
-        // only had its `message_start` counts): the agent reports it back.
-        if let (Some(usage), Some(last)) = (back.and_then(|b| b.usage), sub_turns.last_mut()) {
-            last.usage = usage;
-        }
-        match prompt {
-            Some(prompt) if !sub_turns.is_empty() => subagents.push(Subagent {
-                parent_tool_use_id: key,
-                prompt: roots.to_placeholders(&prompt),
-                turns: sub_turns,
-            }),
-            _ => notes.push(format!(
-                "the sub-agent conversation of `{key}` has no recorded prompt and is not served"
-            )),
-        }
-    }
+    let subagents = read.subagents(&mut notes);
     let prompt = cassette
         .scenario()
         .get("prompt")
@@ -279,6 +119,238 @@ pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, Re
         roots,
         notes,
     })
+}
+
+/// The events parsed, each with its index, and how many lines there were
+/// (a line that is not JSON is skipped with a note).
+fn parse_events(
+    cassette: &crate::cassette::Cassette,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<(usize, Value)>, usize), RepliesError> {
+    let mut parsed = Vec::new();
+    let mut not_json = 0usize;
+    for (i, line) in cassette.events().enumerate() {
+        match serde_json::from_str::<Value>(&line) {
+            Ok(v) => parsed.push((i, v)),
+            Err(_) => not_json += 1,
+        }
+    }
+    if parsed.is_empty() && not_json == 0 {
+        return Err(RepliesError::NoEvents);
+    }
+    if not_json > 0 {
+        notes.push(format!(
+            "{not_json} events line(s) are not JSON and were skipped"
+        ));
+    }
+    let lines = parsed.len() + not_json;
+    Ok((parsed, lines))
+}
+
+/// The conversations read so far: the main one (key `None`) and each
+/// sub-agent's (key: its dispatching call's id), with what names a
+/// sub-agent's prompt and what it handed back.
+struct Conversations<'r> {
+    roots: &'r Roots,
+    convs: BTreeMap<Option<String>, Building>,
+    order: Vec<Option<String>>,
+    dispatch_prompts: BTreeMap<String, String>,
+    first_user_text: BTreeMap<String, String>,
+    hand_backs: BTreeMap<String, HandBack>,
+    synthetic: usize,
+}
+
+impl<'r> Conversations<'r> {
+    fn new(roots: &'r Roots) -> Self {
+        Conversations {
+            roots,
+            convs: BTreeMap::new(),
+            order: Vec::new(),
+            dispatch_prompts: BTreeMap::new(),
+            first_user_text: BTreeMap::new(),
+            hand_backs: BTreeMap::new(),
+            synthetic: 0,
+        }
+    }
+
+    fn line(&mut self, i: usize, v: &Value) -> Result<(), RepliesError> {
+        match Line::of(v) {
+            Line::Assistant(m) => self.assistant(i, &m),
+            Line::User(m) => {
+                self.user(&m);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// One `assistant` line: a new turn of its conversation, or more blocks
+    /// of the turn with the same message id.
+    fn assistant(&mut self, i: usize, m: &protocol::Message<'_>) -> Result<(), RepliesError> {
+        if m.model == Some("<synthetic>") {
+            self.synthetic += 1;
+            return Ok(());
+        }
+        if !matches!(m.content, Some(Value::Array(_))) {
+            return Err(RepliesError::Malformed {
+                line: i,
+                message: "assistant `message.content` is not an array of blocks".into(),
+            });
+        }
+        let key = m.parent_tool_use_id.map(str::to_owned);
+        if !self.convs.contains_key(&key) {
+            self.order.push(key.clone());
+        }
+        let conv = self
+            .convs
+            .entry(key)
+            .or_insert(Building { turns: Vec::new() });
+        let id = m.id.map(str::to_owned);
+        let continues = id.is_some() && conv.turns.last().is_some_and(|(last, _)| *last == id);
+        if !continues {
+            let mut turn = Turn::of_blocks(Vec::new(), usage_of(m.usage()));
+            turn.model = m.model.map(str::to_owned);
+            turn.id = id.clone();
+            conv.turns.push((id, turn));
+        }
+        let (_, turn) = conv.turns.last_mut().expect("a turn was just ensured");
+        if let Some(stop) = m.stop_reason() {
+            turn.stop_reason = Some(stop.to_owned());
+        }
+        for block in m.blocks() {
+            if let Some(b) = served_block(i, block, self.roots, &mut self.dispatch_prompts)? {
+                turn.blocks.push(b);
+            }
+        }
+        Ok(())
+    }
+
+    /// One `user` line: a dispatch's hand-back, or a sub-agent's first
+    /// prompt text (its prompt when the dispatch input had none).
+    fn user(&mut self, m: &protocol::Message<'_>) {
+        if let Some((id, back)) = hand_back(m) {
+            self.hand_backs.insert(id, back);
+        }
+        let Some(parent) = m.parent_tool_use_id else {
+            return;
+        };
+        if self.first_user_text.contains_key(parent) {
+            return;
+        }
+        let text = match m.content {
+            Some(Value::String(s)) => s.clone(),
+            _ => m
+                .blocks()
+                .filter_map(|b| match b {
+                    protocol::Block::Text(t) => Some(t),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        };
+        if !text.is_empty() {
+            self.first_user_text.insert(parent.to_owned(), text);
+        }
+    }
+
+    /// Each sub-agent's conversation with its prompt, in first-seen order
+    /// (one without a recorded prompt is noted and not served).
+    fn subagents(mut self, notes: &mut Vec<String>) -> Vec<Subagent> {
+        let mut subagents = Vec::new();
+        for key in std::mem::take(&mut self.order).into_iter().flatten() {
+            let Some(conv) = self.convs.remove(&Some(key.clone())) else {
+                continue;
+            };
+            let prompt = self
+                .dispatch_prompts
+                .get(&key)
+                .or_else(|| self.first_user_text.get(&key))
+                .cloned();
+            let sub_turns = finished_turns(conv, self.hand_backs.get(&key));
+            match prompt {
+                Some(prompt) if !sub_turns.is_empty() => subagents.push(Subagent {
+                    parent_tool_use_id: key,
+                    prompt: self.roots.to_placeholders(&prompt),
+                    turns: sub_turns,
+                }),
+                _ => notes.push(format!(
+                    "the sub-agent conversation of `{key}` has no recorded prompt and is not served"
+                )),
+            }
+        }
+        subagents
+    }
+}
+
+/// A content block as served (`None`: not part of a reply); a dispatch
+/// call's `prompt` is noted as its sub-agent's prompt.
+fn served_block(
+    i: usize,
+    block: protocol::Block<'_>,
+    roots: &Roots,
+    dispatch_prompts: &mut BTreeMap<String, String>,
+) -> Result<Option<Block>, RepliesError> {
+    Ok(Some(match block {
+        protocol::Block::Text(t) => Block::Text(t.to_owned()),
+        protocol::Block::ToolUse { id, name, input } => {
+            if protocol::DISPATCH_TOOLS.contains(&name)
+                && let (Some(id), Some(p)) = (
+                    id,
+                    input.and_then(|i| i.get("prompt")).and_then(Value::as_str),
+                )
+            {
+                dispatch_prompts.insert(id.to_owned(), p.to_owned());
+            }
+            let input = input.cloned().unwrap_or_else(|| Value::Object(Map::new()));
+            if !input.is_object() {
+                return Err(RepliesError::Malformed {
+                    line: i,
+                    message: format!("tool_use `{name}` has an input that is not an object"),
+                });
+            }
+            Block::ToolUse {
+                name: name.to_owned(),
+                input: roots.value_to_placeholders(&input),
+                id: id.map(str::to_owned),
+            }
+        }
+        protocol::Block::Thinking {
+            thinking,
+            signature,
+        } => Block::Thinking {
+            thinking: thinking.as_str().unwrap_or_default().to_owned(),
+            signature: signature.unwrap_or_default().to_owned(),
+        },
+        protocol::Block::RedactedThinking { data } => Block::RedactedThinking {
+            data: data.unwrap_or_default().to_owned(),
+        },
+        protocol::Block::ToolResult { .. } | protocol::Block::Other(_) => return Ok(None),
+    }))
+}
+
+/// A sub-agent's turns, ending with its hand-back when its last streamed
+/// turn still called tools (a foreground sub-agent's final message is not
+/// streamed).
+fn finished_turns(conv: Building, back: Option<&HandBack>) -> Vec<Turn> {
+    let mut sub_turns: Vec<Turn> = conv.turns.into_iter().map(|(_, t)| t).collect();
+    drop_empty(&mut sub_turns);
+    let unfinished = sub_turns
+        .last()
+        .is_some_and(|t| t.blocks.iter().any(|b| matches!(b, Block::ToolUse { .. })));
+    if unfinished && let Some(back) = back.filter(|b| !b.texts.is_empty()) {
+        let mut last = Turn::of_blocks(
+            back.texts.iter().cloned().map(Block::Text).collect(),
+            sub_turns.last().map(|t| t.usage).unwrap_or_default(),
+        );
+        last.model = sub_turns.last().and_then(|t| t.model.clone());
+        sub_turns.push(last);
+    }
+    // The hand-back states the final request's real usage (the stream
+    // only had its `message_start` counts): the agent reports it back.
+    if let (Some(usage), Some(last)) = (back.and_then(|b| b.usage), sub_turns.last_mut()) {
+        last.usage = usage;
+    }
+    sub_turns
 }
 
 /// What a completed dispatch call handed back.
