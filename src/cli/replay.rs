@@ -204,97 +204,15 @@ pub struct ReplayPlan {
 
 impl ReplayPlan {
     pub fn from_args(args: &ReplayArgs) -> std::result::Result<ReplayPlan, PlanError> {
-        let target = match args.targets.as_slice() {
-            [] => {
-                return Err(PlanError::new(
-                    format!("replay: no cassette given\n{USAGE_LINE}"),
-                    None,
-                ));
-            }
-            [one] => one.clone(),
-            _ => {
-                return Err(PlanError::new(
-                    "replay: exactly one target (a cassette file or a directory) is accepted"
-                        .into(),
-                    Some("pass a directory to replay several cassettes"),
-                ));
-            }
-        };
-        if args.assert_from.is_some() && args.reassert {
-            return Err(PlanError::new(
-                "replay: --assert-from and --reassert are mutually exclusive".into(),
-                None,
-            ));
-        }
-        let reassert = args.assert_from.is_some() || args.reassert;
-        if args.write.on && !reassert {
-            return Err(PlanError::new(
-                "replay: --write requires --assert-from <scenario.yaml> or --reassert".into(),
-                Some(
-                    "--write persists a re-validated on-disk assert: block; the frozen one is \
-                        already in the cassette",
-                ),
-            ));
-        }
-        let mutate = match mutate_options(args) {
-            Ok(m) => m,
-            Err(e) => return Err(PlanError::new(e, None)),
-        };
-        let files = match resolve_targets(&target) {
-            Ok(f) => f,
-            Err(e) => return Err(PlanError::new(format!("replay: {e}"), None)),
-        };
+        let target = one_target(args)?;
+        check_flag_pairs(args)?;
+        let mutate = mutate_options(args).map_err(|e| PlanError::new(e, None))?;
+        let files =
+            resolve_targets(&target).map_err(|e| PlanError::new(format!("replay: {e}"), None))?;
         let is_dir = target.is_dir();
         let discovered = files.len();
         let files = args.shard.select(files);
-        if let Some(session) = &args.session.file {
-            if is_dir || files.len() > 1 {
-                return Err(PlanError::new(
-                    "replay: --session applies to one cassette at a time, not a directory".into(),
-                    Some(
-                        "each cassette may have been recorded against a different source; replay \
-                            them one by one",
-                    ),
-                ));
-            }
-            if !session.is_file() {
-                return Err(PlanError::new(
-                    format!("replay: --session {}: not a file", session.display()),
-                    None,
-                ));
-            }
-        }
-        if is_dir && args.write.on && args.assert_from.is_some() {
-            return Err(PlanError::new(
-                "replay: --assert-from <one file> --write over a directory would stamp one block \
-                    into every cassette"
-                    .into(),
-                Some(
-                    "use --reassert (each cassette's own sibling scenario) or replay one \
-                    cassette",
-                ),
-            ));
-        }
-        let mut notices = Vec::new();
-        if args.strict.on && args.fail_on_skill_drift {
-            notices.push(
-                "::notice:: [replay] --strict already fails on every staleness finding; \
-                --fail-on-skill-drift is redundant"
-                    .to_string(),
-            );
-        }
-        if !args.write.on && args.allow_failing {
-            notices.push(
-                "::notice:: [replay] --allow-failing has no effect without --write".to_string(),
-            );
-        }
-        if args.assert_from.is_some() && files.len() > 1 {
-            notices.push(format!(
-                "::warning:: [replay] --assert-from applies one scenario to {} cassettes — each \
-                    must share its recording-shaping fields",
-                files.len()
-            ));
-        }
+        check_target_flags(args, is_dir, files.len())?;
         let opts = ReplayOptions {
             strict: args.strict.on,
             fail_on_skill_drift: args.fail_on_skill_drift,
@@ -314,12 +232,108 @@ impl ReplayPlan {
             live_work_root: None,
         };
         Ok(ReplayPlan {
+            notices: notices(args, files.len()),
             files,
             discovered,
             opts,
-            notices,
         })
     }
+}
+
+/// The one target (a cassette or a directory) replay accepts.
+fn one_target(args: &ReplayArgs) -> std::result::Result<PathBuf, PlanError> {
+    match args.targets.as_slice() {
+        [] => Err(PlanError::new(
+            format!("replay: no cassette given\n{USAGE_LINE}"),
+            None,
+        )),
+        [one] => Ok(one.clone()),
+        _ => Err(PlanError::new(
+            "replay: exactly one target (a cassette file or a directory) is accepted".into(),
+            Some("pass a directory to replay several cassettes"),
+        )),
+    }
+}
+
+/// Flags that exclude or need each other, whatever the target.
+fn check_flag_pairs(args: &ReplayArgs) -> std::result::Result<(), PlanError> {
+    if args.assert_from.is_some() && args.reassert {
+        return Err(PlanError::new(
+            "replay: --assert-from and --reassert are mutually exclusive".into(),
+            None,
+        ));
+    }
+    let reassert = args.assert_from.is_some() || args.reassert;
+    if args.write.on && !reassert {
+        return Err(PlanError::new(
+            "replay: --write requires --assert-from <scenario.yaml> or --reassert".into(),
+            Some(
+                "--write persists a re-validated on-disk assert: block; the frozen one is \
+                    already in the cassette",
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Flags that apply to one cassette only.
+fn check_target_flags(
+    args: &ReplayArgs,
+    is_dir: bool,
+    files: usize,
+) -> std::result::Result<(), PlanError> {
+    if let Some(session) = &args.session.file {
+        if is_dir || files > 1 {
+            return Err(PlanError::new(
+                "replay: --session applies to one cassette at a time, not a directory".into(),
+                Some(
+                    "each cassette may have been recorded against a different source; replay \
+                        them one by one",
+                ),
+            ));
+        }
+        if !session.is_file() {
+            return Err(PlanError::new(
+                format!("replay: --session {}: not a file", session.display()),
+                None,
+            ));
+        }
+    }
+    if is_dir && args.write.on && args.assert_from.is_some() {
+        return Err(PlanError::new(
+            "replay: --assert-from <one file> --write over a directory would stamp one block \
+                into every cassette"
+                .into(),
+            Some(
+                "use --reassert (each cassette's own sibling scenario) or replay one \
+                cassette",
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Notices about flags that do nothing or apply more widely than they may seem to.
+fn notices(args: &ReplayArgs, files: usize) -> Vec<String> {
+    let mut notices = Vec::new();
+    if args.strict.on && args.fail_on_skill_drift {
+        notices.push(
+            "::notice:: [replay] --strict already fails on every staleness finding; \
+            --fail-on-skill-drift is redundant"
+                .to_string(),
+        );
+    }
+    if !args.write.on && args.allow_failing {
+        notices
+            .push("::notice:: [replay] --allow-failing has no effect without --write".to_string());
+    }
+    if args.assert_from.is_some() && files > 1 {
+        notices.push(format!(
+            "::warning:: [replay] --assert-from applies one scenario to {files} cassettes — each \
+                must share its recording-shaping fields"
+        ));
+    }
+    notices
 }
 
 pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
