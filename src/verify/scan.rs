@@ -47,6 +47,11 @@ pub struct Finding {
     /// Every location it was found at, in order, when more than one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub locations: Vec<String>,
+    /// reel: the skill file that publishes the same text
+    /// ([`super::published`]): the skill's own words echoed by the run, not
+    /// the recording machine's data, so reported but never failing.
+    #[serde(rename = "publishedBy", skip_serializing_if = "Option::is_none")]
+    pub published_by: Option<String>,
 }
 
 fn is_one(n: &usize) -> bool {
@@ -81,9 +86,10 @@ pub fn dedup(findings: Vec<Finding>) -> Vec<Finding> {
 }
 
 impl Finding {
-    /// `unscanned` is informational (a body that was never committed).
+    /// `unscanned` is informational (a body that was never committed), and
+    /// so is text the skill itself publishes.
     pub fn is_real(&self) -> bool {
-        self.cls != Class::Unscanned
+        self.cls != Class::Unscanned && self.published_by.is_none()
     }
 }
 
@@ -197,6 +203,22 @@ fn scan_text(
 
 /// Runs the detectors over one view of a text. `line` is the JSON text the
 /// view was decoded from (parsed, once, to name the field of a finding).
+/// Every detector's findings in a plain text (no JSON decoding, nothing
+/// allowed): what [`super::published`] reads a skill file with.
+pub(super) fn plain_text_findings(text: &str, location: &str) -> Vec<Finding> {
+    let mut out = Vec::new();
+    scan_view(
+        text,
+        None,
+        location,
+        Surface::Full,
+        &AllowList::default(),
+        None,
+        &mut out,
+    );
+    out
+}
+
 fn scan_view(
     view: &str,
     line: Option<&str>,
@@ -228,6 +250,7 @@ fn scan_view(
             field,
             count: 1,
             locations: Vec::new(),
+            published_by: None,
         });
     });
 }
@@ -535,6 +558,7 @@ fn host_inventory(
                 field: None,
                 count: 1,
                 locations: Vec::new(),
+                published_by: None,
             });
         }
     };
@@ -780,6 +804,7 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                                     field: None,
                                     count: 1,
                                     locations: Vec::new(),
+                                    published_by: None,
                                 });
                             }
                         }
@@ -796,10 +821,15 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                         let bytes = a.get("bytes").and_then(Value::as_u64).unwrap_or(0);
                         let sample = match reason {
                             Some("size") => format!(
-                                "(body not committed: {bytes} bytes is over the recording's inline                                     cap, so only its hash is in the cassette and nothing of it was                                     scanned)"
+                                "(body not committed: {bytes} bytes is over the recording's inline \
+                                    cap, so only its hash is in the cassette and nothing of it \
+                                    was scanned)"
                             ),
-                            Some("unreadable") => "(body not committed: the file could not be read                                 when the run was recorded; only its path is in the cassette)"
-                                .into(),
+                            Some("unreadable") => {
+                                "(body not committed: the file could not be read \
+                                when the run was recorded; only its path is in the cassette)"
+                                    .into()
+                            }
                             _ => "(body not committed; only its hash is in the cassette)".into(),
                         };
                         out.push(Finding {
@@ -810,6 +840,7 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                             field: None,
                             count: 1,
                             locations: Vec::new(),
+                            published_by: None,
                         });
                     }
                 }

@@ -43,4 +43,5 @@ mod support;
 mod verify;
 mod verify_lifecycle;
 mod verify_margins;
+mod verify_published;
 mod verify_scenario;
