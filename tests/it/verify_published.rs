@@ -49,7 +49,7 @@ fn project(skill_md: &str, echoed: &[String]) -> (Fixture, std::path::PathBuf) {
     (fx, path)
 }
 
-fn verify(path: &std::path::Path, json: bool) -> crate::support::Run {
+fn verify(path: &std::path::Path, json: bool) -> support::Run {
     let mut cmd = support::reel();
     cmd.args([
         "verify-cassettes",
@@ -62,7 +62,7 @@ fn verify(path: &std::path::Path, json: bool) -> crate::support::Run {
     cmd.run()
 }
 
-fn findings(out: &crate::support::Run) -> Vec<Value> {
+fn findings(out: &support::Run) -> Vec<Value> {
     let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
     assert_schema("verify-cassettes.json", &v);
     v["results"][0]["findings"].as_array().unwrap().clone()
