@@ -27,6 +27,7 @@ mod newer_artifact_json;
 mod newer_keys;
 mod parity_evidence;
 mod privacy_matrix;
+mod public_skill;
 mod record;
 mod record_batch;
 mod rehash;
