@@ -110,3 +110,34 @@ fn published_texts(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::detect::ALL_CLASSES;
+
+    /// Every class is decided on purpose: a new class is not waivable until
+    /// someone adds it here.
+    #[test]
+    fn only_identity_like_classes_can_be_published() {
+        let waivable: Vec<&str> = ALL_CLASSES
+            .iter()
+            .filter(|c| c.can_be_published())
+            .map(|c| c.as_str())
+            .collect();
+        assert_eq!(waivable, ["email", "currency", "domain", "path"]);
+    }
+
+    #[test]
+    fn a_skill_file_is_read_with_every_detector() {
+        let text = "Mail help@acmewidgets.io; token ghp_Q7xQ7xQ7xQ7xQ7xQ7xQ7xQ7xQ7xQ7xQ7xQ7xQ7xQ7x";
+        let found: Vec<Class> = plain_text_findings(text, "SKILL.md")
+            .iter()
+            .map(|f| f.cls)
+            .collect();
+        assert!(found.contains(&Class::Email), "{found:?}");
+        assert!(found.contains(&Class::Secret), "{found:?}");
+        // Only the email (and its domain) could ever be waived.
+        assert!(!Class::Secret.can_be_published());
+    }
+}

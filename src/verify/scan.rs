@@ -60,13 +60,18 @@ fn is_one(n: &usize) -> bool {
 
 /// One finding per class, detector and (masked) text: the first keeps its
 /// place and gains the count and every location, so a product name the
-/// recording repeats eight times is one finding, not eight.
+/// recording repeats eight times is one finding, not eight. Emails and
+/// domains compare case-insensitively (`Schema.org` is `schema.org`).
 pub fn dedup(findings: Vec<Finding>) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     let mut seen: std::collections::HashMap<(Class, &'static str, String), usize> =
         std::collections::HashMap::new();
     for f in findings {
-        let key = (f.cls, f.kind, f.sample.clone());
+        let sample = match f.cls {
+            Class::Email | Class::Domain => f.sample.to_ascii_lowercase(),
+            _ => f.sample.clone(),
+        };
+        let key = (f.cls, f.kind, sample);
         match seen.get(&key) {
             Some(&i) => {
                 let first = &mut out[i];
@@ -1019,6 +1024,31 @@ mod tests {
 
     fn doc(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn a_domain_spelled_in_two_cases_is_one_finding() {
+        let line =
+            r#"{"text":"see Schema.org, schema.org and SCHEMA.ORG; /home/Ann/x /home/ann/x"}"#;
+        let f = dedup(
+            scan_document(
+                &doc(json!({"events":[line], "effectiveFidelity":"container"})),
+                &AllowList::default(),
+            )
+            .unwrap(),
+        );
+        let domains: Vec<_> = f.iter().filter(|x| x.cls == Class::Domain).collect();
+        assert_eq!(domains.len(), 1, "{f:?}");
+        assert_eq!(
+            (domains[0].sample.as_str(), domains[0].count),
+            ("Schema.org", 3)
+        );
+        // Paths are case-sensitive: two findings.
+        assert_eq!(
+            f.iter().filter(|x| x.cls == Class::Path).count(),
+            2,
+            "{f:?}"
+        );
     }
 
     #[test]

@@ -238,6 +238,7 @@ fn record_rerun_break_and_gate(skill: &PublicSkill) {
     for text in skill.published {
         assert!(
             out.lines()
+                .map(str::to_ascii_lowercase)
                 .any(|l| l.contains(&format!("— {text}")) && l.contains("published by the skill")),
             "{name}: {text} is noted as published by the skill: {out}"
         );
