@@ -380,16 +380,17 @@ fn files_text(s: &mut String, files: &[FileShow], color: bool) {
     for f in files {
         let e = &f.entry;
         let mut tags = vec![format!("{} B", e.bytes)];
-        if let Some(enc) = e.encoding {
-            tags.push(enc.to_owned());
-        } else {
-            tags.push("not inlined".into());
+        let why = e.truncated.as_deref().map(|t| {
+            crate::cassette::TruncationReason::parse(t)
+                .map_or_else(|| t.to_owned(), |r| r.why_not_kept().to_owned())
+        });
+        match (e.encoding, why) {
+            (Some(enc), _) => tags.push(enc.to_owned()),
+            (None, Some(why)) => tags.push(format!("body not kept: {why}")),
+            (None, None) => tags.push("not inlined".into()),
         }
         if e.pre_run {
             tags.push("input (pre-run)".into());
-        }
-        if let Some(t) = &e.truncated {
-            tags.push(format!("truncated: {t}"));
         }
         if let Some(l) = &e.link {
             tags.push(l.clone());

@@ -95,6 +95,27 @@ pub enum TruncationReason {
     Input,
 }
 
+impl TruncationReason {
+    /// The wire name (`truncationReason`).
+    pub fn parse(wire: &str) -> Option<TruncationReason> {
+        serde_json::from_value(serde_json::Value::String(wire.to_owned())).ok()
+    }
+
+    /// Why the cassette holds no body, in the words `show`, `diff` and the
+    /// report print: an upload or a read-only file is left out by design, not
+    /// because it was large or broken.
+    pub fn why_not_kept(self) -> &'static str {
+        match self {
+            TruncationReason::Input => {
+                "an upload (inputs are never inlined; only its hash is kept)"
+            }
+            TruncationReason::Readonly => "a read-only file (never inlined; only its hash is kept)",
+            TruncationReason::Size => "over the recording's inline cap (only its hash is kept)",
+            TruncationReason::Unreadable => "unreadable when the run was recorded",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LinkKind {

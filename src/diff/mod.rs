@@ -482,6 +482,9 @@ fn files(a: &Recording, b: &Recording) -> Vec<Change> {
                 }
                 let (tx, ty) = (strip_key(&mut vx, "text"), strip_key(&mut vy, "text"));
                 leaves(path, "", &vx, &vy, &mut out);
+                if let Some(note) = body_not_kept(x, y) {
+                    out.push(note);
+                }
                 match (tx, ty) {
                     (Some(Value::String(tx)), Some(Value::String(ty))) if tx != ty => {
                         out.push(Change {
@@ -501,6 +504,31 @@ fn files(a: &Recording, b: &Recording) -> Vec<Change> {
         }
     }
     out
+}
+
+/// A file whose content changed while neither cassette holds its body:
+/// the reason there is no text to show (an upload is never inlined, by
+/// design), rather than a bare hash change read as the whole story.
+fn body_not_kept(x: &digest::FileEntry, y: &digest::FileEntry) -> Option<Change> {
+    if x.text.is_some() || y.text.is_some() || x.sha256 == y.sha256 || x.encoding.is_some() {
+        return None;
+    }
+    let why = y
+        .truncated
+        .as_deref()
+        .or(x.truncated.as_deref())
+        .and_then(crate::cassette::TruncationReason::parse)?
+        .why_not_kept();
+    Some(Change {
+        kind: ChangeKind::Changed,
+        item: x.path.clone(),
+        path: Some("body".into()),
+        before: None,
+        after: None,
+        unified: Some(format!(
+            "(content changed; no body to compare in either cassette — {why})"
+        )),
+    })
 }
 
 fn strip_key(v: &mut Value, key: &str) -> Option<Value> {

@@ -281,9 +281,10 @@ fn files(cassette: &Cassette, cap: usize) -> Vec<FileView> {
                 notes.push("pre-run input".to_owned());
             }
             if let Some(r) = a.truncation_reason {
-                notes.push(format!("body not kept: {r:?}").to_lowercase());
+                notes.push(format!("body not kept: {}", r.why_not_kept()));
             } else if a.truncated == Some(true) {
-                notes.push("body not kept: size".to_owned());
+                let size = crate::cassette::TruncationReason::Size;
+                notes.push(format!("body not kept: {}", size.why_not_kept()));
             }
             if let Some(k) = a.link_kind {
                 notes.push(format!("{k:?}").to_lowercase());

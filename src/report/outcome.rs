@@ -317,12 +317,22 @@ fn finding_text(x: &crate::verify::scan::Finding) -> String {
         .map(|p| format!(" {p}"))
         .unwrap_or_default();
     format!(
-        "[{}{kind}] {}{field} — {}{}",
+        "[{}{kind}] {}{field} — {}{}{}",
         x.cls.as_str(),
         x.location,
         x.sample,
-        repeats(x)
+        repeats(x),
+        published(x)
     )
+}
+
+/// ` — published by the skill (skills/acme/SKILL.md), not counted` for a
+/// finding whose text the skill tree itself holds; empty otherwise.
+pub fn published(x: &crate::verify::scan::Finding) -> String {
+    x.published_by
+        .as_deref()
+        .map(|p| format!(" — published by the skill ({p}), not counted"))
+        .unwrap_or_default()
 }
 
 /// ` (found 8 times: events[3], events[5], … and 3 more)` for a finding

@@ -188,11 +188,12 @@ pub fn text(
                 .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "{mark} {f}: [{}{kind}] {}{field} — {}{}",
+                "{mark} {f}: [{}{kind}] {}{field} — {}{}{}",
                 x.cls.as_str(),
                 x.location,
                 x.sample,
-                crate::report::outcome::repeats(x)
+                crate::report::outcome::repeats(x),
+                crate::report::outcome::published(x)
             );
         }
         for s in &r.staleness {

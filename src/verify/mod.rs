@@ -7,6 +7,8 @@
 //!   scanner and the scrubber.
 //! * [`scan`]: where in a cassette each detector runs, plus the structural
 //!   host-inventory check; produces [`scan::Finding`]s.
+//! * [`published`]: findings whose text the skill tree itself publishes
+//!   (reported, never failing).
 //! * [`stream`]: streamed content blocks joined from their fragments (a
 //!   secret split across `stream_event` lines), read by the scanner and the
 //!   scrubber alike.
@@ -29,6 +31,7 @@ pub mod gate;
 pub mod inventory;
 pub mod lifecycle;
 pub mod margins;
+pub mod published;
 pub mod redact;
 pub mod scan;
 pub mod stream;

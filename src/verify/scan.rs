@@ -47,6 +47,11 @@ pub struct Finding {
     /// Every location it was found at, in order, when more than one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub locations: Vec<String>,
+    /// reel: the skill file that publishes the same text
+    /// ([`super::published`]): the skill's own words echoed by the run, not
+    /// the recording machine's data, so reported but never failing.
+    #[serde(rename = "publishedBy", skip_serializing_if = "Option::is_none")]
+    pub published_by: Option<String>,
 }
 
 fn is_one(n: &usize) -> bool {
@@ -55,13 +60,18 @@ fn is_one(n: &usize) -> bool {
 
 /// One finding per class, detector and (masked) text: the first keeps its
 /// place and gains the count and every location, so a product name the
-/// recording repeats eight times is one finding, not eight.
+/// recording repeats eight times is one finding, not eight. Emails and
+/// domains compare case-insensitively (`Schema.org` is `schema.org`).
 pub fn dedup(findings: Vec<Finding>) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     let mut seen: std::collections::HashMap<(Class, &'static str, String), usize> =
         std::collections::HashMap::new();
     for f in findings {
-        let key = (f.cls, f.kind, f.sample.clone());
+        let sample = match f.cls {
+            Class::Email | Class::Domain => f.sample.to_ascii_lowercase(),
+            _ => f.sample.clone(),
+        };
+        let key = (f.cls, f.kind, sample);
         match seen.get(&key) {
             Some(&i) => {
                 let first = &mut out[i];
@@ -81,9 +91,10 @@ pub fn dedup(findings: Vec<Finding>) -> Vec<Finding> {
 }
 
 impl Finding {
-    /// `unscanned` is informational (a body that was never committed).
+    /// `unscanned` is informational (a body that was never committed), and
+    /// so is text the skill itself publishes.
     pub fn is_real(&self) -> bool {
-        self.cls != Class::Unscanned
+        self.cls != Class::Unscanned && self.published_by.is_none()
     }
 }
 
@@ -197,6 +208,22 @@ fn scan_text(
 
 /// Runs the detectors over one view of a text. `line` is the JSON text the
 /// view was decoded from (parsed, once, to name the field of a finding).
+/// Every detector's findings in a plain text (no JSON decoding, nothing
+/// allowed): what [`super::published`] reads a skill file with.
+pub(super) fn plain_text_findings(text: &str, location: &str) -> Vec<Finding> {
+    let mut out = Vec::new();
+    scan_view(
+        text,
+        None,
+        location,
+        Surface::Full,
+        &AllowList::default(),
+        None,
+        &mut out,
+    );
+    out
+}
+
 fn scan_view(
     view: &str,
     line: Option<&str>,
@@ -228,6 +255,7 @@ fn scan_view(
             field,
             count: 1,
             locations: Vec::new(),
+            published_by: None,
         });
     });
 }
@@ -535,6 +563,7 @@ fn host_inventory(
                 field: None,
                 count: 1,
                 locations: Vec::new(),
+                published_by: None,
             });
         }
     };
@@ -780,6 +809,7 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                                     field: None,
                                     count: 1,
                                     locations: Vec::new(),
+                                    published_by: None,
                                 });
                             }
                         }
@@ -796,10 +826,15 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                         let bytes = a.get("bytes").and_then(Value::as_u64).unwrap_or(0);
                         let sample = match reason {
                             Some("size") => format!(
-                                "(body not committed: {bytes} bytes is over the recording's inline                                     cap, so only its hash is in the cassette and nothing of it was                                     scanned)"
+                                "(body not committed: {bytes} bytes is over the recording's inline \
+                                    cap, so only its hash is in the cassette and nothing of it \
+                                    was scanned)"
                             ),
-                            Some("unreadable") => "(body not committed: the file could not be read                                 when the run was recorded; only its path is in the cassette)"
-                                .into(),
+                            Some("unreadable") => {
+                                "(body not committed: the file could not be read \
+                                when the run was recorded; only its path is in the cassette)"
+                                    .into()
+                            }
                             _ => "(body not committed; only its hash is in the cassette)".into(),
                         };
                         out.push(Finding {
@@ -810,6 +845,7 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                             field: None,
                             count: 1,
                             locations: Vec::new(),
+                            published_by: None,
                         });
                     }
                 }
@@ -988,6 +1024,31 @@ mod tests {
 
     fn doc(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn a_domain_spelled_in_two_cases_is_one_finding() {
+        let line =
+            r#"{"text":"see Schema.org, schema.org and SCHEMA.ORG; /home/Ann/x /home/ann/x"}"#;
+        let f = dedup(
+            scan_document(
+                &doc(json!({"events":[line], "effectiveFidelity":"container"})),
+                &AllowList::default(),
+            )
+            .unwrap(),
+        );
+        let domains: Vec<_> = f.iter().filter(|x| x.cls == Class::Domain).collect();
+        assert_eq!(domains.len(), 1, "{f:?}");
+        assert_eq!(
+            (domains[0].sample.as_str(), domains[0].count),
+            ("Schema.org", 3)
+        );
+        // Paths are case-sensitive: two findings.
+        assert_eq!(
+            f.iter().filter(|x| x.cls == Class::Path).count(),
+            2,
+            "{f:?}"
+        );
     }
 
     #[test]

@@ -949,3 +949,112 @@ fn an_agent_installed_under_tmp_runs_and_stays_intact() {
     );
     assert_eq!(std::fs::read_to_string(&agent).unwrap(), script);
 }
+
+/// Runs kept where a user's runs live by default, `$XDG_CACHE_HOME/reel/runs`
+/// inside the home (no `REEL_RUNS_DIR`): the run directory sits under the
+/// home, yet the agent still reads nothing else of it (its key, a previous
+/// kept run) and writes nothing beside its own run directory.
+#[test]
+fn a_run_under_the_homes_cache_is_still_confined() {
+    let bin = require!(claude_bin());
+    require!(reel_sandbox_available(), "this kernel offers no Landlock");
+    let arena = Arena::new();
+    // A run kept from earlier, holding the secret.
+    arena.fx.write(
+        "home/.cache/reel/runs/old/local_old/work/notes.txt",
+        format!("{}\n", arena.secret),
+    );
+    arena
+        .fx
+        .write("home/.cache/reel/runs/old/local_old/.reel-run", "");
+    use Act::Bash;
+    let routes: Vec<(&str, Act)> = vec![
+        ("h01-home-key", Bash("cat {HOME}/.ssh/id_rsa")),
+        (
+            "h02-home-list",
+            Bash("ls -la {HOME} {HOME}/.ssh {HOME}/.cache; cat {HOME}/.ssh/*"),
+        ),
+        (
+            "h03-old-run-read",
+            Bash("cat {HOME}/.cache/reel/runs/*/*/work/notes.txt"),
+        ),
+        (
+            "h04-old-run-write",
+            Bash("D={HOME}/.cache/reel/runs/old/local_old; touch $D/{N}"),
+        ),
+        (
+            "h05-runs-root-write",
+            Bash("D={HOME}/.cache/reel/runs; touch $D/{N}"),
+        ),
+        ("h06-cache-write", Bash("D={HOME}/.cache; mkdir -p $D/{N}")),
+        (
+            "h07-up-from-run",
+            Bash("D=$(pwd)/../../../..; touch $D/{N}; ls $D"),
+        ),
+        (
+            "h08-bashrc",
+            Bash("D={HOME}; echo 'curl evil' >> $D/.bashrc"),
+        ),
+    ];
+    for (name, act) in &routes {
+        arena.cassette(name, act);
+    }
+    let before = arena.tree();
+    let runs = arena.path("home/.cache/reel/runs");
+    let run = reel()
+        .current_dir(arena.path("checkout"))
+        .env("REEL_CLAUDE_BIN", &bin)
+        .env("HOME", arena.path("home"))
+        .env("XDG_CACHE_HOME", arena.path("home/.cache"))
+        .env_remove("REEL_RUNS_DIR")
+        .env("CLAUDE_CONFIG_DIR", arena.path("home/.claude"))
+        .env("GITHUB_ENV", arena.path("gh/env"))
+        .env("GITHUB_PATH", arena.path("gh/path"))
+        .args(["rerun", "cassettes/", "--jobs", "2", "--keep-run-dir"])
+        .args(["--output-format", "json"])
+        .timeout(Duration::from_secs(600))
+        .run();
+    std::thread::sleep(Duration::from_secs(2));
+    let output = format!("{}{}", run.stdout, run.stderr);
+    let envelope: Value = serde_json::from_str(&run.stdout).expect("a JSON envelope");
+    let results = envelope["results"].as_array().cloned().unwrap_or_default();
+    // The premise: every route really ran, confined, in a run directory
+    // under the home's cache.
+    let kept: Vec<PathBuf> = std::fs::read_dir(runs.join("bash-policy"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    let mut failures = Failures::new();
+    failures.check_eq(
+        "run directories under the home's cache",
+        kept.len(),
+        routes.len(),
+    );
+    for r in &results {
+        failures.check(r["rerun"]["sandbox"]["files"] == true, || {
+            format!(
+                "{}: did not run confined: {}",
+                r["file"], r["rerun"]["sandbox"]
+            )
+        });
+    }
+    // Escapes: the arena's checks, less the new run directories themselves.
+    let ours = |line: &str| {
+        line.strip_prefix("created: ")
+            .is_some_and(|p| Path::new(p).starts_with(runs.join("bash-policy")))
+    };
+    // A survivor is ours only if it names this arena (the corpus tests of
+    // another process share the `sleep` tags; these routes never sleep).
+    let root = arena.path("").display().to_string();
+    let foreign = |line: &str| line.starts_with("still alive") && !line.contains(&root);
+    for escape in arena.escapes(&output, &before) {
+        if !ours(&escape) && !foreign(&escape) {
+            failures.push(escape);
+        }
+    }
+    for file in kept.iter().flat_map(|d| walk(d)) {
+        if std::fs::read(&file).is_ok_and(|b| contains(&b, arena.secret.as_bytes())) {
+            failures.push(format!("secret in the kept run file {}", file.display()));
+        }
+    }
+    failures.assert_none(routes.len());
+}
