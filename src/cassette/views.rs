@@ -93,6 +93,8 @@ pub enum TruncationReason {
     Readonly,
     Unreadable,
     Input,
+    /// v14: an untouched binary `workspace_fixture` file, recorded hash-only.
+    Fixture,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -28,6 +28,7 @@ mod parity_evidence;
 mod privacy_matrix;
 mod record;
 mod record_batch;
+mod record_fixture;
 mod rehash;
 mod replay;
 mod replay_mutate;
