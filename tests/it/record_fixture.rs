@@ -212,7 +212,9 @@ fn rerun_stages_the_fixture_again() {
 
 #[test]
 fn the_scan_refuses_before_anything_runs() {
-    let cases: [(&str, &[(&str, &str)], &str); 3] = [
+    /// (the file planted, the environment, the refusal expected)
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+    let cases: [Case; 3] = [
         (
             "CLAUDE.md",
             &[],
