@@ -373,6 +373,87 @@ fn write_new(path: &Path, body: &[u8], mode: u32) -> std::io::Result<()> {
     file.set_permissions(fs::Permissions::from_mode(mode))
 }
 
+/// The keys whose pass proves a file is there (or its body), not that the
+/// run wrote it.
+const PRESENCE_KEYS: [&str; 4] = [
+    "file_exists",
+    "user_visible_artifact",
+    "artifact_text",
+    "artifact_json",
+];
+
+/// Refuses, before anything runs, a presence or body assertion naming a file
+/// the fixture provides (or a directory holding one) without `authored:`:
+/// it would pass on the fixture alone, before the step under test does
+/// anything. Paths compare normalised and case-folded (a case-insensitive
+/// filesystem resolves `REPORT.md` to `report.md`). `None`: nothing refused.
+pub fn presence_refusal(
+    scenario: &str,
+    assert: &[serde_json::Value],
+    files: &[FixtureFile],
+) -> Option<String> {
+    let mut targets = std::collections::HashSet::new();
+    for f in files {
+        let full = format!("outputs/{}", f.path).to_lowercase();
+        let mut at = 0;
+        while let Some(i) = full[at..].find('/') {
+            targets.insert(full[..at + i].to_owned());
+            at += i + 1;
+        }
+        targets.insert(full);
+    }
+    let mut hits = Vec::new();
+    for item in assert {
+        for key in PRESENCE_KEYS {
+            let Some(v) = item.get(key) else { continue };
+            let path = match v {
+                serde_json::Value::String(p) => Some(p.as_str()),
+                serde_json::Value::Object(o)
+                    if o.get("authored").is_some_and(|a| a.is_boolean()) =>
+                {
+                    None
+                }
+                serde_json::Value::Object(o) => {
+                    let field = if key.starts_with("artifact_") {
+                        "artifact"
+                    } else {
+                        "path"
+                    };
+                    o.get(field).and_then(serde_json::Value::as_str)
+                }
+                _ => None,
+            };
+            if let Some(p) = path.filter(|p| targets.contains(&normalised(p))) {
+                hits.push(format!("{key} {p}"));
+            }
+        }
+    }
+    let first = hits
+        .first()?
+        .split_once(' ')
+        .map_or("", |(_, p)| p)
+        .to_owned();
+    Some(format!(
+        "scenario {scenario:?}: {} assertion(s) name a file (or a directory) the \
+         workspace_fixture already provides, so they pass on the fixture alone before the step \
+         under test does anything: {}. State what you mean: `authored: true` (this run must \
+         write it — e.g. `file_exists: {{path: {first}, authored: true}}`; it applies to a file, \
+         not a directory), `authored: false` (inheriting it is fine), or assert on a file the \
+         step writes.",
+        hits.len(),
+        hits.join(", ")
+    ))
+}
+
+/// A work-root-relative path as compared with `outputs/<fixture path>`:
+/// separators, `./`, `a/../`, a trailing `/`, and case.
+fn normalised(p: &str) -> String {
+    let posix = crate::paths::forward_slashes(p);
+    crate::paths::to_posix(&crate::paths::lexical(Path::new(posix.as_ref())))
+        .trim_end_matches('/')
+        .to_lowercase()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -426,6 +507,49 @@ mod tests {
         assert!(
             changed.contains("changed between the scan and staging"),
             "{changed}"
+        );
+    }
+
+    /// test/workspace-fixture.test.ts, "load-time refusal".
+    #[test]
+    fn presence_assertions_on_fixture_files_must_state_authored() {
+        let file = |p: &str| FixtureFile {
+            path: p.into(),
+            sha256: String::new(),
+            exec: false,
+            mode: 0o644,
+            bytes: 0,
+        };
+        let files = [file("report.md"), file("scores/deck.json")];
+        let refused = presence_refusal(
+            "step2",
+            &[
+                serde_json::json!({"file_exists": "outputs/report.md"}),
+                serde_json::json!({"user_visible_artifact": "outputs/scores/deck.json"}),
+                serde_json::json!({"artifact_text": {"artifact": "outputs/REPORT.md", "contains": ["x"]}}),
+                serde_json::json!({"artifact_json": {"artifact": "./outputs/scores/deck.json", "path": "score"}}),
+                serde_json::json!({"file_exists": "outputs/scores/"}),
+            ],
+            &files,
+        )
+        .unwrap();
+        assert!(refused.contains("5 assertion(s)"), "{refused}");
+        assert!(
+            refused.contains("file_exists outputs/report.md"),
+            "{refused}"
+        );
+        assert!(refused.contains("authored: true"), "{refused}");
+        assert_eq!(
+            presence_refusal(
+                "step2",
+                &[
+                    serde_json::json!({"file_exists": {"path": "outputs/report.md", "authored": true}}),
+                    serde_json::json!({"artifact_text": {"artifact": "outputs/report.md", "authored": false}}),
+                    serde_json::json!({"file_exists": "outputs/step2.md"}),
+                ],
+                &files,
+            ),
+            None
         );
     }
 }

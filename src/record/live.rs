@@ -315,6 +315,14 @@ pub fn scan_fixture(
     };
     let dir = dir.map_err(|e| setup(format!("workspace_fixture {label}: {e}")))?;
     let scan = crate::fingerprint::fixture::scan(&dir, label).map_err(|e| setup(e.to_string()))?;
+    if let Some(message) =
+        crate::fingerprint::fixture::presence_refusal(&scenario.name, &scenario.assert, &scan.files)
+    {
+        return Err(RecordError::Setup {
+            message: format!("`{}`: {message}", scenario.path.display()),
+            hint: Some("add `authored:` to each assertion the message names".into()),
+        });
+    }
     Ok(Some(scan))
 }
 

@@ -245,3 +245,30 @@ fn the_scan_refuses_before_anything_runs() {
         assert!(!fx.path("step2.cassette.json").exists());
     }
 }
+
+/// test/workspace-fixture.test.ts, "load-time refusal": an assertion that
+/// would pass on the fixture alone is refused before anything runs.
+#[test]
+fn an_assertion_the_fixture_alone_would_pass_is_refused() {
+    let fx = bundle();
+    fx.edit("step2.yaml", |t| {
+        t.replace(
+            "  - file_exists: outputs/memo.md",
+            "  - file_exists: outputs/memo.md\n  - file_exists: outputs/Report.md",
+        )
+    });
+    let run = record(&fx, &[]);
+    assert_eq!(run.code, 2, "{}", run.streams());
+    assert!(
+        run.stderr
+            .contains("1 assertion(s) name a file (or a directory) the workspace_fixture"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("file_exists outputs/Report.md"),
+        "{}",
+        run.stderr
+    );
+    assert!(!fx.path("runs").exists());
+}
