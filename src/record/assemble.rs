@@ -116,6 +116,14 @@ fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
     } else {
         scenario.insert("session".into(), json!(INLINE_SESSION));
     }
+    // Like `session`, the fixture is stored relative to the cassette, which
+    // is where replay and staleness resolve it.
+    if let Some(Ok(fixture)) = p.scenario.workspace_fixture_dir() {
+        scenario.insert(
+            "workspace_fixture".into(),
+            json!(paths::relative_posix(&fixture, cassette_dir)),
+        );
+    }
     let mut doc = Map::new();
     // Stamped once the document is whole (`stamp`), in these positions.
     doc.insert("$schema".into(), Value::Null);

@@ -272,3 +272,37 @@ fn an_assertion_the_fixture_alone_would_pass_is_refused() {
     );
     assert!(!fx.path("runs").exists());
 }
+
+/// test/cassette-fixture (the fixture ref is relocatable): the cassette
+/// stores the fixture relative to itself, as it does the session, so a
+/// cassette written elsewhere still finds it.
+#[test]
+fn the_fixture_ref_is_stored_relative_to_the_cassette() {
+    support::require!(claude_bin());
+    let fx = bundle();
+    let run = reel()
+        .current_dir(fx.root())
+        .env("REEL_RUNS_DIR", fx.path("runs"))
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .env("COWORK_HARNESS_GITSET", "0")
+        .args([
+            "record",
+            "step2.yaml",
+            "--out",
+            "cassettes/step2.cassette.json",
+        ])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.streams());
+    let doc: Map<String, Value> =
+        serde_json::from_str(&fx.read("cassettes/step2.cassette.json")).unwrap();
+    assert_eq!(
+        doc["scenario"]["workspace_fixture"],
+        "../fixtures/after-scoring"
+    );
+    let verify = reel()
+        .current_dir(fx.root())
+        .env("COWORK_HARNESS_GITSET", "0")
+        .args(["verify-cassettes", "cassettes/"])
+        .run();
+    assert_eq!(verify.code, 0, "{}", verify.streams());
+}
