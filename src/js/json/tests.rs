@@ -349,7 +349,7 @@ fn dense_escapes_after_plain_runs_escape_exactly() {
         // Some text already in the buffer, as when a key or value follows.
         let mut out = b"x".repeat(next(40));
         let before = out.len();
-        stringify::quote(&s, &mut out);
+        quote(&s, &mut out);
         assert_eq!(
             &out[before..],
             serde_json::to_string(&s).unwrap().as_bytes(),
