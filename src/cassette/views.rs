@@ -93,6 +93,8 @@ pub enum TruncationReason {
     Readonly,
     Unreadable,
     Input,
+    /// v14: an untouched binary `workspace_fixture` file, recorded hash-only.
+    Fixture,
 }
 
 impl TruncationReason {
@@ -112,6 +114,10 @@ impl TruncationReason {
             TruncationReason::Readonly => "a read-only file (never inlined; only its hash is kept)",
             TruncationReason::Size => "over the recording's inline cap (only its hash is kept)",
             TruncationReason::Unreadable => "unreadable when the run was recorded",
+            TruncationReason::Fixture => {
+                "an untouched binary workspace_fixture file (recorded hash-only; assert on what \
+                 the run writes)"
+            }
         }
     }
 }

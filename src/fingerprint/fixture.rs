@@ -21,6 +21,22 @@ use super::snapshot::is_os_junk;
 /// Overrides the fixture size cap (bytes, a whole number ≥ 1).
 pub const MAX_BYTES_ENV: &str = "COWORK_HARNESS_WORKSPACE_FIXTURE_MAX_BYTES";
 const DEFAULT_MAX_BYTES: u64 = 64 * 1024 * 1024;
+/// Overrides the pre-run hash cap (bytes).
+pub const PRERUN_HASH_CAP_ENV: &str = "COWORK_HARNESS_PRERUN_HASH_CAP";
+/// The pre-run hash cap's default: 50 MiB (docs/spec/record.md).
+pub const DEFAULT_PRERUN_HASH_CAP: u64 = 50 * 1024 * 1024;
+
+/// The pre-run hash cap: a file larger than this gets a `null` pre-run hash
+/// (`record::manifest`), so its authorship can never be decided. Here because
+/// a fixture file over it is refused at scan time, and the scan sits below
+/// `record`. A value that is not a positive number falls back to the default.
+pub fn prerun_hash_cap() -> u64 {
+    std::env::var(PRERUN_HASH_CAP_ENV)
+        .ok()
+        .and_then(|raw| raw.trim().parse::<f64>().ok())
+        .filter(|n| n.is_finite() && *n > 0.0)
+        .map_or(DEFAULT_PRERUN_HASH_CAP, |n| n.floor() as u64)
+}
 
 /// One fixture file; `path` is fixture-relative POSIX, staged at `outputs/<path>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,6 +134,9 @@ fn control_reason(rel: &str) -> Option<String> {
 struct Walk {
     root: PathBuf,
     cap: u64,
+    hash_cap: u64,
+    /// The git-tracked files (git mode in a work tree), else `None`.
+    tracked: Option<std::collections::HashSet<String>>,
     total: u64,
     over_cap: bool,
     problems: Vec<String>,
@@ -181,6 +200,22 @@ impl Walk {
                  with a plain copy"
             ));
         }
+        if self.tracked.as_ref().is_some_and(|t| !t.contains(&rel)) {
+            return self.problems.push(format!(
+                "{rel:?} is not tracked by git — only tracked files are staged and hashed ('git \
+                 add' it, or {}=0 to include untracked files)",
+                super::snapshot::ENV_GITSET
+            ));
+        }
+        // A file the pre-run baseline cannot hash has no decidable authorship.
+        if meta.len() > self.hash_cap {
+            return self.problems.push(format!(
+                "{rel:?} is {} bytes, over the pre-run hash cap ({}; {PRERUN_HASH_CAP_ENV} raises \
+                 it) — its authorship could never be decided",
+                meta.len(),
+                self.hash_cap
+            ));
+        }
         self.total += meta.len();
         if self.total > self.cap {
             self.over_cap = true;
@@ -209,9 +244,16 @@ pub fn scan(dir: &Path, label: &str) -> Result<ScannedFixture, FixtureError> {
     if !meta.is_dir() {
         return Err(FixtureError(format!("{what}: not a directory")));
     }
+    let tracked = if super::snapshot::git_mode_requested() {
+        super::snapshot::tracked_files(dir).map_err(|e| FixtureError(format!("{what}: {e}")))?
+    } else {
+        None
+    };
     let mut walk = Walk {
         root: dir.to_path_buf(),
         cap: max_bytes().map_err(|e| FixtureError(format!("{what}: {e}")))?,
+        hash_cap: prerun_hash_cap(),
+        tracked,
         total: 0,
         over_cap: false,
         problems: Vec::new(),
@@ -260,6 +302,158 @@ pub fn scan(dir: &Path, label: &str) -> Result<ScannedFixture, FixtureError> {
     })
 }
 
+/// Copies a scanned fixture into a fresh run's `outputs` directory: regular
+/// files only, permission bits kept, fresh mtimes. Refuses an `outputs` that
+/// already holds anything (the fixture would merge over a stale tree), and
+/// re-checks each file's digest against the scan, so what is staged is
+/// exactly what the recorded signature describes.
+pub fn stage(scan: &ScannedFixture, outputs: &Path) -> Result<(), FixtureError> {
+    let dir = scan.dir.display();
+    let fail = |what: String| FixtureError(format!("workspace_fixture {dir}: {what}"));
+    fs::create_dir_all(outputs).map_err(|e| fail(format!("create {}: {e}", outputs.display())))?;
+    let mut present: Vec<String> = fs::read_dir(outputs)
+        .map_err(|e| fail(format!("list {}: {e}", outputs.display())))?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    if !present.is_empty() {
+        present.sort();
+        let more = if present.len() > 5 { ", …" } else { "" };
+        present.truncate(5);
+        return Err(fail(format!(
+            "the session's outputs dir {} is not empty ({}{more}) — a fixture is staged only \
+             into a fresh session",
+            outputs.display(),
+            present.join(", ")
+        )));
+    }
+    for f in &scan.files {
+        let body = read_no_follow(&scan.dir, &f.path)
+            .map_err(|e| fail(format!("{:?} cannot be read ({e})", f.path)))?;
+        if hex::encode(Sha256::digest(&body)) != f.sha256 {
+            return Err(fail(format!(
+                "{:?} changed between the scan and staging — re-run once the fixture is stable",
+                f.path
+            )));
+        }
+        let target = outputs.join(&f.path);
+        if let Some(parent) = target.parent() {
+            fs::create_dir_all(parent)
+                .map_err(|e| fail(format!("create {}: {e}", parent.display())))?;
+        }
+        write_new(&target, &body, f.mode).map_err(|e| fail(format!("stage {:?}: {e}", f.path)))?;
+    }
+    Ok(())
+}
+
+/// Reads `rel` under `root`, refusing a symlink at the leaf (the scan
+/// refused them; one planted since is not followed).
+fn read_no_follow(root: &Path, rel: &str) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(root.join(rel))?;
+    let mut body = Vec::new();
+    file.read_to_end(&mut body)?;
+    Ok(body)
+}
+
+/// Creates `path` (never overwriting) with `mode`, whatever the umask.
+fn write_new(path: &Path, body: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)?;
+    file.write_all(body)?;
+    file.set_permissions(fs::Permissions::from_mode(mode))
+}
+
+/// The keys whose pass proves a file is there (or its body), not that the
+/// run wrote it.
+const PRESENCE_KEYS: [&str; 4] = [
+    "file_exists",
+    "user_visible_artifact",
+    "artifact_text",
+    "artifact_json",
+];
+
+/// Refuses, before anything runs, a presence or body assertion naming a file
+/// the fixture provides (or a directory holding one) without `authored:`:
+/// it would pass on the fixture alone, before the step under test does
+/// anything. Paths compare normalised and case-folded (a case-insensitive
+/// filesystem resolves `REPORT.md` to `report.md`). `None`: nothing refused.
+pub fn presence_refusal(
+    scenario: &str,
+    assert: &[serde_json::Value],
+    files: &[FixtureFile],
+) -> Option<String> {
+    let mut targets = std::collections::HashSet::new();
+    for f in files {
+        let full = format!("outputs/{}", f.path).to_lowercase();
+        let mut at = 0;
+        while let Some(i) = full[at..].find('/') {
+            targets.insert(full[..at + i].to_owned());
+            at += i + 1;
+        }
+        targets.insert(full);
+    }
+    let mut hits = Vec::new();
+    for item in assert {
+        for key in PRESENCE_KEYS {
+            let Some(v) = item.get(key) else { continue };
+            let path = match v {
+                serde_json::Value::String(p) => Some(p.as_str()),
+                serde_json::Value::Object(o)
+                    if o.get("authored").is_some_and(|a| a.is_boolean()) =>
+                {
+                    None
+                }
+                serde_json::Value::Object(o) => {
+                    let field = if key.starts_with("artifact_") {
+                        "artifact"
+                    } else {
+                        "path"
+                    };
+                    o.get(field).and_then(serde_json::Value::as_str)
+                }
+                _ => None,
+            };
+            if let Some(p) = path.filter(|p| targets.contains(&normalised(p))) {
+                hits.push(format!("{key} {p}"));
+            }
+        }
+    }
+    let first = hits
+        .first()?
+        .split_once(' ')
+        .map_or("", |(_, p)| p)
+        .to_owned();
+    Some(format!(
+        "scenario {scenario:?}: {} assertion(s) name a file (or a directory) the \
+         workspace_fixture already provides, so they pass on the fixture alone before the step \
+         under test does anything: {}. State what you mean: `authored: true` (this run must \
+         write it — e.g. `file_exists: {{path: {first}, authored: true}}`; it applies to a file, \
+         not a directory), `authored: false` (inheriting it is fine), or assert on a file the \
+         step writes.",
+        hits.len(),
+        hits.join(", ")
+    ))
+}
+
+/// A work-root-relative path as compared with `outputs/<fixture path>`:
+/// separators, `./`, `a/../`, a trailing `/`, and case.
+fn normalised(p: &str) -> String {
+    let posix = crate::paths::forward_slashes(p);
+    crate::paths::to_posix(&crate::paths::lexical(Path::new(posix.as_ref())))
+        .trim_end_matches('/')
+        .to_lowercase()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,5 +472,84 @@ mod tests {
         let b = signature([("a", "1", true), ("b", "2", false)]);
         assert_eq!(a, b);
         assert_ne!(a, signature([("a", "1", false), ("b", "2", false)]));
+    }
+
+    /// test/workspace-fixture.test.ts, "staging — copied into outputs/".
+    #[test]
+    fn staging_keeps_modes_refuses_a_non_empty_outputs_and_a_changed_file() {
+        let t = tempfile::tempdir().unwrap();
+        let fx = t.path().join("fx");
+        fs::create_dir_all(fx.join("scores")).unwrap();
+        fs::write(fx.join("scores/deck.json"), "{\"score\":7}\n").unwrap();
+        fs::write(fx.join("run.sh"), "#!/bin/sh\n").unwrap();
+        fs::set_permissions(fx.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+        let scan = scan(&fx, "fx").unwrap();
+        let out = t.path().join("outputs");
+        stage(&scan, &out).unwrap();
+        assert_eq!(
+            fs::read_to_string(out.join("scores/deck.json")).unwrap(),
+            "{\"score\":7}\n"
+        );
+        let mode = fs::metadata(out.join("run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o755);
+        let again = stage(&scan, &out).unwrap_err().0;
+        assert!(
+            again.contains("outputs dir") && again.contains("is not empty"),
+            "{again}"
+        );
+
+        fs::write(fx.join("run.sh"), "changed after the scan").unwrap();
+        let fresh = t.path().join("fresh");
+        let changed = stage(&scan, &fresh).unwrap_err().0;
+        assert!(
+            changed.contains("changed between the scan and staging"),
+            "{changed}"
+        );
+    }
+
+    /// test/workspace-fixture.test.ts, "load-time refusal".
+    #[test]
+    fn presence_assertions_on_fixture_files_must_state_authored() {
+        let file = |p: &str| FixtureFile {
+            path: p.into(),
+            sha256: String::new(),
+            exec: false,
+            mode: 0o644,
+            bytes: 0,
+        };
+        let files = [file("report.md"), file("scores/deck.json")];
+        let refused = presence_refusal(
+            "step2",
+            &[
+                serde_json::json!({"file_exists": "outputs/report.md"}),
+                serde_json::json!({"user_visible_artifact": "outputs/scores/deck.json"}),
+                serde_json::json!({"artifact_text": {"artifact": "outputs/REPORT.md", "contains": ["x"]}}),
+                serde_json::json!({"artifact_json": {"artifact": "./outputs/scores/deck.json", "path": "score"}}),
+                serde_json::json!({"file_exists": "outputs/scores/"}),
+            ],
+            &files,
+        )
+        .unwrap();
+        assert!(refused.contains("5 assertion(s)"), "{refused}");
+        assert!(
+            refused.contains("file_exists outputs/report.md"),
+            "{refused}"
+        );
+        assert!(refused.contains("authored: true"), "{refused}");
+        assert_eq!(
+            presence_refusal(
+                "step2",
+                &[
+                    serde_json::json!({"file_exists": {"path": "outputs/report.md", "authored": true}}),
+                    serde_json::json!({"artifact_text": {"artifact": "outputs/report.md", "authored": false}}),
+                    serde_json::json!({"file_exists": "outputs/step2.md"}),
+                ],
+                &files,
+            ),
+            None
+        );
     }
 }

@@ -563,6 +563,15 @@ pub enum ShapeCoverage {
 }
 
 /// The session shape `sessionFingerprint` hashes (keys in upstream order).
+///
+/// Eight members at most, as the original's guard of its own docs pins them
+/// (test/check-fingerprint-field-claims.test.ts extracts `agent_env`,
+/// `egress`, `folders`, `mcp`, `plugins`, `projects`, `skills`, `web_fetch`
+/// from src/run/cassette.ts; `agent_env` and `projects` only when set). The
+/// session's `model` and `answer_channel` are not members (its docs: "the
+/// model is in neither"), and `agent_env` hashes the env overrides of
+/// `agentEnvOverrides` in src/session.ts (three knobs; `artifacts_root` is
+/// turned into `COWORK_ARTIFACTS_ROOT` by a separate function per tier).
 pub fn session_shape(s: &Session) -> serde_json::Value {
     session_shape_covering(s, ShapeCoverage::Current)
 }

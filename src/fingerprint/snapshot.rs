@@ -236,6 +236,18 @@ fn git_set(root: &Path) -> Result<Option<Arc<GitSet>>, WalkError> {
     Ok(Some(set))
 }
 
+/// Whether the git-tracked boundary is on (`COWORK_HARNESS_GITSET` is not
+/// exactly `"0"`).
+pub fn git_mode_requested() -> bool {
+    std::env::var(ENV_GITSET).map_or(true, |v| v != "0")
+}
+
+/// The files git tracks under `root` (paths relative to it, POSIX), or
+/// `None` when `root` is not in a git work tree.
+pub fn tracked_files(root: &Path) -> Result<Option<HashSet<String>>, WalkError> {
+    Ok(git_set(root)?.map(|set| set.files.clone()))
+}
+
 /// The tracked set of `root` read from its repository's index with git2
 /// (`None` when `root` is not in a git work tree), with the index file and
 /// its state before it was read. Equivalent to `git ls-files -z -- .` run in
@@ -571,7 +583,7 @@ pub fn walk(roots: &[PathBuf], opts: &WalkOptions) -> Result<Snapshot, WalkError
     let want_git = match opts.mode {
         ModeRequest::Raw => false,
         ModeRequest::Git => true,
-        ModeRequest::Auto => std::env::var(ENV_GITSET).map_or(true, |v| v != "0"),
+        ModeRequest::Auto => git_mode_requested(),
     };
     let mut gits = Vec::with_capacity(roots.len());
     for r in &roots {

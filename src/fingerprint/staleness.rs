@@ -742,7 +742,11 @@ fn fixture_check(c: &Cassette, out: &mut Staleness) {
         );
         return;
     };
-    let live = match super::fixture::scan(&c.dir().join(label), label) {
+    // Resolved as `path.resolve` does, lexically: the cassette's directory
+    // may not exist yet (the live verdict judges a cassette before it is
+    // written), and `cassettes/../fixtures` must not need it to.
+    let dir = crate::paths::lexical(&c.dir().join(label));
+    let live = match super::fixture::scan(&dir, label) {
         Ok(live) => live,
         Err(e) => {
             out.push(

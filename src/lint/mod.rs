@@ -11,6 +11,7 @@
 //!
 //! Not here: printing and exit codes (`cli::lint`).
 
+mod control_out;
 pub mod positions;
 
 use std::path::{Path, PathBuf};
@@ -47,6 +48,7 @@ pub enum Code {
     OnlyResultAsserted,
     ContradictoryAssertions,
     PathNotFound,
+    NeedsControlOut,
 }
 
 impl Code {
@@ -63,6 +65,7 @@ impl Code {
             Code::OnlyResultAsserted => "L008",
             Code::ContradictoryAssertions => "L009",
             Code::PathNotFound => "L010",
+            Code::NeedsControlOut => "L011",
         }
     }
 
@@ -79,6 +82,7 @@ impl Code {
             Code::OnlyResultAsserted => "only-result-asserted",
             Code::ContradictoryAssertions => "contradictory-assertions",
             Code::PathNotFound => "path-not-found",
+            Code::NeedsControlOut => "needs-control-out",
         }
     }
 
@@ -358,6 +362,39 @@ impl Linter<'_> {
         self.vacuous(session.as_ref().map(|(_, s)| s));
         self.only_result();
         self.contradictions();
+        self.control_out_keys();
+    }
+
+    /// L011: keys that read the host's control responses, on a scenario whose
+    /// recorded cassette has none — replay skips them there, so they can
+    /// never fail.
+    fn control_out_keys(&mut self) {
+        let keys: Vec<(usize, String)> = assert_items(self.doc)
+            .into_iter()
+            .flat_map(|(i, item)| item.keys().map(move |k| (i, k.clone())))
+            .filter(|(_, k)| catalog::bucket(k) == Some(Bucket::NeedsControlOut))
+            .collect();
+        if keys.is_empty() {
+            return;
+        }
+        let Some((cassette, false)) = control_out::recorded(self.path, self.doc) else {
+            return;
+        };
+        for (i, key) in keys {
+            self.push(
+                Code::NeedsControlOut,
+                &format!("assert[{i}].{key}"),
+                format!(
+                    "`{key}` reads the host's control responses (`controlOut`), and the recorded \
+                        cassette {} carries none — replay skips it there, so it can never fail",
+                    cassette.display()
+                ),
+                Some(
+                    "re-record the scenario (`reel record` always records controlOut), or assert \
+                    what the cassette carries (`reel assertions` lists each key's bucket)",
+                ),
+            );
+        }
     }
 
     fn fidelity(&self) -> &str {

@@ -33,6 +33,8 @@ pub struct Parts<'a> {
     pub folders: &'a [Folder],
     /// The sandbox layers the run ran under (`None`: not recorded).
     pub sandbox: Option<&'a crate::sandbox::Layers>,
+    /// The staged `workspace_fixture` (its signature joins the fingerprint).
+    pub fixture: Option<&'a crate::fingerprint::fixture::ScannedFixture>,
 }
 
 /// `reel/<version>`: the recorder identity in `environment.harnessVersion`.
@@ -63,7 +65,7 @@ pub fn assemble(p: &Parts<'_>) -> Cassette {
     // (`version` is set from the stamp below.)
     // The skill fingerprint of the session's skill roots, as resolved from
     // the cassette's own `scenario.session` (what staleness will recompute).
-    let fingerprint = match crate::fingerprint::live_for_cassette(&draft, None) {
+    let mut fingerprint = match crate::fingerprint::live_for_cassette(&draft, None) {
         Ok(live) => {
             let mut rec = live.jcs1;
             rec.baseline = baseline;
@@ -73,6 +75,12 @@ pub fn assemble(p: &Parts<'_>) -> Cassette {
         }
         Err(_) => Value::Object(fingerprint),
     };
+    // The signature of the scan staging verified byte for byte, after every
+    // other member (the original spreads it onto the finished fingerprint).
+    if let (Some(scan), Value::Object(fp)) = (p.fixture, &mut fingerprint) {
+        fp.insert("workspaceFixtureSig".into(), json!(scan.sig));
+        fp.insert("workspaceFixtureFileSigs".into(), json!(scan.file_sigs));
+    }
     let mut cassette = draft;
     cassette.doc = document(p, fingerprint);
     cassette.version = cassette
@@ -107,6 +115,14 @@ fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
         );
     } else {
         scenario.insert("session".into(), json!(INLINE_SESSION));
+    }
+    // Like `session`, the fixture is stored relative to the cassette, which
+    // is where replay and staleness resolve it.
+    if let Some(Ok(fixture)) = p.scenario.workspace_fixture_dir() {
+        scenario.insert(
+            "workspace_fixture".into(),
+            json!(paths::relative_posix(&fixture, cassette_dir)),
+        );
     }
     let mut doc = Map::new();
     // Stamped once the document is whole (`stamp`), in these positions.

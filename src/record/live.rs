@@ -67,6 +67,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     let session = plan.session;
     let cassette_path = plan.cassette_path;
     let mut warnings = Vec::new();
+    let fixture = scan_fixture(scenario)?;
     let run_dir = crate::runs::create(&scenario.name).map_err(|e| RecordError::Setup {
         message: format!("create the run directory: {e}"),
         hint: Some("set REEL_RUNS_DIR to a writable directory".into()),
@@ -77,6 +78,16 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     };
     let staged = stage::stage(run_dir.path(), session)?;
     warnings.extend(staged.notices.iter().cloned());
+    // Staged before the pre-run baseline, so each fixture file is a pre-run
+    // path with its hash (what `authored:` and the hash-only rule read).
+    if let Some(scan) = &fixture {
+        crate::fingerprint::fixture::stage(scan, &staged.work_root.join("outputs")).map_err(
+            |e| RecordError::Setup {
+                message: e.to_string(),
+                hint: None,
+            },
+        )?;
+    }
     let pre = manifest::pre_run(&staged.work_root, &staged.user_visible_roots);
 
     let server = start_model(plan, &staged, run_dir.path())?;
@@ -163,12 +174,16 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
 
     // Assemble, scrub, judge.
     let t0 = std::time::Instant::now();
-    let artifacts = manifest::post_run(
+    let mut artifacts = manifest::post_run(
         &staged.work_root,
         &staged.user_visible_roots,
         &staged.readonly_roots,
         plan.max_artifact_bytes,
     );
+    if let Some(scan) = &fixture {
+        let paths: Vec<String> = scan.files.iter().map(|f| f.path.clone()).collect();
+        warnings.extend(manifest::fixture_hash_only(&mut artifacts, &paths, &pre).notices());
+    }
     let t1 = std::time::Instant::now();
     let sandbox = log_sandbox(&log, plan.sandbox);
     let assembled = assemble::assemble(&assemble::Parts {
@@ -180,6 +195,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         staged: &staged,
         folders: &session.folders,
         sandbox: Some(&sandbox),
+        fixture: fixture.as_ref(),
     });
     let t2 = std::time::Instant::now();
     let policy_dirs = [
@@ -291,6 +307,36 @@ fn start_model(
             message: format!("start the scripted model: {e}"),
             hint: None,
         })
+}
+
+/// The scenario's `workspace_fixture`, scanned (`None` when it declares
+/// none): a refusal is invalid input, found before anything is spawned.
+pub fn scan_fixture(
+    scenario: &Scenario,
+) -> Result<Option<crate::fingerprint::fixture::ScannedFixture>, RecordError> {
+    let Some(dir) = scenario.workspace_fixture_dir() else {
+        return Ok(None);
+    };
+    let label = scenario.workspace_fixture.as_deref().unwrap_or_default();
+    let setup = |message: String| RecordError::Setup {
+        message: format!("`{}`: {message}", scenario.path.display()),
+        hint: Some(
+            "point `workspace_fixture:` at a directory of regular files, relative to the \
+             scenario file"
+                .into(),
+        ),
+    };
+    let dir = dir.map_err(|e| setup(format!("workspace_fixture {label}: {e}")))?;
+    let scan = crate::fingerprint::fixture::scan(&dir, label).map_err(|e| setup(e.to_string()))?;
+    if let Some(message) =
+        crate::fingerprint::fixture::presence_refusal(&scenario.name, &scenario.assert, &scan.files)
+    {
+        return Err(RecordError::Setup {
+            message: format!("`{}`: {message}", scenario.path.display()),
+            hint: Some("add `authored:` to each assertion the message names".into()),
+        });
+    }
+    Ok(Some(scan))
 }
 
 /// Lines of the run's tool results that read like a refusal of the kernel

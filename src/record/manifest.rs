@@ -18,8 +18,6 @@ use crate::cassette::{BodyEncoding, LinkKind, ManifestEntry, PreRunOrigin, Trunc
 
 /// Default artifact body cap (bytes ≤ cap are inlined).
 pub const DEFAULT_BODY_CAP: u64 = 65_536;
-/// Pre-run hash cap.
-pub const PRERUN_HASH_CAP: u64 = 50 * 1024 * 1024;
 
 /// One walked path.
 #[derive(Debug, Clone, PartialEq)]
@@ -133,6 +131,7 @@ pub fn pre_run(work_root: &Path, user_visible_roots: &[String]) -> PreRun {
     let (entries, mut incomplete) = walk(work_root, &roots);
     let mut paths = Vec::new();
     let mut hashes = Map::new();
+    let hash_cap = crate::fingerprint::fixture::prerun_hash_cap();
     for e in &entries {
         paths.push(e.path.clone());
         if e.link_kind == Some(LinkKind::Symlink) {
@@ -140,7 +139,7 @@ pub fn pre_run(work_root: &Path, user_visible_roots: &[String]) -> PreRun {
         }
         let full = work_root.join(&e.path);
         let hash = match fs::metadata(&full) {
-            Ok(m) if m.len() > PRERUN_HASH_CAP => Value::Null,
+            Ok(m) if m.len() > hash_cap => Value::Null,
             Ok(_) => match fs::read(&full) {
                 Ok(bytes) => Value::String(hex::encode(Sha256::digest(&bytes))),
                 Err(_) => {
@@ -165,6 +164,73 @@ pub fn pre_run(work_root: &Path, user_visible_roots: &[String]) -> PreRun {
             PreRunOrigin::LocalWalk
         },
     }
+}
+
+/// What [`fixture_hash_only`] did, for the recorder's notices.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FixtureInlining {
+    /// Untouched fixture files whose (text) bodies stay inlined, and their bytes.
+    pub inlined: usize,
+    pub inlined_bytes: u64,
+    /// Untouched binary fixture files recorded hash-only.
+    pub hash_only: usize,
+}
+
+impl FixtureInlining {
+    /// The recorder's notices (none when the fixture left no file untouched).
+    pub fn notices(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.inlined > 0 {
+            out.push(format!(
+                "workspace_fixture — {} untouched fixture file(s) ({} bytes) are inlined in the \
+                 cassette: the step did not rewrite them",
+                self.inlined, self.inlined_bytes
+            ));
+        }
+        if self.hash_only > 0 {
+            out.push(format!(
+                "workspace_fixture — {} untouched binary file(s) recorded hash-only \
+                 (truncationReason `fixture`): test input, not a deliverable",
+                self.hash_only
+            ));
+        }
+        out
+    }
+}
+
+/// An untouched binary `workspace_fixture` file is test input, not a
+/// deliverable: its body is dropped (`truncationReason: "fixture"`), path,
+/// size and digest kept. Untouched means its digest is the one the pre-run
+/// baseline took after staging; a file the step rewrote keeps its body.
+pub fn fixture_hash_only(
+    entries: &mut [ManifestEntry],
+    fixture_paths: &[String],
+    pre: &PreRun,
+) -> FixtureInlining {
+    let mut out = FixtureInlining::default();
+    let staged: HashSet<String> = fixture_paths
+        .iter()
+        .map(|p| format!("outputs/{p}"))
+        .collect();
+    for e in entries.iter_mut() {
+        let untouched = staged.contains(&e.path)
+            && e.body.is_some()
+            && pre.hashes.get(&e.path).and_then(Value::as_str) == Some(e.sha256.as_str());
+        if !untouched {
+            continue;
+        }
+        if e.encoding == Some(BodyEncoding::Base64) {
+            e.body = None;
+            e.encoding = None;
+            e.truncated = Some(true);
+            e.truncation_reason = Some(TruncationReason::Fixture);
+            out.hash_only += 1;
+        } else {
+            out.inlined += 1;
+            out.inlined_bytes += e.bytes;
+        }
+    }
+    out
 }
 
 fn under(path: &str, root: &str) -> bool {
@@ -303,6 +369,58 @@ mod tests {
             !crate::paths::stays_inside("../x")
                 && !crate::paths::stays_inside("/etc")
                 && crate::paths::stays_inside("a/../b")
+        );
+    }
+
+    /// test/cassette-fixture (fixtureBinariesHashOnly): an untouched binary
+    /// fixture file goes hash-only, a rewritten one and text stay inline.
+    #[test]
+    fn untouched_binary_fixture_files_go_hash_only() {
+        let entry = |path: &str, sha: &str, base64: bool| ManifestEntry {
+            path: path.into(),
+            bytes: 4,
+            sha256: sha.into(),
+            body: Some("AAEC".into()),
+            encoding: base64.then_some(BodyEncoding::Base64),
+            truncated: None,
+            truncation_reason: None,
+            link_kind: None,
+        };
+        let mut entries = vec![
+            entry("outputs/deck.pptx", "a", true),
+            entry("outputs/chart.png", "b", true),
+            entry("outputs/report.md", "c", false),
+            entry("outputs/new.bin", "d", true),
+        ];
+        let mut hashes = Map::new();
+        for (p, h) in [
+            ("outputs/deck.pptx", "a"),
+            ("outputs/chart.png", "old"),
+            ("outputs/report.md", "c"),
+        ] {
+            hashes.insert(p.into(), Value::String(h.into()));
+        }
+        let pre = PreRun {
+            paths: Vec::new(),
+            hashes,
+            origin: PreRunOrigin::LocalWalk,
+        };
+        let fixture = ["deck.pptx", "chart.png", "report.md"].map(String::from);
+        let note = fixture_hash_only(&mut entries, &fixture, &pre);
+        assert_eq!(
+            serde_json::to_value(&entries[0]).unwrap(),
+            serde_json::json!({"path": "outputs/deck.pptx", "bytes": 4, "sha256": "a",
+                "truncated": true, "truncationReason": "fixture"})
+        );
+        assert!(entries[1].body.is_some() && entries[2].body.is_some());
+        assert!(entries[3].body.is_some());
+        assert_eq!(
+            note,
+            FixtureInlining {
+                inlined: 1,
+                inlined_bytes: 4,
+                hash_only: 1
+            }
         );
     }
 }

@@ -235,6 +235,7 @@ pub fn prepare(opts: &RecordOptions) -> Result<Prepared, RecordError> {
             message,
         }
     })?;
+    live::scan_fixture(&scenario)?;
     let cassette_path = opts
         .out
         .clone()

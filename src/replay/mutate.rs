@@ -588,6 +588,7 @@ pub fn explain_no_mutations(artifacts: &[ManifestEntry], scoped: &[&str]) -> Str
                 Some(TruncationReason::Readonly) => "readonly",
                 Some(TruncationReason::Input) => "input",
                 Some(TruncationReason::Unreadable) => "unreadable",
+                Some(TruncationReason::Fixture) => "fixture",
                 None => "unknown",
             };
             if !reasons.contains(&r) {
@@ -602,6 +603,7 @@ pub fn explain_no_mutations(artifacts: &[ManifestEntry], scoped: &[&str]) -> Str
                     "readonly" => "under a read-only mount, which is never inlined",
                     "input" => "an upload, which is deliberately never inlined",
                     "unreadable" => "unreadable at record time",
+                    "fixture" => "an untouched binary workspace_fixture file, recorded hash-only",
                     _ => "body absent for an unrecorded reason",
                 };
                 format!("{r} ({remedy})")

@@ -54,6 +54,7 @@ pub const SCENARIO_KEYS: &[&str] = &[
     "skills",
     "requires_capabilities",
     "allow_host_writes",
+    "workspace_fixture",
 ];
 
 /// The session value meaning "no session file: all defaults".
@@ -175,6 +176,10 @@ pub struct Scenario {
     pub frozen: Map<String, Value>,
     /// The scripted model found by convention (`<stem>.model.yaml`).
     pub model_script: Option<PathBuf>,
+    /// `workspace_fixture` as authored (relative to the scenario file; the
+    /// cassette freezes it as written): a saved outputs tree staged before
+    /// turn 1 (`fingerprint::fixture`).
+    pub workspace_fixture: Option<String>,
     /// `fidelity` was written (not defaulted), for `record`'s message.
     fidelity_authored: bool,
 }
@@ -331,6 +336,16 @@ impl Scenario {
                 return Err(schema("`allow_host_writes` must be a boolean".into(), None));
             }
         };
+        let workspace_fixture = string("workspace_fixture")?;
+        if workspace_fixture
+            .as_deref()
+            .is_some_and(|v| v.trim().is_empty())
+        {
+            return Err(schema(
+                "`workspace_fixture` must name a directory (it is blank)".into(),
+                Some("write the fixture directory, relative to the scenario file".into()),
+            ));
+        }
         let assert: Vec<Value> = match map.get("assert") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(items)) => items.iter().map(assertion_in_schema_order).collect(),
@@ -372,6 +387,9 @@ impl Scenario {
         if let Some(b) = allow_host_writes {
             frozen.insert("allow_host_writes".into(), Value::Bool(b));
         }
+        if let Some(f) = &workspace_fixture {
+            frozen.insert("workspace_fixture".into(), Value::String(f.clone()));
+        }
 
         let model_script = model_script_beside(path);
         Ok(Scenario {
@@ -387,6 +405,7 @@ impl Scenario {
             assert,
             frozen,
             model_script,
+            workspace_fixture,
             fidelity_authored: map.contains_key("fidelity"),
         })
     }
@@ -449,6 +468,13 @@ impl Scenario {
                 .map_err(|m| refuse(format!("`session`: {m}"), None))?;
         }
         Ok(())
+    }
+
+    /// The `workspace_fixture` directory, resolved against the scenario's
+    /// directory (as `session:` is).
+    pub fn workspace_fixture_dir(&self) -> Option<Result<PathBuf, String>> {
+        let f = self.workspace_fixture.as_deref()?;
+        Some(resolve_path(f, dir_of(&self.path)))
     }
 
     fn frozen_str(&self, key: &str) -> Option<&str> {

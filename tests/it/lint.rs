@@ -421,3 +421,62 @@ fn every_loader_problem_of_a_file_is_reported_and_only_real_tokens_named() {
     assert!(!err.contains("beyond `result`"), "{err}");
     insta::assert_snapshot!(err);
 }
+
+/// A scenario asserting a gate key (`question_option_count`, bucket
+/// needs-control-out) and a plain key.
+const GATED: &str = "\
+session: ../sessions/lean.yaml
+fidelity: protocol
+prompt: Pick a format.
+answers:
+  - when_question: Which format?
+    choose: [PDF]
+assert:
+  - result: success
+  - question_option_count: {matches: '.', min: 2}
+";
+
+#[test]
+fn l011_a_control_out_key_on_a_cassette_without_control_out() {
+    let fx = fixture();
+    let p = scenario(&fx, "gated", GATED, None);
+    // No cassette yet: nothing to say.
+    let (_, f) = lint(&p, &[]);
+    assert!(f.iter().all(|f| f["code"] != "L011"), "{f:#?}");
+    // Recorded with its control responses: nothing either.
+    let with = |control_out: Value| {
+        let doc = serde_json::json!({"cassetteVersion": 14, "scenarioSource": "../scenarios/gated.yaml",
+            "scenario": {"prompt": "Pick a format."}, "events": [], "controlOut": control_out});
+        fx.write("cassettes/gated.cassette.json", doc.to_string());
+    };
+    with(serde_json::json!(["{}"]));
+    let (_, f) = lint(&p, &[]);
+    assert!(f.iter().all(|f| f["code"] != "L011"), "{f:#?}");
+    // Without them, the gate key is named at its line; `result` is not.
+    with(serde_json::json!([]));
+    let (rc, f) = lint(&p, &["--strict"]);
+    assert_eq!(rc, 1);
+    let hit = only(&f, "L011", 9);
+    assert_eq!(hit["name"], "needs-control-out");
+    assert_eq!(hit["severity"], "warning");
+    // A cassette recorded from another scenario is not this one's.
+    fx.edit_json("cassettes/gated.cassette.json", |d| {
+        d["scenarioSource"] = "../scenarios/other.yaml".into();
+    });
+    let (_, f) = lint(&p, &[]);
+    assert!(f.iter().all(|f| f["code"] != "L011"), "{f:#?}");
+
+    fx.edit_json("cassettes/gated.cassette.json", |d| {
+        d.as_object_mut().unwrap().remove("scenarioSource");
+        d.as_object_mut().unwrap().remove("controlOut");
+    });
+    let out = support::reel()
+        .current_dir(fx.root())
+        .args(["lint", "scenarios/gated.yaml"])
+        .output()
+        .unwrap();
+    insta::assert_snapshot!(
+        "lint_l011_needs_control_out",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -30,6 +30,7 @@ mod privacy_matrix;
 mod public_skill;
 mod record;
 mod record_batch;
+mod record_fixture;
 mod rehash;
 mod replay;
 mod replay_mutate;

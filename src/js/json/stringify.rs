@@ -107,16 +107,20 @@ pub fn escape(s: &str, out: &mut Vec<u8>) {
     use super::block::{BLOCK, plain_prefix};
     /// The longest escape (`\u00xx`) of one byte.
     const WIDEST: usize = 6;
-    /// What a step may write past its output position (a block store).
-    const STEP: usize = if BLOCK > WIDEST { BLOCK } else { WIDEST };
+    /// What a step may write past its output position: a block store, kept
+    /// up to its first byte to escape, then that byte's escape right after
+    /// the kept part (at most `BLOCK - 1 + WIDEST` bytes on). Room for less
+    /// let a step write past the buffer when escapes came thick.
+    const STEP: usize = BLOCK + WIDEST;
     let bytes = s.as_bytes();
     // Room for the text with an escape every 16 bytes or so; a text that
     // needs more grows the buffer as it goes.
     out.reserve(bytes.len() + bytes.len() / 16 + STEP);
     let start = out.len();
     let (mut i, mut o) = (0, 0);
-    // SAFETY: (memory) every store is at `o` and at most STEP bytes long,
-    // and the loop keeps STEP bytes free past `start + o` before each step.
+    // SAFETY: (memory) a step's stores end at most STEP bytes past the `o`
+    // it starts at (a block, then one escape after its plain prefix), and
+    // the loop keeps STEP bytes free past `start + o` before each step.
     // (UTF-8) `set_len` keeps exactly the escaped text: the input's own
     // bytes, whole characters, and ASCII escapes; a block's bytes past its
     // plain prefix are overwritten or cut off.

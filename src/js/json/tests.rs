@@ -324,3 +324,36 @@ fn quote_writes_what_serde_json_writes() {
         assert_eq!(got, serde_json::to_vec(&s).unwrap());
     }
 }
+
+/// Regression (proptest case in proptest-regressions/js/json/tests.txt): a
+/// step stores a block, keeps its plain prefix and writes the next byte's
+/// escape (six bytes for a control byte) right after it, so it can reach
+/// `BLOCK - 1 + 6` bytes past where it started; the writer kept room for
+/// `BLOCK` only, and a step with little room left wrote past the buffer
+/// (in a debug build, the next room check underflowed). Many strings of
+/// plain runs and escapes, at every alignment against the room left, must
+/// escape exactly as `JSON.stringify` (serde_json's escaping) does.
+#[test]
+fn dense_escapes_after_plain_runs_escape_exactly() {
+    const UNITS: [&str; 8] = ["a", "a", "a", "\0", "\u{e}", "\"", "é", "𐀀"];
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    for _ in 0..20_000 {
+        let len = next(120);
+        let s: String = (0..len).map(|_| UNITS[next(UNITS.len())]).collect();
+        // Some text already in the buffer, as when a key or value follows.
+        let mut out = b"x".repeat(next(40));
+        let before = out.len();
+        quote(&s, &mut out);
+        assert_eq!(
+            &out[before..],
+            serde_json::to_string(&s).unwrap().as_bytes(),
+            "{s:?}"
+        );
+    }
+}
