@@ -837,7 +837,11 @@ fn bundled_cassettes_replay_field_for_field_as_the_original() {
     }
     let bundled = ["cassettes", "cassettes/red"]
         .iter()
-        .flat_map(|d| std::fs::read_dir(support::repo().join(d)).unwrap().flatten())
+        .flat_map(|d| {
+            std::fs::read_dir(support::repo().join(d))
+                .unwrap()
+                .flatten()
+        })
         .filter(|e| e.file_name().to_string_lossy().ends_with(".cassette.json"))
         .count();
     assert_eq!(
