@@ -34,6 +34,9 @@ pub struct ServerTape {
     /// Other recorded requests (`tools/list`, …; traffic only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<Exchange>,
+    /// An SDK server the host answers for ([`super::sdk`]; traffic only).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sdk: bool,
 }
 
 /// One recorded `tools/call`.
@@ -174,6 +177,7 @@ impl ServerTape {
             .filter_map(|t| t.get("name")?.as_str());
         let mut tape = ServerTape {
             source: TRAFFIC.into(),
+            sdk: traffic.transport.as_deref() == Some(super::sdk::TRANSPORT),
             initialize: traffic.initialize.clone(),
             requests: traffic.requests.clone(),
             calls: traffic.calls.iter().map(Call::from_exchange).collect(),
