@@ -161,6 +161,13 @@ impl LiveServer {
         })?;
         let stdin = group.child.stdin.take().ok_or("no SDK server stdin")?;
         let stdout = group.child.stdout.take().ok_or("no SDK server stdout")?;
+        // Its stderr kept beside the capture (a full, unread pipe would
+        // stall the server).
+        if let Some(mut stderr) = group.child.stderr.take()
+            && let Ok(mut log) = std::fs::File::create(capture.with_extension("stderr"))
+        {
+            std::thread::spawn(move || std::io::copy(&mut stderr, &mut log));
+        }
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -258,7 +265,10 @@ mod tests {
         assert_eq!(reply["result"]["content"][0]["text"], "W: 1", "{reply}");
         let miss = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "lookup_price", "arguments": {"sku": "X"}}});
-        assert_eq!(host.handle("prices", &miss).unwrap()["result"]["isError"], true);
+        assert_eq!(
+            host.handle("prices", &miss).unwrap()["result"]["isError"],
+            true
+        );
         assert_eq!(super::super::frozen::read_misses(&prepared.misses).len(), 1);
         assert_eq!(host.handle("other", &call), None);
 

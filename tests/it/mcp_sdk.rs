@@ -143,3 +143,26 @@ fn an_sdk_call_the_recording_lacks_is_an_mcp_error_and_a_divergence() {
         "{text}"
     );
 }
+
+#[test]
+fn an_sdk_recording_without_traffic_reruns_from_its_tool_use_pairs() {
+    support::require!(claude_bin());
+    let fx = sdk_example();
+    record(&fx);
+    // As cowork-harness would keep it: no reel traffic key. The recorded
+    // initialize still declares the server, so the rerun hosts it again.
+    CassetteDoc::from_file(&fx.root().join(OUT))
+        .remove("reelMcp")
+        .write(&fx.root().join(OUT));
+    edit_and_commit(&fx, "skills/price-check/mcp/sdk.json", |t| {
+        t.replace("\"python3\"", "\"no-such-python\"")
+    });
+    let (code, env, stderr) = rerun_at(fx.root(), OUT, &["--strict"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(kinds(&env), vec![], "{stderr}");
+    let notes = env["results"][0]["rerun"]["notes"].to_string();
+    assert!(
+        notes.contains("MCP servers frozen: prices (from the recorded tool_use/tool_result pairs)"),
+        "{notes}"
+    );
+}
