@@ -185,6 +185,7 @@ pub fn prepare(
         }
     }
     servers.retain(|name, _| !prepared.sdk.contains_key(name));
+    prepared.frozen.sort();
     if let Some(f) = freeze {
         let text = serde_json::to_string(&f.tape).map_err(|e| e.to_string())?;
         crate::atomic::write_atomic(&tape_path, text.as_bytes())
@@ -287,5 +288,44 @@ fn absolutise(entry: &mut Value, base: &Path, reads: &mut Vec<PathBuf>) {
     }
     if let Some(Value::Array(args)) = entry.get_mut("args") {
         args.iter_mut().for_each(&mut fix);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a rerun an HTTP server (not recorded: its traffic never passes a
+    /// relay) is frozen like any other, from the recording's pairs, as a
+    /// stdio server; an SDK one is left to the host.
+    #[test]
+    fn a_rerun_freezes_http_servers_as_stdio_and_hosts_sdk_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("mcp.json");
+        let servers = json!({"mcpServers": {
+            "tickets": {"type": "http", "url": "https://tickets.example/mcp"},
+            "calc": {"type": "sdk", "command": "python3", "args": ["calc.py"]},
+        }});
+        std::fs::write(&config, servers.to_string()).unwrap();
+        let freeze = Freeze::default();
+        let prepared = prepare(Some(&config), &[], Some(&freeze), dir.path())
+            .unwrap()
+            .unwrap();
+        assert_eq!(prepared.frozen, ["calc", "tickets"]);
+        assert_eq!(prepared.sdk["calc"], sdk::Hosted::Frozen);
+        let written: Value =
+            serde_json::from_str(&std::fs::read_to_string(&prepared.config).unwrap()).unwrap();
+        let tickets = &written["mcpServers"]["tickets"];
+        assert_eq!(tickets["type"], "stdio", "{written}");
+        assert_eq!(tickets["args"][0], frozen::FROZEN_ARG);
+        assert!(written["mcpServers"].get("calc").is_none(), "{written}");
+
+        // Recording: the SDK server is hosted live, the HTTP one runs as
+        // configured (not recorded).
+        let prepared = prepare(Some(&config), &[], None, dir.path())
+            .unwrap()
+            .unwrap();
+        assert!(matches!(prepared.sdk["calc"], sdk::Hosted::Live(_)));
+        assert!(!prepared.captures.contains_key("tickets"));
     }
 }
