@@ -17,7 +17,7 @@ mod process;
 mod session;
 
 pub use process::{ProcessGroup, SpawnError};
-pub use session::{DecisionLog, DriveOptions, ErrorSource, RunEnd, RunLog, drive};
+pub use session::{DecisionLog, DriveOptions, ErrorSource, RunEnd, RunLog, SdkMcp, drive};
 
 use std::path::{Path, PathBuf};
 

@@ -5,6 +5,7 @@
 //! never stall the timeout). The main loop owns every decision; the writer
 //! appends a frame to `controlOut` only after the OS accepted it.
 
+use std::cell::RefCell;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::ExitStatus;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -35,6 +36,18 @@ pub struct DriveOptions<'a> {
     pub decider: &'a Decider,
     /// Wall-clock budget; on expiry the group is terminated.
     pub timeout: Duration,
+    /// The SDK MCP servers the host runs (declared at `initialize`, fed
+    /// every `mcp_message` for them); `None`: none.
+    pub sdk_mcp: Option<&'a RefCell<dyn SdkMcp + 'a>>,
+}
+
+/// The host's in-process (SDK) MCP servers, as the control loop sees them.
+pub trait SdkMcp {
+    /// The server names declared in `initialize.sdkMcpServers`.
+    fn servers(&self) -> Vec<String>;
+    /// The JSON-RPC reply of `server` to `message` (`None`: a notification,
+    /// nothing to answer). Called only for a name [`SdkMcp::servers`] lists.
+    fn handle(&mut self, server: &str, message: &Value) -> Option<Value>;
 }
 
 /// Why a run did not complete.
@@ -216,10 +229,16 @@ pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
         stdin_closed: false,
         events_bytes: 0,
         background_tasks: 0,
+        sdk_mcp: opts.sdk_mcp,
+        sdk_servers: opts
+            .sdk_mcp
+            .map(|h| h.borrow().servers())
+            .unwrap_or_default(),
     };
     engine.send(protocol::initialize_request(
         INIT_REQUEST_ID,
         protocol::pre_tool_use_hook("Task", TASK_HOOK_ID),
+        &engine.sdk_servers,
     ));
     engine.send(protocol::user_text(opts.prompt));
 
@@ -360,6 +379,8 @@ struct Engine<'a> {
     /// Background tasks the agent reported running (an asynchronous
     /// sub-agent): while any runs, a `result` is not the end of the run.
     background_tasks: usize,
+    sdk_mcp: Option<&'a RefCell<dyn SdkMcp + 'a>>,
+    sdk_servers: Vec<String>,
 }
 
 type Fatal = (ErrorSource, String);
@@ -609,11 +630,11 @@ impl Engine<'_> {
                     success(protocol::hook_continue())
                 }
             }
-            protocol::Request::McpMessage { rpc_id } => match rpc_id {
-                Some(rpc_id) => success(protocol::mcp_no_handler(rpc_id)),
-                // A notification: there is nothing to answer.
-                None => success(Value::Object(Map::new())),
-            },
+            protocol::Request::McpMessage {
+                server,
+                message,
+                rpc_id,
+            } => success(self.mcp_message(server, message, rpc_id)),
             request @ (protocol::Request::UserDialog | protocol::Request::Elicitation) => {
                 let dialog = matches!(request, protocol::Request::UserDialog);
                 let kind = if dialog { "dialog" } else { "elicit" };
@@ -651,6 +672,27 @@ impl Engine<'_> {
         match self.send(reply) {
             Some(f) => Err(f),
             None => Ok(()),
+        }
+    }
+}
+
+impl Engine<'_> {
+    /// The answer to an `mcp_message`: from the host's SDK server of that
+    /// name, else "no handler" (a notification gets `{}`).
+    fn mcp_message(
+        &self,
+        server: Option<&str>,
+        message: Option<&Value>,
+        rpc_id: Option<&Value>,
+    ) -> Value {
+        if let (Some(host), Some(server), Some(message)) = (self.sdk_mcp, server, message)
+            && self.sdk_servers.iter().any(|s| s == server)
+        {
+            return protocol::mcp_response(host.borrow_mut().handle(server, message));
+        }
+        match rpc_id {
+            Some(rpc_id) => protocol::mcp_no_handler(rpc_id),
+            None => Value::Object(Map::new()),
         }
     }
 }

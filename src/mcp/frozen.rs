@@ -14,7 +14,7 @@
 //! runtime for one loop.
 
 use std::io::{BufRead, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -52,8 +52,7 @@ fn serve(tape: &Path, server: &str, misses: &Path, capture: &Path) -> Result<(),
         std::fs::read_to_string(tape).map_err(|e| format!("read `{}`: {e}", tape.display()))?;
     let tape: Tape =
         serde_json::from_str(&text).map_err(|e| format!("`{}`: {e}", tape.display()))?;
-    let recorded = tape.servers.get(server).cloned().unwrap_or_default();
-    let mut player = Player::new(&recorded);
+    let mut responder = Responder::new(server, &tape, misses);
     let capture =
         Capture::open(capture).map_err(|e| format!("open `{}`: {e}", capture.display()))?;
     let stdin = std::io::stdin();
@@ -64,23 +63,8 @@ fn serve(tape: &Path, server: &str, misses: &Path, capture: &Path) -> Result<(),
         let Ok(msg) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
-        let Some(id) = msg.get("id").cloned() else {
+        let Some(reply) = responder.reply(&msg) else {
             continue; // a notification
-        };
-        let method = msg
-            .get("method")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let reply = match respond(
-            server,
-            &recorded,
-            &mut player,
-            method,
-            &msg["params"],
-            misses,
-        ) {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
         };
         let reply = reply.to_string();
         capture.log(Side::Server, reply.as_bytes());
@@ -89,6 +73,53 @@ fn serve(tape: &Path, server: &str, misses: &Path, capture: &Path) -> Result<(),
             .map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// One frozen server's answers, whatever carries the messages (the stdio
+/// loop above, or the host's `mcp_message` for an SDK server).
+#[derive(Debug)]
+pub struct Responder {
+    server: String,
+    recorded: ServerTape,
+    player: Player,
+    misses: PathBuf,
+}
+
+impl Responder {
+    /// The server `server` of `tape` (an empty one if the tape lacks it);
+    /// unanswerable calls are appended to `misses`.
+    pub fn new(server: &str, tape: &Tape, misses: &Path) -> Responder {
+        let recorded = tape.servers.get(server).cloned().unwrap_or_default();
+        Responder {
+            server: server.to_owned(),
+            player: Player::new(&recorded),
+            recorded,
+            misses: misses.to_owned(),
+        }
+    }
+
+    /// The JSON-RPC reply to `msg` (`None`: a notification).
+    pub fn reply(&mut self, msg: &Value) -> Option<Value> {
+        let id = msg.get("id").filter(|id| !id.is_null())?.clone();
+        let method = msg
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let params = msg.get("params").unwrap_or(&Value::Null);
+        Some(
+            match respond(
+                &self.server,
+                &self.recorded,
+                &mut self.player,
+                method,
+                params,
+                &self.misses,
+            ) {
+                Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
+            },
+        )
+    }
 }
 
 fn respond(
@@ -216,6 +247,7 @@ mod tests {
                 error: None,
             }],
             notifications: vec![],
+            transport: None,
         };
         let mut doc = serde_json::Map::new();
         Traffic {

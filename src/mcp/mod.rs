@@ -7,11 +7,13 @@
 //! starts in the work root) and their directories readable in the sandbox.
 //! A live stdio server runs behind reel's [`relay`], which records its
 //! [`traffic`] for the cassette; [`digest`] is the configuration's digest
-//! staleness compares.
+//! staleness compares. An entry of `"type": "sdk"` is an [`sdk`] server:
+//! reel, the host, answers the agent's `mcp_message` requests for it.
 
 pub mod digest;
 pub mod frozen;
 pub mod relay;
+pub mod sdk;
 pub mod tape;
 pub mod traffic;
 
@@ -58,6 +60,8 @@ pub struct Prepared {
     pub misses: PathBuf,
     /// Each relayed or frozen server's capture file.
     pub captures: BTreeMap<String, PathBuf>,
+    /// The SDK servers reel hosts (left out of the agent's config file).
+    pub sdk: BTreeMap<String, sdk::Hosted>,
     /// [`digest::config_digest`] of the session's MCP config (`None`: the
     /// session has none).
     pub config_digest: Option<String>,
@@ -66,10 +70,16 @@ pub struct Prepared {
 impl Prepared {
     /// The traffic the run's servers exchanged, with the config digest.
     pub fn traffic(&self) -> Traffic {
-        Traffic {
+        let mut traffic = Traffic {
             config_digest: self.config_digest.clone(),
             ..Traffic::from_captures(&self.captures)
+        };
+        for (name, server) in &mut traffic.servers {
+            if self.sdk.contains_key(name) {
+                server.transport = Some(sdk::TRANSPORT.into());
+            }
         }
+        traffic
     }
 }
 
@@ -151,21 +161,31 @@ pub fn prepare(
     let tape_path = dir.join("tape.json");
     for (i, (name, entry)) in servers.iter_mut().enumerate() {
         let capture = traffic_dir.join(format!("{i}.jsonl"));
-        if freeze.is_some_and(|f| !f.live.contains(name)) {
-            *entry = json!({"type": "stdio", "command": exe, "args": [
-                frozen::FROZEN_ARG, tape_path, name, prepared.misses, capture]});
+        let frozen = freeze.is_some_and(|f| !f.live.contains(name));
+        if frozen {
             prepared.frozen.push(name.clone());
         } else {
             absolutise(entry, &base, &mut prepared.extra_read);
-            if !relay_entry(entry, &exe, &capture) {
-                continue; // HTTP/SSE: not recorded (yet)
-            }
+        }
+        if sdk::is_sdk(entry) {
+            let hosted = match frozen {
+                true => sdk::Hosted::Frozen,
+                false => sdk::Hosted::Live(entry.clone()),
+            };
+            prepared.sdk.insert(name.clone(), hosted);
+        } else if frozen {
+            *entry = json!({"type": "stdio", "command": exe, "args": [
+                frozen::FROZEN_ARG, tape_path, name, prepared.misses, capture]});
+        } else if !relay_entry(entry, &exe, &capture) {
+            continue; // HTTP/SSE: not recorded (yet)
         }
         prepared.captures.insert(name.clone(), capture);
         if !prepared.extra_read.contains(&exe) {
             prepared.extra_read.push(exe.clone());
         }
     }
+    servers.retain(|name, _| !prepared.sdk.contains_key(name));
+    prepared.frozen.sort();
     if let Some(f) = freeze {
         let text = serde_json::to_string(&f.tape).map_err(|e| e.to_string())?;
         crate::atomic::write_atomic(&tape_path, text.as_bytes())
@@ -195,8 +215,12 @@ fn run_servers(
     let Some(f) = freeze else {
         return Ok(servers);
     };
-    for name in f.tape.servers.keys() {
-        servers.entry(name.clone()).or_insert(json!({}));
+    for (name, recorded) in &f.tape.servers {
+        let entry = match recorded.sdk {
+            true => json!({"type": sdk::TRANSPORT}),
+            false => json!({}),
+        };
+        servers.entry(name.clone()).or_insert(entry);
     }
     if let Some(unknown) = f.live.iter().find(|n| !servers.contains_key(*n)) {
         return Err(format!(
@@ -264,5 +288,44 @@ fn absolutise(entry: &mut Value, base: &Path, reads: &mut Vec<PathBuf>) {
     }
     if let Some(Value::Array(args)) = entry.get_mut("args") {
         args.iter_mut().for_each(&mut fix);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a rerun an HTTP server (not recorded: its traffic never passes a
+    /// relay) is frozen like any other, from the recording's pairs, as a
+    /// stdio server; an SDK one is left to the host.
+    #[test]
+    fn a_rerun_freezes_http_servers_as_stdio_and_hosts_sdk_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("mcp.json");
+        let servers = json!({"mcpServers": {
+            "tickets": {"type": "http", "url": "https://tickets.example/mcp"},
+            "calc": {"type": "sdk", "command": "python3", "args": ["calc.py"]},
+        }});
+        std::fs::write(&config, servers.to_string()).unwrap();
+        let freeze = Freeze::default();
+        let prepared = prepare(Some(&config), &[], Some(&freeze), dir.path())
+            .unwrap()
+            .unwrap();
+        assert_eq!(prepared.frozen, ["calc", "tickets"]);
+        assert_eq!(prepared.sdk["calc"], sdk::Hosted::Frozen);
+        let written: Value =
+            serde_json::from_str(&std::fs::read_to_string(&prepared.config).unwrap()).unwrap();
+        let tickets = &written["mcpServers"]["tickets"];
+        assert_eq!(tickets["type"], "stdio", "{written}");
+        assert_eq!(tickets["args"][0], frozen::FROZEN_ARG);
+        assert!(written["mcpServers"].get("calc").is_none(), "{written}");
+
+        // Recording: the SDK server is hosted live, the HTTP one runs as
+        // configured (not recorded).
+        let prepared = prepare(Some(&config), &[], None, dir.path())
+            .unwrap()
+            .unwrap();
+        assert!(matches!(prepared.sdk["calc"], sdk::Hosted::Live(_)));
+        assert!(!prepared.captures.contains_key("tickets"));
     }
 }

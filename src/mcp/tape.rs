@@ -34,6 +34,9 @@ pub struct ServerTape {
     /// Other recorded requests (`tools/list`, …; traffic only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<Exchange>,
+    /// An SDK server the host answers for ([`super::sdk`]; traffic only).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sdk: bool,
 }
 
 /// One recorded `tools/call`.
@@ -153,11 +156,34 @@ impl Tape {
     /// the cassette `doc` carries it, else from the pairs of its `events`.
     pub fn of_recording(doc: &serde_json::Map<String, Value>, events: &[Value]) -> Tape {
         let mut tape = Tape::from_pairs(events);
+        // A server the recording's host declared at `initialize` was an SDK
+        // server: a rerun hosts it the same way.
+        for name in declared_sdk_servers(doc) {
+            if let Some(server) = tape.servers.get_mut(&name) {
+                server.sdk = true;
+            }
+        }
         for (name, server) in Traffic::from_doc(doc).unwrap_or_default().servers {
             tape.servers.insert(name, ServerTape::from_traffic(&server));
         }
         tape
     }
+}
+
+/// The `sdkMcpServers` of the recording's `initialize` frame (its first
+/// `controlOut` line).
+fn declared_sdk_servers(doc: &serde_json::Map<String, Value>) -> Vec<String> {
+    let Some(first) = crate::cassette::control_out_of(doc).and_then(|c| c.first().copied()) else {
+        return Vec::new();
+    };
+    let frame: Value = serde_json::from_str(first).unwrap_or_default();
+    frame
+        .pointer("/request/sdkMcpServers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|n| n.as_str().map(str::to_owned))
+        .collect()
 }
 
 /// SDK servers the agent host serves itself (not from an MCP config).
@@ -174,6 +200,7 @@ impl ServerTape {
             .filter_map(|t| t.get("name")?.as_str());
         let mut tape = ServerTape {
             source: TRAFFIC.into(),
+            sdk: traffic.transport.as_deref() == Some(super::sdk::TRANSPORT),
             initialize: traffic.initialize.clone(),
             requests: traffic.requests.clone(),
             calls: traffic.calls.iter().map(Call::from_exchange).collect(),
@@ -310,6 +337,17 @@ mod tests {
         assert_eq!(s.tools, ["lookup_price"]);
         assert_eq!(s.calls.len(), 2);
         assert_eq!(s.calls[0].content, [json!({"type":"text","text":"12.50"})]);
+    }
+
+    #[test]
+    fn a_server_the_recorded_initialize_declared_is_hosted_as_sdk() {
+        let init = json!({"type": "control_request", "request_id": "init-1", "request":
+            {"subtype": "initialize", "hooks": {}, "sdkMcpServers": ["prices"]}});
+        let mut doc = serde_json::Map::new();
+        doc.insert("controlOut".into(), json!([init.to_string()]));
+        let tape = Tape::of_recording(&doc, &events());
+        assert!(tape.servers["prices"].sdk);
+        assert!(!Tape::from_pairs(&events()).servers["prices"].sdk);
     }
 
     #[test]

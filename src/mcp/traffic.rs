@@ -33,6 +33,10 @@ pub struct Traffic {
 /// One server's traffic.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerTraffic {
+    /// `sdk` for a server the host ran in-process (declared at
+    /// `initialize`, reached over `mcp_message`); absent for a config one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
     /// The `initialize` result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub initialize: Option<Value>,

@@ -264,7 +264,11 @@ pub enum Request<'a> {
         run_in_background: Option<&'a Value>,
     },
     /// `mcp_message`: a JSON-RPC message for an SDK MCP server (`message.id`).
-    McpMessage { rpc_id: Option<&'a Value> },
+    McpMessage {
+        server: Option<&'a str>,
+        message: Option<&'a Value>,
+        rpc_id: Option<&'a Value>,
+    },
     /// `request_user_dialog`.
     UserDialog,
     /// `elicitation` or `side_question`.
@@ -291,6 +295,8 @@ impl<'a> Request<'a> {
                     .and_then(|i| i.pointer("/tool_input/run_in_background")),
             },
             subtype::MCP_MESSAGE => Request::McpMessage {
+                server: request.get("server_name").and_then(Value::as_str),
+                message: request.get("message"),
                 rpc_id: request
                     .get("message")
                     .and_then(|m| m.get("id"))
@@ -340,12 +346,18 @@ pub fn tool_result_text(content: Option<&Value>) -> String {
 
 // ---- frames the host writes ----
 
-/// The `initialize` control request, with the hooks the host registers.
-pub fn initialize_request(request_id: &str, hooks: Value) -> Value {
+/// The `initialize` control request, with the hooks the host registers and
+/// the SDK MCP servers it hosts (`sdkMcpServers`, left out when none, so a
+/// run without them writes the frame it always did).
+pub fn initialize_request(request_id: &str, hooks: Value, sdk_servers: &[String]) -> Value {
+    let mut request = json!({"subtype": subtype::INITIALIZE, "hooks": hooks});
+    if !sdk_servers.is_empty() {
+        request["sdkMcpServers"] = json!(sdk_servers);
+    }
     json!({
         "type": kind::CONTROL_REQUEST,
         "request_id": request_id,
-        "request": {"subtype": subtype::INITIALIZE, "hooks": hooks}
+        "request": request
     })
 }
 
@@ -371,6 +383,15 @@ pub fn mcp_no_handler(rpc_id: &Value) -> Value {
     json!({"mcp_response": {
         "jsonrpc": "2.0", "id": rpc_id,
         "error": {"code": -32601, "message": "no sdkMcp handler configured"}}})
+}
+
+/// The answer to an `mcp_message` the host's SDK server handled: its
+/// JSON-RPC reply, or `{}` for a notification (nothing to answer).
+pub fn mcp_response(reply: Option<Value>) -> Value {
+    match reply {
+        Some(reply) => json!({"mcp_response": reply}),
+        None => json!({}),
+    }
 }
 
 /// The answer to a `request_user_dialog` nobody scripted.

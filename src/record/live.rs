@@ -110,19 +110,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         mcp.as_ref(),
     )?;
     cmd.sandbox = confine(plan.sandbox, &cmd, &staged, mcp.as_ref(), server.as_ref())?;
-    let decider = Decider {
-        rules: scenario.answers.clone(),
-        parity: session.permission_parity,
-        unanswered: scenario.on_unanswered,
-    };
-    let log = agent::drive(
-        &cmd,
-        &DriveOptions {
-            prompt: &scenario.prompt,
-            decider: &decider,
-            timeout: plan.timeout,
-        },
-    );
+    let log = drive_agent(plan, &cmd, mcp.as_ref())?;
     let (model_problems, served) = match server {
         Some(s) => {
             let served = s.served();
@@ -279,6 +267,41 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
 
 /// The scripted model of `plan` (if any), serving on a free loopback port
 /// with the run's placeholders filled.
+/// Drives the agent through its turn, with the scenario's answers and the
+/// SDK MCP servers reel hosts (a live one ends with the turn).
+fn drive_agent(
+    plan: &LivePlan<'_>,
+    cmd: &AgentCommand,
+    mcp: Option<&crate::mcp::Prepared>,
+) -> Result<agent::RunLog, RecordError> {
+    let decider = Decider {
+        rules: plan.scenario.answers.clone(),
+        parity: plan.session.permission_parity,
+        unanswered: plan.scenario.on_unanswered,
+    };
+    let sdk_host = match mcp {
+        Some(m) => crate::mcp::sdk::SdkHost::start(m, plan.mcp.map(|f| &f.tape), cmd).map_err(
+            |message| RecordError::Setup {
+                message,
+                hint: None,
+            },
+        )?,
+        None => None,
+    }
+    .map(std::cell::RefCell::new);
+    Ok(agent::drive(
+        cmd,
+        &DriveOptions {
+            prompt: &plan.scenario.prompt,
+            decider: &decider,
+            timeout: plan.timeout,
+            sdk_mcp: sdk_host
+                .as_ref()
+                .map(|h| h as &std::cell::RefCell<dyn agent::SdkMcp>),
+        },
+    ))
+}
+
 fn start_model(
     plan: &LivePlan<'_>,
     staged: &stage::Staged,

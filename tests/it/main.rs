@@ -22,6 +22,7 @@ mod help_texts;
 mod hostile;
 mod html_report;
 mod lint;
+mod mcp_sdk;
 mod model;
 mod newer_artifact_json;
 mod newer_keys;
