@@ -12,8 +12,8 @@ use super::conversation::{Node, Row};
 use super::text::{bytes, thousands};
 use super::timeline::{self, Chart};
 use super::{Chrome, Clip, Options, RenderError};
-use crate::cassette::{BodyEncoding, Cassette};
 use crate::cassette::LoadError;
+use crate::cassette::{BodyEncoding, Cassette};
 use crate::diff::Outcome;
 use crate::replay::{self, ReplayOptions};
 use std::path::Path;
@@ -121,7 +121,13 @@ impl RecordingView {
             },
             || Parts::read(cassette, opts),
         );
-        RecordingView::of(cassette, Outcome::of(cassette, replayed), parts, opts, anchor)
+        RecordingView::of(
+            cassette,
+            Outcome::of(cassette, replayed),
+            parts,
+            opts,
+            anchor,
+        )
     }
 
     fn of(
@@ -179,7 +185,9 @@ pub fn render_file(path: &Path, opts: &Options) -> Result<Result<String, RenderE
     };
     let parts = Parts::read(&cassette, opts);
     let outcome = Outcome::of(&cassette, replayed);
-    Ok(page(&RecordingView::of(&cassette, outcome, parts, opts, "rec")))
+    Ok(page(&RecordingView::of(
+        &cassette, outcome, parts, opts, "rec",
+    )))
 }
 
 fn page(rec: &RecordingView) -> Result<String, RenderError> {

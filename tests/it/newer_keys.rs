@@ -416,17 +416,228 @@ fn the_judged_keys_are_skipped_on_replay() {
     );
 }
 
-/// Keys a v13–v16 cassette may carry that this build does not evaluate yet
-/// fail closed, never pass.
+/// The multiselect cassette with one more permission gate: `tool` asked
+/// through `can_use_tool` (before the result line), answered `behavior`.
+fn with_permission(doc: CassetteDoc, tool: &str, behavior: &str) -> CassetteDoc {
+    let id = format!("perm-{tool}");
+    let request = json!({"type": "control_request", "request_id": id, "request": {
+        "subtype": "can_use_tool", "tool_name": tool, "input": {"command": "ls"},
+        "tool_use_id": format!("toolu_{tool}")}});
+    let mut reply = json!({"behavior": behavior});
+    if behavior == "allow" {
+        reply["updatedInput"] = json!({"command": "ls"});
+    } else {
+        reply["message"] = json!("denied by scenario policy");
+    }
+    let response = json!({"type": "control_response", "response": {"subtype": "success",
+        "request_id": id, "response": reply}});
+    doc.edit(|m| {
+        let events = m["events"].as_array_mut().unwrap();
+        let at = events.len() - 1;
+        events.insert(at, Value::from(request.to_string()));
+        m["controlOut"]
+            .as_array_mut()
+            .unwrap()
+            .push(Value::from(response.to_string()));
+    })
+}
+
+const GATE: &str = "Which features should be enabled?";
+
+/// test/gates-all-scripted.test.ts ("a replayed gate the frozen rules cover
+/// is scripted"): the recording's own `answers:` cover its one gate.
 #[test]
-fn keys_not_evaluated_yet_fail_closed() {
-    let c = cassette(multiselect());
-    let item = json!({"gates_all_scripted": true});
-    let m = fails(&c, item.clone());
-    assert!(
-        m.starts_with("evidence unavailable:") && m.contains("not evaluated"),
-        "{item}: {m}"
+fn gates_all_scripted_passes_when_the_frozen_rules_cover_every_gate() {
+    let o = passes(
+        &cassette(multiselect()),
+        json!({"gates_all_scripted": true}),
     );
+    assert_eq!(
+        o.evidence.as_deref(),
+        Some("all 1 question gate(s) answered by scripted rules")
+    );
+    // test/gates-all-scripted.test.ts: a run with no question gate passes,
+    // and says what to pair it with.
+    let none = cassette(CassetteDoc::minimal());
+    let o = passes(&none, json!({"gates_all_scripted": true}));
+    assert!(
+        o.evidence
+            .as_deref()
+            .unwrap()
+            .starts_with("no question gate fired — pair with"),
+        "{o:?}"
+    );
+}
+
+/// test/gates-all-scripted.test.ts ("a replayed gate no frozen rule covers
+/// fails, naming the gate"; "… only PART of fails").
+#[test]
+fn gates_all_scripted_fails_naming_the_gate_no_frozen_rule_answers() {
+    let bare = cassette(multiselect().set("scenario.answers", json!([])));
+    let m = fails(&bare, json!({"gates_all_scripted": true}));
+    assert_eq!(
+        m,
+        format!(
+            "1 gate(s) not answered by a scripted rule — question gate \"{GATE}\": no frozen \
+                rule answers \"{GATE}\""
+        )
+    );
+    let other = cassette(multiselect().set(
+        "scenario.answers",
+        json!([{"when_question": "plan", "choose": "1"}]),
+    ));
+    let m = fails(&other, json!({"gates_all_scripted": true}));
+    assert!(
+        m.contains(GATE) && !m.starts_with("evidence unavailable"),
+        "{m}"
+    );
+}
+
+/// test/gates-all-scripted.test.ts: redacted frozen answers, answers that
+/// do not compile, and a non-deterministic recording whose rules cover
+/// every gate never pass.
+#[test]
+fn gates_all_scripted_is_evidence_unavailable_when_the_rules_cannot_attribute() {
+    let redacted = cassette(multiselect().set(
+        "scenario.answers",
+        json!([{"when_question": "[REDACTED:customer:ab12cd34ef56]", "choose": "first"}]),
+    ));
+    let m = fails(&redacted, json!({"gates_all_scripted": true}));
+    assert!(
+        m.starts_with("evidence unavailable:") && m.contains("redact"),
+        "{m}"
+    );
+
+    let broken = cassette(multiselect().set(
+        "scenario.answers",
+        json!([{"when_question": "(", "choose": "1"}]),
+    ));
+    let m = fails(&broken, json!({"gates_all_scripted": true}));
+    assert_eq!(
+        m,
+        format!(
+            "evidence unavailable: question gate \"{GATE}\": the cassette's frozen answers do not \
+                compile"
+        )
+    );
+
+    let nondet = cassette(multiselect().set(
+        "authoring",
+        json!({"nonDeterministic": true, "deciders": ["first"]}),
+    ));
+    let m = fails(&nondet, json!({"gates_all_scripted": true}));
+    assert!(
+        m.starts_with("evidence unavailable:") && m.contains("live decider"),
+        "{m}"
+    );
+    // … but rules that miss a gate still name it.
+    let nondet_bare = cassette(
+        multiselect()
+            .set(
+                "authoring",
+                json!({"nonDeterministic": true, "deciders": ["first"]}),
+            )
+            .set("scenario.answers", json!([])),
+    );
+    let m = fails(&nondet_bare, json!({"gates_all_scripted": true}));
+    assert!(
+        m.contains(GATE) && !m.starts_with("evidence unavailable"),
+        "{m}"
+    );
+}
+
+/// test/gates-all-scripted.test.ts (include_permissions on replay): an
+/// off-registry allow no rule covers is cowork parity's permissive
+/// auto-allow; a rule, the registry and a deny are scripted or fixed; the
+/// question-only form ignores permissions; web_fetch cannot be attributed.
+#[test]
+fn gates_all_scripted_include_permissions_reclassifies_permissions() {
+    let with = json!({"gates_all_scripted": {"include_permissions": true}});
+    let permissive = cassette(with_permission(multiselect(), "Bash", "allow"));
+    passes(&permissive, json!({"gates_all_scripted": true}));
+    let m = fails(&permissive, with.clone());
+    assert_eq!(
+        m,
+        "1 gate(s) not answered by a scripted rule — permission Bash (allow): permissive \
+            off-registry auto-allow (cowork parity)"
+    );
+
+    let ruled = cassette(with_permission(multiselect(), "Bash", "allow").edit(|m| {
+        m["scenario"]["answers"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"when_tool": "Bash", "decide": "allow"}));
+    }));
+    let o = passes(&ruled, with.clone());
+    assert_eq!(
+        o.evidence.as_deref(),
+        Some(
+            "all 1 question gate(s) answered by scripted rules, 1 permission decision(s) by \
+                scripted or fixed rules"
+        )
+    );
+    passes(
+        &cassette(with_permission(multiselect(), "Read", "allow")),
+        with.clone(),
+    );
+    passes(
+        &cassette(with_permission(multiselect(), "Bash", "deny")),
+        with.clone(),
+    );
+
+    let web = cassette(with_permission(
+        multiselect(),
+        "mcp__workspace__web_fetch",
+        "allow",
+    ));
+    let m = fails(&web, with);
+    assert!(
+        m.starts_with("evidence unavailable:") && m.contains("web_fetch"),
+        "{m}"
+    );
+}
+
+/// A cassette without `controlOut` cannot say who answered: replay excludes
+/// the key loudly (assertion-catalog: gate keys replay only with a
+/// `controlOut` cassette), never a pass.
+#[test]
+fn gates_all_scripted_without_control_out_is_excluded_on_replay() {
+    let fx = support::Fixture::new();
+    let path = fx.path("g.cassette.json");
+    multiselect()
+        .remove("controlOut")
+        .edit(|m| {
+            m["scenario"]["assert"] = json!([{"gates_all_scripted": true}]);
+        })
+        .write(&path);
+    let run = support::reel()
+        .args(["replay", path.to_str().unwrap(), "--output-format", "json"])
+        .run();
+    let v = run.json();
+    assert!(
+        v["results"][0]["assertions"].as_array().unwrap().is_empty(),
+        "{v}"
+    );
+    assert!(
+        run.stderr.contains("no controlOut") && run.stderr.contains("NOT checked"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// test/gates-all-scripted-replay.test.ts ("a truncated recording (a gate
+/// with no recorded answer) is evidence-unavailable, never a zero-gate
+/// pass").
+#[test]
+fn gates_all_scripted_on_a_gate_with_no_recorded_answer_never_passes() {
+    let truncated = cassette(multiselect().edit(|m| {
+        m["controlOut"].as_array_mut().unwrap().retain(|l| {
+            !l.as_str().unwrap().contains("can_use_tool")
+                && !l.as_str().unwrap().contains("\"answers\"")
+        });
+    }));
+    let m = fails(&truncated, json!({"gates_all_scripted": true}));
+    assert!(m.starts_with("evidence unavailable"), "{m}");
 }
 
 /// One hook run as the agent streams it: `hook_started`, then (unless
