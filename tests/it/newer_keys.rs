@@ -656,12 +656,176 @@ fn hook_run(id: &str, name: &str, exit: Option<i64>, stdout: &str, stderr: &str)
     vec![started, response]
 }
 
+/// A recording of `runs` by agent 2.1.293, the last without `onFailure`
+/// (the original's `cassetteOf` default), so no failed frame is tainted.
 fn hook_cassette(runs: Vec<Vec<Value>>) -> Cassette {
-    let mut lines = vec![json!({"type": "system", "subtype": "init", "tools": [], "skills": []})];
+    cassette(hook_doc(runs, Some("2.1.293")))
+}
+
+/// A recording of `runs`; `agent` is the version its init frame reports.
+fn hook_doc(runs: Vec<Vec<Value>>, agent: Option<&str>) -> CassetteDoc {
+    let mut init = json!({"type": "system", "subtype": "init", "tools": [], "skills": []});
+    if let Some(agent) = agent {
+        init["claude_code_version"] = json!(agent);
+    }
+    let mut lines = vec![init];
     lines.extend(runs.into_iter().flatten());
     lines.push(json!({"type": "result", "subtype": "success", "is_error": false}));
     let events: Vec<Value> = lines.iter().map(|l| Value::from(l.to_string())).collect();
-    cassette(CassetteDoc::minimal().set("events", Value::Array(events)))
+    CassetteDoc::minimal().set("events", Value::Array(events))
+}
+
+/// A recording of `runs` by a newer agent, with the v16 inventory frozen.
+fn hook_cassette_v16(runs: Vec<Vec<Value>>, inventory: Value) -> Cassette {
+    cassette(
+        hook_doc(runs, Some("2.1.295"))
+            .set("cassetteVersion", json!(16))
+            .set("hookFailureBlocks", inventory),
+    )
+}
+
+/// The agent runner's failed-frame shapes (test/hook-failure-blocks.test.ts):
+/// exit 1, a timeout (143, cancelled), an HTTP 500.
+fn failed_run(id: &str, name: &str, code: i64) -> Vec<Value> {
+    let mut run = hook_run(id, name, Some(code), "", "boom");
+    if code == 143 {
+        run[1]["outcome"] = json!("cancelled");
+    }
+    run
+}
+
+/// test/hook-failure-blocks.test.ts ("a failed frame of an event with an
+/// onFailure:block hook is unreadable, not 'no decision'").
+#[test]
+fn hook_failure_blocks_make_failed_frames_unreadable() {
+    let pre = json!({"events": ["PreToolUse"]});
+    for code in [1, 143, 500] {
+        let c = hook_cassette_v16(vec![failed_run("h", "PreToolUse:Bash", code)], pre.clone());
+        for item in [
+            json!({"no_hook_event_blocked": {"event": "PreToolUse"}}),
+            json!({"hook_decision": {"event": "PreToolUse", "decision": "deny", "max": 0}}),
+            json!({"hook_event_blocked": {"event": "PreToolUse", "max": 0}}),
+        ] {
+            let m = unavailable(&c, item.clone());
+            assert!(m.contains("onFailure: block"), "{code} {item}: {m}");
+        }
+        // The exit-2 channel is exact: a converted failure is no exit 2.
+        passes(
+            &c,
+            json!({"hook_event_blocked": {"event": "PreToolUse", "via": "exit2", "max": 0}}),
+        );
+        // Without such a hook the reading is unchanged (no decision).
+        let plain = hook_cassette_v16(
+            vec![failed_run("h", "PreToolUse:Bash", code)],
+            json!({"events": []}),
+        );
+        passes(
+            &plain,
+            json!({"no_hook_event_blocked": {"event": "PreToolUse"}}),
+        );
+    }
+    let failed = || vec![failed_run("h", "PreToolUse:Bash", 1)];
+    // An unknown inventory taints failed frames too.
+    let unknown = json!({"unknown": true, "why": "a hooks source could not be parsed"});
+    unavailable(
+        &hook_cassette_v16(failed(), unknown.clone()),
+        json!({"no_hook_event_blocked": {"event": "PreToolUse"}}),
+    );
+    // Another event's eligible hook does not taint this one.
+    let post = hook_cassette_v16(vec![failed_run("h", "PostToolUse:Bash", 1)], pre.clone());
+    passes(
+        &post,
+        json!({"no_hook_event_blocked": {"event": "PostToolUse"}}),
+    );
+    // Success and exit-2 frames are never tainted.
+    let clear = hook_cassette_v16(
+        vec![
+            hook_run("a", "PreToolUse:Bash", Some(0), "", ""),
+            hook_run("b", "PreToolUse:Write", Some(2), "", "no"),
+        ],
+        pre.clone(),
+    );
+    passes(
+        &clear,
+        json!({"hook_event_blocked": {"event": "PreToolUse", "min": 1, "max": 1}}),
+    );
+    passes(
+        &clear,
+        json!({"hook_decision": {"event": "PreToolUse", "decision": "deny", "min": 1, "max": 1}}),
+    );
+    passes(
+        &clear,
+        json!({"hook_event_blocked": {"event": "PreToolUse", "via": "json", "max": 0}}),
+    );
+    // The exempt events keep today's reading.
+    let stop = hook_cassette_v16(
+        vec![failed_run("h", "Stop", 1)],
+        json!({"events": ["Stop"]}),
+    );
+    passes(&stop, json!({"no_hook_event_blocked": {"event": "Stop"}}));
+    // No frame for the event: unchanged, whatever the inventory.
+    let other = hook_cassette_v16(
+        vec![hook_run("h", "PostToolUse:Bash", Some(0), "", "")],
+        unknown,
+    );
+    passes(
+        &other,
+        json!({"no_hook_event_blocked": {"event": "PostToolUse"}}),
+    );
+}
+
+/// test/hook-failure-blocks.test.ts ("events whose hooks stream no frame at
+/// all"): unscoped, a block there is part of the claim and cannot be seen.
+#[test]
+fn hook_failure_blocks_on_frameless_events_leave_the_unscoped_form_unverifiable() {
+    let ok = || vec![hook_run("h", "PreToolUse:Bash", Some(0), "", "")];
+    let item = json!({"no_hook_event_blocked": true});
+    passes(
+        &hook_cassette_v16(ok(), json!({"events": []})),
+        item.clone(),
+    );
+    let m = unavailable(
+        &hook_cassette_v16(ok(), json!({"events": ["Notification"]})),
+        item.clone(),
+    );
+    assert!(m.contains("Notification"), "{m}");
+    unavailable(
+        &hook_cassette_v16(ok(), json!({"unknown": true, "why": "x"})),
+        item,
+    );
+}
+
+/// test/hook-failure-blocks.test.ts ("replay reads the frozen inventory":
+/// an older cassette without it is judged by the agent its init frame
+/// reports, and one with no failed frame is unchanged).
+#[test]
+fn a_cassette_without_hook_failure_blocks_is_judged_by_its_agent() {
+    let failed = || vec![failed_run("h", "PreToolUse:Bash", 1)];
+    let item = json!({"no_hook_event_blocked": {"event": "PreToolUse"}});
+    passes(&cassette(hook_doc(failed(), Some("2.1.293"))), item.clone());
+    for agent in [Some("2.1.295"), Some("2.1.1000"), None] {
+        let m = unavailable(&cassette(hook_doc(failed(), agent)), item.clone());
+        assert!(m.contains("onFailure: block"), "{agent:?}: {m}");
+    }
+    let ok = vec![hook_run("h", "PreToolUse:Bash", Some(0), "", "")];
+    passes(&cassette(hook_doc(ok, Some("2.1.295"))), item);
+}
+
+/// test/hook-failure-blocks.test.ts ("a cassette file carrying [a malformed
+/// inventory] is refused cleanly on read").
+#[test]
+fn a_malformed_hook_failure_blocks_is_refused_on_load() {
+    let fx = support::Fixture::new();
+    let path = fx.path("bad.cassette.json");
+    hook_doc(vec![failed_run("h", "PreToolUse:Bash", 1)], Some("2.1.295"))
+        .set("cassetteVersion", json!(16))
+        .set("hookFailureBlocks", json!({"events": "PreToolUse"}))
+        .write(&path);
+    let run = support::reel()
+        .args(["replay", path.to_str().unwrap()])
+        .run();
+    assert_eq!(run.code, 2, "{}", run.streams());
+    assert!(run.stderr.contains("hookFailureBlocks"), "{}", run.stderr);
 }
 
 const STOP_STDERR: &str = "Your final message must end with the word PINEAPPLE";
