@@ -1405,3 +1405,64 @@ fn the_hook_keys_judge_the_frames_on_replay() {
     assert_eq!(pass, [true, true, false], "{v}");
     assert_eq!(run.code, 1, "{}", run.streams());
 }
+
+/// src/types.ts (`toolCallObjectFields`, `ToolCalledObject`): the object
+/// form's `input`, `result` and `count` are refused at load with the field
+/// and the fix named, never left to fail at evaluation.
+#[test]
+fn the_tool_object_form_is_shape_checked_at_load() {
+    let refused = |item: Value, want: &str| {
+        let e = catalog::validate(&item).expect_err(&item.to_string());
+        assert!(e.contains(want), "{item}: {e}");
+    };
+    refused(
+        json!({"tool_called": {"tool": "Bash", "input": "git"}}),
+        "field `input`: expected an object of input field → regex",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "input": {"command": ""}}}),
+        "field `input.command`: an empty input regex matches every value",
+    );
+    refused(
+        json!({"tool_not_called": {"tool": "Bash", "input": {"timeout": 5}}}),
+        "field `input.timeout`: expected a regex string, got 5",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "result": {"contains": "ok"}}}),
+        "unknown field `contains` (expected one of: matches, not_matches, is_error)",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "result": {"is_error": "no"}}}),
+        "is_error",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "result": {"matches": ""}}}),
+        "matches",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "count": {"min": 3, "max": 1}}}),
+        "count.min (3) is greater than count.max (1)",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "count": {"exactly": 1}}}),
+        "unknown field `exactly` (expected one of: min, max)",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "count": {"min": -1}}}),
+        "min",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "subagent_type": "writer"}}),
+        "`subagent_type` applies only with `scope: subagent`",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "scope": "everywhere"}}),
+        "expected `main`, `subagent` or `any`",
+    );
+    for ok in [
+        json!({"tool_called": {"tool": "Bash", "input": {"command": "^git "}, "result": {"is_error": false}, "count": {"min": 1, "max": 2}}}),
+        json!({"tool_not_called": {"tool": ["Bash"], "scope": "subagent", "subagent_type": "writer"}}),
+    ] {
+        catalog::validate(&ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+}

@@ -16,6 +16,7 @@ mod gates;
 mod hooks;
 pub(crate) use files::artifact_json_problem;
 pub(crate) use hooks::hook_object_problem;
+pub(crate) use tools::tool_object_problem;
 mod modifiers;
 mod outcome;
 mod permissions;
