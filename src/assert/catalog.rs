@@ -606,7 +606,12 @@ impl Param {
                     Refine::EqualsXorContains => " (exactly one of equals, contains)",
                     Refine::CountBound => " (exactly, or min and/or max)",
                     Refine::ArtifactJson => {
-                        " (a glob `artifact` needs match: each | any; schema: JSON Schema 2020-12)"
+                        " (a glob `artifact` needs match: each | any; schema: JSON Schema 2020-12, \
+                         inline or {file: path} read beside the scenario at load)"
+                    }
+                    Refine::ToolCall => {
+                        " (input: {field: regex}; scope: main | subagent | any; subagent_type \
+                         only with scope: subagent; count.min ≤ count.max)"
                     }
                     _ => "",
                 };
