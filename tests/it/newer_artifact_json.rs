@@ -332,7 +332,7 @@ fn scenario_with_schema_file(fx: &support::Fixture, file: &str) -> std::path::Pa
     let path = fx.path("scenarios/s.yaml");
     fx.write(
         "scenarios/s.yaml",
-        &format!(
+        format!(
             "prompt: hi\nassert:\n  - artifact_json: {{artifact: outputs/p.json, schema: {{file: {file}}}}}\n"
         ),
     );
@@ -346,7 +346,7 @@ fn scenario_with_schema_file(fx: &support::Fixture, file: &str) -> std::path::Pa
 #[test]
 fn a_schema_file_is_inlined_at_load() {
     let fx = support::Fixture::new();
-    fx.write("scenarios/schemas/person.json", &person().to_string());
+    fx.write("scenarios/schemas/person.json", person().to_string());
     let path = scenario_with_schema_file(&fx, "schemas/person.json");
     let s = reel::scenario::Scenario::load_authored(&path).unwrap();
     let item = &s.frozen["assert"][0];
@@ -358,7 +358,7 @@ fn a_schema_file_is_inlined_at_load() {
     // A path above the scenario's directory is fine inside its repository
     // (outside one, the tree is the scenario's directory).
     fx.git(".", &["init", "-q"]);
-    fx.write("schemas/person.json", &person().to_string());
+    fx.write("schemas/person.json", person().to_string());
     let up = scenario_with_schema_file(&fx, "../schemas/person.json");
     let s = reel::scenario::Scenario::load_authored(&up).unwrap();
     assert_eq!(s.frozen["assert"][0]["artifact_json"]["schema"], person());
@@ -378,7 +378,7 @@ fn a_bad_schema_file_is_a_load_error() {
     let fx = support::Fixture::new();
     fx.write(
         "scenarios/schemas/mail.json",
-        &json!({"type": "object", "properties": {"m": {"type": "string", "format": "email"}}})
+        json!({"type": "object", "properties": {"m": {"type": "string", "format": "email"}}})
             .to_string(),
     );
     let e = load(&fx, "schemas/mail.json");
@@ -392,7 +392,7 @@ fn a_bad_schema_file_is_a_load_error() {
     let e = load(&fx, "schemas/broken.json");
     assert!(e.contains("not valid JSON"), "{e}");
     let outside = support::Fixture::new();
-    outside.write("s.json", &person().to_string());
+    outside.write("s.json", person().to_string());
     let e = load(&fx, outside.path("s.json").to_str().unwrap());
     assert!(e.contains("outside the scenario's tree"), "{e}");
 }
