@@ -200,6 +200,9 @@ pub(crate) enum Refine {
     HookOutput,
     /// `artifact_json`: `match` with a glob only, the schema usable.
     ArtifactJson,
+    /// The object form of `tool_called` / `tool_not_called`: `input`,
+    /// `scope`, `subagent_type`, `count`.
+    ToolCall,
     Any,
 }
 
@@ -214,7 +217,7 @@ fn expect(cond: bool, v: &Value, what: &str) -> Result<(), String> {
     }
 }
 
-fn render(v: &Value) -> String {
+pub(crate) fn render(v: &Value) -> String {
     let s = match v {
         Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => {
             serde_json::to_string(v).unwrap_or_default()
@@ -374,6 +377,7 @@ impl Param {
                     Refine::Hook => keys::hook_object_problem(m, false).map_or(Ok(()), Err),
                     Refine::HookOutput => keys::hook_object_problem(m, true).map_or(Ok(()), Err),
                     Refine::ArtifactJson => keys::artifact_json_problem(m).map_or(Ok(()), Err),
+                    Refine::ToolCall => keys::tool_object_problem(m).map_or(Ok(()), Err),
                     _ => Ok(()),
                 }
             }
@@ -602,7 +606,12 @@ impl Param {
                     Refine::EqualsXorContains => " (exactly one of equals, contains)",
                     Refine::CountBound => " (exactly, or min and/or max)",
                     Refine::ArtifactJson => {
-                        " (a glob `artifact` needs match: each | any; schema: JSON Schema 2020-12)"
+                        " (a glob `artifact` needs match: each | any; schema: JSON Schema 2020-12, \
+                         inline or {file: path} read beside the scenario at load)"
+                    }
+                    Refine::ToolCall => {
+                        " (input: {field: regex}; scope: main | subagent | any; subagent_type \
+                         only with scope: subagent; count.min ≤ count.max)"
                     }
                     _ => "",
                 };

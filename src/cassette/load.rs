@@ -737,6 +737,19 @@ fn check_shape(root: Value) -> Result<(Map<String, Value>, u64), Vec<ShapeIssue>
         other => expected(&mut issues, "folderPrefixMap", "array", other),
     }
 
+    // v16's `onFailure: block` inventory: `{events: [string]}` or
+    // `{unknown: true, why: string}` (the original refuses anything else).
+    if let Some(v) = doc.get("hookFailureBlocks")
+        && !hook_failure_blocks_well_formed(v)
+    {
+        expected(
+            &mut issues,
+            "hookFailureBlocks",
+            "{events: string[]} or {unknown: true, why: string}",
+            Some(v),
+        );
+    }
+
     let version = match doc.get("cassetteVersion") {
         None => Some(0),
         Some(v) => {
@@ -763,6 +776,19 @@ fn check_shape(root: Value) -> Result<(Map<String, Value>, u64), Vec<ShapeIssue>
         Some(version) if issues.is_empty() => Ok((doc, version)),
         _ => Err(issues),
     }
+}
+
+fn hook_failure_blocks_well_formed(v: &Value) -> bool {
+    let Some(o) = v.as_object() else {
+        return false;
+    };
+    if o.contains_key("unknown") {
+        return o.get("unknown") == Some(&Value::Bool(true))
+            && o.get("why").is_some_and(Value::is_string);
+    }
+    o.get("events")
+        .and_then(Value::as_array)
+        .is_some_and(|e| e.iter().all(Value::is_string))
 }
 
 /// A non-negative integral JSON number as `u64` (`12`, `12.0`, `1.2e1`;

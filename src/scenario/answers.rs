@@ -555,7 +555,7 @@ impl Decider {
                 source: PermissionSource::Scripted,
             });
         }
-        if matches!(tool, "Read" | "Glob" | "Grep") {
+        if is_default_allowed_tool(tool) {
             return Ok(PermissionAnswer {
                 allow: true,
                 message: None,
@@ -575,6 +575,12 @@ impl Decider {
             },
         })
     }
+}
+
+/// The built-in tools either parity allows without a rule (the default-allow
+/// registry).
+pub fn is_default_allowed_tool(tool: &str) -> bool {
+    matches!(tool, "Read" | "Glob" | "Grep")
 }
 
 /// The resolution ladder of §1.8 for one sub-question.

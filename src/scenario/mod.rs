@@ -25,6 +25,7 @@
 //! semantics (`crate::assert`).
 
 pub mod answers;
+mod schema_file;
 pub mod session;
 pub mod session_keys;
 pub mod shaping;
@@ -346,13 +347,14 @@ impl Scenario {
                 Some("write the fixture directory, relative to the scenario file".into()),
             ));
         }
-        let assert: Vec<Value> = match map.get("assert") {
+        let mut assert: Vec<Value> = match map.get("assert") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(items)) => items.iter().map(assertion_in_schema_order).collect(),
             Some(_) => {
                 return Err(schema("`assert` must be a list of assertions".into(), None));
             }
         };
+        schema_file::inline_schema_files(&mut assert, path).map_err(|(m, h)| load_check(m, h))?;
         check_assertion_schema(&assert).map_err(|(m, h)| schema(m, h))?;
         check_assertions_at_load(&assert, &execution, &lane).map_err(|(m, h)| load_check(m, h))?;
         if let Some(message) = answers_compile_error {

@@ -325,3 +325,74 @@ fn a_frozen_schema_is_judged_by_replay() {
         assert_eq!(run.code, code, "{}", run.streams());
     }
 }
+
+/// A scenario at `<fx>/scenarios/s.yaml` whose one assertion names its
+/// schema by `file`.
+fn scenario_with_schema_file(fx: &support::Fixture, file: &str) -> std::path::PathBuf {
+    let path = fx.path("scenarios/s.yaml");
+    fx.write(
+        "scenarios/s.yaml",
+        format!(
+            "prompt: hi\nassert:\n  - artifact_json: {{artifact: outputs/p.json, schema: {{file: {file}}}}}\n"
+        ),
+    );
+    path
+}
+
+/// test/artifact-json-schema.test.ts ("{file:} is inlined at load"): the
+/// loaded (and so the frozen) scenario carries the file's schema inline,
+/// which replay judges with no file: a mismatch fails naming where, a match
+/// passes.
+#[test]
+fn a_schema_file_is_inlined_at_load() {
+    let fx = support::Fixture::new();
+    fx.write("scenarios/schemas/person.json", person().to_string());
+    let path = scenario_with_schema_file(&fx, "schemas/person.json");
+    let s = reel::scenario::Scenario::load_authored(&path).unwrap();
+    let item = &s.frozen["assert"][0];
+    assert_eq!(item["artifact_json"]["schema"], person());
+    std::fs::remove_dir_all(fx.path("scenarios/schemas")).unwrap();
+    let m = fails(&doc(json!({"name": "a", "age": -1})), item.clone());
+    assert!(m.contains("/age"), "{m}");
+    passes(&doc(json!({"name": "a", "age": 1})), item.clone());
+    // A path above the scenario's directory is fine inside its repository
+    // (outside one, the tree is the scenario's directory).
+    fx.git(".", &["init", "-q"]);
+    fx.write("schemas/person.json", person().to_string());
+    let up = scenario_with_schema_file(&fx, "../schemas/person.json");
+    let s = reel::scenario::Scenario::load_authored(&up).unwrap();
+    assert_eq!(s.frozen["assert"][0]["artifact_json"]["schema"], person());
+}
+
+/// test/artifact-json-schema.test.ts: a malformed schema file is refused as
+/// an inline one is; a missing file, a file that is not JSON and a file
+/// outside the scenario's tree are load errors naming the field and file.
+#[test]
+fn a_bad_schema_file_is_a_load_error() {
+    let load = |fx: &support::Fixture, file: &str| {
+        let path = scenario_with_schema_file(fx, file);
+        reel::scenario::Scenario::load_authored(&path)
+            .expect_err(file)
+            .to_string()
+    };
+    let fx = support::Fixture::new();
+    fx.write(
+        "scenarios/schemas/mail.json",
+        json!({"type": "object", "properties": {"m": {"type": "string", "format": "email"}}})
+            .to_string(),
+    );
+    let e = load(&fx, "schemas/mail.json");
+    assert!(e.contains("`format`"), "{e}");
+    let e = load(&fx, "schemas/person.json");
+    assert!(
+        e.contains("assert[0].artifact_json.schema.file") && e.contains("schemas/person.json"),
+        "{e}"
+    );
+    fx.write("scenarios/schemas/broken.json", "{not json");
+    let e = load(&fx, "schemas/broken.json");
+    assert!(e.contains("not valid JSON"), "{e}");
+    let outside = support::Fixture::new();
+    outside.write("s.json", person().to_string());
+    let e = load(&fx, outside.path("s.json").to_str().unwrap());
+    assert!(e.contains("outside the scenario's tree"), "{e}");
+}

@@ -416,17 +416,228 @@ fn the_judged_keys_are_skipped_on_replay() {
     );
 }
 
-/// Keys a v13–v16 cassette may carry that this build does not evaluate yet
-/// fail closed, never pass.
+/// The multiselect cassette with one more permission gate: `tool` asked
+/// through `can_use_tool` (before the result line), answered `behavior`.
+fn with_permission(doc: CassetteDoc, tool: &str, behavior: &str) -> CassetteDoc {
+    let id = format!("perm-{tool}");
+    let request = json!({"type": "control_request", "request_id": id, "request": {
+        "subtype": "can_use_tool", "tool_name": tool, "input": {"command": "ls"},
+        "tool_use_id": format!("toolu_{tool}")}});
+    let mut reply = json!({"behavior": behavior});
+    if behavior == "allow" {
+        reply["updatedInput"] = json!({"command": "ls"});
+    } else {
+        reply["message"] = json!("denied by scenario policy");
+    }
+    let response = json!({"type": "control_response", "response": {"subtype": "success",
+        "request_id": id, "response": reply}});
+    doc.edit(|m| {
+        let events = m["events"].as_array_mut().unwrap();
+        let at = events.len() - 1;
+        events.insert(at, Value::from(request.to_string()));
+        m["controlOut"]
+            .as_array_mut()
+            .unwrap()
+            .push(Value::from(response.to_string()));
+    })
+}
+
+const GATE: &str = "Which features should be enabled?";
+
+/// test/gates-all-scripted.test.ts ("a replayed gate the frozen rules cover
+/// is scripted"): the recording's own `answers:` cover its one gate.
 #[test]
-fn keys_not_evaluated_yet_fail_closed() {
-    let c = cassette(multiselect());
-    let item = json!({"gates_all_scripted": true});
-    let m = fails(&c, item.clone());
-    assert!(
-        m.starts_with("evidence unavailable:") && m.contains("not evaluated"),
-        "{item}: {m}"
+fn gates_all_scripted_passes_when_the_frozen_rules_cover_every_gate() {
+    let o = passes(
+        &cassette(multiselect()),
+        json!({"gates_all_scripted": true}),
     );
+    assert_eq!(
+        o.evidence.as_deref(),
+        Some("all 1 question gate(s) answered by scripted rules")
+    );
+    // test/gates-all-scripted.test.ts: a run with no question gate passes,
+    // and says what to pair it with.
+    let none = cassette(CassetteDoc::minimal());
+    let o = passes(&none, json!({"gates_all_scripted": true}));
+    assert!(
+        o.evidence
+            .as_deref()
+            .unwrap()
+            .starts_with("no question gate fired — pair with"),
+        "{o:?}"
+    );
+}
+
+/// test/gates-all-scripted.test.ts ("a replayed gate no frozen rule covers
+/// fails, naming the gate"; "… only PART of fails").
+#[test]
+fn gates_all_scripted_fails_naming_the_gate_no_frozen_rule_answers() {
+    let bare = cassette(multiselect().set("scenario.answers", json!([])));
+    let m = fails(&bare, json!({"gates_all_scripted": true}));
+    assert_eq!(
+        m,
+        format!(
+            "1 gate(s) not answered by a scripted rule — question gate \"{GATE}\": no frozen \
+                rule answers \"{GATE}\""
+        )
+    );
+    let other = cassette(multiselect().set(
+        "scenario.answers",
+        json!([{"when_question": "plan", "choose": "1"}]),
+    ));
+    let m = fails(&other, json!({"gates_all_scripted": true}));
+    assert!(
+        m.contains(GATE) && !m.starts_with("evidence unavailable"),
+        "{m}"
+    );
+}
+
+/// test/gates-all-scripted.test.ts: redacted frozen answers, answers that
+/// do not compile, and a non-deterministic recording whose rules cover
+/// every gate never pass.
+#[test]
+fn gates_all_scripted_is_evidence_unavailable_when_the_rules_cannot_attribute() {
+    let redacted = cassette(multiselect().set(
+        "scenario.answers",
+        json!([{"when_question": "[REDACTED:customer:ab12cd34ef56]", "choose": "first"}]),
+    ));
+    let m = fails(&redacted, json!({"gates_all_scripted": true}));
+    assert!(
+        m.starts_with("evidence unavailable:") && m.contains("redact"),
+        "{m}"
+    );
+
+    let broken = cassette(multiselect().set(
+        "scenario.answers",
+        json!([{"when_question": "(", "choose": "1"}]),
+    ));
+    let m = fails(&broken, json!({"gates_all_scripted": true}));
+    assert_eq!(
+        m,
+        format!(
+            "evidence unavailable: question gate \"{GATE}\": the cassette's frozen answers do not \
+                compile"
+        )
+    );
+
+    let nondet = cassette(multiselect().set(
+        "authoring",
+        json!({"nonDeterministic": true, "deciders": ["first"]}),
+    ));
+    let m = fails(&nondet, json!({"gates_all_scripted": true}));
+    assert!(
+        m.starts_with("evidence unavailable:") && m.contains("live decider"),
+        "{m}"
+    );
+    // … but rules that miss a gate still name it.
+    let nondet_bare = cassette(
+        multiselect()
+            .set(
+                "authoring",
+                json!({"nonDeterministic": true, "deciders": ["first"]}),
+            )
+            .set("scenario.answers", json!([])),
+    );
+    let m = fails(&nondet_bare, json!({"gates_all_scripted": true}));
+    assert!(
+        m.contains(GATE) && !m.starts_with("evidence unavailable"),
+        "{m}"
+    );
+}
+
+/// test/gates-all-scripted.test.ts (include_permissions on replay): an
+/// off-registry allow no rule covers is cowork parity's permissive
+/// auto-allow; a rule, the registry and a deny are scripted or fixed; the
+/// question-only form ignores permissions; web_fetch cannot be attributed.
+#[test]
+fn gates_all_scripted_include_permissions_reclassifies_permissions() {
+    let with = json!({"gates_all_scripted": {"include_permissions": true}});
+    let permissive = cassette(with_permission(multiselect(), "Bash", "allow"));
+    passes(&permissive, json!({"gates_all_scripted": true}));
+    let m = fails(&permissive, with.clone());
+    assert_eq!(
+        m,
+        "1 gate(s) not answered by a scripted rule — permission Bash (allow): permissive \
+            off-registry auto-allow (cowork parity)"
+    );
+
+    let ruled = cassette(with_permission(multiselect(), "Bash", "allow").edit(|m| {
+        m["scenario"]["answers"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"when_tool": "Bash", "decide": "allow"}));
+    }));
+    let o = passes(&ruled, with.clone());
+    assert_eq!(
+        o.evidence.as_deref(),
+        Some(
+            "all 1 question gate(s) answered by scripted rules, 1 permission decision(s) by \
+                scripted or fixed rules"
+        )
+    );
+    passes(
+        &cassette(with_permission(multiselect(), "Read", "allow")),
+        with.clone(),
+    );
+    passes(
+        &cassette(with_permission(multiselect(), "Bash", "deny")),
+        with.clone(),
+    );
+
+    let web = cassette(with_permission(
+        multiselect(),
+        "mcp__workspace__web_fetch",
+        "allow",
+    ));
+    let m = fails(&web, with);
+    assert!(
+        m.starts_with("evidence unavailable:") && m.contains("web_fetch"),
+        "{m}"
+    );
+}
+
+/// A cassette without `controlOut` cannot say who answered: replay excludes
+/// the key loudly (assertion-catalog: gate keys replay only with a
+/// `controlOut` cassette), never a pass.
+#[test]
+fn gates_all_scripted_without_control_out_is_excluded_on_replay() {
+    let fx = support::Fixture::new();
+    let path = fx.path("g.cassette.json");
+    multiselect()
+        .remove("controlOut")
+        .edit(|m| {
+            m["scenario"]["assert"] = json!([{"gates_all_scripted": true}]);
+        })
+        .write(&path);
+    let run = support::reel()
+        .args(["replay", path.to_str().unwrap(), "--output-format", "json"])
+        .run();
+    let v = run.json();
+    assert!(
+        v["results"][0]["assertions"].as_array().unwrap().is_empty(),
+        "{v}"
+    );
+    assert!(
+        run.stderr.contains("no controlOut") && run.stderr.contains("NOT checked"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// test/gates-all-scripted-replay.test.ts ("a truncated recording (a gate
+/// with no recorded answer) is evidence-unavailable, never a zero-gate
+/// pass").
+#[test]
+fn gates_all_scripted_on_a_gate_with_no_recorded_answer_never_passes() {
+    let truncated = cassette(multiselect().edit(|m| {
+        m["controlOut"].as_array_mut().unwrap().retain(|l| {
+            !l.as_str().unwrap().contains("can_use_tool")
+                && !l.as_str().unwrap().contains("\"answers\"")
+        });
+    }));
+    let m = fails(&truncated, json!({"gates_all_scripted": true}));
+    assert!(m.starts_with("evidence unavailable"), "{m}");
 }
 
 /// One hook run as the agent streams it: `hook_started`, then (unless
@@ -445,12 +656,176 @@ fn hook_run(id: &str, name: &str, exit: Option<i64>, stdout: &str, stderr: &str)
     vec![started, response]
 }
 
+/// A recording of `runs` by agent 2.1.293, the last without `onFailure`
+/// (the original's `cassetteOf` default), so no failed frame is tainted.
 fn hook_cassette(runs: Vec<Vec<Value>>) -> Cassette {
-    let mut lines = vec![json!({"type": "system", "subtype": "init", "tools": [], "skills": []})];
+    cassette(hook_doc(runs, Some("2.1.293")))
+}
+
+/// A recording of `runs`; `agent` is the version its init frame reports.
+fn hook_doc(runs: Vec<Vec<Value>>, agent: Option<&str>) -> CassetteDoc {
+    let mut init = json!({"type": "system", "subtype": "init", "tools": [], "skills": []});
+    if let Some(agent) = agent {
+        init["claude_code_version"] = json!(agent);
+    }
+    let mut lines = vec![init];
     lines.extend(runs.into_iter().flatten());
     lines.push(json!({"type": "result", "subtype": "success", "is_error": false}));
     let events: Vec<Value> = lines.iter().map(|l| Value::from(l.to_string())).collect();
-    cassette(CassetteDoc::minimal().set("events", Value::Array(events)))
+    CassetteDoc::minimal().set("events", Value::Array(events))
+}
+
+/// A recording of `runs` by a newer agent, with the v16 inventory frozen.
+fn hook_cassette_v16(runs: Vec<Vec<Value>>, inventory: Value) -> Cassette {
+    cassette(
+        hook_doc(runs, Some("2.1.295"))
+            .set("cassetteVersion", json!(16))
+            .set("hookFailureBlocks", inventory),
+    )
+}
+
+/// The agent runner's failed-frame shapes (test/hook-failure-blocks.test.ts):
+/// exit 1, a timeout (143, cancelled), an HTTP 500.
+fn failed_run(id: &str, name: &str, code: i64) -> Vec<Value> {
+    let mut run = hook_run(id, name, Some(code), "", "boom");
+    if code == 143 {
+        run[1]["outcome"] = json!("cancelled");
+    }
+    run
+}
+
+/// test/hook-failure-blocks.test.ts ("a failed frame of an event with an
+/// onFailure:block hook is unreadable, not 'no decision'").
+#[test]
+fn hook_failure_blocks_make_failed_frames_unreadable() {
+    let pre = json!({"events": ["PreToolUse"]});
+    for code in [1, 143, 500] {
+        let c = hook_cassette_v16(vec![failed_run("h", "PreToolUse:Bash", code)], pre.clone());
+        for item in [
+            json!({"no_hook_event_blocked": {"event": "PreToolUse"}}),
+            json!({"hook_decision": {"event": "PreToolUse", "decision": "deny", "max": 0}}),
+            json!({"hook_event_blocked": {"event": "PreToolUse", "max": 0}}),
+        ] {
+            let m = unavailable(&c, item.clone());
+            assert!(m.contains("onFailure: block"), "{code} {item}: {m}");
+        }
+        // The exit-2 channel is exact: a converted failure is no exit 2.
+        passes(
+            &c,
+            json!({"hook_event_blocked": {"event": "PreToolUse", "via": "exit2", "max": 0}}),
+        );
+        // Without such a hook the reading is unchanged (no decision).
+        let plain = hook_cassette_v16(
+            vec![failed_run("h", "PreToolUse:Bash", code)],
+            json!({"events": []}),
+        );
+        passes(
+            &plain,
+            json!({"no_hook_event_blocked": {"event": "PreToolUse"}}),
+        );
+    }
+    let failed = || vec![failed_run("h", "PreToolUse:Bash", 1)];
+    // An unknown inventory taints failed frames too.
+    let unknown = json!({"unknown": true, "why": "a hooks source could not be parsed"});
+    unavailable(
+        &hook_cassette_v16(failed(), unknown.clone()),
+        json!({"no_hook_event_blocked": {"event": "PreToolUse"}}),
+    );
+    // Another event's eligible hook does not taint this one.
+    let post = hook_cassette_v16(vec![failed_run("h", "PostToolUse:Bash", 1)], pre.clone());
+    passes(
+        &post,
+        json!({"no_hook_event_blocked": {"event": "PostToolUse"}}),
+    );
+    // Success and exit-2 frames are never tainted.
+    let clear = hook_cassette_v16(
+        vec![
+            hook_run("a", "PreToolUse:Bash", Some(0), "", ""),
+            hook_run("b", "PreToolUse:Write", Some(2), "", "no"),
+        ],
+        pre.clone(),
+    );
+    passes(
+        &clear,
+        json!({"hook_event_blocked": {"event": "PreToolUse", "min": 1, "max": 1}}),
+    );
+    passes(
+        &clear,
+        json!({"hook_decision": {"event": "PreToolUse", "decision": "deny", "min": 1, "max": 1}}),
+    );
+    passes(
+        &clear,
+        json!({"hook_event_blocked": {"event": "PreToolUse", "via": "json", "max": 0}}),
+    );
+    // The exempt events keep today's reading.
+    let stop = hook_cassette_v16(
+        vec![failed_run("h", "Stop", 1)],
+        json!({"events": ["Stop"]}),
+    );
+    passes(&stop, json!({"no_hook_event_blocked": {"event": "Stop"}}));
+    // No frame for the event: unchanged, whatever the inventory.
+    let other = hook_cassette_v16(
+        vec![hook_run("h", "PostToolUse:Bash", Some(0), "", "")],
+        unknown,
+    );
+    passes(
+        &other,
+        json!({"no_hook_event_blocked": {"event": "PostToolUse"}}),
+    );
+}
+
+/// test/hook-failure-blocks.test.ts ("events whose hooks stream no frame at
+/// all"): unscoped, a block there is part of the claim and cannot be seen.
+#[test]
+fn hook_failure_blocks_on_frameless_events_leave_the_unscoped_form_unverifiable() {
+    let ok = || vec![hook_run("h", "PreToolUse:Bash", Some(0), "", "")];
+    let item = json!({"no_hook_event_blocked": true});
+    passes(
+        &hook_cassette_v16(ok(), json!({"events": []})),
+        item.clone(),
+    );
+    let m = unavailable(
+        &hook_cassette_v16(ok(), json!({"events": ["Notification"]})),
+        item.clone(),
+    );
+    assert!(m.contains("Notification"), "{m}");
+    unavailable(
+        &hook_cassette_v16(ok(), json!({"unknown": true, "why": "x"})),
+        item,
+    );
+}
+
+/// test/hook-failure-blocks.test.ts ("replay reads the frozen inventory":
+/// an older cassette without it is judged by the agent its init frame
+/// reports, and one with no failed frame is unchanged).
+#[test]
+fn a_cassette_without_hook_failure_blocks_is_judged_by_its_agent() {
+    let failed = || vec![failed_run("h", "PreToolUse:Bash", 1)];
+    let item = json!({"no_hook_event_blocked": {"event": "PreToolUse"}});
+    passes(&cassette(hook_doc(failed(), Some("2.1.293"))), item.clone());
+    for agent in [Some("2.1.295"), Some("2.1.1000"), None] {
+        let m = unavailable(&cassette(hook_doc(failed(), agent)), item.clone());
+        assert!(m.contains("onFailure: block"), "{agent:?}: {m}");
+    }
+    let ok = vec![hook_run("h", "PreToolUse:Bash", Some(0), "", "")];
+    passes(&cassette(hook_doc(ok, Some("2.1.295"))), item);
+}
+
+/// test/hook-failure-blocks.test.ts ("a cassette file carrying [a malformed
+/// inventory] is refused cleanly on read").
+#[test]
+fn a_malformed_hook_failure_blocks_is_refused_on_load() {
+    let fx = support::Fixture::new();
+    let path = fx.path("bad.cassette.json");
+    hook_doc(vec![failed_run("h", "PreToolUse:Bash", 1)], Some("2.1.295"))
+        .set("cassetteVersion", json!(16))
+        .set("hookFailureBlocks", json!({"events": "PreToolUse"}))
+        .write(&path);
+    let run = support::reel()
+        .args(["replay", path.to_str().unwrap()])
+        .run();
+    assert_eq!(run.code, 2, "{}", run.streams());
+    assert!(run.stderr.contains("hookFailureBlocks"), "{}", run.stderr);
 }
 
 const STOP_STDERR: &str = "Your final message must end with the word PINEAPPLE";
@@ -1029,4 +1404,65 @@ fn the_hook_keys_judge_the_frames_on_replay() {
         .collect();
     assert_eq!(pass, [true, true, false], "{v}");
     assert_eq!(run.code, 1, "{}", run.streams());
+}
+
+/// src/types.ts (`toolCallObjectFields`, `ToolCalledObject`): the object
+/// form's `input`, `result` and `count` are refused at load with the field
+/// and the fix named, never left to fail at evaluation.
+#[test]
+fn the_tool_object_form_is_shape_checked_at_load() {
+    let refused = |item: Value, want: &str| {
+        let e = catalog::validate(&item).expect_err(&item.to_string());
+        assert!(e.contains(want), "{item}: {e}");
+    };
+    refused(
+        json!({"tool_called": {"tool": "Bash", "input": "git"}}),
+        "field `input`: expected an object of input field → regex",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "input": {"command": ""}}}),
+        "field `input.command`: an empty input regex matches every value",
+    );
+    refused(
+        json!({"tool_not_called": {"tool": "Bash", "input": {"timeout": 5}}}),
+        "field `input.timeout`: expected a regex string, got 5",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "result": {"contains": "ok"}}}),
+        "unknown field `contains` (expected one of: matches, not_matches, is_error)",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "result": {"is_error": "no"}}}),
+        "is_error",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "result": {"matches": ""}}}),
+        "matches",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "count": {"min": 3, "max": 1}}}),
+        "count.min (3) is greater than count.max (1)",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "count": {"exactly": 1}}}),
+        "unknown field `exactly` (expected one of: min, max)",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "count": {"min": -1}}}),
+        "min",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "subagent_type": "writer"}}),
+        "`subagent_type` applies only with `scope: subagent`",
+    );
+    refused(
+        json!({"tool_called": {"tool": "Bash", "scope": "everywhere"}}),
+        "expected `main`, `subagent` or `any`",
+    );
+    for ok in [
+        json!({"tool_called": {"tool": "Bash", "input": {"command": "^git "}, "result": {"is_error": false}, "count": {"min": 1, "max": 2}}}),
+        json!({"tool_not_called": {"tool": ["Bash"], "scope": "subagent", "subagent_type": "writer"}}),
+    ] {
+        catalog::validate(&ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
 }

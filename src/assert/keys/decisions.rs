@@ -68,15 +68,17 @@ pub(super) const KEYS: &[Key] = &[
         name: "gates_all_scripted",
         bucket: Bucket::NeedsControlOut,
         param: Param::OneOf(&[Param::True, Param::Object(GATES_SCRIPTED, Refine::None)]),
-        description: "every question (and, with include_permissions, permission) was answered \
-            by a scripted rule (not evaluated by reel yet)",
+        description: "every question gate (and, with include_permissions, every permission) was \
+            answered by a rule of the frozen `answers:`, never a stand-in for a human; passes \
+            when no gate fired, so pair it with gate_answer_count_min",
+        example: Some(|| json!({"include_permissions": true})),
         ranks: Ranks {
             listed: 79,
             check: 79,
             schema: 79,
             strip: Some(67),
         },
-        eval: Eval::One(|_, key, _| not_evaluated(key, 15)),
+        eval: Eval::One(gates::gates_all_scripted),
         ..Key::DEFAULTS
     },
     Key {

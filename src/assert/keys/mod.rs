@@ -12,9 +12,11 @@
 mod cost;
 mod decisions;
 mod files;
+mod gates;
 mod hooks;
 pub(crate) use files::artifact_json_problem;
 pub(crate) use hooks::hook_object_problem;
+pub(crate) use tools::tool_object_problem;
 mod modifiers;
 mod outcome;
 mod permissions;
@@ -264,15 +266,6 @@ pub fn count_bound() -> &'static [&'static Key] {
 
 fn names(keys: Vec<&'static Key>) -> Vec<&'static str> {
     keys.into_iter().map(|k| k.name).collect()
-}
-
-/// The failure of a key (or a form of one) a cassette may carry but this
-/// build does not evaluate yet: it fails closed, never a vacuous pass.
-fn not_evaluated(what: &str, since: u64) -> KeyResult {
-    Err(format!(
-        "evidence unavailable: {what} (cowork-harness cassette v{since}) is not evaluated by \
-            this reel build — cannot verify"
-    ))
 }
 
 /// The record of `name`, or `None` for an unknown key.

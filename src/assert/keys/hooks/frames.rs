@@ -13,6 +13,9 @@ pub(super) struct Frame {
     pub name: String,
     pub event: String,
     pub response: Option<Map<String, Value>>,
+    /// A hook on this event may block when it fails (`hookFailureBlocks`),
+    /// so a failed frame's outcome cannot be read.
+    pub may_block_on_failure: bool,
 }
 
 /// The channel a blocking frame used.
@@ -94,6 +97,9 @@ impl Frame {
                 response.get("stdout").and_then(Value::as_str).unwrap_or(""),
                 &self.event,
             ),
+            // A failure an `onFailure: block` hook may have turned into a
+            // block after the frame was streamed.
+            Some(_) if self.may_block_on_failure => Decision::Unknown,
             Some(_) => Decision::Nothing,
         }
     }
@@ -119,6 +125,10 @@ impl Frame {
             (Decision::Json { raw }, Some(code)) => {
                 format!("{} (exit {code}, JSON {raw})", self.name)
             }
+            (Decision::Unknown, Some(code)) if self.may_block_on_failure => format!(
+                "{} (exit {code}, failed: an onFailure: block hook may have blocked)",
+                self.name
+            ),
             (_, Some(code)) => format!("{} (exit {code})", self.name),
             (_, None) if self.response.is_none() => format!("{} (never answered)", self.name),
             (_, None) => format!("{} (no exit code)", self.name),
@@ -180,6 +190,7 @@ pub(super) fn frames(run: &RunRecord) -> Vec<Frame> {
                 name: str_of(&fields, "hook_name"),
                 event: str_of(&fields, "hook_event"),
                 response: None,
+                may_block_on_failure: false,
             });
             if let Some(id) = &id {
                 by_id.push((id.clone(), frames.len() - 1));

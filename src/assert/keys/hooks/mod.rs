@@ -4,11 +4,13 @@
 //! fails, and a frame whose outcome cannot be read makes a count that could
 //! fall either side of the bound evidence-unavailable.
 
+mod failure;
 mod frames;
 mod output;
 
 use serde_json::Value;
 
+use self::failure::Inventory;
 use self::frames::{Decision, Frame, Via, frames, normalize};
 use super::*;
 
@@ -286,8 +288,20 @@ fn hook_event_fired(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResul
     ok_ev(format!("{key}: `{event}` fired {} time(s)", fired.len()))
 }
 
+/// The run's frames, each failed frame of an event the cassette's
+/// `hookFailureBlocks` lists (or of any non-exempt event, when unknown)
+/// marked unreadable, and the inventory (test/hook-failure-blocks.test.ts).
+fn decided_frames(env: &Env<'_>) -> (Vec<Frame>, Inventory) {
+    let inventory = Inventory::of(env.ctx.cassette);
+    let mut all = frames(env.run);
+    for f in &mut all {
+        f.may_block_on_failure = inventory.may_block_on_failure(&f.event);
+    }
+    (all, inventory)
+}
+
 fn hook_event_blocked(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
-    let all = frames(env.run);
+    let (all, _) = decided_frames(env);
     let Some(o) = v.as_object() else {
         return bare_blocked(key, &all, v.as_str().unwrap_or_default());
     };
@@ -351,7 +365,7 @@ fn bare_blocked(key: &str, all: &[Frame], event: &str) -> KeyResult {
 }
 
 fn no_hook_event_blocked(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
-    let all = frames(env.run);
+    let (all, inventory) = decided_frames(env);
     let scope: Vec<&Frame> = match v.as_object() {
         Some(o) => {
             let event = o.get("event").and_then(Value::as_str).unwrap_or_default();
@@ -386,6 +400,16 @@ fn no_hook_event_blocked(env: &mut Env<'_>, key: &'static str, v: &Value) -> Key
             listed(unknown.iter().map(|f| f.label()))
         ));
     }
+    // Unscoped, a block on an event that streams no frame is part of the
+    // claim, and cannot be seen.
+    if !v.is_object()
+        && let Some(why) = inventory.hidden_blocks()
+    {
+        return Err(format!(
+            "evidence unavailable: {key}: none of {} hook frame(s) blocked, but {why} — cannot verify",
+            scope.len()
+        ));
+    }
     ok_ev(format!(
         "{key}: none of {} hook frame(s) blocked",
         scope.len()
@@ -415,7 +439,7 @@ fn hook_decision(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
         .and_then(Value::as_str)
         .unwrap_or_default();
     let want = normalize(asked);
-    let all = frames(env.run);
+    let (all, _) = decided_frames(env);
     let scope = scoped(key, &all, event, o.get("tool").and_then(Value::as_str))?;
     let hits: Vec<&Frame> = scope
         .iter()

@@ -1,6 +1,6 @@
 //! Tool calls of the main agent: globs over names, tool results, error and call budgets.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::*;
 
@@ -11,10 +11,10 @@ const TOOL_CALL: &[Field] = &[
     req("tool", Param::GlobOrList),
     opt("input", ANY),
     opt("input_any", Param::NonEmpty),
-    opt("result", ANY),
+    opt("result", Param::Object(TOOL_RESULT, Refine::None)),
     opt("scope", Param::Str),
-    opt("subagent_type", Param::Str),
-    opt("count", ANY),
+    opt("subagent_type", Param::NonEmpty),
+    opt("count", Param::Object(TOOL_COUNT, Refine::None)),
 ];
 
 /// The object form of `tool_not_called` (no `count`).
@@ -22,16 +22,86 @@ const TOOL_NOT_CALL: &[Field] = &[
     req("tool", Param::GlobOrList),
     opt("input", ANY),
     opt("input_any", Param::NonEmpty),
-    opt("result", ANY),
+    opt("result", Param::Object(TOOL_RESULT, Refine::None)),
     opt("scope", Param::Str),
-    opt("subagent_type", Param::Str),
+    opt("subagent_type", Param::NonEmpty),
 ];
+
+/// `result`: predicates on the call's paired tool_result.
+const TOOL_RESULT: &[Field] = &[
+    opt("matches", Param::NonEmpty),
+    opt("not_matches", Param::NonEmpty),
+    opt("is_error", Param::Bool),
+];
+
+/// `count`: how many calls must satisfy every predicate.
+const TOOL_COUNT: &[Field] = &[opt("min", Param::UInt), opt("max", Param::UInt)];
+
+/// What the original's schema refuses in a `tool_called` /
+/// `tool_not_called` object beyond each field's own shape: `input` is a map
+/// of field → non-empty regex, `scope` one of three, `subagent_type` only
+/// with `scope: subagent`, `count.min` at most `count.max`.
+pub(crate) fn tool_object_problem(m: &Map<String, Value>) -> Option<String> {
+    if let Some(input) = m.get("input") {
+        let Some(fields) = input.as_object() else {
+            return Some(format!(
+                "field `input`: expected an object of input field → regex (e.g. \
+                 `input: {{command: \"^git \"}}`), got {}",
+                crate::assert::catalog::render(input)
+            ));
+        };
+        for (field, re) in fields {
+            match re.as_str() {
+                Some("") => {
+                    return Some(format!(
+                        "field `input.{field}`: an empty input regex matches every value and \
+                         passes vacuously — give a pattern, or drop the field"
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    return Some(format!(
+                        "field `input.{field}`: expected a regex string, got {} — a non-string \
+                         input value is matched against its JSON text, so write the pattern as a \
+                         string",
+                        crate::assert::catalog::render(re)
+                    ));
+                }
+            }
+        }
+    }
+    let scope = m.get("scope").and_then(Value::as_str);
+    if let Some(s) = scope
+        && !matches!(s, "main" | "subagent" | "any")
+    {
+        return Some(format!(
+            "field `scope`: expected `main`, `subagent` or `any`, got \"{s}\""
+        ));
+    }
+    if m.contains_key("subagent_type") && scope != Some("subagent") {
+        return Some("`subagent_type` applies only with `scope: subagent`".into());
+    }
+    let bound = |k: &str| {
+        m.get("count")
+            .and_then(|c| c.get(k))
+            .and_then(Value::as_u64)
+    };
+    if let (Some(min), Some(max)) = (bound("min"), bound("max"))
+        && min > max
+    {
+        return Some(format!(
+            "count.min ({min}) is greater than count.max ({max}) — no number of calls can \
+             satisfy it"
+        ));
+    }
+    None
+}
 
 pub(super) const KEYS: &[Key] = &[
     Key {
         name: name::TOOL_CALLED,
         bucket: Bucket::Always,
-        param: Param::OneOf(&[Param::ToolGlob, Param::Object(TOOL_CALL, Refine::None)]),
+        param: Param::OneOf(&[Param::ToolGlob, Param::Object(TOOL_CALL, Refine::ToolCall)]),
         description: "the main agent called a tool matching this glob (object form: {tool, input, input_any, result, scope, subagent_type, count})",
         example: Some(|| Value::from("Write")),
         ranks: Ranks {
@@ -47,7 +117,10 @@ pub(super) const KEYS: &[Key] = &[
     Key {
         name: name::TOOL_NOT_CALLED,
         bucket: Bucket::Always,
-        param: Param::OneOf(&[Param::ToolGlob, Param::Object(TOOL_NOT_CALL, Refine::None)]),
+        param: Param::OneOf(&[
+            Param::ToolGlob,
+            Param::Object(TOOL_NOT_CALL, Refine::ToolCall),
+        ]),
         description: "the main agent called no tool matching this glob (object form: {tool, input, input_any, result, scope, subagent_type})",
         example: Some(|| Value::from("Write")),
         ranks: Ranks {
