@@ -167,13 +167,7 @@ fn gate_rules(questions: &Value, given: &Map<String, Value>) -> Vec<Value> {
         let Some(answer) = given.get(text).and_then(Value::as_str) else {
             continue;
         };
-        let labels: Vec<&str> = q
-            .get("options")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|o| o.get("label").and_then(Value::as_str))
-            .collect();
+        let labels = crate::protocol::option_labels(q);
         let picked: Vec<&str> = answer.split(", ").collect();
         rules.push(if picked.iter().all(|p| labels.contains(p)) {
             json!({"when_question": escape_literal(text), "choose": picked})

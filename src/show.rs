@@ -336,13 +336,7 @@ fn questions_text(s: &mut String, qs: &[Answer], color: bool) {
                 .or_else(|| asked.get("header"))
                 .and_then(Value::as_str)
                 .unwrap_or("?");
-            let options: Vec<&str> = asked
-                .get("options")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|o| o.get("label").and_then(Value::as_str))
-                .collect();
+            let options = crate::protocol::option_labels(asked);
             let multi = if asked.get("multiSelect") == Some(&Value::Bool(true)) {
                 " (multi-select)"
             } else {

@@ -48,6 +48,18 @@ pub const SKILL_TOOL: &str = "Skill";
 /// Tools that dispatch a sub-agent.
 pub const DISPATCH_TOOLS: [&str; 2] = ["Agent", "Task"];
 
+/// The option labels of one `AskUserQuestion` question (`options[].label`),
+/// in order; an option without a string label is left out.
+pub fn option_labels(question: &Value) -> Vec<&str> {
+    question
+        .get("options")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o.get("label").and_then(Value::as_str))
+        .collect()
+}
+
 /// One line the agent wrote, by `type`.
 #[derive(Debug, Clone, Copy)]
 pub enum Line<'a> {
