@@ -289,24 +289,7 @@ impl Param {
                     "a non-empty string",
                 )
             }
-            Param::ToolGlob => {
-                expect(v.is_string(), v, "a tool glob string")?;
-                let g = v.as_str().unwrap_or_default();
-                if g.is_empty() {
-                    return Err(
-                        "tool glob is empty — an empty glob matches no tool and passes vacuously"
-                            .into(),
-                    );
-                }
-                if super::glob::looks_like_regex(g) {
-                    return Err(format!(
-                        "tool glob looks like a regex or brace-expansion — only * and ? are \
-                            special (no .* | [] {{}}): {}",
-                        render(v)
-                    ));
-                }
-                Ok(())
-            }
+            Param::ToolGlob => check_tool_glob(v),
             Param::True => expect(*v == Value::Bool(true), v, "`true`"),
             Param::Bool => expect(v.is_boolean(), v, "a boolean"),
             Param::UInt => expect(as_int(v).is_some_and(|n| n >= 0.0), v, "an integer ≥ 0"),
@@ -328,59 +311,92 @@ impl Param {
                 )),
             },
             Param::NonEmptyStrList => str_items(v, 1),
-            Param::OneOf(alternatives) => {
-                let mut first_err = None;
-                for alt in alternatives {
-                    match alt.check(v) {
-                        Ok(()) => return Ok(()),
-                        Err(e) if alt.accepts_type_of(v) => return Err(e),
-                        Err(e) => {
-                            first_err.get_or_insert(e);
-                        }
-                    }
-                }
-                Err(first_err.unwrap_or_default())
-            }
+            Param::OneOf(alternatives) => check_one_of(alternatives, v),
             Param::Object(_, Refine::Any) => Ok(()),
-            Param::Object(fields, refine) => {
-                let Some(m) = v.as_object() else {
-                    return Err(format!("expected an object, got {}", render(v)));
-                };
-                for (k, fv) in m {
-                    let Some(f) = fields.iter().find(|f| f.name == k) else {
-                        let known: Vec<&str> = fields.iter().map(|f| f.name).collect();
-                        return Err(format!(
-                            "unknown field `{k}` (expected one of: {})",
-                            known.join(", ")
-                        ));
-                    };
-                    f.param.check(fv).map_err(|e| format!("field `{k}`: {e}"))?;
-                }
-                for f in fields.iter().filter(|f| f.required) {
-                    if !m.contains_key(f.name) {
-                        return Err(format!("missing required field `{}`", f.name));
-                    }
-                }
-                object_extra(fields, m)?;
-                match refine {
-                    Refine::PathOrSuffix
-                        if !m.contains_key("path") && !m.contains_key("path_suffix") =>
-                    {
-                        Err("subagent_file_write needs `path` (exact) or `path_suffix`".into())
-                    }
-                    Refine::EqualsXorContains
-                        if m.contains_key("equals") == m.contains_key("contains") =>
-                    {
-                        Err("question_options: set exactly one of `equals` or `contains`".into())
-                    }
-                    Refine::CountBound => count_bound_problem(m).map_or(Ok(()), Err),
-                    Refine::Hook => keys::hook_object_problem(m, false).map_or(Ok(()), Err),
-                    Refine::HookOutput => keys::hook_object_problem(m, true).map_or(Ok(()), Err),
-                    Refine::ArtifactJson => keys::artifact_json_problem(m).map_or(Ok(()), Err),
-                    Refine::ToolCall => keys::tool_object_problem(m).map_or(Ok(()), Err),
-                    _ => Ok(()),
-                }
+            Param::Object(fields, refine) => check_object(fields, refine, v),
+        }
+    }
+}
+
+fn check_tool_glob(v: &Value) -> Result<(), String> {
+    expect(v.is_string(), v, "a tool glob string")?;
+    let g = v.as_str().unwrap_or_default();
+    if g.is_empty() {
+        return Err(
+            "tool glob is empty — an empty glob matches no tool and passes vacuously".into(),
+        );
+    }
+    if super::glob::looks_like_regex(g) {
+        return Err(format!(
+            "tool glob looks like a regex or brace-expansion — only * and ? are special (no .* \
+                | [] {{}}): {}",
+            render(v)
+        ));
+    }
+    Ok(())
+}
+
+/// The first alternative that takes the value; else the error of the first
+/// one whose JSON type matches (its message is the useful one), else the
+/// first error.
+fn check_one_of(alternatives: &[Param], v: &Value) -> Result<(), String> {
+    let mut first_err = None;
+    for alt in alternatives {
+        match alt.check(v) {
+            Ok(()) => return Ok(()),
+            Err(e) if alt.accepts_type_of(v) => return Err(e),
+            Err(e) => {
+                first_err.get_or_insert(e);
             }
+        }
+    }
+    Err(first_err.unwrap_or_default())
+}
+
+/// An object parameter: known fields of the right shape, the required ones
+/// present, then the key's own cross-field rule.
+fn check_object(fields: &[Field], refine: Refine, v: &Value) -> Result<(), String> {
+    let Some(m) = v.as_object() else {
+        return Err(format!("expected an object, got {}", render(v)));
+    };
+    for (k, fv) in m {
+        let Some(f) = fields.iter().find(|f| f.name == k) else {
+            let known: Vec<&str> = fields.iter().map(|f| f.name).collect();
+            return Err(format!(
+                "unknown field `{k}` (expected one of: {})",
+                known.join(", ")
+            ));
+        };
+        f.param.check(fv).map_err(|e| format!("field `{k}`: {e}"))?;
+    }
+    for f in fields.iter().filter(|f| f.required) {
+        if !m.contains_key(f.name) {
+            return Err(format!("missing required field `{}`", f.name));
+        }
+    }
+    object_extra(fields, m)?;
+    match refine.problem(m) {
+        Some(problem) => Err(problem),
+        None => Ok(()),
+    }
+}
+
+impl Refine {
+    /// What the key's cross-field rule refuses in an object, if anything.
+    fn problem(self, m: &Map<String, Value>) -> Option<String> {
+        match self {
+            Refine::PathOrSuffix if !m.contains_key("path") && !m.contains_key("path_suffix") => {
+                Some("subagent_file_write needs `path` (exact) or `path_suffix`".into())
+            }
+            Refine::EqualsXorContains if m.contains_key("equals") == m.contains_key("contains") => {
+                Some("question_options: set exactly one of `equals` or `contains`".into())
+            }
+            Refine::CountBound => count_bound_problem(m),
+            Refine::Hook => keys::hook_object_problem(m, false),
+            Refine::HookOutput => keys::hook_object_problem(m, true),
+            Refine::ArtifactJson => keys::artifact_json_problem(m),
+            Refine::ToolCall => keys::tool_object_problem(m),
+            _ => None,
         }
     }
 }

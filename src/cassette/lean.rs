@@ -504,37 +504,14 @@ pub(super) fn split_reading<T: Send, R: Send, U: Send>(
         rayon::scope(move |s| {
             if let (Some(at), Some(fold_timeline)) = (guess_at, fold_timeline) {
                 s.spawn(move |_| {
-                    let text = std::str::from_utf8(&buf.bytes()[at..]);
-                    if let Some(mut entries) = text
-                        .ok()
-                        .and_then(|t| super::TimelineReader::new(t, SHALLOW_ENOUGH))
-                    {
-                        let folded = fold_timeline(&mut entries);
-                        *guessed = entries.end().map(|len| {
-                            let _ = guessed_end.set(at + len);
-                            ReadTimeline {
-                                span: at..at + len,
-                                folded: Some(folded),
-                            }
-                        });
+                    *guessed = read_guessed_timeline(buf.bytes(), at, fold_timeline);
+                    if let Some(read) = guessed {
+                        let _ = guessed_end.set(read.span.end);
                     }
                     buf.release(at..buf.bytes().len());
                 });
             }
-            s.spawn(move |_| {
-                let guess = control_out_guess(buf.bytes());
-                let mut lines = InOrder::new(&rx);
-                let control_out = match guess {
-                    Some(guess) => guess,
-                    None => lines.control_out_found(),
-                };
-                let co: Option<Vec<&str>> = control_out
-                    .as_ref()
-                    .map(|c| c.iter().map(String::as_str).collect());
-                let result = fold(co.as_deref(), &mut lines);
-                let valid = lines.complete() && lines.control_out_found() == control_out;
-                *folded = Some((result, valid));
-            });
+            s.spawn(move |_| *folded = Some(fold_in_order(buf.bytes(), &rx, fold)));
             let on_batch = batch_reader(s, buf, unread, tx, read);
             let timeline_read = |at| {
                 (guess_at == Some(at))
@@ -579,16 +556,14 @@ pub(super) fn split_reading<T: Send, R: Send, U: Send>(
     let Some((doc, spans, timeline)) = kept else {
         return Err(buf);
     };
-    let mut read_timeline = scanned;
-    if let Some(span) = &timeline
-        && guess_at == Some(span.start)
-    {
-        match guessed {
-            Some(g) if g.span == *span => read_timeline = Some(g),
+    let read_timeline = match &timeline {
+        Some(span) if guess_at == Some(span.start) => match guessed {
+            Some(g) if g.span == *span => Some(g),
             _ if nests_deeper_than(buf.text(span.clone()), SHALLOW_ENOUGH) => return Err(buf),
-            _ => {}
-        }
-    }
+            _ => scanned,
+        },
+        _ => scanned,
+    };
     if deep.into_inner() {
         return Err(buf);
     }
@@ -600,6 +575,44 @@ pub(super) fn split_reading<T: Send, R: Send, U: Send>(
         timeline: read_timeline.and_then(|t| t.folded),
     };
     Ok((doc, raw_parts(buf, spans, timeline), folded))
+}
+
+/// The timeline at the guessed offset `at`, read and folded whole within the
+/// nesting the lean path takes; `None` when no array ends there.
+fn read_guessed_timeline<U>(
+    bytes: &[u8],
+    at: usize,
+    fold_timeline: super::FoldTimeline<'_, U>,
+) -> Option<ReadTimeline<U>> {
+    let text = std::str::from_utf8(&bytes[at..]).ok()?;
+    let mut entries = super::TimelineReader::new(text, SHALLOW_ENOUGH)?;
+    let folded = fold_timeline(&mut entries);
+    let len = entries.end()?;
+    Some(ReadTimeline {
+        span: at..at + len,
+        folded: Some(folded),
+    })
+}
+
+/// Folds the lines in file order as the batches arrive, with the
+/// `controlOut` guessed from the end of the file (or, failing that, the one
+/// the scan finds); valid only if every line came and the guess held.
+fn fold_in_order<T, R>(
+    bytes: &[u8],
+    rx: &std::sync::mpsc::Receiver<Message<T>>,
+    fold: super::FoldReadLines<'_, T, R>,
+) -> (R, bool) {
+    let mut lines = InOrder::new(rx);
+    let control_out = match control_out_guess(bytes) {
+        Some(guess) => guess,
+        None => lines.control_out_found(),
+    };
+    let co: Option<Vec<&str>> = control_out
+        .as_ref()
+        .map(|c| c.iter().map(String::as_str).collect());
+    let result = fold(co.as_deref(), &mut lines);
+    let valid = lines.complete() && lines.control_out_found() == control_out;
+    (result, valid)
 }
 
 /// What [`split_reading`] gives: the document without its kept text, the

@@ -421,105 +421,117 @@ impl TimelineEntry {
     /// The reference reading of [`TimelineEntry::parse_all`], by serde's
     /// visitors.
     pub(crate) fn parse_all_serde(text: &str) -> Option<Vec<TimelineEntry>> {
-        use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
-        /// The entries, into the list given.
-        struct Entries(Vec<TimelineEntry>);
-        impl<'de> Visitor<'de> for Entries {
-            type Value = Vec<TimelineEntry>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a timeline array")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut out = self.0;
-                while let Some(entry) = seq.next_element::<MaybeEntry>()? {
-                    out.extend(entry.0);
-                }
-                Ok(out)
-            }
-        }
-        /// A key, borrowed from the text unless it holds an escape (serde's
-        /// own `Cow<str>` always copies: a 37,000-entry timeline has
-        /// a quarter of a million keys).
-        struct Key<'de>(Cow<'de, str>);
-        impl<'de> Deserialize<'de> for Key<'de> {
-            fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                struct KeyVisitor;
-                impl<'de> Visitor<'de> for KeyVisitor {
-                    type Value = Key<'de>;
-                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                        f.write_str("a key")
-                    }
-                    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Key<'de>, E> {
-                        Ok(Key(Cow::Borrowed(s)))
-                    }
-                    fn visit_str<E: de::Error>(self, s: &str) -> Result<Key<'de>, E> {
-                        Ok(Key(Cow::Owned(s.to_owned())))
-                    }
-                }
-                d.deserialize_str(KeyVisitor)
-            }
-        }
-        struct MaybeEntry(Option<TimelineEntry>);
-        impl<'de> Deserialize<'de> for MaybeEntry {
-            fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                d.deserialize_any(EntryVisitor)
-            }
-        }
-        struct EntryVisitor;
-        impl<'de> Visitor<'de> for EntryVisitor {
-            type Value = MaybeEntry;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a timeline entry")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MaybeEntry, A::Error> {
-                let mut e = TimelineEntry::default();
-                let mut first = true;
-                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-                    // serde_json hands a number over as a one-key map
-                    // (`arbitrary_precision`): not an object entry.
-                    if std::mem::take(&mut first) && key == "$serde_json::private::Number" {
-                        map.next_value::<IgnoredAny>()?;
-                        return Ok(MaybeEntry(None));
-                    }
-                    match e.slot(&key) {
-                        Some(slot) => {
-                            *slot = Some(Recorded::from(map.next_value::<serde_json::Value>()?))
-                        }
-                        None => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(MaybeEntry(Some(e)))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MaybeEntry, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(MaybeEntry(None))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<MaybeEntry, E> {
-                Ok(MaybeEntry(None))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<MaybeEntry, E> {
-                Ok(MaybeEntry(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<MaybeEntry, E> {
-                Ok(MaybeEntry(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<MaybeEntry, E> {
-                Ok(MaybeEntry(None))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<MaybeEntry, E> {
-                Ok(MaybeEntry(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<MaybeEntry, E> {
-                Ok(MaybeEntry(None))
-            }
-        }
+        use serde::de;
         let mut de = serde_json::Deserializer::from_str(text);
         let out = Vec::with_capacity(most_entries(text));
-        let entries = de::Deserializer::deserialize_seq(&mut de, Entries(out)).ok()?;
+        let entries = de::Deserializer::deserialize_seq(&mut de, by_serde::Entries(out)).ok()?;
         de.end().ok()?;
         Some(entries)
+    }
+}
+
+/// The serde visitors of [`TimelineEntry::parse_all_serde`]: the reference
+/// reading the hand-written cursor is checked against.
+mod by_serde {
+    use std::borrow::Cow;
+
+    use serde::Deserialize;
+    use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+    use super::{Recorded, TimelineEntry};
+
+    /// The entries, into the list given.
+    pub(super) struct Entries(pub(super) Vec<TimelineEntry>);
+    impl<'de> Visitor<'de> for Entries {
+        type Value = Vec<TimelineEntry>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a timeline array")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = self.0;
+            while let Some(entry) = seq.next_element::<MaybeEntry>()? {
+                out.extend(entry.0);
+            }
+            Ok(out)
+        }
+    }
+    /// A key, borrowed from the text unless it holds an escape (serde's
+    /// own `Cow<str>` always copies: a 37,000-entry timeline has
+    /// a quarter of a million keys).
+    struct Key<'de>(Cow<'de, str>);
+    impl<'de> Deserialize<'de> for Key<'de> {
+        fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct KeyVisitor;
+            impl<'de> Visitor<'de> for KeyVisitor {
+                type Value = Key<'de>;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("a key")
+                }
+                fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Borrowed(s)))
+                }
+                fn visit_str<E: de::Error>(self, s: &str) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Owned(s.to_owned())))
+                }
+            }
+            d.deserialize_str(KeyVisitor)
+        }
+    }
+    struct MaybeEntry(Option<TimelineEntry>);
+    impl<'de> Deserialize<'de> for MaybeEntry {
+        fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(EntryVisitor)
+        }
+    }
+    struct EntryVisitor;
+    impl<'de> Visitor<'de> for EntryVisitor {
+        type Value = MaybeEntry;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a timeline entry")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MaybeEntry, A::Error> {
+            let mut e = TimelineEntry::default();
+            let mut first = true;
+            while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                // serde_json hands a number over as a one-key map
+                // (`arbitrary_precision`): not an object entry.
+                if std::mem::take(&mut first) && key == "$serde_json::private::Number" {
+                    map.next_value::<IgnoredAny>()?;
+                    return Ok(MaybeEntry(None));
+                }
+                match e.slot(&key) {
+                    Some(slot) => {
+                        *slot = Some(Recorded::from(map.next_value::<serde_json::Value>()?))
+                    }
+                    None => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(MaybeEntry(Some(e)))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MaybeEntry, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(MaybeEntry(None))
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<MaybeEntry, E> {
+            Ok(MaybeEntry(None))
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<MaybeEntry, E> {
+            Ok(MaybeEntry(None))
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<MaybeEntry, E> {
+            Ok(MaybeEntry(None))
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<MaybeEntry, E> {
+            Ok(MaybeEntry(None))
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<MaybeEntry, E> {
+            Ok(MaybeEntry(None))
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<MaybeEntry, E> {
+            Ok(MaybeEntry(None))
+        }
     }
 }
 

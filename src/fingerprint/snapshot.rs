@@ -409,34 +409,9 @@ struct Listing {
 }
 
 fn list_dir(ctx: &RootCtx, rel: &str, abs: &Path, parent: (bool, bool), out: &mut Listing) {
-    let rd = match std::fs::read_dir(abs) {
-        Ok(rd) => rd,
-        Err(e) => {
-            let main = parent.0;
-            out.errors.push((
-                main,
-                format!("cannot read directory {}: {e} — skipping", abs.display()),
-            ));
-            return;
-        }
+    let Some(names) = sorted_names(abs, parent.0, out) else {
+        return;
     };
-    let mut names: Vec<(String, std::ffi::OsString)> = Vec::new();
-    for item in rd {
-        match item {
-            Ok(e) => {
-                let os = e.file_name();
-                names.push((name_str(&os), os));
-            }
-            Err(e) => {
-                out.errors.push((
-                    true,
-                    format!("cannot read directory {}: {e} — skipping", abs.display()),
-                ));
-                return;
-            }
-        }
-    }
-    names.sort_by(|a, b| utf16_cmp(&a.0, &b.0));
     for (name, os) in names {
         let child_rel = if rel.is_empty() {
             name.clone()
@@ -455,43 +430,7 @@ fn list_dir(ctx: &RootCtx, rel: &str, abs: &Path, parent: (bool, bool), out: &mu
         };
         let ft = meta.file_type();
         if ft.is_symlink() {
-            let main = parent.0 && ctx.main_accepts(&child_rel, false);
-            let shared = parent.1 && ctx.shared_accepts(&child_rel, false);
-            if !main && !shared {
-                continue;
-            }
-            let target = match std::fs::read_link(&child_abs) {
-                Ok(t) => t,
-                Err(e) => {
-                    crate::messages::warn(format!(
-                        "reel: skill-hash: cannot readlink {}: {e} — skipping",
-                        child_abs.display()
-                    ));
-                    continue;
-                }
-            };
-            let resolved = paths::resolve(abs, &target);
-            let root_resolved = paths::lexical(&ctx.abs);
-            let Ok(inside) = resolved.strip_prefix(&root_resolved) else {
-                crate::messages::warn(format!(
-                    "reel: skill-hash: skipping escaping symlink {} -> {} (not followed)",
-                    child_abs.display(),
-                    target.display()
-                ));
-                continue;
-            };
-            let target = inside
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join("/");
-            out.entries.push(Entry {
-                root: ctx.ordinal,
-                path: child_rel,
-                kind: EntryKind::Link { target },
-                in_main: main,
-                in_shared: shared,
-            });
+            list_link(ctx, abs, child_rel, &child_abs, parent, out);
         } else if ft.is_dir() {
             if DENY_DIRS.contains(&name.as_str()) || is_os_junk(&child_rel) {
                 continue;
@@ -510,39 +449,133 @@ fn list_dir(ctx: &RootCtx, rel: &str, abs: &Path, parent: (bool, bool), out: &mu
             });
             list_dir(ctx, &child_rel, &child_abs, (main, shared), out);
         } else if ft.is_file() {
-            if name.ends_with(".cassette.json")
-                || child_rel == ".cowork-hashignore"
-                || is_os_junk(&child_rel)
-            {
-                continue;
-            }
-            let main = parent.0 && ctx.main_accepts(&child_rel, false);
-            let shared = parent.1 && ctx.shared_accepts(&child_rel, false);
-            if !main && !shared {
-                continue;
-            }
-            let manifest = manifest::classify(&child_rel);
-            out.pending.push(PendingFile {
-                entry_index: out.entries.len(),
-                abs: child_abs,
-                manifest,
-            });
-            out.entries.push(Entry {
-                root: ctx.ordinal,
-                path: child_rel,
-                kind: EntryKind::File {
-                    digests: FileDigests {
-                        legacy: String::new(),
-                        jcs1: String::new(),
-                    },
-                    manifest,
-                },
-                in_main: main,
-                in_shared: shared,
-            });
+            list_file(ctx, &name, child_rel, child_abs, parent, out);
         }
         // FIFOs, sockets, devices: silently ignored.
     }
+}
+
+/// A directory's names in UTF-16 order (the original sorts JS strings);
+/// `None`, with the error noted, when it cannot be read whole.
+fn sorted_names(
+    abs: &Path,
+    in_main: bool,
+    out: &mut Listing,
+) -> Option<Vec<(String, std::ffi::OsString)>> {
+    let unreadable =
+        |e: io::Error| format!("cannot read directory {}: {e} — skipping", abs.display());
+    let rd = match std::fs::read_dir(abs) {
+        Ok(rd) => rd,
+        Err(e) => {
+            out.errors.push((in_main, unreadable(e)));
+            return None;
+        }
+    };
+    let mut names: Vec<(String, std::ffi::OsString)> = Vec::new();
+    for item in rd {
+        match item {
+            Ok(e) => {
+                let os = e.file_name();
+                names.push((name_str(&os), os));
+            }
+            Err(e) => {
+                out.errors.push((true, unreadable(e)));
+                return None;
+            }
+        }
+    }
+    names.sort_by(|a, b| utf16_cmp(&a.0, &b.0));
+    Some(names)
+}
+
+/// A symlink is listed by its target relative to the root; one that
+/// escapes the root is not followed.
+fn list_link(
+    ctx: &RootCtx,
+    abs: &Path,
+    child_rel: String,
+    child_abs: &Path,
+    parent: (bool, bool),
+    out: &mut Listing,
+) {
+    let main = parent.0 && ctx.main_accepts(&child_rel, false);
+    let shared = parent.1 && ctx.shared_accepts(&child_rel, false);
+    if !main && !shared {
+        return;
+    }
+    let target = match std::fs::read_link(child_abs) {
+        Ok(t) => t,
+        Err(e) => {
+            crate::messages::warn(format!(
+                "reel: skill-hash: cannot readlink {}: {e} — skipping",
+                child_abs.display()
+            ));
+            return;
+        }
+    };
+    let resolved = paths::resolve(abs, &target);
+    let root_resolved = paths::lexical(&ctx.abs);
+    let Ok(inside) = resolved.strip_prefix(&root_resolved) else {
+        crate::messages::warn(format!(
+            "reel: skill-hash: skipping escaping symlink {} -> {} (not followed)",
+            child_abs.display(),
+            target.display()
+        ));
+        return;
+    };
+    let target = inside
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/");
+    out.entries.push(Entry {
+        root: ctx.ordinal,
+        path: child_rel,
+        kind: EntryKind::Link { target },
+        in_main: main,
+        in_shared: shared,
+    });
+}
+
+/// A regular file is listed now and hashed later, in parallel.
+fn list_file(
+    ctx: &RootCtx,
+    name: &str,
+    child_rel: String,
+    child_abs: PathBuf,
+    parent: (bool, bool),
+    out: &mut Listing,
+) {
+    if name.ends_with(".cassette.json")
+        || child_rel == ".cowork-hashignore"
+        || is_os_junk(&child_rel)
+    {
+        return;
+    }
+    let main = parent.0 && ctx.main_accepts(&child_rel, false);
+    let shared = parent.1 && ctx.shared_accepts(&child_rel, false);
+    if !main && !shared {
+        return;
+    }
+    let manifest = manifest::classify(&child_rel);
+    out.pending.push(PendingFile {
+        entry_index: out.entries.len(),
+        abs: child_abs,
+        manifest,
+    });
+    out.entries.push(Entry {
+        root: ctx.ordinal,
+        path: child_rel,
+        kind: EntryKind::File {
+            digests: FileDigests {
+                legacy: String::new(),
+                jcs1: String::new(),
+            },
+            manifest,
+        },
+        in_main: main,
+        in_shared: shared,
+    });
 }
 
 fn sha_hex(bytes: &[u8]) -> String {
@@ -575,73 +608,55 @@ fn hash_file(f: &PendingFile) -> Result<FileDigests, String> {
     })
 }
 
-/// Walks `roots` (absolute; duplicates allowed) into a [`Snapshot`].
-pub fn walk(roots: &[PathBuf], opts: &WalkOptions) -> Result<Snapshot, WalkError> {
-    let mut roots: Vec<PathBuf> = roots.to_vec();
-    roots.sort_by(|a, b| utf16_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
-
-    let want_git = match opts.mode {
+/// Each root's git set when git mode is asked for (`--git` refuses a root
+/// without one).
+fn git_sets(roots: &[PathBuf], mode: ModeRequest) -> Result<Vec<Option<Arc<GitSet>>>, WalkError> {
+    let want_git = match mode {
         ModeRequest::Raw => false,
         ModeRequest::Git => true,
         ModeRequest::Auto => git_mode_requested(),
     };
     let mut gits = Vec::with_capacity(roots.len());
-    for r in &roots {
+    for r in roots {
         let g = if want_git { git_set(r)? } else { None };
-        if g.is_none() && opts.mode == ModeRequest::Git {
+        if g.is_none() && mode == ModeRequest::Git {
             return Err(WalkError::NotAGitWorkTree(r.clone()));
         }
         gits.push(g);
     }
-    let git_mode = want_git && !roots.is_empty() && gits.iter().all(Option::is_some);
+    Ok(gits)
+}
 
-    // Scoping (§1.8).
-    let skills: Vec<Option<HashSet<String>>> = roots.iter().map(|r| plugin_skills(r)).collect();
-    let mut keep: Option<HashSet<String>> = None;
-    let mut missed = Vec::new();
-    if !opts.scope.is_empty() {
-        let union: HashSet<&String> = skills.iter().flatten().flatten().collect();
-        let any_plugin = skills.iter().any(Option::is_some);
-        missed = opts
-            .scope
-            .iter()
-            .filter(|s| !union.contains(s))
-            .cloned()
-            .collect();
-        if any_plugin && missed.is_empty() {
-            keep = Some(opts.scope.iter().cloned().collect());
-        } else {
-            crate::messages::warn(format!(
-                "reel: skill-hash: scenario.skills {:?} not all found under skills/ — scopeSkills \
-                    fallback to whole-tree hash",
-                missed
-            ));
-        }
+/// The skills the hash keeps (`None`: the whole tree) and the scoped names
+/// no plugin root has; a scope that misses any falls back to the whole tree.
+fn scope_skills(
+    scope: &[String],
+    skills: &[Option<HashSet<String>>],
+) -> (Option<HashSet<String>>, Vec<String>) {
+    if scope.is_empty() {
+        return (None, Vec::new());
     }
-    let scoped = keep.is_some();
-    let has_shared =
-        !opts.scope.is_empty() && !roots.is_empty() && skills.iter().all(Option::is_some);
-
-    let mut listing = Listing {
-        entries: Vec::new(),
-        pending: Vec::new(),
-        errors: Vec::new(),
-    };
-    for (i, (root, (git, skills))) in roots.iter().zip(gits.into_iter().zip(skills)).enumerate() {
-        let is_plugin = skills.is_some();
-        let ctx = RootCtx {
-            ordinal: i,
-            abs: root.clone(),
-            ignore: IgnoreSet::for_root(root, &opts.session_ignore),
-            git,
-            keep: if is_plugin { keep.clone() } else { None },
-            skills,
-            agent_scope: opts.agent_scope,
-            shared: has_shared,
-        };
-        list_dir(&ctx, "", root, (true, has_shared), &mut listing);
+    let union: HashSet<&String> = skills.iter().flatten().flatten().collect();
+    let any_plugin = skills.iter().any(Option::is_some);
+    let missed: Vec<String> = scope
+        .iter()
+        .filter(|s| !union.contains(s))
+        .cloned()
+        .collect();
+    if any_plugin && missed.is_empty() {
+        return (Some(scope.iter().cloned().collect()), missed);
     }
+    crate::messages::warn(format!(
+        "reel: skill-hash: scenario.skills {:?} not all found under skills/ — scopeSkills \
+            fallback to whole-tree hash",
+        missed
+    ));
+    (None, missed)
+}
 
+/// Hashes the listed files in parallel; an unreadable file leaves the
+/// snapshot (an error only when the main hash covers it).
+fn hash_listed(mut listing: Listing) -> (Vec<Entry>, Vec<String>) {
     let results: Vec<Result<FileDigests, String>> =
         listing.pending.par_iter().map(hash_file).collect();
     let mut drop = vec![false; listing.entries.len()];
@@ -673,6 +688,45 @@ pub fn walk(roots: &[PathBuf], opts: &WalkOptions) -> Result<Snapshot, WalkError
         .zip(drop)
         .filter_map(|(e, d)| (!d).then_some(e))
         .collect();
+    (entries, read_errors)
+}
+
+/// Walks `roots` (absolute; duplicates allowed) into a [`Snapshot`].
+pub fn walk(roots: &[PathBuf], opts: &WalkOptions) -> Result<Snapshot, WalkError> {
+    let mut roots: Vec<PathBuf> = roots.to_vec();
+    roots.sort_by(|a, b| utf16_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
+
+    let gits = git_sets(&roots, opts.mode)?;
+    // Git mode holds only when every root has a git set.
+    let git_mode = !roots.is_empty() && gits.iter().all(Option::is_some);
+    // Scoping (§1.8).
+    let skills: Vec<Option<HashSet<String>>> = roots.iter().map(|r| plugin_skills(r)).collect();
+    let (keep, missed) = scope_skills(&opts.scope, &skills);
+    let scoped = keep.is_some();
+    let has_shared =
+        !opts.scope.is_empty() && !roots.is_empty() && skills.iter().all(Option::is_some);
+
+    let mut listing = Listing {
+        entries: Vec::new(),
+        pending: Vec::new(),
+        errors: Vec::new(),
+    };
+    for (i, (root, (git, skills))) in roots.iter().zip(gits.into_iter().zip(skills)).enumerate() {
+        let is_plugin = skills.is_some();
+        let ctx = RootCtx {
+            ordinal: i,
+            abs: root.clone(),
+            ignore: IgnoreSet::for_root(root, &opts.session_ignore),
+            git,
+            keep: if is_plugin { keep.clone() } else { None },
+            skills,
+            agent_scope: opts.agent_scope,
+            shared: has_shared,
+        };
+        list_dir(&ctx, "", root, (true, has_shared), &mut listing);
+    }
+
+    let (entries, read_errors) = hash_listed(listing);
     Ok(Snapshot {
         roots,
         entries,

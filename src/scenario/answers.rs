@@ -21,6 +21,8 @@
 //! Not here: writing the control frames (that is `crate::agent`), dialogs and
 //! elicitations (always fail-closed at protocol), LLM/decider-dir terminals.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use crate::cassette::Cassette;
@@ -168,13 +170,7 @@ fn parse_rule(v: &Value, at: &str, compile: &mut bool) -> Result<AnswerRule, Str
             ));
         }
     }
-    let str_at = |key: &str| -> Result<Option<String>, String> {
-        match map.get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(format!("{at}.{key}: must be a string")),
-        }
-    };
+    let str_at = |key: &str| rule_str(map, key, at);
     let when_q = str_at("when_question")?;
     let when_t = str_at("when_tool")?;
     match (when_q, when_t) {
@@ -183,92 +179,117 @@ fn parse_rule(v: &Value, at: &str, compile: &mut bool) -> Result<AnswerRule, Str
                 in two"
         )),
         (None, None) => Err(format!("{at}: needs `when_question` or `when_tool`")),
-        (Some(pattern), None) => {
-            for k in ["decide", "allow_if", "else", "grant"] {
-                if map.contains_key(k) {
-                    return Err(format!(
-                        "{at}.{k}: only valid on a `when_tool` rule; a question rule uses `choose` \
-                            or `answer`"
-                    ));
-                }
-            }
-            let regex = compile_es(&pattern).map_err(|e| {
-                *compile = true;
-                format!("{at}.when_question: invalid regex `{pattern}`: {e}")
-            })?;
-            let reply = match (map.get("choose"), str_at("answer")?) {
-                (Some(_), Some(_)) => {
-                    return Err(format!(
-                        "{at}: has both `choose` and `answer`; keep exactly one"
-                    ));
-                }
-                (None, None) => {
-                    return Err(format!(
-                        "{at}: a question rule needs `choose` (an offered label, index, `first` or \
-                            `recommended`) or `answer` (free text)"
-                    ));
-                }
-                (Some(c), None) => QuestionReply::Choose(parse_choose(c, &format!("{at}.choose"))?),
-                (None, Some(a)) => QuestionReply::Answer(a),
-            };
-            Ok(AnswerRule::Question {
-                pattern,
-                regex,
-                reply,
-            })
-        }
-        (None, Some(tool)) => {
-            for k in ["choose", "answer"] {
-                if map.contains_key(k) {
-                    return Err(format!(
-                        "{at}.{k}: only valid on a `when_question` rule; a tool rule uses `decide` \
-                            or `allow_if`"
-                    ));
-                }
-            }
-            if tool.is_empty() {
-                return Err(format!("{at}.when_tool: must not be empty"));
-            }
-            if map.contains_key("grant") && !tool.starts_with("webfetch:") {
-                return Err(format!(
-                    "{at}.grant: only valid on a `when_tool: \"webfetch:<domain>\"` rule"
-                ));
-            }
-            let decision = match (map.get("decide"), str_at("allow_if")?) {
-                (Some(_), Some(_)) => {
-                    return Err(format!(
-                        "{at}: has both `decide` and `allow_if`; keep exactly one"
-                    ));
-                }
-                (None, None) => {
-                    return Err(format!(
-                        "{at}: a tool rule needs `decide: allow|deny` or `allow_if: <JS \
-                            expression>`"
-                    ));
-                }
-                (Some(d), None) => {
-                    if map.contains_key("else") {
-                        return Err(format!(
-                            "{at}.else: only meaningful with `allow_if`; remove it"
-                        ));
-                    }
-                    ToolDecision::Decide(Decide::parse(d, &format!("{at}.decide"))?)
-                }
-                (None, Some(expr)) => {
-                    let otherwise = match map.get("else") {
-                        None => Decide::Deny,
-                        Some(e) => Decide::parse(e, &format!("{at}.else"))?,
-                    };
-                    sandbox::check_syntax(&expr).map_err(|e| {
-                        *compile = true;
-                        format!("{at}.allow_if: does not compile: {e}")
-                    })?;
-                    ToolDecision::AllowIf { expr, otherwise }
-                }
-            };
-            Ok(AnswerRule::Tool { tool, decision })
+        (Some(pattern), None) => question_rule(map, pattern, at, compile),
+        (None, Some(tool)) => tool_rule(map, tool, at, compile),
+    }
+}
+
+/// A string-valued rule field, `None` when absent.
+fn rule_str(map: &Map<String, Value>, key: &str, at: &str) -> Result<Option<String>, String> {
+    match map.get(key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("{at}.{key}: must be a string")),
+    }
+}
+
+/// A `when_question` rule: a pattern and exactly one of `choose` / `answer`.
+fn question_rule(
+    map: &Map<String, Value>,
+    pattern: String,
+    at: &str,
+    compile: &mut bool,
+) -> Result<AnswerRule, String> {
+    for k in ["decide", "allow_if", "else", "grant"] {
+        if map.contains_key(k) {
+            return Err(format!(
+                "{at}.{k}: only valid on a `when_tool` rule; a question rule uses `choose` \
+                    or `answer`"
+            ));
         }
     }
+    let regex = compile_es(&pattern).map_err(|e| {
+        *compile = true;
+        format!("{at}.when_question: invalid regex `{pattern}`: {e}")
+    })?;
+    let reply = match (map.get("choose"), rule_str(map, "answer", at)?) {
+        (Some(_), Some(_)) => {
+            return Err(format!(
+                "{at}: has both `choose` and `answer`; keep exactly one"
+            ));
+        }
+        (None, None) => {
+            return Err(format!(
+                "{at}: a question rule needs `choose` (an offered label, index, `first` or \
+                    `recommended`) or `answer` (free text)"
+            ));
+        }
+        (Some(c), None) => QuestionReply::Choose(parse_choose(c, &format!("{at}.choose"))?),
+        (None, Some(a)) => QuestionReply::Answer(a),
+    };
+    Ok(AnswerRule::Question {
+        pattern,
+        regex,
+        reply,
+    })
+}
+
+/// A `when_tool` rule: a tool and exactly one of `decide` / `allow_if`.
+fn tool_rule(
+    map: &Map<String, Value>,
+    tool: String,
+    at: &str,
+    compile: &mut bool,
+) -> Result<AnswerRule, String> {
+    for k in ["choose", "answer"] {
+        if map.contains_key(k) {
+            return Err(format!(
+                "{at}.{k}: only valid on a `when_question` rule; a tool rule uses `decide` \
+                    or `allow_if`"
+            ));
+        }
+    }
+    if tool.is_empty() {
+        return Err(format!("{at}.when_tool: must not be empty"));
+    }
+    if map.contains_key("grant") && !tool.starts_with("webfetch:") {
+        return Err(format!(
+            "{at}.grant: only valid on a `when_tool: \"webfetch:<domain>\"` rule"
+        ));
+    }
+    let decision = match (map.get("decide"), rule_str(map, "allow_if", at)?) {
+        (Some(_), Some(_)) => {
+            return Err(format!(
+                "{at}: has both `decide` and `allow_if`; keep exactly one"
+            ));
+        }
+        (None, None) => {
+            return Err(format!(
+                "{at}: a tool rule needs `decide: allow|deny` or `allow_if: <JS \
+                    expression>`"
+            ));
+        }
+        (Some(d), None) => {
+            if map.contains_key("else") {
+                return Err(format!(
+                    "{at}.else: only meaningful with `allow_if`; remove it"
+                ));
+            }
+            ToolDecision::Decide(Decide::parse(d, &format!("{at}.decide"))?)
+        }
+        (None, Some(expr)) => {
+            let otherwise = match map.get("else") {
+                None => Decide::Deny,
+                Some(e) => Decide::parse(e, &format!("{at}.else"))?,
+            };
+            sandbox::check_syntax(&expr).map_err(|e| {
+                *compile = true;
+                format!("{at}.allow_if: does not compile: {e}")
+            })?;
+            ToolDecision::AllowIf { expr, otherwise }
+        }
+    };
+    Ok(AnswerRule::Tool { tool, decision })
 }
 
 /// Compiles an `allow_if` predicate in the sandbox without running it (the
@@ -792,13 +813,42 @@ pub fn check_recorded_answers(cassette: &Cassette) -> Vec<String> {
     if cassette.authoring().is_some_and(|a| a.non_deterministic) {
         return Vec::new();
     }
+    let decider = match frozen_decider(cassette) {
+        Ok(d) => d,
+        Err(e) => return vec![format!("frozen answers do not parse: {e}")],
+    };
+    let requests = permission_requests(cassette);
+    let mut problems = Vec::new();
+    for line in cassette.control_out().unwrap_or_default() {
+        // An untrusted cassette could repeat a costly request thousands of
+        // times; a handful of problems already fails the replay.
+        if problems.len() >= MAX_PROBLEMS {
+            problems.push("… further recorded answers not checked".into());
+            break;
+        }
+        let Some(answer) = RecordedAnswer::parse(line) else {
+            continue;
+        };
+        let Some((tool, input)) = requests.get(&answer.request_id) else {
+            continue;
+        };
+        let problem = if tool == "AskUserQuestion" {
+            question_problem(&decider, &answer, input)
+        } else {
+            permission_problem(&decider, &answer, tool, input)
+        };
+        problems.extend(problem);
+    }
+    problems
+}
+
+/// The decider the cassette's frozen scenario builds: its rules, its
+/// session's permission parity and its `on_unanswered`.
+fn frozen_decider(cassette: &Cassette) -> Result<Decider, String> {
     let scenario = cassette.scenario();
     let rules = match scenario.get("answers") {
         None => Vec::new(),
-        Some(v) => match parse_rules(v, "scenario.answers") {
-            Ok(r) => r,
-            Err(e) => return vec![format!("frozen answers do not parse: {e}")],
-        },
+        Some(v) => parse_rules(v, "scenario.answers").map_err(|e| e.message)?,
     };
     let unanswered = match scenario.get("on_unanswered").and_then(Value::as_str) {
         Some("first") => Unanswered::First,
@@ -810,20 +860,22 @@ pub fn check_recorded_answers(cassette: &Cassette) -> Vec<String> {
         .filter(|s| *s != "(inline)")
         .and_then(|s| super::session_keys::permission_parity(&cassette.dir().join(s)))
         .unwrap_or_default();
-    let decider = Decider {
+    Ok(Decider {
         rules,
         parity,
         unanswered,
-    };
-    // request_id → (tool_name, input) of every can_use_tool the agent sent.
-    let mut requests: std::collections::HashMap<String, (String, Value)> = Default::default();
+    })
+}
+
+/// request_id → (tool_name, input) of every `can_use_tool` the agent sent.
+fn permission_requests(cassette: &Cassette) -> HashMap<String, (String, Value)> {
+    let mut requests = HashMap::new();
     for line in cassette.event_lines() {
         // Cheap pre-filter: only permission requests are parsed.
         if !line.stored().contains("can_use_tool") {
             continue;
         }
-        let line = line.text();
-        let Ok(v) = serde_json::from_str::<Value>(&line) else {
+        let Ok(v) = serde_json::from_str::<Value>(&line.text()) else {
             continue;
         };
         if v.get("type").and_then(Value::as_str) != Some("control_request") {
@@ -845,80 +897,83 @@ pub fn check_recorded_answers(cassette: &Cassette) -> Vec<String> {
             .unwrap_or(Value::Object(Map::new()));
         requests.insert(id.to_owned(), (tool.to_owned(), input));
     }
-    let mut problems = Vec::new();
-    for line in cassette.control_out().unwrap_or_default() {
-        // An untrusted cassette could repeat a costly request thousands of
-        // times; a handful of problems already fails the replay.
-        if problems.len() >= MAX_PROBLEMS {
-            problems.push("… further recorded answers not checked".into());
-            break;
-        }
+    requests
+}
+
+/// A permission or question answer reel sent, read from one `controlOut` line.
+struct RecordedAnswer {
+    request_id: String,
+    behavior: String,
+    body: Value,
+}
+
+impl RecordedAnswer {
+    fn parse(line: &str) -> Option<Self> {
         if !line.contains("\"behavior\"") {
-            continue; // not a permission/question answer
+            return None; // not a permission/question answer
         }
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        let Some(resp) = v
-            .get("response")
-            .filter(|_| v.get("type").and_then(Value::as_str) == Some("control_response"))
-        else {
-            continue;
-        };
-        let Some(id) = resp.get("request_id").and_then(Value::as_str) else {
-            continue;
-        };
-        let Some((tool, input)) = requests.get(id) else {
-            continue;
-        };
-        let Some(body) = resp.get("response") else {
-            continue;
-        };
-        let Some(behavior) = body.get("behavior").and_then(Value::as_str) else {
-            continue;
-        };
-        if tool == "AskUserQuestion" {
-            let recorded = body
-                .get("updatedInput")
-                .and_then(|u| u.get("answers"))
-                .cloned();
-            let derived = input
-                .get("questions")
-                .map(|q| decider.decide_question(q))
-                .unwrap_or_else(|| {
-                    Err(DecideError::Script("no `questions` in the request".into()))
-                });
-            match derived {
-                Ok(a)
-                    if behavior == "allow"
-                        && recorded.as_ref() == Some(&Value::Object(a.answers.clone())) => {}
-                Ok(a) => problems.push(format!(
-                    "request {id} (AskUserQuestion): recorded {} {}, but the frozen answers give \
-                        {}",
-                    behavior,
-                    recorded
-                        .map(|r| r.to_string())
-                        .unwrap_or_else(|| "no answers".into()),
-                    Value::Object(a.answers)
-                )),
-                Err(e) => problems.push(format!(
-                    "request {id} (AskUserQuestion): recorded {behavior}, but the frozen answers \
-                        cannot answer it: {}",
-                    e.to_string().lines().next().unwrap_or_default()
-                )),
-            }
-        } else {
-            match decider.decide_permission(tool, input) {
-                Ok(p) if p.allow == (behavior == "allow") => {}
-                Ok(p) => problems.push(format!(
-                    "request {id} ({tool}): recorded {behavior}, but the frozen answers give {}",
-                    if p.allow { "allow" } else { "deny" }
-                )),
-                Err(e) => problems.push(format!("request {id} ({tool}): {e}")),
-            }
+        let mut v = serde_json::from_str::<Value>(line).ok()?;
+        if v.get("type").and_then(Value::as_str) != Some("control_response") {
+            return None;
         }
+        let resp = v.get_mut("response")?;
+        let request_id = resp.get("request_id")?.as_str()?.to_owned();
+        let body = resp.get_mut("response")?.take();
+        let behavior = body.get("behavior")?.as_str()?.to_owned();
+        Some(Self {
+            request_id,
+            behavior,
+            body,
+        })
     }
-    problems
+}
+
+/// Whether the frozen answers give the recorded answer to an AskUserQuestion.
+fn question_problem(decider: &Decider, answer: &RecordedAnswer, input: &Value) -> Option<String> {
+    let RecordedAnswer {
+        request_id: id,
+        behavior,
+        body,
+    } = answer;
+    let recorded = body.get("updatedInput").and_then(|u| u.get("answers"));
+    let derived = input
+        .get("questions")
+        .map(|q| decider.decide_question(q))
+        .unwrap_or_else(|| Err(DecideError::Script("no `questions` in the request".into())));
+    match derived {
+        Ok(a) if behavior == "allow" && recorded == Some(&Value::Object(a.answers.clone())) => None,
+        Ok(a) => Some(format!(
+            "request {id} (AskUserQuestion): recorded {} {}, but the frozen answers give {}",
+            behavior,
+            recorded
+                .map(|r| r.to_string())
+                .unwrap_or_else(|| "no answers".into()),
+            Value::Object(a.answers)
+        )),
+        Err(e) => Some(format!(
+            "request {id} (AskUserQuestion): recorded {behavior}, but the frozen answers cannot \
+                answer it: {}",
+            e.to_string().lines().next().unwrap_or_default()
+        )),
+    }
+}
+
+/// Whether the frozen answers give the recorded allow/deny to a tool request.
+fn permission_problem(
+    decider: &Decider,
+    answer: &RecordedAnswer,
+    tool: &str,
+    input: &Value,
+) -> Option<String> {
+    let (id, behavior) = (&answer.request_id, &answer.behavior);
+    match decider.decide_permission(tool, input) {
+        Ok(p) if p.allow == (behavior == "allow") => None,
+        Ok(p) => Some(format!(
+            "request {id} ({tool}): recorded {behavior}, but the frozen answers give {}",
+            if p.allow { "allow" } else { "deny" }
+        )),
+        Err(e) => Some(format!("request {id} ({tool}): {e}")),
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 //! every gate, cannot say who answered: evidence unavailable, never a pass
 //! (the original's src/gates-scripted.ts, test/gates-all-scripted.test.ts).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::{Env, KeyResult, bad_param, json, ok_ev};
 use crate::evidence::DecisionRecord;
@@ -51,19 +51,7 @@ pub(super) fn gates_all_scripted(env: &mut Env<'_>, key: &'static str, v: &Value
                 .into(),
         );
     }
-    let scenario = env.ctx.cassette.scenario();
-    let frozen = scenario
-        .get("answers")
-        .cloned()
-        .unwrap_or(Value::Array(Vec::new()));
-    if crate::js::json::legacy_serde(&frozen).contains(REDACTION_MARK) {
-        return Err(
-            "evidence unavailable: the cassette's frozen answers were redacted, so they \
-            cannot show which rule answered a replayed gate"
-                .into(),
-        );
-    }
-    let rules: Rules = parse_rules(&frozen, "answers").ok();
+    let rules = frozen_rules(env.ctx.cassette.scenario())?;
     let decisions = &env.run.decisions;
     let questions: Vec<&DecisionRecord> =
         decisions.iter().filter(|d| d.kind == "question").collect();
@@ -78,16 +66,7 @@ pub(super) fn gates_all_scripted(env: &mut Env<'_>, key: &'static str, v: &Value
     let mut not = Vec::new();
     let mut unavailable = Vec::new();
     for d in &questions {
-        let name = labels_of(d)
-            .iter()
-            .map(|l| short(l))
-            .collect::<Vec<_>>()
-            .join(" / ");
-        let name = if name.is_empty() {
-            "(no question text)".to_owned()
-        } else {
-            name
-        };
+        let name = gate_name(d);
         match classify_question(d, &rules) {
             Verdict::Scripted => {}
             Verdict::Not(why) => not.push(format!("question gate {name}: {why}")),
@@ -118,6 +97,37 @@ pub(super) fn gates_all_scripted(env: &mut Env<'_>, key: &'static str, v: &Value
         questions.len(),
         with_permissions.then_some(permissions.len()),
     )
+}
+
+/// The scenario's frozen `answers:` rules; redacted rules cannot show which
+/// rule answered a gate.
+fn frozen_rules(scenario: &Map<String, Value>) -> Result<Rules, String> {
+    let frozen = scenario
+        .get("answers")
+        .cloned()
+        .unwrap_or(Value::Array(Vec::new()));
+    if crate::js::json::legacy_serde(&frozen).contains(REDACTION_MARK) {
+        return Err(
+            "evidence unavailable: the cassette's frozen answers were redacted, so they \
+            cannot show which rule answered a replayed gate"
+                .into(),
+        );
+    }
+    Ok(parse_rules(&frozen, "answers").ok())
+}
+
+/// A question gate's name in messages: its sub-questions' short labels.
+fn gate_name(d: &DecisionRecord) -> String {
+    let name = labels_of(d)
+        .iter()
+        .map(|l| short(l))
+        .collect::<Vec<_>>()
+        .join(" / ");
+    if name.is_empty() {
+        "(no question text)".to_owned()
+    } else {
+        name
+    }
 }
 
 /// The key's message from the classified gates.

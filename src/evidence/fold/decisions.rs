@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::{End, Fold, Step};
 use crate::evidence::control::{self, Reply};
-use crate::evidence::parse::{AgentEvent, DecisionRequest};
+use crate::evidence::parse::{AgentEvent, DecisionRequest, QuestionSpec};
 use crate::evidence::run::{
     DecisionRecord, GateDelivery, GateOptionItem, GateOptions, GuardMismatch, RunRecord,
 };
@@ -82,67 +82,14 @@ impl Fold for Decisions {
 impl Decisions {
     fn on_decision(&mut self, req: &DecisionRequest, rec: &mut RunRecord) -> Result<(), String> {
         if let DecisionRequest::Question { questions, .. } = req {
-            for q in questions {
-                rec.questions.push(q.label());
-                rec.gate_options.push(GateOptions {
-                    question: q.label(),
-                    options: q
-                        .options
-                        .clone()
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|(label, description)| GateOptionItem { label, description })
-                        .collect(),
-                    multi_select: q.multi_select,
-                });
-            }
-            if questions.is_empty() {
-                return Err(
-                    "AskUserQuestion gate has an empty `questions` array — there is nothing \
-                    to answer"
-                        .into(),
-                );
-            }
-            if questions
-                .iter()
-                .any(|q| q.question.as_deref().unwrap_or("").is_empty())
-            {
-                return Err(
-                    "AskUserQuestion gate has a question with no `question` text \
-                    (header-only) — the in-VM handler indexes answers by `question`, so it cannot \
-                    be delivered"
-                        .into(),
-                );
-            }
+            note_questions(questions, rec)?;
         }
         let id = req.id().to_owned();
         let Some(body) = rec.control_out.bodies.get(&id).cloned() else {
-            if let DecisionRequest::Question { questions, .. } = req {
-                let q = questions.first().map(|q| q.label()).unwrap_or_default();
-                return Err(format!(
-                    "no decider answered the question \"{q}\" (terminal returned ABSTAIN — never \
-                        silently default to option 1)"
-                ));
-            }
-            // ABSTAIN ⇒ fail-closed deny, which has no recorded reply to compare with.
-            if !rec.missing_control_out.contains(&id) {
-                rec.missing_control_out.push(id.clone());
-            }
-            rec.decisions.push(DecisionRecord {
-                kind: kind_of(req),
-                name: name_of(req),
-                decision: "abstain→deny".into(),
-                by: "none",
-                request_id: id,
-                detail: None,
-                rationale: None,
-                questions: None,
-            });
-            return Ok(());
+            return abstained(req, id, rec);
         };
         let reply = control::deserialize(req, &body);
-        let reserialized = control::serialize(req, &reply);
-        let actual = control::canon(&reserialized);
+        let actual = control::canon(&control::serialize(req, &reply));
         let expected = control::canon(&Value::Object(body));
         if actual != expected {
             rec.guard_mismatches.push(GuardMismatch {
@@ -151,7 +98,27 @@ impl Decisions {
                 actual,
             });
         }
-        let (decision, detail) = match (req, &reply) {
+        let (decision, detail) = self.decision_of(req, &reply);
+        rec.decisions.push(DecisionRecord {
+            kind: kind_of(req),
+            name: name_of(req),
+            decision,
+            by: "replay",
+            request_id: id,
+            detail,
+            rationale: Some("recorded".into()),
+            questions: match req {
+                DecisionRequest::Question { raw_questions, .. } => Some(raw_questions.clone()),
+                _ => None,
+            },
+        });
+        Ok(())
+    }
+
+    /// The decision word and detail of a recorded reply; an answered
+    /// question is remembered so its delivery can be checked at the end.
+    fn decision_of(&mut self, req: &DecisionRequest, reply: &Reply) -> (String, Option<Value>) {
+        match (req, reply) {
             (
                 DecisionRequest::Question {
                     questions,
@@ -186,22 +153,70 @@ impl Decisions {
             }
             (_, Reply::Elicit { action, .. }) => ((*action).to_owned(), None),
             (_, Reply::Answers(_)) => ("answered".to_owned(), None),
-        };
-        rec.decisions.push(DecisionRecord {
-            kind: kind_of(req),
-            name: name_of(req),
-            decision,
-            by: "replay",
-            request_id: id,
-            detail,
-            rationale: Some("recorded".into()),
-            questions: match req {
-                DecisionRequest::Question { raw_questions, .. } => Some(raw_questions.clone()),
-                _ => None,
-            },
-        });
-        Ok(())
+        }
     }
+}
+
+/// Records the questions a gate asked and the options each offered; a gate
+/// with no question, or a header-only one, cannot be answered.
+fn note_questions(questions: &[QuestionSpec], rec: &mut RunRecord) -> Result<(), String> {
+    for q in questions {
+        rec.questions.push(q.label());
+        rec.gate_options.push(GateOptions {
+            question: q.label(),
+            options: q
+                .options
+                .clone()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(label, description)| GateOptionItem { label, description })
+                .collect(),
+            multi_select: q.multi_select,
+        });
+    }
+    if questions.is_empty() {
+        return Err(
+            "AskUserQuestion gate has an empty `questions` array — there is nothing to answer"
+                .into(),
+        );
+    }
+    if questions
+        .iter()
+        .any(|q| q.question.as_deref().unwrap_or("").is_empty())
+    {
+        return Err(
+            "AskUserQuestion gate has a question with no `question` text (header-only) — the \
+            in-VM handler indexes answers by `question`, so it cannot be delivered"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// A request `controlOut` holds no reply to: a question truncates the run;
+/// anything else is an ABSTAIN, a fail-closed deny with nothing to compare.
+fn abstained(req: &DecisionRequest, id: String, rec: &mut RunRecord) -> Result<(), String> {
+    if let DecisionRequest::Question { questions, .. } = req {
+        let q = questions.first().map(|q| q.label()).unwrap_or_default();
+        return Err(format!(
+            "no decider answered the question \"{q}\" (terminal returned ABSTAIN — never \
+                silently default to option 1)"
+        ));
+    }
+    if !rec.missing_control_out.contains(&id) {
+        rec.missing_control_out.push(id.clone());
+    }
+    rec.decisions.push(DecisionRecord {
+        kind: kind_of(req),
+        name: name_of(req),
+        decision: "abstain→deny".into(),
+        by: "none",
+        request_id: id,
+        detail: None,
+        rationale: None,
+        questions: None,
+    });
+    Ok(())
 }
 
 /// A decision's recorded input, or `{truncated: true, bytes}` when its

@@ -122,150 +122,152 @@ pub(super) fn translate(pattern: &str, fold: bool) -> Option<String> {
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
-        match c {
-            '\\' => {
-                let n = *chars.get(i + 1)?;
-                match n {
-                    'D' => out.push_str("[^0-9]"),
-                    'W' => out.push_str(&format!("[^{WORD_SET}]")),
-                    'S' => out.push_str(&format!("[^{SPACE_SET}]")),
-                    'b' => out.push_str(r"(?-u:\b)"),
-                    'B' => out.push_str(r"(?-u:\B)"),
-                    _ => {
-                        let (e, next) = escape(&chars, i + 1, false)?;
-                        match e {
-                            Esc::Char(ch) => out.push_str(&literal(ch, fold)),
-                            Esc::Set(s) => out.push_str(&format!("[{s}]")),
-                        }
-                        i = next;
-                        continue;
-                    }
-                }
-                i += 2;
-            }
+        i = match c {
+            '\\' => escaped(&chars, i, fold, &mut out)?,
             '.' => {
                 out.push_str(r"[^\n\r\x{2028}\x{2029}]");
-                i += 1;
+                i + 1
             }
             '^' | '$' | '|' | ')' | '*' | '+' | '?' => {
                 out.push(c);
-                i += 1;
+                i + 1
             }
-            '(' => {
-                if chars.get(i + 1) == Some(&'?') {
-                    match chars.get(i + 2) {
-                        Some(':') => {
-                            out.push_str("(?:");
-                            i += 3;
-                        }
-                        Some('<')
-                            if chars.get(i + 3).is_some_and(|c| {
-                                c.is_ascii_alphabetic() || *c == '_' || *c == '$'
-                            }) =>
-                        {
-                            let close = chars[i + 3..].iter().position(|c| *c == '>')? + i + 3;
-                            let name: String = chars[i + 3..close].iter().collect();
-                            if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                                return None;
-                            }
-                            out.push_str(&format!("(?P<{name}>"));
-                            i = close + 1;
-                        }
-                        _ => return None, // lookaround
-                    }
-                } else {
-                    out.push('(');
-                    i += 1;
-                }
-            }
-            '{' => {
-                // `{n}`, `{n,}`, `{n,m}` is a quantifier; anything else is a literal (Annex B).
-                let mut j = i + 1;
-                let start = j;
-                while chars.get(j).is_some_and(char::is_ascii_digit) {
-                    j += 1;
-                }
-                let mut valid = j > start;
-                if valid && chars.get(j) == Some(&',') {
-                    j += 1;
-                    while chars.get(j).is_some_and(char::is_ascii_digit) {
-                        j += 1;
-                    }
-                }
-                valid = valid && chars.get(j) == Some(&'}');
-                if valid {
-                    let q: String = chars[i..=j].iter().collect();
-                    out.push_str(&q);
-                    i = j + 1;
-                } else {
-                    out.push_str(&hex('{'));
-                    i += 1;
-                }
-            }
+            '(' => group_open(&chars, i, &mut out)?,
+            '{' => brace(&chars, i, &mut out),
             '}' | ']' => {
                 out.push_str(&hex(c));
-                i += 1;
+                i + 1
             }
-            '[' => {
-                let mut j = i + 1;
-                let negated = chars.get(j) == Some(&'^');
-                if negated {
-                    j += 1;
-                }
-                let mut members = String::new();
-                let mut any = false;
-                loop {
-                    let ch = *chars.get(j)?;
-                    if ch == ']' {
-                        j += 1;
-                        break;
-                    }
-                    // One atom: a char, or a class escape.
-                    let (atom, next) = class_atom(&chars, j)?;
-                    j = next;
-                    let is_range =
-                        chars.get(j) == Some(&'-') && chars.get(j + 1).is_some_and(|c| *c != ']');
-                    if let (Esc::Char(lo), true) = (&atom, is_range) {
-                        let (hi_atom, after) = class_atom(&chars, j + 1)?;
-                        match hi_atom {
-                            Esc::Char(hi) => {
-                                if hi < *lo {
-                                    return None;
-                                }
-                                members.push_str(&class_range(*lo, hi, fold));
-                                j = after;
-                            }
-                            // `[a-\d]`: Annex B reads `-` literally.
-                            Esc::Set(s) => {
-                                members.push_str(&class_range(*lo, *lo, fold));
-                                members.push_str(&hex('-'));
-                                members.push_str(s);
-                                j = after;
-                            }
-                        }
-                    } else {
-                        match atom {
-                            Esc::Char(ch) => members.push_str(&class_range(ch, ch, fold)),
-                            Esc::Set(s) => members.push_str(s),
-                        }
-                    }
-                    any = true;
-                }
-                if !any {
-                    return None; // `[]` / `[^]`
-                }
-                out.push_str(if negated { "[^" } else { "[" });
-                out.push_str(&members);
-                out.push(']');
-                i = j;
-            }
+            '[' => class(&chars, i, fold, &mut out)?,
             other => {
                 out.push_str(&literal(other, fold));
-                i += 1;
+                i + 1
             }
-        }
+        };
     }
     Some(out)
+}
+
+/// The escape at `chars[i]` (a backslash); returns the index after it.
+fn escaped(chars: &[char], i: usize, fold: bool, out: &mut String) -> Option<usize> {
+    match *chars.get(i + 1)? {
+        'D' => out.push_str("[^0-9]"),
+        'W' => out.push_str(&format!("[^{WORD_SET}]")),
+        'S' => out.push_str(&format!("[^{SPACE_SET}]")),
+        'b' => out.push_str(r"(?-u:\b)"),
+        'B' => out.push_str(r"(?-u:\B)"),
+        _ => {
+            let (e, next) = escape(chars, i + 1, false)?;
+            match e {
+                Esc::Char(ch) => out.push_str(&literal(ch, fold)),
+                Esc::Set(s) => out.push_str(&format!("[{s}]")),
+            }
+            return Some(next);
+        }
+    }
+    Some(i + 2)
+}
+
+/// A group opening: plain, non-capturing or named; lookarounds are outside
+/// the subset.
+fn group_open(chars: &[char], i: usize, out: &mut String) -> Option<usize> {
+    if chars.get(i + 1) != Some(&'?') {
+        out.push('(');
+        return Some(i + 1);
+    }
+    match chars.get(i + 2) {
+        Some(':') => {
+            out.push_str("(?:");
+            Some(i + 3)
+        }
+        Some('<')
+            if chars
+                .get(i + 3)
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == '_' || *c == '$') =>
+        {
+            let close = chars[i + 3..].iter().position(|c| *c == '>')? + i + 3;
+            let name: String = chars[i + 3..close].iter().collect();
+            if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return None;
+            }
+            out.push_str(&format!("(?P<{name}>"));
+            Some(close + 1)
+        }
+        _ => None, // lookaround
+    }
+}
+
+/// `{n}`, `{n,}`, `{n,m}` is a quantifier; anything else is a literal `{`
+/// (Annex B).
+fn brace(chars: &[char], i: usize, out: &mut String) -> usize {
+    let mut j = i + 1;
+    let start = j;
+    while chars.get(j).is_some_and(char::is_ascii_digit) {
+        j += 1;
+    }
+    let mut valid = j > start;
+    if valid && chars.get(j) == Some(&',') {
+        j += 1;
+        while chars.get(j).is_some_and(char::is_ascii_digit) {
+            j += 1;
+        }
+    }
+    valid = valid && chars.get(j) == Some(&'}');
+    if valid {
+        out.extend(&chars[i..=j]);
+        j + 1
+    } else {
+        out.push_str(&hex('{'));
+        i + 1
+    }
+}
+
+/// A character class from its `[`; returns the index after its `]`.
+fn class(chars: &[char], i: usize, fold: bool, out: &mut String) -> Option<usize> {
+    let mut j = i + 1;
+    let negated = chars.get(j) == Some(&'^');
+    if negated {
+        j += 1;
+    }
+    let mut members = String::new();
+    let mut any = false;
+    loop {
+        let ch = *chars.get(j)?;
+        if ch == ']' {
+            j += 1;
+            break;
+        }
+        // One atom: a char, or a class escape.
+        let (atom, next) = class_atom(chars, j)?;
+        j = next;
+        let is_range = chars.get(j) == Some(&'-') && chars.get(j + 1).is_some_and(|c| *c != ']');
+        match (atom, is_range) {
+            (Esc::Char(lo), true) => {
+                let (hi_atom, after) = class_atom(chars, j + 1)?;
+                match hi_atom {
+                    Esc::Char(hi) if hi < lo => return None,
+                    Esc::Char(hi) => members.push_str(&class_range(lo, hi, fold)),
+                    // `[a-\d]`: Annex B reads `-` literally.
+                    Esc::Set(s) => {
+                        members.push_str(&class_range(lo, lo, fold));
+                        members.push_str(&hex('-'));
+                        members.push_str(s);
+                    }
+                }
+                j = after;
+            }
+            (Esc::Char(ch), false) => members.push_str(&class_range(ch, ch, fold)),
+            (Esc::Set(s), _) => members.push_str(s),
+        }
+        any = true;
+    }
+    if !any {
+        return None; // `[]` / `[^]`
+    }
+    out.push_str(if negated { "[^" } else { "[" });
+    out.push_str(&members);
+    out.push(']');
+    Some(j)
 }
 
 fn class_atom(chars: &[char], j: usize) -> Option<(Esc, usize)> {
