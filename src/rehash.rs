@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 use crate::cassette::{
     Cassette, FingerprintRecord, HASH_FORMAT_EPOCH, HASH_FORMAT_JCS1, schema_url,
 };
+use crate::fingerprint::LiveFingerprints;
 
 /// What happened to one cassette.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -137,12 +138,33 @@ pub fn rehash_one(file: &Path, opts: &RehashOptions) -> Result<(Action, String),
                 .into(),
         );
     }
-    let live = crate::fingerprint::live_for_cassette(&cassette, opts.session.as_deref()).map_err(
-        |_| {
+    let live = proven_unchanged(&cassette, &recorded, opts)?;
+    if crosses_into_v10 {
+        return Err(v9_refusal(version));
+    }
+    let migrated_sigs = migrate_file_sigs(&recorded, &live.legacy, &live.jcs1)
+        .map_err(|reason| format!("{reason} — re-record required"))?;
+    let mut doc = cassette.doc.clone();
+    stamp_version(&mut doc);
+    if let Some(Value::Object(fp)) = doc.get_mut("fingerprint") {
+        write_jcs1(fp, &live.jcs1, migrated_sigs);
+    }
+    let to = stamped_version(&doc);
+    finish(&cassette, doc, opts, format!("v{version} → v{to}"))
+}
+
+/// The live fingerprints, once they prove the skill unchanged since the
+/// recording: same file-set mode, same agent scope, same legacy skillHash.
+fn proven_unchanged(
+    cassette: &Cassette,
+    recorded: &FingerprintRecord,
+    opts: &RehashOptions,
+) -> Result<LiveFingerprints, String> {
+    let live =
+        crate::fingerprint::live_for_cassette(cassette, opts.session.as_deref()).map_err(|_| {
             "skill dirs not resolvable from cassette location — cannot prove content unchanged"
                 .to_owned()
-        },
-    )?;
+        })?;
     let (Some(live_legacy_hash), Some(_)) = (&live.legacy.skill_hash, &live.jcs1.skill_hash) else {
         return Err("unreadable skill sources — cannot prove content unchanged; re-record".into());
     };
@@ -168,33 +190,30 @@ pub fn rehash_one(file: &Path, opts: &RehashOptions) -> Result<(Action, String),
                 .into(),
         );
     }
-    if crosses_into_v10 {
-        return Err(v9_refusal(version));
-    }
-    let migrated_sigs = migrate_file_sigs(&recorded, &live.legacy, &live.jcs1)
-        .map_err(|reason| format!("{reason} — re-record required"))?;
+    Ok(live)
+}
 
-    let mut doc = cassette.doc.clone();
-    stamp_version(&mut doc);
-    if let Some(Value::Object(fp)) = doc.get_mut("fingerprint") {
-        set_or_remove(fp, "skillHash", live.jcs1.skill_hash.clone());
-        set_or_remove(fp, "contentSig", live.jcs1.content_sig.clone());
-        set_or_remove(fp, "sharedHash", live.jcs1.shared_hash.clone());
-        set_or_remove(fp, "mode", live.jcs1.mode.clone());
-        if let Some(sigs) = migrated_sigs {
-            fp.insert(
-                "fileSigs".into(),
-                Value::Array(
-                    sigs.into_iter()
-                        .map(|(p, s)| Value::Array(vec![Value::String(p), Value::String(s)]))
-                        .collect(),
-                ),
-            );
-        }
-        fp.insert("hashFormat".into(), Value::String(HASH_FORMAT_JCS1.into()));
+/// Writes the jcs1 digests (and the migrated fileSigs) into a fingerprint.
+fn write_jcs1(
+    fp: &mut Map<String, Value>,
+    jcs1: &FingerprintRecord,
+    migrated_sigs: Option<Vec<(String, String)>>,
+) {
+    set_or_remove(fp, "skillHash", jcs1.skill_hash.clone());
+    set_or_remove(fp, "contentSig", jcs1.content_sig.clone());
+    set_or_remove(fp, "sharedHash", jcs1.shared_hash.clone());
+    set_or_remove(fp, "mode", jcs1.mode.clone());
+    if let Some(sigs) = migrated_sigs {
+        fp.insert(
+            "fileSigs".into(),
+            Value::Array(
+                sigs.into_iter()
+                    .map(|(p, s)| Value::Array(vec![Value::String(p), Value::String(s)]))
+                    .collect(),
+            ),
+        );
     }
-    let to = stamped_version(&doc);
-    finish(&cassette, doc, opts, format!("v{version} → v{to}"))
+    fp.insert("hashFormat".into(), Value::String(HASH_FORMAT_JCS1.into()));
 }
 
 /// A baseline-only fingerprint (no skillHash): migrate only with positive

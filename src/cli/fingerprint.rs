@@ -8,11 +8,12 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::cassette::FingerprintRecord;
 use crate::cli::OutputFormat;
 use crate::cli::flags::{OutputFormatArg, SessionArg};
 use crate::error::Result;
 use crate::exit::ExitStatus;
-use crate::fingerprint::{self, HashFormat, ModeRequest, WalkOptions};
+use crate::fingerprint::{self, HashFormat, ModeRequest, Snapshot, WalkOptions};
 use crate::report::fingerprint as report;
 
 /// `--mode`.
@@ -79,6 +80,72 @@ fn check_root(p: &Path) -> Result<()> {
     }
 }
 
+/// The snapshot and record of the skill roots a session file declares.
+fn of_session(
+    session: &Path,
+    args: &FingerprintArgs,
+    format: HashFormat,
+    mode: ModeRequest,
+) -> Result<(Snapshot, FingerprintRecord)> {
+    if !session.is_file() {
+        return Err(
+            crate::Error::usage(format!("no session file at `{}`", session.display()))
+                .with_hint("--session takes a session YAML file"),
+        );
+    }
+    let live = fingerprint::build(
+        &session.to_string_lossy(),
+        None,
+        None,
+        &args.skills,
+        None,
+        mode,
+    )?;
+    if let Some(f) = &live.sources.failure {
+        return Err(crate::Error::usage(format!(
+            "session `{}` yields no skill roots: {f}",
+            session.display()
+        ))
+        .with_hint("declare skill dirs under skills.local or plugins.local_plugins"));
+    }
+    let rec = live.records.get(format).clone();
+    let Some(snap) = live.snapshot else {
+        return Err(crate::Error::usage(format!(
+            "session `{}` declares no skill roots",
+            session.display()
+        )));
+    };
+    Ok((snap, rec))
+}
+
+/// The snapshot and record of the roots given on the command line.
+fn of_roots(
+    args: &FingerprintArgs,
+    format: HashFormat,
+    mode: ModeRequest,
+) -> Result<(Snapshot, FingerprintRecord)> {
+    if args.roots.is_empty() {
+        return Err(crate::Error::usage("no skill roots given")
+            .with_hint("usage: reel fingerprint ROOT... (or --session FILE)"));
+    }
+    let cwd = std::env::current_dir()?;
+    let mut roots = Vec::new();
+    for r in &args.roots {
+        check_root(r)?;
+        roots.push(crate::paths::resolve(&cwd, r));
+    }
+    let mut opts = WalkOptions::from_env(args.skills.clone(), Vec::new());
+    opts.mode = mode;
+    let snap = fingerprint::snapshot::walk(&roots, &opts)?;
+    let sources = snap
+        .roots
+        .iter()
+        .map(|r| fingerprint::relative_path(&cwd, r))
+        .collect();
+    let rec = snap.record(format, None, sources, &args.skills);
+    Ok((snap, rec))
+}
+
 pub fn run(args: FingerprintArgs) -> Result<ExitStatus> {
     let format = match args.format {
         FormatArg::Jcs1 => HashFormat::Jcs1,
@@ -89,57 +156,9 @@ pub fn run(args: FingerprintArgs) -> Result<ExitStatus> {
         Some(ModeArg::Git) => ModeRequest::Git,
         Some(ModeArg::Raw) => ModeRequest::Raw,
     };
-    let (snap, record) = if let Some(session) = &args.session.file {
-        if !session.is_file() {
-            return Err(
-                crate::Error::usage(format!("no session file at `{}`", session.display()))
-                    .with_hint("--session takes a session YAML file"),
-            );
-        }
-        let live = fingerprint::build(
-            &session.to_string_lossy(),
-            None,
-            None,
-            &args.skills,
-            None,
-            mode,
-        )?;
-        if let Some(f) = &live.sources.failure {
-            return Err(crate::Error::usage(format!(
-                "session `{}` yields no skill roots: {f}",
-                session.display()
-            ))
-            .with_hint("declare skill dirs under skills.local or plugins.local_plugins"));
-        }
-        let rec = live.records.get(format).clone();
-        let Some(snap) = live.snapshot else {
-            return Err(crate::Error::usage(format!(
-                "session `{}` declares no skill roots",
-                session.display()
-            )));
-        };
-        (snap, rec)
-    } else {
-        if args.roots.is_empty() {
-            return Err(crate::Error::usage("no skill roots given")
-                .with_hint("usage: reel fingerprint ROOT... (or --session FILE)"));
-        }
-        let cwd = std::env::current_dir()?;
-        let mut roots = Vec::new();
-        for r in &args.roots {
-            check_root(r)?;
-            roots.push(crate::paths::resolve(&cwd, r));
-        }
-        let mut opts = WalkOptions::from_env(args.skills.clone(), Vec::new());
-        opts.mode = mode;
-        let snap = fingerprint::snapshot::walk(&roots, &opts)?;
-        let sources = snap
-            .roots
-            .iter()
-            .map(|r| fingerprint::relative_path(&cwd, r))
-            .collect();
-        let rec = snap.record(format, None, sources, &args.skills);
-        (snap, rec)
+    let (snap, record) = match &args.session.file {
+        Some(session) => of_session(session, &args, format, mode)?,
+        None => of_roots(&args, format, mode)?,
     };
     let sources = record.skill_sources.clone().unwrap_or_default();
     let mut stdout = String::new();

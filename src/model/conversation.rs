@@ -82,37 +82,9 @@ impl Conversation {
         let assistant_count = messages.iter().filter(|m| role(m) == "assistant").count();
         let last_assistant = messages.iter().rposition(|m| role(m) == "assistant");
 
-        let mut last_tool_result = None;
-        for message in messages.iter().rev() {
-            if let Some(found) = blocks(message)
-                .rev()
-                .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
-            {
-                let is_error = found
-                    .get("is_error")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false);
-                last_tool_result = Some((content_text(found.get("content")), is_error));
-                break;
-            }
-        }
-
+        let last_tool_result = last_tool_result(messages);
         let start = last_assistant.map_or(0, |i| i + 1);
-        let mut user_text = String::new();
-        for message in messages[start..].iter().filter(|m| role(m) == "user") {
-            match message.get("content") {
-                Some(Value::String(s)) => push_line(&mut user_text, s),
-                _ => {
-                    for block in blocks(message) {
-                        if block.get("type").and_then(Value::as_str) == Some("text")
-                            && let Some(t) = block.get("text").and_then(Value::as_str)
-                        {
-                            push_line(&mut user_text, t);
-                        }
-                    }
-                }
-            }
-        }
+        let user_text = user_text_of(&messages[start..]);
 
         let cwd = find_cwd(obj.get("system"))
             .or_else(|| messages.iter().find_map(|m| find_cwd(m.get("content"))));
@@ -122,29 +94,7 @@ impl Conversation {
             .find(|m| role(m) == "user")
             .map(message_text)
             .unwrap_or_default();
-        let mut assistant_tool_ids = Vec::new();
-        let mut first_assistant_text = None;
-        for message in messages.iter().filter(|m| role(m) == "assistant") {
-            for block in blocks(message) {
-                match block.get("type").and_then(Value::as_str) {
-                    Some("tool_use") => {
-                        if let Some(id) = block.get("id").and_then(Value::as_str) {
-                            assistant_tool_ids.push(id.to_owned());
-                        }
-                    }
-                    Some("text") if first_assistant_text.is_none() => {
-                        first_assistant_text =
-                            block.get("text").and_then(Value::as_str).map(str::to_owned);
-                    }
-                    _ => {}
-                }
-            }
-            if first_assistant_text.is_none()
-                && let Some(Value::String(s)) = message.get("content")
-            {
-                first_assistant_text = Some(s.clone());
-            }
-        }
+        let (assistant_tool_ids, first_assistant_text) = assistant_side(messages);
 
         Ok(Conversation {
             model,
@@ -160,6 +110,69 @@ impl Conversation {
             first_assistant_text,
         })
     }
+}
+
+/// The last `tool_result` block of the conversation: its text and whether
+/// it is an error.
+fn last_tool_result(messages: &[Value]) -> Option<(String, bool)> {
+    messages.iter().rev().find_map(|message| {
+        let found = blocks(message)
+            .rev()
+            .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))?;
+        let is_error = found
+            .get("is_error")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        Some((content_text(found.get("content")), is_error))
+    })
+}
+
+/// The user messages' text, one line per string content or text block.
+fn user_text_of(messages: &[Value]) -> String {
+    let mut user_text = String::new();
+    for message in messages.iter().filter(|m| role(m) == "user") {
+        match message.get("content") {
+            Some(Value::String(s)) => push_line(&mut user_text, s),
+            _ => {
+                for block in blocks(message) {
+                    if block.get("type").and_then(Value::as_str) == Some("text")
+                        && let Some(t) = block.get("text").and_then(Value::as_str)
+                    {
+                        push_line(&mut user_text, t);
+                    }
+                }
+            }
+        }
+    }
+    user_text
+}
+
+/// Every `tool_use` id the assistant sent, and its first text.
+fn assistant_side(messages: &[Value]) -> (Vec<String>, Option<String>) {
+    let mut assistant_tool_ids = Vec::new();
+    let mut first_assistant_text = None;
+    for message in messages.iter().filter(|m| role(m) == "assistant") {
+        for block in blocks(message) {
+            match block.get("type").and_then(Value::as_str) {
+                Some("tool_use") => {
+                    if let Some(id) = block.get("id").and_then(Value::as_str) {
+                        assistant_tool_ids.push(id.to_owned());
+                    }
+                }
+                Some("text") if first_assistant_text.is_none() => {
+                    first_assistant_text =
+                        block.get("text").and_then(Value::as_str).map(str::to_owned);
+                }
+                _ => {}
+            }
+        }
+        if first_assistant_text.is_none()
+            && let Some(Value::String(s)) = message.get("content")
+        {
+            first_assistant_text = Some(s.clone());
+        }
+    }
+    (assistant_tool_ids, first_assistant_text)
 }
 
 fn role(message: &Value) -> &str {

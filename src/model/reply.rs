@@ -112,91 +112,7 @@ impl Reply<'_> {
         );
         event(&mut out, "ping", &json!({"type": "ping"}));
         for (index, block) in self.blocks().into_iter().enumerate() {
-            let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
-            if kind == "redacted_thinking" {
-                // Arrives whole in its start event, as the API sends it.
-                event(
-                    &mut out,
-                    "content_block_start",
-                    &json!({"type": "content_block_start", "index": index, "content_block": block}),
-                );
-                event(
-                    &mut out,
-                    "content_block_stop",
-                    &json!({"type": "content_block_stop", "index": index}),
-                );
-                continue;
-            }
-            if kind == "thinking" {
-                let text = block.get("thinking").and_then(Value::as_str).unwrap_or("");
-                let signature = block.get("signature").and_then(Value::as_str).unwrap_or("");
-                event(
-                    &mut out,
-                    "content_block_start",
-                    &json!({"type": "content_block_start", "index": index,
-                            "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
-                );
-                for piece in chunks(text, DELTA_CHUNK) {
-                    event(
-                        &mut out,
-                        "content_block_delta",
-                        &json!({"type": "content_block_delta", "index": index,
-                                "delta": {"type": "thinking_delta", "thinking": piece}}),
-                    );
-                }
-                event(
-                    &mut out,
-                    "content_block_delta",
-                    &json!({"type": "content_block_delta", "index": index,
-                            "delta": {"type": "signature_delta", "signature": signature}}),
-                );
-                event(
-                    &mut out,
-                    "content_block_stop",
-                    &json!({"type": "content_block_stop", "index": index}),
-                );
-                continue;
-            }
-            let (start, delta_kind, delta_key, payload) =
-                match block.get("type").and_then(Value::as_str) {
-                    Some("tool_use") => {
-                        let payload = block.get("input").map(Value::to_string).unwrap_or_default();
-                        let mut start = block;
-                        start["input"] = Value::Object(Map::new());
-                        (start, "input_json_delta", "partial_json", payload)
-                    }
-                    _ => {
-                        let payload = block
-                            .get("text")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string();
-                        (
-                            json!({"type": "text", "text": ""}),
-                            "text_delta",
-                            "text",
-                            payload,
-                        )
-                    }
-                };
-            event(
-                &mut out,
-                "content_block_start",
-                &json!({"type": "content_block_start", "index": index, "content_block": start}),
-            );
-            for piece in chunks(&payload, DELTA_CHUNK) {
-                event(
-                    &mut out,
-                    "content_block_delta",
-                    &json!({"type": "content_block_delta", "index": index,
-                            "delta": {"type": delta_kind, delta_key: piece}}),
-                );
-            }
-            event(
-                &mut out,
-                "content_block_stop",
-                &json!({"type": "content_block_stop", "index": index}),
-            );
+            block_events(&mut out, index, block);
         }
         event(
             &mut out,
@@ -208,6 +124,69 @@ impl Reply<'_> {
         event(&mut out, "message_stop", &json!({"type": "message_stop"}));
         out
     }
+}
+
+/// One content block's events: its start, its deltas, its stop. A block
+/// starts empty and its content arrives in deltas of [`DELTA_CHUNK`], as the
+/// API streams it; a redacted thinking block arrives whole in its start.
+fn block_events(out: &mut String, index: usize, block: Value) {
+    let str_of = |key: &str| {
+        block
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let (start, deltas): (Value, Vec<Value>) = match block.get("type").and_then(Value::as_str) {
+        Some("redacted_thinking") => (block, Vec::new()),
+        Some("thinking") => {
+            let (text, signature) = (str_of("thinking"), str_of("signature"));
+            let deltas = chunks(&text, DELTA_CHUNK)
+                .into_iter()
+                .map(|piece| json!({"type": "thinking_delta", "thinking": piece}))
+                .chain([json!({"type": "signature_delta", "signature": signature})])
+                .collect();
+            (
+                json!({"type": "thinking", "thinking": "", "signature": ""}),
+                deltas,
+            )
+        }
+        Some("tool_use") => {
+            let payload = block.get("input").map(Value::to_string).unwrap_or_default();
+            let deltas = chunks(&payload, DELTA_CHUNK)
+                .into_iter()
+                .map(|piece| json!({"type": "input_json_delta", "partial_json": piece}))
+                .collect();
+            let mut start = block;
+            start["input"] = Value::Object(Map::new());
+            (start, deltas)
+        }
+        _ => {
+            let text = str_of("text");
+            let deltas = chunks(&text, DELTA_CHUNK)
+                .into_iter()
+                .map(|piece| json!({"type": "text_delta", "text": piece}))
+                .collect();
+            (json!({"type": "text", "text": ""}), deltas)
+        }
+    };
+    event(
+        out,
+        "content_block_start",
+        &json!({"type": "content_block_start", "index": index, "content_block": start}),
+    );
+    for delta in deltas {
+        event(
+            out,
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+        );
+    }
+    event(
+        out,
+        "content_block_stop",
+        &json!({"type": "content_block_stop", "index": index}),
+    );
 }
 
 /// The message id of every side reply.

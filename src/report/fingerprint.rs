@@ -92,23 +92,18 @@ pub fn text(
     sources: &[String],
 ) -> String {
     let mut s = String::new();
-    let line = |s: &mut String, k: &str, v: &str| s.push_str(&format!("{k:<12}{v}\n"));
-    line(
-        &mut s,
-        "format",
-        if format == HashFormat::Jcs1 {
-            "jcs1"
-        } else {
-            "legacy (pre-v12)"
-        },
-    );
+    let format_name = if format == HashFormat::Jcs1 {
+        "jcs1"
+    } else {
+        "legacy (pre-v12)"
+    };
+    line(&mut s, "format", format_name);
     line(&mut s, "mode", fp.mode.as_deref().unwrap_or("raw"));
+    let skill_hash = fp.skill_hash.as_deref();
     line(
         &mut s,
         "skillHash",
-        fp.skill_hash
-            .as_deref()
-            .unwrap_or("(none: unreadable files)"),
+        skill_hash.unwrap_or("(none: unreadable files)"),
     );
     if let Some(c) = &fp.content_sig {
         line(&mut s, "contentSig", c);
@@ -120,29 +115,46 @@ pub fn text(
             if src.is_empty() { "." } else { src },
         );
     }
+    scope_lines(&mut s, fp, snap);
+    for e in &snap.read_errors {
+        line(&mut s, "readError", e);
+    }
+    if files {
+        s.push('\n');
+        file_lines(&mut s, snap, format, sources);
+    }
+    s
+}
+
+/// One `key value` line, the key in a column of 12.
+fn line(s: &mut String, k: &str, v: &str) {
+    s.push_str(&format!("{k:<12}{v}\n"));
+}
+
+/// The optional parts of the digest: skill and agent scope, the shared
+/// hash, the per-file manifest.
+fn scope_lines(s: &mut String, fp: &FingerprintRecord, snap: &Snapshot) {
     if let Some(scope) = &fp.skill_scope {
-        line(&mut s, "skillScope", &scope.join(", "));
+        line(s, "skillScope", &scope.join(", "));
         if !snap.scoped {
+            let missed = snap.missed_skills.join(", ");
             line(
-                &mut s,
+                s,
                 "",
-                &format!(
-                    "(not applied: {} not found — whole tree hashed)",
-                    snap.missed_skills.join(", ")
-                ),
+                &format!("(not applied: {missed} not found — whole tree hashed)"),
             );
         }
     }
     if let Some(a) = &fp.agent_scope {
-        line(&mut s, "agentScope", a);
+        line(s, "agentScope", a);
     }
     if let Some(h) = &fp.shared_hash {
-        line(&mut s, "sharedHash", h);
+        line(s, "sharedHash", h);
     }
     match (&fp.file_sigs, fp.file_sigs_omitted) {
-        (Some(sigs), _) => line(&mut s, "fileSigs", &format!("{} entries", sigs.len())),
+        (Some(sigs), _) => line(s, "fileSigs", &format!("{} entries", sigs.len())),
         (None, Some(true)) => line(
-            &mut s,
+            s,
             "fileSigs",
             &format!(
                 "omitted (more than {} entries)",
@@ -151,27 +163,24 @@ pub fn text(
         ),
         _ => {}
     }
-    for e in &snap.read_errors {
-        line(&mut s, "readError", e);
+}
+
+/// `--files`: one line per entry, its digest's head (or link target).
+fn file_lines(s: &mut String, snap: &Snapshot, format: HashFormat, sources: &[String]) {
+    for row in file_rows(snap, format, sources) {
+        let digest = match (&row.sha256, &row.target) {
+            (Some(h), _) => h[..12.min(h.len())].to_owned(),
+            (None, Some(t)) => format!("-> {t:?}"),
+            _ => "dir".to_owned(),
+        };
+        let root = if sources.len() > 1 {
+            format!("[{}] ", row.root)
+        } else {
+            String::new()
+        };
+        s.push_str(&format!(
+            "  {:<5} {digest:<14} {root}{:?}\n",
+            row.kind, row.path
+        ));
     }
-    if files {
-        s.push('\n');
-        for row in file_rows(snap, format, sources) {
-            let digest = match (&row.sha256, &row.target) {
-                (Some(h), _) => h[..12.min(h.len())].to_owned(),
-                (None, Some(t)) => format!("-> {t:?}"),
-                _ => "dir".to_owned(),
-            };
-            let root = if sources.len() > 1 {
-                format!("[{}] ", row.root)
-            } else {
-                String::new()
-            };
-            s.push_str(&format!(
-                "  {:<5} {digest:<14} {root}{:?}\n",
-                row.kind, row.path
-            ));
-        }
-    }
-    s
 }
