@@ -174,8 +174,42 @@ fn scenario_jobs(args: &RecordArgs) -> Result<Option<Vec<RecordOptions>>> {
 /// `scenarioSource`; `None` when nothing is to be done. The code is 2 when a
 /// drifted cassette cannot be re-recorded.
 fn stale_jobs(args: &RecordArgs) -> Result<Option<(Vec<RecordOptions>, ExitStatus)>> {
+    let cassettes = cassettes_named(&args.scenarios)?;
+    let discovered = cassettes.len();
+    let cassettes = args.shard.select(cassettes);
+    if cassettes.is_empty()
+        && let Some(notice) = args
+            .shard
+            .empty_notice("record --rerecord-stale", discovered)
+    {
+        eprintln!("{notice}");
+        return Ok(None);
+    }
+    let base = options(args, Path::new(""));
+    let plan = crate::record::batch::plan_stale(&cassettes, &base);
+    let code = if plan.refused.is_empty() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Usage
+    };
+    report_stale_plan(&plan, cassettes.len());
+    if plan.rerecord.is_empty() {
+        return if code == ExitStatus::Success {
+            Ok(None)
+        } else {
+            Ok(Some((Vec::new(), code)))
+        };
+    }
+    Ok(Some((
+        plan.rerecord.into_iter().map(|r| r.opts).collect(),
+        code,
+    )))
+}
+
+/// The cassette files named, directories expanded to their cassettes.
+fn cassettes_named(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut cassettes = Vec::new();
-    for p in &args.scenarios {
+    for p in paths {
         if p.is_dir() {
             let found = crate::discover::cassettes_in(p)
                 .map_err(|e| crate::Error::usage(format!("record: read `{}`: {e}", p.display())))?;
@@ -199,19 +233,12 @@ fn stale_jobs(args: &RecordArgs) -> Result<Option<(Vec<RecordOptions>, ExitStatu
             )));
         }
     }
-    let discovered = cassettes.len();
-    let cassettes = args.shard.select(cassettes);
-    if cassettes.is_empty()
-        && let Some(notice) = args
-            .shard
-            .empty_notice("record --rerecord-stale", discovered)
-    {
-        eprintln!("{notice}");
-        return Ok(None);
-    }
-    let base = options(args, Path::new(""));
-    let plan = crate::record::batch::plan_stale(&cassettes, &base);
-    let mut code = ExitStatus::Success;
+    Ok(cassettes)
+}
+
+/// The plan on stderr: refusals, unverifiable drift, each drifted cassette
+/// with its drift, and the count.
+fn report_stale_plan(plan: &crate::record::batch::StalePlan, checked: usize) {
     let mut err = std::io::stderr().lock();
     for (path, why) in &plan.refused {
         let _ = writeln!(
@@ -219,7 +246,6 @@ fn stale_jobs(args: &RecordArgs) -> Result<Option<(Vec<RecordOptions>, ExitStatu
             "error: record --rerecord-stale: {}: {why}",
             path.display()
         );
-        code = ExitStatus::Usage;
     }
     for (path, findings) in &plan.unverifiable {
         for f in findings {
@@ -239,29 +265,16 @@ fn stale_jobs(args: &RecordArgs) -> Result<Option<(Vec<RecordOptions>, ExitStatu
             r.drift.join("; ")
         );
     }
+    let nothing = if plan.rerecord.is_empty() {
+        " — nothing to re-record"
+    } else {
+        ""
+    };
     let _ = writeln!(
         err,
-        "record --rerecord-stale: {} of {} cassette(s) drifted{}",
+        "record --rerecord-stale: {} of {checked} cassette(s) drifted{nothing}",
         plan.rerecord.len(),
-        cassettes.len(),
-        if plan.rerecord.is_empty() {
-            " — nothing to re-record"
-        } else {
-            ""
-        }
     );
-    drop(err);
-    if plan.rerecord.is_empty() {
-        return if code == ExitStatus::Success {
-            Ok(None)
-        } else {
-            Ok(Some((Vec::new(), code)))
-        };
-    }
-    Ok(Some((
-        plan.rerecord.into_iter().map(|r| r.opts).collect(),
-        code,
-    )))
 }
 
 /// The recording options of `scenario` under these flags.
