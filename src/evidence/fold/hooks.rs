@@ -128,86 +128,90 @@ pub(in crate::evidence) fn reconstruct_hooks(rec: &mut RunRecord, lines: &[Strin
             .unwrap_or(&empty);
         match request.get("subtype").and_then(Value::as_str) {
             Some(subtype::HOOK_CALLBACK) => {
-                let callback_id = request
-                    .get("callback_id")
-                    .map(js_string)
-                    .unwrap_or_else(|| "undefined".into());
-                let hev = hook_event_from(
-                    callback_id,
-                    reply,
-                    request.get("input"),
-                    request
-                        .get("tool_use_id")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
-                );
-                if hev.callback_id == HOSTLOOP_PATH_GATE_ID && hev.decision == "block" {
-                    let vm = [hev.file_path.as_deref(), hev.path.as_deref()]
-                        .into_iter()
-                        .find(|p| is_vm_sessions_path(*p))
-                        .flatten();
-                    denials.push(PathDenial {
-                        source: "pretooluse",
-                        tool: hev.tool.clone().unwrap_or_else(|| "?".into()),
-                        path: vm
-                            .or(hev.file_path.as_deref())
-                            .or(hev.path.as_deref())
-                            .map(str::to_owned),
-                        callback_id: Some(hev.callback_id.clone()),
-                        decision_reason_type: None,
-                        agent_id: hev.agent_id.clone(),
-                        decision: "deny",
-                        reason: hev.reason.clone(),
-                        tool_use_id: hev.tool_use_id.clone(),
-                    });
-                }
+                let hev = hook_callback(request, reply);
+                denials.extend(path_gate_denial(&hev));
                 hooks.push(hev);
             }
-            Some(subtype::CAN_USE_TOOL) => {
-                let Some(body) = reply else { continue };
-                let Ok(Some(req)) = parse::to_decision_request(mo) else {
-                    continue;
-                };
-                let DecisionRequest::Permission {
-                    tool,
-                    input,
-                    agent_id,
-                    tool_use_id,
-                    decision_reason_type,
-                    ..
-                } = &req
-                else {
-                    continue;
-                };
-                if !FILE_ATTEMPT_TOOLS.contains(&tool.as_str()) {
-                    continue;
-                }
-                let Reply::Deny(message) = control::deserialize(&req, body) else {
-                    continue;
-                };
-                let Some(p) = denied_path_from(
-                    input.get("file_path").and_then(Value::as_str),
-                    input.get("path").and_then(Value::as_str),
-                ) else {
-                    continue;
-                };
-                denials.push(PathDenial {
-                    source: "can_use_tool",
-                    tool: tool.clone(),
-                    path: Some(p),
-                    callback_id: None,
-                    decision_reason_type: decision_reason_type.clone(),
-                    agent_id: agent_id.clone(),
-                    decision: "deny",
-                    reason: Some(message),
-                    tool_use_id: tool_use_id.clone(),
-                });
-            }
+            Some(subtype::CAN_USE_TOOL) => denials.extend(permission_denial(mo, reply)),
             _ => {}
         }
     }
     rec.hook_events = Some(hooks);
     rec.path_denials = Some(denials);
+}
+
+/// The hook event of a `hook_callback` request and its recorded reply.
+fn hook_callback(request: &Map<String, Value>, reply: Option<&Map<String, Value>>) -> HookEvent {
+    let callback_id = request
+        .get("callback_id")
+        .map(js_string)
+        .unwrap_or_else(|| "undefined".into());
+    let tool_use_id = request.get("tool_use_id").and_then(Value::as_str);
+    hook_event_from(
+        callback_id,
+        reply,
+        request.get("input"),
+        tool_use_id.map(str::to_owned),
+    )
+}
+
+/// The host loop's path gate blocking a tool is a path denial.
+fn path_gate_denial(hev: &HookEvent) -> Option<PathDenial> {
+    if hev.callback_id != HOSTLOOP_PATH_GATE_ID || hev.decision != "block" {
+        return None;
+    }
+    Some(PathDenial {
+        source: "pretooluse",
+        tool: hev.tool.clone().unwrap_or_else(|| "?".into()),
+        path: denied_path_from(hev.file_path.as_deref(), hev.path.as_deref()),
+        callback_id: Some(hev.callback_id.clone()),
+        decision_reason_type: None,
+        agent_id: hev.agent_id.clone(),
+        decision: "deny",
+        reason: hev.reason.clone(),
+        tool_use_id: hev.tool_use_id.clone(),
+    })
+}
+
+/// A denied `can_use_tool` for a file tool, with the path it tried.
+fn permission_denial(
+    mo: &Map<String, Value>,
+    reply: Option<&Map<String, Value>>,
+) -> Option<PathDenial> {
+    let body = reply?;
+    let req = parse::to_decision_request(mo).ok()??;
+    let DecisionRequest::Permission {
+        tool,
+        input,
+        agent_id,
+        tool_use_id,
+        decision_reason_type,
+        ..
+    } = &req
+    else {
+        return None;
+    };
+    if !FILE_ATTEMPT_TOOLS.contains(&tool.as_str()) {
+        return None;
+    }
+    let Reply::Deny(message) = control::deserialize(&req, body) else {
+        return None;
+    };
+    let path = denied_path_from(
+        input.get("file_path").and_then(Value::as_str),
+        input.get("path").and_then(Value::as_str),
+    )?;
+    Some(PathDenial {
+        source: "can_use_tool",
+        tool: tool.clone(),
+        path: Some(path),
+        callback_id: None,
+        decision_reason_type: decision_reason_type.clone(),
+        agent_id: agent_id.clone(),
+        decision: "deny",
+        reason: Some(message),
+        tool_use_id: tool_use_id.clone(),
+    })
 }
 
 /// `hookEventFrom`: a hook reply body + request input → hook event.
