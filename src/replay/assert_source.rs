@@ -160,7 +160,7 @@ pub fn choose(
             flag: source.flag(),
             source: source_error,
         })?;
-    let drifted = shaping::drift(scenario, &disk);
+    let drifted = shaping::drift(scenario, crate::scenario::dir_of(&cassette.path), &disk);
     if !drifted.is_empty() {
         return Err(AssertSourceError::Drift {
             path: path.display().to_string(),

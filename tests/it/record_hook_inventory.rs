@@ -70,7 +70,10 @@ fn a_run_with_no_blocking_hook_freezes_an_empty_inventory_and_stamps_no_v16() {
     let fx = bundle(false);
     let doc = record(&fx, &claude);
     assert_eq!(doc["hookFailureBlocks"], json!({"events": []}));
-    assert_eq!(doc["cassetteVersion"], 12, "an empty inventory stamps no v16");
+    assert_eq!(
+        doc["cassetteVersion"], 12,
+        "an empty inventory stamps no v16"
+    );
     // Frozen where the original writes it: after `environment`.
     let keys: Vec<&str> = doc.keys().map(String::as_str).collect();
     let at = keys.iter().position(|k| *k == "hookFailureBlocks").unwrap();
