@@ -188,7 +188,9 @@ pub fn choose(
         "::notice:: [replay] re-asserting from on-disk {shown} (authored fields {} verified \
             unchanged; skill-content drift {}; session model/mounts/discovery is NOT verified — \
             re-record if the session changed)",
-        shaping::field_names().collect::<Vec<_>>().join("/"),
+        shaping::field_names(shaping::names_fixture(scenario, &disk))
+            .collect::<Vec<_>>()
+            .join("/"),
         if skill_verifiable {
             "will hard-fail"
         } else {
