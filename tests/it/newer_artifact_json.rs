@@ -173,6 +173,26 @@ fn link_and_body_less_matches_are_unavailable() {
     assert!(m.starts_with("evidence unavailable:"), "{m}");
 }
 
+/// test/authorship-artifact-json-messages.test.ts ("body-less on replay:
+/// fixture"): an untouched binary `workspace_fixture` file recorded
+/// hash-only names that cause, byte for byte.
+#[test]
+fn a_hash_only_fixture_file_names_its_cause() {
+    let deck = json!({"path": "outputs/new.json", "bytes": 3, "sha256": "d".repeat(64),
+        "truncated": true, "truncationReason": "fixture"});
+    let c = with_artifacts(vec![deck]);
+    assert_eq!(
+        fails(
+            &c,
+            json!({"artifact_json": {"artifact": "outputs/new.json"}})
+        ),
+        "evidence unavailable: artifact_json target \"outputs/new.json\" was captured body-less \
+         (an untouched binary workspace_fixture file — recorded hash-only; assert artifact_json on \
+         what the step writes) — content is not in the cassette, so it cannot be evaluated on \
+         replay"
+    );
+}
+
 /// "artifact_json glob — load rules": a glob without `match`, `match` on a
 /// literal path, and a `match` other than each | any are load errors; `[`
 /// is literal.

@@ -415,6 +415,10 @@ fn json_truncation_cause(reason: Option<TruncationReason>) -> &'static str {
         Some(TruncationReason::Size) => {
             "(larger than the artifact-body cap — raise --max-artifact-bytes to capture it)"
         }
+        Some(TruncationReason::Fixture) => {
+            "(an untouched binary workspace_fixture file — recorded hash-only; assert \
+                artifact_json on what the step writes)"
+        }
         _ => {
             "(a read-only connected-folder input, or an artifact larger than the body cap — if an \
                 input, assert on a deliverable; if a large deliverable, raise --max-artifact-bytes)"
