@@ -134,8 +134,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         plan.max_artifact_bytes,
     );
     if let Some(scan) = &fixture {
-        let paths: Vec<String> = scan.files.iter().map(|f| f.path.clone()).collect();
-        warnings.extend(manifest::fixture_hash_only(&mut artifacts, &paths, &pre).notices());
+        warnings.extend(manifest::fixture_hash_only(&mut artifacts, &scan.files, &pre).notices());
     }
     let t1 = std::time::Instant::now();
     let sandbox = log_sandbox(&log, plan.sandbox);
@@ -367,6 +366,16 @@ pub fn scan_fixture(
     };
     let dir = dir.map_err(|e| setup(format!("workspace_fixture {label}: {e}")))?;
     let scan = crate::fingerprint::fixture::scan(&dir, label).map_err(|e| setup(e.to_string()))?;
+    if let Some(refusal) = crate::fingerprint::fixture::protocol_token_refusal(&scan, label) {
+        return Err(RecordError::Setup {
+            message: format!("`{}`: {refusal}", scenario.path.display()),
+            hint: Some(
+                "re-export the fixture without --session-paths (reel runs the agent at the \
+                 protocol tier)"
+                    .into(),
+            ),
+        });
+    }
     if let Some(message) =
         crate::fingerprint::fixture::presence_refusal(&scenario.name, &scenario.assert, &scan.files)
     {

@@ -362,3 +362,32 @@ fn another_fixture_is_recording_shaping_drift() {
         moved.stderr
     );
 }
+
+/// test/fixture-session-tokens.test.ts ("refuses the protocol tier before
+/// spend", "a binary fixture file holding a token is refused at scan"): a
+/// fixture exported with `--session-paths` names a session root reel's
+/// protocol tier does not have, so it is refused before anything runs, and
+/// a binary file holding a token is refused by the scan on any tier.
+#[test]
+fn a_session_path_token_is_refused_before_anything_runs() {
+    for (file, body, want) in [
+        (
+            "artifacts/probe.txt",
+            b"__COWORK_HARNESS_VM_SESSION_ROOT__/mnt/outputs".to_vec(),
+            "\"artifacts/probe.txt\" hold(s) a session-path token, and the protocol tier has no \
+             session layout",
+        ),
+        (
+            "b.bin",
+            [&[0u8, 1][..], b"__COWORK_HARNESS_SESSION_ROOT__"].concat(),
+            "\"b.bin\" is binary and holds a session-path token",
+        ),
+    ] {
+        let fx = bundle();
+        fx.write(&format!("fixtures/after-scoring/{file}"), body);
+        let run = record(&fx, &[]);
+        assert_eq!(run.code, 2, "{file}: {}", run.streams());
+        assert!(run.stderr.contains(want), "{file}: {}", run.stderr);
+        assert!(!fx.path("runs").exists(), "{file}: a run started");
+    }
+}
