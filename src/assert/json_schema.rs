@@ -240,7 +240,7 @@ fn keyword_problem(k: &str, v: &Value, at: &str) -> Option<String> {
         "format" => format!(
             "`format` ({}) at {at} is not supported (no format is validated, so it would check \
                 nothing): drop it, or use `pattern`",
-            json(v)
+            echo(&json(v))
         ),
         "$id" => format!(
             "`$id` at {at} is not supported: a schema here is self-contained (use local `$defs` \
@@ -261,7 +261,7 @@ fn keyword_problem(k: &str, v: &Value, at: &str) -> Option<String> {
         "$ref" if !v.as_str().is_some_and(|r| r.starts_with('#')) => format!(
             "`$ref` {} at {at} is not a local reference: only `#…` refs into this schema are \
                 resolved (nothing is fetched)",
-            json(v)
+            echo(&json(v))
         ),
         _ if DYNAMIC.contains(&k) => {
             format!("`{k}` at {at} is not supported (use `$ref` to a local `#/$defs/…`)")
@@ -273,7 +273,7 @@ fn keyword_problem(k: &str, v: &Value, at: &str) -> Option<String> {
         "items" if v.is_array() => "`items` takes one schema in draft 2020-12 (the list form is \
             draft-07): use `prefixItems` for a tuple"
             .into(),
-        _ if !known(k) => format!("unknown keyword: \"{k}\" at {at}"),
+        _ if !known(k) => format!("unknown keyword: \"{}\" at {at}", echo(k)),
         _ => return None,
     })
 }
@@ -314,6 +314,34 @@ fn missing_type(m: &Map<String, Value>, at: &str, types: &[String]) -> Option<St
     None
 }
 
+/// The longest piece of a schema a load error quotes (UTF-16 units): a
+/// schema file may hold anything, a pasted token among it, and an error
+/// message travels to logs and CI annotations.
+const MAX_ECHO_UNITS: usize = 40;
+
+/// `text` as a load error quotes it: whole when short (a keyword, a
+/// `format` name, a ref), else its head and `…`.
+fn echo(text: &str) -> String {
+    if utf16::len(text) > MAX_ECHO_UNITS {
+        format!("{}…", utf16::slice(text, MAX_ECHO_UNITS - 1))
+    } else {
+        text.to_owned()
+    }
+}
+
+/// Why the schema does not compile: where, and the validator's reason with
+/// the offending value itself left out (it names the value as "the value").
+fn invalid_schema(e: &ValidationError<'_>) -> String {
+    let reason = e.to_string().replace(&e.instance.to_string(), "the value");
+    let at = format!("#{}", e.instance_path.as_str());
+    let reason = if utf16::len(&reason) > MAX_ERROR_UNITS {
+        format!("{}…", utf16::slice(&reason, MAX_ERROR_UNITS - 1))
+    } else {
+        reason
+    };
+    format!("schema is invalid at {at}: {reason}")
+}
+
 /// Compiled validators by schema text: a batch replays the same schema over
 /// many files and cassettes.
 fn compiled(schema: &Value) -> Result<std::sync::Arc<Validator>, String> {
@@ -331,7 +359,7 @@ fn compiled(schema: &Value) -> Result<std::sync::Arc<Validator>, String> {
         .should_validate_formats(false)
         .build(schema)
         .map(std::sync::Arc::new)
-        .map_err(|e| format!("schema is invalid: {e}"));
+        .map_err(|e| invalid_schema(&e));
     if let Ok(mut c) = cache.lock() {
         // Bounded: a hostile corpus of distinct schemas cannot grow it without end.
         if c.len() >= 256 {
@@ -495,6 +523,32 @@ mod tests {
 
     fn problem(schema: Value) -> String {
         schema_problem(&schema).unwrap_or_default()
+    }
+
+    /// A token pasted into the wrong place of a schema file is never quoted
+    /// whole by the load error (which reaches logs and CI annotations).
+    #[test]
+    fn load_errors_do_not_quote_a_secret_from_the_schema() {
+        let secret = format!("sk-ant-api03-{}", "Q7x".repeat(30));
+        for schema in [
+            json!({"type": secret}),
+            json!({"type": "object", "properties": {"a": {"minLength": secret}}}),
+            json!({"type": "string", "format": secret}),
+            json!({"$ref": secret}),
+            json!({"type": "string", secret.clone(): 1}),
+        ] {
+            let p = problem(schema.clone());
+            assert!(!p.contains(&secret), "{schema}: {p}");
+            assert!(!p.contains(&secret[..45]), "{schema}: {p}");
+        }
+        // What an ordinary mistake says stays readable.
+        let p = problem(json!({"type": "strng"}));
+        assert!(
+            p.starts_with("schema is invalid at #/type: the value is not valid"),
+            "{p}"
+        );
+        let p = problem(json!({"type": "string", "format": "date-time"}));
+        assert!(p.contains("`format` (\"date-time\")"), "{p}");
     }
 
     // test/artifact-json-schema.test.ts, "load-time refusals".

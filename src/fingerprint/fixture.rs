@@ -48,6 +48,9 @@ pub struct FixtureFile {
     /// `mode & 0o777`, what the staged copy is created with.
     pub mode: u32,
     pub bytes: u64,
+    /// A text file holding a session-path token (`fixture export
+    /// --session-paths` in cowork-harness), which staging would rewrite.
+    pub tokens: bool,
 }
 
 impl FixtureFile {
@@ -276,16 +279,9 @@ pub fn scan(dir: &Path, label: &str) -> Result<ScannedFixture, FixtureError> {
     }
     let mut files = Vec::with_capacity(walk.found.len());
     for (rel, abs, meta) in walk.found {
-        let body = fs::read(&abs)
-            .map_err(|e| FixtureError(format!("{what}: {rel:?} cannot be read ({e})")))?;
-        let mode = meta.permissions().mode();
-        files.push(FixtureFile {
-            path: rel,
-            sha256: hex::encode(Sha256::digest(&body)),
-            exec: mode & 0o100 != 0,
-            mode: mode & 0o777,
-            bytes: body.len() as u64,
-        });
+        files.push(
+            read_file(rel, &abs, &meta).map_err(|why| FixtureError(format!("{what}: {why}")))?,
+        );
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let sig = signature(
@@ -299,6 +295,61 @@ pub fn scan(dir: &Path, label: &str) -> Result<ScannedFixture, FixtureError> {
         files,
         sig,
         file_sigs,
+    })
+}
+
+/// The session-path tokens cowork-harness's `fixture export
+/// --session-paths` writes in place of a session root (its
+/// src/fixture/session-tokens.ts): staging writes the new session's root back.
+pub const SESSION_TOKENS: [&str; 2] = [
+    "__COWORK_HARNESS_SESSION_ROOT__",
+    "__COWORK_HARNESS_VM_SESSION_ROOT__",
+];
+
+/// One found file, read and digested; a binary file holding a session-path
+/// token is refused (a substitution would corrupt it).
+fn read_file(rel: String, abs: &Path, meta: &fs::Metadata) -> Result<FixtureFile, String> {
+    let body = fs::read(abs).map_err(|e| format!("{rel:?} cannot be read ({e})"))?;
+    let has_token = SESSION_TOKENS
+        .iter()
+        .any(|t| memchr::memmem::find(&body, t.as_bytes()).is_some());
+    // Text when no NUL is in the first 8 KiB, as the original sniffs it.
+    let text = !body[..body.len().min(8192)].contains(&0);
+    if has_token && !text {
+        return Err(format!(
+            "{rel:?} is binary and holds a session-path token — only a text file's token can be \
+             replaced"
+        ));
+    }
+    let mode = meta.permissions().mode();
+    Ok(FixtureFile {
+        sha256: hex::encode(Sha256::digest(&body)),
+        exec: mode & 0o100 != 0,
+        mode: mode & 0o777,
+        bytes: body.len() as u64,
+        tokens: has_token,
+        path: rel,
+    })
+}
+
+/// Why a fixture cannot be staged at the protocol tier, the only one reel
+/// runs: a session-path token names a session root, and this tier has no
+/// session layout to write in its place (the original refuses it before
+/// spend, test/fixture-session-tokens.test.ts). The agent is never handed a
+/// raw token.
+pub fn protocol_token_refusal(scan: &ScannedFixture, label: &str) -> Option<String> {
+    let tokenised: Vec<String> = scan
+        .files
+        .iter()
+        .filter(|f| f.tokens)
+        .map(|f| format!("{:?}", f.path))
+        .collect();
+    (!tokenised.is_empty()).then(|| {
+        format!(
+            "workspace_fixture {label}: {} hold(s) a session-path token, and the protocol tier \
+             has no session layout to write in its place",
+            tokenised.join(", ")
+        )
     })
 }
 
@@ -514,6 +565,7 @@ mod tests {
     #[test]
     fn presence_assertions_on_fixture_files_must_state_authored() {
         let file = |p: &str| FixtureFile {
+            tokens: false,
             path: p.into(),
             sha256: String::new(),
             exec: false,

@@ -35,6 +35,9 @@ pub struct Parts<'a> {
     pub sandbox: Option<&'a crate::sandbox::Layers>,
     /// The staged `workspace_fixture` (its signature joins the fingerprint).
     pub fixture: Option<&'a crate::fingerprint::fixture::ScannedFixture>,
+    /// The run's v16 `onFailure: block` hook inventory (`record::hook_inventory`;
+    /// `None`: not taken).
+    pub hook_failure_blocks: Option<&'a Value>,
 }
 
 /// `reel/<version>`: the recorder identity in `environment.harnessVersion`.
@@ -167,24 +170,40 @@ fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
     {
         doc.insert("sessionFingerprint".into(), json!(fp));
     }
+    if let Some(map) = folder_prefix_map(p) {
+        doc.insert("folderPrefixMap".into(), map);
+    }
+    doc.insert("environment".into(), environment(p));
+    // Frozen as taken, an empty one too; only a non-empty one stamps v16.
+    if let Some(blocks) = p.hook_failure_blocks {
+        doc.insert("hookFailureBlocks".into(), blocks.clone());
+    }
+    stamp(&mut doc);
+    doc
+}
+
+/// The record-time connected-folder host path → mount name correspondence
+/// (when every folder got a mount).
+fn folder_prefix_map(p: &Parts<'_>) -> Option<Value> {
     let mounts: Vec<&String> = p
         .staged
         .user_visible_roots
         .iter()
         .filter(|r| *r != "outputs")
         .collect();
-    if mounts.len() == p.folders.len() {
-        let map: Vec<Value> = p
-            .folders
+    (mounts.len() == p.folders.len()).then(|| {
+        p.folders
             .iter()
             .zip(mounts)
             .map(|(f, m)| {
                 let from = std::fs::canonicalize(&f.from).unwrap_or_else(|_| f.from.clone());
                 json!({"from": from.display().to_string(), "mount": m})
             })
-            .collect();
-        doc.insert("folderPrefixMap".into(), Value::Array(map));
-    }
+            .collect()
+    })
+}
+
+fn environment(p: &Parts<'_>) -> Value {
     let mut environment =
         json!({"location": "local", "tier": "protocol", "harnessVersion": harness_version()});
     // The layers the run was confined by (reel's; cowork-harness keeps
@@ -192,9 +211,7 @@ fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
     if let Some(layers) = p.sandbox {
         environment["sandbox"] = json!(layers);
     }
-    doc.insert("environment".into(), environment);
-    stamp(&mut doc);
-    doc
+    environment
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{RecordError, assemble, manifest, stage};
+use super::{RecordError, assemble, hook_inventory, manifest, stage};
 use crate::agent::{self, AgentCommand, ClaudeKnobs, DriveOptions, ErrorSource, RunEnd};
 use crate::scenario::answers::Decider;
 use crate::scenario::{Scenario, session_keys};
@@ -121,44 +121,9 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     write_logs(run_dir.path(), &log);
     warnings.extend(log.decisions.warnings.iter().cloned());
 
-    if let RunEnd::Failed { source, message } = &log.end {
-        match source {
-            ErrorSource::Spawn => {
-                // Nothing ran: the run directory holds nothing worth keeping.
-                let _ = run_dir.finish(false);
-                return Err(RecordError::AgentMissing {
-                    message: message.clone(),
-                    hint: if plan.agent_cmd.is_some() {
-                        format!(
-                            "check the --agent-cmd program `{}` (its path, and that it is \
-                                executable)",
-                            cmd.program.display()
-                        )
-                    } else {
-                        format!(
-                            "install Claude Code (scripts/install-claude.sh) or set \
-                                REEL_CLAUDE_BIN; the program was `{}`",
-                            cmd.program.display()
-                        )
-                    },
-                });
-            }
-            ErrorSource::Sandbox => {
-                let _ = run_dir.finish(false);
-                return Err(RecordError::Sandbox(crate::sandbox::Refusal::Failed(
-                    message.clone(),
-                )));
-            }
-            ErrorSource::Unanswered | ErrorSource::Script => {
-                return Err(RecordError::Run {
-                    message: format!("{message}\n    no cassette was written"),
-                    hint: None,
-                    run_dir: Some(run_dir.path().to_path_buf()),
-                });
-            }
-            _ => {}
-        }
-    }
+    let run_dir = refuse_unrecordable(plan, &cmd, &log, run_dir)?;
+    let hook_failure_blocks =
+        hook_inventory::for_run(&log.events, &hook_inventory::Sources::of_command(&cmd));
 
     // Assemble, scrub, judge.
     let t0 = std::time::Instant::now();
@@ -169,8 +134,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         plan.max_artifact_bytes,
     );
     if let Some(scan) = &fixture {
-        let paths: Vec<String> = scan.files.iter().map(|f| f.path.clone()).collect();
-        warnings.extend(manifest::fixture_hash_only(&mut artifacts, &paths, &pre).notices());
+        warnings.extend(manifest::fixture_hash_only(&mut artifacts, &scan.files, &pre).notices());
     }
     let t1 = std::time::Instant::now();
     let sandbox = log_sandbox(&log, plan.sandbox);
@@ -184,6 +148,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         folders: &session.folders,
         sandbox: Some(&sandbox),
         fixture: fixture.as_ref(),
+        hook_failure_blocks: Some(&hook_failure_blocks),
     });
     let t2 = std::time::Instant::now();
     let policy_dirs = [
@@ -263,6 +228,56 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         denials,
         mcp,
     })
+}
+
+/// A run that cannot become a cassette: the agent never started (its run
+/// directory is dropped), the sandbox failed, or a question went unanswered
+/// or the model script ran out (the run directory is kept).
+fn refuse_unrecordable(
+    plan: &LivePlan<'_>,
+    cmd: &AgentCommand,
+    log: &agent::RunLog,
+    run_dir: RunDir,
+) -> Result<RunDir, RecordError> {
+    if let RunEnd::Failed { source, message } = &log.end {
+        match source {
+            ErrorSource::Spawn => {
+                // Nothing ran: the run directory holds nothing worth keeping.
+                let _ = run_dir.finish(false);
+                return Err(RecordError::AgentMissing {
+                    message: message.clone(),
+                    hint: if plan.agent_cmd.is_some() {
+                        format!(
+                            "check the --agent-cmd program `{}` (its path, and that it is \
+                                executable)",
+                            cmd.program.display()
+                        )
+                    } else {
+                        format!(
+                            "install Claude Code (scripts/install-claude.sh) or set \
+                                REEL_CLAUDE_BIN; the program was `{}`",
+                            cmd.program.display()
+                        )
+                    },
+                });
+            }
+            ErrorSource::Sandbox => {
+                let _ = run_dir.finish(false);
+                return Err(RecordError::Sandbox(crate::sandbox::Refusal::Failed(
+                    message.clone(),
+                )));
+            }
+            ErrorSource::Unanswered | ErrorSource::Script => {
+                return Err(RecordError::Run {
+                    message: format!("{message}\n    no cassette was written"),
+                    hint: None,
+                    run_dir: Some(run_dir.path().to_path_buf()),
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(run_dir)
 }
 
 /// The scripted model of `plan` (if any), serving on a free loopback port
@@ -351,6 +366,16 @@ pub fn scan_fixture(
     };
     let dir = dir.map_err(|e| setup(format!("workspace_fixture {label}: {e}")))?;
     let scan = crate::fingerprint::fixture::scan(&dir, label).map_err(|e| setup(e.to_string()))?;
+    if let Some(refusal) = crate::fingerprint::fixture::protocol_token_refusal(&scan, label) {
+        return Err(RecordError::Setup {
+            message: format!("`{}`: {refusal}", scenario.path.display()),
+            hint: Some(
+                "re-export the fixture without --session-paths (reel runs the agent at the \
+                 protocol tier)"
+                    .into(),
+            ),
+        });
+    }
     if let Some(message) =
         crate::fingerprint::fixture::presence_refusal(&scenario.name, &scenario.assert, &scan.files)
     {

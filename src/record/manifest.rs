@@ -5,7 +5,7 @@
 //! Not here: secret scrubbing of bodies (`super::secrets`), evaluating the
 //! manifest (`crate::assert`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::cassette::{BodyEncoding, LinkKind, ManifestEntry, PreRunOrigin, TruncationReason};
+use crate::fingerprint::fixture::FixtureFile;
 
 /// Default artifact body cap (bytes ≤ cap are inlined).
 pub const DEFAULT_BODY_CAP: u64 = 65_536;
@@ -174,6 +175,9 @@ pub struct FixtureInlining {
     pub inlined_bytes: u64,
     /// Untouched binary fixture files recorded hash-only.
     pub hash_only: usize,
+    /// Untouched text files holding a session-path token (rewritten by
+    /// staging), recorded hash-only.
+    pub hash_only_tokenised: usize,
 }
 
 impl FixtureInlining {
@@ -194,37 +198,54 @@ impl FixtureInlining {
                 self.hash_only
             ));
         }
+        if self.hash_only_tokenised > 0 {
+            out.push(format!(
+                "workspace_fixture — {} untouched session-path file(s) recorded hash-only \
+                 (truncationReason `fixture`): staging wrote this run's session root into them",
+                self.hash_only_tokenised
+            ));
+        }
         out
     }
 }
 
 /// An untouched binary `workspace_fixture` file is test input, not a
 /// deliverable: its body is dropped (`truncationReason: "fixture"`), path,
-/// size and digest kept. Untouched means its digest is the one the pre-run
-/// baseline took after staging; a file the step rewrote keeps its body.
+/// size and digest kept; so is an untouched text file holding a session-path
+/// token, whose staged body names this run's session (the original's
+/// `fixtureBinariesHashOnly`, test/fixture-session-tokens.test.ts). Untouched
+/// means its digest is the one the pre-run baseline took after staging; a
+/// file the step rewrote keeps its body.
 pub fn fixture_hash_only(
     entries: &mut [ManifestEntry],
-    fixture_paths: &[String],
+    fixture: &[FixtureFile],
     pre: &PreRun,
 ) -> FixtureInlining {
     let mut out = FixtureInlining::default();
-    let staged: HashSet<String> = fixture_paths
+    let staged: HashMap<String, bool> = fixture
         .iter()
-        .map(|p| format!("outputs/{p}"))
+        .map(|f| (format!("outputs/{}", f.path), f.tokens))
         .collect();
     for e in entries.iter_mut() {
-        let untouched = staged.contains(&e.path)
-            && e.body.is_some()
+        let Some(&tokens) = staged.get(&e.path) else {
+            continue;
+        };
+        let untouched = e.body.is_some()
             && pre.hashes.get(&e.path).and_then(Value::as_str) == Some(e.sha256.as_str());
         if !untouched {
             continue;
         }
-        if e.encoding == Some(BodyEncoding::Base64) {
+        let binary = e.encoding == Some(BodyEncoding::Base64);
+        if binary || tokens {
             e.body = None;
             e.encoding = None;
             e.truncated = Some(true);
             e.truncation_reason = Some(TruncationReason::Fixture);
-            out.hash_only += 1;
+            if binary {
+                out.hash_only += 1;
+            } else {
+                out.hash_only_tokenised += 1;
+            }
         } else {
             out.inlined += 1;
             out.inlined_bytes += e.bytes;
@@ -372,11 +393,19 @@ mod tests {
         );
     }
 
-    /// test/cassette-fixture (fixtureBinariesHashOnly): an untouched binary
-    /// fixture file goes hash-only, a rewritten one and text stay inline.
-    #[test]
-    fn untouched_binary_fixture_files_go_hash_only() {
-        let entry = |path: &str, sha: &str, base64: bool| ManifestEntry {
+    fn fixture_file(path: &str, tokens: bool) -> FixtureFile {
+        FixtureFile {
+            path: path.into(),
+            sha256: String::new(),
+            exec: false,
+            mode: 0o644,
+            bytes: 4,
+            tokens,
+        }
+    }
+
+    fn entry(path: &str, sha: &str, base64: bool) -> ManifestEntry {
+        ManifestEntry {
             path: path.into(),
             bytes: 4,
             sha256: sha.into(),
@@ -385,27 +414,36 @@ mod tests {
             truncated: None,
             truncation_reason: None,
             link_kind: None,
-        };
+        }
+    }
+
+    fn baseline_of(hashes: &[(&str, &str)]) -> PreRun {
+        PreRun {
+            paths: Vec::new(),
+            hashes: hashes
+                .iter()
+                .map(|(p, h)| ((*p).to_owned(), Value::String((*h).to_owned())))
+                .collect(),
+            origin: PreRunOrigin::LocalWalk,
+        }
+    }
+
+    /// test/cassette-fixture (fixtureBinariesHashOnly): an untouched binary
+    /// fixture file goes hash-only, a rewritten one and text stay inline.
+    #[test]
+    fn untouched_binary_fixture_files_go_hash_only() {
         let mut entries = vec![
             entry("outputs/deck.pptx", "a", true),
             entry("outputs/chart.png", "b", true),
             entry("outputs/report.md", "c", false),
             entry("outputs/new.bin", "d", true),
         ];
-        let mut hashes = Map::new();
-        for (p, h) in [
+        let pre = baseline_of(&[
             ("outputs/deck.pptx", "a"),
             ("outputs/chart.png", "old"),
             ("outputs/report.md", "c"),
-        ] {
-            hashes.insert(p.into(), Value::String(h.into()));
-        }
-        let pre = PreRun {
-            paths: Vec::new(),
-            hashes,
-            origin: PreRunOrigin::LocalWalk,
-        };
-        let fixture = ["deck.pptx", "chart.png", "report.md"].map(String::from);
+        ]);
+        let fixture = ["deck.pptx", "chart.png", "report.md"].map(|p| fixture_file(p, false));
         let note = fixture_hash_only(&mut entries, &fixture, &pre);
         assert_eq!(
             serde_json::to_value(&entries[0]).unwrap(),
@@ -419,8 +457,42 @@ mod tests {
             FixtureInlining {
                 inlined: 1,
                 inlined_bytes: 4,
-                hash_only: 1
+                hash_only: 1,
+                hash_only_tokenised: 0
             }
         );
+    }
+
+    /// test/fixture-session-tokens.test.ts ("record: an untouched tokenised
+    /// fixture file is recorded hash-only"): a session-path text file staging
+    /// rewrote goes hash-only, other text stays inline, and one the step
+    /// rewrote is a deliverable.
+    #[test]
+    fn untouched_session_path_text_files_go_hash_only() {
+        let mut entries = vec![
+            entry("outputs/a.json", "1", false),
+            entry("outputs/b.md", "2", false),
+            entry("outputs/c.json", "3", false),
+        ];
+        let pre = baseline_of(&[
+            ("outputs/a.json", "1"),
+            ("outputs/b.md", "2"),
+            ("outputs/c.json", "changed"),
+        ]);
+        let fixture = [
+            fixture_file("a.json", true),
+            fixture_file("b.md", false),
+            fixture_file("c.json", true),
+        ];
+        let note = fixture_hash_only(&mut entries, &fixture, &pre);
+        assert_eq!(
+            entries[0].truncation_reason,
+            Some(TruncationReason::Fixture)
+        );
+        assert!(entries[0].body.is_none());
+        assert_eq!(entries[1].body.as_deref(), Some("AAEC"));
+        assert_eq!(entries[2].body.as_deref(), Some("AAEC"));
+        assert_eq!(note.hash_only_tokenised, 1);
+        assert!(note.notices()[1].contains("1 untouched session-path file(s) recorded hash-only"));
     }
 }

@@ -18,6 +18,7 @@
 
 pub mod assemble;
 pub mod batch;
+pub mod hook_inventory;
 pub mod live;
 pub mod manifest;
 pub mod stage;

@@ -160,7 +160,7 @@ pub fn choose(
             flag: source.flag(),
             source: source_error,
         })?;
-    let drifted = shaping::drift(scenario, &disk);
+    let drifted = shaping::drift(scenario, crate::scenario::dir_of(&cassette.path), &disk);
     if !drifted.is_empty() {
         return Err(AssertSourceError::Drift {
             path: path.display().to_string(),
@@ -188,7 +188,9 @@ pub fn choose(
         "::notice:: [replay] re-asserting from on-disk {shown} (authored fields {} verified \
             unchanged; skill-content drift {}; session model/mounts/discovery is NOT verified — \
             re-record if the session changed)",
-        shaping::field_names().collect::<Vec<_>>().join("/"),
+        shaping::field_names(shaping::names_fixture(scenario, &disk))
+            .collect::<Vec<_>>()
+            .join("/"),
         if skill_verifiable {
             "will hard-fail"
         } else {

@@ -11,11 +11,18 @@
 //! the original loader's, so only a hand-reordered frozen copy differs by
 //! order alone.
 //!
+//! `workspace_fixture` (v14; in the original's `RECORDING_SHAPING_FIELDS`
+//! since, test/replay-reassert.test.ts) is compared as the directory each
+//! side names: the cassette stores it relative to itself, a scenario
+//! relative to its own file, so the text alone would always differ.
+//!
 //! Deliberately not compared: `session` (the cassette stores it relative to
 //! itself, the loader resolves it) and `execution` (one legal value), nor
 //! `assert`/`expect_denied`, which do not shape a recording. What a drift
 //! means is the caller's: `replay --assert-from` refuses, `verify-cassettes`
 //! fails or notes.
+
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
@@ -36,6 +43,9 @@ const FIELDS: [(&str, DefaultValue); 7] = [
     ("requires_capabilities", || Value::Array(Vec::new())),
 ];
 
+/// The staged fixture directory, compared by the directory it names.
+const FIXTURE: &str = "workspace_fixture";
+
 /// One recording-shaping field that differs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldDrift {
@@ -47,9 +57,19 @@ pub struct FieldDrift {
 }
 
 /// The recording-shaping field names, in the original's order (what a
-/// message listing "the fields verified unchanged" names).
-pub fn field_names() -> impl Iterator<Item = &'static str> {
-    FIELDS.iter().map(|(field, _)| *field)
+/// message listing "the fields verified unchanged" names). `fixture`: a side
+/// names a `workspace_fixture`; without one the list is 2.0.0's, so its
+/// messages stay byte for byte the original's of that release.
+pub fn field_names(fixture: bool) -> impl Iterator<Item = &'static str> {
+    FIELDS
+        .iter()
+        .map(|(field, _)| *field)
+        .chain(fixture.then_some(FIXTURE))
+}
+
+/// Does either side name a `workspace_fixture`?
+pub fn names_fixture(recorded: &Map<String, Value>, on_disk: &Scenario) -> bool {
+    recorded.get(FIXTURE).is_some_and(|v| !v.is_null()) || on_disk.workspace_fixture.is_some()
 }
 
 /// `JSON.stringify(v ?? default)`: the text the original compares (an absent
@@ -62,8 +82,13 @@ pub fn js_text(v: Option<&Value>, default: DefaultValue) -> String {
 }
 
 /// The recording-shaping fields where the cassette's frozen scenario
-/// (`recorded`) and the on-disk scenario differ, in the original's order.
-pub fn drift(recorded: &Map<String, Value>, on_disk: &Scenario) -> Vec<FieldDrift> {
+/// (`recorded`, from a cassette in `recorded_dir`) and the on-disk scenario
+/// differ, in the original's order.
+pub fn drift(
+    recorded: &Map<String, Value>,
+    recorded_dir: &Path,
+    on_disk: &Scenario,
+) -> Vec<FieldDrift> {
     FIELDS
         .iter()
         .filter_map(|(field, default)| {
@@ -75,7 +100,37 @@ pub fn drift(recorded: &Map<String, Value>, on_disk: &Scenario) -> Vec<FieldDrif
                 recorded: r,
             })
         })
+        .chain(fixture_drift(recorded, recorded_dir, on_disk))
         .collect()
+}
+
+/// `workspace_fixture` when the two sides name different directories (or
+/// only one names one); each shown as the absolute directory, `null` for
+/// none.
+fn fixture_drift(
+    recorded: &Map<String, Value>,
+    recorded_dir: &Path,
+    on_disk: &Scenario,
+) -> Option<FieldDrift> {
+    let dir = |authored: Option<&str>, base: &Path| -> Option<PathBuf> {
+        let authored = authored?;
+        let p = super::resolve_path(authored, base).unwrap_or_else(|_| PathBuf::from(authored));
+        Some(crate::paths::resolve_cwd(&p))
+    };
+    let r = dir(recorded.get(FIXTURE).and_then(Value::as_str), recorded_dir);
+    let d = dir(
+        on_disk.frozen.get(FIXTURE).and_then(Value::as_str),
+        super::dir_of(&on_disk.path),
+    );
+    let text = |p: Option<PathBuf>| match p {
+        Some(p) => crate::js::json::legacy_serde(&Value::String(p.display().to_string())),
+        None => "null".to_owned(),
+    };
+    (r != d).then(|| FieldDrift {
+        field: FIXTURE,
+        on_disk: text(d),
+        recorded: text(r),
+    })
 }
 
 #[cfg(test)]
@@ -108,8 +163,13 @@ mod tests {
     #[test]
     fn field_names_are_the_originals_list_in_order() {
         assert_eq!(
-            field_names().collect::<Vec<_>>().join("/"),
+            field_names(false).collect::<Vec<_>>().join("/"),
             "prompt/baseline/fidelity/lane/answers/skills/requires_capabilities"
+        );
+        assert_eq!(
+            field_names(true).last(),
+            Some("workspace_fixture"),
+            "named when a side has a fixture"
         );
     }
 
@@ -117,10 +177,13 @@ mod tests {
     fn absent_and_null_stand_for_the_defaults_on_either_side() {
         let disk = on_disk("prompt: hi\n");
         let recorded = json!({"prompt": "hi", "baseline": null, "answers": null});
-        assert_eq!(drift(recorded.as_object().unwrap(), &disk), vec![]);
+        assert_eq!(
+            drift(recorded.as_object().unwrap(), Path::new("."), &disk),
+            vec![]
+        );
         let recorded = json!({"prompt": "hi", "lane": "remote", "skills": ["a"]});
         assert_eq!(
-            drift(recorded.as_object().unwrap(), &disk),
+            drift(recorded.as_object().unwrap(), Path::new("."), &disk),
             vec![
                 FieldDrift {
                     field: "lane",
@@ -148,11 +211,14 @@ mod tests {
             "answers": [{"when_question": "q", "choose": "A"}],
             "assert": [{"result": "error"}],
         });
-        assert_eq!(drift(recorded.as_object().unwrap(), &disk), vec![]);
+        assert_eq!(
+            drift(recorded.as_object().unwrap(), Path::new("."), &disk),
+            vec![]
+        );
         // A frozen copy whose keys were reordered by hand is different text.
         let recorded = json!({"prompt": "hi", "answers": [{"choose": "A", "when_question": "q"}]});
         assert_eq!(
-            fields(&drift(recorded.as_object().unwrap(), &disk)),
+            fields(&drift(recorded.as_object().unwrap(), Path::new("."), &disk)),
             ["answers"]
         );
     }
@@ -161,10 +227,13 @@ mod tests {
     fn an_empty_on_disk_prompt_is_compared_like_any_other() {
         let disk = on_disk("prompt: ''\n");
         // An absent frozen prompt stands for "", so nothing drifted.
-        assert_eq!(drift(json!({}).as_object().unwrap(), &disk), vec![]);
+        assert_eq!(
+            drift(json!({}).as_object().unwrap(), Path::new("."), &disk),
+            vec![]
+        );
         let recorded = json!({"prompt": "hi"});
         assert_eq!(
-            drift(recorded.as_object().unwrap(), &disk),
+            drift(recorded.as_object().unwrap(), Path::new("."), &disk),
             vec![FieldDrift {
                 field: "prompt",
                 on_disk: r#""""#.into(),
@@ -178,8 +247,37 @@ mod tests {
         let disk = on_disk("prompt: '5'\n");
         let recorded = json!({"prompt": 5});
         assert_eq!(
-            fields(&drift(recorded.as_object().unwrap(), &disk)),
+            fields(&drift(recorded.as_object().unwrap(), Path::new("."), &disk)),
             ["prompt"]
+        );
+    }
+
+    /// test/replay-reassert.test.ts: `workspace_fixture` is a
+    /// recording-shaping field. The cassette names it relative to itself, the
+    /// scenario relative to its own file: the same directory does not drift.
+    #[test]
+    fn workspace_fixture_drifts_by_the_directory_it_names() {
+        let disk = Scenario::from_str_authored(
+            Path::new("/p/scenarios/s.yaml"),
+            "prompt: hi\nworkspace_fixture: ../fixtures/step1\n",
+        )
+        .unwrap();
+        let same = json!({"prompt": "hi", "workspace_fixture": "../../fixtures/step1"});
+        let cassettes = Path::new("/p/cassettes/new");
+        assert_eq!(drift(same.as_object().unwrap(), cassettes, &disk), vec![]);
+        let other = json!({"prompt": "hi", "workspace_fixture": "../../fixtures/step2"});
+        assert_eq!(
+            drift(other.as_object().unwrap(), cassettes, &disk),
+            vec![FieldDrift {
+                field: "workspace_fixture",
+                on_disk: r#""/p/fixtures/step1""#.into(),
+                recorded: r#""/p/fixtures/step2""#.into(),
+            }]
+        );
+        let none = json!({"prompt": "hi"});
+        assert_eq!(
+            fields(&drift(none.as_object().unwrap(), cassettes, &disk)),
+            ["workspace_fixture"]
         );
     }
 }

@@ -222,10 +222,14 @@ fn scenario_drift(cassette: &Cassette) -> Result<Vec<&'static str>, Option<Strin
             e.detail()
         ))
     })?;
-    let drifted: Vec<&'static str> = shaping::drift(cassette.scenario(), &on_disk)
-        .into_iter()
-        .map(|d| d.field)
-        .collect();
+    let drifted: Vec<&'static str> = shaping::drift(
+        cassette.scenario(),
+        crate::scenario::dir_of(&cassette.path),
+        &on_disk,
+    )
+    .into_iter()
+    .map(|d| d.field)
+    .collect();
     // Only the recorded source is trusted enough to fail on: a name match
     // may be an unrelated same-named scenario.
     if !drifted.is_empty() && via != Via::Persisted {

@@ -32,6 +32,7 @@ mod public_skill;
 mod record;
 mod record_batch;
 mod record_fixture;
+mod record_hook_inventory;
 mod rehash;
 mod replay;
 mod replay_mutate;

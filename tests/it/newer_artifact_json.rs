@@ -173,6 +173,85 @@ fn link_and_body_less_matches_are_unavailable() {
     assert!(m.starts_with("evidence unavailable:"), "{m}");
 }
 
+/// test/authorship-artifact-json-messages.test.ts ("body-less on replay:
+/// fixture"): an untouched binary `workspace_fixture` file recorded
+/// hash-only names that cause, byte for byte.
+#[test]
+fn a_hash_only_fixture_file_names_its_cause() {
+    let deck = json!({"path": "outputs/new.json", "bytes": 3, "sha256": "d".repeat(64),
+        "truncated": true, "truncationReason": "fixture"});
+    let c = with_artifacts(vec![deck]);
+    assert_eq!(
+        fails(
+            &c,
+            json!({"artifact_json": {"artifact": "outputs/new.json"}})
+        ),
+        "evidence unavailable: artifact_json target \"outputs/new.json\" was captured body-less \
+         (an untouched binary workspace_fixture file — recorded hash-only; assert artifact_json on \
+         what the step writes) — content is not in the cassette, so it cannot be evaluated on \
+         replay"
+    );
+}
+
+/// test/artifact-json-remote-lane.test.ts: on `lane: remote` every form
+/// (a literal path, a glob with `each` or `any`, `authored: true`, an unsafe
+/// path) is refused on the lane, with `artifact_text`'s reason; the
+/// `lane: local` twin passes.
+#[test]
+fn artifact_json_reads_nothing_on_a_remote_lane() {
+    let ok = status("ok");
+    let entries = vec![
+        entry("outputs/state.json", &ok),
+        entry("outputs/runs/a/run_status.json", &ok),
+        entry("outputs/runs/b/run_status.json", &ok),
+    ];
+    let lane = |lane: &str| {
+        let doc = CassetteDoc::minimal()
+            .set("cassetteVersion", json!(15))
+            .set("scenario.lane", json!(lane))
+            .set("artifacts", Value::Array(entries.clone()));
+        Cassette::unchecked("t.cassette.json", doc.into_map(), 15)
+    };
+    let each = |m: &str| json!({"artifact_json": {"artifact": "outputs/runs/*/run_status.json", "match": m, "path": "status", "equals": "ok"}});
+    let forms = [
+        json!({"artifact_json": {"artifact": "outputs/state.json", "path": "status", "equals": "ok"}}),
+        each("each"),
+        each("any"),
+    ];
+    let reason = "cannot be evaluated on `lane: remote` — a remote container's filesystem is \
+                  not locally observable, so there is no body to";
+    for item in &forms {
+        passes(&lane("local"), item.clone());
+        let m = fails(&lane("remote"), item.clone());
+        assert!(
+            m.starts_with(&format!("artifact_json {reason} parse")),
+            "{m}"
+        );
+    }
+    for item in [
+        json!({"artifact_json": {"artifact": "../x.json", "path": "a", "equals": 1}}),
+        json!({"artifact_json": {"artifact": "outputs/state.json", "authored": true}}),
+    ] {
+        let m = fails(&lane("remote"), item);
+        assert!(
+            m.starts_with(&format!("artifact_json {reason} parse")),
+            "{m}"
+        );
+    }
+    // The same reason as artifact_text's, so the two read alike.
+    let text = fails(
+        &lane("remote"),
+        json!({"artifact_text": {"artifact": "outputs/state.json", "contains": ["ok"]}}),
+    );
+    let json = fails(&lane("remote"), forms[0].clone());
+    assert_eq!(
+        text.replacen("artifact_text ", "", 1)
+            .replace("no body to scan", "no body to read"),
+        json.replacen("artifact_json ", "", 1)
+            .replace("no body to parse", "no body to read")
+    );
+}
+
 /// "artifact_json glob — load rules": a glob without `match`, `match` on a
 /// literal path, and a `match` other than each | any are load errors; `[`
 /// is literal.

@@ -128,10 +128,13 @@ fn a_well_behaved_agent_is_recorded_with_its_frames_and_files() {
             "timeline",
             "timelineHeader",
             "folderPrefixMap",
-            "environment"
+            "environment",
+            "hookFailureBlocks"
         ]
     );
     assert_eq!(doc["cassetteVersion"], 12);
+    // The fake agent reports no version, so its hook sources were read.
+    assert_eq!(doc["hookFailureBlocks"], serde_json::json!({"events": []}));
     let control = strs(&doc, "controlOut");
     assert_eq!(control.len(), 3, "{control:#?}");
     assert!(control[0].contains(r#""request_id":"init-1""#));

@@ -306,3 +306,88 @@ fn the_fixture_ref_is_stored_relative_to_the_cassette() {
         .run();
     assert_eq!(verify.code, 0, "{}", verify.streams());
 }
+
+/// test/replay-reassert.test.ts ("RECORDING_SHAPING_FIELDS includes `lane`
+/// and `workspace_fixture`"): the fixture a recording was made from shapes
+/// it. The same directory, named relative to the cassette on one side and to
+/// the scenario on the other, does not drift; another directory does.
+#[test]
+fn another_fixture_is_recording_shaping_drift() {
+    support::require!(claude_bin());
+    let fx = bundle();
+    let run = reel()
+        .current_dir(fx.root())
+        .env("REEL_RUNS_DIR", fx.path("runs"))
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .env("COWORK_HARNESS_GITSET", "0")
+        .args([
+            "record",
+            "step2.yaml",
+            "--out",
+            "cassettes/step2.cassette.json",
+        ])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.streams());
+    let reassert = |scenario: &str| {
+        reel()
+            .current_dir(fx.root())
+            .env("COWORK_HARNESS_GITSET", "0")
+            .args([
+                "replay",
+                "cassettes/step2.cassette.json",
+                "--assert-from",
+                scenario,
+            ])
+            .run()
+    };
+    let same = reassert("step2.yaml");
+    assert_eq!(same.code, 0, "{}", same.streams());
+    assert!(
+        same.stderr
+            .contains("requires_capabilities/workspace_fixture verified unchanged"),
+        "{}",
+        same.stderr
+    );
+    fx.copy_in(&fx.path("fixtures/after-scoring"), "fixtures/other");
+    fx.write(
+        "moved.yaml",
+        SCENARIO.replace("fixtures/after-scoring", "fixtures/other"),
+    );
+    let moved = reassert("moved.yaml");
+    assert_eq!(moved.code, 2, "{}", moved.streams());
+    assert!(
+        moved.stderr.contains("drifted from the recording")
+            && moved.stderr.contains("`workspace_fixture`"),
+        "{}",
+        moved.stderr
+    );
+}
+
+/// test/fixture-session-tokens.test.ts ("refuses the protocol tier before
+/// spend", "a binary fixture file holding a token is refused at scan"): a
+/// fixture exported with `--session-paths` names a session root reel's
+/// protocol tier does not have, so it is refused before anything runs, and
+/// a binary file holding a token is refused by the scan on any tier.
+#[test]
+fn a_session_path_token_is_refused_before_anything_runs() {
+    for (file, body, want) in [
+        (
+            "artifacts/probe.txt",
+            b"__COWORK_HARNESS_VM_SESSION_ROOT__/mnt/outputs".to_vec(),
+            "\"artifacts/probe.txt\" hold(s) a session-path token, and the protocol tier has no \
+             session layout",
+        ),
+        (
+            "b.bin",
+            [&[0u8, 1][..], b"__COWORK_HARNESS_SESSION_ROOT__"].concat(),
+            "\"b.bin\" is binary and holds a session-path token",
+        ),
+    ] {
+        let fx = bundle();
+        fx.write(&format!("fixtures/after-scoring/{file}"), body);
+        let run = record(&fx, &[]);
+        assert_eq!(run.code, 2, "{file}: {}", run.streams());
+        assert!(run.stderr.contains(want), "{file}: {}", run.stderr);
+        assert!(!fx.path("runs").exists(), "{file}: a run started");
+    }
+}

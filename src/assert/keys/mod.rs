@@ -15,7 +15,7 @@ mod files;
 mod gates;
 mod hooks;
 pub(crate) use files::artifact_json_problem;
-pub(crate) use hooks::hook_object_problem;
+pub(crate) use hooks::{agents_predate_on_failure, hook_object_problem};
 pub(crate) use tools::tool_object_problem;
 mod modifiers;
 mod outcome;

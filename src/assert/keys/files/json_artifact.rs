@@ -58,6 +58,13 @@ pub(super) fn artifact_json(
         out.push(Err(bad_param(key)));
         return;
     };
+    // The lane first, in every form (a glob, `authored`, an unsafe path): a
+    // remote container's file is not the local one this run left behind
+    // (test/artifact-json-remote-lane.test.ts).
+    if env.lane_remote() {
+        out.push(Err(REMOTE_LANE.into()));
+        return;
+    }
     let artifact = opt_str(aj, "artifact").unwrap_or("");
     if crate::assert::glob::is_artifact_glob(artifact) {
         out.push(over_glob(env, key, aj, artifact));
@@ -65,6 +72,12 @@ pub(super) fn artifact_json(
         one_file(env, key, aj, artifact, out);
     }
 }
+
+/// Why `artifact_json` reads nothing on `lane: remote` (`artifact_text`'s
+/// reason, in its words).
+const REMOTE_LANE: &str = "artifact_json cannot be evaluated on `lane: remote` — a remote \
+    container's filesystem is not locally observable, so there is no body to parse. Assert on \
+    the agent's own statement of the content (`transcript_matches`), or use `lane: local`";
 
 /// The checks of one file, one result per operator.
 fn one_file(
@@ -414,6 +427,10 @@ fn json_truncation_cause(reason: Option<TruncationReason>) -> &'static str {
         }
         Some(TruncationReason::Size) => {
             "(larger than the artifact-body cap — raise --max-artifact-bytes to capture it)"
+        }
+        Some(TruncationReason::Fixture) => {
+            "(an untouched binary workspace_fixture file — recorded hash-only; assert \
+                artifact_json on what the step writes)"
         }
         _ => {
             "(a read-only connected-folder input, or an artifact larger than the body cap — if an \

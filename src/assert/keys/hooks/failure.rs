@@ -56,11 +56,7 @@ impl Inventory {
             }),
             None => {
                 let versions = init_versions(cassette);
-                let old = !versions.is_empty()
-                    && versions
-                        .iter()
-                        .all(|v| v.as_deref().is_some_and(predates_on_failure));
-                if old {
+                if agents_predate_on_failure(&versions) {
                     return Inventory::Events(Vec::new());
                 }
                 let named = if versions.is_empty() {
@@ -157,6 +153,16 @@ fn init_versions(cassette: &Cassette) -> Vec<Option<String>> {
         }
     }
     out
+}
+
+/// Every agent a run's init frames report (`None`: one reported no version)
+/// is at or below the last without `onFailure`; none reported is not old.
+/// `record` skips the hook-source scan for such a run (`{events: []}`).
+pub(crate) fn agents_predate_on_failure(versions: &[Option<String>]) -> bool {
+    !versions.is_empty()
+        && versions
+            .iter()
+            .all(|v| v.as_deref().is_some_and(predates_on_failure))
 }
 
 /// An agent version at or below the last without `onFailure`, compared as

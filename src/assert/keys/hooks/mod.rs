@@ -11,6 +11,7 @@ mod output;
 use serde_json::Value;
 
 use self::failure::Inventory;
+pub(crate) use self::failure::agents_predate_on_failure;
 use self::frames::{Decision, Frame, Via, frames, normalize};
 use super::*;
 
