@@ -33,6 +33,7 @@ pub use assert_source::{AssertSource, ChosenAsserts};
 pub use buckets::Skipped;
 pub use verdict::{Lane, Outcome, Verdict};
 
+use crate::assert::metrics::Measurement;
 use crate::assert::{self, AssertionOutcome, Context};
 use crate::cassette::{CASSETTE_VERSION, Cassette};
 use crate::evidence::RunRecord;
@@ -94,6 +95,9 @@ pub struct ReplayResult {
     pub verdict: Verdict,
     pub outcome: Outcome,
     pub facts: RecordFacts,
+    /// The scenario's `metrics:`, measured (empty when none are declared);
+    /// beside the verdict, never in it.
+    pub metrics: Vec<Measurement>,
     /// Lines to print after the footer (`--write` outcome).
     pub after: Vec<String>,
     /// This file's exit contribution (0, 1 or 2).
@@ -455,26 +459,7 @@ fn replay_inner(
     // 1. Future-version handling.
     let future = cassette.is_future();
     if future {
-        let unknown: Vec<&str> = scenario
-            .keys()
-            .map(String::as_str)
-            .filter(|k| !crate::scenario::SCENARIO_KEYS.contains(k))
-            .collect();
-        if !unknown.is_empty() {
-            notices.push(format!(
-                "::notice:: [replay] frozen scenario carries unknown top-level key(s) from a newer \
-                    format (not consulted by this build): {}",
-                unknown.join(", ")
-            ));
-        }
-        if opts.best_effort_future {
-            notices.push(format!(
-                "::warning:: [replay] cassette format v{} is newer than this build understands \
-                    (v{CASSETTE_VERSION}) — replaying anyway (--best-effort-future-cassette); \
-                    results may be unreliable",
-                cassette.version
-            ));
-        }
+        notices.extend(future_notices(&cassette, opts));
     }
 
     // 3. Staleness.
@@ -556,6 +541,11 @@ fn replay_inner(
         notices.extend(warnings);
         assertions.push(outcome);
     }
+    let metrics = if refuse_future {
+        Vec::new()
+    } else {
+        measure_metrics(&ctx, artifacts.is_some(), &chosen.metrics, &mut notices)
+    };
     // 15. --mutate: coverage report only, before the pseudo-assertions join.
     let mutation = opts.mutate.as_ref().map(|m| {
         let pass = mutate::run(
@@ -575,6 +565,11 @@ fn replay_inner(
     // the run-result fields) are moved out of it rather than copied — on a
     // large cassette it is the size of the recording.
     let mut facts = run_result::facts(run, !opts.lean);
+    // Declared metrics only: none declared, no key (an empty list is none).
+    if !chosen.metrics.is_empty() {
+        let list = metrics.iter().map(Measurement::to_json).collect();
+        facts.fields.insert("metrics".into(), Value::Array(list));
+    }
     if !opts.lean {
         let folds = timeline_folds.or_else(|| {
             cassette
@@ -587,31 +582,19 @@ fn replay_inner(
     }
 
     // 16. Pseudo-assertions, in the original's order.
-    if !refuse_future {
-        for m in stale.failures(staleness_gate(opts)) {
-            assertions.push(pseudo(false, "staleness", m));
-        }
-    }
-    if refuse_future {
-        assertions.push(pseudo(
-            false,
-            "cassette-format",
-            format!(
-                "cassette format too new: cassette format v{} is newer than this harness \
-                    understands (v{CASSETTE_VERSION}) — results may be unreliable; upgrade reel \
-                    (pass --best-effort-future-cassette to attempt replay anyway)",
-                cassette.version
-            ),
-        ));
-    }
-    if !refuse_future {
-        for m in &facts.format_problems {
-            assertions.push(pseudo(true, "cassette-format", m.clone()));
-        }
-        for p in answer_problems {
-            assertions.push(pseudo(true, "cassette-format", fidelity::message(&p)));
-        }
-    }
+    let staleness_failures = if refuse_future {
+        Vec::new()
+    } else {
+        stale.failures(staleness_gate(opts))
+    };
+    push_pseudo_assertions(
+        &mut assertions,
+        cassette,
+        staleness_failures,
+        refuse_future,
+        &facts.format_problems,
+        answer_problems,
+    );
     drop(materialised);
 
     // Verdict.
@@ -649,9 +632,103 @@ fn replay_inner(
         verdict,
         outcome,
         facts,
+        metrics,
         after: Vec::new(),
         exit_code,
     })
+}
+
+/// The notices of a cassette newer than this build: the frozen scenario's
+/// keys it does not know, and `--best-effort-future-cassette`'s warning.
+fn future_notices(cassette: &Cassette, opts: &ReplayOptions) -> Vec<String> {
+    let mut notices = Vec::new();
+    let scenario = cassette.scenario();
+    let unknown: Vec<&str> = scenario
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !crate::scenario::SCENARIO_KEYS.contains(k))
+        .collect();
+    if !unknown.is_empty() {
+        notices.push(format!(
+            "::notice:: [replay] frozen scenario carries unknown top-level key(s) from a newer \
+                format (not consulted by this build): {}",
+            unknown.join(", ")
+        ));
+    }
+    if opts.best_effort_future {
+        notices.push(format!(
+            "::warning:: [replay] cassette format v{} is newer than this build understands \
+                (v{CASSETTE_VERSION}) — replaying anyway (--best-effort-future-cassette); \
+                results may be unreliable",
+            cassette.version
+        ));
+    }
+    notices
+}
+
+/// Measures the chosen `metrics:` over the manifest the assertions read,
+/// warning on each outcome the recording (not the run) caused.
+fn measure_metrics(
+    ctx: &Context<'_>,
+    has_manifest: bool,
+    decls: &[crate::scenario::metrics::MetricDecl],
+    notices: &mut Vec<String>,
+) -> Vec<Measurement> {
+    let lane = ctx.cassette.scenario().get("lane").and_then(Value::as_str);
+    let evidence = assert::metrics::Evidence {
+        view: ctx.manifest(),
+        has_manifest,
+        lane_remote: lane == Some("remote"),
+    };
+    let measured = assert::metrics::measure(&evidence, decls);
+    for m in &measured {
+        if let Err(u) = &m.value
+            && u.evidence_limited
+        {
+            notices.push(format!(
+                "::warning:: [replay] metric \"{}\" unavailable ({}): {}",
+                m.id,
+                u.reason.as_str(),
+                u.why
+            ));
+        }
+    }
+    measured
+}
+
+/// The pseudo-assertions that follow the authored ones, in the original's
+/// order: staleness failures, a too-new format, cassette-format problems and
+/// recorded answers that do not re-serialise.
+fn push_pseudo_assertions(
+    assertions: &mut Vec<AssertionOutcome>,
+    cassette: &Cassette,
+    staleness_failures: Vec<String>,
+    refuse_future: bool,
+    format_problems: &[String],
+    answer_problems: Vec<String>,
+) {
+    if refuse_future {
+        assertions.push(pseudo(
+            false,
+            "cassette-format",
+            format!(
+                "cassette format too new: cassette format v{} is newer than this harness \
+                    understands (v{CASSETTE_VERSION}) — results may be unreliable; upgrade reel \
+                    (pass --best-effort-future-cassette to attempt replay anyway)",
+                cassette.version
+            ),
+        ));
+        return;
+    }
+    for m in staleness_failures {
+        assertions.push(pseudo(false, "staleness", m));
+    }
+    for m in format_problems {
+        assertions.push(pseudo(true, "cassette-format", m.clone()));
+    }
+    for p in answer_problems {
+        assertions.push(pseudo(true, "cassette-format", fidelity::message(&p)));
+    }
 }
 
 /// Assembles the run-result object (spec §2.8) in the original's key order
@@ -798,6 +875,7 @@ const RUN_RESULT_ORDER: &[&str] = &[
     "gateDeliveries",
     "egress",
     "assertions",
+    "metrics",
     "subagents",
     "nonReproducibleAnswers",
     "usage",
@@ -868,6 +946,7 @@ pub fn error_result(path: &Path, notices: Vec<String>, message: String) -> Repla
         outcome: Outcome::Errored,
         verdict,
         facts: RecordFacts::default(),
+        metrics: Vec::new(),
         after: Vec::new(),
         exit_code: ExitStatus::Usage,
     }

@@ -286,6 +286,7 @@ mod tests {
             verdict: v,
             outcome,
             facts,
+            metrics: Vec::new(),
             after: Vec::new(),
         }
     }
