@@ -12,8 +12,7 @@ use crate::js::number;
 /// as Node decodes it), or V8's wording of why not.
 pub fn parse_document(bytes: &[u8]) -> Result<Value, String> {
     let text = String::from_utf8_lossy(bytes);
-    serde_json::from_str(&text)
-        .map_err(|e| crate::js::json::v8_parse_error(&text, &e.to_string()))
+    serde_json::from_str(&text).map_err(|e| crate::js::json::v8_parse_error(&text, &e.to_string()))
 }
 
 /// Deep equality of parsed JSON values.

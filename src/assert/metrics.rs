@@ -130,7 +130,10 @@ fn measure_one(evidence: &Evidence<'_>, m: &MetricDecl) -> Result<Value, Unavail
         ));
     }
     let Some(rel) = contained_rel(&m.artifact).filter(|r| !r.is_empty()) else {
-        return Err(off(Reason::MissingArtifact, "the path leaves the work root"));
+        return Err(off(
+            Reason::MissingArtifact,
+            "the path leaves the work root",
+        ));
     };
     let bytes = written_body(evidence, &rel)?;
     let doc = json::parse_document(&bytes)
@@ -138,7 +141,10 @@ fn measure_one(evidence: &Evidence<'_>, m: &MetricDecl) -> Result<Value, Unavail
     let value = match json::resolve_dot_path(&doc, Some(&m.path)) {
         DotResolve::Value(v) => v,
         DotResolve::Absent => {
-            return Err(off(Reason::MissingPath, format!("\"{}\" is absent", m.path)));
+            return Err(off(
+                Reason::MissingPath,
+                format!("\"{}\" is absent", m.path),
+            ));
         }
         DotResolve::Unresolved { at } => {
             return Err(off(
@@ -147,7 +153,10 @@ fn measure_one(evidence: &Evidence<'_>, m: &MetricDecl) -> Result<Value, Unavail
             ));
         }
     };
-    match value.as_f64().filter(|x| value.is_number() && x.is_finite()) {
+    match value
+        .as_f64()
+        .filter(|x| value.is_number() && x.is_finite())
+    {
         Some(x) => Ok(crate::js::number::json_value(x)),
         None => Err(off(
             Reason::NotANumber,
@@ -211,8 +220,12 @@ fn written_body(evidence: &Evidence<'_>, rel: &str) -> Result<Vec<u8>, Unavailab
 /// A manifest entry recorded without its body.
 fn body_less(view: &ManifestView, rel: &str, reason: Option<TruncationReason>) -> Unavailable {
     match reason {
-        Some(TruncationReason::Readonly) => off(Reason::Readonly, "a read-only connected-folder input"),
-        Some(TruncationReason::Fixture) => off(Reason::PreRun, "an untouched workspace_fixture file"),
+        Some(TruncationReason::Readonly) => {
+            off(Reason::Readonly, "a read-only connected-folder input")
+        }
+        Some(TruncationReason::Fixture) => {
+            off(Reason::PreRun, "an untouched workspace_fixture file")
+        }
         Some(TruncationReason::Input) => off(Reason::PreRun, "an uploaded input"),
         // An untouched pre-run file over the body cap is pre_run, not a cap
         // to raise.

@@ -20,8 +20,8 @@ use serde_json::{Map, Value};
 use crate::assert::catalog::{self, Bucket};
 use crate::cassette::Cassette;
 use crate::cassette::write::{self, WriteStyle};
-use crate::scenario::shaping::{self, FieldDrift};
 use crate::scenario::metrics::{self, MetricDecl};
+use crate::scenario::shaping::{self, FieldDrift};
 use crate::scenario::{Scenario, ScenarioError, sibling};
 
 /// Where the evaluated assertions come from.

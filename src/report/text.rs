@@ -156,7 +156,7 @@ pub fn footer(r: &ReplayResult, style: TextStyle) -> String {
 /// `metrics: f1 0.82 · rows unavailable (missing_path: "rows" is absent)`:
 /// the scenario's measured numbers, beside the verdict (none declared, no
 /// line).
-fn metrics_line(r: &ReplayResult) -> Option<String> {
+pub fn metrics_line(r: &ReplayResult) -> Option<String> {
     if r.metrics.is_empty() {
         return None;
     }

@@ -17,7 +17,15 @@
 use serde_json::{Map, Value};
 
 /// The fields of an entry, in the order a frozen scenario keeps them.
-const FIELDS: &[&str] = &["id", "artifact", "path", "better", "scale", "unbounded", "min"];
+const FIELDS: &[&str] = &[
+    "id",
+    "artifact",
+    "path",
+    "better",
+    "scale",
+    "unbounded",
+    "min",
+];
 
 /// Which way a metric improves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -255,12 +263,24 @@ mod tests {
 
     #[test]
     fn a_scaled_and_an_unbounded_metric_load() {
-        let d = one(json!({"id": "f1", "artifact": "outputs/r.json", "path": "scores.f1",
-            "better": "higher", "scale": 1})).unwrap();
-        assert_eq!(d.range, Range::Scaled { min: 0.0, scale: 1.0 });
+        let d = one(
+            json!({"id": "f1", "artifact": "outputs/r.json", "path": "scores.f1",
+            "better": "higher", "scale": 1}),
+        )
+        .unwrap();
+        assert_eq!(
+            d.range,
+            Range::Scaled {
+                min: 0.0,
+                scale: 1.0
+            }
+        );
         assert_eq!(d.better, Better::Higher);
-        let d = one(json!({"id": "ms", "artifact": "a.json", "path": "t", "better": "lower",
-            "unbounded": true})).unwrap();
+        let d = one(
+            json!({"id": "ms", "artifact": "a.json", "path": "t", "better": "lower",
+            "unbounded": true}),
+        )
+        .unwrap();
         assert_eq!(d.range, Range::Unbounded);
     }
 
@@ -291,8 +311,10 @@ mod tests {
 
     #[test]
     fn ids_are_unique_without_case() {
-        let m = |id: &str| json!({"id": id, "artifact": "a.json", "path": "p",
-            "better": "lower", "unbounded": true});
+        let m = |id: &str| {
+            json!({"id": id, "artifact": "a.json", "path": "p",
+            "better": "lower", "unbounded": true})
+        };
         let (msg, _) = parse(Some(&json!([m("Rows"), m("rows")]))).unwrap_err();
         assert!(msg.contains("already declared by metrics[0]"), "{msg}");
     }

@@ -506,7 +506,10 @@ fn frozen_of(map: &Map<String, Value>, name: &str, assert: &[Value]) -> Map<Stri
     frozen.insert("expect_denied".into(), list("expect_denied"));
     frozen.insert("assert".into(), Value::Array(assert.to_vec()));
     frozen.insert("skills".into(), list("skills"));
-    frozen.insert("requires_capabilities".into(), list("requires_capabilities"));
+    frozen.insert(
+        "requires_capabilities".into(),
+        list("requires_capabilities"),
+    );
     for key in ["allow_host_writes", "workspace_fixture"] {
         if let Some(v) = given(key) {
             frozen.insert(key.into(), v.clone());

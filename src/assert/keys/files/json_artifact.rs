@@ -389,9 +389,8 @@ pub(super) fn json_doc(env: &Env<'_>, artifact: &str) -> Result<Value, String> {
             bytes.len()
         ));
     }
-    json::parse_document(&bytes).map_err(|why| {
-        format!("artifact_json: {artifact} could not be read/parsed as JSON: {why}")
-    })
+    json::parse_document(&bytes)
+        .map_err(|why| format!("artifact_json: {artifact} could not be read/parsed as JSON: {why}"))
 }
 
 fn json_truncation_cause(reason: Option<TruncationReason>) -> &'static str {

@@ -5,8 +5,8 @@ use serde_json::{Map, Value, json};
 use super::*;
 
 mod json_artifact;
-use json_artifact::artifact_json;
 use crate::assert::tree::Authorship;
+use json_artifact::artifact_json;
 pub(crate) use json_artifact::artifact_json_problem;
 
 const ARTIFACT_JSON: &[Field] = &[
