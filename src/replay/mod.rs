@@ -453,58 +453,17 @@ fn replay_inner(
     {
         return Err(ReplayError::InlineSession);
     }
-    let mut notices: Vec<String> = cassette.load_warnings.clone();
-    notices.extend(chosen.notices.iter().cloned());
-
-    // 1. Future-version handling.
-    let future = cassette.is_future();
-    if future {
-        notices.extend(future_notices(&cassette, opts));
-    }
-
-    // 3. Staleness.
+    // 3. Staleness; 4. legacy (no controlOut) mode.
     let stale = staleness::compute(&cassette, opts.session.as_deref());
-    for f in &stale.findings {
-        notices.push(format!(
-            "::warning:: [replay] cassette stale: {}",
-            f.message
-        ));
-    }
-
-    // 4. Legacy (no controlOut) mode.
     let mut evidence = evidence_of(&cassette);
     evidence.live = opts.live;
-    if !evidence.has_control_out {
-        notices.push(
-            "::warning:: [replay] cassette has no controlOut (pre-full-fidelity) — question/gate \
-                assertions are NOT checked; re-record to enable them"
-                .into(),
-        );
-    }
-
-    // The manifest is untrusted: a present `artifacts` of the wrong shape is
-    // refused (cowork-harness throws on it while building the context).
-    let artifacts = match cassette.doc.get("artifacts") {
-        None => None,
-        Some(_) => Some(cassette.artifacts().ok_or_else(|| {
-            materialise::MaterialiseError::Malformed(
-                "expected an array of manifest entries {path, bytes, sha256, body?, ...}".into(),
-            )
-        })?),
-    };
-
+    let mut notices = preamble_notices(&cassette, chosen, opts, &stale, &evidence);
+    let artifacts = manifest_entries(&cassette)?;
     // Read before the re-drive, which may take the lines away.
     let answer_problems = fidelity::recorded_answer_problems(&cassette);
 
     // 6. Re-drive.
-    let run = match (&mut cassette, run) {
-        (_, Some(run)) => run,
-        (Cow::Owned(owned), None) if !owned.is_lean() => {
-            let events = owned.take_events();
-            RunRecord::from_taken_events(events, owned.control_out().as_deref())
-        }
-        (cassette, None) => RunRecord::from_cassette(cassette),
-    };
+    let run = redrive(&mut cassette, run);
     let cassette: &Cassette = &cassette;
     // The re-drive's own warnings, as the original prints them while
     // indexing controlOut and reading the events.
@@ -530,21 +489,17 @@ fn replay_inner(
     // 13, 14. Evaluate.
     let root = (opts.live_work_root.as_deref()).or(materialised.as_ref().map(|m| m.root()));
     let ctx = Context::new(cassette, &run, root).for_live_run(opts.live);
-    let mut assertions: Vec<AssertionOutcome> = Vec::with_capacity(stripped.items.len());
     // A cassette too new for this build is refused before any assertion is
     // evaluated: its items may have shapes this build cannot read (the
     // original since 4.x; test/cassette-v13-object-form.test.ts).
-    let refuse_future = future && !opts.best_effort_future;
-    let evaluated: &[_] = if refuse_future { &[] } else { &stripped.items };
-    for item in evaluated {
-        let (outcome, warnings) = assert::check_with_warnings(item, &ctx);
-        notices.extend(warnings);
-        assertions.push(outcome);
-    }
-    let metrics = if refuse_future {
-        Vec::new()
+    let refuse_future = cassette.is_future() && !opts.best_effort_future;
+    let (mut assertions, metrics) = if refuse_future {
+        (Vec::new(), Vec::new())
     } else {
-        measure_metrics(&ctx, artifacts.is_some(), &chosen.metrics, &mut notices)
+        let assertions = evaluate(&ctx, &stripped.items, &mut notices);
+        let has_manifest = artifacts.is_some();
+        let metrics = measure_metrics(&ctx, has_manifest, &chosen.metrics, &mut notices);
+        (assertions, metrics)
     };
     // 15. --mutate: coverage report only, before the pseudo-assertions join.
     let mutation = opts.mutate.as_ref().map(|m| {
@@ -561,25 +516,12 @@ fn replay_inner(
         notices.extend(pass.notices);
         pass.report
     });
+    drop(materialised);
     // Evaluation was the record's last reader: the facts (and, in JSON mode,
     // the run-result fields) are moved out of it rather than copied — on a
     // large cassette it is the size of the recording.
     let mut facts = run_result::facts(run, !opts.lean);
-    // Declared metrics only: none declared, no key (an empty list is none).
-    if !chosen.metrics.is_empty() {
-        let list = metrics.iter().map(Measurement::to_json).collect();
-        facts.fields.insert("metrics".into(), Value::Array(list));
-    }
-    if !opts.lean {
-        let folds = timeline_folds.or_else(|| {
-            cassette
-                .timeline_entries()
-                .map(|timeline| TimelineFolds::of(&timeline))
-        });
-        if let Some(folds) = folds {
-            run_result::timeline_fields(&mut facts.fields, folds);
-        }
-    }
+    add_result_fields(&mut facts, cassette, timeline_folds, chosen, &metrics, opts);
 
     // 16. Pseudo-assertions, in the original's order.
     let staleness_failures = if refuse_future {
@@ -595,9 +537,58 @@ fn replay_inner(
         &facts.format_problems,
         answer_problems,
     );
-    drop(materialised);
+    Ok(conclude(
+        cassette,
+        Judged {
+            notices,
+            assertions,
+            skipped: stripped.skipped,
+            staleness: stale,
+            facts,
+            metrics,
+            mutation,
+        },
+    ))
+}
 
-    // Verdict.
+/// Each assertion item's outcome, in order; the evaluators' warnings join
+/// `notices`.
+fn evaluate(
+    ctx: &Context<'_>,
+    items: &[Map<String, Value>],
+    notices: &mut Vec<String>,
+) -> Vec<AssertionOutcome> {
+    let mut assertions = Vec::with_capacity(items.len());
+    for item in items {
+        let (outcome, warnings) = assert::check_with_warnings(item, ctx);
+        notices.extend(warnings);
+        assertions.push(outcome);
+    }
+    assertions
+}
+
+/// What a replay found, before the verdict is formed ([`conclude`]).
+struct Judged {
+    notices: Vec<String>,
+    assertions: Vec<AssertionOutcome>,
+    skipped: Skipped,
+    staleness: Staleness,
+    facts: RecordFacts,
+    metrics: Vec<Measurement>,
+    mutation: Option<mutate::MutationReport>,
+}
+
+/// The verdict over what was judged, and the result that carries both.
+fn conclude(cassette: &Cassette, judged: Judged) -> ReplayResult {
+    let Judged {
+        notices,
+        assertions,
+        skipped,
+        staleness,
+        mut facts,
+        metrics,
+        mutation,
+    } = judged;
     let result_str = facts.result.clone().unwrap_or_else(|| "error".into());
     let verdict = verdict::compute(
         &verdict::VerdictInput {
@@ -616,26 +607,115 @@ fn replay_inner(
         &mut facts,
         &result_str,
         &assertions,
-        stripped.skipped,
-        &stale,
+        skipped,
+        &staleness,
         mutation.as_ref(),
     );
     let exit_code = verdict.exit_code;
-    Ok(ReplayResult {
+    ReplayResult {
         file: cassette.path.clone(),
         notices,
         error: None,
         run: run_json,
         assertions,
-        skipped: stripped.skipped,
-        staleness: stale,
+        skipped,
+        staleness,
         verdict,
         outcome,
         facts,
         metrics,
         after: Vec::new(),
         exit_code,
-    })
+    }
+}
+
+/// The notices before any assertion: the load's, the assert source's, a
+/// too-new format's (step 1), each staleness finding (step 3) and a
+/// cassette without `controlOut` (step 4).
+fn preamble_notices(
+    cassette: &Cassette,
+    chosen: &ChosenAsserts,
+    opts: &ReplayOptions,
+    stale: &Staleness,
+    evidence: &buckets::Evidence,
+) -> Vec<String> {
+    let mut notices: Vec<String> = cassette.load_warnings.clone();
+    notices.extend(chosen.notices.iter().cloned());
+    if cassette.is_future() {
+        notices.extend(future_notices(cassette, opts));
+    }
+    for f in &stale.findings {
+        notices.push(format!(
+            "::warning:: [replay] cassette stale: {}",
+            f.message
+        ));
+    }
+    if !evidence.has_control_out {
+        notices.push(
+            "::warning:: [replay] cassette has no controlOut (pre-full-fidelity) — question/gate \
+                assertions are NOT checked; re-record to enable them"
+                .into(),
+        );
+    }
+    notices
+}
+
+/// The manifest entries (`None`: no `artifacts`). The manifest is
+/// untrusted: a present `artifacts` of the wrong shape is refused
+/// (cowork-harness throws on it while building the context).
+fn manifest_entries(
+    cassette: &Cassette,
+) -> Result<Option<Vec<crate::cassette::ManifestEntry>>, ReplayError> {
+    match cassette.doc.get("artifacts") {
+        None => Ok(None),
+        Some(_) => Ok(Some(cassette.artifacts().ok_or_else(|| {
+            materialise::MaterialiseError::Malformed(
+                "expected an array of manifest entries {path, bytes, sha256, body?, ...}".into(),
+            )
+        })?)),
+    }
+}
+
+/// The run record: the loader's re-drive when it did one, else one from the
+/// events (taken from an owned, fully loaded cassette, so they are freed as
+/// read).
+fn redrive(cassette: &mut Cow<'_, Cassette>, run: Option<RunRecord>) -> RunRecord {
+    match (cassette, run) {
+        (_, Some(run)) => run,
+        (Cow::Owned(owned), None) if !owned.is_lean() => {
+            let events = owned.take_events();
+            RunRecord::from_taken_events(events, owned.control_out().as_deref())
+        }
+        (cassette, None) => RunRecord::from_cassette(cassette),
+    }
+}
+
+/// The run-result fields beyond the record's: the measured `metrics` (only
+/// when some are declared: an empty list is none) and, in JSON mode, the
+/// timeline folds.
+fn add_result_fields(
+    facts: &mut RecordFacts,
+    cassette: &Cassette,
+    timeline_folds: Option<TimelineFolds>,
+    chosen: &ChosenAsserts,
+    metrics: &[Measurement],
+    opts: &ReplayOptions,
+) {
+    if !chosen.metrics.is_empty() {
+        let list = metrics.iter().map(Measurement::to_json).collect();
+        facts.fields.insert("metrics".into(), Value::Array(list));
+    }
+    if opts.lean {
+        return;
+    }
+    let folds = timeline_folds.or_else(|| {
+        cassette
+            .timeline_entries()
+            .map(|timeline| TimelineFolds::of(&timeline))
+    });
+    if let Some(folds) = folds {
+        run_result::timeline_fields(&mut facts.fields, folds);
+    }
 }
 
 /// The notices of a cassette newer than this build: the frozen scenario's
