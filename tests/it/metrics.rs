@@ -409,3 +409,18 @@ fn the_frozen_scenario_carries_the_metrics() {
     let order: Vec<&String> = s.frozen.keys().collect();
     assert_eq!(order.last().map(|k| k.as_str()), Some("metrics"));
 }
+
+/// `reel scaffold` keeps the recording's declared metrics in the starter
+/// scenario, which loads (and so re-records) with them.
+#[test]
+fn a_scaffold_keeps_the_declared_metrics() {
+    let fx = fixture(with_metrics(json!([metric("rows", STATS, "rows")])));
+    let run = support::reel()
+        .current_dir(fx.root())
+        .args(["scaffold", CASSETTE, "--out", "scenarios/again.yaml"])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.streams());
+    let s = reel::scenario::Scenario::load_authored(&fx.path("scenarios/again.yaml")).unwrap();
+    assert_eq!(s.metrics.len(), 1);
+    assert_eq!(s.frozen["metrics"], json!([metric("rows", STATS, "rows")]));
+}
