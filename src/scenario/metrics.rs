@@ -83,7 +83,7 @@ pub fn parse(value: Option<&Value>) -> Result<Vec<MetricDecl>, Problem> {
         {
             return Err((
                 format!(
-                    "`metrics[{i}].id`: \"{}\" is already declared by metrics[{first}] (ids name \
+                    "metrics[{i}].id: \"{}\" is already declared by metrics[{first}] (ids name \
                      grade columns and are compared without case)",
                     decl.id
                 ),
@@ -115,10 +115,10 @@ pub fn frozen(value: &Value) -> Value {
 }
 
 fn entry(i: usize, item: &Value) -> Result<MetricDecl, Problem> {
-    let at = |field: &str| format!("`metrics[{i}].{field}`");
+    let at = |field: &str| format!("metrics[{i}].{field}");
     let Some(m) = item.as_object() else {
         return Err((
-            format!("`metrics[{i}]` must be a mapping {{id, artifact, path, better, scale}}"),
+            format!("metrics[{i}]: must be a mapping {{id, artifact, path, better, scale}}"),
             None,
         ));
     };
@@ -155,12 +155,12 @@ fn entry(i: usize, item: &Value) -> Result<MetricDecl, Problem> {
         }
         None => {
             return Err((
-                format!("{} is required: `higher` or `lower`", at("better")),
+                format!("{}: required (`higher` or `lower`)", at("better")),
                 Some("say which way the number improves".into()),
             ));
         }
     };
-    let range = range(m, &at)?;
+    let range = range(m, i)?;
     Ok(MetricDecl {
         id,
         artifact,
@@ -177,20 +177,21 @@ fn required_text(
 ) -> Result<String, Problem> {
     match m.get(field) {
         Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
-        Some(Value::String(_)) => Err((format!("{} is blank", at(field)), None)),
-        Some(_) => Err((format!("{} must be a string", at(field)), None)),
-        None => Err((format!("{} is required", at(field)), None)),
+        Some(Value::String(_)) => Err((format!("{}: blank", at(field)), None)),
+        Some(_) => Err((format!("{}: must be a string", at(field)), None)),
+        None => Err((format!("{}: required", at(field)), None)),
     }
 }
 
 /// `scale` (with an optional `min` below it) or `unbounded: true`.
-fn range(m: &Map<String, Value>, at: &impl Fn(&str) -> String) -> Result<Range, Problem> {
+fn range(m: &Map<String, Value>, i: usize) -> Result<Range, Problem> {
+    let at = |field: &str| format!("metrics[{i}].{field}");
     let number = |field: &str| -> Result<Option<f64>, Problem> {
         match m.get(field) {
             None => Ok(None),
             Some(v) => match v.as_f64().filter(|x| x.is_finite()) {
                 Some(x) if v.is_number() => Ok(Some(x)),
-                _ => Err((format!("{} must be a finite number", at(field)), None)),
+                _ => Err((format!("{}: must be a finite number", at(field)), None)),
             },
         }
     };
@@ -201,18 +202,18 @@ fn range(m: &Map<String, Value>, at: &impl Fn(&str) -> String) -> Result<Range, 
         Some(Value::Bool(true)) => true,
         Some(_) => {
             return Err((
-                format!("{} must be `true`", at("unbounded")),
+                format!("{}: must be `true`", at("unbounded")),
                 Some("for a bounded metric, drop `unbounded` and give `scale`".into()),
             ));
         }
     };
     match (scale, unbounded) {
         (Some(_), true) => Err((
-            format!("{} and {} are both set", at("scale"), at("unbounded")),
+            format!("metrics[{i}]: `scale` and `unbounded` are both set"),
             Some("keep `scale` for a bounded number, or `unbounded: true` for an open one".into()),
         )),
         (None, false) => Err((
-            format!("{} or {} is required", at("scale"), at("unbounded")),
+            format!("metrics[{i}]: `scale` or `unbounded: true` is required"),
             Some(
                 "give the number's range as `scale` (and `min`, default 0), or write \
                  `unbounded: true`"
@@ -231,9 +232,8 @@ fn range(m: &Map<String, Value>, at: &impl Fn(&str) -> String) -> Result<Range, 
             } else {
                 Err((
                     format!(
-                        "{} must be above {} ({} vs {})",
+                        "{}: must be above `min` ({} vs {})",
                         at("scale"),
-                        at("min"),
                         crate::js::number::string(scale),
                         crate::js::number::string(min)
                     ),
@@ -297,14 +297,14 @@ mod tests {
             }
             one(Value::Object(m)).unwrap_err()
         };
-        assert!(with("better", json!("up")).contains("`metrics[0].better`: \"up\""));
-        assert!(with("better", Value::Null).contains("`metrics[0].better` is required"));
+        assert!(with("better", json!("up")).starts_with("metrics[0].better: \"up\""));
+        assert!(with("better", Value::Null).starts_with("metrics[0].better: required"));
         assert!(with("unbounded", json!(true)).contains("are both set"));
-        assert!(with("scale", Value::Null).contains("or `metrics[0].unbounded` is required"));
+        assert!(with("scale", Value::Null).starts_with("metrics[0]: `scale` or `unbounded: true`"));
         assert!(with("min", json!(10)).contains("must be above"));
         assert!(with("scale", json!(-1)).contains("must be above"));
         assert!(with("id", json!("2x")).contains("not a plain identifier"));
-        assert!(with("path", json!("")).contains("`metrics[0].path` is blank"));
+        assert!(with("path", json!("")).starts_with("metrics[0].path: blank"));
         assert!(with("scael", json!(1)).contains("unknown field"));
         assert!(with("scale", json!("10")).contains("finite number"));
     }

@@ -304,8 +304,7 @@ fn a_malformed_frozen_block_is_warned_about_not_measured() {
     assert_eq!(code, 0);
     assert!(result.get("metrics").is_none(), "{result}");
     assert!(
-        stderr
-            .contains("frozen scenario metrics are not measured: `metrics[0].better` is required"),
+        stderr.contains("frozen scenario metrics are not measured: metrics[0].better: required"),
         "{stderr}"
     );
 }
@@ -343,11 +342,11 @@ fn a_bad_metrics_block_is_a_load_error_naming_the_field() {
     let cases = [
         (
             "[{id: a, artifact: x.json, path: p, better: up, scale: 1}]",
-            "`metrics[0].better`: \"up\" is not `higher` or `lower`",
+            "metrics[0].better: \"up\" is not `higher` or `lower`",
         ),
         (
             "[{id: a, artifact: x.json, path: p, better: higher}]",
-            "`metrics[0].scale` or `metrics[0].unbounded` is required",
+            "metrics[0]: `scale` or `unbounded: true` is required",
         ),
         (
             "[{id: a, artifact: x.json, path: p, better: higher, scale: 1, unbounded: true}]",
@@ -355,23 +354,23 @@ fn a_bad_metrics_block_is_a_load_error_naming_the_field() {
         ),
         (
             "[{id: a, artifact: x.json, path: p, better: higher, scale: 1, min: 1}]",
-            "`metrics[0].scale` must be above `metrics[0].min` (1 vs 1)",
+            "metrics[0].scale: must be above `min` (1 vs 1)",
         ),
         (
             "[{id: a, artifact: x.json, path: p, better: lower, unbounded: true, min: 0}]",
-            "`metrics[0].min`: an unbounded metric has no range",
+            "metrics[0].min: an unbounded metric has no range",
         ),
         (
             "[{id: a, artifact: x.json, path: p, better: lower, unbounded: true}, {id: A, artifact: y.json, path: q, better: lower, unbounded: true}]",
-            "`metrics[1].id`: \"A\" is already declared by metrics[0]",
+            "metrics[1].id: \"A\" is already declared by metrics[0]",
         ),
         (
             "[{id: a, artifact: x.json, better: higher, scale: 1}]",
-            "`metrics[0].path` is required",
+            "metrics[0].path: required",
         ),
         (
             "[{id: a, artifact: x.json, path: p, better: higher, scale: 1, weight: 2}]",
-            "`metrics[0].weight`: unknown field",
+            "metrics[0].weight: unknown field",
         ),
         ("{id: a}", "`metrics` must be a list"),
     ];
@@ -423,4 +422,30 @@ fn a_scaffold_keeps_the_declared_metrics() {
     let s = reel::scenario::Scenario::load_authored(&fx.path("scenarios/again.yaml")).unwrap();
     assert_eq!(s.metrics.len(), 1);
     assert_eq!(s.frozen["metrics"], json!([metric("rows", STATS, "rows")]));
+}
+
+/// `reel lint` reports a refused entry at its line (L000), and every
+/// refused entry, not only the first.
+#[test]
+fn lint_points_at_the_refused_entry() {
+    let fx = Fixture::new();
+    fx.write(
+        "s.yaml",
+        "prompt: p\nassert:\n  - result: success\nmetrics:\n  - {id: a, artifact: x.json, path: p, better: higher, scale: 1}\n  - {id: b, artifact: x.json, path: p, better: up, scale: 1}\n  - {id: c, artifact: x.json, path: p, better: lower}\n",
+    );
+    let run = support::reel()
+        .current_dir(fx.root())
+        .args(["lint", "s.yaml"])
+        .run();
+    assert_eq!(run.code, 1, "{}", run.streams());
+    assert!(
+        run.stderr.contains("s.yaml:6: error[L000 does-not-load]: the scenario does not load: metrics[1].better: \"up\" is not `higher` or `lower`"),
+        "{}",
+        run.streams()
+    );
+    assert!(
+        run.stderr.contains("s.yaml:7: error[L000 does-not-load]: the scenario does not load: metrics[2]: `scale` or `unbounded: true` is required"),
+        "{}",
+        run.streams()
+    );
 }
