@@ -21,8 +21,7 @@ use crate::cassette::TruncationReason;
 use crate::scenario::metrics::MetricDecl;
 
 /// Why a metric has no value (`RunResult.metrics[].unavailable`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reason {
     /// No file there, a directory, or a path that leaves the work root.
     MissingArtifact,

@@ -28,8 +28,7 @@ const FIELDS: &[&str] = &[
 ];
 
 /// Which way a metric improves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Better {
     Higher,
     Lower,
