@@ -449,3 +449,55 @@ fn lint_points_at_the_refused_entry() {
         run.streams()
     );
 }
+
+/// End to end with the real agent: `record` freezes the declared metrics in
+/// the cassette (a plain scenario still stamps v12: `metrics:` needs no
+/// newer reader), and `replay` measures them from what the run wrote.
+#[test]
+fn a_recording_freezes_the_metrics_and_replay_measures_them() {
+    let claude = support::require!(support::claude_bin());
+    let fx = Fixture::new();
+    support::example_tree(fx.root());
+    let yaml = fx.read("scenarios/csv-stats.yaml")
+        + "metrics:\n  - {id: rows, artifact: outputs/stats.json, path: rows, better: higher, scale: 100}\n  - {id: input, artifact: uploads/sales.csv, path: x, better: lower, unbounded: true}\n";
+    fx.write("scenarios/csv-stats.yaml", yaml);
+    let run = support::reel()
+        .current_dir(fx.root())
+        .args(["record", "scenarios/csv-stats.yaml"])
+        .env("REEL_CLAUDE_BIN", &claude)
+        .env("REEL_RUNS_DIR", fx.path("runs"))
+        .env_remove("ANTHROPIC_API_KEY")
+        .run();
+    assert_eq!(run.code, 0, "{}", run.streams());
+    let doc = support::read_doc(&fx.path(CASSETTE));
+    assert_eq!(doc["cassetteVersion"], json!(12));
+    assert_eq!(
+        doc["scenario"]["metrics"][0],
+        json!({"id": "rows", "artifact": STATS, "path": "rows", "better": "higher", "scale": 100})
+    );
+    let (code, result, _) = replay(&fx);
+    assert_eq!(code, 0);
+    assert_eq!(
+        result["metrics"],
+        json!([{"id": "rows", "value": 3}, {"id": "input", "unavailable": "pre_run"}])
+    );
+}
+
+/// gate `link`: a symlink or hard link at record time is never counted as
+/// written by the run → `pre_run`, evidence-limited (warned).
+#[test]
+fn a_link_is_pre_run_with_a_warning() {
+    let fx = fixture(|d| {
+        with_metrics(json!([metric("m", STATS, "rows")]))(d).edit(|doc| {
+            let e = doc["artifacts"][0].as_object_mut().unwrap();
+            e.remove("body");
+            e.insert("linkKind".into(), json!("symlink"));
+        })
+    });
+    let (m, stderr) = only(&fx);
+    assert_eq!(m["unavailable"], "pre_run");
+    assert!(
+        stderr.contains("symlink or hard link at record time"),
+        "{stderr}"
+    );
+}
