@@ -82,6 +82,11 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
         "assert".into(),
         Value::Array(assertions(&cassette, &result, &gates)),
     );
+    // The recording's numbers stay declared: they measure the run, not the
+    // scaffold's guesses.
+    if let Some(metrics) = frozen.get("metrics").filter(|m| !m.is_null()) {
+        doc.insert("metrics".into(), metrics.clone());
+    }
 
     let body = serde_yaml_ng::to_string(&crate::scenario::yaml_value(&Value::Object(doc)))
         .map_err(|e| e.to_string())?;

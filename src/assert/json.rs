@@ -1,4 +1,5 @@
-//! JSON helpers for `artifact_json`: deep equality (object key order
+//! JSON helpers for `artifact_json` and scenario metrics: a file's document
+//! parsed with V8's error wording, deep equality (object key order
 //! ignored, array order significant, numbers by value), dotted-path
 //! resolution with the value / absent / unresolved distinction, and
 //! `JSON.stringify`-style rendering for messages.
@@ -6,6 +7,13 @@
 use serde_json::Value;
 
 use crate::js::number;
+
+/// A file's bytes parsed as `JSON.parse` would (invalid UTF-8 read lossily,
+/// as Node decodes it), or V8's wording of why not.
+pub fn parse_document(bytes: &[u8]) -> Result<Value, String> {
+    let text = String::from_utf8_lossy(bytes);
+    serde_json::from_str(&text).map_err(|e| crate::js::json::v8_parse_error(&text, &e.to_string()))
+}
 
 /// Deep equality of parsed JSON values.
 pub fn deep_eq(a: &Value, b: &Value) -> bool {

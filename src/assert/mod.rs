@@ -9,7 +9,9 @@
 //! - [`check`] evaluates one item against the evidence: every key present is
 //!   evaluated (AND), in the fixed order of the original's `check()` chain
 //!   ([`keys::check_order`]); the message is the first failing key's, the
-//!   evidence on pass the `"; "`-join of the keys that cite one.
+//!   evidence on pass the `"; "`-join of the keys that cite one;
+//! - [`metrics::measure`] reads a scenario's `metrics:` numbers from the
+//!   same manifest view (reported beside the verdict, never in it).
 //!
 //! Evaluation is pure: it never prints (the original's regex-looking-glob
 //! warning is returned by [`check_with_warnings`]) and never reads
@@ -25,6 +27,7 @@ pub mod json_schema;
 pub mod keys;
 pub mod links;
 mod loading;
+pub mod metrics;
 pub mod stamp;
 pub use loading::KEY_CHECK;
 pub mod tree;

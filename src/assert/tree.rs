@@ -106,11 +106,45 @@ impl ManifestView {
         }
     }
 
+    /// Whether the run wrote `rel` (normalised), decided as cowork-harness
+    /// v14 decides `authored: true`: a path absent from `preRunHashes` was
+    /// created by the run; one present with the same post-run sha256 is
+    /// untouched (identical bytes rewritten read as untouched: there is no
+    /// write signal).
+    pub fn authorship(&self, rel: &str) -> Authorship {
+        let Some(hashes) = &self.pre_run_hashes else {
+            return Authorship::NoBaseline;
+        };
+        let Some((_, before)) = hashes.iter().find(|(path, _)| path == rel) else {
+            return Authorship::Written;
+        };
+        let Some(before) = before else {
+            return Authorship::Scrubbed;
+        };
+        match self.post_hash(rel) {
+            Some(after) if after == before => Authorship::Untouched,
+            _ => Authorship::Written,
+        }
+    }
+
     /// The post-run hash of `path` (as recorded in `artifacts[].path`):
     /// `None` when no entry for it carries a non-empty `sha256`.
     pub fn post_hash(&self, path: &str) -> Option<&str> {
         self.post_hashes.get(path).map(String::as_str)
     }
+}
+
+/// Whether the run wrote a file ([`ManifestView::authorship`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Authorship {
+    /// Created or rewritten by the run.
+    Written,
+    /// There before the run, with the same content after it.
+    Untouched,
+    /// The cassette has no pre-run hash manifest (`preRunHashes`).
+    NoBaseline,
+    /// The file's pre-run hash was scrubbed at record time.
+    Scrubbed,
 }
 
 impl ReplayTree {

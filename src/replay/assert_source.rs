@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 use crate::assert::catalog::{self, Bucket};
 use crate::cassette::Cassette;
 use crate::cassette::write::{self, WriteStyle};
+use crate::scenario::metrics::{self, MetricDecl};
 use crate::scenario::shaping::{self, FieldDrift};
 use crate::scenario::{Scenario, ScenarioError, sibling};
 
@@ -104,6 +105,22 @@ pub struct ChosenAsserts {
     pub scenario_file: Option<PathBuf>,
     /// `::notice::` / `::warning::` lines to print before the footer.
     pub notices: Vec<String>,
+    /// The `metrics:` to measure, from the same scenario as the assertions.
+    pub metrics: Vec<MetricDecl>,
+}
+
+/// The frozen scenario's `metrics:`. A block this build cannot read is not
+/// measured, with a warning (the assertions still run).
+fn frozen_metrics(scenario: &Map<String, Value>) -> (Vec<MetricDecl>, Vec<String>) {
+    match metrics::parse(scenario.get("metrics")) {
+        Ok(decls) => (decls, Vec::new()),
+        Err((message, _)) => (
+            Vec::new(),
+            vec![format!(
+                "::warning:: [replay] frozen scenario metrics are not measured: {message}"
+            )],
+        ),
+    }
 }
 
 fn items_of(v: Option<&Value>) -> Vec<Map<String, Value>> {
@@ -127,9 +144,12 @@ pub fn choose(
     };
     let (path, shown) = match source {
         AssertSource::Frozen => {
+            let (metrics, notices) = frozen_metrics(scenario);
             return Ok(ChosenAsserts {
                 items: items_of(scenario.get("assert")),
                 expect_denied: frozen_denied(),
+                notices,
+                metrics,
                 ..Default::default()
             });
         }
@@ -182,6 +202,7 @@ pub fn choose(
         expect_denied: disk_denied,
         scenario_file: Some(path.clone()),
         notices: Vec::new(),
+        metrics: disk.metrics.clone(),
     };
     let skill_verifiable = cassette.fingerprint().and_then(|f| f.skill_hash).is_some();
     chosen.notices.push(format!(

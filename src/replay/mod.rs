@@ -33,6 +33,7 @@ pub use assert_source::{AssertSource, ChosenAsserts};
 pub use buckets::Skipped;
 pub use verdict::{Lane, Outcome, Verdict};
 
+use crate::assert::metrics::Measurement;
 use crate::assert::{self, AssertionOutcome, Context};
 use crate::cassette::{CASSETTE_VERSION, Cassette};
 use crate::evidence::RunRecord;
@@ -94,6 +95,9 @@ pub struct ReplayResult {
     pub verdict: Verdict,
     pub outcome: Outcome,
     pub facts: RecordFacts,
+    /// The scenario's `metrics:`, measured (empty when none are declared);
+    /// beside the verdict, never in it.
+    pub metrics: Vec<Measurement>,
     /// Lines to print after the footer (`--write` outcome).
     pub after: Vec<String>,
     /// This file's exit contribution (0, 1 or 2).
@@ -449,77 +453,17 @@ fn replay_inner(
     {
         return Err(ReplayError::InlineSession);
     }
-    let mut notices: Vec<String> = cassette.load_warnings.clone();
-    notices.extend(chosen.notices.iter().cloned());
-
-    // 1. Future-version handling.
-    let future = cassette.is_future();
-    if future {
-        let unknown: Vec<&str> = scenario
-            .keys()
-            .map(String::as_str)
-            .filter(|k| !crate::scenario::SCENARIO_KEYS.contains(k))
-            .collect();
-        if !unknown.is_empty() {
-            notices.push(format!(
-                "::notice:: [replay] frozen scenario carries unknown top-level key(s) from a newer \
-                    format (not consulted by this build): {}",
-                unknown.join(", ")
-            ));
-        }
-        if opts.best_effort_future {
-            notices.push(format!(
-                "::warning:: [replay] cassette format v{} is newer than this build understands \
-                    (v{CASSETTE_VERSION}) — replaying anyway (--best-effort-future-cassette); \
-                    results may be unreliable",
-                cassette.version
-            ));
-        }
-    }
-
-    // 3. Staleness.
+    // 3. Staleness; 4. legacy (no controlOut) mode.
     let stale = staleness::compute(&cassette, opts.session.as_deref());
-    for f in &stale.findings {
-        notices.push(format!(
-            "::warning:: [replay] cassette stale: {}",
-            f.message
-        ));
-    }
-
-    // 4. Legacy (no controlOut) mode.
     let mut evidence = evidence_of(&cassette);
     evidence.live = opts.live;
-    if !evidence.has_control_out {
-        notices.push(
-            "::warning:: [replay] cassette has no controlOut (pre-full-fidelity) — question/gate \
-                assertions are NOT checked; re-record to enable them"
-                .into(),
-        );
-    }
-
-    // The manifest is untrusted: a present `artifacts` of the wrong shape is
-    // refused (cowork-harness throws on it while building the context).
-    let artifacts = match cassette.doc.get("artifacts") {
-        None => None,
-        Some(_) => Some(cassette.artifacts().ok_or_else(|| {
-            materialise::MaterialiseError::Malformed(
-                "expected an array of manifest entries {path, bytes, sha256, body?, ...}".into(),
-            )
-        })?),
-    };
-
+    let mut notices = preamble_notices(&cassette, chosen, opts, &stale, &evidence);
+    let artifacts = manifest_entries(&cassette)?;
     // Read before the re-drive, which may take the lines away.
     let answer_problems = fidelity::recorded_answer_problems(&cassette);
 
     // 6. Re-drive.
-    let run = match (&mut cassette, run) {
-        (_, Some(run)) => run,
-        (Cow::Owned(owned), None) if !owned.is_lean() => {
-            let events = owned.take_events();
-            RunRecord::from_taken_events(events, owned.control_out().as_deref())
-        }
-        (cassette, None) => RunRecord::from_cassette(cassette),
-    };
+    let run = redrive(&mut cassette, run);
     let cassette: &Cassette = &cassette;
     // The re-drive's own warnings, as the original prints them while
     // indexing controlOut and reading the events.
@@ -545,17 +489,18 @@ fn replay_inner(
     // 13, 14. Evaluate.
     let root = (opts.live_work_root.as_deref()).or(materialised.as_ref().map(|m| m.root()));
     let ctx = Context::new(cassette, &run, root).for_live_run(opts.live);
-    let mut assertions: Vec<AssertionOutcome> = Vec::with_capacity(stripped.items.len());
     // A cassette too new for this build is refused before any assertion is
     // evaluated: its items may have shapes this build cannot read (the
     // original since 4.x; test/cassette-v13-object-form.test.ts).
-    let refuse_future = future && !opts.best_effort_future;
-    let evaluated: &[_] = if refuse_future { &[] } else { &stripped.items };
-    for item in evaluated {
-        let (outcome, warnings) = assert::check_with_warnings(item, &ctx);
-        notices.extend(warnings);
-        assertions.push(outcome);
-    }
+    let refuse_future = cassette.is_future() && !opts.best_effort_future;
+    let (mut assertions, metrics) = if refuse_future {
+        (Vec::new(), Vec::new())
+    } else {
+        let assertions = evaluate(&ctx, &stripped.items, &mut notices);
+        let has_manifest = artifacts.is_some();
+        let metrics = measure_metrics(&ctx, has_manifest, &chosen.metrics, &mut notices);
+        (assertions, metrics)
+    };
     // 15. --mutate: coverage report only, before the pseudo-assertions join.
     let mutation = opts.mutate.as_ref().map(|m| {
         let pass = mutate::run(
@@ -571,50 +516,79 @@ fn replay_inner(
         notices.extend(pass.notices);
         pass.report
     });
+    drop(materialised);
     // Evaluation was the record's last reader: the facts (and, in JSON mode,
     // the run-result fields) are moved out of it rather than copied — on a
     // large cassette it is the size of the recording.
     let mut facts = run_result::facts(run, !opts.lean);
-    if !opts.lean {
-        let folds = timeline_folds.or_else(|| {
-            cassette
-                .timeline_entries()
-                .map(|timeline| TimelineFolds::of(&timeline))
-        });
-        if let Some(folds) = folds {
-            run_result::timeline_fields(&mut facts.fields, folds);
-        }
-    }
+    add_result_fields(&mut facts, cassette, timeline_folds, chosen, &metrics, opts);
 
     // 16. Pseudo-assertions, in the original's order.
-    if !refuse_future {
-        for m in stale.failures(staleness_gate(opts)) {
-            assertions.push(pseudo(false, "staleness", m));
-        }
-    }
-    if refuse_future {
-        assertions.push(pseudo(
-            false,
-            "cassette-format",
-            format!(
-                "cassette format too new: cassette format v{} is newer than this harness \
-                    understands (v{CASSETTE_VERSION}) — results may be unreliable; upgrade reel \
-                    (pass --best-effort-future-cassette to attempt replay anyway)",
-                cassette.version
-            ),
-        ));
-    }
-    if !refuse_future {
-        for m in &facts.format_problems {
-            assertions.push(pseudo(true, "cassette-format", m.clone()));
-        }
-        for p in answer_problems {
-            assertions.push(pseudo(true, "cassette-format", fidelity::message(&p)));
-        }
-    }
-    drop(materialised);
+    let staleness_failures = if refuse_future {
+        Vec::new()
+    } else {
+        stale.failures(staleness_gate(opts))
+    };
+    push_pseudo_assertions(
+        &mut assertions,
+        cassette,
+        staleness_failures,
+        refuse_future,
+        &facts.format_problems,
+        answer_problems,
+    );
+    Ok(conclude(
+        cassette,
+        Judged {
+            notices,
+            assertions,
+            skipped: stripped.skipped,
+            staleness: stale,
+            facts,
+            metrics,
+            mutation,
+        },
+    ))
+}
 
-    // Verdict.
+/// Each assertion item's outcome, in order; the evaluators' warnings join
+/// `notices`.
+fn evaluate(
+    ctx: &Context<'_>,
+    items: &[Map<String, Value>],
+    notices: &mut Vec<String>,
+) -> Vec<AssertionOutcome> {
+    let mut assertions = Vec::with_capacity(items.len());
+    for item in items {
+        let (outcome, warnings) = assert::check_with_warnings(item, ctx);
+        notices.extend(warnings);
+        assertions.push(outcome);
+    }
+    assertions
+}
+
+/// What a replay found, before the verdict is formed ([`conclude`]).
+struct Judged {
+    notices: Vec<String>,
+    assertions: Vec<AssertionOutcome>,
+    skipped: Skipped,
+    staleness: Staleness,
+    facts: RecordFacts,
+    metrics: Vec<Measurement>,
+    mutation: Option<mutate::MutationReport>,
+}
+
+/// The verdict over what was judged, and the result that carries both.
+fn conclude(cassette: &Cassette, judged: Judged) -> ReplayResult {
+    let Judged {
+        notices,
+        assertions,
+        skipped,
+        staleness,
+        mut facts,
+        metrics,
+        mutation,
+    } = judged;
     let result_str = facts.result.clone().unwrap_or_else(|| "error".into());
     let verdict = verdict::compute(
         &verdict::VerdictInput {
@@ -633,25 +607,208 @@ fn replay_inner(
         &mut facts,
         &result_str,
         &assertions,
-        stripped.skipped,
-        &stale,
+        skipped,
+        &staleness,
         mutation.as_ref(),
     );
     let exit_code = verdict.exit_code;
-    Ok(ReplayResult {
+    ReplayResult {
         file: cassette.path.clone(),
         notices,
         error: None,
         run: run_json,
         assertions,
-        skipped: stripped.skipped,
-        staleness: stale,
+        skipped,
+        staleness,
         verdict,
         outcome,
         facts,
+        metrics,
         after: Vec::new(),
         exit_code,
-    })
+    }
+}
+
+/// The notices before any assertion: the load's, the assert source's, a
+/// too-new format's (step 1), each staleness finding (step 3) and a
+/// cassette without `controlOut` (step 4).
+fn preamble_notices(
+    cassette: &Cassette,
+    chosen: &ChosenAsserts,
+    opts: &ReplayOptions,
+    stale: &Staleness,
+    evidence: &buckets::Evidence,
+) -> Vec<String> {
+    let mut notices: Vec<String> = cassette.load_warnings.clone();
+    notices.extend(chosen.notices.iter().cloned());
+    if cassette.is_future() {
+        notices.extend(future_notices(cassette, opts));
+    }
+    for f in &stale.findings {
+        notices.push(format!(
+            "::warning:: [replay] cassette stale: {}",
+            f.message
+        ));
+    }
+    if !evidence.has_control_out {
+        notices.push(
+            "::warning:: [replay] cassette has no controlOut (pre-full-fidelity) — question/gate \
+                assertions are NOT checked; re-record to enable them"
+                .into(),
+        );
+    }
+    notices
+}
+
+/// The manifest entries (`None`: no `artifacts`). The manifest is
+/// untrusted: a present `artifacts` of the wrong shape is refused
+/// (cowork-harness throws on it while building the context).
+fn manifest_entries(
+    cassette: &Cassette,
+) -> Result<Option<Vec<crate::cassette::ManifestEntry>>, ReplayError> {
+    match cassette.doc.get("artifacts") {
+        None => Ok(None),
+        Some(_) => Ok(Some(cassette.artifacts().ok_or_else(|| {
+            materialise::MaterialiseError::Malformed(
+                "expected an array of manifest entries {path, bytes, sha256, body?, ...}".into(),
+            )
+        })?)),
+    }
+}
+
+/// The run record: the loader's re-drive when it did one, else one from the
+/// events (taken from an owned, fully loaded cassette, so they are freed as
+/// read).
+fn redrive(cassette: &mut Cow<'_, Cassette>, run: Option<RunRecord>) -> RunRecord {
+    match (cassette, run) {
+        (_, Some(run)) => run,
+        (Cow::Owned(owned), None) if !owned.is_lean() => {
+            let events = owned.take_events();
+            RunRecord::from_taken_events(events, owned.control_out().as_deref())
+        }
+        (cassette, None) => RunRecord::from_cassette(cassette),
+    }
+}
+
+/// The run-result fields beyond the record's: the measured `metrics` (only
+/// when some are declared: an empty list is none) and, in JSON mode, the
+/// timeline folds.
+fn add_result_fields(
+    facts: &mut RecordFacts,
+    cassette: &Cassette,
+    timeline_folds: Option<TimelineFolds>,
+    chosen: &ChosenAsserts,
+    metrics: &[Measurement],
+    opts: &ReplayOptions,
+) {
+    if !chosen.metrics.is_empty() {
+        let list = metrics.iter().map(Measurement::to_json).collect();
+        facts.fields.insert("metrics".into(), Value::Array(list));
+    }
+    if opts.lean {
+        return;
+    }
+    let folds = timeline_folds.or_else(|| {
+        cassette
+            .timeline_entries()
+            .map(|timeline| TimelineFolds::of(&timeline))
+    });
+    if let Some(folds) = folds {
+        run_result::timeline_fields(&mut facts.fields, folds);
+    }
+}
+
+/// The notices of a cassette newer than this build: the frozen scenario's
+/// keys it does not know, and `--best-effort-future-cassette`'s warning.
+fn future_notices(cassette: &Cassette, opts: &ReplayOptions) -> Vec<String> {
+    let mut notices = Vec::new();
+    let scenario = cassette.scenario();
+    let unknown: Vec<&str> = scenario
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !crate::scenario::SCENARIO_KEYS.contains(k))
+        .collect();
+    if !unknown.is_empty() {
+        notices.push(format!(
+            "::notice:: [replay] frozen scenario carries unknown top-level key(s) from a newer \
+                format (not consulted by this build): {}",
+            unknown.join(", ")
+        ));
+    }
+    if opts.best_effort_future {
+        notices.push(format!(
+            "::warning:: [replay] cassette format v{} is newer than this build understands \
+                (v{CASSETTE_VERSION}) — replaying anyway (--best-effort-future-cassette); \
+                results may be unreliable",
+            cassette.version
+        ));
+    }
+    notices
+}
+
+/// Measures the chosen `metrics:` over the manifest the assertions read,
+/// warning on each outcome the recording (not the run) caused.
+fn measure_metrics(
+    ctx: &Context<'_>,
+    has_manifest: bool,
+    decls: &[crate::scenario::metrics::MetricDecl],
+    notices: &mut Vec<String>,
+) -> Vec<Measurement> {
+    let lane = ctx.cassette.scenario().get("lane").and_then(Value::as_str);
+    let evidence = assert::metrics::Evidence {
+        view: ctx.manifest(),
+        has_manifest,
+        lane_remote: lane == Some("remote"),
+    };
+    let measured = assert::metrics::measure(&evidence, decls);
+    for m in &measured {
+        if let Err(u) = &m.value
+            && u.evidence_limited
+        {
+            notices.push(format!(
+                "::warning:: [replay] metric \"{}\" unavailable ({}): {}",
+                m.id,
+                u.reason.as_str(),
+                u.why
+            ));
+        }
+    }
+    measured
+}
+
+/// The pseudo-assertions that follow the authored ones, in the original's
+/// order: staleness failures, a too-new format, cassette-format problems and
+/// recorded answers that do not re-serialise.
+fn push_pseudo_assertions(
+    assertions: &mut Vec<AssertionOutcome>,
+    cassette: &Cassette,
+    staleness_failures: Vec<String>,
+    refuse_future: bool,
+    format_problems: &[String],
+    answer_problems: Vec<String>,
+) {
+    if refuse_future {
+        assertions.push(pseudo(
+            false,
+            "cassette-format",
+            format!(
+                "cassette format too new: cassette format v{} is newer than this harness \
+                    understands (v{CASSETTE_VERSION}) — results may be unreliable; upgrade reel \
+                    (pass --best-effort-future-cassette to attempt replay anyway)",
+                cassette.version
+            ),
+        ));
+        return;
+    }
+    for m in staleness_failures {
+        assertions.push(pseudo(false, "staleness", m));
+    }
+    for m in format_problems {
+        assertions.push(pseudo(true, "cassette-format", m.clone()));
+    }
+    for p in answer_problems {
+        assertions.push(pseudo(true, "cassette-format", fidelity::message(&p)));
+    }
 }
 
 /// Assembles the run-result object (spec §2.8) in the original's key order
@@ -798,6 +955,7 @@ const RUN_RESULT_ORDER: &[&str] = &[
     "gateDeliveries",
     "egress",
     "assertions",
+    "metrics",
     "subagents",
     "nonReproducibleAnswers",
     "usage",
@@ -868,6 +1026,7 @@ pub fn error_result(path: &Path, notices: Vec<String>, message: String) -> Repla
         outcome: Outcome::Errored,
         verdict,
         facts: RecordFacts::default(),
+        metrics: Vec::new(),
         after: Vec::new(),
         exit_code: ExitStatus::Usage,
     }

@@ -217,6 +217,10 @@ pub fn from_replay(r: &ReplayResult, elapsed: Option<Duration>) -> FileOutcome {
         .collect();
     push_annotations(&mut out, notices);
     push_annotations(&mut out, &r.after);
+    // The scenario's numbers, beside the verdict.
+    if let Some(line) = super::text::metrics_line(r) {
+        out.push(Level::Note, line);
+    }
     out
 }
 

@@ -105,7 +105,10 @@ pub fn footer(r: &ReplayResult, style: TextStyle) -> String {
         .map(|g| format!("{} {}", g.name, sym(g.status)))
         .collect::<Vec<_>>()
         .join("  ");
-    let guard_line = format!("   {}", style.dim(&format!("guards: {guards}")));
+    let mut guard_line = format!("   {}", style.dim(&format!("guards: {guards}")));
+    if let Some(metrics) = metrics_line(r) {
+        guard_line = format!("{guard_line}\n   {metrics}");
+    }
     if r.verdict.pass {
         let _ = writeln!(out, "{} {meta}", style.green(&format!("✓ {}", r.result())));
         let _ = writeln!(out, "{prov_line}");
@@ -148,6 +151,20 @@ pub fn footer(r: &ReplayResult, style: TextStyle) -> String {
         );
     }
     out
+}
+
+/// `metrics: f1 0.82 · rows unavailable (missing_path: "rows" is absent)`:
+/// the scenario's measured numbers, beside the verdict (none declared, no
+/// line).
+pub fn metrics_line(r: &ReplayResult) -> Option<String> {
+    if r.metrics.is_empty() {
+        return None;
+    }
+    let each = r.metrics.iter().map(|m| match &m.value {
+        Ok(v) => format!("{} {}", m.id, crate::assert::json::stringify(Some(v))),
+        Err(u) => format!("{} unavailable ({}: {})", m.id, u.reason.as_str(), u.why),
+    });
+    Some(format!("metrics: {}", each.collect::<Vec<_>>().join(" · ")))
 }
 
 fn truncate(text: &str, verbose: bool) -> String {
@@ -286,6 +303,7 @@ mod tests {
             verdict: v,
             outcome,
             facts,
+            metrics: Vec::new(),
             after: Vec::new(),
         }
     }
@@ -333,6 +351,27 @@ mod tests {
             vec![pass(json!({"result": "success"}), None), fail, staleness],
             "first line\n\nlast line",
         );
+        insta::assert_snapshot!(render(&r, TextStyle::default(), false));
+    }
+
+    #[test]
+    fn metrics_are_listed_under_the_guards() {
+        use crate::assert::metrics::{Measurement, Reason, Unavailable};
+        let mut r = result(vec![pass(json!({"result": "success"}), None)], "");
+        r.metrics = vec![
+            Measurement {
+                id: "f1".into(),
+                value: Ok(json!(0.82)),
+            },
+            Measurement {
+                id: "rows".into(),
+                value: Err(Unavailable {
+                    reason: Reason::MissingPath,
+                    why: "\"totals.rows\" is absent".into(),
+                    evidence_limited: false,
+                }),
+            },
+        ];
         insta::assert_snapshot!(render(&r, TextStyle::default(), false));
     }
 

@@ -25,6 +25,7 @@
 //! semantics (`crate::assert`).
 
 pub mod answers;
+pub mod metrics;
 mod schema_file;
 pub mod session;
 pub mod session_keys;
@@ -56,6 +57,7 @@ pub const SCENARIO_KEYS: &[&str] = &[
     "requires_capabilities",
     "allow_host_writes",
     "workspace_fixture",
+    "metrics",
 ];
 
 /// The session value meaning "no session file: all defaults".
@@ -181,6 +183,9 @@ pub struct Scenario {
     /// cassette freezes it as written): a saved outputs tree staged before
     /// turn 1 (`fingerprint::fixture`).
     pub workspace_fixture: Option<String>,
+    /// `metrics:` (numbers measured from the run's JSON outputs, reported
+    /// beside the verdict), in declaration order.
+    pub metrics: Vec<metrics::MetricDecl>,
     /// `fidelity` was written (not defaulted), for `record`'s message.
     fidelity_authored: bool,
 }
@@ -264,12 +269,10 @@ impl Scenario {
                     ))
                 }
             };
-        let string_list = |key: &str| -> Result<Vec<Value>, ScenarioError> {
+        let string_list = |key: &str| -> Result<(), ScenarioError> {
             match map.get(key) {
-                None | Some(Value::Null) => Ok(Vec::new()),
-                Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
-                    Ok(items.clone())
-                }
+                None | Some(Value::Null) => Ok(()),
+                Some(Value::Array(items)) if items.iter().all(Value::is_string) => Ok(()),
                 Some(_) => Err(schema(format!("`{key}` must be a list of strings"), None)),
             }
         };
@@ -286,7 +289,7 @@ impl Scenario {
             Some(n) if !n.is_empty() => n,
             _ => file_stem(path),
         };
-        let baseline = string("baseline")?.unwrap_or_else(|| "latest".into());
+        string("baseline")?;
         let session = string("session")?.unwrap_or_else(|| INLINE_SESSION.into());
         let fidelity = one_of(
             "fidelity",
@@ -327,16 +330,15 @@ impl Scenario {
                 ));
             }
         };
-        let expect_denied = string_list("expect_denied")?;
-        let skills = string_list("skills")?;
-        let requires = string_list("requires_capabilities")?;
-        let allow_host_writes = match map.get("allow_host_writes") {
-            None => None,
-            Some(Value::Bool(b)) => Some(*b),
-            Some(_) => {
-                return Err(schema("`allow_host_writes` must be a boolean".into(), None));
-            }
-        };
+        for key in ["expect_denied", "skills", "requires_capabilities"] {
+            string_list(key)?;
+        }
+        if map
+            .get("allow_host_writes")
+            .is_some_and(|v| !v.is_boolean())
+        {
+            return Err(schema("`allow_host_writes` must be a boolean".into(), None));
+        }
         let workspace_fixture = string("workspace_fixture")?;
         if workspace_fixture
             .as_deref()
@@ -360,6 +362,7 @@ impl Scenario {
         if let Some(message) = answers_compile_error {
             return Err(load_check(message, None));
         }
+        let metrics = metrics::parse(map.get("metrics")).map_err(|(m, h)| schema(m, h))?;
 
         // `~user` is refused by `load` (check_recordable), not here: the
         // original leaves such a path as authored.
@@ -367,31 +370,7 @@ impl Scenario {
             .then(|| resolve_path(&session, dir_of(path)).ok())
             .flatten();
 
-        let mut frozen = Map::new();
-        frozen.insert("name".into(), Value::String(name.clone()));
-        frozen.insert("baseline".into(), Value::String(baseline));
-        frozen.insert("session".into(), Value::String(session.clone()));
-        frozen.insert("fidelity".into(), Value::String(fidelity.clone()));
-        frozen.insert("execution".into(), Value::String(execution));
-        frozen.insert("lane".into(), Value::String(lane));
-        frozen.insert("prompt".into(), Value::String(prompt.clone()));
-        if let Some(v) = map.get("timeout_ms") {
-            frozen.insert("timeout_ms".into(), v.clone());
-        }
-        frozen.insert("answers".into(), answers::in_schema_order(&answers_value));
-        if let Some(v) = map.get("on_unanswered").filter(|v| !v.is_null()) {
-            frozen.insert("on_unanswered".into(), v.clone());
-        }
-        frozen.insert("expect_denied".into(), Value::Array(expect_denied));
-        frozen.insert("assert".into(), Value::Array(assert.clone()));
-        frozen.insert("skills".into(), Value::Array(skills));
-        frozen.insert("requires_capabilities".into(), Value::Array(requires));
-        if let Some(b) = allow_host_writes {
-            frozen.insert("allow_host_writes".into(), Value::Bool(b));
-        }
-        if let Some(f) = &workspace_fixture {
-            frozen.insert("workspace_fixture".into(), Value::String(f.clone()));
-        }
+        let frozen = frozen_of(&map, &name, &assert);
 
         let model_script = model_script_beside(path);
         Ok(Scenario {
@@ -408,6 +387,7 @@ impl Scenario {
             frozen,
             model_script,
             workspace_fixture,
+            metrics,
             fidelity_authored: map.contains_key("fidelity"),
         })
     }
@@ -495,6 +475,50 @@ impl Scenario {
                 .is_some_and(|v| !matches!(v, Value::Bool(false) | Value::Null))
         })
     }
+}
+
+/// The scenario as a cassette freezes it, from a document that passed the
+/// loader's checks: the authored keys with the original's defaults filled in,
+/// in its key order (`name` as resolved, `assert` with schema files inlined).
+fn frozen_of(map: &Map<String, Value>, name: &str, assert: &[Value]) -> Map<String, Value> {
+    let given = |key: &str| map.get(key).filter(|v| !v.is_null());
+    let text = |key: &str, default: &str| {
+        given(key)
+            .cloned()
+            .unwrap_or_else(|| Value::String(default.into()))
+    };
+    let list = |key: &str| given(key).cloned().unwrap_or(Value::Array(Vec::new()));
+    let mut frozen = Map::new();
+    frozen.insert("name".into(), Value::String(name.into()));
+    frozen.insert("baseline".into(), text("baseline", "latest"));
+    frozen.insert("session".into(), text("session", INLINE_SESSION));
+    frozen.insert("fidelity".into(), text("fidelity", "container"));
+    frozen.insert("execution".into(), text("execution", "local"));
+    frozen.insert("lane".into(), text("lane", "local"));
+    frozen.insert("prompt".into(), text("prompt", ""));
+    if let Some(v) = map.get("timeout_ms") {
+        frozen.insert("timeout_ms".into(), v.clone());
+    }
+    frozen.insert("answers".into(), answers::in_schema_order(&list("answers")));
+    if let Some(v) = given("on_unanswered") {
+        frozen.insert("on_unanswered".into(), v.clone());
+    }
+    frozen.insert("expect_denied".into(), list("expect_denied"));
+    frozen.insert("assert".into(), Value::Array(assert.to_vec()));
+    frozen.insert("skills".into(), list("skills"));
+    frozen.insert(
+        "requires_capabilities".into(),
+        list("requires_capabilities"),
+    );
+    for key in ["allow_host_writes", "workspace_fixture"] {
+        if let Some(v) = given(key) {
+            frozen.insert(key.into(), v.clone());
+        }
+    }
+    if let Some(v) = given("metrics") {
+        frozen.insert("metrics".into(), metrics::frozen(v));
+    }
+    frozen
 }
 
 /// Largest scenario file read: a scenario is a few KB, and a cassette's

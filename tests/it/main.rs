@@ -23,6 +23,7 @@ mod hostile;
 mod html_report;
 mod lint;
 mod mcp_sdk;
+mod metrics;
 mod model;
 mod newer_artifact_json;
 mod newer_keys;

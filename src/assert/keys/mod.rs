@@ -12,6 +12,7 @@
 mod cost;
 mod decisions;
 mod files;
+pub(crate) use files::TEN_MIB;
 mod gates;
 mod hooks;
 pub(crate) use files::artifact_json_problem;

@@ -402,17 +402,8 @@ pub(super) fn json_doc(env: &Env<'_>, artifact: &str) -> Result<Value, String> {
             bytes.len()
         ));
     }
-    let text = String::from_utf8_lossy(&bytes);
-    let doc: Value = match serde_json::from_str(&text) {
-        Ok(d) => d,
-        Err(e) => {
-            let why = crate::js::json::v8_parse_error(&text, &e.to_string());
-            return Err(format!(
-                "artifact_json: {artifact} could not be read/parsed as JSON: {why}"
-            ));
-        }
-    };
-    Ok(doc)
+    json::parse_document(&bytes)
+        .map_err(|why| format!("artifact_json: {artifact} could not be read/parsed as JSON: {why}"))
 }
 
 fn json_truncation_cause(reason: Option<TruncationReason>) -> &'static str {

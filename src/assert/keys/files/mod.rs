@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 use super::*;
 
 mod json_artifact;
+use crate::assert::tree::Authorship;
 use json_artifact::artifact_json;
 pub(crate) use json_artifact::artifact_json_problem;
 
@@ -300,29 +301,21 @@ fn authored_path<'v>(env: &Env<'_>, key: &str, v: &'v Value) -> Result<&'v str, 
 /// `authored: true`: this run created or rewrote `p`. An untouched pre-run
 /// file fails; no pre-run hash manifest (or a scrubbed entry) cannot tell.
 pub(super) fn check_authored(env: &Env<'_>, key: &str, p: &str) -> Result<(), String> {
-    let manifest = env.ctx.manifest();
-    let Some(hashes) = &manifest.pre_run_hashes else {
-        return Err(format!(
+    let rel = contained_rel(p).unwrap_or_else(|| p.to_owned());
+    match env.ctx.manifest().authorship(&rel) {
+        Authorship::Written => Ok(()),
+        Authorship::NoBaseline => Err(format!(
             "evidence unavailable: {key}: `authored: true` needs the cassette's pre-run hash \
                 manifest (preRunHashes), which this recording lacks — re-record"
-        ));
-    };
-    let rel = contained_rel(p).unwrap_or_else(|| p.to_owned());
-    let Some((_, before)) = hashes.iter().find(|(path, _)| *path == rel) else {
-        return Ok(()); // not there before the run: this run created it
-    };
-    let Some(before) = before else {
-        return Err(format!(
+        )),
+        Authorship::Scrubbed => Err(format!(
             "evidence unavailable: {key}: \"{p}\"'s pre-run hash was scrubbed at record time — \
                 cannot tell whether this run rewrote it"
-        ));
-    };
-    match manifest.post_hash(&rel) {
-        Some(after) if after == before => Err(format!(
+        )),
+        Authorship::Untouched => Err(format!(
             "{key}: \"{p}\" is untouched — it existed before the run with the same content, so \
                 this run did not author it (`authored: false` accepts an inherited file)"
         )),
-        _ => Ok(()),
     }
 }
 
@@ -511,7 +504,7 @@ fn input_unmodified(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResul
     ))
 }
 
-pub(super) const TEN_MIB: usize = 10 * 1024 * 1024;
+pub(crate) const TEN_MIB: usize = 10 * 1024 * 1024;
 
 fn artifact_text(env: &mut Env<'_>, key: &'static str, v: &Value, out: &mut Vec<KeyResult>) {
     let Ok(at) = obj_param(key, v) else {
