@@ -52,6 +52,11 @@ pub struct Finding {
     /// the recording machine's data, so reported but never failing.
     #[serde(rename = "publishedBy", skip_serializing_if = "Option::is_none")]
     pub published_by: Option<String>,
+    /// reel: the session's own MCP server this finding is the name of, or
+    /// the money figure it returned ([`super::own_mcp`]): part of the
+    /// scenario under test, so reported but never failing.
+    #[serde(rename = "ownMcp", skip_serializing_if = "Option::is_none")]
+    pub own_mcp: Option<super::own_mcp::OwnMcp>,
 }
 
 fn is_one(n: &usize) -> bool {
@@ -92,9 +97,10 @@ pub fn dedup(findings: Vec<Finding>) -> Vec<Finding> {
 
 impl Finding {
     /// `unscanned` is informational (a body that was never committed), and
-    /// so is text the skill itself publishes.
+    /// so are text the skill itself publishes and what belongs to the
+    /// session's own MCP servers.
     pub fn is_real(&self) -> bool {
-        self.cls != Class::Unscanned && self.published_by.is_none()
+        self.cls != Class::Unscanned && self.published_by.is_none() && self.own_mcp.is_none()
     }
 }
 
@@ -256,6 +262,7 @@ fn scan_view(
             count: 1,
             locations: Vec::new(),
             published_by: None,
+            own_mcp: None,
         });
     });
 }
@@ -564,6 +571,7 @@ fn host_inventory(
                 count: 1,
                 locations: Vec::new(),
                 published_by: None,
+                own_mcp: None,
             });
         }
     };
@@ -810,6 +818,7 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                                     count: 1,
                                     locations: Vec::new(),
                                     published_by: None,
+                                    own_mcp: None,
                                 });
                             }
                         }
@@ -846,6 +855,7 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
                             count: 1,
                             locations: Vec::new(),
                             published_by: None,
+                            own_mcp: None,
                         });
                     }
                 }
