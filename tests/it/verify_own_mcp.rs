@@ -7,7 +7,8 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{self, CassetteDoc, Fixture, RunExt, assert_schema};
+use crate::support::{self, CassetteDoc, Fixture};
+use crate::verify_published::{findings, verify};
 
 const CONFIG: &str = "skills/price-check/mcp/mcp.json";
 
@@ -40,26 +41,6 @@ fn project(
 const PRICES: &str =
     r#"{"mcpServers": {"prices": {"command": "python3", "args": ["./prices_server.py"]}}}"#;
 
-fn verify(fx: &Fixture, json: bool) -> support::Run {
-    let mut cmd = support::reel();
-    cmd.current_dir(fx.path("."));
-    cmd.args([
-        "verify-cassettes",
-        "cassettes/price-check.cassette.json",
-        "--skip-staleness",
-    ]);
-    if json {
-        cmd.args(["--output-format", "json"]);
-    }
-    cmd.run()
-}
-
-fn findings(out: &support::Run) -> Vec<Value> {
-    let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
-    assert_schema("verify-cassettes.json", &v);
-    v["results"][0]["findings"].as_array().unwrap().clone()
-}
-
 fn by<'f>(found: &'f [Value], cls: &str, sample: &str) -> &'f Value {
     found
         .iter()
@@ -69,8 +50,8 @@ fn by<'f>(found: &'f [Value], cls: &str, sample: &str) -> &'f Value {
 
 #[test]
 fn a_declared_server_and_the_figure_it_returned_are_notes() {
-    let (fx, _) = project(Some(PRICES), &[], |d| d);
-    let out = verify(&fx, true);
+    let (_fx, path) = project(Some(PRICES), &[], |d| d);
+    let out = verify(&path, true);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let found = findings(&out);
     assert_eq!(
@@ -83,7 +64,7 @@ fn a_declared_server_and_the_figure_it_returned_are_notes() {
         json!({"server": "prices", "role": "result",
                "declaredBy": "../skills/price-check/mcp/mcp.json"})
     );
-    let text = verify(&fx, false);
+    let text = verify(&path, false);
     assert_eq!(text.code, 0, "{}", text.stderr);
     let notes: Vec<&str> = text
         .stderr
@@ -96,9 +77,9 @@ fn a_declared_server_and_the_figure_it_returned_are_notes() {
 
 #[test]
 fn the_recorded_traffic_declares_its_servers_without_a_session() {
-    let (fx, _) = project(None, &[], |d| d);
+    let (fx, path) = project(None, &[], |d| d);
     std::fs::remove_file(fx.path("sessions/price-check.yaml")).unwrap();
-    let out = verify(&fx, true);
+    let out = verify(&path, true);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let found = findings(&out);
     assert_eq!(
@@ -112,8 +93,8 @@ fn the_recorded_traffic_declares_its_servers_without_a_session() {
 fn an_undeclared_server_and_its_figure_still_fail() {
     // No traffic, and a session without an MCP config: `prices` is only in
     // the init event, as a server of the host's own configuration would be.
-    let (fx, _) = project(None, &[], |d| d.remove("reelMcp"));
-    let out = verify(&fx, true);
+    let (_fx, path) = project(None, &[], |d| d.remove("reelMcp"));
+    let out = verify(&path, true);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
     let found = findings(&out);
     for f in [
@@ -128,8 +109,8 @@ fn an_undeclared_server_and_its_figure_still_fail() {
 fn mcp_enabled_narrows_the_servers_a_config_declares() {
     let config =
         r#"{"mcpServers": {"prices": {"command": "python3"}, "stock": {"command": "python3"}}}"#;
-    let (fx, _) = project(Some(config), &["stock"], |d| d.remove("reelMcp"));
-    let out = verify(&fx, true);
+    let (_fx, path) = project(Some(config), &["stock"], |d| d.remove("reelMcp"));
+    let out = verify(&path, true);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
     let found = findings(&out);
     assert!(
@@ -143,7 +124,7 @@ fn mcp_enabled_narrows_the_servers_a_config_declares() {
 fn only_money_figures_the_server_returned_are_waived() {
     // The server also returned an email, and the run names a figure the
     // server never returned: both still fail.
-    let (fx, _) = project(Some(PRICES), &[], |d| {
+    let (_fx, path) = project(Some(PRICES), &[], |d| {
         d.set(
             "reelMcp.servers.prices.calls.0.result.content.0.text",
             json!("WIDGET-1: 12.50 EUR, ask jane.doe@acme-corp.com"),
@@ -154,7 +135,7 @@ fn only_money_figures_the_server_returned_are_waived() {
             }
         })
     });
-    let out = verify(&fx, true);
+    let out = verify(&path, true);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
     let found = findings(&out);
     assert_eq!(by(&found, "currency", "12.50")["ownMcp"]["role"], "result");
