@@ -630,34 +630,46 @@ fn host_inventory(
                 }
             }
         }
-        let agents = o.get("agents").and_then(Value::as_array);
-        let skills = o.get("skills").and_then(Value::as_array);
-        if agents.is_some() || skills.is_some() {
-            let mut local: Vec<&str> = accounted.plugins.iter().map(String::as_str).collect();
-            if let Some(Value::Array(ps)) = o.get("plugins") {
-                local.extend(ps.iter().filter_map(name_of));
-            }
-            let from_declared = |n: &str| {
-                n.find(':')
-                    .is_some_and(|i| i > 0 && local.contains(&&n[..i]))
-            };
-            for a in agents.into_iter().flatten().filter_map(name_of) {
-                if !KNOWN_AGENTS.contains(&a) && !from_declared(a) {
-                    push(a, "agents[]".into());
-                }
-            }
-            for s in skills.into_iter().flatten().filter_map(name_of) {
-                if !KNOWN_SKILLS.contains(&s)
-                    && !from_declared(s)
-                    && !accounted.skills_under_test.iter().any(|t| t == s)
-                {
-                    push(s, "skills[]".into());
-                }
-            }
-        }
+        agents_and_skills(o, accounted, push);
         o.values().for_each(|x| visit(x, accounted, push));
     }
     visit(decoded, accounted, &mut push);
+}
+
+/// The agents and skills an object lists that neither the agent ships nor
+/// the cassette accounts for (a declared plugin's `<plugin>:<name>`, a
+/// skill under test).
+fn agents_and_skills(
+    o: &Map<String, Value>,
+    accounted: &Accounted,
+    push: &mut dyn FnMut(&str, String),
+) {
+    let agents = o.get("agents").and_then(Value::as_array);
+    let skills = o.get("skills").and_then(Value::as_array);
+    if agents.is_none() && skills.is_none() {
+        return;
+    }
+    let mut local: Vec<&str> = accounted.plugins.iter().map(String::as_str).collect();
+    if let Some(Value::Array(ps)) = o.get("plugins") {
+        local.extend(ps.iter().filter_map(name_of));
+    }
+    let from_declared = |n: &str| {
+        n.find(':')
+            .is_some_and(|i| i > 0 && local.contains(&&n[..i]))
+    };
+    for a in agents.into_iter().flatten().filter_map(name_of) {
+        if !KNOWN_AGENTS.contains(&a) && !from_declared(a) {
+            push(a, "agents[]".into());
+        }
+    }
+    for s in skills.into_iter().flatten().filter_map(name_of) {
+        if !KNOWN_SKILLS.contains(&s)
+            && !from_declared(s)
+            && !accounted.skills_under_test.iter().any(|t| t == s)
+        {
+            push(s, "skills[]".into());
+        }
+    }
 }
 
 fn might_carry_inventory(line: &str) -> bool {
