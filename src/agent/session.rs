@@ -162,48 +162,73 @@ enum WriterCmd {
     Close,
 }
 
+impl RunLog {
+    /// The log of a turn starting now: nothing read yet, completed until
+    /// something says otherwise.
+    fn starting(started: Instant) -> RunLog {
+        RunLog {
+            events: Vec::new(),
+            control_out: Vec::new(),
+            stderr: Vec::new(),
+            timeline: Vec::new(),
+            timeline_header: json!({
+                "v": 1,
+                "startedAtWall": iso_utc(SystemTime::now()),
+                "startedAtMono": monotonic_ns().to_string(),
+            }),
+            result: None,
+            init: None,
+            end: RunEnd::Completed,
+            decisions: DecisionLog::default(),
+            exit_status: None,
+            finished_at: started,
+            sandbox: None,
+        }
+    }
+
+    /// The log of an agent that could not be started (or confined): the
+    /// `spawn_error` marker and the failure.
+    fn spawn_failed(mut self, cmd: &AgentCommand, e: SpawnError) -> RunLog {
+        let (source, message) = match e {
+            SpawnError::Agent(e) if e.starts_with("spawn `") => (ErrorSource::Spawn, e),
+            SpawnError::Agent(e) => (
+                ErrorSource::Spawn,
+                format!("spawn `{}`: {e}", cmd.program.display()),
+            ),
+            SpawnError::Sandbox(r) => (ErrorSource::Sandbox, r.to_string()),
+        };
+        self.events
+            .push(json!({"_emu": "spawn_error", "message": message}).to_string());
+        self.end = RunEnd::Failed { source, message };
+        self.finished_at = Instant::now();
+        self
+    }
+}
+
+/// Why the read loop stopped.
+#[derive(Default)]
+struct Stop {
+    /// The agent's stdout closed.
+    eof: bool,
+    timed_out: bool,
+    failure: Option<(ErrorSource, String)>,
+}
+
+impl Stop {
+    /// Stopped before the agent was done.
+    fn early(&self) -> bool {
+        self.timed_out || self.failure.is_some()
+    }
+}
+
 /// Drives one turn of `cmd`. Never panics on agent behaviour; every exit
 /// path leaves no process of the agent's group alive.
 pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
     let started = Instant::now();
-    let mut log = RunLog {
-        events: Vec::new(),
-        control_out: Vec::new(),
-        stderr: Vec::new(),
-        timeline: Vec::new(),
-        timeline_header: json!({
-            "v": 1,
-            "startedAtWall": iso_utc(SystemTime::now()),
-            "startedAtMono": monotonic_ns().to_string(),
-        }),
-        result: None,
-        init: None,
-        end: RunEnd::Completed,
-        decisions: DecisionLog::default(),
-        exit_status: None,
-        finished_at: started,
-        sandbox: None,
-    };
+    let mut log = RunLog::starting(started);
     let mut group = match ProcessGroup::spawn(cmd) {
         Ok(g) => g,
-        Err(e) => {
-            let (source, message) = match e {
-                SpawnError::Agent(e) => (
-                    ErrorSource::Spawn,
-                    if e.starts_with("spawn `") {
-                        e
-                    } else {
-                        format!("spawn `{}`: {e}", cmd.program.display())
-                    },
-                ),
-                SpawnError::Sandbox(r) => (ErrorSource::Sandbox, r.to_string()),
-            };
-            log.events
-                .push(json!({"_emu": "spawn_error", "message": message}).to_string());
-            log.end = RunEnd::Failed { source, message };
-            log.finished_at = Instant::now();
-            return log;
-        }
+        Err(e) => return log.spawn_failed(cmd, e),
     };
     log.sandbox = group.sandbox.clone();
     let (tx, rx) = mpsc::channel::<Msg>();
@@ -218,23 +243,7 @@ pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
     let (wtx, writer_thread) = spawn_writer(stdin, mirrored.clone(), tx.clone());
     drop(tx);
 
-    let mut engine = Engine {
-        decider: opts.decider,
-        writer: wtx,
-        started,
-        seq: 0,
-        ordinal: 0,
-        scope: "(root)".into(),
-        answered: Default::default(),
-        stdin_closed: false,
-        events_bytes: 0,
-        background_tasks: 0,
-        sdk_mcp: opts.sdk_mcp,
-        sdk_servers: opts
-            .sdk_mcp
-            .map(|h| h.borrow().servers())
-            .unwrap_or_default(),
-    };
+    let mut engine = Engine::new(opts, wtx, started);
     engine.send(protocol::initialize_request(
         INIT_REQUEST_ID,
         protocol::pre_tool_use_hook("Task", TASK_HOOK_ID),
@@ -243,52 +252,9 @@ pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
     engine.send(protocol::user_text(opts.prompt));
 
     let deadline = started + opts.timeout;
-    let mut leader_exit_seen: Option<Instant> = None;
-    let mut eof = false;
-    let mut failure: Option<(ErrorSource, String)> = None;
-    let mut timed_out = false;
-    while !eof && failure.is_none() {
-        let now = Instant::now();
-        if now >= deadline {
-            timed_out = true;
-            break;
-        }
-        match rx.recv_timeout((deadline - now).min(Duration::from_millis(50))) {
-            Ok(Msg::Line(line)) => {
-                if let Err(f) = engine.on_line(line, &mut log) {
-                    failure = Some(f);
-                }
-            }
-            Ok(Msg::LineTooLong) => {
-                failure = Some((
-                    ErrorSource::OutputCap,
-                    format!("agent wrote a stdout line longer than {MAX_LINE_BYTES} bytes"),
-                ))
-            }
-            Ok(Msg::ReadError(e)) => {
-                failure = Some((ErrorSource::Protocol, format!("read agent stdout: {e}")))
-            }
-            Ok(Msg::WriteFailed(frame)) => {
-                log.events
-                    .push(json!({"_emu": "control_undelivered", "frame": frame}).to_string());
-                failure = Some((
-                    ErrorSource::Protocol,
-                    "the agent closed its stdin before a control frame could be delivered".into(),
-                ));
-            }
-            Ok(Msg::Eof) | Err(RecvTimeoutError::Disconnected) => eof = true,
-            Err(RecvTimeoutError::Timeout) => {}
-        }
-        // A leader that exited while a descendant holds stdout open.
-        if !eof && group.try_status().is_some() {
-            let seen = *leader_exit_seen.get_or_insert_with(Instant::now);
-            if seen.elapsed() >= ORPHAN_PIPE_GRACE {
-                group.signal(libc::SIGKILL);
-            }
-        }
-    }
-    if timed_out || failure.is_some() {
-        engine.close_stdin();
+    let mut stop = read_until_stop(&mut engine, &rx, &mut group, deadline, &mut log);
+    engine.close_stdin();
+    if stop.early() {
         // Frames already queued (the error answer to an unsupported
         // request, say) are written before the group is stopped, as a
         // synchronous write would have been: under load the writer thread
@@ -299,7 +265,6 @@ pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
         }
         group.terminate(KILL_GRACE);
     } else {
-        engine.close_stdin();
         let left = deadline.saturating_duration_since(Instant::now());
         if group.wait_for(left.min(Duration::from_secs(10))).is_none() {
             group.terminate(KILL_GRACE);
@@ -311,54 +276,133 @@ pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
         .try_status()
         .or_else(|| group.wait_for(Duration::from_secs(5)));
     log.finished_at = Instant::now();
-    // Drain what the reader already read (bounded: the group is dead).
+    drain_read_lines(&mut engine, &rx, &mut stop, &mut log);
+    drop(engine);
+    let _ = writer_thread.join();
+    let _ = stderr_thread.join();
+    log.control_out = std::mem::take(&mut *lock(&mirrored));
+    log.stderr = std::mem::take(&mut *lock(&stderr_buf));
+    log.end = run_end(&log, stop, opts.timeout);
+    log
+}
+
+/// The main loop: every line the agent writes goes to the engine until its
+/// stdout closes, the budget runs out, or the run fails.
+fn read_until_stop(
+    engine: &mut Engine<'_>,
+    rx: &Receiver<Msg>,
+    group: &mut ProcessGroup,
+    deadline: Instant,
+    log: &mut RunLog,
+) -> Stop {
+    let mut leader_exit_seen: Option<Instant> = None;
+    let mut stop = Stop::default();
+    while !stop.eof && stop.failure.is_none() {
+        let now = Instant::now();
+        if now >= deadline {
+            stop.timed_out = true;
+            break;
+        }
+        match rx.recv_timeout((deadline - now).min(Duration::from_millis(50))) {
+            Ok(msg) => on_msg(engine, msg, &mut stop, log),
+            Err(RecvTimeoutError::Disconnected) => stop.eof = true,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        // A leader that exited while a descendant holds stdout open.
+        if !stop.eof && group.try_status().is_some() {
+            let seen = *leader_exit_seen.get_or_insert_with(Instant::now);
+            if seen.elapsed() >= ORPHAN_PIPE_GRACE {
+                group.signal(libc::SIGKILL);
+            }
+        }
+    }
+    stop
+}
+
+/// One message of the reader or writer thread, in the main loop.
+fn on_msg(engine: &mut Engine<'_>, msg: Msg, stop: &mut Stop, log: &mut RunLog) {
+    match msg {
+        Msg::Line(line) => {
+            if let Err(f) = engine.on_line(line, log) {
+                stop.failure = Some(f);
+            }
+        }
+        Msg::LineTooLong => {
+            stop.failure = Some((
+                ErrorSource::OutputCap,
+                format!("agent wrote a stdout line longer than {MAX_LINE_BYTES} bytes"),
+            ))
+        }
+        Msg::ReadError(e) => {
+            stop.failure = Some((ErrorSource::Protocol, format!("read agent stdout: {e}")))
+        }
+        Msg::WriteFailed(frame) => {
+            log.events
+                .push(json!({"_emu": "control_undelivered", "frame": frame}).to_string());
+            stop.failure = Some((
+                ErrorSource::Protocol,
+                "the agent closed its stdin before a control frame could be delivered".into(),
+            ));
+        }
+        Msg::Eof => stop.eof = true,
+    }
+}
+
+/// What the reader already read once the group is dead (bounded), still
+/// read into the log unless the run already failed.
+fn drain_read_lines(
+    engine: &mut Engine<'_>,
+    rx: &Receiver<Msg>,
+    stop: &mut Stop,
+    log: &mut RunLog,
+) {
     let drain_until = Instant::now() + Duration::from_millis(500);
-    while !eof
+    while !stop.eof
         && let Ok(msg) = rx.recv_timeout(drain_until.saturating_duration_since(Instant::now()))
     {
         match msg {
-            Msg::Line(line) if failure.is_none() && !timed_out => {
-                if let Err(f) = engine.on_line(line, &mut log) {
-                    failure = Some(f);
+            Msg::Line(line) if !stop.early() => {
+                if let Err(f) = engine.on_line(line, log) {
+                    stop.failure = Some(f);
                 }
             }
             Msg::Eof => break,
             _ => {}
         }
     }
-    drop(engine);
-    let _ = writer_thread.join();
-    let _ = stderr_thread.join();
-    log.control_out = std::mem::take(&mut *lock(&mirrored));
-    log.stderr = std::mem::take(&mut *lock(&stderr_buf));
+}
 
-    log.end = if timed_out {
-        RunEnd::Failed {
+/// How the run ended: the budget, a failure, the agent's exit status, a
+/// missing `result`, else completed.
+fn run_end(log: &RunLog, stop: Stop, timeout: Duration) -> RunEnd {
+    if stop.timed_out {
+        return RunEnd::Failed {
             source: ErrorSource::Timeout,
             message: format!(
                 "the agent ran past the {} ms budget and was killed",
-                opts.timeout.as_millis()
+                timeout.as_millis()
             ),
-        }
-    } else if let Some((source, message)) = failure {
-        RunEnd::Failed { source, message }
-    } else if let Some(status) = log.exit_status.filter(|s| !s.success()) {
-        RunEnd::Failed {
+        };
+    }
+    if let Some((source, message)) = stop.failure {
+        return RunEnd::Failed { source, message };
+    }
+    if let Some(status) = log.exit_status.filter(|s| !s.success()) {
+        return RunEnd::Failed {
             source: ErrorSource::Exit,
             message: format!("the agent exited with {status}: {}", log.stderr_tail()),
-        }
-    } else if log.result.is_none() {
-        RunEnd::Failed {
+        };
+    }
+    if log.result.is_none() {
+        return RunEnd::Failed {
             source: ErrorSource::NoResult,
             message: format!(
                 "the agent's stdout closed without a `result` message: {}",
                 log.stderr_tail()
             ),
-        }
-    } else {
-        RunEnd::Completed
-    };
-    log
+        };
+    }
+    RunEnd::Completed
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -384,6 +428,29 @@ struct Engine<'a> {
 }
 
 type Fatal = (ErrorSource, String);
+
+impl<'a> Engine<'a> {
+    /// The engine of a turn starting now, writing through `writer`.
+    fn new(opts: &DriveOptions<'a>, writer: Sender<WriterCmd>, started: Instant) -> Engine<'a> {
+        Engine {
+            decider: opts.decider,
+            writer,
+            started,
+            seq: 0,
+            ordinal: 0,
+            scope: "(root)".into(),
+            answered: Default::default(),
+            stdin_closed: false,
+            events_bytes: 0,
+            background_tasks: 0,
+            sdk_mcp: opts.sdk_mcp,
+            sdk_servers: opts
+                .sdk_mcp
+                .map(|h| h.borrow().servers())
+                .unwrap_or_default(),
+        }
+    }
+}
 
 impl Engine<'_> {
     fn send(&mut self, frame: Value) -> Option<Fatal> {
@@ -578,45 +645,16 @@ impl Engine<'_> {
             ));
         }
         let empty = Map::new();
-        let success = |body: Value| protocol::control_success(&id, body);
-        let reply = match protocol::Request::of(subtype, request.unwrap_or(&empty)) {
+        let body = match protocol::Request::of(subtype, request.unwrap_or(&empty)) {
             protocol::Request::CanUseTool { tool_name, input }
                 if tool_name == protocol::ASK_USER_QUESTION =>
             {
                 self.stamp(log, ordinal, "decision", kind_map("question"));
-                let questions = protocol::questions_of(&input);
-                let answer = self
-                    .decider
-                    .decide_question(&questions)
-                    .map_err(decide_fatal)?;
-                log.decisions.warnings.extend(answer.warnings);
-                log.decisions.nondeterministic |= answer.nondeterministic;
-                let updated = protocol::answered_questions(&input, questions, answer.answers);
-                success(protocol::permission_allow(updated))
+                self.answer_questions(input, log)?
             }
             protocol::Request::CanUseTool { tool_name, input } => {
                 self.stamp(log, ordinal, "decision", kind_map("permission"));
-                let p = self
-                    .decider
-                    .decide_permission(tool_name, &input)
-                    .map_err(decide_fatal)?;
-                if p.source == PermissionSource::StrictDeny {
-                    log.decisions.strict_denies.push(
-                        crate::scenario::answers::unanswered_permission_message(tool_name, &input),
-                    );
-                }
-                if p.source == PermissionSource::PermissiveAutoAllow {
-                    log.decisions
-                        .permissive_auto_allows
-                        .push(tool_name.to_owned());
-                }
-                if p.allow {
-                    success(protocol::permission_allow(input))
-                } else {
-                    success(protocol::permission_deny(
-                        p.message.as_deref().unwrap_or_default(),
-                    ))
-                }
+                self.answer_permission(tool_name, input, log)?
             }
             protocol::Request::HookCallback {
                 callback_id,
@@ -625,54 +663,103 @@ impl Engine<'_> {
                 // Background sub-agents are refused (the hook reel registers
                 // at `initialize` fires on every `Task` call).
                 if callback_id == Some(TASK_HOOK_ID) && truthy(run_in_background) {
-                    success(protocol::hook_block("Background agents disabled"))
+                    protocol::hook_block("Background agents disabled")
                 } else {
-                    success(protocol::hook_continue())
+                    protocol::hook_continue()
                 }
             }
             protocol::Request::McpMessage {
                 server,
                 message,
                 rpc_id,
-            } => success(self.mcp_message(server, message, rpc_id)),
+            } => self.mcp_message(server, message, rpc_id),
             request @ (protocol::Request::UserDialog | protocol::Request::Elicitation) => {
                 let dialog = matches!(request, protocol::Request::UserDialog);
                 let kind = if dialog { "dialog" } else { "elicit" };
                 self.stamp(log, ordinal, "decision", kind_map(kind));
-                if self.decider.unanswered == Unanswered::Fail {
-                    return Err((
-                        ErrorSource::Unanswered,
-                        format!(
-                            "unscripted {subtype} (on_unanswered=fail): scripted rules never cover \
-                                it"
-                        ),
-                    ));
-                }
-                log.decisions.nondeterministic = true;
-                if dialog {
-                    success(protocol::dialog_cancelled())
-                } else {
-                    success(protocol::elicitation_declined())
-                }
+                self.answer_dialog(dialog, subtype, log)?
             }
-            protocol::Request::Unsupported(other) => {
-                let frame = protocol::control_error(
-                    &id,
-                    &format!("unsupported control_request subtype {other:?}"),
-                );
-                if let Some(f) = self.send(frame) {
-                    return Err(f);
-                }
-                return Err((
-                    ErrorSource::Protocol,
-                    format!("the agent sent an unsupported control_request subtype {other:?}"),
-                ));
-            }
+            protocol::Request::Unsupported(other) => return Err(self.refuse(&id, other)),
         };
-        match self.send(reply) {
+        match self.send(protocol::control_success(&id, body)) {
             Some(f) => Err(f),
             None => Ok(()),
         }
+    }
+
+    /// The answers to an `AskUserQuestion`, from the scripted rules.
+    fn answer_questions(&self, input: Value, log: &mut RunLog) -> Result<Value, Fatal> {
+        let questions = protocol::questions_of(&input);
+        let answer = self
+            .decider
+            .decide_question(&questions)
+            .map_err(decide_fatal)?;
+        log.decisions.warnings.extend(answer.warnings);
+        log.decisions.nondeterministic |= answer.nondeterministic;
+        let updated = protocol::answered_questions(&input, questions, answer.answers);
+        Ok(protocol::permission_allow(updated))
+    }
+
+    /// Allow or deny a tool, from the scripted rules and the parity mode
+    /// (noting a strict deny and a permissive auto-allow).
+    fn answer_permission(
+        &self,
+        tool_name: &str,
+        input: Value,
+        log: &mut RunLog,
+    ) -> Result<Value, Fatal> {
+        let p = self
+            .decider
+            .decide_permission(tool_name, &input)
+            .map_err(decide_fatal)?;
+        if p.source == PermissionSource::StrictDeny {
+            log.decisions.strict_denies.push(
+                crate::scenario::answers::unanswered_permission_message(tool_name, &input),
+            );
+        }
+        if p.source == PermissionSource::PermissiveAutoAllow {
+            log.decisions
+                .permissive_auto_allows
+                .push(tool_name.to_owned());
+        }
+        Ok(if p.allow {
+            protocol::permission_allow(input)
+        } else {
+            protocol::permission_deny(p.message.as_deref().unwrap_or_default())
+        })
+    }
+
+    /// A user dialog (cancelled) or an elicitation (declined): never
+    /// scripted, so fatal under `on_unanswered: fail`.
+    fn answer_dialog(&self, dialog: bool, subtype: &str, log: &mut RunLog) -> Result<Value, Fatal> {
+        if self.decider.unanswered == Unanswered::Fail {
+            return Err((
+                ErrorSource::Unanswered,
+                format!("unscripted {subtype} (on_unanswered=fail): scripted rules never cover it"),
+            ));
+        }
+        log.decisions.nondeterministic = true;
+        Ok(if dialog {
+            protocol::dialog_cancelled()
+        } else {
+            protocol::elicitation_declined()
+        })
+    }
+
+    /// Answers an unsupported request with an error frame, and fails the
+    /// run on it.
+    fn refuse(&mut self, id: &str, subtype: &str) -> Fatal {
+        let frame = protocol::control_error(
+            id,
+            &format!("unsupported control_request subtype {subtype:?}"),
+        );
+        if let Some(f) = self.send(frame) {
+            return f;
+        }
+        (
+            ErrorSource::Protocol,
+            format!("the agent sent an unsupported control_request subtype {subtype:?}"),
+        )
     }
 }
 

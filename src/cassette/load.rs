@@ -524,28 +524,62 @@ pub(super) fn validate(path: PathBuf, root: Value, keys: &KeyCheck) -> Result<Ca
         return Err(LoadError::TooOld { path, version });
     }
 
-    // 5. Hash-format invariant (known versions only; a future one is not judged).
-    if let Some(Value::Object(fp)) = doc.get("fingerprint") {
-        let found = fp.get("hashFormat").and_then(Value::as_str);
-        if version == HASH_FORMAT_EPOCH && found != Some(HASH_FORMAT_JCS1) {
-            return Err(LoadError::HashFormatMissing {
-                path,
-                version,
-                found: found.map(str::to_owned),
-            });
-        }
-        if version < HASH_FORMAT_EPOCH
-            && let Some(found) = found
-        {
-            return Err(LoadError::HashFormatPreEpoch {
-                path,
-                version,
-                found: found.to_owned(),
-            });
-        }
-    }
+    // 5. Hash-format invariant.
+    let path = check_hash_format(path, &doc, version)?;
 
     // 6. Strict assertion validation (tolerated with a warning when future).
+    let (issues, load_warnings) = check_assertions(&doc, version, keys);
+    if !issues.is_empty() {
+        return Err(LoadError::UnrecognizedAssertions {
+            path,
+            version,
+            issues,
+        });
+    }
+
+    let mut cassette = Cassette::unchecked(path, doc, version);
+    cassette.load_warnings = load_warnings;
+    Ok(cassette)
+}
+
+/// Step 5: a cassette at the hash-format epoch says `jcs1`, one before it
+/// says nothing (known versions only; a future one is not judged). Hands the
+/// path back when it holds.
+fn check_hash_format(
+    path: PathBuf,
+    doc: &Map<String, Value>,
+    version: u64,
+) -> Result<PathBuf, LoadError> {
+    let Some(Value::Object(fp)) = doc.get("fingerprint") else {
+        return Ok(path);
+    };
+    let found = fp.get("hashFormat").and_then(Value::as_str);
+    if version == HASH_FORMAT_EPOCH && found != Some(HASH_FORMAT_JCS1) {
+        return Err(LoadError::HashFormatMissing {
+            path,
+            version,
+            found: found.map(str::to_owned),
+        });
+    }
+    if version < HASH_FORMAT_EPOCH
+        && let Some(found) = found
+    {
+        return Err(LoadError::HashFormatPreEpoch {
+            path,
+            version,
+            found: found.to_owned(),
+        });
+    }
+    Ok(path)
+}
+
+/// Step 6: every `scenario.assert` item the key catalog refuses — an issue,
+/// or in a cassette newer than this reel, a warning.
+fn check_assertions(
+    doc: &Map<String, Value>,
+    version: u64,
+    keys: &KeyCheck,
+) -> (Vec<AssertionIssue>, Vec<String>) {
     let is_future = version > CASSETTE_VERSION;
     let mut issues = Vec::new();
     let mut load_warnings = Vec::new();
@@ -574,17 +608,7 @@ pub(super) fn validate(path: PathBuf, root: Value, keys: &KeyCheck) -> Result<Ca
             issues.push(issue);
         }
     }
-    if !issues.is_empty() {
-        return Err(LoadError::UnrecognizedAssertions {
-            path,
-            version,
-            issues,
-        });
-    }
-
-    let mut cassette = Cassette::unchecked(path, doc, version);
-    cassette.load_warnings = load_warnings;
-    Ok(cassette)
+    (issues, load_warnings)
 }
 
 /// 1-based line and column (in bytes) of the end of `prefix`.
@@ -661,81 +685,15 @@ fn check_shape(root: Value) -> Result<(Map<String, Value>, u64), Vec<ShapeIssue>
             return Err(issues);
         }
     };
-
-    match doc.get("events") {
-        Some(Value::Array(items)) => {
-            for (i, item) in items.iter().enumerate() {
-                if !item.is_string() {
-                    expected(&mut issues, format!("events[{i}]"), "string", Some(item));
-                }
-            }
-        }
-        other => expected(&mut issues, "events", "array", other),
-    }
-
-    match doc.get("fingerprint") {
-        None => {}
-        Some(Value::Object(fp)) => {
-            for key in ["skillHash", "hashFormat"] {
-                match fp.get(key) {
-                    None | Some(Value::String(_)) => {}
-                    other => expected(&mut issues, format!("fingerprint.{key}"), "string", other),
-                }
-            }
-        }
-        other => expected(&mut issues, "fingerprint", "object", other),
-    }
-
-    match doc.get("scenario") {
-        Some(Value::Object(scn)) => {
-            for key in ["prompt", "session"] {
-                match scn.get(key) {
-                    Some(Value::String(_)) => {}
-                    other => expected(&mut issues, format!("scenario.{key}"), "string", other),
-                }
-            }
-            match scn.get("assert") {
-                None | Some(Value::Array(_)) => {}
-                other => expected(&mut issues, "scenario.assert", "array", other),
-            }
-        }
-        other => expected(&mut issues, "scenario", "object", other),
-    }
-
-    match doc.get("sessionFingerprint") {
-        None | Some(Value::String(_)) => {}
-        other => expected(&mut issues, "sessionFingerprint", "string", other),
-    }
-
-    match doc.get("folderPrefixMap") {
-        None => {}
-        Some(Value::Array(items)) => {
-            for (i, item) in items.iter().enumerate() {
-                match item {
-                    Value::Object(entry) => {
-                        for key in ["from", "mount"] {
-                            match entry.get(key) {
-                                Some(Value::String(_)) => {}
-                                other => expected(
-                                    &mut issues,
-                                    format!("folderPrefixMap[{i}].{key}"),
-                                    "string",
-                                    other,
-                                ),
-                            }
-                        }
-                    }
-                    other => expected(
-                        &mut issues,
-                        format!("folderPrefixMap[{i}]"),
-                        "object",
-                        Some(other),
-                    ),
-                }
-            }
-        }
-        other => expected(&mut issues, "folderPrefixMap", "array", other),
-    }
+    check_events(&doc, &mut issues);
+    check_fingerprint(&doc, &mut issues);
+    check_scenario(&doc, &mut issues);
+    optional_string(
+        doc.get("sessionFingerprint"),
+        "sessionFingerprint",
+        &mut issues,
+    );
+    check_folder_prefix_map(&doc, &mut issues);
 
     // v16's `onFailure: block` inventory: `{events: [string]}` or
     // `{unknown: true, why: string}` (the original refuses anything else).
@@ -750,32 +708,116 @@ fn check_shape(root: Value) -> Result<(Map<String, Value>, u64), Vec<ShapeIssue>
         );
     }
 
-    let version = match doc.get("cassetteVersion") {
-        None => Some(0),
-        Some(v) => {
-            let parsed = version_number(v);
-            if parsed.is_none() {
-                expected(
-                    &mut issues,
-                    "cassetteVersion",
-                    "a non-negative integer",
-                    Some(v),
-                );
-                if let Value::Number(n) = v {
-                    // Say which number: "received number" alone is unhelpful here.
-                    if let Some(last) = issues.last_mut() {
-                        let _ = write!(last.message, " ({n})");
-                    }
-                }
-            }
-            parsed
-        }
-    };
-
-    match version {
+    match check_version(&doc, &mut issues) {
         Some(version) if issues.is_empty() => Ok((doc, version)),
         _ => Err(issues),
     }
+}
+
+/// An optional field that, when present, is a string.
+fn optional_string(v: Option<&Value>, json_path: impl Into<String>, issues: &mut Vec<ShapeIssue>) {
+    match v {
+        None | Some(Value::String(_)) => {}
+        other => expected(issues, json_path, "string", other),
+    }
+}
+
+/// A required field that is a string.
+fn required_string(v: Option<&Value>, json_path: impl Into<String>, issues: &mut Vec<ShapeIssue>) {
+    if !matches!(v, Some(Value::String(_))) {
+        expected(issues, json_path, "string", v);
+    }
+}
+
+/// `events`: an array of strings (the recorded lines).
+fn check_events(doc: &Map<String, Value>, issues: &mut Vec<ShapeIssue>) {
+    match doc.get("events") {
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                if !item.is_string() {
+                    expected(issues, format!("events[{i}]"), "string", Some(item));
+                }
+            }
+        }
+        other => expected(issues, "events", "array", other),
+    }
+}
+
+/// `fingerprint`: optional; an object whose `skillHash` and `hashFormat`,
+/// when present, are strings.
+fn check_fingerprint(doc: &Map<String, Value>, issues: &mut Vec<ShapeIssue>) {
+    match doc.get("fingerprint") {
+        None => {}
+        Some(Value::Object(fp)) => {
+            for key in ["skillHash", "hashFormat"] {
+                optional_string(fp.get(key), format!("fingerprint.{key}"), issues);
+            }
+        }
+        other => expected(issues, "fingerprint", "object", other),
+    }
+}
+
+/// `scenario`: an object with a string `prompt` and `session`, and an
+/// optional `assert` array.
+fn check_scenario(doc: &Map<String, Value>, issues: &mut Vec<ShapeIssue>) {
+    match doc.get("scenario") {
+        Some(Value::Object(scn)) => {
+            for key in ["prompt", "session"] {
+                required_string(scn.get(key), format!("scenario.{key}"), issues);
+            }
+            match scn.get("assert") {
+                None | Some(Value::Array(_)) => {}
+                other => expected(issues, "scenario.assert", "array", other),
+            }
+        }
+        other => expected(issues, "scenario", "object", other),
+    }
+}
+
+/// `folderPrefixMap`: optional; an array of `{from, mount}` strings.
+fn check_folder_prefix_map(doc: &Map<String, Value>, issues: &mut Vec<ShapeIssue>) {
+    let items = match doc.get("folderPrefixMap") {
+        None => return,
+        Some(Value::Array(items)) => items,
+        other => return expected(issues, "folderPrefixMap", "array", other),
+    };
+    for (i, item) in items.iter().enumerate() {
+        let Value::Object(entry) = item else {
+            expected(
+                issues,
+                format!("folderPrefixMap[{i}]"),
+                "object",
+                Some(item),
+            );
+            continue;
+        };
+        for key in ["from", "mount"] {
+            required_string(
+                entry.get(key),
+                format!("folderPrefixMap[{i}].{key}"),
+                issues,
+            );
+        }
+    }
+}
+
+/// `cassetteVersion`: absent is 0; else a non-negative integer (`None`,
+/// with an issue naming the number, when it is not).
+fn check_version(doc: &Map<String, Value>, issues: &mut Vec<ShapeIssue>) -> Option<u64> {
+    let Some(v) = doc.get("cassetteVersion") else {
+        return Some(0);
+    };
+    let parsed = version_number(v);
+    if parsed.is_none() {
+        expected(issues, "cassetteVersion", "a non-negative integer", Some(v));
+        if let Value::Number(n) = v {
+            // Say which number: "received number" alone is unhelpful here.
+            if let Some(last) = issues.last_mut() {
+                let _ = write!(last.message, " ({n})");
+            }
+        }
+    }
+    parsed
 }
 
 fn hook_failure_blocks_well_formed(v: &Value) -> bool {

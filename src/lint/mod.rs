@@ -49,6 +49,7 @@ pub enum Code {
     ContradictoryAssertions,
     PathNotFound,
     NeedsControlOut,
+    DuplicateKey,
 }
 
 impl Code {
@@ -66,6 +67,7 @@ impl Code {
             Code::ContradictoryAssertions => "L009",
             Code::PathNotFound => "L010",
             Code::NeedsControlOut => "L011",
+            Code::DuplicateKey => "L012",
         }
     }
 
@@ -83,6 +85,7 @@ impl Code {
             Code::ContradictoryAssertions => "contradictory-assertions",
             Code::PathNotFound => "path-not-found",
             Code::NeedsControlOut => "needs-control-out",
+            Code::DuplicateKey => "duplicate-key",
         }
     }
 
@@ -92,7 +95,8 @@ impl Code {
             | Code::ChooseNamesNoOption
             | Code::AllowIfSyntax
             | Code::ContradictoryAssertions
-            | Code::PathNotFound => Severity::Error,
+            | Code::PathNotFound
+            | Code::DuplicateKey => Severity::Error,
             _ => Severity::Warning,
         }
     }
@@ -195,8 +199,11 @@ pub fn lint_text(path: &Path, text: &str) -> Result<Vec<Finding>, Unreadable> {
     };
     l.run();
     let mut findings = l.findings;
-    // The loader's own refusals, unless a check above already says why.
-    if !findings.iter().any(|f| f.severity == Severity::Error) {
+    // The loader's own refusals, unless a check above already says why (a
+    // duplicate key never does: the loader reads the last one).
+    let explained =
+        |f: &Finding| f.severity == Severity::Error && f.code != Code::DuplicateKey.id();
+    if !findings.iter().any(explained) {
         let pos = Positions::of(text);
         for r in loader_refusals(path, text, &doc) {
             findings.push(Finding {
@@ -354,6 +361,8 @@ impl Linter<'_> {
     }
 
     fn run(&mut self) {
+        self.findings
+            .extend(duplicate_keys(self.path, &self.pos, "scenario"));
         let session = self.session();
         self.live_only_keys();
         self.pre_run_baseline(session.as_ref().map(|(_, s)| s));
@@ -847,8 +856,10 @@ impl Linter<'_> {
             return None;
         }
         let text = std::fs::read_to_string(&path).ok()?;
-        let session = scenario::session::Session::parse(&text, &path).ok()?;
         let spos = Positions::of(&text);
+        self.findings
+            .extend(duplicate_keys(&path, &spos, "session"));
+        let session = scenario::session::Session::parse(&text, &path).ok()?;
         let base = scenario::dir_of(&path).to_path_buf();
         let mut staged: Vec<(String, String)> = Vec::new();
         for (i, u) in session.uploads.iter().enumerate() {
@@ -887,6 +898,41 @@ impl Linter<'_> {
     }
 }
 
+/// L012: every key given again in a mapping of `file` (the scenario, or
+/// the session it names) that already has it. The loader keeps the last
+/// value and drops the first without a word, so an edit of the first does
+/// nothing.
+fn duplicate_keys(file: &Path, pos: &Positions, what: &str) -> Vec<Finding> {
+    let code = Code::DuplicateKey;
+    pos.duplicates()
+        .iter()
+        .map(|d| {
+            let at = if d.mapping.is_empty() {
+                String::new()
+            } else {
+                format!(" in `{}`", d.mapping)
+            };
+            Finding {
+                code: code.id(),
+                name: code.name(),
+                severity: code.severity(),
+                file: file.to_owned(),
+                line: Some(d.line),
+                message: format!(
+                    "duplicate key `{}`{at}: already given on line {}; the {what} keeps only this \
+                     one, and line {}'s value is silently dropped",
+                    d.key, d.first_line, d.first_line
+                ),
+                hint: Some(format!(
+                    "keep one `{}:` — delete the line you do not mean, or merge the two values \
+                     (a key that takes several values takes a list)",
+                    d.key
+                )),
+            }
+        })
+        .collect()
+}
+
 /// Whether a `when_tool` value can name a tool the agent is offered.
 fn tool_is_known(tool: &str) -> bool {
     KNOWN_TOOLS.contains(&tool) || tool.starts_with("mcp__") || tool.starts_with("webfetch:")
@@ -910,6 +956,8 @@ mod tests {
             Code::OnlyResultAsserted,
             Code::ContradictoryAssertions,
             Code::PathNotFound,
+            Code::NeedsControlOut,
+            Code::DuplicateKey,
         ];
         let ids: std::collections::BTreeSet<_> = all.iter().map(|c| c.id()).collect();
         assert_eq!(ids.len(), all.len());

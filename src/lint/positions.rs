@@ -5,6 +5,10 @@
 //! The scenario loader (serde_yaml_ng) keeps no positions; this index is read
 //! beside it only to point a finding at its line. A document it cannot parse
 //! gives an empty index (the loader reports the syntax error).
+//!
+//! The same pass notes every key given twice in one mapping
+//! ([`Positions::duplicates`]): the loader keeps the last value and drops
+//! the first without a word.
 
 use std::collections::HashMap;
 
@@ -15,6 +19,18 @@ use yaml_rust2::scanner::Marker;
 #[derive(Debug, Default, Clone)]
 pub struct Positions {
     lines: HashMap<String, usize>,
+    duplicates: Vec<DuplicateKey>,
+}
+
+/// A key given again in the mapping that already has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateKey {
+    /// The mapping's path (empty: the top level).
+    pub mapping: String,
+    pub key: String,
+    /// 1-based lines of the first occurrence and of this one.
+    pub first_line: usize,
+    pub line: usize,
 }
 
 impl Positions {
@@ -24,7 +40,16 @@ impl Positions {
         if parser.load(&mut b, false).is_err() {
             return Positions::default();
         }
-        Positions { lines: b.lines }
+        Positions {
+            lines: b.lines,
+            duplicates: b.duplicates,
+        }
+    }
+
+    /// Every key given again in a mapping that already has it, in document
+    /// order (a key given three times is two of them).
+    pub fn duplicates(&self) -> &[DuplicateKey] {
+        &self.duplicates
     }
 
     /// The line of `path`, else of its nearest recorded ancestor.
@@ -41,14 +66,23 @@ impl Positions {
 }
 
 enum Frame {
-    Map { path: String, key: Option<String> },
-    Seq { path: String, index: usize },
+    Map {
+        path: String,
+        key: Option<String>,
+        /// Each scalar key seen so far, with its line.
+        seen: HashMap<String, usize>,
+    },
+    Seq {
+        path: String,
+        index: usize,
+    },
 }
 
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
     lines: HashMap<String, usize>,
+    duplicates: Vec<DuplicateKey>,
 }
 
 fn join(parent: &str, key: &str) -> String {
@@ -65,7 +99,9 @@ impl Builder {
         match self.stack.last_mut() {
             None => Some((String::new(), false)),
             Some(Frame::Map { key: None, .. }) => None,
-            Some(Frame::Map { path, key: Some(k) }) => Some((join(path, k), false)),
+            Some(Frame::Map {
+                path, key: Some(k), ..
+            }) => Some((join(path, k), false)),
             Some(Frame::Seq { path, index }) => {
                 let p = format!("{path}[{index}]");
                 *index += 1;
@@ -88,10 +124,20 @@ impl MarkedEventReceiver for Builder {
         let line = mark.line();
         match ev {
             Event::Scalar(value, ..) => {
-                if let Some(Frame::Map { path, key }) = self.stack.last_mut()
+                if let Some(Frame::Map { path, key, seen }) = self.stack.last_mut()
                     && key.is_none()
                 {
                     self.lines.entry(join(path, &value)).or_insert(line);
+                    if let Some(&first_line) = seen.get(&value) {
+                        self.duplicates.push(DuplicateKey {
+                            mapping: path.clone(),
+                            key: value.clone(),
+                            first_line,
+                            line,
+                        });
+                    } else {
+                        seen.insert(value.clone(), line);
+                    }
                     *key = Some(value);
                     return;
                 }
@@ -113,7 +159,11 @@ impl MarkedEventReceiver for Builder {
                     None => "?".into(),
                 };
                 self.stack.push(match ev {
-                    Event::MappingStart(..) => Frame::Map { path, key: None },
+                    Event::MappingStart(..) => Frame::Map {
+                        path,
+                        key: None,
+                        seen: HashMap::new(),
+                    },
                     _ => Frame::Seq { path, index: 0 },
                 });
             }
@@ -146,6 +196,25 @@ mod tests {
         // A missing path falls back to its nearest ancestor.
         assert_eq!(p.line("assert[1].nope"), Some(9));
         assert_eq!(p.line("nothing"), None);
+    }
+
+    #[test]
+    fn a_key_given_twice_in_one_mapping_is_a_duplicate() {
+        let p = Positions::of(
+            "prompt: a\nanswers:\n  - when_tool: Bash\n    decide: allow\n  - when_tool: \
+                Write\n    decide: deny\n    decide: allow\nprompt: b\nassert: [{result: \
+                success}, {result: success}]\n",
+        );
+        let found: Vec<(&str, &str, usize, usize)> = p
+            .duplicates()
+            .iter()
+            .map(|d| (d.mapping.as_str(), d.key.as_str(), d.first_line, d.line))
+            .collect();
+        // The same key in two list items, or in nested mappings, is not one.
+        assert_eq!(
+            found,
+            [("answers[1]", "decide", 6, 7), ("", "prompt", 1, 8)]
+        );
     }
 
     #[test]

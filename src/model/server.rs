@@ -614,14 +614,7 @@ fn out_of_turns(
         index + 1,
         script.origin.display(),
     );
-    Answer::error(
-        SCRIPT_PROBLEM_STATUS,
-        "invalid_request_error",
-        message.clone(),
-    )
-    .note("kind", json!("turn"))
-    .note("turn", json!(index))
-    .problem(ProblemKind::OutOfTurns, Some(index), message)
+    turn_problem(ProblemKind::OutOfTurns, index, message)
 }
 
 fn expectation_failed(
@@ -641,6 +634,13 @@ fn expectation_failed(
         script.origin.display(),
         failed.join("; ")
     );
+    turn_problem(ProblemKind::ExpectationFailed, index, message)
+        .note("expect", Value::Array(checks_log))
+}
+
+/// The error answer to a turn the script cannot serve (no turn left, a
+/// failed expectation), reported as a script problem of turn `index`.
+fn turn_problem(kind: ProblemKind, index: usize, message: String) -> Answer {
     Answer::error(
         SCRIPT_PROBLEM_STATUS,
         "invalid_request_error",
@@ -648,8 +648,7 @@ fn expectation_failed(
     )
     .note("kind", json!("turn"))
     .note("turn", json!(index))
-    .note("expect", Value::Array(checks_log))
-    .problem(ProblemKind::ExpectationFailed, Some(index), message)
+    .problem(kind, Some(index), message)
 }
 
 /// A 529 while the main conversation's turn has scripted overloads left.

@@ -326,17 +326,31 @@ fn finding_text(x: &crate::verify::scan::Finding) -> String {
         x.location,
         x.sample,
         repeats(x),
-        published(x)
+        waived(x)
     )
 }
 
-/// ` — published by the skill (skills/acme/SKILL.md), not counted` for a
-/// finding whose text the skill tree itself holds; empty otherwise.
-pub fn published(x: &crate::verify::scan::Finding) -> String {
-    x.published_by
-        .as_deref()
-        .map(|p| format!(" — published by the skill ({p}), not counted"))
-        .unwrap_or_default()
+/// Why an informational finding is not counted: ` — published by the skill
+/// (skills/acme/SKILL.md), not counted` for text the skill tree itself
+/// holds, ` — the session's own MCP server (declared by mcp.json), not
+/// counted` for a server's name, ` — returned by the session's MCP server
+/// `prices`, not counted` for its figure; empty otherwise.
+pub fn waived(x: &crate::verify::scan::Finding) -> String {
+    use crate::verify::own_mcp::OwnMcpRole;
+    if let Some(p) = &x.published_by {
+        return format!(" — published by the skill ({p}), not counted");
+    }
+    match &x.own_mcp {
+        Some(m) if m.role == OwnMcpRole::Name => format!(
+            " — the session's own MCP server (declared by {}), not counted",
+            m.declared_by
+        ),
+        Some(m) => format!(
+            " — returned by the session's MCP server `{}`, not counted",
+            m.server
+        ),
+        None => String::new(),
+    }
 }
 
 /// ` (found 8 times: events[3], events[5], … and 3 more)` for a finding

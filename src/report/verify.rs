@@ -193,7 +193,7 @@ pub fn text(
                 x.location,
                 x.sample,
                 crate::report::outcome::repeats(x),
-                crate::report::outcome::published(x)
+                crate::report::outcome::waived(x)
             );
         }
         for s in &r.staleness {

@@ -285,6 +285,7 @@ pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
         }
     };
     super::published::mark(&mut row.findings, &cassette, opts.session.as_deref());
+    super::own_mcp::mark(&mut row.findings, &cassette, opts.session.as_deref());
     if opts.staleness {
         let st = staleness::compute(&cassette, opts.session.as_deref());
         for f in st.findings {

@@ -9,6 +9,8 @@
 //!   host-inventory check; produces [`scan::Finding`]s.
 //! * [`published`]: findings whose text the skill tree itself publishes
 //!   (reported, never failing).
+//! * [`own_mcp`]: findings that name the session's own MCP servers, or a
+//!   money figure one of them returned (reported, never failing).
 //! * [`stream`]: streamed content blocks joined from their fragments (a
 //!   secret split across `stream_event` lines), read by the scanner and the
 //!   scrubber alike.
@@ -31,6 +33,7 @@ pub mod gate;
 pub mod inventory;
 pub mod lifecycle;
 pub mod margins;
+pub mod own_mcp;
 pub mod published;
 pub mod redact;
 pub mod scan;

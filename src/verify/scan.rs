@@ -52,6 +52,11 @@ pub struct Finding {
     /// the recording machine's data, so reported but never failing.
     #[serde(rename = "publishedBy", skip_serializing_if = "Option::is_none")]
     pub published_by: Option<String>,
+    /// reel: the session's own MCP server this finding is the name of, or
+    /// the money figure it returned ([`super::own_mcp`]): part of the
+    /// scenario under test, so reported but never failing.
+    #[serde(rename = "ownMcp", skip_serializing_if = "Option::is_none")]
+    pub own_mcp: Option<super::own_mcp::OwnMcp>,
 }
 
 fn is_one(n: &usize) -> bool {
@@ -91,10 +96,33 @@ pub fn dedup(findings: Vec<Finding>) -> Vec<Finding> {
 }
 
 impl Finding {
+    /// A finding of what a cassette holds rather than of a detector's match
+    /// (host inventory, a binary or an uncommitted body): no field, found
+    /// once, nothing waived yet.
+    pub(super) fn structural(
+        location: impl Into<String>,
+        cls: Class,
+        kind: &'static str,
+        sample: String,
+    ) -> Finding {
+        Finding {
+            location: location.into(),
+            cls,
+            kind,
+            sample,
+            field: None,
+            count: 1,
+            locations: Vec::new(),
+            published_by: None,
+            own_mcp: None,
+        }
+    }
+
     /// `unscanned` is informational (a body that was never committed), and
-    /// so is text the skill itself publishes.
+    /// so are text the skill itself publishes and what belongs to the
+    /// session's own MCP servers.
     pub fn is_real(&self) -> bool {
-        self.cls != Class::Unscanned && self.published_by.is_none()
+        self.cls != Class::Unscanned && self.published_by.is_none() && self.own_mcp.is_none()
     }
 }
 
@@ -256,6 +284,7 @@ fn scan_view(
             count: 1,
             locations: Vec::new(),
             published_by: None,
+            own_mcp: None,
         });
     });
 }
@@ -555,16 +584,12 @@ fn host_inventory(
 ) {
     let mut push = |sample: &str, detail: String| {
         if !allow.allows(sample, Class::HostInventory) {
-            out.push(Finding {
-                location: format!("{location} {detail}"),
-                cls: Class::HostInventory,
-                kind: "host-inventory",
-                sample: sample.to_owned(),
-                field: None,
-                count: 1,
-                locations: Vec::new(),
-                published_by: None,
-            });
+            out.push(Finding::structural(
+                format!("{location} {detail}"),
+                Class::HostInventory,
+                "host-inventory",
+                sample.to_owned(),
+            ));
         }
     };
     fn visit(v: &Value, accounted: &Accounted, push: &mut dyn FnMut(&str, String)) {
@@ -605,34 +630,46 @@ fn host_inventory(
                 }
             }
         }
-        let agents = o.get("agents").and_then(Value::as_array);
-        let skills = o.get("skills").and_then(Value::as_array);
-        if agents.is_some() || skills.is_some() {
-            let mut local: Vec<&str> = accounted.plugins.iter().map(String::as_str).collect();
-            if let Some(Value::Array(ps)) = o.get("plugins") {
-                local.extend(ps.iter().filter_map(name_of));
-            }
-            let from_declared = |n: &str| {
-                n.find(':')
-                    .is_some_and(|i| i > 0 && local.contains(&&n[..i]))
-            };
-            for a in agents.into_iter().flatten().filter_map(name_of) {
-                if !KNOWN_AGENTS.contains(&a) && !from_declared(a) {
-                    push(a, "agents[]".into());
-                }
-            }
-            for s in skills.into_iter().flatten().filter_map(name_of) {
-                if !KNOWN_SKILLS.contains(&s)
-                    && !from_declared(s)
-                    && !accounted.skills_under_test.iter().any(|t| t == s)
-                {
-                    push(s, "skills[]".into());
-                }
-            }
-        }
+        agents_and_skills(o, accounted, push);
         o.values().for_each(|x| visit(x, accounted, push));
     }
     visit(decoded, accounted, &mut push);
+}
+
+/// The agents and skills an object lists that neither the agent ships nor
+/// the cassette accounts for (a declared plugin's `<plugin>:<name>`, a
+/// skill under test).
+fn agents_and_skills(
+    o: &Map<String, Value>,
+    accounted: &Accounted,
+    push: &mut dyn FnMut(&str, String),
+) {
+    let agents = o.get("agents").and_then(Value::as_array);
+    let skills = o.get("skills").and_then(Value::as_array);
+    if agents.is_none() && skills.is_none() {
+        return;
+    }
+    let mut local: Vec<&str> = accounted.plugins.iter().map(String::as_str).collect();
+    if let Some(Value::Array(ps)) = o.get("plugins") {
+        local.extend(ps.iter().filter_map(name_of));
+    }
+    let from_declared = |n: &str| {
+        n.find(':')
+            .is_some_and(|i| i > 0 && local.contains(&&n[..i]))
+    };
+    for a in agents.into_iter().flatten().filter_map(name_of) {
+        if !KNOWN_AGENTS.contains(&a) && !from_declared(a) {
+            push(a, "agents[]".into());
+        }
+    }
+    for s in skills.into_iter().flatten().filter_map(name_of) {
+        if !KNOWN_SKILLS.contains(&s)
+            && !from_declared(s)
+            && !accounted.skills_under_test.iter().any(|t| t == s)
+        {
+            push(s, "skills[]".into());
+        }
+    }
 }
 
 fn might_carry_inventory(line: &str) -> bool {
@@ -700,8 +737,38 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
     let control_out = str_array(doc.get("controlOut")).unwrap_or_default();
     let scenario = doc.get("scenario").and_then(Value::as_object);
 
-    // Transcript lines: the bulk of the work, scanned in parallel, merged in
-    // order (so output is stable).
+    let mut out = transcript_findings(&events, &control_out, allow);
+    if inherits_host(doc, scenario) {
+        host_inventory_of_lines(doc, &events, &control_out, allow, &mut out);
+    }
+    if let Some(Value::Array(fpm)) = doc.get("folderPrefixMap") {
+        for (i, e) in fpm.iter().enumerate() {
+            if let Some(from) = e.get("from").and_then(Value::as_str) {
+                scan_full(from, &format!("folderPrefixMap[{i}].from"), allow, &mut out);
+            }
+        }
+    }
+    if let Some(Value::Array(artifacts)) = doc.get("artifacts") {
+        for a in artifacts {
+            scan_artifact(a, allow, &mut out);
+        }
+    }
+    scan_scenario(scenario, allow, &mut out);
+    scan_metadata(doc, scenario, allow, &mut out);
+    scan_other_scenario_fields(scenario, allow, &mut out);
+    rest_of_document(doc, allow, &mut out);
+    Ok(out)
+}
+
+/// Every detector over `text` as plain text (no JSON decoding).
+fn scan_full(text: &str, location: &str, allow: &AllowList, out: &mut Vec<Finding>) {
+    scan_text(text, location, Surface::Full, allow, false, out)
+}
+
+/// The transcript lines (`events`, then `controlOut`) and the blocks the
+/// model streamed across events: the bulk of the work, scanned in parallel,
+/// merged in order (so output is stable).
+fn transcript_findings(events: &[&str], control_out: &[&str], allow: &AllowList) -> Vec<Finding> {
     let line_findings = |key: &'static str, lines: &[&str]| -> Vec<Finding> {
         lines
             .par_iter()
@@ -719,138 +786,195 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
             })
             .collect()
     };
-    let mut findings = line_findings("events", &events);
-    streamed_blocks(&events, allow, &mut findings);
-    findings.extend(line_findings("controlOut", &control_out));
+    let mut findings = line_findings("events", events);
+    streamed_blocks(events, allow, &mut findings);
+    findings.extend(line_findings("controlOut", control_out));
+    findings
+}
 
-    // Structural host-inventory: only for host-inheriting or unknown tiers.
+/// Whether the run inherited the host's configuration (a host-inheriting or
+/// unknown tier), the only runs the structural host-inventory check is for.
+fn inherits_host(doc: &Map<String, Value>, scenario: Option<&Map<String, Value>>) -> bool {
     fn known(v: Option<&Value>) -> Option<&str> {
         v.and_then(Value::as_str)
             .filter(|t| KNOWN_TIERS.contains(t))
     }
     let tier = known(doc.get("effectiveFidelity"))
         .or_else(|| known(scenario.and_then(|s| s.get("fidelity"))));
-    if tier.is_none_or(|t| HOST_INHERITING.contains(&t)) {
-        let accounted = Accounted {
-            plugins: declared_plugins(&events),
-            skills_under_test: skills_under_test(doc),
-        };
-        for (key, lines) in [("events", &events), ("controlOut", &control_out)] {
-            for (i, line) in lines.iter().enumerate() {
-                if !might_carry_inventory(line) {
-                    continue;
-                }
-                if let Ok(v) = serde_json::from_str::<Value>(line) {
-                    host_inventory(&v, &format!("{key}[{i}]"), allow, &accounted, &mut findings);
-                }
-            }
-        }
-    }
+    tier.is_none_or(|t| HOST_INHERITING.contains(&t))
+}
 
-    let mut out = findings;
-    let full = |text: &str, loc: &str, out: &mut Vec<Finding>| {
-        scan_text(text, loc, Surface::Full, allow, false, out)
+/// The structural host-inventory check over every transcript line that may
+/// carry one.
+fn host_inventory_of_lines(
+    doc: &Map<String, Value>,
+    events: &[&str],
+    control_out: &[&str],
+    allow: &AllowList,
+    out: &mut Vec<Finding>,
+) {
+    let accounted = Accounted {
+        plugins: declared_plugins(events),
+        skills_under_test: skills_under_test(doc),
     };
-    if let Some(Value::Array(fpm)) = doc.get("folderPrefixMap") {
-        for (i, e) in fpm.iter().enumerate() {
-            if let Some(from) = e.get("from").and_then(Value::as_str) {
-                full(from, &format!("folderPrefixMap[{i}].from"), &mut out);
+    for (key, lines) in [("events", events), ("controlOut", control_out)] {
+        for (i, line) in lines.iter().enumerate() {
+            if !might_carry_inventory(line) {
+                continue;
+            }
+            if let Ok(v) = serde_json::from_str::<Value>(line) {
+                host_inventory(&v, &format!("{key}[{i}]"), allow, &accounted, out);
             }
         }
     }
-    if let Some(Value::Array(artifacts)) = doc.get("artifacts") {
-        for a in artifacts {
-            let Some(path) = a.get("path").and_then(Value::as_str) else {
-                continue;
-            };
-            full(path, &format!("artifact path {path}"), &mut out);
-            let loc = format!("artifact {path}");
-            match a.get("body").and_then(Value::as_str) {
-                Some(body) if a.get("encoding").and_then(Value::as_str) == Some("base64") => {
-                    let decoded = base64::engine::general_purpose::STANDARD
-                        .decode(body.as_bytes())
-                        .ok();
-                    let entries = decoded
-                        .as_deref()
-                        .filter(|b| crate::document::is_zip(b))
-                        .and_then(crate::document::zip_entries);
-                    let pdf = decoded
-                        .as_deref()
-                        .filter(|b| entries.is_none() && std::str::from_utf8(b).is_err())
-                        .and_then(crate::document::pdf::scan_parts);
-                    match decoded.as_deref().map(std::str::from_utf8) {
-                        Some(Ok(text)) => full(text, &loc, &mut out),
-                        // reel's departure: an Office document or other zip
-                        // is scanned entry by entry, not called binary.
-                        _ if entries.is_some() => {
-                            for (entry, text) in entries.iter().flatten() {
-                                full(text, &format!("{loc} → {entry}"), &mut out);
-                            }
-                        }
-                        // reel's departure: a PDF's text is scanned by page,
-                        // metadata, form field and every other string.
-                        _ if pdf.is_some() => {
-                            for (part, text) in pdf.into_iter().flatten() {
-                                full(&text, &format!("{loc} → {part}"), &mut out);
-                            }
-                        }
-                        _ => {
-                            if !allow.allows(path, Class::Binary) {
-                                out.push(Finding {
-                                    location: loc,
-                                    cls: Class::Binary,
-                                    kind: "binary",
-                                    sample: format!(
-                                        "(committed binary body — not text-scannable; review and \
-                                            clear with --allow {path} (a pattern matched on this \
-                                            path); note --allow-patterns-file is a FILE of \
-                                            patterns, not this path)"
-                                    ),
-                                    field: None,
-                                    count: 1,
-                                    locations: Vec::new(),
-                                    published_by: None,
-                                });
-                            }
-                        }
-                    }
-                }
-                Some(body) => full(body, &loc, &mut out),
-                None => {
-                    let truncated = a.get("truncated").and_then(Value::as_bool) == Some(true);
-                    let reason = a.get("truncationReason").and_then(Value::as_str);
-                    // reel's departure: an input or read-only file's body is
-                    // never committed by design, so there is nothing of it
-                    // in the cassette to leak or to scan.
-                    if truncated && !matches!(reason, Some("input" | "readonly")) {
-                        let bytes = a.get("bytes").and_then(Value::as_u64).unwrap_or(0);
-                        let sample = match reason {
-                            Some("size") => format!(
-                                "(body not committed: {bytes} bytes is over the recording's inline \
-                                    cap, so only its hash is in the cassette and nothing of it \
-                                    was scanned)"
-                            ),
-                            Some("unreadable") => {
-                                "(body not committed: the file could not be read \
-                                when the run was recorded; only its path is in the cassette)"
-                                    .into()
-                            }
-                            _ => "(body not committed; only its hash is in the cassette)".into(),
-                        };
-                        out.push(Finding {
-                            location: loc,
-                            cls: Class::Unscanned,
-                            kind: "unscanned",
-                            sample,
-                            field: None,
-                            count: 1,
-                            locations: Vec::new(),
-                            published_by: None,
-                        });
-                    }
-                }
+}
+
+/// One `artifacts[]` entry: its path, and its body as far as it is in the
+/// cassette.
+fn scan_artifact(a: &Value, allow: &AllowList, out: &mut Vec<Finding>) {
+    let Some(path) = a.get("path").and_then(Value::as_str) else {
+        return;
+    };
+    scan_full(path, &format!("artifact path {path}"), allow, out);
+    let loc = format!("artifact {path}");
+    match a.get("body").and_then(Value::as_str) {
+        Some(body) if a.get("encoding").and_then(Value::as_str) == Some("base64") => {
+            scan_base64_body(body, path, &loc, allow, out)
+        }
+        Some(body) => scan_full(body, &loc, allow, out),
+        None => out.extend(body_not_committed(a, &loc)),
+    }
+}
+
+/// A base64 body: scanned as text when it decodes to UTF-8, entry by entry
+/// when it is a zip, part by part when it is a PDF, else a `binary` finding.
+fn scan_base64_body(body: &str, path: &str, loc: &str, allow: &AllowList, out: &mut Vec<Finding>) {
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(body.as_bytes())
+        .ok();
+    let entries = decoded
+        .as_deref()
+        .filter(|b| crate::document::is_zip(b))
+        .and_then(crate::document::zip_entries);
+    let pdf = decoded
+        .as_deref()
+        .filter(|b| entries.is_none() && std::str::from_utf8(b).is_err())
+        .and_then(crate::document::pdf::scan_parts);
+    match decoded.as_deref().map(std::str::from_utf8) {
+        Some(Ok(text)) => scan_full(text, loc, allow, out),
+        // reel's departure: an Office document or other zip is scanned
+        // entry by entry, not called binary.
+        _ if entries.is_some() => {
+            for (entry, text) in entries.iter().flatten() {
+                scan_full(text, &format!("{loc} → {entry}"), allow, out);
             }
         }
+        // reel's departure: a PDF's text is scanned by page, metadata, form
+        // field and every other string.
+        _ if pdf.is_some() => {
+            for (part, text) in pdf.into_iter().flatten() {
+                scan_full(&text, &format!("{loc} → {part}"), allow, out);
+            }
+        }
+        _ if allow.allows(path, Class::Binary) => {}
+        _ => out.push(Finding::structural(
+            loc,
+            Class::Binary,
+            "binary",
+            format!(
+                "(committed binary body — not text-scannable; review and clear with --allow \
+                    {path} (a pattern matched on this path); note --allow-patterns-file is a \
+                    FILE of patterns, not this path)"
+            ),
+        )),
+    }
+}
+
+/// The `unscanned` finding of an artifact whose body the recording left
+/// out, saying why. reel's departure: an input or read-only file's body is
+/// never committed by design, so there is nothing of it in the cassette to
+/// leak or to scan.
+fn body_not_committed(a: &Value, loc: &str) -> Option<Finding> {
+    let truncated = a.get("truncated").and_then(Value::as_bool) == Some(true);
+    let reason = a.get("truncationReason").and_then(Value::as_str);
+    if !truncated || matches!(reason, Some("input" | "readonly")) {
+        return None;
+    }
+    let bytes = a.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+    let sample = match reason {
+        Some("size") => format!(
+            "(body not committed: {bytes} bytes is over the recording's inline cap, so only its \
+                hash is in the cassette and nothing of it was scanned)"
+        ),
+        Some("unreadable") => "(body not committed: the file could not be read when the run \
+            was recorded; only its path is in the cassette)"
+            .into(),
+        _ => "(body not committed; only its hash is in the cassette)".into(),
+    };
+    Some(Finding::structural(
+        loc,
+        Class::Unscanned,
+        "unscanned",
+        sample,
+    ))
+}
+
+/// The frozen scenario's prompt, answers and assertions, as cowork-harness
+/// scans them.
+fn scan_scenario(scenario: Option<&Map<String, Value>>, allow: &AllowList, out: &mut Vec<Finding>) {
+    let field = |k: &str| scenario.and_then(|s| s.get(k));
+    let as_json =
+        |k: &str| serde_json::to_string(field(k).unwrap_or(&Value::Null)).unwrap_or_default();
+    let prompt = field("prompt").and_then(Value::as_str).unwrap_or("");
+    scan_full(prompt, "scenario.prompt", allow, out);
+    for key in ["answers", "assert"] {
+        let location = format!("scenario.{key}");
+        scan_text(&as_json(key), &location, Surface::Full, allow, true, out);
+    }
+}
+
+/// reel: the remaining scenario fields cowork-harness leaves unscanned (e.g.
+/// `expect_denied`, custom keys) get the full net too.
+fn scan_other_scenario_fields(
+    scenario: Option<&Map<String, Value>>,
+    allow: &AllowList,
+    out: &mut Vec<Finding>,
+) {
+    let scanned_elsewhere = ["prompt", "answers", "assert", "name", "session"];
+    for (k, v) in scenario.into_iter().flatten() {
+        if scanned_elsewhere.contains(&k.as_str()) {
+            continue;
+        }
+        let text = match v {
+            Value::String(s) => s.clone(),
+            other => serde_json::to_string(other).unwrap_or_default(),
+        };
+        let location = format!("scenario.{k}");
+        scan_text(&text, &location, Surface::Full, allow, !v.is_string(), out);
+    }
+}
+
+/// The fingerprint's skill paths and the recording's metadata: visible
+/// roots, the scenario's name and session, its source, the agent image.
+fn scan_metadata(
+    doc: &Map<String, Value>,
+    scenario: Option<&Map<String, Value>>,
+    allow: &AllowList,
+    out: &mut Vec<Finding>,
+) {
+    if let Some(fp) = doc.get("fingerprint") {
+        for s in str_array(fp.get("skillSources")).unwrap_or_default() {
+            scan_full(s, "fingerprint.skillSources", allow, out);
+        }
+        if let Some(Value::Array(sigs)) = fp.get("fileSigs") {
+            for p in sigs.iter().filter_map(|e| e.get(0).and_then(Value::as_str)) {
+                scan_full(p, "fingerprint.fileSigs", allow, out);
+            }
+        }
+    }
+    let roots = str_array(doc.get("userVisibleRoots")).unwrap_or_default();
+    for (i, r) in roots.iter().enumerate() {
+        scan_full(r, &format!("metadata:userVisibleRoots[{i}]"), allow, out);
     }
     let sc_str = |k: &str| {
         scenario
@@ -858,48 +982,10 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
             .and_then(Value::as_str)
             .unwrap_or("")
     };
-    let sc_json = |k: &str| {
-        serde_json::to_string(scenario.and_then(|s| s.get(k)).unwrap_or(&Value::Null))
-            .unwrap_or_default()
-    };
-    full(sc_str("prompt"), "scenario.prompt", &mut out);
-    scan_text(
-        &sc_json("answers"),
-        "scenario.answers",
-        Surface::Full,
-        allow,
-        true,
-        &mut out,
-    );
-    scan_text(
-        &sc_json("assert"),
-        "scenario.assert",
-        Surface::Full,
-        allow,
-        true,
-        &mut out,
-    );
-    if let Some(fp) = doc.get("fingerprint") {
-        for s in str_array(fp.get("skillSources")).unwrap_or_default() {
-            full(s, "fingerprint.skillSources", &mut out);
-        }
-        if let Some(Value::Array(sigs)) = fp.get("fileSigs") {
-            for p in sigs.iter().filter_map(|e| e.get(0).and_then(Value::as_str)) {
-                full(p, "fingerprint.fileSigs", &mut out);
-            }
-        }
-    }
-    for (i, r) in str_array(doc.get("userVisibleRoots"))
-        .unwrap_or_default()
-        .iter()
-        .enumerate()
-    {
-        full(r, &format!("metadata:userVisibleRoots[{i}]"), &mut out);
-    }
-    full(sc_str("name"), "metadata:scenario.name", &mut out);
-    full(sc_str("session"), "metadata:scenario.session", &mut out);
+    scan_full(sc_str("name"), "metadata:scenario.name", allow, out);
+    scan_full(sc_str("session"), "metadata:scenario.session", allow, out);
     if let Some(src) = doc.get("scenarioSource").and_then(Value::as_str) {
-        full(src, "metadata:scenarioSource", &mut out);
+        scan_full(src, "metadata:scenarioSource", allow, out);
     }
     if let Some(r) = doc
         .get("environment")
@@ -907,34 +993,8 @@ pub fn scan_document(doc: &Map<String, Value>, allow: &AllowList) -> Result<Vec<
         .and_then(|i| i.get("ref"))
         .and_then(Value::as_str)
     {
-        full(r, "metadata:environment.agentImage.ref", &mut out);
+        scan_full(r, "metadata:environment.agentImage.ref", allow, out);
     }
-    // reel: the remaining scenario fields cowork-harness leaves unscanned
-    // (e.g. `expect_denied`, custom keys) get the full net too.
-    if let Some(sc) = scenario {
-        for (k, v) in sc {
-            if matches!(
-                k.as_str(),
-                "prompt" | "answers" | "assert" | "name" | "session"
-            ) {
-                continue;
-            }
-            let text = match v {
-                Value::String(s) => s.clone(),
-                other => serde_json::to_string(other).unwrap_or_default(),
-            };
-            scan_text(
-                &text,
-                &format!("scenario.{k}"),
-                Surface::Full,
-                allow,
-                !v.is_string(),
-                &mut out,
-            );
-        }
-    }
-    rest_of_document(doc, allow, &mut out);
-    Ok(out)
 }
 
 /// Top-level fields scanned by [`scan_document`] itself (or, `$schema`, the

@@ -480,3 +480,62 @@ fn l011_a_control_out_key_on_a_cassette_without_control_out() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A scenario whose second `prompt:` and second `decide:` silently replace
+/// the first, and a session that gives `permission_mode` twice.
+const DUPLICATED: &str = "\
+session: ../sessions/twice.yaml
+prompt: Summarise the brief.
+answers:
+  - when_tool: Bash
+    decide: deny
+    decide: allow
+  - when_tool: Write
+    decide: allow
+assert:
+  - result: success
+  - tool_called: Write
+prompt: Summarise the brief in French.
+";
+
+#[test]
+fn l012_a_key_given_twice_in_one_mapping() {
+    let fx = fixture();
+    fx.write(
+        "sessions/twice.yaml",
+        "permission_mode: default\npermission_mode: bypassPermissions\n",
+    );
+    let p = scenario(&fx, "duplicated", DUPLICATED, None);
+    let (rc, f) = lint(&p, &[]);
+    assert_eq!(rc, 1, "{f:#?}");
+    let hits: Vec<(&str, u64)> = f
+        .iter()
+        .filter(|f| f["code"] == "L012")
+        .map(|f| (f["file"].as_str().unwrap(), f["line"].as_u64().unwrap()))
+        .collect();
+    let named = |file: &str, line: u64| hits.iter().any(|h| h.0.ends_with(file) && h.1 == line);
+    assert_eq!(hits.len(), 3, "{f:#?}");
+    assert!(named("scenarios/duplicated.yaml", 6), "{hits:?}");
+    assert!(named("scenarios/duplicated.yaml", 12), "{hits:?}");
+    assert!(named("sessions/twice.yaml", 2), "{hits:?}");
+    // The same key in two list items is not a duplicate; nor is one given once.
+    let once = DUPLICATED
+        .replace("    decide: deny\n", "")
+        .replace("prompt: Summarise the brief in French.\n", "");
+    fx.write("sessions/twice.yaml", "permission_mode: default\n");
+    let p = scenario(&fx, "duplicated", &once, None);
+    let (_, f) = lint(&p, &[]);
+    assert!(f.iter().all(|f| f["code"] != "L012"), "{f:#?}");
+
+    scenario(&fx, "duplicated", DUPLICATED, None);
+    let out = support::reel()
+        .current_dir(fx.root())
+        .args(["lint", "scenarios/duplicated.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!(
+        "lint_l012_duplicate_key",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -49,5 +49,6 @@ mod support;
 mod verify;
 mod verify_lifecycle;
 mod verify_margins;
+mod verify_own_mcp;
 mod verify_published;
 mod verify_scenario;

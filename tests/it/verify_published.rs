@@ -49,7 +49,8 @@ fn project(skill_md: &str, echoed: &[String]) -> (Fixture, std::path::PathBuf) {
     (fx, path)
 }
 
-fn verify(path: &std::path::Path, json: bool) -> support::Run {
+/// `verify-cassettes PATH --skip-staleness` (JSON output when `json`).
+pub(crate) fn verify(path: &std::path::Path, json: bool) -> support::Run {
     let mut cmd = support::reel();
     cmd.args([
         "verify-cassettes",
@@ -62,7 +63,8 @@ fn verify(path: &std::path::Path, json: bool) -> support::Run {
     cmd.run()
 }
 
-fn findings(out: &support::Run) -> Vec<Value> {
+/// The findings of the one cassette of a JSON report, checked against its schema.
+pub(crate) fn findings(out: &support::Run) -> Vec<Value> {
     let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
     assert_schema("verify-cassettes.json", &v);
     v["results"][0]["findings"].as_array().unwrap().clone()

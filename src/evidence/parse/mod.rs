@@ -276,236 +276,293 @@ pub fn parse_message(msg: Value) -> Result<Vec<AgentEvent>, String> {
     let Value::Object(map) = msg else {
         return Ok(ev);
     };
-    let m = &map;
-    match m.get("type").and_then(Value::as_str) {
+    match map.get("type").and_then(Value::as_str) {
         Some("infra_error") => ev.push(AgentEvent::InfraError {
-            message: str_field(m, "message").unwrap_or_else(|| "infrastructure error".into()),
-            source: str_field(m, "source"),
+            message: str_field(&map, "message").unwrap_or_else(|| "infrastructure error".into()),
+            source: str_field(&map, "source"),
         }),
-        Some("system") => match m.get("subtype").and_then(Value::as_str) {
-            Some("init") => {
-                let tools = require_init_array(m, "tools")?
-                    .iter()
-                    .map(js_string)
-                    .collect();
-                let mcp_servers = require_init_array(m, "mcp_servers")?.to_vec();
-                let skills = require_init_array(m, "skills")?
-                    .iter()
-                    .map(js_string)
-                    .collect();
-                ev.push(AgentEvent::Init {
-                    tools,
-                    mcp_servers,
-                    skills,
-                    cwd: str_field(m, "cwd"),
-                });
-            }
-            Some("api_metrics") => ev.push(AgentEvent::Metrics(Value::Object(map))),
-            Some("thinking") => ev.push(AgentEvent::Thinking {
-                // `String(msg.content ?? "")`; never redacted, no model.
-                block: ThinkingBlock::new(
-                    Value::String(
-                        m.get("content")
-                            .filter(|c| !c.is_null())
-                            .map(js_string)
-                            .unwrap_or_default(),
-                    ),
-                    false,
-                ),
-                model: None,
-            }),
-            Some(sub) => {
-                let subtype = sub.to_owned();
-                let mut data = map;
-                data.shift_remove("type");
-                data.shift_remove("subtype");
-                ev.push(AgentEvent::SystemEvent {
-                    subtype,
-                    data: super::run::ContextData::Fields(data),
-                });
-            }
-            None => {}
-        },
+        Some("system") => ev.extend(system_event(map)?),
         Some("control_request") => {
-            if let Some(dr) = to_decision_request(m)? {
+            if let Some(dr) = to_decision_request(&map)? {
                 ev.push(AgentEvent::Decision(dr));
             }
         }
-        Some("assistant") => {
-            let msg_parent = truthy_string(m.get("parent_tool_use_id"));
-            let message = m.get("message").and_then(Value::as_object);
-            let model = message.and_then(|mm| str_field(mm, "model"));
-            let content = message.and_then(|mm| mm.get("content"));
-            let blocks: &[Value] = match content {
-                Some(Value::Array(a)) => a,
-                // `for…of` over a string: its first code point is a
-                // non-object block.
-                Some(Value::String(t)) if !t.is_empty() => {
-                    return Err(
-                        "control-in: malformed assistant content block at index 0: expected an \
-                            object, got string"
-                            .into(),
-                    );
-                }
-                Some(other) => not_iterable(other)?,
-                None => &[],
-            };
-            for (block_index, raw) in blocks.iter().enumerate() {
-                let Some(block) = raw.as_object() else {
-                    return Err(format!(
-                        "control-in: malformed assistant content block at index {block_index}: \
-                            expected an object, got {}",
-                        js_type(raw)
-                    ));
-                };
-                let parent =
-                    truthy_string(block.get("parent_tool_use_id")).or_else(|| msg_parent.clone());
-                match block.get("type").and_then(Value::as_str) {
-                    Some("text") => ev.push(AgentEvent::AssistantText {
-                        text: block.get("text").map(js_string).unwrap_or_default(),
-                        parent,
-                        model: model.clone(),
-                    }),
-                    Some("thinking") => {
-                        // `block.thinking ?? block.text ?? ""`; redacted when
-                        // that is "" and a non-empty string `signature` shows
-                        // the model did reason.
-                        let text = block
-                            .get("thinking")
-                            .filter(|t| !t.is_null())
-                            .or_else(|| block.get("text").filter(|t| !t.is_null()))
-                            .cloned()
-                            .unwrap_or_else(|| Value::String(String::new()));
-                        let redacted = text.as_str() == Some("")
-                            && block
-                                .get("signature")
-                                .and_then(Value::as_str)
-                                .is_some_and(|s| !s.is_empty());
-                        ev.push(AgentEvent::Thinking {
-                            block: ThinkingBlock::new(text, redacted),
-                            model: model.clone(),
-                        });
-                    }
-                    Some("tool_use") => {
-                        let name = block.get("name").map(js_string).unwrap_or_default();
-                        let input = block.get("input").cloned().unwrap_or(Value::Null);
-                        let tool_use_id = truthy_string(block.get("id"));
-                        ev.push(AgentEvent::ToolUse {
-                            name: name.clone(),
-                            input: input.clone(),
-                            parent: parent.clone(),
-                            tool_use_id: tool_use_id.clone(),
-                            model: model.clone(),
-                        });
-                        let empty = Map::new();
-                        let inp = input.as_object().unwrap_or(&empty);
-                        if name == "Agent" || name == "Task" || inp.contains_key("subagent_type") {
-                            let declared = match (inp.get("tools"), inp.get("allowedTools")) {
-                                (Some(Value::Array(t)), _) => t.iter().map(js_string).collect(),
-                                (_, Some(Value::Array(t))) => t.iter().map(js_string).collect(),
-                                _ => Vec::new(),
-                            };
-                            let msg_key = message
-                                .and_then(|mm| mm.get("id"))
-                                .filter(|v| !v.is_null())
-                                .or_else(|| m.get("uuid").filter(|v| !v.is_null()))
-                                .map_or_else(|| "anon".to_owned(), js_string);
-                            let dispatch_type = inp
-                                .get("subagent_type")
-                                .filter(|v| !v.is_null())
-                                .or_else(|| inp.get("subagentType").filter(|v| !v.is_null()))
-                                .map_or_else(|| "unknown".to_owned(), js_string);
-                            ev.push(AgentEvent::SubagentDispatch {
-                                tool_use_id: tool_use_id.unwrap_or_else(|| {
-                                    format!("unpaired-{msg_key}-b{block_index}")
-                                }),
-                                parent,
-                                dispatch_agent_type: dispatch_type,
-                                type_omitted: !inp.contains_key("subagent_type")
-                                    && !inp.contains_key("subagentType"),
-                                declared_tools: declared,
-                                description: inp
-                                    .get("description")
-                                    .filter(|v| !v.is_null())
-                                    .map(js_string),
-                                prompt: inp.get("prompt").filter(|v| !v.is_null()).map(|p| {
-                                    utf16::slice(&js_string(p), ASSERT_TEXT_CAP).to_owned()
-                                }),
-                                dispatch_model: model.clone(),
-                            });
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        Some("user") => {
-            let message = m.get("message").and_then(Value::as_object);
-            let blocks: &[Value] = match message.and_then(|mm| mm.get("content")) {
-                Some(Value::Array(a)) => a,
-                // The original iterates the content with `for…of`: a string
-                // yields its code points, each a non-object (malformed) block.
-                Some(Value::String(text)) => {
-                    ev.extend(text.chars().map(|_| AgentEvent::ProtocolEvidenceError));
-                    &[]
-                }
-                Some(other) => not_iterable(other)?,
-                None => &[],
-            };
-            if let Some(env) = m.get("tool_use_result").and_then(Value::as_object) {
-                let tr = blocks.iter().find(|b| {
-                    b.as_object().is_some_and(|o| {
-                        o.get("type").and_then(Value::as_str) == Some("tool_result")
-                    })
-                });
-                let tool_use_id = tr.and_then(|t| truthy_string(t.get("tool_use_id")));
-                let has = ["resolvedModel", "agentType", "status"]
-                    .iter()
-                    .any(|k| env.get(*k).is_some_and(Value::is_string));
-                if let (Some(tool_use_id), true) = (tool_use_id, has) {
-                    ev.push(AgentEvent::SubagentResultMeta {
-                        tool_use_id,
-                        agent_type: str_field(env, "agentType"),
-                        resolved_model: str_field(env, "resolvedModel"),
-                    });
-                }
-            }
-            for block in blocks {
-                let Some(b) = block.as_object() else {
-                    ev.push(AgentEvent::ProtocolEvidenceError);
-                    continue;
-                };
-                if b.get("type").and_then(Value::as_str) != Some("tool_result") {
-                    continue;
-                }
-                let tool_use_id = truthy_string(b.get("tool_use_id"));
-                if tool_use_id.is_none() {
-                    ev.push(AgentEvent::ProtocolEvidenceError);
-                }
-                ev.push(tool_result_event(
-                    tool_use_id,
-                    truthy(b.get("is_error")),
-                    flatten_tool_result(b.get("content")),
-                    text_blocks(b.get("content")),
-                ));
-            }
-        }
-        Some("result") => ev.push(AgentEvent::Result {
-            is_error: truthy(m.get("is_error")),
-            usage: m.get("usage").filter(|u| !u.is_null()).cloned(),
-            result_text: str_field(m, "result"),
-            subtype: str_field(m, "subtype"),
-            api_error_status: m.get("api_error_status").and_then(Value::as_f64),
-            cost_usd: m.get("total_cost_usd").and_then(Value::as_f64),
-            num_turns: m.get("num_turns").and_then(Value::as_f64),
-            model_usage: m
-                .get("modelUsage")
-                .filter(|v| v.is_object() || v.is_array())
-                .cloned(),
-        }),
+        Some("assistant") => assistant_events(&map, &mut ev)?,
+        Some("user") => user_events(&map, &mut ev)?,
+        Some("result") => ev.push(result_event(&map)),
         _ => {}
     }
     Ok(ev)
 }
+
+/// A `system` line: the init handshake, API metrics, a thinking line, or
+/// any other subtype kept whole (without its `type` and `subtype`).
+fn system_event(mut map: Map<String, Value>) -> Result<Option<AgentEvent>, String> {
+    let m = &map;
+    let event = match m.get("subtype").and_then(Value::as_str) {
+        Some("init") => AgentEvent::Init {
+            tools: require_init_array(m, "tools")?
+                .iter()
+                .map(js_string)
+                .collect(),
+            mcp_servers: require_init_array(m, "mcp_servers")?.to_vec(),
+            skills: require_init_array(m, "skills")?
+                .iter()
+                .map(js_string)
+                .collect(),
+            cwd: str_field(m, "cwd"),
+        },
+        Some("api_metrics") => AgentEvent::Metrics(Value::Object(map)),
+        Some("thinking") => AgentEvent::Thinking {
+            // `String(msg.content ?? "")`; never redacted, no model.
+            block: ThinkingBlock::new(
+                Value::String(
+                    m.get("content")
+                        .filter(|c| !c.is_null())
+                        .map(js_string)
+                        .unwrap_or_default(),
+                ),
+                false,
+            ),
+            model: None,
+        },
+        Some(sub) => {
+            let subtype = sub.to_owned();
+            map.shift_remove("type");
+            map.shift_remove("subtype");
+            AgentEvent::SystemEvent {
+                subtype,
+                data: super::run::ContextData::Fields(map),
+            }
+        }
+        None => return Ok(None),
+    };
+    Ok(Some(event))
+}
+
+/// An `assistant` line's content blocks: text, thinking, tool uses (and the
+/// sub-agent dispatch a delegating tool use is).
+fn assistant_events(m: &Map<String, Value>, ev: &mut Vec<AgentEvent>) -> Result<(), String> {
+    let msg_parent = truthy_string(m.get("parent_tool_use_id"));
+    let message = m.get("message").and_then(Value::as_object);
+    let model = message.and_then(|mm| str_field(mm, "model"));
+    let blocks: &[Value] = match message.and_then(|mm| mm.get("content")) {
+        Some(Value::Array(a)) => a,
+        // `for…of` over a string: its first code point is a
+        // non-object block.
+        Some(Value::String(t)) if !t.is_empty() => {
+            return Err(
+                "control-in: malformed assistant content block at index 0: expected an \
+                    object, got string"
+                    .into(),
+            );
+        }
+        Some(other) => not_iterable(other)?,
+        None => &[],
+    };
+    for (block_index, raw) in blocks.iter().enumerate() {
+        let Some(block) = raw.as_object() else {
+            return Err(format!(
+                "control-in: malformed assistant content block at index {block_index}: \
+                    expected an object, got {}",
+                js_type(raw)
+            ));
+        };
+        let parent = truthy_string(block.get("parent_tool_use_id")).or_else(|| msg_parent.clone());
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => ev.push(AgentEvent::AssistantText {
+                text: block.get("text").map(js_string).unwrap_or_default(),
+                parent,
+                model: model.clone(),
+            }),
+            Some("thinking") => ev.push(AgentEvent::Thinking {
+                block: thinking_block(block),
+                model: model.clone(),
+            }),
+            Some("tool_use") => {
+                let at = BlockAt {
+                    line: m,
+                    message,
+                    index: block_index,
+                };
+                tool_use_events(block, at, parent, &model, ev);
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A thinking block's text: `block.thinking ?? block.text ?? ""`; redacted
+/// when that is "" and a non-empty string `signature` shows the model did
+/// reason.
+fn thinking_block(block: &Map<String, Value>) -> ThinkingBlock {
+    let text = block
+        .get("thinking")
+        .filter(|t| !t.is_null())
+        .or_else(|| block.get("text").filter(|t| !t.is_null()))
+        .cloned()
+        .unwrap_or_else(|| Value::String(String::new()));
+    let redacted = text.as_str() == Some("")
+        && block
+            .get("signature")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty());
+    ThinkingBlock::new(text, redacted)
+}
+
+/// Where a content block stands: its line, the line's `message`, and its
+/// index among the message's blocks (what names an unpaired dispatch).
+#[derive(Clone, Copy)]
+struct BlockAt<'a> {
+    line: &'a Map<String, Value>,
+    message: Option<&'a Map<String, Value>>,
+    index: usize,
+}
+
+/// A `tool_use` block: the tool use, and a sub-agent dispatch when the tool
+/// delegates (`Agent`, `Task`, or any input naming a `subagent_type`).
+fn tool_use_events(
+    block: &Map<String, Value>,
+    at: BlockAt<'_>,
+    parent: Option<String>,
+    model: &Option<String>,
+    ev: &mut Vec<AgentEvent>,
+) {
+    let name = block.get("name").map(js_string).unwrap_or_default();
+    let input = block.get("input").cloned().unwrap_or(Value::Null);
+    let tool_use_id = truthy_string(block.get("id"));
+    ev.push(AgentEvent::ToolUse {
+        name: name.clone(),
+        input: input.clone(),
+        parent: parent.clone(),
+        tool_use_id: tool_use_id.clone(),
+        model: model.clone(),
+    });
+    let empty = Map::new();
+    let inp = input.as_object().unwrap_or(&empty);
+    if name == "Agent" || name == "Task" || inp.contains_key("subagent_type") {
+        ev.push(subagent_dispatch(inp, at, tool_use_id, parent, model));
+    }
+}
+
+/// The sub-agent dispatch of a delegating tool use, from its input.
+fn subagent_dispatch(
+    inp: &Map<String, Value>,
+    at: BlockAt<'_>,
+    tool_use_id: Option<String>,
+    parent: Option<String>,
+    model: &Option<String>,
+) -> AgentEvent {
+    let declared = match (inp.get("tools"), inp.get("allowedTools")) {
+        (Some(Value::Array(t)), _) => t.iter().map(js_string).collect(),
+        (_, Some(Value::Array(t))) => t.iter().map(js_string).collect(),
+        _ => Vec::new(),
+    };
+    let msg_key = at
+        .message
+        .and_then(|mm| mm.get("id"))
+        .filter(|v| !v.is_null())
+        .or_else(|| at.line.get("uuid").filter(|v| !v.is_null()))
+        .map_or_else(|| "anon".to_owned(), js_string);
+    let dispatch_type = inp
+        .get("subagent_type")
+        .filter(|v| !v.is_null())
+        .or_else(|| inp.get("subagentType").filter(|v| !v.is_null()))
+        .map_or_else(|| "unknown".to_owned(), js_string);
+    let block_index = at.index;
+    AgentEvent::SubagentDispatch {
+        tool_use_id: tool_use_id.unwrap_or_else(|| format!("unpaired-{msg_key}-b{block_index}")),
+        parent,
+        dispatch_agent_type: dispatch_type,
+        type_omitted: !inp.contains_key("subagent_type") && !inp.contains_key("subagentType"),
+        declared_tools: declared,
+        description: inp
+            .get("description")
+            .filter(|v| !v.is_null())
+            .map(js_string),
+        prompt: inp
+            .get("prompt")
+            .filter(|v| !v.is_null())
+            .map(|p| utf16::slice(&js_string(p), ASSERT_TEXT_CAP).to_owned()),
+        dispatch_model: model.clone(),
+    }
+}
+
+/// A `user` line: the sub-agent result envelope, then each tool result.
+fn user_events(m: &Map<String, Value>, ev: &mut Vec<AgentEvent>) -> Result<(), String> {
+    let message = m.get("message").and_then(Value::as_object);
+    let blocks: &[Value] = match message.and_then(|mm| mm.get("content")) {
+        Some(Value::Array(a)) => a,
+        // The original iterates the content with `for…of`: a string
+        // yields its code points, each a non-object (malformed) block.
+        Some(Value::String(text)) => {
+            ev.extend(text.chars().map(|_| AgentEvent::ProtocolEvidenceError));
+            &[]
+        }
+        Some(other) => not_iterable(other)?,
+        None => &[],
+    };
+    if let Some(env) = m.get("tool_use_result").and_then(Value::as_object) {
+        ev.extend(subagent_result_meta(env, blocks));
+    }
+    for block in blocks {
+        let Some(b) = block.as_object() else {
+            ev.push(AgentEvent::ProtocolEvidenceError);
+            continue;
+        };
+        if b.get("type").and_then(Value::as_str) != Some("tool_result") {
+            continue;
+        }
+        let tool_use_id = truthy_string(b.get("tool_use_id"));
+        if tool_use_id.is_none() {
+            ev.push(AgentEvent::ProtocolEvidenceError);
+        }
+        ev.push(tool_result_event(
+            tool_use_id,
+            truthy(b.get("is_error")),
+            flatten_tool_result(b.get("content")),
+            text_blocks(b.get("content")),
+        ));
+    }
+    Ok(())
+}
+
+/// A `tool_use_result` envelope that says which sub-agent answered (its
+/// `resolvedModel`, `agentType` or `status`), paired with the line's first
+/// tool result.
+fn subagent_result_meta(env: &Map<String, Value>, blocks: &[Value]) -> Option<AgentEvent> {
+    let tr = blocks.iter().find(|b| {
+        b.as_object()
+            .is_some_and(|o| o.get("type").and_then(Value::as_str) == Some("tool_result"))
+    });
+    let tool_use_id = tr.and_then(|t| truthy_string(t.get("tool_use_id")))?;
+    let has = ["resolvedModel", "agentType", "status"]
+        .iter()
+        .any(|k| env.get(*k).is_some_and(Value::is_string));
+    has.then(|| AgentEvent::SubagentResultMeta {
+        tool_use_id,
+        agent_type: str_field(env, "agentType"),
+        resolved_model: str_field(env, "resolvedModel"),
+    })
+}
+
+/// The run's `result` line.
+fn result_event(m: &Map<String, Value>) -> AgentEvent {
+    AgentEvent::Result {
+        is_error: truthy(m.get("is_error")),
+        usage: m.get("usage").filter(|u| !u.is_null()).cloned(),
+        result_text: str_field(m, "result"),
+        subtype: str_field(m, "subtype"),
+        api_error_status: m.get("api_error_status").and_then(Value::as_f64),
+        cost_usd: m.get("total_cost_usd").and_then(Value::as_f64),
+        num_turns: m.get("num_turns").and_then(Value::as_f64),
+        model_usage: m
+            .get("modelUsage")
+            .filter(|v| v.is_object() || v.is_array())
+            .cloned(),
+    }
+}
+
 #[cfg(test)]
 mod tests;

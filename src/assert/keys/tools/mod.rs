@@ -292,35 +292,30 @@ fn tool_no_error_if_called(env: &mut Env<'_>, key: &'static str, v: &Value) -> K
 }
 
 fn tool_calls_max(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
-    let max = f64_param(key, v)?;
-    let n = env.run.tool_calls_total();
-    if (n as f64) <= max {
-        ok()
-    } else {
-        Err(format!("{n} tool calls exceeds max {}", num(v)))
-    }
+    at_most(key, v, env.run.tool_calls_total(), "tool calls")
 }
 
 fn max_tool_errors(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
-    let max = f64_param(key, v)?;
-    let n = env.run.tool_errors_total();
-    if (n as f64) <= max {
-        ok()
-    } else {
-        Err(format!("{n} tool errors exceeds max {}", num(v)))
-    }
+    at_most(key, v, env.run.tool_errors_total(), "tool errors")
 }
 
 fn max_redundant_tool_calls(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
+    at_most(
+        key,
+        v,
+        env.run.redundant_calls_total(),
+        "wasted redundant call(s)",
+    )
+}
+
+/// A count bound: `n` (what the run counted, as `what`) at most the key's
+/// number.
+fn at_most(key: &'static str, v: &Value, n: u64, what: &str) -> KeyResult {
     let max = f64_param(key, v)?;
-    let n = env.run.redundant_calls_total();
     if (n as f64) <= max {
         ok()
     } else {
-        Err(format!(
-            "{n} wasted redundant call(s) exceeds max {}",
-            num(v)
-        ))
+        Err(format!("{n} {what} exceeds max {}", num(v)))
     }
 }
 
