@@ -473,18 +473,16 @@ fn replay_inner(
     let stripped = buckets::strip(&chosen.items, chosen.expect_denied.len(), &evidence);
     notices.extend(stripped.warnings.iter().cloned());
 
-    // 10. Materialise when a manifest key is active: checked only, unless
-    //     --mutate will perturb the files.
-    let materialised = if evidence.any_manifest_key_active(&stripped.items) {
-        let entries = artifacts.as_deref().unwrap_or_default();
-        Some(if opts.mutate.is_some() {
-            materialise::materialise_on_disk(entries)?
-        } else {
-            materialise::materialise(entries)?
+    // 10. Materialise when a manifest key is active.
+    let materialised = evidence
+        .any_manifest_key_active(&stripped.items)
+        .then(|| {
+            materialise_for(
+                artifacts.as_deref().unwrap_or_default(),
+                opts.mutate.is_some(),
+            )
         })
-    } else {
-        None
-    };
+        .transpose()?;
 
     // 13, 14. Evaluate.
     let root = (opts.live_work_root.as_deref()).or(materialised.as_ref().map(|m| m.root()));
@@ -497,22 +495,19 @@ fn replay_inner(
         (Vec::new(), Vec::new())
     } else {
         let assertions = evaluate(&ctx, &stripped.items, &mut notices);
-        let has_manifest = artifacts.is_some();
-        let metrics = measure_metrics(&ctx, has_manifest, &chosen.metrics, &mut notices);
+        let metrics = measure_metrics(&ctx, artifacts.is_some(), &chosen.metrics, &mut notices);
         (assertions, metrics)
     };
     // 15. --mutate: coverage report only, before the pseudo-assertions join.
     let mutation = opts.mutate.as_ref().map(|m| {
-        let pass = mutate::run(
-            &mutate::Inputs {
-                cassette,
-                artifacts: artifacts.as_deref().unwrap_or_default(),
-                items: &stripped.items,
-                run: &run,
-                materialised: materialised.as_ref(),
-            },
-            m,
-        );
+        let inputs = mutate::Inputs {
+            cassette,
+            artifacts: artifacts.as_deref().unwrap_or_default(),
+            items: &stripped.items,
+            run: &run,
+            materialised: materialised.as_ref(),
+        };
+        let pass = mutate::run(&inputs, m);
         notices.extend(pass.notices);
         pass.report
     });
@@ -524,11 +519,9 @@ fn replay_inner(
     add_result_fields(&mut facts, cassette, timeline_folds, chosen, &metrics, opts);
 
     // 16. Pseudo-assertions, in the original's order.
-    let staleness_failures = if refuse_future {
-        Vec::new()
-    } else {
-        stale.failures(staleness_gate(opts))
-    };
+    let staleness_failures = (!refuse_future)
+        .then(|| stale.failures(staleness_gate(opts)))
+        .unwrap_or_default();
     push_pseudo_assertions(
         &mut assertions,
         cassette,
@@ -549,6 +542,19 @@ fn replay_inner(
             mutation,
         },
     ))
+}
+
+/// The recorded artifacts written out for the manifest keys: checked only,
+/// unless `--mutate` will perturb the files on disk.
+fn materialise_for(
+    entries: &[crate::cassette::ManifestEntry],
+    mutate: bool,
+) -> Result<materialise::Materialised, materialise::MaterialiseError> {
+    if mutate {
+        materialise::materialise_on_disk(entries)
+    } else {
+        materialise::materialise(entries)
+    }
 }
 
 /// Each assertion item's outcome, in order; the evaluators' warnings join
@@ -822,6 +828,65 @@ fn run_result(
     stale: &Staleness,
     mutation: Option<&mutate::MutationReport>,
 ) -> Map<String, Value> {
+    let mut m = result_header(cassette, mutation);
+    m.insert("result".into(), json!(result));
+    // Written only when the run stalled (the original's optional flag).
+    if facts.stalled {
+        m.insert("stalledOnQuestion".into(), json!(true));
+    }
+    for (k, v) in [
+        ("resultErrorKind", &facts.result_error_kind),
+        ("errorSource", &facts.error_source),
+        ("resultSubtype", &facts.result_subtype),
+    ] {
+        if let Some(v) = v {
+            m.insert(k.into(), json!(v));
+        }
+    }
+    m.insert(
+        "decisions".into(),
+        Value::Array(std::mem::take(&mut facts.decisions)),
+    );
+    // Moved, not cloned: on a large cassette these are most of the result.
+    for (k, v) in std::mem::take(&mut facts.fields) {
+        m.insert(k, v);
+    }
+    m.insert("egress".into(), json!([]));
+    m.insert(
+        "assertions".into(),
+        serde_json::to_value(assertions).unwrap_or_else(|_| json!([])),
+    );
+    // Departure 1: a replay-served answer is not "auto-answered".
+    m.insert("nonReproducibleAnswers".into(), json!([]));
+    m.insert("outDir".into(), json!("(replay)"));
+    m.insert(
+        "skippedAssertions".into(),
+        serde_json::to_value(skipped).unwrap_or(Value::Null),
+    );
+    m.insert("nonDeterministic".into(), json!(false));
+    let prompt = cassette.scenario().get("prompt").and_then(Value::as_str);
+    m.insert("prompt".into(), json!(prompt.unwrap_or("")));
+    m.insert("preRunLinkAware".into(), json!(cassette.version >= 10));
+    if let Some(Value::Object(fp)) = cassette.doc.get("fingerprint") {
+        let mut fp = fp.clone();
+        fp.insert("frozen".into(), json!(true));
+        m.insert("fingerprint".into(), Value::Object(fp));
+    }
+    if !stale.findings.is_empty() {
+        m.insert(
+            "staleness".into(),
+            serde_json::to_value(&stale.findings).unwrap_or(Value::Null),
+        );
+    }
+    in_original_order(m)
+}
+
+/// The run result's leading keys: the command, the scenario's name, lane,
+/// fidelity and baseline (the scenario's or the original's defaults).
+fn result_header(
+    cassette: &Cassette,
+    mutation: Option<&mutate::MutationReport>,
+) -> Map<String, Value> {
     let scenario = cassette.scenario();
     let s = |k: &str, d: &str| {
         scenario
@@ -865,55 +930,7 @@ fn run_result(
         json!(format!("replay:{effective}")),
     );
     m.insert("baseline".into(), json!(s("baseline", "latest")));
-    m.insert("result".into(), json!(result));
-    // Written only when the run stalled (the original's optional flag).
-    if facts.stalled {
-        m.insert("stalledOnQuestion".into(), json!(true));
-    }
-    for (k, v) in [
-        ("resultErrorKind", &facts.result_error_kind),
-        ("errorSource", &facts.error_source),
-        ("resultSubtype", &facts.result_subtype),
-    ] {
-        if let Some(v) = v {
-            m.insert(k.into(), json!(v));
-        }
-    }
-    m.insert(
-        "decisions".into(),
-        Value::Array(std::mem::take(&mut facts.decisions)),
-    );
-    // Moved, not cloned: on a large cassette these are most of the result.
-    for (k, v) in std::mem::take(&mut facts.fields) {
-        m.insert(k, v);
-    }
-    m.insert("egress".into(), json!([]));
-    m.insert(
-        "assertions".into(),
-        serde_json::to_value(assertions).unwrap_or_else(|_| json!([])),
-    );
-    // Departure 1: a replay-served answer is not "auto-answered".
-    m.insert("nonReproducibleAnswers".into(), json!([]));
-    m.insert("outDir".into(), json!("(replay)"));
-    m.insert(
-        "skippedAssertions".into(),
-        serde_json::to_value(skipped).unwrap_or(Value::Null),
-    );
-    m.insert("nonDeterministic".into(), json!(false));
-    m.insert("prompt".into(), json!(s("prompt", "")));
-    m.insert("preRunLinkAware".into(), json!(cassette.version >= 10));
-    if let Some(Value::Object(fp)) = cassette.doc.get("fingerprint") {
-        let mut fp = fp.clone();
-        fp.insert("frozen".into(), json!(true));
-        m.insert("fingerprint".into(), Value::Object(fp));
-    }
-    if !stale.findings.is_empty() {
-        m.insert(
-            "staleness".into(),
-            serde_json::to_value(&stale.findings).unwrap_or(Value::Null),
-        );
-    }
-    in_original_order(m)
+    m
 }
 
 /// The run-result keys in the order the original's replay writes them (its

@@ -13,7 +13,9 @@ use std::io::Write;
 use serde_json::{Map, Value, json};
 
 use crate::evidence::timeline;
-use crate::evidence::{ContextData, ContextEvent, RunRecord, ToolResult};
+use crate::evidence::{
+    ContextData, ContextEvent, FileToolAttempt, HookEvent, RunRecord, ToolResult,
+};
 
 /// What replay needs to know about a re-driven run.
 #[derive(Debug, Clone, Default)]
@@ -398,44 +400,15 @@ fn run_fields(run: &mut RunRecord) -> (Map<String, Value>, Bulk) {
     // `context` is `{}` until a `system/init` line arrives (evidence
     // unavailable, not an empty inventory); a truncated re-drive's empty
     // record carries `tools`/`mcpServers` but no `availableSkills`.
-    let mut context = Map::new();
-    if let Some(init) = &run.init {
-        context.insert("tools".into(), to_value(&init.tools));
-        context.insert("mcpServers".into(), to_value(&init.mcp_servers));
-        if let Some(skills) = &init.skills {
-            context.insert(
-                "availableSkills".into(),
-                skills.iter().map(|id| json!({"id": id})).collect(),
-            );
-        }
-    }
-    f.insert("context".into(), Value::Object(context));
+    f.insert("context".into(), context_json(run));
     f.insert("gateDeliveries".into(), to_value(&run.gate_deliveries));
     let subagents: Vec<Value> = run.subagents.iter().map(subagent_json).collect();
     f.insert("subagents".into(), Value::Array(subagents));
-    if run.usage.is_some() || run.turns.is_some() {
-        let mut usage = run.usage.clone().unwrap_or_else(|| json!({}));
-        if let (Some(o), Some(t)) = (usage.as_object_mut(), run.turns) {
-            // `num_turns` is an integer on the wire; keep it one.
-            o.insert("turns".into(), crate::js::number::json_value(t));
-        }
+    if let Some(usage) = usage_json(run) {
         f.insert("usage".into(), usage);
     }
-    // `cost` merges `usd` (result line) and `raw` (api_metrics line), keys
-    // in the order they were first set.
-    let mut cost = Map::new();
-    let raw = run.cost_raw.take();
-    if let (true, Some(r)) = (run.cost_raw_first, &raw) {
-        cost.insert("raw".into(), r.clone());
-    }
-    if let Some(c) = run.cost_usd {
-        cost.insert("usd".into(), json!(c));
-    }
-    if let (false, Some(r)) = (run.cost_raw_first, raw) {
-        cost.insert("raw".into(), r);
-    }
-    if !cost.is_empty() {
-        f.insert("cost".into(), Value::Object(cost));
+    if let Some(cost) = cost_json(run) {
+        f.insert("cost".into(), cost);
     }
     f.insert("skillsInvoked".into(), to_value(&run.skills_invoked));
     f.insert(
@@ -448,41 +421,13 @@ fn run_fields(run: &mut RunRecord) -> (Map<String, Value>, Bulk) {
     };
     f.insert(Bulk::CONTEXT_EVENTS.into(), Value::Null);
     if let Some(h) = &run.hook_events {
-        let events: Vec<Value> = h
-            .iter()
-            .map(|e| {
-                let mut o = Map::new();
-                o.insert("type".into(), json!("hook_event"));
-                o.insert("callbackId".into(), json!(e.callback_id));
-                o.insert("decision".into(), json!(e.decision));
-                opt(&mut o, "reason", &e.reason);
-                opt(&mut o, "tool", &e.tool);
-                if let Some(p) = paths(&e.file_path, &e.path) {
-                    o.insert("paths".into(), p);
-                }
-                opt(&mut o, "toolUseId", &e.tool_use_id);
-                opt(&mut o, "agentId", &e.agent_id);
-                Value::Object(o)
-            })
-            .collect();
+        let events = h.iter().map(hook_event_json).collect();
         f.insert("hookEvents".into(), Value::Array(events));
     }
-    let attempts: Vec<Value> = run
+    let attempts = run
         .file_tool_attempts
         .iter()
-        .map(|a| {
-            let mut o = Map::new();
-            o.insert("tool".into(), json!(a.tool));
-            o.insert(
-                "paths".into(),
-                paths(&a.file_path, &a.path).unwrap_or_else(|| json!({})),
-            );
-            opt(&mut o, "gatePath", &a.gate_path);
-            o.insert("origin".into(), json!(a.origin));
-            opt(&mut o, "parentToolUseId", &a.parent_tool_use_id);
-            opt(&mut o, "toolUseId", &a.tool_use_id);
-            Value::Object(o)
-        })
+        .map(file_attempt_json)
         .collect();
     f.insert("fileToolAttempts".into(), Value::Array(attempts));
     if let Some(p) = &run.path_denials {
@@ -500,6 +445,83 @@ fn run_fields(run: &mut RunRecord) -> (Map<String, Value>, Bulk) {
         f.insert("evidenceErrors".into(), to_value(&ee));
     }
     (f, bulk)
+}
+
+/// `context`: `{}` until a `system/init` line arrives (evidence
+/// unavailable, not an empty inventory); a truncated re-drive's empty
+/// record carries `tools`/`mcpServers` but no `availableSkills`.
+fn context_json(run: &RunRecord) -> Value {
+    let mut context = Map::new();
+    if let Some(init) = &run.init {
+        context.insert("tools".into(), to_value(&init.tools));
+        context.insert("mcpServers".into(), to_value(&init.mcp_servers));
+        if let Some(skills) = &init.skills {
+            context.insert(
+                "availableSkills".into(),
+                skills.iter().map(|id| json!({"id": id})).collect(),
+            );
+        }
+    }
+    Value::Object(context)
+}
+
+/// `usage` with the turn count, when the run reported either.
+fn usage_json(run: &RunRecord) -> Option<Value> {
+    if run.usage.is_none() && run.turns.is_none() {
+        return None;
+    }
+    let mut usage = run.usage.clone().unwrap_or_else(|| json!({}));
+    if let (Some(o), Some(t)) = (usage.as_object_mut(), run.turns) {
+        // `num_turns` is an integer on the wire; keep it one.
+        o.insert("turns".into(), crate::js::number::json_value(t));
+    }
+    Some(usage)
+}
+
+/// `cost` merges `usd` (result line) and `raw` (api_metrics line), keys in
+/// the order they were first set; `None` when neither was.
+fn cost_json(run: &mut RunRecord) -> Option<Value> {
+    let mut cost = Map::new();
+    let raw = run.cost_raw.take();
+    if let (true, Some(r)) = (run.cost_raw_first, &raw) {
+        cost.insert("raw".into(), r.clone());
+    }
+    if let Some(c) = run.cost_usd {
+        cost.insert("usd".into(), json!(c));
+    }
+    if let (false, Some(r)) = (run.cost_raw_first, raw) {
+        cost.insert("raw".into(), r);
+    }
+    (!cost.is_empty()).then_some(Value::Object(cost))
+}
+
+fn hook_event_json(e: &HookEvent) -> Value {
+    let mut o = Map::new();
+    o.insert("type".into(), json!("hook_event"));
+    o.insert("callbackId".into(), json!(e.callback_id));
+    o.insert("decision".into(), json!(e.decision));
+    opt(&mut o, "reason", &e.reason);
+    opt(&mut o, "tool", &e.tool);
+    if let Some(p) = paths(&e.file_path, &e.path) {
+        o.insert("paths".into(), p);
+    }
+    opt(&mut o, "toolUseId", &e.tool_use_id);
+    opt(&mut o, "agentId", &e.agent_id);
+    Value::Object(o)
+}
+
+fn file_attempt_json(a: &FileToolAttempt) -> Value {
+    let mut o = Map::new();
+    o.insert("tool".into(), json!(a.tool));
+    o.insert(
+        "paths".into(),
+        paths(&a.file_path, &a.path).unwrap_or_else(|| json!({})),
+    );
+    opt(&mut o, "gatePath", &a.gate_path);
+    o.insert("origin".into(), json!(a.origin));
+    opt(&mut o, "parentToolUseId", &a.parent_tool_use_id);
+    opt(&mut o, "toolUseId", &a.tool_use_id);
+    Value::Object(o)
 }
 
 /// The run-result fields folded from the cassette's `timeline`

@@ -136,40 +136,123 @@ pub fn compute(input: &VerdictInput<'_>, lane: Lane) -> Verdict {
     }
     if input.result != "success" {
         // Unconditional, even with an authored `result: error` (spec §8.4).
-        let (code, message) = match input.result_error_kind {
-            Some("usage_limit") => (
-                "usage_limit",
-                "usage/quota limit hit (not a skill failure) — retry after the limit resets",
-            ),
-            Some("transport") => (
-                "transport_error",
-                if input.assertions.is_empty() {
-                    "transport dropped; NO assertions were defined, so success could not be \
-                        verified — likely a flaky connection, retry"
-                } else if input.assertions.iter().any(|a| !a.pass) {
-                    "transport dropped after a successful result, but an assertion also failed — \
-                        treat as a real failure"
-                } else if lane == Lane::Replay {
-                    "transport dropped after a successful result; assertions re-checked on replay \
-                        — likely a flaky connection, retry"
-                } else {
-                    "transport dropped after a successful result; assertions passed and artifacts \
-                        were written — likely a flaky connection, retry"
-                },
-            ),
-            _ => ("result_error", "run result was error"),
-        };
+        signals.push(result_signal(input, lane));
+    }
+    signals.extend(infra_signals(input.infra_errors));
+    if input.stalled && !has_modifier(input.assertions, crate::assert::keys::name::ALLOW_STALL) {
         signals.push(Signal {
-            code: code.into(),
+            code: "stalled".into(),
             severity: Severity::Fail,
-            message: message.into(),
+            // The original's wording, verbatim (its verdict message is part of the JSON result).
+            message:
+                "run ended on an unanswered question — the agent asked for input and stopped; \
+                the task \
+                      did not complete. Script the answer (answer: / --answer / a decider), or \
+                          assert \
+                      allow_stall: true if ending on a question is intended."
+                    .into(),
         });
     }
-    // Split by origin, one signal per class listing every message: a
-    // failed `docker exec` (hostloop-exec) only warns, anything else
-    // contaminates the whole run.
-    let (exec, fatal): (Vec<_>, Vec<_>) = input
-        .infra_errors
+    if lane == Lane::Live {
+        if input.non_deterministic {
+            signals.push(Signal {
+                code: "non_deterministic".into(),
+                severity: Severity::Warn,
+                message: "non-deterministic (LLM/human-decided answers)".into(),
+            });
+        }
+        signals.extend(input.extra_signals.iter().cloned());
+    }
+    let pass = !signals.iter().any(|s| s.severity == Severity::Fail);
+    Verdict {
+        pass,
+        exit_code: ExitStatus::pass_fail(pass),
+        failures: failures(input.assertions, &signals),
+        guards: guards(input, lane),
+        signals,
+    }
+}
+
+/// The failed assertions, then every failing guard signal.
+fn failures(assertions: &[AssertionOutcome], signals: &[Signal]) -> Vec<Failure> {
+    let mut failures: Vec<Failure> = assertions
+        .iter()
+        .filter(|a| !a.pass)
+        .map(|a| Failure {
+            assertion: a
+                .assertion
+                .as_object()
+                .and_then(|m| m.keys().next().cloned()),
+            message: a.message.clone(),
+            kind: a.source.clone().unwrap_or_else(|| "assertion".into()),
+        })
+        .collect();
+    failures.extend(
+        signals
+            .iter()
+            .filter(|s| s.severity == Severity::Fail && s.code != "assertion")
+            .map(|s| Failure {
+                assertion: None,
+                message: s.message.clone(),
+                kind: "guard".into(),
+            }),
+    );
+    failures
+}
+
+/// The live run's guards; on replay every guard is not applicable.
+fn guards(input: &VerdictInput<'_>, lane: Lane) -> Vec<Guard> {
+    match (&input.guards, lane) {
+        (Some(g), Lane::Live) => g.clone(),
+        _ => GUARD_NAMES
+            .iter()
+            .map(|n| Guard {
+                name: (*n).into(),
+                status: GuardStatus::Na,
+            })
+            .collect(),
+    }
+}
+
+/// The signal of a run whose result is not `success`: a usage limit, a
+/// dropped transport (worded by what the assertions showed), or an error.
+fn result_signal(input: &VerdictInput<'_>, lane: Lane) -> Signal {
+    let (code, message) = match input.result_error_kind {
+        Some("usage_limit") => (
+            "usage_limit",
+            "usage/quota limit hit (not a skill failure) — retry after the limit resets",
+        ),
+        Some("transport") => (
+            "transport_error",
+            if input.assertions.is_empty() {
+                "transport dropped; NO assertions were defined, so success could not be \
+                    verified — likely a flaky connection, retry"
+            } else if input.assertions.iter().any(|a| !a.pass) {
+                "transport dropped after a successful result, but an assertion also failed — \
+                    treat as a real failure"
+            } else if lane == Lane::Replay {
+                "transport dropped after a successful result; assertions re-checked on replay \
+                    — likely a flaky connection, retry"
+            } else {
+                "transport dropped after a successful result; assertions passed and artifacts \
+                    were written — likely a flaky connection, retry"
+            },
+        ),
+        _ => ("result_error", "run result was error"),
+    };
+    Signal {
+        code: code.into(),
+        severity: Severity::Fail,
+        message: message.into(),
+    }
+}
+
+/// Infrastructure errors split by origin, one signal per class listing
+/// every message: a failed `docker exec` (hostloop-exec) only warns,
+/// anything else contaminates the whole run.
+fn infra_signals(infra_errors: &[(String, Option<String>)]) -> Vec<Signal> {
+    let mut signals = Vec::new();
+    let (exec, fatal): (Vec<_>, Vec<_>) = infra_errors
         .iter()
         .partition(|(_, source)| source.as_deref() == Some("hostloop-exec"));
     let joined = |errs: &[&(String, Option<String>)]| {
@@ -199,71 +282,7 @@ pub fn compute(input: &VerdictInput<'_>, lane: Lane) -> Verdict {
             ),
         });
     }
-    if input.stalled && !has_modifier(input.assertions, crate::assert::keys::name::ALLOW_STALL) {
-        signals.push(Signal {
-            code: "stalled".into(),
-            severity: Severity::Fail,
-            // The original's wording, verbatim (its verdict message is part of the JSON result).
-            message:
-                "run ended on an unanswered question — the agent asked for input and stopped; \
-                the task \
-                      did not complete. Script the answer (answer: / --answer / a decider), or \
-                          assert \
-                      allow_stall: true if ending on a question is intended."
-                    .into(),
-        });
-    }
-    if lane == Lane::Live {
-        if input.non_deterministic {
-            signals.push(Signal {
-                code: "non_deterministic".into(),
-                severity: Severity::Warn,
-                message: "non-deterministic (LLM/human-decided answers)".into(),
-            });
-        }
-        signals.extend(input.extra_signals.iter().cloned());
-    }
-    let pass = !signals.iter().any(|s| s.severity == Severity::Fail);
-    let mut failures: Vec<Failure> = input
-        .assertions
-        .iter()
-        .filter(|a| !a.pass)
-        .map(|a| Failure {
-            assertion: a
-                .assertion
-                .as_object()
-                .and_then(|m| m.keys().next().cloned()),
-            message: a.message.clone(),
-            kind: a.source.clone().unwrap_or_else(|| "assertion".into()),
-        })
-        .collect();
-    failures.extend(
-        signals
-            .iter()
-            .filter(|s| s.severity == Severity::Fail && s.code != "assertion")
-            .map(|s| Failure {
-                assertion: None,
-                message: s.message.clone(),
-                kind: "guard".into(),
-            }),
-    );
-    let guards = match (&input.guards, lane) {
-        (Some(g), Lane::Live) => g.clone(),
-        _ => GUARD_NAMES
-            .iter()
-            .map(|n| Guard {
-                name: (*n).into(),
-                status: GuardStatus::Na,
-            })
-            .collect(),
-    };
-    Verdict {
-        pass,
-        exit_code: ExitStatus::pass_fail(pass),
-        signals,
-        guards,
-        failures,
-    }
+    signals
 }
 
 /// `outcome` from the run result and its verdict.
