@@ -155,24 +155,9 @@ pub fn choose(
         }
         AssertSource::From(p) => (p.clone(), p.display().to_string()),
         AssertSource::Reassert => {
-            let lookup = sibling::resolve(cassette);
-            let Some(p) = lookup.path() else {
-                let looked = if lookup.tried.is_empty() {
-                    "nothing: the cassette has no scenarioSource and no scenario.name".to_owned()
-                } else {
-                    lookup
-                        .tried
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                return Err(AssertSourceError::NoSibling {
-                    looked,
-                    persisted_missing: lookup.persisted_missing,
-                });
-            };
-            (p.to_owned(), p.display().to_string())
+            let p = sibling_scenario(cassette)?;
+            let shown = p.display().to_string();
+            (p, shown)
         }
     };
     let disk =
@@ -204,12 +189,47 @@ pub fn choose(
         notices: Vec::new(),
         metrics: disk.metrics.clone(),
     };
+    let frozen_denied_changed = chosen.expect_denied != frozen_denied();
+    chosen.notices = reassert_notices(cassette, &disk, &shown, frozen_denied_changed);
+    Ok(chosen)
+}
+
+/// The sibling scenario `--reassert` reads, or what was looked for.
+fn sibling_scenario(cassette: &Cassette) -> Result<PathBuf, AssertSourceError> {
+    let lookup = sibling::resolve(cassette);
+    if let Some(p) = lookup.path() {
+        return Ok(p.to_owned());
+    }
+    let looked = if lookup.tried.is_empty() {
+        "nothing: the cassette has no scenarioSource and no scenario.name".to_owned()
+    } else {
+        lookup
+            .tried
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(AssertSourceError::NoSibling {
+        looked,
+        persisted_missing: lookup.persisted_missing,
+    })
+}
+
+/// What a re-assert from the on-disk scenario verified and what it cannot.
+fn reassert_notices(
+    cassette: &Cassette,
+    disk: &Scenario,
+    shown: &str,
+    expect_denied_changed: bool,
+) -> Vec<String> {
+    let scenario = cassette.scenario();
     let skill_verifiable = cassette.fingerprint().and_then(|f| f.skill_hash).is_some();
-    chosen.notices.push(format!(
+    let mut notices = vec![format!(
         "::notice:: [replay] re-asserting from on-disk {shown} (authored fields {} verified \
             unchanged; skill-content drift {}; session model/mounts/discovery is NOT verified — \
             re-record if the session changed)",
-        shaping::field_names(shaping::names_fixture(scenario, &disk))
+        shaping::field_names(shaping::names_fixture(scenario, disk))
             .collect::<Vec<_>>()
             .join("/"),
         if skill_verifiable {
@@ -217,22 +237,22 @@ pub fn choose(
         } else {
             "NOT verifiable — no skill fingerprint"
         }
-    ));
-    if chosen.expect_denied != frozen_denied() {
-        chosen.notices.push(format!(
+    )];
+    if expect_denied_changed {
+        notices.push(format!(
             "::warning:: [replay] {shown}: expect_denied changed — sourced, NOT evaluated (egress \
                 is live-only); re-record to check it"
         ));
     }
     if !skill_verifiable {
-        chosen.notices.push(
+        notices.push(
             "::warning:: [replay] this cassette has no skill fingerprint, so skill-content drift \
                 can NOT be verified on the re-asserted block — re-asserting against possibly-stale \
                 events; re-record to enable the skill-drift guard"
                 .into(),
         );
     }
-    Ok(chosen)
+    notices
 }
 
 /// The default (frozen) replay's notices about the cassette's sibling

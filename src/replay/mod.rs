@@ -519,9 +519,11 @@ fn replay_inner(
     add_result_fields(&mut facts, cassette, timeline_folds, chosen, &metrics, opts);
 
     // 16. Pseudo-assertions, in the original's order.
-    let staleness_failures = (!refuse_future)
-        .then(|| stale.failures(staleness_gate(opts)))
-        .unwrap_or_default();
+    let staleness_failures = if refuse_future {
+        Vec::new()
+    } else {
+        stale.failures(staleness_gate(opts))
+    };
     push_pseudo_assertions(
         &mut assertions,
         cassette,
