@@ -243,7 +243,7 @@ fn stream(
     }
     raw.write_all(b"Transfer-Encoding: chunked\r\n\r\n")?;
     raw.flush()?;
-    let mut out = chunked_transfer::Encoder::with_flush_after_write(raw);
+    let mut out = chunked_transfer::Encoder::with_flush_after_write(&mut raw);
     let mut events = SseEvents::default();
     let mut from = BufReader::new(reader);
     let mut line = Vec::new();
@@ -257,7 +257,10 @@ fn stream(
         }
         out.write_all(&line)?;
     }
-    Ok(())
+    // The encoder writes the last chunk when dropped, and tiny_http's
+    // connection buffers it until flushed.
+    drop(out);
+    raw.flush()
 }
 
 /// SSE framing (the WHATWG event-stream format, as much as MCP uses): an
@@ -362,6 +365,39 @@ mod tests {
         let url = front.url_for("https://tickets.example:8443/v1/mcp?x=1");
         assert_eq!(url, format!("http://127.0.0.1:{}/v1/mcp?x=1", front.port()));
         assert!(Upstream::new("/relative").is_err());
+    }
+
+    /// An upstream answering one POST with an SSE stream, forwarded by a
+    /// front: the client reads the stream as sent, the capture holds the
+    /// event's message and the request.
+    #[test]
+    fn an_sse_answer_passes_event_by_event_and_is_captured() {
+        let upstream = tiny_http::Server::http("127.0.0.1:0").unwrap();
+        let port = upstream.server_addr().to_ip().unwrap().port();
+        let sse = ": hi\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n";
+        std::thread::spawn(move || {
+            let request = upstream.recv().unwrap();
+            let ct = Header::from_bytes(&b"Content-Type"[..], &b"text/event-stream"[..]).unwrap();
+            let sid = Header::from_bytes(&b"Mcp-Session-Id"[..], &b"s-1"[..]).unwrap();
+            let response = Response::from_string(sse).with_header(ct).with_header(sid);
+            request.respond(response).unwrap();
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let capture_path = dir.path().join("c.jsonl");
+        let capture = Capture::open(&capture_path).unwrap();
+        let up = Upstream::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+        let front = Front::start(Backend::Forward(up), capture).unwrap();
+        let answer = ureq::post(front.url_for("http://x/mcp"))
+            .header("Content-Type", "application/json")
+            .send(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+            .unwrap();
+        assert_eq!(answer.headers()["mcp-session-id"], "s-1");
+        let body = answer.into_body().read_to_string().unwrap();
+        assert_eq!(body, sse);
+        let captured = std::fs::read_to_string(&capture_path).unwrap();
+        let lines: Vec<&str> = captured.lines().collect();
+        assert_eq!(lines.len(), 2, "{captured}");
+        assert!(lines[1].contains(r#""from":"server""#), "{captured}");
     }
 
     #[test]
