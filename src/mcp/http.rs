@@ -43,7 +43,7 @@ pub enum Backend {
     /// The real server.
     Forward(Upstream),
     /// The recording.
-    Frozen(Mutex<Responder>),
+    Frozen(Box<Mutex<Responder>>),
 }
 
 /// The real server behind a forwarding front.

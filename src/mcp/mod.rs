@@ -236,7 +236,9 @@ fn http_front(
 ) -> Result<http::Front, String> {
     let url = entry.get("url").and_then(Value::as_str).unwrap_or_default();
     let backend = match tape {
-        Some(tape) => http::Backend::Frozen(Mutex::new(frozen::Responder::new(name, tape, misses))),
+        Some(tape) => http::Backend::Frozen(Box::new(Mutex::new(frozen::Responder::new(
+            name, tape, misses,
+        )))),
         None => {
             let real = http::expand_env(url);
             http::Backend::Forward(http::Upstream::new(&real).map_err(|e| {
