@@ -226,7 +226,7 @@ pub fn handshake(agent: &Path) -> Result<String, String> {
     cmd.env
         .push(("TMPDIR".into(), dir.path().display().to_string()));
     let port = server.addr().port();
-    cmd.sandbox = confine(&cmd, dir.path(), Network::ScriptedModel { port });
+    cmd.sandbox = confine(&cmd, dir.path(), Network::Loopback { ports: vec![port] });
     let result = run(&cmd);
     let answered = server.turns_answered();
     let problems = server.shutdown();

@@ -8,10 +8,14 @@
 //! A live stdio server runs behind reel's [`relay`], which records its
 //! [`traffic`] for the cassette; [`digest`] is the configuration's digest
 //! staleness compares. An entry of `"type": "sdk"` is an [`sdk`] server:
-//! reel, the host, answers the agent's `mcp_message` requests for it.
+//! reel, the host, answers the agent's `mcp_message` requests for it. An
+//! entry of `"type": "http"` is reached through reel's loopback [`http`]
+//! front, forwarding to the real URL (live) or answering from the tape
+//! (frozen). A legacy `"type": "sse"` server is refused unless frozen.
 
 pub mod digest;
 pub mod frozen;
+pub mod http;
 pub mod relay;
 pub mod sdk;
 pub mod tape;
@@ -19,6 +23,7 @@ pub mod traffic;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
@@ -62,6 +67,8 @@ pub struct Prepared {
     pub captures: BTreeMap<String, PathBuf>,
     /// The SDK servers reel hosts (left out of the agent's config file).
     pub sdk: BTreeMap<String, sdk::Hosted>,
+    /// The HTTP servers' loopback fronts, running while this lives.
+    pub http: BTreeMap<String, Arc<http::Front>>,
     /// [`digest::config_digest`] of the session's MCP config (`None`: the
     /// session has none).
     pub config_digest: Option<String>,
@@ -77,9 +84,16 @@ impl Prepared {
         for (name, server) in &mut traffic.servers {
             if self.sdk.contains_key(name) {
                 server.transport = Some(sdk::TRANSPORT.into());
+            } else if self.http.contains_key(name) {
+                server.transport = Some(HTTP.into());
             }
         }
         traffic
+    }
+
+    /// The loopback ports the agent must reach: the HTTP fronts'.
+    pub fn loopback_ports(&self) -> Vec<u16> {
+        self.http.values().map(|f| f.port()).collect()
     }
 }
 
@@ -167,17 +181,26 @@ pub fn prepare(
         } else {
             absolutise(entry, &base, &mut prepared.extra_read);
         }
+        let transport = entry.get("type").and_then(Value::as_str).unwrap_or("stdio");
         if sdk::is_sdk(entry) {
             let hosted = match frozen {
                 true => sdk::Hosted::Frozen,
                 false => sdk::Hosted::Live(entry.clone()),
             };
             prepared.sdk.insert(name.clone(), hosted);
+        } else if transport == HTTP {
+            let tape = freeze.filter(|_| frozen).map(|f| &f.tape);
+            let front = http_front(name, entry, tape, &prepared.misses, &capture)?;
+            prepared.http.insert(name.clone(), Arc::new(front));
+            prepared.captures.insert(name.clone(), capture);
+            continue;
         } else if frozen {
             *entry = json!({"type": "stdio", "command": exe, "args": [
                 frozen::FROZEN_ARG, tape_path, name, prepared.misses, capture]});
+        } else if transport == "sse" {
+            return Err(legacy_sse(name, config));
         } else if !relay_entry(entry, &exe, &capture) {
-            continue; // HTTP/SSE: not recorded (yet)
+            continue; // no command: nothing to record
         }
         prepared.captures.insert(name.clone(), capture);
         if !prepared.extra_read.contains(&exe) {
@@ -196,6 +219,57 @@ pub fn prepare(
     crate::atomic::write_atomic(&prepared.config, text.as_bytes())
         .map_err(|e| format!("write `{}`: {e}", prepared.config.display()))?;
     Ok(Some(prepared))
+}
+
+/// The `type` of a streamable HTTP server's entry (and of its traffic).
+pub const HTTP: &str = "http";
+
+/// Starts the loopback front of an HTTP server and points its entry at it:
+/// answering from `tape` (frozen; the entry keeps no headers, since nothing
+/// real is reached) or forwarding to the entry's `url` (live).
+fn http_front(
+    name: &str,
+    entry: &mut Value,
+    tape: Option<&Tape>,
+    misses: &Path,
+    capture: &Path,
+) -> Result<http::Front, String> {
+    let url = entry.get("url").and_then(Value::as_str).unwrap_or_default();
+    let backend = match tape {
+        Some(tape) => http::Backend::Frozen(Box::new(Mutex::new(frozen::Responder::new(
+            name, tape, misses,
+        )))),
+        None => {
+            let real = http::expand_env(url);
+            http::Backend::Forward(http::Upstream::new(&real).map_err(|e| {
+                format!("MCP server `{name}`: its `url` {e}; give the server's full http(s) URL")
+            })?)
+        }
+    };
+    let log = traffic::Capture::open(capture)
+        .map_err(|e| format!("open `{}`: {e}", capture.display()))?;
+    let front = http::Front::start(backend, log)
+        .map_err(|e| format!("MCP server `{name}`: start reel's loopback front: {e}"))?;
+    let local = front.url_for(&http::expand_env(url));
+    match tape {
+        Some(_) => *entry = json!({"type": HTTP, "url": local}),
+        None => {
+            entry["url"] = json!(local);
+        }
+    }
+    Ok(front)
+}
+
+/// Why a live legacy SSE server is refused, and the fixes.
+fn legacy_sse(name: &str, config: Option<&Path>) -> String {
+    format!(
+        "MCP server `{name}` in `{}` uses the legacy SSE transport (\"type\": \"sse\"), which \
+         reel cannot record or run in its sandbox; point it at the server's streamable HTTP \
+         endpoint (\"type\": \"http\", often the same URL ending in /mcp), or leave it out of \
+         the run with the session's `mcp.enabled` (a rerun freezes it from the recorded \
+         tool_use/tool_result pairs)",
+        config.map_or_else(|| "the MCP config".into(), |c| c.display().to_string())
+    )
 }
 
 /// The servers a run gets: the config's, narrowed to `mcp.enabled`, plus (on
@@ -295,37 +369,61 @@ fn absolutise(entry: &mut Value, base: &Path, reads: &mut Vec<PathBuf>) {
 mod tests {
     use super::*;
 
-    /// On a rerun an HTTP server (not recorded: its traffic never passes a
-    /// relay) is frozen like any other, from the recording's pairs, as a
-    /// stdio server; an SDK one is left to the host.
+    /// On a rerun an HTTP server is frozen behind a loopback front that
+    /// answers from the tape (its credential headers dropped), an SDK one is
+    /// left to the host; recording, the HTTP server's front forwards to the
+    /// real URL and the agent's entry keeps its headers; a legacy SSE server
+    /// is refused when live.
     #[test]
-    fn a_rerun_freezes_http_servers_as_stdio_and_hosts_sdk_ones() {
+    fn http_servers_get_a_loopback_front_and_sse_ones_are_refused_live() {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("mcp.json");
         let servers = json!({"mcpServers": {
-            "tickets": {"type": "http", "url": "https://tickets.example/mcp"},
+            "tickets": {"type": "http", "url": "https://tickets.example/v1/mcp",
+                "headers": {"Authorization": "Bearer t0ken"}},
             "calc": {"type": "sdk", "command": "python3", "args": ["calc.py"]},
         }});
         std::fs::write(&config, servers.to_string()).unwrap();
+        let written = |p: &Prepared| -> Value {
+            serde_json::from_str(&std::fs::read_to_string(&p.config).unwrap()).unwrap()
+        };
         let freeze = Freeze::default();
         let prepared = prepare(Some(&config), &[], Some(&freeze), dir.path())
             .unwrap()
             .unwrap();
         assert_eq!(prepared.frozen, ["calc", "tickets"]);
         assert_eq!(prepared.sdk["calc"], sdk::Hosted::Frozen);
-        let written: Value =
-            serde_json::from_str(&std::fs::read_to_string(&prepared.config).unwrap()).unwrap();
-        let tickets = &written["mcpServers"]["tickets"];
-        assert_eq!(tickets["type"], "stdio", "{written}");
-        assert_eq!(tickets["args"][0], frozen::FROZEN_ARG);
-        assert!(written["mcpServers"].get("calc").is_none(), "{written}");
+        let port = prepared.http["tickets"].port();
+        assert_eq!(prepared.loopback_ports(), [port]);
+        let tickets = &written(&prepared)["mcpServers"]["tickets"];
+        let local = format!("http://127.0.0.1:{port}/v1/mcp");
+        assert_eq!(tickets, &json!({"type": "http", "url": local}));
+        assert!(written(&prepared)["mcpServers"].get("calc").is_none());
 
-        // Recording: the SDK server is hosted live, the HTTP one runs as
-        // configured (not recorded).
         let prepared = prepare(Some(&config), &[], None, dir.path())
             .unwrap()
             .unwrap();
         assert!(matches!(prepared.sdk["calc"], sdk::Hosted::Live(_)));
-        assert!(!prepared.captures.contains_key("tickets"));
+        assert!(prepared.captures.contains_key("tickets"));
+        let tickets = &written(&prepared)["mcpServers"]["tickets"];
+        assert_eq!(tickets["headers"]["Authorization"], "Bearer t0ken");
+        assert!(
+            tickets["url"]
+                .as_str()
+                .unwrap()
+                .starts_with("http://127.0.0.1:")
+        );
+
+        let sse = json!({"mcpServers": {"feed": {"type": "sse", "url": "https://f.example/sse"}}});
+        std::fs::write(&config, sse.to_string()).unwrap();
+        let err = prepare(Some(&config), &[], None, dir.path()).unwrap_err();
+        assert!(
+            err.contains("MCP server `feed`") && err.contains("\"type\": \"http\""),
+            "{err}"
+        );
+        let frozen = prepare(Some(&config), &[], Some(&freeze), dir.path())
+            .unwrap()
+            .unwrap();
+        assert_eq!(frozen.frozen, ["feed"]);
     }
 }

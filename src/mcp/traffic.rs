@@ -1,7 +1,7 @@
 //! Recorded MCP traffic: what each server of a run said, kept in the
 //! cassette under [`CASSETTE_KEY`] (a top-level key cowork-harness's loose
-//! cassette shape keeps and never reads). The relay ([`super::relay`]) and the
-//! frozen server ([`super::frozen`]) append every JSON-RPC message they pass
+//! cassette shape keeps and never reads). The relay ([`super::relay`]), the
+//! HTTP front ([`super::http`]) and the frozen server ([`super::frozen`]) append every JSON-RPC message they pass
 //! to a per-server capture file ([`Capture`]); [`Traffic::from_captures`]
 //! pairs requests with their responses once the run is over.
 
@@ -34,7 +34,8 @@ pub struct Traffic {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerTraffic {
     /// `sdk` for a server the host ran in-process (declared at
-    /// `initialize`, reached over `mcp_message`); absent for a config one.
+    /// `initialize`, reached over `mcp_message`), `http` for a streamable
+    /// HTTP one (reached through reel's loopback front); absent for stdio.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport: Option<String>,
     /// The `initialize` result.

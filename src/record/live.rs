@@ -448,7 +448,8 @@ fn log_sandbox(log: &agent::RunLog, mode: crate::sandbox::Mode) -> crate::sandbo
 /// The confined start of `cmd` (`None` under `--no-sandbox`): writes beneath
 /// the run directory only, reads of the system, the agent's installation and
 /// toolchains, the staged run and what its MCP servers need; TCP to the
-/// scripted model only (or, live, to the API's ports); `TMPDIR` inside the
+/// scripted model and reel's HTTP MCP fronts only (or, live, to the API's
+/// ports and the fronts); `TMPDIR` inside the
 /// run. Refused before anything runs where nothing can confine files.
 fn confine(
     mode: crate::sandbox::Mode,
@@ -467,11 +468,13 @@ fn confine(
             .find(|(n, _)| n == k)
             .map(|(_, v)| v.as_str())
     };
+    // reel's HTTP MCP fronts listen on loopback beside the model.
+    let fronts = mcp.map(|m| m.loopback_ports()).unwrap_or_default();
     let network = match server {
-        Some(s) => Network::ScriptedModel {
-            port: s.addr().port(),
+        Some(s) => Network::Loopback {
+            ports: [vec![s.addr().port()], fronts].concat(),
         },
-        None => Network::Ports(live_ports(env_of("ANTHROPIC_BASE_URL"))),
+        None => Network::Ports([live_ports(env_of("ANTHROPIC_BASE_URL")), fronts].concat()),
     };
     let home = std::env::var_os("HOME").map(PathBuf::from);
     // The agent's MCP config is inside the run; a live server's files and

@@ -43,19 +43,23 @@ pub fn helper_main(args: &[OsString]) -> ! {
 
 fn run(args: &[OsString]) -> Result<i32, String> {
     let (spec, program, rest) = parse(args)?;
-    let network_ns = spec.relay_socket.is_some();
+    let network_ns = spec.relay_dir.is_some();
     let (namespaces, reaper) = if spec.namespaces {
         (enter_namespaces(network_ns, &spec)?, "pid-namespace")
     } else {
         reap::become_subreaper().map_err(|e| format!("become the run's subreaper: {e}"))?;
         (Vec::new(), "subreaper")
     };
-    let listener = match (&spec.policy.network, network_ns) {
-        (super::Network::ScriptedModel { port }, true) => Some(
-            std::net::TcpListener::bind(("127.0.0.1", *port))
-                .map_err(|e| format!("listen on the model's port inside the namespace: {e}"))?,
-        ),
-        _ => None,
+    let listeners = match (&spec.policy.network, network_ns) {
+        (super::Network::Loopback { ports }, true) => ports
+            .iter()
+            .map(|&port| {
+                std::net::TcpListener::bind(("127.0.0.1", port))
+                    .map(|l| (port, l))
+                    .map_err(|e| format!("listen on port {port} inside the namespace: {e}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        _ => Vec::new(),
     };
     let prepared = rules::prepare(&spec.policy, spec.landlock_abi)?;
     on_termination();
@@ -96,8 +100,10 @@ fn run(args: &[OsString]) -> Result<i32, String> {
     layers.reaper = reaper.into();
     layers.capabilities_dropped = true;
     report(&Status::Started(layers));
-    if let (Some(listener), Some(socket)) = (listener, spec.relay_socket) {
-        relay::serve_inside(listener, socket);
+    if let Some(dir) = &spec.relay_dir {
+        for (port, listener) in listeners {
+            relay::serve_inside(listener, dir.join(relay::socket_name(port)));
+        }
     }
     let code = wait_for(child.id() as libc::pid_t, reaper == "pid-namespace");
     if reaper == "subreaper" {
@@ -195,11 +201,7 @@ fn inside_init(network: bool, spec: &Spec) -> Result<(), String> {
     }
     let mut keep: Vec<PathBuf> = spec.policy.write.clone();
     keep.extend(spec.policy.read.iter().cloned());
-    keep.extend(
-        spec.relay_socket
-            .iter()
-            .filter_map(|s| s.parent().map(Into::into)),
-    );
+    keep.extend(spec.relay_dir.iter().cloned());
     super::mounts::hide_shared_dirs(&keep)?;
     read_only_but(&spec.policy.write)?;
     if network {

@@ -1,5 +1,5 @@
 //! reel's side of a confined start: the helper command that wraps the
-//! agent's, the host end of the model relay, and reading back what the
+//! agent's, the host end of the loopback relay, and reading back what the
 //! helper applied (one JSON line on a status pipe, before the agent runs).
 
 use std::io::Read;
@@ -24,8 +24,9 @@ pub(super) struct Spec {
     pub landlock_abi: u8,
     /// Enter user, PID, mount (and for a scripted model, network) namespaces.
     pub namespaces: bool,
-    /// The host end of the model relay (network namespace only).
-    pub relay_socket: Option<PathBuf>,
+    /// The directory of the relay's host sockets, one per port (network
+    /// namespace only; [`super::relay::socket_name`]).
+    pub relay_dir: Option<PathBuf>,
 }
 
 /// What the helper says back.
@@ -80,14 +81,14 @@ impl Launch {
     /// directory and process group, spawns it, then calls [`Pending::confirm`].
     pub fn command(&self, program: &Path, args: &[String]) -> std::io::Result<(Command, Pending)> {
         let relay = match (&self.policy.network, self.namespaces) {
-            (Network::ScriptedModel { port }, true) => Some(HostRelay::start(*port)?),
+            (Network::Loopback { ports }, true) => Some(HostRelay::start(ports)?),
             _ => None,
         };
         let spec = Spec {
             policy: self.policy.clone(),
             landlock_abi: self.landlock_abi,
             namespaces: self.namespaces,
-            relay_socket: relay.as_ref().map(|r| r.socket().to_owned()),
+            relay_dir: relay.as_ref().map(|r| r.dir().to_owned()),
         };
         let spec = serde_json::to_string(&spec).map_err(std::io::Error::other)?;
         let (read, write) = pipe()?;

@@ -14,7 +14,7 @@
 //! - **namespaces** (user, PID, mount, network) when unprivileged user
 //!   namespaces are allowed: a private `/proc`, nothing left alive after the
 //!   run, and for a scripted model a network with loopback only, the model's
-//!   port relayed in from the host (`relay`);
+//!   port and reel's HTTP MCP fronts' relayed in from the host (`relay`);
 //! - otherwise a **reaper** that kills the whole process tree, sessions
 //!   included (`reap`).
 //!

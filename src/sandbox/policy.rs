@@ -50,11 +50,13 @@ pub fn allowed_device(path: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Network {
-    /// A scripted model: only `127.0.0.1:<port>`; in a network namespace
-    /// with loopback only, the port relayed in from the host.
-    ScriptedModel { port: u16 },
+    /// A scripted model: only these `127.0.0.1` ports (the model's, then
+    /// reel's MCP fronts'); in a network namespace with loopback only, each
+    /// port relayed in from the host, every other loopback port refused.
+    Loopback { ports: Vec<u16> },
     /// A live run: TCP connect to these ports only (DNS still works; there is
-    /// no network namespace, as the agent must reach the API).
+    /// no network namespace, as the agent must reach the API; reel's MCP
+    /// fronts are among them).
     Ports(Vec<u16>),
 }
 

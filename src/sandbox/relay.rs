@@ -1,62 +1,73 @@
-//! The scripted model's port, relayed into a network namespace that has
-//! loopback only. Inside, the helper listens on `127.0.0.1:<port>` and
-//! carries each connection to a unix socket; outside, reel carries each
-//! connection from that socket to the model server. A pathname socket
-//! crosses network namespaces; nothing else does.
+//! Loopback ports (the scripted model's, reel's MCP fronts') relayed into a
+//! network namespace that has loopback only. Inside, the helper listens on
+//! `127.0.0.1:<port>` for each and carries each connection to that port's
+//! unix socket; outside, reel carries each connection from the socket to the
+//! port on the host. A pathname socket crosses network namespaces; nothing
+//! else does.
 
 use std::io;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 
-/// reel's side: accepts on the unix socket, connects to the model.
+/// The socket of `port` in the relay's directory.
+pub fn socket_name(port: u16) -> String {
+    format!("{port}.sock")
+}
+
+/// reel's side: accepts on each port's unix socket, connects to the port.
 pub struct HostRelay {
-    socket: PathBuf,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    _dir: tempfile::TempDir,
+    sockets: Vec<PathBuf>,
+    stop: Arc<AtomicBool>,
+    dir: tempfile::TempDir,
 }
 
 impl HostRelay {
-    /// Listens on a socket in a fresh private directory (outside the run
-    /// directory, so the agent cannot replace it).
-    pub fn start(model_port: u16) -> io::Result<HostRelay> {
+    /// Listens on a socket per port in a fresh private directory (outside
+    /// the run directory, so the agent cannot replace them).
+    pub fn start(ports: &[u16]) -> io::Result<HostRelay> {
         let dir = tempfile::Builder::new().prefix("reel-relay-").tempdir()?;
-        let socket = dir.path().join("model.sock");
-        let listener = UnixListener::bind(&socket)?;
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let stopped = stop.clone();
-        thread::Builder::new()
-            .name("reel-model-relay".into())
-            .spawn(move || {
-                for conn in listener.incoming() {
-                    if stopped.load(std::sync::atomic::Ordering::SeqCst) {
-                        break;
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut sockets = Vec::new();
+        for &port in ports {
+            let socket = dir.path().join(socket_name(port));
+            let listener = UnixListener::bind(&socket)?;
+            sockets.push(socket);
+            let stopped = stop.clone();
+            thread::Builder::new()
+                .name(format!("reel-relay-{port}"))
+                .spawn(move || {
+                    for conn in listener.incoming() {
+                        if stopped.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        let Ok(conn) = conn else { break };
+                        if let Ok(target) = TcpStream::connect(("127.0.0.1", port)) {
+                            splice_unix_tcp(conn, target);
+                        }
                     }
-                    let Ok(conn) = conn else { break };
-                    if let Ok(model) = TcpStream::connect(("127.0.0.1", model_port)) {
-                        splice_unix_tcp(conn, model);
-                    }
-                }
-            })?;
-        Ok(HostRelay {
-            socket,
-            stop,
-            _dir: dir,
-        })
+                })?;
+        }
+        Ok(HostRelay { sockets, stop, dir })
     }
 
-    pub fn socket(&self) -> &Path {
-        &self.socket
+    /// The directory holding the sockets.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
     }
 }
 
 impl Drop for HostRelay {
     fn drop(&mut self) {
-        // Wake the accept loop so its thread sees the flag and ends (closing
+        // Wake each accept loop so its thread sees the flag and ends (closing
         // the listener) before the directory goes.
-        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
-        let _ = UnixStream::connect(&self.socket);
+        self.stop.store(true, Ordering::SeqCst);
+        for socket in &self.sockets {
+            let _ = UnixStream::connect(socket);
+        }
     }
 }
 

@@ -67,7 +67,7 @@ pub fn prepare(policy: &Policy, abi: u8) -> Result<Prepared, String> {
         for port in connect_ports(&policy.network) {
             created = created
                 .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
-                .map_err(|e| err("allow the model's port", &e))?;
+                .map_err(|e| err("allow a loopback port", &e))?;
         }
     }
     Ok(Prepared {
@@ -85,8 +85,7 @@ pub fn prepare(policy: &Policy, abi: u8) -> Result<Prepared, String> {
 
 fn connect_ports(network: &Network) -> Vec<u16> {
     match network {
-        Network::ScriptedModel { port, .. } => vec![*port],
-        Network::Ports(ports) => ports.clone(),
+        Network::Loopback { ports } | Network::Ports(ports) => ports.clone(),
     }
 }
 

@@ -22,6 +22,8 @@ mod help_texts;
 mod hostile;
 mod html_report;
 mod lint;
+mod mcp_http;
+mod mcp_kit;
 mod mcp_sdk;
 mod metrics;
 mod model;

@@ -5,71 +5,26 @@
 //! `command` when live (record, `--mcp-live`), from the recorded traffic when
 //! frozen (rerun). The server is the price-check example's, hosted this way.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::rerun::{rerun_at, scratch};
-use crate::support::{self, CassetteDoc, Fixture, RunExt, claude_bin, reel};
+use crate::mcp_kit::{cassette_of, edit_and_commit, kinds, notes, price_check_variant, record};
+use crate::rerun::rerun_at;
+use crate::support::{self, CassetteDoc, Fixture, claude_bin};
 
-const OUT: &str = "cassettes/price-sdk.cassette.json";
+const VARIANT: &str = "sdk";
 
 /// The price-check example with its `prices` server as an SDK server.
 fn sdk_example() -> Fixture {
-    let fx = scratch();
-    fx.write(
-        "skills/price-check/mcp/sdk.json",
-        json!({"mcpServers": {"prices": {
-            "type": "sdk", "command": "python3", "args": ["./prices_server.py"]}}})
-        .to_string(),
-    );
-    let session = fx.read("sessions/price-check.yaml");
-    fx.write(
-        "sessions/price-sdk.yaml",
-        session.replace("mcp/mcp.json", "mcp/sdk.json"),
-    );
-    let scenario = fx.read("scenarios/price-check.yaml");
-    fx.write(
-        "scenarios/price-sdk.yaml",
-        scenario.replace("price-check.yaml", "price-sdk.yaml"),
-    );
-    let script = fx.read("scenarios/price-check.model.yaml");
-    fx.write("scenarios/price-sdk.model.yaml", &script);
-    fx.commit(".", "the prices server as an SDK server");
-    fx
-}
-
-fn record(fx: &Fixture) -> CassetteDoc {
-    let run = reel()
-        .current_dir(fx.root())
-        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
-        .args(["record", "scenarios/price-sdk.yaml", "--out", OUT])
-        .run();
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    fx.commit(".", "recorded");
-    CassetteDoc::from_file(&fx.root().join(OUT))
-}
-
-fn edit_and_commit(fx: &Fixture, rel: &str, f: impl FnOnce(&str) -> String) {
-    fx.edit(rel, f);
-    fx.commit(".", &format!("edit {rel}"));
-}
-
-fn kinds(env: &Value) -> Vec<(String, String)> {
-    env["results"][0]["rerun"]["divergences"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            let tool = d["tool"].as_str().unwrap_or("-").to_owned();
-            (tool, d["kind"].as_str().unwrap().to_owned())
-        })
-        .collect()
+    let config = json!({"mcpServers": {"prices": {
+        "type": "sdk", "command": "python3", "args": ["./prices_server.py"]}}});
+    price_check_variant(VARIANT, &config)
 }
 
 #[test]
 fn an_sdk_mcp_server_is_recorded_over_mcp_message_and_served_frozen() {
     support::require!(claude_bin());
     let fx = sdk_example();
-    let doc = record(&fx);
+    let doc = record(&fx, VARIANT);
     let doc = doc.doc();
     // Declared at initialize, reached over mcp_message, answered by reel.
     let init = doc["controlOut"][0].as_str().unwrap();
@@ -93,10 +48,10 @@ fn an_sdk_mcp_server_is_recorded_over_mcp_message_and_served_frozen() {
     edit_and_commit(&fx, "skills/price-check/mcp/sdk.json", |t| {
         t.replace("\"python3\"", "\"no-such-python\"")
     });
-    let (code, env, stderr) = rerun_at(fx.root(), OUT, &["--strict"]);
+    let (code, env, stderr) = rerun_at(fx.root(), &cassette_of(VARIANT), &["--strict"]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(kinds(&env), vec![], "{stderr}");
-    let notes = env["results"][0]["rerun"]["notes"].to_string();
+    let notes = notes(&env);
     assert!(
         notes.contains("MCP servers frozen: prices (from the recorded MCP traffic)"),
         "{notes}"
@@ -106,7 +61,11 @@ fn an_sdk_mcp_server_is_recorded_over_mcp_message_and_served_frozen() {
     edit_and_commit(&fx, "skills/price-check/mcp/sdk.json", |t| {
         t.replace("\"no-such-python\"", "\"python3\"")
     });
-    let (code, env, stderr) = rerun_at(fx.root(), OUT, &["--mcp-live", "prices", "--strict"]);
+    let (code, env, stderr) = rerun_at(
+        fx.root(),
+        &cassette_of(VARIANT),
+        &["--mcp-live", "prices", "--strict"],
+    );
     assert_eq!(code, 1, "{stderr}");
     let tool_result = (
         "mcp__prices__lookup_price".to_owned(),
@@ -120,17 +79,17 @@ fn an_sdk_mcp_server_is_recorded_over_mcp_message_and_served_frozen() {
 fn an_sdk_call_the_recording_lacks_is_an_mcp_error_and_a_divergence() {
     support::require!(claude_bin());
     let fx = sdk_example();
-    record(&fx);
-    CassetteDoc::from_file(&fx.root().join(OUT))
+    record(&fx, VARIANT);
+    CassetteDoc::from_file(&fx.root().join(cassette_of(VARIANT)))
         .set(
             "reelMcp.servers.prices.calls.0.params.arguments.sku",
             "WIDGET-9".into(),
         )
-        .write(&fx.root().join(OUT));
+        .write(&fx.root().join(cassette_of(VARIANT)));
     fx.commit(".", "the recorded call asked for another SKU");
     // The frozen reply stays the recorded one, so only --strict fails on
     // the divergence.
-    let (code, env, stderr) = rerun_at(fx.root(), OUT, &["--strict"]);
+    let (code, env, stderr) = rerun_at(fx.root(), &cassette_of(VARIANT), &["--strict"]);
     assert_eq!(code, 1, "{stderr}");
     let miss = (
         "mcp__prices__lookup_price".to_owned(),
@@ -148,19 +107,19 @@ fn an_sdk_call_the_recording_lacks_is_an_mcp_error_and_a_divergence() {
 fn an_sdk_recording_without_traffic_reruns_from_its_tool_use_pairs() {
     support::require!(claude_bin());
     let fx = sdk_example();
-    record(&fx);
+    record(&fx, VARIANT);
     // As cowork-harness would keep it: no reel traffic key. The recorded
     // initialize still declares the server, so the rerun hosts it again.
-    CassetteDoc::from_file(&fx.root().join(OUT))
+    CassetteDoc::from_file(&fx.root().join(cassette_of(VARIANT)))
         .remove("reelMcp")
-        .write(&fx.root().join(OUT));
+        .write(&fx.root().join(cassette_of(VARIANT)));
     edit_and_commit(&fx, "skills/price-check/mcp/sdk.json", |t| {
         t.replace("\"python3\"", "\"no-such-python\"")
     });
-    let (code, env, stderr) = rerun_at(fx.root(), OUT, &["--strict"]);
+    let (code, env, stderr) = rerun_at(fx.root(), &cassette_of(VARIANT), &["--strict"]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(kinds(&env), vec![], "{stderr}");
-    let notes = env["results"][0]["rerun"]["notes"].to_string();
+    let notes = notes(&env);
     assert!(
         notes.contains("MCP servers frozen: prices (from the recorded tool_use/tool_result pairs)"),
         "{notes}"
