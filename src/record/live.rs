@@ -68,27 +68,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     let cassette_path = plan.cassette_path;
     let mut warnings = Vec::new();
     let fixture = scan_fixture(scenario)?;
-    let run_dir = crate::runs::create(&scenario.name).map_err(|e| RecordError::Setup {
-        message: format!("create the run directory: {e}"),
-        hint: Some("set REEL_RUNS_DIR to a writable directory".into()),
-    })?;
-    let run_dir = RunDir {
-        dir: run_dir,
-        keep: true,
-    };
-    let staged = stage::stage(run_dir.path(), session)?;
-    warnings.extend(staged.notices.iter().cloned());
-    // Staged before the pre-run baseline, so each fixture file is a pre-run
-    // path with its hash (what `authored:` and the hash-only rule read).
-    if let Some(scan) = &fixture {
-        crate::fingerprint::fixture::stage(scan, &staged.work_root.join("outputs")).map_err(
-            |e| RecordError::Setup {
-                message: e.to_string(),
-                hint: None,
-            },
-        )?;
-    }
-    let pre = manifest::pre_run(&staged.work_root, &staged.user_visible_roots);
+    let (run_dir, staged, pre) = stage_run(plan, fixture.as_ref(), &mut warnings)?;
 
     let server = start_model(plan, &staged, run_dir.path())?;
     let mcp = crate::mcp::prepare(
@@ -126,17 +106,9 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         hook_inventory::for_run(&log.events, &hook_inventory::Sources::of_command(&cmd));
 
     // Assemble, scrub, judge.
-    let t0 = std::time::Instant::now();
-    let mut artifacts = manifest::post_run(
-        &staged.work_root,
-        &staged.user_visible_roots,
-        &staged.readonly_roots,
-        plan.max_artifact_bytes,
-    );
-    if let Some(scan) = &fixture {
-        warnings.extend(manifest::fixture_hash_only(&mut artifacts, &scan.files, &pre).notices());
-    }
-    let t1 = std::time::Instant::now();
+    let mut timing = Timing::start();
+    let artifacts = artifacts_after(plan, &staged, fixture.as_ref(), &pre, &mut warnings);
+    timing.mark("manifest");
     let sandbox = log_sandbox(&log, plan.sandbox);
     let assembled = assemble::assemble(&assemble::Parts {
         scenario,
@@ -150,64 +122,21 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         fixture: fixture.as_ref(),
         hook_failure_blocks: Some(&hook_failure_blocks),
     });
-    let t2 = std::time::Instant::now();
-    let policy_dirs = [
-        Path::new("."),
-        crate::scenario::dir_of(plan.scenario_path),
-        crate::scenario::dir_of(cassette_path),
-    ];
-    let policy = crate::verify::redact::RedactionPolicy::load(&policy_dirs).map_err(|e| {
-        RecordError::Setup {
-            message: e.to_string(),
-            hint: Some("fix or remove the .cowork-redact.json policy".into()),
-        }
-    })?;
-    let t3 = std::time::Instant::now();
-    let kept = Some(run_dir.path().to_path_buf());
+    timing.mark("assemble");
     let mut doc = assembled.doc;
     // What the MCP servers said, where cowork-harness ignores it; scrubbed
-    // below with the rest.
+    // with the rest.
     if let Some(m) = &mcp {
         m.traffic().insert_into(&mut doc);
     }
-    let scrub = crate::verify::redact::scrub_cassette_checked(&mut doc, &policy, |d| {
-        scrub_verdict(cassette_path, d)
-    })
-    .map_err(|e| RecordError::Run {
-        message: e.to_string(),
-        hint: None,
-        run_dir: kept.clone(),
-    })?;
-    let t4 = std::time::Instant::now();
-    if !scrub.secrets.is_empty() {
-        warnings.push(format!(
-            "{} secret occurrence(s) scrubbed from the cassette",
-            scrub.secrets.len()
-        ));
-    }
-    let cassette =
-        crate::cassette::Cassette::from_doc(cassette_path, doc).map_err(|e| RecordError::Run {
-            message: format!("the assembled cassette does not validate (a reel bug): {e}"),
-            hint: None,
-            run_dir: kept.clone(),
-        })?;
-    let t5 = std::time::Instant::now();
+    let kept = Some(run_dir.path().to_path_buf());
+    let cassette = scrubbed_cassette(plan, doc, kept, &mut warnings, &mut timing)?;
     let (mut failures, judged) = live_failures(&cassette, scenario, &log, &staged);
     if let RunEnd::Failed { message, .. } = &log.end {
         failures.insert(0, format!("run error: {message}"));
     }
-    if std::env::var_os("REEL_TIMING").is_some() {
-        // `REEL_TIMING=1`: where the post-run time goes (benchmark aid).
-        crate::messages::timing(format!(
-            "timing: manifest {:?} assemble {:?} policy {:?} scrub {:?} validate {:?} verdict {:?}",
-            t1 - t0,
-            t2 - t1,
-            t3 - t2,
-            t4 - t3,
-            t5 - t4,
-            t5.elapsed()
-        ));
-    }
+    timing.mark("verdict");
+    timing.report();
     let denials = if sandbox.enabled {
         sandbox_denials(&log.events)
     } else {
@@ -228,6 +157,135 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         denials,
         mcp,
     })
+}
+
+/// The run directory, the session staged into it (the fixture copied into
+/// `outputs/` first, so each of its files is a pre-run path with its hash,
+/// which `authored:` and the hash-only rule read) and the pre-run baseline.
+fn stage_run(
+    plan: &LivePlan<'_>,
+    fixture: Option<&crate::fingerprint::fixture::ScannedFixture>,
+    warnings: &mut Vec<String>,
+) -> Result<(RunDir, stage::Staged, manifest::PreRun), RecordError> {
+    let dir = crate::runs::create(&plan.scenario.name).map_err(|e| RecordError::Setup {
+        message: format!("create the run directory: {e}"),
+        hint: Some("set REEL_RUNS_DIR to a writable directory".into()),
+    })?;
+    let run_dir = RunDir { dir, keep: true };
+    let staged = stage::stage(run_dir.path(), plan.session)?;
+    warnings.extend(staged.notices.iter().cloned());
+    if let Some(scan) = fixture {
+        crate::fingerprint::fixture::stage(scan, &staged.work_root.join("outputs")).map_err(
+            |e| RecordError::Setup {
+                message: e.to_string(),
+                hint: None,
+            },
+        )?;
+    }
+    let pre = manifest::pre_run(&staged.work_root, &staged.user_visible_roots);
+    Ok((run_dir, staged, pre))
+}
+
+/// The artifact manifest after the run; a fixture file the run left as
+/// staged is kept hash-only.
+fn artifacts_after(
+    plan: &LivePlan<'_>,
+    staged: &stage::Staged,
+    fixture: Option<&crate::fingerprint::fixture::ScannedFixture>,
+    pre: &manifest::PreRun,
+    warnings: &mut Vec<String>,
+) -> Vec<crate::cassette::ManifestEntry> {
+    let mut artifacts = manifest::post_run(
+        &staged.work_root,
+        &staged.user_visible_roots,
+        &staged.readonly_roots,
+        plan.max_artifact_bytes,
+    );
+    if let Some(scan) = fixture {
+        warnings.extend(manifest::fixture_hash_only(&mut artifacts, &scan.files, pre).notices());
+    }
+    artifacts
+}
+
+/// The assembled document scrubbed under the redaction policy (checked not
+/// to change the verdict) and validated as a cassette.
+fn scrubbed_cassette(
+    plan: &LivePlan<'_>,
+    mut doc: serde_json::Map<String, serde_json::Value>,
+    kept: Option<PathBuf>,
+    warnings: &mut Vec<String>,
+    timing: &mut Timing,
+) -> Result<crate::cassette::Cassette, RecordError> {
+    let cassette_path = plan.cassette_path;
+    let policy_dirs = [
+        Path::new("."),
+        crate::scenario::dir_of(plan.scenario_path),
+        crate::scenario::dir_of(cassette_path),
+    ];
+    let policy = crate::verify::redact::RedactionPolicy::load(&policy_dirs).map_err(|e| {
+        RecordError::Setup {
+            message: e.to_string(),
+            hint: Some("fix or remove the .cowork-redact.json policy".into()),
+        }
+    })?;
+    timing.mark("policy");
+    let scrub = crate::verify::redact::scrub_cassette_checked(&mut doc, &policy, |d| {
+        scrub_verdict(cassette_path, d)
+    })
+    .map_err(|e| RecordError::Run {
+        message: e.to_string(),
+        hint: None,
+        run_dir: kept.clone(),
+    })?;
+    timing.mark("scrub");
+    if !scrub.secrets.is_empty() {
+        warnings.push(format!(
+            "{} secret occurrence(s) scrubbed from the cassette",
+            scrub.secrets.len()
+        ));
+    }
+    let cassette =
+        crate::cassette::Cassette::from_doc(cassette_path, doc).map_err(|e| RecordError::Run {
+            message: format!("the assembled cassette does not validate (a reel bug): {e}"),
+            hint: None,
+            run_dir: kept,
+        })?;
+    timing.mark("validate");
+    Ok(cassette)
+}
+
+/// `REEL_TIMING=1`: where the post-run time goes (a benchmark aid).
+struct Timing {
+    last: std::time::Instant,
+    parts: Vec<(&'static str, Duration)>,
+}
+
+impl Timing {
+    fn start() -> Self {
+        Timing {
+            last: std::time::Instant::now(),
+            parts: Vec::new(),
+        }
+    }
+
+    /// Ends the part named `name` now.
+    fn mark(&mut self, name: &'static str) {
+        let now = std::time::Instant::now();
+        self.parts.push((name, now - self.last));
+        self.last = now;
+    }
+
+    fn report(&self) {
+        if std::env::var_os("REEL_TIMING").is_none() {
+            return;
+        }
+        let parts: Vec<String> = self
+            .parts
+            .iter()
+            .map(|(name, d)| format!("{name} {d:?}"))
+            .collect();
+        crate::messages::timing(format!("timing: {}", parts.join(" ")));
+    }
 }
 
 /// A run that cannot become a cassette: the agent never started (its run

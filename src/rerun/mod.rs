@@ -17,14 +17,16 @@
 //! (`replay`), the wire (`protocol`).
 
 pub mod divergence;
+mod notes;
 pub mod outputs;
 pub mod paths;
 pub mod replies;
+mod write;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::cassette::Cassette;
 use crate::model::ProblemKind;
@@ -33,6 +35,10 @@ use crate::record::{RecordError, live};
 use crate::replay::ReplayResult;
 use crate::scenario::{Refusal, Scenario, ScenarioError, session_keys};
 use divergence::{Divergence, Kind};
+use notes::{
+    drift_notes, explained, frozen_replies_note, run_notes, unknown_conversation_notes,
+    version_note,
+};
 use paths::Roots;
 
 /// What `reel rerun` was asked to do (one cassette).
@@ -162,119 +168,37 @@ const WRITE_TOOLS: [(&str, &str); 4] = [
 /// Reruns the cassette at `path`.
 pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     let started = std::time::Instant::now();
-    let cassette = Cassette::load(path).map_err(|e| {
-        RerunError::invalid(
-            e.to_string(),
-            "a rerun needs a loadable v12 cassette".to_owned(),
-        )
-    })?;
-    refuse_other_tiers(&cassette)?;
-    let replies = replies::from_cassette(&cassette).map_err(|e| {
-        RerunError::invalid(
-            format!("{}: {e}", path.display()),
-            "re-record the scenario: `reel record SCENARIO.yaml`".to_owned(),
-        )
-    })?;
-    refuse_writes_outside_the_run(&replies.script, path)?;
+    let (cassette, replies) = load_rerunnable(path)?;
     let (scenario, session) = frozen_scenario(&cassette, opts)?;
     let timeout = opts
         .timeout
         .or(scenario.timeout_ms.map(Duration::from_millis))
         .unwrap_or(crate::record::DEFAULT_TIMEOUT);
-    let scenario_path = scenario.path.clone();
     let recorded_events = parse_lines(cassette.events());
     let freeze = crate::mcp::Freeze {
         tape: crate::mcp::Tape::of_recording(&cassette.doc, &recorded_events),
         live: opts.mcp_live.clone(),
     };
-    let mut run = live::run(&live::LivePlan {
-        mcp: Some(&freeze),
+    let fresh = Fresh {
+        path,
         scenario: &scenario,
-        scenario_path: &scenario_path,
         session: &session,
-        cassette_path: path,
-        script: Some(replies.script.clone()),
-        agent_cmd: opts.agent_cmd.as_deref(),
-        claude_program: opts.claude_program.as_deref(),
+        script: &replies.script,
+        freeze: &freeze,
         timeout,
-        max_artifact_bytes: crate::record::manifest::DEFAULT_BODY_CAP,
-        sandbox: opts.sandbox,
-    })
-    .map_err(|e| match e {
-        RecordError::AgentMissing { message, hint } => {
-            RerunError::cannot(format!("{}: {message}", path.display()), Some(hint))
-        }
-        RecordError::Sandbox(refusal) => RerunError::cannot(
-            format!("{}: {refusal}; nothing was run", path.display()),
-            Some(refusal.hint()),
-        ),
-        other => {
-            let err = crate::Error::from(other);
-            RerunError::invalid(format!("{}: {}", path.display(), err.message), err.hint)
-        }
-    })?;
+    };
+    let mut run = fresh.run(opts)?;
 
-    // Compare.
     let fresh_events = parse_lines(run.log.events.iter().map(String::as_str));
-    let fresh_roots = Roots::fresh(
-        &run.staged.work_root.display().to_string(),
-        &run.staged.config_dir.display().to_string(),
-        &run.staged.home.display().to_string(),
-        &run.run_dir.path().display().to_string(),
-    );
-    let masks = divergence::Masks::with_user(opts.project.masks.clone());
-    let mut divergences = divergence::compare_turns(
-        &recorded_events,
-        &replies.roots,
-        &fresh_events,
-        &fresh_roots,
-        &masks,
-    );
-    let model_divergences = model_problems(&run.model_problems);
-    let exhausted = !model_divergences.is_empty();
-    if exhausted {
-        // The fresh run took another path: missing turns follow from it.
-        divergences.retain(|d| d.kind != Kind::MissingTurn);
-    }
-    divergences.extend(model_divergences);
-    let recorded_out: Vec<String> = cassette
-        .control_out()
-        .unwrap_or_default()
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
-    divergences.extend(divergence::compare_answers(
-        (&recorded_events, &recorded_out),
-        &replies.roots,
-        (&fresh_events, &run.log.control_out),
-        &fresh_roots,
-        &masks,
-    ));
-    divergences.extend(mcp_misses(run.mcp.as_ref()));
-    divergences.extend(outputs::compare_files(
-        cassette.doc.get("artifacts"),
-        run.cassette.doc.get("artifacts"),
-        &opts.project,
-        &masks,
-    ));
-
-    let mut failures = run.failures.clone();
-    if let Some(stall) = startup_stall(&run.log, &fresh_events, timeout) {
-        failures.retain(|f| !f.starts_with("run error: "));
-        failures.insert(0, stall);
-    }
-    failures.extend(
-        run.model_problems
-            .iter()
-            .filter(|p| {
-                !matches!(
-                    p.kind,
-                    ProblemKind::OutOfTurns | ProblemKind::UnknownConversation
-                )
-            })
-            .map(|p| format!("scripted model: {p}")),
-    );
-    crate::record::cause_first(&mut failures);
+    let sides = Sides {
+        recorded: &recorded_events,
+        recorded_roots: &replies.roots,
+        fresh: &fresh_events,
+        fresh_roots: &fresh_roots(&run),
+        masks: &divergence::Masks::with_user(opts.project.masks.clone()),
+    };
+    let divergences = compare(&sides, &cassette, &run, opts);
+    let mut failures = failures_of(&run, &fresh_events, timeout);
     let result = run.judged.take().ok_or_else(|| {
         RerunError::invalid(
             format!(
@@ -285,145 +209,31 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
             None,
         )
     })?;
-
-    let mut notes = replies.notes.clone();
-    notes.extend(mcp_note(run.mcp.as_ref(), &freeze));
-    notes.extend(
-        run.denials
-            .iter()
-            .map(|d| format!("::notice:: [rerun] the sandbox refused what a tool tried: {d}")),
-    );
-    notes.extend(
-        run.log
-            .decisions
-            .strict_denies
-            .iter()
-            .map(|m| format!("::warning:: [rerun] {m}")),
-    );
-    // What changed since the recording is what this rerun ran: say so, so a
-    // divergence can be read against it.
-    for f in crate::fingerprint::staleness::compute(&cassette, opts.session.as_deref())
-        .findings
-        .iter()
-        .filter(|f| f.class.is_skill_drift())
-    {
-        let change = f.message.trim_end_matches(" — re-record");
-        notes.push(format!(
-            "::notice:: [rerun] ran the current skill files; since the recording: {change} ({})",
-            drift_advice(failures.is_empty(), &divergences)
-        ));
-    }
-    // A request of no recorded conversation got a neutral answer: logged.
-    notes.extend(
-        run.model_problems
-            .iter()
-            .filter(|p| p.kind == ProblemKind::UnknownConversation)
-            .map(|p| format!("::notice:: [rerun] {}", p.message)),
-    );
     let agent_version_recorded = agent_version(&recorded_events);
     let agent_version_now = agent_version(&fresh_events);
-    if agent_version_recorded != agent_version_now {
-        notes.push(format!(
-            "::notice:: [rerun] the agent is {} now; the recording was made with {}",
-            agent_version_now.as_deref().unwrap_or("(unknown version)"),
-            agent_version_recorded
-                .as_deref()
-                .unwrap_or("(unknown version)")
-        ));
-    }
+    let mut notes = replies.notes.clone();
+    notes.extend(run_notes(&run, &freeze));
+    let passed = failures.is_empty();
+    notes.extend(drift_notes(&cassette, opts, passed, &divergences));
+    notes.extend(unknown_conversation_notes(&run));
+    notes.extend(version_note(&agent_version_recorded, &agent_version_now));
     if opts.explain {
-        notes.extend(
-            divergence::hidden_by_masks(
-                &recorded_events,
-                &replies.roots,
-                &fresh_events,
-                &fresh_roots,
-                &masks,
-            )
-            .into_iter()
-            .map(|n| format!("::notice:: [rerun] {n}")),
-        );
+        notes.extend(explained(&sides));
     }
-    // Output files are not what the model saw: only a divergence in what
-    // went back to the model makes its frozen replies suspect.
-    let model_saw_a_change = divergences.iter().any(|d| d.kind != Kind::File);
-    if model_saw_a_change && failures.is_empty() {
-        notes.push(
-            "::notice:: [rerun] the fresh run diverged from the recording: the recorded model \
-                replies were \
-             made from other inputs, so assertions on what the model wrote may pass only because \
-                 its replies \
-             are frozen — re-record to see what the model says now"
-                .into(),
-        );
-    }
-    let mut written = None;
-    if opts.write {
-        let may_write = failures.is_empty() && (divergences.is_empty() || opts.accept_divergence);
-        if may_write {
-            let mut fresh = run.cassette.clone();
-            if !divergences.is_empty() {
-                mark_diverged(&mut fresh, divergences.len());
-            }
-            match crate::review::stage_rerecording(path, &fresh, opts.stage) {
-                Ok(crate::review::Outcome::Written { path: to, .. }) => {
-                    notes.push(format!("::notice:: [rerun] wrote {}", to.display()));
-                    written = Some(to);
-                }
-                Ok(crate::review::Outcome::Unchanged { .. }) => notes.push(
-                    "::notice:: [rerun] --write: the fresh recording is identical to the committed \
-                        cassette; nothing written"
-                        .into(),
-                ),
-                Ok(crate::review::Outcome::Pending {
-                    new,
-                    summary,
-                    review_command,
-                    ..
-                }) => {
-                    notes.push(format!(
-                        "::notice:: [rerun] --write: the fresh recording differs ({summary}); \
-                            written to {} for review: {review_command} (--accept writes in place)",
-                        new.display()
-                    ));
-                    written = Some(new);
-                }
-                Err(crate::review::StageError::Write { path: to, source }) => {
-                    return Err(RerunError::invalid(
-                        format!("write `{}`: {source}", to.display()),
-                        "the committed cassette was left intact".to_owned(),
-                    ));
-                }
-                Err(e @ crate::review::StageError::DiffersInCi { .. }) => {
-                    let mut message = e.to_string();
-                    if let Some(d) = e.diff() {
-                        message.push('\n');
-                        message.push_str(&crate::diff::render::diff_text(d, false));
-                    }
-                    failures.push(message);
-                }
-            }
-        } else if !failures.is_empty() {
-            notes.push(
-                "::notice:: [rerun] --write: the verdict fails; the cassette was left as it is"
-                    .into(),
-            );
-        } else {
-            notes.push(format!(
-                "::notice:: [rerun] --write: {} divergence(s); the cassette was left as it is \
-                    (--accept-divergence writes it, marked)",
-                divergences.len()
-            ));
-        }
-    }
-    let outcome = if !failures.is_empty() || (opts.strict && !divergences.is_empty()) {
-        Outcome::Fail
-    } else if divergences.is_empty() {
-        Outcome::Pass
+    notes.extend(frozen_replies_note(&divergences, &failures));
+    let written = if opts.write {
+        write::write_back(
+            path,
+            &run.cassette,
+            &divergences,
+            &mut failures,
+            &mut notes,
+            opts,
+        )?
     } else {
-        Outcome::PassDiverged
+        None
     };
-
+    let outcome = outcome_of(&failures, &divergences, opts.strict);
     let keep = opts.keep_run_dir || outcome == Outcome::Fail;
     let run_dir = run.run_dir.finish(keep);
     Ok(Rerun {
@@ -444,21 +254,167 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     })
 }
 
-/// What helps after a rerun of changed skill files: `--write` only when the
-/// fresh run matches and passes (writing a failing or diverged run would
-/// freeze it as the new truth).
-fn drift_advice(passed: bool, divergences: &[Divergence]) -> &'static str {
-    if !passed {
-        "the change broke the run: fix the skill files, or, if the change is intended, update the \
-         scenario's assertions and re-record with `reel record`"
+/// The cassette and its recorded replies, refused when a rerun cannot
+/// serve them: another tier, no readable replies, a write outside the run.
+fn load_rerunnable(path: &Path) -> Result<(Cassette, replies::Replies), RerunError> {
+    let cassette = Cassette::load(path).map_err(|e| {
+        RerunError::invalid(
+            e.to_string(),
+            "a rerun needs a loadable v12 cassette".to_owned(),
+        )
+    })?;
+    refuse_other_tiers(&cassette)?;
+    let replies = replies::from_cassette(&cassette).map_err(|e| {
+        RerunError::invalid(
+            format!("{}: {e}", path.display()),
+            "re-record the scenario: `reel record SCENARIO.yaml`".to_owned(),
+        )
+    })?;
+    refuse_writes_outside_the_run(&replies.script, path)?;
+    Ok((cassette, replies))
+}
+
+/// The fresh run a rerun makes: the frozen scenario and session, the
+/// recorded replies and MCP traffic.
+struct Fresh<'a> {
+    path: &'a Path,
+    scenario: &'a Scenario,
+    session: &'a session_keys::SessionKeys,
+    script: &'a crate::model::Script,
+    freeze: &'a crate::mcp::Freeze,
+    timeout: Duration,
+}
+
+impl Fresh<'_> {
+    /// Runs the agent once, as `record` does; a run that cannot start is
+    /// an error naming the cassette.
+    fn run(&self, opts: &RerunOptions) -> Result<live::LiveRun, RerunError> {
+        let path = self.path;
+        live::run(&live::LivePlan {
+            mcp: Some(self.freeze),
+            scenario: self.scenario,
+            scenario_path: &self.scenario.path,
+            session: self.session,
+            cassette_path: path,
+            script: Some(self.script.clone()),
+            agent_cmd: opts.agent_cmd.as_deref(),
+            claude_program: opts.claude_program.as_deref(),
+            timeout: self.timeout,
+            max_artifact_bytes: crate::record::manifest::DEFAULT_BODY_CAP,
+            sandbox: opts.sandbox,
+        })
+        .map_err(|e| match e {
+            RecordError::AgentMissing { message, hint } => {
+                RerunError::cannot(format!("{}: {message}", path.display()), Some(hint))
+            }
+            RecordError::Sandbox(refusal) => RerunError::cannot(
+                format!("{}: {refusal}; nothing was run", path.display()),
+                Some(refusal.hint()),
+            ),
+            other => {
+                let err = crate::Error::from(other);
+                RerunError::invalid(format!("{}: {}", path.display(), err.message), err.hint)
+            }
+        })
+    }
+}
+
+/// Where the fresh run's paths live, to map them onto the recording's.
+fn fresh_roots(run: &live::LiveRun) -> Roots {
+    Roots::fresh(
+        &run.staged.work_root.display().to_string(),
+        &run.staged.config_dir.display().to_string(),
+        &run.staged.home.display().to_string(),
+        &run.run_dir.path().display().to_string(),
+    )
+}
+
+/// The recording and the fresh run, side by side, with what to mask.
+struct Sides<'a> {
+    recorded: &'a [Value],
+    recorded_roots: &'a Roots,
+    fresh: &'a [Value],
+    fresh_roots: &'a Roots,
+    masks: &'a divergence::Masks,
+}
+
+/// Every divergence of the fresh run from the recording: turns, the
+/// scripted model's problems, answers, MCP calls, output files.
+fn compare(
+    sides: &Sides<'_>,
+    cassette: &Cassette,
+    run: &live::LiveRun,
+    opts: &RerunOptions,
+) -> Vec<Divergence> {
+    let mut divergences = divergence::compare_turns(
+        sides.recorded,
+        sides.recorded_roots,
+        sides.fresh,
+        sides.fresh_roots,
+        sides.masks,
+    );
+    let model_divergences = model_problems(&run.model_problems);
+    if !model_divergences.is_empty() {
+        // The fresh run took another path: missing turns follow from it.
+        divergences.retain(|d| d.kind != Kind::MissingTurn);
+    }
+    divergences.extend(model_divergences);
+    let recorded_out: Vec<String> = cassette
+        .control_out()
+        .unwrap_or_default()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    divergences.extend(divergence::compare_answers(
+        (sides.recorded, &recorded_out),
+        sides.recorded_roots,
+        (sides.fresh, &run.log.control_out),
+        sides.fresh_roots,
+        sides.masks,
+    ));
+    divergences.extend(mcp_misses(run.mcp.as_ref()));
+    divergences.extend(outputs::compare_files(
+        cassette.doc.get("artifacts"),
+        run.cassette.doc.get("artifacts"),
+        &opts.project,
+        sides.masks,
+    ));
+    divergences
+}
+
+/// What failed the fresh run, its cause first: a stall at startup, the
+/// run's own failures, the scripted model's problems (running out of turns
+/// and unknown conversations are divergences and notes instead).
+fn failures_of(run: &live::LiveRun, fresh_events: &[Value], timeout: Duration) -> Vec<String> {
+    let mut failures = run.failures.clone();
+    if let Some(stall) = startup_stall(&run.log, fresh_events, timeout) {
+        failures.retain(|f| !f.starts_with("run error: "));
+        failures.insert(0, stall);
+    }
+    failures.extend(
+        run.model_problems
+            .iter()
+            .filter(|p| {
+                !matches!(
+                    p.kind,
+                    ProblemKind::OutOfTurns | ProblemKind::UnknownConversation
+                )
+            })
+            .map(|p| format!("scripted model: {p}")),
+    );
+    crate::record::cause_first(&mut failures);
+    failures
+}
+
+/// `fail` on a failure (or any divergence under `--strict`), else `pass`,
+/// `pass (diverged)` when the fresh run took another path.
+fn outcome_of(failures: &[String], divergences: &[Divergence], strict: bool) -> Outcome {
+    if !failures.is_empty() || (strict && !divergences.is_empty()) {
+        Outcome::Fail
     } else if divergences.is_empty() {
-        "`reel rerun --write` refreshes the cassette"
-    } else if divergences.iter().any(|d| d.kind != Kind::File) {
-        "re-record (`reel record`) to see what the model makes of the change; `--write \
-         --accept-divergence` keeps this run, marked as diverged"
+        Outcome::Pass
     } else {
-        "only output files changed: if that is intended, `reel rerun --write --accept-divergence` \
-         keeps this run, marked as diverged"
+        Outcome::PassDiverged
     }
 }
 
@@ -733,25 +689,4 @@ fn model_problems(problems: &[crate::model::Problem]) -> Vec<Divergence> {
             diff: Vec::new(),
         })
         .collect()
-}
-
-/// Marks a cassette written from a diverged rerun, where cowork-harness
-/// tolerates it (`environment` is open to additive keys): a later reader
-/// knows its replies were not produced from its own inputs.
-fn mark_diverged(cassette: &mut Cassette, count: usize) {
-    let env = cassette
-        .doc
-        .entry("environment")
-        .or_insert_with(|| json!({"location": "local"}));
-    if let Some(env) = env.as_object_mut() {
-        env.insert(
-            "reelRerun".into(),
-            json!({
-                "divergedFromRecording": true,
-                "divergences": count,
-                "note": "written by `reel rerun --accept-divergence`: the model replies were \
-                    recorded from other inputs",
-            }),
-        );
-    }
 }
