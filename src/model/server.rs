@@ -356,94 +356,103 @@ fn handle(mut request: Request, shared: &Shared) {
     let method = request.method().as_str().to_string();
     let target = request.url().to_string();
     let path = target.split('?').next().unwrap_or("").to_string();
-
     let mut answer = if *request.method() == Method::Connect || !target.starts_with('/') {
         let message = format!(
             "reel scripted model: blocked a network escape ({method} {target}); the agent tried to \
              reach another host through the proxy tripwire"
         );
-        Answer::error(403, "permission_error", message.clone()).problem(
-            ProblemKind::Escape,
-            None,
-            message,
-        )
+        refused(403, "permission_error", ProblemKind::Escape, message)
     } else {
-        let mut body = Vec::new();
-        let read = request.as_reader().take(MAX_BODY).read_to_end(&mut body);
-        match (request.method(), path.as_str(), read) {
-            (_, _, Err(e)) => Answer::error(
-                400,
-                "invalid_request_error",
-                format!("read request body: {e}"),
-            ),
-            (Method::Post, "/v1/messages", Ok(_)) => messages(&body, shared),
-            (Method::Post, "/v1/messages/count_tokens", Ok(_)) => {
-                Answer::json(200, &json!({"input_tokens": (body.len() / 4).max(1)}))
-                    .note("kind", json!("count_tokens"))
-            }
-            (Method::Get, "/v1/models", Ok(_)) => {
-                let model =
-                    model_entry(shared.script.model.as_deref().unwrap_or("claude-opus-5-5"));
-                let id = model["id"].clone();
-                Answer::json(
-                    200,
-                    &json!({"data": [model], "has_more": false, "first_id": id, "last_id": id}),
-                )
-                .note("kind", json!("models"))
-            }
-            (Method::Get, p, Ok(_)) if p.starts_with("/v1/models/") => {
-                Answer::json(200, &model_entry(&p["/v1/models/".len()..]))
-                    .note("kind", json!("models"))
-            }
-            (_, "/v1/messages" | "/v1/messages/count_tokens" | "/v1/models", Ok(_)) => {
-                let message =
-                    format!("reel scripted model: method {method} is not allowed on {path}");
-                Answer::error(405, "invalid_request_error", message.clone()).problem(
-                    ProblemKind::UnexpectedRequest,
-                    None,
-                    message,
-                )
-            }
-            (Method::Post | Method::Get, p, Ok(_))
-                if p.starts_with("/v1/messages") || p.starts_with("/v1/models") =>
-            {
-                let message = format!("reel scripted model: no route for {method} {path}");
-                Answer::error(404, "not_found_error", message.clone()).problem(
-                    ProblemKind::UnexpectedRequest,
-                    None,
-                    message,
-                )
-            }
-            (_, _, Ok(_)) => {
-                let message = format!(
-                    "reel scripted model: unknown endpoint {method} {path} (it serves POST \
-                        /v1/messages)"
-                );
-                Answer::error(404, "not_found_error", message.clone()).problem(
-                    ProblemKind::UnexpectedRequest,
-                    None,
-                    message,
-                )
-            }
-        }
+        route(&mut request, shared, &path)
     };
     if answer.request_id.is_empty() {
         answer.request_id = format!("req_reel_n{seq}");
     }
-
     let status = answer.status;
-    let mut response = Response::from_string(answer.body)
+    let mut response = Response::from_string(std::mem::take(&mut answer.body))
         .with_status_code(status)
         .with_header(header("Content-Type", answer.content_type))
         .with_header(header("request-id", &answer.request_id));
     if answer.content_type == "text/event-stream" {
         response.add_header(header("Cache-Control", "no-cache"));
     }
+    log_exchange(shared, seq, &method, &target, &path, answer);
+    // The client may have gone away (timeout, killed agent); nothing to do then.
+    let _ = request.respond(response);
+}
+
+/// The answer to a request on the loopback API: messages, token counts and
+/// the model list; anything else is an unexpected request.
+fn route(request: &mut Request, shared: &Shared, path: &str) -> Answer {
+    let verb = request.method().clone();
+    let method = verb.as_str();
+    let mut body = Vec::new();
+    if let Err(e) = request.as_reader().take(MAX_BODY).read_to_end(&mut body) {
+        return Answer::error(
+            400,
+            "invalid_request_error",
+            format!("read request body: {e}"),
+        );
+    }
+    match (&verb, path) {
+        (Method::Post, "/v1/messages") => messages(&body, shared),
+        (Method::Post, "/v1/messages/count_tokens") => {
+            Answer::json(200, &json!({"input_tokens": (body.len() / 4).max(1)}))
+                .note("kind", json!("count_tokens"))
+        }
+        (Method::Get, "/v1/models") => {
+            let model = model_entry(shared.script.model.as_deref().unwrap_or("claude-opus-5-5"));
+            let id = model["id"].clone();
+            Answer::json(
+                200,
+                &json!({"data": [model], "has_more": false, "first_id": id, "last_id": id}),
+            )
+            .note("kind", json!("models"))
+        }
+        (Method::Get, p) if p.starts_with("/v1/models/") => {
+            Answer::json(200, &model_entry(&p["/v1/models/".len()..])).note("kind", json!("models"))
+        }
+        (_, "/v1/messages" | "/v1/messages/count_tokens" | "/v1/models") => refused(
+            405,
+            "invalid_request_error",
+            ProblemKind::UnexpectedRequest,
+            format!("reel scripted model: method {method} is not allowed on {path}"),
+        ),
+        (Method::Post | Method::Get, p)
+            if p.starts_with("/v1/messages") || p.starts_with("/v1/models") =>
+        {
+            refused(
+                404,
+                "not_found_error",
+                ProblemKind::UnexpectedRequest,
+                format!("reel scripted model: no route for {method} {path}"),
+            )
+        }
+        _ => refused(
+            404,
+            "not_found_error",
+            ProblemKind::UnexpectedRequest,
+            format!(
+                "reel scripted model: unknown endpoint {method} {path} (it serves POST \
+                    /v1/messages)"
+            ),
+        ),
+    }
+}
+
+/// An API error that is also a problem of the run, with the same message.
+fn refused(status: u16, error_type: &str, kind: ProblemKind, message: String) -> Answer {
+    Answer::error(status, error_type, message.clone()).problem(kind, None, message)
+}
+
+/// One line of the exchange log; a problem is also kept for the run's
+/// report.
+fn log_exchange(shared: &Shared, seq: u64, method: &str, target: &str, path: &str, answer: Answer) {
     let mut line = serde_json::Map::new();
     line.insert("seq".into(), json!(seq));
     line.insert("method".into(), json!(method));
     line.insert("path".into(), json!(path));
-    line.insert("status".into(), json!(status));
+    line.insert("status".into(), json!(answer.status));
     line.extend(answer.log);
     if let Some((kind, turn, message)) = answer.problem {
         line.insert("problem".into(), json!(kind.as_str()));
@@ -455,9 +464,9 @@ fn handle(mut request: Request, shared: &Shared) {
             .push(Problem {
                 kind,
                 turn,
-                conversation: answer.conversation.clone(),
-                method: method.clone(),
-                target: target.clone(),
+                conversation: answer.conversation,
+                method: method.to_owned(),
+                target: target.to_owned(),
                 message,
             });
     }
@@ -468,8 +477,6 @@ fn handle(mut request: Request, shared: &Shared) {
         // The log is a debugging aid; a failed write must not fail the turn.
         let _ = file.write_all(text.as_bytes());
     }
-    // The client may have gone away (timeout, killed agent); nothing to do then.
-    let _ = request.respond(response);
 }
 
 fn header(name: &str, value: &str) -> Header {
