@@ -364,72 +364,13 @@ pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
     let (results, elapsed): (Vec<ReplayResult>, Vec<Duration>) = timed.into_iter().unzip();
 
     let text = args.output_format == OutputFormat::Text;
-    let gh = report::github::enabled();
-    let mut worst = ExitStatus::Success;
-    {
-        let mut err = anstream::stderr().lock();
-        if text && !args.verbose {
-            // The status reporter: a line per cassette, a closing tally.
-            for l in &stderr_pre {
-                let item = report::outcome::annotation_item(l);
-                let _ = writeln!(err, "{}: {}", item.level.label(), item.text);
-            }
-            let mut outcomes = Vec::with_capacity(results.len());
-            for (r, t) in results.iter().zip(&elapsed) {
-                let outcome = report::outcome::from_replay(r, Some(*t));
-                let mut block = report::status::render_file(&outcome, true);
-                if args.explain && r.error.is_none() {
-                    for l in report::text::explain_lines(r) {
-                        block.push_str(&format!("    {l}\n"));
-                    }
-                }
-                let _ = err.write_all(block.as_bytes());
-                if gh {
-                    for a in report::github::annotations(r) {
-                        let _ = writeln!(err, "{a}");
-                    }
-                }
-                worst = worst.worst(r.exit_code);
-                outcomes.push(outcome);
-            }
-            for n in report::text::batch_notes(&results) {
-                let item = report::outcome::annotation_item(&n);
-                let _ = writeln!(err, "{}: {}", item.level.label(), item.text);
-            }
-            let tally = report::status::Tally::of(&outcomes);
-            let _ = err.write_all(report::status::render_tally(&tally, true).as_bytes());
-        } else {
-            // `--verbose`: the original's footer per cassette, byte for byte;
-            // JSON mode: notices and per-file errors only (the data is on stdout).
-            let style = report::text::TextStyle::for_stderr(true);
-            for l in &stderr_pre {
-                let _ = writeln!(err, "{l}");
-            }
-            for r in &results {
-                let block = if text {
-                    report::text::render(r, style, args.explain)
-                } else {
-                    let mut s: String = r.notices.iter().map(|n| format!("{n}\n")).collect();
-                    if let Some(e) = &r.error {
-                        s.push_str(&format!("replay: {}: {e}\n", r.file.display()));
-                    }
-                    for a in &r.after {
-                        s.push_str(&format!("{a}\n"));
-                    }
-                    s
-                };
-                let _ = err.write_all(block.as_bytes());
-                if gh {
-                    for a in report::github::annotations(r) {
-                        let _ = writeln!(err, "{a}");
-                    }
-                }
-                worst = worst.worst(r.exit_code);
-            }
-            for n in report::text::batch_notes(&results) {
-                let _ = writeln!(err, "{n}");
-            }
-        }
+    let mut worst = results
+        .iter()
+        .fold(ExitStatus::Success, |w, r| w.worst(r.exit_code));
+    if text && !args.verbose {
+        status_lines(&args, &stderr_pre, &results, &elapsed);
+    } else {
+        footers(&args, &stderr_pre, &results);
     }
     if let Some(w) = report::github::write_summary_if_enabled(|| {
         report::github::replay_summary(&results, args.shard.shard)
@@ -450,4 +391,78 @@ pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
     // at a time would only delay the exit that frees them all at once.
     std::mem::forget(results);
     Ok(worst)
+}
+
+/// The status reporter on stderr: a line per cassette (with `--explain`'s
+/// lines and GitHub annotations), batch notes, a closing tally.
+fn status_lines(
+    args: &ReplayArgs,
+    stderr_pre: &[String],
+    results: &[ReplayResult],
+    elapsed: &[Duration],
+) {
+    let gh = report::github::enabled();
+    let mut err = anstream::stderr().lock();
+    for l in stderr_pre {
+        let item = report::outcome::annotation_item(l);
+        let _ = writeln!(err, "{}: {}", item.level.label(), item.text);
+    }
+    let mut outcomes = Vec::with_capacity(results.len());
+    for (r, t) in results.iter().zip(elapsed) {
+        let outcome = report::outcome::from_replay(r, Some(*t));
+        let mut block = report::status::render_file(&outcome, true);
+        if args.explain && r.error.is_none() {
+            for l in report::text::explain_lines(r) {
+                block.push_str(&format!("    {l}\n"));
+            }
+        }
+        let _ = err.write_all(block.as_bytes());
+        if gh {
+            for a in report::github::annotations(r) {
+                let _ = writeln!(err, "{a}");
+            }
+        }
+        outcomes.push(outcome);
+    }
+    for n in report::text::batch_notes(results) {
+        let item = report::outcome::annotation_item(&n);
+        let _ = writeln!(err, "{}: {}", item.level.label(), item.text);
+    }
+    let tally = report::status::Tally::of(&outcomes);
+    let _ = err.write_all(report::status::render_tally(&tally, true).as_bytes());
+}
+
+/// `--verbose`: the original's footer per cassette, byte for byte; JSON
+/// mode: notices and per-file errors only (the data is on stdout).
+fn footers(args: &ReplayArgs, stderr_pre: &[String], results: &[ReplayResult]) {
+    let text = args.output_format == OutputFormat::Text;
+    let gh = report::github::enabled();
+    let style = report::text::TextStyle::for_stderr(true);
+    let mut err = anstream::stderr().lock();
+    for l in stderr_pre {
+        let _ = writeln!(err, "{l}");
+    }
+    for r in results {
+        let block = if text {
+            report::text::render(r, style, args.explain)
+        } else {
+            let mut s: String = r.notices.iter().map(|n| format!("{n}\n")).collect();
+            if let Some(e) = &r.error {
+                s.push_str(&format!("replay: {}: {e}\n", r.file.display()));
+            }
+            for a in &r.after {
+                s.push_str(&format!("{a}\n"));
+            }
+            s
+        };
+        let _ = err.write_all(block.as_bytes());
+        if gh {
+            for a in report::github::annotations(r) {
+                let _ = writeln!(err, "{a}");
+            }
+        }
+    }
+    for n in report::text::batch_notes(results) {
+        let _ = writeln!(err, "{n}");
+    }
 }
