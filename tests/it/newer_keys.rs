@@ -9,7 +9,7 @@ use std::path::Path;
 use reel::assert::{AssertionOutcome, Context, catalog, check};
 use reel::cassette::Cassette;
 use reel::evidence::RunRecord;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::support::{self, CassetteDoc, RunExt};
 
@@ -123,6 +123,258 @@ fn question_option_count_follows_the_original() {
     ] {
         assert!(catalog::validate(&json!({"question_option_count": bad})).is_err());
     }
+}
+
+/// The multiselect recording with its one gate swapped for `gates`, each a
+/// question and its option labels (answered with its first label, if any),
+/// in every line that carries the gate.
+fn gated(gates: &[(&str, &[&str])]) -> Cassette {
+    let questions: Vec<Value> = gates
+        .iter()
+        .map(|(q, labels)| {
+            let options: Vec<Value> = labels.iter().map(|l| json!({"label": l})).collect();
+            json!({"question": q, "header": "Pick", "options": options, "multiSelect": false})
+        })
+        .collect();
+    let answers: Map<String, Value> = gates
+        .iter()
+        .map(|(q, labels)| (q.to_string(), json!(labels.first().copied().unwrap_or("x"))))
+        .collect();
+    fn swap(v: &mut Value, questions: &[Value], answers: &Map<String, Value>) {
+        match v {
+            Value::Object(m) => {
+                if m.get("questions").is_some_and(Value::is_array) {
+                    m.insert("questions".into(), Value::Array(questions.to_vec()));
+                    if m.contains_key("answers") {
+                        m.insert("answers".into(), Value::Object(answers.clone()));
+                    }
+                }
+                m.values_mut().for_each(|x| swap(x, questions, answers));
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| swap(x, questions, answers)),
+            _ => {}
+        }
+    }
+    cassette(
+        multiselect()
+            .edit_lines("events", |l| swap(l, &questions, &answers))
+            .edit_lines("controlOut", |l| swap(l, &questions, &answers)),
+    )
+}
+
+const NO_CHANGE: &str = "No changes — ";
+
+/// test/question-option-count.test.ts's three gates, each offering one
+/// no-change option.
+fn three_gates() -> Vec<(&'static str, Vec<String>)> {
+    vec![
+        (
+            "Keep the TAM figure?",
+            vec![format!("{NO_CHANGE}keep it"), "Replace with bottom-up".into()],
+        ),
+        (
+            "Keep the competitor list?",
+            vec!["Add Acme".into(), format!("{NO_CHANGE}keep the list")],
+        ),
+        (
+            "Ship the report?",
+            vec![format!("{NO_CHANGE}ship as is"), "Re-score moat".into()],
+        ),
+    ]
+}
+
+fn gated_owned(gates: &[(&str, Vec<String>)]) -> Cassette {
+    let labels: Vec<Vec<&str>> = gates
+        .iter()
+        .map(|(_, l)| l.iter().map(String::as_str).collect())
+        .collect();
+    let refs: Vec<(&str, &[&str])> = gates
+        .iter()
+        .zip(&labels)
+        .map(|((q, _), l)| (*q, l.as_slice()))
+        .collect();
+    gated(&refs)
+}
+
+fn qoc(c: &Cassette, param: Value) -> AssertionOutcome {
+    one(c, json!({ "question_option_count": param }))
+}
+
+/// test/question-option-count.test.ts "exactly: 1 passes when every
+/// sub-question has one match" and "fails naming ONLY the offending
+/// sub-question, with its count and labels".
+#[test]
+fn question_option_count_over_several_gates_names_only_the_offender() {
+    let prefix = format!("^{NO_CHANGE}");
+    let o = qoc(
+        &gated_owned(&three_gates()),
+        json!({"matches": prefix, "exactly": 1}),
+    );
+    assert!(o.pass, "{}", o.message);
+    assert!(
+        o.evidence.as_deref().unwrap().contains("all 3 sub-question(s)"),
+        "{:?}",
+        o.evidence
+    );
+    let mut two = three_gates();
+    two[2].1 = vec![format!("{NO_CHANGE}ship"), format!("{NO_CHANGE}re-score")];
+    let o = qoc(&gated_owned(&two), json!({"matches": prefix, "exactly": 1}));
+    assert!(!o.pass);
+    assert!(
+        o.message
+            .contains("1 of 3 did not: \"Ship the report?\" has 2 of ["),
+        "{}",
+        o.message
+    );
+    assert!(!o.message.contains("TAM"), "{}", o.message);
+}
+
+/// test/question-option-count.test.ts "exactly: 0 passes when nothing
+/// matches and fails on one match", "min / max, alone and together", "a
+/// sub-question with no options counts 0; a duplicated label counts twice".
+#[test]
+fn question_option_count_bounds() {
+    let verb = format!("^{NO_CHANGE}.*\\b(add|remove|re-score)\\b");
+    assert!(qoc(&gated_owned(&three_gates()), json!({"matches": verb, "exactly": 0})).pass);
+    let bad = gated(&[("Keep the list?", &["No changes — add Acme", "Remove Beta"])]);
+    assert!(!qoc(&bad, json!({"matches": verb, "exactly": 0})).pass);
+
+    let pick = gated(&[("Pick", &["keep a", "keep b", "drop c"])]);
+    for (bound, pass) in [
+        (json!({"min": 2}), true),
+        (json!({"min": 3}), false),
+        (json!({"max": 1}), false),
+        (json!({"min": 1, "max": 2}), true),
+    ] {
+        let mut p = json!({"matches": "^keep"});
+        p.as_object_mut()
+            .unwrap()
+            .extend(bound.as_object().unwrap().clone());
+        assert_eq!(qoc(&pick, p.clone()).pass, pass, "{p}");
+    }
+    let free_text = gated(&[("Free text?", &[])]);
+    assert!(!qoc(&free_text, json!({"matches": "x", "exactly": 1})).pass);
+    let twice = gated(&[("Pick", &["keep", "keep"])]);
+    assert!(qoc(&twice, json!({"matches": "^keep", "exactly": 2})).pass);
+}
+
+/// test/question-option-count.test.ts "when_question narrows; an
+/// unselected sub-question cannot fail the rule", "a verb rule stays
+/// case-insensitive by default", "a bad regex fails naming it".
+#[test]
+fn question_option_count_selection_case_and_bad_regexes() {
+    let prefix = format!("^{NO_CHANGE}");
+    let mut g = three_gates();
+    g.push(("Which file?", vec!["a.xlsx".into(), "b.xlsx".into()]));
+    let c = gated_owned(&g);
+    assert!(!qoc(&c, json!({"matches": prefix, "exactly": 1})).pass);
+    assert!(
+        qoc(
+            &c,
+            json!({"when_question": "^(Keep|Ship)", "matches": prefix, "exactly": 1})
+        )
+        .pass
+    );
+    let verb = format!("^{NO_CHANGE}.*\\b(add|remove)\\b");
+    let c = gated(&[("Keep the list?", &["No changes — Add Acme", "Remove Beta"])]);
+    assert!(!qoc(&c, json!({"matches": verb, "exactly": 0})).pass);
+    assert!(qoc(&c, json!({"matches": verb, "exactly": 0, "case_sensitive": true})).pass);
+
+    // The catalog refuses a bad regex at load; the evaluator names it too.
+    let c = gated_owned(&three_gates());
+    for param in [
+        json!({"matches": "(", "exactly": 1}),
+        json!({"matches": "(", "exactly": 1, "case_sensitive": true}),
+        json!({"matches": "x", "when_question": "(", "exactly": 1}),
+    ] {
+        let run = RunRecord::from_cassette(&c);
+        let ctx = Context::new(&c, &run, Some(Path::new("/tmp/root")));
+        let item = json!({ "question_option_count": param });
+        let o = check(item.as_object().unwrap(), &ctx);
+        assert!(!o.pass && o.message.contains("bad regex \"(\""), "{}", o.message);
+    }
+}
+
+const TOKEN: &str = "[REDACTED:path:0123456789ab]";
+
+fn unavailable_qoc(c: &Cassette, param: Value) -> String {
+    let o = qoc(c, param.clone());
+    assert!(!o.pass, "{param} passed");
+    assert!(o.message.starts_with("evidence unavailable: "), "{param}: {}", o.message);
+    o.message
+}
+
+/// test/question-option-count.test.ts "redaction-rewritten labels":
+/// "exactly: 0 is evidence-unavailable when a rewritten label might have
+/// matched", "a count the unknown labels cannot change still decides", "a
+/// regex never hits a token's own text", and the three regexes "over a
+/// rewritten label is evidence-unavailable, never a verdict".
+#[test]
+fn question_option_count_on_rewritten_labels() {
+    let write_to = format!("Write to {TOKEN}");
+    let c = gated(&[("Pick", &[write_to.as_str(), "Skip"])]);
+    let m = unavailable_qoc(&c, json!({"matches": "/Users/", "exactly": 0}));
+    assert!(m.contains("redaction") && !m.contains(TOKEN), "{m}");
+
+    let g = vec![(
+        "Pick",
+        vec![
+            format!("{NO_CHANGE}keep"),
+            format!("{NO_CHANGE}also"),
+            format!("Write to {TOKEN}"),
+        ],
+    )];
+    let c = gated_owned(&g);
+    let prefix = format!("^{NO_CHANGE}");
+    let o = qoc(&c, json!({"matches": prefix, "exactly": 1}));
+    assert!(!o.pass && o.message.contains("did not"), "{}", o.message);
+    assert!(qoc(&c, json!({"matches": prefix, "min": 2})).pass);
+
+    let c = gated(&[("Pick", &[TOKEN])]);
+    unavailable_qoc(&c, json!({"matches": "REDACTED", "min": 1}));
+
+    let keep = format!("Keep {TOKEN}");
+    let save = format!("Save to {TOKEN}");
+    for (matches, bound, labels) in [
+        ("^Keep [^/]", json!({"exactly": 1}), vec![keep.as_str(), "Other"]),
+        ("^Write to .$", json!({"exactly": 0}), vec![write_to.as_str()]),
+        ("^(?!.*/Users)", json!({"exactly": 1}), vec![save.as_str(), "Skip"]),
+    ] {
+        let mut p = json!({ "matches": matches });
+        p.as_object_mut()
+            .unwrap()
+            .extend(bound.as_object().unwrap().clone());
+        let m = unavailable_qoc(&gated(&[("Pick", &labels)]), p);
+        assert!(m.contains("redaction"), "{m}");
+    }
+}
+
+/// test/question-option-count.test.ts "a when_question that cannot see a
+/// rewritten question blocks a pass, never a fail the others earned" and
+/// "a frozen regex the policy rewrote is evidence-unavailable".
+#[test]
+fn question_option_count_on_rewritten_questions_and_regexes() {
+    let hidden = format!("Save {TOKEN}?");
+    let sel = json!({"when_question": "/Users/", "matches": "^keep", "exactly": 1});
+    let c = gated(&[
+        (hidden.as_str(), &["keep a", "keep b"]),
+        ("Save /Users/b?", &["keep a"]),
+    ]);
+    let m = unavailable_qoc(&c, sel.clone());
+    assert!(m.contains("question text") && m.contains("rewritten"), "{m}");
+    let c = gated(&[
+        (hidden.as_str(), &["keep a"]),
+        ("Save /Users/b?", &["keep a", "keep b"]),
+    ]);
+    let o = qoc(&c, sel.clone());
+    assert!(!o.pass && o.message.contains("did not"), "{}", o.message);
+    let c = gated(&[(hidden.as_str(), &["keep"])]);
+    let m = unavailable_qoc(&c, sel);
+    assert!(m.contains("no sub-question"), "{m}");
+
+    let c = gated_owned(&three_gates());
+    let m = unavailable_qoc(&c, json!({"matches": format!("^{TOKEN}"), "exactly": 0}));
+    assert!(m.contains("rewritten"), "{m}");
 }
 
 /// assertion-catalog-gates-hooks-modifiers.md `question_context`: the
