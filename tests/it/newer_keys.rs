@@ -123,6 +123,31 @@ fn question_option_count_follows_the_original() {
     ] {
         assert!(catalog::validate(&json!({"question_option_count": bad})).is_err());
     }
+    // "refuses … before the spawn": a double-quoted YAML "\b" arrives as a
+    // backspace, in `matches` or `when_question`.
+    for bad in [
+        json!({"matches": "^No\u{8}", "exactly": 0}),
+        json!({"matches": "x", "when_question": "a\u{8}b", "exactly": 0}),
+    ] {
+        let e = catalog::validate(&json!({"question_option_count": bad})).unwrap_err();
+        assert!(e.contains("control character"), "{e}");
+    }
+    // "requires a gate, so it contradicts questions_count_max: 0 — exactly: 0
+    // included": `record`'s loader refuses the pair.
+    let yaml = "fidelity: protocol\nprompt: hi\nassert:\n  - questions_count_max: 0\n  - question_option_count: \
+        {matches: x, exactly: 0}\n";
+    let err = reel::scenario::Scenario::from_str(Path::new("s.yaml"), yaml)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("question_option_count"), "{err}");
+    // "accepts exactly: 0 and min-only / max-only".
+    for good in [
+        json!({"matches": "x", "exactly": 0}),
+        json!({"matches": "x", "min": 1}),
+        json!({"matches": "x", "max": 0}),
+    ] {
+        assert!(catalog::validate(&json!({"question_option_count": good})).is_ok());
+    }
 }
 
 /// The multiselect recording with its one gate swapped for `gates`, each a

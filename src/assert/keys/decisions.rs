@@ -137,11 +137,14 @@ pub(super) const KEYS: &[Key] = &[
                 ("question_asked", any),
                 ("question_options", any),
                 ("gate_answers_delivered", |v| v.as_bool() == Some(false)),
+                // Never vacuous: it fails when no question was asked, even
+                // for `exactly: 0` (test/question-option-count.test.ts).
+                ("question_option_count", any),
             ],
             why: "`questions_count_max: 0` allows no question",
             refusal: Some(
                 "`questions_count_max: 0` contradicts gate assertions (gate_answer_count_min / \
-                    question_asked / question_options / gate_answers_delivered: false)",
+                    question_asked / question_options / question_option_count / gate_answers_delivered: false)",
             ),
         }),
         ..Key::DEFAULTS
