@@ -543,6 +543,70 @@ fn the_object_form_of_the_tool_keys() {
     );
 }
 
+/// src/tool-call-assert.ts (f221359), `notChecked`: a negative pass names
+/// the name-matching calls it did not look at, by origin.
+#[test]
+fn a_negative_object_pass_names_what_it_did_not_check() {
+    let c = cassette(multiselect());
+    let o = passes(
+        &c,
+        json!({"tool_not_called": {"tool": "AskUserQuestion", "scope": "subagent"}}),
+    );
+    assert_eq!(
+        o.evidence.as_deref(),
+        Some(
+            "tool_not_called: no AskUserQuestion call satisfied every predicate — 0 in scope \
+             subagent checked; 1 main-agent call not checked (use `scope: any` to include it)"
+        )
+    );
+    let o = passes(
+        &c,
+        json!({"tool_not_called": {"tool": "AskUserQuestion", "input_any": "zzz"}}),
+    );
+    assert_eq!(
+        o.evidence.as_deref(),
+        Some("tool_not_called: no AskUserQuestion call satisfied every predicate — 1 in scope main checked")
+    );
+}
+
+/// src/tool-call-assert.ts (f221359), `missIsUnknown`: over a field a
+/// redaction policy rewrote, a positive regex miss stays "not called"
+/// unless the regex names a literal of a kind redaction rewrites (a home
+/// path, an email); then the red says the call could not be settled.
+#[test]
+fn a_positive_miss_over_a_rewritten_field_is_unknown_only_for_redactable_literals() {
+    let c = cassette(multiselect().map_strings(&|s| {
+        s.replace(
+            "Which features should be enabled?",
+            "Which features should [REDACTED:path:0123456789ab] enable?",
+        )
+    }));
+    for regex in ["/Users/acme", "\\/home\\/bob", "ops@acme\\.io"] {
+        let m = fails(
+            &c,
+            json!({"tool_called": {"tool": "AskUserQuestion", "input": {"questions": regex}}}),
+        );
+        assert!(
+            m.starts_with(
+                "evidence unavailable: 0 AskUserQuestion call(s) satisfied every predicate \
+                 (need 1+), and 1 more could not be settled — AskUserQuestion[main] questions="
+            ),
+            "{regex}: {m}"
+        );
+    }
+    let m = fails(
+        &c,
+        json!({"tool_called": {"tool": "AskUserQuestion", "input": {"questions": "zzz"}}}),
+    );
+    assert!(m.starts_with("tool not called: "), "{m}");
+    // The negative direction: any token makes a miss unknown.
+    let m = fails(
+        &c,
+        json!({"tool_not_called": {"tool": "AskUserQuestion", "input": {"questions": "zzz"}}}),
+    );
+    assert!(m.starts_with("evidence unavailable: 1 AskUserQuestion call(s)"), "{m}");
+}
+
 /// A manifest with one fixture file left untouched, one rewritten and one
 /// created by the run.
 fn authored_fixture() -> Cassette {
