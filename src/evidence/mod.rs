@@ -28,6 +28,7 @@ pub mod control;
 mod drive;
 mod event;
 mod fold;
+pub mod reference_access;
 pub mod line;
 pub mod parse;
 mod run;
@@ -37,6 +38,7 @@ mod tool_output;
 pub use drive::{
     LineReader, ReadLine, RecordedLine, drive, drive_read, read_line, read_line_for_verdict,
 };
+pub use reference_access::ReferenceAccess;
 pub use run::*;
 
 use crate::cassette::Cassette;

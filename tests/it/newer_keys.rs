@@ -682,46 +682,109 @@ fn authored_is_decided_from_the_pre_run_hashes() {
     assert!(catalog::validate(&json!({"file_exists": {"path": "a"}})).is_err());
 }
 
-/// A cassette whose main agent `Read` a mounted skill's reference file.
-fn reference_reader() -> Cassette {
-    let read = json!({"type": "assistant", "message": {"role": "assistant", "content": [
-        {"type": "tool_use", "id": "r1", "name": "Read",
-         "input": {"file_path": "/sessions/s/mnt/.local-plugins/p/skills/s/references/pricing.md"}}]}});
-    cassette(CassetteDoc::minimal().set(
-        "events",
-        json!([
-            read.to_string(),
-            json!({"type": "result", "subtype": "success", "is_error": false}).to_string()
-        ]),
-    ))
+/// A recording whose main agent made `calls` (tool name, input), with
+/// their results.
+fn tool_calls(calls: &[(&str, Value)]) -> CassetteDoc {
+    let mut events: Vec<String> = Vec::new();
+    for (i, (name, input)) in calls.iter().enumerate() {
+        let id = format!("t{i}");
+        events.push(
+            json!({"type": "assistant", "message": {"role": "assistant", "content": [
+                {"type": "tool_use", "id": id, "name": name, "input": input}]}})
+            .to_string(),
+        );
+        events.push(
+            json!({"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": id, "content": "ok"}]}})
+            .to_string(),
+        );
+    }
+    events.push(json!({"type": "result", "subtype": "success", "is_error": false}).to_string());
+    CassetteDoc::minimal().set("events", json!(events))
 }
 
-/// assertion-catalog-outcome-files-tools.md `reference_read` /
-/// `no_observed_reference_access`: unanchored, case-insensitive; no tool
-/// stream at all is evidence-unavailable, never a vacuous pass.
+const PRICING: &str = "/sessions/s/mnt/.local-plugins/p/skills/s/references/pricing.md";
+
+/// A cassette whose main agent `Read` a mounted skill's reference file.
+fn reference_reader() -> Cassette {
+    cassette(tool_calls(&[("Read", json!({ "file_path": PRICING }))]))
+}
+
+/// test/assert-reference-access.test.ts: unanchored, case-insensitive,
+/// naming the channel; a miss says the detector under-approximates; an
+/// access names how it was reached.
 #[test]
 fn reference_keys_read_the_observed_accesses() {
     let c = reference_reader();
     let o = passes(&c, json!({"reference_read": "PRICING\\.md$"}));
     assert_eq!(
         o.evidence.as_deref(),
-        Some("reference_read: references/pricing.md matched /PRICING\\.md$/i")
+        Some("reference_read: references/pricing.md (read) matched /PRICING\\.md$/i")
     );
     passes(&c, json!({"no_observed_reference_access": "legacy"}));
     let m = fails(&c, json!({"reference_read": "legacy"}));
-    assert_eq!(
-        m,
-        "reference_read: no observed reference access matched /legacy/i (observed: references/pricing.md)"
+    assert!(
+        m.starts_with(
+            "reference_read: no observed reference access matched /legacy/i (observed: \
+             references/pricing.md (read)) — the detector under-approximates"
+        ),
+        "{m}"
     );
     let m = fails(&c, json!({"no_observed_reference_access": "pricing"}));
     assert_eq!(
         m,
-        "no_observed_reference_access: references/pricing.md was accessed (matched /pricing/i)"
+        "no_observed_reference_access: references/pricing.md (read) was accessed (matched /pricing/i)"
     );
+    let m = fails(&c, json!({"reference_read": "(["}));
+    assert!(m.contains("bad regex"), "{m}");
+}
+
+/// test/assert-reference-access.test.ts "passes on an access reached
+/// through a NON-Read channel, and names the channel", "fails when the path
+/// WAS accessed, naming how"; the tests of `referenceAccessesOf` (the channels:
+/// a Grep's `path`, a shell command that reads the file, never one that
+/// only names it).
+#[test]
+fn reference_keys_see_grep_and_shell_reads() {
+    let env_md = "/sessions/s1/mnt/.local-plugins/acme/references/env.md";
+    let c = cassette(tool_calls(&[
+        ("Bash", json!({"command": format!("head -50 \"{env_md}\" | grep -i tier")})),
+        ("Grep", json!({"pattern": "tier", "path": env_md})),
+        ("Bash", json!({"command": format!("ls -la {PRICING}")})),
+    ]));
+    let o = passes(&c, json!({"reference_read": "env\\.md"}));
+    assert_eq!(
+        o.evidence.as_deref(),
+        Some("reference_read: references/env.md (bash, grep) matched /env\\.md/i")
+    );
+    let m = fails(&c, json!({"no_observed_reference_access": "env\\.md"}));
+    assert!(m.contains("references/env.md (bash, grep)"), "{m}");
+    // `ls` only names the file: no access.
+    passes(&c, json!({"no_observed_reference_access": "pricing"}));
+    fails(&c, json!({"reference_read": "pricing"}));
+}
+
+/// test/assert-reference-access.test.ts "passes on an EMPTY list — the
+/// drive ran and observed nothing (a real negative)" and "FAILS
+/// evidence-unavailable when the field is absent": a run with no tool call
+/// observed nothing; only a cassette that could not be driven (truncated)
+/// is unobservable, both ways.
+#[test]
+fn reference_keys_on_an_empty_and_an_unobservable_run() {
     let silent = cassette(CassetteDoc::minimal());
+    passes(&silent, json!({"no_observed_reference_access": "x"}));
+    let m = fails(&silent, json!({"reference_read": "x"}));
+    assert!(m.contains("(observed: none)"), "{m}");
+    // The multiselect recording with its one answer removed: a truncated
+    // cassette (no decider answered the question).
+    let truncated = cassette(multiselect().edit_lines("controlOut", |l| {
+        if l["type"] == "control_response" {
+            *l = json!({"type": "noop"});
+        }
+    }));
     for key in ["reference_read", "no_observed_reference_access"] {
-        let m = fails(&silent, json!({key: "x"}));
-        assert!(m.starts_with("evidence unavailable:"), "{m}");
+        let m = fails(&truncated, json!({key: "x"}));
+        assert!(m.starts_with("evidence unavailable:"), "{key}: {m}");
     }
 }
 
