@@ -154,16 +154,27 @@ fn question_option_count_follows_the_original() {
 /// question and its option labels (answered with its first label, if any),
 /// in every line that carries the gate.
 fn gated(gates: &[(&str, &[&str])]) -> Cassette {
-    let questions: Vec<Value> = gates
+    with_questions(
+        gates
+            .iter()
+            .map(|(q, labels)| {
+                let options: Vec<Value> = labels.iter().map(|l| json!({"label": l})).collect();
+                json!({"question": q, "header": "Pick", "options": options, "multiSelect": false})
+            })
+            .collect(),
+    )
+}
+
+/// The multiselect recording with its one gate swapped for `questions`
+/// (AskUserQuestion's `questions` items), each answered with its first
+/// label.
+fn with_questions(questions: Vec<Value>) -> Cassette {
+    let answers: Map<String, Value> = questions
         .iter()
-        .map(|(q, labels)| {
-            let options: Vec<Value> = labels.iter().map(|l| json!({"label": l})).collect();
-            json!({"question": q, "header": "Pick", "options": options, "multiSelect": false})
+        .map(|q| {
+            let first = q["options"][0]["label"].as_str().unwrap_or("x");
+            (q["question"].as_str().unwrap().to_owned(), json!(first))
         })
-        .collect();
-    let answers: Map<String, Value> = gates
-        .iter()
-        .map(|(q, labels)| (q.to_string(), json!(labels.first().copied().unwrap_or("x"))))
         .collect();
     fn swap(v: &mut Value, questions: &[Value], answers: &Map<String, Value>) {
         match v {
@@ -402,29 +413,92 @@ fn question_option_count_on_rewritten_questions_and_regexes() {
     assert!(m.contains("rewritten"), "{m}");
 }
 
-/// assertion-catalog-gates-hooks-modifiers.md `question_context`: the
-/// question, every label and every description, each tested on its own.
+/// test/question-context.test.ts "gateVisibleText": a gate's question,
+/// labels and descriptions joined one per line, tested as one text.
 #[test]
 fn question_context_searches_everything_the_gate_showed() {
     let c = cassette(multiselect());
     passes(&c, json!({"question_context": {"matches": "invoicing"}}));
-    passes(&c, json!({"question_context": {"matches": "^billing$"}}));
+    passes(&c, json!({"question_context": {"matches": "^Which features"}}));
     passes(
         &c,
         json!({"question_context": {"when_question": "features", "matches": "should be enabled"}}),
     );
-    // Each text on its own: no match across a label and its description.
+    // One line per field: `.` and a space never straddle two fields, `^`
+    // and `$` are the ends of the whole text, a `\n` crosses lines.
     let m = fails(&c, json!({"question_context": {"matches": "Auth User"}}));
     assert!(
         m.starts_with("question_context: no question showed text matching /Auth User/i"),
         "{m}"
     );
+    fails(&c, json!({"question_context": {"matches": "^billing$"}}));
+    passes(&c, json!({"question_context": {"matches": "\\bauth\\nuser"}}));
     let no_gate = cassette(CassetteDoc::minimal());
     let m = fails(&no_gate, json!({"question_context": {"matches": "x"}}));
     assert_eq!(
         m,
         "question_context: no question was asked (0 gate(s) recorded)"
     );
+}
+
+/// test/question-context.test.ts's recorded gate: the sentence the user was
+/// shown lives only in an option description.
+fn stage_gate() -> Value {
+    json!({"question": "Does this stage detection look right?", "header": "Stage",
+        "multiSelect": false, "options": [
+        {"label": "Looks right", "description": "Detected stage: Pre-seed (high confidence). Key \
+            evidence: no revenue to date, 3 non-paying design partners. (The deck states: Seed. \
+            This review reads it as Pre-seed.)"},
+        {"label": "Different stage", "description": "I want to choose the stage myself"},
+        {"label": "Not sure — proceed anyway", "description": "Proceed with pre-seed at lower confidence"}]})
+}
+
+const SENTENCE: &str = "The deck states: Seed\\. This review reads it as Pre-seed\\.";
+
+/// test/question-context.test.ts: "matches text that lives ONLY in an
+/// option description, where question_asked cannot see it", "matches a
+/// question label and an option label too", "does NOT refuse an unselected
+/// multi-gate run as ambiguous", "when_question narrows, and a selector
+/// matching no gate FAILS", "FAILS when the text was never shown, and names
+/// the gates it searched", "reports a bad regex", "contradicts
+/// questions_count_max: 0, refused at load".
+#[test]
+fn question_context_follows_the_original() {
+    let real = with_questions(vec![stage_gate()]);
+    passes(&real, json!({"question_context": {"matches": SENTENCE}}));
+    fails(&real, json!({"question_asked": SENTENCE}));
+    passes(&real, json!({"question_context": {"matches": "stage detection look right"}}));
+    passes(&real, json!({"question_context": {"matches": "Different stage"}}));
+
+    let company = json!({"question": "Company name?", "header": "Company", "multiSelect": false,
+        "options": [{"label": "Northwind",
+            "description": "The deck states: Seed. This review reads it as Pre-seed."}]});
+    let many = with_questions(vec![company, stage_gate()]);
+    passes(&many, json!({"question_context": {"matches": SENTENCE}}));
+    passes(
+        &many,
+        json!({"question_context": {"when_question": "stage detection", "matches": SENTENCE}}),
+    );
+    let m = fails(
+        &many,
+        json!({"question_context": {"when_question": "no such gate", "matches": SENTENCE}}),
+    );
+    assert!(m.contains("no question matching"), "{m}");
+
+    let m = fails(&real, json!({"question_context": {"matches": "never shown to anyone"}}));
+    assert!(m.contains("Does this stage detection look right?"), "{m}");
+    let run = RunRecord::from_cassette(&real);
+    let ctx = Context::new(&real, &run, Some(Path::new("/tmp/root")));
+    let item = json!({"question_context": {"matches": "([unclosed"}});
+    let o = check(item.as_object().unwrap(), &ctx);
+    assert!(!o.pass && o.message.contains("bad regex"), "{}", o.message);
+
+    let yaml = "fidelity: protocol\nprompt: p\nassert:\n  - questions_count_max: 0\n  - \
+        question_context: {matches: anything}\n";
+    let err = reel::scenario::Scenario::from_str(Path::new("s.yaml"), yaml)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("question_context"), "{err}");
 }
 
 /// The gate keys need controlOut: without it replay excludes them with the

@@ -137,14 +137,16 @@ pub(super) const KEYS: &[Key] = &[
                 ("question_asked", any),
                 ("question_options", any),
                 ("gate_answers_delivered", |v| v.as_bool() == Some(false)),
-                // Never vacuous: it fails when no question was asked, even
-                // for `exactly: 0` (test/question-option-count.test.ts).
+                // Never vacuous: each fails when no question was asked
+                // (test/question-option-count.test.ts, exactly: 0 included;
+                // test/question-context.test.ts).
                 ("question_option_count", any),
+                ("question_context", any),
             ],
             why: "`questions_count_max: 0` allows no question",
             refusal: Some(
                 "`questions_count_max: 0` contradicts gate assertions (gate_answer_count_min / \
-                    question_asked / question_options / question_option_count / gate_answers_delivered: false)",
+                    question_asked / question_options / question_option_count / question_context / gate_answers_delivered: false)",
             ),
         }),
         ..Key::DEFAULTS
@@ -597,9 +599,22 @@ fn count_options(
     Ok((offending, undecided))
 }
 
-/// assertion-catalog (gates): everything a gate showed — the question, each
-/// option label, each option description — each tested on its own; no
-/// `when_question` searches every gate; zero gates fails.
+/// Everything a gate put in front of the user, one line each: the question,
+/// then each option's label and description (cowork-harness
+/// `gateVisibleText`). A regex is tested on the whole text, so `.` cannot
+/// straddle two fields, and `^` / `$` are the text's own ends.
+fn gate_visible_text(g: &GateOptions) -> String {
+    let mut lines = vec![g.question.as_str()];
+    for o in &g.options {
+        lines.push(&o.label);
+        lines.extend(o.description.as_deref().filter(|d| !d.is_empty()));
+    }
+    lines.join("\n")
+}
+
+/// test/question-context.test.ts: any (selected) gate's visible text
+/// matches; no `when_question` searches every gate (a multi-gate run is
+/// not ambiguous); zero gates fails; a miss names the gates searched.
 fn question_context(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
     let o = obj_param(key, v)?;
     let pattern = opt_str(o, "matches").ok_or_else(|| bad_param(key))?;
@@ -616,24 +631,20 @@ fn question_context(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResul
             env.run.gate_options.len()
         ));
     }
+    let quoted = |g: &GateOptions| json::stringify(Some(&Value::String(g.question.clone())));
     for g in &pool {
-        let shown = std::iter::once(g.question.as_str()).chain(
-            g.options
-                .iter()
-                .flat_map(|o| std::iter::once(o.label.as_str()).chain(o.description.as_deref())),
-        );
-        for text in shown {
-            if t(key, &re, text)? {
-                return ok_ev(format!(
-                    "{key}: gate {} showed text matching /{pattern}/i",
-                    json::stringify(Some(&Value::String(g.question.clone())))
-                ));
-            }
+        if t(key, &re, &gate_visible_text(g))? {
+            return ok_ev(format!(
+                "{key}: gate {} showed text matching /{pattern}/i",
+                quoted(g)
+            ));
         }
     }
+    let searched: Vec<String> = pool.iter().map(|g| quoted(g)).collect();
     Err(format!(
-        "{key}: no question{selector} showed text matching /{pattern}/i (searched {} gate(s): \
-            question, option labels and descriptions)",
-        pool.len()
+        "{key}: no question{selector} showed text matching /{pattern}/i (searched {} gate(s) — \
+            question, option labels and descriptions: {})",
+        pool.len(),
+        searched.join("; ")
     ))
 }
