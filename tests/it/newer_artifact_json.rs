@@ -580,3 +580,46 @@ fn schema_errors_are_short_and_recursion_is_followed() {
     );
     assert!(m.contains("/children/0/children/0"), "{m}");
 }
+
+/// A manifest link entry (what the recorder writes for a symlink it does
+/// not follow).
+fn link(path: &str) -> Value {
+    json!({"path": path, "bytes": 0, "sha256": "b".repeat(64), "linkKind": "symlink"})
+}
+
+/// test/artifact-json-glob-review.test.ts "a link on the path to a match":
+/// a symlinked directory in the literal prefix, or in a wildcard position,
+/// is evidence-unavailable naming it; a link that cannot lead to a match is
+/// ignored. "load": a glob ending in `/` is refused.
+#[test]
+fn links_on_the_path_to_a_match() {
+    let prefix = with_artifacts(vec![
+        entry("outputs/real/runs/r1/run_status.json", &status("ok")),
+        link("outputs/artifacts"),
+    ]);
+    for m in ["each", "any"] {
+        let msg = fails(&prefix, glob(m));
+        assert!(
+            msg.contains("evidence unavailable") && msg.contains("outputs/artifacts"),
+            "{m}: {msg}"
+        );
+    }
+    let wildcard = with_artifacts(vec![
+        entry("outputs/artifacts/runs/r1/run_status.json", &status("ok")),
+        entry("outputs/elsewhere/run_status.json", &status("failed")),
+        link("outputs/artifacts/runs/r2"),
+    ]);
+    let msg = fails(&wildcard, glob("each"));
+    assert!(
+        msg.contains("evidence unavailable") && msg.contains("outputs/artifacts/runs/r2"),
+        "{msg}"
+    );
+    let unrelated = with_artifacts(vec![
+        entry("outputs/artifacts/runs/r1/run_status.json", &status("ok")),
+        entry("outputs/elsewhere/x.txt", "x"),
+        link("outputs/unrelated"),
+    ]);
+    passes(&unrelated, glob("each"));
+    let e = catalog::validate(&json!({"artifact_json": {"artifact": "outputs/*/", "match": "each", "path": "x"}}));
+    assert!(e.is_err(), "{e:?}");
+}
