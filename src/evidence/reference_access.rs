@@ -92,7 +92,11 @@ fn segment_reads(segment: &str) -> Vec<String> {
         let op = t.trim_start_matches(|c: char| c.is_ascii_digit() || c == '&');
         if let Some(target) = op.strip_prefix('<') {
             let target = target.trim_start_matches('<');
-            inputs.extend(if target.is_empty() { it.next() } else { Some(target) });
+            inputs.extend(if target.is_empty() {
+                it.next()
+            } else {
+                Some(target)
+            });
         } else if let Some(target) = op.strip_prefix('>') {
             if target.trim_start_matches('>').is_empty() {
                 it.next();
@@ -155,9 +159,15 @@ mod tests {
         assert_eq!(paths(&format!("cat {PLUGIN}")), env);
         assert_eq!(paths(&format!("head -50 \"{PLUGIN}\" | grep -i tier")), env);
         assert_eq!(paths(&format!("wc -l < {PLUGIN}")), env);
-        assert_eq!(paths(&format!("sed -n '1,20p' {SCRIPT}")), ["scripts/run.py"]);
+        assert_eq!(
+            paths(&format!("sed -n '1,20p' {SCRIPT}")),
+            ["scripts/run.py"]
+        );
         assert_eq!(paths(&format!("diff {PLUGIN} {PLUGIN}")), env);
-        assert_eq!(paths(&format!("cat {PLUGIN} && echo done >> {PLUGIN}")), env);
+        assert_eq!(
+            paths(&format!("cat {PLUGIN} && echo done >> {PLUGIN}")),
+            env
+        );
         assert_eq!(paths(&format!("cp {PLUGIN} /tmp/x")), env);
     }
 
@@ -202,7 +212,13 @@ mod tests {
         assert_eq!(of("Read", json!({"file_path": PLUGIN})), env("read"));
         assert_eq!(of("Grep", json!({"path": PLUGIN})), env("grep"));
         assert!(of("Glob", json!({"path": PLUGIN})).is_empty());
-        assert!(of("Grep", json!({"pattern": "t", "glob": "references/**/*.md"})).is_empty());
+        assert!(
+            of(
+                "Grep",
+                json!({"pattern": "t", "glob": "references/**/*.md"})
+            )
+            .is_empty()
+        );
         let cat = json!({"command": format!("cat {PLUGIN}")});
         assert_eq!(of("Bash", cat.clone()), env("bash"));
         assert_eq!(of("mcp__workspace__bash", cat), env("bash"));

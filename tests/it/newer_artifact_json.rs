@@ -525,18 +525,45 @@ fn schema_load_rules_the_original_tests() {
             "`format`",
         ),
         // "the draft-07 array form of `items` gets a message naming `prefixItems`".
-        (json!({"type": "array", "items": [{"type": "string"}]}), "prefixItems"),
+        (
+            json!({"type": "array", "items": [{"type": "string"}]}),
+            "prefixItems",
+        ),
         // "names the type with the right article".
-        (json!({"items": {"type": "string"}}), "applies only to an array"),
-        (json!({"type": "object", "$recursiveRef": "#"}), "$recursiveRef"),
-        (json!({"type": "object", "$dynamicAnchor": "#"}), "$dynamicAnchor"),
-        (json!({"type": "object", "$recursiveAnchor": "#"}), "$recursiveAnchor"),
+        (
+            json!({"items": {"type": "string"}}),
+            "applies only to an array",
+        ),
+        (
+            json!({"type": "object", "$recursiveRef": "#"}),
+            "$recursiveRef",
+        ),
+        (
+            json!({"type": "object", "$dynamicAnchor": "#"}),
+            "$dynamicAnchor",
+        ),
+        (
+            json!({"type": "object", "$recursiveAnchor": "#"}),
+            "$recursiveAnchor",
+        ),
         // "annotation-only content keywords are refused".
-        (json!({"type": "string", "contentSchema": {"type": "object"}}), "contentSchema"),
-        (json!({"type": "string", "contentMediaType": "x"}), "contentMediaType"),
-        (json!({"type": "string", "contentEncoding": "x"}), "contentEncoding"),
+        (
+            json!({"type": "string", "contentSchema": {"type": "object"}}),
+            "contentSchema",
+        ),
+        (
+            json!({"type": "string", "contentMediaType": "x"}),
+            "contentMediaType",
+        ),
+        (
+            json!({"type": "string", "contentEncoding": "x"}),
+            "contentEncoding",
+        ),
         // "`required`/`properties` without a type is refused".
-        (json!({"required": ["x"]}), "add `type: object` (or the intended type) at #"),
+        (
+            json!({"required": ["x"]}),
+            "add `type: object` (or the intended type) at #",
+        ),
         // "a malformed schema is a load error: … a bad type".
         (json!({"type": 7}), "type"),
     ] {
@@ -547,8 +574,10 @@ fn schema_load_rules_the_original_tests() {
             "{e}"
         );
     }
-    let e = aj(json!({"type": "object", "properties": {"mail": {"type": "string", "format": "email"}}}))
-        .unwrap_err();
+    let e = aj(
+        json!({"type": "object", "properties": {"mail": {"type": "string", "format": "email"}}}),
+    )
+    .unwrap_err();
     assert!(e.contains("`format`") && e.contains("pattern"), "{e}");
 }
 
@@ -620,6 +649,8 @@ fn links_on_the_path_to_a_match() {
         link("outputs/unrelated"),
     ]);
     passes(&unrelated, glob("each"));
-    let e = catalog::validate(&json!({"artifact_json": {"artifact": "outputs/*/", "match": "each", "path": "x"}}));
+    let e = catalog::validate(
+        &json!({"artifact_json": {"artifact": "outputs/*/", "match": "each", "path": "x"}}),
+    );
     assert!(e.is_err(), "{e:?}");
 }

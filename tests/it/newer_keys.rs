@@ -206,7 +206,10 @@ fn three_gates() -> Vec<(&'static str, Vec<String>)> {
     vec![
         (
             "Keep the TAM figure?",
-            vec![format!("{NO_CHANGE}keep it"), "Replace with bottom-up".into()],
+            vec![
+                format!("{NO_CHANGE}keep it"),
+                "Replace with bottom-up".into(),
+            ],
         ),
         (
             "Keep the competitor list?",
@@ -248,7 +251,10 @@ fn question_option_count_over_several_gates_names_only_the_offender() {
     );
     assert!(o.pass, "{}", o.message);
     assert!(
-        o.evidence.as_deref().unwrap().contains("all 3 sub-question(s)"),
+        o.evidence
+            .as_deref()
+            .unwrap()
+            .contains("all 3 sub-question(s)"),
         "{:?}",
         o.evidence
     );
@@ -271,7 +277,13 @@ fn question_option_count_over_several_gates_names_only_the_offender() {
 #[test]
 fn question_option_count_bounds() {
     let verb = format!("^{NO_CHANGE}.*\\b(add|remove|re-score)\\b");
-    assert!(qoc(&gated_owned(&three_gates()), json!({"matches": verb, "exactly": 0})).pass);
+    assert!(
+        qoc(
+            &gated_owned(&three_gates()),
+            json!({"matches": verb, "exactly": 0})
+        )
+        .pass
+    );
     let bad = gated(&[("Keep the list?", &["No changes — add Acme", "Remove Beta"])]);
     assert!(!qoc(&bad, json!({"matches": verb, "exactly": 0})).pass);
 
@@ -314,7 +326,13 @@ fn question_option_count_selection_case_and_bad_regexes() {
     let verb = format!("^{NO_CHANGE}.*\\b(add|remove)\\b");
     let c = gated(&[("Keep the list?", &["No changes — Add Acme", "Remove Beta"])]);
     assert!(!qoc(&c, json!({"matches": verb, "exactly": 0})).pass);
-    assert!(qoc(&c, json!({"matches": verb, "exactly": 0, "case_sensitive": true})).pass);
+    assert!(
+        qoc(
+            &c,
+            json!({"matches": verb, "exactly": 0, "case_sensitive": true})
+        )
+        .pass
+    );
 
     // The catalog refuses a bad regex at load; the evaluator names it too.
     let c = gated_owned(&three_gates());
@@ -327,7 +345,11 @@ fn question_option_count_selection_case_and_bad_regexes() {
         let ctx = Context::new(&c, &run, Some(Path::new("/tmp/root")));
         let item = json!({ "question_option_count": param });
         let o = check(item.as_object().unwrap(), &ctx);
-        assert!(!o.pass && o.message.contains("bad regex \"(\""), "{}", o.message);
+        assert!(
+            !o.pass && o.message.contains("bad regex \"(\""),
+            "{}",
+            o.message
+        );
     }
 }
 
@@ -336,7 +358,11 @@ const TOKEN: &str = "[REDACTED:path:0123456789ab]";
 fn unavailable_qoc(c: &Cassette, param: Value) -> String {
     let o = qoc(c, param.clone());
     assert!(!o.pass, "{param} passed");
-    assert!(o.message.starts_with("evidence unavailable: "), "{param}: {}", o.message);
+    assert!(
+        o.message.starts_with("evidence unavailable: "),
+        "{param}: {}",
+        o.message
+    );
     o.message
 }
 
@@ -372,9 +398,21 @@ fn question_option_count_on_rewritten_labels() {
     let keep = format!("Keep {TOKEN}");
     let save = format!("Save to {TOKEN}");
     for (matches, bound, labels) in [
-        ("^Keep [^/]", json!({"exactly": 1}), vec![keep.as_str(), "Other"]),
-        ("^Write to .$", json!({"exactly": 0}), vec![write_to.as_str()]),
-        ("^(?!.*/Users)", json!({"exactly": 1}), vec![save.as_str(), "Skip"]),
+        (
+            "^Keep [^/]",
+            json!({"exactly": 1}),
+            vec![keep.as_str(), "Other"],
+        ),
+        (
+            "^Write to .$",
+            json!({"exactly": 0}),
+            vec![write_to.as_str()],
+        ),
+        (
+            "^(?!.*/Users)",
+            json!({"exactly": 1}),
+            vec![save.as_str(), "Skip"],
+        ),
     ] {
         let mut p = json!({ "matches": matches });
         p.as_object_mut()
@@ -397,7 +435,10 @@ fn question_option_count_on_rewritten_questions_and_regexes() {
         ("Save /Users/b?", &["keep a"]),
     ]);
     let m = unavailable_qoc(&c, sel.clone());
-    assert!(m.contains("question text") && m.contains("rewritten"), "{m}");
+    assert!(
+        m.contains("question text") && m.contains("rewritten"),
+        "{m}"
+    );
     let c = gated(&[
         (hidden.as_str(), &["keep a"]),
         ("Save /Users/b?", &["keep a", "keep b"]),
@@ -419,7 +460,10 @@ fn question_option_count_on_rewritten_questions_and_regexes() {
 fn question_context_searches_everything_the_gate_showed() {
     let c = cassette(multiselect());
     passes(&c, json!({"question_context": {"matches": "invoicing"}}));
-    passes(&c, json!({"question_context": {"matches": "^Which features"}}));
+    passes(
+        &c,
+        json!({"question_context": {"matches": "^Which features"}}),
+    );
     passes(
         &c,
         json!({"question_context": {"when_question": "features", "matches": "should be enabled"}}),
@@ -432,7 +476,10 @@ fn question_context_searches_everything_the_gate_showed() {
         "{m}"
     );
     fails(&c, json!({"question_context": {"matches": "^billing$"}}));
-    passes(&c, json!({"question_context": {"matches": "\\bauth\\nuser"}}));
+    passes(
+        &c,
+        json!({"question_context": {"matches": "\\bauth\\nuser"}}),
+    );
     let no_gate = cassette(CassetteDoc::minimal());
     let m = fails(&no_gate, json!({"question_context": {"matches": "x"}}));
     assert_eq!(
@@ -467,8 +514,14 @@ fn question_context_follows_the_original() {
     let real = with_questions(vec![stage_gate()]);
     passes(&real, json!({"question_context": {"matches": SENTENCE}}));
     fails(&real, json!({"question_asked": SENTENCE}));
-    passes(&real, json!({"question_context": {"matches": "stage detection look right"}}));
-    passes(&real, json!({"question_context": {"matches": "Different stage"}}));
+    passes(
+        &real,
+        json!({"question_context": {"matches": "stage detection look right"}}),
+    );
+    passes(
+        &real,
+        json!({"question_context": {"matches": "Different stage"}}),
+    );
 
     let company = json!({"question": "Company name?", "header": "Company", "multiSelect": false,
         "options": [{"label": "Northwind",
@@ -485,7 +538,10 @@ fn question_context_follows_the_original() {
     );
     assert!(m.contains("no question matching"), "{m}");
 
-    let m = fails(&real, json!({"question_context": {"matches": "never shown to anyone"}}));
+    let m = fails(
+        &real,
+        json!({"question_context": {"matches": "never shown to anyone"}}),
+    );
     assert!(m.contains("Does this stage detection look right?"), "{m}");
     let run = RunRecord::from_cassette(&real);
     let ctx = Context::new(&real, &run, Some(Path::new("/tmp/root")));
@@ -639,7 +695,9 @@ fn a_negative_object_pass_names_what_it_did_not_check() {
     );
     assert_eq!(
         o.evidence.as_deref(),
-        Some("tool_not_called: no AskUserQuestion call satisfied every predicate — 1 in scope main checked")
+        Some(
+            "tool_not_called: no AskUserQuestion call satisfied every predicate — 1 in scope main checked"
+        )
     );
 }
 
@@ -678,7 +736,10 @@ fn a_positive_miss_over_a_rewritten_field_is_unknown_only_for_redactable_literal
         &c,
         json!({"tool_not_called": {"tool": "AskUserQuestion", "input": {"questions": "zzz"}}}),
     );
-    assert!(m.starts_with("evidence unavailable: 1 AskUserQuestion call(s)"), "{m}");
+    assert!(
+        m.starts_with("evidence unavailable: 1 AskUserQuestion call(s)"),
+        "{m}"
+    );
 }
 
 /// A manifest with one fixture file left untouched, one rewritten and one
@@ -822,7 +883,10 @@ fn reference_keys_read_the_observed_accesses() {
 fn reference_keys_see_grep_and_shell_reads() {
     let env_md = "/sessions/s1/mnt/.local-plugins/acme/references/env.md";
     let c = cassette(tool_calls(&[
-        ("Bash", json!({"command": format!("head -50 \"{env_md}\" | grep -i tier")})),
+        (
+            "Bash",
+            json!({"command": format!("head -50 \"{env_md}\" | grep -i tier")}),
+        ),
         ("Grep", json!({"pattern": "tier", "path": env_md})),
         ("Bash", json!({"command": format!("ls -la {PRICING}")})),
     ]));

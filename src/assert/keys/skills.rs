@@ -349,7 +349,10 @@ fn no_observed_reference_access(env: &mut Env<'_>, key: &'static str, v: &Value)
     let re = env.re(key, p)?;
     for a in observed_references(env, key)? {
         if t(key, &re, &a.path)? {
-            return Err(format!("{key}: {} was accessed (matched /{p}/i)", shown(&a)));
+            return Err(format!(
+                "{key}: {} was accessed (matched /{p}/i)",
+                shown(&a)
+            ));
         }
     }
     ok()

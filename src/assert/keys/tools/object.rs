@@ -172,7 +172,11 @@ fn names_redactable_literal(source: &str) -> bool {
     let mut literal = String::with_capacity(source.len());
     let mut chars = source.chars();
     while let Some(c) = chars.next() {
-        literal.push(if c == '\\' { chars.next().unwrap_or(c) } else { c });
+        literal.push(if c == '\\' {
+            chars.next().unwrap_or(c)
+        } else {
+            c
+        });
     }
     SHAPES.is_match(&literal)
 }
@@ -388,7 +392,11 @@ fn tally(run: &RunRecord, judge: &Judge<'_>, globs: &[&str], scope: &str) -> Res
         let input = judge.input(c)?;
         let typed = type_ok(c)?;
         if !((scope == "any" || c.origin.as_str() == scope) && typed) {
-            match out.skipped.iter_mut().find(|(o, _)| *o == c.origin.as_str()) {
+            match out
+                .skipped
+                .iter_mut()
+                .find(|(o, _)| *o == c.origin.as_str())
+            {
                 Some((_, n)) => *n += 1,
                 None => out.skipped.push((c.origin.as_str(), 1)),
             }
