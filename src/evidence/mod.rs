@@ -30,7 +30,7 @@ mod event;
 mod fold;
 pub mod line;
 pub mod parse;
-pub mod reference_access;
+mod reference_access;
 mod run;
 pub mod timeline;
 mod tool_output;
