@@ -417,6 +417,19 @@ pub(crate) fn count_bound_problem(m: &Map<String, Value>) -> Option<String> {
     {
         return Some(format!("`min` ({lo}) is greater than `max` ({hi})"));
     }
+    // A YAML double-quoted "\b" loads a backspace: a regex that silently
+    // matches nothing (test/question-option-count.test.ts, load time).
+    let s = |k: &str| m.get(k).and_then(Value::as_str);
+    if let Some(field) = ["matches", "when_question"].into_iter().find(|k| {
+        s(k).is_some_and(|t| {
+            t.chars()
+                .any(|c| c.is_control() && !matches!(c, '\n' | '\t'))
+        })
+    }) {
+        return Some(format!(
+            "`{field}` holds a control character (a YAML \"\\b\" is a backspace; write '\\b' for a word boundary)"
+        ));
+    }
     None
 }
 

@@ -30,6 +30,7 @@ mod event;
 mod fold;
 pub mod line;
 pub mod parse;
+mod reference_access;
 mod run;
 pub mod timeline;
 mod tool_output;
@@ -37,6 +38,7 @@ mod tool_output;
 pub use drive::{
     LineReader, ReadLine, RecordedLine, drive, drive_read, read_line, read_line_for_verdict,
 };
+pub use reference_access::ReferenceAccess;
 pub use run::*;
 
 use crate::cassette::Cassette;

@@ -475,3 +475,182 @@ fn a_bad_schema_file_is_a_load_error() {
     let e = load(&fx, outside.path("s.json").to_str().unwrap());
     assert!(e.contains("outside the scenario's tree"), "{e}");
 }
+
+/// test/artifact-json-schema.test.ts "artifact_json.schema — load-time
+/// refusals", the cases the catalog decides on the schema's shape: what a
+/// name or data is never mistaken for a keyword, local refs, `$schema`,
+/// recursion, and the keywords the original refuses wherever they are.
+#[test]
+fn schema_load_rules_the_original_tests() {
+    let aj = |schema: Value| catalog::validate(&schema_item(json!({ "schema": schema })));
+    // "a property NAMED format, and `format` inside enum/const/default data, load".
+    for ok in [
+        json!({"type": "object", "properties": {"format": {"type": "string"}}}),
+        json!({"type": "object", "const": {"format": "x"}}),
+        json!({"enum": [{"format": "x"}], "default": {"format": "y"}}),
+        // "`#/$defs/…` loads"; "a property NAMED $ref is a name".
+        json!({"$defs": {"n": {"type": "string"}}, "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/n"}}}),
+        json!({"type": "object", "properties": {"$ref": {"type": "string"}}}),
+        // "`$schema` is allowed only as the 2020-12 meta-schema".
+        json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"}),
+        // "a recursive schema (`$ref: \"#\"`) loads".
+        json!({"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#"}}}}),
+        // "ordinary schemas strict mode would refuse load".
+        json!({"type": "object", "required": ["a"]}),
+        json!({"type": "array", "prefixItems": [{"type": "string"}]}),
+    ] {
+        assert!(aj(ok.clone()).is_ok(), "{ok}: {:?}", aj(ok.clone()));
+    }
+    for (bad, why) in [
+        // "`format` is refused, naming the keyword and where it is".
+        (
+            json!({"type": "object", "properties": {"mail": {"type": "string", "format": "email"}}}),
+            "#/properties/mail",
+        ),
+        (json!({"$ref": "file:///etc/s.json"}), "$ref"),
+        (json!({"$ref": "other.json"}), "$ref"),
+        // "`$id` at any depth is refused".
+        (
+            json!({"type": "object", "properties": {"a": {"$id": "a.json", "type": "string"}}}),
+            "$id",
+        ),
+        (
+            json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}),
+            "2020-12",
+        ),
+        // "`format` is refused anywhere, an unreferenced `$defs` entry included".
+        (
+            json!({"type": "object", "$defs": {"u": {"type": "string", "format": "email"}}}),
+            "`format`",
+        ),
+        // "the draft-07 array form of `items` gets a message naming `prefixItems`".
+        (
+            json!({"type": "array", "items": [{"type": "string"}]}),
+            "prefixItems",
+        ),
+        // "names the type with the right article".
+        (
+            json!({"items": {"type": "string"}}),
+            "applies only to an array",
+        ),
+        (
+            json!({"type": "object", "$recursiveRef": "#"}),
+            "$recursiveRef",
+        ),
+        (
+            json!({"type": "object", "$dynamicAnchor": "#"}),
+            "$dynamicAnchor",
+        ),
+        (
+            json!({"type": "object", "$recursiveAnchor": "#"}),
+            "$recursiveAnchor",
+        ),
+        // "annotation-only content keywords are refused".
+        (
+            json!({"type": "string", "contentSchema": {"type": "object"}}),
+            "contentSchema",
+        ),
+        (
+            json!({"type": "string", "contentMediaType": "x"}),
+            "contentMediaType",
+        ),
+        (
+            json!({"type": "string", "contentEncoding": "x"}),
+            "contentEncoding",
+        ),
+        // "`required`/`properties` without a type is refused".
+        (
+            json!({"required": ["x"]}),
+            "add `type: object` (or the intended type) at #",
+        ),
+        // "a malformed schema is a load error: … a bad type".
+        (json!({"type": 7}), "type"),
+    ] {
+        let e = aj(bad.clone()).unwrap_err();
+        assert!(e.contains(why), "{bad}: {e}");
+        assert!(
+            !e.contains("artifact_json.schema: artifact_json.schema"),
+            "{e}"
+        );
+    }
+    let e = aj(
+        json!({"type": "object", "properties": {"mail": {"type": "string", "format": "email"}}}),
+    )
+    .unwrap_err();
+    assert!(e.contains("`format`") && e.contains("pattern"), "{e}");
+}
+
+/// test/artifact-json-schema.test.ts "does not echo an enum's allowed
+/// values, and caps each error" and "artifact_json.schema — recursion" (a
+/// tree schema passes a nested tree and fails on a bad leaf).
+#[test]
+fn schema_errors_are_short_and_recursion_is_followed() {
+    let m = fails(
+        &doc(json!("zzz")),
+        schema_item(json!({"schema": {"type": "string", "enum": ["alpha-value", "beta-value"]}})),
+    );
+    assert!(!m.contains("alpha-value"), "{m}");
+    let long = format!("^{}$", "a".repeat(600));
+    let m = fails(
+        &doc(json!("zzz")),
+        schema_item(json!({"schema": {"type": "string", "pattern": long}})),
+    );
+    assert!(m.chars().count() < 600, "{} chars: {m}", m.chars().count());
+
+    let tree = json!({"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#"}}}});
+    passes(
+        &doc(json!({"children": [{"children": [{}]}, {}]})),
+        schema_item(json!({"schema": tree.clone()})),
+    );
+    let m = fails(
+        &doc(json!({"children": [{"children": [7]}]})),
+        schema_item(json!({"schema": tree})),
+    );
+    assert!(m.contains("/children/0/children/0"), "{m}");
+}
+
+/// A manifest link entry (what the recorder writes for a symlink it does
+/// not follow).
+fn link(path: &str) -> Value {
+    json!({"path": path, "bytes": 0, "sha256": "b".repeat(64), "linkKind": "symlink"})
+}
+
+/// test/artifact-json-glob-review.test.ts "a link on the path to a match":
+/// a symlinked directory in the literal prefix, or in a wildcard position,
+/// is evidence-unavailable naming it; a link that cannot lead to a match is
+/// ignored. "load": a glob ending in `/` is refused.
+#[test]
+fn links_on_the_path_to_a_match() {
+    let prefix = with_artifacts(vec![
+        entry("outputs/real/runs/r1/run_status.json", &status("ok")),
+        link("outputs/artifacts"),
+    ]);
+    for m in ["each", "any"] {
+        let msg = fails(&prefix, glob(m));
+        assert!(
+            msg.contains("evidence unavailable") && msg.contains("outputs/artifacts"),
+            "{m}: {msg}"
+        );
+    }
+    let wildcard = with_artifacts(vec![
+        entry("outputs/artifacts/runs/r1/run_status.json", &status("ok")),
+        entry("outputs/elsewhere/run_status.json", &status("failed")),
+        link("outputs/artifacts/runs/r2"),
+    ]);
+    let msg = fails(&wildcard, glob("each"));
+    assert!(
+        msg.contains("evidence unavailable") && msg.contains("outputs/artifacts/runs/r2"),
+        "{msg}"
+    );
+    let unrelated = with_artifacts(vec![
+        entry("outputs/artifacts/runs/r1/run_status.json", &status("ok")),
+        entry("outputs/elsewhere/x.txt", "x"),
+        link("outputs/unrelated"),
+    ]);
+    passes(&unrelated, glob("each"));
+    let e = catalog::validate(
+        &json!({"artifact_json": {"artifact": "outputs/*/", "match": "each", "path": "x"}}),
+    );
+    assert!(e.is_err(), "{e:?}");
+}

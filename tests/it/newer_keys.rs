@@ -9,7 +9,7 @@ use std::path::Path;
 use reel::assert::{AssertionOutcome, Context, catalog, check};
 use reel::cassette::Cassette;
 use reel::evidence::RunRecord;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::support::{self, CassetteDoc, RunExt};
 
@@ -123,24 +123,362 @@ fn question_option_count_follows_the_original() {
     ] {
         assert!(catalog::validate(&json!({"question_option_count": bad})).is_err());
     }
+    // "refuses … before the spawn": a double-quoted YAML "\b" arrives as a
+    // backspace, in `matches` or `when_question`.
+    for bad in [
+        json!({"matches": "^No\u{8}", "exactly": 0}),
+        json!({"matches": "x", "when_question": "a\u{8}b", "exactly": 0}),
+    ] {
+        let e = catalog::validate(&json!({"question_option_count": bad})).unwrap_err();
+        assert!(e.contains("control character"), "{e}");
+    }
+    // "requires a gate, so it contradicts questions_count_max: 0 — exactly: 0
+    // included": `record`'s loader refuses the pair.
+    let yaml = "fidelity: protocol\nprompt: hi\nassert:\n  - questions_count_max: 0\n  - question_option_count: \
+        {matches: x, exactly: 0}\n";
+    let err = reel::scenario::Scenario::from_str(Path::new("s.yaml"), yaml)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("question_option_count"), "{err}");
+    // "accepts exactly: 0 and min-only / max-only".
+    for good in [
+        json!({"matches": "x", "exactly": 0}),
+        json!({"matches": "x", "min": 1}),
+        json!({"matches": "x", "max": 0}),
+    ] {
+        assert!(catalog::validate(&json!({"question_option_count": good})).is_ok());
+    }
 }
 
-/// assertion-catalog-gates-hooks-modifiers.md `question_context`: the
-/// question, every label and every description, each tested on its own.
+/// The multiselect recording with its one gate swapped for `gates`, each a
+/// question and its option labels (answered with its first label, if any),
+/// in every line that carries the gate.
+fn gated(gates: &[(&str, &[&str])]) -> Cassette {
+    with_questions(
+        gates
+            .iter()
+            .map(|(q, labels)| {
+                let options: Vec<Value> = labels.iter().map(|l| json!({"label": l})).collect();
+                json!({"question": q, "header": "Pick", "options": options, "multiSelect": false})
+            })
+            .collect(),
+    )
+}
+
+/// The multiselect recording with its one gate swapped for `questions`
+/// (AskUserQuestion's `questions` items), each answered with its first
+/// label.
+fn with_questions(questions: Vec<Value>) -> Cassette {
+    let answers: Map<String, Value> = questions
+        .iter()
+        .map(|q| {
+            let first = q["options"][0]["label"].as_str().unwrap_or("x");
+            (q["question"].as_str().unwrap().to_owned(), json!(first))
+        })
+        .collect();
+    fn swap(v: &mut Value, questions: &[Value], answers: &Map<String, Value>) {
+        match v {
+            Value::Object(m) => {
+                if m.get("questions").is_some_and(Value::is_array) {
+                    m.insert("questions".into(), Value::Array(questions.to_vec()));
+                    if m.contains_key("answers") {
+                        m.insert("answers".into(), Value::Object(answers.clone()));
+                    }
+                }
+                m.values_mut().for_each(|x| swap(x, questions, answers));
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| swap(x, questions, answers)),
+            _ => {}
+        }
+    }
+    cassette(
+        multiselect()
+            .edit_lines("events", |l| swap(l, &questions, &answers))
+            .edit_lines("controlOut", |l| swap(l, &questions, &answers)),
+    )
+}
+
+const NO_CHANGE: &str = "No changes — ";
+
+/// test/question-option-count.test.ts's three gates, each offering one
+/// no-change option.
+fn three_gates() -> Vec<(&'static str, Vec<String>)> {
+    vec![
+        (
+            "Keep the TAM figure?",
+            vec![
+                format!("{NO_CHANGE}keep it"),
+                "Replace with bottom-up".into(),
+            ],
+        ),
+        (
+            "Keep the competitor list?",
+            vec!["Add Acme".into(), format!("{NO_CHANGE}keep the list")],
+        ),
+        (
+            "Ship the report?",
+            vec![format!("{NO_CHANGE}ship as is"), "Re-score moat".into()],
+        ),
+    ]
+}
+
+fn gated_owned(gates: &[(&str, Vec<String>)]) -> Cassette {
+    let labels: Vec<Vec<&str>> = gates
+        .iter()
+        .map(|(_, l)| l.iter().map(String::as_str).collect())
+        .collect();
+    let refs: Vec<(&str, &[&str])> = gates
+        .iter()
+        .zip(&labels)
+        .map(|((q, _), l)| (*q, l.as_slice()))
+        .collect();
+    gated(&refs)
+}
+
+fn qoc(c: &Cassette, param: Value) -> AssertionOutcome {
+    one(c, json!({ "question_option_count": param }))
+}
+
+/// test/question-option-count.test.ts "exactly: 1 passes when every
+/// sub-question has one match" and "fails naming ONLY the offending
+/// sub-question, with its count and labels".
+#[test]
+fn question_option_count_over_several_gates_names_only_the_offender() {
+    let prefix = format!("^{NO_CHANGE}");
+    let o = qoc(
+        &gated_owned(&three_gates()),
+        json!({"matches": prefix, "exactly": 1}),
+    );
+    assert!(o.pass, "{}", o.message);
+    assert!(
+        o.evidence
+            .as_deref()
+            .unwrap()
+            .contains("all 3 sub-question(s)"),
+        "{:?}",
+        o.evidence
+    );
+    let mut two = three_gates();
+    two[2].1 = vec![format!("{NO_CHANGE}ship"), format!("{NO_CHANGE}re-score")];
+    let o = qoc(&gated_owned(&two), json!({"matches": prefix, "exactly": 1}));
+    assert!(!o.pass);
+    assert!(
+        o.message
+            .contains("1 of 3 did not: \"Ship the report?\" has 2 of ["),
+        "{}",
+        o.message
+    );
+    assert!(!o.message.contains("TAM"), "{}", o.message);
+}
+
+/// test/question-option-count.test.ts "exactly: 0 passes when nothing
+/// matches and fails on one match", "min / max, alone and together", "a
+/// sub-question with no options counts 0; a duplicated label counts twice".
+#[test]
+fn question_option_count_bounds() {
+    let verb = format!("^{NO_CHANGE}.*\\b(add|remove|re-score)\\b");
+    assert!(
+        qoc(
+            &gated_owned(&three_gates()),
+            json!({"matches": verb, "exactly": 0})
+        )
+        .pass
+    );
+    let bad = gated(&[("Keep the list?", &["No changes — add Acme", "Remove Beta"])]);
+    assert!(!qoc(&bad, json!({"matches": verb, "exactly": 0})).pass);
+
+    let pick = gated(&[("Pick", &["keep a", "keep b", "drop c"])]);
+    for (bound, pass) in [
+        (json!({"min": 2}), true),
+        (json!({"min": 3}), false),
+        (json!({"max": 1}), false),
+        (json!({"min": 1, "max": 2}), true),
+    ] {
+        let mut p = json!({"matches": "^keep"});
+        p.as_object_mut()
+            .unwrap()
+            .extend(bound.as_object().unwrap().clone());
+        assert_eq!(qoc(&pick, p.clone()).pass, pass, "{p}");
+    }
+    let free_text = gated(&[("Free text?", &[])]);
+    assert!(!qoc(&free_text, json!({"matches": "x", "exactly": 1})).pass);
+    let twice = gated(&[("Pick", &["keep", "keep"])]);
+    assert!(qoc(&twice, json!({"matches": "^keep", "exactly": 2})).pass);
+}
+
+/// test/question-option-count.test.ts "when_question narrows; an
+/// unselected sub-question cannot fail the rule", "a verb rule stays
+/// case-insensitive by default", "a bad regex fails naming it".
+#[test]
+fn question_option_count_selection_case_and_bad_regexes() {
+    let prefix = format!("^{NO_CHANGE}");
+    let mut g = three_gates();
+    g.push(("Which file?", vec!["a.xlsx".into(), "b.xlsx".into()]));
+    let c = gated_owned(&g);
+    assert!(!qoc(&c, json!({"matches": prefix, "exactly": 1})).pass);
+    assert!(
+        qoc(
+            &c,
+            json!({"when_question": "^(Keep|Ship)", "matches": prefix, "exactly": 1})
+        )
+        .pass
+    );
+    let verb = format!("^{NO_CHANGE}.*\\b(add|remove)\\b");
+    let c = gated(&[("Keep the list?", &["No changes — Add Acme", "Remove Beta"])]);
+    assert!(!qoc(&c, json!({"matches": verb, "exactly": 0})).pass);
+    assert!(
+        qoc(
+            &c,
+            json!({"matches": verb, "exactly": 0, "case_sensitive": true})
+        )
+        .pass
+    );
+
+    // The catalog refuses a bad regex at load; the evaluator names it too.
+    let c = gated_owned(&three_gates());
+    for param in [
+        json!({"matches": "(", "exactly": 1}),
+        json!({"matches": "(", "exactly": 1, "case_sensitive": true}),
+        json!({"matches": "x", "when_question": "(", "exactly": 1}),
+    ] {
+        let run = RunRecord::from_cassette(&c);
+        let ctx = Context::new(&c, &run, Some(Path::new("/tmp/root")));
+        let item = json!({ "question_option_count": param });
+        let o = check(item.as_object().unwrap(), &ctx);
+        assert!(
+            !o.pass && o.message.contains("bad regex \"(\""),
+            "{}",
+            o.message
+        );
+    }
+}
+
+const TOKEN: &str = "[REDACTED:path:0123456789ab]";
+
+fn unavailable_qoc(c: &Cassette, param: Value) -> String {
+    let o = qoc(c, param.clone());
+    assert!(!o.pass, "{param} passed");
+    assert!(
+        o.message.starts_with("evidence unavailable: "),
+        "{param}: {}",
+        o.message
+    );
+    o.message
+}
+
+/// test/question-option-count.test.ts "redaction-rewritten labels":
+/// "exactly: 0 is evidence-unavailable when a rewritten label might have
+/// matched", "a count the unknown labels cannot change still decides", "a
+/// regex never hits a token's own text", and the three regexes "over a
+/// rewritten label is evidence-unavailable, never a verdict".
+#[test]
+fn question_option_count_on_rewritten_labels() {
+    let write_to = format!("Write to {TOKEN}");
+    let c = gated(&[("Pick", &[write_to.as_str(), "Skip"])]);
+    let m = unavailable_qoc(&c, json!({"matches": "/Users/", "exactly": 0}));
+    assert!(m.contains("redaction") && !m.contains(TOKEN), "{m}");
+
+    let g = vec![(
+        "Pick",
+        vec![
+            format!("{NO_CHANGE}keep"),
+            format!("{NO_CHANGE}also"),
+            format!("Write to {TOKEN}"),
+        ],
+    )];
+    let c = gated_owned(&g);
+    let prefix = format!("^{NO_CHANGE}");
+    let o = qoc(&c, json!({"matches": prefix, "exactly": 1}));
+    assert!(!o.pass && o.message.contains("did not"), "{}", o.message);
+    assert!(qoc(&c, json!({"matches": prefix, "min": 2})).pass);
+
+    let c = gated(&[("Pick", &[TOKEN])]);
+    unavailable_qoc(&c, json!({"matches": "REDACTED", "min": 1}));
+
+    let keep = format!("Keep {TOKEN}");
+    let save = format!("Save to {TOKEN}");
+    for (matches, bound, labels) in [
+        (
+            "^Keep [^/]",
+            json!({"exactly": 1}),
+            vec![keep.as_str(), "Other"],
+        ),
+        (
+            "^Write to .$",
+            json!({"exactly": 0}),
+            vec![write_to.as_str()],
+        ),
+        (
+            "^(?!.*/Users)",
+            json!({"exactly": 1}),
+            vec![save.as_str(), "Skip"],
+        ),
+    ] {
+        let mut p = json!({ "matches": matches });
+        p.as_object_mut()
+            .unwrap()
+            .extend(bound.as_object().unwrap().clone());
+        let m = unavailable_qoc(&gated(&[("Pick", &labels)]), p);
+        assert!(m.contains("redaction"), "{m}");
+    }
+}
+
+/// test/question-option-count.test.ts "a when_question that cannot see a
+/// rewritten question blocks a pass, never a fail the others earned" and
+/// "a frozen regex the policy rewrote is evidence-unavailable".
+#[test]
+fn question_option_count_on_rewritten_questions_and_regexes() {
+    let hidden = format!("Save {TOKEN}?");
+    let sel = json!({"when_question": "/Users/", "matches": "^keep", "exactly": 1});
+    let c = gated(&[
+        (hidden.as_str(), &["keep a", "keep b"]),
+        ("Save /Users/b?", &["keep a"]),
+    ]);
+    let m = unavailable_qoc(&c, sel.clone());
+    assert!(
+        m.contains("question text") && m.contains("rewritten"),
+        "{m}"
+    );
+    let c = gated(&[
+        (hidden.as_str(), &["keep a"]),
+        ("Save /Users/b?", &["keep a", "keep b"]),
+    ]);
+    let o = qoc(&c, sel.clone());
+    assert!(!o.pass && o.message.contains("did not"), "{}", o.message);
+    let c = gated(&[(hidden.as_str(), &["keep"])]);
+    let m = unavailable_qoc(&c, sel);
+    assert!(m.contains("no sub-question"), "{m}");
+
+    let c = gated_owned(&three_gates());
+    let m = unavailable_qoc(&c, json!({"matches": format!("^{TOKEN}"), "exactly": 0}));
+    assert!(m.contains("rewritten"), "{m}");
+}
+
+/// test/question-context.test.ts "gateVisibleText": a gate's question,
+/// labels and descriptions joined one per line, tested as one text.
 #[test]
 fn question_context_searches_everything_the_gate_showed() {
     let c = cassette(multiselect());
     passes(&c, json!({"question_context": {"matches": "invoicing"}}));
-    passes(&c, json!({"question_context": {"matches": "^billing$"}}));
+    passes(
+        &c,
+        json!({"question_context": {"matches": "^Which features"}}),
+    );
     passes(
         &c,
         json!({"question_context": {"when_question": "features", "matches": "should be enabled"}}),
     );
-    // Each text on its own: no match across a label and its description.
+    // One line per field: `.` and a space never straddle two fields, `^`
+    // and `$` are the ends of the whole text, a `\n` crosses lines.
     let m = fails(&c, json!({"question_context": {"matches": "Auth User"}}));
     assert!(
         m.starts_with("question_context: no question showed text matching /Auth User/i"),
         "{m}"
+    );
+    fails(&c, json!({"question_context": {"matches": "^billing$"}}));
+    passes(
+        &c,
+        json!({"question_context": {"matches": "\\bauth\\nuser"}}),
     );
     let no_gate = cassette(CassetteDoc::minimal());
     let m = fails(&no_gate, json!({"question_context": {"matches": "x"}}));
@@ -148,6 +486,75 @@ fn question_context_searches_everything_the_gate_showed() {
         m,
         "question_context: no question was asked (0 gate(s) recorded)"
     );
+}
+
+/// test/question-context.test.ts's recorded gate: the sentence the user was
+/// shown lives only in an option description.
+fn stage_gate() -> Value {
+    json!({"question": "Does this stage detection look right?", "header": "Stage",
+        "multiSelect": false, "options": [
+        {"label": "Looks right", "description": "Detected stage: Pre-seed (high confidence). Key \
+            evidence: no revenue to date, 3 non-paying design partners. (The deck states: Seed. \
+            This review reads it as Pre-seed.)"},
+        {"label": "Different stage", "description": "I want to choose the stage myself"},
+        {"label": "Not sure — proceed anyway", "description": "Proceed with pre-seed at lower confidence"}]})
+}
+
+const SENTENCE: &str = "The deck states: Seed\\. This review reads it as Pre-seed\\.";
+
+/// test/question-context.test.ts: "matches text that lives ONLY in an
+/// option description, where question_asked cannot see it", "matches a
+/// question label and an option label too", "does NOT refuse an unselected
+/// multi-gate run as ambiguous", "when_question narrows, and a selector
+/// matching no gate FAILS", "FAILS when the text was never shown, and names
+/// the gates it searched", "reports a bad regex", "contradicts
+/// questions_count_max: 0, refused at load".
+#[test]
+fn question_context_follows_the_original() {
+    let real = with_questions(vec![stage_gate()]);
+    passes(&real, json!({"question_context": {"matches": SENTENCE}}));
+    fails(&real, json!({"question_asked": SENTENCE}));
+    passes(
+        &real,
+        json!({"question_context": {"matches": "stage detection look right"}}),
+    );
+    passes(
+        &real,
+        json!({"question_context": {"matches": "Different stage"}}),
+    );
+
+    let company = json!({"question": "Company name?", "header": "Company", "multiSelect": false,
+        "options": [{"label": "Northwind",
+            "description": "The deck states: Seed. This review reads it as Pre-seed."}]});
+    let many = with_questions(vec![company, stage_gate()]);
+    passes(&many, json!({"question_context": {"matches": SENTENCE}}));
+    passes(
+        &many,
+        json!({"question_context": {"when_question": "stage detection", "matches": SENTENCE}}),
+    );
+    let m = fails(
+        &many,
+        json!({"question_context": {"when_question": "no such gate", "matches": SENTENCE}}),
+    );
+    assert!(m.contains("no question matching"), "{m}");
+
+    let m = fails(
+        &real,
+        json!({"question_context": {"matches": "never shown to anyone"}}),
+    );
+    assert!(m.contains("Does this stage detection look right?"), "{m}");
+    let run = RunRecord::from_cassette(&real);
+    let ctx = Context::new(&real, &run, Some(Path::new("/tmp/root")));
+    let item = json!({"question_context": {"matches": "([unclosed"}});
+    let o = check(item.as_object().unwrap(), &ctx);
+    assert!(!o.pass && o.message.contains("bad regex"), "{}", o.message);
+
+    let yaml = "fidelity: protocol\nprompt: p\nassert:\n  - questions_count_max: 0\n  - \
+        question_context: {matches: anything}\n";
+    let err = reel::scenario::Scenario::from_str(Path::new("s.yaml"), yaml)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("question_context"), "{err}");
 }
 
 /// The gate keys need controlOut: without it replay excludes them with the
@@ -266,6 +673,75 @@ fn the_object_form_of_the_tool_keys() {
     );
 }
 
+/// src/tool-call-assert.ts (f221359), `notChecked`: a negative pass names
+/// the name-matching calls it did not look at, by origin.
+#[test]
+fn a_negative_object_pass_names_what_it_did_not_check() {
+    let c = cassette(multiselect());
+    let o = passes(
+        &c,
+        json!({"tool_not_called": {"tool": "AskUserQuestion", "scope": "subagent"}}),
+    );
+    assert_eq!(
+        o.evidence.as_deref(),
+        Some(
+            "tool_not_called: no AskUserQuestion call satisfied every predicate — 0 in scope \
+             subagent checked; 1 main-agent call not checked (use `scope: any` to include it)"
+        )
+    );
+    let o = passes(
+        &c,
+        json!({"tool_not_called": {"tool": "AskUserQuestion", "input_any": "zzz"}}),
+    );
+    assert_eq!(
+        o.evidence.as_deref(),
+        Some(
+            "tool_not_called: no AskUserQuestion call satisfied every predicate — 1 in scope main checked"
+        )
+    );
+}
+
+/// src/tool-call-assert.ts (f221359), `missIsUnknown`: over a field a
+/// redaction policy rewrote, a positive regex miss stays "not called"
+/// unless the regex names a literal of a kind redaction rewrites (a home
+/// path, an email); then the red says the call could not be settled.
+#[test]
+fn a_positive_miss_over_a_rewritten_field_is_unknown_only_for_redactable_literals() {
+    let c = cassette(multiselect().map_strings(&|s| {
+        s.replace(
+            "Which features should be enabled?",
+            "Which features should [REDACTED:path:0123456789ab] enable?",
+        )
+    }));
+    for regex in ["/Users/acme", "\\/home\\/bob", "ops@acme\\.io"] {
+        let m = fails(
+            &c,
+            json!({"tool_called": {"tool": "AskUserQuestion", "input": {"questions": regex}}}),
+        );
+        assert!(
+            m.starts_with(
+                "evidence unavailable: 0 AskUserQuestion call(s) satisfied every predicate \
+                 (need 1+), and 1 more could not be settled — AskUserQuestion[main] questions="
+            ),
+            "{regex}: {m}"
+        );
+    }
+    let m = fails(
+        &c,
+        json!({"tool_called": {"tool": "AskUserQuestion", "input": {"questions": "zzz"}}}),
+    );
+    assert!(m.starts_with("tool not called: "), "{m}");
+    // The negative direction: any token makes a miss unknown.
+    let m = fails(
+        &c,
+        json!({"tool_not_called": {"tool": "AskUserQuestion", "input": {"questions": "zzz"}}}),
+    );
+    assert!(
+        m.starts_with("evidence unavailable: 1 AskUserQuestion call(s)"),
+        "{m}"
+    );
+}
+
 /// A manifest with one fixture file left untouched, one rewritten and one
 /// created by the run.
 fn authored_fixture() -> Cassette {
@@ -341,46 +817,112 @@ fn authored_is_decided_from_the_pre_run_hashes() {
     assert!(catalog::validate(&json!({"file_exists": {"path": "a"}})).is_err());
 }
 
-/// A cassette whose main agent `Read` a mounted skill's reference file.
-fn reference_reader() -> Cassette {
-    let read = json!({"type": "assistant", "message": {"role": "assistant", "content": [
-        {"type": "tool_use", "id": "r1", "name": "Read",
-         "input": {"file_path": "/sessions/s/mnt/.local-plugins/p/skills/s/references/pricing.md"}}]}});
-    cassette(CassetteDoc::minimal().set(
-        "events",
-        json!([
-            read.to_string(),
-            json!({"type": "result", "subtype": "success", "is_error": false}).to_string()
-        ]),
-    ))
+/// A recording whose main agent made `calls` (tool name, input), with
+/// their results.
+fn tool_calls(calls: &[(&str, Value)]) -> CassetteDoc {
+    let mut events: Vec<String> = Vec::new();
+    for (i, (name, input)) in calls.iter().enumerate() {
+        let id = format!("t{i}");
+        events.push(
+            json!({"type": "assistant", "message": {"role": "assistant", "content": [
+                {"type": "tool_use", "id": id, "name": name, "input": input}]}})
+            .to_string(),
+        );
+        events.push(
+            json!({"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": id, "content": "ok"}]}})
+            .to_string(),
+        );
+    }
+    events.push(json!({"type": "result", "subtype": "success", "is_error": false}).to_string());
+    CassetteDoc::minimal().set("events", json!(events))
 }
 
-/// assertion-catalog-outcome-files-tools.md `reference_read` /
-/// `no_observed_reference_access`: unanchored, case-insensitive; no tool
-/// stream at all is evidence-unavailable, never a vacuous pass.
+const PRICING: &str = "/sessions/s/mnt/.local-plugins/p/skills/s/references/pricing.md";
+
+/// A cassette whose main agent `Read` a mounted skill's reference file.
+fn reference_reader() -> Cassette {
+    cassette(tool_calls(&[("Read", json!({ "file_path": PRICING }))]))
+}
+
+/// test/assert-reference-access.test.ts: unanchored, case-insensitive,
+/// naming the channel; a miss says the detector under-approximates; an
+/// access names how it was reached.
 #[test]
 fn reference_keys_read_the_observed_accesses() {
     let c = reference_reader();
     let o = passes(&c, json!({"reference_read": "PRICING\\.md$"}));
     assert_eq!(
         o.evidence.as_deref(),
-        Some("reference_read: references/pricing.md matched /PRICING\\.md$/i")
+        Some("reference_read: references/pricing.md (read) matched /PRICING\\.md$/i")
     );
     passes(&c, json!({"no_observed_reference_access": "legacy"}));
     let m = fails(&c, json!({"reference_read": "legacy"}));
-    assert_eq!(
-        m,
-        "reference_read: no observed reference access matched /legacy/i (observed: references/pricing.md)"
+    assert!(
+        m.starts_with(
+            "reference_read: no observed reference access matched /legacy/i (observed: \
+             references/pricing.md (read)) — the detector under-approximates"
+        ),
+        "{m}"
     );
     let m = fails(&c, json!({"no_observed_reference_access": "pricing"}));
     assert_eq!(
         m,
-        "no_observed_reference_access: references/pricing.md was accessed (matched /pricing/i)"
+        "no_observed_reference_access: references/pricing.md (read) was accessed (matched /pricing/i)"
     );
+    let m = fails(&c, json!({"reference_read": "(["}));
+    assert!(m.contains("bad regex"), "{m}");
+}
+
+/// test/assert-reference-access.test.ts "passes on an access reached
+/// through a NON-Read channel, and names the channel", "fails when the path
+/// WAS accessed, naming how"; the tests of `referenceAccessesOf` (the channels:
+/// a Grep's `path`, a shell command that reads the file, never one that
+/// only names it).
+#[test]
+fn reference_keys_see_grep_and_shell_reads() {
+    let env_md = "/sessions/s1/mnt/.local-plugins/acme/references/env.md";
+    let c = cassette(tool_calls(&[
+        (
+            "Bash",
+            json!({"command": format!("head -50 \"{env_md}\" | grep -i tier")}),
+        ),
+        ("Grep", json!({"pattern": "tier", "path": env_md})),
+        ("Bash", json!({"command": format!("ls -la {PRICING}")})),
+    ]));
+    let o = passes(&c, json!({"reference_read": "env\\.md"}));
+    assert_eq!(
+        o.evidence.as_deref(),
+        Some("reference_read: references/env.md (bash, grep) matched /env\\.md/i")
+    );
+    let m = fails(&c, json!({"no_observed_reference_access": "env\\.md"}));
+    assert!(m.contains("references/env.md (bash, grep)"), "{m}");
+    // `ls` only names the file: no access.
+    passes(&c, json!({"no_observed_reference_access": "pricing"}));
+    fails(&c, json!({"reference_read": "pricing"}));
+}
+
+/// test/assert-reference-access.test.ts "passes on an EMPTY list — the
+/// drive ran and observed nothing (a real negative)" and "FAILS
+/// evidence-unavailable when the field is absent": a run with no tool call
+/// observed nothing; only a cassette that could not be driven (truncated)
+/// is unobservable, both ways.
+#[test]
+fn reference_keys_on_an_empty_and_an_unobservable_run() {
     let silent = cassette(CassetteDoc::minimal());
+    passes(&silent, json!({"no_observed_reference_access": "x"}));
+    let m = fails(&silent, json!({"reference_read": "x"}));
+    assert!(m.contains("(observed: none)"), "{m}");
+    // The multiselect recording with its one answer removed: a truncated
+    // cassette (no decider answered the question).
+    let truncated = cassette(multiselect().edit_lines("controlOut", |l| {
+        if l["type"] == "control_response" {
+            *l = json!({"type": "noop"});
+        }
+    }));
     for key in ["reference_read", "no_observed_reference_access"] {
-        let m = fails(&silent, json!({key: "x"}));
-        assert!(m.starts_with("evidence unavailable:"), "{m}");
+        let m = fails(&truncated, json!({key: "x"}));
+        assert!(m.starts_with("evidence unavailable:"), "{key}: {m}");
     }
 }
 

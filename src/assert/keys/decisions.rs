@@ -137,11 +137,16 @@ pub(super) const KEYS: &[Key] = &[
                 ("question_asked", any),
                 ("question_options", any),
                 ("gate_answers_delivered", |v| v.as_bool() == Some(false)),
+                // Never vacuous: each fails when no question was asked
+                // (test/question-option-count.test.ts, exactly: 0 included;
+                // test/question-context.test.ts).
+                ("question_option_count", any),
+                ("question_context", any),
             ],
             why: "`questions_count_max: 0` allows no question",
             refusal: Some(
                 "`questions_count_max: 0` contradicts gate assertions (gate_answer_count_min / \
-                    question_asked / question_options / gate_answers_delivered: false)",
+                    question_asked / question_options / question_option_count / question_context / gate_answers_delivered: false)",
             ),
         }),
         ..Key::DEFAULTS
@@ -389,12 +394,25 @@ fn gate_answers_delivered(env: &mut Env<'_>, key: &'static str, v: &Value) -> Ke
     }
 }
 
+/// What a redaction policy leaves in place of the bytes it rewrote
+/// (`[REDACTED:<label>:<hash>]`).
+const REDACTION_MARK: &str = "[REDACTED";
+
 /// The count bound of a `question_option_count` parameter, in words, and
-/// whether `n` satisfies it.
+/// whether a count known only as a range satisfies it.
 struct CountBound {
     exactly: Option<u64>,
     min: Option<u64>,
     max: Option<u64>,
+}
+
+/// Whether a bound holds for a count in `[n, n + unknown]`: for every value
+/// in it, for none, or for some only (undecidable).
+#[derive(PartialEq)]
+enum Holds {
+    Yes,
+    No,
+    Undecided,
 }
 
 impl CountBound {
@@ -407,10 +425,17 @@ impl CountBound {
         }
     }
 
-    fn holds(&self, n: u64) -> bool {
-        self.exactly.is_none_or(|e| n == e)
-            && self.min.is_none_or(|m| n >= m)
-            && self.max.is_none_or(|m| n <= m)
+    /// The bound as an interval `[lo, hi]` of satisfying counts.
+    fn holds(&self, n: u64, unknown: u64) -> Holds {
+        let lo = self.exactly.or(self.min).unwrap_or(0);
+        let hi = self.exactly.or(self.max).unwrap_or(u64::MAX);
+        if lo <= n && n + unknown <= hi {
+            Holds::Yes
+        } else if n + unknown < lo || n > hi {
+            Holds::No
+        } else {
+            Holds::Undecided
+        }
     }
 
     fn words(&self) -> String {
@@ -425,7 +450,11 @@ impl CountBound {
 }
 
 /// test/question-option-count.test.ts: labels only, on every selected
-/// sub-question; zero selected fails, even for `exactly: 0`.
+/// sub-question; zero selected fails, even for `exactly: 0`. A label or
+/// question a redaction policy rewrote is unknown, never a hit or a miss
+/// (no regex over a token's text can be trusted): a count is the range
+/// `[n, n + rewritten]`, and only a bound the whole range decides is a
+/// verdict.
 fn question_option_count(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
     let o = obj_param(key, v)?;
     // The bound first, so the message does not depend on the lane.
@@ -433,6 +462,7 @@ fn question_option_count(env: &mut Env<'_>, key: &'static str, v: &Value) -> Key
         return Err(format!("{key}: {problem}"));
     }
     let pattern = opt_str(o, "matches").ok_or_else(|| bad_param(key))?;
+    let when = opt_str(o, "when_question");
     let flags = if o.get("case_sensitive").and_then(Value::as_bool) == Some(true) {
         ""
     } else {
@@ -440,11 +470,23 @@ fn question_option_count(env: &mut Env<'_>, key: &'static str, v: &Value) -> Key
     };
     let re = crate::js::regex::compile_es_with_flags(pattern, flags)
         .map_err(|e| format!("{key}: bad regex \"{pattern}\": {e}"))?;
-    let when = opt_str(o, "when_question");
-    let (pool, selector) = gate_pool(env, key, when)?;
+    if pattern.contains(REDACTION_MARK) || when.is_some_and(|w| w.contains(REDACTION_MARK)) {
+        return Err(format!(
+            "evidence unavailable: {key}: the frozen regex was rewritten by the cassette's \
+                redaction policy — it no longer says what the author wrote; re-record without \
+                redacting it"
+        ));
+    }
+    let (pool, hidden, selector) = option_count_pool(env, key, when)?;
     if env.run.gate_options_missing() {
         return Err(format!(
             "evidence unavailable: gate-option evidence absent for this run — cannot evaluate {key}"
+        ));
+    }
+    if pool.is_empty() && hidden > 0 {
+        return Err(format!(
+            "evidence unavailable: {key}: no sub-question{selector} could be identified — the \
+                question text of {hidden} gate(s) was rewritten by the cassette's redaction policy"
         ));
     }
     if pool.is_empty() {
@@ -454,45 +496,125 @@ fn question_option_count(env: &mut Env<'_>, key: &'static str, v: &Value) -> Key
         ));
     }
     let bound = CountBound::of(o);
-    let mut offending = Vec::new();
-    for g in &pool {
-        let mut n = 0;
-        for option in &g.options {
-            if t(key, &re, &option.label)? {
-                n += 1;
-            }
-        }
-        if !bound.holds(n) {
-            let labels: Vec<&str> = g.options.iter().map(|o| o.label.as_str()).collect();
-            offending.push(format!(
-                "{} has {n} of [{}]",
-                json::stringify(Some(&Value::String(g.question.clone()))),
-                labels.join(", ")
-            ));
-        }
-    }
-    let flags_shown = if flags.is_empty() { "" } else { "i" };
-    if offending.is_empty() {
-        ok_ev(format!(
-            "{key}: all {} sub-question(s) have {} option label(s) matching /{pattern}/{flags_shown}",
-            pool.len(),
-            bound.words()
-        ))
-    } else {
-        Err(format!(
-            "{key}: expected {} option label(s) matching /{pattern}/{flags_shown} on every \
+    let (offending, undecided) = count_options(key, &re, &pool, &bound)?;
+    let shown = format!("/{pattern}/{flags}");
+    if !offending.is_empty() {
+        return Err(format!(
+            "{key}: expected {} option label(s) matching {shown} on every \
                 sub-question{selector}; {} of {} did not: {}",
             bound.words(),
             offending.len(),
             pool.len(),
             offending.join("; ")
-        ))
+        ));
     }
+    if undecided > 0 {
+        return Err(format!(
+            "evidence unavailable: {key}: {undecided} sub-question(s) offer option label(s) \
+                rewritten by the cassette's redaction policy — whether {} label(s) match \
+                {shown} cannot be decided",
+            bound.words()
+        ));
+    }
+    if hidden > 0 {
+        return Err(format!(
+            "evidence unavailable: {key}: the question text of {hidden} gate(s) was rewritten by \
+                the cassette's redaction policy — cannot tell whether /{}/i selects them, and \
+                the {} identified pass",
+            when.unwrap_or_default(),
+            pool.len()
+        ));
+    }
+    ok_ev(format!(
+        "{key}: all {} sub-question(s) have {} option label(s) matching {shown}",
+        pool.len(),
+        bound.words()
+    ))
 }
 
-/// assertion-catalog (gates): everything a gate showed — the question, each
-/// option label, each option description — each tested on its own; no
-/// `when_question` searches every gate; zero gates fails.
+/// The gates `when_question` selects for `question_option_count`, and how
+/// many it cannot judge because their question text was rewritten by a
+/// redaction policy (with no `when_question`, every gate is selected).
+fn option_count_pool<'r>(
+    env: &Env<'r>,
+    key: &str,
+    when: Option<&str>,
+) -> Result<(Vec<&'r GateOptions>, usize, String), String> {
+    let Some(w) = when else {
+        let (pool, selector) = gate_pool(env, key, None)?;
+        return Ok((pool, 0, selector));
+    };
+    let (readable, hidden): (Vec<&GateOptions>, Vec<&GateOptions>) = env
+        .run
+        .gate_options
+        .iter()
+        .partition(|g| !g.question.contains(REDACTION_MARK));
+    let re = env.re(key, w)?;
+    let mut pool = Vec::new();
+    for g in readable {
+        if t(key, &re, &g.question)? {
+            pool.push(g);
+        }
+    }
+    Ok((pool, hidden.len(), format!(" matching /{w}/i")))
+}
+
+/// Each selected gate's verdict: the ones that definitely break the bound
+/// (described), and how many a rewritten label leaves undecided.
+fn count_options(
+    key: &str,
+    re: &EsRegex,
+    pool: &[&GateOptions],
+    bound: &CountBound,
+) -> Result<(Vec<String>, usize), String> {
+    let mut offending = Vec::new();
+    let mut undecided = 0;
+    for g in pool {
+        let (mut n, mut unknown) = (0, 0);
+        for option in &g.options {
+            if option.label.contains(REDACTION_MARK) {
+                unknown += 1;
+            } else if t(key, re, &option.label)? {
+                n += 1;
+            }
+        }
+        match bound.holds(n, unknown) {
+            Holds::Yes => {}
+            Holds::Undecided => undecided += 1,
+            Holds::No => {
+                let labels: Vec<&str> = g.options.iter().map(|o| o.label.as_str()).collect();
+                let has = if unknown == 0 {
+                    n.to_string()
+                } else {
+                    format!("{n}–{}", n + unknown)
+                };
+                offending.push(format!(
+                    "{} has {has} of [{}]",
+                    json::stringify(Some(&Value::String(g.question.clone()))),
+                    labels.join(", ")
+                ));
+            }
+        }
+    }
+    Ok((offending, undecided))
+}
+
+/// Everything a gate put in front of the user, one line each: the question,
+/// then each option's label and description (cowork-harness
+/// `gateVisibleText`). A regex is tested on the whole text, so `.` cannot
+/// straddle two fields, and `^` / `$` are the text's own ends.
+fn gate_visible_text(g: &GateOptions) -> String {
+    let mut lines = vec![g.question.as_str()];
+    for o in &g.options {
+        lines.push(&o.label);
+        lines.extend(o.description.as_deref().filter(|d| !d.is_empty()));
+    }
+    lines.join("\n")
+}
+
+/// test/question-context.test.ts: any (selected) gate's visible text
+/// matches; no `when_question` searches every gate (a multi-gate run is
+/// not ambiguous); zero gates fails; a miss names the gates searched.
 fn question_context(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
     let o = obj_param(key, v)?;
     let pattern = opt_str(o, "matches").ok_or_else(|| bad_param(key))?;
@@ -509,24 +631,20 @@ fn question_context(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResul
             env.run.gate_options.len()
         ));
     }
+    let quoted = |g: &GateOptions| json::stringify(Some(&Value::String(g.question.clone())));
     for g in &pool {
-        let shown = std::iter::once(g.question.as_str()).chain(
-            g.options
-                .iter()
-                .flat_map(|o| std::iter::once(o.label.as_str()).chain(o.description.as_deref())),
-        );
-        for text in shown {
-            if t(key, &re, text)? {
-                return ok_ev(format!(
-                    "{key}: gate {} showed text matching /{pattern}/i",
-                    json::stringify(Some(&Value::String(g.question.clone())))
-                ));
-            }
+        if t(key, &re, &gate_visible_text(g))? {
+            return ok_ev(format!(
+                "{key}: gate {} showed text matching /{pattern}/i",
+                quoted(g)
+            ));
         }
     }
+    let searched: Vec<String> = pool.iter().map(|g| quoted(g)).collect();
     Err(format!(
-        "{key}: no question{selector} showed text matching /{pattern}/i (searched {} gate(s): \
-            question, option labels and descriptions)",
-        pool.len()
+        "{key}: no question{selector} showed text matching /{pattern}/i (searched {} gate(s) — \
+            question, option labels and descriptions: {})",
+        pool.len(),
+        searched.join("; ")
     ))
 }

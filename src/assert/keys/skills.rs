@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::evidence::ReferenceAccess;
 
 const SKILL_TOOL_USED: &[Field] = &[req("skill", Param::Str), req("tool", Param::Str)];
 
@@ -287,37 +288,58 @@ fn skill_tool_used(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult
 /// Every observed skill reference read (main agent, then sub-agents), or
 /// evidence-unavailable when the run recorded no tool stream at all. reel
 /// observes `Read` of a mounted plugin's `references/` / `scripts/` file.
-fn observed_references<'r>(env: &Env<'r>, key: &str) -> Result<Vec<&'r str>, String> {
+/// Every skill file the run was seen to reach, main agent ∪ sub-agents,
+/// channels merged per path (cowork-harness `unionReferenceAccesses`). A
+/// truncated cassette was never driven: nothing was observable, which is not
+/// "no access".
+fn observed_references(env: &Env<'_>, key: &str) -> Result<Vec<ReferenceAccess>, String> {
     let run = env.run;
-    if run.tools_called.is_empty() && run.subagents.is_empty() {
+    if let Some(why) = &run.truncated {
         return Err(format!(
-            "evidence unavailable: {key}: the run recorded no tool calls, so no reference access \
-                is observable"
+            "evidence unavailable: {key}: no reference access is observable ({why})"
         ));
     }
-    Ok(run
-        .references_read
-        .iter()
-        .chain(run.subagents.iter().flat_map(|s| s.references_read.iter()))
-        .map(String::as_str)
-        .collect())
+    let mut all: Vec<ReferenceAccess> = Vec::new();
+    let lists = std::iter::once(&run.references_accessed)
+        .chain(run.subagents.iter().map(|s| &s.references_accessed));
+    for a in lists.flatten() {
+        match all.iter_mut().find(|x| x.path == a.path) {
+            Some(x) => {
+                for v in &a.via {
+                    if !x.via.contains(v) {
+                        x.via.push(v);
+                    }
+                }
+            }
+            None => all.push(a.clone()),
+        }
+    }
+    Ok(all)
+}
+
+/// `references/env.md (bash, read)`.
+fn shown(a: &ReferenceAccess) -> String {
+    format!("{} ({})", a.path, a.via.join(", "))
 }
 
 fn reference_read(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
     let p = str_param(key, v)?;
     let re = env.re(key, p)?;
     let seen = observed_references(env, key)?;
-    for r in &seen {
-        if t(key, &re, r)? {
-            return ok_ev(format!("{key}: {r} matched /{p}/i"));
+    for a in &seen {
+        if t(key, &re, &a.path)? {
+            return ok_ev(format!("{key}: {} matched /{p}/i", shown(a)));
         }
     }
+    let observed: Vec<String> = seen.iter().map(shown).collect();
     Err(format!(
-        "{key}: no observed reference access matched /{p}/i (observed: {})",
-        if seen.is_empty() {
+        "{key}: no observed reference access matched /{p}/i (observed: {}) — the detector \
+            under-approximates (a Read, a Grep, or a shell command naming the file under its \
+            plugin root; a `$VAR`-built or relative shell path is not seen)",
+        if observed.is_empty() {
             "none".to_owned()
         } else {
-            seen.join(", ")
+            observed.join("; ")
         }
     ))
 }
@@ -325,9 +347,12 @@ fn reference_read(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult 
 fn no_observed_reference_access(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResult {
     let p = str_param(key, v)?;
     let re = env.re(key, p)?;
-    for r in observed_references(env, key)? {
-        if t(key, &re, r)? {
-            return Err(format!("{key}: {r} was accessed (matched /{p}/i)"));
+    for a in observed_references(env, key)? {
+        if t(key, &re, &a.path)? {
+            return Err(format!(
+                "{key}: {} was accessed (matched /{p}/i)",
+                shown(&a)
+            ));
         }
     }
     ok()

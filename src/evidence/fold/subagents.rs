@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::{End, Fold, Step, bump, push_unique};
 use crate::evidence::parse::AgentEvent;
+use crate::evidence::reference_access;
 use crate::evidence::run::{RunRecord, Subagent};
 use crate::evidence::tool_output::{read_file_path, skill_reference_read_path};
 
@@ -52,6 +53,10 @@ impl Fold for Subagents {
                         ))
                     {
                         push_unique(&mut sa.references_read, &r);
+                    }
+                    let inp = input.as_object().unwrap_or(&empty);
+                    for (path, via) in reference_access::accesses_of(name, inp) {
+                        reference_access::note(&mut sa.references_accessed, path, via);
                     }
                 }
             }

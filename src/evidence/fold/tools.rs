@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{End, Fold, Step, bump, push_unique};
 use crate::evidence::parse::AgentEvent;
+use crate::evidence::reference_access;
 use crate::evidence::run::{
     CallOrigin, INPUT_FIELD_CAP, InputField, RedundantGroup, RunRecord, ToolCall, ToolErrorCount,
     WebSearch,
@@ -173,6 +174,9 @@ impl Tools {
             && let Some(r) = skill_reference_read_path(&read_file_path(inp))
         {
             push_unique(&mut rec.references_read, &r);
+        }
+        for (path, via) in reference_access::accesses_of(name, inp) {
+            reference_access::note(&mut rec.references_accessed, path, via);
         }
         if name == SKILL_TOOL {
             rec.skills_invoked.push(

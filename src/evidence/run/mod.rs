@@ -99,6 +99,10 @@ pub struct RunRecord {
     /// Skill reference/script files the main agent Read, first-seen order
     /// (`RunResult.referencesRead`).
     pub references_read: Vec<String>,
+    /// Skill reference/script files the main agent reached through any
+    /// channel (`RunResult.referencesAccessed`; `references_read` is its
+    /// `read` projection).
+    pub references_accessed: Vec<crate::evidence::ReferenceAccess>,
     /// Main-agent `WebSearch` calls whose result's links parsed.
     pub web_searches: Vec<WebSearch>,
     /// `controlOut` present and non-empty.

@@ -96,6 +96,9 @@ pub struct Subagent {
     pub tools_used: Vec<(String, u64)>,
     /// Skill reference/script files this sub-agent Read, first-seen order.
     pub references_read: Vec<String>,
+    /// Every channel's accesses (`references_read` is the `read` one).
+    #[serde(skip)]
+    pub references_accessed: Vec<crate::evidence::ReferenceAccess>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

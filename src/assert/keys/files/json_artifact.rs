@@ -35,6 +35,14 @@ pub(crate) fn artifact_json_problem(m: &Map<String, Value>) -> Option<String> {
         }
         None => {}
     }
+    // A folder glob would match the files under it without saying so
+    // (test/artifact-json-glob-review.test.ts, "load").
+    if glob && artifact.ends_with('/') {
+        return Some(format!(
+            "a glob `artifact` names files: \"{artifact}\" ends in `/` — name the JSON files \
+                (\"{artifact}*.json\")"
+        ));
+    }
     let schema = m.get("schema")?;
     if m.get("absent").and_then(Value::as_bool) == Some(true)
         || m.get("exists").and_then(Value::as_bool) == Some(false)
@@ -200,8 +208,8 @@ fn over_glob(env: &Env<'_>, key: &str, aj: &Map<String, Value>, glob: &str) -> K
         ));
     };
     let each = opt_str(aj, "match") != Some("any");
-    let files = glob_matches(env, &rel_glob)?;
-    if files.is_empty() {
+    let (files, links) = glob_matches(env, &rel_glob)?;
+    if files.is_empty() && links.is_empty() {
         return Err(no_match(env, glob, &rel_glob));
     }
     if files.len() > MAX_GLOB_MATCHES {
@@ -211,7 +219,18 @@ fn over_glob(env: &Env<'_>, key: &str, aj: &Map<String, Value>, glob: &str) -> K
             files.len()
         ));
     }
-    let (mut passed, mut failed, mut unavailable) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut passed, mut failed) = (Vec::new(), Vec::new());
+    // A link on the way to a match hides what is behind it: never a
+    // silent skip (test/artifact-json-glob-review.test.ts).
+    let mut unavailable: Vec<String> = links
+        .iter()
+        .map(|l| {
+            format!(
+                "{l}: a symlink at record time on the path to a match — the walk does not follow \
+                    it, so what it leads to cannot be seen"
+            )
+        })
+        .collect();
     for file in &files {
         match judge_file(env, key, aj, file) {
             FileVerdict::Pass => passed.push(file.clone()),
@@ -219,7 +238,7 @@ fn over_glob(env: &Env<'_>, key: &str, aj: &Map<String, Value>, glob: &str) -> K
             FileVerdict::Unavailable(m) => unavailable.push(format!("{file}: {m}")),
         }
     }
-    let n = files.len();
+    let n = files.len() + links.len();
     let glob_q = format!("\"{glob}\" (match: {})", if each { "each" } else { "any" });
     let list = |v: &[String]| v.join("; ");
     let also_unavailable = if unavailable.is_empty() {
@@ -282,8 +301,10 @@ fn over_glob(env: &Env<'_>, key: &str, aj: &Map<String, Value>, glob: &str) -> K
 }
 
 /// The files under the user-visible roots and `uploads/` the glob matches,
-/// in walk order; a walk that could not see everything is an error.
-fn glob_matches(env: &Env<'_>, rel_glob: &str) -> Result<Vec<String>, String> {
+/// in walk order, and the recorded links in a folder position on the way to
+/// a match (the walk does not follow them); a walk that could not see
+/// everything is an error.
+fn glob_matches(env: &Env<'_>, rel_glob: &str) -> Result<(Vec<String>, Vec<String>), String> {
     let mut roots = env.prefixes().to_vec();
     if !roots.iter().any(|r| r == "uploads") {
         roots.push("uploads".into());
@@ -301,7 +322,33 @@ fn glob_matches(env: &Env<'_>, rel_glob: &str) -> Result<Vec<String>, String> {
         ));
     }
     let g = Glob::new(rel_glob);
-    Ok(walked.into_iter().filter(|p| g.is_match(p)).collect())
+    let tree = env.tree();
+    let (files, rest): (Vec<String>, Vec<String>) = walked.into_iter().partition(|p| g.is_match(p));
+    let links = rest
+        .into_iter()
+        .filter(|p| tree.is_link(p) && could_lead_to_match(rel_glob, p))
+        .collect();
+    Ok((files, links))
+}
+
+/// Whether a folder at `dir` lies on the way to something `rel_glob` can
+/// match: each of its segments matches the glob's segment at that depth,
+/// or the glob reaches a `**` first.
+fn could_lead_to_match(rel_glob: &str, dir: &str) -> bool {
+    let globs: Vec<&str> = rel_glob.split('/').collect();
+    let segs: Vec<&str> = dir.split('/').collect();
+    if segs.len() >= globs.len() {
+        return false;
+    }
+    for (g, seg) in globs.iter().zip(&segs) {
+        if *g == "**" {
+            return true;
+        }
+        if !Glob::new(g).is_match(seg) {
+            return false;
+        }
+    }
+    true
 }
 
 /// The folders of a glob before its first wildcard segment (`outputs/runs/`

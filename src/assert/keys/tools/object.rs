@@ -141,10 +141,44 @@ fn redaction_free(text: &str) -> String {
     out
 }
 
-/// A miss that is no proof of absence: the text was cut, or (for a
-/// predicate whose miss lets the check pass) it carries a redaction token.
-fn miss_is_unknown(text: &str, truncated: bool, negative_direction: bool) -> bool {
-    truncated || (negative_direction && text.contains(REDACTION_TOKEN))
+/// A miss that is no proof of absence: the text was cut, or it carries a
+/// redaction token and either the miss would let the check pass, or the
+/// regex names a literal of a kind redaction rewrites (then a positive red
+/// says "could not look" rather than "not called").
+fn miss_is_unknown(text: &str, truncated: bool, source: &str, negative_direction: bool) -> bool {
+    truncated
+        || (text.contains(REDACTION_TOKEN)
+            && (negative_direction || names_redactable_literal(source)))
+}
+
+/// Whether a regex, read as the literal it spells (`\/` → `/`), names
+/// something of a shape the reference redaction policy rewrites: a home,
+/// temp or mount path, or an email address (the original's offline
+/// heuristic, src/redactable-literal.ts).
+fn names_redactable_literal(source: &str) -> bool {
+    static SHAPES: std::sync::LazyLock<regex::RegexSet> = std::sync::LazyLock::new(|| {
+        regex::RegexSet::new([
+            r"/(?:Users|home|root)/[^/\s]",
+            r"/private/(?:tmp|var)/",
+            r"/var/folders/",
+            r"/Volumes/[^/\s]",
+            r"/System/Volumes/",
+            r"[A-Za-z0-9._%+-]@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
+        ])
+        .expect("the redactable shapes compile")
+    });
+    // Each `\x` read as `x`; a class or group still reads as its
+    // characters, which can only make the check fire more.
+    let mut literal = String::with_capacity(source.len());
+    let mut chars = source.chars();
+    while let Some(c) = chars.next() {
+        literal.push(if c == '\\' {
+            chars.next().unwrap_or(c)
+        } else {
+            c
+        });
+    }
+    SHAPES.is_match(&literal)
 }
 
 struct Judge<'a> {
@@ -159,15 +193,17 @@ impl Judge<'_> {
     fn input(&self, c: &ToolCall) -> Result<Status, String> {
         let mut parts = Vec::new();
         let field = |f: &str| c.input.iter().find(|(k, _)| k == f).map(|(_, v)| v);
-        for (f, _, re) in &self.re.input {
+        for (f, src, re) in &self.re.input {
             parts.push(match field(f).filter(|v| !v.text.is_empty()) {
                 None => Status::No,
                 Some(v) if hit(self.key, re, &v.text)? => Status::Yes,
-                Some(v) if miss_is_unknown(&v.text, v.truncated, self.negative) => Status::Unknown,
+                Some(v) if miss_is_unknown(&v.text, v.truncated, src, self.negative) => {
+                    Status::Unknown
+                }
                 Some(_) => Status::No,
             });
         }
-        if let Some((_, re)) = &self.re.input_any {
+        if let Some((src, re)) = &self.re.input_any {
             let mut any_hit = false;
             for (_, v) in &c.input {
                 any_hit |= hit(self.key, re, &v.text)?;
@@ -177,7 +213,7 @@ impl Judge<'_> {
             } else if c
                 .input
                 .iter()
-                .any(|(_, v)| miss_is_unknown(&v.text, v.truncated, self.negative))
+                .any(|(_, v)| miss_is_unknown(&v.text, v.truncated, src, self.negative))
             {
                 Status::Unknown
             } else {
@@ -209,19 +245,19 @@ impl Judge<'_> {
                 Status::No
             });
         }
-        if let Some((_, re)) = &self.re.matches {
+        if let Some((src, re)) = &self.re.matches {
             parts.push(if hit(self.key, re, text)? {
                 Status::Yes
-            } else if miss_is_unknown(text, cut, self.negative) {
+            } else if miss_is_unknown(text, cut, src, self.negative) {
                 Status::Unknown
             } else {
                 Status::No
             });
         }
-        if let Some((_, re)) = &self.re.not_matches {
+        if let Some((src, re)) = &self.re.not_matches {
             parts.push(if hit(self.key, re, text)? {
                 Status::No
-            } else if miss_is_unknown(text, cut, !self.negative) {
+            } else if miss_is_unknown(text, cut, src, !self.negative) {
                 Status::Unknown
             } else {
                 Status::Yes
@@ -285,6 +321,9 @@ struct Tally {
     out_of_scope: Vec<(String, usize)>,
     named: usize,
     in_scope: usize,
+    /// Name-matching calls outside the scope, by origin, in the order met
+    /// (what a negative pass did not look at).
+    skipped: Vec<(&'static str, usize)>,
 }
 
 /// `tool_called` / `tool_not_called` given as an object with predicates.
@@ -353,6 +392,14 @@ fn tally(run: &RunRecord, judge: &Judge<'_>, globs: &[&str], scope: &str) -> Res
         let input = judge.input(c)?;
         let typed = type_ok(c)?;
         if !((scope == "any" || c.origin.as_str() == scope) && typed) {
+            match out
+                .skipped
+                .iter_mut()
+                .find(|(o, _)| *o == c.origin.as_str())
+            {
+                Some((_, n)) => *n += 1,
+                None => out.skipped.push((c.origin.as_str(), 1)),
+            }
             if input != Status::No {
                 let origin = c.origin.as_str();
                 let at = if typed || scope != "subagent" {
@@ -410,14 +457,27 @@ fn negative_verdict(tally: &Tally, tool: &str, scope: &str) -> KeyResult {
             sample(&tally.unknown)
         ));
     }
-    let skipped = tally.named - tally.in_scope;
-    let not_checked = if skipped == 0 {
+    // What the pass did not look at, by origin (the original's words).
+    let not_checked = if tally.skipped.is_empty() {
         String::new()
     } else {
+        let parts: Vec<String> = tally
+            .skipped
+            .iter()
+            .map(|(origin, n)| {
+                let label = match *origin {
+                    "subagent" => "sub-agent",
+                    "main" => "main-agent",
+                    _ => "unknown-origin",
+                };
+                format!("{n} {label} call{}", if *n == 1 { "" } else { "s" })
+            })
+            .collect();
+        let one = tally.skipped.len() == 1 && tally.skipped[0].1 == 1;
         format!(
-            "; {skipped} name-matching call(s) outside scope {scope} not checked (use `scope: any` \
-                to include {})",
-            if skipped == 1 { "it" } else { "them" }
+            "; {} not checked (use `scope: any` to include {})",
+            parts.join(", "),
+            if one { "it" } else { "them" }
         )
     };
     ok_ev(format!(
