@@ -476,104 +476,104 @@ fn skill_drift(rec: &FingerprintRecord, live: &FingerprintRecord, out: &mut Stal
             dup.push(p);
         }
     }
-    if let (Some(_), Some(live_shared)) = (&rec.shared_hash, &live.shared_hash) {
-        let scope: Vec<String> = rec.skill_scope.clone().unwrap_or_default();
-        let label = if scope.is_empty() {
-            "skill".to_owned()
-        } else {
-            scope
-                .iter()
-                .map(|s| format!("skills/{s}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let scope_set: HashSet<&str> = scope.iter().map(String::as_str).collect();
-        let scope_agents = live.agent_scope.as_deref() == Some("skill");
-        if !dup.is_empty() {
-            let all_private = dup
-                .iter()
-                .all(|p| scope.iter().any(|s| p.starts_with(&format!("skills/{s}/"))));
-            let class = if all_private {
-                FindingClass::Skill
-            } else {
-                FindingClass::SharedRoot
-            };
-            out.push(class, dup_message(&dup));
-        }
-        let shared_moved = rec.shared_hash.as_ref() != Some(live_shared);
-        match (&rec.file_sigs, &live.file_sigs) {
-            (Some(r), Some(l)) => {
-                let (shared, skill) = partition(&diff_file_sigs(r, l), &scope_set, scope_agents);
-                let shared_summary = summarize(&shared);
-                let skill_summary = summarize(&skill);
-                if let Some(s) = &shared_summary {
-                    out.push(
-                        FindingClass::SharedRoot,
-                        format!(
-                            "shared root changed since record (scope: {label}) [{s}] — re-record"
-                        ),
-                    );
-                }
-                if let Some(s) = &skill_summary {
-                    out.push(
-                        FindingClass::Skill,
-                        format!("{label} changed since record [{s}] — re-record"),
-                    );
-                }
-                if shared_summary.is_none() && skill_summary.is_none() {
-                    if shared_moved {
-                        out.push(
-                            FindingClass::SharedRoot,
-                            format!(
-                                "shared root changed since record (scope: {label}) — re-record"
-                            ),
-                        );
-                    }
-                    out.push(
-                        FindingClass::Skill,
-                        format!("{label} changed since record — re-record"),
-                    );
-                }
-            }
-            _ => {
-                if shared_moved {
-                    out.push(
-                        FindingClass::SharedRoot,
-                        format!("shared root changed since record (scope: {label}) — re-record"),
-                    );
-                    out.push(
-                        FindingClass::Skill,
-                        format!(
-                            "{label} may also have changed since record (no per-file manifest \
-                            to isolate) — re-record"
-                        ),
-                    );
-                } else {
-                    out.push(
-                        FindingClass::Skill,
-                        format!("{label} changed since record — re-record"),
-                    );
-                }
-            }
-        }
+    if let (Some(_), Some(_)) = (&rec.shared_hash, &live.shared_hash) {
+        scoped_drift(rec, live, &dup, out);
+        return;
+    }
+    if !dup.is_empty() {
+        out.push(FindingClass::Skill, dup_message(&dup));
+    }
+    let summary = match (&rec.file_sigs, &live.file_sigs) {
+        (Some(r), Some(l)) => summarize(&diff_file_sigs(r, l)),
+        _ => None,
+    };
+    match summary {
+        Some(s) => out.push(
+            FindingClass::Skill,
+            format!("skill files changed since record — {s} — re-record"),
+        ),
+        None => out.push(
+            FindingClass::Skill,
+            "local skill/plugin dir contents changed since record — re-record",
+        ),
+    }
+}
+
+/// Drift of a scoped hash (a shared root beside the scoped skills): each
+/// change is told apart as the skills' own or the shared root's.
+fn scoped_drift(
+    rec: &FingerprintRecord,
+    live: &FingerprintRecord,
+    dup: &[String],
+    out: &mut Staleness,
+) {
+    let scope: Vec<String> = rec.skill_scope.clone().unwrap_or_default();
+    let label = if scope.is_empty() {
+        "skill".to_owned()
     } else {
-        if !dup.is_empty() {
-            out.push(FindingClass::Skill, dup_message(&dup));
-        }
-        let summary = match (&rec.file_sigs, &live.file_sigs) {
-            (Some(r), Some(l)) => summarize(&diff_file_sigs(r, l)),
-            _ => None,
+        scope
+            .iter()
+            .map(|s| format!("skills/{s}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !dup.is_empty() {
+        let all_private = dup
+            .iter()
+            .all(|p| scope.iter().any(|s| p.starts_with(&format!("skills/{s}/"))));
+        let class = if all_private {
+            FindingClass::Skill
+        } else {
+            FindingClass::SharedRoot
         };
-        match summary {
-            Some(s) => out.push(
+        out.push(class, dup_message(dup));
+    }
+    let shared_moved = rec.shared_hash != live.shared_hash;
+    let shared_changed =
+        || format!("shared root changed since record (scope: {label}) — re-record");
+    let (Some(r), Some(l)) = (&rec.file_sigs, &live.file_sigs) else {
+        if shared_moved {
+            out.push(FindingClass::SharedRoot, shared_changed());
+            out.push(
                 FindingClass::Skill,
-                format!("skill files changed since record — {s} — re-record"),
-            ),
-            None => out.push(
+                format!(
+                    "{label} may also have changed since record (no per-file manifest to \
+                    isolate) — re-record"
+                ),
+            );
+        } else {
+            out.push(
                 FindingClass::Skill,
-                "local skill/plugin dir contents changed since record — re-record",
-            ),
+                format!("{label} changed since record — re-record"),
+            );
         }
+        return;
+    };
+    let scope_set: HashSet<&str> = scope.iter().map(String::as_str).collect();
+    let scope_agents = live.agent_scope.as_deref() == Some("skill");
+    let (shared, skill) = partition(&diff_file_sigs(r, l), &scope_set, scope_agents);
+    let shared_summary = summarize(&shared);
+    let skill_summary = summarize(&skill);
+    if let Some(s) = &shared_summary {
+        out.push(
+            FindingClass::SharedRoot,
+            format!("shared root changed since record (scope: {label}) [{s}] — re-record"),
+        );
+    }
+    if let Some(s) = &skill_summary {
+        out.push(
+            FindingClass::Skill,
+            format!("{label} changed since record [{s}] — re-record"),
+        );
+    }
+    if shared_summary.is_none() && skill_summary.is_none() {
+        if shared_moved {
+            out.push(FindingClass::SharedRoot, shared_changed());
+        }
+        out.push(
+            FindingClass::Skill,
+            format!("{label} changed since record — re-record"),
+        );
     }
 }
 
