@@ -597,32 +597,7 @@ pub fn session_shape_covering(s: &Session, coverage: ShapeCoverage) -> serde_jso
                 .collect(),
         ),
     );
-    let mut plugins = Map::new();
-    plugins.insert(
-        "config_dir".into(),
-        s.plugins
-            .config_dir
-            .clone()
-            .map_or(Value::Null, Value::String),
-    );
-    plugins.insert(
-        "marketplaces".into(),
-        json!(sorted(&s.plugins.marketplaces)),
-    );
-    plugins.insert(
-        "local_marketplaces".into(),
-        json!(sorted(&s.plugins.local_marketplaces)),
-    );
-    plugins.insert("enabled".into(), json!(sorted(&s.plugins.enabled)));
-    plugins.insert(
-        "local_plugins".into(),
-        json!(sorted(&s.plugins.local_plugins)),
-    );
-    plugins.insert(
-        "remote_plugins".into(),
-        json!(sorted(&s.plugins.remote_plugins)),
-    );
-    shape.insert("plugins".into(), Value::Object(plugins));
+    shape.insert("plugins".into(), plugins_shape(&s.plugins));
     shape.insert("skills".into(), json!({"local": sorted(&s.skills.local)}));
     let mut mcp = Map::new();
     mcp.insert(
@@ -639,18 +614,8 @@ pub fn session_shape_covering(s: &Session, coverage: ShapeCoverage) -> serde_jso
         "web_fetch".into(),
         json!({"approved_domains": sorted(&s.web_fetch.approved_domains)}),
     );
-    let mut env = Map::new();
-    if let Some(m) = &s.agent_env.subagent_model {
-        env.insert("CLAUDE_CODE_SUBAGENT_MODEL".into(), json!(m));
-    }
-    if let Some(t) = s.agent_env.tool_search {
-        env.insert("ENABLE_TOOL_SEARCH".into(), json!(t.as_str()));
-    }
-    if s.agent_env.disable_experimental_betas == Some(true) {
-        env.insert("CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS".into(), json!("1"));
-    }
-    if !env.is_empty() {
-        shape.insert("agent_env".into(), Value::Object(env));
+    if let Some(env) = agent_env_shape(&s.agent_env) {
+        shape.insert("agent_env".into(), env);
     }
     // Connected projects join only when declared, so a session without any
     // hashes exactly as under 2.0.0; sorted by `uuid` (`localeCompare`), the
@@ -665,6 +630,42 @@ pub fn session_shape_covering(s: &Session, coverage: ShapeCoverage) -> serde_jso
         shape.insert("projects".into(), Value::Array(projects));
     }
     Value::Object(shape)
+}
+
+/// The `plugins` part of the shape, every list sorted.
+fn plugins_shape(s: &crate::scenario::session::Plugins) -> serde_json::Value {
+    use serde_json::{Map, Value, json};
+    let mut plugins = Map::new();
+    plugins.insert(
+        "config_dir".into(),
+        s.config_dir.clone().map_or(Value::Null, Value::String),
+    );
+    plugins.insert("marketplaces".into(), json!(sorted(&s.marketplaces)));
+    plugins.insert(
+        "local_marketplaces".into(),
+        json!(sorted(&s.local_marketplaces)),
+    );
+    plugins.insert("enabled".into(), json!(sorted(&s.enabled)));
+    plugins.insert("local_plugins".into(), json!(sorted(&s.local_plugins)));
+    plugins.insert("remote_plugins".into(), json!(sorted(&s.remote_plugins)));
+    Value::Object(plugins)
+}
+
+/// The `agent_env` knobs the session sets, by the variable each becomes;
+/// `None` when it sets none.
+fn agent_env_shape(s: &crate::scenario::session::AgentEnv) -> Option<serde_json::Value> {
+    use serde_json::{Map, Value, json};
+    let mut env = Map::new();
+    if let Some(m) = &s.subagent_model {
+        env.insert("CLAUDE_CODE_SUBAGENT_MODEL".into(), json!(m));
+    }
+    if let Some(t) = s.tool_search {
+        env.insert("ENABLE_TOOL_SEARCH".into(), json!(t.as_str()));
+    }
+    if s.disable_experimental_betas == Some(true) {
+        env.insert("CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS".into(), json!("1"));
+    }
+    (!env.is_empty()).then_some(Value::Object(env))
 }
 
 /// `sessionFingerprint` of a parsed session: sha256 of `JSON.stringify` of
