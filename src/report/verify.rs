@@ -225,24 +225,10 @@ fn cassette_lines(out: &mut String, r: &CassetteResult) {
     }
     for x in &r.findings {
         let mark = if x.is_real() { "✗" } else { "·" };
-        let kind = if x.kind != x.cls.as_str() {
-            format!(" {}", x.kind)
-        } else {
-            String::new()
-        };
-        let field = x
-            .field
-            .as_deref()
-            .map(|p| format!(" {p}"))
-            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{mark} {f}: [{}{kind}] {}{field} — {}{}{}",
-            x.cls.as_str(),
-            x.location,
-            x.sample,
-            crate::report::outcome::repeats(x),
-            crate::report::outcome::waived(x)
+            "{mark} {f}: {}",
+            crate::report::outcome::finding_text(x)
         );
     }
     let tagged = [
