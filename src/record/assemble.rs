@@ -108,25 +108,11 @@ fn stamp(doc: &mut Map<String, Value>) -> u64 {
     version
 }
 
+/// The cassette document in cowork-harness's key order, stamped with the
+/// version it needs.
 fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
     let cassette_dir = crate::scenario::dir_of(p.cassette_path);
-    let mut scenario = p.scenario.frozen.clone();
-    if let Some(session) = &p.scenario.session_path {
-        scenario.insert(
-            "session".into(),
-            json!(paths::relative_posix(session, cassette_dir)),
-        );
-    } else {
-        scenario.insert("session".into(), json!(INLINE_SESSION));
-    }
-    // Like `session`, the fixture is stored relative to the cassette, which
-    // is where replay and staleness resolve it.
-    if let Some(Ok(fixture)) = p.scenario.workspace_fixture_dir() {
-        scenario.insert(
-            "workspace_fixture".into(),
-            json!(paths::relative_posix(&fixture, cassette_dir)),
-        );
-    }
+    let scenario = frozen_scenario(p.scenario, cassette_dir);
     let mut doc = Map::new();
     // Stamped once the document is whole (`stamp`), in these positions.
     doc.insert("$schema".into(), Value::Null);
@@ -180,6 +166,25 @@ fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
     }
     stamp(&mut doc);
     doc
+}
+
+/// The scenario as the cassette freezes it: its session and fixture paths
+/// relative to the cassette, which is where replay and staleness resolve
+/// them.
+fn frozen_scenario(scenario: &Scenario, cassette_dir: &Path) -> Map<String, Value> {
+    let mut frozen = scenario.frozen.clone();
+    let session = match &scenario.session_path {
+        Some(session) => json!(paths::relative_posix(session, cassette_dir)),
+        None => json!(INLINE_SESSION),
+    };
+    frozen.insert("session".into(), session);
+    if let Some(Ok(fixture)) = scenario.workspace_fixture_dir() {
+        frozen.insert(
+            "workspace_fixture".into(),
+            json!(paths::relative_posix(&fixture, cassette_dir)),
+        );
+    }
+    frozen
 }
 
 /// The record-time connected-folder host path → mount name correspondence

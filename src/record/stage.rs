@@ -155,137 +155,12 @@ pub fn stage(run_dir: &Path, session: &SessionKeys) -> Result<Staged, StageError
     ] {
         fs::create_dir_all(&d).map_err(io(&d))?;
     }
+    let mounts = plan_mounts(session)?;
     let mut notices = Vec::new();
-    let mut mounts = Vec::new();
-    let mut missing = Vec::new();
-    for u in &session.uploads {
-        if !u.is_file() {
-            missing.push(format!("upload `{}` is not a file", u.display()));
-            continue;
-        }
-        let name = basename(u);
-        safe_segment(&name)?;
-        mounts.push(Mount {
-            mount_path: format!("uploads/{name}"),
-            source: u.clone(),
-            mode: "r".into(),
-            kind: MountKind::Upload,
-        });
-    }
-    let folder_sources: Vec<PathBuf> = session.folders.iter().map(|f| f.from.clone()).collect();
-    for f in &folder_sources {
-        if !f.is_dir() {
-            missing.push(format!(
-                "connected folder `{}` is not a directory",
-                f.display()
-            ));
-        }
-    }
-    for p in &session.projects {
-        if !p.1.is_dir() {
-            missing.push(format!("project `{}` is not a directory", p.1.display()));
-        }
-    }
-    for p in &session.local_plugins {
-        if !p.is_dir() {
-            missing.push(format!("local plugin `{}` is not a directory", p.display()));
-        }
-    }
-    for s in &session.skills_local {
-        if !s.is_dir() {
-            missing.push(format!("skill dir `{}` is not a directory", s.display()));
-        }
-    }
-    if !missing.is_empty() {
-        return Err(StageError::Invalid(format!(
-            "the session names sources that do not exist:\n  {}",
-            missing.join("\n  ")
-        )));
-    }
-    for (f, name) in session.folders.iter().zip(folder_names(&folder_sources)?) {
-        mounts.push(Mount {
-            mount_path: name,
-            source: f.from.clone(),
-            mode: f.mode.clone(),
-            kind: MountKind::Folder,
-        });
-    }
-    for (uuid, from) in &session.projects {
-        safe_segment(uuid)?;
-        mounts.push(Mount {
-            mount_path: format!(".projects/{uuid}"),
-            source: from.clone(),
-            mode: "r".into(),
-            kind: MountKind::Project,
-        });
-    }
-    for p in &session.local_plugins {
-        let name = basename(p);
-        safe_segment(&name)?;
-        mounts.push(Mount {
-            mount_path: format!(".local-plugins/marketplaces/local-desktop-app-uploads/{name}"),
-            source: p.clone(),
-            mode: "r".into(),
-            kind: MountKind::Plugin,
-        });
-    }
-    let mut seen = std::collections::HashSet::new();
-    for m in &mounts {
-        if !seen.insert(m.mount_path.clone()) {
-            return Err(StageError::Invalid(format!(
-                "two sources would be staged at `{}`; rename one",
-                m.mount_path
-            )));
-        }
-    }
+    write_settings(&config_dir)?;
+    stage_skills(session, &config_dir, &work_root, &mut notices)?;
+    copy_mounts(&work_root, &mounts)?;
 
-    // Settings (both files, same JSON), then skills.
-    let settings = json!({
-        "localAgentModeTrustedFolders": [],
-        "autoMountFolders": false,
-    });
-    let text = serde_json::to_string_pretty(&settings).unwrap_or_default();
-    for f in ["settings.json", "cowork_settings.json"] {
-        let p = config_dir.join(f);
-        fs::write(&p, &text).map_err(io(&p))?;
-    }
-    let mut skill_names = std::collections::HashSet::new();
-    for s in &session.skills_local {
-        let name = basename(s);
-        safe_segment(&name)?;
-        if !skill_names.insert(name.clone()) {
-            return Err(StageError::Invalid(format!(
-                "two skill dirs share the basename `{name}`; rename one"
-            )));
-        }
-        let filter = git_filter(s, &mut notices)?;
-        for dest in [
-            config_dir.join("skills").join(&name),
-            work_root.join(".claude/skills").join(&name),
-        ] {
-            copy_tree(s, &dest, filter.as_ref())?;
-        }
-    }
-
-    let real_root = fs::canonicalize(&work_root).map_err(io(&work_root))?;
-    for m in &mounts {
-        let dest = work_root.join(&m.mount_path);
-        let parent = dest.parent().unwrap_or(&work_root).to_owned();
-        fs::create_dir_all(&parent).map_err(io(&parent))?;
-        let real_parent = fs::canonicalize(&parent).map_err(io(&parent))?;
-        if !real_parent.starts_with(&real_root) {
-            return Err(StageError::Invalid(format!(
-                "mount `{}` escapes the work root through a symlink",
-                m.mount_path
-            )));
-        }
-        let meta = fs::symlink_metadata(&m.source).map_err(io(&m.source))?;
-        if meta.is_dir() {
-            copy_tree(&m.source, &dest, None)?;
-        } else {
-            fs::copy(&m.source, &dest).map_err(io(&m.source))?;
-        }
-    }
     let user_visible_roots: Vec<String> = std::iter::once("outputs".to_owned())
         .chain(
             mounts
@@ -318,6 +193,165 @@ pub fn stage(run_dir: &Path, session: &SessionKeys) -> Result<Staged, StageError
         plugin_divergence,
         notices,
     })
+}
+
+impl Mount {
+    /// A mount the agent may only read.
+    fn read_only(mount_path: String, source: &Path, kind: MountKind) -> Mount {
+        Mount {
+            mount_path,
+            source: source.to_owned(),
+            mode: "r".into(),
+            kind,
+        }
+    }
+}
+
+/// Every mount the session declares, in staging order (uploads, folders,
+/// projects, plugins), each at a distinct work-root path. An unsafe upload
+/// name is reported before missing sources, which are reported all at once.
+fn plan_mounts(session: &SessionKeys) -> Result<Vec<Mount>, StageError> {
+    let mut mounts = Vec::new();
+    for u in session.uploads.iter().filter(|u| u.is_file()) {
+        let name = basename(u);
+        safe_segment(&name)?;
+        mounts.push(Mount::read_only(
+            format!("uploads/{name}"),
+            u,
+            MountKind::Upload,
+        ));
+    }
+    check_sources_exist(session)?;
+    let folder_sources: Vec<PathBuf> = session.folders.iter().map(|f| f.from.clone()).collect();
+    for (f, name) in session.folders.iter().zip(folder_names(&folder_sources)?) {
+        mounts.push(Mount {
+            mount_path: name,
+            source: f.from.clone(),
+            mode: f.mode.clone(),
+            kind: MountKind::Folder,
+        });
+    }
+    for (uuid, from) in &session.projects {
+        safe_segment(uuid)?;
+        mounts.push(Mount::read_only(
+            format!(".projects/{uuid}"),
+            from,
+            MountKind::Project,
+        ));
+    }
+    for p in &session.local_plugins {
+        let name = basename(p);
+        safe_segment(&name)?;
+        mounts.push(Mount::read_only(
+            format!(".local-plugins/marketplaces/local-desktop-app-uploads/{name}"),
+            p,
+            MountKind::Plugin,
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(m) = mounts.iter().find(|m| !seen.insert(m.mount_path.clone())) {
+        return Err(StageError::Invalid(format!(
+            "two sources would be staged at `{}`; rename one",
+            m.mount_path
+        )));
+    }
+    Ok(mounts)
+}
+
+/// Every source the session names exists, else one error listing them all.
+fn check_sources_exist(session: &SessionKeys) -> Result<(), StageError> {
+    let mut missing = Vec::new();
+    for u in session.uploads.iter().filter(|u| !u.is_file()) {
+        missing.push(format!("upload `{}` is not a file", u.display()));
+    }
+    let dirs = [
+        (
+            "connected folder",
+            session.folders.iter().map(|f| &f.from).collect::<Vec<_>>(),
+        ),
+        ("project", session.projects.iter().map(|p| &p.1).collect()),
+        ("local plugin", session.local_plugins.iter().collect()),
+        ("skill dir", session.skills_local.iter().collect()),
+    ];
+    for (what, paths) in dirs {
+        for p in paths.into_iter().filter(|p| !p.is_dir()) {
+            missing.push(format!("{what} `{}` is not a directory", p.display()));
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(StageError::Invalid(format!(
+        "the session names sources that do not exist:\n  {}",
+        missing.join("\n  ")
+    )))
+}
+
+/// Both settings files the agent may read, with the same JSON.
+fn write_settings(config_dir: &Path) -> Result<(), StageError> {
+    let settings = json!({
+        "localAgentModeTrustedFolders": [],
+        "autoMountFolders": false,
+    });
+    let text = serde_json::to_string_pretty(&settings).unwrap_or_default();
+    for f in ["settings.json", "cowork_settings.json"] {
+        let p = config_dir.join(f);
+        fs::write(&p, &text).map_err(io(&p))?;
+    }
+    Ok(())
+}
+
+/// Copies each skill under test to the config's skills and the work root's
+/// project skills (see the module docs).
+fn stage_skills(
+    session: &SessionKeys,
+    config_dir: &Path,
+    work_root: &Path,
+    notices: &mut Vec<String>,
+) -> Result<(), StageError> {
+    let mut skill_names = std::collections::HashSet::new();
+    for s in &session.skills_local {
+        let name = basename(s);
+        safe_segment(&name)?;
+        if !skill_names.insert(name.clone()) {
+            return Err(StageError::Invalid(format!(
+                "two skill dirs share the basename `{name}`; rename one"
+            )));
+        }
+        let filter = git_filter(s, notices)?;
+        for dest in [
+            config_dir.join("skills").join(&name),
+            work_root.join(".claude/skills").join(&name),
+        ] {
+            copy_tree(s, &dest, filter.as_ref())?;
+        }
+    }
+    Ok(())
+}
+
+/// Copies each mount's source to its place under the work root, refusing a
+/// place a symlink would lead outside it.
+fn copy_mounts(work_root: &Path, mounts: &[Mount]) -> Result<(), StageError> {
+    let real_root = fs::canonicalize(work_root).map_err(io(work_root))?;
+    for m in mounts {
+        let dest = work_root.join(&m.mount_path);
+        let parent = dest.parent().unwrap_or(work_root).to_owned();
+        fs::create_dir_all(&parent).map_err(io(&parent))?;
+        let real_parent = fs::canonicalize(&parent).map_err(io(&parent))?;
+        if !real_parent.starts_with(&real_root) {
+            return Err(StageError::Invalid(format!(
+                "mount `{}` escapes the work root through a symlink",
+                m.mount_path
+            )));
+        }
+        let meta = fs::symlink_metadata(&m.source).map_err(io(&m.source))?;
+        if meta.is_dir() {
+            copy_tree(&m.source, &dest, None)?;
+        } else {
+            fs::copy(&m.source, &dest).map_err(io(&m.source))?;
+        }
+    }
+    Ok(())
 }
 
 /// The git-tracked file set of `dir` (relative paths), when it lives in a git
@@ -481,5 +515,65 @@ mod tests {
         assert!(s.work_root.join("proj/sub/a.txt").is_file());
         let link = fs::symlink_metadata(s.work_root.join("proj/link")).unwrap();
         assert!(link.file_type().is_symlink());
+    }
+
+    #[test]
+    fn missing_sources_are_listed_together_in_session_order() {
+        let t = tempfile::tempdir().unwrap();
+        let gone = |name: &str| t.path().join(name);
+        let session = SessionKeys {
+            uploads: vec![gone("u.pdf")],
+            folders: vec![crate::scenario::session_keys::Folder {
+                from: gone("folder"),
+                mode: "r".into(),
+            }],
+            projects: vec![("p1".into(), gone("project"))],
+            local_plugins: vec![gone("plugin")],
+            skills_local: vec![gone("skill")],
+            ..SessionKeys::default()
+        };
+        let err = stage(&t.path().join("run"), &session)
+            .unwrap_err()
+            .to_string();
+        let at = |name: &str| gone(name).display().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "the session names sources that do not exist:\n  \
+                 upload `{}` is not a file\n  \
+                 connected folder `{}` is not a directory\n  \
+                 project `{}` is not a directory\n  \
+                 local plugin `{}` is not a directory\n  \
+                 skill dir `{}` is not a directory",
+                at("u.pdf"),
+                at("folder"),
+                at("project"),
+                at("plugin"),
+                at("skill"),
+            )
+        );
+    }
+
+    #[test]
+    fn two_sources_at_one_mount_path_are_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let mut uploads = Vec::new();
+        for dir in ["a", "b"] {
+            fs::create_dir_all(t.path().join(dir)).unwrap();
+            let file = t.path().join(dir).join("same.txt");
+            fs::write(&file, "x").unwrap();
+            uploads.push(file);
+        }
+        let session = SessionKeys {
+            uploads,
+            ..SessionKeys::default()
+        };
+        let err = stage(&t.path().join("run"), &session)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "two sources would be staged at `uploads/same.txt`; rename one"
+        );
     }
 }

@@ -95,6 +95,38 @@ fn heading(out: &mut String, command: &str, shard: Option<Shard>, counts: &str) 
     let _ = writeln!(out, "### reel {command}{shard}: {counts}\n");
 }
 
+/// A heading's counts: `lead`, then the files that could not be checked
+/// (`could_not`: count and wording) and the stale ones when there are any,
+/// then the total.
+fn counts(lead: String, could_not: (usize, &str), stale: usize, total: usize) -> String {
+    let mut counts = lead;
+    if could_not.0 > 0 {
+        let _ = write!(counts, ", {} {}", could_not.0, could_not.1);
+    }
+    if stale > 0 {
+        let _ = write!(counts, ", {stale} stale");
+    }
+    let _ = write!(counts, " of {total} cassette(s)");
+    counts
+}
+
+/// The parts joined, or a dash for none (an empty cell reads as missing).
+fn or_dash(parts: &[String], separator: &str) -> String {
+    if parts.is_empty() {
+        "—".to_owned()
+    } else {
+        parts.join(separator)
+    }
+}
+
+/// The closing block: the first failure's file and message, in full.
+fn first_failure(out: &mut String, first: Option<(String, String)>) {
+    if let Some((file, message)) = first {
+        let _ = writeln!(out, "\n**First failure** — {}:\n", code(&file));
+        fenced(out, &message);
+    }
+}
+
 /// The job summary of a `replay` batch.
 pub fn replay_summary(results: &[ReplayResult], shard: Option<Shard>) -> String {
     let mut out = String::new();
@@ -108,14 +140,12 @@ pub fn replay_summary(results: &[ReplayResult], shard: Option<Shard>) -> String 
         .filter(|r| !r.staleness.findings.is_empty())
         .count();
     let passed = results.len() - failed - errors;
-    let mut counts = format!("{passed} passed, {failed} failed");
-    if errors > 0 {
-        let _ = write!(counts, ", {errors} could not be replayed");
-    }
-    if stale > 0 {
-        let _ = write!(counts, ", {stale} stale");
-    }
-    let _ = write!(counts, " of {} cassette(s)", results.len());
+    let counts = counts(
+        format!("{passed} passed, {failed} failed"),
+        (errors, "could not be replayed"),
+        stale,
+        results.len(),
+    );
     heading(&mut out, "replay", shard, &counts);
     if results.is_empty() {
         out.push_str("No cassette to replay.\n");
@@ -125,62 +155,54 @@ pub fn replay_summary(results: &[ReplayResult], shard: Option<Shard>) -> String 
         "| | cassette | scenario | verdict | failures | stale |\n|---|---|---|---|---|---|\n",
     );
     for r in results {
-        let (mark, verdict) = if r.error.is_some() {
-            ("⚠️", "error")
-        } else if r.verdict.pass {
-            ("✅", "pass")
-        } else {
-            ("❌", "FAIL")
-        };
-        let failures = if r.error.is_some() {
-            1
-        } else {
-            r.verdict.failures.len()
-        };
-        let stale: Vec<String> = r
-            .staleness
-            .findings
-            .iter()
-            .map(|f| {
-                serde_json::to_value(f.class)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default()
-            })
-            .collect();
-        let stale = if stale.is_empty() {
-            "—".to_owned()
-        } else {
-            stale.join(", ")
-        };
-        let _ = writeln!(
-            out,
-            "| {mark} | {} | {} | {verdict} | {failures} | {} |",
-            code(&r.file.display().to_string()),
-            cell(r.scenario()),
-            cell(&stale)
-        );
+        out.push_str(&replay_row(r));
     }
-    let first = results.iter().find_map(|r| {
-        let message = match &r.error {
-            Some(e) => e.clone(),
-            None => {
-                let f = r.verdict.failures.first()?;
-                let what = f
-                    .assertion
-                    .as_deref()
-                    .map(|k| format!("{k}: "))
-                    .unwrap_or_default();
-                format!("[{}] {what}{}", f.kind, f.message)
-            }
-        };
-        Some((r.file.display().to_string(), message))
-    });
-    if let Some((file, message)) = first {
-        let _ = writeln!(out, "\n**First failure** — {}:\n", code(&file));
-        fenced(&mut out, &message);
-    }
+    first_failure(&mut out, results.iter().find_map(replay_failure));
     out
+}
+
+/// One cassette's row of the replay table.
+fn replay_row(r: &ReplayResult) -> String {
+    let (mark, verdict, failures) = match &r.error {
+        Some(_) => ("⚠️", "error", 1),
+        None if r.verdict.pass => ("✅", "pass", r.verdict.failures.len()),
+        None => ("❌", "FAIL", r.verdict.failures.len()),
+    };
+    let stale: Vec<String> = r
+        .staleness
+        .findings
+        .iter()
+        .map(|f| {
+            serde_json::to_value(f.class)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default()
+        })
+        .collect();
+    format!(
+        "| {mark} | {} | {} | {verdict} | {failures} | {} |\n",
+        code(&r.file.display().to_string()),
+        cell(r.scenario()),
+        cell(&or_dash(&stale, ", "))
+    )
+}
+
+/// A cassette's first failure (its load error, else its first failing
+/// assertion) with its file; `None` when it passed.
+fn replay_failure(r: &ReplayResult) -> Option<(String, String)> {
+    let message = match &r.error {
+        Some(e) => e.clone(),
+        None => {
+            let f = r.verdict.failures.first()?;
+            let what = f
+                .assertion
+                .as_deref()
+                .map(|k| format!("{k}: "))
+                .unwrap_or_default();
+            format!("[{}] {what}{}", f.kind, f.message)
+        }
+    };
+    Some((r.file.display().to_string(), message))
 }
 
 /// The job summary of a `verify-cassettes` batch.
@@ -197,14 +219,12 @@ pub fn verify_summary(
         .count();
     let stale = results.iter().filter(|r| !r.staleness.is_empty()).count();
     let clean = results.len() - failing - unverified;
-    let mut counts = format!("{clean} clean, {failing} with findings");
-    if unverified > 0 {
-        let _ = write!(counts, ", {unverified} could not be verified");
-    }
-    if stale > 0 {
-        let _ = write!(counts, ", {stale} stale");
-    }
-    let _ = write!(counts, " of {} cassette(s)", results.len());
+    let mut counts = counts(
+        format!("{clean} clean, {failing} with findings"),
+        (unverified, "could not be verified"),
+        stale,
+        results.len(),
+    );
     if !orphan_scenarios.is_empty() {
         let _ = write!(counts, "; {} orphan scenario(s)", orphan_scenarios.len());
     }
@@ -212,56 +232,20 @@ pub fn verify_summary(
     if !results.is_empty() {
         out.push_str("| | cassette | verdict | findings | stale |\n|---|---|---|---|---|\n");
     }
-    let mut first: Option<(String, String)> = None;
     for r in results {
-        let (mark, verdict) = if r.has_finding() {
-            ("❌", "finding")
-        } else if r.has_unverifiable() {
-            ("⚠️", "could not verify")
-        } else {
-            ("✅", "clean")
-        };
-        // Each class with its count, in the text report's order.
-        let classes: [(&str, Vec<String>); 8] = [
-            ("error", r.error.iter().cloned().collect()),
-            (
-                "privacy",
-                r.findings
-                    .iter()
-                    .filter(|f| f.is_real())
-                    .map(|f| format!("[{}] {} — {}", f.cls.as_str(), f.location, f.sample))
-                    .collect(),
-            ),
-            ("stale", r.staleness.clone()),
-            ("unverifiable", r.unverifiable.clone()),
-            ("scenario-drift", r.scenario_drift.clone()),
-            ("version", r.version.clone()),
-            ("max-age", r.age.clone()),
-            ("orphan", r.orphan.clone()),
-        ];
-        let mut parts = Vec::new();
-        for (class, messages) in &classes {
-            if messages.is_empty() {
-                continue;
-            }
-            parts.push(format!("{class} {}", messages.len()));
-            if first.is_none() && (r.has_finding() || r.has_unverifiable()) {
-                first = Some((r.file.clone(), format!("[{class}] {}", messages[0])));
-            }
-        }
-        let findings = if parts.is_empty() {
-            "—".to_owned()
-        } else {
-            parts.join(" · ")
-        };
-        let stale = if r.staleness.is_empty() { "—" } else { "yes" };
-        let _ = writeln!(
-            out,
-            "| {mark} | {} | {verdict} | {} | {stale} |",
-            code(&r.file),
-            cell(&findings)
-        );
+        out.push_str(&verify_row(r));
     }
+    // The first cassette that fails or cannot be verified, at its first
+    // class with a message; else the first orphan scenario.
+    let mut first = results
+        .iter()
+        .filter(|r| r.has_finding() || r.has_unverifiable())
+        .find_map(|r| {
+            let (class, messages) = problem_classes(r)
+                .into_iter()
+                .find(|(_, messages)| !messages.is_empty())?;
+            Some((r.file.clone(), format!("[{class}] {}", messages[0])))
+        });
     if !orphan_scenarios.is_empty() {
         out.push_str("\n| | orphan scenario | message |\n|---|---|---|\n");
         for o in orphan_scenarios {
@@ -273,11 +257,53 @@ pub fn verify_summary(
                 .map(|o| (o.scenario.clone(), format!("[orphan] {}", o.message)));
         }
     }
-    if let Some((file, message)) = first {
-        let _ = writeln!(out, "\n**First failure** — {}:\n", code(&file));
-        fenced(&mut out, &message);
-    }
+    first_failure(&mut out, first);
     out
+}
+
+/// Each class of problem of one cassette with its messages, in the text
+/// report's order.
+fn problem_classes(r: &CassetteResult) -> [(&'static str, Vec<String>); 8] {
+    [
+        ("error", r.error.iter().cloned().collect()),
+        (
+            "privacy",
+            r.findings
+                .iter()
+                .filter(|f| f.is_real())
+                .map(|f| format!("[{}] {} — {}", f.cls.as_str(), f.location, f.sample))
+                .collect(),
+        ),
+        ("stale", r.staleness.clone()),
+        ("unverifiable", r.unverifiable.clone()),
+        ("scenario-drift", r.scenario_drift.clone()),
+        ("version", r.version.clone()),
+        ("max-age", r.age.clone()),
+        ("orphan", r.orphan.clone()),
+    ]
+}
+
+/// One cassette's row of the verify-cassettes table: each class with its
+/// count.
+fn verify_row(r: &CassetteResult) -> String {
+    let (mark, verdict) = if r.has_finding() {
+        ("❌", "finding")
+    } else if r.has_unverifiable() {
+        ("⚠️", "could not verify")
+    } else {
+        ("✅", "clean")
+    };
+    let parts: Vec<String> = problem_classes(r)
+        .iter()
+        .filter(|(_, messages)| !messages.is_empty())
+        .map(|(class, messages)| format!("{class} {}", messages.len()))
+        .collect();
+    let stale = if r.staleness.is_empty() { "—" } else { "yes" };
+    format!(
+        "| {mark} | {} | {verdict} | {} | {stale} |\n",
+        code(&r.file),
+        cell(&or_dash(&parts, " · "))
+    )
 }
 
 /// Under `GITHUB_ACTIONS=true`, appends `markdown` to the job summary; the

@@ -309,7 +309,8 @@ pub fn from_orphan_scenario(o: &crate::verify::lifecycle::OrphanScenario) -> Fil
     out
 }
 
-fn finding_text(x: &crate::verify::scan::Finding) -> String {
+/// A finding as the reports write it: `[class kind] location field — sample`.
+pub(crate) fn finding_text(x: &crate::verify::scan::Finding) -> String {
     let kind = if x.kind != x.cls.as_str() {
         format!(" {}", x.kind)
     } else {

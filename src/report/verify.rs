@@ -73,20 +73,8 @@ pub fn status_text(
 ) -> String {
     use crate::report::{outcome, status};
     let mut out = String::new();
-    for (flag, what) in [
-        (
-            coverage.staleness,
-            "--skip-staleness: staleness check was skipped",
-        ),
-        (coverage.privacy, "--skip-privacy: privacy scan was skipped"),
-        (
-            coverage.scenario_drift,
-            "--skip-scenario-drift: scenario prompt-drift check was skipped",
-        ),
-    ] {
-        if !flag {
-            let _ = writeln!(out, "warn: {what}");
-        }
+    for what in skipped_checks(coverage) {
+        let _ = writeln!(out, "warn: {what}");
     }
     let outcomes: Vec<_> = results
         .iter()
@@ -111,15 +99,8 @@ pub fn status_text(
             with --session FILE\n",
         );
     }
-    if results
-        .iter()
-        .any(|r| r.findings.iter().any(|x| x.is_real()))
-    {
-        out.push_str(
-            "hint: scrub the cassette (re-record; secrets are scrubbed at record time, \
-            add a .cowork-redact.json for the rest), or allow a reviewed synthetic value with \
-            `--allow REGEX`\n",
-        );
+    if has_real_findings(results) {
+        out.push_str(SCRUB_HINT);
     }
     if results.iter().any(|r| !r.staleness.is_empty()) {
         out.push_str(
@@ -138,6 +119,36 @@ pub fn status_text(
     out
 }
 
+/// What to do about a real finding (both text reports end with it).
+const SCRUB_HINT: &str = "hint: scrub the cassette (re-record; secrets are scrubbed at record \
+    time, add a .cowork-redact.json for the rest), or allow a reviewed synthetic value with \
+    `--allow REGEX`\n";
+
+/// Some cassette has a finding that is not a note.
+fn has_real_findings(results: &[CassetteResult]) -> bool {
+    results
+        .iter()
+        .any(|r| r.findings.iter().any(|x| x.is_real()))
+}
+
+/// The checks a `--skip-*` flag turned off, as both reports word them.
+fn skipped_checks(coverage: Coverage) -> impl Iterator<Item = &'static str> {
+    [
+        (
+            coverage.staleness,
+            "--skip-staleness: staleness check was skipped",
+        ),
+        (coverage.privacy, "--skip-privacy: privacy scan was skipped"),
+        (
+            coverage.scenario_drift,
+            "--skip-scenario-drift: scenario prompt-drift check was skipped",
+        ),
+    ]
+    .into_iter()
+    .filter(|(ran, _)| !ran)
+    .map(|(_, what)| what)
+}
+
 /// The original's text report (`--verbose`).
 pub fn text(
     results: &[CassetteResult],
@@ -148,78 +159,14 @@ pub fn text(
     let mut out = String::new();
     let status = batch_status(results, orphan_scenarios);
     let orphan_scenarios = orphan_scenarios.unwrap_or_default();
-    if !coverage.staleness {
-        out.push_str("⚠ reel: --skip-staleness: staleness check was skipped\n");
+    for what in skipped_checks(coverage) {
+        let _ = writeln!(out, "⚠ reel: {what}");
     }
-    if !coverage.privacy {
-        out.push_str("⚠ reel: --skip-privacy: privacy scan was skipped\n");
-    }
-    if !coverage.scenario_drift {
-        out.push_str("⚠ reel: --skip-scenario-drift: scenario prompt-drift check was skipped\n");
-    }
-    let mut by_class: BTreeMap<&str, usize> = BTreeMap::new();
-    for r in results {
-        for f in &r.findings {
-            *by_class.entry(f.cls.as_str()).or_default() += f.count;
-        }
-    }
-    if !by_class.is_empty() {
-        let mut counts: Vec<_> = by_class.into_iter().collect();
-        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-        let parts: Vec<String> = counts.iter().map(|(c, n)| format!("{c} {n}")).collect();
-        let _ = writeln!(out, "findings by class: {}", parts.join(" · "));
+    if let Some(line) = findings_by_class(results) {
+        let _ = writeln!(out, "findings by class: {line}");
     }
     for r in results {
-        let f = &r.file;
-        if let Some(e) = &r.error {
-            let _ = writeln!(out, "✗ {f}: [error] {e}");
-        }
-        for x in &r.findings {
-            let mark = if x.is_real() { "✗" } else { "·" };
-            let kind = if x.kind != x.cls.as_str() {
-                format!(" {}", x.kind)
-            } else {
-                String::new()
-            };
-            let field = x
-                .field
-                .as_deref()
-                .map(|p| format!(" {p}"))
-                .unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "{mark} {f}: [{}{kind}] {}{field} — {}{}{}",
-                x.cls.as_str(),
-                x.location,
-                x.sample,
-                crate::report::outcome::repeats(x),
-                crate::report::outcome::waived(x)
-            );
-        }
-        for s in &r.staleness {
-            let _ = writeln!(out, "✗ {f}: [stale] {s}");
-        }
-        for s in &r.unverifiable {
-            let _ = writeln!(out, "✗ {f}: [unverifiable] {s}");
-        }
-        for s in &r.scenario_drift {
-            let _ = writeln!(out, "✗ {f}: [scenario-drift] {s}");
-        }
-        for s in &r.pending_review {
-            let _ = writeln!(out, "✗ {f}: [pending-review] {s}");
-        }
-        for s in &r.notes {
-            let _ = writeln!(out, "· {f}: [note] {s}");
-        }
-        for s in &r.version {
-            let _ = writeln!(out, "✗ {f}: [version] {s}");
-        }
-        for s in &r.age {
-            let _ = writeln!(out, "✗ {f}: [max-age] {s}");
-        }
-        for s in &r.orphan {
-            let _ = writeln!(out, "✗ {f}: [orphan] {s}");
-        }
+        cassette_lines(&mut out, r);
     }
     for o in orphan_scenarios {
         let _ = writeln!(out, "✗ {}: [orphan] {}", o.scenario, o.message);
@@ -231,38 +178,10 @@ pub fn text(
             results.len()
         );
     } else {
-        let real: usize = results.iter().map(CassetteResult::real_findings).sum();
-        let unverifiable: usize = results.iter().map(|r| r.unverifiable.len()).sum();
-        let mut line = format!("✗ verify-cassettes: {real} PII finding(s)");
-        if results.iter().any(|r| !r.staleness.is_empty()) {
-            line.push_str(" + staleness drift");
-        }
-        if results.iter().any(|r| !r.scenario_drift.is_empty()) {
-            line.push_str(" + scenario prompt drift");
-        }
-        if results.iter().any(|r| !r.pending_review.is_empty()) {
-            line.push_str(" + unreviewed re-recording(s)");
-        }
-        if unverifiable > 0 {
-            let _ = write!(line, " + {unverifiable} unverifiable");
-        }
-        if results.iter().any(|r| !r.version.is_empty()) {
-            line.push_str(" + version mismatch");
-        }
-        if results.iter().any(|r| r.error.is_some()) {
-            line.push_str(" + unreadable cassette(s)");
-        }
-        if results.iter().any(|r| !r.age.is_empty()) {
-            line.push_str(" + cassette(s) over --max-age");
-        }
-        let orphans =
-            results.iter().filter(|r| !r.orphan.is_empty()).count() + orphan_scenarios.len();
-        if orphans > 0 {
-            let _ = write!(line, " + {orphans} orphan(s)");
-        }
         let _ = writeln!(
             out,
-            "{line} across {} cassette(s) (exit {status})",
+            "{} across {} cassette(s) (exit {status})",
+            failure_line(results, orphan_scenarios.len()),
             results.len()
         );
         out.push_str(
@@ -272,21 +191,96 @@ pub fn text(
             fails SHAPE validation is still privacy-scanned; `privacyScanned` in --output-format \
             json says whether the scan ran.\n",
         );
-        if results
-            .iter()
-            .any(|r| r.findings.iter().any(|x| x.is_real()))
-        {
-            out.push_str(
-                "hint: scrub the cassette (re-record; secrets are scrubbed at record \
-                time, add a .cowork-redact.json for the rest), or allow a reviewed synthetic value \
-                with `--allow REGEX`\n",
-            );
+        if has_real_findings(results) {
+            out.push_str(SCRUB_HINT);
         }
     }
     if let Some(margins) = margins {
         out.push_str(&margins_text(margins));
     }
     out
+}
+
+/// `class n · class n …` over every finding, most frequent first; `None`
+/// without findings.
+fn findings_by_class(results: &[CassetteResult]) -> Option<String> {
+    let mut by_class: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in results.iter().flat_map(|r| &r.findings) {
+        *by_class.entry(f.cls.as_str()).or_default() += f.count;
+    }
+    if by_class.is_empty() {
+        return None;
+    }
+    let mut counts: Vec<_> = by_class.into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let parts: Vec<String> = counts.iter().map(|(c, n)| format!("{c} {n}")).collect();
+    Some(parts.join(" · "))
+}
+
+/// One line per problem of one cassette: `✗` fails, `·` informs.
+fn cassette_lines(out: &mut String, r: &CassetteResult) {
+    let f = &r.file;
+    if let Some(e) = &r.error {
+        let _ = writeln!(out, "✗ {f}: [error] {e}");
+    }
+    for x in &r.findings {
+        let mark = if x.is_real() { "✗" } else { "·" };
+        let _ = writeln!(
+            out,
+            "{mark} {f}: {}",
+            crate::report::outcome::finding_text(x)
+        );
+    }
+    let tagged = [
+        ("✗", "stale", &r.staleness),
+        ("✗", "unverifiable", &r.unverifiable),
+        ("✗", "scenario-drift", &r.scenario_drift),
+        ("✗", "pending-review", &r.pending_review),
+        ("·", "note", &r.notes),
+        ("✗", "version", &r.version),
+        ("✗", "max-age", &r.age),
+        ("✗", "orphan", &r.orphan),
+    ];
+    for (mark, tag, lines) in tagged {
+        for s in lines {
+            let _ = writeln!(out, "{mark} {f}: [{tag}] {s}");
+        }
+    }
+}
+
+/// The failing summary's lead: the PII count, then each other kind of
+/// failure present.
+fn failure_line(results: &[CassetteResult], orphan_scenarios: usize) -> String {
+    let any = |has: fn(&CassetteResult) -> bool| results.iter().any(has);
+    let real: usize = results.iter().map(CassetteResult::real_findings).sum();
+    let unverifiable: usize = results.iter().map(|r| r.unverifiable.len()).sum();
+    let mut line = format!("✗ verify-cassettes: {real} PII finding(s)");
+    if any(|r| !r.staleness.is_empty()) {
+        line.push_str(" + staleness drift");
+    }
+    if any(|r| !r.scenario_drift.is_empty()) {
+        line.push_str(" + scenario prompt drift");
+    }
+    if any(|r| !r.pending_review.is_empty()) {
+        line.push_str(" + unreviewed re-recording(s)");
+    }
+    if unverifiable > 0 {
+        let _ = write!(line, " + {unverifiable} unverifiable");
+    }
+    if any(|r| !r.version.is_empty()) {
+        line.push_str(" + version mismatch");
+    }
+    if any(|r| r.error.is_some()) {
+        line.push_str(" + unreadable cassette(s)");
+    }
+    if any(|r| !r.age.is_empty()) {
+        line.push_str(" + cassette(s) over --max-age");
+    }
+    let orphans = results.iter().filter(|r| !r.orphan.is_empty()).count() + orphan_scenarios;
+    if orphans > 0 {
+        let _ = write!(line, " + {orphans} orphan(s)");
+    }
+    line
 }
 
 /// The `--margins` block (recorded vs budget per count-bound assertion).

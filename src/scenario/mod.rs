@@ -25,6 +25,7 @@
 //! semantics (`crate::assert`).
 
 pub mod answers;
+mod authored;
 pub mod metrics;
 mod schema_file;
 pub mod session;
@@ -37,6 +38,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use answers::{AnswerRule, Unanswered};
+use authored::Authored;
 
 /// Every scenario key cowork-harness knows, in the order its loader emits
 /// them (the frozen scenario's key order).
@@ -216,163 +218,40 @@ impl Scenario {
 
     /// [`Scenario::load_authored`] on text, as if read from `path`.
     pub fn from_str_authored(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-        let schema = |message: String, hint: Option<String>| ScenarioError::Invalid {
-            path: path.to_owned(),
-            message,
-            hint,
-            refusal: Refusal::Schema,
-        };
-        let load_check = |message: String, hint: Option<String>| ScenarioError::Invalid {
-            path: path.to_owned(),
-            message,
-            hint,
-            refusal: Refusal::LoadCheck,
-        };
-        let doc: Value = serde_yaml_ng::from_str(text).map_err(|e| ScenarioError::Parse {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })?;
-        let Value::Object(map) = doc else {
-            return Err(ScenarioError::Parse {
-                path: path.to_owned(),
-                message: "the top level is not a mapping".into(),
-            });
-        };
-        for key in map.keys() {
-            if !SCENARIO_KEYS.contains(&key.as_str()) {
-                return Err(schema(
-                    format!("unknown key `{key}`{}", did_you_mean(key, SCENARIO_KEYS)),
-                    Some(
-                        "reel-only settings do not go in the scenario: the scripted model is \
-                         `<name>.model.yaml` beside it, the agent command is `--agent-cmd`"
-                            .into(),
-                    ),
-                ));
-            }
-        }
-        let string = |key: &str| -> Result<Option<String>, ScenarioError> {
-            match map.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(_) => Err(schema(format!("`{key}` must be a string"), None)),
-            }
-        };
-        let one_of =
-            |key: &str, allowed: &[&str], default: &str| -> Result<String, ScenarioError> {
-                let v = string(key)?.unwrap_or_else(|| default.to_owned());
-                if allowed.contains(&v.as_str()) {
-                    Ok(v)
-                } else {
-                    Err(schema(
-                        format!("`{key}: {v}` is not one of {}", allowed.join(", ")),
-                        None,
-                    ))
-                }
-            };
-        let string_list = |key: &str| -> Result<(), ScenarioError> {
-            match map.get(key) {
-                None | Some(Value::Null) => Ok(()),
-                Some(Value::Array(items)) if items.iter().all(Value::is_string) => Ok(()),
-                Some(_) => Err(schema(format!("`{key}` must be a list of strings"), None)),
-            }
-        };
-
-        // Required, but any string: the original's schema takes `prompt: ""`
-        // (a blank prompt is refused by `check_recordable` only).
-        let Some(prompt) = string("prompt")? else {
-            return Err(schema(
-                "`prompt` is required (the user turn sent to the agent)".into(),
-                None,
-            ));
-        };
-        let name = match string("name")? {
-            Some(n) if !n.is_empty() => n,
-            _ => file_stem(path),
-        };
-        string("baseline")?;
-        let session = string("session")?.unwrap_or_else(|| INLINE_SESSION.into());
-        let fidelity = one_of(
+        let doc = Authored::parse(path, text)?;
+        // The keys are read in the order the original reports problems in:
+        // unknown keys, each key's type, then the load-time checks.
+        doc.check_known_keys()?;
+        let prompt = doc.prompt()?;
+        let name = doc.name()?;
+        doc.string("baseline")?;
+        let session = doc
+            .string("session")?
+            .unwrap_or_else(|| INLINE_SESSION.into());
+        let fidelity = doc.one_of(
             "fidelity",
             &["protocol", "container", "microvm", "hostloop", "cowork"],
             "container",
         )?;
-        let execution = one_of("execution", &["local", "cloud-describe"], "local")?;
-        let lane = one_of("lane", &["local", "remote"], "local")?;
-        let timeout_ms = match map.get("timeout_ms") {
-            None | Some(Value::Null) => None,
-            Some(v) => match v.as_u64() {
-                Some(n) if n > 0 => Some(n),
-                _ => {
-                    return Err(schema(
-                        "`timeout_ms` must be a positive integer (milliseconds)".into(),
-                        None,
-                    ));
-                }
-            },
-        };
-        let answers_value = map.get("answers").cloned().unwrap_or(Value::Array(vec![]));
-        // A rule whose pattern or predicate does not compile is a load-time
-        // check, reported after the schema and the assertion checks (the
-        // original's order); a malformed rule is a schema error, reported now.
-        let (answers, answers_compile_error) = match answers::parse_rules(&answers_value, "answers")
-        {
-            Ok(rules) => (rules, None),
-            Err(e) if e.compile => (Vec::new(), Some(e.message)),
-            Err(e) => return Err(schema(e.message, Some("see docs: answers rules".into()))),
-        };
-        let on_unanswered = match string("on_unanswered")?.as_deref() {
-            None | Some("fail" | "prompt" | "llm") => Unanswered::Fail,
-            Some("first") => Unanswered::First,
-            Some(v) => {
-                return Err(schema(
-                    format!("`on_unanswered: {v}` is not one of fail, prompt, llm, first"),
-                    None,
-                ));
-            }
-        };
-        for key in ["expect_denied", "skills", "requires_capabilities"] {
-            string_list(key)?;
-        }
-        if map
-            .get("allow_host_writes")
-            .is_some_and(|v| !v.is_boolean())
-        {
-            return Err(schema("`allow_host_writes` must be a boolean".into(), None));
-        }
-        let workspace_fixture = string("workspace_fixture")?;
-        if workspace_fixture
-            .as_deref()
-            .is_some_and(|v| v.trim().is_empty())
-        {
-            return Err(schema(
-                "`workspace_fixture` must name a directory (it is blank)".into(),
-                Some("write the fixture directory, relative to the scenario file".into()),
-            ));
-        }
-        let mut assert: Vec<Value> = match map.get("assert") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items.iter().map(assertion_in_schema_order).collect(),
-            Some(_) => {
-                return Err(schema("`assert` must be a list of assertions".into(), None));
-            }
-        };
-        schema_file::inline_schema_files(&mut assert, path).map_err(|(m, h)| load_check(m, h))?;
-        check_assertion_schema(&assert).map_err(|(m, h)| schema(m, h))?;
-        check_assertions_at_load(&assert, &execution, &lane).map_err(|(m, h)| load_check(m, h))?;
+        let execution = doc.one_of("execution", &["local", "cloud-describe"], "local")?;
+        let lane = doc.one_of("lane", &["local", "remote"], "local")?;
+        let timeout_ms = doc.timeout_ms()?;
+        let (answers, answers_compile_error) = doc.answers()?;
+        let on_unanswered = doc.on_unanswered()?;
+        doc.check_frozen_only_keys()?;
+        let workspace_fixture = doc.workspace_fixture()?;
+        let assert = doc.assertions(&execution, &lane)?;
         if let Some(message) = answers_compile_error {
-            return Err(load_check(message, None));
+            return Err(doc.load_check(message, None));
         }
-        let metrics = metrics::parse(map.get("metrics")).map_err(|(m, h)| schema(m, h))?;
+        let metrics = metrics::parse(doc.map.get("metrics")).map_err(|(m, h)| doc.schema(m, h))?;
 
         // `~user` is refused by `load` (check_recordable), not here: the
         // original leaves such a path as authored.
         let session_path = (session != INLINE_SESSION)
             .then(|| resolve_path(&session, dir_of(path)).ok())
             .flatten();
-
-        let frozen = frozen_of(&map, &name, &assert);
-
-        let model_script = model_script_beside(path);
+        let frozen = frozen_of(&doc.map, &name, &assert);
         Ok(Scenario {
             path: path.to_owned(),
             name,
@@ -385,10 +264,10 @@ impl Scenario {
             on_unanswered,
             assert,
             frozen,
-            model_script,
+            model_script: model_script_beside(path),
             workspace_fixture,
             metrics,
-            fidelity_authored: map.contains_key("fidelity"),
+            fidelity_authored: doc.map.contains_key("fidelity"),
         })
     }
 

@@ -252,15 +252,7 @@ pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
     };
     // Checked first: an unreviewed re-recording matters even when the
     // committed cassette itself cannot be read.
-    let pending = crate::review::pending_path(path);
-    if pending.is_file() {
-        row.pending_review.push(format!(
-            "an unreviewed re-recording is pending beside it: {} — review it with `reel review \
-                {}`, or resolve it with `reel accept` / `reel reject`",
-            pending.display(),
-            path.display()
-        ));
-    }
+    row.pending_review.extend(pending_review(path));
     let doc = match read_document(path) {
         Ok(doc) => doc,
         Err(e) => {
@@ -268,6 +260,8 @@ pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
             return row;
         }
     };
+    // The scan reads the raw document, so a cassette that fails to load
+    // past it is still scanned.
     if opts.privacy {
         match scan_document(&doc, &opts.allow) {
             Ok(f) => {
@@ -287,33 +281,10 @@ pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
     super::published::mark(&mut row.findings, &cassette, opts.session.as_deref());
     super::own_mcp::mark(&mut row.findings, &cassette, opts.session.as_deref());
     if opts.staleness {
-        let st = staleness::compute(&cassette, opts.session.as_deref());
-        for f in st.findings {
-            let unverifiable = serde_json::to_value(f.class)
-                .ok()
-                .and_then(|v| v.as_str().map(|s| s.starts_with("unverifiable-")))
-                .unwrap_or(false);
-            if unverifiable {
-                row.unverifiable.push(f.message);
-            } else {
-                row.staleness.push(f.message);
-            }
-        }
-        row.notes.extend(st.notes);
-        session_shape(&cassette, opts, &mut row);
-        mcp_config_drift(&cassette, opts, &mut row);
+        check_staleness(&cassette, opts, &mut row);
     }
     if opts.scenario_drift {
-        match scenario_drift(&cassette) {
-            Ok(d) if !d.is_empty() => row.scenario_drift.push(format!(
-                "scenario recording-shaping field(s) [{}] differ from the cassette's frozen copy — \
-                    the frozen events no longer correspond to this scenario; re-record or `replay \
-                    --assert-from`",
-                d.join(", ")
-            )),
-            Ok(_) | Err(None) => {}
-            Err(Some(note)) => row.notes.push(format!("scenario-drift: {note}")),
-        }
+        check_scenario_drift(&cassette, &mut row);
     }
     if cassette.version > CASSETTE_VERSION {
         row.version.push(format!(
@@ -322,22 +293,75 @@ pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
             cassette.version
         ));
     }
+    check_lifecycle(&cassette, opts, &mut row);
+    if opts.margins {
+        row.margins = margins::of_cassette(&row.file, &cassette);
+    }
+    row
+}
+
+/// The finding for a `.new` re-recording left beside `path`, if there is one.
+fn pending_review(path: &Path) -> Option<String> {
+    let pending = crate::review::pending_path(path);
+    pending.is_file().then(|| {
+        format!(
+            "an unreviewed re-recording is pending beside it: {} — review it with `reel review \
+                {}`, or resolve it with `reel accept` / `reel reject`",
+            pending.display(),
+            path.display()
+        )
+    })
+}
+
+/// Skill-source staleness (an `unverifiable-*` class is unverifiable, not
+/// stale), then the session's shape and its MCP config.
+fn check_staleness(cassette: &Cassette, opts: &VerifyOptions, row: &mut CassetteResult) {
+    let st = staleness::compute(cassette, opts.session.as_deref());
+    for f in st.findings {
+        let unverifiable = serde_json::to_value(f.class)
+            .ok()
+            .and_then(|v| v.as_str().map(|s| s.starts_with("unverifiable-")))
+            .unwrap_or(false);
+        if unverifiable {
+            row.unverifiable.push(f.message);
+        } else {
+            row.staleness.push(f.message);
+        }
+    }
+    row.notes.extend(st.notes);
+    session_shape(cassette, opts, row);
+    mcp_config_drift(cassette, opts, row);
+}
+
+/// The sibling scenario's recording-shaping fields against the frozen copy.
+fn check_scenario_drift(cassette: &Cassette, row: &mut CassetteResult) {
+    match scenario_drift(cassette) {
+        Ok(d) if !d.is_empty() => row.scenario_drift.push(format!(
+            "scenario recording-shaping field(s) [{}] differ from the cassette's frozen copy — \
+                the frozen events no longer correspond to this scenario; re-record or `replay \
+                --assert-from`",
+            d.join(", ")
+        )),
+        Ok(_) | Err(None) => {}
+        Err(Some(note)) => row.notes.push(format!("scenario-drift: {note}")),
+    }
+}
+
+/// `--max-age` (an unknown recording time cannot be verified) and
+/// `--orphans`.
+fn check_lifecycle(cassette: &Cassette, opts: &VerifyOptions, row: &mut CassetteResult) {
     if let Some(check) = &opts.max_age {
-        match lifecycle::check_age(&cassette, &check.max, &check.text, check.now) {
+        match lifecycle::check_age(cassette, &check.max, &check.text, check.now) {
             lifecycle::Age::Fresh => {}
             lifecycle::Age::TooOld(m) => row.age.push(m),
             lifecycle::Age::Unknown(m) => row.unverifiable.push(m),
         }
     }
     if opts.orphans
-        && let Some(m) = lifecycle::orphan_cassette(&cassette)
+        && let Some(m) = lifecycle::orphan_cassette(cassette)
     {
         row.orphan.push(m);
     }
-    if opts.margins {
-        row.margins = margins::of_cassette(&row.file, &cassette);
-    }
-    row
 }
 
 /// The `sessionFingerprint` check (spec §5 step 4).

@@ -647,38 +647,11 @@ pub fn scrub_cassette(
         report: ScrubReport::default(),
         failure: None,
     };
-    for key in ["events", "controlOut"] {
-        map_str_array(doc, key, |l, _| {
-            Ok(super::inventory::scrub_line(l).unwrap_or_else(|| l.to_owned()))
-        })?;
+    sc.transcript(doc)?;
+    for key in ["userVisibleRoots", "preRunPaths"] {
+        map_str_array(doc, key, |s, i| Ok(sc.text(s, &format!("{key}[{i}]"))))?;
     }
-    map_str_array(doc, "events", |l, i| sc.line(l, &format!("events[{i}]")))?;
-    if let Some(Value::Array(events)) = doc.get_mut("events") {
-        sc.streamed_blocks(events);
-    }
-    map_str_array(doc, "controlOut", |l, i| {
-        sc.line(l, &format!("controlOut[{i}]"))
-    })?;
-    map_str_array(doc, "userVisibleRoots", |s, i| {
-        Ok(sc.text(s, &format!("userVisibleRoots[{i}]")))
-    })?;
-    map_str_array(doc, "preRunPaths", |s, i| {
-        Ok(sc.text(s, &format!("preRunPaths[{i}]")))
-    })?;
-    if let Some(Value::Object(sc_obj)) = doc.get_mut("scenario") {
-        for (k, v) in sc_obj.iter_mut() {
-            // Identity fields stay (a renamed session path would not
-            // resolve); they are scanned by verify-cassettes instead.
-            if matches!(k.as_str(), "name" | "session" | "fidelity" | "baseline") {
-                continue;
-            }
-            *v = sc.value(v, &format!("scenario.{k}"))?;
-        }
-    }
-    // reel's recorded MCP traffic: every string in it, as a scenario field.
-    if let Some(traffic) = doc.get_mut(crate::mcp::traffic::CASSETTE_KEY) {
-        *traffic = sc.value(traffic, crate::mcp::traffic::CASSETTE_KEY)?;
-    }
+    sc.scenario(doc)?;
     if let Some(Value::Array(fpm)) = doc.get_mut("folderPrefixMap") {
         for (i, e) in fpm.iter_mut().enumerate() {
             if let Some(Value::String(from)) = e.get_mut("from") {
@@ -686,86 +659,13 @@ pub fn scrub_cassette(
             }
         }
     }
-    let mut scrubbed_paths: Vec<(String, String)> = vec![];
     if let Some(Value::Array(arts)) = doc.get_mut("artifacts") {
-        for a in arts.iter_mut() {
-            let Some(obj) = a.as_object_mut() else {
-                continue;
-            };
-            let Some(path) = obj.get("path").and_then(Value::as_str).map(str::to_owned) else {
-                continue;
-            };
-            let new_path = sc.text(&path, &format!("artifact path {path}"));
-            let base64 = obj.get("encoding").and_then(Value::as_str) == Some("base64");
-            if let Some(Value::String(body)) = obj.get("body").cloned() {
-                let loc = format!("artifact {path}");
-                let new_body = if base64 {
-                    let decoded = base64::engine::general_purpose::STANDARD
-                        .decode(body.as_bytes())
-                        .ok();
-                    match decoded.as_deref().map(std::str::from_utf8) {
-                        Some(Ok(text)) => {
-                            let r = sc.text(text, &loc);
-                            (r != text).then(|| {
-                                (
-                                    base64::engine::general_purpose::STANDARD.encode(&r),
-                                    r.into_bytes(),
-                                )
-                            })
-                        }
-                        // A zip-based document or a PDF: scrubbed inside,
-                        // as the scan reads it.
-                        _ => decoded
-                            .as_deref()
-                            .and_then(|b| sc.document(b, &loc))
-                            .map(|r| (base64::engine::general_purpose::STANDARD.encode(&r), r)),
-                    }
-                } else if !body.starts_with("[REDACTED") {
-                    let r = sc.text(&body, &loc);
-                    (r != body).then(|| (r.clone(), r.into_bytes()))
-                } else {
-                    None
-                };
-                if let Some((stored, raw)) = new_body {
-                    obj.insert("body".into(), Value::String(stored));
-                    obj.insert("sha256".into(), Value::String(sha_hex(&raw)));
-                    sc.report.artifacts_rewritten.push(path.clone());
-                }
-            }
-            if new_path != path {
-                obj.insert("path".into(), Value::String(new_path.clone()));
-                scrubbed_paths.push((path, new_path));
-            }
+        for a in arts.iter_mut().filter_map(Value::as_object_mut) {
+            sc.artifact(a);
         }
     }
-    if let Some(Value::Object(hashes)) = doc.get_mut("preRunHashes") {
-        let old = std::mem::take(hashes);
-        for (k, v) in old {
-            let nk = sc.text(&k, "preRunHashes");
-            if nk != k {
-                sc.report.artifacts_rewritten.push(k.clone());
-                hashes.insert(nk, Value::Null);
-            } else {
-                hashes.insert(k, v);
-            }
-        }
-    }
-    if let Some(Value::Object(fp)) = doc.get_mut("fingerprint") {
-        if let Some(Value::Array(srcs)) = fp.get_mut("skillSources") {
-            for s in srcs.iter_mut() {
-                if let Value::String(x) = s {
-                    *x = sc.text(x, "fingerprint.skillSources");
-                }
-            }
-        }
-        if let Some(Value::Array(sigs)) = fp.get_mut("fileSigs") {
-            for e in sigs.iter_mut() {
-                if let Some(Value::String(p)) = e.get_mut(0) {
-                    *p = sc.text(p, "fingerprint.fileSigs");
-                }
-            }
-        }
-    }
+    sc.pre_run_hashes(doc);
+    sc.fingerprint_paths(doc);
     if let Some(Value::String(r)) = doc
         .get_mut("environment")
         .and_then(|e| e.get_mut("agentImage"))
@@ -773,36 +673,164 @@ pub fn scrub_cassette(
     {
         *r = sc.text(r, "environment.agentImage.ref");
     }
-    // The rest of the document the scanner reads (`timeline`, fields a
-    // later version adds): secrets only. Identity and digest fields stay —
-    // `scenarioSource` must still resolve, a digest is not a secret.
-    const HANDLED: [&str; 17] = [
-        "$schema",
-        "cassetteVersion",
-        "scenario",
-        "events",
-        "controlOut",
-        "effectiveFidelity",
-        "artifacts",
-        "userVisibleRoots",
-        "preRunPaths",
-        "preRunOrigin",
-        "preRunHashes",
-        "scenarioSource",
-        "fingerprint",
-        "sessionFingerprint",
-        "folderPrefixMap",
-        "environment",
-        "hashFormat",
-    ];
-    for (k, v) in doc.iter_mut() {
-        if !HANDLED.contains(&k.as_str()) {
-            sc.secrets_in_value(v, k);
-        }
-    }
+    sc.unhandled_fields(doc);
     match sc.failure {
         Some(e) => Err(e),
         None => Ok(sc.report),
+    }
+}
+
+/// The parts of a cassette [`scrub_cassette`] scrubs, each by what it holds.
+impl Scrubber<'_> {
+    /// `events` and `controlOut`: host inventory first (every line), then
+    /// each line structurally, then secrets split across streamed fragments.
+    fn transcript(&mut self, doc: &mut Map<String, Value>) -> Result<(), RedactError> {
+        for key in ["events", "controlOut"] {
+            map_str_array(doc, key, |l, _| {
+                Ok(super::inventory::scrub_line(l).unwrap_or_else(|| l.to_owned()))
+            })?;
+        }
+        map_str_array(doc, "events", |l, i| self.line(l, &format!("events[{i}]")))?;
+        if let Some(Value::Array(events)) = doc.get_mut("events") {
+            self.streamed_blocks(events);
+        }
+        map_str_array(doc, "controlOut", |l, i| {
+            self.line(l, &format!("controlOut[{i}]"))
+        })
+    }
+
+    /// The frozen scenario but its identity fields, and reel's recorded MCP
+    /// traffic (every string in it, as a scenario field).
+    fn scenario(&mut self, doc: &mut Map<String, Value>) -> Result<(), RedactError> {
+        if let Some(Value::Object(scenario)) = doc.get_mut("scenario") {
+            for (k, v) in scenario.iter_mut() {
+                // Identity fields stay (a renamed session path would not
+                // resolve); they are scanned by verify-cassettes instead.
+                if matches!(k.as_str(), "name" | "session" | "fidelity" | "baseline") {
+                    continue;
+                }
+                *v = self.value(v, &format!("scenario.{k}"))?;
+            }
+        }
+        if let Some(traffic) = doc.get_mut(crate::mcp::traffic::CASSETTE_KEY) {
+            *traffic = self.value(traffic, crate::mcp::traffic::CASSETTE_KEY)?;
+        }
+        Ok(())
+    }
+
+    /// One artifact: its body (rehashed when rewritten) and its path.
+    fn artifact(&mut self, obj: &mut Map<String, Value>) {
+        let Some(path) = obj.get("path").and_then(Value::as_str).map(str::to_owned) else {
+            return;
+        };
+        let new_path = self.text(&path, &format!("artifact path {path}"));
+        let base64 = obj.get("encoding").and_then(Value::as_str) == Some("base64");
+        if let Some(Value::String(body)) = obj.get("body") {
+            let loc = format!("artifact {path}");
+            let new_body = if base64 {
+                self.base64_body(body, &loc)
+            } else if !body.starts_with("[REDACTED") {
+                let r = self.text(body, &loc);
+                (r != *body).then(|| (r.clone(), r.into_bytes()))
+            } else {
+                None
+            };
+            if let Some((stored, raw)) = new_body {
+                obj.insert("body".into(), Value::String(stored));
+                obj.insert("sha256".into(), Value::String(sha_hex(&raw)));
+                self.report.artifacts_rewritten.push(path.clone());
+            }
+        }
+        if new_path != path {
+            obj.insert("path".into(), Value::String(new_path));
+        }
+    }
+
+    /// A base64 body rewritten: `(stored, raw bytes)`, or `None` when
+    /// nothing in it changed.
+    fn base64_body(&mut self, body: &str, loc: &str) -> Option<(String, Vec<u8>)> {
+        let engine = &base64::engine::general_purpose::STANDARD;
+        let decoded = engine.decode(body.as_bytes()).ok();
+        match decoded.as_deref().map(std::str::from_utf8) {
+            Some(Ok(text)) => {
+                let r = self.text(text, loc);
+                (r != text).then(|| (engine.encode(&r), r.into_bytes()))
+            }
+            // A zip-based document or a PDF: scrubbed inside, as the scan
+            // reads it.
+            _ => decoded
+                .as_deref()
+                .and_then(|b| self.document(b, loc))
+                .map(|r| (engine.encode(&r), r)),
+        }
+    }
+
+    /// `preRunHashes`: a key (a path) that changes loses its hash.
+    fn pre_run_hashes(&mut self, doc: &mut Map<String, Value>) {
+        let Some(Value::Object(hashes)) = doc.get_mut("preRunHashes") else {
+            return;
+        };
+        let old = std::mem::take(hashes);
+        for (k, v) in old {
+            let nk = self.text(&k, "preRunHashes");
+            if nk != k {
+                self.report.artifacts_rewritten.push(k.clone());
+                hashes.insert(nk, Value::Null);
+            } else {
+                hashes.insert(k, v);
+            }
+        }
+    }
+
+    /// The skill paths the fingerprint records (`skillSources`, `fileSigs`).
+    fn fingerprint_paths(&mut self, doc: &mut Map<String, Value>) {
+        let Some(Value::Object(fp)) = doc.get_mut("fingerprint") else {
+            return;
+        };
+        if let Some(Value::Array(srcs)) = fp.get_mut("skillSources") {
+            for s in srcs.iter_mut() {
+                if let Value::String(x) = s {
+                    *x = self.text(x, "fingerprint.skillSources");
+                }
+            }
+        }
+        if let Some(Value::Array(sigs)) = fp.get_mut("fileSigs") {
+            for e in sigs.iter_mut() {
+                if let Some(Value::String(p)) = e.get_mut(0) {
+                    *p = self.text(p, "fingerprint.fileSigs");
+                }
+            }
+        }
+    }
+
+    /// The rest of the document the scanner reads (`timeline`, fields a
+    /// later version adds): secrets only. Identity and digest fields stay —
+    /// `scenarioSource` must still resolve, a digest is not a secret.
+    fn unhandled_fields(&mut self, doc: &mut Map<String, Value>) {
+        const HANDLED: [&str; 17] = [
+            "$schema",
+            "cassetteVersion",
+            "scenario",
+            "events",
+            "controlOut",
+            "effectiveFidelity",
+            "artifacts",
+            "userVisibleRoots",
+            "preRunPaths",
+            "preRunOrigin",
+            "preRunHashes",
+            "scenarioSource",
+            "fingerprint",
+            "sessionFingerprint",
+            "folderPrefixMap",
+            "environment",
+            "hashFormat",
+        ];
+        for (k, v) in doc.iter_mut() {
+            if !HANDLED.contains(&k.as_str()) {
+                self.secrets_in_value(v, k);
+            }
+        }
     }
 }
 
