@@ -66,6 +66,18 @@ const WRAPPERS: &[&str] = &["sudo", "env", "command", "nohup", "time", "nice", "
 
 /// The skill files a shell command reads, deduplicated, in order.
 pub(super) fn bash_paths(command: &str) -> Vec<String> {
+    // Every path found names a mounted plugin; most commands name none, and
+    // tokenising each of a long run's commands was a fifth of its replay.
+    // Quotes are dropped from tokens before they are read, so from the
+    // command too: a token that names a plugin still does after this.
+    let unquoted = if command.contains(['"', '\'']) {
+        std::borrow::Cow::Owned(command.replace(['"', '\''], ""))
+    } else {
+        std::borrow::Cow::Borrowed(command)
+    };
+    if !unquoted.contains(".local-plugins/") && !unquoted.contains(".remote-plugins/") {
+        return Vec::new();
+    }
     let mut out: Vec<String> = Vec::new();
     for segment in command.split(['\n', ';', '|', '&']) {
         for path in segment_reads(segment) {
