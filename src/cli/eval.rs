@@ -1,4 +1,6 @@
 //! `reel eval`: paired live trials of two arms, and `reel eval report DIR…`.
+//! The text report and progress go to stderr; `--output-format json` puts
+//! the envelope (schema/eval-report.json) on stdout.
 //! Exit codes: 0 evaluated, 1 a regression at `--fail-on`, 2 usage or
 //! refusal, 3 could not run (no trial completed, or infrastructure errors).
 
@@ -7,10 +9,12 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
+use crate::cli::OutputFormat;
+use crate::cli::flags::OutputFormatArg;
 use crate::error::Result;
 use crate::eval::policy::{Policy, Status};
 use crate::eval::rows::{self, Arm, Manifest, Source};
-use crate::eval::{report, run, stats};
+use crate::eval::{history, report, run, stats};
 use crate::exit::ExitStatus;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -24,6 +28,8 @@ pub enum FailOn {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("output_format", |a| a.help("Output format: text (the report and progress on \
+    stderr) or json (the envelope on stdout, schema/eval-report.json)")))]
 pub struct EvalArgs {
     /// Scenario files or directories; or `report DIR…` to rebuild (and check)
     /// the report of one or more eval directories (shards merge).
@@ -39,9 +45,13 @@ pub struct EvalArgs {
     /// Trials run at once.
     #[arg(long, default_value_t = 1)]
     pub jobs: usize,
-    /// Output directory (eval.json, runs.jsonl, report.json, report.md).
-    #[arg(long, default_value = "eval-out")]
-    pub out: PathBuf,
+    /// Output directory (eval.json, runs.jsonl, history.jsonl, report.json,
+    /// report.md); default `eval-out`. `eval report` writes into its one
+    /// directory, and needs --out only to merge shards.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub output_format: OutputFormatArg,
     /// Base seed of the trials' model-script draws.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -83,9 +93,9 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus> {
         .is_some_and(|t| t == Path::new("report"))
         && args.arms.is_empty()
     {
-        return rebuild(&args.targets[1..], &args.out, args.fail_on);
+        return rebuild(&args.targets[1..], args.out.as_deref(), args);
     }
-    let manifest = manifest(args)?;
+    let mut manifest = manifest(args)?;
     let files = scenario_files(&args.targets)?;
     let sources = manifest.arms.clone().map(|a| Source::parse(&a.source));
     let mut prepared = Vec::new();
@@ -97,11 +107,11 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus> {
         .map(|(_, p)| p.scenario.name.clone())
         .collect();
     let trials = run::plan(&manifest, &names, args.shard.shard);
-    let estimate = estimate(&prepared, trials.len());
+    let estimate = estimate(&prepared, &sources, trials.len());
     if args.dry_run {
-        return dry_run(&manifest, &trials, estimate);
+        return dry_run(&manifest, &prepared, &trials, estimate);
     }
-    if let (Some(max), Some(e)) = (args.max_budget_usd, estimate)
+    if let (Some(max), Cost::Recorded(e)) = (args.max_budget_usd, estimate)
         && e > max
     {
         return Err(crate::Error::usage(format!(
@@ -109,18 +119,26 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus> {
         ))
         .with_hint("fewer --reps or scenarios, or a larger budget (see --dry-run)"));
     }
-    let [a, b] = &manifest.arms;
-    let arms = [
-        run::resolve_arm(
-            &a.name,
-            &Source::parse(&a.source).map_err(crate::Error::usage)?,
-        )?,
-        run::resolve_arm(
-            &b.name,
-            &Source::parse(&b.source).map_err(crate::Error::usage)?,
-        )?,
-    ];
-    rows::write(&args.out, &manifest, &[]).map_err(|e| io_error(&args.out, e))?;
+    let mut arms = Vec::new();
+    for a in &manifest.arms {
+        let source = Source::parse(&a.source).map_err(crate::Error::usage)?;
+        let setup = run::resolve_arm(&a.name, &source)?;
+        arms.push((run::identity(&setup, &source), setup));
+    }
+    let (ib, b) = arms.pop().expect("two arms");
+    let (ia, a) = arms.pop().expect("two arms");
+    manifest.identities = Some([ia, ib]);
+    let arms = [a, b];
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("eval-out"));
+    rows::write(&out, &manifest, &[]).map_err(|e| io_error(&out, e))?;
+    let history_file = history::file_for(&files);
+    snapshot_history(history_file.as_deref(), &names, &out)?;
+    let text = args.output_format == OutputFormat::Text;
+    let progress = |done: usize, total: usize, elapsed: std::time::Duration| {
+        if text {
+            eprintln!("{}", progress_line(done, total, elapsed));
+        }
+    };
     let ctx = run::Context {
         scenarios: &prepared,
         arms: &arms,
@@ -132,14 +150,96 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus> {
         },
         jobs: args.jobs,
         max_budget_usd: args.max_budget_usd,
-        out: &args.out,
+        out: &out,
         manifest: &manifest,
+        progress: &progress,
     };
-    let (_, stopped) = run::run(&ctx, &trials, Vec::new());
+    let (rows, stopped) = run::run(&ctx, &trials, Vec::new());
     if stopped {
         eprintln!("eval: --max-budget-usd spent: no new trials were scheduled");
     }
-    rebuild(std::slice::from_ref(&args.out), &args.out, args.fail_on)
+    let status = rebuild(std::slice::from_ref(&out), None, args)?;
+    if let Some(h) = &history_file {
+        let lines = history_lines(&manifest, &rows);
+        if let Err(e) = history::append(h, &lines) {
+            crate::messages::warn(format!("eval: append to `{}`: {e}", h.display()));
+        } else if text {
+            eprintln!("eval: history appended to `{}`", h.display());
+        }
+    }
+    Ok(status)
+}
+
+/// `[12/24] 50% · 1m 02s elapsed · ETA 1m 02s`.
+fn progress_line(done: usize, total: usize, elapsed: std::time::Duration) -> String {
+    let secs = elapsed.as_secs_f64();
+    let eta = (done > 0).then(|| secs / done as f64 * (total - done.min(total)) as f64);
+    let hms = |s: f64| {
+        let s = s.round() as u64;
+        if s >= 60 {
+            format!("{}m {:02}s", s / 60, s % 60)
+        } else {
+            format!("{s}s")
+        }
+    };
+    format!(
+        "eval: trial {done}/{total} · {} elapsed · ETA {}",
+        hms(secs),
+        eta.map_or("–".into(), hms)
+    )
+}
+
+/// Copies the earlier history lines of these scenarios into the eval
+/// directory, where its report reads them.
+fn snapshot_history(file: Option<&Path>, names: &[String], out: &Path) -> Result<()> {
+    let lines = match file {
+        Some(f) => history::read(f).map_err(|e| crate::Error::usage(format!("eval: {e}")))?,
+        None => Vec::new(),
+    };
+    let mut text = String::new();
+    for l in lines.iter().filter(|l| names.contains(&l.scenario)) {
+        text.push_str(&serde_json::to_string(l).unwrap_or_default());
+        text.push('\n');
+    }
+    crate::atomic::write_atomic(&out.join(history::SNAPSHOT_FILE), text.as_bytes())
+        .map_err(|e| io_error(out, e))
+}
+
+/// This eval's history lines: one per scenario and arm.
+fn history_lines(m: &Manifest, rows: &[rows::Row]) -> Vec<history::Line> {
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    let ids = m.identities.clone().unwrap_or_default();
+    let mut out: Vec<history::Line> = Vec::new();
+    for r in rows {
+        let Some(i) = m.arm_index(&r.arm) else {
+            continue;
+        };
+        let pos = out
+            .iter()
+            .position(|l| l.scenario == r.scenario && l.arm == r.arm)
+            .unwrap_or_else(|| {
+                out.push(history::Line {
+                    format: 1,
+                    at_unix_s: at,
+                    scenario: r.scenario.clone(),
+                    arm: r.arm.clone(),
+                    source: m.arms[i].source.clone(),
+                    identity: ids[i].clone(),
+                    attempted: 0,
+                    completed: 0,
+                    passed: 0,
+                });
+                out.len() - 1
+            });
+        let l = &mut out[pos];
+        l.attempted += 1;
+        l.completed += u64::from(r.outcome != rows::Outcome::Errored);
+        l.passed += u64::from(r.outcome == rows::Outcome::Passed);
+    }
+    out
 }
 
 fn io_error(p: &Path, e: std::io::Error) -> crate::Error {
@@ -172,6 +272,7 @@ fn manifest(args: &EvalArgs) -> Result<Manifest> {
         scenarios: args.targets.clone(),
         reps: args.reps,
         seed: args.seed,
+        identities: None,
         policy: Policy {
             min_pairs: args.min_pairs,
             max_error_share: args.max_error_share,
@@ -211,14 +312,43 @@ fn scenario_files(targets: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// The cost of the plan from each scenario's recorded cassette, if all have one.
-fn estimate(prepared: &[(PathBuf, crate::record::Prepared)], trials: usize) -> Option<f64> {
+/// What a plan will cost.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Cost {
+    /// Every trial runs against a scripted model: $0.
+    Scripted,
+    /// From each scenario's recorded cassette (the live usage it recorded).
+    Recorded(f64),
+    Unknown,
+}
+
+/// The cost of the plan: $0 when every trial is scripted (a runtime arm's
+/// script or the scenario's `model_script`), else from each scenario's
+/// recorded cassette, if all have one.
+fn estimate(
+    prepared: &[(PathBuf, crate::record::Prepared)],
+    sources: &[std::result::Result<Source, String>; 2],
+    trials: usize,
+) -> Cost {
+    let arm_scripted = |s: &std::result::Result<Source, String>| {
+        matches!(s, Ok(Source::Runtime { script: Some(_), .. }))
+    };
+    let scripted = prepared.iter().all(|(_, p)| {
+        p.scenario.model_script.is_some() || sources.iter().all(arm_scripted)
+    });
+    if scripted {
+        return Cost::Scripted;
+    }
     let per: Option<Vec<f64>> = prepared
         .iter()
         .map(|(_, p)| recorded_cost(&p.cassette_path))
         .collect();
-    let per = per?;
-    Some(per.iter().sum::<f64>() / per.len().max(1) as f64 * trials as f64)
+    match per {
+        Some(per) => {
+            Cost::Recorded(per.iter().sum::<f64>() / per.len().max(1) as f64 * trials as f64)
+        }
+        None => Cost::Unknown,
+    }
 }
 
 fn recorded_cost(cassette: &Path) -> Option<f64> {
@@ -229,10 +359,18 @@ fn recorded_cost(cassette: &Path) -> Option<f64> {
     })
 }
 
-fn dry_run(m: &Manifest, trials: &[run::Trial], estimate: Option<f64>) -> Result<ExitStatus> {
+/// The plan on stdout: trials, cost, and the smallest detectable difference
+/// under the decision rule (the verdict alone at α; assertion rows under
+/// Tarone + Holm).
+fn dry_run(
+    m: &Manifest,
+    prepared: &[(PathBuf, crate::record::Prepared)],
+    trials: &[run::Trial],
+    estimate: Cost,
+) -> Result<ExitStatus> {
     let mut out = std::io::stdout().lock();
     let pairs = trials.len() as u64 / 2;
-    let per_scenario = m.reps;
+    let alpha = m.policy.alpha;
     let _ = writeln!(
         out,
         "eval plan: {} trials ({} pairs), axis {:?}",
@@ -243,36 +381,67 @@ fn dry_run(m: &Manifest, trials: &[run::Trial], estimate: Option<f64>) -> Result
     for a in &m.arms {
         let _ = writeln!(out, "  arm {} = {}", a.name, a.source);
     }
+    let cost = match estimate {
+        Cost::Scripted => "$0 (scripted: every trial runs against a scripted model)".into(),
+        Cost::Recorded(e) => format!("${e:.4} (from the recorded cassettes' usage)"),
+        Cost::Unknown => "unknown (no recorded cassette to estimate from)".into(),
+    };
+    let _ = writeln!(out, "  estimated cost: {cost}");
+    let pct = |d: u64| format!("{:.0} points", d as f64 * 100.0 / m.reps.max(1) as f64);
+    let primary = stats::min_discordant_for(alpha);
+    if m.reps < primary {
+        let _ = writeln!(
+            out,
+            "  smallest detectable difference at {} reps: none — the verdict needs at least {primary}              discordant pairs (p < {alpha}); these reps cannot detect any difference",
+            m.reps
+        );
+        return Ok(ExitStatus::Success);
+    }
     let _ = writeln!(
         out,
-        "  estimated cost: {}",
-        estimate.map_or(
-            "unknown (no recorded cassette to estimate from)".into(),
-            |e| format!("${e:.4}")
-        )
+        "  smallest detectable difference at {} reps: verdict (primary, tested alone) {}          ({primary} discordant pairs all one way)",
+        m.reps,
+        pct(primary)
     );
-    let _ = writeln!(
-        out,
-        "  smallest detectable difference per scenario at {per_scenario} reps: {}",
-        stats::smallest_detectable_difference(per_scenario, m.policy.alpha).map_or(
-            format!(
-                "none — fewer than {} pairs can never be significant",
-                stats::min_discordant_for(m.policy.alpha)
-            ),
-            |d| format!("{:.0} points (every discordant pair one way)", d * 100.0)
-        )
-    );
+    let most = prepared
+        .iter()
+        .map(|(_, p)| p.scenario.assert.len() as u64)
+        .max()
+        .unwrap_or(0);
+    if most > 0 {
+        let worst = stats::min_discordant_secondary(alpha, most);
+        let all_vary = if worst <= m.reps {
+            pct(worst)
+        } else {
+            "none".into()
+        };
+        let _ = writeln!(
+            out,
+            "  an assertion row (secondary, Tarone + Holm): {} when it alone can reach              significance; {all_vary} when all {most} rows of a scenario can",
+            pct(primary)
+        );
+    }
     Ok(ExitStatus::Success)
 }
 
-/// Rebuilds report.json and report.md of `dirs` into `out`, refusing a
-/// persisted report its rows contradict.
-fn rebuild(dirs: &[PathBuf], out: &Path, fail_on: FailOn) -> Result<ExitStatus> {
+/// Rebuilds report.json and report.md of `dirs`, refusing a persisted
+/// report its rows contradict. One directory: reads and writes only it.
+/// Several (shards): merged into `--out`, which is then required.
+fn rebuild(dirs: &[PathBuf], out: Option<&Path>, args: &EvalArgs) -> Result<ExitStatus> {
     if dirs.is_empty() {
         return Err(crate::Error::usage(
             "eval report: name one or more eval directories",
         ));
     }
+    let out = match (dirs, out) {
+        ([one], None) => one.as_path(),
+        (_, Some(o)) => o,
+        _ => {
+            return Err(crate::Error::usage(
+                "eval report: merging several directories needs --out DIR",
+            ));
+        }
+    };
     let loaded = rows::load(dirs).map_err(|e| crate::Error::usage(format!("eval report: {e}")))?;
     let fresh = report::build(&loaded);
     for d in dirs {
@@ -289,8 +458,13 @@ fn rebuild(dirs: &[PathBuf], out: &Path, fail_on: FailOn) -> Result<ExitStatus> 
             }
         }
     }
-    if dirs.len() > 1 || !out.join(rows::MANIFEST_FILE).exists() {
+    if dirs.len() > 1 {
         rows::write(out, &loaded.manifest, &loaded.rows).map_err(|e| io_error(out, e))?;
+        let snapshot = dirs[0].join(history::SNAPSHOT_FILE);
+        if snapshot.exists() {
+            std::fs::copy(&snapshot, out.join(history::SNAPSHOT_FILE))
+                .map_err(|e| io_error(out, e))?;
+        }
     }
     let json = serde_json::to_string_pretty(&report::envelope(&fresh)).unwrap_or_default();
     crate::atomic::write_atomic(&out.join("report.json"), format!("{json}\n").as_bytes())
@@ -298,8 +472,13 @@ fn rebuild(dirs: &[PathBuf], out: &Path, fail_on: FailOn) -> Result<ExitStatus> 
     let md = crate::report::eval::markdown(&fresh);
     crate::atomic::write_atomic(&out.join("report.md"), md.as_bytes())
         .map_err(|e| io_error(out, e))?;
-    let _ = writeln!(std::io::stdout().lock(), "{json}");
-    Ok(exit_of(&fresh, fail_on))
+    if args.output_format == OutputFormat::Json {
+        let _ = writeln!(std::io::stdout().lock(), "{json}");
+    } else {
+        let _ = write!(std::io::stderr().lock(), "{md}");
+        eprintln!("eval: report in `{}`", out.join("report.md").display());
+    }
+    Ok(exit_of(&fresh, args.fail_on))
 }
 
 fn exit_of(r: &report::Report, fail_on: FailOn) -> ExitStatus {

@@ -5,6 +5,7 @@
 //!
 //! Not here: the live run itself (`record::live`), rendering (`report::eval`).
 
+pub mod history;
 pub mod policy;
 pub mod report;
 pub mod rows;

@@ -12,7 +12,8 @@ pub struct Policy {
     pub min_pairs: u64,
     /// An errored share of attempted trials above this is `infrastructure_error`.
     pub max_error_share: f64,
-    /// Significance level of the Holm-adjusted exact test.
+    /// Significance level: of the verdict's exact test (alone), and of the
+    /// assertion rows' family (Tarone + Holm).
     pub alpha: f64,
     /// Confidence of the paired-difference interval.
     pub confidence: f64,
@@ -107,7 +108,8 @@ pub fn gate(policy: &Policy, attempted: u64, errored: u64, pairs: u64) -> Option
     None
 }
 
-/// The status of a row that passed the gates, from its Holm-adjusted p.
+/// The status of a row that passed the gates, from the p it is decided on
+/// (the verdict's own, an assertion row's Holm-adjusted one).
 pub fn decide(policy: &Policy, table: &PairTable, p_adjusted: f64) -> (Status, String) {
     let (a, b) = (table.only_a, table.only_b);
     if p_adjusted < policy.alpha {
@@ -117,7 +119,7 @@ pub fn decide(policy: &Policy, table: &PairTable, p_adjusted: f64) -> (Status, S
             Status::Regression
         };
         let reason = format!(
-            "{b} pair(s) favour B, {a} favour A; adjusted p = {p_adjusted:.4} < {}",
+            "{b} pair(s) favour B, {a} favour A; p = {p_adjusted:.4} < α = {}",
             policy.alpha
         );
         return (status, reason);
@@ -131,7 +133,7 @@ pub fn decide(policy: &Policy, table: &PairTable, p_adjusted: f64) -> (Status, S
     (
         Status::NoDifference,
         format!(
-            "{b} pair(s) favour B, {a} favour A; adjusted p = {p_adjusted:.4} ≥ {}{note}",
+            "{b} pair(s) favour B, {a} favour A; p = {p_adjusted:.4} ≥ α = {}{note}",
             policy.alpha
         ),
     )

@@ -38,8 +38,16 @@ pub struct ScenarioReport {
     pub trials: [Trials; 2],
     /// Pairs where both trials completed.
     pub pairs: u64,
+    /// Tarone's K for the assertion rows (`None`: none tested).
+    pub secondary_k: Option<u64>,
+    /// The first cause of each errored or failed trial that has one, per arm.
+    pub causes: [Vec<String>; 2],
     pub rows: Vec<RowReport>,
     pub cost: Cost,
+    /// Per arm (A, B): this scenario's earlier evals with the same arm
+    /// identity (`None` without identities in the manifest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<[super::history::ArmHistory; 2]>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,10 +73,34 @@ pub struct RowReport {
     pub interval: Option<[f64; 2]>,
     /// Two-sided exact McNemar p-value.
     pub p_value: Option<f64>,
-    /// Holm-adjusted across every tested row of the report.
+    /// The p-value the status was decided on: the raw p for the verdict
+    /// (the primary endpoint, tested alone), Holm-adjusted among the rows
+    /// Tarone's rule counts for an assertion row, the verdict's for a row
+    /// that duplicates it, `None` for a row not tested or not counted.
     pub p_adjusted: Option<f64>,
+    /// The smallest p-value the row's discordant pairs allow (2·½^d).
+    pub min_p: Option<f64>,
+    pub role: Role,
     pub status: Status,
     pub reason: String,
+}
+
+/// How a row takes part in the scenario's decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The scenario verdict: the primary endpoint, tested alone at α.
+    Primary,
+    /// An assertion row counted in Tarone's family and Holm-corrected.
+    Secondary,
+    /// An assertion row that cannot reach significance at α/K (too few
+    /// discordant pairs): reported, not counted.
+    NotCounted,
+    /// An assertion row with the verdict's outcome in every pair: decided
+    /// by the verdict, not counted twice.
+    Duplicate,
+    /// Not tested: the scenario's gate (errors, too few pairs) decided.
+    Untested,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,14 +110,18 @@ pub struct Cost {
     pub arms: [ArmCost; 2],
     /// B's cost per completed trial over A's.
     pub ratio_per_completed: Option<f64>,
-    /// `ok`, `exceeded` (ratio above the policy's) or `unknown` (no cost).
+    /// `ok`, `exceeded` (ratio above the policy's), `scripted` (every trial
+    /// ran against a scripted model: nothing billed) or `unknown` (no cost).
     pub guardrail: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ArmCost {
+    /// Recorded usage of live trials; a scripted trial costs $0.
     pub total_usd: f64,
+    /// Trials run against a scripted model (no tokens billed).
+    pub scripted: u64,
     pub per_attempted: Option<f64>,
     pub per_completed: Option<f64>,
     pub per_passed: Option<f64>,
@@ -98,11 +134,25 @@ pub fn build(loaded: &Loaded) -> Report {
     for r in &loaded.rows {
         by_scenario.entry(&r.scenario).or_default().push(r);
     }
-    let mut scenarios: Vec<ScenarioReport> = by_scenario
+    let scenarios: Vec<ScenarioReport> = by_scenario
         .iter()
-        .map(|(name, rows)| scenario_report(m, name, rows))
+        .map(|(name, rows)| {
+            let mut s = scenario_report(m, name, rows);
+            s.history = m.identities.as_ref().map(|ids| {
+                [0, 1].map(|i| {
+                    let t = s.trials[i];
+                    super::history::summarize(
+                        &loaded.history,
+                        name,
+                        &ids[i],
+                        (t.completed, t.passed),
+                        m.policy.confidence,
+                    )
+                })
+            });
+            s
+        })
         .collect();
-    adjust(&m.policy, &mut scenarios);
     let status = scenarios
         .iter()
         .map(|s| s.status)
@@ -142,35 +192,177 @@ fn scenario_report(m: &super::rows::Manifest, name: &str, rows: &[&Row]) -> Scen
     let attempted = trials[0].attempted + trials[1].attempted;
     let errored = trials[0].errored + trials[1].errored;
     let gate = policy::gate(&m.policy, attempted, errored, pairs.len() as u64);
-    let mut tables: Vec<(String, PairTable)> = vec![(VERDICT_ROW.into(), PairTable::default())];
-    let labels: BTreeSet<&str> = pairs
+    let rows = compare_rows(&m.policy, &pairs, gate);
+    let all = rows_ref(&by_rep);
+    let secondary_k = rows
         .iter()
-        .flat_map(|(a, _)| a.assertions.iter().map(|x| x.label.as_str()))
-        .collect();
-    tables.extend(labels.iter().map(|l| (l.to_string(), PairTable::default())));
-    for (a, b) in &pairs {
-        tables[0]
-            .1
-            .add(a.outcome == Outcome::Passed, b.outcome == Outcome::Passed);
-        for (label, table) in tables.iter_mut().skip(1) {
-            if let (Some(x), Some(y)) = (assertion(a, label), assertion(b, label)) {
-                table.add(x, y);
-            }
-        }
-    }
-    let rows = tables
-        .into_iter()
-        .map(|(row, t)| row_report(&m.policy, row, &t, gate.clone()))
-        .collect::<Vec<_>>();
-    ScenarioReport {
+        .any(|r| r.role == Role::Secondary || r.role == Role::NotCounted)
+        .then(|| {
+            let min_p: Vec<f64> = rows
+                .iter()
+                .filter(|r| matches!(r.role, Role::Secondary | Role::NotCounted))
+                .filter_map(|r| r.min_p)
+                .collect();
+            stats::tarone(&min_p, m.policy.alpha).k as u64
+        });
+    let mut report = ScenarioReport {
         scenario: name.to_owned(),
         status: rows[0].status,
         reason: rows[0].reason.clone(),
         trials,
         pairs: pairs.len() as u64,
-        cost: cost(&m.policy, rows_cost(m, rows_ref(&by_rep)), &trials),
+        secondary_k,
+        causes: [0, 1].map(|i| causes_of(m, &all, i)),
+        cost: cost(&m.policy, arm_costs(m, &all), &trials),
         rows,
+        history: None,
+    };
+    explain(&m.policy, &mut report);
+    report
+}
+
+/// The scenario's reason, completed: the B arm's first failure cause when
+/// it regressed (the skill broke), A's when it improved, and the guardrail.
+fn explain(policy: &Policy, s: &mut ScenarioReport) {
+    let losing = match s.status {
+        Status::Regression => Some(1),
+        Status::Improvement => Some(0),
+        Status::InfrastructureError => Some(if s.trials[1].errored >= s.trials[0].errored {
+            1
+        } else {
+            0
+        }),
+        _ => None,
+    };
+    if let Some(i) = losing
+        && let Some(first) = s.causes[i].first()
+    {
+        s.reason.push_str(&format!("; arm {}'s trials: {first}", ["A", "B"][i]));
     }
+    if s.cost.guardrail == "exceeded" {
+        s.reason.push_str(&format!(
+            "; cost guardrail exceeded: B costs {:.2}× A per completed trial (policy {:.2}×)",
+            s.cost.ratio_per_completed.unwrap_or(f64::NAN),
+            policy.max_cost_ratio
+        ));
+    }
+}
+
+/// Distinct first causes of an arm's failed or errored trials, most
+/// frequent first, each with its count.
+fn causes_of(m: &super::rows::Manifest, rows: &[&Row], arm: usize) -> Vec<String> {
+    let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
+    for r in rows.iter().filter(|r| m.arm_index(&r.arm) == Some(arm)) {
+        if let Some(c) = r.cause.as_deref().or(r.error.as_deref()) {
+            *counts.entry(c).or_default() += 1;
+        }
+    }
+    let mut v: Vec<(&str, u64)> = counts.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    v.into_iter()
+        .map(|(c, n)| format!("{n} trial(s): {c}"))
+        .collect()
+}
+
+/// One row's pairs: the verdict's or one assertion's (A, B) outcome per
+/// completed pair, `None` where a trial did not report the assertion.
+type Outcomes = Vec<(Option<bool>, Option<bool>)>;
+
+/// The verdict row (primary, tested alone) and the assertion rows
+/// (secondary: Tarone's family, Holm within it).
+fn compare_rows(
+    policy: &Policy,
+    pairs: &[(&Row, &Row)],
+    gate: Option<(Status, String)>,
+) -> Vec<RowReport> {
+    let passed = |r: &Row| Some(r.outcome == Outcome::Passed);
+    let verdict: Outcomes = pairs.iter().map(|(a, b)| (passed(a), passed(b))).collect();
+    let labels: BTreeSet<&str> = pairs
+        .iter()
+        .flat_map(|(a, _)| a.assertions.iter().map(|x| x.label.as_str()))
+        .collect();
+    let mut rows = vec![row_report(policy, VERDICT_ROW.into(), &verdict, &gate)];
+    if let Some(p) = rows[0].p_value {
+        (rows[0].status, rows[0].reason) = policy::decide(policy, &table_of(&verdict), p);
+        rows[0].p_adjusted = Some(p);
+        rows[0].role = Role::Primary;
+    }
+    for label in labels {
+        let outcomes: Outcomes = pairs
+            .iter()
+            .map(|(a, b)| (assertion(a, label), assertion(b, label)))
+            .collect();
+        let mut row = row_report(policy, label.to_owned(), &outcomes, &gate);
+        if row.p_value.is_some() && outcomes == verdict {
+            row.role = Role::Duplicate;
+            row.p_adjusted = rows[0].p_adjusted;
+            row.status = rows[0].status;
+            row.reason = "the verdict's outcome in every pair: decided by the verdict, not \
+                counted twice"
+                .into();
+        }
+        rows.push(row);
+    }
+    secondary(policy, &mut rows[1..]);
+    rows
+}
+
+/// Tarone's rule and Holm among the tested, non-duplicate assertion rows.
+fn secondary(policy: &Policy, rows: &mut [RowReport]) {
+    let tested: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].p_value.is_some() && rows[i].role != Role::Duplicate)
+        .collect();
+    let p: Vec<f64> = tested.iter().filter_map(|&i| rows[i].p_value).collect();
+    let min_p: Vec<f64> = tested.iter().filter_map(|&i| rows[i].min_p).collect();
+    let (family, adjusted) = stats::tarone_holm(&p, &min_p, policy.alpha);
+    for (j, &i) in tested.iter().enumerate() {
+        let r = &mut rows[i];
+        let t = PairTable::from(r.table);
+        match adjusted[j] {
+            Some(pa) => {
+                r.role = Role::Secondary;
+                r.p_adjusted = Some(pa);
+                (r.status, r.reason) = policy::decide(policy, &t, pa);
+                r.reason.push_str(&format!(
+                    " (Holm among {} row(s) Tarone's rule counts, K = {})",
+                    family.counted.iter().filter(|c| **c).count(),
+                    family.k
+                ));
+            }
+            None => {
+                r.role = Role::NotCounted;
+                r.status = Status::NoDifference;
+                r.reason = format!(
+                    "{} discordant pair(s): the smallest possible p is {:.4} > α/K = {:.4}; \
+                        reported, not counted (Tarone's rule)",
+                    t.only_a + t.only_b,
+                    r.min_p.unwrap_or(1.0),
+                    policy.alpha / family.k as f64
+                );
+            }
+        }
+    }
+}
+
+impl From<[u64; 4]> for PairTable {
+    fn from([both, only_a, only_b, neither]: [u64; 4]) -> Self {
+        PairTable {
+            both,
+            only_a,
+            only_b,
+            neither,
+        }
+    }
+}
+
+fn table_of(outcomes: &Outcomes) -> PairTable {
+    let mut t = PairTable::default();
+    for (a, b) in outcomes {
+        if let (Some(x), Some(y)) = (a, b) {
+            t.add(*x, *y);
+        }
+    }
+    t
 }
 
 fn rows_ref<'a>(by_rep: &BTreeMap<u64, [Option<&'a Row>; 2]>) -> Vec<&'a Row> {
@@ -180,11 +372,17 @@ fn rows_ref<'a>(by_rep: &BTreeMap<u64, [Option<&'a Row>; 2]>) -> Vec<&'a Row> {
         .collect()
 }
 
-fn rows_cost(m: &super::rows::Manifest, rows: Vec<&Row>) -> [f64; 2] {
-    let mut total = [0.0; 2];
+/// Per arm: the recorded cost total and how many trials were scripted.
+fn arm_costs(m: &super::rows::Manifest, rows: &[&Row]) -> [(f64, u64); 2] {
+    let mut total = [(0.0, 0); 2];
     for r in rows {
-        if let (Some(i), Some(c)) = (m.arm_index(&r.arm), r.cost_usd) {
-            total[i] += c;
+        let Some(i) = m.arm_index(&r.arm) else {
+            continue;
+        };
+        if r.scripted {
+            total[i].1 += 1;
+        } else if let Some(c) = r.cost_usd {
+            total[i].0 += c;
         }
     }
     total
@@ -201,14 +399,17 @@ fn assertion(r: &Row, label: &str) -> Option<bool> {
         .map(|x| x.pass)
 }
 
+/// A row's table, interval and raw p (when the gates let it be tested);
+/// its role and status are settled by the caller.
 fn row_report(
     policy: &Policy,
     row: String,
-    t: &PairTable,
-    gate: Option<(Status, String)>,
+    outcomes: &Outcomes,
+    gate: &Option<(Status, String)>,
 ) -> RowReport {
+    let t = table_of(outcomes);
     let tested = gate.is_none() && t.pairs() >= policy.effective_min_pairs();
-    let (status, reason) = gate.unwrap_or_else(|| {
+    let (status, reason) = gate.clone().unwrap_or_else(|| {
         policy::gate(policy, 1, 0, t.pairs()).unwrap_or((Status::NoDifference, String::new()))
     });
     RowReport {
@@ -217,59 +418,32 @@ fn row_report(
         pass_rate_a: t.rate_a(),
         pass_rate_b: t.rate_b(),
         difference: t.difference(),
-        interval: stats::newcombe_paired(t, policy.confidence).map(|i| [i.low, i.high]),
+        interval: stats::newcombe_paired(&t, policy.confidence).map(|i| [i.low, i.high]),
         p_value: tested.then(|| stats::exact_mcnemar(t.only_a, t.only_b)),
         p_adjusted: None,
+        min_p: tested.then(|| stats::min_achievable_p(t.only_a + t.only_b)),
+        role: Role::Untested,
         status,
         reason,
     }
 }
 
-/// Holm across every tested row of the report, then each tested row's status.
-fn adjust(policy: &Policy, scenarios: &mut [ScenarioReport]) {
-    let raw: Vec<f64> = scenarios
-        .iter()
-        .flat_map(|s| s.rows.iter().filter_map(|r| r.p_value))
-        .collect();
-    let mut adjusted = stats::holm(&raw).into_iter();
-    for s in scenarios.iter_mut() {
-        for r in s.rows.iter_mut().filter(|r| r.p_value.is_some()) {
-            let p = adjusted.next().unwrap_or(1.0);
-            let [both, only_a, only_b, neither] = r.table;
-            let t = PairTable {
-                both,
-                only_a,
-                only_b,
-                neither,
-            };
-            (r.status, r.reason) = policy::decide(policy, &t, p);
-            r.p_adjusted = Some(p);
-        }
-        s.status = s.rows[0].status;
-        s.reason = s.rows[0].reason.clone();
-        if s.cost.guardrail == "exceeded" {
-            s.reason.push_str(&format!(
-                "; cost guardrail exceeded: B costs {:.2}× A per completed trial (policy {:.2}×)",
-                s.cost.ratio_per_completed.unwrap_or(f64::NAN),
-                policy.max_cost_ratio
-            ));
-        }
-    }
-}
-
-fn cost(policy: &Policy, total: [f64; 2], t: &[Trials; 2]) -> Cost {
+fn cost(policy: &Policy, total: [(f64, u64); 2], t: &[Trials; 2]) -> Cost {
     let per = |x: f64, n: u64| (n > 0).then(|| x / n as f64);
     let arms = [0, 1].map(|i| ArmCost {
-        total_usd: total[i],
-        per_attempted: per(total[i], t[i].attempted),
-        per_completed: per(total[i], t[i].completed),
-        per_passed: per(total[i], t[i].passed),
+        total_usd: total[i].0,
+        scripted: total[i].1,
+        per_attempted: per(total[i].0, t[i].attempted),
+        per_completed: per(total[i].0, t[i].completed),
+        per_passed: per(total[i].0, t[i].passed),
     });
+    let all_scripted = (0..2).all(|i| t[i].attempted > 0 && total[i].1 == t[i].attempted);
     let ratio = match (arms[0].per_completed, arms[1].per_completed) {
         (Some(a), Some(b)) if a > 0.0 => Some(b / a),
         _ => None,
     };
     let guardrail = match ratio {
+        _ if all_scripted => "scripted",
         None => "unknown",
         Some(r) if r > policy.max_cost_ratio => "exceeded",
         Some(_) => "ok",

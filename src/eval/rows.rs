@@ -114,6 +114,10 @@ pub struct Manifest {
     pub reps: u64,
     pub seed: u64,
     pub policy: Policy,
+    /// Each arm's identity when it ran (docs/eval.md, History): what makes
+    /// two evals' arms "unchanged".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identities: Option<[String; 2]>,
 }
 
 impl Manifest {
@@ -184,10 +188,21 @@ pub struct Row {
     pub outcome: Outcome,
     #[serde(default)]
     pub assertions: Vec<AssertionResult>,
+    /// Recorded usage of a live trial; 0 for a scripted one.
     pub cost_usd: Option<f64>,
     pub duration_ms: u64,
+    /// An errored trial's first cause, outside both arms (agent missing,
+    /// API down, sandbox refused), in the words `record` uses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A failed trial's first cause, in the words `record` uses: the run's
+    /// error (the agent's exit and last stderr lines), the scripted model's
+    /// unmet `expect:`, or the first failing assertion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+    /// The trial ran against a scripted model: no token was billed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub scripted: bool,
 }
 
 /// A manifest and the rows of every directory given, merged.
@@ -195,6 +210,8 @@ pub struct Row {
 pub struct Loaded {
     pub manifest: Manifest,
     pub rows: Vec<Row>,
+    /// The earlier evals' history lines the first directory snapshotted.
+    pub history: Vec<super::history::Line>,
 }
 
 /// Reads `eval.json` and `runs.jsonl` of each directory; every directory
@@ -229,6 +246,7 @@ pub fn load(dirs: &[PathBuf]) -> Result<Loaded, String> {
         }
     }
     let manifest = manifest.ok_or("no eval directory given")?;
+    let history = super::history::read(&dirs[0].join(super::history::SNAPSHOT_FILE))?;
     for r in &rows {
         if manifest.arm_index(&r.arm).is_none() || r.rep >= manifest.reps {
             return Err(format!(
@@ -237,7 +255,11 @@ pub fn load(dirs: &[PathBuf]) -> Result<Loaded, String> {
             ));
         }
     }
-    Ok(Loaded { manifest, rows })
+    Ok(Loaded {
+        manifest,
+        rows,
+        history,
+    })
 }
 
 fn read_manifest(dir: &Path) -> Result<Manifest, String> {
@@ -308,6 +330,7 @@ mod tests {
             reps: 3,
             seed: 0,
             policy: Policy::default(),
+            identities: None,
         }
     }
 

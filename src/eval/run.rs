@@ -88,44 +88,108 @@ fn agent_program(arm: &str, agent: &str) -> Result<PathBuf, crate::Error> {
 
 /// The tree at `REF:PATH` of the repository around the working directory,
 /// written to a temp dir under PATH's base name (skills stage by base name).
+/// Every directory is created before what it holds, and the first I/O error
+/// is what the caller sees (libgit2 only says the walk was aborted).
 fn extract_git(reference: &str, path: &str) -> Result<(tempfile::TempDir, PathBuf), String> {
-    let repo = git2::Repository::discover(".").map_err(|e| e.message().to_owned())?;
+    let repo = git2::Repository::discover(".")
+        .map_err(|e| format!("no git repository around the working directory: {}", e.message()))?;
     let object = repo
         .revparse_single(&format!("{reference}:{path}"))
         .map_err(|e| e.message().to_owned())?;
-    let tree = object.peel_to_tree().map_err(|e| e.message().to_owned())?;
-    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let base = Path::new(path).file_name().unwrap_or_default();
+    let tree = object
+        .peel_to_tree()
+        .map_err(|_| format!("`{path}` at `{reference}` is a file; an arm is a skill directory"))?;
+    let tmp = tempfile::tempdir().map_err(|e| format!("create a temp dir: {e}"))?;
+    let base = Path::new(path.trim_end_matches('/'))
+        .file_name()
+        .unwrap_or_default();
     let root = tmp.path().join(base);
+    std::fs::create_dir_all(&root).map_err(|e| format!("create `{}`: {e}", root.display()))?;
     let mut failure = None;
-    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+    let walked = tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
         let target = root.join(dir).join(entry.name().unwrap_or_default());
-        let done = match entry.kind() {
-            Some(git2::ObjectType::Blob) => entry
-                .to_object(&repo)
-                .map_err(|e| e.to_string())
-                .and_then(|o| {
-                    let blob = o.peel_to_blob().map_err(|e| e.to_string())?;
-                    std::fs::write(&target, blob.content()).map_err(|e| e.to_string())
-                }),
-            Some(git2::ObjectType::Tree) => {
-                std::fs::create_dir_all(&target).map_err(|e| e.to_string())
-            }
-            _ => Ok(()),
-        };
-        match done {
+        match write_entry(&repo, entry, &target) {
             Ok(()) => git2::TreeWalkResult::Ok,
             Err(e) => {
                 failure = Some(e);
                 git2::TreeWalkResult::Abort
             }
         }
-    })
-    .map_err(|e| e.message().to_owned())?;
-    std::fs::create_dir_all(&root).map_err(|e| e.to_string())?;
-    match failure {
-        Some(e) => Err(e),
-        None => Ok((tmp, root)),
+    });
+    match (failure, walked) {
+        (Some(e), _) => Err(e),
+        (None, Err(e)) => Err(e.message().to_owned()),
+        (None, Ok(())) => Ok((tmp, root)),
+    }
+}
+
+/// Writes one tree entry at `target`: a directory, a file (keeping its
+/// executable bit) or a symbolic link.
+fn write_entry(repo: &git2::Repository, entry: &git2::TreeEntry<'_>, target: &Path) -> Result<(), String> {
+    let io = |what: &str, e: std::io::Error| format!("{what} `{}`: {e}", target.display());
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io("create the directory of", e))?;
+    }
+    match entry.kind() {
+        Some(git2::ObjectType::Tree) => std::fs::create_dir_all(target).map_err(|e| io("create", e)),
+        Some(git2::ObjectType::Blob) => {
+            let blob = entry
+                .to_object(repo)
+                .and_then(|o| o.peel_to_blob())
+                .map_err(|e| format!("read `{}`: {}", target.display(), e.message()))?;
+            if entry.filemode() == 0o120000 {
+                #[cfg(unix)]
+                return std::os::unix::fs::symlink(
+                    String::from_utf8_lossy(blob.content()).as_ref(),
+                    target,
+                )
+                .map_err(|e| io("link", e));
+            }
+            std::fs::write(target, blob.content()).map_err(|e| io("write", e))?;
+            #[cfg(unix)]
+            if entry.filemode() == 0o100755 {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(target, std::fs::Permissions::from_mode(0o755))
+                    .map_err(|e| io("chmod", e))?;
+            }
+            Ok(())
+        }
+        // A submodule (commit) has no content in this repository.
+        _ => Ok(()),
+    }
+}
+
+/// What makes two evals' runs of an arm "the same arm" (docs/eval.md,
+/// History): the content signature of its skill directory, `none`, or the
+/// runtime profile with its model script's bytes.
+pub fn identity(arm: &ArmSetup, source: &Source) -> String {
+    let digest = |bytes: &[u8]| {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(bytes))
+    };
+    match (source, &arm.skills) {
+        (Source::NoSkill, _) => "none".into(),
+        (Source::Runtime { .. }, _) => {
+            let script = arm
+                .script
+                .as_ref()
+                .and_then(|p| std::fs::read(p).ok())
+                .map(|b| digest(&b))
+                .unwrap_or_default();
+            format!("runtime:{}:{script}", digest(format!("{source:?}").as_bytes()))
+        }
+        (_, Some(dirs)) => {
+            let sigs: Vec<String> = dirs
+                .iter()
+                .map(|d| {
+                    crate::fingerprint::fixture::scan(d, "eval arm")
+                        .map(|s| s.sig)
+                        .unwrap_or_else(|e| format!("unreadable:{e}"))
+                })
+                .collect();
+            format!("skill:{}", sigs.join(","))
+        }
+        (_, None) => "session".into(),
     }
 }
 
@@ -177,6 +241,8 @@ pub struct Context<'a> {
     pub max_budget_usd: Option<f64>,
     pub out: &'a Path,
     pub manifest: &'a Manifest,
+    /// Told after each trial: (trials done, trials planned, time since start).
+    pub progress: &'a (dyn Fn(usize, usize, Duration) + Sync),
 }
 
 /// Runs `trials`; returns the rows of the trials run (a spent budget stops
@@ -186,6 +252,8 @@ pub fn run(ctx: &Context<'_>, trials: &[Trial], prior: Vec<Row>) -> (Vec<Row>, b
     let rows = Mutex::new(prior);
     let spent = Mutex::new(0.0_f64);
     let stopped = Mutex::new(false);
+    let done = AtomicUsize::new(0);
+    let started = Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..ctx.jobs.clamp(1, trials.len().max(1)) {
             scope.spawn(|| {
@@ -205,6 +273,9 @@ pub fn run(ctx: &Context<'_>, trials: &[Trial], prior: Vec<Row>) -> (Vec<Row>, b
                     if let Err(e) = super::rows::write(ctx.out, ctx.manifest, &all) {
                         crate::messages::warn(format!("eval: write rows: {e}"));
                     }
+                    drop(all);
+                    let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+                    (ctx.progress)(n, trials.len(), started.elapsed());
                 }
             });
         }
@@ -230,28 +301,20 @@ fn run_trial(ctx: &Context<'_>, trial: &Trial) -> Row {
         cost_usd: None,
         duration_ms: 0,
         error: None,
+        cause: None,
+        scripted: false,
     };
-    match live_trial(ctx, path, prepared, arm, trial.seed) {
-        Ok((outcome, assertions, cost)) => {
-            row.outcome = outcome;
-            row.assertions = assertions;
-            row.cost_usd = cost;
-        }
-        Err(e) => row.error = Some(e),
-    }
+    live_trial(ctx, path, prepared, arm, &mut row);
     row.duration_ms = started.elapsed().as_millis() as u64;
     row
 }
 
-type TrialResult = (Outcome, Vec<AssertionResult>, Option<f64>);
-
-fn live_trial(
-    ctx: &Context<'_>,
-    path: &Path,
-    prepared: &Prepared,
-    arm: &ArmSetup,
-    seed: u64,
-) -> Result<TrialResult, String> {
+/// Runs the trial and fills `row`: its outcome, assertions, cost and first
+/// cause. A trial the arm broke (the agent exited, the scripted model's
+/// `expect:` no longer matched, a question went unanswered) is *failed*:
+/// evidence against the arm. Only what lies outside both arms (agent
+/// missing, sandbox refused, the API down) is *errored*.
+fn live_trial(ctx: &Context<'_>, path: &Path, prepared: &Prepared, arm: &ArmSetup, row: &mut Row) {
     let mut session = prepared.session.clone();
     if let Some(skills) = &arm.skills {
         session.skills_local = skills.clone();
@@ -263,8 +326,15 @@ fn live_trial(
         .script
         .clone()
         .or(prepared.scenario.model_script.clone());
+    row.scripted = script_path.is_some();
     let script = match &script_path {
-        Some(p) => Some(crate::model::Script::load_seeded(p, seed).map_err(|e| e.to_string())?),
+        Some(p) => match crate::model::Script::load_seeded(p, row.seed) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                row.error = Some(format!("model script `{}`: {e}", p.display()));
+                return;
+            }
+        },
         None => None,
     };
     let timeout = ctx
@@ -284,24 +354,63 @@ fn live_trial(
         sandbox: ctx.sandbox,
         // Live trials run every MCP server for real.
         mcp: None,
-    })
-    .map_err(|e| e.to_string())?;
-    let cost = run
-        .log
-        .result
-        .as_ref()
-        .and_then(|r| r.get("total_cost_usd"))
-        .and_then(serde_json::Value::as_f64);
-    let failed_run = matches!(run.log.end, crate::agent::RunEnd::Failed { .. });
-    let outcome = match &run.judged {
-        _ if failed_run => None,
-        None => None,
-        Some(_) if run.failures.is_empty() && run.model_problems.is_empty() => {
-            Some(Outcome::Passed)
+    });
+    let run = match run {
+        Ok(run) => run,
+        // An unanswered question or a failing answer rule: the arm led the
+        // agent somewhere the scenario did not expect.
+        Err(crate::record::RecordError::Run { message, .. }) => {
+            row.outcome = Outcome::Failed;
+            row.cause = Some(format!("run error: {}", first_line(&message)));
+            row.cost_usd = row.scripted.then_some(0.0);
+            return;
         }
-        Some(_) => Some(Outcome::Failed),
+        Err(e) => {
+            row.error = Some(e.to_string().replace("\n    ", "; "));
+            return;
+        }
     };
-    let assertions = run
+    judge(&run, row);
+    let _ = run.run_dir.finish(false);
+}
+
+/// The outcome of a finished run, in `record`'s words and order
+/// (`record::cause_first`).
+fn judge(run: &live::LiveRun, row: &mut Row) {
+    let mut failures = run.failures.clone();
+    failures.extend(
+        run.model_problems
+            .iter()
+            .map(|p| format!("scripted model: {p}")),
+    );
+    if !failures.is_empty() {
+        failures.extend(run.log.decisions.strict_denies.iter().cloned());
+    }
+    crate::record::cause_first(&mut failures);
+    let mut cause = failures.first().cloned();
+    if let (Some(c), crate::agent::RunEnd::Failed { .. }) = (&mut cause, &run.log.end)
+        && c.starts_with("run error")
+    {
+        let tail = last_lines(&run.log.stderr_tail(), 3);
+        if !tail.is_empty() {
+            c.push_str(&format!(" — stderr: {tail}"));
+        }
+    }
+    if !row.scripted && run.model_problems.is_empty() && api_unavailable(run) {
+        row.error = Some(cause.unwrap_or_else(|| "the model API did not answer".into()));
+        return;
+    }
+    if run.judged.is_none() && failures.is_empty() {
+        row.error = Some("the run could not be judged (no verdict)".into());
+        return;
+    }
+    row.outcome = if failures.is_empty() {
+        Outcome::Passed
+    } else {
+        Outcome::Failed
+    };
+    row.cause = cause;
+    row.assertions = run
         .judged
         .as_ref()
         .map(|j| {
@@ -315,12 +424,53 @@ fn live_trial(
                 .collect()
         })
         .unwrap_or_default();
-    let end = format!("{:?}", run.log.end);
-    let _ = run.run_dir.finish(false);
-    match outcome {
-        Some(o) => Ok((o, assertions, cost)),
-        None => Err(format!("the run could not be judged: {end}")),
+    // A scripted model bills nothing, whatever usage the script declares.
+    row.cost_usd = if row.scripted {
+        Some(0.0)
+    } else {
+        run.log
+            .result
+            .as_ref()
+            .and_then(|r| r.get("total_cost_usd"))
+            .and_then(serde_json::Value::as_f64)
+    };
+}
+
+/// A live run that ended on the API's side (an `API Error`, no connection):
+/// outside both arms.
+fn api_unavailable(run: &live::LiveRun) -> bool {
+    if !matches!(run.log.end, crate::agent::RunEnd::Failed { .. })
+        && !run
+            .log
+            .result
+            .as_ref()
+            .and_then(|r| r.get("is_error"))
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false)
+    {
+        return false;
     }
+    let text = run
+        .log
+        .result
+        .as_ref()
+        .and_then(|r| r.get("result"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+        + &run.log.stderr_tail();
+    ["API Error", "Connection error", "overloaded_error", "ECONNREFUSED"]
+        .iter()
+        .any(|w| text.contains(w))
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or_default()
+}
+
+fn last_lines(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
 }
 
 /// Options for loading a scenario as `record` would (every refusal of

@@ -19,7 +19,16 @@
 //!   correlation. Unlike the Wald interval it stays inside [-1, 1] and keeps
 //!   near-nominal coverage at small n and at rates near 0 or 1; unlike an
 //!   interval for two independent rates it uses the pairing.
-//! - **Holm's step-down correction** ([`holm`]) across a scenario's rows.
+//! - **Holm's step-down correction** ([`holm`]) across a scenario's
+//!   secondary (assertion) rows, among only the rows that can reach
+//!   significance: **Tarone's rule for discrete tests** ([`tarone`],
+//!   Tarone 1990, Biometrics 46:515–522). With *d* discordant pairs the
+//!   exact test's smallest possible p is 2·½^d; a row whose smallest
+//!   possible p exceeds α/K can never be rejected at that level and is
+//!   left out of the count K, for the smallest K such that at most K rows
+//!   have p_min ≤ α/K. The McNemar test conditions on the discordant
+//!   counts, so a family chosen from them alone keeps Holm's family-wise
+//!   error bound.
 //!
 //! Distributions come from `statrs`; the interval, the test's two-sided
 //! rule and Holm's procedure are a few lines of arithmetic on top, written
@@ -180,6 +189,53 @@ pub fn holm(p: &[f64]) -> Vec<f64> {
     adjusted
 }
 
+/// The smallest p-value the exact test can give with `discordant` pairs
+/// (every one favouring one arm): 1 without a discordant pair.
+pub fn min_achievable_p(discordant: u64) -> f64 {
+    exact_mcnemar(0, discordant)
+}
+
+/// The family Tarone's rule counts: `k` (the divisor of α) and which rows
+/// are in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaroneFamily {
+    pub k: usize,
+    pub counted: Vec<bool>,
+}
+
+/// Tarone's rule (Tarone 1990): the smallest `k` ≥ 1 such that at most `k`
+/// rows have a smallest achievable p ≤ α/k; those rows are the family. The
+/// count of such rows only falls as `k` grows, so the loop ends by `k = m`.
+pub fn tarone(min_p: &[f64], alpha: f64) -> TaroneFamily {
+    let reachable = |k: usize| min_p.iter().filter(|&&p| p <= alpha / k as f64).count();
+    let k = (1..=min_p.len().max(1))
+        .find(|&k| reachable(k) <= k)
+        .unwrap_or(1);
+    TaroneFamily {
+        k,
+        counted: min_p.iter().map(|&p| p <= alpha / k as f64).collect(),
+    }
+}
+
+/// Holm's adjustment among the rows Tarone's rule counts (`None` for a row
+/// left out: it cannot reach significance and is reported, not counted).
+pub fn tarone_holm(p: &[f64], min_p: &[f64], alpha: f64) -> (TaroneFamily, Vec<Option<f64>>) {
+    let family = tarone(min_p, alpha);
+    let counted: Vec<f64> = p
+        .iter()
+        .zip(&family.counted)
+        .filter(|(_, c)| **c)
+        .map(|(p, _)| *p)
+        .collect();
+    let mut adjusted = holm(&counted).into_iter();
+    let out = family
+        .counted
+        .iter()
+        .map(|&c| if c { adjusted.next() } else { None })
+        .collect();
+    (family, out)
+}
+
 /// The fewest discordant pairs, all favouring one arm, that the exact test
 /// calls significant at `alpha` (6 at 0.05): below that many completed
 /// pairs no result can be significant, whatever happens.
@@ -189,9 +245,19 @@ pub fn min_discordant_for(alpha: f64) -> u64 {
         .unwrap_or(u64::MAX)
 }
 
+/// The fewest one-sided discordant pairs a secondary row needs when
+/// `rows` secondary rows of its scenario all vary that much: Tarone's rule
+/// then counts all of them, and Holm's first step tests at α/rows.
+pub fn min_discordant_secondary(alpha: f64, rows: u64) -> u64 {
+    min_discordant_for(alpha / rows.max(1) as f64)
+}
+
 /// The smallest pass-rate difference `pairs` completed pairs can detect at
 /// `alpha`: every discordant pair favouring one arm and no other
 /// discordance. `None` when no outcome of that many pairs can be significant.
+/// The primary endpoint (the verdict) is tested alone at α; a secondary row
+/// among `rows` varying ones needs [`min_discordant_secondary`] (pass
+/// `alpha / rows`).
 pub fn smallest_detectable_difference(pairs: u64, alpha: f64) -> Option<f64> {
     let k = min_discordant_for(alpha);
     (pairs >= k && pairs > 0).then(|| k as f64 / pairs as f64)

@@ -1,161 +1,146 @@
-//! The eval view: per row (a scenario, or one assertion of it), both arms'
-//! pass rates, the paired difference with its confidence interval drawn on
-//! a −1…+1 axis, the status and its reason; then the trial rows.
+//! The eval view: per scenario, its verdict row (the primary endpoint) and
+//! assertion rows (secondary), both arms' pass rates, the paired difference
+//! with its confidence interval drawn on a −1…+1 axis, the status and its
+//! reason, the first causes of failed trials, the history band and the
+//! cost; then the trial rows.
 //!
-//! The input is a small documented model ([`EvalInput`],
-//! `schema/report-eval.json`) that an eval run writes; `reel report --eval
-//! FILE` reads it and checks what a page can check (two arms, rates within
-//! their counts, intervals containing their difference). The statistics are
-//! the eval's; this view draws them and decides nothing.
+//! The input is exactly what `reel eval` writes: an eval directory, or its
+//! `report.json` (schema/eval-report.json) with `runs.jsonl` beside it for
+//! the trials. When the directory's `eval.json` and `runs.jsonl` are there
+//! the report is recomputed and a stale or edited one refused, as
+//! `reel eval report` does. This view draws the statistics; it decides
+//! nothing.
+
+use std::path::{Path, PathBuf};
 
 use askama::Template;
-use serde::Deserialize;
 
 use super::rerun::InputError;
 use super::timeline::fmt;
 use super::{Chrome, RenderError};
+use crate::eval::report::{Report, Role, RowReport, ScenarioReport};
+use crate::eval::rows::{self, Outcome, Row};
 
-/// An eval's report, as the page reads it.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// An eval's report and its trial rows, as the page reads them.
+#[derive(Debug, Clone)]
 pub struct EvalInput {
-    /// Exactly two arms: A (the baseline) then B (the candidate).
-    pub arms: Vec<Arm>,
-    /// The one axis the arms move: `skill`, `agent-version`, `model`, …
-    pub axis: String,
-    /// The policy the statuses were decided under (shown as given).
-    #[serde(default)]
-    pub policy: serde_json::Map<String, serde_json::Value>,
-    pub rows: Vec<EvalRow>,
-    #[serde(default)]
-    pub trials: Vec<Trial>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Arm {
-    pub name: String,
-    pub source: String,
-}
-
-/// One compared row.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct EvalRow {
-    pub scenario: String,
-    /// `None`: the scenario's verdict; else one assertion key.
-    #[serde(default)]
-    pub assertion: Option<String>,
-    pub a: ArmStats,
-    pub b: ArmStats,
-    /// Matched pairs where both trials completed.
-    pub pairs: u64,
-    /// Pass rate of B minus pass rate of A over the pairs.
-    #[serde(default)]
-    pub difference: Option<f64>,
-    /// The difference's confidence interval `[low, high]`.
-    #[serde(default)]
-    pub interval: Option<[f64; 2]>,
-    #[serde(default)]
-    pub p_value: Option<f64>,
-    /// `improved` | `regressed` | `no_difference` | `insufficient_evidence` | `infrastructure_error`.
-    pub status: String,
-    #[serde(default)]
-    pub reason: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ArmStats {
-    pub passed: u64,
-    pub completed: u64,
-    pub attempted: u64,
-}
-
-/// One trial.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Trial {
-    pub scenario: String,
-    pub arm: String,
-    pub rep: u64,
-    /// `pass` | `fail` | `error`.
-    pub status: String,
-    #[serde(default)]
-    pub cost_usd: Option<f64>,
-    #[serde(default)]
-    pub duration_ms: Option<f64>,
-    #[serde(default)]
-    pub detail: Option<String>,
+    pub report: Report,
+    pub trials: Vec<Row>,
 }
 
 impl EvalInput {
-    /// Reads and checks the eval report at `path`.
-    pub fn load(path: &std::path::Path) -> Result<EvalInput, InputError> {
+    /// Reads the eval at `path`: a directory holding `report.json`, or the
+    /// `report.json` file itself.
+    pub fn load(path: &Path) -> Result<EvalInput, InputError> {
+        let (dir, file) = if path.is_dir() {
+            (path.to_path_buf(), path.join("report.json"))
+        } else {
+            let dir = path.parent().map_or_else(PathBuf::new, Path::to_path_buf);
+            (dir, path.to_path_buf())
+        };
         let err = |message: String| InputError {
-            file: path.display().to_string(),
+            file: file.display().to_string(),
             message,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
-        let e: EvalInput = serde_json::from_str(&text).map_err(|e| {
+        let text = std::fs::read_to_string(&file).map_err(|e| {
             err(format!(
-                "not an eval report input: {e} (the format is schema/report-eval.json)"
+                "cannot read: {e} (give an eval directory or its report.json; `reel eval report \
+                 DIR` writes it)"
             ))
         })?;
-        e.check().map_err(err)?;
-        Ok(e)
-    }
-
-    fn check(&self) -> Result<(), String> {
-        if self.arms.len() != 2 {
-            return Err(format!(
-                "`arms` has {} entries; an eval compares exactly two (A, then B)",
-                self.arms.len()
+        let envelope: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| err(format!("not JSON: {e} (the format is schema/eval-report.json)")))?;
+        if envelope.get("command").and_then(|c| c.as_str()) != Some("eval") {
+            return Err(err(
+                "`command` is not \"eval\": not a `reel eval` report (schema/eval-report.json)"
+                    .into(),
             ));
         }
-        for (i, r) in self.rows.iter().enumerate() {
-            for (arm, s) in [("a", r.a), ("b", r.b)] {
-                if s.passed > s.completed || s.completed > s.attempted {
-                    return Err(format!(
-                        "rows[{i}].{arm}: passed ({}) ≤ completed ({}) ≤ attempted ({}) does not hold",
-                        s.passed, s.completed, s.attempted
-                    ));
-                }
+        let results = envelope.get("results").cloned().unwrap_or_default();
+        let report: Report = serde_json::from_value(results).map_err(|e| {
+            err(format!(
+                "`results`: {e} (the format is schema/eval-report.json)"
+            ))
+        })?;
+        let trials = if dir.join(rows::MANIFEST_FILE).exists() {
+            let loaded = rows::load(std::slice::from_ref(&dir)).map_err(&err)?;
+            crate::eval::report::verify(&envelope, &crate::eval::report::build(&loaded))
+                .map_err(|e| err(format!("{e}; rebuild it with `reel eval report DIR`")))?;
+            loaded.rows
+        } else {
+            Vec::new()
+        };
+        check(&report).map_err(err)?;
+        Ok(EvalInput { report, trials })
+    }
+}
+
+/// What a page can check of a report given without its rows.
+fn check(r: &Report) -> Result<(), String> {
+    for (i, s) in r.scenarios.iter().enumerate() {
+        for (arm, t) in ["A", "B"].iter().zip(&s.trials) {
+            if t.passed > t.completed || t.completed > t.attempted {
+                return Err(format!(
+                    "scenarios[{i}].trials ({arm}): passed ({}) ≤ completed ({}) ≤ attempted ({}) \
+                     does not hold",
+                    t.passed, t.completed, t.attempted
+                ));
             }
+        }
+        for (j, row) in s.rows.iter().enumerate() {
             let unit = |v: f64| (-1.0..=1.0).contains(&v);
-            if let Some(d) = r.difference
-                && !unit(d)
-            {
-                return Err(format!("rows[{i}].difference {d} is outside −1…1"));
-            }
-            if let Some([lo, hi]) = r.interval {
-                let inside = r.difference.is_none_or(|d| lo <= d && d <= hi);
+            if let Some([lo, hi]) = row.interval {
+                let inside = row.difference.is_none_or(|d| lo <= d && d <= hi);
                 if !(unit(lo) && unit(hi) && lo <= hi && inside) {
                     return Err(format!(
-                        "rows[{i}].interval [{lo}, {hi}] must be within −1…1, low ≤ high, and contain the difference"
+                        "scenarios[{i}].rows[{j}].interval [{lo}, {hi}] must be within −1…1, \
+                         low ≤ high, and contain the difference"
                     ));
                 }
             }
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// One row as drawn.
 pub struct RowView {
     pub label: String,
+    pub role: &'static str,
     pub a_rate: String,
     pub b_rate: String,
     pub pairs: u64,
     pub difference: String,
     pub interval: String,
     pub p_value: String,
-    pub status: String,
+    pub p_decided: String,
+    pub status: &'static str,
     pub reason: String,
     /// The plot: y of the row, x of the point and of the interval's ends.
     pub y: String,
     pub point: Option<String>,
     pub ci: Option<(String, String)>,
+}
+
+/// One scenario's notes under the table.
+pub struct ScenarioView {
+    pub name: String,
+    pub status: &'static str,
+    pub reason: String,
+    pub causes: Vec<String>,
+    pub history: Vec<String>,
+    pub cost: String,
+}
+
+/// One trial as drawn.
+pub struct TrialView {
+    pub scenario: String,
+    pub arm: String,
+    pub rep: u64,
+    pub status: &'static str,
+    pub cost: String,
+    pub ms: u64,
+    pub detail: String,
 }
 
 const PLOT_W: f64 = 360.0;
@@ -165,63 +150,173 @@ const PLOT_ROW: f64 = 22.0;
 #[template(path = "eval.html")]
 struct Page<'a> {
     chrome: Chrome,
-    input: &'a EvalInput,
+    report: &'a Report,
+    policy: Vec<(String, String)>,
+    scenarios: Vec<ScenarioView>,
     rows: Vec<RowView>,
+    trials: Vec<TrialView>,
     plot_w: String,
     plot_h: String,
     zero_x: String,
 }
 
+fn rate(passed: u64, completed: u64, attempted: u64) -> String {
+    match completed {
+        0 => format!("– (0 of {attempted} completed)"),
+        n => format!(
+            "{:.0}% ({passed}/{n}, {attempted} attempted)",
+            passed as f64 * 100.0 / n as f64
+        ),
+    }
+}
+
+fn role(r: Role) -> &'static str {
+    match r {
+        Role::Primary => "primary",
+        Role::Secondary => "secondary",
+        Role::NotCounted => "not counted",
+        Role::Duplicate => "= verdict",
+        Role::Untested => "untested",
+    }
+}
+
+fn row_view(s: &ScenarioReport, r: &RowReport, i: usize) -> RowView {
+    let x = |v: f64| fmt((v + 1.0) / 2.0 * PLOT_W);
+    let [both, only_a, only_b, _] = r.table;
+    let pairs = r.table.iter().sum::<u64>();
+    let (a_rate, b_rate) = if r.role == Role::Primary || r.row == crate::eval::report::VERDICT_ROW {
+        let [a, b] = s.trials;
+        (
+            rate(a.passed, a.completed, a.attempted),
+            rate(b.passed, b.completed, b.attempted),
+        )
+    } else {
+        (
+            rate(both + only_a, pairs, pairs),
+            rate(both + only_b, pairs, pairs),
+        )
+    };
+    RowView {
+        label: format!("{} · {}", s.scenario, r.row),
+        role: role(r.role),
+        a_rate,
+        b_rate,
+        pairs,
+        difference: r.difference.map(|d| format!("{d:+.2}")).unwrap_or_default(),
+        interval: r
+            .interval
+            .map(|[l, h]| format!("[{l:+.2}, {h:+.2}]"))
+            .unwrap_or_default(),
+        p_value: r.p_value.map(|p| format!("{p:.4}")).unwrap_or_default(),
+        p_decided: r.p_adjusted.map(|p| format!("{p:.4}")).unwrap_or_default(),
+        status: r.status.as_str(),
+        reason: r.reason.clone(),
+        y: fmt(i as f64 * PLOT_ROW + PLOT_ROW / 2.0),
+        point: r.difference.map(x),
+        ci: r.interval.map(|[l, h]| (x(l), x(h))),
+    }
+}
+
+fn scenario_view(s: &ScenarioReport) -> ScenarioView {
+    let causes = ["A", "B"]
+        .iter()
+        .zip(&s.causes)
+        .flat_map(|(arm, cs)| cs.iter().take(3).map(move |c| format!("{arm}: {c}")))
+        .collect();
+    let history = s
+        .history
+        .iter()
+        .flat_map(|h| ["A", "B"].into_iter().zip(h.iter()))
+        .map(|(arm, h)| match (h.pass_rate, h.band) {
+            (Some(p), Some([lo, hi])) => format!(
+                "{arm}: {} — {:.0}% over {} earlier run(s), noise band [{:.0}%, {:.0}%]",
+                h.state,
+                p * 100.0,
+                h.runs,
+                lo * 100.0,
+                hi * 100.0
+            ),
+            _ => format!("{arm}: new — no earlier run of this arm"),
+        })
+        .collect();
+    let c = &s.cost;
+    let cost = if c.guardrail == "scripted" {
+        "$0 — scripted (nothing billed)".to_owned()
+    } else {
+        format!(
+            "A ${:.4}, B ${:.4}; guardrail {}",
+            c.arms[0].total_usd, c.arms[1].total_usd, c.guardrail
+        )
+    };
+    ScenarioView {
+        name: s.scenario.clone(),
+        status: s.status.as_str(),
+        reason: s.reason.clone(),
+        causes,
+        history,
+        cost,
+    }
+}
+
+fn trial_view(t: &Row) -> TrialView {
+    TrialView {
+        scenario: t.scenario.clone(),
+        arm: t.arm.clone(),
+        rep: t.rep,
+        status: match t.outcome {
+            Outcome::Passed => "pass",
+            Outcome::Failed => "fail",
+            Outcome::Errored => "error",
+        },
+        cost: if t.scripted {
+            "$0 scripted".into()
+        } else {
+            t.cost_usd.map(|c| format!("${c:.4}")).unwrap_or_default()
+        },
+        ms: t.duration_ms,
+        detail: t
+            .error
+            .clone()
+            .or_else(|| t.cause.clone())
+            .unwrap_or_default(),
+    }
+}
+
 /// The eval view as one HTML page.
 pub fn render(e: &EvalInput) -> Result<String, RenderError> {
-    let x = |v: f64| fmt((v + 1.0) / 2.0 * PLOT_W);
-    let rate = |s: ArmStats| match s.completed {
-        0 => format!("– (0 of {} completed)", s.attempted),
-        n => format!(
-            "{:.0}% ({}/{n}, {} attempted)",
-            s.passed as f64 * 100.0 / n as f64,
-            s.passed,
-            s.attempted
+    let r = &e.report;
+    let mut rows = Vec::new();
+    for s in &r.scenarios {
+        for row in &s.rows {
+            let i = rows.len();
+            rows.push(row_view(s, row, i));
+        }
+    }
+    let p = &r.policy;
+    let policy = vec![
+        ("min pairs".into(), p.effective_min_pairs().to_string()),
+        ("α".into(), p.alpha.to_string()),
+        ("confidence".into(), p.confidence.to_string()),
+        ("max error share".into(), p.max_error_share.to_string()),
+        ("max cost ratio".into(), p.max_cost_ratio.to_string()),
+        (
+            "rule".into(),
+            "verdict: exact McNemar alone; assertions: Tarone + Holm".into(),
         ),
-    };
-    let rows = e
-        .rows
-        .iter()
-        .enumerate()
-        .map(|(i, r)| RowView {
-            label: match &r.assertion {
-                Some(a) => format!("{} · {a}", r.scenario),
-                None => r.scenario.clone(),
-            },
-            a_rate: rate(r.a),
-            b_rate: rate(r.b),
-            pairs: r.pairs,
-            difference: r
-                .difference
-                .map(|d| format!("{:+.2}", d))
-                .unwrap_or_default(),
-            interval: r
-                .interval
-                .map(|[l, h]| format!("[{l:+.2}, {h:+.2}]"))
-                .unwrap_or_default(),
-            p_value: r.p_value.map(|p| format!("{p:.4}")).unwrap_or_default(),
-            status: r.status.clone(),
-            reason: r.reason.clone().unwrap_or_default(),
-            y: fmt(i as f64 * PLOT_ROW + PLOT_ROW / 2.0),
-            point: r.difference.map(x),
-            ci: r.interval.map(|[l, h]| (x(l), x(h))),
-        })
-        .collect::<Vec<_>>();
+    ];
     Page {
         chrome: Chrome::new(format!(
             "reel report — eval {} vs {}",
-            e.arms[0].name, e.arms[1].name
+            r.arms[0].name, r.arms[1].name
         )),
-        input: e,
+        report: r,
+        policy,
+        scenarios: r.scenarios.iter().map(scenario_view).collect(),
         plot_h: fmt(rows.len() as f64 * PLOT_ROW + 18.0),
         rows,
+        trials: e.trials.iter().map(trial_view).collect(),
         plot_w: fmt(PLOT_W),
-        zero_x: x(0.0),
+        zero_x: fmt(PLOT_W / 2.0),
     }
     .render()
 }

@@ -2,7 +2,8 @@
 
 use std::fmt::Write;
 
-use crate::eval::report::Report;
+use crate::eval::history::ArmHistory;
+use crate::eval::report::{Cost, Report, Role, ScenarioReport};
 
 fn pct(x: Option<f64>) -> String {
     x.map_or("–".into(), |v| format!("{:.0}%", v * 100.0))
@@ -12,7 +13,7 @@ fn num(x: Option<f64>) -> String {
     x.map_or("–".into(), |v| format!("{v:.4}"))
 }
 
-/// The Markdown report.
+/// The Markdown report (`report.md`; also the text report on stderr).
 pub fn markdown(r: &Report) -> String {
     let mut s = String::new();
     let [a, b] = &r.arms;
@@ -25,8 +26,9 @@ pub fn markdown(r: &Report) -> String {
     let p = &r.policy;
     let _ = writeln!(
         s,
-        "Policy: ≥ {} completed pairs, ≤ {:.0}% errored, α = {} (Holm-adjusted exact McNemar), \
-         {:.0}% Newcombe interval, cost ratio ≤ {}.\n",
+        "Policy: ≥ {} completed pairs, ≤ {:.0}% errored, α = {}: the verdict by the exact McNemar \
+         test alone, assertion rows Holm-corrected among those Tarone's rule counts; {:.0}% \
+         Newcombe interval, cost ratio ≤ {}.\n",
         p.effective_min_pairs(),
         p.max_error_share * 100.0,
         p.alpha,
@@ -34,66 +36,118 @@ pub fn markdown(r: &Report) -> String {
         p.max_cost_ratio
     );
     for sc in &r.scenarios {
-        let _ = writeln!(
-            s,
-            "## {} — {}\n\n{}\n",
-            sc.scenario,
-            sc.status.as_str(),
-            sc.reason
-        );
-        let [ta, tb] = &sc.trials;
-        let _ = writeln!(
-            s,
-            "Trials (attempted / completed / errored / passed): A {}/{}/{}/{}, B {}/{}/{}/{}; {} completed pairs.\n",
-            ta.attempted,
-            ta.completed,
-            ta.errored,
-            ta.passed,
-            tb.attempted,
-            tb.completed,
-            tb.errored,
-            tb.passed,
-            sc.pairs
-        );
-        let _ = writeln!(
-            s,
-            "| row | A | B | B − A | interval | p | p (Holm) | status |"
-        );
-        let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
-        for row in &sc.rows {
-            let ci = row
-                .interval
-                .map_or("–".into(), |[l, h]| format!("[{l:+.2}, {h:+.2}]"));
-            let _ = writeln!(
-                s,
-                "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
-                row.row.replace('|', "\\|"),
-                pct(row.pass_rate_a),
-                pct(row.pass_rate_b),
-                row.difference
-                    .map_or("–".into(), |d| format!("{:+.0} pts", d * 100.0)),
-                ci,
-                num(row.p_value),
-                num(row.p_adjusted),
-                row.status.as_str()
-            );
-        }
-        let c = &sc.cost;
-        let _ = writeln!(
-            s,
-            "\nCost per attempted / completed / passed trial: A ${} / ${} / ${}, B ${} / ${} / ${}; \
-             guardrail {} (ratio {}).\n",
-            num(c.arms[0].per_attempted),
-            num(c.arms[0].per_completed),
-            num(c.arms[0].per_passed),
-            num(c.arms[1].per_attempted),
-            num(c.arms[1].per_completed),
-            num(c.arms[1].per_passed),
-            c.guardrail,
-            num(c.ratio_per_completed)
-        );
+        scenario(&mut s, sc);
     }
     s
+}
+
+fn scenario(s: &mut String, sc: &ScenarioReport) {
+    let _ = writeln!(
+        s,
+        "## {} — {}\n\n{}\n",
+        sc.scenario,
+        sc.status.as_str(),
+        sc.reason
+    );
+    let [ta, tb] = &sc.trials;
+    let _ = writeln!(
+        s,
+        "Trials (attempted / completed / errored / passed): A {}/{}/{}/{}, B {}/{}/{}/{}; {} completed pairs.\n",
+        ta.attempted,
+        ta.completed,
+        ta.errored,
+        ta.passed,
+        tb.attempted,
+        tb.completed,
+        tb.errored,
+        tb.passed,
+        sc.pairs
+    );
+    let _ = writeln!(
+        s,
+        "| row | role | A | B | B − A | interval | p | p decided on | status |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|");
+    for row in &sc.rows {
+        let ci = row
+            .interval
+            .map_or("–".into(), |[l, h]| format!("[{l:+.2}, {h:+.2}]"));
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |",
+            row.row.replace('|', "\\|"),
+            role(row.role),
+            pct(row.pass_rate_a),
+            pct(row.pass_rate_b),
+            row.difference
+                .map_or("–".into(), |d| format!("{:+.0} pts", d * 100.0)),
+            ci,
+            num(row.p_value),
+            num(row.p_adjusted),
+            row.status.as_str()
+        );
+    }
+    if let Some(k) = sc.secondary_k {
+        let _ = writeln!(s, "\nTarone's K for the assertion rows: {k}.");
+    }
+    for (arm, causes) in ["A", "B"].iter().zip(&sc.causes) {
+        for c in causes.iter().take(3) {
+            let _ = writeln!(s, "\n{arm} cause: {c}");
+        }
+    }
+    if let Some(h) = &sc.history {
+        for (arm, h) in ["A", "B"].iter().zip(h) {
+            let _ = writeln!(s, "\nHistory {arm}: {}", history(h));
+        }
+    }
+    let _ = writeln!(s, "\n{}\n", cost(&sc.cost));
+}
+
+fn role(r: Role) -> &'static str {
+    match r {
+        Role::Primary => "primary",
+        Role::Secondary => "secondary",
+        Role::NotCounted => "not counted",
+        Role::Duplicate => "= verdict",
+        Role::Untested => "untested",
+    }
+}
+
+fn history(h: &ArmHistory) -> String {
+    match (h.pass_rate, h.band) {
+        (Some(p), Some([lo, hi])) => format!(
+            "{}: {:.0}% over {} earlier run(s) ({}/{}), noise band [{:.0}%, {:.0}%]",
+            h.state,
+            p * 100.0,
+            h.runs,
+            h.passed,
+            h.completed,
+            lo * 100.0,
+            hi * 100.0
+        ),
+        _ => "new: no earlier run of this arm".into(),
+    }
+}
+
+fn cost(c: &Cost) -> String {
+    if c.guardrail == "scripted" {
+        return format!(
+            "Cost: $0 — scripted (A {} and B {} trials ran against a scripted model; nothing billed).",
+            c.arms[0].scripted, c.arms[1].scripted
+        );
+    }
+    format!(
+        "Cost per attempted / completed / passed trial: A ${} / ${} / ${}, B ${} / ${} / ${}; \
+         guardrail {} (ratio {}).",
+        num(c.arms[0].per_attempted),
+        num(c.arms[0].per_completed),
+        num(c.arms[0].per_passed),
+        num(c.arms[1].per_attempted),
+        num(c.arms[1].per_completed),
+        num(c.arms[1].per_passed),
+        c.guardrail,
+        num(c.ratio_per_completed)
+    )
 }
 
 #[cfg(test)]
@@ -115,6 +169,8 @@ mod tests {
             cost_usd: Some(cost),
             duration_ms: 10,
             error: None,
+            cause: (outcome == Outcome::Failed).then(|| "file_exists outputs/note.md: missing".into()),
+            scripted: false,
         }
     }
 
@@ -143,8 +199,10 @@ mod tests {
                 reps: 8,
                 seed: 0,
                 policy: Policy::default(),
+                identities: None,
             },
             rows,
+            history: Vec::new(),
         };
         let report = crate::eval::report::build(&loaded);
         insta::assert_snapshot!(super::markdown(&report));
