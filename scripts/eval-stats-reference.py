@@ -11,6 +11,13 @@ to the stated precision. Computed independently of reel's code:
   square-and-add of the statsmodels Wilson limits with the continuity-
   corrected phi coefficient;
 - Holm: statsmodels multipletests(method="holm").
+- Tarone's rule for discrete tests (Tarone 1990, Biometrics 46:515-522):
+  each row's smallest achievable p is scipy's binomtest(0, d, 0.5) p-value
+  for its d discordant pairs; K is the smallest k >= 1 with at most k rows
+  whose smallest achievable p <= alpha / k; Holm (statsmodels) among those.
+- The smallest detectable difference: the fewest one-sided discordant pairs
+  d whose binomtest p-value is < alpha / J (J = 1: the verdict, tested
+  alone; J > 1: J secondary rows that Tarone's rule all counts), as d / n.
 
 Run: python3 -m venv /tmp/venv && /tmp/venv/bin/pip install scipy statsmodels
      /tmp/venv/bin/python scripts/eval-stats-reference.py
@@ -41,6 +48,20 @@ HOLM = [
     [0.05],
     [0.03125, 0.0625, 1.0, 0.0078125, 0.5, 0.25],
 ]
+# Secondary rows of one scenario: (only_a, only_b) per row.
+TARONE = [
+    ([(6, 0)], 0.05),
+    ([(6, 0), (0, 0), (0, 0), (0, 0), (1, 0), (0, 1), (0, 0), (0, 0), (0, 0), (0, 0)], 0.05),
+    ([(7, 0), (6, 0), (3, 1), (0, 9), (2, 2)], 0.05),
+    ([(10, 0), (10, 1), (8, 0), (7, 0), (6, 0), (5, 0)], 0.05),
+    ([(0, 0), (0, 0)], 0.05),
+    ([(12, 2), (9, 0), (4, 0), (20, 5)], 0.01),
+    ([(8, 0), (8, 0), (8, 0), (8, 0), (8, 0), (8, 0), (8, 0), (8, 0), (8, 0)], 0.05),
+    ([(5, 0), (5, 0), (6, 0)], 0.1),
+]
+DETECTABLE_REPS = [1, 3, 5, 6, 7, 8, 10, 12, 20, 30, 50]
+DETECTABLE_ALPHAS = [0.05, 0.01, 0.1]
+DETECTABLE_ROWS = [1, 2, 3, 5, 10]
 
 
 def wilson(x, n, confidence):
@@ -64,6 +85,30 @@ def newcombe(both, only_a, only_b, neither, confidence):
     return [max(-1.0, low), min(1.0, high)]
 
 
+def min_p(d):
+    return 1.0 if d == 0 else float(binomtest(0, d, 0.5).pvalue)
+
+
+def tarone_case(rows, alpha):
+    mins = [min_p(a + b) for a, b in rows]
+    m = len(rows)
+    k = next(k for k in range(1, max(m, 1) + 1) if sum(p <= alpha / k for p in mins) <= k)
+    counted = [p <= alpha / k for p in mins]
+    raw = [1.0 if a + b == 0 else float(binomtest(b, a + b, 0.5).pvalue) for a, b in rows]
+    family = [p for p, c in zip(raw, counted) if c]
+    adj = list(multipletests(family, method="holm")[1]) if family else []
+    it = iter(adj)
+    adjusted = [float(next(it)) if c else None for c in counted]
+    return {"rows": [list(r) for r in rows], "alpha": alpha, "min_p": mins, "k": k,
+            "counted": counted, "p": raw, "adjusted": adjusted}
+
+
+def detectable(n, alpha, rows):
+    d = next(d for d in range(1, 200) if min_p(d) < alpha / rows)
+    return {"reps": n, "alpha": alpha, "rows": rows, "min_discordant": d,
+            "difference": d / n if d <= n else None}
+
+
 def main():
     cases = []
     for both, only_a, only_b, neither in TABLES:
@@ -85,6 +130,9 @@ def main():
         "precision": PRECISION,
         "cases": cases,
         "holm": holm,
+        "tarone": [tarone_case(r, a) for r, a in TARONE],
+        "detectable": [detectable(n, a, j) for n in DETECTABLE_REPS for a in DETECTABLE_ALPHAS
+                       for j in DETECTABLE_ROWS],
     }
     path = pathlib.Path(__file__).resolve().parent.parent / "tests/data/eval_stats_reference.json"
     path.write_text(json.dumps(out, indent=1) + "\n")

@@ -272,6 +272,28 @@ mod tests {
         precision: f64,
         cases: Vec<Case>,
         holm: Vec<HolmCase>,
+        tarone: Vec<TaroneCase>,
+        detectable: Vec<DetectableCase>,
+    }
+
+    #[derive(serde::Deserialize)]
+    struct TaroneCase {
+        rows: Vec<[u64; 2]>,
+        alpha: f64,
+        min_p: Vec<f64>,
+        k: usize,
+        counted: Vec<bool>,
+        p: Vec<f64>,
+        adjusted: Vec<Option<f64>>,
+    }
+
+    #[derive(serde::Deserialize)]
+    struct DetectableCase {
+        reps: u64,
+        alpha: f64,
+        rows: u64,
+        min_discordant: u64,
+        difference: Option<f64>,
     }
 
     #[derive(serde::Deserialize)]
@@ -373,6 +395,52 @@ mod tests {
             let got = holm(&h.p);
             for (g, w) in got.iter().zip(&h.adjusted) {
                 close("holm", *g, *w, r.precision);
+            }
+        }
+    }
+
+    #[test]
+    fn tarone_and_holm_match_the_reference_table() {
+        let r = reference();
+        assert!(r.tarone.len() >= 8);
+        for c in &r.tarone {
+            let what = format!("{:?} at {}", c.rows, c.alpha);
+            let min_p: Vec<f64> = c.rows.iter().map(|[a, b]| min_achievable_p(a + b)).collect();
+            let p: Vec<f64> = c.rows.iter().map(|[a, b]| exact_mcnemar(*a, *b)).collect();
+            for (g, w) in min_p.iter().zip(&c.min_p) {
+                close(&format!("min p {what}"), *g, *w, r.precision);
+            }
+            for (g, w) in p.iter().zip(&c.p) {
+                close(&format!("p {what}"), *g, *w, r.precision);
+            }
+            let (family, adjusted) = tarone_holm(&p, &min_p, c.alpha);
+            assert_eq!(family.k, c.k, "K {what}");
+            assert_eq!(family.counted, c.counted, "counted {what}");
+            for (g, w) in adjusted.iter().zip(&c.adjusted) {
+                match (g, w) {
+                    (Some(g), Some(w)) => close(&format!("adjusted {what}"), *g, *w, r.precision),
+                    (None, None) => {}
+                    _ => panic!("adjusted {what}: got {adjusted:?}, want {:?}", c.adjusted),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_detectable_difference_matches_the_reference_table() {
+        let r = reference();
+        for c in &r.detectable {
+            let what = format!("{} reps, α {}, {} row(s)", c.reps, c.alpha, c.rows);
+            assert_eq!(
+                min_discordant_secondary(c.alpha, c.rows),
+                c.min_discordant,
+                "{what}"
+            );
+            let got = smallest_detectable_difference(c.reps, c.alpha / c.rows as f64);
+            match (got, c.difference) {
+                (Some(g), Some(w)) => close(&what, g, w, r.precision),
+                (None, None) => {}
+                _ => panic!("{what}: got {got:?}, want {:?}", c.difference),
             }
         }
     }
