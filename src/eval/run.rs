@@ -45,7 +45,7 @@ pub fn resolve_arm(name: &str, source: &Source) -> Result<ArmSetup, crate::Error
             .with_hint("an arm is a skill directory, `git:REF:PATH`, `none` or `runtime:…`"));
         }
         Source::Git { reference, path } => {
-            let (tree, dir) = extract_git(reference, path).map_err(|e| {
+            let (tree, dir) = extract_git(Path::new("."), reference, path).map_err(|e| {
                 crate::Error::usage(format!("eval: arm `{name}`: git:{reference}:{path}: {e}"))
             })?;
             arm.skills = Some(vec![dir]);
@@ -86,12 +86,17 @@ fn agent_program(arm: &str, agent: &str) -> Result<PathBuf, crate::Error> {
     Ok(installed.program)
 }
 
-/// The tree at `REF:PATH` of the repository around the working directory,
-/// written to a temp dir under PATH's base name (skills stage by base name).
-/// Every directory is created before what it holds, and the first I/O error
-/// is what the caller sees (libgit2 only says the walk was aborted).
-fn extract_git(reference: &str, path: &str) -> Result<(tempfile::TempDir, PathBuf), String> {
-    let repo = git2::Repository::discover(".")
+/// The tree at `REF:PATH` of the repository around `within` (the working
+/// directory), written to a temp dir under PATH's base name (skills stage
+/// by base name). Every directory is created before what it holds, and the
+/// first I/O error is what the caller sees (libgit2 only says the walk was
+/// aborted).
+fn extract_git(
+    within: &Path,
+    reference: &str,
+    path: &str,
+) -> Result<(tempfile::TempDir, PathBuf), String> {
+    let repo = git2::Repository::discover(within)
         .map_err(|e| format!("no git repository around the working directory: {}", e.message()))?;
     let object = repo
         .revparse_single(&format!("{reference}:{path}"))
@@ -480,4 +485,95 @@ pub fn prepare(path: &Path, script: Option<PathBuf>) -> Result<Prepared, crate::
     opts.force = true;
     opts.model_script = script;
     crate::record::prepare(&opts).map_err(crate::Error::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A repository with one commit holding `files` (path, content).
+    fn repo_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        for (path, content) in files {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, content).unwrap();
+        }
+        let mut index = repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let who = git2::Signature::now("t", "t@example.com").unwrap();
+        repo.commit(Some("HEAD"), &who, &who, "one", &tree, &[])
+            .unwrap();
+        dir
+    }
+
+    fn extracted(repo: &Path, path: &str) -> Vec<(String, String)> {
+        let (tmp, root) = extract_git(repo, "HEAD", path).unwrap();
+        assert_eq!(root.file_name().unwrap(), "report");
+        let mut out = Vec::new();
+        for e in walk(&root) {
+            let rel = e.strip_prefix(&root).unwrap().display().to_string();
+            out.push((rel, std::fs::read_to_string(&e).unwrap()));
+        }
+        drop(tmp);
+        out.sort();
+        out
+    }
+
+    fn walk(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_git_arm_whose_first_entry_is_a_file_extracts_whole() {
+        let repo = repo_with(&[
+            ("skills/report/SKILL.md", "skill"),
+            ("skills/report/scripts/run.sh", "echo ok"),
+        ]);
+        assert_eq!(
+            extracted(repo.path(), "skills/report"),
+            vec![
+                ("SKILL.md".into(), "skill".into()),
+                ("scripts/run.sh".into(), "echo ok".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_git_arm_whose_first_entry_is_a_folder_extracts_whole() {
+        let repo = repo_with(&[
+            ("skills/report/A-lib/deep/helper.sh", "helper"),
+            ("skills/report/SKILL.md", "skill"),
+        ]);
+        assert_eq!(
+            extracted(repo.path(), "skills/report/"),
+            vec![
+                ("A-lib/deep/helper.sh".into(), "helper".into()),
+                ("SKILL.md".into(), "skill".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_git_arm_names_what_is_wrong() {
+        let repo = repo_with(&[("skills/report/SKILL.md", "skill")]);
+        let e = extract_git(repo.path(), "HEAD", "skills/report/SKILL.md").unwrap_err();
+        assert!(e.contains("is a file"), "{e}");
+        let e = extract_git(repo.path(), "no-such-ref", "skills/report").unwrap_err();
+        assert!(!e.contains("-7"), "{e}");
+    }
 }
