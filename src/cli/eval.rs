@@ -129,7 +129,10 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus> {
     let (ia, a) = arms.pop().expect("two arms");
     manifest.identities = Some([ia, ib]);
     let arms = [a, b];
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("eval-out"));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("eval-out"));
     rows::write(&out, &manifest, &[]).map_err(|e| io_error(&out, e))?;
     let history_file = history::file_for(&files);
     snapshot_history(history_file.as_deref(), &names, &out)?;
@@ -331,11 +334,17 @@ fn estimate(
     trials: usize,
 ) -> Cost {
     let arm_scripted = |s: &std::result::Result<Source, String>| {
-        matches!(s, Ok(Source::Runtime { script: Some(_), .. }))
+        matches!(
+            s,
+            Ok(Source::Runtime {
+                script: Some(_),
+                ..
+            })
+        )
     };
-    let scripted = prepared.iter().all(|(_, p)| {
-        p.scenario.model_script.is_some() || sources.iter().all(arm_scripted)
-    });
+    let scripted = prepared
+        .iter()
+        .all(|(_, p)| p.scenario.model_script.is_some() || sources.iter().all(arm_scripted));
     if scripted {
         return Cost::Scripted;
     }

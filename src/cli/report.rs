@@ -19,7 +19,7 @@ use crate::html::{self, Options};
                   reel report --rerun rerun.json --out rerun.html\n  \
                   a diff:       reel report --diff A B --out diff.html\n  \
                   a matrix:     reel report --matrix matrix.json (schema/report-matrix.json)\n  \
-                  an eval:      reel report --eval DIR (an eval directory, or its report.json: schema/eval-report.json)\n\
+                  an eval:      reel report --eval DIR (eval directory; schema/eval-report.json)\n\
                   The page renders the run; it does not judge it: the exit code says whether \
                   the page was written, not whether the run passed.\n\
                   Exit codes: 0 written · 2 usage or unreadable input."
@@ -37,8 +37,8 @@ pub struct ReportArgs {
     /// A version matrix (cassettes x agent versions), schema/report-matrix.json.
     #[arg(long, value_name = "MATRIX.json")]
     pub matrix: Option<PathBuf>,
-    /// An eval directory (`reel eval --out DIR`) or its report.json (schema/eval-report.json).
-    #[arg(long, value_name = "DIR|report.json")]
+    /// An eval directory (or its report.json), schema/eval-report.json.
+    #[arg(long, value_name = "EVAL_DIR")]
     pub eval: Option<PathBuf>,
     /// Where to write the page (atomically); stdout when absent.
     #[arg(long, short = 'o', value_name = "FILE.html")]

@@ -173,10 +173,19 @@ mod tests {
         let h = summarize(&earlier, "note", "sig", (6, 4), 0.95);
         assert_eq!(h.runs, 3);
         assert_eq!(h.state, "flaky", "{h:?}");
-        assert_eq!(summarize(&earlier, "note", "sig", (20, 0), 0.95).state, "shifted");
+        assert_eq!(
+            summarize(&earlier, "note", "sig", (20, 0), 0.95).state,
+            "shifted"
+        );
         let steady = [line(6, 6), line(6, 6)];
-        assert_eq!(summarize(&steady, "note", "sig", (6, 6), 0.95).state, "stable");
-        assert_eq!(summarize(&steady, "note", "other", (6, 6), 0.95).state, "new");
+        assert_eq!(
+            summarize(&steady, "note", "sig", (6, 6), 0.95).state,
+            "stable"
+        );
+        assert_eq!(
+            summarize(&steady, "note", "other", (6, 6), 0.95).state,
+            "new"
+        );
     }
 
     #[test]

@@ -237,7 +237,8 @@ fn explain(policy: &Policy, s: &mut ScenarioReport) {
     if let Some(i) = losing
         && let Some(first) = s.causes[i].first()
     {
-        s.reason.push_str(&format!("; arm {}'s trials: {first}", ["A", "B"][i]));
+        s.reason
+            .push_str(&format!("; arm {}'s trials: {first}", ["A", "B"][i]));
     }
     if s.cost.guardrail == "exceeded" {
         s.reason.push_str(&format!(
@@ -597,7 +598,10 @@ mod tests {
         assert_eq!(dup.role, Role::Duplicate);
         assert_eq!(dup.status, Status::Regression);
         let not_counted = s.rows.iter().filter(|x| x.role == Role::NotCounted).count();
-        assert_eq!(not_counted, 9, "rows without a discordant pair are not counted");
+        assert_eq!(
+            not_counted, 9,
+            "rows without a discordant pair are not counted"
+        );
         assert_eq!(s.cost.guardrail, "scripted");
     }
 
@@ -605,9 +609,7 @@ mod tests {
     /// different. Returns (verdict false positives, any-row false positives).
     fn simulate(reps: u64, runs: u64, pass: f64, assertion_pass: &[f64], seed: u8) -> (u64, u64) {
         let mut rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32]);
-        let labels: Vec<String> = (0..assertion_pass.len())
-            .map(|i| format!("a{i}"))
-            .collect();
+        let labels: Vec<String> = (0..assertion_pass.len()).map(|i| format!("a{i}")).collect();
         let (mut verdict_fp, mut any_fp) = (0, 0);
         for _ in 0..runs {
             let mut rows = Vec::new();
@@ -653,7 +655,10 @@ mod tests {
             // The exact test is conservative: the verdict's rate stays under
             // α; the assertion family (Holm) under α too, so any row under 2α.
             assert!(v <= alpha, "verdict false-positive rate {v} at {reps} reps");
-            assert!(a <= 2.0 * alpha, "any-row false-positive rate {a} at {reps} reps");
+            assert!(
+                a <= 2.0 * alpha,
+                "any-row false-positive rate {a} at {reps} reps"
+            );
         }
         assert!(worst < alpha);
     }

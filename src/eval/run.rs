@@ -96,8 +96,12 @@ fn extract_git(
     reference: &str,
     path: &str,
 ) -> Result<(tempfile::TempDir, PathBuf), String> {
-    let repo = git2::Repository::discover(within)
-        .map_err(|e| format!("no git repository around the working directory: {}", e.message()))?;
+    let repo = git2::Repository::discover(within).map_err(|e| {
+        format!(
+            "no git repository around the working directory: {}",
+            e.message()
+        )
+    })?;
     let object = repo
         .revparse_single(&format!("{reference}:{path}"))
         .map_err(|e| e.message().to_owned())?;
@@ -130,13 +134,19 @@ fn extract_git(
 
 /// Writes one tree entry at `target`: a directory, a file (keeping its
 /// executable bit) or a symbolic link.
-fn write_entry(repo: &git2::Repository, entry: &git2::TreeEntry<'_>, target: &Path) -> Result<(), String> {
+fn write_entry(
+    repo: &git2::Repository,
+    entry: &git2::TreeEntry<'_>,
+    target: &Path,
+) -> Result<(), String> {
     let io = |what: &str, e: std::io::Error| format!("{what} `{}`: {e}", target.display());
     if let Some(parent) = target.parent() {
         std::fs::create_dir_all(parent).map_err(|e| io("create the directory of", e))?;
     }
     match entry.kind() {
-        Some(git2::ObjectType::Tree) => std::fs::create_dir_all(target).map_err(|e| io("create", e)),
+        Some(git2::ObjectType::Tree) => {
+            std::fs::create_dir_all(target).map_err(|e| io("create", e))
+        }
         Some(git2::ObjectType::Blob) => {
             let blob = entry
                 .to_object(repo)
@@ -181,7 +191,10 @@ pub fn identity(arm: &ArmSetup, source: &Source) -> String {
                 .and_then(|p| std::fs::read(p).ok())
                 .map(|b| digest(&b))
                 .unwrap_or_default();
-            format!("runtime:{}:{script}", digest(format!("{source:?}").as_bytes()))
+            format!(
+                "runtime:{}:{script}",
+                digest(format!("{source:?}").as_bytes())
+            )
         }
         (_, Some(dirs)) => {
             let sigs: Vec<String> = dirs
@@ -392,6 +405,15 @@ fn judge(run: &live::LiveRun, row: &mut Row) {
         failures.extend(run.log.decisions.strict_denies.iter().cloned());
     }
     crate::record::cause_first(&mut failures);
+    // The agent exits when the scripted model answers an unmet `expect:`
+    // with an error: the model's problem is the cause, the exit its effect.
+    if let Some(i) = failures
+        .iter()
+        .position(|f| f.starts_with("scripted model"))
+    {
+        let first = failures.remove(i);
+        failures.insert(0, first);
+    }
     let mut cause = failures.first().cloned();
     if let (Some(c), crate::agent::RunEnd::Failed { .. }) = (&mut cause, &run.log.end)
         && c.starts_with("run error")
@@ -464,9 +486,14 @@ fn api_unavailable(run: &live::LiveRun) -> bool {
         .unwrap_or_default()
         .to_owned()
         + &run.log.stderr_tail();
-    ["API Error", "Connection error", "overloaded_error", "ECONNREFUSED"]
-        .iter()
-        .any(|w| text.contains(w))
+    [
+        "API Error",
+        "Connection error",
+        "overloaded_error",
+        "ECONNREFUSED",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
 }
 
 fn first_line(s: &str) -> &str {

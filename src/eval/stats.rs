@@ -405,7 +405,11 @@ mod tests {
         assert!(r.tarone.len() >= 8);
         for c in &r.tarone {
             let what = format!("{:?} at {}", c.rows, c.alpha);
-            let min_p: Vec<f64> = c.rows.iter().map(|[a, b]| min_achievable_p(a + b)).collect();
+            let min_p: Vec<f64> = c
+                .rows
+                .iter()
+                .map(|[a, b]| min_achievable_p(a + b))
+                .collect();
             let p: Vec<f64> = c.rows.iter().map(|[a, b]| exact_mcnemar(*a, *b)).collect();
             for (g, w) in min_p.iter().zip(&c.min_p) {
                 close(&format!("min p {what}"), *g, *w, r.precision);

@@ -48,8 +48,11 @@ impl EvalInput {
                  DIR` writes it)"
             ))
         })?;
-        let envelope: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| err(format!("not JSON: {e} (the format is schema/eval-report.json)")))?;
+        let envelope: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            err(format!(
+                "not JSON: {e} (the format is schema/eval-report.json)"
+            ))
+        })?;
         if envelope.get("command").and_then(|c| c.as_str()) != Some("eval") {
             return Err(err(
                 "`command` is not \"eval\": not a `reel eval` report (schema/eval-report.json)"
@@ -314,7 +317,11 @@ pub fn render(e: &EvalInput) -> Result<String, RenderError> {
         scenarios: r.scenarios.iter().map(scenario_view).collect(),
         plot_h: fmt(rows.len() as f64 * PLOT_ROW + 18.0),
         rows,
-        trials: e.trials.iter().map(trial_view).collect(),
+        trials: {
+            let mut t: Vec<&Row> = e.trials.iter().collect();
+            t.sort_by(|a, b| (&a.scenario, a.rep, &a.arm).cmp(&(&b.scenario, b.rep, &b.arm)));
+            t.into_iter().map(trial_view).collect()
+        },
         plot_w: fmt(PLOT_W),
         zero_x: fmt(PLOT_W / 2.0),
     }

@@ -169,7 +169,8 @@ mod tests {
             cost_usd: Some(cost),
             duration_ms: 10,
             error: None,
-            cause: (outcome == Outcome::Failed).then(|| "file_exists outputs/note.md: missing".into()),
+            cause: (outcome == Outcome::Failed)
+                .then(|| "file_exists outputs/note.md: missing".into()),
             scripted: false,
         }
     }

@@ -304,29 +304,43 @@ fn an_eval_renders_rates_intervals_and_trials() {
     let page = fx.path("eval.html");
     report(
         &repo(),
-        &[
-            "--eval",
-            support::data("report/eval.json").to_str().unwrap(),
-        ],
+        &["--eval", support::data("report/eval").to_str().unwrap()],
         &page,
     );
     let mut b = support::require!(browser());
+    // A real eval directory (tests/it/eval.rs writes it under
+    // REEL_UPDATE_EVAL_FIXTURE=1): a skill broken since its last commit.
     open_clean(
         &mut b,
         &page,
         "eval",
         &[
-            "insufficient_evidence",
-            "infrastructure_error",
-            "[+0.44, +0.97]",
-            "90% (9/10",
+            "regression",
+            "primary",
+            "not counted",
+            "[-1.00, -0.45]",
+            "100% (6/6, 6 attempted)",
+            "ValueError: boom in report",
+            "$0 — scripted",
+            "history A: new",
             "<script>alert(1)</script>",
         ],
     );
     let drawn = b
         .eval("document.querySelectorAll('svg line.ci').length")
         .unwrap();
-    assert_eq!(drawn, 3, "three rows have an interval");
+    assert_eq!(drawn, 2, "both rows have an interval");
+    let trials = b
+        .eval("document.querySelectorAll('tr.trial').length")
+        .unwrap();
+    assert_eq!(trials, 12, "every trial row is drawn");
+}
+
+/// The eval fixture's report with more passes than completed trials.
+fn eval_with_bad_counts() -> Value {
+    let mut r = support::read_json(&support::data("report/eval/report.json"));
+    r["results"]["scenarios"][0]["trials"][0]["passed"] = json!(99);
+    r
 }
 
 #[test]
@@ -345,15 +359,15 @@ fn bad_report_inputs_are_usage_errors_naming_the_field() {
         ),
         (
             "eval",
-            json!({"arms": [{"name": "a", "source": "x"}], "axis": "skill", "rows": []}),
-            "exactly two",
+            json!({"tool": "reel", "command": "rerun", "results": {}}),
+            "not \"eval\"",
         ),
         (
             "eval",
-            json!({"arms": [{"name": "a", "source": "x"}, {"name": "b", "source": "y"}], "axis": "skill",
-            "rows": [{"scenario": "s", "a": {"passed": 3, "completed": 2, "attempted": 2}, "b": {"passed": 0, "completed": 0, "attempted": 0}, "pairs": 0, "status": "x"}]}),
-            "rows[0].a",
+            json!({"tool": "reel", "command": "eval", "results": {"format": 1}}),
+            "unknown field `format`",
         ),
+        ("eval", eval_with_bad_counts(), "scenarios[0].trials (A)"),
         (
             "rerun",
             json!({"command": "replay", "results": []}),
@@ -514,7 +528,7 @@ fn page_structure_snapshots() {
     );
     insta::assert_snapshot!(
         "eval_outline",
-        outline(&["--eval", "tests/data/report/eval.json"])
+        outline(&["--eval", "tests/data/report/eval"])
     );
     insta::assert_snapshot!(
         "diff_outline",
@@ -591,8 +605,8 @@ fn the_report_fixtures_match_their_published_schemas() {
         &support::read_json(&support::data("report/matrix.json")),
     );
     support::assert_schema(
-        "report-eval.json",
-        &support::read_json(&support::data("report/eval.json")),
+        "eval-report.json",
+        &support::read_json(&support::data("report/eval/report.json")),
     );
 }
 
