@@ -580,4 +580,9 @@ fn the_operators_claude_config_reaches_neither_arm_and_history_accrues() {
         4,
         "two evals × two arms: {history}"
     );
+    for line in history.lines() {
+        support::assert_schema("eval-history.json", &serde_json::from_str(line).unwrap());
+    }
+    let r = report(&p.join("second"));
+    support::assert_schema("eval-report.json", &r);
 }
