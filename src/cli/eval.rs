@@ -119,16 +119,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus> {
         ))
         .with_hint("fewer --reps or scenarios, or a larger budget (see --dry-run)"));
     }
-    let mut arms = Vec::new();
-    for a in &manifest.arms {
-        let source = Source::parse(&a.source).map_err(crate::Error::usage)?;
-        let setup = run::resolve_arm(&a.name, &source)?;
-        arms.push((run::identity(&setup, &source), setup));
-    }
-    let (ib, b) = arms.pop().expect("two arms");
-    let (ia, a) = arms.pop().expect("two arms");
-    manifest.identities = Some([ia, ib]);
-    let arms = [a, b];
+    let arms = resolve_arms(&mut manifest)?;
     let out = args
         .out
         .clone()
@@ -173,7 +164,20 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus> {
     Ok(status)
 }
 
-/// `[12/24] 50% · 1m 02s elapsed · ETA 1m 02s`.
+/// Both arms, resolved once; their identities go into the manifest.
+fn resolve_arms(manifest: &mut Manifest) -> Result<[run::ArmSetup; 2]> {
+    let resolve = |a: &Arm| -> Result<(String, run::ArmSetup)> {
+        let source = Source::parse(&a.source).map_err(crate::Error::usage)?;
+        let setup = run::resolve_arm(&a.name, &source)?;
+        Ok((run::identity(&setup, &source), setup))
+    };
+    let (ia, a) = resolve(&manifest.arms[0])?;
+    let (ib, b) = resolve(&manifest.arms[1])?;
+    manifest.identities = Some([ia, ib]);
+    Ok([a, b])
+}
+
+/// `eval: trial 12/24 · 41s elapsed · ETA 41s`.
 fn progress_line(done: usize, total: usize, elapsed: std::time::Duration) -> String {
     let secs = elapsed.as_secs_f64();
     let eta = (done > 0).then(|| secs / done as f64 * (total - done.min(total)) as f64);
