@@ -65,7 +65,7 @@ const FF: &str = r#"{"results":[{"index":0,"pass":false},{"index":1,"pass":false
 fn the_majority_decides_each_claim_and_agreement_is_the_weakest_claims_share() {
     let judge_with = |replies: &[&'static str]| {
         let client = Listed::new(replies, true);
-        super::judge(&spec(2), 3, &ev("doc"), &client, &mut Budget::default()).unwrap()
+        judge(&spec(2), 3, &ev("doc"), &client, &mut Budget::default()).unwrap()
     };
     let v = judge_with(&[PP, PF, PP]);
     assert!(v.semantic_claims[0].pass && v.semantic_claims[1].pass);
@@ -92,12 +92,12 @@ fn the_majority_decides_each_claim_and_agreement_is_the_weakest_claims_share() {
 fn an_unparseable_grade_is_retried_once_then_the_verdict_is_judge_invalid() {
     // Retried once and recovered: one vote, two calls.
     let client = Listed::new(&["not json", PP], true);
-    let v = super::judge(&spec(2), 1, &ev("d"), &client, &mut Budget::default()).unwrap();
+    let v = judge(&spec(2), 1, &ev("d"), &client, &mut Budget::default()).unwrap();
     assert!(!v.judge_invalid);
     assert_eq!(*client.calls.borrow(), 2);
     // Unparseable twice: invalid, never a pass.
     let client = Listed::new(&["not json", r#"{"results":[{"index":0,"pass":true}]}"#], true);
-    let v = super::judge(&spec(2), 1, &ev("d"), &client, &mut Budget::default()).unwrap();
+    let v = judge(&spec(2), 1, &ev("d"), &client, &mut Budget::default()).unwrap();
     assert_eq!(*client.calls.borrow(), 2, "exactly one retry");
     assert!(v.judge_invalid);
     let (pass, message) = v.outcome(2);
@@ -105,7 +105,7 @@ fn an_unparseable_grade_is_retried_once_then_the_verdict_is_judge_invalid() {
     assert!(message.starts_with("judge grade INVALID"), "{message}");
     // Two of three votes invalid: no majority of valid grades.
     let client = Listed::new(&["x", "x", PP, "x", "x"], true);
-    let v = super::judge(&spec(2), 3, &ev("d"), &client, &mut Budget::default()).unwrap();
+    let v = judge(&spec(2), 3, &ev("d"), &client, &mut Budget::default()).unwrap();
     assert!(v.judge_invalid);
     assert_eq!(v.valid_votes, 1);
 }
@@ -117,20 +117,20 @@ fn a_budget_refuses_before_any_call_and_a_scripted_judge_is_never_refused() {
         max_usd: Some(0.001),
         ..Budget::default()
     };
-    let e = super::judge(&spec(2), 3, &ev("doc"), &client, &mut budget).unwrap_err();
+    let e = judge(&spec(2), 3, &ev("doc"), &client, &mut budget).unwrap_err();
     assert!(matches!(e, JudgeError::Budget { .. }), "{e}");
     assert!(e.to_string().contains("--max-budget-usd"), "{e}");
     assert_eq!(*client.calls.borrow(), 0, "refused up front");
 
     let scripted = Listed::new(&[PP, PP, PP], true);
-    let v = super::judge(&spec(2), 3, &ev("doc"), &scripted, &mut budget).unwrap();
+    let v = judge(&spec(2), 3, &ev("doc"), &scripted, &mut budget).unwrap();
     assert_eq!(v.judge_cost_usd, Some(0.0));
 
     let mut roomy = Budget {
         max_usd: Some(10.0),
         ..Budget::default()
     };
-    let v = super::judge(&spec(2), 3, &ev("doc"), &client, &mut roomy).unwrap();
+    let v = judge(&spec(2), 3, &ev("doc"), &client, &mut roomy).unwrap();
     assert!((roomy.spent_usd - 0.03).abs() < 1e-9);
     assert!((v.judge_cost_usd.unwrap() - 0.03).abs() < 1e-9);
 }
