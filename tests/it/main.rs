@@ -54,3 +54,4 @@ mod verify_margins;
 mod verify_own_mcp;
 mod verify_published;
 mod verify_scenario;
+mod judge;
