@@ -15,14 +15,16 @@ use crate::model::{Script, ServeOptions, Server};
 use crate::review::{self, StageOptions};
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Re-judges the semantic_matches assertions whose frozen verdict is stale \
+#[command(
+    after_help = "Re-judges the semantic_matches assertions whose frozen verdict is stale \
     (evidence, rubric, judge prompt or judge model changed), or those asked for, from the \
     recorded evidence; the agent never runs. The judge is the Messages API with \
     ANTHROPIC_API_KEY (REEL_JUDGE_BASE_URL / ANTHROPIC_BASE_URL override the URL), or \
     --judge-script FILE (a model script's `judge:` replies, token-free). The new cassette is \
     staged as NAME.cassette.json.new for `reel review` unless --accept. Exit 0 judged (or \
     nothing to do), 1 an assertion's evidence was refused, 2 usage or budget refusal, 3 the \
-    judge could not be reached.")]
+    judge could not be reached."
+)]
 pub struct RegradeArgs {
     /// Cassette files or directories (their `*.cassette.json`).
     #[arg(required = true, value_name = "CASSETTE|DIR")]
@@ -70,7 +72,11 @@ pub fn run(args: RegradeArgs) -> Result<ExitStatus> {
     eprintln!(
         "judge cost: ${:.4}{} (the agent's cost is not included; a scripted judge is $0)",
         budget.spent_usd,
-        if budget.unknown { " + calls of unknown price" } else { "" }
+        if budget.unknown {
+            " + calls of unknown price"
+        } else {
+            ""
+        }
     );
     Ok(status)
 }
@@ -95,7 +101,11 @@ fn one(
             file.display(),
             r.assertion,
             r.action,
-            if r.reasons.is_empty() { String::new() } else { format!(" ({})", r.reasons.join("; ")) }
+            if r.reasons.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", r.reasons.join("; "))
+            }
         );
     }
     let line = serde_json::json!({"file": file, "assertions": rows, "error": error.as_ref().map(|e| e.to_string())});
@@ -106,13 +116,24 @@ fn one(
             ci: review::ci_from_env(),
         };
         let outcome = review::stage_rerecording(file, &cassette, opts)?;
-        if let review::Outcome::Pending { new, review_command, .. } = outcome {
-            eprintln!("{}: staged {} — review with `{review_command}`", file.display(), new.display());
+        if let review::Outcome::Pending {
+            new,
+            review_command,
+            ..
+        } = outcome
+        {
+            eprintln!(
+                "{}: staged {} — review with `{review_command}`",
+                file.display(),
+                new.display()
+            );
         }
     }
     Ok(match error {
         Some(crate::judge::JudgeError::Budget { .. }) => {
-            return Err(Error::usage(error.map(|e| e.to_string()).unwrap_or_default()));
+            return Err(Error::usage(
+                error.map(|e| e.to_string()).unwrap_or_default(),
+            ));
         }
         Some(e) => {
             eprintln!("regrade: {}: {e}", file.display());
@@ -127,13 +148,18 @@ fn files(args: &RegradeArgs) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in &args.paths {
         if p.is_dir() {
-            out.extend(crate::discover::cassettes_in(p).map_err(|e| {
-                Error::usage(format!("regrade: cannot list {}: {e}", p.display()))
-            })?);
+            out.extend(
+                crate::discover::cassettes_in(p).map_err(|e| {
+                    Error::usage(format!("regrade: cannot list {}: {e}", p.display()))
+                })?,
+            );
         } else if p.is_file() {
             out.push(p.clone());
         } else {
-            return Err(Error::usage(format!("regrade: no such file or directory: {}", p.display())));
+            return Err(Error::usage(format!(
+                "regrade: no such file or directory: {}",
+                p.display()
+            )));
         }
     }
     Ok(out)

@@ -168,7 +168,11 @@ fn read_reply(reply: &Value, asked: &str, scripted: bool) -> Completion {
 pub fn price(model: &str) -> Option<(f64, f64)> {
     let m = model.to_ascii_lowercase();
     if m.contains("haiku") {
-        Some(if m.contains("3-") { (0.25, 1.25) } else { (1.0, 5.0) })
+        Some(if m.contains("3-") {
+            (0.25, 1.25)
+        } else {
+            (1.0, 5.0)
+        })
     } else if m.contains("sonnet") {
         Some((3.0, 15.0))
     } else if m.contains("opus-4-0") || m.contains("opus-4-1") || m.contains("opus-4-2025") {
@@ -194,6 +198,9 @@ mod tests {
         assert_eq!(c.model, "claude-sonnet-4-5");
         assert_eq!(c.cost_usd, Some(3.0));
         assert_eq!(read_reply(&reply, "x", true).cost_usd, Some(0.0));
-        assert_eq!(read_reply(&json!({"model": "mystery"}), "x", false).cost_usd, None);
+        assert_eq!(
+            read_reply(&json!({"model": "mystery"}), "x", false).cost_usd,
+            None
+        );
     }
 }

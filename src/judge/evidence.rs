@@ -65,8 +65,15 @@ pub fn derive(
             spec.include_subagent_text
         };
         if let (true, Some(out)) = (wanted, sub.output.as_deref()) {
-            let label = sub.description.clone().unwrap_or_else(|| format!("#{}", i + 1));
-            let kind = if fork { "Fork result" } else { "Sub-agent output" };
+            let label = sub
+                .description
+                .clone()
+                .unwrap_or_else(|| format!("#{}", i + 1));
+            let kind = if fork {
+                "Fork result"
+            } else {
+                "Sub-agent output"
+            };
             sections.push((format!("{kind}: {label}"), out.to_owned()));
         }
     }

@@ -135,7 +135,8 @@ pub fn assess(cassette: &Cassette, run: &RunRecord, items: &[Map<String, Value>]
                 Ok(spec) => match evidence::derive(&spec, run, &artifacts) {
                     Err(r) => (Some(spec), None, Status::Refused(r)),
                     Ok(ev) => {
-                        let status = status_of(&spec, &ev, frozen.iter().find(|f| f.assertion == index));
+                        let status =
+                            status_of(&spec, &ev, frozen.iter().find(|f| f.assertion == index));
                         (Some(spec), Some(ev), status)
                     }
                 },
@@ -178,7 +179,10 @@ pub fn outcome_fields(keys: &Keys, v: &Verdict, status: &str) -> Map<String, Val
     m.insert("judgePromptHash".into(), json!(keys.judge_prompt_hash));
     m.insert("judgeCostUsd".into(), json!(v.judge_cost_usd));
     m.insert("judgeStatus".into(), json!(status));
-    m.insert("votes".into(), json!({"cast": v.votes, "valid": v.valid_votes}));
+    m.insert(
+        "votes".into(),
+        json!({"cast": v.votes, "valid": v.valid_votes}),
+    );
     m.insert("agreement".into(), json!(v.agreement));
     m
 }
@@ -207,7 +211,11 @@ pub fn replay_outcome(a: &Assessed, strict: bool) -> (Option<AssertionOutcome>, 
             let outcome = AssertionOutcome {
                 assertion,
                 pass,
-                message: if pass { String::new() } else { format!("{message} [{note}]") },
+                message: if pass {
+                    String::new()
+                } else {
+                    format!("{message} [{note}]")
+                },
                 evidence: pass.then(|| format!("{message} [{note}]")),
                 source: None,
                 judge: Some(outcome_fields(&f.keys, &f.verdict, "frozen")),
@@ -223,10 +231,18 @@ pub fn replay_outcome(a: &Assessed, strict: bool) -> (Option<AssertionOutcome>, 
             if strict {
                 (Some(fail(text, "needs-regrade")), None)
             } else {
-                (None, Some(format!("::warning:: [judge] {text} (not evaluated; fails under --strict)")))
+                (
+                    None,
+                    Some(format!(
+                        "::warning:: [judge] {text} (not evaluated; fails under --strict)"
+                    )),
+                )
             }
         }
-        Status::Refused(r) => (Some(fail(format!("evidence unavailable: {r}"), "refused")), None),
+        Status::Refused(r) => (
+            Some(fail(format!("evidence unavailable: {r}"), "refused")),
+            None,
+        ),
         Status::Invalid(e) => (Some(fail(e.clone(), "invalid")), None),
     }
 }

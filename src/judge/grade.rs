@@ -122,7 +122,13 @@ mod tests {
             parse(r#"{"results":[{"index":0,"pass":true}]}"#, 2),
             Err(GradeError::NoGrade { claims: 2 })
         );
-        assert!(parse(r#"{"results":[{"index":0,"pass":true},{"index":0,"pass":true}]}"#, 2).is_err());
+        assert!(
+            parse(
+                r#"{"results":[{"index":0,"pass":true},{"index":0,"pass":true}]}"#,
+                2
+            )
+            .is_err()
+        );
         assert!(parse("I think it passes.", 1).is_err());
         assert_eq!(
             parse(

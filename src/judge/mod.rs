@@ -52,7 +52,12 @@ impl Spec {
     pub fn from_value(v: &Value) -> Result<Spec, String> {
         let rubric: Vec<String> = v["rubric"]
             .as_array()
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
             .filter(|r: &Vec<String>| !r.is_empty())
             .ok_or("semantic_matches.rubric: expected a non-empty list of claims")?;
         let need = match &v["min_pass"] {
@@ -72,7 +77,12 @@ impl Spec {
             include_fork_results: flag("include_fork_results"),
             evidence_files: v["evidence_files"]
                 .as_array()
-                .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
                 .unwrap_or_default(),
             rubric,
         })
@@ -83,7 +93,11 @@ impl Spec {
     pub fn model(&self) -> String {
         self.judge_model
             .clone()
-            .or_else(|| std::env::var("REEL_JUDGE_MODEL").ok().filter(|m| !m.is_empty()))
+            .or_else(|| {
+                std::env::var("REEL_JUDGE_MODEL")
+                    .ok()
+                    .filter(|m| !m.is_empty())
+            })
             .unwrap_or_else(|| DEFAULT_MODEL.into())
     }
 }
@@ -130,7 +144,10 @@ impl Verdict {
         let passed = self.semantic_claims.iter().filter(|c| c.pass).count();
         let total = self.semantic_claims.len();
         if passed >= need {
-            (true, format!("semantic: {passed}/{total} rubric claims passed (need {need})"))
+            (
+                true,
+                format!("semantic: {passed}/{total} rubric claims passed (need {need})"),
+            )
         } else {
             let failed: Vec<String> = (self.semantic_claims.iter())
                 .filter(|c| !c.pass)
@@ -187,8 +204,8 @@ impl Budget {
         let Some(max) = self.max_usd.filter(|_| !client.is_scripted()) else {
             return Ok(());
         };
-        let per_call = client::price(model)
-            .map(|(i, o)| (prompt_chars as f64 / 3.0 * i + 4096.0 * o) / 1e6);
+        let per_call =
+            client::price(model).map(|(i, o)| (prompt_chars as f64 / 3.0 * i + 4096.0 * o) / 1e6);
         let refuse = |estimate: String| JudgeError::Budget {
             max,
             spent: self.spent_usd,

@@ -45,7 +45,10 @@ pub fn prompt_hash() -> String {
 }
 
 pub(crate) fn hash_template(template: &str) -> String {
-    format!("sha256:{}", hex::encode(Sha256::digest(template.as_bytes())))
+    format!(
+        "sha256:{}",
+        hex::encode(Sha256::digest(template.as_bytes()))
+    )
 }
 
 #[cfg(test)]

@@ -50,7 +50,11 @@ pub fn regrade(
     let run = RunRecord::from_cassette(cassette);
     let items: Vec<Map<String, Value>> = (cassette.scenario().get("assert"))
         .and_then(Value::as_array)
-        .map(|a| a.iter().map(|v| v.as_object().cloned().unwrap_or_default()).collect())
+        .map(|a| {
+            a.iter()
+                .map(|v| v.as_object().cloned().unwrap_or_default())
+                .collect()
+        })
         .unwrap_or_default();
     let assessed = freeze::assess(cassette, &run, &items);
     let mut frozen = freeze::read(&cassette.doc);
@@ -96,7 +100,13 @@ fn judge_one(
         _ => vec!["requested".into()],
     };
     let (pass, _) = verdict.outcome(spec.need);
-    let r = row(a.index + 1, "regraded", Some(pass), verdict.judge_cost_usd, reasons);
+    let r = row(
+        a.index + 1,
+        "regraded",
+        Some(pass),
+        verdict.judge_cost_usd,
+        reasons,
+    );
     let frozen = Frozen {
         assertion: a.index,
         keys: Keys::of(spec, ev),

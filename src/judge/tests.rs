@@ -27,7 +27,12 @@ impl Listed {
 impl Complete for Listed {
     fn complete(&self, model: &str, _prompt: &str) -> Result<Completion, CallError> {
         *self.calls.borrow_mut() += 1;
-        let text = self.replies.borrow_mut().pop().unwrap_or("no more replies").to_owned();
+        let text = self
+            .replies
+            .borrow_mut()
+            .pop()
+            .unwrap_or("no more replies")
+            .to_owned();
         Ok(Completion {
             text,
             model: format!("{model}-resolved"),
@@ -57,8 +62,10 @@ fn ev(text: &str) -> Evidence {
     }
 }
 
-const PP: &str = r#"{"results":[{"index":0,"pass":true,"rationale":"yes"},{"index":1,"pass":true}]}"#;
-const PF: &str = r#"{"results":[{"index":0,"pass":true},{"index":1,"pass":false,"rationale":"no"}]}"#;
+const PP: &str =
+    r#"{"results":[{"index":0,"pass":true,"rationale":"yes"},{"index":1,"pass":true}]}"#;
+const PF: &str =
+    r#"{"results":[{"index":0,"pass":true},{"index":1,"pass":false,"rationale":"no"}]}"#;
 const FF: &str = r#"{"results":[{"index":0,"pass":false},{"index":1,"pass":false}]}"#;
 
 #[test]
@@ -79,7 +86,10 @@ fn the_majority_decides_each_claim_and_agreement_is_the_weakest_claims_share() {
     assert_eq!(v.semantic_claims[1].rationale, "no");
     let (pass, message) = v.outcome(2);
     assert!(!pass);
-    assert_eq!(message, "semantic: 1/2 rubric claims passed (need 2); failed claim indices: 1");
+    assert_eq!(
+        message,
+        "semantic: 1/2 rubric claims passed (need 2); failed claim indices: 1"
+    );
     assert_eq!(v.outcome(1).0, true, "min_pass 1 is met");
     assert_eq!(v.judge_model, "claude-haiku-4-5-resolved");
     assert_eq!(v.judge_cost_usd, Some(0.0), "a scripted judge costs $0");
@@ -96,7 +106,10 @@ fn an_unparseable_grade_is_retried_once_then_the_verdict_is_judge_invalid() {
     assert!(!v.judge_invalid);
     assert_eq!(*client.calls.borrow(), 2);
     // Unparseable twice: invalid, never a pass.
-    let client = Listed::new(&["not json", r#"{"results":[{"index":0,"pass":true}]}"#], true);
+    let client = Listed::new(
+        &["not json", r#"{"results":[{"index":0,"pass":true}]}"#],
+        true,
+    );
     let v = judge(&spec(2), 1, &ev("d"), &client, &mut Budget::default()).unwrap();
     assert_eq!(*client.calls.borrow(), 2, "exactly one retry");
     assert!(v.judge_invalid);
@@ -144,7 +157,10 @@ fn each_key_names_its_own_mismatch() {
     assert_eq!(base.differences(&evidence), ["the judged evidence changed"]);
     let mut edited = s.clone();
     edited.rubric[1] = "claim one, edited".into();
-    assert_eq!(base.differences(&Keys::of(&edited, &ev("doc"))), ["the rubric changed"]);
+    assert_eq!(
+        base.differences(&Keys::of(&edited, &ev("doc"))),
+        ["the rubric changed"]
+    );
     let mut other_model = s.clone();
     other_model.judge_model = Some("claude-sonnet-4-5".into());
     assert_eq!(
@@ -155,5 +171,8 @@ fn each_key_names_its_own_mismatch() {
         judge_prompt_hash: prompt::hash_template("an edited template"),
         ..base.clone()
     };
-    assert_eq!(base.differences(&template), ["the judge prompt template changed"]);
+    assert_eq!(
+        base.differences(&template),
+        ["the judge prompt template changed"]
+    );
 }

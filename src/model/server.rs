@@ -548,7 +548,10 @@ fn judge_reply(conversation: &Conversation, model: &str, shared: &Shared) -> Ans
     let turn_model = turn.model.clone().unwrap_or_else(|| model.to_owned());
     let reply = Reply {
         turn_index: index,
-        message_id: turn.id.clone().unwrap_or_else(|| format!("msg_reel_judge_{index}")),
+        message_id: turn
+            .id
+            .clone()
+            .unwrap_or_else(|| format!("msg_reel_judge_{index}")),
         turn,
         model: &turn_model,
         cwd: None,
@@ -560,7 +563,9 @@ fn judge_reply(conversation: &Conversation, model: &str, shared: &Shared) -> Ans
         Answer::json(200, &reply.to_json())
     };
     answer.request_id = format!("req_reel_judge_{index}");
-    answer.note("kind", json!("judge")).note("turn", json!(index))
+    answer
+        .note("kind", json!("judge"))
+        .note("turn", json!(index))
 }
 
 /// The notes every answer to a messages request carries.

@@ -40,7 +40,9 @@ fn semantic(doc: &mut serde_json::Map<String, Value>) -> &mut Value {
 
 fn replay(path: &Path, strict: bool) -> crate::support::Run {
     let mut cmd = reel();
-    cmd.arg("replay").arg(path).args(["--output-format", "json"]);
+    cmd.arg("replay")
+        .arg(path)
+        .args(["--output-format", "json"]);
     if strict {
         cmd.arg("--strict");
     }
@@ -78,51 +80,101 @@ fn the_frozen_verdict_replays_green_and_says_so() {
     assert_eq!(a["votes"], json!({"cast": 3, "valid": 3}));
     assert!((a["agreement"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9);
     assert_eq!(a["semanticClaims"][1]["rationale"], "It opens with Team:.");
-    assert!(a["judgePromptHash"].as_str().unwrap().starts_with("sha256:"));
-    assert!(a["evidence"].as_str().unwrap().contains("token-free"), "{a}");
+    assert!(
+        a["judgePromptHash"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    assert!(
+        a["evidence"].as_str().unwrap().contains("token-free"),
+        "{a}"
+    );
 }
 
 #[test]
 fn each_changed_key_needs_regrade_and_fails_under_strict() {
     let cases: Vec<(&str, Box<dyn Fn(&mut serde_json::Map<String, Value>)>)> = vec![
-        ("the rubric changed", Box::new(|d| semantic(d)["rubric"][1] = json!("Signed by the CEO"))),
-        ("the judge model changed", Box::new(|d| semantic(d)["judge_model"] = json!("claude-sonnet-4-5"))),
-        ("the judge prompt template changed", Box::new(|d| {
-            d["reelJudgedVerdicts"][0]["judgePromptHash"] = json!("sha256:an-older-template")
-        })),
-        ("the judged evidence changed", Box::new(|d| {
-            set_note(d, "Team: the release slipped to Monday.\n")
-        })),
+        (
+            "the rubric changed",
+            Box::new(|d| semantic(d)["rubric"][1] = json!("Signed by the CEO")),
+        ),
+        (
+            "the judge model changed",
+            Box::new(|d| semantic(d)["judge_model"] = json!("claude-sonnet-4-5")),
+        ),
+        (
+            "the judge prompt template changed",
+            Box::new(|d| {
+                d["reelJudgedVerdicts"][0]["judgePromptHash"] = json!("sha256:an-older-template")
+            }),
+        ),
+        (
+            "the judged evidence changed",
+            Box::new(|d| set_note(d, "Team: the release slipped to Monday.\n")),
+        ),
     ];
     for (why, edit) in cases {
         let dir = tempfile::tempdir().unwrap();
         let path = copy_with(dir.path(), |d| edit(d));
         let run = replay(&path, false);
-        assert!(run.stderr.contains("needs regrade") && run.stderr.contains(why), "{why}: {}", run.streams());
-        assert!(judged_outcome(&run).is_none(), "{why}: not evaluated outside --strict");
-        assert_eq!(run.json()["results"][0]["skippedAssertions"]["full"], 1, "{why}: a loud skip");
+        assert!(
+            run.stderr.contains("needs regrade") && run.stderr.contains(why),
+            "{why}: {}",
+            run.streams()
+        );
+        assert!(
+            judged_outcome(&run).is_none(),
+            "{why}: not evaluated outside --strict"
+        );
+        assert_eq!(
+            run.json()["results"][0]["skippedAssertions"]["full"],
+            1,
+            "{why}: a loud skip"
+        );
         let strict = replay(&path, true);
         assert_eq!(strict.code, 1, "{why}: {}", strict.streams());
         let a = judged_outcome(&strict).unwrap();
-        assert_eq!((a["pass"].clone(), a["judgeStatus"].clone()), (json!(false), json!("needs-regrade")));
+        assert_eq!(
+            (a["pass"].clone(), a["judgeStatus"].clone()),
+            (json!(false), json!("needs-regrade"))
+        );
     }
 }
 
 #[test]
 fn regrade_with_the_scripted_judge_brings_a_rubric_edit_back() {
     let dir = tempfile::tempdir().unwrap();
-    let path = copy_with(dir.path(), |d| semantic(d)["rubric"][1] = json!("Mentions the team"));
+    let path = copy_with(dir.path(), |d| {
+        semantic(d)["rubric"][1] = json!("Mentions the team")
+    });
     assert_eq!(replay(&path, true).code, 1);
     let run = regrade(&path, &[]);
     assert_eq!(run.code, 0, "{}", run.streams());
-    assert!(run.stderr.contains("assertion 3 regraded PASS (the rubric changed)"), "{}", run.streams());
-    assert!(run.stderr.contains("judge cost: $0.0000"), "{}", run.streams());
+    assert!(
+        run.stderr
+            .contains("assertion 3 regraded PASS (the rubric changed)"),
+        "{}",
+        run.streams()
+    );
+    assert!(
+        run.stderr.contains("judge cost: $0.0000"),
+        "{}",
+        run.streams()
+    );
     let again = replay(&path, true);
     assert_eq!(again.code, 0, "{}", again.streams());
-    assert_eq!(judged_outcome(&again).unwrap()["semanticClaims"][1]["claim"], "Mentions the team");
+    assert_eq!(
+        judged_outcome(&again).unwrap()["semanticClaims"][1]["claim"],
+        "Mentions the team"
+    );
     // A fresh verdict is left alone unless asked for.
     let idle = regrade(&path, &[]);
-    assert!(idle.stderr.contains("assertion 3 fresh"), "{}", idle.streams());
+    assert!(
+        idle.stderr.contains("assertion 3 fresh"),
+        "{}",
+        idle.streams()
+    );
 }
 
 #[test]
@@ -134,7 +186,11 @@ fn evidence_the_scrubber_cannot_vouch_for_is_never_sent() {
     });
     let run = regrade(&path, &["--all"]);
     assert_eq!(run.code, 1, "{}", run.streams());
-    assert!(run.stderr.contains("refused") && run.stderr.contains("scrubber"), "{}", run.streams());
+    assert!(
+        run.stderr.contains("refused") && run.stderr.contains("scrubber"),
+        "{}",
+        run.streams()
+    );
     let a = judged_outcome(&replay(&path, false)).unwrap();
     assert_eq!(a["judgeStatus"], "refused");
     assert_eq!(a["pass"], false);
@@ -143,7 +199,9 @@ fn evidence_the_scrubber_cannot_vouch_for_is_never_sent() {
 #[test]
 fn a_live_judge_over_budget_is_refused_before_any_call() {
     let dir = tempfile::tempdir().unwrap();
-    let path = copy_with(dir.path(), |d| semantic(d)["rubric"][1] = json!("Mentions the team"));
+    let path = copy_with(dir.path(), |d| {
+        semantic(d)["rubric"][1] = json!("Mentions the team")
+    });
     // Nothing listens on port 9: a call would fail with exit 3, not 2.
     let run = reel()
         .arg("regrade")
@@ -179,7 +237,11 @@ fn live_messages_api_judges_the_example() {
         .args(["--votes", "1", "--max-budget-usd", "0.5", "--accept"])
         .run();
     assert_eq!(run.code, 0, "{}", run.streams());
-    assert!(run.stderr.contains("assertion 3 regraded PASS"), "{}", run.streams());
+    assert!(
+        run.stderr.contains("assertion 3 regraded PASS"),
+        "{}",
+        run.streams()
+    );
     let a = judged_outcome(&replay(&path, true)).unwrap();
     assert!(a["judgeCostUsd"].as_f64().unwrap() > 0.0, "{a}");
 }
