@@ -95,6 +95,50 @@ pub fn write(doc: &mut Map<String, Value>, mut frozen: Vec<Frozen>) {
     }
 }
 
+/// The items of the scenario frozen in `cassette` (a non-object item is
+/// an empty one).
+pub fn assert_items(cassette: &Cassette) -> Vec<Map<String, Value>> {
+    (cassette.scenario().get("assert"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|v| v.as_object().cloned().unwrap_or_default())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A rerun: the recorded cassette's frozen verdicts carried into the fresh
+/// one (unless the fresh run was judged itself), and one note per judged
+/// assertion saying whether its verdict still holds or the answer changed
+/// and it needs regrade.
+pub fn carry_over(recorded: &Cassette, fresh: &mut Cassette) -> Vec<String> {
+    let prior = read(&recorded.doc);
+    if prior.is_empty() || !read(&fresh.doc).is_empty() {
+        return Vec::new();
+    }
+    write(&mut fresh.doc, prior);
+    let run = RunRecord::from_cassette(fresh);
+    let items = assert_items(fresh);
+    (assess(fresh, &run, &items).iter())
+        .map(|a| match &a.status {
+            Status::Frozen(_) => format!(
+                "judged assertion {} (semantic_matches): the judged answer is unchanged; its \
+                 frozen verdict holds",
+                a.index + 1
+            ),
+            Status::NeedsRegrade(why) => format!(
+                "judged assertion {} (semantic_matches) needs regrade: {} — run `reel regrade` \
+                 on the written cassette",
+                a.index + 1,
+                why.join("; ")
+            ),
+            Status::Refused(r) => format!("judged assertion {}: {r}", a.index + 1),
+            Status::Invalid(e) => format!("judged assertion {}: {e}", a.index + 1),
+        })
+        .collect()
+}
+
 /// Where one judged assertion stands against its cassette.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Status {

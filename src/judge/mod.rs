@@ -12,6 +12,7 @@
 //!
 //! Deliberately not here: running the agent (a judge never does), printing.
 
+pub mod at_record;
 pub mod client;
 pub mod evidence;
 pub mod freeze;

@@ -4,7 +4,6 @@
 //! the caller's (`crate::review`: `.new`, accept / reject).
 
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 use super::client::Complete;
 use super::freeze::{self, Assessed, Frozen, Keys, Status};
@@ -48,14 +47,7 @@ pub fn regrade(
     budget: &mut Budget,
 ) -> Result<Vec<Regraded>, (Vec<Regraded>, JudgeError)> {
     let run = RunRecord::from_cassette(cassette);
-    let items: Vec<Map<String, Value>> = (cassette.scenario().get("assert"))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .map(|v| v.as_object().cloned().unwrap_or_default())
-                .collect()
-        })
-        .unwrap_or_default();
+    let items = freeze::assert_items(cassette);
     let assessed = freeze::assess(cassette, &run, &items);
     let mut frozen = freeze::read(&cassette.doc);
     let mut report = Vec::new();

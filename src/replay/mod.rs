@@ -471,9 +471,10 @@ fn replay_inner(
     notices.extend(run.replay_warnings());
 
     // Judged assertions: a frozen verdict whose keys still match, or a loud
-    // `needs regrade` (reel's departure; the original skips the key).
-    let judged = (!opts.live).then(|| crate::judge::freeze::assess(cassette, &run, &chosen.items));
-    let unjudged = judged.as_ref().map(|_| without_judged(&chosen.items));
+    // `needs regrade` (reel's departure; the original skips the key). A live
+    // run's verdict reads what `record` just froze.
+    let judged = crate::judge::freeze::assess(cassette, &run, &chosen.items);
+    let unjudged = (!judged.is_empty()).then(|| without_judged(&chosen.items));
     // 9, 11, 12. Bucket exclusion.
     let items = unjudged.as_deref().unwrap_or(&chosen.items);
     let mut stripped = buckets::strip(items, chosen.expect_denied.len(), &evidence);
@@ -501,7 +502,7 @@ fn replay_inner(
         (Vec::new(), Vec::new())
     } else {
         let mut assertions = evaluate(&ctx, &stripped.items, &mut notices);
-        for a in judged.iter().flatten() {
+        for a in &judged {
             let (outcome, notice) = crate::judge::freeze::replay_outcome(a, opts.strict);
             notices.extend(notice);
             match outcome {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::support::{RunExt, read_doc, reel, repo};
+use crate::support::{Fixture, RunExt, claude_bin, read_doc, reel, repo, require};
 
 const CASSETTE: &str = "cassettes/judged-note.cassette.json";
 const SCRIPT: &str = "scenarios/judged-note.model.yaml";
@@ -22,15 +22,24 @@ fn copy_with(dir: &Path, edit: impl FnOnce(&mut serde_json::Map<String, Value>))
     path
 }
 
-/// Replaces the recorded body of `outputs/note.md` (its digest and size kept true).
-fn set_note(doc: &mut serde_json::Map<String, Value>, body: &str) {
-    use sha2::Digest;
-    for a in doc["artifacts"].as_array_mut().unwrap() {
-        if a["path"] == "outputs/note.md" {
-            a["body"] = json!(body);
-            a["bytes"] = json!(body.len());
-            a["sha256"] = json!(hex::encode(sha2::Sha256::digest(body.as_bytes())));
+const ANSWER: &str = "Done: outputs/note.md tells the team the release is on Friday.";
+
+/// Every recorded string that holds the agent's final answer, with `from`
+/// replaced by `to` (each events line parsed and written back, never a
+/// text replace on the JSON).
+fn edit_answer(doc: &mut serde_json::Map<String, Value>, from: &str, to: &str) {
+    fn walk(v: &mut Value, from: &str, to: &str) {
+        match v {
+            Value::String(s) if s.contains(from) => *s = s.replace(from, to),
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, from, to)),
+            Value::Object(m) => m.values_mut().for_each(|x| walk(x, from, to)),
+            _ => {}
         }
+    }
+    for line in doc["events"].as_array_mut().unwrap() {
+        let mut event: Value = serde_json::from_str(line.as_str().unwrap()).unwrap();
+        walk(&mut event, from, to);
+        *line = Value::String(event.to_string());
     }
 }
 
@@ -111,7 +120,7 @@ fn each_changed_key_needs_regrade_and_fails_under_strict() {
         ),
         (
             "the judged evidence changed",
-            Box::new(|d| set_note(d, "Team: the release slipped to Monday.\n")),
+            Box::new(|d| edit_answer(d, "on Friday", "slipped to Monday")),
         ),
     ];
     for (why, edit) in cases {
@@ -151,6 +160,8 @@ fn regrade_with_the_scripted_judge_brings_a_rubric_edit_back() {
     assert_eq!(replay(&path, true).code, 1);
     let run = regrade(&path, &[]);
     assert_eq!(run.code, 0, "{}", run.streams());
+    let line: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    crate::support::assert_schema("regrade.json", &line);
     assert!(
         run.stderr
             .contains("assertion 3 regraded PASS (the rubric changed)"),
@@ -182,7 +193,7 @@ fn evidence_the_scrubber_cannot_vouch_for_is_never_sent() {
     let dir = tempfile::tempdir().unwrap();
     let key = format!("AKIA{}", "Q7RZ4XKJ2M5N3P6L");
     let path = copy_with(dir.path(), |d| {
-        set_note(d, &format!("Team: release Friday. key {key}\n"))
+        edit_answer(d, ANSWER, &format!("{ANSWER} Deploy key {key}"))
     });
     let run = regrade(&path, &["--all"]);
     assert_eq!(run.code, 1, "{}", run.streams());
@@ -220,10 +231,14 @@ fn a_live_judge_over_budget_is_refused_before_any_call() {
 #[test]
 fn live_messages_api_judges_the_example() {
     if std::env::var("ANTHROPIC_API_KEY").map_or(true, |k| k.is_empty()) {
-        eprintln!(
+        // Straight to stderr, past libtest's capture; never a failure, even
+        // under CI (a credential is not a CI prerequisite here).
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr().lock(),
             "SKIPPED judge::live_messages_api_judges_the_example: ANTHROPIC_API_KEY is not set \
              (run: ANTHROPIC_API_KEY=… REEL_JUDGE_MODEL=claude-haiku-4-5 cargo test --test it \
-             judge::live); this test did not pass, it did not run"
+             judge::live); it did not run and did not pass"
         );
         return;
     }
@@ -244,4 +259,69 @@ fn live_messages_api_judges_the_example() {
     );
     let a = judged_outcome(&replay(&path, true)).unwrap();
     assert!(a["judgeCostUsd"].as_f64().unwrap() > 0.0, "{a}");
+}
+
+/// A rerun whose answer changed: the recorded reply edited, the fresh run
+/// gives the new answer, and the rerun names the judged assertion that now
+/// needs regrade (one whose answer did not change keeps its verdict).
+#[test]
+fn a_rerun_whose_answer_changed_marks_the_judged_assertion_for_regrade() {
+    let claude = require!(claude_bin());
+    for (edit, want) in [
+        (
+            false,
+            "judged assertion 3 (semantic_matches): the judged answer is unchanged",
+        ),
+        (
+            true,
+            "judged assertion 3 (semantic_matches) needs regrade: the judged evidence changed",
+        ),
+    ] {
+        let fx = Fixture::new();
+        for sub in ["cassettes", "scenarios", "sessions", "skills", "data"] {
+            fx.copy_in(&repo().join(sub), sub);
+        }
+        if edit {
+            let path = fx.root().join(CASSETTE);
+            let mut doc = read_doc(&path);
+            edit_answer(&mut doc, "release is on Friday", "release moved to Monday");
+            edit_answer(&mut doc, "tells the team", "warns the team");
+            std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+        }
+        fx.commit(".", "examples");
+        let run = reel()
+            .current_dir(fx.root())
+            .env("REEL_CLAUDE_BIN", &claude)
+            .args(["rerun", CASSETTE])
+            .run();
+        assert!(
+            run.streams().contains(want),
+            "edit {edit}: {}",
+            run.streams()
+        );
+    }
+}
+
+/// A scripted judge with fewer `judge:` replies than calls is refused at the
+/// call past the last one (never a made-up grade): judging stops, exit 3.
+#[test]
+fn a_script_out_of_judge_replies_stops_judging() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = copy_with(dir.path(), |d| semantic(d)["rubric"][1] = json!("Mentions the team"));
+    let script = dir.path().join("one.model.yaml");
+    let one = r#"{"results": [{"index": 0, "pass": true}, {"index": 1, "pass": true}]}"#;
+    std::fs::write(
+        &script,
+        format!("turns:\n  - blocks: [{{text: x}}]\njudge:\n  - blocks: [{{text: '{one}'}}]\n"),
+    )
+    .unwrap();
+    let run = reel()
+        .arg("regrade")
+        .arg(&path)
+        .arg("--judge-script")
+        .arg(&script)
+        .run();
+    assert_eq!(run.code, 3, "{}", run.streams());
+    assert!(run.stderr.contains("`judge:` repl"), "{}", run.streams());
+    assert!(!dir.path().join("judged-note.cassette.json.new").exists());
 }
