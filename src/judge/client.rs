@@ -107,10 +107,7 @@ impl Complete for MessagesClient {
         };
         let mut response = request.send(body.to_string()).map_err(transport)?;
         let status = response.status().as_u16();
-        let text = response
-            .body_mut()
-            .read_to_string()
-            .map_err(|e| transport(e))?;
+        let text = response.body_mut().read_to_string().map_err(transport)?;
         if status != 200 {
             return Err(CallError::Status {
                 url,

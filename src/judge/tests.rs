@@ -79,7 +79,7 @@ fn the_majority_decides_each_claim_and_agreement_is_the_weakest_claims_share() {
     assert_eq!(v.semantic_claims[0].rationale, "yes");
     assert!((v.agreement - 2.0 / 3.0).abs() < 1e-9, "{}", v.agreement);
     assert_eq!((v.votes, v.valid_votes), (3, 3));
-    assert_eq!(v.outcome(2).0, true);
+    assert!(v.outcome(2).0);
 
     let v = judge_with(&[PF, FF, PF]);
     assert!(v.semantic_claims[0].pass && !v.semantic_claims[1].pass);
@@ -90,7 +90,7 @@ fn the_majority_decides_each_claim_and_agreement_is_the_weakest_claims_share() {
         message,
         "semantic: 1/2 rubric claims passed (need 2); failed claim indices: 1"
     );
-    assert_eq!(v.outcome(1).0, true, "min_pass 1 is met");
+    assert!(v.outcome(1).0, "min_pass 1 is met");
     assert_eq!(v.judge_model, "claude-haiku-4-5-resolved");
     assert_eq!(v.judge_cost_usd, Some(0.0), "a scripted judge costs $0");
 

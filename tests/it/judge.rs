@@ -22,6 +22,9 @@ fn copy_with(dir: &Path, edit: impl FnOnce(&mut serde_json::Map<String, Value>))
     path
 }
 
+/// An edit of a cassette document.
+type Edit = dyn Fn(&mut serde_json::Map<String, Value>);
+
 const ANSWER: &str = "Done: outputs/note.md tells the team the release is on Friday.";
 
 /// Every recorded string that holds the agent's final answer, with `from`
@@ -103,7 +106,7 @@ fn the_frozen_verdict_replays_green_and_says_so() {
 
 #[test]
 fn each_changed_key_needs_regrade_and_fails_under_strict() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut serde_json::Map<String, Value>)>)> = vec![
+    let cases: Vec<(&str, Box<Edit>)> = vec![
         (
             "the rubric changed",
             Box::new(|d| semantic(d)["rubric"][1] = json!("Signed by the CEO")),
@@ -307,7 +310,9 @@ fn a_rerun_whose_answer_changed_marks_the_judged_assertion_for_regrade() {
 #[test]
 fn a_script_out_of_judge_replies_stops_judging() {
     let dir = tempfile::tempdir().unwrap();
-    let path = copy_with(dir.path(), |d| semantic(d)["rubric"][1] = json!("Mentions the team"));
+    let path = copy_with(dir.path(), |d| {
+        semantic(d)["rubric"][1] = json!("Mentions the team")
+    });
     let script = dir.path().join("one.model.yaml");
     let one = r#"{"results": [{"index": 0, "pass": true}, {"index": 1, "pass": true}]}"#;
     std::fs::write(
