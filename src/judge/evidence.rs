@@ -136,3 +136,84 @@ fn cap(text: &str, max: usize) -> String {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(files: &[&str]) -> Spec {
+        Spec {
+            rubric: vec!["says Friday".into()],
+            need: 1,
+            judge_model: None,
+            include_subagent_text: false,
+            include_fork_results: false,
+            evidence_files: files.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+
+    fn entry(path: &str, body: Option<&str>, encoding: Option<BodyEncoding>) -> ManifestEntry {
+        serde_json::from_value(serde_json::json!({
+            "path": path, "bytes": 10, "sha256": "ab",
+            "body": body, "encoding": encoding,
+        }))
+        .unwrap()
+    }
+
+    fn run(answer: &str) -> RunRecord {
+        RunRecord {
+            result_text: Some(answer.into()),
+            transcript: "Writing.".into(),
+            ..RunRecord::default()
+        }
+    }
+
+    #[test]
+    fn the_document_holds_the_answer_transcript_and_selected_files() {
+        let files = [
+            entry("outputs/a.md", Some("Friday"), None),
+            entry("x.md", Some("no"), None),
+        ];
+        let ev = derive(&spec(&["outputs/*.md"]), &run("Done."), &files).unwrap();
+        assert!(
+            ev.document.contains("### Final answer\nDone."),
+            "{}",
+            ev.document
+        );
+        assert!(ev.document.contains("### File: outputs/a.md\nFriday"));
+        assert!(!ev.document.contains("x.md"));
+        assert_eq!(ev.digest, digest(&ev.document));
+        let other = derive(&spec(&["outputs/*.md"]), &run("Done!"), &files).unwrap();
+        assert_ne!(other.digest, ev.digest);
+    }
+
+    #[test]
+    fn what_the_scrubber_cannot_vouch_for_is_refused() {
+        let key = format!("AKIA{}", "Q7RZ4XKJ2M5N3P6L");
+        let e = derive(&spec(&[]), &run(&format!("key {key}")), &[]).unwrap_err();
+        assert!(matches!(e, Refusal::Secret { .. }), "{e}");
+        let body_less = [entry("outputs/a.pdf", None, None)];
+        let e = derive(&spec(&["outputs/*"]), &run("ok"), &body_less).unwrap_err();
+        assert_eq!(
+            e,
+            Refusal::Unvouched {
+                path: "outputs/a.pdf".into(),
+                why: "body not inlined"
+            }
+        );
+        let binary = [entry(
+            "outputs/a.bin",
+            Some("AAEC"),
+            Some(BodyEncoding::Base64),
+        )];
+        let e = derive(&spec(&["outputs/*"]), &run("ok"), &binary).unwrap_err();
+        assert!(e.to_string().contains("binary"), "{e}");
+    }
+
+    #[test]
+    fn a_long_section_is_cut_with_a_marker() {
+        let long = "x".repeat(SECTION_CAP + 10);
+        let ev = derive(&spec(&[]), &run(&long), &[]).unwrap();
+        assert!(ev.document.contains("10 characters cut"), "cut marker");
+    }
+}
