@@ -94,6 +94,15 @@ fn one(
         Ok(rows) => (rows, None),
         Err((rows, e)) => (rows, Some(e)),
     };
+    if let Some(n) =
+        (selection.assertions.iter()).find(|n| !rows.iter().any(|r| r.assertion == **n))
+    {
+        return Err(Error::usage(format!(
+            "regrade: {}: assertion {n} is not a semantic_matches assertion",
+            file.display()
+        ))
+        .with_hint("`reel show` lists a cassette's assertions; numbers are 1-based"));
+    }
     for r in &rows {
         let verdict = r.pass.map_or("", |p| if p { " PASS" } else { " FAIL" });
         eprintln!(

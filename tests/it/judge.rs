@@ -189,6 +189,16 @@ fn regrade_with_the_scripted_judge_brings_a_rubric_edit_back() {
         "{}",
         idle.streams()
     );
+    // Asking for an assertion that is not judged is a usage error.
+    let wrong = regrade(&path, &["--assertion", "1"]);
+    assert_eq!(wrong.code, 2, "{}", wrong.streams());
+    assert!(
+        wrong
+            .stderr
+            .contains("assertion 1 is not a semantic_matches"),
+        "{}",
+        wrong.streams()
+    );
 }
 
 #[test]
