@@ -29,6 +29,7 @@ pub mod exit;
 pub mod fingerprint;
 pub mod html;
 pub mod js;
+pub mod judge;
 pub mod lint;
 pub mod matrix;
 pub mod mcp;

@@ -30,8 +30,9 @@ pub fn bucket(key: &str) -> Option<Bucket> {
 }
 
 /// The keys an LLM judge decides (`semantic_matches`, `semantic_pairwise`):
-/// judged on a live run only, never evaluated on replay — the original skips
-/// them there, loudly, and a cassette holds no judge result.
+/// the original judges them on a live run only and skips them on replay;
+/// reel replays a `semantic_matches` verdict frozen with what it judged
+/// (`crate::judge`).
 pub fn is_judged(key: &str) -> bool {
     matches!(key, "semantic_matches" | "semantic_pairwise")
 }

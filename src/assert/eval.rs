@@ -159,6 +159,7 @@ pub(super) fn check(
             message: "empty assertion".into(),
             evidence: None,
             source: None,
+            judge: None,
         }
     } else if let Some(Err(m)) = results.iter().find(|r| r.is_err()) {
         AssertionOutcome {
@@ -167,6 +168,7 @@ pub(super) fn check(
             message: m.clone(),
             evidence: None,
             source: None,
+            judge: None,
         }
     } else {
         let ev: Vec<String> = results
@@ -184,6 +186,7 @@ pub(super) fn check(
                 Some(ev.join("; "))
             },
             source: None,
+            judge: None,
         }
     };
     (outcome, env.warnings)

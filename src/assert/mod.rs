@@ -57,6 +57,11 @@ pub struct AssertionOutcome {
     /// `"cassette-format"` for pseudo-assertions about the cassette itself.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// A judged assertion's fields (`semanticClaims`, `judgeModel`,
+    /// `judgePromptHash`, `judgeCostUsd`, `judgeInvalid`, reel's
+    /// `judgeStatus`), beside the others as the original writes them.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<Map<String, Value>>,
 }
 
 /// What an assertion may read.
@@ -124,6 +129,7 @@ pub fn cassette_format_outcomes(run: &RunRecord) -> Vec<AssertionOutcome> {
             message,
             evidence: None,
             source: Some("cassette-format".into()),
+            judge: None,
         })
         .collect()
 }

@@ -22,6 +22,7 @@ pub mod lint;
 pub mod matrix;
 pub mod model;
 pub mod record;
+pub mod regrade;
 pub mod rehash;
 pub mod replay;
 pub mod report;
@@ -69,6 +70,8 @@ pub enum Command {
     VerifyCassettes(Box<verify::VerifyArgs>),
     /// Migrate legacy-hash (v10/v11) cassettes to v12, with proof.
     Rehash(rehash::RehashArgs),
+    /// Re-judge stale semantic_matches verdicts from the recorded evidence (never runs the agent).
+    Regrade(regrade::RegradeArgs),
     /// Print the staleness fingerprint a recording of these skill roots would store.
     Fingerprint(fingerprint::FingerprintArgs),
     /// The scripted model endpoint (token-free recording).
@@ -149,6 +152,7 @@ pub fn main() -> ExitCode {
         Command::Rerun(args) => rerun::run(args),
         Command::VerifyCassettes(args) => verify::run(*args),
         Command::Rehash(args) => rehash::run(args),
+        Command::Regrade(args) => regrade::run(args),
         Command::Fingerprint(args) => fingerprint::run(args),
         Command::Model(args) => model::run(args),
         Command::Assertions(args) => assertions::run(args),

@@ -616,6 +616,12 @@ fn meta_view(
         doc.get("effectiveFidelity").cloned(),
     );
     put(&mut m, "fingerprint", doc.get("fingerprint").cloned());
+    // A regrade changes only the frozen verdicts (`crate::judge::freeze`).
+    put(
+        &mut m,
+        crate::judge::freeze::CASSETTE_KEY,
+        doc.get(crate::judge::freeze::CASSETTE_KEY).cloned(),
+    );
     put(
         &mut m,
         "sessionFingerprint",

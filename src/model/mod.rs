@@ -36,4 +36,4 @@ pub mod server;
 pub use offline::offline_env;
 pub use route::ConversationId;
 pub use script::{Block, Expect, Script, ScriptError, Subagent, Turn, Usage};
-pub use server::{Problem, ProblemKind, ServeError, ServeOptions, Server};
+pub use server::{JUDGE_OPENING, Problem, ProblemKind, ServeError, ServeOptions, Server};

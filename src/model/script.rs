@@ -247,6 +247,11 @@ pub struct Script {
     /// Sub-agent conversations (empty for a hand-written script: every
     /// request is then the main conversation's).
     pub subagents: Vec<Subagent>,
+    /// Replies to reel's judge (`semantic_matches`), served in order to
+    /// requests that offer no tools and open with
+    /// [`JUDGE_OPENING`](crate::model::JUDGE_OPENING); empty when the script
+    /// judges nothing.
+    pub judge: Vec<Turn>,
 }
 
 // The on-disk shape; validated into `Script`. Also the shape `to_yaml` writes.
@@ -262,6 +267,8 @@ struct RawScript {
     turns: Vec<RawTurn>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     subagents: Vec<RawSubagent>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    judge: Vec<RawTurn>,
 }
 
 #[derive(Deserialize, Serialize)]
@@ -431,12 +438,14 @@ impl Script {
                 turns: validate_turns(sub.turns, &format!("{at}.turns"), pick, &invalid)?,
             });
         }
+        let judge = validate_turns(raw.judge, "judge", pick, &invalid)?;
         Ok(Script {
             origin,
             model: raw.model,
             turns,
             prompt: raw.prompt,
             subagents,
+            judge,
         })
     }
 
@@ -456,6 +465,7 @@ impl Script {
                     turns: s.turns.iter().map(raw_turn).collect(),
                 })
                 .collect(),
+            judge: self.judge.iter().map(raw_turn).collect(),
         };
         // Invariant: every field is a string, number, bool, map or sequence.
         serde_yaml_ng::to_string(&raw).expect("a script serialises to YAML")

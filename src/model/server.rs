@@ -49,6 +49,10 @@ pub const SCRIPT_PROBLEM_STATUS: u16 = 417;
 /// Text of the reply to a side request (title generation and the like).
 pub const SIDE_REPLY_TEXT: &str = "reel scripted session";
 
+/// How reel's judge opens its one user message: a request that offers no
+/// tools and opens with this is answered from the script's `judge:` replies.
+pub const JUDGE_OPENING: &str = "reel judge: grade each numbered claim";
+
 /// How to serve.
 #[derive(Debug, Clone, Default)]
 pub struct ServeOptions {
@@ -168,6 +172,8 @@ struct Shared {
     vars: Vec<(String, String)>,
     /// Every (conversation, turn) answered with its turn.
     served: Mutex<std::collections::BTreeSet<(ConversationId, usize)>>,
+    /// Judge requests answered so far (the next `judge:` reply's index).
+    judged: AtomicUsize,
     problems: Mutex<Vec<Problem>>,
     log: Option<Mutex<File>>,
 }
@@ -210,6 +216,7 @@ impl Server {
             router: route::Router::default(),
             vars: opts.vars.clone(),
             served: Mutex::new(Default::default()),
+            judged: AtomicUsize::new(0),
         });
         let workers = (0..WORKERS)
             .map(|i| {
@@ -506,6 +513,9 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
         .model
         .clone()
         .unwrap_or_else(|| conversation.model.clone());
+    if !conversation.has_tools && conversation.first_user_text.starts_with(JUDGE_OPENING) {
+        return request_notes(judge_reply(&conversation, &model, shared), &conversation);
+    }
     if conversation.is_side_request() {
         let mut answer = neutral_reply(&conversation, &model);
         answer.request_id = "req_reel_side".into();
@@ -515,6 +525,47 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
         Some(conv_id) => turn(conv_id, &conversation, &model, shared),
         None => unknown_conversation(&conversation, &model, script),
     }
+}
+
+/// The next of the script's `judge:` replies, in order; a judge request past
+/// the last one is refused (HTTP 400) and reported, never answered with a
+/// made-up grade.
+fn judge_reply(conversation: &Conversation, model: &str, shared: &Shared) -> Answer {
+    let script = &shared.script;
+    let index = shared.judged.fetch_add(1, Ordering::SeqCst);
+    let Some(turn) = script.judge.get(index) else {
+        let message = format!(
+            "reel scripted model: judge request {} but script `{}` has {} `judge:` repl(ies); \
+             add one (`judge: [{{blocks: [{{text: '{{\"results\": [...]}}'}}]}}]`)",
+            index + 1,
+            script.origin.display(),
+            script.judge.len(),
+        );
+        return Answer::error(400, "invalid_request_error", message.clone())
+            .note("kind", json!("judge"))
+            .problem(ProblemKind::OutOfTurns, Some(index), message);
+    };
+    let turn_model = turn.model.clone().unwrap_or_else(|| model.to_owned());
+    let reply = Reply {
+        turn_index: index,
+        message_id: turn
+            .id
+            .clone()
+            .unwrap_or_else(|| format!("msg_reel_judge_{index}")),
+        turn,
+        model: &turn_model,
+        cwd: None,
+        vars: &shared.vars,
+    };
+    let mut answer = if conversation.stream {
+        sse(reply.to_sse())
+    } else {
+        Answer::json(200, &reply.to_json())
+    };
+    answer.request_id = format!("req_reel_judge_{index}");
+    answer
+        .note("kind", json!("judge"))
+        .note("turn", json!(index))
 }
 
 /// The notes every answer to a messages request carries.

@@ -130,7 +130,12 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         m.traffic().insert_into(&mut doc);
     }
     let kept = Some(run_dir.path().to_path_buf());
-    let cassette = scrubbed_cassette(plan, doc, kept, &mut warnings, &mut timing)?;
+    let mut cassette = scrubbed_cassette(plan, doc, kept, &mut warnings, &mut timing)?;
+    // Judged assertions: judged over the scrubbed cassette and frozen into it.
+    warnings.extend(crate::judge::at_record::judge_recorded(
+        &mut cassette,
+        plan.script.as_ref(),
+    ));
     let (mut failures, judged) = live_failures(&cassette, scenario, &log, &staged);
     if let RunEnd::Failed { message, .. } = &log.end {
         failures.insert(0, format!("run error: {message}"));

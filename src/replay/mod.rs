@@ -409,6 +409,7 @@ fn pseudo(protocol: bool, source: &str, message: String) -> AssertionOutcome {
         message,
         evidence: None,
         source: Some(source.into()),
+        judge: None,
     }
 }
 
@@ -469,8 +470,14 @@ fn replay_inner(
     // indexing controlOut and reading the events.
     notices.extend(run.replay_warnings());
 
+    // Judged assertions: a frozen verdict whose keys still match, or a loud
+    // `needs regrade` (reel's departure; the original skips the key). A live
+    // run's verdict reads what `record` just froze.
+    let judged = crate::judge::freeze::assess(cassette, &run, &chosen.items);
+    let unjudged = (!judged.is_empty()).then(|| without_judged(&chosen.items));
     // 9, 11, 12. Bucket exclusion.
-    let stripped = buckets::strip(&chosen.items, chosen.expect_denied.len(), &evidence);
+    let items = unjudged.as_deref().unwrap_or(&chosen.items);
+    let mut stripped = buckets::strip(items, chosen.expect_denied.len(), &evidence);
     notices.extend(stripped.warnings.iter().cloned());
 
     // 10. Materialise when a manifest key is active.
@@ -494,7 +501,15 @@ fn replay_inner(
     let (mut assertions, metrics) = if refuse_future {
         (Vec::new(), Vec::new())
     } else {
-        let assertions = evaluate(&ctx, &stripped.items, &mut notices);
+        let mut assertions = evaluate(&ctx, &stripped.items, &mut notices);
+        for a in &judged {
+            let (outcome, notice) = crate::judge::freeze::replay_outcome(a, opts.strict);
+            notices.extend(notice);
+            match outcome {
+                Some(o) => assertions.push(o),
+                None => stripped.skipped.full += 1,
+            }
+        }
         let metrics = measure_metrics(&ctx, artifacts.is_some(), &chosen.metrics, &mut notices);
         (assertions, metrics)
     };
@@ -544,6 +559,18 @@ fn replay_inner(
             mutation,
         },
     ))
+}
+
+/// `items` without their `semantic_matches` (judged apart, from the frozen
+/// verdicts); an item left empty is dropped without a tally.
+fn without_judged(items: &[Map<String, Value>]) -> Vec<Map<String, Value>> {
+    (items.iter())
+        .map(|m| {
+            let mut m = m.clone();
+            m.shift_remove(crate::judge::KEY);
+            m
+        })
+        .collect()
 }
 
 /// The recorded artifacts written out for the manifest keys: checked only,

@@ -318,6 +318,7 @@ mod tests {
             message: if pass { String::new() } else { "boom".into() },
             evidence: None,
             source: source.map(str::to_owned),
+            judge: None,
         }
     }
 

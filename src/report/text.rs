@@ -315,6 +315,7 @@ mod tests {
             message: String::new(),
             evidence: evidence.map(str::to_owned),
             source: None,
+            judge: None,
         }
     }
 
@@ -338,6 +339,7 @@ mod tests {
             message: "tool unexpectedly called: \"Skill\" matched Skill".into(),
             evidence: None,
             source: None,
+            judge: None,
         };
         let staleness = AssertionOutcome {
             assertion: json!({}),
@@ -346,6 +348,7 @@ mod tests {
                 .into(),
             evidence: None,
             source: Some("staleness".into()),
+            judge: None,
         };
         let r = result(
             vec![pass(json!({"result": "success"}), None), fail, staleness],

@@ -188,6 +188,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         timeout,
     };
     let mut run = fresh.run(opts)?;
+    let judged_notes = crate::judge::freeze::carry_over(&cassette, &mut run.cassette);
 
     let fresh_events = parse_lines(run.log.events.iter().map(String::as_str));
     let sides = Sides {
@@ -221,6 +222,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         notes.extend(explained(&sides));
     }
     notes.extend(frozen_replies_note(&divergences, &failures));
+    notes.extend(judged_notes);
     let written = if opts.write {
         write::write_back(
             path,

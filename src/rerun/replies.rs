@@ -115,6 +115,7 @@ pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, Re
             turns,
             prompt,
             subagents,
+            judge: Vec::new(),
         },
         roots,
         notes,

@@ -100,15 +100,19 @@ fn l001_a_live_only_key() {
 #[test]
 fn l001_a_judged_key_is_named_as_judged() {
     let fx = fixture();
-    let text = format!("{WRITE_NOTE}  - semantic_matches:\n      rubric: [\"names the total\"]\n");
+    let text = format!("{WRITE_NOTE}  - semantic_pairwise:\n      refs: [\"refs/baseline\"]\n");
     let (_, f) = lint(&scenario(&fx, "judged", &text, None), &[]);
     let x = only(&f, "L001", 10);
     let message = x["message"].as_str().unwrap();
     assert!(
-        message.contains("`semantic_matches` is LLM-judged"),
+        message.contains("`semantic_pairwise` is LLM-judged"),
         "{message}"
     );
     assert!(message.contains("replay skips it"), "{message}");
+    // reel freezes a semantic_matches verdict and replays it: not flagged.
+    let text = format!("{WRITE_NOTE}  - semantic_matches:\n      rubric: [\"names the total\"]\n");
+    let (_, f) = lint(&scenario(&fx, "frozen", &text, None), &[]);
+    assert!(f.iter().all(|x| x["code"] != "L001"), "{f:#?}");
 }
 
 #[test]

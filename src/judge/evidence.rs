@@ -1,0 +1,219 @@
+//! What a judge reads (the judged document) and its digest, re-derived the
+//! same way at record time, on replay and in `reel regrade`: the final
+//! answer, the top-level transcript, opted-in sub-agent and fork outputs, and
+//! the text bodies of the recorded files `evidence_files` selects — all read
+//! from the cassette, which the recorder has already scrubbed.
+//!
+//! Privacy: the document goes to an outside model only when the scrubber can
+//! vouch for it. A secret the detector table still finds, a selected file
+//! with no inlined body (over the size cap, unreadable) or a binary one is a
+//! refusal naming what and why, never a partial document sent anyway.
+
+use sha2::{Digest, Sha256};
+
+use super::Spec;
+use crate::assert::glob::GlobList;
+use crate::cassette::{BodyEncoding, ManifestEntry};
+use crate::evidence::RunRecord;
+use crate::verify::detect::{DetectorSet, Surface};
+
+/// Per-section and whole-document caps (characters), each cut marked so the
+/// judge never reads a cut as absence.
+const SECTION_CAP: usize = 128 * 1024;
+const DOCUMENT_CAP: usize = 256 * 1024;
+
+/// The judged document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evidence {
+    pub document: String,
+    /// `sha256:<hex>` of `document`: the frozen verdict's evidence key.
+    pub digest: String,
+}
+
+/// Why evidence cannot be sent to a judge.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Refusal {
+    #[error(
+        "the judged document still holds a {kind} the scrubber did not remove ({section}); \
+         reel sends a judge only what the scrubber vouches for — redact it \
+         (`.cowork-redact.json`) and re-record"
+    )]
+    Secret { kind: &'static str, section: String },
+    #[error(
+        "evidence file `{path}` has no recorded text body ({why}); the scrubber cannot vouch \
+         for it — narrow `evidence_files` or raise the capture cap"
+    )]
+    Unvouched { path: String, why: &'static str },
+}
+
+/// The document `spec` judges in `run` with the recorded `artifacts`.
+pub fn derive(
+    spec: &Spec,
+    run: &RunRecord,
+    artifacts: &[ManifestEntry],
+) -> Result<Evidence, Refusal> {
+    let mut sections: Vec<(String, String)> = Vec::new();
+    if let Some(text) = run.result_text.as_deref().filter(|t| !t.is_empty()) {
+        sections.push(("Final answer".into(), text.to_owned()));
+    }
+    sections.push(("Transcript".into(), run.transcript.clone()));
+    for (i, sub) in run.subagents.iter().enumerate() {
+        let fork = sub.dispatch_agent_type == "fork";
+        let wanted = if fork {
+            spec.include_fork_results
+        } else {
+            spec.include_subagent_text
+        };
+        if let (true, Some(out)) = (wanted, sub.output.as_deref()) {
+            let label = sub
+                .description
+                .clone()
+                .unwrap_or_else(|| format!("#{}", i + 1));
+            let kind = if fork {
+                "Fork result"
+            } else {
+                "Sub-agent output"
+            };
+            sections.push((format!("{kind}: {label}"), out.to_owned()));
+        }
+    }
+    if !spec.evidence_files.is_empty() {
+        let globs = GlobList::new(&spec.evidence_files);
+        for entry in artifacts.iter().filter(|e| globs.is_match(&e.path)) {
+            sections.push((format!("File: {}", entry.path), file_text(entry)?));
+        }
+    }
+    let mut document = String::new();
+    for (title, text) in &sections {
+        refuse_secrets(title, text)?;
+        document.push_str(&format!("### {title}\n{}\n\n", cap(text, SECTION_CAP)));
+    }
+    let document = cap(document.trim_end(), DOCUMENT_CAP);
+    let digest = digest(&document);
+    Ok(Evidence { document, digest })
+}
+
+/// `sha256:<hex>` of `text`.
+pub fn digest(text: &str) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes())))
+}
+
+fn file_text(entry: &ManifestEntry) -> Result<String, Refusal> {
+    let refuse = |why| Refusal::Unvouched {
+        path: entry.path.clone(),
+        why,
+    };
+    match (&entry.body, entry.encoding) {
+        (None, _) if entry.bytes == 0 && !entry.sha256.is_empty() => Ok(String::new()),
+        (None, _) => Err(refuse("body not inlined")),
+        (Some(_), Some(BodyEncoding::Base64)) => Err(refuse("binary")),
+        (Some(body), _) => Ok(body.clone()),
+    }
+}
+
+fn refuse_secrets(section: &str, text: &str) -> Result<(), Refusal> {
+    let mut found = None;
+    DetectorSet::global().find(text, Surface::SecretsOnly, |hit| {
+        found.get_or_insert(hit.detector().kind);
+    });
+    match found {
+        Some(kind) => Err(Refusal::Secret {
+            kind,
+            section: section.to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// `text` cut to `max` characters with a marker saying how much was cut.
+fn cap(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((at, _)) => format!(
+            "{}\n…[{} characters cut for the judge's input budget; do not infer absence from this cut]",
+            &text[..at],
+            text[at..].chars().count()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(files: &[&str]) -> Spec {
+        Spec {
+            rubric: vec!["says Friday".into()],
+            need: 1,
+            judge_model: None,
+            include_subagent_text: false,
+            include_fork_results: false,
+            evidence_files: files.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+
+    fn entry(path: &str, body: Option<&str>, encoding: Option<BodyEncoding>) -> ManifestEntry {
+        serde_json::from_value(serde_json::json!({
+            "path": path, "bytes": 10, "sha256": "ab",
+            "body": body, "encoding": encoding,
+        }))
+        .unwrap()
+    }
+
+    fn run(answer: &str) -> RunRecord {
+        RunRecord {
+            result_text: Some(answer.into()),
+            transcript: "Writing.".into(),
+            ..RunRecord::default()
+        }
+    }
+
+    #[test]
+    fn the_document_holds_the_answer_transcript_and_selected_files() {
+        let files = [
+            entry("outputs/a.md", Some("Friday"), None),
+            entry("x.md", Some("no"), None),
+        ];
+        let ev = derive(&spec(&["outputs/*.md"]), &run("Done."), &files).unwrap();
+        assert!(
+            ev.document.contains("### Final answer\nDone."),
+            "{}",
+            ev.document
+        );
+        assert!(ev.document.contains("### File: outputs/a.md\nFriday"));
+        assert!(!ev.document.contains("x.md"));
+        assert_eq!(ev.digest, digest(&ev.document));
+        let other = derive(&spec(&["outputs/*.md"]), &run("Done!"), &files).unwrap();
+        assert_ne!(other.digest, ev.digest);
+    }
+
+    #[test]
+    fn what_the_scrubber_cannot_vouch_for_is_refused() {
+        let key = format!("AKIA{}", "Q7RZ4XKJ2M5N3P6L");
+        let e = derive(&spec(&[]), &run(&format!("key {key}")), &[]).unwrap_err();
+        assert!(matches!(e, Refusal::Secret { .. }), "{e}");
+        let body_less = [entry("outputs/a.pdf", None, None)];
+        let e = derive(&spec(&["outputs/*"]), &run("ok"), &body_less).unwrap_err();
+        assert_eq!(
+            e,
+            Refusal::Unvouched {
+                path: "outputs/a.pdf".into(),
+                why: "body not inlined"
+            }
+        );
+        let binary = [entry(
+            "outputs/a.bin",
+            Some("AAEC"),
+            Some(BodyEncoding::Base64),
+        )];
+        let e = derive(&spec(&["outputs/*"]), &run("ok"), &binary).unwrap_err();
+        assert!(e.to_string().contains("binary"), "{e}");
+    }
+
+    #[test]
+    fn a_long_section_is_cut_with_a_marker() {
+        let long = "x".repeat(SECTION_CAP + 10);
+        let ev = derive(&spec(&[]), &run(&long), &[]).unwrap();
+        assert!(ev.document.contains("10 characters cut"), "cut marker");
+    }
+}

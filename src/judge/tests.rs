@@ -1,0 +1,178 @@
+//! Votes, retries, budget and the frozen keys, against a judge that answers
+//! from a list (the HTTP clients are exercised in tests/it/judge.rs).
+
+use std::cell::RefCell;
+
+use super::client::{CallError, Complete, Completion};
+use super::evidence::Evidence;
+use super::freeze::Keys;
+use super::*;
+
+struct Listed {
+    replies: RefCell<Vec<&'static str>>,
+    calls: RefCell<usize>,
+    scripted: bool,
+}
+
+impl Listed {
+    fn new(replies: &[&'static str], scripted: bool) -> Listed {
+        Listed {
+            replies: RefCell::new(replies.iter().rev().copied().collect()),
+            calls: RefCell::new(0),
+            scripted,
+        }
+    }
+}
+
+impl Complete for Listed {
+    fn complete(&self, model: &str, _prompt: &str) -> Result<Completion, CallError> {
+        *self.calls.borrow_mut() += 1;
+        let text = self
+            .replies
+            .borrow_mut()
+            .pop()
+            .unwrap_or("no more replies")
+            .to_owned();
+        Ok(Completion {
+            text,
+            model: format!("{model}-resolved"),
+            cost_usd: Some(if self.scripted { 0.0 } else { 0.01 }),
+        })
+    }
+    fn is_scripted(&self) -> bool {
+        self.scripted
+    }
+}
+
+fn spec(claims: usize) -> Spec {
+    Spec {
+        rubric: (0..claims).map(|i| format!("claim {i}")).collect(),
+        need: claims,
+        judge_model: Some("claude-haiku-4-5".into()),
+        include_subagent_text: false,
+        include_fork_results: false,
+        evidence_files: Vec::new(),
+    }
+}
+
+fn ev(text: &str) -> Evidence {
+    Evidence {
+        document: text.into(),
+        digest: evidence::digest(text),
+    }
+}
+
+const PP: &str =
+    r#"{"results":[{"index":0,"pass":true,"rationale":"yes"},{"index":1,"pass":true}]}"#;
+const PF: &str =
+    r#"{"results":[{"index":0,"pass":true},{"index":1,"pass":false,"rationale":"no"}]}"#;
+const FF: &str = r#"{"results":[{"index":0,"pass":false},{"index":1,"pass":false}]}"#;
+
+#[test]
+fn the_majority_decides_each_claim_and_agreement_is_the_weakest_claims_share() {
+    let judge_with = |replies: &[&'static str]| {
+        let client = Listed::new(replies, true);
+        judge(&spec(2), 3, &ev("doc"), &client, &mut Budget::default()).unwrap()
+    };
+    let v = judge_with(&[PP, PF, PP]);
+    assert!(v.semantic_claims[0].pass && v.semantic_claims[1].pass);
+    assert_eq!(v.semantic_claims[0].rationale, "yes");
+    assert!((v.agreement - 2.0 / 3.0).abs() < 1e-9, "{}", v.agreement);
+    assert_eq!((v.votes, v.valid_votes), (3, 3));
+    assert!(v.outcome(2).0);
+
+    let v = judge_with(&[PF, FF, PF]);
+    assert!(v.semantic_claims[0].pass && !v.semantic_claims[1].pass);
+    assert_eq!(v.semantic_claims[1].rationale, "no");
+    let (pass, message) = v.outcome(2);
+    assert!(!pass);
+    assert_eq!(
+        message,
+        "semantic: 1/2 rubric claims passed (need 2); failed claim indices: 1"
+    );
+    assert!(v.outcome(1).0, "min_pass 1 is met");
+    assert_eq!(v.judge_model, "claude-haiku-4-5-resolved");
+    assert_eq!(v.judge_cost_usd, Some(0.0), "a scripted judge costs $0");
+
+    let unanimous = judge_with(&[FF, FF, FF]);
+    assert_eq!(unanimous.agreement, 1.0);
+}
+
+#[test]
+fn an_unparseable_grade_is_retried_once_then_the_verdict_is_judge_invalid() {
+    // Retried once and recovered: one vote, two calls.
+    let client = Listed::new(&["not json", PP], true);
+    let v = judge(&spec(2), 1, &ev("d"), &client, &mut Budget::default()).unwrap();
+    assert!(!v.judge_invalid);
+    assert_eq!(*client.calls.borrow(), 2);
+    // Unparseable twice: invalid, never a pass.
+    let client = Listed::new(
+        &["not json", r#"{"results":[{"index":0,"pass":true}]}"#],
+        true,
+    );
+    let v = judge(&spec(2), 1, &ev("d"), &client, &mut Budget::default()).unwrap();
+    assert_eq!(*client.calls.borrow(), 2, "exactly one retry");
+    assert!(v.judge_invalid);
+    let (pass, message) = v.outcome(2);
+    assert!(!pass);
+    assert!(message.starts_with("judge grade INVALID"), "{message}");
+    // Two of three votes invalid: no majority of valid grades.
+    let client = Listed::new(&["x", "x", PP, "x", "x"], true);
+    let v = judge(&spec(2), 3, &ev("d"), &client, &mut Budget::default()).unwrap();
+    assert!(v.judge_invalid);
+    assert_eq!(v.valid_votes, 1);
+}
+
+#[test]
+fn a_budget_refuses_before_any_call_and_a_scripted_judge_is_never_refused() {
+    let client = Listed::new(&[PP, PP, PP], false);
+    let mut budget = Budget {
+        max_usd: Some(0.001),
+        ..Budget::default()
+    };
+    let e = judge(&spec(2), 3, &ev("doc"), &client, &mut budget).unwrap_err();
+    assert!(matches!(e, JudgeError::Budget { .. }), "{e}");
+    assert!(e.to_string().contains("--max-budget-usd"), "{e}");
+    assert_eq!(*client.calls.borrow(), 0, "refused up front");
+
+    let scripted = Listed::new(&[PP, PP, PP], true);
+    let v = judge(&spec(2), 3, &ev("doc"), &scripted, &mut budget).unwrap();
+    assert_eq!(v.judge_cost_usd, Some(0.0));
+
+    let mut roomy = Budget {
+        max_usd: Some(10.0),
+        ..Budget::default()
+    };
+    let v = judge(&spec(2), 3, &ev("doc"), &client, &mut roomy).unwrap();
+    assert!((roomy.spent_usd - 0.03).abs() < 1e-9);
+    assert!((v.judge_cost_usd.unwrap() - 0.03).abs() < 1e-9);
+}
+
+#[test]
+fn each_key_names_its_own_mismatch() {
+    let s = spec(2);
+    let base = Keys::of(&s, &ev("doc"));
+    assert!(base.differences(&base).is_empty());
+    let evidence = Keys::of(&s, &ev("other doc"));
+    assert_eq!(base.differences(&evidence), ["the judged evidence changed"]);
+    let mut edited = s.clone();
+    edited.rubric[1] = "claim one, edited".into();
+    assert_eq!(
+        base.differences(&Keys::of(&edited, &ev("doc"))),
+        ["the rubric changed"]
+    );
+    let mut other_model = s.clone();
+    other_model.judge_model = Some("claude-sonnet-4-5".into());
+    assert_eq!(
+        base.differences(&Keys::of(&other_model, &ev("doc"))),
+        ["the judge model changed"]
+    );
+    let template = Keys {
+        judge_prompt_hash: prompt::hash_template("an edited template"),
+        ..base.clone()
+    };
+    assert_eq!(
+        base.differences(&template),
+        ["the judge prompt template changed"]
+    );
+}
