@@ -94,6 +94,15 @@ pub fn table(cells: &[Cell]) -> String {
         out.push_str(&change_line(cells, c));
         out.push('\n');
     }
+    for c in cells {
+        if let Some(cause) = c.environment_cause() {
+            out.push_str(&format!(
+                "{} @ {}: ENV: {cause}\n",
+                name_of(&c.file),
+                c.version
+            ));
+        }
+    }
     out
 }
 

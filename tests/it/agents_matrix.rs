@@ -471,4 +471,10 @@ fn a_release_that_phones_home_is_the_environments_failure() {
         "{}",
         text.stdout
     );
+    assert!(
+        text.stdout
+            .contains("write-note.cassette.json @ 2.1.999: ENV: Claude Code 2.1.999 reached"),
+        "{}",
+        text.stdout
+    );
 }
