@@ -165,8 +165,13 @@ pub struct BisectArgs {
     pub output_format: crate::cli::flags::OutputFormatArg,
 }
 
-pub fn bisect(args: BisectArgs) -> Result<ExitStatus> {
-    let cache = Cache::from_env();
+/// The endpoints and the release list of a bisect, every bad input refused
+/// (exit 2) before any release is downloaded: numbers that parse and
+/// differ, a cassette a rerun accepts, endpoints the registry published.
+fn bisect_inputs(
+    args: &BisectArgs,
+    cache: &Cache,
+) -> Result<(semver::Version, semver::Version, agents::VersionList)> {
     let version = |s: &str, flag: &str| {
         semver::Version::parse(s.trim()).map_err(|_| {
             crate::Error::usage(format!("bisect: --{flag} {s:?} is not a release number"))
@@ -194,7 +199,7 @@ pub fn bisect(args: BisectArgs) -> Result<ExitStatus> {
     }
     let must_hold = [good.clone(), bad.clone()];
     let list = agents::registry::versions_with(
-        &cache,
+        cache,
         agents::registry::ListPolicy {
             refresh: false,
             must_hold: &must_hold,
@@ -211,6 +216,12 @@ pub fn bisect(args: BisectArgs) -> Result<ExitStatus> {
             )));
         }
     }
+    Ok((good, bad, list))
+}
+
+pub fn bisect(args: BisectArgs) -> Result<ExitStatus> {
+    let cache = Cache::from_env();
+    let (good, bad, list) = bisect_inputs(&args, &cache)?;
     let opts = crate::rerun::RerunOptions {
         timeout: args.timeout_ms.map(std::time::Duration::from_millis),
         ..Default::default()
