@@ -14,7 +14,8 @@ echo "==> cargo package --locked" >&2
 cargo package --locked --allow-dirty
 
 version="$(cargo pkgid | sed 's/.*[#@]//')"
-packaged="target/package/reel-$version"
+name="$(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | head -1)"   # the package, not [lib]
+packaged="target/package/$name-$version"
 root="$(mktemp -d)"
 trap 'rm -rf "$root"' EXIT
 
@@ -22,6 +23,9 @@ echo "==> cargo install --locked --path $packaged" >&2
 cargo install --locked --debug --path "$packaged" --root "$root" --target-dir target
 
 reel="$root/bin/reel"
+# The packaged build names the commit it came from (.cargo_vcs_info.json).
+"$reel" --version | grep -Eq '^reel [0-9.]+ \([0-9a-f]{12}\)$' \
+  || { echo "package-check: \`reel --version\` names no commit: $("$reel" --version)" >&2; exit 1; }
 "$reel" --version
 echo "==> the installed reel replays and verifies the bundled cassettes" >&2
 "$reel" replay cassettes/

@@ -36,6 +36,32 @@ pub fn scenarios_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     })
 }
 
+/// Whether `path` is a cassette rather than a scenario: named
+/// `*.cassette.json`, or a file whose first bytes are a JSON object with a
+/// `cassetteVersion` member. For commands that take scenarios, so a cassette
+/// given by mistake is named as one instead of failing as YAML.
+pub fn is_cassette(path: &Path) -> bool {
+    if path.to_string_lossy().ends_with(CASSETTE_SUFFIX) {
+        return path.is_file();
+    }
+    let mut head = [0u8; 4096];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .unwrap_or(0);
+    let head = String::from_utf8_lossy(&head[..n]);
+    head.trim_start().starts_with('{') && head.contains("\"cassetteVersion\"")
+}
+
+/// The one-line refusal of a cassette given to a command that takes
+/// scenarios (`record`, `lint`).
+pub fn cassette_given_for_scenario(command: &str, path: &Path) -> String {
+    format!(
+        "{command}: `{}` is a cassette, not a scenario: use `reel replay {}` (or `reel rerun`)",
+        path.display(),
+        path.display()
+    )
+}
+
 fn files_in(dir: &Path, keep: impl Fn(&Path, &str) -> bool) -> std::io::Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok())

@@ -55,9 +55,7 @@ pub struct AgentFound {
     pub via: &'static str,
 }
 
-const INSTALL_FIX: &str = "install the pinned Claude Code CLI with `bash \
-    scripts/install-claude.sh` (into .tools/claude), \
-or put `claude` on PATH, or set REEL_CLAUDE_BIN=/path/to/claude";
+const INSTALL_FIX: &str = crate::agent::INSTALL_HINT;
 
 fn executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
@@ -216,6 +214,8 @@ pub fn handshake(agent: &Path) -> Result<String, String> {
     for d in [&home, &config] {
         std::fs::create_dir_all(d).map_err(|e| format!("cannot make {}: {e}", d.display()))?;
     }
+    crate::agent::seed_agent_config(&config)
+        .map_err(|e| format!("cannot seed {}: {e}", config.display()))?;
     let mut cmd = AgentCommand {
         program: agent.to_owned(),
         args: vec!["-p".into(), "reel doctor handshake".into()],
@@ -352,8 +352,8 @@ pub fn run_checks() -> Vec<Check> {
                 fix: Some(
                     "the agent must honour ANTHROPIC_BASE_URL and answer `-p PROMPT` (Claude Code \
                         does); \
-                     reinstall it with `bash scripts/install-claude.sh`, or point REEL_CLAUDE_BIN \
-                         at a working claude"
+                     reinstall it (`reel agents install latest`), or point REEL_CLAUDE_BIN at a \
+                         working claude"
                         .into(),
                 ),
             },

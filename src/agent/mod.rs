@@ -166,6 +166,35 @@ pub fn offline_env(
     env
 }
 
+/// The agent's global config file inside `CLAUDE_CONFIG_DIR`.
+pub const AGENT_CONFIG_FILE: &str = ".claude.json";
+
+/// Seeds a fresh `CLAUDE_CONFIG_DIR` with the answers an agent would
+/// otherwise fetch from api.anthropic.com whatever the environment says.
+/// Releases up to 2.1.119 check the organisation's metrics opt-out
+/// (`/api/claude_code/organizations/metrics_enabled`) when an API-key run
+/// exits, even with every `DISABLE_*` variable set; a cached answer younger
+/// than a day (`metricsStatusCache`) is used instead of the request, so the
+/// run stays on the machine (the check is the agent's own: "disabled by
+/// organization setting" is a state it handles). Later releases ignore the
+/// key. Nothing is written when the file exists.
+pub fn seed_agent_config(config_dir: &Path) -> std::io::Result<()> {
+    let file = config_dir.join(AGENT_CONFIG_FILE);
+    if file.exists() {
+        return Ok(());
+    }
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let config = serde_json::json!({
+        "metricsStatusCache": {"enabled": false, "timestamp": now_ms},
+    });
+    std::fs::write(
+        file,
+        serde_json::to_string_pretty(&config).unwrap_or_default(),
+    )
+}
+
 /// Variables that never reach an agent, even live: a CI job's control files
 /// and tokens (a line appended to `$GITHUB_ENV` runs the job's next step with
 /// it) and any other service's credentials. The API's own (`ANTHROPIC_*`,
@@ -231,6 +260,12 @@ pub fn split_agent_cmd(cmd: &str) -> Result<(PathBuf, Vec<String>), AgentCmdErro
     let program = parts.next().ok_or(AgentCmdError::Empty)?;
     Ok((PathBuf::from(program), parts.collect()))
 }
+
+/// How to get an agent when none is found: only what works from an
+/// installed reel (no script of reel's source checkout).
+pub const INSTALL_HINT: &str = "install Claude Code with `npm install -g \
+    @anthropic-ai/claude-code` (puts `claude` on PATH), or run `reel agents install latest` and \
+    set REEL_CLAUDE_BIN to the program it prints";
 
 /// The `claude` binary: `REEL_CLAUDE_BIN`, else `claude` on PATH, else the
 /// project-local pinned install `.tools/claude/node_modules/.bin/claude`

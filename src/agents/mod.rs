@@ -75,20 +75,39 @@ impl From<AgentsError> for crate::Error {
 }
 
 /// Resolves `selectors` to releases, ascending. Exact numbers already in the
-/// cache need no registry; anything else reads the release list.
-pub fn resolve(cache: &Cache, selectors: &[Selector]) -> Result<Vec<semver::Version>, AgentsError> {
+/// cache need no registry (unless `refresh`); anything else reads the release
+/// list, asked afresh when the cached one is stale, lacks a number named, or
+/// `refresh` is set ([`registry::versions_with`]).
+///
+/// A selector naming no published release is [`AgentsError::Invalid`]
+/// (exit 2: the input names nothing); the message names the selector and the
+/// caller says which argument it came from.
+pub fn resolve(
+    cache: &Cache,
+    selectors: &[Selector],
+    refresh: bool,
+) -> Result<Vec<semver::Version>, AgentsError> {
     let installed = cache.installed();
     let local = |v: &semver::Version| installed.iter().any(|i| &i.version == v);
-    if selectors.iter().all(|s| s.exact().is_some_and(local)) {
+    if !refresh && selectors.iter().all(|s| s.exact().is_some_and(local)) {
         let exact = selectors.iter().filter_map(Selector::exact).cloned();
         return Ok(VersionList::new(exact).as_slice().to_vec());
     }
-    let list = registry::versions(cache)?;
+    let named: Vec<semver::Version> = selectors
+        .iter()
+        .filter_map(Selector::exact)
+        .cloned()
+        .collect();
+    let list = registry::versions_with(
+        cache,
+        registry::ListPolicy {
+            refresh,
+            must_hold: &named,
+        },
+    )?;
     version::resolve_all(selectors, &list).map_err(|e| {
-        // A number the registry never published cannot be installed: exit 3,
-        // like any other install that cannot happen.
-        AgentsError::unavailable(
-            format!("--agent-version: {e}"),
+        AgentsError::invalid(
+            e.to_string(),
             format!(
                 "name published releases (`reel agents list --available`; newest: {}), `latest`, \
                  `last:N` or a range `A..B`",

@@ -14,20 +14,42 @@ pub const NPM_TIMEOUT: Duration = Duration::from_secs(120);
 
 const LIST_FILE: &str = "versions.json";
 
+/// When the cached release list may stand in for the registry's.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListPolicy<'a> {
+    /// Ask the registry whatever the cache holds (`--refresh`).
+    pub refresh: bool,
+    /// Releases the caller names by number: a cached list without one of
+    /// them is out of date, so the registry is asked.
+    pub must_hold: &'a [semver::Version],
+}
+
 /// The release list: the cached copy when fresh, else the registry's (the
 /// stale copy when the registry cannot be reached, with a warning).
 pub fn versions(cache: &Cache) -> Result<VersionList, AgentsError> {
+    versions_with(cache, ListPolicy::default())
+}
+
+/// The release list under `policy`: the cached copy only when it is younger
+/// than [`LIST_TTL`], `--refresh` was not given and it holds every release
+/// asked for by number; else the registry's, written back to the cache. When
+/// the registry cannot be reached the cached copy is used with a warning
+/// naming its age.
+pub fn versions_with(cache: &Cache, policy: ListPolicy<'_>) -> Result<VersionList, AgentsError> {
     let file = cache.root().join(LIST_FILE);
-    let cached = std::fs::read_to_string(&file).ok();
+    let cached = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|t| VersionList::from_npm_json(&t).ok());
     let age = std::fs::metadata(&file)
         .and_then(|m| m.modified())
         .ok()
         .and_then(|t| SystemTime::now().duration_since(t).ok());
-    if let (Some(text), Some(age)) = (&cached, age)
+    if let (Some(list), Some(age)) = (&cached, age)
         && age < LIST_TTL
-        && let Ok(list) = VersionList::from_npm_json(text)
+        && !policy.refresh
+        && policy.must_hold.iter().all(|v| list.contains(v))
     {
-        return Ok(list);
+        return Ok(list.clone());
     }
     match fetch() {
         Ok(text) => {
@@ -41,17 +63,33 @@ pub fn versions(cache: &Cache) -> Result<VersionList, AgentsError> {
             let _ = crate::atomic::write_atomic(&file, text.as_bytes());
             Ok(list)
         }
-        Err(e) => match cached.and_then(|t| VersionList::from_npm_json(&t).ok()) {
+        Err(e) => match cached {
             Some(list) => {
                 crate::messages::warn(format!(
                     "agents: the registry cannot be reached ({e}); using the release list \
-                     cached at {}",
-                    file.display()
+                     cached at {} {} (newest release in it: {})",
+                    file.display(),
+                    age.map_or("at an unknown time".into(), |a| format!(
+                        "{} ago",
+                        describe_age(a)
+                    )),
+                    list.latest().map_or("none".into(), ToString::to_string),
                 ));
                 Ok(list)
             }
             None => Err(e),
         },
+    }
+}
+
+/// An age as a person reads it: `40 s`, `12 min`, `3 h 5 min`, `2 days`.
+pub fn describe_age(age: Duration) -> String {
+    let s = age.as_secs();
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min", s / 60),
+        3600..86_400 => format!("{} h {} min", s / 3600, s % 3600 / 60),
+        _ => format!("{} days", s / 86_400),
     }
 }
 
@@ -163,5 +201,19 @@ impl IfEmpty for String {
         } else {
             self
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_as_a_person_says_them() {
+        let d = Duration::from_secs;
+        assert_eq!(describe_age(d(40)), "40 s");
+        assert_eq!(describe_age(d(12 * 60 + 5)), "12 min");
+        assert_eq!(describe_age(d(3 * 3600 + 5 * 60)), "3 h 5 min");
+        assert_eq!(describe_age(d(2 * 86_400 + 7)), "2 days");
     }
 }

@@ -13,9 +13,12 @@ use crate::exit::ExitStatus;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "The cache is REEL_AGENTS_DIR, else $XDG_CACHE_HOME/reel/agents, else \
-    ~/.cache/reel/agents; one npm install per release. Exit codes: 0 done; 2 a selector names \
-    no published release; 3 the release cannot be installed here (offline, no npm, no node for \
-    a cli.js release)."
+    ~/.cache/reel/agents; one npm install per release. The registry's release list is kept 10 \
+    minutes; a release named by number that the kept list lacks, or --refresh, asks the registry \
+    again; offline, the kept list is used with a warning giving its age.\n\n\
+    Exit codes: 0 done; 2 bad input (a selector that does not parse or names no published \
+    release); 3 the release cannot be installed here (offline, no npm, no node for a cli.js \
+    release)."
 )]
 pub struct AgentsArgs {
     #[command(subcommand)]
@@ -29,11 +32,17 @@ pub enum AgentsCommand {
         /// List the registry's published releases instead (newest last).
         #[arg(long)]
         available: bool,
+        /// With --available: ask the registry now, not the list cached for 10 minutes.
+        #[arg(long, requires = "available")]
+        refresh: bool,
     },
     /// Install releases: comma-separated `X.Y.Z`, `latest`, `last:N`, `A..B`.
     Install {
         #[arg(value_name = "SELECTORS")]
         selectors: String,
+        /// Ask the registry for its release list now, not the list cached for 10 minutes.
+        #[arg(long)]
+        refresh: bool,
     },
     /// Remove installed releases: the named ones, or all but the newest --keep N.
     Prune {
@@ -50,12 +59,21 @@ pub fn run(args: AgentsArgs) -> Result<ExitStatus> {
     let cache = Cache::from_env();
     let mut out = std::io::stdout().lock();
     match args.command {
-        AgentsCommand::List { available: true } => {
-            for v in agents::registry::versions(&cache)?.as_slice() {
+        AgentsCommand::List {
+            available: true,
+            refresh,
+        } => {
+            let policy = agents::registry::ListPolicy {
+                refresh,
+                must_hold: &[],
+            };
+            for v in agents::registry::versions_with(&cache, policy)?.as_slice() {
                 let _ = writeln!(out, "{v}");
             }
         }
-        AgentsCommand::List { available: false } => {
+        AgentsCommand::List {
+            available: false, ..
+        } => {
             let _ = writeln!(std::io::stderr(), "cache: {}", cache.root().display());
             for i in cache.installed() {
                 let _ = writeln!(
@@ -68,8 +86,8 @@ pub fn run(args: AgentsArgs) -> Result<ExitStatus> {
                 );
             }
         }
-        AgentsCommand::Install { selectors } => {
-            for i in crate::cli::matrix::releases(&cache, &selectors)? {
+        AgentsCommand::Install { selectors, refresh } => {
+            for i in crate::cli::matrix::releases(&cache, &selectors, "agents install", refresh)? {
                 let _ = writeln!(out, "{}\t{}", i.version, i.program.display());
             }
         }
@@ -147,8 +165,13 @@ pub struct BisectArgs {
     pub output_format: crate::cli::flags::OutputFormatArg,
 }
 
-pub fn bisect(args: BisectArgs) -> Result<ExitStatus> {
-    let cache = Cache::from_env();
+/// The endpoints and the release list of a bisect, every bad input refused
+/// (exit 2) before any release is downloaded: numbers that parse and
+/// differ, a cassette a rerun accepts, endpoints the registry published.
+fn bisect_inputs(
+    args: &BisectArgs,
+    cache: &Cache,
+) -> Result<(semver::Version, semver::Version, agents::VersionList)> {
     let version = |s: &str, flag: &str| {
         semver::Version::parse(s.trim()).map_err(|_| {
             crate::Error::usage(format!("bisect: --{flag} {s:?} is not a release number"))
@@ -163,7 +186,42 @@ pub fn bisect(args: BisectArgs) -> Result<ExitStatus> {
             "bisect: --good and --bad are the same release",
         ));
     }
-    let list = agents::registry::versions(&cache)?;
+    // Bad input is refused before any release is downloaded.
+    if let Err(e) = crate::rerun::check_rerunnable(&args.cassette) {
+        let mut err = crate::Error::usage(format!("bisect: {e}"));
+        if let crate::rerun::RerunError::CannotRun { .. } = e {
+            err.kind = crate::error::ErrorKind::Unverified;
+        }
+        return Err(match e.hint() {
+            Some(h) => err.with_hint(h),
+            None => err,
+        });
+    }
+    let must_hold = [good.clone(), bad.clone()];
+    let list = agents::registry::versions_with(
+        cache,
+        agents::registry::ListPolicy {
+            refresh: false,
+            must_hold: &must_hold,
+        },
+    )?;
+    for (v, flag) in [(&good, "good"), (&bad, "bad")] {
+        if !list.contains(v) {
+            return Err(crate::Error::usage(format!(
+                "bisect: --{flag} {v}: no published release matches `{v}`"
+            ))
+            .with_hint(format!(
+                "name a published release (`reel agents list --available`; newest: {})",
+                list.latest().map_or("?".into(), ToString::to_string)
+            )));
+        }
+    }
+    Ok((good, bad, list))
+}
+
+pub fn bisect(args: BisectArgs) -> Result<ExitStatus> {
+    let cache = Cache::from_env();
+    let (good, bad, list) = bisect_inputs(&args, &cache)?;
     let opts = crate::rerun::RerunOptions {
         timeout: args.timeout_ms.map(std::time::Duration::from_millis),
         ..Default::default()

@@ -21,7 +21,7 @@ use crate::exit::ExitStatus;
                   on 127.0.0.1 and one `-p` prompt in the offline environment); git on PATH \
                       (advisory).\n\n\
                   Exit codes: 0 recording can work (advisory checks may fail); 1 a required check \
-                      failed."
+                      failed; 2 usage."
 )]
 pub struct DoctorArgs {
     #[command(flatten)]

@@ -30,6 +30,10 @@ pub enum FailOn {
 #[derive(Debug, Args)]
 #[command(mut_arg("output_format", |a| a.help("Output format: text (the report and progress on \
     stderr) or json (the envelope on stdout, schema/eval-report.json)")))]
+#[command(
+    after_help = "Exit codes: 0 evaluated; 1 a regression at --fail-on; 2 usage or a \
+    refusal; 3 could not run (no trial completed, or infrastructure errors)."
+)]
 pub struct EvalArgs {
     /// Scenario files or directories; or `report DIR…` to rebuild (and check)
     /// the report of one or more eval directories (shards merge).

@@ -41,7 +41,9 @@ pub enum FormatArg {
         YAML, as a recording of a scenario using it would").conflicts_with("roots")),
     after_help = "Mode defaults to git when every root is inside a git work tree \
     (set COWORK_HARNESS_GITSET=0 to force raw), as a recording does. \
-    COWORK_HARNESS_AGENT_SCOPE=skill turns on agent scoping."
+    COWORK_HARNESS_AGENT_SCOPE=skill turns on agent scoping.\n\n\
+    Exit codes: 0 printed; 1 a file could not be read (a recording would store no skillHash); 2 \
+    usage or a root that is not a directory."
 )]
 pub struct FingerprintArgs {
     /// Skill or plugin directories to hash (omit with --session).

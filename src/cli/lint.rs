@@ -24,7 +24,8 @@ use crate::lint::{self, Finding, Severity};
                   L004 answer-never-matches, L005 choose-names-no-option, L006 allow-if-syntax, \
                   L007 vacuous-assertion, L008 only-result-asserted, L009 \
                       contradictory-assertions, \
-                  L010 path-not-found.\n\n\
+                  L010 path-not-found, L011 needs-control-out, L012 duplicate-key, L013 \
+                      record-refuses.\n\n\
                   Exit codes: 0 clean (warnings allowed unless --strict); 1 an error, or a warning \
                       under --strict; \
                   2 usage or an unreadable file (not found, not YAML)."
@@ -66,12 +67,28 @@ pub fn render_finding(f: &Finding, color: bool) -> String {
 /// Lints `scenario` for `reel record`: its findings as text lines, never a
 /// failure (an unreadable scenario is left to the loader's own error).
 pub fn findings_for_record(scenario: &Path) -> Vec<String> {
+    // Record reports its own refusals (L013) as its error, not as a lint line.
+    let refusal = lint::Code::RecordRefuses.id();
     lint::lint_file(scenario)
-        .map(|fs| fs.iter().map(|f| render_finding(f, false)).collect())
+        .map(|fs| {
+            fs.iter()
+                .filter(|f| f.code != refusal)
+                .map(|f| render_finding(f, false))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 pub fn run(args: LintArgs) -> Result<ExitStatus> {
+    if let Some(c) = args
+        .targets
+        .iter()
+        .find(|t| crate::discover::is_cassette(t))
+    {
+        return Err(crate::Error::usage(
+            crate::discover::cassette_given_for_scenario("lint", c),
+        ));
+    }
     let mut files = Vec::new();
     let mut code = ExitStatus::Success;
     let mut stderr = anstream::stderr().lock();

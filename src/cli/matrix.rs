@@ -18,22 +18,44 @@ pub fn progress(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-/// The releases `selectors` names, installed.
-pub fn releases(cache: &Cache, selectors: &str) -> Result<Vec<agents::Installed>> {
-    let parsed = Selector::parse_list(selectors).map_err(|e| {
-        crate::Error::usage(format!("--agent-version: {e}")).with_hint(
-            "comma-separated releases: `2.1.250`, `latest`, `last:3`, `2.1.250..2.1.260`",
-        )
-    })?;
-    if parsed.is_empty() {
-        return Err(crate::Error::usage("--agent-version names no release"));
-    }
-    let versions = agents::resolve(cache, &parsed)?;
+/// The releases `selectors` names, installed; `arg` names where the
+/// selectors came from in messages (`--agent-version`, `agents install`).
+pub fn releases(
+    cache: &Cache,
+    selectors: &str,
+    arg: &str,
+    refresh: bool,
+) -> Result<Vec<agents::Installed>> {
+    let versions = resolve_selectors(cache, selectors, arg, refresh)?;
     let mut out = Vec::new();
     for v in &versions {
         out.push(agents::ensure(cache, v, &progress)?);
     }
     Ok(out)
+}
+
+/// The releases `selectors` names (parsed, then resolved against the
+/// release list), nothing installed: every bad-input refusal (exit 2) comes
+/// before any download.
+pub fn resolve_selectors(
+    cache: &Cache,
+    selectors: &str,
+    arg: &str,
+    refresh: bool,
+) -> Result<Vec<semver::Version>> {
+    let parsed = Selector::parse_list(selectors).map_err(|e| {
+        crate::Error::usage(format!("{arg}: {e}")).with_hint(
+            "comma-separated releases: `2.1.250`, `latest`, `last:3`, `2.1.250..2.1.260`",
+        )
+    })?;
+    if parsed.is_empty() {
+        return Err(crate::Error::usage(format!("{arg} names no release")));
+    }
+    agents::resolve(cache, &parsed, refresh).map_err(|e| {
+        let mut e = crate::Error::from(e);
+        e.message = format!("{arg}: {}", e.message);
+        e
+    })
 }
 
 pub fn run(
@@ -43,7 +65,7 @@ pub fn run(
     opts: RerunOptions,
 ) -> Result<ExitStatus> {
     let cache = Cache::from_env();
-    let installed = releases(&cache, selectors)?;
+    let installed = releases(&cache, selectors, "--agent-version", false)?;
     let shard = args.shard.shard;
     let planned = crate::matrix::plan(&files, &installed, shard);
     if planned.is_empty()

@@ -46,12 +46,13 @@ pub enum OutputFormat {
 #[derive(Debug, Parser)]
 #[command(
     name = "reel",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("REEL_BUILD_COMMIT"), ")"),
     about = "Record/replay test harness for AI-agent skill runs",
     long_about = "Record an agent's run of a scenario into a cassette, then replay the \
                   cassette's assertions token-free in CI, or rerun it: the current skill files \
                   run for real against the model replies the cassette holds, still token-free. \
-                  Cassettes are cowork-harness v12."
+                  Cassettes are cowork-harness v9–v16 (reel writes the lowest version a scenario \
+                  needs: v12 for most)."
 )]
 pub struct Cli {
     #[command(subcommand)]

@@ -13,6 +13,10 @@ use crate::exit::ExitStatus;
 use crate::model::{Script, ServeOptions, Server};
 
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit codes: 0 done (serve: stopped); 2 usage or an unreadable script or \
+    cassette."
+)]
 pub struct ModelArgs {
     #[command(subcommand)]
     pub command: ModelCommand,

@@ -10,6 +10,12 @@ use crate::exit::ExitStatus;
 use crate::record::RecordOptions;
 
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit codes: 0 written (with --dry-run: every scenario would record); 1 a \
+        recording's verdict failed (nothing written unless --allow-failing); 2 usage or invalid \
+        input (a scenario that does not load, a cassette given as a scenario); 3 nothing could run \
+        here (no agent binary, no kernel sandbox)."
+)]
 pub struct RecordArgs {
     /// Scenario YAML files, or directories of them (non-recursive; files with a
     /// top-level `prompt:`). With --rerecord-stale: cassettes, or directories of them.
@@ -78,6 +84,19 @@ pub struct RecordArgs {
 }
 
 pub fn run(args: RecordArgs) -> Result<ExitStatus> {
+    // `--rerecord-stale` takes cassettes (or their directories) by design.
+    let cassette = (!args.rerecord_stale)
+        .then(|| {
+            args.scenarios
+                .iter()
+                .find(|t| crate::discover::is_cassette(t))
+        })
+        .flatten();
+    if let Some(c) = cassette {
+        return Err(crate::Error::usage(
+            crate::discover::cassette_given_for_scenario("record", c),
+        ));
+    }
     if args.rerecord_stale && args.out.is_some() {
         return Err(crate::Error::usage(
             "record: --rerecord-stale re-records each cassette into its own file; drop --out",

@@ -21,9 +21,9 @@ use crate::review::{self, StageOptions};
     recorded evidence; the agent never runs. The judge is the Messages API with \
     ANTHROPIC_API_KEY (REEL_JUDGE_BASE_URL / ANTHROPIC_BASE_URL override the URL), or \
     --judge-script FILE (a model script's `judge:` replies, token-free). The new cassette is \
-    staged as NAME.cassette.json.new for `reel review` unless --accept. Exit 0 judged (or \
-    nothing to do), 1 an assertion's evidence was refused, 2 usage or budget refusal, 3 the \
-    judge could not be reached."
+    staged as NAME.cassette.json.new for `reel review` unless --accept.\n\n\
+    Exit codes: 0 judged (or nothing stale); 1 an assertion's evidence was refused; 2 usage or \
+    a budget refusal; 3 the judge could not be reached."
 )]
 pub struct RegradeArgs {
     /// Cassette files or directories (their `*.cassette.json`).

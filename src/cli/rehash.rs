@@ -22,9 +22,9 @@ use crate::report::rehash as report;
                   v12 cassettes are skipped. Text mode prints a status line per cassette (PASS \
                       migrated, SKIP \
                   nothing to do, FAIL refused) and `N passed, N failed`; --verbose prints the \
-                      original's rows. Exit 0 when nothing was refused, 1 when any cassette could \
-                      not be \
-                  migrated (re-record it), 2 usage."
+                      original's rows.\n\n\
+                  Exit codes: 0 nothing was refused; 1 a cassette could not be migrated \
+                      (re-record it); 2 usage."
 )]
 pub struct RehashArgs {
     /// Directories (their `*.cassette.json`, non-recursive) or cassette files.

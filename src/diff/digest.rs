@@ -278,7 +278,7 @@ fn verdicts<E: std::fmt::Display>(
         .map(|a| AssertionVerdict {
             assertion: norm.value(&a.assertion),
             pass: a.pass,
-            message: norm.text(&a.message),
+            message: norm.text(&replay::materialise::mask_root_names(&a.message)),
             source: a.source,
         })
         .collect();

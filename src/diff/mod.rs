@@ -18,6 +18,7 @@ pub mod digest;
 pub mod normalize;
 pub mod render;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -585,19 +586,11 @@ fn meta(a: &Recording, b: &Recording) -> Vec<Change> {
 /// The fingerprint's changes, `fileSigs` by file name
 /// (`fileSigs[scripts/run.sh]`), not by position: its `[path, sig]` pairs
 /// are keyed by path, so an added file is one addition, not a shift of
-/// every later index.
+/// every later index. A name can occur more than once (two skill roots each
+/// with a `SKILL.md`): the n-th occurrence pairs with the n-th
+/// (`fileSigs[SKILL.md#2]`), so identical recordings stay identical.
 fn fingerprint(a: &Value, b: &Value, out: &mut Vec<Change>) {
-    let sigs = |v: &Value| -> Option<Vec<(String, Value)>> {
-        v.get("fileSigs")?
-            .as_array()?
-            .iter()
-            .map(|pair| match pair.as_array()?.as_slice() {
-                [Value::String(path), sig] => Some((path.clone(), sig.clone())),
-                _ => None,
-            })
-            .collect()
-    };
-    let (Some(sa), Some(sb)) = (sigs(a), sigs(b)) else {
+    let (Some(sa), Some(sb)) = (file_sigs(a), file_sigs(b)) else {
         return leaves("fingerprint", "", a, b, out);
     };
     let without = |v: &Value| {
@@ -608,17 +601,55 @@ fn fingerprint(a: &Value, b: &Value, out: &mut Vec<Change>) {
         v
     };
     leaves("fingerprint", "", &without(a), &without(b), out);
-    let at = |path: &str| format!("fileSigs[{path}]");
-    for (path, va) in &sa {
-        match sb.iter().find(|(p, _)| p == path) {
+    for (key, va) in &sa {
+        match sb.iter().find(|(k, _)| k == key) {
             Some((_, vb)) if vb == va => {}
-            Some((_, vb)) => out.push(field("fingerprint", &at(path), Some(va), Some(vb))),
-            None => out.push(field("fingerprint", &at(path), Some(va), None)),
+            Some((_, vb)) => out.push(field("fingerprint", &key.label(), Some(va), Some(vb))),
+            None => out.push(field("fingerprint", &key.label(), Some(va), None)),
         }
     }
-    for (path, vb) in &sb {
-        if !sa.iter().any(|(p, _)| p == path) {
-            out.push(field("fingerprint", &at(path), None, Some(vb)));
+    for (key, vb) in &sb {
+        if !sa.iter().any(|(k, _)| k == key) {
+            out.push(field("fingerprint", &key.label(), None, Some(vb)));
         }
     }
+}
+
+/// One `fileSigs` entry's identity: its path and which occurrence of that
+/// path it is (0 for the first).
+#[derive(PartialEq)]
+struct SigKey {
+    path: String,
+    nth: usize,
+}
+
+impl SigKey {
+    fn label(&self) -> String {
+        match self.nth {
+            0 => format!("fileSigs[{}]", self.path),
+            n => format!("fileSigs[{}#{}]", self.path, n + 1),
+        }
+    }
+}
+
+/// A fingerprint's `fileSigs` pairs keyed by [`SigKey`]; `None` when the
+/// member is missing or not `[path, sig]` pairs.
+fn file_sigs(v: &Value) -> Option<Vec<(SigKey, Value)>> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    v.get("fileSigs")?
+        .as_array()?
+        .iter()
+        .map(|pair| match pair.as_array()?.as_slice() {
+            [Value::String(path), sig] => {
+                let n = seen.entry(path.clone()).or_default();
+                let key = SigKey {
+                    path: path.clone(),
+                    nth: *n,
+                };
+                *n += 1;
+                Some((key, sig.clone()))
+            }
+            _ => None,
+        })
+        .collect()
 }

@@ -133,8 +133,9 @@ fn from_rerun_matrix(envelope: &serde_json::Value) -> MatrixInput {
             recorded_with.insert(file.clone(), v.to_owned());
         }
         let first = &cell["firstDivergence"];
-        let message = cell["failures"][0]
+        let message = cell["environment"]
             .as_str()
+            .or_else(|| cell["failures"][0].as_str())
             .map(str::to_owned)
             .or_else(|| cell["error"]["message"].as_str().map(str::to_owned))
             .or_else(|| {
@@ -150,7 +151,8 @@ fn from_rerun_matrix(envelope: &serde_json::Value) -> MatrixInput {
             cassette: file,
             version: text(&cell["agentVersion"]),
             outcome: match cell["outcome"].as_str() {
-                Some("error") | None => "could_not_run".into(),
+                // A failure outside the skill is the environment's: could not run.
+                Some("error" | "environment") | None => "could_not_run".into(),
                 Some(o) => o.to_owned(),
             },
             divergences: cell["divergenceCount"].as_u64().unwrap_or(0),

@@ -50,6 +50,7 @@ pub enum Code {
     PathNotFound,
     NeedsControlOut,
     DuplicateKey,
+    RecordRefuses,
 }
 
 impl Code {
@@ -68,6 +69,7 @@ impl Code {
             Code::PathNotFound => "L010",
             Code::NeedsControlOut => "L011",
             Code::DuplicateKey => "L012",
+            Code::RecordRefuses => "L013",
         }
     }
 
@@ -86,6 +88,7 @@ impl Code {
             Code::PathNotFound => "path-not-found",
             Code::NeedsControlOut => "needs-control-out",
             Code::DuplicateKey => "duplicate-key",
+            Code::RecordRefuses => "record-refuses",
         }
     }
 
@@ -96,7 +99,8 @@ impl Code {
             | Code::AllowIfSyntax
             | Code::ContradictoryAssertions
             | Code::PathNotFound
-            | Code::DuplicateKey => Severity::Error,
+            | Code::DuplicateKey
+            | Code::RecordRefuses => Severity::Error,
             _ => Severity::Warning,
         }
     }
@@ -172,11 +176,28 @@ pub fn collect_targets(target: &Path) -> Result<Vec<PathBuf>, Unreadable> {
         .map_err(|e| Unreadable(format!("{}: {e}", target.display())))
 }
 
-/// Lints one scenario file.
+/// Lints one scenario file: [`lint_text`], then, when nothing there is an
+/// error, every refusal `reel record` would make before running
+/// ([`Code::RecordRefuses`], through `crate::record::scenario_refusal`: the
+/// same code, so lint never passes what record refuses at once).
 pub fn lint_file(path: &Path) -> Result<Vec<Finding>, Unreadable> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Unreadable(format!("read `{}`: {e}", path.display())))?;
-    lint_text(path, &text)
+    let mut findings = lint_text(path, &text)?;
+    if !findings.iter().any(|f| f.severity == Severity::Error)
+        && let Some((message, hint)) = crate::record::scenario_refusal(path)
+    {
+        findings.push(Finding {
+            code: Code::RecordRefuses.id(),
+            name: Code::RecordRefuses.name(),
+            severity: Severity::Error,
+            file: path.to_owned(),
+            line: Positions::of(&text).line("session"),
+            message: format!("`reel record` refuses this scenario: {message}"),
+            hint: Some(hint),
+        });
+    }
+    Ok(findings)
 }
 
 /// Lints scenario `text` as if read from `path` (paths resolve against its
@@ -607,7 +628,9 @@ impl Linter<'_> {
     }
 
     fn question_rule(&mut self, i: usize, rule: &Value, gates: Option<&[Value]>) {
-        let Some(gates) = gates else { return };
+        let Some(gates) = gates else {
+            return self.choose_against_asserted_options(i, rule);
+        };
         let Ok(mut parsed) = answers::parse_rules(&Value::Array(vec![rule.clone()]), "answers")
         else {
             return; // the loader reports a malformed rule
@@ -673,6 +696,71 @@ impl Linter<'_> {
                     Code::ChooseNamesNoOption,
                     &format!("answers[{i}].choose"),
                     format!("`choose:` names no option the question offers: {msg}"),
+                    Some("choose an offered label, a 1-based index, `first` or `recommended`"),
+                );
+                return;
+            }
+        }
+    }
+
+    /// L005 without a model script: a `question_options: {equals: [...]}`
+    /// assertion states the options a question offers; a `choose:` of a rule
+    /// that selects that question must name one of them. The assertion
+    /// applies when it has no `when_question` (one gate) or the rule's
+    /// `when_question` matches its selector text.
+    fn choose_against_asserted_options(&mut self, i: usize, rule: &Value) {
+        let (Some(when), Some(choose)) = (
+            rule.get("when_question").and_then(Value::as_str),
+            rule.get("choose"),
+        ) else {
+            return;
+        };
+        let Ok(parsed) = answers::parse_rules(&Value::Array(vec![rule.clone()]), "answers") else {
+            return; // the loader reports a malformed rule
+        };
+        let Some(AnswerRule::Question { regex, .. }) = parsed.first() else {
+            return;
+        };
+        // The same `choose:` under a rule that matches any question text, so
+        // the decider resolves it against the stated labels.
+        let any = serde_json::json!([{"when_question": ".?", "choose": choose}]);
+        let Ok(rules) = answers::parse_rules(&any, "answers") else {
+            return;
+        };
+        let decider = Decider {
+            rules,
+            parity: Default::default(),
+            unanswered: answers::Unanswered::Fail,
+        };
+        for (_, item) in assert_items(self.doc) {
+            let Some(qo) = item.get("question_options").and_then(Value::as_object) else {
+                continue;
+            };
+            let Some(labels) = qo.get("equals").and_then(Value::as_array) else {
+                continue; // `contains` states only some of the options
+            };
+            let selector = qo.get("when_question").and_then(Value::as_str);
+            if selector.is_some_and(|s| s != when && !regex.is_match(s).unwrap_or(false)) {
+                continue;
+            }
+            let options: Vec<Value> = labels
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|l| serde_json::json!({"label": l}))
+                .collect();
+            let gate = serde_json::json!([{
+                "question": selector.unwrap_or("the question"),
+                "multiSelect": true,
+                "options": options,
+            }]);
+            if let Err(DecideError::Script(msg)) = decider.decide_question(&gate) {
+                self.push(
+                    Code::ChooseNamesNoOption,
+                    &format!("answers[{i}].choose"),
+                    format!(
+                        "`choose:` names no option the question offers (as `question_options` \
+                            states them): {msg}"
+                    ),
                     Some("choose an offered label, a 1-based index, `first` or `recommended`"),
                 );
                 return;

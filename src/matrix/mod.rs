@@ -43,13 +43,44 @@ pub enum CellResult {
 }
 
 impl Cell {
-    /// The exit status this cell stands for.
+    /// The exit status this cell stands for: a failure whose cause lies
+    /// outside the skill ([`Cell::environment_cause`]) is the environment's
+    /// (could not run here, exit 3), not the skill's (exit 1).
     pub fn status(&self) -> ExitStatus {
         match &self.result {
+            CellResult::Done(_) if self.environment_cause().is_some() => ExitStatus::COULD_NOT_RUN,
             CellResult::Done(r) if r.outcome == Outcome::Fail => ExitStatus::Failure,
             CellResult::Done(_) => ExitStatus::Success,
             CellResult::Refused { status, .. } => *status,
         }
+    }
+
+    /// Why a failing cell failed for a reason outside the skill, if it did:
+    /// every failure is the agent reaching for another host through the
+    /// offline tripwire (a release phoning home), or the agent ended before
+    /// its first model request (it crashed or refused at start).
+    pub fn environment_cause(&self) -> Option<String> {
+        let CellResult::Done(r) = &self.result else {
+            return None;
+        };
+        if r.outcome != Outcome::Fail || r.failures.is_empty() {
+            return None;
+        }
+        if r.failures.iter().all(|f| f.contains("(escape)")) {
+            return Some(format!(
+                "Claude Code {} reached for another host at start-up or exit (blocked by the \
+                    offline tripwire): the release phones home, the skill is not at fault — {}",
+                self.version, r.failures[0]
+            ));
+        }
+        if r.replies_served == 0 {
+            return Some(format!(
+                "Claude Code {} ended before its first model request (it crashed or refused at \
+                    start): {}",
+                self.version, r.failures[0]
+            ));
+        }
+        None
     }
 
     pub fn elapsed(&self) -> Duration {

@@ -317,8 +317,8 @@ fn refuse_unrecordable(
                         )
                     } else {
                         format!(
-                            "install Claude Code (scripts/install-claude.sh) or set \
-                                REEL_CLAUDE_BIN; the program was `{}`",
+                            "{}; the program was `{}`",
+                            agent::INSTALL_HINT,
                             cmd.program.display()
                         )
                     },

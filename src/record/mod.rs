@@ -224,19 +224,47 @@ pub struct Prepared {
     pub script: Option<crate::model::Script>,
 }
 
+/// The scenario and its session loaded, with every refusal a recording
+/// makes from them alone: the session loads, the fixture scan, what staging
+/// would refuse (`stage::check`). Nothing here depends on the machine's
+/// credentials or agent, so `reel lint` runs it too ([`scenario_refusal`]).
+fn load_checked(path: &Path) -> Result<(Scenario, session_keys::SessionKeys), RecordError> {
+    let scenario = Scenario::load(path)?;
+    let session = session_keys::load(scenario.session_path.as_deref()).map_err(|message| {
+        RecordError::Session {
+            scenario: path.to_owned(),
+            message,
+        }
+    })?;
+    live::scan_fixture(&scenario)?;
+    stage::check(&session)?;
+    Ok((scenario, session))
+}
+
+/// Why `reel record SCENARIO` would refuse before running anything, once
+/// the scenario itself loads (`None`: it would start, or the scenario loader
+/// refuses it, which lint reports on its own as L000 and deliberately not
+/// for the original's other tiers); the message and its hint.
+pub fn scenario_refusal(path: &Path) -> Option<(String, String)> {
+    let e = match load_checked(path) {
+        Ok(_) | Err(RecordError::Scenario(_)) => return None,
+        Err(e) => crate::Error::from(e),
+    };
+    let hint = e.hint.unwrap_or_else(|| {
+        format!(
+            "fix what it names; `reel record --dry-run {}` checks again without running",
+            path.display()
+        )
+    });
+    Some((e.message, hint))
+}
+
 /// Every check and refusal of a recording that needs no agent run: the
 /// scenario and session load, the default-path slug guard, a credential
 /// when there is no scripted model, the script parses. `record` starts
 /// with it and `record --dry-run` ([`batch::preflight`]) stops after it.
 pub fn prepare(opts: &RecordOptions) -> Result<Prepared, RecordError> {
-    let scenario = Scenario::load(&opts.scenario)?;
-    let session = session_keys::load(scenario.session_path.as_deref()).map_err(|message| {
-        RecordError::Session {
-            scenario: opts.scenario.clone(),
-            message,
-        }
-    })?;
-    live::scan_fixture(&scenario)?;
+    let (scenario, session) = load_checked(&opts.scenario)?;
     let cassette_path = opts
         .out
         .clone()

@@ -298,7 +298,8 @@ fn write_settings(config_dir: &Path) -> Result<(), StageError> {
         let p = config_dir.join(f);
         fs::write(&p, &text).map_err(io(&p))?;
     }
-    Ok(())
+    crate::agent::seed_agent_config(config_dir)
+        .map_err(io(&config_dir.join(crate::agent::AGENT_CONFIG_FILE)))
 }
 
 /// Copies each skill under test to the config's skills and the work root's
@@ -309,7 +310,28 @@ fn stage_skills(
     work_root: &Path,
     notices: &mut Vec<String>,
 ) -> Result<(), StageError> {
+    for (source, name, filter) in skill_file_sets(session, notices)? {
+        for dest in [
+            config_dir.join("skills").join(&name),
+            work_root.join(".claude/skills").join(&name),
+        ] {
+            copy_tree(&source, &dest, filter.as_ref())?;
+        }
+    }
+    Ok(())
+}
+
+/// A skill to stage: its source, its folder name, its git file set.
+type SkillFileSet = (PathBuf, String, Option<std::collections::HashSet<PathBuf>>);
+
+/// Each local skill's folder name (unique, safe) and git file set: every
+/// refusal staging the skills makes, without writing.
+fn skill_file_sets(
+    session: &SessionKeys,
+    notices: &mut Vec<String>,
+) -> Result<Vec<SkillFileSet>, StageError> {
     let mut skill_names = std::collections::HashSet::new();
+    let mut out = Vec::new();
     for s in &session.skills_local {
         let name = basename(s);
         safe_segment(&name)?;
@@ -319,13 +341,18 @@ fn stage_skills(
             )));
         }
         let filter = git_filter(s, notices)?;
-        for dest in [
-            config_dir.join("skills").join(&name),
-            work_root.join(".claude/skills").join(&name),
-        ] {
-            copy_tree(s, &dest, filter.as_ref())?;
-        }
+        out.push((s.clone(), name, filter));
     }
+    Ok(out)
+}
+
+/// Every refusal [`stage`] would make from the session alone (mount plan,
+/// missing sources, skill names, a skill in a git work tree with no tracked
+/// file), writing nothing: what a recording checks before it starts and
+/// what `reel lint` reports (`crate::record::scenario_refusal`).
+pub fn check(session: &SessionKeys) -> Result<(), StageError> {
+    plan_mounts(session)?;
+    skill_file_sets(session, &mut Vec::new())?;
     Ok(())
 }
 

@@ -160,6 +160,32 @@ enum Root {
 
 const ROOT_PREFIX: &str = "reel-replay-";
 
+/// `text` with every replay work-root name (`reel-replay-` and its random
+/// six characters) spelled `reel-replay-XXXXXX`: the name differs on every
+/// replay, so what compares two replays' messages (`reel diff`) must not see
+/// it.
+pub fn mask_root_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(ROOT_PREFIX) {
+        let after = at + ROOT_PREFIX.len();
+        out.push_str(&rest[..after]);
+        let suffix = rest.as_bytes()[after..]
+            .iter()
+            .take(6)
+            .take_while(|b| b.is_ascii_alphanumeric())
+            .count();
+        if suffix == 6 {
+            out.push_str("XXXXXX");
+            rest = &rest[after + 6..];
+        } else {
+            rest = &rest[after..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Checks every manifest entry as [`materialise_on_disk`] would before
 /// writing it, and writes nothing.
 pub fn materialise(entries: &[ManifestEntry]) -> Result<Materialised, MaterialiseError> {
@@ -556,5 +582,13 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn root_names_are_masked_whole() {
+        assert_eq!(
+            mask_root_names("under /tmp/reel-replay-4FxR2G/a and reel-replay-ab"),
+            "under /tmp/reel-replay-XXXXXX/a and reel-replay-ab"
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! The release matrix's renderers: the text table, the JSON envelope
 //! (schema/rerun-matrix.json), JUnit (one case per cell) and the GitHub job
-//! summary. A cell reads `pass`, `pass~N` (N divergences), `FAIL` or
-//! `error`; `*` marks the first release at which a cassette changed.
+//! summary. A cell reads `pass`, `pass~N` (N divergences), `FAIL`, `ENV` (a
+//! failure outside the skill: the release phoning home, crashing at start)
+//! or `error`; `*` marks the first release at which a cassette changed.
 
 use std::path::Path;
 
@@ -16,6 +17,7 @@ use crate::rerun::Outcome;
 /// The short text of a cell.
 pub fn cell_text(c: &Cell) -> String {
     let base = match &c.result {
+        CellResult::Done(_) if c.environment_cause().is_some() => "ENV".to_owned(),
         CellResult::Done(r) => match r.outcome {
             Outcome::Pass => "pass".to_owned(),
             Outcome::PassDiverged => format!("pass~{}", r.divergences.len()),
@@ -91,6 +93,15 @@ pub fn table(cells: &[Cell]) -> String {
     for c in cells.iter().filter(|c| c.first_change) {
         out.push_str(&change_line(cells, c));
         out.push('\n');
+    }
+    for c in cells {
+        if let Some(cause) = c.environment_cause() {
+            out.push_str(&format!(
+                "{} @ {}: ENV: {cause}\n",
+                name_of(&c.file),
+                c.version
+            ));
+        }
     }
     out
 }
@@ -173,7 +184,13 @@ fn cell_json(c: &Cell) -> Value {
     });
     match &c.result {
         CellResult::Done(r) => {
-            v["outcome"] = json!(outcome_name(r.outcome));
+            v["outcome"] = match c.environment_cause() {
+                Some(cause) => {
+                    v["environment"] = json!(cause);
+                    json!("environment")
+                }
+                None => json!(outcome_name(r.outcome)),
+            };
             v["failures"] = json!(r.failures);
             v["recordedAgentVersion"] = json!(r.agent_version_recorded);
             v["reportedAgentVersion"] = json!(r.agent_version_now);
@@ -197,12 +214,13 @@ pub fn junit(cells: &[Cell]) -> Result<String, quick_junit::SerializeError> {
             let status = if c.status().is_success() {
                 TestCaseStatus::success()
             } else {
+                let environment = c.environment_cause();
                 let kind = match c.result {
-                    CellResult::Done(_) => NonSuccessKind::Failure,
-                    CellResult::Refused { .. } => NonSuccessKind::Error,
+                    CellResult::Done(_) if environment.is_none() => NonSuccessKind::Failure,
+                    _ => NonSuccessKind::Error,
                 };
                 let mut s = TestCaseStatus::non_success(kind);
-                if let Some(d) = first_divergence(c) {
+                if let Some(d) = environment.or_else(|| first_divergence(c)) {
                     s.set_message(d);
                 }
                 s

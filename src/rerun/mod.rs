@@ -226,7 +226,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     let written = if opts.write {
         write::write_back(
             path,
-            &run.cassette,
+            &write::at_least_version(&run.cassette, cassette.version),
             &divergences,
             &mut failures,
             &mut notes,
@@ -265,6 +265,7 @@ fn load_rerunnable(path: &Path) -> Result<(Cassette, replies::Replies), RerunErr
             "a rerun needs a loadable v12 cassette".to_owned(),
         )
     })?;
+    refuse_future_format(&cassette, path)?;
     refuse_other_tiers(&cassette)?;
     let replies = replies::from_cassette(&cassette).map_err(|e| {
         RerunError::invalid(
@@ -274,6 +275,34 @@ fn load_rerunnable(path: &Path) -> Result<(Cassette, replies::Replies), RerunErr
     })?;
     refuse_writes_outside_the_run(&replies.script, path)?;
     Ok((cassette, replies))
+}
+
+/// A cassette stamped newer than this build reads is refused before any
+/// agent starts, as replay and verify-cassettes refuse it (exit 3: reel
+/// cannot vouch for a format it does not know, and a `--write` would stamp
+/// it lower).
+fn refuse_future_format(cassette: &Cassette, path: &Path) -> Result<(), RerunError> {
+    if !cassette.is_future() {
+        return Ok(());
+    }
+    Err(RerunError::cannot(
+        format!(
+            "{}: cassette format too new: cassette format v{} is newer than this reel \
+                understands (v{}); nothing was run",
+            path.display(),
+            cassette.version,
+            crate::cassette::CASSETTE_VERSION
+        ),
+        Some("upgrade reel".to_owned()),
+    ))
+}
+
+/// Checks everything a rerun of `path` refuses before it starts an agent
+/// (the cassette loads, its format and tier, its replies, its writes), so a
+/// command that installs releases first (`bisect`, the matrix) refuses bad
+/// input before any download.
+pub fn check_rerunnable(path: &Path) -> Result<(), RerunError> {
+    load_rerunnable(path).map(|_| ())
 }
 
 /// The fresh run a rerun makes: the frozen scenario and session, the

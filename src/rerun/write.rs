@@ -99,3 +99,19 @@ fn mark_diverged(cassette: &mut Cassette, count: usize) {
         );
     }
 }
+
+/// `fresh`, stamped no lower than `read` (the version of the cassette it
+/// replaces): a fresh recording is stamped with the lowest version its
+/// scenario needs, and writing that over a newer-stamped cassette would
+/// silently downgrade the committed file. Every format from the hash epoch
+/// on shares one digest scheme, so a higher stamp reads the same.
+pub(super) fn at_least_version(fresh: &Cassette, read: u64) -> Cassette {
+    let mut out = fresh.clone();
+    if read > out.version && read <= crate::cassette::CASSETTE_VERSION {
+        out.doc
+            .insert("$schema".into(), json!(crate::cassette::schema_url(read)));
+        out.doc.insert("cassetteVersion".into(), json!(read));
+        out.version = read;
+    }
+    out
+}

@@ -1,11 +1,13 @@
 //! Claude Code releases as a resource, the release matrix and bisect, on
 //! real releases from the npm registry (installed once into the project's
 //! `.tools/agents`, which CI caches): 2.1.112 (the last `cli.js` release, run
-//! by node), 2.1.126 and 2.1.128 (native binaries). Two real changes between
+//! by node), 2.1.126 and 2.1.128 (native binaries). Real changes between
 //! releases are used (docs/agent-versions.md):
-//! - up to 2.1.119 the agent reaches for api.anthropic.com at start-up, which
-//!   the offline run blocks: every bundled cassette's verdict is red; from
-//!   2.1.120 it is green;
+//! - up to 2.1.119 the agent checks the organisation's metrics opt-out at
+//!   api.anthropic.com when it exits; reel seeds the agent's config with the
+//!   answer, so these releases run offline (they were red before);
+//! - up to 2.1.128 at least, a sub-agent runs synchronously: `delegate-count`,
+//!   recorded with 2.1.332's background sub-agent, is red under all three;
 //! - from 2.1.128 (2.1.127 was never published) the Write tool's result adds
 //!   "(file state is current in your context …)": a cassette recorded with a
 //!   newer release diverges under 2.1.126 and not under 2.1.128.
@@ -100,7 +102,7 @@ fn a_matrix_reruns_every_cassette_under_every_release() {
         .run();
     let env = run.json();
     support::assert_schema("rerun-matrix.json", &env);
-    // 2.1.112 is red for every cassette: exit 1.
+    // delegate-count is red under every release (synchronous sub-agents): exit 1.
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(
         env["releases"],
@@ -116,17 +118,12 @@ fn a_matrix_reruns_every_cassette_under_every_release() {
     let outcome = |i: usize| st[i]["outcome"].as_str().unwrap();
     assert_eq!(
         (outcome(0), outcome(1), outcome(2)),
-        ("fail", "pass_diverged", "pass")
+        ("pass_diverged", "pass_diverged", "pass")
     );
-    assert!(
-        st[0]["failures"][0]
-            .as_str()
-            .unwrap()
-            .contains("api.anthropic.com")
-    );
+    assert_eq!(st[0]["firstDivergence"]["tool"], "Write");
     assert_eq!(st[1]["firstDivergence"]["tool"], "Write");
-    assert_eq!(st[1]["firstChange"], true);
-    assert_eq!(st[2]["firstChange"], false);
+    assert_eq!(st[1]["firstChange"], false);
+    assert_eq!(st[2]["firstChange"], true);
     // JUnit: one test per cell, failures where the verdict is red.
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert_eq!(xml.matches("<testcase ").count(), cassettes * 3);
@@ -136,7 +133,15 @@ fn a_matrix_reruns_every_cassette_under_every_release() {
         .iter()
         .filter(|c| c["exitCode"] == 1)
         .count();
-    assert!(red >= cassettes, "every cassette is red under 2.1.112");
+    assert_eq!(red, 3, "delegate-count under each release, nothing else");
+    assert!(
+        env["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| !c.to_string().contains("escape")),
+        "no release reaches for the network"
+    );
     assert_eq!(xml.matches("<failure").count(), red);
     assert!(xml.contains("skill-triggered.cassette.json @ 2.1.126"));
 }
@@ -152,20 +157,20 @@ fn the_text_table_marks_the_first_change_and_shards_split_cells() {
         .env("GITHUB_STEP_SUMMARY", &summary)
         .args(["rerun", one, "--agent-version", MATRIX])
         .run();
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.stderr);
     let table = run.stdout;
     assert!(table.starts_with("cassette"), "{table}");
     assert!(
-        table.contains("skill-triggered.cassette.json  FAIL     *pass~1  pass"),
+        table.contains("skill-triggered.cassette.json  pass~1   pass~1   *pass"),
         "{table}"
     );
     assert!(
-        table.contains("changed at 2.1.126 (2.1.112 FAIL → 2.1.126 pass~1)"),
+        table.contains("changed at 2.1.128 (2.1.126 pass~1 → 2.1.128 pass)"),
         "{table}"
     );
     let md = std::fs::read_to_string(&summary).unwrap();
     assert!(
-        md.contains("| `skill-triggered.cassette.json` | FAIL | **pass~1** (changed) | pass |"),
+        md.contains("| `skill-triggered.cassette.json` | pass~1 | pass~1 | **pass** (changed) |"),
         "{md}"
     );
     // Three shards of the same matrix: disjoint and covering.
@@ -190,12 +195,19 @@ fn the_text_table_marks_the_first_change_and_shards_split_cells() {
     assert_eq!(seen, ["2.1.112", "2.1.126", "2.1.128"]);
 }
 
+/// Across the cli.js → native layout change: under --strict the first
+/// release without the Write divergence is 2.1.128, found among the
+/// releases published between (2.1.127 never was).
 #[test]
-fn bisect_names_the_release_that_made_the_verdict_green() {
+fn bisect_names_the_release_that_changed_a_tool_result_across_layouts() {
     support::require!(install(MATRIX));
     let fx = scratch();
     let run = reel_in(fx.root())
-        .args(["bisect", "cassettes/skill-triggered.cassette.json"])
+        .args([
+            "bisect",
+            "cassettes/skill-triggered.cassette.json",
+            "--strict",
+        ])
         .args([
             "--bad",
             "2.1.112",
@@ -208,16 +220,28 @@ fn bisect_names_the_release_that_made_the_verdict_green() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let env = run.json();
     let found = &env["result"];
-    assert_eq!(found["first_changed"], "2.1.120");
-    assert_eq!(found["last_before"], "2.1.119");
+    assert_eq!(found["first_changed"], "2.1.128");
+    assert_eq!(found["last_before"], "2.1.126");
     assert_eq!(found["regression"], false);
     // Two endpoints, then at most ceil(log2(12 + 1)) = 4 reruns.
     let steps = found["steps"].as_array().unwrap();
     assert!(steps.len() <= 6, "{steps:?}");
     assert!(
-        run.stderr.contains("bisect: 2.1.120: good"),
+        run.stderr.contains("bisect: 2.1.112: bad (pass_diverged"),
         "{}",
         run.stderr
+    );
+    // Without --strict 2.1.112 is good now that it runs offline: the
+    // endpoints do not behave as stated.
+    let loose = reel_in(fx.root())
+        .args(["bisect", "cassettes/skill-triggered.cassette.json"])
+        .args(["--bad", "2.1.112", "--good", "2.1.128"])
+        .run();
+    assert_eq!(loose.code, 2, "{}", loose.stderr);
+    assert!(
+        loose.stderr.contains("the bad release 2.1.112 is good"),
+        "{}",
+        loose.stderr
     );
 }
 
@@ -297,20 +321,27 @@ fn an_install_that_cannot_happen_is_exit_3_with_the_fix() {
     assert!(run.stderr.contains("install Node.js"), "{}", run.stderr);
 }
 
+/// Issue #39 items 3 and 10: a release never published is bad input (exit
+/// 2, as `agents --help` says), after the list was asked afresh; the hint
+/// names no flag the command lacks.
 #[test]
-fn a_release_never_published_is_exit_3_and_a_bad_selector_exit_2() {
+fn a_release_never_published_is_exit_2_and_a_bad_selector_exit_2() {
     support::require!(install("2.1.112"));
-    let run = reel()
-        .env("REEL_AGENTS_DIR", agents_dir())
-        .args(["agents", "install", "2.1.127"])
-        .run();
-    assert_eq!(run.code, 3, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("no published release matches `2.1.127`"),
-        "{}",
-        run.stderr
-    );
+    for missing in ["2.1.127", "9.9.9"] {
+        let run = reel()
+            .env("REEL_AGENTS_DIR", agents_dir())
+            .args(["agents", "install", missing])
+            .run();
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!(
+                "agents install: no published release matches `{missing}`"
+            )),
+            "{}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("--agent-version"), "{}", run.stderr);
+    }
     let run = reel()
         .env("REEL_AGENTS_DIR", agents_dir())
         .args(["agents", "install", "last:zero"])
@@ -331,4 +362,119 @@ fn cassettes_in(dir: &Path) -> usize {
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().ends_with(".cassette.json"))
         .count()
+}
+
+/// Issue #39 item 4: the last cli.js release runs offline under the scripted
+/// model. 2.1.112 checks the organisation's metrics opt-out at
+/// api.anthropic.com when it exits, whatever the `DISABLE_*` variables say;
+/// reel seeds the agent's config with that answer, so nothing reaches for
+/// the network and every bundled cassette reruns green — but one: 2.1.112
+/// runs a sub-agent synchronously, so `delegate-count` (recorded with
+/// 2.1.332's background sub-agent and its completion notice) ends before the
+/// file is written. That is the release's own change, shown as a failure
+/// with its divergence on the Agent tool, not as the environment's.
+#[test]
+fn an_old_release_reruns_every_bundled_cassette_offline() {
+    support::require!(install("2.1.112"));
+    let fx = scratch();
+    let run = reel_in(fx.root())
+        .args(["rerun", "cassettes/", "--agent-version", "2.1.112"])
+        .args(["--output-format", "json"])
+        .run();
+    let env = run.json();
+    support::assert_schema("rerun-matrix.json", &env);
+    let cells = env["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), cassettes_in(&fx.root().join("cassettes")));
+    for cell in cells {
+        assert!(!cell.to_string().contains("escape"), "{cell:#}");
+        if cell["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("delegate-count.cassette.json")
+        {
+            assert_eq!(cell["outcome"], "fail", "{cell:#}");
+            assert_eq!(cell["firstDivergence"]["tool"], "Agent", "{cell:#}");
+        } else {
+            assert!(
+                matches!(cell["outcome"].as_str(), Some("pass" | "pass_diverged")),
+                "{cell:#}"
+            );
+        }
+    }
+    assert_eq!(run.code, 1, "{}", run.stderr);
+}
+
+/// A release whose program reaches for api.anthropic.com through the offline
+/// tripwire before doing its work (a phone-home no seed answers): its cells
+/// fail for a reason outside the skill, reported as the environment's (`ENV`,
+/// outcome `environment`, exit 3), not as the skill failing.
+#[test]
+fn a_release_that_phones_home_is_the_environments_failure() {
+    let claude = support::require!(support::claude_bin());
+    let cache = tempfile::tempdir().unwrap();
+    let pkg = cache
+        .path()
+        .join("2.1.999/node_modules/@anthropic-ai/claude-code");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(
+        cache.path().join("2.1.999/.reel-agent.json"),
+        r#"{"package":"@anthropic-ai/claude-code","version":"2.1.999"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("package.json"),
+        r#"{"name":"@anthropic-ai/claude-code","version":"2.1.999","bin":{"claude":"cli.js"}}"#,
+    )
+    .unwrap();
+    // CONNECT api.anthropic.com:443 through the proxy, then the real agent.
+    let cli = format!(
+        "#!/usr/bin/env node\nconst http = require('http');\n\
+         const {{ spawnSync }} = require('child_process');\nlet ran = false;\n\
+         const run = () => {{ if (ran) return; ran = true;\n\
+           const r = spawnSync({claude:?}, process.argv.slice(2), {{ stdio: 'inherit' }});\n\
+           process.exit(r.status === null ? 1 : r.status); }};\n\
+         const p = new URL(process.env.HTTPS_PROXY);\n\
+         const req = http.request({{ host: p.hostname, port: p.port, method: 'CONNECT', \
+           path: 'api.anthropic.com:443' }});\n\
+         req.on('connect', (res, sock) => {{ sock.destroy(); run(); }});\n\
+         req.on('response', run); req.on('error', run); req.end();\n",
+        claude = claude.display().to_string()
+    );
+    std::fs::write(pkg.join("cli.js"), cli).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(pkg.join("cli.js"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let one = "cassettes/write-note.cassette.json";
+    let base = || {
+        let mut cmd = reel();
+        cmd.current_dir(repo())
+            .env("REEL_AGENTS_DIR", cache.path())
+            .args(["rerun", one, "--agent-version", "2.1.999", "--no-sandbox"]);
+        cmd
+    };
+    let run = base().args(["--output-format", "json"]).run();
+    let env = run.json();
+    support::assert_schema("rerun-matrix.json", &env);
+    let cell = &env["cells"][0];
+    assert_eq!(cell["outcome"], "environment", "{cell:#}\n{}", run.stderr);
+    assert_eq!(cell["exitCode"], 3, "{cell:#}");
+    assert!(
+        cell["environment"]
+            .as_str()
+            .unwrap()
+            .contains("the release phones home, the skill is not at fault"),
+        "{cell:#}"
+    );
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let text = base().run();
+    assert!(
+        text.stdout.contains("write-note.cassette.json  ENV"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout
+            .contains("write-note.cassette.json @ 2.1.999: ENV: Claude Code 2.1.999 reached"),
+        "{}",
+        text.stdout
+    );
 }

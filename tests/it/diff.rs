@@ -492,3 +492,72 @@ fn changed_skill_files_are_named_by_file_not_by_index() {
     assert!(!text.contains("fileSigs[1]"), "{text}");
     insta::assert_snapshot!(text);
 }
+
+/// Every `*.cassette.json` under `dir`, at any depth, sorted.
+fn cassettes_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                todo.push(p);
+            } else if p.to_string_lossy().ends_with(".cassette.json") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Issue #39 item 5: every cassette the repository holds, bundled or test
+/// data at any depth, diffs with itself as identical (exit 0); one that reel
+/// refuses to read is a usage error (exit 2), never "changed" (exit 1). The
+/// replay work root's random name once made a hostile cassette's assertion
+/// message differ from itself.
+#[test]
+fn reel_diff_c_c_is_identical_for_every_cassette_in_the_repository() {
+    let all: Vec<PathBuf> = ["cassettes", "tests"]
+        .iter()
+        .flat_map(|d| cassettes_under(&support::repo().join(d)))
+        .collect();
+    assert!(all.len() > 100, "{}", all.len());
+    let mut wrong = Vec::new();
+    let mut identical = 0;
+    for p in &all {
+        let run = support::reel().arg("diff").arg(p).arg(p).run();
+        match run.code {
+            0 => identical += 1,
+            2 if run.stderr.contains("error") => {}
+            code => wrong.push(format!("{} → {code}: {}", p.display(), run.stdout)),
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(identical >= all.len() - 30, "{identical} of {}", all.len());
+}
+
+/// Issue #39 item 5: two skill roots each with a `SKILL.md` put the name
+/// twice in `fileSigs`; the n-th occurrence pairs with the n-th.
+#[test]
+fn file_sigs_with_one_name_twice_pair_by_occurrence() {
+    let src = support::repo().join("cassettes/csv-stats.cassette.json");
+    let mut doc = read_doc(&src);
+    let sigs = doc["fingerprint"]["fileSigs"].as_array_mut().unwrap();
+    sigs.push(serde_json::json!(["SKILL.md", "2".repeat(64)]));
+    let tmp = tempfile::tempdir().unwrap();
+    let a = write_doc(tmp.path(), "a.cassette.json", &doc);
+    let (code, r) = diff_json(&a, &a, &["--view", "meta"]);
+    assert_eq!((code, &r["identical"]), (0, &Value::Bool(true)), "{r}");
+    let sigs = doc["fingerprint"]["fileSigs"].as_array_mut().unwrap();
+    let last = sigs.len() - 1;
+    sigs[last][1] = "3".repeat(64).into();
+    let b = write_doc(tmp.path(), "b.cassette.json", &doc);
+    let (code, r) = diff_json(&a, &b, &["--view", "meta"]);
+    assert_eq!(code, 1, "{r}");
+    let paths: Vec<&str> = changes(&r, "meta")
+        .iter()
+        .map(|c| c["path"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(paths, ["fileSigs[SKILL.md#2]"]);
+}

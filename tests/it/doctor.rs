@@ -104,12 +104,12 @@ fn a_missing_agent_names_the_fix() {
             .unwrap()
             .contains("REEL_CLAUDE_BIN=/no/such/claude")
     );
-    assert!(
-        c["agent"]["fix"]
-            .as_str()
-            .unwrap()
-            .contains("scripts/install-claude.sh")
-    );
+    // Issue #39 item 10: the fix works from an installed reel, not only a
+    // checkout of its sources.
+    let fix = c["agent"]["fix"].as_str().unwrap();
+    assert!(fix.contains("reel agents install latest"), "{fix}");
+    assert!(!fix.contains("scripts/"), "{fix}");
+    assert!(!c.to_string().contains("scripts/install-claude.sh"), "{c}");
     assert_eq!(c["handshake"]["ok"], false);
     // Nothing set, nothing on PATH, no .tools/claude under the working directory.
     let path = node_only_path(tmp.path());

@@ -543,3 +543,71 @@ fn l012_a_key_given_twice_in_one_mapping() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Issue #39 item 6: a skill in a git work tree with no tracked file is
+/// refused by `reel record` before anything runs; lint reports the same
+/// refusal (L013, from record's own code) instead of passing the scenario.
+#[test]
+fn l013_a_scenario_record_refuses_at_once_is_an_error() {
+    let fx = fixture();
+    fx.write("README.md", "a project\n");
+    fx.commit(".", "project");
+    fx.write("skills/fresh/SKILL.md", "---\nname: fresh\n---\nNew.\n");
+    fx.write(
+        "sessions/fresh.yaml",
+        "permission_mode: default\nskills:\n  local:\n    - ../skills/fresh\n",
+    );
+    let text = WRITE_NOTE.replace("lean.yaml", "fresh.yaml");
+    let p = scenario(&fx, "untracked", &text, Some(ASKS_FORMAT));
+    let (rc, f) = lint(&p, &[]);
+    let x = only(&f, "L013", 1);
+    assert_eq!((rc, &x["severity"]), (1, &Value::from("error")), "{f:#?}");
+    let msg = x["message"].as_str().unwrap();
+    assert!(msg.contains("has no tracked files"), "{msg}");
+    // record refuses with the same words, before any agent starts.
+    let out = support::reel()
+        .arg("record")
+        .arg(&p)
+        .env("REEL_CLAUDE_BIN", "/nonexistent/claude")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("has no tracked files"), "{err}");
+    assert!(
+        !err.contains("L013"),
+        "record prints its refusal once: {err}"
+    );
+    // Committed, the skill stages: lint is clean.
+    fx.commit(".", "skill");
+    let (rc, f) = lint(&p, &[]);
+    assert_eq!((rc, f.len()), (0, 0), "{f:#?}");
+}
+
+/// Issue #39 item 8: with no model script, a `question_options: {equals}`
+/// assertion states the options; a `choose:` naming none of them is L005.
+#[test]
+fn l005_a_choose_that_names_no_option_stated_by_question_options() {
+    let fx = fixture();
+    let text = WRITE_NOTE
+        .replace(
+            "answers:\n",
+            "answers:\n  - when_question: \"format\"\n    choose: YAML\n",
+        )
+        .replace(
+            "  - result: success\n",
+            "  - result: success\n  - question_options:\n      when_question: Which format\n      \
+             equals: [Markdown, Plain text]\n",
+        );
+    let (rc, f) = lint(&scenario(&fx, "choose-asserted", &text, None), &[]);
+    let x = only(&f, "L005", 6);
+    assert!(
+        x["message"].as_str().unwrap().contains("question_options"),
+        "{x}"
+    );
+    assert_eq!(rc, 1);
+    let ok = text.replace("choose: YAML", "choose: Plain text");
+    let (rc, f) = lint(&scenario(&fx, "choose-asserted-ok", &ok, None), &[]);
+    assert!(f.iter().all(|x| x["code"] != "L005"), "{f:#?}");
+    assert_eq!(rc, 0, "{f:#?}");
+}

@@ -3,6 +3,7 @@
 
 mod action;
 mod agents_matrix;
+mod agents_registry;
 mod assert;
 mod assertions;
 mod body_not_kept;
@@ -13,6 +14,7 @@ mod crash;
 mod diff;
 mod doctor;
 mod eval;
+mod exit_codes;
 mod file_modes;
 mod fingerprint;
 mod fingerprint_after;

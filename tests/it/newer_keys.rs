@@ -454,8 +454,10 @@ fn question_option_count_on_rewritten_questions_and_regexes() {
     assert!(m.contains("rewritten"), "{m}");
 }
 
-/// test/question-context.test.ts "gateVisibleText": a gate's question,
-/// labels and descriptions joined one per line, tested as one text.
+/// cowork-harness `gateVisibleFields`: a gate's question, labels and
+/// descriptions are SEPARATE fields, each tested on its own (issue #39
+/// item 8: reel once tested one joined text, so `^…$` on one description
+/// failed and `[\s\S]` stitched a description to the next label).
 #[test]
 fn question_context_searches_everything_the_gate_showed() {
     let c = cassette(multiselect());
@@ -468,17 +470,25 @@ fn question_context_searches_everything_the_gate_showed() {
         &c,
         json!({"question_context": {"when_question": "features", "matches": "should be enabled"}}),
     );
-    // One line per field: `.` and a space never straddle two fields, `^`
-    // and `$` are the ends of the whole text, a `\n` crosses lines.
+    // Anchors apply per field: one label, one whole description.
+    passes(&c, json!({"question_context": {"matches": "^billing$"}}));
+    passes(
+        &c,
+        json!({"question_context": {"matches": "^Payments, subscriptions, and invoicing\\.$"}}),
+    );
+    // Nothing spans two fields: not a space, not a newline, not [\s\S].
     let m = fails(&c, json!({"question_context": {"matches": "Auth User"}}));
     assert!(
         m.starts_with("question_context: no question showed text matching /Auth User/i"),
         "{m}"
     );
-    fails(&c, json!({"question_context": {"matches": "^billing$"}}));
-    passes(
+    fails(
         &c,
         json!({"question_context": {"matches": "\\bauth\\nuser"}}),
+    );
+    fails(
+        &c,
+        json!({"question_context": {"matches": "invoicing[\\s\\S]*Audit logging"}}),
     );
     let no_gate = cassette(CassetteDoc::minimal());
     let m = fails(&no_gate, json!({"question_context": {"matches": "x"}}));

@@ -453,7 +453,7 @@ fn no_agent_binary_is_exit_3_naming_the_fix() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(
-        stderr.contains("install-claude.sh") || stderr.contains("REEL_CLAUDE_BIN"),
+        stderr.contains("reel agents install") || stderr.contains("REEL_CLAUDE_BIN"),
         "{stderr}"
     );
 }
@@ -1234,4 +1234,72 @@ fn a_changed_field_and_changed_document_text_show_as_text_not_a_hash() {
     let text = d.to_string();
     assert!(text.contains("+ word/document.xml: Total: 246"), "{text}");
     assert!(text.contains("+ rows=3 total=246"), "{text}");
+}
+
+/// Issue #39 item 10: a cassette stamped newer than reel reads (v17) is
+/// refused as replay and verify-cassettes refuse it, before any agent starts
+/// (exit 3; it once reran and passed with exit 0).
+#[test]
+fn a_too_new_cassette_is_refused_before_any_agent_starts() {
+    let s = scratch();
+    s.edit_json("cassettes/write-note.cassette.json", |d| {
+        d["cassetteVersion"] = 17.into();
+    });
+    let run = reel()
+        .current_dir(s.root())
+        .env("REEL_CLAUDE_BIN", "/no/such/claude")
+        .args(["rerun", "cassettes/write-note.cassette.json"])
+        .run();
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "cassette format too new: cassette format v17 is newer than this reel understands \
+             (v16)"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("/no/such/claude"), "{}", run.stderr);
+    let replay = reel()
+        .current_dir(s.root())
+        .args(["replay", "cassettes/write-note.cassette.json"])
+        .run();
+    assert_ne!(replay.code, 0, "{}", replay.stderr);
+}
+
+/// Issue #39 item 10: `rerun --write` never stamps a lower version than the
+/// cassette it replaces (a v16 cassette once came back as a v12 `.new`).
+#[test]
+fn write_never_stamps_a_lower_version_than_it_read() {
+    support::require!(claude_bin());
+    let s = scratch();
+    s.edit_json("cassettes/csv-stats.cassette.json", |d| {
+        d["cassetteVersion"] = 16.into();
+        d["$schema"] = d["$schema"]
+            .as_str()
+            .unwrap()
+            .replace("v12.json", "v16.json")
+            .into();
+    });
+    s.edit_and_commit("skills/csv-stats/scripts/stats.sh", |t| {
+        format!("{t}# refactored\n")
+    });
+    let (code, env) = rerun_write(&s, "false");
+    assert_eq!(code, 0, "{env}");
+    let new = s.path("cassettes/csv-stats.cassette.json.new");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&new).unwrap()).unwrap();
+    assert_eq!(doc["cassetteVersion"], 16, "{}", doc["$schema"]);
+    assert!(
+        doc["$schema"]
+            .as_str()
+            .unwrap()
+            .ends_with("cassette.v16.json"),
+        "{}",
+        doc["$schema"]
+    );
+    let replay = reel()
+        .current_dir(s.root())
+        .args(["replay", "cassettes/csv-stats.cassette.json.new"])
+        .run();
+    assert_eq!(replay.code, 0, "{}", replay.stderr);
 }

@@ -599,17 +599,18 @@ fn count_options(
     Ok((offending, undecided))
 }
 
-/// Everything a gate put in front of the user, one line each: the question,
-/// then each option's label and description (cowork-harness
-/// `gateVisibleText`). A regex is tested on the whole text, so `.` cannot
-/// straddle two fields, and `^` / `$` are the text's own ends.
-fn gate_visible_text(g: &GateOptions) -> String {
-    let mut lines = vec![g.question.as_str()];
+/// Everything a gate put in front of the user, as separate fields: the
+/// question, then each option's label and description when it has one
+/// (cowork-harness `gateVisibleFields`). Each field is tested on its own, so
+/// a pattern never matches text spanning two fields and `^` / `$` anchor to
+/// one field's ends.
+fn gate_visible_fields(g: &GateOptions) -> Vec<&str> {
+    let mut fields = vec![g.question.as_str()];
     for o in &g.options {
-        lines.push(&o.label);
-        lines.extend(o.description.as_deref().filter(|d| !d.is_empty()));
+        fields.push(&o.label);
+        fields.extend(o.description.as_deref());
     }
-    lines.join("\n")
+    fields
 }
 
 /// test/question-context.test.ts: any (selected) gate's visible text
@@ -633,7 +634,14 @@ fn question_context(env: &mut Env<'_>, key: &'static str, v: &Value) -> KeyResul
     }
     let quoted = |g: &GateOptions| json::stringify(Some(&Value::String(g.question.clone())));
     for g in &pool {
-        if t(key, &re, &gate_visible_text(g))? {
+        let mut shown = false;
+        for field in gate_visible_fields(g) {
+            if t(key, &re, field)? {
+                shown = true;
+                break;
+            }
+        }
+        if shown {
             return ok_ev(format!(
                 "{key}: gate {} showed text matching /{pattern}/i",
                 quoted(g)
