@@ -76,8 +76,9 @@ pub struct RerunArgs {
     #[arg(long)]
     pub keep_run_dir: bool,
     /// Run this MCP server of the session for real, inside the sandbox (repeatable; every
-    /// other server is frozen: served from the recording).
-    #[arg(long, value_name = "NAME")]
+    /// other server is frozen: served from the recording). An HTTP server needs its URL from
+    /// you, `NAME=URL`: reel never connects to a URL taken from the session's files.
+    #[arg(long, value_name = "NAME[=URL]")]
     pub mcp_live: Vec<String>,
     #[command(flatten)]
     pub sandbox: SandboxArg,
