@@ -122,6 +122,30 @@ pub fn block(s: &str) -> Cow<'_, str> {
     escape(s, true)
 }
 
+/// A line reel itself writes as a workflow command (`::warning:: …`,
+/// `::notice:: …`, `::error file=…::…`): its own command prefix kept, the
+/// rest — which names paths and recorded strings — made inert ([`block`]);
+/// any other line wholly inert.
+pub fn command_line(line: &str) -> Cow<'_, str> {
+    let prefix = ["::warning", "::notice", "::error", "::debug"]
+        .iter()
+        .find(|p| line.starts_with(**p))
+        .and_then(|p| {
+            let after = &line[p.len()..];
+            let end = after.find("::")?;
+            // Properties (`file=…,title=…`) are escaped where they are made;
+            // a line break in them would already be one here.
+            (!after[..end].contains(['\n', '\r'])).then_some(p.len() + end + 2)
+        });
+    match prefix {
+        Some(n) => match block(&line[n..]) {
+            Cow::Borrowed(_) => Cow::Borrowed(line),
+            Cow::Owned(rest) => Cow::Owned(format!("{}{rest}", &line[..n])),
+        },
+        None => block(line),
+    }
+}
+
 /// The length of the SGR sequence (`ESC [ digits ; … m`) at the start of
 /// `s`, when it is one and does not conceal (parameter 8).
 fn sgr_len(s: &str) -> Option<usize> {
@@ -186,10 +210,38 @@ fn strip_sgr(s: &str) -> String {
     out
 }
 
-/// A workflow command's message (`::error …::MESSAGE`): inert, then `%`,
-/// CR and LF percent-encoded as the runner decodes them.
+/// [`for_terminal`] without the workflow-command defusing: for a report
+/// that carries reel's own commands (`::warning:: …` lines) and must stay
+/// byte-compatible; controls are still shown, line breaks kept as they are.
+pub fn for_terminal_keeping_commands(s: &str, color: bool) -> Cow<'_, str> {
+    if !s.chars().any(|c| hostile(c, true)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find('\u{1b}') {
+        out.push_str(&show_controls(&rest[..at], true));
+        match sgr_len(&rest[at..]).filter(|_| color) {
+            Some(n) => {
+                out.push_str(&rest[at..at + n]);
+                rest = &rest[at + n..];
+            }
+            None => {
+                out.push_str("\\x1b");
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    out.push_str(&show_controls(rest, true));
+    Cow::Owned(out)
+}
+
+/// A workflow command's message (`::error …::MESSAGE`): inert ([`block`]:
+/// its line breaks kept for the annotation), then `%`, CR and LF
+/// percent-encoded as the runner decodes them, so the command stays one
+/// log line.
 pub fn workflow_data(s: &str) -> String {
-    inline(s)
+    block(s)
         .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
@@ -265,8 +317,22 @@ mod tests {
     }
 
     #[test]
+    fn reel_s_own_commands_keep_their_prefix_and_nothing_else_does() {
+        assert_eq!(
+            command_line("::warning:: [rerun] out/a\n::error::x\u{1b}"),
+            "::warning:: [rerun] out/a\n\\::error::x\\x1b"
+        );
+        assert_eq!(
+            command_line("::notice file=a%0A::b"),
+            "::notice file=a%0A::b"
+        );
+        assert_eq!(command_line("::add-mask::x"), "\\::add-mask::x");
+    }
+
+    #[test]
     fn workflow_values_are_percent_encoded_after_escaping() {
-        assert_eq!(workflow_data("a%b\nc"), "a%25b\\nc");
+        assert_eq!(workflow_data("a%b\nc\r\u{1b}"), "a%25b%0Ac\\r\\x1b");
+        assert_eq!(workflow_property("f\n::error"), "f%0A\\%3A%3Aerror");
         assert_eq!(workflow_property("x:y,z"), "x%3Ay%2Cz");
     }
 

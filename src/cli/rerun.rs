@@ -198,7 +198,11 @@ pub fn run(args: RerunArgs) -> Result<ExitStatus> {
         Ok(plan) => &plan.notices,
         Err(e) => &e.notices,
     } {
-        let _ = writeln!(std::io::stderr(), "{notice}");
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            crate::terminal_safe::command_line(&notice)
+        );
     }
     let RerunPlan { files, opts, .. } = match plan {
         Ok(plan) => plan,
@@ -244,7 +248,8 @@ pub fn run(args: RerunArgs) -> Result<ExitStatus> {
                 let block = report::status::render_file(&report::rerun::outcome(e), true);
                 let _ = err.write_all(block.as_bytes());
             } else if let Entry::Refused { file, error, .. } = e {
-                let _ = writeln!(err, "rerun: {}: {error}", file.display());
+                let what = format!("{}: {error}", file.display());
+                let _ = writeln!(err, "rerun: {}", crate::terminal_safe::block(&what));
             }
             if gh {
                 for a in report::rerun::annotations(e) {
