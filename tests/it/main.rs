@@ -20,6 +20,7 @@ mod fuzz;
 mod gc;
 mod help_texts;
 mod hostile;
+mod hostile_edges;
 mod html_report;
 mod lint;
 mod mcp_http;
