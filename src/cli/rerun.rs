@@ -201,7 +201,7 @@ pub fn run(args: RerunArgs) -> Result<ExitStatus> {
         let _ = writeln!(
             std::io::stderr(),
             "{}",
-            crate::terminal_safe::command_line(&notice)
+            crate::terminal_safe::command_line(notice)
         );
     }
     let RerunPlan { files, opts, .. } = match plan {

@@ -344,7 +344,7 @@ pub fn run(args: VerifyArgs) -> Result<ExitStatus> {
         notices,
     } = plan;
     for notice in &notices {
-        eprintln!("{}", crate::terminal_safe::command_line(&notice));
+        eprintln!("{}", crate::terminal_safe::command_line(notice));
     }
     let results = gate::verify_all(&files, &opts);
     let margins: Option<Vec<CassetteMargins>> = args

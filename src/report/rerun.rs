@@ -72,7 +72,9 @@ pub fn outcome(entry: &Entry) -> FileOutcome {
                 Level::Warn
             };
             for d in &r.divergences {
-                let at = match (d.turn, &d.tool) {
+                // A tool or file name is one line: its breaks shown, not made.
+                let tool = d.tool.as_deref().map(crate::terminal_safe::inline);
+                let at = match (d.turn, &tool) {
                     (Some(t), Some(tool)) => format!(" turn {} {tool}", t + 1),
                     (Some(t), None) => format!(" turn {}", t + 1),
                     (None, Some(what)) => format!(" {what}"),
@@ -83,7 +85,7 @@ pub fn outcome(entry: &Entry) -> FileOutcome {
                     .and_then(|v| v.as_str().map(str::to_owned))
                     .unwrap_or_default();
                 let mut text = if d.kind == crate::rerun::divergence::Kind::File {
-                    format!("output changed: {}", d.tool.as_deref().unwrap_or("?"))
+                    format!("output changed: {}", tool.as_deref().unwrap_or("?"))
                 } else if d.conversation == "-" {
                     format!("divergence: {kind}{at}")
                 } else {

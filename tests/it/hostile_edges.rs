@@ -242,6 +242,10 @@ fn a_rerun_s_post_run_work_is_bounded_and_its_names_inert() {
         "reel's peak RSS {peak} bytes is over {RSS_BOUND}\n{stderr}"
     );
     assert_inert("rerun", &format!("{stdout}{stderr}"), true);
+    assert!(
+        stderr.contains("output changed: outputs/notex\\n::error title=forged::pwned\\r\\u{202e}"),
+        "the hostile file name is not shown escaped on one line:\n{stderr}"
+    );
 
     let kept = kept_run(runs.path());
     let mode =
