@@ -146,7 +146,7 @@ pub fn footer(r: &ReplayResult, style: TextStyle) -> String {
     if !t.is_empty() {
         let _ = writeln!(out, "   {}", style.dim("── transcript ──"));
         for line in truncate(t, style.verbose).split('\n') {
-            let _ = writeln!(out, "   {}", crate::terminal_safe::inline(line));
+            let _ = writeln!(out, "   {}", crate::terminal_safe::block(line));
         }
         let _ = writeln!(
             out,
