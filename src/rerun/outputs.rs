@@ -336,4 +336,40 @@ mod tests {
         assert!(d[0].now.contains("no body in the cassette"), "{}", d[0].now);
         assert!(d[0].diff.is_empty());
     }
+
+    /// A PDF past its reading budget (pages sharing one large stream) is
+    /// not compared by its text: the divergence says so, never a larger
+    /// allocation.
+    #[test]
+    fn a_document_over_its_budget_is_not_compared_and_says_so() {
+        use lopdf::{Object, Stream, dictionary};
+        let bomb = |n: i64| {
+            let mut doc = lopdf::Document::with_version("1.5");
+            let pages_id = doc.new_object_id();
+            let content = b"BT (x) Tj ET\n".repeat(24_000);
+            let stream = doc.add_object(Stream::new(dictionary! {}, content));
+            let kids: Vec<Object> = (0..n)
+                .map(|_| {
+                    let page =
+                        dictionary! {"Type" => "Page", "Parent" => pages_id, "Contents" => stream};
+                    doc.add_object(page).into()
+                })
+                .collect();
+            let pages = dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => n };
+            doc.objects.insert(pages_id, Object::Dictionary(pages));
+            let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+            doc.trailer.set("Root", catalog);
+            let mut out = Vec::new();
+            doc.save_to(&mut out).unwrap();
+            manifest("outputs/bomb.pdf", &out)
+        };
+        let none = ProjectConfig::default();
+        let d = compare_files(Some(&bomb(230)), Some(&bomb(231)), &none, &Masks::default());
+        assert_eq!(d.len(), 1);
+        assert!(
+            d[0].diff[0].starts_with("not compared: over budget (page contents decompress past"),
+            "{:?}",
+            d[0].diff
+        );
+    }
 }
