@@ -13,6 +13,17 @@ use std::path::Path;
 /// Atomically replaces (or creates) `path` with `bytes`, creating parent
 /// directories as needed. Keeps the permissions of an existing target.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_with_mode(path, bytes, None)
+}
+
+/// [`write_atomic`] for a file only its owner may read (`0600` whatever the
+/// umask or an earlier file's mode): what holds a credential, such as the
+/// agent's MCP config with its servers' headers.
+pub fn write_atomic_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_with_mode(path, bytes, Some(0o600))
+}
+
+fn write_with_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -28,9 +39,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     // The temp file is created 0600; give the result the mode a plain write
     // would: an existing target keeps its own, a new one gets 0666 less the
     // umask.
-    match fs::metadata(path) {
-        Ok(meta) => tmp.as_file().set_permissions(meta.permissions())?,
-        Err(_) => set_new_file_mode(tmp.as_file())?,
+    match (mode, fs::metadata(path)) {
+        // The temp file is already 0600 (tempfile's own mode).
+        (Some(_), _) => {}
+        (None, Ok(meta)) => tmp.as_file().set_permissions(meta.permissions())?,
+        (None, Err(_)) => set_new_file_mode(tmp.as_file())?,
     }
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;

@@ -40,7 +40,8 @@ pub struct Stderr;
 
 impl Sink for Stderr {
     fn emit(&self, _kind: Kind, line: &str) {
-        eprintln!("{line}");
+        // What the library says names paths and recorded strings: inert.
+        eprintln!("{}", crate::terminal_safe::command_line(line));
     }
 }
 

@@ -51,9 +51,21 @@ pub fn create_in(root: &Path, name: &str) -> std::io::Result<PathBuf> {
     let dir = root
         .join(crate::scenario::slug(name))
         .join(format!("local_{id}{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
+    create_private(&dir)?;
     crate::atomic::write_atomic(&dir.join(MARKER), b"reel run directory\n")?;
     Ok(dir)
+}
+
+/// Creates `dir` and its missing parents `0700`, and makes `dir` itself
+/// `0700` whatever existed: a run directory holds what the agent saw (its
+/// MCP config, the session's files, the outputs) and is its user's alone.
+fn create_private(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
 }
 
 /// Which kept runs `gc` removes.
@@ -196,4 +208,28 @@ fn size_of(dir: &Path) -> u64 {
         }
     }
     total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A run directory, and the parents reel creates for it, are private
+    /// to the user; an existing run directory is made so.
+    #[test]
+    fn run_directories_are_created_0700() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("runs");
+        let dir = create_in(&root, "Some scenario").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(dir.parent().unwrap()), 0o700);
+        assert_eq!(mode(&root), 0o700);
+        let open = t.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        create_private(&open).unwrap();
+        assert_eq!(mode(&open), 0o700);
+    }
 }

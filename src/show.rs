@@ -132,8 +132,8 @@ impl Show {
         let _ = writeln!(
             s,
             "{} — scenario {} (result {}, verdict {verdict})",
-            self.file,
-            self.scenario,
+            crate::terminal_safe::inline(&self.file),
+            crate::terminal_safe::inline(&self.scenario),
             self.result.as_str().unwrap_or("?")
         );
         if let Some(tools) = &self.tools {
@@ -151,7 +151,8 @@ impl Show {
         if let Some(u) = &self.usage {
             usage_text(&mut s, u, color);
         }
-        s
+        // Everything above is the cassette's: shown inert, reel's colours kept.
+        crate::terminal_safe::for_terminal(&s, color).into_owned()
     }
 
     /// Every view, for callers that want to iterate them (tests, docs).
@@ -304,7 +305,7 @@ fn tools_text(s: &mut String, tools: &[ToolCall], color: bool) {
             s,
             "  #{} {}{sub} {}",
             i + 1,
-            t.name,
+            crate::terminal_safe::inline(&t.name),
             cut(&inline(&t.input), 160)
         );
         let status = match t.is_error {
@@ -392,7 +393,8 @@ fn files_text(s: &mut String, files: &[FileShow], color: bool) {
         if !e.sha256.is_empty() {
             tags.push(format!("sha256 {}", &e.sha256[..e.sha256.len().min(12)]));
         }
-        let _ = writeln!(s, "  {}  ({})", e.path, tags.join(", "));
+        let path = crate::terminal_safe::inline(&e.path);
+        let _ = writeln!(s, "  {path}  ({})", tags.join(", "));
         if let Some(p) = &f.json_preview {
             let _ = writeln!(s, "      json: {}", preview_text(p));
         } else if let Some(text) = &e.text {

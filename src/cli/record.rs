@@ -116,7 +116,7 @@ pub fn run(args: RecordArgs) -> Result<ExitStatus> {
     // Lint first: its findings are printed, never fatal (`reel lint` gates).
     for job in &jobs {
         for finding in crate::cli::lint::findings_for_record(&job.scenario) {
-            eprint!("{finding}");
+            eprint!("{}", crate::terminal_safe::block(&finding.to_string()));
         }
     }
     if args.dry_run {
@@ -174,7 +174,7 @@ fn scenario_jobs(args: &RecordArgs) -> Result<Option<Vec<RecordOptions>>> {
     if files.is_empty()
         && let Some(notice) = args.shard.empty_notice("record", discovered)
     {
-        eprintln!("{notice}");
+        eprintln!("{}", crate::terminal_safe::command_line(&notice));
         return Ok(None);
     }
     if args.out.is_some() && files.len() > 1 {
@@ -201,7 +201,7 @@ fn stale_jobs(args: &RecordArgs) -> Result<Option<(Vec<RecordOptions>, ExitStatu
             .shard
             .empty_notice("record --rerecord-stale", discovered)
     {
-        eprintln!("{notice}");
+        eprintln!("{}", crate::terminal_safe::command_line(&notice));
         return Ok(None);
     }
     let base = options(args, Path::new(""));
@@ -347,7 +347,7 @@ fn dry_run(jobs: &[RecordOptions]) -> ExitStatus {
 fn report_recorded(rec: &crate::record::Recorded) {
     let mut err = std::io::stderr().lock();
     for w in &rec.warnings {
-        let _ = writeln!(err, "warning: {w}");
+        let _ = writeln!(err, "warning: {}", crate::terminal_safe::block(w));
     }
     let written = report_staged(&mut err, &rec.staged);
     let _ = writeln!(err, "{}", recorded_line(&rec.staged, rec.live_pass));

@@ -349,7 +349,11 @@ pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
     if files.is_empty()
         && let Some(notice) = args.shard.empty_notice("replay", discovered)
     {
-        let _ = writeln!(std::io::stderr(), "{notice}");
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            crate::terminal_safe::command_line(&notice)
+        );
     }
 
     // Replay in parallel; `collect` keeps the (sorted) input order.
@@ -375,7 +379,11 @@ pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
     if let Some(w) = report::github::write_summary_if_enabled(|| {
         report::github::replay_summary(&results, args.shard.shard)
     }) {
-        let _ = writeln!(std::io::stderr(), "{w}");
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            crate::terminal_safe::command_line(&w)
+        );
     }
     if let Some(path) = &args.junit.file
         && let Err(e) = report::junit::write(path, &results)
@@ -405,7 +413,8 @@ fn status_lines(
     let mut err = anstream::stderr().lock();
     for l in stderr_pre {
         let item = report::outcome::annotation_item(l);
-        let _ = writeln!(err, "{}: {}", item.level.label(), item.text);
+        let text = crate::terminal_safe::block(&item.text);
+        let _ = writeln!(err, "{}: {text}", item.level.label());
     }
     let mut outcomes = Vec::with_capacity(results.len());
     for (r, t) in results.iter().zip(elapsed) {
@@ -413,7 +422,7 @@ fn status_lines(
         let mut block = report::status::render_file(&outcome, true);
         if args.explain && r.error.is_none() {
             for l in report::text::explain_lines(r) {
-                block.push_str(&format!("    {l}\n"));
+                block.push_str(&format!("    {}\n", crate::terminal_safe::block(&l)));
             }
         }
         let _ = err.write_all(block.as_bytes());
@@ -426,7 +435,8 @@ fn status_lines(
     }
     for n in report::text::batch_notes(results) {
         let item = report::outcome::annotation_item(&n);
-        let _ = writeln!(err, "{}: {}", item.level.label(), item.text);
+        let text = crate::terminal_safe::block(&item.text);
+        let _ = writeln!(err, "{}: {text}", item.level.label());
     }
     let tally = report::status::Tally::of(&outcomes);
     let _ = err.write_all(report::status::render_tally(&tally, true).as_bytes());
@@ -455,6 +465,9 @@ fn footers(args: &ReplayArgs, stderr_pre: &[String], results: &[ReplayResult]) {
             }
             s
         };
+        // The original's footer, byte for byte, except that controls are
+        // shown (its lines break where a message does).
+        let block = crate::terminal_safe::for_terminal_keeping_commands(&block, style.color);
         let _ = err.write_all(block.as_bytes());
         if gh {
             for a in report::github::annotations(r) {

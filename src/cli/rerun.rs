@@ -76,8 +76,9 @@ pub struct RerunArgs {
     #[arg(long)]
     pub keep_run_dir: bool,
     /// Run this MCP server of the session for real, inside the sandbox (repeatable; every
-    /// other server is frozen: served from the recording).
-    #[arg(long, value_name = "NAME")]
+    /// other server is frozen: served from the recording). An HTTP server needs its URL from
+    /// you, `NAME=URL`: reel never connects to a URL taken from the session's files.
+    #[arg(long, value_name = "NAME[=URL]")]
     pub mcp_live: Vec<String>,
     #[command(flatten)]
     pub sandbox: SandboxArg,
@@ -197,7 +198,11 @@ pub fn run(args: RerunArgs) -> Result<ExitStatus> {
         Ok(plan) => &plan.notices,
         Err(e) => &e.notices,
     } {
-        let _ = writeln!(std::io::stderr(), "{notice}");
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            crate::terminal_safe::command_line(notice)
+        );
     }
     let RerunPlan { files, opts, .. } = match plan {
         Ok(plan) => plan,
@@ -243,7 +248,8 @@ pub fn run(args: RerunArgs) -> Result<ExitStatus> {
                 let block = report::status::render_file(&report::rerun::outcome(e), true);
                 let _ = err.write_all(block.as_bytes());
             } else if let Entry::Refused { file, error, .. } = e {
-                let _ = writeln!(err, "rerun: {}: {error}", file.display());
+                let what = format!("{}: {error}", file.display());
+                let _ = writeln!(err, "rerun: {}", crate::terminal_safe::block(&what));
             }
             if gh {
                 for a in report::rerun::annotations(e) {

@@ -344,7 +344,7 @@ pub fn run(args: VerifyArgs) -> Result<ExitStatus> {
         notices,
     } = plan;
     for notice in &notices {
-        eprintln!("{notice}");
+        eprintln!("{}", crate::terminal_safe::command_line(notice));
     }
     let results = gate::verify_all(&files, &opts);
     let margins: Option<Vec<CassetteMargins>> = args
@@ -358,7 +358,7 @@ pub fn run(args: VerifyArgs) -> Result<ExitStatus> {
             args.shard.shard,
         )
     }) {
-        eprintln!("{w}");
+        eprintln!("{}", crate::terminal_safe::command_line(&w));
     }
     if args.output_format == OutputFormat::Json {
         let line = report::json(

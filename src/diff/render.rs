@@ -25,7 +25,8 @@ pub fn diff_text(d: &Diff, color: bool) -> String {
         view_text(&mut s, v, color);
     }
     let _ = writeln!(s, "{}", d.summary());
-    s
+    // Both cassettes' strings are hostile: shown inert, reel's colours kept.
+    crate::terminal_safe::for_terminal(&s, color).into_owned()
 }
 
 fn view_text(s: &mut String, v: &ViewDiff, color: bool) {
@@ -56,6 +57,7 @@ fn change_text(s: &mut String, c: &Change, color: bool) {
         Some(path) => format!("{} {}", c.item, path),
         None => c.item.clone(),
     };
+    let what = crate::terminal_safe::inline(&what);
     let _ = writeln!(s, "  {} {what}", paint(mark, color, p));
     if let Some(u) = &c.unified {
         for line in u.lines() {

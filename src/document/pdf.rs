@@ -7,9 +7,27 @@
 //! parser of our own for hostile input. `lopdf` is the maintained pure-Rust
 //! reader and writer, bounds decompression, and also writes the PDF the
 //! scrubber leaves in place of one it cannot clean.
+//!
+//! Bounded: at most [`MAX_PAGES`] pages; page contents decompressed at most
+//! [`super::INFLATE_BUDGET`] bytes in all, a stream counted each time a page
+//! uses it (230 pages sharing one 8 MiB stream are 1.8 GB of work, not
+//! 8 MiB), each stream decompressed once to learn its size; form fields
+//! walked once each (a field listing itself, or an ancestor, as a kid is a
+//! cycle, not 2^32 nodes) and at most [`MAX_FIELDS`] of them. Past a bound
+//! the PDF is [`Unread::OverBudget`].
+
+use std::collections::{HashMap, HashSet};
 
 use lopdf::content::{Content, Operation};
-use lopdf::{Dictionary, Document, LoadOptions, Object, Stream, dictionary};
+use lopdf::{Dictionary, Document, LoadOptions, Object, ObjectId, Stream, dictionary};
+
+use super::{INFLATE_BUDGET, Unread};
+
+/// Most pages a PDF may have to be read.
+pub const MAX_PAGES: usize = 2_000;
+
+/// Most form fields walked.
+pub const MAX_FIELDS: usize = 10_000;
 
 /// Largest size a stream may decompress to (a small body is no bomb).
 const INFLATE_CAP: usize = 8 << 20;
@@ -58,15 +76,23 @@ fn load(bytes: &[u8]) -> Result<Document, String> {
 }
 
 /// The pages' text, the metadata (dates left out) and the form fields'
-/// values; an error names why the PDF could not be read.
-pub fn read(bytes: &[u8]) -> Result<PdfText, String> {
-    let doc = load(bytes)?;
+/// values; an error names why the PDF was not read (malformed, or over a
+/// budget).
+pub fn read(bytes: &[u8]) -> Result<PdfText, Unread> {
+    let doc = load(bytes).map_err(Unread::Malformed)?;
     let pages = doc.get_pages();
+    if pages.len() > MAX_PAGES {
+        return Err(Unread::OverBudget(format!(
+            "{} pages, more than {MAX_PAGES}",
+            pages.len()
+        )));
+    }
+    content_budget(&doc, &pages)?;
     let mut parts = Vec::new();
     for n in pages.keys() {
         let text = doc
             .extract_text_with_limit(&[*n], INFLATE_CAP)
-            .map_err(|e| format!("page {n}: {e}"))?;
+            .map_err(|e| Unread::Malformed(format!("page {n}: {e}")))?;
         parts.push((format!("page {n}"), text));
     }
     if let Some(info) = doc
@@ -84,11 +110,42 @@ pub fn read(bytes: &[u8]) -> Result<PdfText, String> {
             }
         }
     }
-    fields(&doc, &mut parts);
+    fields(&doc, &mut parts)?;
     Ok(PdfText {
         pages: pages.len(),
         parts,
     })
+}
+
+/// Checks that the pages' content streams decompress to at most
+/// [`INFLATE_BUDGET`] bytes in all, a stream counted per page using it;
+/// each stream is decompressed once (at most [`INFLATE_CAP`]) to learn its
+/// size, and dropped.
+fn content_budget(
+    doc: &Document,
+    pages: &std::collections::BTreeMap<u32, ObjectId>,
+) -> Result<(), Unread> {
+    let mut sizes: HashMap<ObjectId, u64> = HashMap::new();
+    let mut total: u64 = 0;
+    for (n, page) in pages {
+        for id in doc.get_page_contents(*page) {
+            let size = *sizes.entry(id).or_insert_with(|| {
+                match doc.get_object(id).and_then(Object::as_stream) {
+                    Ok(s) => s
+                        .decompressed_content_with_limit(INFLATE_CAP)
+                        .map_or(s.content.len(), |d| d.len()) as u64,
+                    Err(_) => 0,
+                }
+            });
+            total += size;
+            if total > INFLATE_BUDGET {
+                return Err(Unread::OverBudget(format!(
+                    "page contents decompress past {INFLATE_BUDGET} bytes by page {n}"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every string the privacy scan should read beyond [`read`]'s parts:
@@ -234,17 +291,52 @@ fn text_of(o: &Object) -> Option<String> {
 }
 
 /// AcroForm fields (`/T` name, `/V` value), nested `/Kids` named
-/// `parent.child`, as a form filler writes them.
-fn fields(doc: &Document, parts: &mut Vec<(String, String)>) {
-    fn walk(
-        doc: &Document,
-        o: &Object,
-        prefix: &str,
-        depth: u8,
-        parts: &mut Vec<(String, String)>,
-    ) {
+/// `parent.child`, as a form filler writes them; each field object visited
+/// once, at most [`MAX_FIELDS`] of them.
+fn fields(doc: &Document, parts: &mut Vec<(String, String)>) -> Result<(), Unread> {
+    let form = doc
+        .catalog()
+        .ok()
+        .and_then(|c| c.get(b"AcroForm").ok())
+        .and_then(|f| deref(doc, f).as_dict().ok());
+    let mut walk = FieldWalk {
+        doc,
+        seen: HashSet::new(),
+        visited: 0,
+        parts,
+    };
+    if let Some(Ok(Object::Array(list))) = form.map(|f| f.get(b"Fields").map(|l| deref(doc, l))) {
+        for field in list {
+            walk.field(field, "", 0)?;
+        }
+    }
+    Ok(())
+}
+
+struct FieldWalk<'a, 'p> {
+    doc: &'a Document,
+    /// Field objects already walked (by reference): a cycle ends here.
+    seen: HashSet<ObjectId>,
+    visited: usize,
+    parts: &'p mut Vec<(String, String)>,
+}
+
+impl FieldWalk<'_, '_> {
+    fn field(&mut self, o: &Object, prefix: &str, depth: u8) -> Result<(), Unread> {
+        if let Object::Reference(id) = o
+            && !self.seen.insert(*id)
+        {
+            return Ok(());
+        }
+        self.visited += 1;
+        if self.visited > MAX_FIELDS {
+            return Err(Unread::OverBudget(format!(
+                "more than {MAX_FIELDS} form fields"
+            )));
+        }
+        let doc = self.doc;
         let Ok(field) = deref(doc, o).as_dict() else {
-            return;
+            return Ok(());
         };
         let own = field.get(b"T").ok().and_then(text_of);
         let name = match (prefix, own) {
@@ -258,25 +350,16 @@ fn fields(doc: &Document, parts: &mut Vec<(String, String)>) {
             .map(|v| deref(doc, v))
             .and_then(text_of)
         {
-            parts.push((format!("field {name}"), v));
+            self.parts.push((format!("field {name}"), v));
         }
         if depth < 32
             && let Ok(Object::Array(kids)) = field.get(b"Kids").map(|k| deref(doc, k))
         {
             for kid in kids {
-                walk(doc, kid, &name, depth + 1, parts);
+                self.field(kid, &name, depth + 1)?;
             }
         }
-    }
-    let form = doc
-        .catalog()
-        .ok()
-        .and_then(|c| c.get(b"AcroForm").ok())
-        .and_then(|f| deref(doc, f).as_dict().ok());
-    if let Some(Ok(Object::Array(list))) = form.map(|f| f.get(b"Fields").map(|l| deref(doc, l))) {
-        for field in list {
-            walk(doc, field, "", 0, parts);
-        }
+        Ok(())
     }
 }
 
@@ -394,5 +477,58 @@ mod tests {
         assert_eq!(read(&out).unwrap().parts[0].1.trim(), "key [REDACTED] here");
         assert_eq!(rewrite_text(&bytes, |_, t| t.to_owned()), None);
         assert!(read(b"%PDF-1.4 not really").is_err());
+    }
+
+    /// A form field listing itself as its own kid, twice: walked once (a
+    /// cycle), not 2^32 times.
+    #[test]
+    fn a_self_referential_form_field_is_a_cycle_not_a_bomb() {
+        let mut doc = Document::load_mem(&text_pdf(&["x"])).unwrap();
+        let id = doc.new_object_id();
+        let field = dictionary! {
+            "T" => Object::string_literal("f"), "V" => Object::string_literal("v"),
+            "Kids" => vec![Object::Reference(id), Object::Reference(id)],
+        };
+        doc.objects.insert(id, Object::Dictionary(field));
+        let form = doc.add_object(dictionary! { "Fields" => vec![id.into()] });
+        doc.catalog_mut().unwrap().set("AcroForm", form);
+        let mut out = Vec::new();
+        doc.save_to(&mut out).unwrap();
+        assert!(out.len() < 2048, "{} bytes", out.len());
+        let text = read(&out).unwrap();
+        assert_eq!(
+            text.parts.last().unwrap(),
+            &("field f".to_owned(), "v".to_owned())
+        );
+    }
+
+    /// 230 pages sharing one stream: counted per use, over the budget after
+    /// a few dozen pages, and read no further.
+    #[test]
+    fn pages_sharing_one_stream_count_per_use_and_stop_at_the_budget() {
+        let mut doc = Document::with_version("1.5");
+        let pages_id = doc.new_object_id();
+        let content = b"BT /F1 9 Tf (x) Tj ET\n".repeat(16_000);
+        let stream = doc.add_object(Stream::new(dictionary! {}, content));
+        let kids: Vec<Object> = (0..230)
+            .map(|_| {
+                doc.add_object(dictionary! {
+                    "Type" => "Page", "Parent" => pages_id, "Contents" => stream,
+                })
+                .into()
+            })
+            .collect();
+        doc.objects.insert(
+            pages_id,
+            Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => 230 }),
+        );
+        let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+        doc.trailer.set("Root", catalog);
+        let mut out = Vec::new();
+        doc.save_to(&mut out).unwrap();
+        match read(&out) {
+            Err(Unread::OverBudget(why)) => assert!(why.contains("by page"), "{why}"),
+            other => panic!("not refused: {:?}", other.map(|t| t.pages)),
+        }
     }
 }

@@ -8,6 +8,13 @@
 //! — one traffic shape for both transports. The sandbox lets the agent reach
 //! the fronts' ports and no other loopback port.
 //!
+//! Only the run's agent is served: each front has a per-run secret, the
+//! first segment of the one URL the agent's config holds
+//! (`http://127.0.0.1:PORT/SECRET/mcp`); any other request (another local
+//! user, another path) gets `403` and is neither forwarded nor captured. A
+//! forwarding front sends every request to the real server's endpoint URL
+//! and nowhere else on that host.
+//!
 //! Only bodies are captured, never headers: a request's `Authorization` (or
 //! any credential header the config gives) is forwarded and written nowhere.
 //! A response is `application/json` or an SSE stream (`text/event-stream`),
@@ -48,17 +55,20 @@ pub enum Backend {
 
 /// The real server behind a forwarding front.
 pub struct Upstream {
-    /// `scheme://authority` of the real URL; a request's path is kept.
+    /// `scheme://authority` of the real URL (named in errors).
     origin: String,
+    /// The real endpoint URL every request goes to.
+    url: String,
     agent: ureq::Agent,
 }
 
 impl Upstream {
     /// The real server at `url` (an `http`/`https` URL).
     pub fn new(url: &str) -> Result<Upstream, String> {
-        let uri: Uri = url.parse().map_err(|e| format!("`{url}`: {e}"))?;
+        // The errors never quote `url`: expanded, it may hold a credential.
+        let uri: Uri = url.parse().map_err(|e| format!("is not a URL: {e}"))?;
         let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
-            return Err(format!("`{url}` is not an absolute http(s) URL"));
+            return Err("is not an absolute http(s) URL".into());
         };
         let config = ureq::Agent::config_builder()
             // The agent judges the status (a 401 starts its OAuth flow, a
@@ -69,6 +79,7 @@ impl Upstream {
             .build();
         Ok(Upstream {
             origin: format!("{scheme}://{authority}"),
+            url: url.to_owned(),
             agent: config.into(),
         })
     }
@@ -76,7 +87,11 @@ impl Upstream {
 
 /// A config's `url` with `${VAR}` and `${VAR:-default}` expanded from the
 /// environment, as the agent expands it (an unset variable without a
-/// default is left as written, so the error names it).
+/// default is left as written, so the error names it). Only `record` calls
+/// it: the operator's own scenario, run in the operator's environment. A
+/// rerun never expands anything (its live targets come from the operator:
+/// `--mcp-live NAME=URL`), and the expanded URL never reaches the agent's
+/// config or the cassette (the agent is given the front's URL).
 pub fn expand_env(url: &str) -> String {
     static VAR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}").expect("a valid regex")
@@ -95,6 +110,27 @@ pub fn expand_env(url: &str) -> String {
 pub struct Front {
     http: Arc<tiny_http::Server>,
     port: u16,
+    /// The one request path served: `/SECRET/mcp`.
+    path: Arc<str>,
+}
+
+/// The request path a front serves: a per-front secret (128 bits from the
+/// kernel's random source) and `/mcp`.
+fn secret_path() -> std::io::Result<String> {
+    let mut bytes = [0u8; 16];
+    // getrandom(2) directly: libc is already a dependency, and 16 bytes do
+    // not justify a crate.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    if n != bytes.len() as isize {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(format!("/{}/mcp", hex::encode(bytes)))
+}
+
+/// Byte equality that takes as long whatever the first difference (the
+/// secret cannot be guessed a byte at a time from response times).
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 impl std::fmt::Debug for Front {
@@ -114,33 +150,33 @@ impl Front {
             .map(|a| a.port())
             .ok_or_else(|| std::io::Error::other("the front has no IP address"))?;
         let http = Arc::new(http);
-        let shared = Arc::new((backend, capture));
+        let path: Arc<str> = secret_path()?.into();
+        let shared = Arc::new((backend, capture, Arc::clone(&path)));
         let server = Arc::clone(&http);
         std::thread::Builder::new()
             .name(format!("reel-mcp-front-{port}"))
             .spawn(move || {
                 for request in server.incoming_requests() {
+                    if !same_secret(request.url().as_bytes(), shared.2.as_bytes()) {
+                        let _ = request.respond(Response::empty(403));
+                        continue;
+                    }
                     let shared = Arc::clone(&shared);
                     let _ = std::thread::Builder::new()
                         .spawn(move || handle(request, &shared.0, &shared.1));
                 }
             })?;
-        Ok(Front { http, port })
+        Ok(Front { http, port, path })
     }
 
     pub fn port(&self) -> u16 {
         self.port
     }
 
-    /// The URL the agent is given for the real `url`: the front, with the
-    /// real path and query.
-    pub fn url_for(&self, url: &str) -> String {
-        let path = url
-            .parse::<Uri>()
-            .ok()
-            .and_then(|u| u.path_and_query().map(|p| p.as_str().to_owned()))
-            .unwrap_or_else(|| "/".into());
-        format!("http://127.0.0.1:{}{path}", self.port)
+    /// The URL the agent is given: the front with its secret path (nothing
+    /// of the real URL, which may hold a credential).
+    pub fn agent_url(&self) -> String {
+        format!("http://127.0.0.1:{}{}", self.port, self.path)
     }
 }
 
@@ -179,7 +215,7 @@ fn log_body(log: &Capture, side: Side, body: &[u8]) {
 fn forward(request: Request, body: Vec<u8>, up: &Upstream, log: &Capture) -> std::io::Result<()> {
     let mut out = ureq::http::Request::builder()
         .method(request.method().as_str())
-        .uri(format!("{}{}", up.origin, request.url()));
+        .uri(up.url.as_str());
     for h in request.headers() {
         let name = h.field.as_str().as_str();
         if !NOT_FORWARDED.iter().any(|n| name.eq_ignore_ascii_case(n)) {
@@ -359,12 +395,58 @@ mod tests {
     fn the_agent_gets_the_front_with_the_real_path() {
         let dir = tempfile::tempdir().unwrap();
         let capture = Capture::open(&dir.path().join("c.jsonl")).unwrap();
-        let up = Upstream::new("https://tickets.example:8443/v1/mcp?x=1").unwrap();
+        let up = Upstream::new("https://tickets.example:8443/v1/mcp?key=s3cret").unwrap();
         assert_eq!(up.origin, "https://tickets.example:8443");
         let front = Front::start(Backend::Forward(up), capture).unwrap();
-        let url = front.url_for("https://tickets.example:8443/v1/mcp?x=1");
-        assert_eq!(url, format!("http://127.0.0.1:{}/v1/mcp?x=1", front.port()));
+        let url = front.agent_url();
+        let prefix = format!("http://127.0.0.1:{}/", front.port());
+        let secret = url
+            .strip_prefix(&prefix)
+            .unwrap()
+            .strip_suffix("/mcp")
+            .unwrap();
+        assert_eq!(secret.len(), 32, "{url}");
+        assert!(!url.contains("s3cret") && !url.contains("v1"), "{url}");
         assert!(Upstream::new("/relative").is_err());
+    }
+
+    /// Only the run's agent is served: a request without the front's secret
+    /// path (another local user, a guessed path) is 403, and is neither
+    /// forwarded nor captured.
+    #[test]
+    fn a_request_without_the_secret_is_refused_and_not_forwarded() {
+        let upstream = tiny_http::Server::http("127.0.0.1:0").unwrap();
+        let port = upstream.server_addr().to_ip().unwrap().port();
+        let dir = tempfile::tempdir().unwrap();
+        let capture_path = dir.path().join("c.jsonl");
+        let capture = Capture::open(&capture_path).unwrap();
+        let up = Upstream::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+        let front = Front::start(Backend::Forward(up), capture).unwrap();
+        let base = format!("http://127.0.0.1:{}", front.port());
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .new_agent();
+        let good = front.agent_url();
+        let wrong_secret = format!("{base}/{}/mcp", "0".repeat(32));
+        let longer = format!("{good}/x");
+        for url in [
+            format!("{base}/mcp"),
+            format!("{base}/"),
+            wrong_secret,
+            longer,
+        ] {
+            let answer = agent
+                .post(&url)
+                .send(r#"{"jsonrpc":"2.0","id":1}"#)
+                .unwrap();
+            assert_eq!(answer.status().as_u16(), 403, "{url}");
+        }
+        let got = upstream
+            .recv_timeout(std::time::Duration::from_millis(200))
+            .unwrap();
+        assert!(got.is_none(), "a refused request reached the server");
+        assert_eq!(std::fs::read_to_string(&capture_path).unwrap(), "");
     }
 
     /// An upstream answering one POST with an SSE stream, forwarded by a
@@ -387,7 +469,7 @@ mod tests {
         let capture = Capture::open(&capture_path).unwrap();
         let up = Upstream::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
         let front = Front::start(Backend::Forward(up), capture).unwrap();
-        let answer = ureq::post(front.url_for("http://x/mcp"))
+        let answer = ureq::post(front.agent_url())
             .header("Content-Type", "application/json")
             .send(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
             .unwrap();
@@ -401,7 +483,7 @@ mod tests {
     }
 
     #[test]
-    fn a_url_expands_variables_with_defaults() {
+    fn a_recording_url_expands_variables_with_defaults() {
         let home = std::env::var("HOME").unwrap_or_default();
         assert_eq!(expand_env("x${HOME}y"), format!("x{home}y"));
         assert_eq!(

@@ -49,6 +49,30 @@ pub struct Freeze {
     pub tape: Tape,
     /// Servers run for real (`--mcp-live`).
     pub live: Vec<String>,
+    /// The real URL of each live HTTP server, as the operator gave it
+    /// (`--mcp-live NAME=URL`): a rerun never takes a target reel itself
+    /// connects to from the session's (the pull request's) files.
+    pub live_urls: BTreeMap<String, String>,
+}
+
+impl Freeze {
+    /// A rerun's freeze from its `--mcp-live` values (`NAME` or `NAME=URL`).
+    pub fn new(tape: Tape, live: &[String]) -> Freeze {
+        let mut freeze = Freeze {
+            tape,
+            ..Freeze::default()
+        };
+        for spec in live {
+            match spec.split_once('=') {
+                Some((name, url)) => {
+                    freeze.live.push(name.to_owned());
+                    freeze.live_urls.insert(name.to_owned(), url.to_owned());
+                }
+                None => freeze.live.push(spec.clone()),
+            }
+        }
+        freeze
+    }
 }
 
 /// The MCP config a run's agent gets, and what the sandbox must allow.
@@ -189,8 +213,8 @@ pub fn prepare(
             };
             prepared.sdk.insert(name.clone(), hosted);
         } else if transport == HTTP {
-            let tape = freeze.filter(|_| frozen).map(|f| &f.tape);
-            let front = http_front(name, entry, tape, &prepared.misses, &capture)?;
+            let target = http_target(name, entry, freeze, frozen)?;
+            let front = http_front(name, entry, target, &prepared.misses, &capture)?;
             prepared.http.insert(name.clone(), Arc::new(front));
             prepared.captures.insert(name.clone(), capture);
             continue;
@@ -216,7 +240,8 @@ pub fn prepare(
     }
     let text =
         serde_json::to_string_pretty(&json!({"mcpServers": servers})).map_err(|e| e.to_string())?;
-    crate::atomic::write_atomic(&prepared.config, text.as_bytes())
+    // 0600: the entries keep their servers' headers (a bearer token).
+    crate::atomic::write_atomic_private(&prepared.config, text.as_bytes())
         .map_err(|e| format!("write `{}`: {e}", prepared.config.display()))?;
     Ok(Some(prepared))
 }
@@ -224,25 +249,63 @@ pub fn prepare(
 /// The `type` of a streamable HTTP server's entry (and of its traffic).
 pub const HTTP: &str = "http";
 
+/// Where an HTTP server's front gets its answers.
+enum HttpTarget<'a> {
+    Frozen(&'a Tape),
+    /// The real URL, expanded (record) or the operator's (rerun).
+    Live(String),
+}
+
+/// The target of an HTTP server: frozen; recording, the entry's `url` with
+/// `${VAR}` expanded (the operator's own scenario and environment); on a
+/// rerun, only the URL the operator gave with `--mcp-live NAME=URL` — the
+/// entry's `url` is the pull request's, and reel itself would connect to it
+/// from outside the sandbox.
+fn http_target<'a>(
+    name: &str,
+    entry: &Value,
+    freeze: Option<&'a Freeze>,
+    frozen: bool,
+) -> Result<HttpTarget<'a>, String> {
+    match freeze {
+        Some(f) if frozen => Ok(HttpTarget::Frozen(&f.tape)),
+        Some(f) => f.live_urls.get(name).map(|u| HttpTarget::Live(u.clone())).ok_or_else(|| {
+            format!(
+                "--mcp-live `{name}`: an HTTP MCP server is reached by reel itself, outside the \
+                 sandbox, so a rerun takes its URL from you, never from the session's files; \
+                 give it: --mcp-live {name}=https://HOST/PATH"
+            )
+        }),
+        None => {
+            let url = entry.get("url").and_then(Value::as_str).unwrap_or_default();
+            Ok(HttpTarget::Live(http::expand_env(url)))
+        }
+    }
+}
+
 /// Starts the loopback front of an HTTP server and points its entry at it:
-/// answering from `tape` (frozen; the entry keeps no headers, since nothing
-/// real is reached) or forwarding to the entry's `url` (live).
+/// answering from the tape (frozen; the entry keeps no headers, since nothing
+/// real is reached) or forwarding to the real URL (live). The agent's entry
+/// gets the front's secret URL and nothing of the real one.
 fn http_front(
     name: &str,
     entry: &mut Value,
-    tape: Option<&Tape>,
+    target: HttpTarget<'_>,
     misses: &Path,
     capture: &Path,
 ) -> Result<http::Front, String> {
-    let url = entry.get("url").and_then(Value::as_str).unwrap_or_default();
-    let backend = match tape {
-        Some(tape) => http::Backend::Frozen(Box::new(Mutex::new(frozen::Responder::new(
-            name, tape, misses,
-        )))),
-        None => {
-            let real = http::expand_env(url);
+    let frozen = matches!(target, HttpTarget::Frozen(_));
+    let backend = match target {
+        HttpTarget::Frozen(tape) => http::Backend::Frozen(Box::new(Mutex::new(
+            frozen::Responder::new(name, tape, misses),
+        ))),
+        HttpTarget::Live(real) => {
             http::Backend::Forward(http::Upstream::new(&real).map_err(|e| {
-                format!("MCP server `{name}`: its `url` {e}; give the server's full http(s) URL")
+                let written = entry.get("url").and_then(Value::as_str).unwrap_or_default();
+                format!(
+                    "MCP server `{name}`: its `url` ({}) {e}; give the server's full http(s) URL",
+                    crate::terminal_safe::inline(written)
+                )
             })?)
         }
     };
@@ -250,12 +313,10 @@ fn http_front(
         .map_err(|e| format!("open `{}`: {e}", capture.display()))?;
     let front = http::Front::start(backend, log)
         .map_err(|e| format!("MCP server `{name}`: start reel's loopback front: {e}"))?;
-    let local = front.url_for(&http::expand_env(url));
-    match tape {
-        Some(_) => *entry = json!({"type": HTTP, "url": local}),
-        None => {
-            entry["url"] = json!(local);
-        }
+    let local = front.agent_url();
+    match frozen {
+        true => *entry = json!({"type": HTTP, "url": local}),
+        false => entry["url"] = json!(local),
     }
     Ok(front)
 }
@@ -393,10 +454,16 @@ mod tests {
             .unwrap();
         assert_eq!(prepared.frozen, ["calc", "tickets"]);
         assert_eq!(prepared.sdk["calc"], sdk::Hosted::Frozen);
+        let mode = std::fs::metadata(&prepared.config).unwrap();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o777,
+            0o600
+        );
         let port = prepared.http["tickets"].port();
         assert_eq!(prepared.loopback_ports(), [port]);
         let tickets = &written(&prepared)["mcpServers"]["tickets"];
-        let local = format!("http://127.0.0.1:{port}/v1/mcp");
+        let local = prepared.http["tickets"].agent_url();
+        assert!(local.starts_with(&format!("http://127.0.0.1:{port}/")) && local.ends_with("/mcp"));
         assert_eq!(tickets, &json!({"type": "http", "url": local}));
         assert!(written(&prepared)["mcpServers"].get("calc").is_none());
 
@@ -425,5 +492,41 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(frozen.frozen, ["feed"]);
+    }
+
+    /// A rerun takes a live HTTP server's target only from the operator
+    /// (`--mcp-live NAME=URL`), never from the session's `url`; recording
+    /// expands `${VAR}` in it, and the agent's config holds the front's
+    /// secret URL, never the expanded one.
+    #[test]
+    fn a_live_http_target_comes_from_the_operator_and_never_reaches_the_agent() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("mcp.json");
+        let servers = json!({"mcpServers": {
+            "tickets": {"type": "http", "url": "https://tickets.example/mcp?key=${HOME}"}}});
+        std::fs::write(&config, servers.to_string()).unwrap();
+        let home = std::env::var("HOME").unwrap_or_default();
+        let written = |p: &Prepared| std::fs::read_to_string(&p.config).unwrap();
+
+        let freeze = Freeze::new(Tape::default(), &["tickets".to_owned()]);
+        let err = prepare(Some(&config), &[], Some(&freeze), dir.path()).unwrap_err();
+        assert!(err.contains("--mcp-live tickets=https://"), "{err}");
+
+        let given = ["tickets=http://127.0.0.1:9/mcp".to_owned()];
+        let freeze = Freeze::new(Tape::default(), &given);
+        assert_eq!(freeze.live, ["tickets"]);
+        let prepared = prepare(Some(&config), &[], Some(&freeze), dir.path())
+            .unwrap()
+            .unwrap();
+        assert!(prepared.frozen.is_empty());
+        let url = prepared.http["tickets"].agent_url();
+        assert!(written(&prepared).contains(&url));
+
+        let recorded = prepare(Some(&config), &[], None, dir.path())
+            .unwrap()
+            .unwrap();
+        let text = written(&recorded);
+        assert!(!home.is_empty() && !text.contains(&home), "{text}");
+        assert!(!text.contains("tickets.example"), "{text}");
     }
 }

@@ -46,6 +46,8 @@ pub struct LiveRun {
     /// model's problems aside: what they mean is the caller's call.
     pub failures: Vec<String>,
     pub warnings: Vec<String>,
+    /// What the bounded post-run manifest left out (also in `warnings`).
+    pub over_budget: Vec<String>,
     /// Problems the scripted model saw (not among `failures`).
     pub model_problems: Vec<crate::model::Problem>,
     /// (conversation, turn) pairs the scripted model answered.
@@ -66,6 +68,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     let scenario = plan.scenario;
     let session = plan.session;
     let cassette_path = plan.cassette_path;
+    let started = std::time::Instant::now();
     let mut warnings = Vec::new();
     let fixture = scan_fixture(scenario)?;
     let (run_dir, staged, pre) = stage_run(plan, fixture.as_ref(), &mut warnings)?;
@@ -107,7 +110,14 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
 
     // Assemble, scrub, judge.
     let mut timing = Timing::start();
-    let artifacts = artifacts_after(plan, &staged, fixture.as_ref(), &pre, &mut warnings);
+    let deadline = post_run_deadline(started, plan.timeout);
+    let (artifacts, over_budget) = artifacts_after(
+        plan,
+        (&staged, fixture.as_ref(), &pre),
+        deadline,
+        &mut warnings,
+    );
+    warnings.extend(over_budget.iter().cloned());
     timing.mark("manifest");
     let sandbox = log_sandbox(&log, plan.sandbox);
     let assembled = assemble::assemble(&assemble::Parts {
@@ -149,6 +159,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     };
     warnings.extend(denials.iter().map(|d| format!("sandbox: {d}")));
     Ok(LiveRun {
+        over_budget,
         run_dir,
         staged,
         log,
@@ -191,25 +202,44 @@ fn stage_run(
     Ok((run_dir, staged, pre))
 }
 
-/// The artifact manifest after the run; a fixture file the run left as
-/// staged is kept hash-only.
+/// The least time the post-run manifest gets after the agent ended, even
+/// when the run used its whole timeout.
+const POST_RUN_GRACE: Duration = Duration::from_secs(10);
+
+/// When the post-run work stops: the run's own deadline (start + timeout),
+/// or [`POST_RUN_GRACE`] from now when that is later.
+fn post_run_deadline(started: std::time::Instant, timeout: Duration) -> std::time::Instant {
+    (started + timeout).max(std::time::Instant::now() + POST_RUN_GRACE)
+}
+
+/// The artifact manifest after the run, bounded ([`manifest::Budget`]: its
+/// overruns returned as notices); a fixture file the run left as staged is kept
+/// hash-only.
 fn artifacts_after(
     plan: &LivePlan<'_>,
-    staged: &stage::Staged,
-    fixture: Option<&crate::fingerprint::fixture::ScannedFixture>,
-    pre: &manifest::PreRun,
+    (staged, fixture, pre): (
+        &stage::Staged,
+        Option<&crate::fingerprint::fixture::ScannedFixture>,
+        &manifest::PreRun,
+    ),
+    deadline: std::time::Instant,
     warnings: &mut Vec<String>,
-) -> Vec<crate::cassette::ManifestEntry> {
-    let mut artifacts = manifest::post_run(
+) -> (Vec<crate::cassette::ManifestEntry>, Vec<String>) {
+    let budget = manifest::Budget {
+        deadline: Some(deadline),
+        ..manifest::Budget::default()
+    };
+    let (mut artifacts, overrun) = manifest::post_run_bounded(
         &staged.work_root,
         &staged.user_visible_roots,
         &staged.readonly_roots,
         plan.max_artifact_bytes,
+        &budget,
     );
     if let Some(scan) = fixture {
         warnings.extend(manifest::fixture_hash_only(&mut artifacts, &scan.files, pre).notices());
     }
-    artifacts
+    (artifacts, overrun.notices(&budget))
 }
 
 /// The assembled document scrubbed under the redaction policy (checked not

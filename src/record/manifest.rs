@@ -8,7 +8,8 @@
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::time::Instant;
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
@@ -28,91 +29,201 @@ pub struct Walked {
     pub link_kind: Option<LinkKind>,
 }
 
+/// Bounds on reel's own work over a run's files, which happens outside the
+/// sandbox and after the agent is gone: the tree is the agent's to shape (a
+/// 1,400-level directory, a million files, a sparse file of terabytes).
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Directory levels below a root (deeper ones are not walked).
+    pub max_depth: usize,
+    /// Paths walked in all.
+    pub max_entries: usize,
+    /// Bytes read to hash, in all (a file that would pass it is not read).
+    pub max_hashed_bytes: u64,
+    /// When the work stops, what is left recorded unread.
+    pub deadline: Option<Instant>,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget {
+            max_depth: 128,
+            max_entries: 100_000,
+            max_hashed_bytes: 1 << 30,
+            deadline: None,
+        }
+    }
+}
+
+impl Budget {
+    fn past_deadline(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+}
+
+/// What a bounded walk or manifest left out, for the run's notices.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrun {
+    /// Directories not entered: deeper than `max_depth`.
+    pub too_deep: usize,
+    /// Paths not walked: past `max_entries`.
+    pub over_entries: bool,
+    /// Files not read: past `max_hashed_bytes`.
+    pub not_hashed: usize,
+    /// The deadline passed: the rest was not walked or read.
+    pub out_of_time: bool,
+}
+
+impl Overrun {
+    /// The run's notices (none when the budget held).
+    pub fn notices(&self, budget: &Budget) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.too_deep > 0 {
+            out.push(format!(
+                "artifact manifest — {} directory(ies) deeper than {} levels not walked (over \
+                 budget): their files are not in the manifest",
+                self.too_deep, budget.max_depth
+            ));
+        }
+        if self.over_entries {
+            out.push(format!(
+                "artifact manifest — more than {} paths: the rest not walked (over budget)",
+                budget.max_entries
+            ));
+        }
+        if self.not_hashed > 0 {
+            out.push(format!(
+                "artifact manifest — {} file(s) not read (over budget: {} bytes hashed in all); \
+                 recorded with their size, truncationReason `unreadable`",
+                self.not_hashed, budget.max_hashed_bytes
+            ));
+        }
+        if self.out_of_time {
+            out.push(
+                "artifact manifest — the run's deadline passed: the files left were not read \
+                 (truncationReason `unreadable`)"
+                    .into(),
+            );
+        }
+        out
+    }
+}
+
 /// Walks `prefixes` under `work_root` (§3.4). Returns the entries and whether
 /// the walk was incomplete (an error other than a missing root).
 pub fn walk(work_root: &Path, prefixes: &[String]) -> (Vec<Walked>, bool) {
-    let mut out = Vec::new();
-    let mut incomplete = false;
-    let Ok(real_root) = fs::canonicalize(work_root) else {
-        return (out, true);
-    };
-    let mut visited = HashSet::new();
-    for prefix in prefixes {
-        let dir = work_root.join(prefix);
-        walk_dir(
-            &dir,
-            prefix,
-            &real_root,
-            &mut visited,
-            &mut out,
-            &mut incomplete,
-            true,
-        );
-    }
+    let (out, incomplete, _) = walk_bounded(work_root, prefixes, &Budget::default());
     (out, incomplete)
 }
 
-fn walk_dir(
-    dir: &Path,
-    rel: &str,
-    real_root: &Path,
-    visited: &mut HashSet<PathBuf>,
-    out: &mut Vec<Walked>,
-    incomplete: &mut bool,
-    top: bool,
-) {
-    let real = match fs::canonicalize(dir) {
-        Ok(r) => r,
-        Err(e) => {
-            let missing =
-                e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR);
-            if !(top && missing) {
-                *incomplete = true;
-            }
-            return;
-        }
+/// [`walk`] under `budget`. Only each prefix is resolved to its real path
+/// (the containment check); below it the walk never follows a symlink, so
+/// a directory found is inside, and no path is resolved again per level
+/// (which made a deep tree quadratic). Cycles (a bind mount) are caught by
+/// device and inode.
+pub fn walk_bounded(
+    work_root: &Path,
+    prefixes: &[String],
+    budget: &Budget,
+) -> (Vec<Walked>, bool, Overrun) {
+    let mut walker = Walker {
+        out: Vec::new(),
+        incomplete: false,
+        visited: HashSet::new(),
+        overrun: Overrun::default(),
+        budget,
     };
-    if !real.starts_with(real_root) || !visited.insert(real) {
-        return; // containment skip / cycle
-    }
-    let mut entries: Vec<_> = match fs::read_dir(dir) {
-        Ok(rd) => rd.filter_map(Result::ok).collect(),
-        Err(e) => {
-            if !(top && e.raw_os_error() == Some(libc::ENOTDIR)) {
-                *incomplete = true;
-            }
-            return;
-        }
+    let Ok(real_root) = fs::canonicalize(work_root) else {
+        return (walker.out, true, walker.overrun);
     };
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let child_rel = format!("{rel}/{name}");
-        let Ok(meta) = fs::symlink_metadata(e.path()) else {
-            *incomplete = true;
-            continue;
+    for prefix in prefixes {
+        let dir = work_root.join(prefix);
+        let real = match fs::canonicalize(&dir) {
+            Ok(r) => r,
+            Err(e) => {
+                let missing = e.kind() == std::io::ErrorKind::NotFound
+                    || e.raw_os_error() == Some(libc::ENOTDIR);
+                walker.incomplete |= !missing;
+                continue;
+            }
         };
-        let ft = meta.file_type();
-        if ft.is_symlink() {
-            out.push(Walked {
-                path: child_rel,
-                link_kind: Some(LinkKind::Symlink),
-            });
-        } else if ft.is_dir() {
-            walk_dir(
-                &e.path(),
-                &child_rel,
-                real_root,
-                visited,
-                out,
-                incomplete,
-                false,
-            );
-        } else if ft.is_file() {
-            out.push(Walked {
-                path: child_rel,
-                link_kind: (meta.nlink() > 1).then_some(LinkKind::Hardlink),
-            });
+        if !real.starts_with(&real_root) {
+            continue; // containment skip
+        }
+        walker.dir(&dir, prefix, 0);
+    }
+    (walker.out, walker.incomplete, walker.overrun)
+}
+
+struct Walker<'a> {
+    out: Vec<Walked>,
+    incomplete: bool,
+    visited: HashSet<(u64, u64)>,
+    overrun: Overrun,
+    budget: &'a Budget,
+}
+
+impl Walker<'_> {
+    fn dir(&mut self, dir: &Path, rel: &str, depth: usize) {
+        let Ok(meta) = fs::metadata(dir) else {
+            self.incomplete = true;
+            return;
+        };
+        if !meta.is_dir() {
+            self.incomplete |= depth > 0;
+            return;
+        }
+        if !self.visited.insert((meta.dev(), meta.ino())) {
+            return; // cycle
+        }
+        if depth > self.budget.max_depth {
+            self.overrun.too_deep += 1;
+            self.incomplete = true;
+            return;
+        }
+        let mut entries: Vec<_> = match fs::read_dir(dir) {
+            Ok(rd) => rd.filter_map(Result::ok).collect(),
+            Err(_) => {
+                self.incomplete = true;
+                return;
+            }
+        };
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            if self.out.len() >= self.budget.max_entries {
+                self.overrun.over_entries = true;
+                self.incomplete = true;
+                return;
+            }
+            if self.budget.past_deadline() {
+                self.overrun.out_of_time = true;
+                self.incomplete = true;
+                return;
+            }
+            let name = e.file_name().to_string_lossy().into_owned();
+            let child_rel = format!("{rel}/{name}");
+            // The entry's own type (never following a symlink).
+            let Ok(ft) = e.file_type() else {
+                self.incomplete = true;
+                continue;
+            };
+            if ft.is_symlink() {
+                self.out.push(Walked {
+                    path: child_rel,
+                    link_kind: Some(LinkKind::Symlink),
+                });
+            } else if ft.is_dir() {
+                self.dir(&e.path(), &child_rel, depth + 1);
+            } else if ft.is_file() {
+                let Ok(meta) = e.metadata() else {
+                    self.incomplete = true;
+                    continue;
+                };
+                self.out.push(Walked {
+                    path: child_rel,
+                    link_kind: (meta.nlink() > 1).then_some(LinkKind::Hardlink),
+                });
+            }
         }
     }
 }
@@ -265,9 +376,18 @@ pub fn post_run(
     readonly_roots: &[String],
     body_cap: u64,
 ) -> Vec<ManifestEntry> {
-    let (visible, _) = walk(work_root, user_visible_roots);
-    let (inputs, _) = walk(work_root, &["uploads".to_owned()]);
-    let empty = |path: &str| ManifestEntry {
+    post_run_bounded(
+        work_root,
+        user_visible_roots,
+        readonly_roots,
+        body_cap,
+        &Budget::default(),
+    )
+    .0
+}
+
+fn empty_entry(path: &str) -> ManifestEntry {
+    ManifestEntry {
         path: path.to_owned(),
         bytes: 0,
         sha256: String::new(),
@@ -276,7 +396,27 @@ pub fn post_run(
         truncated: None,
         truncation_reason: None,
         link_kind: None,
-    };
+    }
+}
+
+/// [`post_run`] under `budget`: each file's size is taken from its metadata
+/// before anything is read; a body is read only when it will be inlined (at
+/// most `body_cap` bytes), every other file is hashed as a stream; a file
+/// that would pass the hashing budget, or any left when the deadline
+/// passes, is recorded unread (its size, `truncationReason: "unreadable"`).
+pub fn post_run_bounded(
+    work_root: &Path,
+    user_visible_roots: &[String],
+    readonly_roots: &[String],
+    body_cap: u64,
+    budget: &Budget,
+) -> (Vec<ManifestEntry>, Overrun) {
+    let (visible, _, mut overrun) = walk_bounded(work_root, user_visible_roots, budget);
+    let (inputs, _, more) = walk_bounded(work_root, &["uploads".to_owned()], budget);
+    overrun.too_deep += more.too_deep;
+    overrun.over_entries |= more.over_entries;
+    overrun.out_of_time |= more.out_of_time;
+    let mut hashed: u64 = 0;
     let mut out = Vec::new();
     for (walked, is_input) in visible
         .into_iter()
@@ -287,54 +427,111 @@ pub fn post_run(
         if let Some(kind) = walked.link_kind {
             out.push(ManifestEntry {
                 link_kind: Some(kind),
-                ..empty(path)
+                ..empty_entry(path)
             });
             continue;
         }
-        let bytes = if crate::paths::stays_inside(path) {
-            fs::read(work_root.join(path)).ok()
-        } else {
-            None
+        let unread = |bytes: u64| ManifestEntry {
+            bytes,
+            truncated: Some(true),
+            truncation_reason: Some(TruncationReason::Unreadable),
+            ..empty_entry(path)
         };
-        let Some(bytes) = bytes else {
-            out.push(ManifestEntry {
-                truncated: Some(true),
-                truncation_reason: Some(TruncationReason::Unreadable),
-                ..empty(path)
-            });
+        let full = work_root.join(path);
+        let size = match crate::paths::stays_inside(path)
+            .then(|| fs::symlink_metadata(&full).ok())
+            .flatten()
+        {
+            Some(m) if m.is_file() => m.len(),
+            _ => {
+                out.push(unread(0));
+                continue;
+            }
+        };
+        if budget.past_deadline() {
+            overrun.out_of_time = true;
+            out.push(unread(size));
             continue;
-        };
-        let mut entry = ManifestEntry {
-            bytes: bytes.len() as u64,
-            sha256: hex::encode(Sha256::digest(&bytes)),
-            ..empty(path)
-        };
+        }
         let reason = if is_input {
             Some(TruncationReason::Input)
         } else if readonly_roots.iter().any(|r| under(path, r)) {
             Some(TruncationReason::Readonly)
-        } else if bytes.len() as u64 > body_cap {
+        } else if size > body_cap {
             Some(TruncationReason::Size)
         } else {
             None
         };
-        match reason {
-            Some(r) => {
-                entry.truncated = Some(true);
-                entry.truncation_reason = Some(r);
+        let entry = match reason {
+            Some(_) if hashed.saturating_add(size) > budget.max_hashed_bytes => {
+                overrun.not_hashed += 1;
+                unread(size)
             }
-            None => match String::from_utf8(bytes) {
-                Ok(text) => entry.body = Some(text),
-                Err(e) => {
-                    entry.body =
-                        Some(base64::engine::general_purpose::STANDARD.encode(e.into_bytes()));
-                    entry.encoding = Some(BodyEncoding::Base64);
+            Some(r) => match hash_stream(&full, size) {
+                Some((bytes, sha256)) => {
+                    hashed += bytes;
+                    ManifestEntry {
+                        bytes,
+                        sha256,
+                        truncated: Some(true),
+                        truncation_reason: Some(r),
+                        ..empty_entry(path)
+                    }
                 }
+                None => unread(size),
             },
-        }
+            // Grown past the cap since the walk saw it: not the file it was.
+            None => match read_at_most(&full, body_cap) {
+                Some(bytes) if bytes.len() as u64 <= body_cap => {
+                    hashed += bytes.len() as u64;
+                    inlined(path, bytes)
+                }
+                _ => unread(size),
+            },
+        };
         out.push(entry);
     }
-    out
+    (out, overrun)
+}
+
+/// A file's bytes, read only when they are at most `cap` (the size taken
+/// before may have grown since): `None` when unreadable.
+fn read_at_most(path: &Path, cap: u64) -> Option<Vec<u8>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    fs::File::open(path)
+        .ok()?
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(bytes)
+}
+
+/// The size and sha256 of a file's first `size` bytes (what its metadata
+/// said when the walk saw it), read 64 KiB at a time.
+fn hash_stream(path: &Path, size: u64) -> Option<(u64, String)> {
+    use std::io::Read as _;
+    let file = fs::File::open(path).ok()?;
+    let mut hasher = Sha256::new();
+    let n = std::io::copy(&mut file.take(size), &mut hasher).ok()?;
+    Some((n, hex::encode(hasher.finalize())))
+}
+
+/// An entry with its body inlined (text, else base64).
+fn inlined(path: &str, bytes: Vec<u8>) -> ManifestEntry {
+    let mut entry = ManifestEntry {
+        bytes: bytes.len() as u64,
+        sha256: hex::encode(Sha256::digest(&bytes)),
+        ..empty_entry(path)
+    };
+    match String::from_utf8(bytes) {
+        Ok(text) => entry.body = Some(text),
+        Err(e) => {
+            entry.body = Some(base64::engine::general_purpose::STANDARD.encode(e.into_bytes()));
+            entry.encoding = Some(BodyEncoding::Base64);
+        }
+    }
+    entry
 }
 
 #[cfg(test)]
@@ -391,6 +588,74 @@ mod tests {
                 && !crate::paths::stays_inside("/etc")
                 && crate::paths::stays_inside("a/../b")
         );
+    }
+
+    /// A sparse file past the hashing budget is recorded with its size and
+    /// never read; one under it is hashed as a stream; a directory deeper
+    /// than the depth budget is not walked, and says so.
+    #[test]
+    fn the_post_run_manifest_stays_within_its_budget() {
+        let t = tempfile::tempdir().unwrap();
+        let w = t.path();
+        fs::create_dir_all(w.join("outputs")).unwrap();
+        let sparse = fs::File::create(w.join("outputs/huge.bin")).unwrap();
+        sparse.set_len(3 << 30).unwrap();
+        fs::write(w.join("outputs/mid.bin"), vec![7u8; 4096]).unwrap();
+        let mut deep = w.join("outputs/deep");
+        for _ in 0..40 {
+            deep.push("d");
+        }
+        fs::create_dir_all(&deep).unwrap();
+        fs::write(deep.join("leaf.txt"), "x").unwrap();
+        let budget = Budget {
+            max_depth: 16,
+            max_hashed_bytes: 1 << 20,
+            ..Budget::default()
+        };
+        let roots = ["outputs".to_owned()];
+        let (m, overrun) = post_run_bounded(w, &roots, &[], 1024, &budget);
+        let huge = m.iter().find(|e| e.path == "outputs/huge.bin").unwrap();
+        assert_eq!(huge.bytes, 3 << 30);
+        assert_eq!(huge.sha256, "");
+        assert_eq!(huge.truncation_reason, Some(TruncationReason::Unreadable));
+        let mid = m.iter().find(|e| e.path == "outputs/mid.bin").unwrap();
+        assert_eq!(mid.sha256, hex::encode(Sha256::digest(vec![7u8; 4096])));
+        assert_eq!(mid.truncation_reason, Some(TruncationReason::Size));
+        assert!(!m.iter().any(|e| e.path.ends_with("leaf.txt")));
+        assert_eq!(overrun.too_deep, 1);
+        assert_eq!(overrun.not_hashed, 1);
+        let notices = overrun.notices(&budget).join("\n");
+        assert!(
+            notices.contains("deeper than 16 levels not walked"),
+            "{notices}"
+        );
+        assert!(
+            notices.contains("1 file(s) not read (over budget"),
+            "{notices}"
+        );
+
+        let past = Budget {
+            deadline: Some(Instant::now()),
+            ..Budget::default()
+        };
+        let (_, overrun) = post_run_bounded(w, &roots, &[], 1024, &past);
+        assert!(overrun.out_of_time);
+    }
+
+    #[test]
+    fn the_walk_stops_at_its_entry_budget() {
+        let t = tempfile::tempdir().unwrap();
+        fs::create_dir_all(t.path().join("outputs")).unwrap();
+        for i in 0..10 {
+            fs::write(t.path().join(format!("outputs/{i}")), "").unwrap();
+        }
+        let budget = Budget {
+            max_entries: 4,
+            ..Budget::default()
+        };
+        let (w, incomplete, overrun) = walk_bounded(t.path(), &["outputs".to_owned()], &budget);
+        assert_eq!(w.len(), 4);
+        assert!(incomplete && overrun.over_entries);
     }
 
     fn fixture_file(path: &str, tokens: bool) -> FixtureFile {

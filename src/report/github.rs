@@ -23,17 +23,7 @@ pub fn enabled() -> bool {
     std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")
 }
 
-/// Escapes a workflow-command message.
-fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-/// Escapes a workflow-command property value.
-fn escape_property(s: &str) -> String {
-    escape_data(s).replace(':', "%3A").replace(',', "%2C")
-}
+use crate::terminal_safe::{workflow_data as escape_data, workflow_property as escape_property};
 
 /// The annotation lines for one result (empty when it passed).
 pub fn annotations(r: &ReplayResult) -> Vec<String> {
@@ -62,29 +52,28 @@ pub fn annotations(r: &ReplayResult) -> Vec<String> {
         .collect()
 }
 
-/// A table cell: one line, `|` escaped and HTML shown as text, so any
-/// message keeps the table whole.
+/// A table cell: one line of inert Markdown (no image, link, autolink or
+/// HTML from a cassette; `|` escaped), so any message keeps the table
+/// whole ([`crate::terminal_safe::markdown_text`]).
 fn cell(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('|', "\\|")
-        .replace("\r\n", "<br>")
-        .replace(['\n', '\r'], "<br>")
+    crate::terminal_safe::markdown_text(s)
 }
 
-/// A path as inline code (entities are not decoded in code, so only `|`
-/// and line breaks are escaped); plain text when it holds a backtick.
+/// A path as inline code (nothing in a code span is a link or HTML; only
+/// `|` needs its escape in a table), its delimiter longer than any backtick
+/// run inside; controls shown visibly.
 fn code(s: &str) -> String {
-    if s.contains('`') {
-        cell(s)
-    } else {
-        format!("`{}`", s.replace('|', "\\|").replace(['\n', '\r'], " "))
-    }
+    let s = crate::terminal_safe::inline(s).replace('|', "\\|");
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let tick = "`".repeat(longest + 1);
+    let pad = if longest > 0 { " " } else { "" };
+    format!("{tick}{pad}{s}{pad}{tick}")
 }
 
-/// A fenced block longer than any backtick run inside `text`.
+/// A fenced block longer than any backtick run inside `text` (a fence's
+/// content is never Markdown; its controls are shown visibly).
 fn fenced(out: &mut String, text: &str) {
+    let text = crate::terminal_safe::block(text);
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
     let _ = writeln!(out, "{fence}text\n{text}\n{fence}");
@@ -412,8 +401,9 @@ mod tests {
 
     #[test]
     fn cells_cannot_break_the_table_and_fences_outgrow_the_text() {
-        assert_eq!(cell("a|b\nc<d>"), "a\\|b<br>c&lt;d&gt;");
+        assert_eq!(cell("a|b\nc<d>"), "a\\|b\\\\nc&lt;d&gt;");
         assert_eq!(code("x|y"), "`x\\|y`");
+        assert_eq!(code("a`b"), "`` a`b ``");
         let mut out = String::new();
         fenced(&mut out, "has ``` inside");
         assert!(out.starts_with("````text\n"), "{out}");
@@ -438,7 +428,7 @@ mod tests {
 
     #[test]
     fn messages_and_properties_are_escaped() {
-        assert_eq!(escape_data("a%b\nc\r"), "a%25b%0Ac%0D");
+        assert_eq!(escape_data("a%b\nc\r"), "a%25b%0Ac\\r");
         assert_eq!(escape_property("x:y,z"), "x%3Ay%2Cz");
     }
 }

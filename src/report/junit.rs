@@ -49,7 +49,11 @@ pub fn render(results: &[ReplayResult]) -> Result<String, quick_junit::Serialize
         }
         report.add_test_suite(suite);
     }
-    report.to_string()
+    // Recorded strings shown inert: XML 1.0 has no place for most controls,
+    // and a CI step may print the file.
+    report
+        .to_string()
+        .map(|xml| crate::terminal_safe::block(&xml).into_owned())
 }
 
 /// Writes the report to `path` atomically.

@@ -72,7 +72,9 @@ pub fn outcome(entry: &Entry) -> FileOutcome {
                 Level::Warn
             };
             for d in &r.divergences {
-                let at = match (d.turn, &d.tool) {
+                // A tool or file name is one line: its breaks shown, not made.
+                let tool = d.tool.as_deref().map(crate::terminal_safe::inline);
+                let at = match (d.turn, &tool) {
                     (Some(t), Some(tool)) => format!(" turn {} {tool}", t + 1),
                     (Some(t), None) => format!(" turn {}", t + 1),
                     (None, Some(what)) => format!(" {what}"),
@@ -83,7 +85,7 @@ pub fn outcome(entry: &Entry) -> FileOutcome {
                     .and_then(|v| v.as_str().map(str::to_owned))
                     .unwrap_or_default();
                 let mut text = if d.kind == crate::rerun::divergence::Kind::File {
-                    format!("output changed: {}", d.tool.as_deref().unwrap_or("?"))
+                    format!("output changed: {}", tool.as_deref().unwrap_or("?"))
                 } else if d.conversation == "-" {
                     format!("divergence: {kind}{at}")
                 } else {
@@ -302,17 +304,16 @@ pub fn junit(entries: &[Entry], strict: bool) -> Result<String, quick_junit::Ser
         }
         report.add_test_suite(suite);
     }
-    report.to_string()
+    // As replay's JUnit: recorded strings shown inert.
+    report
+        .to_string()
+        .map(|xml| crate::terminal_safe::block(&xml).into_owned())
 }
 
 /// GitHub annotations: an `::error` per failing rerun, a `::warning` per divergence.
 pub fn annotations(entry: &Entry) -> Vec<String> {
-    let esc = |s: &str| {
-        s.replace('%', "%25")
-            .replace('\r', "%0D")
-            .replace('\n', "%0A")
-    };
-    let file = entry.file().display().to_string();
+    use crate::terminal_safe::{workflow_data as esc, workflow_property};
+    let file = workflow_property(&entry.file().display().to_string());
     match entry {
         Entry::Refused { error, .. } => vec![format!(
             "::error file={file}::rerun: {}",
@@ -324,17 +325,20 @@ pub fn annotations(entry: &Entry) -> Vec<String> {
                 .iter()
                 .map(|f| format!("::error file={file}::rerun: {}", esc(f)))
                 .collect();
+            // Every part after `::` is the message: the conversation and the
+            // tool (recorded names) escaped with it.
             out.extend(r.divergences.iter().map(|d| {
-                format!(
-                    "::warning file={file}::rerun divergence at {} turn {}{}: {}",
+                let at = format!(
+                    "rerun divergence at {} turn {}{}: {}",
                     d.conversation,
                     d.turn.map_or("-".into(), |t| (t + 1).to_string()),
                     d.tool
                         .as_deref()
                         .map(|t| format!(" ({t})"))
                         .unwrap_or_default(),
-                    esc(&d.now)
-                )
+                    d.now
+                );
+                format!("::warning file={file}::{}", esc(&at))
             }));
             out
         }

@@ -112,10 +112,11 @@ const INDENT: &str = "    ";
 
 /// The status line of one file and the items under it (lines end in `\n`).
 pub fn render_file(o: &FileOutcome, color: bool) -> String {
+    use crate::terminal_safe::{block, inline};
     let mut out = String::new();
-    let _ = write!(out, "{} {}", paint_status(o.status, color), o.file);
+    let _ = write!(out, "{} {}", paint_status(o.status, color), inline(&o.file));
     if !o.detail.is_empty() {
-        let _ = write!(out, "  {}", o.detail);
+        let _ = write!(out, "  {}", inline(&o.detail));
     }
     if let Some(d) = o.elapsed {
         let t = format_elapsed(d);
@@ -127,8 +128,11 @@ pub fn render_file(o: &FileOutcome, color: bool) -> String {
     }
     out.push('\n');
     for item in &o.items {
-        // A multi-line message keeps its shape, indented under the file.
-        let mut lines = item.text.lines();
+        // A multi-line message keeps its shape, indented under the file;
+        // what it holds is shown inert (controls visible, no line read as
+        // a workflow command).
+        let text = block(&item.text);
+        let mut lines = text.lines();
         let first = lines.next().unwrap_or_default();
         let _ = writeln!(out, "{INDENT}{} {first}", paint_level(item.level, color));
         for l in lines {

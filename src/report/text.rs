@@ -55,17 +55,19 @@ impl TextStyle {
 
 /// Everything printed for one cassette, as one string (lines end in `\n`).
 pub fn render(r: &ReplayResult, style: TextStyle, explain: bool) -> String {
+    use crate::terminal_safe::{block, command_line};
     let mut out = String::new();
     for n in &r.notices {
-        let _ = writeln!(out, "{n}");
+        let _ = writeln!(out, "{}", command_line(n));
     }
     if let Some(err) = &r.error {
-        let _ = writeln!(out, "replay: {}: {err}", r.file.display());
+        let what = format!("{}: {err}", r.file.display());
+        let _ = writeln!(out, "replay: {}", block(&what));
         return out;
     }
     out.push_str(&footer(r, style));
     for a in &r.after {
-        let _ = writeln!(out, "{a}");
+        let _ = writeln!(out, "{}", command_line(a));
     }
     if explain {
         out.push_str(&explain_block(r));
@@ -88,8 +90,8 @@ pub fn footer(r: &ReplayResult, style: TextStyle) -> String {
         "   {}",
         style.dim(&format!(
             "[provenance] model={}  skill={}  ablated=false",
-            prov["model"].as_str().unwrap_or("unknown"),
-            prov["skill"].as_str().unwrap_or("unknown")
+            crate::terminal_safe::inline(prov["model"].as_str().unwrap_or("unknown")),
+            crate::terminal_safe::inline(prov["skill"].as_str().unwrap_or("unknown"))
         ))
     );
     let sym = |s: GuardStatus| match s {
@@ -134,7 +136,9 @@ pub fn footer(r: &ReplayResult, style: TextStyle) -> String {
         .iter()
         .filter(|s| s.severity == Severity::Fail)
     {
-        let _ = writeln!(out, "   {}", style.red(&format!("✗ {}", s.message)));
+        // Recorded strings in the message: shown inert.
+        let message = crate::terminal_safe::block(&s.message);
+        let _ = writeln!(out, "   {}", style.red(&format!("✗ {message}")));
     }
     let _ = writeln!(out, "{prov_line}");
     let _ = writeln!(out, "{guard_line}");
@@ -142,7 +146,7 @@ pub fn footer(r: &ReplayResult, style: TextStyle) -> String {
     if !t.is_empty() {
         let _ = writeln!(out, "   {}", style.dim("── transcript ──"));
         for line in truncate(t, style.verbose).split('\n') {
-            let _ = writeln!(out, "   {line}");
+            let _ = writeln!(out, "   {}", crate::terminal_safe::block(line));
         }
         let _ = writeln!(
             out,

@@ -67,7 +67,8 @@ pub struct RerunOptions {
     pub keep_run_dir: bool,
     /// Confined (default) or `--no-sandbox`.
     pub sandbox: crate::sandbox::Mode,
-    /// `--mcp-live NAME`: MCP servers run for real (every other is frozen).
+    /// `--mcp-live NAME[=URL]`: MCP servers run for real (every other is
+    /// frozen); an HTTP server's URL comes only from here.
     pub mcp_live: Vec<String>,
     /// The project configuration (`reel.toml`): masks and volatile files.
     pub project: crate::project::ProjectConfig,
@@ -175,10 +176,10 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         .or(scenario.timeout_ms.map(Duration::from_millis))
         .unwrap_or(crate::record::DEFAULT_TIMEOUT);
     let recorded_events = parse_lines(cassette.events());
-    let freeze = crate::mcp::Freeze {
-        tape: crate::mcp::Tape::of_recording(&cassette.doc, &recorded_events),
-        live: opts.mcp_live.clone(),
-    };
+    let freeze = crate::mcp::Freeze::new(
+        crate::mcp::Tape::of_recording(&cassette.doc, &recorded_events),
+        &opts.mcp_live,
+    );
     let fresh = Fresh {
         path,
         scenario: &scenario,

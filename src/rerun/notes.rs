@@ -24,6 +24,11 @@ pub(super) fn run_notes(run: &LiveRun, freeze: &crate::mcp::Freeze) -> Vec<Strin
             .iter()
             .map(|m| format!("::warning:: [rerun] {m}")),
     );
+    notes.extend(
+        run.over_budget
+            .iter()
+            .map(|m| format!("::warning:: [rerun] {m}")),
+    );
     notes
 }
 

@@ -22,7 +22,7 @@ use serde_json::Value;
 use super::divergence::{Divergence, Kind, Masks, unified};
 use super::paths::Roots;
 use crate::cassette::{BodyEncoding, ManifestEntry};
-use crate::document::{pdf, zip_entries};
+use crate::document::{Unread, pdf, zip_entries_bounded};
 use crate::project::{ProjectConfig, Volatile};
 
 /// Compares two manifests: files added, removed, changed.
@@ -98,6 +98,9 @@ fn compare_one(
     };
     let roots = Roots::default();
     let (rv, nv) = match (view(&rb), view(&nb)) {
+        (View::OverBudget(why), _) | (_, View::OverBudget(why)) => {
+            return Some(file(path, describe(r), describe(n), vec![why]));
+        }
         (View::Text(a), View::Text(b)) => (masks.apply(&a, &roots), masks.apply(&b, &roots)),
         (View::Zip(a), View::Zip(b)) => (zip_text(&a, masks), zip_text(&b, masks)),
         (View::Pdf(a), View::Pdf(b)) => (masks.apply(&a, &roots), masks.apply(&b, &roots)),
@@ -126,18 +129,25 @@ enum View {
     /// The PDF's comparable text (`pdf::PdfText::comparable`).
     Pdf(String),
     Binary,
+    /// A document past its reading budget (a bomb): `not compared: over
+    /// budget (…)`, its bytes compared by hash alone.
+    OverBudget(String),
 }
 
 fn view(bytes: &[u8]) -> View {
-    if crate::document::is_zip(bytes)
-        && let Some(entries) = zip_entries(bytes)
-    {
-        return View::Zip(entries);
+    if crate::document::is_zip(bytes) {
+        match zip_entries_bounded(bytes) {
+            Ok(entries) => return View::Zip(entries),
+            Err(over @ Unread::OverBudget(_)) => return View::OverBudget(over.to_string()),
+            Err(Unread::Malformed(_)) => {}
+        }
     }
-    if pdf::is_pdf(bytes)
-        && let Ok(text) = pdf::read(bytes)
-    {
-        return View::Pdf(text.comparable());
+    if pdf::is_pdf(bytes) {
+        match pdf::read(bytes) {
+            Ok(text) => return View::Pdf(text.comparable()),
+            Err(over @ Unread::OverBudget(_)) => return View::OverBudget(over.to_string()),
+            Err(Unread::Malformed(_)) => {}
+        }
     }
     match std::str::from_utf8(bytes) {
         Ok(s) if !s.contains('\0') => View::Text(s.to_owned()),
@@ -325,5 +335,41 @@ mod tests {
         assert_eq!(d.len(), 1);
         assert!(d[0].now.contains("no body in the cassette"), "{}", d[0].now);
         assert!(d[0].diff.is_empty());
+    }
+
+    /// A PDF past its reading budget (pages sharing one large stream) is
+    /// not compared by its text: the divergence says so, never a larger
+    /// allocation.
+    #[test]
+    fn a_document_over_its_budget_is_not_compared_and_says_so() {
+        use lopdf::{Object, Stream, dictionary};
+        let bomb = |n: i64| {
+            let mut doc = lopdf::Document::with_version("1.5");
+            let pages_id = doc.new_object_id();
+            let content = b"BT (x) Tj ET\n".repeat(24_000);
+            let stream = doc.add_object(Stream::new(dictionary! {}, content));
+            let kids: Vec<Object> = (0..n)
+                .map(|_| {
+                    let page =
+                        dictionary! {"Type" => "Page", "Parent" => pages_id, "Contents" => stream};
+                    doc.add_object(page).into()
+                })
+                .collect();
+            let pages = dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => n };
+            doc.objects.insert(pages_id, Object::Dictionary(pages));
+            let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+            doc.trailer.set("Root", catalog);
+            let mut out = Vec::new();
+            doc.save_to(&mut out).unwrap();
+            manifest("outputs/bomb.pdf", &out)
+        };
+        let none = ProjectConfig::default();
+        let d = compare_files(Some(&bomb(230)), Some(&bomb(231)), &none, &Masks::default());
+        assert_eq!(d.len(), 1);
+        assert!(
+            d[0].diff[0].starts_with("not compared: over budget (page contents decompress past"),
+            "{:?}",
+            d[0].diff
+        );
     }
 }

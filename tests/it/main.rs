@@ -22,6 +22,7 @@ mod fuzz;
 mod gc;
 mod help_texts;
 mod hostile;
+mod hostile_edges;
 mod html_report;
 mod judge;
 mod lint;

@@ -153,10 +153,15 @@ fn an_http_mcp_server_is_recorded_through_the_front_and_served_frozen() {
     edit_and_commit(&fx, PRICES, |t| t.replace("12.50", "14.00"));
     let port = server_port(&fx, "http");
     let _server = HttpServer::start(&fx, port, false);
+    // The session's `url` is never a live target: the operator names it.
+    let (code, _, stderr) = rerun_at(fx.root(), &cassette_of("http"), &["--mcp-live", "prices"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--mcp-live prices=https://"), "{stderr}");
+    let live = format!("prices=http://127.0.0.1:{port}/mcp");
     let (code, env, stderr) = rerun_at(
         fx.root(),
         &cassette_of("http"),
-        &["--mcp-live", "prices", "--strict"],
+        &["--mcp-live", &live, "--strict"],
     );
     assert_eq!(code, 1, "{stderr}");
     let at_call = (
