@@ -201,3 +201,32 @@ impl Drop for ProcessGroup {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The child's stdio cannot be opened again through `/proc/<pid>/fd`
+    /// (sockets: ENXIO), and the child leads a session of its own.
+    #[test]
+    fn the_childs_stdio_cannot_be_reopened_and_it_has_its_own_session() {
+        let cmd = AgentCommand {
+            program: "sleep".into(),
+            args: vec!["5".into()],
+            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+            cwd: std::env::temp_dir(),
+            sandbox: None,
+        };
+        let group = ProcessGroup::spawn(&cmd).unwrap();
+        let pid = group.child.id() as libc::pid_t;
+        for fd in 0..3 {
+            let e = std::fs::OpenOptions::new()
+                .write(true)
+                .open(format!("/proc/{pid}/fd/{fd}"))
+                .unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc::ENXIO), "fd {fd}: {e}");
+        }
+        // SAFETY: getsid takes a pid.
+        assert_eq!(unsafe { libc::getsid(pid) }, pid);
+    }
+}

@@ -267,10 +267,7 @@ fn live_trial(
         Some(p) => Some(crate::model::Script::load_seeded(p, seed).map_err(|e| e.to_string())?),
         None => None,
     };
-    let timeout = ctx
-        .timeout
-        .or(prepared.scenario.timeout_ms.map(Duration::from_millis))
-        .unwrap_or(crate::record::DEFAULT_TIMEOUT);
+    let timeout = crate::record::run_budget(ctx.timeout, prepared.scenario.timeout_ms);
     let run = live::run(&live::LivePlan {
         scenario: &prepared.scenario,
         scenario_path: path,
