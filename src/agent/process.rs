@@ -70,7 +70,11 @@ impl ProcessGroup {
             }
         };
         let [stdin, stdout, stderr] = [(); 3].map(|()| socket_pair());
-        let (stdin, stdout, stderr) = (stdin.map_err(spawn_err)?, stdout.map_err(spawn_err)?, stderr.map_err(spawn_err)?);
+        let (stdin, stdout, stderr) = (
+            stdin.map_err(spawn_err)?,
+            stdout.map_err(spawn_err)?,
+            stderr.map_err(spawn_err)?,
+        );
         command
             .env_clear()
             .envs(cmd.env.iter().map(|(k, v)| (k, v)))

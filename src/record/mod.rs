@@ -461,7 +461,10 @@ mod budget_tests {
         assert_eq!(budget(None, days, cap), cap);
         assert_eq!(budget(None, Some(5000), cap), Duration::from_millis(5000));
         assert_eq!(budget(None, None, cap), DEFAULT_TIMEOUT);
-        assert_eq!(budget(None, None, Duration::from_secs(60)), Duration::from_secs(60));
+        assert_eq!(
+            budget(None, None, Duration::from_secs(60)),
+            Duration::from_secs(60)
+        );
         let flag = Some(Duration::from_secs(7200));
         assert_eq!(budget(flag, days, cap), Duration::from_secs(7200));
     }

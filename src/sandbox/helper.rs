@@ -69,8 +69,14 @@ fn run(args: &[OsString]) -> Result<i32, String> {
     command.args(&rest);
     if let Some(prefix) = &prefix {
         command.env("CLAUDE_CODE_SHELL_PREFIX", prefix);
+        command.env(super::TOOL_ENV, "1");
     }
-    last_steps(&mut command, prepared.ruleset, spec.limits.clone(), filter.clone());
+    last_steps(
+        &mut command,
+        prepared.ruleset,
+        spec.limits.clone(),
+        filter.clone(),
+    );
     let child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
@@ -83,7 +89,12 @@ fn run(args: &[OsString]) -> Result<i32, String> {
     layers.namespaces = namespaces;
     layers.reaper = reaper.into();
     layers.capabilities_dropped = true;
-    layers.terminal = if init.private_terminals { "private" } else { "none" }.into();
+    layers.terminal = if init.private_terminals {
+        "private"
+    } else {
+        "none"
+    }
+    .into();
     layers.seccomp = filter.is_some();
     layers.tool_domain = prefix.is_some();
     layers.limits = spec.limits.labels(init.pid_max);

@@ -38,19 +38,20 @@ mod seccomp;
 mod tool;
 
 pub use helper::{HELPER_ARG, helper_main};
-pub use tool::TOOL_ARG;
+pub use tool::TOOL_ENV;
 
-/// Runs the sandbox helper (`<exe> __sandbox …`) or the tool wrapper
-/// (`<exe> --sandbox-tool …`) and exits when this process was started as
+/// Runs the sandbox helper (`<exe> __sandbox …`) or the tool wrapper (`<exe>
+/// COMMAND` under [`TOOL_ENV`]) and exits when this process was started as
 /// one; returns otherwise. Every binary that starts agents through the
 /// library calls it first: the helper is the running executable,
 /// re-executed (`REEL_SANDBOX_HELPER` names another).
 pub fn run_if_helper() {
-    let mut args = std::env::args_os();
-    match args.nth(1) {
-        Some(a) if a == HELPER_ARG => helper_main(&std::env::args_os().collect::<Vec<_>>()),
-        Some(a) if a == TOOL_ARG => tool::tool_main(&std::env::args_os().collect::<Vec<_>>()),
-        _ => {}
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == HELPER_ARG) {
+        helper_main(&args);
+    }
+    if tool::is_tool(&args) {
+        tool::tool_main(&args);
     }
 }
 pub use launch::{Guard, Launch, NotStarted, Pending};

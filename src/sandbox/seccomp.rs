@@ -38,9 +38,8 @@ pub fn program() -> Result<BpfProgram, String> {
     for nr in ioctl_numbers() {
         let mut per_request = Vec::new();
         for request in IOCTLS {
-            let cond =
-                SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request)
-                    .map_err(|e| format!("seccomp ioctl condition: {e}"))?;
+            let cond = SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request)
+                .map_err(|e| format!("seccomp ioctl condition: {e}"))?;
             per_request.push(
                 SeccompRule::new(vec![cond]).map_err(|e| format!("seccomp ioctl rule: {e}"))?,
             );

@@ -1,8 +1,9 @@
-//! The nested Landlock domain of the agent's shell commands: `reel
-//! --sandbox-tool COMMAND`, which Claude Code puts in front of every Bash
-//! tool command and hook through `CLAUDE_CODE_SHELL_PREFIX` (the helper sets
-//! it). It restricts itself once more, then executes the command with the
-//! shell. A process in a nested domain fails `ptrace_may_access` on every
+//! The nested Landlock domain of the agent's shell commands: Claude Code
+//! puts `CLAUDE_CODE_SHELL_PREFIX` in front of every Bash tool command, hook
+//! and stdio MCP server it starts, as `'<prefix>' '<command line>'`; the
+//! helper sets the prefix to reel's own binary and [`TOOL_ENV`], so reel
+//! started with them and no internal command restricts itself once more,
+//! then executes the command line with the shell. A process in a nested domain fails `ptrace_may_access` on every
 //! process of its parent domain: it cannot attach to the agent, nor open the
 //! agent's `/proc/<pid>/fd/*` (its stdout pipe to reel), `mem` or `environ`.
 //! The nested ruleset adds no file restriction of its own (it handles only
@@ -19,29 +20,39 @@ use std::os::unix::process::CommandExt;
 
 use landlock::{AccessFs, Ruleset, RulesetAttr, RulesetStatus, Scope};
 
-/// The argument that makes reel the tool wrapper. Claude Code splits its
-/// prefix at the last ` -`: `'<reel>' --sandbox-tool '<command>'`.
-pub const TOOL_ARG: &str = "--sandbox-tool";
+/// Set (to `1`) in the agent's environment: reel started with arguments
+/// that are not one of its internal commands (`__…`) is the tool wrapper.
+/// (The prefix must be a bare program: Claude Code runs a stdio MCP server
+/// as `<prefix> '<command line>'` with the prefix as the program's path.)
+pub const TOOL_ENV: &str = "REEL_SANDBOX_TOOL";
+
+/// Whether this process, started with `args`, is the tool wrapper.
+pub fn is_tool(args: &[OsString]) -> bool {
+    std::env::var_os(TOOL_ENV).is_some_and(|v| v == "1")
+        && args
+            .get(1)
+            .is_some_and(|a| !a.to_string_lossy().starts_with("__"))
+}
 
 /// Exit code of a command that was not run (the shell's "cannot execute").
 const NOT_RUN: i32 = 126;
 
-/// The `CLAUDE_CODE_SHELL_PREFIX` value for `exe`, when Claude Code can
-/// split it back into the program and [`TOOL_ARG`].
+/// The `CLAUDE_CODE_SHELL_PREFIX` value for `exe`, when Claude Code reads
+/// it back as one program (it splits a prefix at its last ` -`).
 pub fn shell_prefix(exe: &std::path::Path) -> Option<String> {
     let exe = exe.to_str()?;
-    (!exe.contains(" -") && !exe.is_empty()).then(|| format!("{exe} {TOOL_ARG}"))
+    (!exe.contains(" -") && !exe.is_empty()).then(|| exe.to_owned())
 }
 
 /// Runs the wrapper; never returns.
 pub fn tool_main(args: &[OsString]) -> ! {
-    let rest = &args[2.min(args.len())..];
+    let rest = &args[1.min(args.len())..];
     if rest.is_empty() {
-        eprintln!("reel {TOOL_ARG}: no command given");
+        eprintln!("reel (sandbox tool wrapper): no command given");
         std::process::exit(NOT_RUN);
     }
     if let Err(why) = nest() {
-        eprintln!("reel {TOOL_ARG}: the command was not run: {why}");
+        eprintln!("reel (sandbox tool wrapper): the command was not run: {why}");
         std::process::exit(NOT_RUN);
     }
     let mut command = if rest.len() == 1 {
@@ -54,7 +65,7 @@ pub fn tool_main(args: &[OsString]) -> ! {
         c
     };
     let e = command.exec();
-    eprintln!("reel {TOOL_ARG}: execute the command: {e}");
+    eprintln!("reel (sandbox tool wrapper): execute the command: {e}");
     std::process::exit(NOT_RUN)
 }
 

@@ -186,7 +186,10 @@ fn other_terminal() -> (OwnedFd, PathBuf) {
 #[test]
 fn a_rerun_in_a_terminal_cannot_type_into_it_drive_the_agent_or_reach_another_terminal() {
     let bin = require!(claude_bin());
-    require!(super::reel_sandbox_available(), "this kernel offers no Landlock");
+    require!(
+        super::reel_sandbox_available(),
+        "this kernel offers no Landlock"
+    );
     let (other_master, other_slave) = other_terminal();
     let typed = b"operator-typed-secret\n";
     std::fs::File::from(other_master.try_clone().unwrap())
@@ -236,9 +239,10 @@ fn a_rerun_in_a_terminal_cannot_type_into_it_drive_the_agent_or_reach_another_te
     });
     for (attempt, result) in report.as_object().unwrap() {
         if attempt != "agent" {
-            failures.check(result.as_str().is_some_and(|r| r.starts_with("errno:")), || {
-                format!("{attempt} was not refused by the kernel: {result}")
-            });
+            failures.check(
+                result.as_str().is_some_and(|r| r.starts_with("errno:")),
+                || format!("{attempt} was not refused by the kernel: {result}"),
+            );
         }
     }
     // The other terminal: nothing written to it, what was typed still unread.
@@ -247,13 +251,17 @@ fn a_rerun_in_a_terminal_cannot_type_into_it_drive_the_agent_or_reach_another_te
     let mut buf = [0u8; 256];
     let echoed = master.read(&mut buf).unwrap_or(0);
     let echoed = String::from_utf8_lossy(&buf[..echoed]).into_owned();
-    failures.check(!echoed.contains("]52;") && !echoed.contains("INJECTED"), || {
-        format!("the other terminal received: {echoed:?}")
-    });
+    failures.check(
+        !echoed.contains("]52;") && !echoed.contains("INJECTED"),
+        || format!("the other terminal received: {echoed:?}"),
+    );
     let kept = super::walk(&fx.path("runs"));
     for file in kept {
         if std::fs::read(&file).is_ok_and(|b| super::contains(&b, b"operator-typed-secret")) {
-            failures.push(format!("the other terminal's input leaked into {}", file.display()));
+            failures.push(format!(
+                "the other terminal's input leaked into {}",
+                file.display()
+            ));
         }
     }
     failures.assert_none(1);
@@ -270,7 +278,10 @@ fn set_nonblocking(file: &std::fs::File) {
 #[test]
 fn a_fork_bomb_and_a_memory_bomb_are_contained_and_the_run_reports() {
     let bin = require!(claude_bin());
-    require!(super::reel_sandbox_available(), "this kernel offers no Landlock");
+    require!(
+        super::reel_sandbox_available(),
+        "this kernel offers no Landlock"
+    );
     let fx = checkout(&[
         ("fork-bomb", python(FORK_BOMB, ""), None),
         ("memory-bomb", python(MEMORY_BOMB, ""), None),
@@ -280,7 +291,13 @@ fn a_fork_bomb_and_a_memory_bomb_are_contained_and_the_run_reports() {
         .env("REEL_CLAUDE_BIN", &bin)
         .env("REEL_RUNS_DIR", fx.path("runs"))
         .env("REEL_SANDBOX_MEMORY_MIB", "1536")
-        .args(["rerun", "cassettes/", "--keep-run-dir", "--output-format", "json"])
+        .args([
+            "rerun",
+            "cassettes/",
+            "--keep-run-dir",
+            "--output-format",
+            "json",
+        ])
         .timeout(Duration::from_secs(600))
         .run();
     let mut failures = Failures::new();
@@ -290,9 +307,10 @@ fn a_fork_bomb_and_a_memory_bomb_are_contained_and_the_run_reports() {
     failures.check_eq("cassettes rerun", results.len(), 2);
     for r in &results {
         let layers = &r["rerun"]["sandbox"];
-        failures.check(layers["limits"].as_array().is_some_and(|l| !l.is_empty()), || {
-            format!("{}: no limits reported: {layers}", r["file"])
-        });
+        failures.check(
+            layers["limits"].as_array().is_some_and(|l| !l.is_empty()),
+            || format!("{}: no limits reported: {layers}", r["file"]),
+        );
     }
     let limits = results
         .first()
@@ -343,7 +361,10 @@ fn alive_tagged(tag: &str) -> usize {
 #[test]
 fn a_cassettes_timeout_is_capped_by_the_operator() {
     let bin = require!(claude_bin());
-    require!(super::reel_sandbox_available(), "this kernel offers no Landlock");
+    require!(
+        super::reel_sandbox_available(),
+        "this kernel offers no Landlock"
+    );
     let three_days = 3 * 24 * 3600 * 1000;
     // Not a bare `sleep`: Claude Code refuses a standalone long sleep.
     let slow = "python3 -c 'import time; time.sleep(120)'".to_owned();
@@ -368,4 +389,80 @@ fn a_cassettes_timeout_is_capped_by_the_operator() {
         "the run did not say it ran out of its capped budget:\n{}",
         run.stderr
     );
+}
+
+/// `record` and `record --jobs` start the agent through the same guard: two
+/// scenarios whose scripted model runs the probe, recorded in parallel from
+/// a terminal.
+#[test]
+fn record_jobs_from_a_terminal_is_held_by_the_same_guard() {
+    let bin = require!(claude_bin());
+    require!(
+        super::reel_sandbox_available(),
+        "this kernel offers no Landlock"
+    );
+    let (_other_master, other_slave) = other_terminal();
+    let fx = checkout(&[]);
+    let probe = python(PROBE, &other_slave.display().to_string());
+    for name in ["probe-a", "probe-b"] {
+        fx.write(
+            &format!("checkout/hostile/{name}.yaml"),
+            "session: ../sessions/lean.yaml\nfidelity: protocol\ntimeout_ms: 120000\n\
+             prompt: run the probe\nanswers:\n  - when_tool: Bash\n    allow_if: \"true\"\n    \
+             else: deny\nassert:\n  - result: success\n",
+        );
+        fx.write(
+            &format!("checkout/hostile/{name}.model.yaml"),
+            format!(
+                "turns:\n  - blocks:\n      - tool: Bash\n        input: {{command: \"{probe}\", \
+                 description: probe}}\n  - blocks:\n      - text: done\n"
+            ),
+        );
+    }
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "'{}' record hostile/ --jobs 2 --keep-run-dir; echo EXIT:$?; \
+             stty -echo; read -t 3 line; echo \"AFTER:[$line]\"",
+            assert_cmd::cargo::cargo_bin("reel").display()
+        ))
+        .current_dir(fx.path("checkout"))
+        .env("NO_COLOR", "1")
+        .env("REEL_CLAUDE_BIN", &bin)
+        .env("REEL_RUNS_DIR", fx.path("runs"))
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS");
+    let mut session = expectrl::Session::spawn(cmd).unwrap();
+    session.set_expect_timeout(Some(Duration::from_secs(300)));
+    let seen = session.expect(Eof).unwrap();
+    let screen = String::from_utf8_lossy(seen.as_bytes()).into_owned();
+    let mut failures = Failures::new();
+    failures.check(
+        !screen.contains("INJECTED") && screen.contains("AFTER:[]"),
+        || format!("text reached the operator's terminal:\n{screen}"),
+    );
+    let reports: Vec<Value> = super::walk(&fx.path("runs"))
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "probe.json"))
+        .filter_map(|p| serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok())
+        .collect();
+    failures.check_eq("probes that ran", reports.len(), 2);
+    for report in &reports {
+        for (attempt, result) in report.as_object().unwrap() {
+            if attempt != "agent" {
+                failures.check(
+                    result.as_str().is_some_and(|r| r.starts_with("errno:")),
+                    || format!("{attempt} was not refused by the kernel: {result}"),
+                );
+            }
+        }
+    }
+    for cassette in super::walk(&fx.path("checkout")) {
+        let is_cassette = cassette.to_string_lossy().ends_with(".cassette.json");
+        if is_cassette && std::fs::read(&cassette).is_ok_and(|b| super::contains(&b, b"forged-ctl"))
+        {
+            failures.push(format!("a forged line was saved in {}", cassette.display()));
+        }
+    }
+    failures.assert_none(2);
 }
