@@ -125,7 +125,7 @@ fn memory_mib() -> u64 {
 }
 
 fn size(bytes: u64) -> String {
-    if bytes % (1 << 30) == 0 {
+    if bytes.is_multiple_of(1 << 30) {
         format!("{} GiB", bytes >> 30)
     } else {
         format!("{} MiB", bytes >> 20)

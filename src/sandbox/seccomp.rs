@@ -24,6 +24,8 @@ use seccompiler::{
 
 /// `ioctl` requests refused (the second argument, compared on its low 32
 /// bits as the kernel reads an `unsigned int`).
+/// (`libc`'s request type is `c_ulong` on glibc, `c_int` elsewhere.)
+#[allow(clippy::unnecessary_cast)]
 const IOCTLS: [u64; 2] = [libc::TIOCSTI as u64, libc::TIOCLINUX as u64];
 
 /// The compiled filter of this machine's architecture.
