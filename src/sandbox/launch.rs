@@ -92,7 +92,8 @@ impl Launch {
             landlock_abi: self.landlock_abi,
             namespaces: self.namespaces,
             relay_dir: relay.as_ref().map(|r| r.dir().to_owned()),
-            limits: super::limits::Limits::for_run(self.namespaces),
+            limits: super::limits::Limits::for_run(self.namespaces)
+                .map_err(std::io::Error::other)?,
         };
         let spec = serde_json::to_string(&spec).map_err(std::io::Error::other)?;
         let (read, write) = pipe()?;

@@ -44,14 +44,15 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// The limits of a run with (or without) its own user namespace.
-    pub fn for_run(user_namespace: bool) -> Limits {
-        Limits {
+    /// The limits of a run with (or without) its own user namespace; an
+    /// unreadable [`MEMORY_ENV`] is an error naming it.
+    pub fn for_run(user_namespace: bool) -> Result<Limits, String> {
+        Ok(Limits {
             nproc: user_namespace.then_some(NPROC),
-            data: memory_mib() << 20,
+            data: memory_mib()? << 20,
             fsize: FSIZE,
             nofile: NOFILE,
-        }
+        })
     }
 
     /// Sets every limit, soft and hard, never above the current hard one.
@@ -116,12 +117,20 @@ pub fn cap_pids() -> bool {
             .is_ok_and(|v| v.trim() == PID_MAX.to_string())
 }
 
-fn memory_mib() -> u64 {
-    std::env::var(MEMORY_ENV)
-        .ok()
+fn memory_mib() -> Result<u64, String> {
+    let Some(v) = std::env::var_os(MEMORY_ENV) else {
+        return Ok(DEFAULT_MEMORY_MIB);
+    };
+    v.to_str()
         .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&m| m >= 256)
-        .unwrap_or(DEFAULT_MEMORY_MIB)
+        .filter(|m| (256..=1 << 30).contains(m))
+        .ok_or_else(|| {
+            format!(
+                "{MEMORY_ENV}={} is not a number of MiB from 256 up (the per-process memory \
+                 limit of a run; unset it for {DEFAULT_MEMORY_MIB})",
+                v.to_string_lossy()
+            )
+        })
 }
 
 fn size(bytes: u64) -> String {
@@ -154,7 +163,7 @@ mod tests {
                 "core 0"
             ]
         );
-        let l = Limits::for_run(true);
+        let l = Limits::for_run(true).unwrap();
         assert_eq!(l.labels(true)[..2], ["nproc 4096", "pid_max 4096"]);
     }
 }
