@@ -5,9 +5,19 @@
 //! A descendant that calls `setsid()` leaves the group: only a confined
 //! start ([`crate::sandbox`]) reaches it, through its PID namespace or its
 //! subreaper. Unconfined (`--no-sandbox`) it is out of reach.
+//!
+//! Confined or not, the child starts in a session of its own (`setsid`, so
+//! the group is the session's): reel's controlling terminal is never handed
+//! to it, and nothing it starts can type into the operator's shell or read
+//! the operator's keys through `/dev/tty`. Its stdin, stdout and stderr are
+//! unix socket pairs, not pipes: a pipe can be opened again through
+//! `/proc/<pid>/fd/1` by any process that may inspect the agent (a tool
+//! forging protocol lines onto reel's side of the wire, or host frames onto
+//! the agent's stdin); a socket cannot be opened by path at all (`ENXIO`).
 
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use super::AgentCommand;
@@ -42,8 +52,8 @@ impl std::fmt::Display for SpawnError {
 }
 
 impl ProcessGroup {
-    /// Spawns `cmd` with piped stdio in its own process group, through the
-    /// sandbox helper when `cmd.sandbox` says so.
+    /// Spawns `cmd` with socket stdio in its own session (and so process
+    /// group), through the sandbox helper when `cmd.sandbox` says so.
     pub fn spawn(cmd: &AgentCommand) -> Result<ProcessGroup, SpawnError> {
         let spawn_err = |e: std::io::Error| SpawnError::Agent(e.to_string());
         let (mut command, pending) = match &cmd.sandbox {
@@ -59,21 +69,40 @@ impl ProcessGroup {
                 (c, None)
             }
         };
-        let child = command
+        let [stdin, stdout, stderr] = [(); 3].map(|()| socket_pair());
+        let (stdin, stdout, stderr) = (
+            stdin.map_err(spawn_err)?,
+            stdout.map_err(spawn_err)?,
+            stderr.map_err(spawn_err)?,
+        );
+        command
             .env_clear()
             .envs(cmd.env.iter().map(|(k, v)| (k, v)))
             .current_dir(&cmd.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .map_err(|e| match &cmd.sandbox {
-                Some(_) => SpawnError::Sandbox(crate::sandbox::Refusal::Failed(format!(
-                    "start the sandbox helper: {e}"
-                ))),
-                None => spawn_err(e),
-            })?;
+            .stdin(Stdio::from(stdin.1))
+            .stdout(Stdio::from(stdout.1))
+            .stderr(Stdio::from(stderr.1));
+        // SAFETY: setsid is async-signal-safe and touches no memory.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let spawned = command.spawn();
+        // The child's ends close here, or EOF would never come.
+        drop(command);
+        let mut child = spawned.map_err(|e| match &cmd.sandbox {
+            Some(_) => SpawnError::Sandbox(crate::sandbox::Refusal::Failed(format!(
+                "start the sandbox helper: {e}"
+            ))),
+            None => spawn_err(e),
+        })?;
+        child.stdin = Some(ChildStdin::from(stdin.0));
+        child.stdout = Some(ChildStdout::from(stdout.0));
+        child.stderr = Some(ChildStderr::from(stderr.0));
         // A pid always fits pid_t on unix.
         let pgid = child.id() as libc::pid_t;
         let mut group = ProcessGroup {
@@ -149,11 +178,59 @@ impl ProcessGroup {
     }
 }
 
+/// A connected unix stream pair: (reel's end, the child's end).
+fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: socketpair writes two descriptors into the array.
+    let r = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned here alone.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
         self.signal(libc::SIGKILL);
         if self.status.is_none() {
             let _ = self.child.wait();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The child's stdio cannot be opened again through `/proc/<pid>/fd`
+    /// (sockets: ENXIO), and the child leads a session of its own.
+    #[test]
+    fn the_childs_stdio_cannot_be_reopened_and_it_has_its_own_session() {
+        let cmd = AgentCommand {
+            program: "sleep".into(),
+            args: vec!["5".into()],
+            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+            cwd: std::env::temp_dir(),
+            sandbox: None,
+        };
+        let group = ProcessGroup::spawn(&cmd).unwrap();
+        let pid = group.child.id() as libc::pid_t;
+        for fd in 0..3 {
+            let e = std::fs::OpenOptions::new()
+                .write(true)
+                .open(format!("/proc/{pid}/fd/{fd}"))
+                .unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc::ENXIO), "fd {fd}: {e}");
+        }
+        // SAFETY: getsid takes a pid.
+        assert_eq!(unsafe { libc::getsid(pid) }, pid);
     }
 }

@@ -355,10 +355,7 @@ fn live_trial(ctx: &Context<'_>, path: &Path, prepared: &Prepared, arm: &ArmSetu
         },
         None => None,
     };
-    let timeout = ctx
-        .timeout
-        .or(prepared.scenario.timeout_ms.map(Duration::from_millis))
-        .unwrap_or(crate::record::DEFAULT_TIMEOUT);
+    let timeout = crate::record::run_budget(ctx.timeout, prepared.scenario.timeout_ms);
     let run = live::run(&live::LivePlan {
         scenario: &prepared.scenario,
         scenario_path: path,

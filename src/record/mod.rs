@@ -32,6 +32,35 @@ use crate::scenario::{Scenario, session_keys};
 /// waits forever on an agent).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// The operator's ceiling (milliseconds) on the `timeout_ms` a scenario or
+/// cassette asks for, so a pull request cannot keep a runner busy for days.
+/// An environment variable, not a `reel.toml` key: `reel.toml` comes with
+/// the pull request. `--timeout-ms` is the operator's own and is not capped.
+pub const MAX_TIMEOUT_ENV: &str = "REEL_MAX_TIMEOUT_MS";
+
+/// [`MAX_TIMEOUT_ENV`] when unset (or not a positive integer): 30 minutes.
+pub const DEFAULT_MAX_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// The wall-clock budget of one run: the operator's `--timeout-ms`, else the
+/// scenario's `timeout_ms` capped by [`MAX_TIMEOUT_ENV`], else
+/// [`DEFAULT_TIMEOUT`]. Record, rerun, eval and matrix all decide it here.
+pub fn run_budget(flag: Option<Duration>, scenario_ms: Option<u64>) -> Duration {
+    let ceiling = std::env::var(MAX_TIMEOUT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&ms| ms > 0)
+        .map_or(DEFAULT_MAX_TIMEOUT, Duration::from_millis);
+    budget(flag, scenario_ms, ceiling)
+}
+
+fn budget(flag: Option<Duration>, scenario_ms: Option<u64>, ceiling: Duration) -> Duration {
+    flag.unwrap_or_else(|| {
+        scenario_ms
+            .map(|ms| Duration::from_millis(ms).min(ceiling))
+            .unwrap_or(DEFAULT_TIMEOUT.min(ceiling))
+    })
+}
+
 /// What `reel record` was asked to do.
 #[derive(Debug, Clone)]
 pub struct RecordOptions {
@@ -327,10 +356,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         cassette_path,
         script,
     } = prepare(opts)?;
-    let timeout = opts
-        .timeout
-        .or(scenario.timeout_ms.map(Duration::from_millis))
-        .unwrap_or(DEFAULT_TIMEOUT);
+    let timeout = run_budget(opts.timeout, scenario.timeout_ms);
     let run = live::run(&live::LivePlan {
         mcp: None,
         scenario: &scenario,
@@ -450,4 +476,24 @@ fn file_stem(p: &Path) -> String {
         .or_else(|| n.strip_suffix(".yml"))
         .unwrap_or(&n)
         .to_owned()
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    #[test]
+    fn a_scenarios_timeout_is_capped_by_the_operator_and_the_flag_is_not() {
+        let cap = Duration::from_secs(1800);
+        let days = Some(3 * 24 * 3600 * 1000);
+        assert_eq!(budget(None, days, cap), cap);
+        assert_eq!(budget(None, Some(5000), cap), Duration::from_millis(5000));
+        assert_eq!(budget(None, None, cap), DEFAULT_TIMEOUT);
+        assert_eq!(
+            budget(None, None, Duration::from_secs(60)),
+            Duration::from_secs(60)
+        );
+        let flag = Some(Duration::from_secs(7200));
+        assert_eq!(budget(flag, days, cap), Duration::from_secs(7200));
+    }
 }

@@ -171,10 +171,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     let started = std::time::Instant::now();
     let (cassette, replies) = load_rerunnable(path)?;
     let (scenario, session) = frozen_scenario(&cassette, opts)?;
-    let timeout = opts
-        .timeout
-        .or(scenario.timeout_ms.map(Duration::from_millis))
-        .unwrap_or(crate::record::DEFAULT_TIMEOUT);
+    let timeout = crate::record::run_budget(opts.timeout, scenario.timeout_ms);
     let recorded_events = parse_lines(cassette.events());
     let freeze = crate::mcp::Freeze::new(
         crate::mcp::Tape::of_recording(&cassette.doc, &recorded_events),

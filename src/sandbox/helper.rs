@@ -42,55 +42,45 @@ pub fn helper_main(args: &[OsString]) -> ! {
 }
 
 fn run(args: &[OsString]) -> Result<i32, String> {
-    let (spec, program, rest) = parse(args)?;
+    let (mut spec, program, rest) = parse(args)?;
+    // reel itself runs inside: the tool wrapper, reel's MCP servers.
+    let exe = std::env::current_exe().and_then(std::fs::canonicalize).ok();
+    spec.policy.read.extend(exe.iter().cloned());
     let network_ns = spec.relay_dir.is_some();
-    let (namespaces, reaper) = if spec.namespaces {
-        (enter_namespaces(network_ns, &spec)?, "pid-namespace")
+    let (namespaces, reaper, init) = if spec.namespaces {
+        let (names, init) = enter_namespaces(network_ns, &spec)?;
+        (names, "pid-namespace", init)
     } else {
         reap::become_subreaper().map_err(|e| format!("become the run's subreaper: {e}"))?;
-        (Vec::new(), "subreaper")
+        (Vec::new(), "subreaper", InitFacts::default())
     };
-    let listeners = match (&spec.policy.network, network_ns) {
-        (super::Network::Loopback { ports }, true) => ports
-            .iter()
-            .map(|&port| {
-                std::net::TcpListener::bind(("127.0.0.1", port))
-                    .map(|l| (port, l))
-                    .map_err(|e| format!("listen on port {port} inside the namespace: {e}"))
-            })
-            .collect::<Result<Vec<_>, _>>()?,
-        _ => Vec::new(),
-    };
+    if init.private_terminals {
+        let terminals = super::mounts::PRIVATE_TERMINALS.iter().map(PathBuf::from);
+        spec.policy.devices.extend(terminals);
+    }
+    let listeners = listen_inside(&spec, network_ns)?;
     let prepared = rules::prepare(&spec.policy, spec.landlock_abi)?;
+    // An architecture seccompiler does not know runs without the filter,
+    // and says so in the layers.
+    let filter = super::seccomp::program().ok();
+    let prefix = exe.as_deref().and_then(super::tool::shell_prefix);
     on_termination();
-    let ruleset = Mutex::new(Some(prepared.ruleset));
     let mut command = std::process::Command::new(&program);
     command.args(&rest);
-    // SAFETY: the closure only takes the ruleset out of its mutex (never
-    // contended: this process has one thread) and makes system calls.
-    unsafe {
-        command.pre_exec(move || {
-            let ruleset = ruleset.lock().ok().and_then(|mut r| r.take());
-            rules::enforce(ruleset.ok_or_else(|| std::io::Error::other("no ruleset"))?)
-        });
+    if let Some(prefix) = &prefix {
+        command.env("CLAUDE_CODE_SHELL_PREFIX", prefix);
+        command.env(super::TOOL_ENV, "1");
     }
+    last_steps(
+        &mut command,
+        prepared.ruleset,
+        spec.limits.clone(),
+        filter.clone(),
+    );
     let child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
-            let program = PathBuf::from(&program);
-            report(&match e.kind() {
-                std::io::ErrorKind::NotFound => {
-                    Status::AgentNotStarted(format!("spawn `{}`: {e}", program.display()))
-                }
-                // Landlock refuses to execute what the policy does not name.
-                std::io::ErrorKind::PermissionDenied => Status::AgentNotStarted(format!(
-                    "spawn `{}`: {e} (the sandbox allows executing only system, toolchain and \
-                     agent paths: name its directory in REEL_SANDBOX_READ or reel.toml's \
-                     `[sandbox] read`)",
-                    program.display()
-                )),
-                _ => Status::Refused(format!("start `{}` confined: {e}", program.display())),
-            });
+            report(&not_started(&program, e));
             return Ok(REFUSED);
         }
     };
@@ -99,6 +89,15 @@ fn run(args: &[OsString]) -> Result<i32, String> {
     layers.namespaces = namespaces;
     layers.reaper = reaper.into();
     layers.capabilities_dropped = true;
+    layers.terminal = if init.private_terminals {
+        "private"
+    } else {
+        "none"
+    }
+    .into();
+    layers.seccomp = filter.is_some();
+    layers.tool_domain = prefix.is_some();
+    layers.limits = spec.limits.labels(init.pid_max);
     report(&Status::Started(layers));
     if let Some(dir) = &spec.relay_dir {
         for (port, listener) in listeners {
@@ -110,6 +109,81 @@ fn run(args: &[OsString]) -> Result<i32, String> {
         reap::kill_descendants();
     }
     Ok(code)
+}
+
+/// The agent's last steps between fork and exec: a new session (no
+/// controlling terminal, whatever reel had), the resource limits, every
+/// capability dropped and the Landlock ruleset enforced, then the seccomp
+/// filter.
+fn last_steps(
+    command: &mut std::process::Command,
+    ruleset: landlock::RulesetCreated,
+    limits: super::limits::Limits,
+    filter: Option<seccompiler::BpfProgram>,
+) {
+    let ruleset = Mutex::new(Some(ruleset));
+    // SAFETY: the closure only takes the ruleset out of its mutex (never
+    // contended: this process has one thread) and makes system calls.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            limits.apply()?;
+            let ruleset = ruleset.lock().ok().and_then(|mut r| r.take());
+            rules::enforce(ruleset.ok_or_else(|| std::io::Error::other("no ruleset"))?)?;
+            match &filter {
+                Some(program) => super::seccomp::install(program),
+                None => Ok(()),
+            }
+        });
+    }
+}
+
+/// The model's and MCP fronts' ports, listened on inside the network
+/// namespace (relayed to the host's).
+fn listen_inside(
+    spec: &Spec,
+    network_ns: bool,
+) -> Result<Vec<(u16, std::net::TcpListener)>, String> {
+    match (&spec.policy.network, network_ns) {
+        (super::Network::Loopback { ports }, true) => ports
+            .iter()
+            .map(|&port| {
+                std::net::TcpListener::bind(("127.0.0.1", port))
+                    .map(|l| (port, l))
+                    .map_err(|e| format!("listen on port {port} inside the namespace: {e}"))
+            })
+            .collect(),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// Why the agent's program did not start.
+fn not_started(program: &OsString, e: std::io::Error) -> Status {
+    let program = PathBuf::from(program);
+    match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            Status::AgentNotStarted(format!("spawn `{}`: {e}", program.display()))
+        }
+        // Landlock refuses to execute what the policy does not name.
+        std::io::ErrorKind::PermissionDenied => Status::AgentNotStarted(format!(
+            "spawn `{}`: {e} (the sandbox allows executing only system, toolchain and \
+             agent paths: name its directory in REEL_SANDBOX_READ or reel.toml's \
+             `[sandbox] read`)",
+            program.display()
+        )),
+        _ => Status::Refused(format!("start `{}` confined: {e}", program.display())),
+    }
+}
+
+/// What the namespace's init set up beyond the namespaces themselves.
+#[derive(Default)]
+struct InitFacts {
+    /// A private devpts instance over `/dev/pts` and `/dev/ptmx`.
+    private_terminals: bool,
+    /// The PID namespace's `pid_max` is capped.
+    pid_max: bool,
 }
 
 fn parse(args: &[OsString]) -> Result<(Spec, OsString, Vec<OsString>), String> {
@@ -135,7 +209,7 @@ fn report(status: &Status) {
 /// Enters user, PID and mount namespaces (and a network namespace with
 /// loopback only), mounts a private `/proc`, and returns in the namespace's
 /// init. The parent stays outside, waits for it, and exits with its code.
-fn enter_namespaces(network: bool, spec: &Spec) -> Result<Vec<String>, String> {
+fn enter_namespaces(network: bool, spec: &Spec) -> Result<(Vec<String>, InitFacts), String> {
     // SAFETY: getuid/getgid have no preconditions.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWPID | libc::CLONE_NEWNS;
@@ -158,22 +232,23 @@ fn enter_namespaces(network: bool, spec: &Spec) -> Result<Vec<String>, String> {
     match unsafe { libc::fork() } {
         -1 => Err(format!("fork: {}", std::io::Error::last_os_error())),
         0 => {
-            inside_init(network, spec)?;
+            let facts = inside_init(network, spec)?;
             let mut names = vec!["user".into(), "pid".into(), "mount".into()];
             if network {
                 names.push("network".into());
             }
-            Ok(names)
+            Ok((names, facts))
         }
         child => wait_outside(child),
     }
 }
 
 /// In the namespace's init: die with the outer helper, private mounts, a
-/// `/proc` of this PID namespace only, every mount read-only but the run
-/// directory's (Landlock has no right for `chmod`, `chown` or timestamps; a
-/// read-only mount refuses them), loopback up.
-fn inside_init(network: bool, spec: &Spec) -> Result<(), String> {
+/// `/proc` of this PID namespace only (its `pid_max` capped), a private
+/// devpts instance, every mount read-only but the run directory's (Landlock
+/// has no right for `chmod`, `chown` or timestamps; a read-only mount
+/// refuses them), loopback up.
+fn inside_init(network: bool, spec: &Spec) -> Result<InitFacts, String> {
     let os = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
     // SAFETY: prctl and mount take integers and NUL-terminated literals.
     unsafe {
@@ -199,6 +274,10 @@ fn inside_init(network: bool, spec: &Spec) -> Result<(), String> {
             return Err(os("mount a private /proc"));
         }
     }
+    let facts = InitFacts {
+        pid_max: super::limits::cap_pids(),
+        private_terminals: super::mounts::private_devpts().is_ok(),
+    };
     let mut keep: Vec<PathBuf> = spec.policy.write.clone();
     keep.extend(spec.policy.read.iter().cloned());
     keep.extend(spec.relay_dir.iter().cloned());
@@ -207,7 +286,7 @@ fn inside_init(network: bool, spec: &Spec) -> Result<(), String> {
     if network {
         loopback_up().map_err(|e| format!("bring up loopback: {e}"))?;
     }
-    Ok(())
+    Ok(facts)
 }
 
 /// Binds each writable directory onto itself (a mount of its own), turns

@@ -27,6 +27,9 @@ pub(super) struct Spec {
     /// The directory of the relay's host sockets, one per port (network
     /// namespace only; [`super::relay::socket_name`]).
     pub relay_dir: Option<PathBuf>,
+    /// The resource limits of the agent's tree (decided here: the helper
+    /// runs with the agent's environment, not the operator's).
+    pub limits: super::limits::Limits,
 }
 
 /// What the helper says back.
@@ -89,6 +92,8 @@ impl Launch {
             landlock_abi: self.landlock_abi,
             namespaces: self.namespaces,
             relay_dir: relay.as_ref().map(|r| r.dir().to_owned()),
+            limits: super::limits::Limits::for_run(self.namespaces)
+                .map_err(std::io::Error::other)?,
         };
         let spec = serde_json::to_string(&spec).map_err(std::io::Error::other)?;
         let (read, write) = pipe()?;

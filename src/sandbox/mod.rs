@@ -27,23 +27,31 @@
 
 mod helper;
 mod launch;
+pub mod limits;
 mod mounts;
 pub mod policy;
 pub mod probe;
 mod reap;
 mod relay;
 mod rules;
+mod seccomp;
+mod tool;
 
 pub use helper::{HELPER_ARG, helper_main};
+pub use tool::TOOL_ENV;
 
-/// Runs the sandbox helper and exits when this process was started as one
-/// (`<exe> __sandbox …`); returns otherwise. Every binary that starts agents
-/// through the library calls it first: the helper is the running
-/// executable, re-executed (`REEL_SANDBOX_HELPER` names another).
+/// Runs the sandbox helper (`<exe> __sandbox …`) or the tool wrapper (`<exe>
+/// COMMAND` under [`TOOL_ENV`]) and exits when this process was started as
+/// one; returns otherwise. Every binary that starts agents through the
+/// library calls it first: the helper is the running executable,
+/// re-executed (`REEL_SANDBOX_HELPER` names another).
 pub fn run_if_helper() {
-    let mut args = std::env::args_os();
-    if args.nth(1).is_some_and(|a| a == HELPER_ARG) {
-        helper_main(&std::env::args_os().collect::<Vec<_>>());
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == HELPER_ARG) {
+        helper_main(&args);
+    }
+    if tool::is_tool(&args) {
+        tool::tool_main(&args);
     }
 }
 pub use launch::{Guard, Launch, NotStarted, Pending};
@@ -85,6 +93,24 @@ pub struct Layers {
     pub reaper: String,
     /// Linux capabilities dropped before the agent starts.
     pub capabilities_dropped: bool,
+    /// The run's terminals: `private` (a new session without a controlling
+    /// terminal, a private devpts instance), `none` (a new session without a
+    /// controlling terminal and no terminal device: no mount namespace to
+    /// give it its own), empty when unconfined.
+    #[serde(default)]
+    pub terminal: String,
+    /// `ptrace`, `process_vm_readv`/`writev`, `pidfd_getfd` and the
+    /// `TIOCSTI`/`TIOCLINUX` ioctls refused to every process of the run.
+    #[serde(default)]
+    pub seccomp: bool,
+    /// Shell commands and hooks run in a nested Landlock domain (through
+    /// `CLAUDE_CODE_SHELL_PREFIX`): no access to the agent's process.
+    #[serde(default)]
+    pub tool_domain: bool,
+    /// The resource limits of the run's processes (`nproc 4096`, `data 4
+    /// GiB per process`, …).
+    #[serde(default)]
+    pub limits: Vec<String>,
 }
 
 impl Layers {
@@ -123,6 +149,19 @@ impl Layers {
         parts.push(format!("reaper {}", self.reaper));
         if self.capabilities_dropped {
             parts.push("capabilities dropped".into());
+        }
+        parts.push(match self.terminal.as_str() {
+            "private" => "no controlling terminal, private devpts".into(),
+            _ => "no controlling terminal, no terminal device (no mount namespace)".into(),
+        });
+        if self.seccomp {
+            parts.push("seccomp (no ptrace, process_vm, pidfd_getfd, TIOCSTI)".into());
+        }
+        if self.tool_domain {
+            parts.push("tools in a nested domain".into());
+        }
+        if !self.limits.is_empty() {
+            parts.push(format!("limits {}", self.limits.join(", ")));
         }
         parts.join(" · ")
     }

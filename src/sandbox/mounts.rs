@@ -4,6 +4,10 @@
 //! does not govern `connect()` on a pathname unix socket; a socket that is
 //! not in the namespace cannot be reached (an SSH or GPG agent, a Docker
 //! daemon, a session bus, another run's listener).
+//!
+//! Terminals likewise: a private devpts instance over `/dev/pts`, its own
+//! `ptmx` over `/dev/ptmx`, so a run can open new pseudo-terminals but never
+//! sees the host's (another terminal of the user, reel's own).
 
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
@@ -41,6 +45,42 @@ pub fn hide_shared_dirs(keep: &[PathBuf]) -> Result<(), String> {
             bind_back(path, *is_dir, file)
                 .map_err(|e| format!("bind {} back: {e}", path.display()))?;
         }
+    }
+    Ok(())
+}
+
+/// The devices a run gets with its private devpts instance.
+pub const PRIVATE_TERMINALS: &[&str] = &["/dev/ptmx", "/dev/pts"];
+
+/// Mounts a new devpts instance (`newinstance`, `ptmxmode=0666`) over
+/// `/dev/pts` and binds its `ptmx` over `/dev/ptmx`. An error leaves the run
+/// with no terminal device at all (the helper reports it).
+pub fn private_devpts() -> std::io::Result<()> {
+    // SAFETY: mount with NUL-terminated strings.
+    let r = unsafe {
+        libc::mount(
+            c"devpts".as_ptr(),
+            c"/dev/pts".as_ptr(),
+            c"devpts".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: as above, a bind with no data.
+    let r = unsafe {
+        libc::mount(
+            c"/dev/pts/ptmx".as_ptr(),
+            c"/dev/ptmx".as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND,
+            std::ptr::null(),
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
     }
     Ok(())
 }

@@ -26,21 +26,23 @@ pub const SYSTEM_READ: &[&str] = &[
     "/run/systemd/resolve",
 ];
 
-/// The devices a shell needs, read and write.
+/// The devices a shell needs, read and write. No terminal: the host's
+/// `/dev/pts` holds every terminal of the machine and `/dev/tty` is the
+/// controlling one; a run with a mount namespace gets a private devpts
+/// instance instead (`super::mounts::PRIVATE_TERMINALS`, added by the helper).
 pub const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
 ];
 
-/// The devices a shell needs that the pre-check lets a recorded command name.
+/// The devices the pre-check lets a recorded command name (the kernel still
+/// decides: a terminal opens only in a private devpts instance).
 pub fn allowed_device(path: &str) -> bool {
     DEVICES.contains(&path)
+        || matches!(path, "/dev/tty" | "/dev/ptmx" | "/dev/pts")
         || path.starts_with("/dev/pts/")
         || matches!(path, "/dev/stdout" | "/dev/stderr" | "/dev/stdin")
         || path.starts_with("/dev/fd/")

@@ -20,6 +20,9 @@ use serde_json::{Value, json};
 
 use crate::support::{CassetteDoc, Failures, Fixture, RunExt, claude_bin, reel, repo, require};
 
+/// The second round: terminals, ptrace, forged lines, resource bombs.
+mod containment;
+
 /// What a route does in the recorded replies.
 enum Act {
     /// The first Bash call runs this command (the second runs `true`).
