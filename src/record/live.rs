@@ -169,7 +169,7 @@ fn stage_run(
 ) -> Result<(RunDir, stage::Staged, manifest::PreRun), RecordError> {
     let dir = crate::runs::create(&plan.scenario.name).map_err(|e| RecordError::Setup {
         message: format!("create the run directory: {e}"),
-        hint: Some("set REEL_RUNS_DIR to a writable directory".into()),
+        hint: Some("set REEL_RUNS_DIR to a writable directory (a path under your home is recorded in every cassette)".into()),
     })?;
     let run_dir = RunDir { dir, keep: true };
     let staged = stage::stage(run_dir.path(), plan.session)?;

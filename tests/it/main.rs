@@ -21,6 +21,7 @@ mod gc;
 mod help_texts;
 mod hostile;
 mod html_report;
+mod journey;
 mod lint;
 mod mcp_http;
 mod mcp_kit;
