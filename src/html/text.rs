@@ -138,9 +138,9 @@ mod tests {
         let masked: Vec<_> = s.iter().filter(|s| s.masked).map(|s| &s.text[..]).collect();
         assert_eq!(masked, ["{{cwd}}", "<duration>", "<uuid>"]);
         // The text's own angle brackets are not masks.
-        let s = segments("File \"x.py\", line 3, in <module> <tool-2> <div>");
-        let masked: Vec<_> = s.iter().filter(|s| s.masked).map(|s| &s.text[..]).collect();
-        assert_eq!(masked, ["<tool-2>"]);
+        let own = segments("File \"x.py\", line 3, in <module> <tool-2> <div>");
+        let marked: Vec<_> = own.iter().filter(|s| s.masked).map(|s| &s.text[..]).collect();
+        assert_eq!(marked, ["<tool-2>"]);
         assert_eq!(
             s.iter().map(|s| &s.text[..]).collect::<String>(),
             "at {{cwd}}/a took <duration> id <uuid>!"

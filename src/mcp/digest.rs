@@ -103,6 +103,34 @@ pub fn drift(recorded: &str, config: Option<&Path>, enabled: &[String]) -> Optio
     })
 }
 
+/// A cassette's recorded MCP configuration against the current session's
+/// (`reelMcp.configDigest`): `None` when the recording holds no digest,
+/// `Some(Err(why))` when the current session cannot be loaded,
+/// `Some(Ok(drift))` otherwise. One check for `replay` (a warning) and
+/// `verify-cassettes` (staleness).
+pub fn cassette_drift(
+    cassette: &crate::cassette::Cassette,
+    session_override: Option<&Path>,
+) -> Option<Result<Option<String>, String>> {
+    let recorded = super::Traffic::from_doc(&cassette.doc).and_then(|t| t.config_digest)?;
+    let keys = cassette
+        .scenario()
+        .get("session")
+        .and_then(Value::as_str)
+        .and_then(|s| {
+            crate::fingerprint::resolve_session_path(s, Some(cassette.dir()), session_override)
+        })
+        .and_then(|p| crate::scenario::session_keys::load(Some(&p)).ok());
+    Some(match keys {
+        Some(keys) => Ok(drift(
+            &recorded,
+            keys.mcp_config.as_deref(),
+            &keys.mcp_enabled,
+        )),
+        None => Err("could not load the current session file".into()),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

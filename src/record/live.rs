@@ -621,15 +621,7 @@ fn replay_failures(
     };
     match crate::replay::replay_cassette(cassette, &live) {
         Ok(result) => {
-            let mut failures: Vec<String> = result
-                .verdict
-                .failures
-                .iter()
-                .map(|f| match &f.assertion {
-                    Some(key) => format!("{key}: {}", f.message),
-                    None => f.message.clone(),
-                })
-                .collect();
+            let mut failures = result.failure_lines();
             if !result.verdict.pass && failures.is_empty() {
                 failures.push("the live verdict failed".into());
             }

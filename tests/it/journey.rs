@@ -202,6 +202,19 @@ fn mcp_recorded_then_frozen_unless_asked() {
     assert!(data.contains("\"12.50\""), "{data}");
     std::fs::write(&prices, data.replace("\"12.50\"", "\"13.75\"")).unwrap();
     ok(&p.reel(&["rerun", cassette, "--strict"]), "frozen rerun");
+    // replay (exit 0: nothing it judges changed) and verify both say the
+    // MCP server's files changed, and the hint names no wrong cause.
+    let replay = p.reel(&["replay", cassette]);
+    ok(&replay, "replay");
+    assert!(
+        replay.stderr.contains("MCP configuration differs from the recording"),
+        "{}",
+        replay.stderr
+    );
+    let verify = p.reel(&["verify-cassettes", cassette]);
+    assert_eq!(verify.code, 1, "{}", verify.streams());
+    assert!(verify.stderr.contains("MCP configuration differs"), "{}", verify.stderr);
+    assert!(!verify.stderr.contains("skill sources changed"), "{}", verify.stderr);
     let live = p.reel(&["rerun", cassette, "--mcp-live", "prices", "--strict"]);
     assert_eq!(live.code, 1, "the live server's change is red: {}", live.streams());
 }
