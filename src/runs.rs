@@ -94,7 +94,10 @@ fn ensure_private(dir: &Path) -> std::io::Result<()> {
     } else if !meta.is_dir() {
         Some("it is not a directory".to_owned())
     } else if meta.uid() != uid {
-        Some(format!("it belongs to uid {}, not to you (uid {uid})", meta.uid()))
+        Some(format!(
+            "it belongs to uid {}, not to you (uid {uid})",
+            meta.uid()
+        ))
     } else if meta.permissions().mode() & 0o077 != 0 {
         Some(format!(
             "others may access it (mode {:o}, want 700)",

@@ -16,9 +16,9 @@
 
 use std::collections::HashMap;
 
+use crate::rerun::paths::Roots;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-use crate::rerun::paths::Roots;
 use serde_json::{Map, Value};
 
 use super::{Clip, Options};

@@ -139,7 +139,11 @@ mod tests {
         assert_eq!(masked, ["{{cwd}}", "<duration>", "<uuid>"]);
         // The text's own angle brackets are not masks.
         let own = segments("File \"x.py\", line 3, in <module> <tool-2> <div>");
-        let marked: Vec<_> = own.iter().filter(|s| s.masked).map(|s| &s.text[..]).collect();
+        let marked: Vec<_> = own
+            .iter()
+            .filter(|s| s.masked)
+            .map(|s| &s.text[..])
+            .collect();
         assert_eq!(marked, ["<tool-2>"]);
         assert_eq!(
             s.iter().map(|s| &s.text[..]).collect::<String>(),

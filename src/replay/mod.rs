@@ -113,8 +113,7 @@ impl ReplayResult {
     /// after it, so the lines say which row each is.
     pub fn failure_lines(&self) -> Vec<String> {
         let failures = &self.verdict.failures;
-        let failing: Vec<&AssertionOutcome> =
-            self.assertions.iter().filter(|a| !a.pass).collect();
+        let failing: Vec<&AssertionOutcome> = self.assertions.iter().filter(|a| !a.pass).collect();
         let mut used = vec![false; failing.len()];
         failures
             .iter()
@@ -138,9 +137,7 @@ impl ReplayResult {
                     used[i] = true;
                     if let Some(params) = failing[i].assertion.get(key.as_str()) {
                         match params.get("path") {
-                            Some(Value::String(path)) => {
-                                line.push_str(&format!(" (path: {path})"))
-                            }
+                            Some(Value::String(path)) => line.push_str(&format!(" (path: {path})")),
                             Some(path) => line.push_str(&format!(" (path: {path})")),
                             None => line.push_str(&format!(" ({params})")),
                         }

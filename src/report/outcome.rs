@@ -359,7 +359,11 @@ pub fn repeats(x: &crate::verify::scan::Finding) -> String {
     }
     let places = x.locations.len();
     let mut s = if places < x.count {
-        format!(" (found {} times in {}: ", x.count, plural(places, "place", "places"))
+        format!(
+            " (found {} times in {}: ",
+            x.count,
+            plural(places, "place", "places")
+        )
     } else {
         format!(" (found {} times: ", x.count)
     };

@@ -831,14 +831,21 @@ mod tests {
                  <module>\n    self.elapsed = 1000 / self.count\nafter {at}\n{err}"
             )
         };
-        let a = run("/r/a/work", &tb("ZeroDivisionError: division by zero", "12ms"), "b");
+        let a = run(
+            "/r/a/work",
+            &tb("ZeroDivisionError: division by zero", "12ms"),
+            "b",
+        );
         let b = run("/r/b/work", &tb("KeyError: 'count'", "40ms"), "b");
         let (ra, rb) = (Roots::recorded(a.iter()), Roots::recorded(b.iter()));
         let d = compare_turns(&a, &ra, &b, &rb, &Masks::default());
         assert_eq!(d.len(), 1, "{d:?}");
         let shown = format!("{}\n{}\n{}", d[0].recorded, d[0].now, d[0].diff.join("\n"));
         assert!(!shown.contains("<duration>"), "{shown}");
-        assert!(d[0].recorded.contains("self.elapsed = 1000 / self.count"), "{shown}");
+        assert!(
+            d[0].recorded.contains("self.elapsed = 1000 / self.count"),
+            "{shown}"
+        );
         assert!(d[0].now.contains("after 40ms"), "{shown}");
         assert_eq!(
             d[0].diff,

@@ -167,12 +167,12 @@ fn the_default_root_is_under_the_temp_dir_never_the_home() {
     let neutral = t.path().join("tmp");
     assert_eq!(
         root_of(&neutral),
-        neutral.join(format!("reel-{uid}/runs")).display().to_string()
+        neutral
+            .join(format!("reel-{uid}/runs"))
+            .display()
+            .to_string()
     );
-    assert_eq!(
-        root_of(&home.join("tmp")),
-        format!("/tmp/reel-{uid}/runs")
-    );
+    assert_eq!(root_of(&home.join("tmp")), format!("/tmp/reel-{uid}/runs"));
 }
 
 #[test]

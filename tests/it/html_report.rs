@@ -640,8 +640,14 @@ fn a_rerun_page_shows_the_evidence_as_it_was() {
         .replace("&#60;", "<")
         .replace("&#62;", ">")
         .replace("&#34;", "\"");
-    assert!(page.contains("line 3, in <module>\n"), "the traceback is shown: {page}");
-    assert!(!page.contains("\"masked: a volatile value\"><module>"), "{page}");
+    assert!(
+        page.contains("line 3, in <module>\n"),
+        "the traceback is shown: {page}"
+    );
+    assert!(
+        !page.contains("\"masked: a volatile value\"><module>"),
+        "{page}"
+    );
     assert!(page.contains("self.elapsed = 1000 / self.count"));
     assert!(!page.contains("<duration>"), "no mask placeholder is shown");
     assert!(page.contains("a note for the page"));
@@ -656,22 +662,28 @@ fn a_rerun_page_shows_the_evidence_as_it_was() {
 fn a_recording_page_shows_inputs_once_as_text_with_run_placeholders() {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("run.html");
-    report(
-        &repo(),
-        &["cassettes/weekly-report.cassette.json"],
-        &out,
-    );
+    report(&repo(), &["cassettes/weekly-report.cassette.json"], &out);
     let page = std::fs::read_to_string(&out)
         .unwrap()
         .replace("&#60;", "<")
         .replace("&#62;", ">")
         .replace("&#34;", "\"");
-    assert!(page.contains("file_path: {{cwd}}/outputs/report.md\ncontent: |\n  # Weekly report: Platform\n"), "{page}");
+    assert!(
+        page.contains(
+            "file_path: {{cwd}}/outputs/report.md\ncontent: |\n  # Weekly report: Platform\n"
+        ),
+        "{page}"
+    );
     assert!(!page.contains("/work/outputs/"), "a raw run path: {page}");
-    assert!(!page.contains("\\n## Done"), "an escaped JSON string: {page}");
+    assert!(
+        !page.contains("\\n## Done"),
+        "an escaped JSON string: {page}"
+    );
     assert!(!page.contains(">tool input</summary>"), "{page}");
     assert!(
-        page.contains("<td class=\"text\">artifact_text: outputs/report.md satisfied every matcher</td>"),
+        page.contains(
+            "<td class=\"text\">artifact_text: outputs/report.md satisfied every matcher</td>"
+        ),
         "{page}"
     );
 }

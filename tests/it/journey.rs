@@ -139,12 +139,19 @@ fn record_replay_verify_rerun_break_report_gc() {
     let cassette = "cassettes/csv-stats.cassette.json";
     p.assert_private(cassette);
     ok(&p.reel(&["replay", "cassettes/"]), "replay");
-    ok(&p.reel(&["verify-cassettes", "cassettes/"]), "verify-cassettes");
+    ok(
+        &p.reel(&["verify-cassettes", "cassettes/"]),
+        "verify-cassettes",
+    );
     ok(&p.reel(&["rerun", "cassettes/"]), "rerun");
 
     // Break the skill's script: the rerun runs it for real and turns red.
     let script = p.path("skills/csv-stats/scripts/stats.sh");
-    std::fs::write(&script, "#!/bin/sh\necho 'stats: cannot parse row 2' >&2\nexit 1\n").unwrap();
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho 'stats: cannot parse row 2' >&2\nexit 1\n",
+    )
+    .unwrap();
     let red = p.reel(&["rerun", cassette, "--output-format", "json"]);
     assert_eq!(red.code, 1, "a broken script is red: {}", red.streams());
     assert!(red.stdout.contains("cannot parse row 2"), "{}", red.stdout);
@@ -158,7 +165,10 @@ fn record_replay_verify_rerun_break_report_gc() {
 
     // The pages, each saying where it went.
     for (args, out) in [
-        (&["report", "--rerun", "rerun.json", "--out", "rerun.html"][..], "rerun.html"),
+        (
+            &["report", "--rerun", "rerun.json", "--out", "rerun.html"][..],
+            "rerun.html",
+        ),
         (&["report", cassette, "--out", "run.html"], "run.html"),
     ] {
         let r = p.reel(args);
@@ -172,11 +182,17 @@ fn record_replay_verify_rerun_break_report_gc() {
     // gc lists, then removes the kept run.
     let dry = p.reel(&["gc", "--dry-run"]);
     ok(&dry, "gc --dry-run");
-    assert!(dry.stderr.contains(&root.display().to_string()), "{}", dry.stderr);
+    assert!(
+        dry.stderr.contains(&root.display().to_string()),
+        "{}",
+        dry.stderr
+    );
     ok(&p.reel(&["gc", "--all"]), "gc --all");
     assert!(!kept[0].exists(), "gc --all left {}", kept[0].display());
     let mode = std::os::unix::fs::PermissionsExt::mode(
-        &std::fs::metadata(root.parent().unwrap()).unwrap().permissions(),
+        &std::fs::metadata(root.parent().unwrap())
+            .unwrap()
+            .permissions(),
     );
     assert_eq!(mode & 0o777, 0o700, "the runs root's parent is private");
 }
@@ -207,16 +223,31 @@ fn mcp_recorded_then_frozen_unless_asked() {
     let replay = p.reel(&["replay", cassette]);
     ok(&replay, "replay");
     assert!(
-        replay.stderr.contains("MCP configuration differs from the recording"),
+        replay
+            .stderr
+            .contains("MCP configuration differs from the recording"),
         "{}",
         replay.stderr
     );
     let verify = p.reel(&["verify-cassettes", cassette]);
     assert_eq!(verify.code, 1, "{}", verify.streams());
-    assert!(verify.stderr.contains("MCP configuration differs"), "{}", verify.stderr);
-    assert!(!verify.stderr.contains("skill sources changed"), "{}", verify.stderr);
+    assert!(
+        verify.stderr.contains("MCP configuration differs"),
+        "{}",
+        verify.stderr
+    );
+    assert!(
+        !verify.stderr.contains("skill sources changed"),
+        "{}",
+        verify.stderr
+    );
     let live = p.reel(&["rerun", cassette, "--mcp-live", "prices", "--strict"]);
-    assert_eq!(live.code, 1, "the live server's change is red: {}", live.streams());
+    assert_eq!(
+        live.code,
+        1,
+        "the live server's change is red: {}",
+        live.streams()
+    );
 }
 
 /// The release matrix on the installed release (as `reel agents install`
