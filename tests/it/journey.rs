@@ -232,7 +232,7 @@ fn mcp_recorded_then_frozen_unless_asked() {
     let verify = p.reel(&["verify-cassettes", cassette]);
     assert_eq!(verify.code, 1, "{}", verify.streams());
     assert!(
-        verify.stderr.contains("MCP configuration differs"),
+        verify.stderr.contains("(prices.json changed, beside"),
         "{}",
         verify.stderr
     );
