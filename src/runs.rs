@@ -1,11 +1,20 @@
 //! Run directories as a resource: where they live, the marker that makes a
 //! directory one of reel's, and `reel gc`, which removes kept ones.
 //!
-//! The root is `REEL_RUNS_DIR`, else `$XDG_CACHE_HOME/reel/runs`, else
-//! `~/.cache/reel/runs` (per user, not a shared `/tmp`); a run is
-//! `<root>/<scenario slug>/local_<id>`. reel writes [`MARKER`] into each run
-//! directory as it creates it, and `gc` removes only directories holding it:
-//! never a symlink, never anything else found in the root.
+//! The root is `REEL_RUNS_DIR`, else `<tmp>/reel-<uid>/runs`, where `<tmp>`
+//! is the system temp dir (`TMPDIR`, else `/tmp`) unless that path is
+//! personal (beneath `HOME`, or one of the home-like prefixes the privacy
+//! gate reports), then `/tmp`. Why not the home's cache: every recorded
+//! event spells the run's paths (the agent's cwd, tool inputs, the skill's
+//! base directory), so a run under `~/.cache` put the user's home and login
+//! name into every cassette and failed `verify-cassettes`' path check. A
+//! path under the temp dir carries neither; `reel-<uid>` is created `0700`
+//! and refused unless it is a real directory owned by this user with no
+//! access for others (another user may create the name first in a shared
+//! `/tmp`). A run is `<root>/<scenario slug>/local_<id>`. reel writes
+//! [`MARKER`] into each run directory as it creates it, and `gc` removes
+//! only directories holding it: never a symlink, never anything else found
+//! in the root.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -15,23 +24,104 @@ use serde::Serialize;
 /// The file reel writes first into every run directory.
 pub const MARKER: &str = ".reel-run";
 
+/// Path prefixes that name a person's directories (the privacy gate's
+/// `path` class, `verify::detect`): a temp dir under one is not used.
+const PERSONAL: &[&str] = &[
+    "/Users/",
+    "/home/",
+    "/root/",
+    "/private/var/",
+    "/var/folders/",
+    "/Volumes/",
+];
+
+fn env_path(key: &str) -> Option<PathBuf> {
+    std::env::var_os(key)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
 /// The runs root the environment names.
 pub fn root() -> PathBuf {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let root = var("REEL_RUNS_DIR")
-        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("reel/runs")))
-        .or_else(|| var("HOME").map(|h| h.join(".cache/reel/runs")))
-        .unwrap_or_else(|| std::env::temp_dir().join("reel-runs"));
+    let root = env_path("REEL_RUNS_DIR").unwrap_or_else(default_root);
     std::path::absolute(&root).unwrap_or(root)
+}
+
+/// `<tmp>/reel-<uid>/runs`: the root when `REEL_RUNS_DIR` is unset.
+pub fn default_root() -> PathBuf {
+    private_parent().join("runs")
+}
+
+/// `<tmp>/reel-<uid>`, the directory that keeps the default root private.
+fn private_parent() -> PathBuf {
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    neutral_temp_dir().join(format!("reel-{uid}"))
+}
+
+/// The system temp dir, unless it is personal (then `/tmp`).
+fn neutral_temp_dir() -> PathBuf {
+    let tmp = std::env::temp_dir();
+    let home = env_path("HOME").filter(|h| h.is_absolute() && h != Path::new("/"));
+    let text = format!("{}/", tmp.display());
+    let personal = home.as_deref().is_some_and(|h| tmp.starts_with(h))
+        || PERSONAL.iter().any(|p| text.starts_with(p));
+    if personal || !tmp.is_absolute() {
+        PathBuf::from("/tmp")
+    } else {
+        tmp
+    }
+}
+
+/// Creates `dir` (mode `0700`) if missing, then refuses it unless it is a
+/// real directory (not a symlink) owned by this user that no one else may
+/// enter: in a shared temp dir another user can create the name first.
+fn ensure_private(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let meta = std::fs::symlink_metadata(dir)?;
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let why = if meta.file_type().is_symlink() {
+        Some("it is a symlink".to_owned())
+    } else if !meta.is_dir() {
+        Some("it is not a directory".to_owned())
+    } else if meta.uid() != uid {
+        Some(format!(
+            "it belongs to uid {}, not to you (uid {uid})",
+            meta.uid()
+        ))
+    } else if meta.permissions().mode() & 0o077 != 0 {
+        Some(format!(
+            "others may access it (mode {:o}, want 700)",
+            meta.permissions().mode() & 0o777
+        ))
+    } else {
+        None
+    };
+    match why {
+        None => Ok(()),
+        Some(why) => Err(std::io::Error::other(format!(
+            "`{}` cannot hold reel's runs: {why}; remove it (or `chmod 700` it if it is \
+             yours), or set REEL_RUNS_DIR",
+            dir.display()
+        ))),
+    }
 }
 
 /// A new run directory for scenario `name`, marked as reel's:
 /// `<root>/<slug>/local_<base36 ns><pid>`.
 pub fn create(name: &str) -> std::io::Result<PathBuf> {
+    if env_path("REEL_RUNS_DIR").is_none() {
+        ensure_private(&private_parent())?;
+    }
     create_in(&root(), name)
 }
 
@@ -231,5 +321,41 @@ mod tests {
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
         create_private(&open).unwrap();
         assert_eq!(mode(&open), 0o700);
+    }
+
+    #[test]
+    fn the_private_parent_is_created_0700_and_refused_when_shared_or_a_link() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("reel-1");
+        ensure_private(&dir).unwrap();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        ensure_private(&dir).unwrap();
+
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let e = ensure_private(&dir).unwrap_err().to_string();
+        assert!(e.contains("others may access it (mode 755"), "{e}");
+        assert!(e.contains("REEL_RUNS_DIR"), "{e}");
+
+        let link = t.path().join("reel-2");
+        std::os::unix::fs::symlink(t.path().join("elsewhere"), &link).unwrap();
+        std::fs::create_dir(t.path().join("elsewhere")).unwrap();
+        let e = ensure_private(&link).unwrap_err().to_string();
+        assert!(e.contains("it is a symlink"), "{e}");
+
+        let file = t.path().join("reel-3");
+        std::fs::write(&file, "").unwrap();
+        let e = ensure_private(&file).unwrap_err().to_string();
+        assert!(e.contains("not a directory"), "{e}");
+    }
+
+    #[test]
+    fn the_default_root_is_named_by_uid_only() {
+        let root = default_root();
+        let text = root.display().to_string();
+        // SAFETY: geteuid has no preconditions.
+        let uid = unsafe { libc::geteuid() };
+        assert!(text.ends_with(&format!("/reel-{uid}/runs")), "{text}");
+        assert!(!PERSONAL.iter().any(|p| text.starts_with(p)), "{text}");
     }
 }

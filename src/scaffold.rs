@@ -6,9 +6,12 @@
 //! the recording's own `answers:` rules (they reproduced it, through the one
 //! decider) plus a rule per answered gate or permission they do not cover,
 //! and asserts what happened: `result`, `file_exists` per created file,
-//! `no_unexpected_files` for the set, `tool_called` per tool the main agent
-//! used, `question_asked` per gate with `gate_answers_delivered`. The model
-//! script is `reel model extract`'s (`crate::rerun::replies`).
+//! `no_unexpected_files` for the set, `input_unmodified` for the uploads
+//! (the inputs a skill must read, never write), `tool_called` per tool the
+//! main agent used but `skill_triggered: NAME` per skill it loaded (not
+//! `tool_called: Skill`, which any skill satisfies), `question_asked` per
+//! gate with `gate_answers_delivered`. The model script is `reel model
+//! extract`'s (`crate::rerun::replies`).
 //!
 //! Facts come from a replay of the cassette (`crate::replay`), never from a
 //! second reading of the events.
@@ -247,12 +250,27 @@ fn assertions(
     {
         asserts.push(json!({name::NO_UNEXPECTED_FILES: created}));
     }
+    if has_uploads(cassette) {
+        asserts.push(json!({name::INPUT_UNMODIFIED: "uploads/**"}));
+    }
+    let skills: Vec<&str> = result
+        .run
+        .get("skillsInvoked")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     if let Some(counts) = result.run.get("toolCounts").and_then(Value::as_object) {
         for tool in counts.keys() {
+            if tool == "Skill" && !skills.is_empty() {
+                continue;
+            }
             if !crate::assert::glob::looks_like_regex(tool) && !tool.is_empty() {
                 asserts.push(json!({name::TOOL_CALLED: tool}));
             }
         }
+    }
+    for skill in skills {
+        asserts.push(json!({name::SKILL_TRIGGERED: skill}));
     }
     for (questions, _) in gates {
         for q in questions.as_array().into_iter().flatten() {
@@ -265,6 +283,16 @@ fn assertions(
         asserts.push(json!({name::GATE_ANSWERS_DELIVERED: true}));
     }
     asserts
+}
+
+/// The run had uploads in its pre-run baseline (hashed, so
+/// `input_unmodified` can check them).
+fn has_uploads(cassette: &Cassette) -> bool {
+    cassette
+        .doc
+        .get("preRunHashes")
+        .and_then(Value::as_object)
+        .is_some_and(|h| h.keys().any(|p| p.starts_with("uploads/")))
 }
 
 /// Manifest paths under the user-visible roots that were not there before the run.

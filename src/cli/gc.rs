@@ -13,30 +13,37 @@ use crate::verify::lifecycle::MaxAge;
 #[command(
     mut_arg("output_format", |a| a.help("`text` (a line per run on stderr) or `json` (an \
         envelope on stdout, schema/gc.json)")),
-    group(clap::ArgGroup::new("which").required(true).args(["older_than", "all"])),
-    after_help = "Kept runs live under REEL_RUNS_DIR, else $XDG_CACHE_HOME/reel/runs, else \
-                  ~/.cache/reel/runs. Only directories holding reel's .reel-run marker are \
-                  removed; anything else there, and any symlink, is left alone and listed.\n\n\
+    group(clap::ArgGroup::new("which").args(["older_than", "all"])),
+    after_help = "Kept runs live under REEL_RUNS_DIR, else <tmp>/reel-<uid>/runs (<tmp>: \
+                  TMPDIR unless it is under your home, else /tmp). Without --older-than or \
+                  --all, gc removes runs older than 7d. Only directories holding reel's \
+                  .reel-run marker are removed; anything else there, and any symlink, is left \
+                  alone and listed.\n\n\
                   Exit codes: 0 done (or nothing to do); 1 a run could not be removed; 2 usage."
 )]
 pub struct GcArgs {
-    /// Remove kept runs created at least this long ago (`7d`, `36h`, `2w`; units s, m, h, d, w).
+    /// Remove kept runs created at least this long ago (`7d`, `36h`, `2w`; units s, m, h, d, w;
+    /// default 7d).
     #[arg(long, value_name = "DURATION")]
     pub older_than: Option<MaxAge>,
     /// Remove every kept run.
     #[arg(long)]
     pub all: bool,
-    /// List what would be removed; remove nothing.
+    /// List what would be removed; remove nothing (alone: what `reel gc` would remove).
     #[arg(long)]
     pub dry_run: bool,
     #[command(flatten)]
     pub output_format: OutputFormatArg,
 }
 
+/// What a bare `reel gc` removes: runs kept a week or more.
+const DEFAULT_AGE: std::time::Duration = std::time::Duration::from_secs(7 * 86_400);
+
 pub fn run(args: GcArgs) -> Result<ExitStatus> {
-    let select = match args.older_than {
-        Some(age) => Select::OlderThan(age.limit),
-        None => Select::All,
+    let select = match (args.older_than, args.all) {
+        (Some(age), _) => Select::OlderThan(age.limit),
+        (None, true) => Select::All,
+        (None, false) => Select::OlderThan(DEFAULT_AGE),
     };
     let report = runs::gc(
         &runs::root(),

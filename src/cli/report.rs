@@ -81,6 +81,15 @@ pub fn run(args: ReportArgs) -> Result<ExitStatus> {
     }
     .map_err(|e| Error::failure(format!("report: rendering the page failed: {e}")))?;
     write(args.out.as_deref(), &page)?;
+    if let Some(out) = &args.out {
+        // Data went to a file: say where, on stderr (stdout stays empty).
+        let _ = writeln!(
+            anstream::stderr().lock(),
+            "wrote {} ({} bytes)",
+            out.display(),
+            page.len()
+        );
+    }
     Ok(ExitStatus::Success)
 }
 

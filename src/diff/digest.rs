@@ -203,6 +203,9 @@ impl Recording {
 pub struct Outcome {
     pub scenario: String,
     pub assertions: Vec<AssertionVerdict>,
+    /// Each assertion's evidence on pass (parallel to `assertions`; empty
+    /// when there is none): what a page shows, never compared by `diff`.
+    pub evidence: Vec<String>,
     pub verdict_pass: bool,
     pub meta: Map<String, Value>,
 }
@@ -217,12 +220,22 @@ impl Outcome {
                 Err(e),
             ),
         };
+        let evidence = match &replayed {
+            Ok(r) => r
+                .assertions
+                .iter()
+                .filter(|a| a.source.as_deref() != Some("staleness"))
+                .map(|a| a.evidence.clone().unwrap_or_default())
+                .collect(),
+            Err(_) => Vec::new(),
+        };
         let mut norm = Normalizer::off();
         let (assertions, verdict_pass) = verdicts(replayed, &mut norm);
         let init = init_line(cassette);
         Outcome {
             scenario: scenario_name(cassette),
             assertions,
+            evidence,
             verdict_pass,
             meta: meta_view(cassette, &run, init.as_ref(), &mut norm),
         }

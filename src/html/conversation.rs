@@ -16,6 +16,7 @@
 
 use std::collections::HashMap;
 
+use crate::rerun::paths::Roots;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
@@ -58,7 +59,8 @@ pub enum Node {
     Tool(ToolNode),
     Permission {
         tool: String,
-        input: Clip,
+        /// `None` when the tool call above shows the same input.
+        input: Option<Clip>,
         decision: String,
         message: String,
     },
@@ -303,6 +305,9 @@ struct Builder<'o> {
     last_main_id: Option<String>,
     tools: HashMap<String, ToolPath>,
     responses: HashMap<String, Value>,
+    /// The recording's run roots (from its `system/init`), shown as the
+    /// placeholders a rerun shows (`{{cwd}}`, `{{config}}`, …).
+    roots: Roots,
 }
 
 impl Conversation {
@@ -315,6 +320,7 @@ impl Conversation {
             last_main_id: None,
             tools: HashMap::new(),
             responses: HashMap::new(),
+            roots: Roots::default(),
         };
         b.read_control_out(cassette);
         for line in cassette.events() {
@@ -326,6 +332,24 @@ impl Conversation {
 }
 
 impl Builder<'_> {
+    /// A text as shown: run roots as placeholders, cut to the body cap.
+    fn clip(&self, text: &str) -> Clip {
+        Clip::new(&self.roots.to_placeholders(text), self.opts.body_cap)
+    }
+
+    /// A JSON value as shown (pretty-printed), run roots as placeholders.
+    fn clip_json(&self, v: &Value, cap: usize) -> Clip {
+        let text = serde_json::to_string_pretty(v).unwrap_or_default();
+        Clip::new(&self.roots.to_placeholders(&text), cap)
+    }
+
+    /// A tool input as shown: one `key: value` line per field, a multi-line
+    /// string (a written file's content, a script) as its lines, not one
+    /// escaped JSON string.
+    fn clip_input(&self, input: Option<&Value>) -> Clip {
+        self.clip(&input_text(input.unwrap_or(&Value::Null)))
+    }
+
     fn read_control_out(&mut self, cassette: &Cassette) {
         for frame in cassette.control_out().unwrap_or_default() {
             let Ok(Value::Object(f)) = serde_json::from_str::<Value>(frame) else {
@@ -453,7 +477,6 @@ impl Builder<'_> {
     }
 
     fn assistant(&mut self, v: &Map<String, Value>, parent: Option<&str>) {
-        let cap = self.opts.body_cap;
         let content = v.get("message").and_then(|m| m.get("content"));
         let blocks: Vec<Value> = match content {
             Some(Value::Array(a)) => a.clone(),
@@ -462,12 +485,12 @@ impl Builder<'_> {
         };
         for b in blocks {
             let node = match b.get("type").and_then(Value::as_str) {
-                Some("text") => Node::Text(Clip::new(str_of(&b, "text"), cap)),
+                Some("text") => Node::Text(self.clip(str_of(&b, "text"))),
                 Some("thinking") | Some("redacted_thinking") => {
                     let text = str_of(&b, "thinking");
                     Node::Thinking {
                         redacted: text.is_empty(),
-                        text: Clip::new(text, cap),
+                        text: self.clip(text),
                     }
                 }
                 Some("tool_use") => {
@@ -475,8 +498,8 @@ impl Builder<'_> {
                     let node = Node::Tool(ToolNode {
                         name: str_of(&b, "name").to_owned(),
                         id: id.clone(),
-                        brief: brief(b.get("input")),
-                        input: Clip::json(b.get("input").unwrap_or(&Value::Null), cap),
+                        brief: self.roots.to_placeholders(&brief(b.get("input"))),
+                        input: self.clip_input(b.get("input")),
                         result: None,
                         is_error: false,
                         children: Vec::new(),
@@ -496,7 +519,6 @@ impl Builder<'_> {
     }
 
     fn user(&mut self, v: &Map<String, Value>, parent: Option<&str>) {
-        let cap = self.opts.body_cap;
         let content = v.get("message").and_then(|m| m.get("content"));
         let blocks: Vec<Value> = match content {
             Some(Value::Array(a)) => a.clone(),
@@ -509,15 +531,17 @@ impl Builder<'_> {
                     let id = str_of(&b, "tool_use_id");
                     let text = result_text(b.get("content"));
                     let is_error = b.get("is_error").and_then(Value::as_bool) == Some(true);
+                    let shown = self.clip(&text);
                     if let Some((turn, path)) = self.tools.get(id).cloned()
                         && let Some(Node::Tool(t)) = self.node_at(turn, &path)
                     {
-                        t.result = Some(Clip::new(&text, cap));
+                        t.result = Some(shown);
                         t.is_error = is_error;
                     }
                 }
                 Some("text") => {
-                    self.push(parent, Node::UserText(Clip::new(str_of(&b, "text"), cap)));
+                    let shown = self.clip(str_of(&b, "text"));
+                    self.push(parent, Node::UserText(shown));
                 }
                 _ => {}
             }
@@ -540,9 +564,13 @@ impl Builder<'_> {
                 if tool == "AskUserQuestion" {
                     question(req, &response, decision)
                 } else {
+                    // The input is the tool call's, shown with it above;
+                    // shown here only for a call the page does not show.
+                    let call = req.get("tool_use_id").and_then(Value::as_str);
+                    let shown = call.is_some_and(|c| self.tools.contains_key(c));
                     Node::Permission {
                         tool,
-                        input: Clip::json(req.get("input").unwrap_or(&Value::Null), cap),
+                        input: (!shown).then(|| self.clip_input(req.get("input"))),
                         decision,
                         message: str_of(&response, "message").to_owned(),
                     }
@@ -553,7 +581,7 @@ impl Builder<'_> {
                 let event = input.map(|i| str_of(i, "hook_event_name")).unwrap_or("");
                 Node::Hook {
                     label: format!("hook_callback {} {event}", str_of(req, "callback_id")),
-                    detail: Clip::json(
+                    detail: self.clip_json(
                         &serde_json::json!({"request": req, "response": response}),
                         cap,
                     ),
@@ -561,7 +589,7 @@ impl Builder<'_> {
             }
             Some(other) => Node::System {
                 subtype: format!("control_request/{other}"),
-                detail: Clip::json(&Value::Object(v.clone()), cap),
+                detail: self.clip_json(&Value::Object(v.clone()), cap),
             },
             None => return,
         };
@@ -571,6 +599,9 @@ impl Builder<'_> {
     fn system(&mut self, v: &Map<String, Value>, parent: Option<&str>) {
         let cap = self.opts.body_cap;
         let subtype = str_of_map(v, "subtype");
+        if subtype == crate::protocol::subtype::INIT && self.roots.is_empty() {
+            self.roots = Roots::recorded(std::iter::once(&Value::Object(v.clone())));
+        }
         let node = match subtype {
             // Polling noise: a status line per model request.
             "status" => return,
@@ -582,11 +613,11 @@ impl Builder<'_> {
                 )
                 .trim_end()
                 .to_owned(),
-                detail: Clip::json(&Value::Object(v.clone()), cap),
+                detail: self.clip_json(&Value::Object(v.clone()), cap),
             },
             _ => Node::System {
                 subtype: subtype.to_owned(),
-                detail: Clip::json(&Value::Object(v.clone()), cap.min(1024)),
+                detail: self.clip_json(&Value::Object(v.clone()), cap.min(1024)),
             },
         };
         self.push(parent, node);
@@ -609,7 +640,7 @@ impl Builder<'_> {
             Node::Result {
                 subtype: str_of_map(v, "subtype").to_owned(),
                 is_error: v.get("is_error").and_then(Value::as_bool) == Some(true),
-                text: Clip::new(str_of_map(v, "result"), self.opts.body_cap),
+                text: self.clip(str_of_map(v, "result")),
                 summary,
             },
         );
@@ -689,6 +720,30 @@ fn result_text(content: Option<&Value>) -> String {
             .join("\n"),
         Some(other) => other.to_string(),
     }
+}
+
+/// A tool input as text: `key: value` per field of an object (a string
+/// as it is, a multi-line one on the lines after its key, indented two
+/// spaces; any other value as compact JSON); anything but an object as
+/// pretty JSON.
+fn input_text(input: &Value) -> String {
+    let Value::Object(fields) = input else {
+        return serde_json::to_string_pretty(input).unwrap_or_default();
+    };
+    let mut out = String::new();
+    for (k, v) in fields {
+        match v {
+            Value::String(s) if s.contains('\n') => {
+                out.push_str(&format!("{k}: |\n"));
+                for line in s.lines() {
+                    out.push_str(&format!("  {line}\n"));
+                }
+            }
+            Value::String(s) => out.push_str(&format!("{k}: {s}\n")),
+            other => out.push_str(&format!("{k}: {other}\n")),
+        }
+    }
+    out
 }
 
 /// A tool input in one line: the field that says what the call does, else

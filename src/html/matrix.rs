@@ -204,6 +204,9 @@ struct Page<'a> {
     versions: &'a [String],
     rows: &'a [Row],
     counts: Vec<(String, usize)>,
+    /// Cells that link to a rerun report (the page promises links only
+    /// when some exist).
+    linked: usize,
 }
 
 /// The matrix view as one HTML page.
@@ -219,6 +222,7 @@ pub fn render(m: &MatrixInput) -> Result<String, RenderError> {
     Page {
         chrome: Chrome::new("reel report — version matrix".into()),
         versions: &m.versions,
+        linked: m.cells.iter().filter(|c| c.link.is_some()).count(),
         rows: &rows,
         counts,
     }
@@ -304,5 +308,9 @@ mod rerun_matrix_tests {
         assert_eq!(m.cells[2].outcome, "could_not_run");
         assert_eq!(m.cells[2].message.as_deref(), Some("no release"));
         m.check().unwrap();
+        // Without links the page promises none.
+        let page = render(&m).unwrap();
+        assert!(!page.contains("A cell with a link"), "{page}");
+        assert!(page.contains("No cell links to a rerun report"));
     }
 }

@@ -337,7 +337,8 @@ fn preview(path: &str, body: Option<&str>, encoding: Option<BodyEncoding>, cap: 
 fn assertions(r: &Outcome) -> Vec<AssertionView> {
     r.assertions
         .iter()
-        .map(|a| {
+        .enumerate()
+        .map(|(i, a)| {
             let (key, params) = match &a.assertion {
                 Value::Object(m) if m.len() == 1 => {
                     let (k, v) = m.iter().next().expect("one entry");
@@ -349,7 +350,12 @@ fn assertions(r: &Outcome) -> Vec<AssertionView> {
                 key,
                 params,
                 pass: a.pass,
-                evidence: a.message.clone(),
+                // A failure's message, else what the passing check saw.
+                evidence: if a.message.is_empty() {
+                    r.evidence.get(i).cloned().unwrap_or_default()
+                } else {
+                    a.message.clone()
+                },
                 source: a.source.clone().unwrap_or_default(),
             }
         })

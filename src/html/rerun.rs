@@ -207,7 +207,13 @@ fn view(r: ResultJson, i: usize, base: &Path, opts: &Options) -> RerunView {
         outcome: rerun.outcome,
         error,
         failures: rerun.failures,
-        notes: rerun.notes,
+        // A note may be a GitHub annotation line (`::notice:: [replay] …`):
+        // the page shows its text, as the terminal report does.
+        notes: rerun
+            .notes
+            .iter()
+            .map(|n| crate::report::outcome::annotation_item(n).text)
+            .collect(),
         assertions,
         recording,
         recording_note,

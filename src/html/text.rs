@@ -58,13 +58,21 @@ pub struct Segment {
 }
 
 /// `text` split at the placeholders the maskers write (`rerun::divergence`,
-/// `diff::Normalizer`): `<uuid>`, `<hex>`, `<time>`, `<duration>`, `<date>`,
-/// `<path-N>`-style names and `{{cwd}}`-style run roots.
+/// `diff::Normalizer`) — exactly their names: `<uuid>`, `<hex>`, `<time>`,
+/// `<id>`, `<duration>`, `<date>`, `<session>`, `<tool-N>`-style numbered
+/// ids — and the run roots (`{{cwd}}`, `{{config}}`, `{{home}}`, `{{run}}`,
+/// `{{cwd-slug}}`). Anything else in angle brackets is the text's own
+/// (Python's `<module>`, an HTML tag) and is not marked.
 pub fn segments(text: &str) -> Vec<Segment> {
     static MASK: OnceLock<Regex> = OnceLock::new();
     let mask = MASK.get_or_init(|| {
-        Regex::new(r"<[a-z][a-z0-9-]*(?:-[0-9]+)?>|\{\{[a-z][a-z-]*\}\}|/tmp/claude-<uid>/")
-            .expect("a valid regex")
+        Regex::new(concat!(
+            r"<(?:uuid|hex|time|id|duration|date|session)>",
+            r"|<(?:tool|msg|req|agent|uuid)-[0-9]+>",
+            r"|\{\{(?:cwd|config|home|run|cwd-slug)\}\}",
+            r"|/tmp/claude-<uid>/",
+        ))
+        .expect("a valid regex")
     });
     let mut out = Vec::new();
     let mut at = 0;
@@ -129,6 +137,14 @@ mod tests {
         let s = segments("at {{cwd}}/a took <duration> id <uuid>!");
         let masked: Vec<_> = s.iter().filter(|s| s.masked).map(|s| &s.text[..]).collect();
         assert_eq!(masked, ["{{cwd}}", "<duration>", "<uuid>"]);
+        // The text's own angle brackets are not masks.
+        let own = segments("File \"x.py\", line 3, in <module> <tool-2> <div>");
+        let marked: Vec<_> = own
+            .iter()
+            .filter(|s| s.masked)
+            .map(|s| &s.text[..])
+            .collect();
+        assert_eq!(marked, ["<tool-2>"]);
         assert_eq!(
             s.iter().map(|s| &s.text[..]).collect::<String>(),
             "at {{cwd}}/a took <duration> id <uuid>!"

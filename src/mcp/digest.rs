@@ -19,6 +19,20 @@ const MAX_FILES_PER_DIR: usize = 256;
 
 /// `sha256:<hex>` of the servers and their files.
 pub fn config_digest(config: &Path, enabled: &[String]) -> Result<String, String> {
+    let (servers, files) = servers_and_files(config, enabled)?;
+    let doc = json!({"servers": Value::Object(servers), "files": files});
+    let text = crate::js::json::jcs1_serde(&doc).map_err(|e| e.to_string())?;
+    Ok(format!("sha256:{}", hex::encode(Sha256::digest(text))))
+}
+
+/// A server file's path relative to the config's directory → its content hash.
+type FileSigs = BTreeMap<String, String>;
+
+/// The servers a run gets and their files.
+fn servers_and_files(
+    config: &Path,
+    enabled: &[String],
+) -> Result<(serde_json::Map<String, Value>, FileSigs), String> {
     let mut servers = super::read_servers(config)?;
     if !enabled.is_empty() {
         servers.retain(|name, _| enabled.contains(name));
@@ -32,9 +46,46 @@ pub fn config_digest(config: &Path, enabled: &[String]) -> Result<String, String
             hash_dir(&dir, base, &mut files);
         }
     }
-    let doc = json!({"servers": Value::Object(servers), "files": files});
-    let text = crate::js::json::jcs1_serde(&doc).map_err(|e| e.to_string())?;
-    Ok(format!("sha256:{}", hex::encode(Sha256::digest(text))))
+    Ok((servers, files))
+}
+
+/// What `reelMcp.configFiles` records: each server file's content hash,
+/// keyed by a hash of its path (a server may name a file anywhere, a home
+/// directory included, and a cassette must not spell that path). A drift
+/// names a changed file from the current side, where the path is known.
+pub fn config_files(config: &Path, enabled: &[String]) -> Result<BTreeMap<String, String>, String> {
+    let (_, files) = servers_and_files(config, enabled)?;
+    Ok(files
+        .into_iter()
+        .map(|(path, sig)| (path_key(&path), sig))
+        .collect())
+}
+
+/// The recorded key of a server file's relative path.
+fn path_key(path: &str) -> String {
+    hex::encode(&Sha256::digest(path.as_bytes())[..8])
+}
+
+/// The files of `current` (relative path → hash) that differ from the
+/// recorded (path key → hash): changed or new, by name; and how many
+/// recorded ones are gone.
+fn changed_files(
+    recorded: &BTreeMap<String, String>,
+    current: &BTreeMap<String, String>,
+) -> (Vec<String>, usize) {
+    let mut changed = Vec::new();
+    let mut seen = 0;
+    for (path, sig) in current {
+        match recorded.get(&path_key(path)) {
+            Some(r) if r == sig => seen += 1,
+            Some(_) => {
+                seen += 1;
+                changed.push(format!("{path} changed"));
+            }
+            None => changed.push(format!("{path} added")),
+        }
+    }
+    (changed, recorded.len().saturating_sub(seen))
 }
 
 /// The directories of the files a server entry names.
@@ -88,18 +139,80 @@ fn hash_dir(dir: &Path, base: &Path, files: &mut BTreeMap<String, String>) {
 }
 
 /// Why a recording's MCP configuration is stale against `config` (`None`:
-/// unchanged).
-pub fn drift(recorded: &str, config: Option<&Path>, enabled: &[String]) -> Option<String> {
+/// unchanged). With the recorded per-file hashes (`files`, reel ≥ the
+/// recording of `configFiles`) it names the server files that changed,
+/// appeared or went; else it says the config or a server's files changed.
+pub fn drift(
+    recorded: &str,
+    files: Option<&BTreeMap<String, String>>,
+    config: Option<&Path>,
+    enabled: &[String],
+) -> Option<String> {
     let current = match config {
         Some(c) => config_digest(c, enabled).unwrap_or_else(|e| format!("unreadable: {e}")),
         None => "no MCP config".into(),
     };
-    (current != recorded).then(|| {
-        format!(
-            "MCP configuration differs from the recording (the session's MCP config{} or a \
-             server's files changed since record) — re-record",
-            config.map_or(String::new(), |c| format!(" `{}`", c.display()))
-        )
+    if current == recorded {
+        return None;
+    }
+    let config_name = config.map_or(String::new(), |c| format!(" `{}`", c.display()));
+    let named = match (files, config) {
+        (Some(files), Some(c)) => servers_and_files(c, enabled)
+            .ok()
+            .map(|(_, now)| changed_files(files, &now)),
+        _ => None,
+    };
+    Some(match named {
+        Some((changed, gone)) if !changed.is_empty() || gone > 0 => {
+            let mut what = changed;
+            if gone > 0 {
+                what.push(format!("{gone} recorded file(s) gone"));
+            }
+            format!(
+                "MCP configuration differs from the recording: a server's files changed since \
+                 record ({}, beside the session's MCP config{config_name}) — re-record",
+                what.join(", ")
+            )
+        }
+        Some(_) => format!(
+            "MCP configuration differs from the recording: the session's MCP config{config_name} \
+             changed its servers since record — re-record"
+        ),
+        None => format!(
+            "MCP configuration differs from the recording (the session's MCP config{config_name} \
+             or a server's files changed since record) — re-record"
+        ),
+    })
+}
+
+/// A cassette's recorded MCP configuration against the current session's
+/// (`reelMcp.configDigest`): `None` when the recording holds no digest,
+/// `Some(Err(why))` when the current session cannot be loaded,
+/// `Some(Ok(drift))` otherwise. One check for `replay` (a warning) and
+/// `verify-cassettes` (staleness).
+pub fn cassette_drift(
+    cassette: &crate::cassette::Cassette,
+    session_override: Option<&Path>,
+) -> Option<Result<Option<String>, String>> {
+    let traffic = super::Traffic::from_doc(&cassette.doc)?;
+    let recorded = traffic.config_digest?;
+    let files = (!traffic.config_files.is_empty()).then_some(&traffic.config_files);
+    let keys = cassette
+        .scenario()
+        .get("session")
+        .and_then(Value::as_str)
+        .and_then(|s| {
+            crate::fingerprint::resolve_session_path(s, Some(cassette.dir()), session_override)
+        })
+        .and_then(|p| crate::scenario::session_keys::load(Some(&p)).ok());
+    Some(match keys {
+        Some(keys) => Ok(drift(
+            &recorded,
+            files,
+            keys.mcp_config.as_deref(),
+            &keys.mcp_enabled,
+        )),
+        None => Err("could not load the current session file".into()),
     })
 }
 
@@ -131,8 +244,14 @@ mod tests {
             digest(&b),
             "a data file beside the server counts"
         );
-        assert!(drift(&digest(&a), Some(&b.join("mcp.json")), &[]).is_some());
-        assert!(drift(&digest(&a), Some(&a.join("mcp.json")), &[]).is_none());
+        assert!(drift(&digest(&a), None, Some(&b.join("mcp.json")), &[]).is_some());
+        assert!(drift(&digest(&a), None, Some(&a.join("mcp.json")), &[]).is_none());
+        // With the recorded per-file hashes the drift names the file (and
+        // the record spells no path).
+        let files = config_files(&a.join("mcp.json"), &[]).unwrap();
+        assert!(files.keys().all(|k| k.len() == 16 && !k.contains('/')));
+        let d = drift(&digest(&a), Some(&files), Some(&b.join("mcp.json")), &[]).unwrap();
+        assert!(d.contains("(srv/data.json changed, beside"), "{d}");
         let _ = std::fs::remove_dir_all(&tmp);
     }
 }

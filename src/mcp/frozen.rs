@@ -253,6 +253,7 @@ mod tests {
         Traffic {
             version: 1,
             config_digest: None,
+            config_files: Default::default(),
             servers: [("prices".to_owned(), server)].into(),
         }
         .insert_into(&mut doc);

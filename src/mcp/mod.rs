@@ -96,6 +96,8 @@ pub struct Prepared {
     /// [`digest::config_digest`] of the session's MCP config (`None`: the
     /// session has none).
     pub config_digest: Option<String>,
+    /// [`digest::config_files`] of the same config.
+    pub config_files: BTreeMap<String, String>,
 }
 
 impl Prepared {
@@ -103,6 +105,7 @@ impl Prepared {
     pub fn traffic(&self) -> Traffic {
         let mut traffic = Traffic {
             config_digest: self.config_digest.clone(),
+            config_files: self.config_files.clone(),
             ..Traffic::from_captures(&self.captures)
         };
         for (name, server) in &mut traffic.servers {
@@ -191,6 +194,10 @@ pub fn prepare(
         config_digest: config
             .map(|c| digest::config_digest(c, enabled))
             .transpose()?,
+        config_files: config
+            .map(|c| digest::config_files(c, enabled))
+            .transpose()?
+            .unwrap_or_default(),
         ..Prepared::default()
     };
     let base = config.and_then(Path::parent).unwrap_or(Path::new("."));

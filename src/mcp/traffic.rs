@@ -27,6 +27,15 @@ pub struct Traffic {
     /// [`super::digest::config_digest`] of the session's MCP config.
     #[serde(rename = "configDigest", skip_serializing_if = "Option::is_none")]
     pub config_digest: Option<String>,
+    /// [`super::digest::config_files`]: each server file's hash, keyed by a
+    /// hash of its path, so a drift can name the file (absent in older
+    /// recordings).
+    #[serde(
+        rename = "configFiles",
+        default,
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub config_files: BTreeMap<String, String>,
     pub servers: BTreeMap<String, ServerTraffic>,
 }
 
@@ -142,6 +151,7 @@ impl Traffic {
         Traffic {
             version: VERSION,
             config_digest: None,
+            config_files: BTreeMap::new(),
             servers,
         }
     }

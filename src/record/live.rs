@@ -185,7 +185,7 @@ fn stage_run(
 ) -> Result<(RunDir, stage::Staged, manifest::PreRun), RecordError> {
     let dir = crate::runs::create(&plan.scenario.name).map_err(|e| RecordError::Setup {
         message: format!("create the run directory: {e}"),
-        hint: Some("set REEL_RUNS_DIR to a writable directory".into()),
+        hint: Some("set REEL_RUNS_DIR to a writable directory (a path under your home is recorded in every cassette)".into()),
     })?;
     let run_dir = RunDir { dir, keep: true };
     let staged = stage::stage(run_dir.path(), plan.session)?;
@@ -656,15 +656,7 @@ fn replay_failures(
     };
     match crate::replay::replay_cassette(cassette, &live) {
         Ok(result) => {
-            let mut failures: Vec<String> = result
-                .verdict
-                .failures
-                .iter()
-                .map(|f| match &f.assertion {
-                    Some(key) => format!("{key}: {}", f.message),
-                    None => f.message.clone(),
-                })
-                .collect();
+            let mut failures = result.failure_lines();
             if !result.verdict.pass && failures.is_empty() {
                 failures.push("the live verdict failed".into());
             }

@@ -9,8 +9,8 @@
 //! compute the live verdict with the replay engine's rule → write atomically,
 //! or refuse a failing run unless `--allow-failing`.
 //!
-//! An unscripted question never produces a cassette. The run directory (a
-//! temp dir unless `REEL_RUNS_DIR` is set) is removed after a successful
+//! An unscripted question never produces a cassette. The run directory
+//! (`crate::runs`: under the temp dir unless `REEL_RUNS_DIR` is set) is removed after a successful
 //! recording and kept, with its logs, when something went wrong.
 //!
 //! Not here: the protocol loop (`crate::agent`), the decider

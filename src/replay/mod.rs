@@ -105,6 +105,49 @@ pub struct ReplayResult {
 }
 
 impl ReplayResult {
+    /// The verdict's failures as a user reads them, one line each: the
+    /// assertion key before a message that does not already start with it
+    /// (most of the original's messages do: `artifact_json: …`), and, when
+    /// two rows of one key fail with the same message (two `artifact_json`
+    /// paths of one missing file), the row's `path` (else its parameters)
+    /// after it, so the lines say which row each is.
+    pub fn failure_lines(&self) -> Vec<String> {
+        let failures = &self.verdict.failures;
+        let failing: Vec<&AssertionOutcome> = self.assertions.iter().filter(|a| !a.pass).collect();
+        let mut used = vec![false; failing.len()];
+        failures
+            .iter()
+            .map(|f| {
+                let Some(key) = &f.assertion else {
+                    return f.message.clone();
+                };
+                let mut line = if f.message.starts_with(&format!("{key}:"))
+                    || f.message.starts_with(&format!("{key}."))
+                {
+                    f.message.clone()
+                } else {
+                    format!("{key}: {}", f.message)
+                };
+                let twins = failures
+                    .iter()
+                    .filter(|g| g.assertion == f.assertion && g.message == f.message)
+                    .count();
+                let row = (0..failing.len()).find(|&i| !used[i] && failing[i].message == f.message);
+                if let (true, Some(i)) = (twins > 1, row) {
+                    used[i] = true;
+                    if let Some(params) = failing[i].assertion.get(key.as_str()) {
+                        match params.get("path") {
+                            Some(Value::String(path)) => line.push_str(&format!(" (path: {path})")),
+                            Some(path) => line.push_str(&format!(" (path: {path})")),
+                            None => line.push_str(&format!(" ({params})")),
+                        }
+                    }
+                }
+                line
+            })
+            .collect()
+    }
+
     /// `result.scenario` (frozen name, or the file path for an error result).
     pub fn scenario(&self) -> &str {
         self.run
@@ -684,6 +727,13 @@ fn preamble_notices(
             "::warning:: [replay] cassette stale: {}",
             f.message
         ));
+    }
+    // reel's own MCP check (what `verify-cassettes` fails on): a changed
+    // server or its data, even outside the skill tree, is said here too.
+    if let Some(Ok(Some(drift))) =
+        crate::mcp::digest::cassette_drift(cassette, opts.session.as_deref())
+    {
+        notices.push(format!("::warning:: [replay] cassette stale: {drift}"));
     }
     if !evidence.has_control_out {
         notices.push(

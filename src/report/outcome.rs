@@ -188,11 +188,7 @@ pub fn from_replay(r: &ReplayResult, elapsed: Option<Duration>) -> FileOutcome {
         }
     };
     out.elapsed = elapsed;
-    for f in &r.verdict.failures {
-        let text = match &f.assertion {
-            Some(key) if !f.message.starts_with(key.as_str()) => format!("{key}: {}", f.message),
-            _ => f.message.clone(),
-        };
+    for text in r.failure_lines() {
         out.push(Level::Fail, text);
     }
     if !r.verdict.pass && r.verdict.failures.is_empty() {
@@ -361,7 +357,16 @@ pub fn repeats(x: &crate::verify::scan::Finding) -> String {
     if x.count < 2 {
         return String::new();
     }
-    let mut s = format!(" (found {} times: ", x.count);
+    let places = x.locations.len();
+    let mut s = if places < x.count {
+        format!(
+            " (found {} times in {}: ",
+            x.count,
+            plural(places, "place", "places")
+        )
+    } else {
+        format!(" (found {} times: ", x.count)
+    };
     s.push_str(&x.locations[..x.locations.len().min(SHOWN)].join(", "));
     if x.locations.len() > SHOWN {
         s.push_str(&format!(" and {} more", x.locations.len() - SHOWN));

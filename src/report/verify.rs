@@ -104,7 +104,8 @@ pub fn status_text(
     }
     if results.iter().any(|r| !r.staleness.is_empty()) {
         out.push_str(
-            "hint: STALE = the skill sources changed since the recording: re-record it \
+            "hint: STALE = what the recording was made from changed since (each line names \
+            it: the skill's files, the session, an MCP server or its files): re-record it \
             (`reel record SCENARIO.yaml`)\n",
         );
     }

@@ -20,6 +20,12 @@
 //! - control-request ids are not compared (they are random per run);
 //! - then the project's own masks (`reel.toml` `[masks]`, [`Masks`]).
 //!
+//! Masks decide what is equal; they never rewrite what a user reads. A
+//! divergence shows each side as it was (run roots as placeholders only),
+//! and its diff is aligned on the masked lines but prints the real ones: a
+//! line equal only after masking shows the recorded line with the fresh one
+//! as a note, so a number in a traceback's source line stays a number.
+//!
 //! Tool-use ids need no masking: the recorded replies are served with their
 //! recorded ids.
 
@@ -64,13 +70,13 @@ pub struct Divergence {
     pub turn: Option<usize>,
     pub tool: Option<String>,
     pub kind: Kind,
-    /// Normalised, shortened recorded value.
+    /// The recorded value as it was (run roots as placeholders), shortened.
     pub recorded: String,
-    /// Normalised, shortened fresh value.
+    /// The fresh value as it was (run roots as placeholders), shortened.
     pub now: String,
-    /// A unified diff of the whole normalised values (`-` recorded, `+`
-    /// now, two lines of context, long diffs kept head and tail); empty
-    /// when one side is missing.
+    /// A unified diff of the whole values, aligned on their masked lines,
+    /// showing the real ones (`-` recorded, `+` now, two lines of context,
+    /// long diffs kept head and tail); empty when one side is missing.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub diff: Vec<String>,
 }
@@ -96,8 +102,10 @@ struct TurnSeen {
     /// tool_use id → the text with run roots only replaced (what the masks
     /// saw, for [`hidden_by_masks`]).
     raw: BTreeMap<String, String>,
-    /// Text blocks sent back after this turn.
+    /// Text blocks sent back after this turn (masked, compared).
     content: Vec<String>,
+    /// The same blocks with run roots only replaced (shown).
+    content_raw: Vec<String>,
 }
 
 /// Conversations of a run by key (`None` = main).
@@ -158,6 +166,7 @@ fn turns_of(events: &[Value], roots: &Roots, masks: &Masks) -> BTreeMap<Option<S
                         protocol::Block::Text(t) => {
                             if let Some(turn) = conv.turns.last_mut() {
                                 turn.content.push(masks.apply(t, roots));
+                                turn.content_raw.push(roots.to_placeholders(t));
                             }
                         }
                         _ => {}
@@ -166,6 +175,8 @@ fn turns_of(events: &[Value], roots: &Roots, masks: &Masks) -> BTreeMap<Option<S
                 if let Some(turn) = conv.turns.last_mut() {
                     turn.content
                         .extend(text_blocks.iter().map(|t| masks.apply(t, roots)));
+                    turn.content_raw
+                        .extend(text_blocks.iter().map(|t| roots.to_placeholders(t)));
                 }
             }
             _ => {}
@@ -207,6 +218,10 @@ pub fn compare_turns(
             for (id, name) in &rt.calls {
                 let r = rt.results.get(id);
                 let n = nt.results.get(id);
+                // What the user reads: the result as it was.
+                let raw = |t: &TurnSeen, masked: &(String, bool)| {
+                    flagged(t.raw.get(id).unwrap_or(&masked.0), masked.1)
+                };
                 match (r, n) {
                     (Some(r), Some(n)) if r == n => {}
                     (Some(r), Some(n)) => out.push(Divergence {
@@ -214,16 +229,19 @@ pub fn compare_turns(
                         turn: Some(k),
                         tool: Some(name.clone()),
                         kind: Kind::ToolResult,
-                        recorded: shown(&r.0, r.1),
-                        now: shown(&n.0, n.1),
-                        diff: unified(&flagged(&r.0, r.1), &flagged(&n.0, n.1)),
+                        recorded: excerpt(&raw(rt, r)),
+                        now: excerpt(&raw(nt, n)),
+                        diff: unified_shown(
+                            (&flagged(&r.0, r.1), &flagged(&n.0, n.1)),
+                            (&raw(rt, r), &raw(nt, n)),
+                        ),
                     }),
                     (Some(r), None) => out.push(Divergence {
                         conversation: conversation.clone(),
                         turn: Some(k),
                         tool: Some(name.clone()),
                         kind: Kind::MissingResult,
-                        recorded: shown(&r.0, r.1),
+                        recorded: excerpt(&raw(rt, r)),
                         now: "(no tool_result)".into(),
                         diff: Vec::new(),
                     }),
@@ -233,14 +251,15 @@ pub fn compare_turns(
             }
             if rt.content != nt.content {
                 let (a, b) = (rt.content.join("\n"), nt.content.join("\n"));
+                let (ra, rb) = (rt.content_raw.join("\n"), nt.content_raw.join("\n"));
                 out.push(Divergence {
                     conversation: conversation.clone(),
                     turn: Some(k),
                     tool: rt.calls.first().map(|(_, n)| n.clone()),
                     kind: Kind::UserContent,
-                    recorded: excerpt(&a),
-                    now: excerpt(&b),
-                    diff: unified(&a, &b),
+                    recorded: excerpt(&ra),
+                    now: excerpt(&rb),
+                    diff: unified_shown((&a, &b), (&ra, &rb)),
                 });
             }
         }
@@ -308,16 +327,16 @@ pub fn compare_answers(
     let a = answers_by_prompt(recorded.0, recorded.1, recorded_roots, masks);
     let mut b = answers_by_prompt(fresh.0, fresh.1, fresh_roots, masks);
     let mut out = Vec::new();
-    let answer = |tool: &str, r: Option<&String>, n: Option<&String>| Divergence {
+    let answer = |tool: &str, r: Option<&Answer>, n: Option<&Answer>| Divergence {
         conversation: "-".into(),
         turn: None,
         tool: Some(tool.to_owned()),
         kind: Kind::Answer,
-        recorded: r.map_or("(no prompt)".into(), |s| excerpt(s)),
-        now: n.map_or("(no prompt)".into(), |s| excerpt(s)),
+        recorded: r.map_or("(no prompt)".into(), |s| excerpt(&s.raw)),
+        now: n.map_or("(no prompt)".into(), |s| excerpt(&s.raw)),
         // From the whole answers, so an excerpt's cut never shows as a change.
         diff: match (r, n) {
-            (Some(r), Some(n)) => unified(r, n),
+            (Some(r), Some(n)) => unified_shown((&r.masked, &n.masked), (&r.raw, &n.raw)),
             _ => Vec::new(),
         },
     };
@@ -326,7 +345,7 @@ pub fn compare_answers(
             .remove(&(tool.clone(), prompt.clone()))
             .unwrap_or_default();
         for i in 0..recorded.len().max(now.len()) {
-            if recorded.get(i) != now.get(i) {
+            if recorded.get(i).map(|a| &a.masked) != now.get(i).map(|a| &a.masked) {
                 out.push(answer(tool, recorded.get(i), now.get(i)));
             }
         }
@@ -337,14 +356,21 @@ pub fn compare_answers(
     out
 }
 
-/// (tool, prompt key) → the normalised answers, in order. The prompt is the
+/// One delivered answer: masked (compared) and as sent (shown).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Answer {
+    masked: String,
+    raw: String,
+}
+
+/// (tool, prompt key) → the answers, in order. The prompt is the
 /// `control_request` in `events` whose `request_id` the answer carries.
 fn answers_by_prompt(
     events: &[Value],
     control_out: &[String],
     roots: &Roots,
     masks: &Masks,
-) -> BTreeMap<(String, String), Vec<String>> {
+) -> BTreeMap<(String, String), Vec<Answer>> {
     let mut prompts: BTreeMap<&str, (String, String)> = BTreeMap::new();
     for v in events {
         if let Line::ControlRequest {
@@ -364,7 +390,7 @@ fn answers_by_prompt(
             prompts.insert(id, (tool.to_owned(), key));
         }
     }
-    let mut out: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    let mut out: BTreeMap<(String, String), Vec<Answer>> = BTreeMap::new();
     for v in control_out
         .iter()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -386,16 +412,13 @@ fn answers_by_prompt(
         let prompt = id
             .and_then(|id| prompts.get(id).cloned())
             .unwrap_or_else(|| ("-".into(), id.unwrap_or_default().to_owned()));
-        out.entry(prompt)
-            .or_default()
-            .push(masks.apply(&body.to_string(), roots));
+        let body = body.to_string();
+        out.entry(prompt).or_default().push(Answer {
+            masked: masks.apply(&body, roots),
+            raw: roots.to_placeholders(&body),
+        });
     }
     out
-}
-
-/// A value as a divergence shows it: `[error] ` before an error result.
-fn shown(text: &str, is_error: bool) -> String {
-    excerpt(&flagged(text, is_error))
 }
 
 fn flagged(text: &str, is_error: bool) -> String {
@@ -454,6 +477,75 @@ pub fn unified(recorded: &str, now: &str) -> Vec<String> {
         }
     }
     crate::elide::head_tail_lines(lines, DIFF_LINES)
+}
+
+/// A unified diff of two values aligned on their masked forms (so a value
+/// only a mask changed is no change) that prints the values as they were.
+/// A line equal only after masking shows the recorded line, then the
+/// fresh one as a note. Falls back to [`unified`] of the shown values when
+/// a mask changed the number of lines (the alignment would not map back).
+pub fn unified_shown(masked: (&str, &str), shown: (&str, &str)) -> Vec<String> {
+    if masked == shown {
+        return unified(masked.0, masked.1);
+    }
+    let lines = |t: &str| -> Vec<String> {
+        t.trim_end_matches('\n')
+            .split('\n')
+            .map(str::to_owned)
+            .collect()
+    };
+    let (ma, mb, sa, sb) = (
+        lines(masked.0),
+        lines(masked.1),
+        lines(shown.0),
+        lines(shown.1),
+    );
+    if ma.len() != sa.len() || mb.len() != sb.len() {
+        return unified(shown.0, shown.1);
+    }
+    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &ma, &mb);
+    let groups = similar::group_diff_ops(ops, CONTEXT_LINES);
+    let mut out = Vec::new();
+    for (i, group) in groups.iter().enumerate() {
+        if i > 0 {
+            out.push("  …".to_owned());
+        }
+        for op in group {
+            let (tag, old, new) = op.as_tag_tuple();
+            match tag {
+                similar::DiffTag::Equal => {
+                    for (a, b) in old.zip(new) {
+                        out.push(shown_line("  ", &sa[a]));
+                        if sa[a] != sb[b] {
+                            out.push(format!(
+                                "  (now, equal after masking: {})",
+                                crate::elide::head_tail(&sb[b], EXCERPT)
+                            ));
+                        }
+                    }
+                }
+                _ => {
+                    out.extend(old.map(|a| shown_line("- ", &sa[a])));
+                    out.extend(new.map(|b| shown_line("+ ", &sb[b])));
+                }
+            }
+        }
+    }
+    crate::elide::head_tail_lines(out, DIFF_LINES)
+}
+
+/// One diff line: an elision line as a note on its side, else the sign and
+/// the (shortened) text.
+fn shown_line(sign: &str, text: &str) -> String {
+    if crate::elide::is_marker(text) {
+        let side = match sign {
+            "- " => "recorded",
+            "+ " => "now",
+            _ => "both",
+        };
+        return format!("  ({side}: {text})");
+    }
+    format!("{sign}{}", crate::elide::head_tail(text, EXCERPT))
 }
 
 /// Two values each shortened around one elision line, cut at different
@@ -725,6 +817,45 @@ mod tests {
             d[1].now.contains("{{cwd}}/.claude/skills/s"),
             "{}",
             d[1].now
+        );
+    }
+
+    /// Masks decide equality only: a traceback's source line quoting a
+    /// number next to a duration-like name is shown as written, and a line
+    /// equal only after masking shows both sides.
+    #[test]
+    fn masks_compare_but_the_evidence_is_shown_as_it_was() {
+        let tb = |err: &str, at: &str| {
+            format!(
+                "Traceback (most recent call last):\n  File \"/s/x.py\", line 3, in \
+                 <module>\n    self.elapsed = 1000 / self.count\nafter {at}\n{err}"
+            )
+        };
+        let a = run(
+            "/r/a/work",
+            &tb("ZeroDivisionError: division by zero", "12ms"),
+            "b",
+        );
+        let b = run("/r/b/work", &tb("KeyError: 'count'", "40ms"), "b");
+        let (ra, rb) = (Roots::recorded(a.iter()), Roots::recorded(b.iter()));
+        let d = compare_turns(&a, &ra, &b, &rb, &Masks::default());
+        assert_eq!(d.len(), 1, "{d:?}");
+        let shown = format!("{}\n{}\n{}", d[0].recorded, d[0].now, d[0].diff.join("\n"));
+        assert!(!shown.contains("<duration>"), "{shown}");
+        assert!(
+            d[0].recorded.contains("self.elapsed = 1000 / self.count"),
+            "{shown}"
+        );
+        assert!(d[0].now.contains("after 40ms"), "{shown}");
+        assert_eq!(
+            d[0].diff,
+            [
+                "      self.elapsed = 1000 / self.count",
+                "  after 12ms",
+                "  (now, equal after masking: after 40ms)",
+                "- ZeroDivisionError: division by zero",
+                "+ KeyError: 'count'",
+            ]
         );
     }
 

@@ -2,7 +2,8 @@
 //! (`artifacts`) against the fresh run's.
 //!
 //! - a file `reel.toml` declares `presence`-volatile: only whether it exists;
-//! - text (UTF-8, no NUL), JSON included: a unified diff of the masked text;
+//! - text (UTF-8, no NUL), JSON included: compared masked, shown as a
+//!   unified diff of the text as written (`divergence::unified_shown`);
 //! - zip-based files (`.docx`, `.xlsx`, `.pptx`, a packaged skill): entry
 //!   names and entry contents, ignoring entry timestamps and order; XML
 //!   entries are canonicalised first (one tag or text per line, attributes
@@ -19,7 +20,7 @@ use std::collections::BTreeMap;
 use base64::Engine;
 use serde_json::Value;
 
-use super::divergence::{Divergence, Kind, Masks, unified};
+use super::divergence::{Divergence, Kind, Masks, unified_shown};
 use super::paths::Roots;
 use crate::cassette::{BodyEncoding, ManifestEntry};
 use crate::document::{Unread, pdf, zip_entries_bounded};
@@ -96,20 +97,21 @@ fn compare_one(
     let (Some(rb), Some(nb)) = (body(r), body(n)) else {
         return Some(file(path, describe(r), describe(n), Vec::new()));
     };
-    let roots = Roots::default();
-    let (rv, nv) = match (view(&rb), view(&nb)) {
+    // Compared masked, shown as written.
+    let (shown_r, shown_n) = match (view(&rb), view(&nb)) {
         (View::OverBudget(why), _) | (_, View::OverBudget(why)) => {
             return Some(file(path, describe(r), describe(n), vec![why]));
         }
-        (View::Text(a), View::Text(b)) => (masks.apply(&a, &roots), masks.apply(&b, &roots)),
-        (View::Zip(a), View::Zip(b)) => (zip_text(&a, masks), zip_text(&b, masks)),
-        (View::Pdf(a), View::Pdf(b)) => (masks.apply(&a, &roots), masks.apply(&b, &roots)),
+        (View::Text(a), View::Text(b)) | (View::Pdf(a), View::Pdf(b)) => (a, b),
+        (View::Zip(a), View::Zip(b)) => (zip_text(&a), zip_text(&b)),
         _ => return Some(file(path, describe(r), describe(n), Vec::new())),
     };
+    let roots = Roots::default();
+    let (rv, nv) = (masks.apply(&shown_r, &roots), masks.apply(&shown_n, &roots));
     if rv == nv {
         return None;
     }
-    let diff = unified(&rv, &nv);
+    let diff = unified_shown((&rv, &nv), (&shown_r, &shown_n));
     Some(file(path, describe(r), describe(n), diff))
 }
 
@@ -155,12 +157,12 @@ fn view(bytes: &[u8]) -> View {
     }
 }
 
-/// All entries as one text, each line led by its entry's name, masked: what
-/// a zip's divergence diffs, so each changed line names its entry.
-fn zip_text(entries: &BTreeMap<String, String>, masks: &Masks) -> String {
+/// All entries as one text, each line led by its entry's name: what a
+/// zip's divergence diffs, so each changed line names its entry.
+fn zip_text(entries: &BTreeMap<String, String>) -> String {
     let mut s = String::new();
     for (name, form) in entries {
-        for line in masks.apply(form, &Roots::default()).lines() {
+        for line in form.lines() {
             s.push_str(&format!("{name}: {line}\n"));
         }
     }

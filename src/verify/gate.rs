@@ -426,24 +426,15 @@ fn session_shape(cassette: &Cassette, opts: &VerifyOptions, row: &mut CassetteRe
 /// the config's path): the digest recorded with the MCP traffic against the
 /// current session's MCP config and its servers' files.
 fn mcp_config_drift(cassette: &Cassette, opts: &VerifyOptions, row: &mut CassetteResult) {
-    let Some(recorded) = crate::mcp::Traffic::from_doc(&cassette.doc).and_then(|t| t.config_digest)
-    else {
-        return; // recorded without MCP traffic: nothing to compare
-    };
-    let keys = resolve_session(cassette, opts.session.as_deref())
-        .and_then(|p| crate::scenario::session_keys::load(Some(&p)).ok());
-    let Some(keys) = keys else {
-        row.notes.push(
+    match crate::mcp::digest::cassette_drift(cassette, opts.session.as_deref()) {
+        // Recorded without MCP traffic: nothing to compare.
+        None | Some(Ok(None)) => {}
+        Some(Ok(Some(finding))) => row.staleness.push(finding),
+        Some(Err(_)) => row.notes.push(
             "mcp-config: could not load the current session file — cannot verify MCP \
                 configuration staleness"
                 .into(),
-        );
-        return;
-    };
-    if let Some(finding) =
-        crate::mcp::digest::drift(&recorded, keys.mcp_config.as_deref(), &keys.mcp_enabled)
-    {
-        row.staleness.push(finding);
+        ),
     }
 }
 

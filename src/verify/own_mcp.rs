@@ -187,6 +187,7 @@ mod tests {
         Traffic {
             version: 1,
             config_digest: None,
+            config_files: BTreeMap::new(),
             servers: BTreeMap::from([("prices".to_owned(), server)]),
         }
     }

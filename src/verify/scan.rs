@@ -44,7 +44,8 @@ pub struct Finding {
     /// not serialised.
     #[serde(skip_serializing_if = "is_one")]
     pub count: usize,
-    /// Every location it was found at, in order, when more than one.
+    /// Every distinct location it was found at, in order, when found more
+    /// than once.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub locations: Vec<String>,
     /// reel: the skill file that publishes the same text
@@ -83,7 +84,10 @@ pub fn dedup(findings: Vec<Finding>) -> Vec<Finding> {
                 if first.locations.is_empty() {
                     first.locations.push(first.location.clone());
                 }
-                first.locations.push(f.location);
+                // Two matches in one line are one place (counted twice).
+                if !first.locations.contains(&f.location) {
+                    first.locations.push(f.location);
+                }
                 first.count += 1;
             }
             None => {
@@ -1103,6 +1107,8 @@ mod tests {
             (domains[0].sample.as_str(), domains[0].count),
             ("Schema.org", 3)
         );
+        // Three matches in one line: one location, listed once.
+        assert_eq!(domains[0].locations.len(), 1, "{:?}", domains[0].locations);
         // Paths are case-sensitive: two findings.
         assert_eq!(
             f.iter().filter(|x| x.cls == Class::Path).count(),

@@ -1,6 +1,7 @@
 //! `reel gc`: kept run directories removed by age or all, nothing else ever
 //! (a directory without reel's marker, a symlink out of the root, a stray
-//! file all survive); where the runs root is; the JSON envelope's schema.
+//! file all survive); a bare `gc` (and `gc --dry-run`) is the default age;
+//! where the runs root is (never under the home); the JSON envelope's schema.
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -38,32 +39,29 @@ fn plant(root: &Path, outside: &Path) {
     std::fs::write(root.join("stray.txt"), "mine").unwrap();
 }
 
-fn gc(home: &Path, args: &[&str]) -> support::Run {
+fn gc(root: &Path, args: &[&str]) -> support::Run {
     support::reel()
         .arg("gc")
         .args(args)
-        .env("HOME", home)
-        .env_remove("XDG_CACHE_HOME")
-        .env_remove("REEL_RUNS_DIR")
+        .env("REEL_RUNS_DIR", root)
         .run()
 }
 
 #[test]
 fn older_than_removes_old_runs_only_and_never_anything_else() {
     let t = tempfile::tempdir().unwrap();
-    let home = t.path().join("home");
-    let root = home.join(".cache/reel/runs");
+    let root = t.path().join("runs");
     let outside = t.path().join("outside");
     plant(&root, &outside);
 
-    let dry = gc(&home, &["--older-than", "2d", "--dry-run"]);
+    let dry = gc(&root, &["--older-than", "2d", "--dry-run"]);
     assert_eq!(dry.code, 0, "{}", dry.stderr);
     assert!(
         root.join("demo/local_old").is_dir(),
         "a dry run removes nothing"
     );
 
-    let r = gc(&home, &["--older-than", "2d"]);
+    let r = gc(&root, &["--older-than", "2d"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!root.join("demo/local_old").exists());
     assert!(root.join("demo/local_new").is_dir());
@@ -77,7 +75,7 @@ fn older_than_removes_old_runs_only_and_never_anything_else() {
         insta::assert_snapshot!("gc_older_than", r.stderr);
     });
 
-    let all = gc(&home, &["--all"]);
+    let all = gc(&root, &["--all"]);
     assert_eq!(all.code, 0, "{}", all.stderr);
     assert!(!root.join("demo/local_new").exists());
     assert!(root.join("demo/not-reel/keep.txt").is_file());
@@ -86,17 +84,11 @@ fn older_than_removes_old_runs_only_and_never_anything_else() {
 }
 
 #[test]
-fn json_follows_the_schema_and_names_the_xdg_root() {
+fn json_follows_the_schema_and_names_the_root() {
     let t = tempfile::tempdir().unwrap();
-    let cache = t.path().join("xdg");
-    let root = cache.join("reel/runs");
+    let root = t.path().join("runs");
     plant(&root, &t.path().join("outside"));
-    let out = support::reel()
-        .args(["gc", "--all", "--dry-run", "--output-format", "json"])
-        .env("HOME", t.path().join("home"))
-        .env("XDG_CACHE_HOME", &cache)
-        .env_remove("REEL_RUNS_DIR")
-        .run();
+    let out = gc(&root, &["--all", "--dry-run", "--output-format", "json"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let v: Value = serde_json::from_str(&out.stdout).unwrap();
     let schema: Value =
@@ -118,11 +110,74 @@ fn json_follows_the_schema_and_names_the_xdg_root() {
     assert!(root.join("demo/local_old").is_dir(), "--dry-run");
 }
 
+/// `reel gc --dry-run` alone lists what a bare `reel gc` removes: runs a
+/// week old or more (it was a usage error).
 #[test]
-fn gc_needs_an_age_or_all() {
+fn a_bare_dry_run_shows_the_default_gc() {
     let t = tempfile::tempdir().unwrap();
-    let r = gc(t.path(), &[]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
+    let root = t.path().join("runs");
+    plant(&root, &t.path().join("outside"));
+    let week_old = SystemTime::now() - Duration::from_secs(8 * 86_400);
+    std::fs::File::options()
+        .write(true)
+        .open(root.join("demo/local_old").join(reel::runs::MARKER))
+        .unwrap()
+        .set_modified(week_old)
+        .unwrap();
+    let dry = gc(&root, &["--dry-run", "--output-format", "json"]);
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    let v: Value = serde_json::from_str(&dry.stdout).unwrap();
+    let removed: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["removed"] == true)
+        .map(|r| r["path"].as_str().unwrap().rsplit('/').next().unwrap())
+        .collect();
+    assert_eq!(removed, ["local_old"], "{v}");
+    assert!(root.join("demo/local_old").is_dir(), "--dry-run");
+    let r = gc(&root, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!root.join("demo/local_old").exists());
+    assert!(root.join("demo/local_new").is_dir());
+}
+
+/// Without `REEL_RUNS_DIR` the root is `<tmp>/reel-<uid>/runs`: the system
+/// temp dir, or `/tmp` when that is under the home (a recorded run path
+/// must not carry the home or the login name). Listed by a dry run only.
+#[test]
+fn the_default_root_is_under_the_temp_dir_never_the_home() {
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().join("home/alice");
+    let root_of = |tmpdir: &Path| -> String {
+        std::fs::create_dir_all(tmpdir).unwrap();
+        let out = support::reel()
+            .args(["gc", "--dry-run", "--output-format", "json"])
+            .env_remove("REEL_RUNS_DIR")
+            .env_remove("XDG_CACHE_HOME")
+            .env("HOME", &home)
+            .env("TMPDIR", tmpdir)
+            .run();
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let v: Value = serde_json::from_str(&out.stdout).unwrap();
+        v["root"].as_str().unwrap().to_owned()
+    };
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let neutral = t.path().join("tmp");
+    assert_eq!(
+        root_of(&neutral),
+        neutral
+            .join(format!("reel-{uid}/runs"))
+            .display()
+            .to_string()
+    );
+    assert_eq!(root_of(&home.join("tmp")), format!("/tmp/reel-{uid}/runs"));
+}
+
+#[test]
+fn gc_needs_a_valid_age() {
+    let t = tempfile::tempdir().unwrap();
     let r = gc(t.path(), &["--older-than", "soon"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("expected a duration"), "{}", r.stderr);

@@ -616,3 +616,88 @@ fn report_help() {
     assert_eq!(run.code, 0);
     insta::assert_snapshot!("report_help", run.stdout);
 }
+
+/// The rerun page shows evidence as it was (issue 39): a traceback's
+/// `<module>` and a number beside a duration-like name are the text's own,
+/// not masked values; a note carried as a GitHub annotation line shows
+/// its text, not `::notice::`; `reel report` says where it wrote.
+#[test]
+fn a_rerun_page_shows_the_evidence_as_it_was() {
+    support::require!(support::claude_bin());
+    let s = crate::rerun::scratch();
+    s.write(
+        "skills/csv-stats/scripts/stats.sh",
+        "#!/bin/sh\nprintf 'Traceback (most recent call last):\\n  File \"stats.py\", line 3, \
+         in <module>\\n    self.elapsed = 1000 / self.count\\nZeroDivisionError\\n' >&2\nexit 1\n",
+    );
+    s.commit(".", "break the skill");
+    let (code, mut env, _) =
+        crate::rerun::rerun_at(s.root(), "cassettes/csv-stats.cassette.json", &[]);
+    assert_eq!(code, 1, "{env}");
+    env["results"][0]["rerun"]["notes"]
+        .as_array_mut()
+        .unwrap()
+        .push("::notice:: [replay] a note for the page".into());
+    std::fs::write(s.path("rerun.json"), env.to_string()).unwrap();
+    let run = reel()
+        .current_dir(s.root())
+        .args(["report", "--rerun", "rerun.json", "--out", "rerun.html"])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stderr.lines().next().unwrap_or(""), {
+        let bytes = std::fs::metadata(s.path("rerun.html")).unwrap().len();
+        format!("wrote rerun.html ({bytes} bytes)")
+    });
+    // askama escapes `<`, `>` and `"` as numeric references.
+    let page = s
+        .read("rerun.html")
+        .replace("&#60;", "<")
+        .replace("&#62;", ">")
+        .replace("&#34;", "\"");
+    assert!(
+        page.contains("line 3, in <module>\n"),
+        "the traceback is shown: {page}"
+    );
+    assert!(
+        !page.contains("\"masked: a volatile value\"><module>"),
+        "{page}"
+    );
+    assert!(page.contains("self.elapsed = 1000 / self.count"));
+    assert!(!page.contains("<duration>"), "no mask placeholder is shown");
+    assert!(page.contains("a note for the page"));
+    assert!(!page.contains("::notice::"));
+}
+
+/// The recording page (issue 39): run paths as the rerun page spells them
+/// (`{{cwd}}`), a written file's content as its lines (not one escaped JSON
+/// string), each tool input once (not again under its permission), and the
+/// evidence of each passing assertion.
+#[test]
+fn a_recording_page_shows_inputs_once_as_text_with_run_placeholders() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("run.html");
+    report(&repo(), &["cassettes/weekly-report.cassette.json"], &out);
+    let page = std::fs::read_to_string(&out)
+        .unwrap()
+        .replace("&#60;", "<")
+        .replace("&#62;", ">")
+        .replace("&#34;", "\"");
+    assert!(
+        page.contains(
+            "file_path: {{cwd}}/outputs/report.md\ncontent: |\n  # Weekly report: Platform\n"
+        ),
+        "{page}"
+    );
+    assert!(!page.contains("/work/outputs/"), "a raw run path: {page}");
+    assert!(
+        !page.contains("\\n## Done"),
+        "an escaped JSON string: {page}"
+    );
+    assert!(!page.contains(">tool input</summary>"), "{page}");
+    assert!(
+        page.contains(
+            "<td class=\"text\">artifact_text: outputs/report.md satisfied every matcher</td>"
+        ),
+        "{page}"
+    );
+}

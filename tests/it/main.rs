@@ -25,6 +25,7 @@ mod hostile;
 mod hostile_edges;
 mod html_report;
 mod judge;
+mod journey;
 mod lint;
 mod mcp_http;
 mod mcp_kit;

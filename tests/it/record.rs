@@ -570,6 +570,12 @@ pub(crate) fn comparable(path: &Path) -> Value {
     if let Some(Value::Object(env)) = doc.get_mut("environment") {
         env.remove("sandbox");
     }
+    // Nor the MCP server files' per-file hashes (`reelMcp.configFiles`,
+    // which the committed examples predate; `configDigest` covers the same
+    // files and is compared).
+    if let Some(Value::Object(mcp)) = doc.get_mut("reelMcp") {
+        mcp.remove("configFiles");
+    }
     for key in ["events", "controlOut"] {
         let lines: Vec<Value> = doc[key]
             .as_array()

@@ -989,3 +989,35 @@ fn each_json_result_of_a_directory_names_its_cassette() {
         ]
     );
 }
+
+/// Issue 39: a failure line names its key once (the original's message
+/// already starts with `artifact_json:`), and two rows of one key failing
+/// with the same message say which row each is (their `path`).
+#[test]
+fn two_rows_failing_alike_print_their_key_once_and_their_path() {
+    let fx = Fixture::new();
+    let cassette = fx.path("c.cassette.json");
+    support::CassetteDoc::from_file(&support::repo().join("cassettes/csv-stats.cassette.json"))
+        .set(
+            "scenario.assert",
+            json!([
+                {"artifact_json": {"artifact": "outputs/missing.json", "path": "rows", "equals": 3}},
+                {"artifact_json": {"artifact": "outputs/missing.json", "path": "total", "equals": 245}}
+            ]),
+        )
+        .write(&cassette);
+    let run = support::reel().arg("replay").arg(&cassette).run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let fails: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("fail: "))
+        .filter(|l| l.contains("missing.json"))
+        .collect();
+    assert_eq!(fails.len(), 2, "{}", run.stderr);
+    for (line, path) in fails.iter().zip(["rows", "total"]) {
+        assert!(line.starts_with("artifact_json: "), "{line}");
+        assert!(!line.contains("artifact_json: artifact_json:"), "{line}");
+        assert!(line.ends_with(&format!(" (path: {path})")), "{line}");
+    }
+}

@@ -953,10 +953,11 @@ fn an_agent_installed_under_tmp_runs_and_stays_intact() {
     assert_eq!(std::fs::read_to_string(&agent).unwrap(), script);
 }
 
-/// Runs kept where a user's runs live by default, `$XDG_CACHE_HOME/reel/runs`
-/// inside the home (no `REEL_RUNS_DIR`): the run directory sits under the
-/// home, yet the agent still reads nothing else of it (its key, a previous
-/// kept run) and writes nothing beside its own run directory.
+/// Runs kept inside the home (`REEL_RUNS_DIR` pointing into its cache, as a
+/// user may set it; by default runs live under the temp dir): the run
+/// directory sits under the home, yet the agent still reads nothing else of
+/// it (its key, a previous kept run) and writes nothing beside its own run
+/// directory.
 #[test]
 fn a_run_under_the_homes_cache_is_still_confined() {
     let bin = require!(claude_bin());
@@ -1009,7 +1010,7 @@ fn a_run_under_the_homes_cache_is_still_confined() {
         .env("REEL_CLAUDE_BIN", &bin)
         .env("HOME", arena.path("home"))
         .env("XDG_CACHE_HOME", arena.path("home/.cache"))
-        .env_remove("REEL_RUNS_DIR")
+        .env("REEL_RUNS_DIR", &runs)
         .env("CLAUDE_CONFIG_DIR", arena.path("home/.claude"))
         .env("GITHUB_ENV", arena.path("gh/env"))
         .env("GITHUB_PATH", arena.path("gh/path"))

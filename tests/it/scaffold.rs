@@ -117,3 +117,25 @@ fn without_out_the_scenario_goes_to_stdout_and_existing_files_are_kept() {
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "mine");
     assert!(String::from_utf8_lossy(&out.stderr).contains("--force"));
 }
+
+/// A skill run scaffolds `skill_triggered: NAME` (not `tool_called: Skill`,
+/// which any skill would satisfy) and, with uploads, `input_unmodified`.
+#[test]
+fn a_skill_run_asserts_the_skill_by_name_and_its_uploads_unmodified() {
+    let src = support::repo().join("cassettes/csv-stats.cassette.json");
+    let out = support::reel().arg("scaffold").arg(&src).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let doc: Value = serde_yaml_ng::from_str(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    let asserts = doc["assert"].as_array().unwrap();
+    for want in [
+        serde_json::json!({"skill_triggered": "csv-stats"}),
+        serde_json::json!({"input_unmodified": "uploads/**"}),
+        serde_json::json!({"tool_called": "Bash"}),
+    ] {
+        assert!(asserts.contains(&want), "missing {want}: {asserts:?}");
+    }
+    assert!(
+        !asserts.contains(&serde_json::json!({"tool_called": "Skill"})),
+        "{asserts:?}"
+    );
+}

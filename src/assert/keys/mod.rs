@@ -52,6 +52,8 @@ use crate::js::regex::{EsRegex, compile_es};
 /// takes its name from here.
 pub mod name {
     pub const TOOL_CALLED: &str = "tool_called";
+    pub const SKILL_TRIGGERED: &str = "skill_triggered";
+    pub const INPUT_UNMODIFIED: &str = "input_unmodified";
     pub const TOOL_NOT_CALLED: &str = "tool_not_called";
     pub const FILE_EXISTS: &str = "file_exists";
     pub const NO_UNEXPECTED_FILES: &str = "no_unexpected_files";

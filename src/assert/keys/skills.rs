@@ -40,7 +40,7 @@ pub(super) const KEYS: &[Key] = &[
         ..Key::DEFAULTS
     },
     Key {
-        name: "skill_triggered",
+        name: name::SKILL_TRIGGERED,
         bucket: Bucket::Always,
         param: Param::Str,
         description: "the Skill tool invoked a skill whose id matches this regex",

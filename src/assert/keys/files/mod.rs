@@ -119,7 +119,7 @@ pub(super) const KEYS: &[Key] = &[
         ..Key::DEFAULTS
     },
     Key {
-        name: "input_unmodified",
+        name: name::INPUT_UNMODIFIED,
         bucket: Bucket::NeedsManifest,
         param: Param::GlobOrList,
         description: "every pre-existing file matching these globs keeps its hash",

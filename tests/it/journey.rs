@@ -1,0 +1,335 @@
+//! The README's flows as a user runs them, on the defaults as shipped (issue
+//! 39): a project laid out as a user would (`skills/`, `sessions/`,
+//! `scenarios/` with their model scripts, `data/`; `cassettes/` written by
+//! reel), in a git work tree, with `HOME` a fresh `…/home/alice`, no XDG
+//! variable and **no `REEL_*` variable at all**: the environment is cleared,
+//! then holds only `PATH` (with the real Claude Code CLI on it as `claude`,
+//! as a user has it), `HOME`, `LANG` and `TMPDIR`. `TMPDIR` is the suite's
+//! own scratch directory — the temp dir every user has, pointed elsewhere
+//! only so that this suite's run directories and `reel gc` never touch
+//! another process's. Other suites may keep their overrides; this one may
+//! not. The agent talks to the scripted model (token-free).
+//!
+//! Each cassette written here must carry neither the home nor the login
+//! name (`alice`), and pass `verify-cassettes` with no allow file.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::{self, RunExt, claude_bin, repo, require};
+
+/// A user's project and the home they run reel from.
+struct Project {
+    _tmp: tempfile::TempDir,
+    /// `<tmp>/home/alice`.
+    home: PathBuf,
+    /// `<tmp>/work/proj`: the project (a git work tree).
+    dir: PathBuf,
+    /// `<tmp>/bin`: `claude` (the real CLI) for `PATH`.
+    bin: PathBuf,
+    /// `<tmp>/tmp`: the temp dir (`TMPDIR`).
+    tmpdir: PathBuf,
+}
+
+impl Project {
+    /// The bundled examples copied into a fresh project, committed.
+    fn new() -> Result<Project, String> {
+        let claude = claude_bin()?;
+        let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let home = tmp.path().join("home/alice");
+        let dir = tmp.path().join("work/proj");
+        let bin = tmp.path().join("bin");
+        let tmpdir = tmp.path().join("tmp");
+        for d in [&home, &dir, &bin, &tmpdir] {
+            std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+        }
+        std::os::unix::fs::symlink(&claude, bin.join("claude")).map_err(|e| e.to_string())?;
+        for sub in ["skills", "sessions", "scenarios", "data"] {
+            support::copy_tree(&repo().join(sub), &dir.join(sub));
+        }
+        let p = Project {
+            _tmp: tmp,
+            home,
+            dir,
+            bin,
+            tmpdir,
+        };
+        for args in [
+            &["init", "-q"][..],
+            &["add", "-A"],
+            &["-c", "user.name=Alice", "-c", "user.email=a@example.com"],
+        ] {
+            if args[0] == "-c" {
+                p.git(&[args, &["commit", "-qm", "skills"]].concat());
+            } else {
+                p.git(args);
+            }
+        }
+        Ok(p)
+    }
+
+    fn git(&self, args: &[&str]) {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&self.dir)
+            .env("HOME", &self.home)
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+
+    /// `reel ARGS` in the project, in a user's environment (nothing else).
+    fn reel(&self, args: &[&str]) -> support::Run {
+        let path = format!(
+            "{}:{}",
+            self.bin.display(),
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+        );
+        let mut cmd = assert_cmd::Command::cargo_bin("reel").unwrap();
+        cmd.env_clear()
+            .env("PATH", path)
+            .env("HOME", &self.home)
+            .env("LANG", "C.UTF-8")
+            .env("TMPDIR", &self.tmpdir)
+            .env("NO_COLOR", "1")
+            .current_dir(&self.dir)
+            .args(args)
+            .timeout(Duration::from_secs(180));
+        cmd.run()
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.join(rel)
+    }
+
+    /// Asserts the cassette carries no trace of the user: not the home,
+    /// not the login name.
+    fn assert_private(&self, cassette: &str) {
+        let text = std::fs::read_to_string(self.path(cassette)).unwrap();
+        let home = self.home.display().to_string();
+        assert!(
+            !text.contains(&home) && !text.contains("alice"),
+            "{cassette} carries the user's home or login name: {}",
+            text.lines()
+                .find(|l| l.contains("alice"))
+                .unwrap_or_default()
+        );
+    }
+
+    /// The runs root a user's runs go to by default.
+    fn runs_root(&self) -> PathBuf {
+        // SAFETY: geteuid has no preconditions.
+        let uid = unsafe { libc::geteuid() };
+        self.tmpdir.join(format!("reel-{uid}/runs"))
+    }
+}
+
+fn ok(run: &support::Run, what: &str) {
+    assert_eq!(run.code, 0, "{what}: {}", run.streams());
+}
+
+/// record → replay → verify-cassettes → rerun → break the skill's script →
+/// rerun red → report (HTML) → gc.
+#[test]
+fn record_replay_verify_rerun_break_report_gc() {
+    let p = require!(Project::new());
+    ok(&p.reel(&["record", "scenarios/csv-stats.yaml"]), "record");
+    let cassette = "cassettes/csv-stats.cassette.json";
+    p.assert_private(cassette);
+    ok(&p.reel(&["replay", "cassettes/"]), "replay");
+    ok(
+        &p.reel(&["verify-cassettes", "cassettes/"]),
+        "verify-cassettes",
+    );
+    ok(&p.reel(&["rerun", "cassettes/"]), "rerun");
+
+    // Break the skill's script: the rerun runs it for real and turns red.
+    let script = p.path("skills/csv-stats/scripts/stats.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho 'stats: cannot parse row 2' >&2\nexit 1\n",
+    )
+    .unwrap();
+    let red = p.reel(&["rerun", cassette, "--output-format", "json"]);
+    assert_eq!(red.code, 1, "a broken script is red: {}", red.streams());
+    assert!(red.stdout.contains("cannot parse row 2"), "{}", red.stdout);
+    std::fs::write(p.path("rerun.json"), &red.stdout).unwrap();
+    // The failed run is kept, under the temp dir (never the home).
+    let root = p.runs_root();
+    let kept: Vec<PathBuf> = std::fs::read_dir(root.join("csv-stats"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert_eq!(kept.len(), 1, "one kept run under {}", root.display());
+
+    // The pages, each saying where it went.
+    for (args, out) in [
+        (
+            &["report", "--rerun", "rerun.json", "--out", "rerun.html"][..],
+            "rerun.html",
+        ),
+        (&["report", cassette, "--out", "run.html"], "run.html"),
+    ] {
+        let r = p.reel(args);
+        ok(&r, "report");
+        assert!(r.stdout.is_empty(), "{}", r.stdout);
+        assert!(r.stderr.contains(&format!("wrote {out}")), "{}", r.stderr);
+        let page = std::fs::read_to_string(p.path(out)).unwrap();
+        assert!(page.contains("</html>"), "{out}");
+    }
+
+    // gc lists, then removes the kept run.
+    let dry = p.reel(&["gc", "--dry-run"]);
+    ok(&dry, "gc --dry-run");
+    assert!(
+        dry.stderr.contains(&root.display().to_string()),
+        "{}",
+        dry.stderr
+    );
+    ok(&p.reel(&["gc", "--all"]), "gc --all");
+    assert!(!kept[0].exists(), "gc --all left {}", kept[0].display());
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(root.parent().unwrap())
+            .unwrap()
+            .permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o700, "the runs root's parent is private");
+}
+
+/// The MCP freeze: recorded through the relay, rerun green with the
+/// server's data changed (frozen), red with `--mcp-live prices --strict`.
+#[test]
+fn mcp_recorded_then_frozen_unless_asked() {
+    let p = require!(Project::new());
+    require!(
+        std::process::Command::new("python3")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "the price-check MCP server needs python3"
+    );
+    ok(&p.reel(&["record", "scenarios/price-check.yaml"]), "record");
+    let cassette = "cassettes/price-check.cassette.json";
+    p.assert_private(cassette);
+    ok(&p.reel(&["verify-cassettes", cassette]), "verify-cassettes");
+    let prices = p.path("skills/price-check/mcp/prices.json");
+    let data = std::fs::read_to_string(&prices).unwrap();
+    assert!(data.contains("\"12.50\""), "{data}");
+    std::fs::write(&prices, data.replace("\"12.50\"", "\"13.75\"")).unwrap();
+    ok(&p.reel(&["rerun", cassette, "--strict"]), "frozen rerun");
+    // replay (exit 0: nothing it judges changed) and verify both say the
+    // MCP server's files changed, and the hint names no wrong cause.
+    let replay = p.reel(&["replay", cassette]);
+    ok(&replay, "replay");
+    assert!(
+        replay
+            .stderr
+            .contains("MCP configuration differs from the recording"),
+        "{}",
+        replay.stderr
+    );
+    let verify = p.reel(&["verify-cassettes", cassette]);
+    assert_eq!(verify.code, 1, "{}", verify.streams());
+    assert!(
+        verify.stderr.contains("(prices.json changed, beside"),
+        "{}",
+        verify.stderr
+    );
+    assert!(
+        !verify.stderr.contains("skill sources changed"),
+        "{}",
+        verify.stderr
+    );
+    let live = p.reel(&["rerun", cassette, "--mcp-live", "prices", "--strict"]);
+    assert_eq!(
+        live.code,
+        1,
+        "the live server's change is red: {}",
+        live.streams()
+    );
+}
+
+/// The release matrix on the installed release (as `reel agents install`
+/// leaves it in `~/.cache/reel/agents`), and a small eval with its page.
+#[test]
+fn matrix_on_the_installed_release_and_a_small_eval() {
+    let p = require!(Project::new());
+    ok(&p.reel(&["record", "scenarios/write-note.yaml"]), "record");
+    p.assert_private("cassettes/write-note.cassette.json");
+    let version = require!(installed_release(&p));
+    let m = p.reel(&[
+        "rerun",
+        "cassettes/write-note.cassette.json",
+        "--agent-version",
+        &version,
+        "--output-format",
+        "json",
+    ]);
+    ok(&m, "matrix");
+    let cells = m.json()["cells"].as_array().cloned().unwrap_or_default();
+    assert_eq!(cells.len(), 1, "{}", m.stdout);
+    assert_eq!(cells[0]["outcome"], "pass", "{}", m.stdout);
+
+    let e = p.reel(&[
+        "eval",
+        "scenarios/write-note.yaml",
+        "--arm",
+        "a=skills/note-style",
+        "--arm",
+        "b=skills/note-style",
+        "--reps",
+        "2",
+        "--min-pairs",
+        "2",
+        "--out",
+        "eval-out",
+    ]);
+    ok(&e, "eval");
+    // Not yet: `reel report --eval` reads schema/report-eval.json, which
+    // `reel eval` does not write (its report.json is an envelope), so the
+    // README's eval page cannot be built from an eval's output.
+    for f in ["eval.json", "runs.jsonl", "report.json", "report.md"] {
+        assert!(p.path("eval-out").join(f).is_file(), "eval-out/{f}");
+    }
+    let rows = std::fs::read_to_string(p.path("eval-out/runs.jsonl")).unwrap();
+    assert_eq!(rows.lines().count(), 4, "2 reps × 2 arms: {rows}");
+}
+
+/// The release under test, installed into the user's agent cache the way
+/// `reel agents install` leaves it (`<cache>/<version>/node_modules/…` and
+/// its marker): the npm tree of the CLI the suite runs, hard-linked (no
+/// download; a symlink where hard links cannot cross file systems).
+fn installed_release(p: &Project) -> Result<String, String> {
+    let bin = std::fs::canonicalize(claude_bin()?).map_err(|e| e.to_string())?;
+    let modules = bin
+        .ancestors()
+        .find(|d| {
+            d.file_name().is_some_and(|n| n == "node_modules")
+                && d.join("@anthropic-ai/claude-code/package.json").is_file()
+        })
+        .ok_or_else(|| format!("{} is not inside an npm tree", bin.display()))?
+        .to_owned();
+    let pkg: Value = serde_json::from_slice(
+        &std::fs::read(modules.join("@anthropic-ai/claude-code/package.json"))
+            .map_err(|e| format!("the CLI's package.json: {e}"))?,
+    )
+    .map_err(|e| e.to_string())?;
+    let version = pkg["version"].as_str().ok_or("no version")?.to_owned();
+    let dir = p.home.join(".cache/reel/agents").join(&version);
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let linked = std::process::Command::new("cp")
+        .arg("-al")
+        .arg(&modules)
+        .arg(&dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !linked {
+        let _ = std::fs::remove_dir_all(dir.join("node_modules"));
+        std::os::unix::fs::symlink(&modules, dir.join("node_modules"))
+            .map_err(|e| format!("link the CLI's npm tree: {e}"))?;
+    }
+    let marker = serde_json::json!({"package": "@anthropic-ai/claude-code", "version": version});
+    std::fs::write(dir.join(".reel-agent.json"), marker.to_string()).map_err(|e| e.to_string())?;
+    Ok(version)
+}
