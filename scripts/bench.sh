@@ -59,6 +59,7 @@ compare() {
       n = split(line, parts, " ")
       for (i = 2; i <= n; i++) { split(parts[i], kv, "="); f[kv[1]] = kv[2] }
     }
+    !/^BENCH / { next }
     FNR == NR { delete f; fields($0, f); bt[f["name"]] = f["seconds"]; bf[f["name"]] = f["floor_seconds"]; next }
     {
       delete f; fields($0, f); n = f["name"]
