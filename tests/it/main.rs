@@ -5,6 +5,7 @@ mod action;
 mod agents_matrix;
 mod assert;
 mod assertions;
+mod batch_sharing;
 mod body_not_kept;
 mod cassette;
 mod causes;
