@@ -29,8 +29,17 @@ if ! command -v chromium >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
 fi
 
-echo "==> cargo test (benches run as quick smoke tests; scripts/bench.sh runs them for real)" >&2
-cargo test --locked --all-targets
+# cargo-nextest runs each test as a process of its own, in parallel (a slow
+# test no longer holds a test binary's last thread while the rest wait), and
+# names the slow ones (docs/benchmarks.md); it is what `cargo test
+# --all-targets` ran, less the benches (they are not libtest harnesses) and no
+# doc tests (the crate has none: every fenced block in its docs is text).
+echo "==> tests (cargo nextest: the library, the binary, tests/it)" >&2
+command -v cargo-nextest >/dev/null 2>&1 || cargo install --locked --quiet cargo-nextest@0.9.143
+cargo nextest run --locked --lib --bins --tests
+
+echo "==> benches as quick smoke tests, against the committed figures (scripts/bench.sh runs them for real)" >&2
+bash scripts/bench.sh --smoke
 
 echo "==> package and install check (cargo package, cargo install of the packaged crate)" >&2
 bash scripts/package-check.sh

@@ -3,17 +3,18 @@
 //! benches (`#[path]`), so they measure what the binary does. The library
 //! sets no allocator.
 //!
-//! `thp:always`: jemalloc asks for transparent huge pages on its arenas
-//! (`madvise`, so it takes effect where the system's THP mode is
-//! `madvise` or `always`). A 50,000-event replay grows its heap by tens of
-//! megabytes, and faulting that in 4 KiB at a time was ~10% of its CPU;
-//! 2 MiB pages make it ~10% faster (docs/benchmarks.md).
-//!
-//! `narenas:1`: one arena, so huge pages are not spread over one arena per
-//! core (with the default, the same replay's peak RSS grew 16 MB instead
+//! `narenas:1`: one arena, so pages are not spread over one arena per core
+//! (with the default, a 50,000-event replay's peak RSS grew 16 MB instead
 //! of 8 MB); the per-thread caches keep the pool's threads from contending.
 //!
-//! `_RJEM_MALLOC_CONF` in the environment still overrides both.
+//! No `thp:always` (38f4bca had it): transparent huge pages made that
+//! replay ~10% faster but raised its peak RSS by 10.6 MB (1.42x → 1.20x the
+//! file without them; the memory target is 1.3x), and zeroing a 2 MiB page
+//! for each of the first arenas' chunks was paid by every small run too
+//! (issue 44, docs/benchmarks.md).
+//!
+//! `_RJEM_MALLOC_CONF` in the environment still overrides it (`thp:always` to
+//! trade the memory back for speed).
 
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
@@ -31,4 +32,4 @@ unsafe impl Sync for MallocConf {}
 
 #[cfg(not(target_env = "msvc"))]
 #[unsafe(export_name = "_rjem_malloc_conf")]
-static MALLOC_CONF: MallocConf = MallocConf(c"thp:always,narenas:1".as_ptr());
+static MALLOC_CONF: MallocConf = MallocConf(c"narenas:1".as_ptr());

@@ -356,6 +356,10 @@ pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
         );
     }
 
+    pool_for(&files);
+    if files.len() > 1 {
+        crate::replay::assert_source::share_sibling_scenarios();
+    }
     // Replay in parallel; `collect` keeps the (sorted) input order.
     let timed: Vec<(ReplayResult, Duration)> = files
         .par_iter()
@@ -399,6 +403,30 @@ pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
     // at a time would only delay the exit that frees them all at once.
     std::mem::forget(results);
     Ok(worst)
+}
+
+/// A file at most this large is replayed on the main thread alone: its
+/// replay takes about a millisecond, less than starting the pool's threads
+/// and handing work between them cost on a loaded 2-core machine.
+const SMALL_FILE_BYTES: u64 = 1 << 20;
+
+/// Sets up rayon's global pool for this replay. One small cassette gets a
+/// pool of one thread that is the calling thread
+/// (`use_current_thread`): no thread is started, and every `join`, `scope`
+/// and parallel iterator of the replay runs inline. Anything else keeps
+/// rayon's default pool (a thread per core), started on first use.
+fn pool_for(files: &[PathBuf]) {
+    let small = match files {
+        [one] => std::fs::metadata(one).is_ok_and(|m| m.len() <= SMALL_FILE_BYTES),
+        _ => false,
+    };
+    if small {
+        // Fails only when the pool already exists (then it is used as is).
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .use_current_thread()
+            .build_global();
+    }
 }
 
 /// The status reporter on stderr: a line per cassette (with `--explain`'s

@@ -13,7 +13,10 @@
 //! included, as the original compares them. This module does not evaluate
 //! anything and never touches `events`/`controlOut`.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
@@ -266,7 +269,8 @@ pub fn sibling_notices(cassette: &Cassette) -> Vec<String> {
         return Vec::new();
     };
     let shown = path.display();
-    let disk = match Scenario::load_authored(path) {
+    let loaded = load_sibling(path);
+    let disk = match &*loaded {
         Ok(s) => s,
         Err(e) if e.is_schema() => {
             return vec![format!(
@@ -302,6 +306,46 @@ pub fn sibling_notices(cassette: &Cassette) -> Vec<String> {
         ));
     }
     notices
+}
+
+/// Whether sibling scenarios are read once per process ([`share_sibling_scenarios`]).
+static SHARING: AtomicBool = AtomicBool::new(false);
+
+type Loaded = Arc<Result<Scenario, ScenarioError>>;
+
+/// Sibling scenarios loaded so far, by path, while [`SHARING`].
+static SIBLINGS: Mutex<Option<HashMap<PathBuf, Loaded>>> = Mutex::new(None);
+
+/// From now on, each sibling scenario file is read and validated once per
+/// process, not once per cassette: `reel replay DIR` turns this on, where a
+/// thousand recordings of one scenario share it (nothing writes a scenario
+/// during a replay). Off by default, so a caller that edits a scenario
+/// between two replays reads it afresh.
+pub fn share_sibling_scenarios() {
+    SHARING.store(true, Ordering::Relaxed);
+}
+
+/// The authored scenario at `path` ([`Scenario::load_authored`]), from
+/// [`SIBLINGS`] when shared.
+fn load_sibling(path: &Path) -> Loaded {
+    if !SHARING.load(Ordering::Relaxed) {
+        return Arc::new(Scenario::load_authored(path));
+    }
+    let lock = || {
+        SIBLINGS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some(hit) = lock().get_or_insert_with(HashMap::new).get(path) {
+        return Arc::clone(hit);
+    }
+    // Loaded outside the lock: the other threads' cassettes go on meanwhile
+    // (two threads may both load a file the first time; either result is it).
+    let loaded = Arc::new(Scenario::load_authored(path));
+    lock()
+        .get_or_insert_with(HashMap::new)
+        .insert(path.to_path_buf(), Arc::clone(&loaded));
+    loaded
 }
 
 /// One readable clause of a loader error: whitespace collapsed, at most 200

@@ -6,6 +6,7 @@ mod agents_matrix;
 mod agents_registry;
 mod assert;
 mod assertions;
+mod batch_sharing;
 mod body_not_kept;
 mod cassette;
 mod causes;

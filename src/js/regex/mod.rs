@@ -109,7 +109,46 @@ pub fn compile_es(pattern: &str) -> Result<EsRegex, String> {
 /// change how JavaScript iterates matches, so callers strip them (every
 /// occurrence is what [`EsRegex::find_ranges`] returns).
 pub fn compile_es_with_flags(pattern: &str, flags: &str) -> Result<EsRegex, String> {
-    compile(pattern, flags, true)
+    memo::compiled(pattern, flags, || compile(pattern, flags, true))
+}
+
+/// Compiled patterns by `(pattern, flags)`, for the life of the process:
+/// compiling is a pure function of the two, and a batch replays the same
+/// scenario's answer rules and assertion patterns once per cassette
+/// (compiling them was a fifth of a 1,000-cassette replay's instructions).
+/// A clone shares the compiled program (`regex::Regex` and the backtracker
+/// are reference-counted).
+mod memo {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    use super::EsRegex;
+
+    type Memo = HashMap<(String, String), Result<EsRegex, String>>;
+
+    static COMPILED: Mutex<Option<Memo>> = Mutex::new(None);
+
+    pub(super) fn compiled(
+        pattern: &str,
+        flags: &str,
+        compile: impl FnOnce() -> Result<EsRegex, String>,
+    ) -> Result<EsRegex, String> {
+        let lock = || {
+            COMPILED
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        let key = (pattern.to_owned(), flags.to_owned());
+        if let Some(hit) = lock().get_or_insert_with(HashMap::new).get(&key) {
+            return hit.clone();
+        }
+        // Compiled outside the lock: a slow pattern holds up no other thread.
+        let result = compile();
+        lock()
+            .get_or_insert_with(HashMap::new)
+            .insert(key, result.clone());
+        result
+    }
 }
 
 /// [`compile_es_with_flags`]; `linear: false` keeps the backtracker even
