@@ -366,7 +366,9 @@ impl Arena {
             secret,
             token,
             abstract_name: format!("reel-canary-abstract-{id}"),
-            series: 77 + n as u32,
+            // Unique across processes too: nextest runs each corpus test in
+            // a process of its own, where `n` starts again at 0.
+            series: std::process::id() * 10 + n as u32,
             listeners,
         }
     }
