@@ -41,6 +41,64 @@ pub struct DriveOptions<'a> {
     pub sdk_mcp: Option<&'a RefCell<dyn SdkMcp + 'a>>,
 }
 
+/// One user turn of a session (docs/multi-turn.md).
+#[derive(Clone, Copy)]
+pub struct TurnInput<'a> {
+    /// The user message, sent verbatim once the previous turn's `result`
+    /// arrived.
+    pub prompt: &'a str,
+    /// The rules answering this turn's gates (its own, then the scenario's).
+    pub decider: &'a Decider,
+    /// This turn's budget: on expiry it is interrupted through the control
+    /// protocol (`interrupt`), then failed as a timeout.
+    pub timeout: Duration,
+}
+
+/// How a session of several turns is driven: one agent process, one user
+/// message per turn on its stdin, each after the previous turn's `result`.
+pub struct SessionOptions<'a> {
+    /// In order; at least one.
+    pub turns: Vec<TurnInput<'a>>,
+    /// The whole session's wall-clock budget; on expiry the group is killed.
+    pub timeout: Duration,
+    pub sdk_mcp: Option<&'a RefCell<dyn SdkMcp + 'a>>,
+}
+
+/// Why a user turn could not be sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TurnError {
+    /// Turns are sequential: a turn is sent only after the previous one's
+    /// `result`.
+    #[error(
+        "turn {next} was sent while turn {running} is still running: turns are sequential, \
+         each waits for the previous turn's `result`"
+    )]
+    Concurrent { running: usize, next: usize },
+    /// Every turn of the session was sent.
+    #[error("no turn left to send: the session has {count} turn(s)")]
+    NoTurnLeft { count: usize },
+}
+
+/// Where one turn lies in the run's log (`RunLog::turns`): the index of its
+/// user message's first event and of the line after its `result`, and the
+/// `controlOut` frames written for it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnMark {
+    /// 0-based.
+    pub index: usize,
+    /// `events[eventStart..eventEnd]` is the turn's slice of the evidence.
+    pub event_start: usize,
+    /// `None`: the turn never reached its `result`.
+    pub event_end: Option<usize>,
+    /// `controlOut[frameStart..frameEnd]` are the frames written during it
+    /// (its user message first).
+    pub frame_start: usize,
+    pub frame_end: Option<usize>,
+    /// Its budget ran out and reel sent `interrupt`.
+    pub interrupted: bool,
+}
+
 /// The host's in-process (SDK) MCP servers, as the control loop sees them.
 pub trait SdkMcp {
     /// The server names declared in `initialize.sdkMcpServers`.
@@ -135,6 +193,8 @@ pub struct RunLog {
     /// The sandbox layers the agent ran under (`None`: unconfined, or it
     /// never started).
     pub sandbox: Option<crate::sandbox::Layers>,
+    /// One mark per user turn sent, in order.
+    pub turns: Vec<TurnMark>,
 }
 
 impl RunLog {
@@ -183,6 +243,7 @@ impl RunLog {
             exit_status: None,
             finished_at: started,
             sandbox: None,
+            turns: Vec::new(),
         }
     }
 
@@ -221,11 +282,38 @@ impl Stop {
     }
 }
 
-/// Drives one turn of `cmd`. Never panics on agent behaviour; every exit
-/// path leaves no process of the agent's group alive.
+/// Drives one turn of `cmd`: [`drive_session`] with a single turn, whose
+/// budget is the run's (on expiry the group is killed).
 pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
+    let turn = vec![TurnInput {
+        prompt: opts.prompt,
+        decider: opts.decider,
+        timeout: opts.timeout,
+    }];
+    drive_session(
+        cmd,
+        &SessionOptions {
+            turns: turn,
+            timeout: opts.timeout,
+            sdk_mcp: opts.sdk_mcp,
+        },
+    )
+}
+
+/// Drives the turns of one session through one agent process: `initialize`,
+/// then each turn's user message once the previous turn's `result` arrived;
+/// stdin closes after the last `result`. Never panics on agent behaviour;
+/// every exit path leaves no process of the agent's group alive.
+pub fn drive_session(cmd: &AgentCommand, opts: &SessionOptions<'_>) -> RunLog {
     let started = Instant::now();
     let mut log = RunLog::starting(started);
+    if opts.turns.is_empty() {
+        log.end = RunEnd::Failed {
+            source: ErrorSource::Protocol,
+            message: "a session needs at least one user turn".into(),
+        };
+        return log;
+    }
     let mut group = match ProcessGroup::spawn(cmd) {
         Ok(g) => g,
         Err(e) => return log.spawn_failed(cmd, e),
@@ -249,10 +337,16 @@ pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
         protocol::pre_tool_use_hook("Task", TASK_HOOK_ID),
         &engine.sdk_servers,
     ));
-    engine.send(protocol::user_text(opts.prompt));
+    let first = engine.begin_next_turn(&mut log);
 
     let deadline = started + opts.timeout;
-    let mut stop = read_until_stop(&mut engine, &rx, &mut group, deadline, &mut log);
+    let mut stop = match first {
+        Ok(()) => read_until_stop(&mut engine, &rx, &mut group, deadline, &mut log),
+        Err(e) => Stop {
+            failure: Some((ErrorSource::Protocol, e.to_string())),
+            ..Stop::default()
+        },
+    };
     engine.close_stdin();
     if stop.early() {
         // Frames already queued (the error answer to an unsupported
@@ -301,6 +395,10 @@ fn read_until_stop(
         let now = Instant::now();
         if now >= deadline {
             stop.timed_out = true;
+            break;
+        }
+        if let Some(f) = engine.watch_turn_budget(now, log) {
+            stop.failure = Some(f);
             break;
         }
         match rx.recv_timeout((deadline - now).min(Duration::from_millis(50))) {
@@ -411,7 +509,18 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 struct Engine<'a> {
+    /// The rules of the turn in flight.
     decider: &'a Decider,
+    turns: Vec<TurnInput<'a>>,
+    /// The index of the next turn to send.
+    next_turn: usize,
+    /// The turn whose `result` has not arrived yet.
+    in_flight: Option<usize>,
+    turn_started: Instant,
+    /// When `interrupt` was sent for the turn in flight.
+    interrupted_at: Option<Instant>,
+    /// Frames queued for the agent so far (turn boundaries in `controlOut`).
+    frames_sent: usize,
     writer: Sender<WriterCmd>,
     started: Instant,
     seq: u64,
@@ -431,9 +540,15 @@ type Fatal = (ErrorSource, String);
 
 impl<'a> Engine<'a> {
     /// The engine of a turn starting now, writing through `writer`.
-    fn new(opts: &DriveOptions<'a>, writer: Sender<WriterCmd>, started: Instant) -> Engine<'a> {
+    fn new(opts: &SessionOptions<'a>, writer: Sender<WriterCmd>, started: Instant) -> Engine<'a> {
         Engine {
-            decider: opts.decider,
+            decider: opts.turns[0].decider,
+            turns: opts.turns.clone(),
+            next_turn: 0,
+            in_flight: None,
+            turn_started: started,
+            interrupted_at: None,
+            frames_sent: 0,
             writer,
             started,
             seq: 0,
@@ -468,6 +583,7 @@ impl Engine<'_> {
             return None;
         }
         let _ = self.writer.send(WriterCmd::Frame(line));
+        self.frames_sent += 1;
         None
     }
 
@@ -548,12 +664,12 @@ impl Engine<'_> {
                 e.insert("isError".into(), json!(protocol::result_is_error(body)));
                 self.stamp(log, ordinal, "result", e);
                 log.result = Some(Value::Object(body.clone()));
-                // One turn per recording: the agent exits on stdin EOF. A
+                // The agent exits on stdin EOF after the last turn. A
                 // sub-agent still running in the background will be reported
                 // to the agent in a turn of its own, whose prompts must still
-                // be answerable: close at the result that ends with none left.
+                // be answerable: a turn ends at the result with none left.
                 if self.background_tasks == 0 {
-                    self.close_stdin();
+                    return self.end_turn(log);
                 }
             }
             Line::ControlRequest {
@@ -763,6 +879,102 @@ impl Engine<'_> {
     }
 }
 
+/// How long an interrupted turn has to write its `result`.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
+
+impl Engine<'_> {
+    /// Sends the next turn's user message. Refused while a turn is in
+    /// flight ([`TurnError::Concurrent`]): turns are sequential.
+    fn begin_next_turn(&mut self, log: &mut RunLog) -> Result<(), TurnError> {
+        if let Some(running) = self.in_flight {
+            return Err(TurnError::Concurrent {
+                running,
+                next: self.next_turn,
+            });
+        }
+        let Some(turn) = self.turns.get(self.next_turn).copied() else {
+            return Err(TurnError::NoTurnLeft {
+                count: self.turns.len(),
+            });
+        };
+        self.decider = turn.decider;
+        log.turns.push(TurnMark {
+            index: self.next_turn,
+            event_start: log.events.len(),
+            event_end: None,
+            frame_start: self.frames_sent,
+            frame_end: None,
+            interrupted: false,
+        });
+        self.in_flight = Some(self.next_turn);
+        self.next_turn += 1;
+        self.turn_started = Instant::now();
+        self.interrupted_at = None;
+        let _ = self.send(protocol::user_text(turn.prompt));
+        Ok(())
+    }
+
+    /// The `result` of the turn in flight: its mark closed, then the next
+    /// turn sent, or stdin closed after the last. An interrupted turn ends
+    /// the session as a timeout.
+    fn end_turn(&mut self, log: &mut RunLog) -> Result<(), Fatal> {
+        let Some(index) = self.in_flight.take() else {
+            self.close_stdin();
+            return Ok(());
+        };
+        if let Some(mark) = log.turns.last_mut() {
+            mark.event_end = Some(log.events.len());
+            mark.frame_end = Some(self.frames_sent);
+        }
+        if self.interrupted_at.is_some() {
+            return Err((
+                ErrorSource::Timeout,
+                format!(
+                    "turn {} ran past its {} ms budget and was interrupted",
+                    index + 1,
+                    self.turns[index].timeout.as_millis()
+                ),
+            ));
+        }
+        if self.next_turn < self.turns.len() {
+            return self
+                .begin_next_turn(log)
+                .map_err(|e| (ErrorSource::Protocol, e.to_string()));
+        }
+        self.close_stdin();
+        Ok(())
+    }
+
+    /// A multi-turn session's per-turn budget: past it, `interrupt` is sent
+    /// once; a turn that still has no `result` [`INTERRUPT_GRACE`] later
+    /// fails the session. A one-turn run has only the session's budget.
+    fn watch_turn_budget(&mut self, now: Instant, log: &mut RunLog) -> Option<Fatal> {
+        let index = self.in_flight.filter(|_| self.turns.len() > 1)?;
+        let budget = self.turns[index].timeout;
+        match self.interrupted_at {
+            None if now >= self.turn_started + budget => {
+                self.interrupted_at = Some(now);
+                if let Some(mark) = log.turns.last_mut() {
+                    mark.interrupted = true;
+                }
+                let id = format!("interrupt-{}", index + 1);
+                self.send(protocol::interrupt_request(&id))
+            }
+            Some(at) if now >= at + INTERRUPT_GRACE => Some((
+                ErrorSource::Timeout,
+                format!(
+                    "turn {} ran past its {} ms budget; after `interrupt` no `result` came \
+                     within {} s",
+                    index + 1,
+                    budget.as_millis(),
+                    INTERRUPT_GRACE.as_secs()
+                ),
+            )),
+            _ => None,
+        }
+    }
+}
+
 impl Engine<'_> {
     /// The answer to an `mcp_message`: from the host's SDK server of that
     /// name, else "no handler" (a notification gets `{}`).
@@ -937,6 +1149,180 @@ pub fn iso_utc(t: SystemTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::answers::Unanswered;
+
+    fn decider() -> Decider {
+        Decider {
+            rules: Vec::new(),
+            parity: Default::default(),
+            unanswered: Unanswered::Fail,
+        }
+    }
+
+    fn two_turns(d: &Decider, budget: Duration) -> SessionOptions<'_> {
+        let turn = |prompt| TurnInput {
+            prompt,
+            decider: d,
+            timeout: budget,
+        };
+        SessionOptions {
+            turns: vec![turn("one"), turn("two")],
+            timeout: Duration::from_secs(30),
+            sdk_mcp: None,
+        }
+    }
+
+    const RESULT: &str = r#"{"type":"result","subtype":"success","is_error":false}"#;
+
+    fn frames(rx: &Receiver<WriterCmd>) -> Vec<String> {
+        rx.try_iter()
+            .map(|c| match c {
+                WriterCmd::Frame(f) => f,
+                WriterCmd::Close => "<close>".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_second_turn_while_one_runs_is_refused_and_sent_after_its_result() {
+        let d = decider();
+        let opts = two_turns(&d, Duration::from_secs(5));
+        let (wtx, wrx) = mpsc::channel();
+        let mut engine = Engine::new(&opts, wtx, Instant::now());
+        let mut log = RunLog::starting(Instant::now());
+        engine.begin_next_turn(&mut log).unwrap();
+        let refused = engine.begin_next_turn(&mut log).unwrap_err();
+        assert_eq!(
+            refused,
+            TurnError::Concurrent {
+                running: 0,
+                next: 1
+            }
+        );
+        assert!(
+            refused.to_string().contains("turns are sequential"),
+            "{refused}"
+        );
+        let sent = frames(&wrx);
+        assert_eq!(sent.len(), 1);
+        assert!(sent[0].contains(r#""text":"one""#), "{sent:?}");
+
+        engine
+            .on_line(
+                r#"{"type":"assistant","message":{"content":[]}}"#.into(),
+                &mut log,
+            )
+            .unwrap();
+        engine.on_line(RESULT.into(), &mut log).unwrap();
+        let sent = frames(&wrx);
+        assert_eq!(sent.len(), 1, "turn 2 follows turn 1's result: {sent:?}");
+        assert!(sent[0].contains(r#""text":"two""#), "{sent:?}");
+        engine.on_line(RESULT.into(), &mut log).unwrap();
+        assert_eq!(
+            frames(&wrx),
+            ["<close>"],
+            "stdin closes after the last result"
+        );
+        assert_eq!(
+            engine.begin_next_turn(&mut log),
+            Err(TurnError::NoTurnLeft { count: 2 })
+        );
+        let bounds: Vec<_> = log
+            .turns
+            .iter()
+            .map(|m| {
+                (
+                    m.index,
+                    m.event_start,
+                    m.event_end,
+                    m.frame_start,
+                    m.frame_end,
+                )
+            })
+            .collect();
+        assert_eq!(
+            bounds,
+            [(0, 0, Some(2), 0, Some(1)), (1, 2, Some(3), 1, Some(2))]
+        );
+    }
+
+    #[test]
+    fn a_turn_past_its_budget_is_interrupted_then_failed_as_a_timeout() {
+        let d = decider();
+        let opts = two_turns(&d, Duration::from_millis(10));
+        let (wtx, wrx) = mpsc::channel();
+        let start = Instant::now();
+        let mut engine = Engine::new(&opts, wtx, start);
+        let mut log = RunLog::starting(start);
+        engine.begin_next_turn(&mut log).unwrap();
+        let _ = frames(&wrx);
+        let later = engine.turn_started + Duration::from_millis(11);
+        assert_eq!(engine.watch_turn_budget(later, &mut log), None);
+        let sent = frames(&wrx);
+        assert_eq!(
+            sent,
+            [
+                r#"{"type":"control_request","request_id":"interrupt-1","request":{"subtype":"interrupt"}}"#
+            ]
+        );
+        assert!(log.turns[0].interrupted);
+        // Its result ends the session as a timeout, naming the turn.
+        let (source, message) = engine.on_line(RESULT.into(), &mut log).unwrap_err();
+        assert_eq!(source, ErrorSource::Timeout);
+        assert_eq!(
+            message,
+            "turn 1 ran past its 10 ms budget and was interrupted"
+        );
+        // No result within the grace: a timeout too.
+        let mut engine = Engine::new(&opts, mpsc::channel().0, start);
+        let mut log = RunLog::starting(start);
+        engine.begin_next_turn(&mut log).unwrap();
+        let t = engine.turn_started + Duration::from_millis(11);
+        assert_eq!(engine.watch_turn_budget(t, &mut log), None);
+        let (source, _) = engine
+            .watch_turn_budget(t + INTERRUPT_GRACE, &mut log)
+            .unwrap();
+        assert_eq!(source, ErrorSource::Timeout);
+    }
+
+    /// A stand-in agent (a shell loop, no sandbox): a `result` carrying its
+    /// pid for each user message it reads, exit at stdin EOF.
+    #[test]
+    fn a_session_of_two_turns_is_one_process_with_a_result_per_turn() {
+        let script = r#"while IFS= read -r line; do
+  case "$line" in
+    *'"type":"user"'*) printf '{"type":"system","subtype":"init","session_id":"s1","tools":[]}
+{"type":"result","subtype":"success","is_error":false,"result":"pid %s"}
+' "$$" ;;
+  esac
+done"#;
+        let dir = std::env::temp_dir();
+        let cmd = AgentCommand {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+            cwd: dir,
+            sandbox: None,
+        };
+        let d = decider();
+        let log = drive_session(&cmd, &two_turns(&d, Duration::from_secs(20)));
+        assert_eq!(log.end, RunEnd::Completed, "{}", log.stderr_tail());
+        let results: Vec<&String> = log
+            .events
+            .iter()
+            .filter(|e| e.contains(r#""type":"result""#))
+            .collect();
+        assert_eq!(results.len(), 2, "{:?}", log.events);
+        assert_eq!(results[0], results[1], "both turns answered by one process");
+        let users = log
+            .control_out
+            .iter()
+            .filter(|f| f.contains(r#""type":"user""#))
+            .count();
+        assert_eq!(users, 2);
+        assert_eq!(log.turns.len(), 2);
+        assert_eq!(log.turns[1].event_start, log.turns[0].event_end.unwrap());
+    }
 
     #[test]
     fn iso_utc_matches_javascript() {

@@ -13,6 +13,7 @@
 
 mod control_out;
 pub mod positions;
+mod turns;
 
 use std::path::{Path, PathBuf};
 
@@ -50,6 +51,9 @@ pub enum Code {
     PathNotFound,
     NeedsControlOut,
     DuplicateKey,
+    PromptAndTurns,
+    EmptyTurn,
+    SessionKeyInTurn,
 }
 
 impl Code {
@@ -68,6 +72,9 @@ impl Code {
             Code::PathNotFound => "L010",
             Code::NeedsControlOut => "L011",
             Code::DuplicateKey => "L012",
+            Code::PromptAndTurns => "L013",
+            Code::EmptyTurn => "L014",
+            Code::SessionKeyInTurn => "L015",
         }
     }
 
@@ -86,6 +93,9 @@ impl Code {
             Code::PathNotFound => "path-not-found",
             Code::NeedsControlOut => "needs-control-out",
             Code::DuplicateKey => "duplicate-key",
+            Code::PromptAndTurns => "prompt-and-turns",
+            Code::EmptyTurn => "empty-turn",
+            Code::SessionKeyInTurn => "session-key-in-turn",
         }
     }
 
@@ -96,7 +106,10 @@ impl Code {
             | Code::AllowIfSyntax
             | Code::ContradictoryAssertions
             | Code::PathNotFound
-            | Code::DuplicateKey => Severity::Error,
+            | Code::DuplicateKey
+            | Code::PromptAndTurns
+            | Code::EmptyTurn
+            | Code::SessionKeyInTurn => Severity::Error,
             _ => Severity::Warning,
         }
     }
@@ -372,6 +385,7 @@ impl Linter<'_> {
         self.only_result();
         self.contradictions();
         self.control_out_keys();
+        self.turns();
     }
 
     /// L011: keys that read the host's control responses, on a scenario whose
