@@ -22,6 +22,7 @@ pub mod fidelity;
 pub mod materialise;
 pub mod mutate;
 pub mod run_result;
+pub mod turns;
 pub mod verdict;
 
 use std::borrow::Cow;
@@ -462,6 +463,8 @@ fn replay_inner(
     // Read before the re-drive, which may take the lines away.
     let answer_problems = fidelity::recorded_answer_problems(&cassette);
 
+    // Each turn's slice, read before the re-drive may take the lines away.
+    let turn_evidence = turns::collect(&cassette);
     // 6. Re-drive.
     let run = redrive(&mut cassette, run);
     let cassette: &Cassette = &cassette;
@@ -494,7 +497,14 @@ fn replay_inner(
     let (mut assertions, metrics) = if refuse_future {
         (Vec::new(), Vec::new())
     } else {
-        let assertions = evaluate(&ctx, &stripped.items, &mut notices);
+        let mut assertions = evaluate(&ctx, &stripped.items, &mut notices);
+        assertions.extend(turns::evaluate(
+            cassette,
+            &turn_evidence,
+            &evidence,
+            opts.live,
+            &mut notices,
+        ));
         let metrics = measure_metrics(&ctx, artifacts.is_some(), &chosen.metrics, &mut notices);
         (assertions, metrics)
     };
