@@ -97,6 +97,9 @@ pub struct TurnMark {
     pub frame_end: Option<usize>,
     /// Its budget ran out and reel sent `interrupt`.
     pub interrupted: bool,
+    /// The agent had exited after the previous turn: this turn was delivered
+    /// to the same session reopened with `--resume <session id>`.
+    pub resumed: bool,
 }
 
 /// The host's in-process (SDK) MCP servers, as the control loop sees them.
@@ -195,6 +198,9 @@ pub struct RunLog {
     pub sandbox: Option<crate::sandbox::Layers>,
     /// One mark per user turn sent, in order.
     pub turns: Vec<TurnMark>,
+    /// The session id reopened with `--resume` after the agent died between
+    /// turns (at most once per session).
+    pub resumed_session: Option<String>,
 }
 
 impl RunLog {
@@ -244,6 +250,7 @@ impl RunLog {
             finished_at: started,
             sandbox: None,
             turns: Vec::new(),
+            resumed_session: None,
         }
     }
 
@@ -314,11 +321,75 @@ pub fn drive_session(cmd: &AgentCommand, opts: &SessionOptions<'_>) -> RunLog {
         };
         return log;
     }
-    let mut group = match ProcessGroup::spawn(cmd) {
-        Ok(g) => g,
-        Err(e) => return log.spawn_failed(cmd, e),
-    };
-    log.sandbox = group.sandbox.clone();
+    let deadline = started + opts.timeout;
+    let mut engine = Engine::new(opts, mpsc::channel().0, started);
+    let mut current = cmd.clone();
+    let mut resumed = false;
+    loop {
+        let stop = match run_process(&current, &mut engine, &mut log, deadline) {
+            Ok(stop) => stop,
+            Err(e) => return log.spawn_failed(&current, e),
+        };
+        if !resumed && let Some(sid) = engine.resumable(&log, &stop) {
+            // The agent died between turns: the next turn was never
+            // delivered. Reopen the same conversation once and deliver it
+            // there — never a fresh context reported as the same session.
+            resumed = true;
+            current = resume_command(cmd, &sid);
+            log.resumed_session = Some(sid);
+            if let Some(mark) = log.turns.last_mut() {
+                mark.resumed = true;
+            }
+            continue;
+        }
+        let mut stop = stop;
+        // A multi-turn session must answer every turn (a one-turn run keeps
+        // its own rule: a `result` and a clean exit).
+        if !stop.early()
+            && engine.turns.len() > 1
+            && let Some(index) = engine.in_flight
+        {
+            stop.failure = Some((
+                ErrorSource::NoResult,
+                format!(
+                    "the agent's stdout closed before turn {} of {} had its `result`{}: {}",
+                    index + 1,
+                    engine.turns.len(),
+                    if resumed {
+                        " (the session was already resumed once)"
+                    } else {
+                        ""
+                    },
+                    log.stderr_tail()
+                ),
+            ));
+        }
+        log.end = run_end(&log, stop, opts.timeout);
+        return log;
+    }
+}
+
+/// `cmd` reopening session `sid` (`--resume <sid>`).
+fn resume_command(cmd: &AgentCommand, sid: &str) -> AgentCommand {
+    let mut resumed = cmd.clone();
+    resumed.args.push("--resume".into());
+    resumed.args.push(sid.to_owned());
+    resumed
+}
+
+/// One agent process of the session: spawned, `initialize` written, then
+/// the next turn (or, after a resume, the undelivered one), read until it
+/// stops, and torn down; its frames and stderr join the log.
+fn run_process(
+    cmd: &AgentCommand,
+    engine: &mut Engine<'_>,
+    log: &mut RunLog,
+    deadline: Instant,
+) -> Result<Stop, SpawnError> {
+    let mut group = ProcessGroup::spawn(cmd)?;
+    if log.sandbox.is_none() {
+        log.sandbox = group.sandbox.clone();
+    }
     let (tx, rx) = mpsc::channel::<Msg>();
     // Invariant: all three pipes were requested as `Stdio::piped()`.
     let stdout = group.child.stdout.take().expect("piped stdout");
@@ -331,17 +402,19 @@ pub fn drive_session(cmd: &AgentCommand, opts: &SessionOptions<'_>) -> RunLog {
     let (wtx, writer_thread) = spawn_writer(stdin, mirrored.clone(), tx.clone());
     drop(tx);
 
-    let mut engine = Engine::new(opts, wtx, started);
+    engine.attach(wtx);
+    let sdk_servers = engine.sdk_servers.clone();
     engine.send(protocol::initialize_request(
         INIT_REQUEST_ID,
         protocol::pre_tool_use_hook("Task", TASK_HOOK_ID),
-        &engine.sdk_servers,
+        &sdk_servers,
     ));
-    let first = engine.begin_next_turn(&mut log);
-
-    let deadline = started + opts.timeout;
+    let first = match engine.in_flight {
+        Some(_) => Ok(engine.redeliver()),
+        None => engine.begin_next_turn(log),
+    };
     let mut stop = match first {
-        Ok(()) => read_until_stop(&mut engine, &rx, &mut group, deadline, &mut log),
+        Ok(()) => read_until_stop(engine, &rx, &mut group, deadline, log),
         Err(e) => Stop {
             failure: Some((ErrorSource::Protocol, e.to_string())),
             ..Stop::default()
@@ -370,14 +443,13 @@ pub fn drive_session(cmd: &AgentCommand, opts: &SessionOptions<'_>) -> RunLog {
         .try_status()
         .or_else(|| group.wait_for(Duration::from_secs(5)));
     log.finished_at = Instant::now();
-    drain_read_lines(&mut engine, &rx, &mut stop, &mut log);
-    drop(engine);
+    drain_read_lines(engine, &rx, &mut stop, log);
+    engine.detach();
     let _ = writer_thread.join();
     let _ = stderr_thread.join();
-    log.control_out = std::mem::take(&mut *lock(&mirrored));
-    log.stderr = std::mem::take(&mut *lock(&stderr_buf));
-    log.end = run_end(&log, stop, opts.timeout);
-    log
+    log.control_out.append(&mut lock(&mirrored));
+    log.stderr.append(&mut lock(&stderr_buf));
+    Ok(stop)
 }
 
 /// The main loop: every line the agent writes goes to the engine until its
@@ -879,6 +951,45 @@ impl Engine<'_> {
     }
 }
 
+impl<'a> Engine<'a> {
+    /// Writes through `writer` from now on (a new agent process).
+    fn attach(&mut self, writer: Sender<WriterCmd>) {
+        self.writer = writer;
+        self.stdin_closed = false;
+    }
+
+    /// Drops the writer, so the process's writer thread ends.
+    fn detach(&mut self) {
+        self.writer = mpsc::channel().0;
+    }
+}
+
+impl Engine<'_> {
+    /// Sends the turn in flight's user message again, to a resumed session
+    /// (the first copy never reached a live agent).
+    fn redeliver(&mut self) {
+        if let Some(turn) = self.in_flight.and_then(|i| self.turns.get(i).copied()) {
+            self.turn_started = Instant::now();
+            let _ = self.send(protocol::user_text(turn.prompt));
+        }
+    }
+
+    /// The session id to resume when the agent's output ended (it exited, or
+    /// refused a frame) while a later turn's user message had produced
+    /// nothing yet; `None` otherwise (a first turn has no session to reopen).
+    fn resumable(&self, log: &RunLog, stop: &Stop) -> Option<String> {
+        let index = self.in_flight.filter(|i| *i > 0)?;
+        let mark = log.turns.last().filter(|m| m.index == index)?;
+        let died = stop.eof
+            || matches!(&stop.failure, Some((ErrorSource::Protocol, m)) if m.contains("closed its stdin"));
+        if !died || stop.timed_out || mark.event_start != log.events.len() {
+            return None;
+        }
+        let init = log.init.as_ref()?;
+        init.get("session_id")?.as_str().map(str::to_owned)
+    }
+}
+
 /// How long an interrupted turn has to write its `result`.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
 
@@ -905,6 +1016,7 @@ impl Engine<'_> {
             frame_start: self.frames_sent,
             frame_end: None,
             interrupted: false,
+            resumed: false,
         });
         self.in_flight = Some(self.next_turn);
         self.next_turn += 1;
@@ -1283,6 +1395,64 @@ mod tests {
             .watch_turn_budget(t + INTERRUPT_GRACE, &mut log)
             .unwrap();
         assert_eq!(source, ErrorSource::Timeout);
+    }
+
+    /// A stand-in agent that dies after its first turn unless it was
+    /// started with `--resume`: the next turn reopens the session once and
+    /// is delivered there once.
+    #[test]
+    fn an_agent_dead_between_turns_is_resumed_once_and_the_turn_delivered_once() {
+        let script = r#"n=0
+while IFS= read -r line; do
+  case "$line" in
+    *'"type":"user"'*)
+      n=$((n+1))
+      printf '{"type":"system","subtype":"init","session_id":"s1","tools":[]}\n{"type":"result","subtype":"success","is_error":false,"result":"pid %s args %s got %s"}\n' "$$" "$*" "$n"
+      [ "$1" = "--resume" ] || exit 0 ;;
+  esac
+done"#;
+        let cmd = AgentCommand {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into(), "sh".into()],
+            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+            cwd: std::env::temp_dir(),
+            sandbox: None,
+        };
+        let d = decider();
+        let log = drive_session(&cmd, &two_turns(&d, Duration::from_secs(20)));
+        assert_eq!(log.end, RunEnd::Completed, "{}", log.stderr_tail());
+        assert_eq!(log.resumed_session.as_deref(), Some("s1"));
+        let results: Vec<Value> = log
+            .events
+            .iter()
+            .filter(|e| e.contains(r#""type":"result""#))
+            .map(|e| serde_json::from_str::<Value>(e).unwrap()["result"].clone())
+            .collect();
+        assert_eq!(results.len(), 2, "{:?}", log.events);
+        let (first, second) = (results[0].as_str().unwrap(), results[1].as_str().unwrap());
+        assert!(first.ends_with("args  got 1"), "{first}");
+        assert!(
+            second.ends_with("args --resume s1 got 1"),
+            "delivered once: {second}"
+        );
+        assert_ne!(
+            first.split(' ').nth(1),
+            second.split(' ').nth(1),
+            "a second process"
+        );
+        assert!(!log.turns[0].resumed && log.turns[1].resumed);
+        assert_eq!(log.turns[1].event_start, log.turns[0].event_end.unwrap());
+        // Never resumed twice: the resumed agent's death ends the session.
+        let script_dies = r#"IFS= read -r line; IFS= read -r line; printf '{"type":"system","subtype":"init","session_id":"s1","tools":[]}\n{"type":"result","subtype":"success","is_error":false}\n'"#;
+        let cmd = AgentCommand {
+            args: vec!["-c".into(), script_dies.into()],
+            ..cmd
+        };
+        let mut three = two_turns(&d, Duration::from_secs(20));
+        three.turns.push(three.turns[1]);
+        let log = drive_session(&cmd, &three);
+        assert!(matches!(log.end, RunEnd::Failed { .. }), "{:?}", log.end);
+        assert_eq!(log.turns.iter().filter(|m| m.resumed).count(), 1);
     }
 
     /// A stand-in agent (a shell loop, no sandbox): a `result` carrying its

@@ -174,7 +174,9 @@ fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
 
 /// A multi-turn recording's turn marks: the agent's session id (from its
 /// `system/init`), the `maxTurns` applied to the session (`null`: none —
-/// reel passes no limit), and each turn's event and `controlOut` range.
+/// reel passes no limit), the session reopened with `--resume` after the
+/// agent died between turns (`null`: none), and each turn's event and
+/// `controlOut` range (`resumed` on the turn delivered to it).
 fn reel_turns(log: &RunLog) -> Value {
     let session_id = log
         .init
@@ -185,6 +187,7 @@ fn reel_turns(log: &RunLog) -> Value {
     json!({
         "sessionId": session_id,
         "maxTurns": null,
+        "resumedSession": log.resumed_session,
         "turns": log.turns,
     })
 }

@@ -99,7 +99,8 @@ fn the_bundled_conversation_replays_green_turn_by_turn() {
     assert_eq!(
         per_turn,
         [
-            "session", "session", "turn 1", "turn 1", "turn 2", "turn 2", "turn 3", "turn 3"
+            "session", "session", "turn 1", "turn 1", "turn 2", "turn 2", "turn 3", "turn 3",
+            "turn 3"
         ]
     );
     assert!(got.iter().all(|(_, pass)| *pass), "{got:?}");
@@ -165,7 +166,7 @@ fn the_conversation_reruns_green_and_goes_red_at_turn_3_when_the_script_breaks()
     assert!(
         failed
             .iter()
-            .any(|f| f.starts_with("\"turn 3\" \"turn 3: tool_result_contains")),
+            .any(|f| f.starts_with("\"turn 3\" \"turn 3: no tool result contained")),
         "turn 3 fails, named: {failed:?}"
     );
     assert!(
@@ -173,5 +174,70 @@ fn the_conversation_reruns_green_and_goes_red_at_turn_3_when_the_script_breaks()
             .iter()
             .any(|f| f.contains("turn 1") || f.contains("turn 2")),
         "{failed:?}"
+    );
+}
+
+/// The real agent killed right after turn 1's `result` (a wrapper kills it
+/// before passing that line on, so it never reads turn 2's message;
+/// `--resume` runs it untouched): turn 2 reopens the same session with
+/// `--resume <session id>`, and its model request carries turn 1 (the model
+/// script `expect`s the code given only in turn 1), answered once.
+#[test]
+fn an_agent_killed_between_turns_resumes_the_same_session_once() {
+    support::require!(claude_bin());
+    let fx = support::Fixture::new();
+    fx.write(
+        "scenarios/remember.yaml",
+        "fidelity: protocol\ntimeout_ms: 60000\nturns:\n  - prompt: \"My code is KESTREL-42. Just acknowledge.\"\n  - prompt: \"What was my code?\"\n    assert:\n      - transcript_contains: \"code was KESTREL-42\"\n",
+    );
+    fx.write(
+        "scenarios/remember.model.yaml",
+        "turns:\n  - blocks: [{text: \"Noted.\"}]\n  - expect: {history_contains: \"KESTREL-42\"}\n    blocks: [{text: \"Your code was KESTREL-42.\"}]\n",
+    );
+    let real = claude_bin().unwrap();
+    let wrapper = fx.write(
+        "bin/dies-after-first-turn",
+        format!(
+            "#!/bin/sh\ncase \" $* \" in *\" --resume \"*) exec '{real}' \"$@\";; esac\n\
+             d=$(mktemp -d) && mkfifo \"$d/out\"\nexec 3<&0\n\
+             '{real}' \"$@\" <&3 > \"$d/out\" &\npid=$!\n\
+             while IFS= read -r l; do\n  \
+             case \"$l\" in *'\"type\":\"result\"'*) kill -9 $pid; printf '%s\\n' \"$l\"; exit 0 ;; esac\n  \
+             printf '%s\\n' \"$l\"\ndone < \"$d/out\"\n",
+            real = real.display()
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = reel()
+        .current_dir(fx.root())
+        .env("REEL_CLAUDE_BIN", &wrapper)
+        .args([
+            "record",
+            "scenarios/remember.yaml",
+            "--no-sandbox",
+            "--out",
+            "r.cassette.json",
+        ])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc: Value = serde_json::from_str(&fx.read("r.cassette.json")).unwrap();
+    let turns = &doc["reelTurns"];
+    assert_eq!(turns["resumedSession"], turns["sessionId"], "{turns}");
+    assert_eq!(turns["turns"][0]["resumed"], false);
+    assert_eq!(turns["turns"][1]["resumed"], true);
+    let results: Vec<Value> = doc["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| serde_json::from_str::<Value>(e.as_str().unwrap()).ok())
+        .filter(|e| e["type"] == "result")
+        .collect();
+    assert_eq!(results.len(), 2, "turn 2 answered once");
+    assert_eq!(results[1]["result"], "Your code was KESTREL-42.");
+    assert!(
+        results
+            .iter()
+            .all(|r| r["session_id"] == turns["sessionId"])
     );
 }
