@@ -410,7 +410,10 @@ fn run_process(
         &sdk_servers,
     ));
     let first = match engine.in_flight {
-        Some(_) => Ok(engine.redeliver()),
+        Some(_) => {
+            engine.redeliver();
+            Ok(())
+        }
         None => engine.begin_next_turn(log),
     };
     let mut stop = match first {
