@@ -79,6 +79,18 @@ pub fn collect(cassette: &Cassette) -> Vec<TurnEvidence> {
     out
 }
 
+/// The `turn N` label of an outcome of a turn's assertion (an authored
+/// one, like a top-level outcome); `None` for a top-level or pseudo one.
+pub fn turn_of(outcome: &AssertionOutcome) -> Option<&str> {
+    outcome.source.as_deref().filter(|s| s.starts_with("turn "))
+}
+
+/// An authored outcome: a top-level assertion's or a turn's (not a
+/// pseudo-assertion about the cassette).
+pub fn is_authored(outcome: &AssertionOutcome) -> bool {
+    outcome.source.is_none() || turn_of(outcome).is_some()
+}
+
 /// The outcomes of every turn's assertions, `turn N`-labelled; a turn the
 /// recording never reached fails each of its assertions.
 pub fn evaluate(

@@ -241,3 +241,57 @@ fn an_agent_killed_between_turns_resumes_the_same_session_once() {
             .all(|r| r["session_id"] == turns["sessionId"])
     );
 }
+
+/// cowork-harness 2.0.0 refuses the multi-turn cassette (captured from the
+/// original, tests/data/original-replay/refused/): never a pass that drops
+/// the per-turn assertions.
+#[test]
+fn cowork_harness_refuses_the_multi_turn_cassette() {
+    let dir = support::data("original-replay").join("refused");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    assert_eq!(read("conversation.exit").trim(), "2");
+    assert!(
+        read("conversation.stderr.txt").contains(
+            "invalid cassette shape: scenario.prompt: Invalid input: expected string, received undefined"
+        )
+    );
+    let stdout: Value = serde_json::from_str(&read("conversation.stdout.json")).unwrap();
+    assert_eq!(stdout["ok"], false);
+    assert_eq!(stdout["results"][0]["assertions"], serde_json::json!([]));
+    // The bundled cassette is still the shape that was refused.
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join(CASSETTE)).unwrap()).unwrap();
+    assert!(doc["scenario"].get("prompt").is_none());
+}
+
+#[test]
+fn junit_names_each_turns_assertions_and_scaffold_writes_turns() {
+    let fx = support::Fixture::new();
+    let junit = fx.path("replay.xml");
+    let run = reel()
+        .current_dir(repo())
+        .args(["replay", CASSETTE, "--junit"])
+        .arg(&junit)
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains(r#"name="[8] turn 3: {&quot;transcript_contains&quot;"#),
+        "{xml}"
+    );
+    let out = fx.path("scenarios/c.yaml");
+    let run = reel()
+        .current_dir(repo())
+        .args(["scaffold", CASSETTE, "--out"])
+        .arg(&out)
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let yaml: Value = serde_yaml_ng::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(yaml.get("prompt").is_none(), "{yaml}");
+    let turns = yaml["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 3);
+    assert_eq!(
+        turns[2]["assert"][0],
+        serde_json::json!({"tool_called": "Read"})
+    );
+}
