@@ -54,6 +54,8 @@ pub fn collect(cassette: &Cassette) -> Vec<TurnEvidence> {
         return Vec::new();
     };
     let control_out = cassette.control_out();
+    // Read once; each turn takes its slice (no per-turn walk from the start).
+    let lines: Vec<_> = cassette.event_lines().collect();
     let mut out = Vec::new();
     for (i, turn) in turns.iter().enumerate() {
         let items: Vec<Map<String, Value>> = turn
@@ -65,14 +67,11 @@ pub fn collect(cassette: &Cassette) -> Vec<TurnEvidence> {
             continue;
         }
         let (start, end) = ranges.get(i).copied().unwrap_or((0, 0));
-        let lines: Vec<_> = cassette
-            .event_lines()
-            .skip(start)
-            .take(end - start)
-            .collect();
+        let end = end.min(lines.len());
+        let slice = lines[start.min(end)..end].to_vec();
         out.push(TurnEvidence {
             number: i + 1,
-            run: drive(lines, control_out.as_deref()),
+            run: drive(slice, control_out.as_deref()),
             items,
         });
     }
