@@ -295,3 +295,26 @@ fn junit_names_each_turns_assertions_and_scaffold_writes_turns() {
         serde_json::json!({"tool_called": "Read"})
     );
 }
+
+#[test]
+fn show_lists_the_user_turns() {
+    let run = reel().current_dir(repo()).args(["show", CASSETTE]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "user turns: 3 (one agent session)\n  turn 1 events 0..11: My report code is KESTREL-42."
+        ),
+        "{}",
+        run.stdout
+    );
+    let run = reel()
+        .current_dir(repo())
+        .args(["show", CASSETTE, "--output-format", "json"])
+        .run();
+    let env = run.json();
+    support::assert_schema("show.json", &env);
+    let turns = env["results"][0]["userTurns"].as_array().unwrap();
+    assert_eq!(turns.len(), 3);
+    assert_eq!(turns[1]["resumed"], false);
+    assert_eq!(turns[1]["eventStart"], turns[0]["eventEnd"]);
+}
