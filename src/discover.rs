@@ -19,7 +19,7 @@ pub fn cassettes_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// The scenario YAML files of `dir`, sorted: `*.yaml`/`*.yml` with a
-/// top-level `prompt:` key. Model scripts (`*.model.yaml`) and session files
+/// top-level `prompt:` key, or a multi-turn scenario's `turns:`. Model scripts (`*.model.yaml`) and session files
 /// (no `prompt:`) are skipped; a file that does not parse as YAML is skipped
 /// too (it is not recognisably a scenario).
 pub fn scenarios_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
@@ -32,7 +32,7 @@ pub fn scenarios_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         };
         serde_yaml_ng::from_str::<serde_json::Value>(&text)
             .ok()
-            .is_some_and(|v| v.get("prompt").is_some())
+            .is_some_and(|v| v.get("prompt").is_some() || v.get("turns").is_some())
     })
 }
 

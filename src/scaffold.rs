@@ -72,10 +72,23 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
     if let Some(t) = frozen.get("timeout_ms") {
         doc.insert("timeout_ms".into(), t.clone());
     }
-    doc.insert(
-        "prompt".into(),
-        frozen.get("prompt").cloned().unwrap_or(json!("")),
-    );
+    match frozen.get("turns").and_then(Value::as_array) {
+        // A multi-turn recording scaffolds a multi-turn scenario
+        // (docs/multi-turn.md): each turn's prompt, and its own answers and
+        // assertions as recorded.
+        Some(turns) => {
+            doc.insert(
+                "turns".into(),
+                Value::Array(turns.iter().map(turn_entry).collect()),
+            );
+        }
+        None => {
+            doc.insert(
+                "prompt".into(),
+                frozen.get("prompt").cloned().unwrap_or(json!("")),
+            );
+        }
+    }
     let gates = answered_gates(&cassette);
     let rules = answer_rules(&cassette, &result, &gates, &mut notes)?;
     if !rules.is_empty() {
@@ -105,6 +118,26 @@ pub fn scaffold(cassette_path: &Path, out: &Path) -> Result<Scaffold, String> {
         model_yaml,
         notes,
     })
+}
+
+/// One frozen turn as a scenario's `turns:` item: its prompt, and its
+/// answers and assertions when it has any.
+fn turn_entry(turn: &Value) -> Value {
+    let mut item = Map::new();
+    item.insert(
+        "prompt".into(),
+        turn.get("prompt").cloned().unwrap_or(json!("")),
+    );
+    for key in ["timeout_ms", "answers", "assert"] {
+        match turn.get(key) {
+            Some(Value::Array(a)) if a.is_empty() => {}
+            Some(v) if !v.is_null() => {
+                item.insert(key.into(), v.clone());
+            }
+            _ => {}
+        }
+    }
+    Value::Object(item)
 }
 
 /// The recorded session, re-relativised to `out_dir`; kept as recorded

@@ -63,8 +63,55 @@ pub struct Show {
     pub files: Option<Vec<FileShow>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Vec<TimelineRow>>,
+    /// A multi-turn recording's user turns (docs/multi-turn.md): each
+    /// turn's number, prompt, event range and whether it was delivered to a
+    /// resumed session; absent for a one-prompt recording and a single view.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_turns: Option<Vec<Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Map<String, Value>>,
+}
+
+/// The user turns of a multi-turn cassette: its frozen prompts beside the
+/// recorder's `reelTurns` marks.
+fn user_turns(cassette: &Cassette) -> Option<Vec<Value>> {
+    let prompts = cassette.scenario().get("turns")?.as_array()?;
+    let marks = cassette
+        .doc
+        .get(crate::replay::turns::REEL_TURNS)
+        .and_then(|t| t.get("turns"))
+        .and_then(Value::as_array);
+    let turns = prompts.iter().enumerate().map(|(i, t)| {
+        let mark = marks.and_then(|m| m.get(i));
+        let field = |k: &str| mark.and_then(|m| m.get(k)).cloned().unwrap_or(Value::Null);
+        serde_json::json!({
+            "turn": i + 1,
+            "prompt": t.get("prompt").cloned().unwrap_or(Value::Null),
+            "eventStart": field("eventStart"),
+            "eventEnd": field("eventEnd"),
+            "resumed": field("resumed"),
+        })
+    });
+    Some(turns.collect())
+}
+
+/// `user turns: N` and a line per turn (its event range and first prompt line).
+fn user_turns_text(s: &mut String, turns: &[Value]) {
+    let _ = writeln!(s, "user turns: {} (one agent session)", turns.len());
+    for t in turns {
+        let prompt = t["prompt"].as_str().unwrap_or_default();
+        let first = prompt.lines().next().unwrap_or_default();
+        let resumed = if t["resumed"] == Value::Bool(true) {
+            " (resumed session)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            s,
+            "  turn {} events {}..{}{resumed}: {first}",
+            t["turn"], t["eventStart"], t["eventEnd"]
+        );
+    }
 }
 
 /// A manifest entry with its preview.
@@ -112,6 +159,10 @@ impl Show {
             timeline: view
                 .includes(ShowView::Timeline)
                 .then(|| r.timeline.clone()),
+            // Part of the whole digest; a single view stays that view.
+            user_turns: (view == ShowView::All)
+                .then(|| user_turns(cassette))
+                .flatten(),
             usage: view.includes(ShowView::Usage).then(|| {
                 let mut usage: Map<String, Value> = usage_keys
                     .iter()
@@ -136,6 +187,9 @@ impl Show {
             crate::terminal_safe::inline(&self.scenario),
             self.result.as_str().unwrap_or("?")
         );
+        if let Some(turns) = &self.user_turns {
+            user_turns_text(&mut s, turns);
+        }
         if let Some(tools) = &self.tools {
             tools_text(&mut s, tools, color);
         }

@@ -17,7 +17,10 @@ mod process;
 mod session;
 
 pub use process::{ProcessGroup, SpawnError};
-pub use session::{DecisionLog, DriveOptions, ErrorSource, RunEnd, RunLog, SdkMcp, drive};
+pub use session::{
+    DecisionLog, DriveOptions, ErrorSource, RunEnd, RunLog, SdkMcp, SessionOptions, TurnError,
+    TurnInput, TurnMark, drive, drive_session,
+};
 
 use std::path::{Path, PathBuf};
 

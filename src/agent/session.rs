@@ -41,6 +41,67 @@ pub struct DriveOptions<'a> {
     pub sdk_mcp: Option<&'a RefCell<dyn SdkMcp + 'a>>,
 }
 
+/// One user turn of a session (docs/multi-turn.md).
+#[derive(Clone, Copy)]
+pub struct TurnInput<'a> {
+    /// The user message, sent verbatim once the previous turn's `result`
+    /// arrived.
+    pub prompt: &'a str,
+    /// The rules answering this turn's gates (its own, then the scenario's).
+    pub decider: &'a Decider,
+    /// This turn's budget: on expiry it is interrupted through the control
+    /// protocol (`interrupt`), then failed as a timeout.
+    pub timeout: Duration,
+}
+
+/// How a session of several turns is driven: one agent process, one user
+/// message per turn on its stdin, each after the previous turn's `result`.
+pub struct SessionOptions<'a> {
+    /// In order; at least one.
+    pub turns: Vec<TurnInput<'a>>,
+    /// The whole session's wall-clock budget; on expiry the group is killed.
+    pub timeout: Duration,
+    pub sdk_mcp: Option<&'a RefCell<dyn SdkMcp + 'a>>,
+}
+
+/// Why a user turn could not be sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TurnError {
+    /// Turns are sequential: a turn is sent only after the previous one's
+    /// `result`.
+    #[error(
+        "turn {next} was sent while turn {running} is still running: turns are sequential, \
+         each waits for the previous turn's `result`"
+    )]
+    Concurrent { running: usize, next: usize },
+    /// Every turn of the session was sent.
+    #[error("no turn left to send: the session has {count} turn(s)")]
+    NoTurnLeft { count: usize },
+}
+
+/// Where one turn lies in the run's log (`RunLog::turns`): the index of its
+/// user message's first event and of the line after its `result`, and the
+/// `controlOut` frames written for it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnMark {
+    /// 0-based.
+    pub index: usize,
+    /// `events[eventStart..eventEnd]` is the turn's slice of the evidence.
+    pub event_start: usize,
+    /// `None`: the turn never reached its `result`.
+    pub event_end: Option<usize>,
+    /// `controlOut[frameStart..frameEnd]` are the frames written during it
+    /// (its user message first).
+    pub frame_start: usize,
+    pub frame_end: Option<usize>,
+    /// Its budget ran out and reel sent `interrupt`.
+    pub interrupted: bool,
+    /// The agent had exited after the previous turn: this turn was delivered
+    /// to the same session reopened with `--resume <session id>`.
+    pub resumed: bool,
+}
+
 /// The host's in-process (SDK) MCP servers, as the control loop sees them.
 pub trait SdkMcp {
     /// The server names declared in `initialize.sdkMcpServers`.
@@ -135,6 +196,11 @@ pub struct RunLog {
     /// The sandbox layers the agent ran under (`None`: unconfined, or it
     /// never started).
     pub sandbox: Option<crate::sandbox::Layers>,
+    /// One mark per user turn sent, in order.
+    pub turns: Vec<TurnMark>,
+    /// The session id reopened with `--resume` after the agent died between
+    /// turns (at most once per session).
+    pub resumed_session: Option<String>,
 }
 
 impl RunLog {
@@ -183,6 +249,8 @@ impl RunLog {
             exit_status: None,
             finished_at: started,
             sandbox: None,
+            turns: Vec::new(),
+            resumed_session: None,
         }
     }
 
@@ -221,16 +289,107 @@ impl Stop {
     }
 }
 
-/// Drives one turn of `cmd`. Never panics on agent behaviour; every exit
-/// path leaves no process of the agent's group alive.
+/// Drives one turn of `cmd`: [`drive_session`] with a single turn, whose
+/// budget is the run's (on expiry the group is killed).
 pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
+    let turn = vec![TurnInput {
+        prompt: opts.prompt,
+        decider: opts.decider,
+        timeout: opts.timeout,
+    }];
+    drive_session(
+        cmd,
+        &SessionOptions {
+            turns: turn,
+            timeout: opts.timeout,
+            sdk_mcp: opts.sdk_mcp,
+        },
+    )
+}
+
+/// Drives the turns of one session through one agent process: `initialize`,
+/// then each turn's user message once the previous turn's `result` arrived;
+/// stdin closes after the last `result`. Never panics on agent behaviour;
+/// every exit path leaves no process of the agent's group alive.
+pub fn drive_session(cmd: &AgentCommand, opts: &SessionOptions<'_>) -> RunLog {
     let started = Instant::now();
     let mut log = RunLog::starting(started);
-    let mut group = match ProcessGroup::spawn(cmd) {
-        Ok(g) => g,
-        Err(e) => return log.spawn_failed(cmd, e),
-    };
-    log.sandbox = group.sandbox.clone();
+    if opts.turns.is_empty() {
+        log.end = RunEnd::Failed {
+            source: ErrorSource::Protocol,
+            message: "a session needs at least one user turn".into(),
+        };
+        return log;
+    }
+    let deadline = started + opts.timeout;
+    let mut engine = Engine::new(opts, mpsc::channel().0, started);
+    let mut current = cmd.clone();
+    let mut resumed = false;
+    loop {
+        let stop = match run_process(&current, &mut engine, &mut log, deadline) {
+            Ok(stop) => stop,
+            Err(e) => return log.spawn_failed(&current, e),
+        };
+        if !resumed && let Some(sid) = engine.resumable(&log, &stop) {
+            // The agent died between turns: the next turn was never
+            // delivered. Reopen the same conversation once and deliver it
+            // there — never a fresh context reported as the same session.
+            resumed = true;
+            current = resume_command(cmd, &sid);
+            log.resumed_session = Some(sid);
+            if let Some(mark) = log.turns.last_mut() {
+                mark.resumed = true;
+            }
+            continue;
+        }
+        let mut stop = stop;
+        // A multi-turn session must answer every turn (a one-turn run keeps
+        // its own rule: a `result` and a clean exit).
+        if !stop.early()
+            && engine.turns.len() > 1
+            && let Some(index) = engine.in_flight
+        {
+            stop.failure = Some((
+                ErrorSource::NoResult,
+                format!(
+                    "the agent's stdout closed before turn {} of {} had its `result`{}: {}",
+                    index + 1,
+                    engine.turns.len(),
+                    if resumed {
+                        " (the session was already resumed once)"
+                    } else {
+                        ""
+                    },
+                    log.stderr_tail()
+                ),
+            ));
+        }
+        log.end = run_end(&log, stop, opts.timeout);
+        return log;
+    }
+}
+
+/// `cmd` reopening session `sid` (`--resume <sid>`).
+fn resume_command(cmd: &AgentCommand, sid: &str) -> AgentCommand {
+    let mut resumed = cmd.clone();
+    resumed.args.push("--resume".into());
+    resumed.args.push(sid.to_owned());
+    resumed
+}
+
+/// One agent process of the session: spawned, `initialize` written, then
+/// the next turn (or, after a resume, the undelivered one), read until it
+/// stops, and torn down; its frames and stderr join the log.
+fn run_process(
+    cmd: &AgentCommand,
+    engine: &mut Engine<'_>,
+    log: &mut RunLog,
+    deadline: Instant,
+) -> Result<Stop, SpawnError> {
+    let mut group = ProcessGroup::spawn(cmd)?;
+    if log.sandbox.is_none() {
+        log.sandbox = group.sandbox.clone();
+    }
     let (tx, rx) = mpsc::channel::<Msg>();
     // Invariant: all three pipes were requested as `Stdio::piped()`.
     let stdout = group.child.stdout.take().expect("piped stdout");
@@ -243,16 +402,27 @@ pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
     let (wtx, writer_thread) = spawn_writer(stdin, mirrored.clone(), tx.clone());
     drop(tx);
 
-    let mut engine = Engine::new(opts, wtx, started);
+    engine.attach(wtx);
+    let sdk_servers = engine.sdk_servers.clone();
     engine.send(protocol::initialize_request(
         INIT_REQUEST_ID,
         protocol::pre_tool_use_hook("Task", TASK_HOOK_ID),
-        &engine.sdk_servers,
+        &sdk_servers,
     ));
-    engine.send(protocol::user_text(opts.prompt));
-
-    let deadline = started + opts.timeout;
-    let mut stop = read_until_stop(&mut engine, &rx, &mut group, deadline, &mut log);
+    let first = match engine.in_flight {
+        Some(_) => {
+            engine.redeliver();
+            Ok(())
+        }
+        None => engine.begin_next_turn(log),
+    };
+    let mut stop = match first {
+        Ok(()) => read_until_stop(engine, &rx, &mut group, deadline, log),
+        Err(e) => Stop {
+            failure: Some((ErrorSource::Protocol, e.to_string())),
+            ..Stop::default()
+        },
+    };
     engine.close_stdin();
     if stop.early() {
         // Frames already queued (the error answer to an unsupported
@@ -276,14 +446,13 @@ pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
         .try_status()
         .or_else(|| group.wait_for(Duration::from_secs(5)));
     log.finished_at = Instant::now();
-    drain_read_lines(&mut engine, &rx, &mut stop, &mut log);
-    drop(engine);
+    drain_read_lines(engine, &rx, &mut stop, log);
+    engine.detach();
     let _ = writer_thread.join();
     let _ = stderr_thread.join();
-    log.control_out = std::mem::take(&mut *lock(&mirrored));
-    log.stderr = std::mem::take(&mut *lock(&stderr_buf));
-    log.end = run_end(&log, stop, opts.timeout);
-    log
+    log.control_out.append(&mut lock(&mirrored));
+    log.stderr.append(&mut lock(&stderr_buf));
+    Ok(stop)
 }
 
 /// The main loop: every line the agent writes goes to the engine until its
@@ -301,6 +470,10 @@ fn read_until_stop(
         let now = Instant::now();
         if now >= deadline {
             stop.timed_out = true;
+            break;
+        }
+        if let Some(f) = engine.watch_turn_budget(now, log) {
+            stop.failure = Some(f);
             break;
         }
         match rx.recv_timeout((deadline - now).min(Duration::from_millis(50))) {
@@ -411,7 +584,18 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 struct Engine<'a> {
+    /// The rules of the turn in flight.
     decider: &'a Decider,
+    turns: Vec<TurnInput<'a>>,
+    /// The index of the next turn to send.
+    next_turn: usize,
+    /// The turn whose `result` has not arrived yet.
+    in_flight: Option<usize>,
+    turn_started: Instant,
+    /// When `interrupt` was sent for the turn in flight.
+    interrupted_at: Option<Instant>,
+    /// Frames queued for the agent so far (turn boundaries in `controlOut`).
+    frames_sent: usize,
     writer: Sender<WriterCmd>,
     started: Instant,
     seq: u64,
@@ -431,9 +615,15 @@ type Fatal = (ErrorSource, String);
 
 impl<'a> Engine<'a> {
     /// The engine of a turn starting now, writing through `writer`.
-    fn new(opts: &DriveOptions<'a>, writer: Sender<WriterCmd>, started: Instant) -> Engine<'a> {
+    fn new(opts: &SessionOptions<'a>, writer: Sender<WriterCmd>, started: Instant) -> Engine<'a> {
         Engine {
-            decider: opts.decider,
+            decider: opts.turns[0].decider,
+            turns: opts.turns.clone(),
+            next_turn: 0,
+            in_flight: None,
+            turn_started: started,
+            interrupted_at: None,
+            frames_sent: 0,
             writer,
             started,
             seq: 0,
@@ -468,6 +658,7 @@ impl Engine<'_> {
             return None;
         }
         let _ = self.writer.send(WriterCmd::Frame(line));
+        self.frames_sent += 1;
         None
     }
 
@@ -548,12 +739,12 @@ impl Engine<'_> {
                 e.insert("isError".into(), json!(protocol::result_is_error(body)));
                 self.stamp(log, ordinal, "result", e);
                 log.result = Some(Value::Object(body.clone()));
-                // One turn per recording: the agent exits on stdin EOF. A
+                // The agent exits on stdin EOF after the last turn. A
                 // sub-agent still running in the background will be reported
                 // to the agent in a turn of its own, whose prompts must still
-                // be answerable: close at the result that ends with none left.
+                // be answerable: a turn ends at the result with none left.
                 if self.background_tasks == 0 {
-                    self.close_stdin();
+                    return self.end_turn(log);
                 }
             }
             Line::ControlRequest {
@@ -763,6 +954,142 @@ impl Engine<'_> {
     }
 }
 
+impl<'a> Engine<'a> {
+    /// Writes through `writer` from now on (a new agent process).
+    fn attach(&mut self, writer: Sender<WriterCmd>) {
+        self.writer = writer;
+        self.stdin_closed = false;
+    }
+
+    /// Drops the writer, so the process's writer thread ends.
+    fn detach(&mut self) {
+        self.writer = mpsc::channel().0;
+    }
+}
+
+impl Engine<'_> {
+    /// Sends the turn in flight's user message again, to a resumed session
+    /// (the first copy never reached a live agent).
+    fn redeliver(&mut self) {
+        if let Some(turn) = self.in_flight.and_then(|i| self.turns.get(i).copied()) {
+            self.turn_started = Instant::now();
+            let _ = self.send(protocol::user_text(turn.prompt));
+        }
+    }
+
+    /// The session id to resume when the agent's output ended (it exited, or
+    /// refused a frame) while a later turn's user message had produced
+    /// nothing yet; `None` otherwise (a first turn has no session to reopen).
+    fn resumable(&self, log: &RunLog, stop: &Stop) -> Option<String> {
+        let index = self.in_flight.filter(|i| *i > 0)?;
+        let mark = log.turns.last().filter(|m| m.index == index)?;
+        let died = stop.eof
+            || matches!(&stop.failure, Some((ErrorSource::Protocol, m)) if m.contains("closed its stdin"));
+        if !died || stop.timed_out || mark.event_start != log.events.len() {
+            return None;
+        }
+        let init = log.init.as_ref()?;
+        init.get("session_id")?.as_str().map(str::to_owned)
+    }
+}
+
+/// How long an interrupted turn has to write its `result`.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
+
+impl Engine<'_> {
+    /// Sends the next turn's user message. Refused while a turn is in
+    /// flight ([`TurnError::Concurrent`]): turns are sequential.
+    fn begin_next_turn(&mut self, log: &mut RunLog) -> Result<(), TurnError> {
+        if let Some(running) = self.in_flight {
+            return Err(TurnError::Concurrent {
+                running,
+                next: self.next_turn,
+            });
+        }
+        let Some(turn) = self.turns.get(self.next_turn).copied() else {
+            return Err(TurnError::NoTurnLeft {
+                count: self.turns.len(),
+            });
+        };
+        self.decider = turn.decider;
+        log.turns.push(TurnMark {
+            index: self.next_turn,
+            event_start: log.events.len(),
+            event_end: None,
+            frame_start: self.frames_sent,
+            frame_end: None,
+            interrupted: false,
+            resumed: false,
+        });
+        self.in_flight = Some(self.next_turn);
+        self.next_turn += 1;
+        self.turn_started = Instant::now();
+        self.interrupted_at = None;
+        let _ = self.send(protocol::user_text(turn.prompt));
+        Ok(())
+    }
+
+    /// The `result` of the turn in flight: its mark closed, then the next
+    /// turn sent, or stdin closed after the last. An interrupted turn ends
+    /// the session as a timeout.
+    fn end_turn(&mut self, log: &mut RunLog) -> Result<(), Fatal> {
+        let Some(index) = self.in_flight.take() else {
+            self.close_stdin();
+            return Ok(());
+        };
+        if let Some(mark) = log.turns.last_mut() {
+            mark.event_end = Some(log.events.len());
+            mark.frame_end = Some(self.frames_sent);
+        }
+        if self.interrupted_at.is_some() {
+            return Err((
+                ErrorSource::Timeout,
+                format!(
+                    "turn {} ran past its {} ms budget and was interrupted",
+                    index + 1,
+                    self.turns[index].timeout.as_millis()
+                ),
+            ));
+        }
+        if self.next_turn < self.turns.len() {
+            return self
+                .begin_next_turn(log)
+                .map_err(|e| (ErrorSource::Protocol, e.to_string()));
+        }
+        self.close_stdin();
+        Ok(())
+    }
+
+    /// A multi-turn session's per-turn budget: past it, `interrupt` is sent
+    /// once; a turn that still has no `result` [`INTERRUPT_GRACE`] later
+    /// fails the session. A one-turn run has only the session's budget.
+    fn watch_turn_budget(&mut self, now: Instant, log: &mut RunLog) -> Option<Fatal> {
+        let index = self.in_flight.filter(|_| self.turns.len() > 1)?;
+        let budget = self.turns[index].timeout;
+        match self.interrupted_at {
+            None if now >= self.turn_started + budget => {
+                self.interrupted_at = Some(now);
+                if let Some(mark) = log.turns.last_mut() {
+                    mark.interrupted = true;
+                }
+                let id = format!("interrupt-{}", index + 1);
+                self.send(protocol::interrupt_request(&id))
+            }
+            Some(at) if now >= at + INTERRUPT_GRACE => Some((
+                ErrorSource::Timeout,
+                format!(
+                    "turn {} ran past its {} ms budget; after `interrupt` no `result` came \
+                     within {} s",
+                    index + 1,
+                    budget.as_millis(),
+                    INTERRUPT_GRACE.as_secs()
+                ),
+            )),
+            _ => None,
+        }
+    }
+}
+
 impl Engine<'_> {
     /// The answer to an `mcp_message`: from the host's SDK server of that
     /// name, else "no handler" (a notification gets `{}`).
@@ -937,6 +1264,238 @@ pub fn iso_utc(t: SystemTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::answers::Unanswered;
+
+    fn decider() -> Decider {
+        Decider {
+            rules: Vec::new(),
+            parity: Default::default(),
+            unanswered: Unanswered::Fail,
+        }
+    }
+
+    fn two_turns(d: &Decider, budget: Duration) -> SessionOptions<'_> {
+        let turn = |prompt| TurnInput {
+            prompt,
+            decider: d,
+            timeout: budget,
+        };
+        SessionOptions {
+            turns: vec![turn("one"), turn("two")],
+            timeout: Duration::from_secs(30),
+            sdk_mcp: None,
+        }
+    }
+
+    const RESULT: &str = r#"{"type":"result","subtype":"success","is_error":false}"#;
+
+    fn frames(rx: &Receiver<WriterCmd>) -> Vec<String> {
+        rx.try_iter()
+            .map(|c| match c {
+                WriterCmd::Frame(f) => f,
+                WriterCmd::Close => "<close>".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_second_turn_while_one_runs_is_refused_and_sent_after_its_result() {
+        let d = decider();
+        let opts = two_turns(&d, Duration::from_secs(5));
+        let (wtx, wrx) = mpsc::channel();
+        let mut engine = Engine::new(&opts, wtx, Instant::now());
+        let mut log = RunLog::starting(Instant::now());
+        engine.begin_next_turn(&mut log).unwrap();
+        let refused = engine.begin_next_turn(&mut log).unwrap_err();
+        assert_eq!(
+            refused,
+            TurnError::Concurrent {
+                running: 0,
+                next: 1
+            }
+        );
+        assert!(
+            refused.to_string().contains("turns are sequential"),
+            "{refused}"
+        );
+        let sent = frames(&wrx);
+        assert_eq!(sent.len(), 1);
+        assert!(sent[0].contains(r#""text":"one""#), "{sent:?}");
+
+        engine
+            .on_line(
+                r#"{"type":"assistant","message":{"content":[]}}"#.into(),
+                &mut log,
+            )
+            .unwrap();
+        engine.on_line(RESULT.into(), &mut log).unwrap();
+        let sent = frames(&wrx);
+        assert_eq!(sent.len(), 1, "turn 2 follows turn 1's result: {sent:?}");
+        assert!(sent[0].contains(r#""text":"two""#), "{sent:?}");
+        engine.on_line(RESULT.into(), &mut log).unwrap();
+        assert_eq!(
+            frames(&wrx),
+            ["<close>"],
+            "stdin closes after the last result"
+        );
+        assert_eq!(
+            engine.begin_next_turn(&mut log),
+            Err(TurnError::NoTurnLeft { count: 2 })
+        );
+        let bounds: Vec<_> = log
+            .turns
+            .iter()
+            .map(|m| {
+                (
+                    m.index,
+                    m.event_start,
+                    m.event_end,
+                    m.frame_start,
+                    m.frame_end,
+                )
+            })
+            .collect();
+        assert_eq!(
+            bounds,
+            [(0, 0, Some(2), 0, Some(1)), (1, 2, Some(3), 1, Some(2))]
+        );
+    }
+
+    #[test]
+    fn a_turn_past_its_budget_is_interrupted_then_failed_as_a_timeout() {
+        let d = decider();
+        let opts = two_turns(&d, Duration::from_millis(10));
+        let (wtx, wrx) = mpsc::channel();
+        let start = Instant::now();
+        let mut engine = Engine::new(&opts, wtx, start);
+        let mut log = RunLog::starting(start);
+        engine.begin_next_turn(&mut log).unwrap();
+        let _ = frames(&wrx);
+        let later = engine.turn_started + Duration::from_millis(11);
+        assert_eq!(engine.watch_turn_budget(later, &mut log), None);
+        let sent = frames(&wrx);
+        assert_eq!(
+            sent,
+            [
+                r#"{"type":"control_request","request_id":"interrupt-1","request":{"subtype":"interrupt"}}"#
+            ]
+        );
+        assert!(log.turns[0].interrupted);
+        // Its result ends the session as a timeout, naming the turn.
+        let (source, message) = engine.on_line(RESULT.into(), &mut log).unwrap_err();
+        assert_eq!(source, ErrorSource::Timeout);
+        assert_eq!(
+            message,
+            "turn 1 ran past its 10 ms budget and was interrupted"
+        );
+        // No result within the grace: a timeout too.
+        let mut engine = Engine::new(&opts, mpsc::channel().0, start);
+        let mut log = RunLog::starting(start);
+        engine.begin_next_turn(&mut log).unwrap();
+        let t = engine.turn_started + Duration::from_millis(11);
+        assert_eq!(engine.watch_turn_budget(t, &mut log), None);
+        let (source, _) = engine
+            .watch_turn_budget(t + INTERRUPT_GRACE, &mut log)
+            .unwrap();
+        assert_eq!(source, ErrorSource::Timeout);
+    }
+
+    /// A stand-in agent that dies after its first turn unless it was
+    /// started with `--resume`: the next turn reopens the session once and
+    /// is delivered there once.
+    #[test]
+    fn an_agent_dead_between_turns_is_resumed_once_and_the_turn_delivered_once() {
+        let script = r#"n=0
+while IFS= read -r line; do
+  case "$line" in
+    *'"type":"user"'*)
+      n=$((n+1))
+      printf '{"type":"system","subtype":"init","session_id":"s1","tools":[]}\n{"type":"result","subtype":"success","is_error":false,"result":"pid %s args %s got %s"}\n' "$$" "$*" "$n"
+      [ "$1" = "--resume" ] || exit 0 ;;
+  esac
+done"#;
+        let cmd = AgentCommand {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into(), "sh".into()],
+            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+            cwd: std::env::temp_dir(),
+            sandbox: None,
+        };
+        let d = decider();
+        let log = drive_session(&cmd, &two_turns(&d, Duration::from_secs(20)));
+        assert_eq!(log.end, RunEnd::Completed, "{}", log.stderr_tail());
+        assert_eq!(log.resumed_session.as_deref(), Some("s1"));
+        let results: Vec<Value> = log
+            .events
+            .iter()
+            .filter(|e| e.contains(r#""type":"result""#))
+            .map(|e| serde_json::from_str::<Value>(e).unwrap()["result"].clone())
+            .collect();
+        assert_eq!(results.len(), 2, "{:?}", log.events);
+        let (first, second) = (results[0].as_str().unwrap(), results[1].as_str().unwrap());
+        assert!(first.ends_with("args  got 1"), "{first}");
+        assert!(
+            second.ends_with("args --resume s1 got 1"),
+            "delivered once: {second}"
+        );
+        assert_ne!(
+            first.split(' ').nth(1),
+            second.split(' ').nth(1),
+            "a second process"
+        );
+        assert!(!log.turns[0].resumed && log.turns[1].resumed);
+        assert_eq!(log.turns[1].event_start, log.turns[0].event_end.unwrap());
+        // Never resumed twice: the resumed agent's death ends the session.
+        let script_dies = r#"IFS= read -r line; IFS= read -r line; printf '{"type":"system","subtype":"init","session_id":"s1","tools":[]}\n{"type":"result","subtype":"success","is_error":false}\n'"#;
+        let cmd = AgentCommand {
+            args: vec!["-c".into(), script_dies.into()],
+            ..cmd
+        };
+        let mut three = two_turns(&d, Duration::from_secs(20));
+        three.turns.push(three.turns[1]);
+        let log = drive_session(&cmd, &three);
+        assert!(matches!(log.end, RunEnd::Failed { .. }), "{:?}", log.end);
+        assert_eq!(log.turns.iter().filter(|m| m.resumed).count(), 1);
+    }
+
+    /// A stand-in agent (a shell loop, no sandbox): a `result` carrying its
+    /// pid for each user message it reads, exit at stdin EOF.
+    #[test]
+    fn a_session_of_two_turns_is_one_process_with_a_result_per_turn() {
+        let script = r#"while IFS= read -r line; do
+  case "$line" in
+    *'"type":"user"'*) printf '{"type":"system","subtype":"init","session_id":"s1","tools":[]}
+{"type":"result","subtype":"success","is_error":false,"result":"pid %s"}
+' "$$" ;;
+  esac
+done"#;
+        let dir = std::env::temp_dir();
+        let cmd = AgentCommand {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+            cwd: dir,
+            sandbox: None,
+        };
+        let d = decider();
+        let log = drive_session(&cmd, &two_turns(&d, Duration::from_secs(20)));
+        assert_eq!(log.end, RunEnd::Completed, "{}", log.stderr_tail());
+        let results: Vec<&String> = log
+            .events
+            .iter()
+            .filter(|e| e.contains(r#""type":"result""#))
+            .collect();
+        assert_eq!(results.len(), 2, "{:?}", log.events);
+        assert_eq!(results[0], results[1], "both turns answered by one process");
+        let users = log
+            .control_out
+            .iter()
+            .filter(|f| f.contains(r#""type":"user""#))
+            .count();
+        assert_eq!(users, 2);
+        assert_eq!(log.turns.len(), 2);
+        assert_eq!(log.turns[1].event_start, log.turns[0].event_end.unwrap());
+    }
 
     #[test]
     fn iso_utc_matches_javascript() {

@@ -530,6 +530,9 @@ pub struct KeyEntry {
     pub live_only: bool,
     /// A verdict modifier (always passes; relaxes the verdict).
     pub verdict_modifier: bool,
+    /// Why the key cannot go in a turn's `assert:` of a multi-turn scenario
+    /// (`None`: it can; docs/multi-turn.md).
+    pub session_only: Option<&'static str>,
     pub example: Value,
 }
 
@@ -551,7 +554,29 @@ fn key_entry(k: &Key) -> KeyEntry {
         needs_pre_run_baseline: k.baseline,
         live_only: b == Bucket::LiveOnly,
         verdict_modifier: k.verdict_modifier(),
+        session_only: session_only(k.name),
         example: k.example(),
+    }
+}
+
+/// Why `key` cannot be asserted inside one turn of a multi-turn scenario
+/// (`None`: it can, or it is unknown). A turn's evidence is the events
+/// between its user message and its `result`; what is captured once per
+/// session is not in that slice.
+pub fn session_only(key: &str) -> Option<&'static str> {
+    if is_verdict_modifier(key) {
+        return Some("a verdict modifier relaxes the whole session's verdict");
+    }
+    if is_judged(key) {
+        return Some("a judged key is decided once, on the whole live run");
+    }
+    match bucket(key)? {
+        Bucket::NeedsManifest => {
+            Some("the artifacts manifest and pre-run baseline are captured once per session")
+        }
+        Bucket::LiveOnly => Some("live telemetry is measured once per session"),
+        Bucket::Synthesized => Some("produced by replay for the whole cassette"),
+        Bucket::Always | Bucket::NeedsControlOut => None,
     }
 }
 

@@ -758,11 +758,17 @@ fn check_fingerprint(doc: &Map<String, Value>, issues: &mut Vec<ShapeIssue>) {
 }
 
 /// `scenario`: an object with a string `prompt` and `session`, and an
-/// optional `assert` array.
+/// optional `assert` array. reel's multi-turn scenario carries `turns` (an
+/// array) instead of `prompt` (docs/multi-turn.md: the original refuses it).
 fn check_scenario(doc: &Map<String, Value>, issues: &mut Vec<ShapeIssue>) {
     match doc.get("scenario") {
         Some(Value::Object(scn)) => {
+            let multi_turn = !scn.contains_key("prompt")
+                && matches!(scn.get("turns"), Some(Value::Array(t)) if !t.is_empty());
             for key in ["prompt", "session"] {
+                if key == "prompt" && multi_turn {
+                    continue;
+                }
                 required_string(scn.get(key), format!("scenario.{key}"), issues);
             }
             match scn.get("assert") {

@@ -55,6 +55,14 @@ fn replay_words(e: &KeyEntry) -> String {
     }
 }
 
+/// Whether the key can go in a turn's `assert:` (docs/multi-turn.md).
+fn per_turn_words(e: &KeyEntry) -> String {
+    match e.session_only {
+        None => "yes: in a turn's `assert:` it judges that turn's events only".into(),
+        Some(why) => format!("no, top-level `assert:` only: {why}"),
+    }
+}
+
 fn example_yaml(e: &KeyEntry) -> String {
     let mut item = serde_json::Map::new();
     item.insert(e.key.to_string(), e.example.clone());
@@ -71,6 +79,7 @@ fn detail(e: &KeyEntry) -> String {
     if e.verdict_modifier {
         out.push_str("  note:       a verdict modifier: always passes, relaxes the verdict\n");
     }
+    out.push_str(&format!("  per turn:   {}\n", per_turn_words(e)));
     out.push_str("  example:\n");
     for l in example_yaml(e).lines() {
         out.push_str(&format!("    {l}\n"));
@@ -108,6 +117,9 @@ fn listing(entries: &[KeyEntry]) -> String {
             if let Some(field) = e.needs_pre_run_baseline {
                 line.push_str(&format!(" [also needs the pre-run baseline: {field}]"));
             }
+            if e.session_only.is_some() {
+                line.push_str(" [whole session only: not in a turn's assert:]");
+            }
             out.push_str(&format!("      {line}\n"));
         }
     }
@@ -115,6 +127,10 @@ fn listing(entries: &[KeyEntry]) -> String {
         "\n{} keys; `reel assertions KEY` for one in detail\n",
         entries.len()
     ));
+    out.push_str(
+        "In a multi-turn scenario (`turns:`), a turn's `assert:` takes every key not marked \
+         [whole session only]\n",
+    );
     out
 }
 

@@ -25,7 +25,8 @@ use crate::lint::{self, Finding, Severity};
                   L007 vacuous-assertion, L008 only-result-asserted, L009 \
                       contradictory-assertions, \
                   L010 path-not-found, L011 needs-control-out, L012 duplicate-key, L013 \
-                      record-refuses.\n\n\
+                      record-refuses, L014 prompt-and-turns, L015 empty-turn, L016 \
+                      session-key-in-turn.\n\n\
                   Exit codes: 0 clean (warnings allowed unless --strict); 1 an error, or a warning \
                       under --strict; \
                   2 usage or an unreadable file (not found, not YAML)."

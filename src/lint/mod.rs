@@ -13,6 +13,7 @@
 
 mod control_out;
 pub mod positions;
+mod turns;
 
 use std::path::{Path, PathBuf};
 
@@ -51,6 +52,9 @@ pub enum Code {
     NeedsControlOut,
     DuplicateKey,
     RecordRefuses,
+    PromptAndTurns,
+    EmptyTurn,
+    SessionKeyInTurn,
 }
 
 impl Code {
@@ -70,6 +74,9 @@ impl Code {
             Code::NeedsControlOut => "L011",
             Code::DuplicateKey => "L012",
             Code::RecordRefuses => "L013",
+            Code::PromptAndTurns => "L014",
+            Code::EmptyTurn => "L015",
+            Code::SessionKeyInTurn => "L016",
         }
     }
 
@@ -89,6 +96,9 @@ impl Code {
             Code::NeedsControlOut => "needs-control-out",
             Code::DuplicateKey => "duplicate-key",
             Code::RecordRefuses => "record-refuses",
+            Code::PromptAndTurns => "prompt-and-turns",
+            Code::EmptyTurn => "empty-turn",
+            Code::SessionKeyInTurn => "session-key-in-turn",
         }
     }
 
@@ -100,7 +110,10 @@ impl Code {
             | Code::ContradictoryAssertions
             | Code::PathNotFound
             | Code::DuplicateKey
-            | Code::RecordRefuses => Severity::Error,
+            | Code::RecordRefuses
+            | Code::PromptAndTurns
+            | Code::EmptyTurn
+            | Code::SessionKeyInTurn => Severity::Error,
             _ => Severity::Warning,
         }
     }
@@ -393,6 +406,7 @@ impl Linter<'_> {
         self.only_result();
         self.contradictions();
         self.control_out_keys();
+        self.turns();
     }
 
     /// L011: keys that read the host's control responses, on a scenario whose

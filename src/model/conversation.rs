@@ -23,6 +23,9 @@ pub struct Conversation {
     pub last_tool_result: Option<(String, bool)>,
     /// Text of user messages after the last assistant message.
     pub user_text_since_assistant: String,
+    /// Text of the messages before the last assistant message: user text
+    /// and `tool_result` contents (what an earlier user turn said and saw).
+    pub history_text: String,
     /// The agent's working directory, from its environment section
     /// ("Primary working directory: ...").
     pub cwd: Option<String>,
@@ -85,6 +88,7 @@ impl Conversation {
         let last_tool_result = last_tool_result(messages);
         let start = last_assistant.map_or(0, |i| i + 1);
         let user_text = user_text_of(&messages[start..]);
+        let history_text = history_text_of(&messages[..last_assistant.unwrap_or(0)]);
 
         let cwd = find_cwd(obj.get("system"))
             .or_else(|| messages.iter().find_map(|m| find_cwd(m.get("content"))));
@@ -104,6 +108,7 @@ impl Conversation {
             has_tools,
             last_tool_result,
             user_text_since_assistant: user_text,
+            history_text,
             cwd,
             first_user_text,
             assistant_tool_ids,
@@ -145,6 +150,19 @@ fn user_text_of(messages: &[Value]) -> String {
         }
     }
     user_text
+}
+
+/// The user text and the `tool_result` contents of `messages`, a line each.
+fn history_text_of(messages: &[Value]) -> String {
+    let mut out = user_text_of(messages);
+    for message in messages.iter().filter(|m| role(m) == "user") {
+        for block in blocks(message) {
+            if block.get("type").and_then(Value::as_str) == Some("tool_result") {
+                push_line(&mut out, &content_text(block.get("content")));
+            }
+        }
+    }
+    out
 }
 
 /// Every `tool_use` id the assistant sent, and its first text.

@@ -130,6 +130,11 @@ pub struct Expect {
     /// (the prompt, or e.g. a skill body the agent injected).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_user_text_contains: Option<String>,
+    /// The conversation before the last assistant message (user text and
+    /// tool results) contains this text: proof that an earlier user turn of
+    /// the session is in this request's history (docs/multi-turn.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_contains: Option<String>,
 }
 
 /// One content block of an assistant turn.

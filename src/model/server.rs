@@ -863,6 +863,23 @@ fn check_expect(expect: &super::script::Expect, c: &Conversation) -> Vec<Check> 
             detail,
         });
     }
+    if let Some(want) = &expect.history_contains {
+        let ok = c.history_text.contains(want.as_str());
+        let detail = if ok {
+            format!("found {want:?} in the earlier conversation")
+        } else {
+            format!(
+                "the conversation before the last assistant message should contain {want:?} \
+                 (an earlier turn's text or tool result) but is {}",
+                excerpt(&c.history_text)
+            )
+        };
+        checks.push(Check {
+            name: "history_contains",
+            ok,
+            detail,
+        });
+    }
     checks
 }
 

@@ -424,6 +424,13 @@ pub fn user_text(text: &str) -> Value {
     })
 }
 
+/// The host's `interrupt` control request: the agent stops the turn in
+/// flight and writes its `result`.
+pub fn interrupt_request(request_id: &str) -> Value {
+    json!({"type": "control_request", "request_id": request_id,
+           "request": {"subtype": "interrupt"}})
+}
+
 /// A successful control response carrying `body`.
 pub fn control_success(request_id: &str, body: Value) -> Value {
     json!({"type": kind::CONTROL_RESPONSE,

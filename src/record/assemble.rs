@@ -164,8 +164,32 @@ fn document(p: &Parts<'_>, fingerprint: Value) -> Map<String, Value> {
     if let Some(blocks) = p.hook_failure_blocks {
         doc.insert("hookFailureBlocks".into(), blocks.clone());
     }
+    if p.scenario.is_multi_turn() {
+        // Last, so a replay finds it in the file's tail (docs/multi-turn.md).
+        doc.insert(crate::replay::turns::REEL_TURNS.into(), reel_turns(p.log));
+    }
     stamp(&mut doc);
     doc
+}
+
+/// A multi-turn recording's turn marks: the agent's session id (from its
+/// `system/init`), the `maxTurns` applied to the session (`null`: none —
+/// reel passes no limit), the session reopened with `--resume` after the
+/// agent died between turns (`null`: none), and each turn's event and
+/// `controlOut` range (`resumed` on the turn delivered to it).
+fn reel_turns(log: &RunLog) -> Value {
+    let session_id = log
+        .init
+        .as_ref()
+        .and_then(|i| i.get("session_id"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    json!({
+        "sessionId": session_id,
+        "maxTurns": null,
+        "resumedSession": log.resumed_session,
+        "turns": log.turns,
+    })
 }
 
 /// The scenario as the cassette freezes it: its session and fixture paths

@@ -397,6 +397,9 @@ fn drive_agent(
         None => None,
     }
     .map(std::cell::RefCell::new);
+    if plan.scenario.is_multi_turn() {
+        return Ok(drive_turns(plan, cmd, &decider, sdk_host.as_ref()));
+    }
     Ok(agent::drive(
         cmd,
         &DriveOptions {
@@ -408,6 +411,49 @@ fn drive_agent(
                 .map(|h| h as &std::cell::RefCell<dyn agent::SdkMcp>),
         },
     ))
+}
+
+/// A multi-turn scenario's session (docs/multi-turn.md): one agent process,
+/// each turn's rules before the scenario's, each turn's budget its own
+/// `timeout_ms` else the scenario's; the session's budget is their sum.
+fn drive_turns(
+    plan: &LivePlan<'_>,
+    cmd: &AgentCommand,
+    scenario_rules: &Decider,
+    sdk_host: Option<&std::cell::RefCell<crate::mcp::sdk::SdkHost>>,
+) -> agent::RunLog {
+    let turns = plan.scenario.session_turns();
+    let deciders: Vec<Decider> = turns
+        .iter()
+        .map(|t| Decider {
+            rules: t
+                .answers
+                .iter()
+                .chain(&scenario_rules.rules)
+                .cloned()
+                .collect(),
+            parity: scenario_rules.parity,
+            unanswered: scenario_rules.unanswered,
+        })
+        .collect();
+    let inputs: Vec<agent::TurnInput<'_>> = turns
+        .iter()
+        .zip(&deciders)
+        .map(|(t, decider)| agent::TurnInput {
+            prompt: &t.prompt,
+            decider,
+            timeout: t.timeout_ms.map_or(plan.timeout, Duration::from_millis),
+        })
+        .collect();
+    let timeout = inputs.iter().map(|t| t.timeout).sum();
+    agent::drive_session(
+        cmd,
+        &agent::SessionOptions {
+            turns: inputs,
+            timeout,
+            sdk_mcp: sdk_host.map(|h| h as &std::cell::RefCell<dyn agent::SdkMcp>),
+        },
+    )
 }
 
 fn start_model(

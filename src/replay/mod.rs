@@ -22,6 +22,7 @@ pub mod fidelity;
 pub mod materialise;
 pub mod mutate;
 pub mod run_result;
+pub mod turns;
 pub mod verdict;
 
 use std::borrow::Cow;
@@ -506,6 +507,8 @@ fn replay_inner(
     // Read before the re-drive, which may take the lines away.
     let answer_problems = fidelity::recorded_answer_problems(&cassette);
 
+    // Each turn's slice, read before the re-drive may take the lines away.
+    let turn_evidence = turns::collect(&cassette);
     // 6. Re-drive.
     let run = redrive(&mut cassette, run);
     let cassette: &Cassette = &cassette;
@@ -553,6 +556,13 @@ fn replay_inner(
                 None => stripped.skipped.full += 1,
             }
         }
+        assertions.extend(turns::evaluate(
+            cassette,
+            &turn_evidence,
+            &evidence,
+            opts.live,
+            &mut notices,
+        ));
         let metrics = measure_metrics(&ctx, artifacts.is_some(), &chosen.metrics, &mut notices);
         (assertions, metrics)
     };

@@ -24,7 +24,11 @@ pub fn render(results: &[ReplayResult]) -> Result<String, quick_junit::Serialize
         }
         for (i, a) in r.assertions.iter().enumerate() {
             let name = match a.assertion.as_object() {
-                Some(m) if !m.is_empty() => format!("[{i}] {}", a.assertion),
+                // A multi-turn scenario's turn assertion: named for its turn.
+                Some(m) if !m.is_empty() => match crate::replay::turns::turn_of(a) {
+                    Some(turn) => format!("[{i}] {turn}: {}", a.assertion),
+                    None => format!("[{i}] {}", a.assertion),
+                },
                 _ => format!("[{i}] ({})", a.source.as_deref().unwrap_or("assertion")),
             };
             let status = if a.pass {

@@ -165,7 +165,9 @@ pub fn from_replay(r: &ReplayResult, elapsed: Option<Duration>) -> FileOutcome {
             return o;
         }
         None => {
-            let authored: Vec<_> = r.assertions.iter().filter(|a| a.source.is_none()).collect();
+            let authored: Vec<_> = (r.assertions.iter())
+                .filter(|a| crate::replay::turns::is_authored(a))
+                .collect();
             let passed = authored.iter().filter(|a| a.pass).count();
             let mut detail = format!(
                 "{passed}/{}",

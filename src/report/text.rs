@@ -211,7 +211,7 @@ pub fn explain_block(r: &ReplayResult) -> String {
 pub fn explain_lines(r: &ReplayResult) -> Vec<String> {
     r.assertions
         .iter()
-        .filter(|a| a.pass && a.source.is_none())
+        .filter(|a| a.pass && crate::replay::turns::is_authored(a))
         .map(|a| {
             let keys = a
                 .assertion
@@ -222,7 +222,10 @@ pub fn explain_lines(r: &ReplayResult) -> Vec<String> {
                 .evidence
                 .clone()
                 .unwrap_or_else(|| "(no evidence trail for this key)".into());
-            format!("✓ {keys} — {ev}")
+            match crate::replay::turns::turn_of(a) {
+                Some(turn) => format!("✓ {turn}: {keys} — {ev}"),
+                None => format!("✓ {keys} — {ev}"),
+            }
         })
         .collect()
 }

@@ -21,6 +21,7 @@ mod notes;
 pub mod outputs;
 pub mod paths;
 pub mod replies;
+mod turns;
 mod write;
 
 use std::path::{Path, PathBuf};
@@ -221,6 +222,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     }
     notes.extend(frozen_replies_note(&divergences, &failures));
     notes.extend(judged_notes);
+    notes.extend(turns::first_divergence_note(&cassette, &divergences));
     let written = if opts.write {
         write::write_back(
             path,

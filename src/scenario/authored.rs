@@ -10,6 +10,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::answers::{self, AnswerRule, Unanswered};
+use super::turns::TURNS_KEY;
 use super::{
     Refusal, SCENARIO_KEYS, ScenarioError, assertion_in_schema_order, check_assertion_schema,
     check_assertions_at_load, did_you_mean, file_stem, schema_file,
@@ -55,12 +56,21 @@ impl<'a> Authored<'a> {
         }
     }
 
-    /// Every key is one the original knows.
+    /// The same file's nested mapping (a `turns:` item), read by the same
+    /// key readers; errors name the same file.
+    pub(super) fn nested(&self, map: Map<String, Value>) -> Authored<'a> {
+        Authored {
+            path: self.path,
+            map,
+        }
+    }
+
+    /// Every key is one the original knows, or reel's `turns`.
     pub(super) fn check_known_keys(&self) -> Result<(), ScenarioError> {
         let Some(key) = self
             .map
             .keys()
-            .find(|k| !SCENARIO_KEYS.contains(&k.as_str()))
+            .find(|k| !SCENARIO_KEYS.contains(&k.as_str()) && k.as_str() != TURNS_KEY)
         else {
             return Ok(());
         };
@@ -102,7 +112,11 @@ impl<'a> Authored<'a> {
 
     /// `prompt`: required, but any string: the original's schema takes
     /// `prompt: ""` (a blank prompt is refused by `check_recordable` only).
+    /// A multi-turn scenario has none (its turns carry the prompts): `""`.
     pub(super) fn prompt(&self) -> Result<String, ScenarioError> {
+        if self.map.contains_key(TURNS_KEY) && !self.map.contains_key("prompt") {
+            return Ok(String::new());
+        }
         self.string("prompt")?.ok_or_else(|| {
             self.schema(
                 "`prompt` is required (the user turn sent to the agent)".into(),

@@ -32,6 +32,7 @@ pub mod session;
 pub mod session_keys;
 pub mod shaping;
 pub mod sibling;
+pub mod turns;
 
 use std::path::{Path, PathBuf};
 
@@ -188,6 +189,9 @@ pub struct Scenario {
     /// `metrics:` (numbers measured from the run's JSON outputs, reported
     /// beside the verdict), in declaration order.
     pub metrics: Vec<metrics::MetricDecl>,
+    /// `turns:` (docs/multi-turn.md); empty for a one-prompt scenario, whose
+    /// one turn is [`Scenario::prompt`] ([`Scenario::session_turns`]).
+    pub turns: Vec<turns::Turn>,
     /// `fidelity` was written (not defaulted), for `record`'s message.
     fidelity_authored: bool,
 }
@@ -241,6 +245,7 @@ impl Scenario {
         doc.check_frozen_only_keys()?;
         let workspace_fixture = doc.workspace_fixture()?;
         let assert = doc.assertions(&execution, &lane)?;
+        let turns = turns::parse(&doc, &execution, &lane)?;
         if let Some(message) = answers_compile_error {
             return Err(doc.load_check(message, None));
         }
@@ -251,7 +256,13 @@ impl Scenario {
         let session_path = (session != INLINE_SESSION)
             .then(|| resolve_path(&session, dir_of(path)).ok())
             .flatten();
-        let frozen = frozen_of(&doc.map, &name, &assert);
+        let mut frozen = frozen_of(&doc.map, &name, &assert);
+        if let Some(Value::Array(authored)) = doc.map.get(turns::TURNS_KEY) {
+            // No top-level `prompt`: the original's cassette shape check
+            // then refuses the cassette (docs/multi-turn.md).
+            frozen.shift_remove("prompt");
+            frozen.insert(turns::TURNS_KEY.into(), turns::frozen(&turns, authored));
+        }
         Ok(Scenario {
             path: path.to_owned(),
             name,
@@ -267,6 +278,7 @@ impl Scenario {
             model_script: model_script_beside(path),
             workspace_fixture,
             metrics,
+            turns,
             fidelity_authored: doc.map.contains_key("fidelity"),
         })
     }
@@ -280,7 +292,17 @@ impl Scenario {
             hint,
             refusal: Refusal::Unrecordable,
         };
-        if self.prompt.trim().is_empty() {
+        for (i, turn) in self.turns.iter().enumerate() {
+            if turn.prompt.trim().is_empty() {
+                return Err(refuse(
+                    format!("turns[{i}]: `prompt` is blank: there is no user message to send"),
+                    Some("write the user message of this turn in its `prompt:`".into()),
+                ));
+            }
+            check_recordable_assertions(&turn.assert)
+                .map_err(|(m, h)| refuse(format!("turns[{i}]: {m}"), h))?;
+        }
+        if self.turns.is_empty() && self.prompt.trim().is_empty() {
             return Err(refuse(
                 "`prompt` is blank: there is no user turn to send to the agent".into(),
                 Some("write the user turn in `prompt:`".into()),
@@ -336,6 +358,26 @@ impl Scenario {
     pub fn workspace_fixture_dir(&self) -> Option<Result<PathBuf, String>> {
         let f = self.workspace_fixture.as_deref()?;
         Some(resolve_path(f, dir_of(&self.path)))
+    }
+
+    /// The user turns to drive, in order: `turns:`, else the one
+    /// top-level `prompt` (with no assertions of its own: the top-level
+    /// block judges it).
+    pub fn session_turns(&self) -> Vec<turns::Turn> {
+        if !self.turns.is_empty() {
+            return self.turns.clone();
+        }
+        vec![turns::Turn {
+            prompt: self.prompt.clone(),
+            timeout_ms: None,
+            answers: Vec::new(),
+            assert: Vec::new(),
+        }]
+    }
+
+    /// A `turns:` scenario (several user messages in one session).
+    pub fn is_multi_turn(&self) -> bool {
+        !self.turns.is_empty()
     }
 
     fn frozen_str(&self, key: &str) -> Option<&str> {

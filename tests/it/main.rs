@@ -33,6 +33,7 @@ mod mcp_kit;
 mod mcp_sdk;
 mod metrics;
 mod model;
+mod multi_turn;
 mod newer_artifact_json;
 mod newer_keys;
 mod parity_evidence;

@@ -517,6 +517,8 @@ fn a_tampered_recorded_answer_is_reported() {
 /// in scenarios/README.md.
 const VOLATILE_KEYS: &[&str] = &[
     "session_id",
+    // reelTurns.sessionId (a multi-turn recording, docs/multi-turn.md).
+    "sessionId",
     "uuid",
     "request_id",
     "timestamp",

@@ -1,0 +1,119 @@
+//! Per-turn verdicts of a multi-turn cassette (docs/multi-turn.md): each
+//! turn's `assert:` (frozen under `scenario.turns[i].assert`) is evaluated
+//! against that turn's slice of the evidence — the events from its user
+//! message to its `result`, as the recorder marked them in `reelTurns` —
+//! and its outcomes join the cassette's, labelled `turn N` (their `source`
+//! and the lead of their message), so every report shows them per turn and
+//! a failing turn fails the verdict.
+
+use serde_json::{Map, Value};
+
+use super::buckets::{self, Evidence};
+use crate::assert::{self, AssertionOutcome, Context};
+use crate::cassette::Cassette;
+use crate::evidence::{RunRecord, drive};
+
+/// The reel-only cassette key of a multi-turn recording: the session id,
+/// what `maxTurns` was applied, and one mark per turn.
+pub const REEL_TURNS: &str = "reelTurns";
+
+/// One turn to judge: its 1-based number, its slice's re-drive, its items.
+pub struct TurnEvidence {
+    pub number: usize,
+    pub run: RunRecord,
+    pub items: Vec<Map<String, Value>>,
+}
+
+/// The `[start, end)` event range of each marked turn, in order.
+pub fn event_ranges(cassette: &Cassette) -> Vec<(usize, usize)> {
+    let Some(marks) = cassette
+        .doc
+        .get(REEL_TURNS)
+        .and_then(|t| t.get("turns"))
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    let total = cassette.event_lines().len();
+    marks
+        .iter()
+        .map(|m| {
+            let n = |k: &str| m.get(k).and_then(Value::as_u64).map(|v| v as usize);
+            let start = n("eventStart").unwrap_or(total).min(total);
+            let end = n("eventEnd").unwrap_or(total).clamp(start, total);
+            (start, end)
+        })
+        .collect()
+}
+
+/// Each turn with assertions, its slice re-driven. Read before the
+/// cassette's own re-drive, which may take its lines away.
+pub fn collect(cassette: &Cassette) -> Vec<TurnEvidence> {
+    let ranges = event_ranges(cassette);
+    let Some(turns) = cassette.scenario().get("turns").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let control_out = cassette.control_out();
+    // Read once; each turn takes its slice (no per-turn walk from the start).
+    let lines: Vec<_> = cassette.event_lines().collect();
+    let mut out = Vec::new();
+    for (i, turn) in turns.iter().enumerate() {
+        let items: Vec<Map<String, Value>> = turn
+            .get("assert")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|v| v.as_object().cloned()).collect())
+            .unwrap_or_default();
+        if items.is_empty() {
+            continue;
+        }
+        let (start, end) = ranges.get(i).copied().unwrap_or((0, 0));
+        let end = end.min(lines.len());
+        let slice = lines[start.min(end)..end].to_vec();
+        out.push(TurnEvidence {
+            number: i + 1,
+            run: drive(slice, control_out.as_deref()),
+            items,
+        });
+    }
+    out
+}
+
+/// The `turn N` label of an outcome of a turn's assertion (an authored
+/// one, like a top-level outcome); `None` for a top-level or pseudo one.
+pub fn turn_of(outcome: &AssertionOutcome) -> Option<&str> {
+    outcome.source.as_deref().filter(|s| s.starts_with("turn "))
+}
+
+/// An authored outcome: a top-level assertion's or a turn's (not a
+/// pseudo-assertion about the cassette).
+pub fn is_authored(outcome: &AssertionOutcome) -> bool {
+    outcome.source.is_none() || turn_of(outcome).is_some()
+}
+
+/// The outcomes of every turn's assertions, `turn N`-labelled; a turn the
+/// recording never reached fails each of its assertions.
+pub fn evaluate(
+    cassette: &Cassette,
+    turns: &[TurnEvidence],
+    evidence: &Evidence,
+    live: bool,
+    notices: &mut Vec<String>,
+) -> Vec<AssertionOutcome> {
+    let mut out = Vec::new();
+    for turn in turns {
+        let stripped = buckets::strip(&turn.items, 0, evidence);
+        let label = format!("turn {}", turn.number);
+        notices.extend(stripped.warnings.iter().map(|w| format!("{w} ({label})")));
+        let ctx = Context::new(cassette, &turn.run, None).for_live_run(live);
+        for item in &stripped.items {
+            let (mut outcome, warnings) = assert::check_with_warnings(item, &ctx);
+            notices.extend(warnings);
+            if !outcome.message.is_empty() {
+                outcome.message = format!("{label}: {}", outcome.message);
+            }
+            outcome.source = Some(label.clone());
+            out.push(outcome);
+        }
+    }
+    out
+}
