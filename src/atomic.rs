@@ -5,6 +5,9 @@
 //! cross a filesystem), fsync it, rename it over the target, fsync the
 //! directory. A crash or `kill -9` at any point leaves either the old file or
 //! the complete new one, never a mix; at worst a stray `.reel-tmp-*` file.
+//!
+//! Modes: a new file gets `0666 & !umask` (what a plain write gives); a rewrite
+//! keeps the existing file's mode.
 
 use std::fs;
 use std::io::{self, Write};

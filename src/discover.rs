@@ -5,6 +5,10 @@
 //! Non-recursive and sorted by name, so a batch reports in a stable order
 //! and `--shard` keys ([`crate::shard`]) are plain file names. A symlink
 //! counts as what it points to.
+//!
+//! The two finders: `cassettes_in` (`*.cassette.json`) and `scenarios_in` (YAML
+//! files with a top-level `prompt:`); `rerun` uses them too. Filtering by
+//! `--shard` is not done here.
 
 use std::path::{Path, PathBuf};
 

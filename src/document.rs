@@ -10,6 +10,12 @@
 //! it the document is [`Unread::OverBudget`] — "not compared: over budget"
 //! — never a larger allocation: what one document can make reel hold is
 //! about its own bytes plus [`INFLATE_BUDGET`] (64 MiB).
+//!
+//! Zip documents: entries read, XML canonicalised, text entries rewritten (the
+//! scrubber's use). PDFs (`document::pdf`, on `lopdf`): page count, page text,
+//! metadata without dates, form fields and every other string; strings can be
+//! rewritten, and a one-page text PDF can be written. This module decides
+//! nothing; `rerun::outputs` and `verify` do.
 
 pub mod pdf;
 

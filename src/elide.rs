@@ -1,6 +1,8 @@
 //! Long text shortened for a person by keeping its head and its tail and
 //! eliding the middle: the cause of a failure (a traceback's last line, a
 //! compiler's summary) is at the end, its context at the start.
+//!
+//! Also a text's last line (`last_line`), for one-line causes.
 
 /// Share of the budget given to the head; the tail gets the rest.
 const HEAD_SHARE: usize = 3;

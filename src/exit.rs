@@ -5,6 +5,11 @@
 //!
 //! The library reports outcomes as an [`ExitStatus`]; only `cli/` turns one
 //! into a process exit code ([`ExitStatus::code`]).
+//!
+//! `ExitStatus` is ordered `Success < Failure < Unverified` (= `COULD_NOT_RUN`)
+//! `< Usage`, so the worst outcome of a batch is the maximum. Codes: 0 pass, 1
+//! failure, 2 usage or invalid input, 3 could not verify / could not rerun;
+//! JSON reports carry the number.
 
 use serde::{Serialize, Serializer};
 

@@ -13,6 +13,10 @@
 //! runs under `replay`, `verify-cassettes`, `record` and `fingerprint`, often
 //! on rayon threads, and threading a handle through every layer would add a
 //! parameter to dozens of functions for a side channel.
+//!
+//! What goes through it today: fingerprint-walk warnings, the
+//! `COWORK_HARNESS_DEBUG_SKILLHASH` listings and the `REEL_TIMING` lines.
+//! `Stderr` writes each line as it happens; nothing installed, nothing printed.
 
 use std::sync::{Mutex, OnceLock};
 

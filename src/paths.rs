@@ -6,6 +6,13 @@
 //! Nothing here touches the file system except [`canonical_lenient`] and
 //! [`relative_posix`] (which resolve symlinks of what exists) and the
 //! `*_cwd` variants (which read the current directory).
+//!
+//! The variants: `lexical` / `lexical_clamped` (a `..` above the start kept /
+//! dropped), `resolve` / `resolve_cwd` (Node's `path.resolve`),
+//! `canonical_lenient` and `relative_posix` (real paths, for what a cassette
+//! records), `relative_lexical`, `posix_normalize_abs` (recorded POSIX paths),
+//! `forward_slashes` / `to_posix`, and `stays_inside`. Run-root placeholders
+//! are `rerun::paths`, not here.
 
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};

@@ -21,6 +21,10 @@
 //! [sandbox]
 //! read = ["~/.cache/ms-playwright"]
 //! ```
+//!
+//! `sandbox_read_paths()` hands the `[sandbox] read` list to the run's sandbox
+//! policy. Masks are applied elsewhere: `rerun::divergence::Masks` and
+//! `diff::normalize`.
 
 use std::path::{Path, PathBuf};
 

@@ -12,6 +12,8 @@
 //! [`pending`] finds `.new` files (for `reel pending`/`review`/`accept`/
 //! `reject` and `verify-cassettes`); [`accept`] renames a `.new` over its
 //! cassette atomically; [`reject`] deletes it. Nothing here prints.
+//!
+//! The interactive key-press loop is `cli::review`, tested in a real pty.
 
 use std::path::{Path, PathBuf};
 

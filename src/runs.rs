@@ -15,6 +15,10 @@
 //! [`MARKER`] into each run directory as it creates it, and `gc` removes
 //! only directories holding it: never a symlink, never anything else found
 //! in the root.
+//!
+//! `create` makes a run directory marked with `.reel-run`; `gc` removes by age
+//! (a week by default) or all. Printing is `report::gc`; what a run does is
+//! `record::live`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};

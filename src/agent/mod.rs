@@ -12,6 +12,15 @@
 //!
 //! Not here: staging the work root, manifests, the cassette (`crate::record`),
 //! deciding answers (`crate::scenario::answers`).
+//!
+//! Files: `process` (the process group and kill ladder; a confined start goes
+//! through `sandbox::Launch`) and `session` (the stream-json control loop,
+//! reading the wire through `protocol`; stdin stays open while a background
+//! sub-agent runs). The agent gets its own session and process group with no
+//! controlling terminal, and its stdio is unix socket pairs, which
+//! `/proc/<pid>/fd` cannot reopen. `SdkMcp` is the trait through which the
+//! host's in-process MCP servers answer `mcp_message` (implemented by
+//! `mcp::sdk`).
 
 mod process;
 mod session;

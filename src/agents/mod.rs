@@ -13,6 +13,13 @@
 //!
 //! Not here: running a rerun (`rerun`), the matrix and bisect (`matrix`),
 //! printing (`cli::agents`).
+//!
+//! Details: the cache is `REEL_AGENTS_DIR`, else under XDG. The release list
+//! comes through `npm`, cached 10 minutes, and is asked again when stale, when
+//! a release named by number is missing from it, or on `--refresh`; the offline
+//! fallback names its age. Selectors: `latest`, `last:N`, `X.Y.Z`, `A..B`. The
+//! install goes to a temp dir, is checked, then renamed. Nothing here runs
+//! anything but `npm` and the agent's `--version`.
 
 pub mod cache;
 pub mod install;

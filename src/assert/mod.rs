@@ -18,6 +18,30 @@
 //! disk (manifest keys read the manifest, see [`tree`]). Bucket exclusion,
 //! live-only stripping and skip tallies are `replay`'s job: a live-only key
 //! that reaches [`check`] fails "live-only" rather than being guessed at.
+//!
+//! Files: `keys/` holds one `Key` record per assertion key (name, bucket,
+//! parameter shape, description, example, ordering ranks, evaluator,
+//! `--margins` bound, pre-run baseline field, cross-key rules), grouped by
+//! family with each family's evaluators beside its records; `keys/hooks/`
+//! covers the plugin hook keys over the agent's own hook frames, paired by
+//! `hook_id`, and v16's `hookFailureBlocks` inventory (`hooks/failure`);
+//! `keys/gates` is `gates_all_scripted`, each replayed gate re-classified
+//! against the frozen `answers:` with the decider's rules. `keys/mod.rs`
+//! derives the catalog, `check()`, schema, replay-strip and `--margins` orders
+//! by sorting on a rank, so a new key is one record; `keys/tests.rs` pins the
+//! orders and fails on a key whose evaluator does not fit its bucket.
+//!
+//! `catalog` holds the buckets, parameter shapes and their validation, and
+//! `KeyEntry` (the row `reel assertions` prints); `eval` is `check()` over the
+//! records and the evaluators' shared helpers; `json_schema` is
+//! `artifact_json.schema` (JSON Schema 2020-12 on the `jsonschema` crate, with
+//! the original's refusals checked by a walk of its own); `glob` the
+//! linear-time globs (`Glob`, the reference, and `GlobList`, an indexed any-of
+//! matcher for long allowlists, property-tested against it; regexes are
+//! `js::regex`); `tree` the manifest view built once per `Context` and shared
+//! by its assertions and by scenario `metrics:`; `loading` the catalog's key
+//! check handed to the cassette loader; `stamp` the cassette version a scenario
+//! needs (what `record` and `rehash` stamp).
 
 pub mod catalog;
 mod eval;

@@ -19,6 +19,33 @@
 //! This module does not judge a recording (that is `assert`/`replay`) nor the
 //! skill tree (that is `fingerprint`); it only guarantees that what it hands
 //! out is a structurally valid, supported cassette.
+//!
+//! Files: `load` (spec order: JSON, shape, version floor and ceiling,
+//! hash-format epoch, strict `assert:` keys), `lean`, `write` (the
+//! `JSON.stringify(…, 2)` writer) and `views` (typed views; `TimelineEntry`,
+//! the keys the timeline folds read, parsed straight from a lean cassette's
+//! text). Strict `assert:` keys are checked through the `KeyCheck` the caller
+//! hands in, so this module imports nothing from `assert`; `assert::loading`
+//! supplies the catalog's as `Cassette::load` and friends.
+//!
+//! The lean load (`lean`), which replay reads through: the file is mapped
+//! read-only and `events` kept as JSON string tokens in it. The scan walks the
+//! top-level object and has serde_json read each member, except an `events`
+//! array laid out one item per line (as `JSON.stringify(…, 2)` writes it),
+//! whose items are found by `memchr` and checked as JSON strings by the reader
+//! that reads them (straight from the stored token where it can,
+//! `ReadLines::read_stored`; else by unescaping them). `load_lean_reading`
+//! queues each batch of lines for the pool as its scan passes them (read oldest
+//! first; with 8 waiting, the scan reads one itself) and folds the lines read,
+//! in order, as they come, on the `controlOut` guessed from where
+//! `JSON.stringify(…, 2)` writes it (counted only if the scan finds the same;
+//! else the full loader), so scan, reading and re-drive overlap. Pages go back
+//! once read and fault back in from the file if read again. `timeline` is kept
+//! as text until read, except that a JSON replay has it read (`TimelineReader`,
+//! one entry at a time, none kept) and folded on the pool from load start, at
+//! the array found from the end of the file (kept only if the scan finds the
+//! timeline at the same bytes, which it then steps over). Anything unusual goes
+//! through the full pipeline, so errors are the full loader's.
 
 mod lean;
 pub mod load;

@@ -4,6 +4,17 @@
 //! `run` calls into the library and returns the command's outcome, an
 //! [`crate::exit::ExitStatus`]. This file owns the one place where an outcome
 //! becomes a process exit code.
+//!
+//! Each command's cross-flag checks are one validated plan
+//! (`ReplayPlan::from_args`, `RerunPlan::from_args`, `VerifyPlan::from_args`,
+//! `RehashPlan::from_args`); a refusal is exit 2. Flags shared by several
+//! commands are defined once and flattened into each: `cli::shard::ShardArgs`
+//! (`--shard`) and `cli::flags` (`--output-format`, `--session`, `--strict`,
+//! `--write`, `--junit`; a command's own help wording through `mut_arg`).
+//! `cli::main` installs the stderr `messages` sink. The interactive review
+//! screen is `cli::review` (tested in a real pty). Before any argument parsing,
+//! `src/main.rs` hands `reel __sandbox` to the sandbox helper and `reel
+//! __mcp-frozen` / `reel __mcp-relay` to reel's own MCP servers.
 
 use std::io::Write;
 use std::process::ExitCode;

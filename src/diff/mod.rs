@@ -13,6 +13,10 @@
 //! assistant's prose, so it is reported but never makes two recordings
 //! "differ" ([`Diff::identical`]). This module decides nothing about exit
 //! codes or printing; `cli::diff` and [`render`] do.
+//!
+//! Files: `digest` (a cassette's views; assertion verdicts come via `replay`,
+//! events are read through `evidence`), `normalize` (the masker), `render` (the
+//! text). `show` reads the same views with raw values.
 
 pub mod digest;
 pub mod normalize;

@@ -23,6 +23,37 @@
 //! This module deliberately does not decide anything: bucket exclusion, the
 //! verdict and reports belong to `replay`; evaluation to `assert`.
 //! [`RunRecord::from_cassette`] never fails and never panics on untrusted input.
+//!
+//! Files: `event` (what a line means: `AgentEvent`, decision requests,
+//! reasoning blocks, text caps); `line` (borrowed fast views for the common
+//! lines, read from the line or straight from its stored token, `line/stored`,
+//! falling back to `parse` for every other shape; the JavaScript semantics they
+//! follow are `js::coerce`, `js::number`, `js::utf16`); `control` (the
+//! `controlOut` index and serialisation guard); `timeline` (the folds
+//! `toolDurations` and `skillActivity`, also what `skill_tool_used` reads);
+//! `reference_access` (the skill files a run reached and through which channel:
+//! Read, Grep, a shell read); `tool_output` (readers of tool inputs and
+//! outputs: WebSearch links, TaskCreate ids, skill files read, present_files);
+//! `fold/` (one `Fold` per concern, each owning its record fields and pending
+//! state and filling its derived fields at the end).
+//!
+//! `run/` is the run record: `RunRecord`, its data types, accessors and
+//! cassette-format messages. `run/context` carries the `system` lines of
+//! `contextEvents`: in a large lean cassette (at least 4 MiB) they stay where
+//! the mapped file holds them (`cassette::KeptToken`, handed over by
+//! `ReadLines::read_stored`'s `StoredToken`) and are written straight from the
+//! stored text when the report is, their pages given back per written piece;
+//! otherwise a flat one becomes the JSON text the report copies as the line is
+//! read.
+//!
+//! `drive` is the re-drive. Reading a line (`read_line`: its events, tool-input
+//! digests, hook line; `read_line_for_verdict` for a text replay, which keeps
+//! carried system lines' subtypes only but the hook frames `hook_started` /
+//! `hook_response` whole) is pure and runs on any thread; folding is
+//! sequential. Lines come either already read, in order, from the lean load, or
+//! in chunks read in parallel while the previous chunk is folded (a replay that
+//! owns a fully loaded cassette hands over its lines, freed as read). Each
+//! event goes to every fold, then the record keeps its recorded payloads.
 
 pub mod control;
 mod drive;

@@ -9,6 +9,16 @@
 //!
 //! This module never writes cassettes (that is `record`/`rehash`) and owns no
 //! JSON rules (those are [`crate::js::json`]).
+//!
+//! Files: `fixture` (`workspace_fixture`: the one scan, staged, signed and
+//! checked from one walk, its staging copy, and the refusal of presence
+//! assertions it alone would pass); `snapshot` (the walk, raw or git via
+//! `git2`; a root's tracked set is reused while its index file is unchanged, so
+//! a batch reads an index once); `manifest` (plugin-manifest transforms);
+//! `ignore` (`.cowork-hashignore`); `staleness` (the verdict, its gating and
+//! the latest-baseline constants). Digests covered: `skillHash`, `contentSig`,
+//! `fileSigs`, `sharedHash`, `sessionFingerprint` (whose `folders` order is
+//! `js::collation`).
 
 pub mod fixture;
 pub mod ignore;

@@ -15,6 +15,17 @@
 //! Sizes stay proportional to what is shown: the conversation is cut to a
 //! window of turns ([`Options`]), paged in groups, and every bulky body is
 //! clipped with a note ([`Clip`]).
+//!
+//! Views: `recording` (`RecordingView` over `diff::Outcome` for verdicts and
+//! run facts, from replay's own streaming load when given a file) with
+//! `conversation` (the turns of a window, sub-agents nested, decisions from
+//! `controlOut`, every tool call counted in its shallow pass); `rerun` (from
+//! the rerun JSON envelope); `diff` (over `diff::Diff`); `matrix` (its
+//! documented input model, `schema/report-matrix.json`); `eval` (the eval
+//! directory's `report.json` and `runs.jsonl`, re-checked against the rows).
+//! `timeline` draws the SVG timeline; `text` clips and marks masks. Each page
+//! has one `Chrome` (CSP by hash, `report.css` and `report.js` inlined). Events
+//! are read only through the cassette's views; nothing here judges runs.
 
 pub mod conversation;
 pub mod diff;

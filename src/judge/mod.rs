@@ -11,6 +11,11 @@
 //!   staleness, and what replay reports for each judged assertion.
 //!
 //! Deliberately not here: running the agent (a judge never does), printing.
+//!
+//! Votes: majority and agreement, one retry, then `judgeInvalid`. Judged
+//! evidence is scrubbed and refused when unvouched. Also here: `regrade` (`reel
+//! regrade`, with `src/cli/regrade.rs`), `at_record` (judging at record time),
+//! and the rerun carry-over of frozen verdicts.
 
 pub mod at_record;
 pub mod client;

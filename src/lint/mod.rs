@@ -10,6 +10,11 @@
 //! A scenario the original's loader refuses is a finding too ([`Code::DoesNotLoad`]).
 //!
 //! Not here: printing and exit codes (`cli::lint`).
+//!
+//! Codes run L000 to L013 (L013 is `record::scenario_refusal`, record's own
+//! pre-run refusals). Positions come from `yaml-rust2` marked events read
+//! beside the `serde_yaml_ng` loader. `control_out` reads the scenario's
+//! recorded cassette for whether it carries `controlOut` (L011).
 
 mod control_out;
 pub mod positions;

@@ -7,6 +7,10 @@
 //! means: the verdict, the divergences from the recording, the time taken.
 //!
 //! Not here: installing releases (`agents`), printing (`report::matrix`).
+//!
+//! A failing cell whose cause lies outside the skill is marked by
+//! `Cell::environment_cause` (a phone-home caught by the tripwire, no model
+//! request made) and exits 3. `bisect` searches the registry's release list.
 
 pub mod bisect;
 

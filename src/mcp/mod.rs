@@ -12,6 +12,21 @@
 //! entry of `"type": "http"` is reached through reel's loopback [`http`]
 //! front, forwarding to the real URL (live) or answering from the tape
 //! (frozen). A legacy `"type": "sse"` server is refused unless frozen.
+//!
+//! Files: `mod` (`prepare` writes `<run>/mcp/config.json`; `run_if_server`
+//! dispatches reel's own servers before clap), `traffic` (per-server capture
+//! files, paired into the cassette's `reelMcp` key), `relay` (the recording
+//! relay, `reel __mcp-relay`, placed in front of a live stdio server's command
+//! with absolute paths), `frozen` (`reel __mcp-frozen`: its `Responder` answers
+//! one server from the tape, whatever carries the messages), `http` (the
+//! loopback front: forwarding to the real URL on `ureq`, SSE answers passed
+//! event by event, or answering frozen through a `Responder`), `sdk` (entries
+//! reel hosts, through the `agent::SdkMcp` trait: live through the entry's
+//! command behind the relay, frozen through a `Responder`), `tape` (the
+//! recorded calls, from traffic, else from `tool_use` / `tool_result` pairs,
+//! and its `Player`, matching on tool plus `jcs1` arguments) and `digest` (what
+//! verify-cassettes' staleness compares). Not here: spawning the agent's
+//! servers (the agent starts them; the relay starts the one it stands in for).
 
 pub mod digest;
 pub mod frozen;

@@ -25,6 +25,12 @@
 //! assert!(problems.is_empty(), "the agent broke the script: {problems:?}");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! Also: scripts carry thinking blocks and `{{cwd}}` / `{{config}}` /
+//! `{{home}}` / `{{run}}` placeholders; a turn may hold seeded weighted
+//! alternatives (`script::draw`); `judge:` replies answer reel's judge (a
+//! request with no tools opening with `JUDGE_OPENING`). The server is
+//! `tiny_http`.
 
 pub mod conversation;
 pub mod offline;

@@ -11,6 +11,13 @@
 //!
 //! Read by the live agent loop (`agent::session`), the recorded-reply
 //! extraction and the divergence check of `rerun`.
+//!
+//! What it holds: the `Line` / `Message` / `Block` views, `Request` (what a
+//! `control_request` asks: `can_use_tool`, `hook_callback`, `mcp_message`,
+//! dialogs), readers of init, result and tool-input fields, the protocol
+//! strings, and the host frame builders (permission, hook, MCP and dialog
+//! answers). The live loop (`agent::session`) spells no protocol string of its
+//! own.
 
 use serde_json::{Map, Value, json};
 

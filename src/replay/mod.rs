@@ -15,6 +15,16 @@
 //!
 //! This module does not render anything (that is `crate::report`) and does not
 //! parse events or evaluate keys itself.
+//!
+//! Files: `assert_source` (frozen vs `--reassert`), `buckets` (bucket exclusion
+//! and skip counts), `materialise` (the artifact manifest checked as if
+//! written; written to a private temp dir only for `--mutate`), `verdict`
+//! (`computeVerdict`), `fidelity` (departure 2), `run_result` (result fields)
+//! and `mutate` (the `--mutate` coverage report). The bulk lists
+//! `contextEvents` and `toolResults` stay typed; the JSON report streams them
+//! as text made on the pool a window at a time and written in order by the
+//! caller, tool results written by hand. `ReplayResult::run_result_members` is
+//! the one member order both the serde form and the stream write.
 
 pub mod assert_source;
 pub mod buckets;

@@ -10,6 +10,15 @@
 //! [`crate::verify::gate::CassetteResult`], ...); they never re-judge
 //! anything (pass/fail, messages and failure kinds come from the verdict).
 //! Writing a report file goes through `crate::atomic::write_atomic`.
+//!
+//! The status reporter turns one `FileOutcome` per file
+//! (`outcome::from_replay`, `from_verify`, `from_rehash`) into a `PASS` /
+//! `FAIL` / `STALE` / `ERROR` / `SKIP` line with its items, then a tally; a new
+//! batch command builds `FileOutcome`s and calls `status::render_file` /
+//! `render_tally`. `github` renders annotations (replay; `rerun` has its own)
+//! and the GitHub job summary for replay and verify-cassettes, appended to
+//! `$GITHUB_STEP_SUMMARY`. Also here: `gc` (`reel gc`'s text and JSON),
+//! `matrix` and `eval`.
 
 pub mod eval;
 pub mod fingerprint;

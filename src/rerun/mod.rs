@@ -15,6 +15,14 @@
 //!
 //! Not here: printing and exit codes (`cli::rerun`), the verdict rule
 //! (`replay`), the wire (`protocol`).
+//!
+//! Files: `mod` (tier refusal, frozen scenario and session, the run,
+//! comparison, verdict), `notes` (the notices beside the verdict), `write`
+//! (`--write`), `replies` (replies from events; also `reel model extract`),
+//! `paths` (recorded to fresh run-root placeholders, also what `diff` masks
+//! with), `divergence` (divergences and the masks, built-in plus `reel.toml`)
+//! and `outputs` (output files compared by what they are: masked text, zip
+//! entries, PDF text).
 
 pub mod divergence;
 mod notes;

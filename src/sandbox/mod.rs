@@ -24,6 +24,27 @@
 //!
 //! Not here: what a run is (`crate::record::live` builds the [`Policy`]),
 //! the agent protocol (`crate::agent`).
+//!
+//! Files: `probe` (what the kernel offers: Landlock ABI, user namespaces),
+//! `policy` (what a run may touch: write and read paths, devices, network),
+//! `rules` (the Landlock ruleset and the last steps before exec), `launch`
+//! (reel's side of a confined start: helper command, status pipe, host end of
+//! the relay), `helper`, `mounts` (the hidden shared directories), `relay` (the
+//! loopback ports, model and HTTP MCP fronts, relayed into a network
+//! namespace), `reap` (the subreaper's tree kill), `seccomp` (ptrace,
+//! `process_vm_*`, `pidfd_getfd`, `TIOCSTI` / `TIOCLINUX` refused), `limits`
+//! (rlimits, the PID namespace's `pid_max`) and `tool` (reel under
+//! `REEL_SANDBOX_TOOL=1`: the nested Landlock domain of Bash commands, hooks
+//! and stdio MCP servers, via `CLAUDE_CODE_SHELL_PREFIX`).
+//!
+//! The helper sets up namespaces, a private `/proc`, read-only mounts, hidden
+//! `/tmp` and `/run`, loopback and the model relay, drops capabilities,
+//! enforces the Landlock ruleset between fork and exec, acts as PID-namespace
+//! init or subreaper, and reports the `Layers` back on a status pipe. TCP goes
+//! only to the scripted model and reel's HTTP MCP fronts, nothing of the run
+//! stays alive after it, and reel's own process is unreadable. A rerun's
+//! pre-check of visible writes outside the run is an early error, not the
+//! guarantee; this is.
 
 mod helper;
 mod launch;

@@ -23,6 +23,15 @@
 //! Not here: the session YAML (`session.rs`, owned by the fingerprint module;
 //! `session_keys` reads the few keys record needs until it lands), assertion
 //! semantics (`crate::assert`).
+//!
+//! Files: `authored` reads and type-checks each top-level key in the original's
+//! reporting order; `metrics` checks `metrics:` declarations; `schema_file`
+//! inlines `artifact_json.schema: {file:}` at load; `session` is the session
+//! loader; `answers` the decider (`when_question`, `when_tool`, `allow_if`
+//! through `js::sandbox`); `sibling` the one resolver of a cassette's sibling
+//! scenario; `shaping` the one recording-shaping comparison (frozen vs on-disk,
+//! as `JSON.stringify` text). `load_authored` is what replay and
+//! verify-cassettes use; `load` adds record's refusals.
 
 pub mod answers;
 mod authored;

@@ -27,6 +27,21 @@
 //!
 //! This module never judges a recording's assertions (that is `assert`/
 //! `replay`); the verdict-preserving check takes the verdict as a closure.
+//!
+//! The scan covers every string of a cassette: transcript lines read decoded
+//! (`\n`, `\"`, `\u` escapes), artifact bodies, paths, scenario, metadata and
+//! any other field by JSON path. The gate includes the `pending-review` finding
+//! for a forgotten `.new` (located by `review`). `lifecycle` is `--max-age` and
+//! `--orphans` (recording time from `timelineHeader.startedAtWall`, else the
+//! newest event timestamp; orphans through the one sibling resolver). `margins`
+//! reads each count-bound key's `margin` against the re-driven `RunRecord`,
+//! through the accessors the assertions use.
+//!
+//! `published`: a finding of the email, domain, currency or path class that the
+//! same detector finds in the session's skill tree (walked as the fingerprint
+//! walks it) is a note, never a failure. `own_mcp`: a host-inventory finding
+//! naming an MCP server that the session's own config or recorded `reelMcp`
+//! traffic declares, and a money figure such a server returned, are notes too.
 
 pub mod detect;
 pub mod gate;

@@ -2,6 +2,16 @@
 //! `reel` runner ([`run`]), the temp-dir [`Fixture`], the [`CassetteDoc`]
 //! builder, the seeded [`Rng`], the [`Failures`] collector and the
 //! [`require!`] skip that is visible locally and fails under `CI=true`.
+//!
+//! Details: `Fixture` is a temp dir and its file/git verbs (`capture_layout()`
+//! is the tree capture.sh ran cowork-harness in); `CassetteDoc` builds or edits
+//! a cassette as JSON with recorded lines parsed (never `.replace()` on JSON
+//! text); `Run` / `RunExt` give the exit code and both streams of a command;
+//! `Rng` is the one seeded xorshift64*, shared with the benches; `Failures`
+//! lets a corpus loop record every failing case, then assert once; `compat`
+//! reads INDEX.txt cases; `require!` prints `SKIPPED <test>: <why>` past
+//! libtest's capture and fails under `CI=true`. A suite's own verbs are a local
+//! trait on `Fixture`.
 
 #![allow(dead_code)]
 
