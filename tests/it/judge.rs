@@ -340,3 +340,50 @@ fn a_script_out_of_judge_replies_stops_judging() {
     assert!(run.stderr.contains("`judge:` repl"), "{}", run.streams());
     assert!(!dir.path().join("judged-note.cassette.json.new").exists());
 }
+
+/// `evidence_files` (a key cowork-harness 2.0.0 refuses as unrecognized)
+/// lifts the recorded cassette to v14, so 2.0.0 says "too new, upgrade"
+/// rather than "re-record"; reel replays it green with the judge's verdict
+/// over the scoped file.
+#[test]
+fn a_scenario_scoping_its_evidence_records_a_v14_cassette() {
+    let claude = require!(claude_bin());
+    let fx = Fixture::new();
+    for sub in ["scenarios", "sessions", "skills", "data"] {
+        fx.copy_in(&repo().join(sub), sub);
+    }
+    let scenario = fx.read("scenarios/judged-note.yaml").replace(
+        "      rubric:\n",
+        "      evidence_files: [\"outputs/note.md\"]\n      rubric:\n",
+    );
+    assert!(scenario.contains("evidence_files"), "{scenario}");
+    fx.write("scenarios/judged-scope.yaml", scenario);
+    fx.write("scenarios/judged-scope.model.yaml", fx.read(SCRIPT));
+    fx.commit(".", "examples");
+    let out = fx.path("scope.cassette.json");
+    let run = reel()
+        .current_dir(fx.root())
+        .env("REEL_CLAUDE_BIN", &claude)
+        .env("REEL_RUNS_DIR", fx.path("runs"))
+        .args(["record", "scenarios/judged-scope.yaml", "--out"])
+        .arg(&out)
+        .run();
+    assert_eq!(run.code, 0, "{}", run.streams());
+    let doc = read_doc(&out);
+    assert_eq!(doc["cassetteVersion"], 14, "{}", run.streams());
+    assert!(
+        doc["$schema"]
+            .as_str()
+            .is_some_and(|s| s.ends_with("cassette.v14.json")),
+        "{}",
+        doc["$schema"]
+    );
+    let again = replay(&out, true);
+    assert_eq!(again.code, 0, "{}", again.streams());
+    let a = judged_outcome(&again).unwrap();
+    assert_eq!(a["pass"], json!(true), "{a}");
+    assert_eq!(
+        a["assertion"]["semantic_matches"]["evidence_files"],
+        json!(["outputs/note.md"])
+    );
+}
