@@ -4,6 +4,7 @@
 //! reader of 2.0.0 keeps replaying it; each later form lifts the stamp to the
 //! version that first reads it, so an older reader says "too new, upgrade"
 //! rather than "unrecognized assertion, re-record" (test/cassette-v13…v16).
+//! One departure: `semantic_matches.evidence_files` stamps 14 (see FEATURES).
 
 use serde_json::{Map, Value};
 
@@ -31,6 +32,12 @@ const FEATURES: &[Feature] = &[
     (14, |a| {
         has_field(a, "semantic_matches", "include_fork_results")
     }),
+    // reel's departure: the original keeps `evidence_files` at 12
+    // (test/cassette-v14.test.ts), but 2.0.0 reads `semantic_matches`
+    // strictly and has no such key, so a v12 stamp earns "unrecognized
+    // key, re-record". It came after 2.0.0 and before the v14 release; 14
+    // is the lowest stamp every reader that knows it carries.
+    (14, |a| has_field(a, "semantic_matches", "evidence_files")),
     (14, |a| a.contains_key("semantic_pairwise")),
     (14, |a| a.contains_key("question_option_count")),
     (14, |a| {
@@ -149,7 +156,9 @@ mod tests {
         };
         assert_eq!(a(sm(json!({"include_fork_results": true}))), 14);
         assert_eq!(a(sm(json!({"include_fork_results": false}))), 14);
+        // In 2.0.0 already (its `semantic_matches` reads it).
         assert_eq!(a(sm(json!({"include_subagent_text": true}))), 12);
+        assert_eq!(a(sm(json!({"include_subagent_text": false}))), 12);
         assert_eq!(
             v(json!({"prompt": "x", "assert": [{"tool_called": {"tool": "Bash"}}, sm(json!({}))]})),
             13
@@ -157,6 +166,36 @@ mod tests {
         assert_eq!(
             v(json!({"prompt": "x", "assert": [{"semantic_matches": null}, 5, null]})),
             12
+        );
+    }
+
+    /// cowork-harness 2.0.0 refuses `semantic_matches.evidence_files` as an
+    /// unrecognized key: a scenario using it stamps 14 (reel's departure from
+    /// the original's 12), whatever else it holds or its other options.
+    #[test]
+    fn evidence_files_stamps_14_so_a_2_0_reader_says_too_new() {
+        let sm = |o: Value| a(json!({ "semantic_matches": o }));
+        assert_eq!(
+            sm(json!({"rubric": ["r"], "evidence_files": ["outputs/a.md"]})),
+            14
+        );
+        assert_eq!(
+            sm(json!({"rubric": ["r"], "include_subagent_text": true,
+                "evidence_files": ["outputs/**/*.md"]})),
+            14
+        );
+        assert_eq!(sm(json!({"rubric": ["r"], "min_pass": 1})), 12);
+        // A v15 key in the same scenario still wins.
+        assert_eq!(
+            v(json!({"prompt": "x", "assert": [
+                {"gates_all_scripted": true},
+                {"semantic_matches": {"rubric": ["r"], "evidence_files": ["outputs/a.md"]}}]})),
+            15
+        );
+        // `semantic_pairwise` (v14 already) carrying it stays 14.
+        assert_eq!(
+            a(json!({"semantic_pairwise": {"refs": ["r"], "evidence_files": ["outputs/a.md"]}})),
+            14
         );
     }
 

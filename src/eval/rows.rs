@@ -177,6 +177,22 @@ pub struct AssertionResult {
     pub pass: bool,
 }
 
+impl AssertionResult {
+    /// The rows of one trial's verdict: every assertion it evaluated — a
+    /// judged `semantic_matches` (its verdict judged and frozen when the
+    /// trial recorded) like any other — but not the pseudo-assertions about
+    /// the cassette itself (`source`).
+    pub fn of_verdict(outcomes: &[crate::assert::AssertionOutcome]) -> Vec<AssertionResult> {
+        (outcomes.iter())
+            .filter(|a| a.source.is_none())
+            .map(|a| AssertionResult {
+                label: a.assertion.to_string(),
+                pass: a.pass,
+            })
+            .collect()
+    }
+}
+
 /// One trial: `runs.jsonl` holds one per line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

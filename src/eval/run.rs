@@ -9,6 +9,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
 use super::rows::{AssertionResult, Manifest, Outcome, Row, Source};
 use crate::record::{Prepared, RecordOptions, live};
 
@@ -428,25 +430,29 @@ fn judge(run: &live::LiveRun, row: &mut Row) {
         row.error = Some("the run could not be judged (no verdict)".into());
         return;
     }
+    if let Some(why) = run.judged.as_ref().and_then(|j| {
+        let asserted = run
+            .cassette
+            .scenario()
+            .get("assert")
+            .and_then(Value::as_array);
+        unjudged(
+            asserted.map_or(&[][..], Vec::as_slice),
+            &j.assertions,
+            &run.warnings,
+        )
+    }) {
+        row.error = Some(why);
+        return;
+    }
     row.outcome = if failures.is_empty() {
         Outcome::Passed
     } else {
         Outcome::Failed
     };
     row.cause = cause;
-    row.assertions = run
-        .judged
-        .as_ref()
-        .map(|j| {
-            j.assertions
-                .iter()
-                .filter(|a| a.source.is_none())
-                .map(|a| AssertionResult {
-                    label: a.assertion.to_string(),
-                    pass: a.pass,
-                })
-                .collect()
-        })
+    row.assertions = (run.judged.as_ref())
+        .map(|j| AssertionResult::of_verdict(&j.assertions))
         .unwrap_or_default();
     // A scripted model bills nothing, whatever usage the script declares.
     row.cost_usd = if row.scripted {
@@ -456,8 +462,35 @@ fn judge(run: &live::LiveRun, row: &mut Row) {
             .result
             .as_ref()
             .and_then(|r| r.get("total_cost_usd"))
-            .and_then(serde_json::Value::as_f64)
+            .and_then(Value::as_f64)
     };
+}
+
+/// Why a trial's `semantic_matches` have no verdict (the judge could not
+/// grade: no credential, no scripted `judge:` replies, a failed call), in
+/// the judge's words; `None` when each has one. Such a trial is errored:
+/// the judge is outside both arms, and passing it with the judged row
+/// silently missing would count a verdict nobody gave.
+pub(crate) fn unjudged(
+    asserted: &[Value],
+    outcomes: &[crate::assert::AssertionOutcome],
+    warnings: &[String],
+) -> Option<String> {
+    let key = crate::judge::KEY;
+    let want = asserted.iter().filter(|i| i.get(key).is_some()).count();
+    let got = (outcomes.iter())
+        .filter(|a| a.source.is_none() && a.assertion.get(key).is_some())
+        .count();
+    (got < want).then(|| {
+        let why = (warnings.iter().find(|w| w.starts_with("judge:")))
+            .map_or("no verdict was frozen for it", |w| {
+                w.trim_start_matches("judge:").trim()
+            });
+        format!(
+            "{} of {want} semantic_matches assertion(s) not judged: {why}",
+            want - got
+        )
+    })
 }
 
 /// A live run that ended on the API's side (an `API Error`, no connection):
@@ -469,7 +502,7 @@ fn api_unavailable(run: &live::LiveRun) -> bool {
             .result
             .as_ref()
             .and_then(|r| r.get("is_error"))
-            .and_then(serde_json::Value::as_bool)
+            .and_then(Value::as_bool)
             .unwrap_or(false)
     {
         return false;
@@ -479,7 +512,7 @@ fn api_unavailable(run: &live::LiveRun) -> bool {
         .result
         .as_ref()
         .and_then(|r| r.get("result"))
-        .and_then(serde_json::Value::as_str)
+        .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned()
         + &run.log.stderr_tail();
@@ -513,6 +546,8 @@ pub fn prepare(path: &Path, script: Option<PathBuf>) -> Result<Prepared, crate::
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     /// A repository with one commit holding `files` (path, content).
@@ -599,5 +634,72 @@ mod tests {
         assert!(e.contains("is a file"), "{e}");
         let e = extract_git(repo.path(), "no-such-ref", "skills/report").unwrap_err();
         assert!(!e.contains("-7"), "{e}");
+    }
+
+    /// The verdict `reel replay` gives the bundled judged example, its
+    /// judged assertion's rubric edited by `edit` (then `needs regrade`).
+    fn judged_example(edit: bool, strict: bool) -> crate::replay::ReplayResult {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("cassettes/judged-note.cassette.json");
+        let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+        if edit {
+            doc["scenario"]["assert"][2]["semantic_matches"]["rubric"][1] =
+                "Mentions the team".into();
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("judged-note.cassette.json");
+        std::fs::write(&path, doc.to_string()).unwrap();
+        let opts = crate::replay::ReplayOptions {
+            strict,
+            ..Default::default()
+        };
+        let verdict = crate::replay::replay_file(&path, &opts);
+        assert!(verdict.error.is_none(), "{:?}", verdict.error);
+        verdict
+    }
+
+    /// Issue 42 Deliver 6: a judged `semantic_matches` is an eval row like any
+    /// other — labelled by its item, passing by its frozen verdict; failing
+    /// when its verdict fails — and a trial whose judged assertion has no
+    /// verdict is named as such, never counted as a pass without it.
+    #[test]
+    fn a_judged_assertion_is_an_eval_row_like_any_other() {
+        let verdict = judged_example(false, false);
+        let rows = AssertionResult::of_verdict(&verdict.assertions);
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        let judged = rows
+            .iter()
+            .find(|r| r.label.contains("semantic_matches"))
+            .unwrap();
+        assert!(judged.pass, "{rows:?}");
+        let item = json!({"semantic_matches": {"rubric": [
+            "The note says the release is on Friday", "The note is addressed to the team"]}});
+        assert_eq!(judged.label, item.to_string());
+        let asserted = [json!({"result": "success"}), item];
+        assert_eq!(unjudged(&asserted, &verdict.assertions, &[]), None);
+
+        // Stale (rubric edited): under --strict a failing row…
+        let strict = judged_example(true, true);
+        let rows = AssertionResult::of_verdict(&strict.assertions);
+        let judged = rows
+            .iter()
+            .find(|r| r.label.contains("semantic_matches"))
+            .unwrap();
+        assert!(!judged.pass, "{rows:?}");
+        // …else no row, and the trial says why (in the judge's words).
+        let loose = judged_example(true, false);
+        let rows = AssertionResult::of_verdict(&loose.assertions);
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert!(rows.iter().all(|r| !r.label.contains("semantic_matches")));
+        let why = unjudged(&asserted, &loose.assertions, &[]).unwrap();
+        assert_eq!(
+            why,
+            "1 of 1 semantic_matches assertion(s) not judged: no verdict was frozen for it"
+        );
+        let said = ["judge: no ANTHROPIC_API_KEY, so semantic_matches was not judged".to_owned()];
+        let why = unjudged(&asserted, &loose.assertions, &said).unwrap();
+        assert!(
+            why.ends_with(": no ANTHROPIC_API_KEY, so semantic_matches was not judged"),
+            "{why}"
+        );
     }
 }

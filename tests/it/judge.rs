@@ -1,8 +1,9 @@
 //! Judged assertions (`semantic_matches`) on the bundled example
 //! `judged-note`: the frozen verdict replays green and token-free; a rubric
 //! edit is `needs regrade` (a failure under `--strict`); `reel regrade` with
-//! the scripted judge brings it back; the scrubber and budget refusals; and
-//! one check against the real Messages API (skipped without a credential).
+//! the scripted judge brings it back; the scrubber and budget refusals; the
+//! v14 stamp of `evidence_files`; `reel eval`'s judged rows; and one check
+//! against the real Messages API (skipped without a credential).
 
 use std::path::{Path, PathBuf};
 
@@ -339,4 +340,110 @@ fn a_script_out_of_judge_replies_stops_judging() {
     assert_eq!(run.code, 3, "{}", run.streams());
     assert!(run.stderr.contains("`judge:` repl"), "{}", run.streams());
     assert!(!dir.path().join("judged-note.cassette.json.new").exists());
+}
+
+/// `evidence_files` (a key cowork-harness 2.0.0 refuses as unrecognized)
+/// lifts the recorded cassette to v14, so 2.0.0 says "too new, upgrade"
+/// rather than "re-record"; reel replays it green with the judge's verdict
+/// over the scoped file.
+#[test]
+fn a_scenario_scoping_its_evidence_records_a_v14_cassette() {
+    let claude = require!(claude_bin());
+    let fx = Fixture::new();
+    for sub in ["scenarios", "sessions", "skills", "data"] {
+        fx.copy_in(&repo().join(sub), sub);
+    }
+    let scenario = fx.read("scenarios/judged-note.yaml").replace(
+        "      rubric:\n",
+        "      evidence_files: [\"outputs/note.md\"]\n      rubric:\n",
+    );
+    assert!(scenario.contains("evidence_files"), "{scenario}");
+    fx.write("scenarios/judged-scope.yaml", scenario);
+    fx.write("scenarios/judged-scope.model.yaml", fx.read(SCRIPT));
+    fx.commit(".", "examples");
+    let out = fx.path("scope.cassette.json");
+    let run = reel()
+        .current_dir(fx.root())
+        .env("REEL_CLAUDE_BIN", &claude)
+        .env("REEL_RUNS_DIR", fx.path("runs"))
+        .args(["record", "scenarios/judged-scope.yaml", "--out"])
+        .arg(&out)
+        .run();
+    assert_eq!(run.code, 0, "{}", run.streams());
+    let doc = read_doc(&out);
+    assert_eq!(doc["cassetteVersion"], 14, "{}", run.streams());
+    assert!(
+        doc["$schema"]
+            .as_str()
+            .is_some_and(|s| s.ends_with("cassette.v14.json")),
+        "{}",
+        doc["$schema"]
+    );
+    let again = replay(&out, true);
+    assert_eq!(again.code, 0, "{}", again.streams());
+    let a = judged_outcome(&again).unwrap();
+    assert_eq!(a["pass"], json!(true), "{a}");
+    assert_eq!(
+        a["assertion"]["semantic_matches"]["evidence_files"],
+        json!(["outputs/note.md"])
+    );
+}
+
+/// `reel eval` (issue 42 Deliver 6), 2 reps with the real agent: judged in
+/// each trial by the script's `judge:` replies, the `semantic_matches` is a
+/// row like any other; an arm whose script has no `judge:` replies gets no
+/// verdict for it, so its trials are errored with the judge's reason.
+#[test]
+fn eval_uses_the_judged_row_like_any_other() {
+    let claude = require!(claude_bin());
+    let fx = Fixture::new();
+    for sub in ["scenarios", "sessions", "skills", "data"] {
+        fx.copy_in(&repo().join(sub), sub);
+    }
+    let script = fx.read(SCRIPT);
+    let no_judge = &script[..script.find("\njudge:").unwrap()];
+    fx.write("nojudge.model.yaml", format!("{no_judge}\n"));
+    fx.commit(".", "examples");
+    let run = reel()
+        .current_dir(fx.root())
+        .env("REEL_CLAUDE_BIN", &claude)
+        .env("REEL_RUNS_DIR", fx.path("runs"))
+        .args([
+            "eval",
+            "scenarios/judged-note.yaml",
+            "--reps",
+            "2",
+            "--out",
+            "out",
+        ])
+        .args(["--arm", "nojudge=runtime:script=nojudge.model.yaml"])
+        .args(["--arm", &format!("judged=runtime:script={SCRIPT}")])
+        .run();
+    assert_ne!(run.code, 2, "{}", run.streams());
+    let rows: Vec<Value> = (fx.read("out/runs.jsonl").lines())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 4, "{rows:#?}");
+    let label = json!({"semantic_matches": {"rubric": [
+        "The note says the release is on Friday", "The note is addressed to the team"]}})
+    .to_string();
+    for row in &rows {
+        if row["arm"] == "judged" {
+            assert_eq!(row["outcome"], "passed", "{row}");
+            let judged = (row["assertions"].as_array().unwrap().iter())
+                .find(|a| a["label"] == label.as_str());
+            assert_eq!(
+                judged.map(|a| a["pass"].clone()),
+                Some(json!(true)),
+                "{row}"
+            );
+        } else {
+            assert_eq!(row["outcome"], "errored", "{row}");
+            let error = row["error"].as_str().unwrap();
+            assert!(
+                error.starts_with("1 of 1 semantic_matches assertion(s) not judged: the model script has no `judge:` replies"),
+                "{error}"
+            );
+        }
+    }
 }
