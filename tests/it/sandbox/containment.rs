@@ -466,3 +466,217 @@ fn record_jobs_from_a_terminal_is_held_by_the_same_guard() {
     }
     failures.assert_none(2);
 }
+
+/// Runs after [`PROBE`] in the same Bash call: adds what the kernel says of
+/// the tool's own process (seccomp mode, no_new_privs, controlling terminal)
+/// to the probe's answers, keeps them as `report.json` and prints them on one
+/// line (the tool's result: an eval trial keeps no run directory).
+const SELF_STATUS: &str = r#"
+import json
+st = {}
+for l in open("/proc/self/status"):
+    k, _, v = l.partition(":")
+    st[k] = v.strip()
+stat = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+rep = json.load(open("probe.json"))
+rep["self"] = {"seccomp": st["Seccomp"], "no_new_privs": st["NoNewPrivs"], "tty_nr": int(stat[4])}
+json.dump(rep, open("report.json", "w"))
+print("REPORT:" + json.dumps(rep, sort_keys=True))
+"#;
+
+/// The probe, then [`SELF_STATUS`], against the other terminal `other`.
+fn hostile_command(other: &Path) -> String {
+    format!(
+        "{} && {}",
+        python(PROBE, &other.display().to_string()),
+        python(SELF_STATUS, "")
+    )
+}
+
+/// Checks a [`SELF_STATUS`] report: every attempt refused by the kernel, and
+/// the tool ran under the seccomp filter, with no_new_privs and no
+/// controlling terminal.
+fn check_report(failures: &mut Failures, report: &Value) {
+    eprintln!("what the kernel answered: {report}");
+    for (attempt, result) in report.as_object().into_iter().flatten() {
+        if attempt != "agent" && attempt != "self" {
+            failures.check(
+                result.as_str().is_some_and(|r| r.starts_with("errno:")),
+                || format!("{attempt} was not refused by the kernel: {result}"),
+            );
+        }
+    }
+    let me = &report["self"];
+    failures.check(me["seccomp"] == "2", || {
+        format!("the tool ran without the seccomp filter: {me}")
+    });
+    failures.check(me["no_new_privs"] == "1", || {
+        format!("the tool ran without no_new_privs: {me}")
+    });
+    failures.check(me["tty_nr"] == 0, || {
+        format!("the tool has a controlling terminal: {me}")
+    });
+}
+
+/// `sh -c "<reel> ARGS; …"` in a real pseudo-terminal from `dir` (reel's
+/// controlling terminal); returns the screen, which ends with what was
+/// pushed into the terminal's input as `AFTER:[…]`.
+fn in_terminal(dir: &Path, args: &str, envs: &[(&str, &Path)]) -> String {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "'{}' {args}; echo EXIT:$?; stty -echo; read -t 3 line; echo \"AFTER:[$line]\"",
+            assert_cmd::cargo::cargo_bin("reel").display()
+        ))
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let mut session = expectrl::Session::spawn(cmd).unwrap();
+    session.set_expect_timeout(Some(Duration::from_secs(300)));
+    let seen = session.expect(Eof).unwrap();
+    String::from_utf8_lossy(seen.as_bytes()).into_owned()
+}
+
+/// A scenario (`checkout/hostile/NAME.yaml`) whose scripted model runs
+/// `command` once, with `asserts` (YAML list items).
+fn hostile_scenario(fx: &Fixture, name: &str, command: &str, asserts: &str) {
+    fx.write(
+        &format!("checkout/hostile/{name}.yaml"),
+        format!(
+            "session: ../sessions/lean.yaml\nfidelity: protocol\ntimeout_ms: 120000\n\
+             prompt: run the probe\nanswers:\n  - when_tool: Bash\n    allow_if: \"true\"\n    \
+             else: deny\nassert:\n  - result: success\n{asserts}"
+        ),
+    );
+    fx.write(
+        &format!("checkout/hostile/{name}.model.yaml"),
+        format!(
+            "turns:\n  - blocks:\n      - tool: Bash\n        input: {{command: \"{command}\", \
+             description: probe}}\n  - blocks:\n      - text: done\n"
+        ),
+    );
+}
+
+/// An `eval` trial starts its agent through the same guard: both arms'
+/// trials run the probe from a terminal; a trial passes only when its tool
+/// result shows every attempt refused and the tool confined (the trial's
+/// run directory is not kept, so the scenario's assertions read it).
+#[test]
+fn an_eval_trial_from_a_terminal_is_held_by_the_same_guard() {
+    let bin = require!(claude_bin());
+    require!(
+        super::reel_sandbox_available(),
+        "this kernel offers no Landlock"
+    );
+    let (_other_master, other_slave) = other_terminal();
+    let fx = checkout(&[]);
+    let asserts = "  - tool_result_contains: '\"tiocsti_dev_tty\": \"errno:'\n  \
+         - tool_result_not_contains: '\": \"ok:'\n  \
+         - tool_result_contains: '\"seccomp\": \"2\"'\n  \
+         - tool_result_contains: '\"no_new_privs\": \"1\"'\n  \
+         - tool_result_contains: '\"tty_nr\": 0'\n";
+    hostile_scenario(&fx, "probe", &hostile_command(&other_slave), asserts);
+    let screen = in_terminal(
+        &fx.path("checkout"),
+        "eval hostile/probe.yaml --arm a=skills/note-style --arm b=skills/note-style \
+         --reps 1 --min-pairs 1 --jobs 2 --out eval-out",
+        &[
+            ("REEL_CLAUDE_BIN", &bin),
+            ("REEL_RUNS_DIR", &fx.path("runs")),
+        ],
+    );
+    let mut failures = Failures::new();
+    failures.check(
+        !screen.contains("INJECTED") && screen.contains("AFTER:[]"),
+        || format!("text reached the operator's terminal:\n{screen}"),
+    );
+    let rows = std::fs::read_to_string(fx.path("checkout/eval-out/runs.jsonl"))
+        .unwrap_or_else(|e| panic!("no runs.jsonl ({e}):\n{screen}"));
+    let rows: Vec<Value> = rows
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    failures.check_eq("trials", rows.len(), 2);
+    for row in &rows {
+        failures.check(row["outcome"] == "passed", || {
+            format!("a trial was not held (or the probe did not run): {row}")
+        });
+    }
+    failures.assert_none(1);
+}
+
+/// The installed release 2.1.332 under `<agents>/<version>` as `reel agents
+/// install` leaves it: the suite's CLI npm tree hard-linked (no download; a
+/// symlink where hard links cannot cross file systems) and its marker.
+fn installed_release(agents: &Path, bin: &Path) -> String {
+    let bin = std::fs::canonicalize(bin).unwrap();
+    let modules = bin
+        .ancestors()
+        .find(|d| d.ends_with("node_modules"))
+        .unwrap_or_else(|| panic!("{} is not inside an npm tree", bin.display()));
+    let pkg = modules.join("@anthropic-ai/claude-code/package.json");
+    let pkg: Value = serde_json::from_slice(&std::fs::read(pkg).unwrap()).unwrap();
+    let version = pkg["version"].as_str().unwrap().to_owned();
+    let dir = agents.join(&version);
+    std::fs::create_dir_all(&dir).unwrap();
+    let linked = std::process::Command::new("cp")
+        .arg("-al")
+        .arg(modules)
+        .arg(&dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !linked {
+        let _ = std::fs::remove_dir_all(dir.join("node_modules"));
+        std::os::unix::fs::symlink(modules, dir.join("node_modules")).unwrap();
+    }
+    let marker = json!({"package": "@anthropic-ai/claude-code", "version": version});
+    std::fs::write(dir.join(".reel-agent.json"), marker.to_string()).unwrap();
+    version
+}
+
+/// A release-matrix cell starts its agent through the same guard: the
+/// hostile cassette rerun under the installed release, from a terminal.
+#[test]
+fn a_matrix_cell_from_a_terminal_is_held_by_the_same_guard() {
+    let bin = require!(claude_bin());
+    require!(
+        super::reel_sandbox_available(),
+        "this kernel offers no Landlock"
+    );
+    let (_other_master, other_slave) = other_terminal();
+    let fx = checkout(&[("tty-probe", hostile_command(&other_slave), None)]);
+    let version = installed_release(&fx.path("agents"), &bin);
+    let screen = in_terminal(
+        &fx.path("checkout"),
+        &format!(
+            "rerun cassettes/tty-probe.cassette.json --agent-version {version} \
+             --keep-run-dir --output-format json > matrix.json"
+        ),
+        &[
+            ("REEL_AGENTS_DIR", &fx.path("agents")),
+            ("REEL_RUNS_DIR", &fx.path("runs")),
+        ],
+    );
+    let mut failures = Failures::new();
+    failures.check(
+        !screen.contains("INJECTED") && screen.contains("AFTER:[]"),
+        || format!("text reached the operator's terminal:\n{screen}"),
+    );
+    let matrix = std::fs::read_to_string(fx.path("checkout/matrix.json")).unwrap_or_default();
+    let matrix: Value = serde_json::from_str(&matrix)
+        .unwrap_or_else(|e| panic!("no matrix envelope ({e}):\n{screen}"));
+    let cells = matrix["cells"].as_array().cloned().unwrap_or_default();
+    failures.check(
+        cells.len() == 1 && cells[0]["agentVersion"] == version.as_str(),
+        || format!("not one cell under {version}: {matrix}"),
+    );
+    match written(&fx.path("runs"), "report.json") {
+        Some(report) => check_report(&mut failures, &report),
+        None => failures.push(format!("the probe did not run in the cell:\n{screen}")),
+    }
+    failures.assert_none(1);
+}
