@@ -424,13 +424,16 @@ fn record_jobs_from_a_terminal_is_held_by_the_same_guard() {
 /// line (the tool's result: an eval trial keeps no run directory).
 const SELF_STATUS: &str = r#"
 import json
-st = {}
-for l in open("/proc/self/status"):
-    k, _, v = l.partition(":")
-    st[k] = v.strip()
-stat = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+def facts(pid):
+    st = {}
+    for l in open("/proc/%s/status" % pid):
+        k, _, v = l.partition(":")
+        st[k] = v.strip()
+    stat = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+    return {"seccomp": st["Seccomp"], "no_new_privs": st["NoNewPrivs"], "tty_nr": int(stat[4])}
 rep = json.load(open("probe.json"))
-rep["self"] = {"seccomp": st["Seccomp"], "no_new_privs": st["NoNewPrivs"], "tty_nr": int(stat[4])}
+rep["self"] = facts("self")
+rep["agent_process"] = facts(rep["agent"])
 json.dump(rep, open("report.json", "w"))
 print("REPORT:" + json.dumps(rep, sort_keys=True))
 "#;
@@ -450,23 +453,25 @@ fn hostile_command(other: &Path) -> String {
 fn check_report(failures: &mut Failures, report: &Value) {
     eprintln!("what the kernel answered: {report}");
     for (attempt, result) in report.as_object().into_iter().flatten() {
-        if attempt != "agent" && attempt != "self" {
+        if !["agent", "self", "agent_process"].contains(&attempt.as_str()) {
             failures.check(
                 result.as_str().is_some_and(|r| r.starts_with("errno:")),
                 || format!("{attempt} was not refused by the kernel: {result}"),
             );
         }
     }
-    let me = &report["self"];
-    failures.check(me["seccomp"] == "2", || {
-        format!("the tool ran without the seccomp filter: {me}")
-    });
-    failures.check(me["no_new_privs"] == "1", || {
-        format!("the tool ran without no_new_privs: {me}")
-    });
-    failures.check(me["tty_nr"] == 0, || {
-        format!("the tool has a controlling terminal: {me}")
-    });
+    for who in ["self", "agent_process"] {
+        let me = &report[who];
+        failures.check(me["seccomp"] == "2", || {
+            format!("{who} ran without the seccomp filter: {me}")
+        });
+        failures.check(me["no_new_privs"] == "1", || {
+            format!("{who} ran without no_new_privs: {me}")
+        });
+        failures.check(me["tty_nr"] == 0, || {
+            format!("{who} has a controlling terminal: {me}")
+        });
+    }
 }
 
 /// `sh -c "<reel> ARGS; …"` in a real pseudo-terminal from `dir` (reel's
@@ -527,9 +532,8 @@ fn an_eval_trial_from_a_terminal_is_held_by_the_same_guard() {
     let fx = checkout(&[]);
     let asserts = "  - tool_result_contains: '\"tiocsti_dev_tty\": \"errno:'\n  \
          - tool_result_not_contains: '\": \"ok:'\n  \
-         - tool_result_contains: '\"seccomp\": \"2\"'\n  \
-         - tool_result_contains: '\"no_new_privs\": \"1\"'\n  \
-         - tool_result_contains: '\"tty_nr\": 0'\n";
+         - tool_result_contains: '\"agent_process\": {\"no_new_privs\": \"1\", \"seccomp\": \"2\", \"tty_nr\": 0}'\n  \
+         - tool_result_contains: '\"self\": {\"no_new_privs\": \"1\", \"seccomp\": \"2\", \"tty_nr\": 0}'\n";
     hostile_scenario(&fx, "probe", &hostile_command(&other_slave), asserts);
     let screen = in_terminal(
         &fx.path("checkout"),
