@@ -195,30 +195,17 @@ fn a_rerun_in_a_terminal_cannot_type_into_it_drive_the_agent_or_reach_another_te
     std::fs::File::from(other_master.try_clone().unwrap())
         .write_all(typed)
         .unwrap();
-    let fx = checkout(&[(
-        "tty-probe",
-        python(PROBE, &other_slave.display().to_string()),
-        None,
-    )]);
+    let fx = checkout(&[("tty-probe", hostile_command(&other_slave), None)]);
     // reel runs with the pty as its controlling terminal; after it exits,
     // the shell reads whatever was pushed into the terminal's input.
-    let mut cmd = std::process::Command::new("sh");
-    cmd.arg("-c")
-        .arg(format!(
-            "'{}' rerun cassettes/ --keep-run-dir; echo EXIT:$?; \
-             stty -echo; read -t 3 line; echo \"AFTER:[$line]\"",
-            assert_cmd::cargo::cargo_bin("reel").display()
-        ))
-        .current_dir(fx.path("checkout"))
-        .env("NO_COLOR", "1")
-        .env("REEL_CLAUDE_BIN", &bin)
-        .env("REEL_RUNS_DIR", fx.path("runs"))
-        .env_remove("CI")
-        .env_remove("GITHUB_ACTIONS");
-    let mut session = expectrl::Session::spawn(cmd).unwrap();
-    session.set_expect_timeout(Some(Duration::from_secs(300)));
-    let seen = session.expect(Eof).unwrap();
-    let screen = String::from_utf8_lossy(seen.as_bytes()).into_owned();
+    let screen = in_terminal(
+        &fx.path("checkout"),
+        "rerun cassettes/ --keep-run-dir",
+        &[
+            ("REEL_CLAUDE_BIN", &bin),
+            ("REEL_RUNS_DIR", &fx.path("runs")),
+        ],
+    );
     let mut failures = Failures::new();
     failures.check(!screen.contains("INJECTED"), || {
         format!("text reached the operator's terminal:\n{screen}")
@@ -229,22 +216,14 @@ fn a_rerun_in_a_terminal_cannot_type_into_it_drive_the_agent_or_reach_another_te
     failures.check(!screen.contains("forged-ctl"), || {
         format!("a forged control request reached reel:\n{screen}")
     });
-    let report = written(&fx.path("runs"), "probe.json");
+    let report = written(&fx.path("runs"), "report.json");
     let Some(report) = report else {
-        panic!("the probe did not run (no probe.json in the kept run):\n{screen}");
+        panic!("the probe did not run (no report.json in the kept run):\n{screen}");
     };
-    eprintln!("what the kernel answered each attempt: {report}");
     failures.check(report["agent"].is_u64(), || {
         format!("the probe did not find the agent: {report}")
     });
-    for (attempt, result) in report.as_object().unwrap() {
-        if attempt != "agent" {
-            failures.check(
-                result.as_str().is_some_and(|r| r.starts_with("errno:")),
-                || format!("{attempt} was not refused by the kernel: {result}"),
-            );
-        }
-    }
+    check_report(&mut failures, &report);
     // The other terminal: nothing written to it, what was typed still unread.
     let mut master = std::fs::File::from(other_master);
     set_nonblocking(&master);
@@ -403,39 +382,18 @@ fn record_jobs_from_a_terminal_is_held_by_the_same_guard() {
     );
     let (_other_master, other_slave) = other_terminal();
     let fx = checkout(&[]);
-    let probe = python(PROBE, &other_slave.display().to_string());
+    let probe = hostile_command(&other_slave);
     for name in ["probe-a", "probe-b"] {
-        fx.write(
-            &format!("checkout/hostile/{name}.yaml"),
-            "session: ../sessions/lean.yaml\nfidelity: protocol\ntimeout_ms: 120000\n\
-             prompt: run the probe\nanswers:\n  - when_tool: Bash\n    allow_if: \"true\"\n    \
-             else: deny\nassert:\n  - result: success\n",
-        );
-        fx.write(
-            &format!("checkout/hostile/{name}.model.yaml"),
-            format!(
-                "turns:\n  - blocks:\n      - tool: Bash\n        input: {{command: \"{probe}\", \
-                 description: probe}}\n  - blocks:\n      - text: done\n"
-            ),
-        );
+        hostile_scenario(&fx, name, &probe, "");
     }
-    let mut cmd = std::process::Command::new("sh");
-    cmd.arg("-c")
-        .arg(format!(
-            "'{}' record hostile/ --jobs 2 --keep-run-dir; echo EXIT:$?; \
-             stty -echo; read -t 3 line; echo \"AFTER:[$line]\"",
-            assert_cmd::cargo::cargo_bin("reel").display()
-        ))
-        .current_dir(fx.path("checkout"))
-        .env("NO_COLOR", "1")
-        .env("REEL_CLAUDE_BIN", &bin)
-        .env("REEL_RUNS_DIR", fx.path("runs"))
-        .env_remove("CI")
-        .env_remove("GITHUB_ACTIONS");
-    let mut session = expectrl::Session::spawn(cmd).unwrap();
-    session.set_expect_timeout(Some(Duration::from_secs(300)));
-    let seen = session.expect(Eof).unwrap();
-    let screen = String::from_utf8_lossy(seen.as_bytes()).into_owned();
+    let screen = in_terminal(
+        &fx.path("checkout"),
+        "record hostile/ --jobs 2 --keep-run-dir",
+        &[
+            ("REEL_CLAUDE_BIN", &bin),
+            ("REEL_RUNS_DIR", &fx.path("runs")),
+        ],
+    );
     let mut failures = Failures::new();
     failures.check(
         !screen.contains("INJECTED") && screen.contains("AFTER:[]"),
@@ -443,19 +401,12 @@ fn record_jobs_from_a_terminal_is_held_by_the_same_guard() {
     );
     let reports: Vec<Value> = super::walk(&fx.path("runs"))
         .into_iter()
-        .filter(|p| p.file_name().is_some_and(|n| n == "probe.json"))
+        .filter(|p| p.file_name().is_some_and(|n| n == "report.json"))
         .filter_map(|p| serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok())
         .collect();
     failures.check_eq("probes that ran", reports.len(), 2);
     for report in &reports {
-        for (attempt, result) in report.as_object().unwrap() {
-            if attempt != "agent" {
-                failures.check(
-                    result.as_str().is_some_and(|r| r.starts_with("errno:")),
-                    || format!("{attempt} was not refused by the kernel: {result}"),
-                );
-            }
-        }
+        check_report(&mut failures, report);
     }
     for cassette in super::walk(&fx.path("checkout")) {
         let is_cassette = cassette.to_string_lossy().ends_with(".cassette.json");
@@ -465,4 +416,348 @@ fn record_jobs_from_a_terminal_is_held_by_the_same_guard() {
         }
     }
     failures.assert_none(2);
+}
+
+/// Runs after [`PROBE`] in the same Bash call: adds what the kernel says of
+/// the tool's own process (seccomp mode, no_new_privs, controlling terminal)
+/// to the probe's answers, keeps them as `report.json` and prints them on one
+/// line (the tool's result: an eval trial keeps no run directory).
+const SELF_STATUS: &str = r#"
+import json
+def facts(pid):
+    st = {}
+    for l in open("/proc/%s/status" % pid):
+        k, _, v = l.partition(":")
+        st[k] = v.strip()
+    stat = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+    return {"seccomp": st["Seccomp"], "no_new_privs": st["NoNewPrivs"], "tty_nr": int(stat[4])}
+rep = json.load(open("probe.json"))
+rep["self"] = facts("self")
+rep["agent_process"] = facts(rep["agent"])
+json.dump(rep, open("report.json", "w"))
+print("REPORT:" + json.dumps(rep, sort_keys=True))
+"#;
+
+/// The probe, then [`SELF_STATUS`], against the other terminal `other`.
+fn hostile_command(other: &Path) -> String {
+    format!(
+        "{} && {}",
+        python(PROBE, &other.display().to_string()),
+        python(SELF_STATUS, "")
+    )
+}
+
+/// Checks a [`SELF_STATUS`] report: every attempt refused by the kernel, and
+/// the tool ran under the seccomp filter, with no_new_privs and no
+/// controlling terminal.
+fn check_report(failures: &mut Failures, report: &Value) {
+    eprintln!("what the kernel answered: {report}");
+    for (attempt, result) in report.as_object().into_iter().flatten() {
+        if !["agent", "self", "agent_process"].contains(&attempt.as_str()) {
+            failures.check(
+                result.as_str().is_some_and(|r| r.starts_with("errno:")),
+                || format!("{attempt} was not refused by the kernel: {result}"),
+            );
+        }
+    }
+    for who in ["self", "agent_process"] {
+        let me = &report[who];
+        failures.check(me["seccomp"] == "2", || {
+            format!("{who} ran without the seccomp filter: {me}")
+        });
+        failures.check(me["no_new_privs"] == "1", || {
+            format!("{who} ran without no_new_privs: {me}")
+        });
+        failures.check(me["tty_nr"] == 0, || {
+            format!("{who} has a controlling terminal: {me}")
+        });
+    }
+}
+
+/// `sh -c "<reel> ARGS; …"` in a real pseudo-terminal from `dir` (reel's
+/// controlling terminal); returns the screen, which ends with what was
+/// pushed into the terminal's input as `AFTER:[…]`.
+fn in_terminal(dir: &Path, args: &str, envs: &[(&str, &Path)]) -> String {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "'{}' {args}; echo EXIT:$?; stty -echo; read -t 3 line; echo \"AFTER:[$line]\"",
+            assert_cmd::cargo::cargo_bin("reel").display()
+        ))
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let mut session = expectrl::Session::spawn(cmd).unwrap();
+    session.set_expect_timeout(Some(Duration::from_secs(300)));
+    let seen = session.expect(Eof).unwrap();
+    String::from_utf8_lossy(seen.as_bytes()).into_owned()
+}
+
+/// A scenario (`checkout/hostile/NAME.yaml`) whose scripted model runs
+/// `command` once, with `asserts` (YAML list items).
+fn hostile_scenario(fx: &Fixture, name: &str, command: &str, asserts: &str) {
+    fx.write(
+        &format!("checkout/hostile/{name}.yaml"),
+        format!(
+            "session: ../sessions/lean.yaml\nfidelity: protocol\ntimeout_ms: 120000\n\
+             prompt: run the probe\nanswers:\n  - when_tool: Bash\n    allow_if: \"true\"\n    \
+             else: deny\nassert:\n  - result: success\n{asserts}"
+        ),
+    );
+    fx.write(
+        &format!("checkout/hostile/{name}.model.yaml"),
+        format!(
+            "turns:\n  - blocks:\n      - tool: Bash\n        input: {{command: \"{command}\", \
+             description: probe}}\n  - blocks:\n      - text: done\n"
+        ),
+    );
+}
+
+/// An `eval` trial starts its agent through the same guard: both arms'
+/// trials run the probe from a terminal; a trial passes only when its tool
+/// result shows every attempt refused and the tool confined (the trial's
+/// run directory is not kept, so the scenario's assertions read it).
+#[test]
+fn an_eval_trial_from_a_terminal_is_held_by_the_same_guard() {
+    let bin = require!(claude_bin());
+    require!(
+        super::reel_sandbox_available(),
+        "this kernel offers no Landlock"
+    );
+    let (_other_master, other_slave) = other_terminal();
+    let fx = checkout(&[]);
+    let asserts = "  - tool_result_contains: '\"tiocsti_dev_tty\": \"errno:'\n  \
+         - tool_result_not_contains: '\": \"ok:'\n  \
+         - tool_result_contains: '\"agent_process\": {\"no_new_privs\": \"1\", \"seccomp\": \"2\", \"tty_nr\": 0}'\n  \
+         - tool_result_contains: '\"self\": {\"no_new_privs\": \"1\", \"seccomp\": \"2\", \"tty_nr\": 0}'\n";
+    hostile_scenario(&fx, "probe", &hostile_command(&other_slave), asserts);
+    let screen = in_terminal(
+        &fx.path("checkout"),
+        "eval hostile/probe.yaml --arm a=skills/note-style --arm b=skills/note-style \
+         --reps 1 --min-pairs 1 --jobs 2 --out eval-out",
+        &[
+            ("REEL_CLAUDE_BIN", &bin),
+            ("REEL_RUNS_DIR", &fx.path("runs")),
+        ],
+    );
+    let mut failures = Failures::new();
+    failures.check(
+        !screen.contains("INJECTED") && screen.contains("AFTER:[]"),
+        || format!("text reached the operator's terminal:\n{screen}"),
+    );
+    let rows = std::fs::read_to_string(fx.path("checkout/eval-out/runs.jsonl"))
+        .unwrap_or_else(|e| panic!("no runs.jsonl ({e}):\n{screen}"));
+    let rows: Vec<Value> = rows
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    failures.check_eq("trials", rows.len(), 2);
+    for row in &rows {
+        failures.check(row["outcome"] == "passed", || {
+            format!("a trial was not held (or the probe did not run): {row}")
+        });
+    }
+    failures.assert_none(1);
+}
+
+/// The installed release 2.1.332 under `<agents>/<version>` as `reel agents
+/// install` leaves it: the suite's CLI npm tree hard-linked (no download; a
+/// symlink where hard links cannot cross file systems) and its marker.
+fn installed_release(agents: &Path, bin: &Path) -> String {
+    let bin = std::fs::canonicalize(bin).unwrap();
+    let modules = bin
+        .ancestors()
+        .find(|d| d.ends_with("node_modules"))
+        .unwrap_or_else(|| panic!("{} is not inside an npm tree", bin.display()));
+    let pkg = modules.join("@anthropic-ai/claude-code/package.json");
+    let pkg: Value = serde_json::from_slice(&std::fs::read(pkg).unwrap()).unwrap();
+    let version = pkg["version"].as_str().unwrap().to_owned();
+    let dir = agents.join(&version);
+    std::fs::create_dir_all(&dir).unwrap();
+    let linked = std::process::Command::new("cp")
+        .arg("-al")
+        .arg(modules)
+        .arg(&dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !linked {
+        let _ = std::fs::remove_dir_all(dir.join("node_modules"));
+        std::os::unix::fs::symlink(modules, dir.join("node_modules")).unwrap();
+    }
+    let marker = json!({"package": "@anthropic-ai/claude-code", "version": version});
+    std::fs::write(dir.join(".reel-agent.json"), marker.to_string()).unwrap();
+    version
+}
+
+/// A release-matrix cell starts its agent through the same guard: the
+/// hostile cassette rerun under the installed release, from a terminal.
+#[test]
+fn a_matrix_cell_from_a_terminal_is_held_by_the_same_guard() {
+    let bin = require!(claude_bin());
+    require!(
+        super::reel_sandbox_available(),
+        "this kernel offers no Landlock"
+    );
+    let (_other_master, other_slave) = other_terminal();
+    let fx = checkout(&[("tty-probe", hostile_command(&other_slave), None)]);
+    let version = installed_release(&fx.path("agents"), &bin);
+    let screen = in_terminal(
+        &fx.path("checkout"),
+        &format!(
+            "rerun cassettes/tty-probe.cassette.json --agent-version {version} \
+             --keep-run-dir --output-format json > matrix.json"
+        ),
+        &[
+            ("REEL_AGENTS_DIR", &fx.path("agents")),
+            ("REEL_RUNS_DIR", &fx.path("runs")),
+        ],
+    );
+    let mut failures = Failures::new();
+    failures.check(
+        !screen.contains("INJECTED") && screen.contains("AFTER:[]"),
+        || format!("text reached the operator's terminal:\n{screen}"),
+    );
+    let matrix = std::fs::read_to_string(fx.path("checkout/matrix.json")).unwrap_or_default();
+    let matrix: Value = serde_json::from_str(&matrix)
+        .unwrap_or_else(|e| panic!("no matrix envelope ({e}):\n{screen}"));
+    let cells = matrix["cells"].as_array().cloned().unwrap_or_default();
+    failures.check(
+        cells.len() == 1 && cells[0]["agentVersion"] == version.as_str(),
+        || format!("not one cell under {version}: {matrix}"),
+    );
+    match written(&fx.path("runs"), "report.json") {
+        Some(report) => check_report(&mut failures, &report),
+        None => failures.push(format!("the probe did not run in the cell:\n{screen}")),
+    }
+    failures.assert_none(1);
+}
+
+/// What `/proc` says of one process: (command name, parent, seccomp mode,
+/// no_new_privs, controlling terminal).
+type Seen = (String, i32, String, String, i64);
+
+fn proc_facts(pid: i32) -> Option<Seen> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (head, tail) = stat.rsplit_once(')')?;
+    let comm = head.split_once('(')?.1.to_owned();
+    let fields: Vec<&str> = tail.split_whitespace().collect();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_owned())
+            .unwrap_or_default()
+    };
+    Some((
+        comm,
+        fields.get(1)?.parse().ok()?,
+        field("Seccomp:"),
+        field("NoNewPrivs:"),
+        fields.get(4)?.parse().ok()?,
+    ))
+}
+
+/// Every agent process (a `claude`/`node` descendant of `root`, and what it
+/// started) seen while `running` is set, by pid, as last seen.
+fn watch_agents(
+    root: i32,
+    running: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<std::collections::HashMap<i32, Seen>> {
+    use std::collections::HashMap;
+    std::thread::spawn(move || {
+        let mut agents = HashMap::new();
+        while running.load(std::sync::atomic::Ordering::Relaxed) {
+            let all: HashMap<i32, Seen> = std::fs::read_dir("/proc")
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .filter_map(|pid| Some((pid, proc_facts(pid)?)))
+                .collect();
+            for (&pid, facts) in &all {
+                // Up the tree to `root`: an agent process or below one.
+                let (mut at, mut in_agent) = (pid, false);
+                while let Some((comm, ppid, ..)) = all.get(&at) {
+                    in_agent |= comm == "claude" || comm == "node";
+                    if *ppid == root {
+                        if in_agent {
+                            agents.insert(pid, facts.clone());
+                        }
+                        break;
+                    }
+                    at = *ppid;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(15));
+        }
+        agents
+    })
+}
+
+/// `doctor` starts its agent (`--version`, then the one-turn handshake)
+/// through the same guard: run from a terminal, every agent process it
+/// starts is watched from outside in `/proc` and must carry the seccomp
+/// filter and no_new_privs and have no controlling terminal; its handshake
+/// check reports the layers it ran under.
+#[test]
+fn doctor_from_a_terminal_starts_its_agent_through_the_same_guard() {
+    let bin = require!(claude_bin());
+    require!(
+        super::reel_sandbox_available(),
+        "this kernel offers no Landlock"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "echo PID:$$.; exec '{}' doctor --output-format json > doctor.json",
+            assert_cmd::cargo::cargo_bin("reel").display()
+        ))
+        .current_dir(tmp.path())
+        .env("REEL_CLAUDE_BIN", &bin);
+    let mut session = expectrl::Session::spawn(cmd).unwrap();
+    session.set_expect_timeout(Some(Duration::from_secs(200)));
+    let found = session.expect(expectrl::Regex("PID:[0-9]+\\.")).unwrap();
+    let root: i32 = String::from_utf8_lossy(found.get(0).unwrap())
+        .trim_start_matches("PID:")
+        .trim_end_matches('.')
+        .parse()
+        .unwrap();
+    let running = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let watcher = watch_agents(root, running.clone());
+    let screen = session.expect(Eof).unwrap();
+    running.store(false, std::sync::atomic::Ordering::Relaxed);
+    let agents = watcher.join().unwrap();
+    let screen = String::from_utf8_lossy(screen.as_bytes()).into_owned();
+    let mut failures = Failures::new();
+    eprintln!("agent processes seen: {agents:?}");
+    failures.check(agents.values().any(|a| a.0 == "claude"), || {
+        format!("no agent process was seen under doctor:\n{screen}")
+    });
+    for (pid, (comm, _, seccomp, nnp, tty)) in &agents {
+        failures.check(seccomp == "2" && nnp == "1" && *tty == 0, || {
+            format!(
+                "{comm} ({pid}) is not confined: seccomp {seccomp}, no_new_privs {nnp}, tty {tty}"
+            )
+        });
+    }
+    let out = std::fs::read_to_string(tmp.path().join("doctor.json")).unwrap_or_default();
+    let handshake = serde_json::from_str::<Value>(&out)
+        .ok()
+        .and_then(|v| {
+            let checks = v["results"].as_array()?.clone();
+            checks.into_iter().find(|c| c["name"] == "handshake")
+        })
+        .unwrap_or_else(|| panic!("no handshake check in doctor's output:\n{out}\n{screen}"));
+    let detail = handshake["detail"].as_str().unwrap_or_default();
+    failures.check(
+        handshake["ok"] == true && detail.contains("confined:") && detail.contains("seccomp"),
+        || format!("the handshake does not report its confinement: {handshake}"),
+    );
+    failures.assert_none(1);
 }
