@@ -163,22 +163,7 @@ pub fn for_terminal(s: &str, color: bool) -> Cow<'_, str> {
     if !color || !s.contains('\u{1b}') {
         return block(s);
     }
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(at) = rest.find('\u{1b}') {
-        out.push_str(&show_controls(&rest[..at], true));
-        match sgr_len(&rest[at..]) {
-            Some(n) => {
-                out.push_str(&rest[at..at + n]);
-                rest = &rest[at + n..];
-            }
-            None => {
-                out.push_str("\\x1b");
-                rest = &rest[at + 1..];
-            }
-        }
-    }
-    out.push_str(&show_controls(rest, true));
+    let out = show_keeping_sgr(s, true);
     // Off a terminal the colours are dropped on the way out, so a line is
     // judged without them; one that would then read as a command loses its
     // colours and is defused.
@@ -195,6 +180,28 @@ pub fn for_terminal(s: &str, color: bool) -> Cow<'_, str> {
         }
     }
     Cow::Owned(checked)
+}
+
+/// `s` with its controls shown visibly, each ESC spelled `\\x1b` except
+/// where it starts one of reel's own colour sequences and `keep_sgr` holds.
+fn show_keeping_sgr(s: &str, keep_sgr: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find('\u{1b}') {
+        out.push_str(&show_controls(&rest[..at], true));
+        match sgr_len(&rest[at..]).filter(|_| keep_sgr) {
+            Some(n) => {
+                out.push_str(&rest[at..at + n]);
+                rest = &rest[at + n..];
+            }
+            None => {
+                out.push_str("\\x1b");
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    out.push_str(&show_controls(rest, true));
+    out
 }
 
 /// `s` without its SGR sequences.
@@ -217,22 +224,7 @@ pub fn for_terminal_keeping_commands(s: &str, color: bool) -> Cow<'_, str> {
     if !s.chars().any(|c| hostile(c, true)) {
         return Cow::Borrowed(s);
     }
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(at) = rest.find('\u{1b}') {
-        out.push_str(&show_controls(&rest[..at], true));
-        match sgr_len(&rest[at..]).filter(|_| color) {
-            Some(n) => {
-                out.push_str(&rest[at..at + n]);
-                rest = &rest[at + n..];
-            }
-            None => {
-                out.push_str("\\x1b");
-                rest = &rest[at + 1..];
-            }
-        }
-    }
-    out.push_str(&show_controls(rest, true));
+    let out = show_keeping_sgr(s, color);
     Cow::Owned(out)
 }
 

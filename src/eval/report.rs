@@ -103,6 +103,19 @@ pub enum Role {
     Untested,
 }
 
+impl Role {
+    /// The role as the text and HTML reports print it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Role::Primary => "primary",
+            Role::Secondary => "secondary",
+            Role::NotCounted => "not counted",
+            Role::Duplicate => "= verdict",
+            Role::Untested => "untested",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cost {

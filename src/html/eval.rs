@@ -173,16 +173,6 @@ fn rate(passed: u64, completed: u64, attempted: u64) -> String {
     }
 }
 
-fn role(r: Role) -> &'static str {
-    match r {
-        Role::Primary => "primary",
-        Role::Secondary => "secondary",
-        Role::NotCounted => "not counted",
-        Role::Duplicate => "= verdict",
-        Role::Untested => "untested",
-    }
-}
-
 fn row_view(s: &ScenarioReport, r: &RowReport, i: usize) -> RowView {
     let x = |v: f64| fmt((v + 1.0) / 2.0 * PLOT_W);
     let [both, only_a, only_b, _] = r.table;
@@ -201,7 +191,7 @@ fn row_view(s: &ScenarioReport, r: &RowReport, i: usize) -> RowView {
     };
     RowView {
         label: format!("{} · {}", s.scenario, r.row),
-        role: role(r.role),
+        role: r.role.label(),
         a_rate,
         b_rate,
         pairs,

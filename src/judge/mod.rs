@@ -53,17 +53,20 @@ pub struct Spec {
     pub evidence_files: Vec<String>,
 }
 
+/// The strings of a JSON list (other items skipped); `None` when `v` is no list.
+fn strings(v: &Value) -> Option<Vec<String>> {
+    v.as_array().map(|a| {
+        a.iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect()
+    })
+}
+
 impl Spec {
     /// Reads a `semantic_matches` value (already checked by the catalog).
     pub fn from_value(v: &Value) -> Result<Spec, String> {
-        let rubric: Vec<String> = v["rubric"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
+        let rubric: Vec<String> = strings(&v["rubric"])
             .filter(|r: &Vec<String>| !r.is_empty())
             .ok_or("semantic_matches.rubric: expected a non-empty list of claims")?;
         let need = match &v["min_pass"] {
@@ -81,15 +84,7 @@ impl Spec {
             judge_model: v["judge_model"].as_str().map(str::to_owned),
             include_subagent_text: flag("include_subagent_text"),
             include_fork_results: flag("include_fork_results"),
-            evidence_files: v["evidence_files"]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default(),
+            evidence_files: strings(&v["evidence_files"]).unwrap_or_default(),
             rubric,
         })
     }

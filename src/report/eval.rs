@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::eval::history::ArmHistory;
-use crate::eval::report::{Cost, Report, Role, ScenarioReport};
+use crate::eval::report::{Cost, Report, ScenarioReport};
 
 fn pct(x: Option<f64>) -> String {
     x.map_or("–".into(), |v| format!("{:.0}%", v * 100.0))
@@ -76,7 +76,7 @@ fn scenario(s: &mut String, sc: &ScenarioReport) {
             s,
             "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |",
             row.row.replace('|', "\\|"),
-            role(row.role),
+            row.role.label(),
             pct(row.pass_rate_a),
             pct(row.pass_rate_b),
             row.difference
@@ -101,16 +101,6 @@ fn scenario(s: &mut String, sc: &ScenarioReport) {
         }
     }
     let _ = writeln!(s, "\n{}\n", cost(&sc.cost));
-}
-
-fn role(r: Role) -> &'static str {
-    match r {
-        Role::Primary => "primary",
-        Role::Secondary => "secondary",
-        Role::NotCounted => "not counted",
-        Role::Duplicate => "= verdict",
-        Role::Untested => "untested",
-    }
 }
 
 fn history(h: &ArmHistory) -> String {
