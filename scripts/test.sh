@@ -36,7 +36,7 @@ fi
 # doc tests (the crate has none: every fenced block in its docs is text).
 echo "==> tests (cargo nextest: the library, the binary, tests/it)" >&2
 command -v cargo-nextest >/dev/null 2>&1 || cargo install --locked --quiet cargo-nextest@0.9.143
-cargo nextest run --locked --lib --bins --tests
+cargo nextest run --locked --no-fail-fast --lib --bins --tests
 
 echo "==> benches as quick smoke tests, against the committed figures (scripts/bench.sh runs them for real)" >&2
 bash scripts/bench.sh --smoke
