@@ -74,33 +74,9 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     let (run_dir, staged, pre) = stage_run(plan, fixture.as_ref(), &mut warnings)?;
 
     let server = start_model(plan, &staged, run_dir.path())?;
-    let mcp = crate::mcp::prepare(
-        session.mcp_config.as_deref(),
-        &session.mcp_enabled,
-        plan.mcp,
-        run_dir.path(),
-    )
-    .map_err(|message| RecordError::Setup {
-        message,
-        hint: None,
-    })?;
-    let mut cmd = agent_command(
-        plan.agent_cmd,
-        plan.claude_program,
-        session,
-        &staged,
-        server.as_ref().map(|s| s.url()),
-        mcp.as_ref(),
-    )?;
-    cmd.sandbox = confine(plan.sandbox, &cmd, &staged, mcp.as_ref(), server.as_ref())?;
+    let (mcp, cmd) = confined_agent(plan, &staged, run_dir.path(), server.as_ref())?;
     let log = drive_agent(plan, &cmd, mcp.as_ref())?;
-    let (model_problems, served) = match server {
-        Some(s) => {
-            let served = s.served();
-            (s.shutdown(), served)
-        }
-        None => (Vec::new(), Vec::new()),
-    };
+    let (model_problems, served) = stop_model(server);
     write_logs(run_dir.path(), &log);
     warnings.extend(log.decisions.warnings.iter().cloned());
 
@@ -120,7 +96,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     warnings.extend(over_budget.iter().cloned());
     timing.mark("manifest");
     let sandbox = log_sandbox(&log, plan.sandbox);
-    let assembled = assemble::assemble(&assemble::Parts {
+    let mut doc = assemble::assemble(&assemble::Parts {
         scenario,
         cassette_path,
         log: &log,
@@ -131,9 +107,9 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         sandbox: Some(&sandbox),
         fixture: fixture.as_ref(),
         hook_failure_blocks: Some(&hook_failure_blocks),
-    });
+    })
+    .doc;
     timing.mark("assemble");
-    let mut doc = assembled.doc;
     // What the MCP servers said, where cowork-harness ignores it; scrubbed
     // with the rest.
     if let Some(m) = &mcp {
@@ -152,12 +128,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     }
     timing.mark("verdict");
     timing.report();
-    let denials = if sandbox.enabled {
-        sandbox_denials(&log.events)
-    } else {
-        Vec::new()
-    };
-    warnings.extend(denials.iter().map(|d| format!("sandbox: {d}")));
+    let denials = denials_of(&sandbox, &log, &mut warnings);
     Ok(LiveRun {
         over_budget,
         run_dir,
@@ -530,6 +501,68 @@ pub fn scan_fixture(
 /// sandbox (`Permission denied`, `Operation not permitted`, `Read-only file
 /// system`), each once, with the tool that met it; at most ten. The kernel
 /// does not say which rule refused: these name the path or port the tool
+/// The run's MCP servers prepared and the agent's command, confined.
+fn confined_agent(
+    plan: &LivePlan<'_>,
+    staged: &stage::Staged,
+    run_dir: &Path,
+    server: Option<&crate::model::Server>,
+) -> Result<(Option<crate::mcp::Prepared>, AgentCommand), RecordError> {
+    let session = plan.session;
+    let mcp = crate::mcp::prepare(
+        session.mcp_config.as_deref(),
+        &session.mcp_enabled,
+        plan.mcp,
+        run_dir,
+    )
+    .map_err(|message| RecordError::Setup {
+        message,
+        hint: None,
+    })?;
+    let mut cmd = agent_command(
+        plan.agent_cmd,
+        plan.claude_program,
+        session,
+        staged,
+        server.map(|s| s.url()),
+        mcp.as_ref(),
+    )?;
+    cmd.sandbox = confine(plan.sandbox, &cmd, staged, mcp.as_ref(), server)?;
+    Ok((mcp, cmd))
+}
+
+/// The scripted model stopped: what went wrong in it, and the replies it
+/// served (nothing without a scripted model).
+fn stop_model(
+    server: Option<crate::model::Server>,
+) -> (
+    Vec<crate::model::Problem>,
+    Vec<(crate::model::ConversationId, usize)>,
+) {
+    match server {
+        Some(s) => {
+            let served = s.served();
+            (s.shutdown(), served)
+        }
+        None => (Vec::new(), Vec::new()),
+    }
+}
+
+/// What the kernel refused during a confined run, also given as warnings.
+fn denials_of(
+    sandbox: &crate::sandbox::Layers,
+    log: &agent::RunLog,
+    warnings: &mut Vec<String>,
+) -> Vec<String> {
+    let denials = if sandbox.enabled {
+        sandbox_denials(&log.events)
+    } else {
+        Vec::new()
+    };
+    warnings.extend(denials.iter().map(|d| format!("sandbox: {d}")));
+    denials
+}
+
 /// printed.
 fn sandbox_denials(events: &[String]) -> Vec<String> {
     use crate::protocol::{Block, tool_result_text};
