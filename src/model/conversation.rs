@@ -21,6 +21,8 @@ pub struct Conversation {
     pub has_tools: bool,
     /// The last `tool_result` block: its text and `is_error`.
     pub last_tool_result: Option<(String, bool)>,
+    /// Every `tool_result` block: its `tool_use_id` and text, in order.
+    pub tool_results: Vec<(String, String)>,
     /// Text of user messages after the last assistant message.
     pub user_text_since_assistant: String,
     /// Text of the messages before the last assistant message: user text
@@ -86,6 +88,7 @@ impl Conversation {
         let last_assistant = messages.iter().rposition(|m| role(m) == "assistant");
 
         let last_tool_result = last_tool_result(messages);
+        let tool_results = tool_results(messages);
         let start = last_assistant.map_or(0, |i| i + 1);
         let user_text = user_text_of(&messages[start..]);
         let history_text = history_text_of(&messages[..last_assistant.unwrap_or(0)]);
@@ -107,6 +110,7 @@ impl Conversation {
             assistant_count,
             has_tools,
             last_tool_result,
+            tool_results,
             user_text_since_assistant: user_text,
             history_text,
             cwd,
@@ -130,6 +134,19 @@ fn last_tool_result(messages: &[Value]) -> Option<(String, bool)> {
             .unwrap_or(false);
         Some((content_text(found.get("content")), is_error))
     })
+}
+
+/// Every `tool_result` block's `tool_use_id` and text.
+fn tool_results(messages: &[Value]) -> Vec<(String, String)> {
+    messages
+        .iter()
+        .flat_map(blocks)
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+        .map(|b| {
+            let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+            (id.to_owned(), content_text(b.get("content")))
+        })
+        .collect()
 }
 
 /// The user messages' text, one line per string content or text block.

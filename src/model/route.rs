@@ -126,6 +126,72 @@ impl Router {
     }
 }
 
+/// The turn of conversation `id` that `c` is due, and the turns passed over
+/// on the way: the request's assistant messages, counted past each turn that
+/// only waited for a background sub-agent (`Turn::waits_for`) which this
+/// agent ran in the foreground instead. Stateless, like the count itself.
+pub fn due_turn(script: &Script, id: ConversationId, c: &Conversation) -> (usize, Vec<usize>) {
+    let turns = turns(script, id);
+    let (mut index, mut answered, mut skipped) = (0, 0, Vec::new());
+    while let Some(turn) = turns.get(index) {
+        if turn
+            .waits_for
+            .as_deref()
+            .is_some_and(|d| handed_back_inline(script, d, c))
+        {
+            skipped.push(index);
+        } else if answered == c.assistant_count {
+            break;
+        } else {
+            answered += 1;
+        }
+        index += 1;
+    }
+    if answered < c.assistant_count {
+        index += c.assistant_count - answered;
+    }
+    (index, skipped)
+}
+
+/// Whether `c` holds the result of dispatch `tool_id` handed back at once:
+/// its `tool_result` opens with the sub-agent's recorded final text (a
+/// background launch is acknowledged by the agent's own notice instead).
+/// Matched on that text because the request carries no other sign of which
+/// way the agent ran the sub-agent.
+fn handed_back_inline(script: &Script, tool_id: &str, c: &Conversation) -> bool {
+    let Some(last) = script
+        .subagents
+        .iter()
+        .find(|s| s.parent_tool_use_id == tool_id)
+        .and_then(|s| s.turns.last())
+        .and_then(Turn::first_text)
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    else {
+        return false;
+    };
+    c.tool_results
+        .iter()
+        .any(|(id, text)| id == tool_id && text.trim_start().starts_with(last))
+}
+
+/// Whether `c`, past the end of conversation `id`, only brings the
+/// completion notice of a sub-agent that conversation dispatched: an agent
+/// that runs sub-agents in the background reports each one after the turn
+/// that used its result, where the recording (made with an agent that ran it
+/// in the foreground) had already ended. Read from the notice's
+/// `<tool-use-id>` element, the only place the request names the dispatch.
+pub fn late_background_report(script: &Script, id: ConversationId, c: &Conversation) -> bool {
+    let text = &c.user_text_since_assistant;
+    if !text.contains("<task-notification>") {
+        return false;
+    }
+    turns(script, id)
+        .iter()
+        .flat_map(Turn::fixed_tool_ids)
+        .any(|d| text.contains(&format!("<tool-use-id>{d}</tool-use-id>")))
+}
+
 fn owner(script: &Script, tool_id: &str) -> Option<ConversationId> {
     let has = |turns: &[Turn]| {
         turns
@@ -208,6 +274,70 @@ subagents:
             ConversationId::Subagent(0).label(&s),
             "subagent:toolu_main_0"
         );
+    }
+
+    /// A turn recorded while a background sub-agent ran is passed over when
+    /// the agent hands the sub-agent's result back at once, and served when
+    /// the agent acknowledges a background launch.
+    #[test]
+    fn a_turn_that_waited_for_a_background_subagent_is_passed_over_when_it_ran_inline() {
+        let mut s = script();
+        s.turns.insert(
+            1,
+            Turn::of_blocks(
+                vec![crate::model::Block::Text("waiting".into())],
+                s.turns[0].usage,
+            ),
+        );
+        s.turns[1].waits_for = Some("toolu_main_0".into());
+        let after = |result: &str| {
+            request(json!([
+                {"role": "user", "content": "Summarise the repo"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_main_0", "name": "Agent", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_main_0", "content": [{"type": "text", "text": result}]}]}
+            ]))
+        };
+        let inline = after("3 files\nagentId: a1 (use SendMessage …)");
+        assert_eq!(due_turn(&s, ConversationId::Main, &inline), (2, vec![1]));
+        let background = after("Async agent launched successfully.\nagentId: a1");
+        assert_eq!(due_turn(&s, ConversationId::Main, &background), (1, vec![]));
+        let first = request(json!([{"role": "user", "content": "Summarise the repo"}]));
+        assert_eq!(due_turn(&s, ConversationId::Main, &first), (0, vec![]));
+        // Past the end: counted on, so the script reports it out of turns.
+        let mut long = after("3 files");
+        long.assistant_count = 5;
+        assert_eq!(due_turn(&s, ConversationId::Main, &long).0, 6);
+    }
+
+    /// Past the end, a completion notice of the conversation's own dispatch
+    /// is a late background report; any other text is not.
+    #[test]
+    fn a_completion_notice_past_the_end_is_a_late_background_report() {
+        let s = script();
+        let notice = |id: &str| {
+            request(json!([
+                {"role": "user", "content": "Summarise the repo"},
+                {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+                {"role": "user", "content": format!(
+                    "<task-notification>\n<tool-use-id>{id}</tool-use-id>\n<result>3 files</result>\n</task-notification>")}
+            ]))
+        };
+        assert!(late_background_report(
+            &s,
+            ConversationId::Main,
+            &notice("toolu_main_0")
+        ));
+        assert!(!late_background_report(
+            &s,
+            ConversationId::Main,
+            &notice("toolu_other")
+        ));
+        let plain = request(json!([
+            {"role": "user", "content": "Summarise the repo"},
+            {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+            {"role": "user", "content": "and now?"}
+        ]));
+        assert!(!late_background_report(&s, ConversationId::Main, &plain));
     }
 
     #[test]

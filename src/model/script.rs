@@ -175,6 +175,12 @@ pub struct Turn {
     pub model: Option<String>,
     /// Fixed message id; `None` means `msg_reel_<turn>`.
     pub id: Option<String>,
+    /// The `tool_use` id of a background sub-agent this turn only waited for
+    /// (recorded between its launch notice and its completion notice). An
+    /// agent that runs the sub-agent in the foreground hands its result back
+    /// at once, never asks for this turn, and the turns after it are served
+    /// one earlier (`route::due_turn`).
+    pub waits_for: Option<String>,
 }
 
 impl Turn {
@@ -188,6 +194,7 @@ impl Turn {
             stop_reason: None,
             model: None,
             id: None,
+            waits_for: None,
         }
     }
 
@@ -293,6 +300,8 @@ struct RawTurn {
     model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     stop_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    waits_for: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     blocks: Vec<RawBlock>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -514,6 +523,7 @@ fn raw_turn(turn: &Turn) -> RawTurn {
         usage: Some(turn.usage),
         expect: (turn.expect != Expect::default()).then(|| turn.expect.clone()),
         overloaded: turn.overloaded,
+        waits_for: turn.waits_for.clone(),
     }
 }
 
@@ -556,6 +566,7 @@ fn validate_turns(
             stop_reason: raw_turn.stop_reason,
             model: raw_turn.model,
             id: raw_turn.id,
+            waits_for: raw_turn.waits_for,
         });
     }
     Ok(turns)

@@ -614,9 +614,13 @@ fn turn(
     let script = &shared.script;
     let label = conv_id.label(script);
     let turns = route::turns(script, conv_id);
-    let index = conversation.assistant_count;
+    let (index, passed_over) = route::due_turn(script, conv_id, conversation);
     let base = |a: Answer| {
         let mut a = request_notes(a, conversation);
+        if !passed_over.is_empty() {
+            // Recorded while a background sub-agent ran; this agent ran it inline.
+            a = a.note("passed_over", json!(passed_over));
+        }
         if conv_id != ConversationId::Main {
             a = a.note("conversation", json!(label));
         }
@@ -624,6 +628,12 @@ fn turn(
         a
     };
     let Some(turn) = turns.get(index) else {
+        if route::late_background_report(script, conv_id, conversation) {
+            // The recording had this sub-agent's result inline and ended;
+            // this agent reports it again after the end: acknowledged.
+            let answer = neutral_reply(conversation, model);
+            return base(answer.note("kind", json!("background_report")));
+        }
         return base(out_of_turns(conv_id, &label, index, turns.len(), script));
     };
     let checks = check_expect(&turn.expect, conversation);

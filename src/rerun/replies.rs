@@ -98,6 +98,7 @@ pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, Re
         .ok_or(RepliesError::NoMainConversation(lines))?;
     let mut turns: Vec<Turn> = main.turns.into_iter().map(|(_, t)| t).collect();
     drop_empty(&mut turns);
+    keep_working_turns(&mut turns);
     if turns.is_empty() {
         return Err(RepliesError::NoMainConversation(lines));
     }
@@ -158,6 +159,9 @@ struct Conversations<'r> {
     dispatch_prompts: BTreeMap<String, String>,
     first_user_text: BTreeMap<String, String>,
     hand_backs: BTreeMap<String, HandBack>,
+    /// Background sub-agents launched and not yet reported complete: a main
+    /// turn recorded meanwhile only waited for them (`Turn::waits_for`).
+    running: Vec<String>,
     synthetic: usize,
 }
 
@@ -170,6 +174,7 @@ impl<'r> Conversations<'r> {
             dispatch_prompts: BTreeMap::new(),
             first_user_text: BTreeMap::new(),
             hand_backs: BTreeMap::new(),
+            running: Vec::new(),
             synthetic: 0,
         }
     }
@@ -179,6 +184,14 @@ impl<'r> Conversations<'r> {
             Line::Assistant(m) => self.assistant(i, &m),
             Line::User(m) => {
                 self.user(&m);
+                Ok(())
+            }
+            Line::System {
+                subtype: "task_notification",
+                body,
+            } => {
+                let done = body.get("tool_use_id").and_then(Value::as_str);
+                self.running.retain(|id| Some(id.as_str()) != done);
                 Ok(())
             }
             _ => Ok(()),
@@ -212,6 +225,9 @@ impl<'r> Conversations<'r> {
             let mut turn = Turn::of_blocks(Vec::new(), usage_of(m.usage()));
             turn.model = m.model.map(str::to_owned);
             turn.id = id.clone();
+            if m.parent_tool_use_id.is_none() {
+                turn.waits_for = self.running.first().cloned();
+            }
             conv.turns.push((id, turn));
         }
         let (_, turn) = conv.turns.last_mut().expect("a turn was just ensured");
@@ -231,6 +247,9 @@ impl<'r> Conversations<'r> {
     fn user(&mut self, m: &protocol::Message<'_>) {
         if let Some((id, back)) = hand_back(m) {
             self.hand_backs.insert(id, back);
+        }
+        if let Some(id) = background_launch(m) {
+            self.running.push(id);
         }
         let Some(parent) = m.parent_tool_use_id else {
             return;
@@ -393,6 +412,32 @@ fn hand_back(m: &protocol::Message<'_>) -> Option<(String, HandBack)> {
         .and_then(Value::as_object)
         .map(|u| usage_of(Some(u)));
     Some((id, HandBack { texts, usage }))
+}
+
+/// The dispatch id of a sub-agent the agent launched in the background (its
+/// result says `status: async_launched`; the sub-agent reports later).
+fn background_launch(m: &protocol::Message<'_>) -> Option<String> {
+    let result = m.line.get("tool_use_result")?.as_object()?;
+    if result.get("status").and_then(Value::as_str) != Some("async_launched") {
+        return None;
+    }
+    m.blocks().find_map(|b| match b {
+        protocol::Block::ToolResult {
+            tool_use_id: Some(id),
+            ..
+        } => Some(id.to_owned()),
+        _ => None,
+    })
+}
+
+/// A turn that calls a tool does work of its own, so it is never passed over
+/// as one that only waited for a background sub-agent.
+fn keep_working_turns(turns: &mut [Turn]) {
+    for t in turns {
+        if t.blocks.iter().any(|b| matches!(b, Block::ToolUse { .. })) {
+            t.waits_for = None;
+        }
+    }
 }
 
 /// A message whose blocks were all of unknown kinds cannot be served.

@@ -474,12 +474,15 @@ const KNOWN_AGENTS: [&str; 6] = [
     "Plan",
     "statusline-setup",
 ];
-/// The agent's built-in skills: the 15 cowork-harness knows, plus the two the
-/// Claude Code CLI (2.1.x) bundles itself. Those two are part of the agent,
-/// not of the host it ran on, so listing them reveals nothing about the user.
-const KNOWN_SKILLS: [&str; 17] = [
+/// The agent's built-in skills: the 15 cowork-harness knows, plus the ones the
+/// Claude Code CLI bundles itself that it does not: two of 2.1.332, and
+/// `less-permission-prompts` (2.1.112's name for `fewer-permission-prompts`).
+/// They are part of the agent, not of the host it ran on, so listing them
+/// reveals nothing about the user.
+const KNOWN_SKILLS: [&str; 18] = [
     "plugin-authoring",
     "workflow-authoring",
+    "less-permission-prompts",
     "batch",
     "claude-api",
     "code-review",

@@ -7,7 +7,9 @@
 //!   api.anthropic.com when it exits; reel seeds the agent's config with the
 //!   answer, so these releases run offline (they were red before);
 //! - up to 2.1.128 at least, a sub-agent runs synchronously: `delegate-count`,
-//!   recorded with 2.1.332's background sub-agent, is red under all three;
+//!   recorded with 2.1.332's background sub-agent, diverges on the Agent tool
+//!   under all three and stays green (the reply that only waited is passed
+//!   over), and a 2.1.112 recording reruns green under 2.1.332;
 //! - from 2.1.128 (2.1.127 was never published) the Write tool's result adds
 //!   "(file state is current in your context …)": a cassette recorded with a
 //!   newer release diverges under 2.1.126 and not under 2.1.128.
@@ -102,8 +104,9 @@ fn a_matrix_reruns_every_cassette_under_every_release() {
         .run();
     let env = run.json();
     support::assert_schema("rerun-matrix.json", &env);
-    // delegate-count is red under every release (synchronous sub-agents): exit 1.
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    // Every cell green: delegate-count's sub-agent runs in the foreground
+    // under these releases, a change shown as a divergence on the Agent tool.
+    assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
         env["releases"],
         serde_json::json!(["2.1.112", "2.1.126", "2.1.128"])
@@ -133,7 +136,11 @@ fn a_matrix_reruns_every_cassette_under_every_release() {
         .iter()
         .filter(|c| c["exitCode"] == 1)
         .count();
-    assert_eq!(red, 3, "delegate-count under each release, nothing else");
+    assert_eq!(red, 0, "{}", run.stdout);
+    for cell in cells_of(&env, "delegate-count.cassette.json") {
+        assert_eq!(cell["outcome"], "pass_diverged", "{cell:#}");
+        assert_eq!(cell["firstDivergence"]["tool"], "Agent", "{cell:#}");
+    }
     assert!(
         env["cells"]
             .as_array()
@@ -368,11 +375,10 @@ fn cassettes_in(dir: &Path) -> usize {
 /// model. 2.1.112 checks the organisation's metrics opt-out at
 /// api.anthropic.com when it exits, whatever the `DISABLE_*` variables say;
 /// reel seeds the agent's config with that answer, so nothing reaches for
-/// the network and every bundled cassette reruns green — but one: 2.1.112
-/// runs a sub-agent synchronously, so `delegate-count` (recorded with
-/// 2.1.332's background sub-agent and its completion notice) ends before the
-/// file is written. That is the release's own change, shown as a failure
-/// with its divergence on the Agent tool, not as the environment's.
+/// the network and every bundled cassette reruns green. 2.1.112 runs a
+/// sub-agent in the foreground, so `delegate-count` (recorded with 2.1.332's
+/// background sub-agent) diverges on the Agent tool's result, and the reply
+/// that only waited for the sub-agent is passed over: green, diverged.
 #[test]
 fn an_old_release_reruns_every_bundled_cassette_offline() {
     support::require!(install("2.1.112"));
@@ -392,7 +398,7 @@ fn an_old_release_reruns_every_bundled_cassette_offline() {
             .unwrap()
             .ends_with("delegate-count.cassette.json")
         {
-            assert_eq!(cell["outcome"], "fail", "{cell:#}");
+            assert_eq!(cell["outcome"], "pass_diverged", "{cell:#}");
             assert_eq!(cell["firstDivergence"]["tool"], "Agent", "{cell:#}");
         } else {
             assert!(
@@ -401,7 +407,84 @@ fn an_old_release_reruns_every_bundled_cassette_offline() {
             );
         }
     }
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+/// Each sub-agent style reruns green under the other: a recording made with
+/// 2.1.112, whose sub-agent ran in the foreground
+/// (tests/data/rerun/foreground-subagent), passes replay and verify, and
+/// reruns green under 2.1.112 and under 2.1.332, which runs it in the
+/// background and reports it again after the recorded conversation ended
+/// (acknowledged, not "replies exhausted").
+#[test]
+fn a_foreground_subagent_recording_reruns_under_a_background_release() {
+    support::require!(install("2.1.112"));
+    support::require!(support::claude_bin());
+    let fx = scratch();
+    let cassette = "cassettes/delegate-count.cassette.json";
+    std::fs::copy(
+        repo().join("tests/data/rerun/foreground-subagent/delegate-count.cassette.json"),
+        fx.root().join(cassette),
+    )
+    .unwrap();
+    fx.commit(".", "a 2.1.112 recording");
+    let doc = support::read_json(&fx.root().join(cassette));
+    assert!(
+        doc["events"]
+            .to_string()
+            .contains(r#"\"claude_code_version\":\"2.1.112\""#)
+    );
+    for args in [&["replay", cassette][..], &["verify-cassettes", cassette]] {
+        let run = reel_in(fx.root()).args(args).run();
+        assert_eq!(run.code, 0, "{args:?}: {}", run.streams());
+    }
+    let now = reel_in(fx.root())
+        .args(["rerun", cassette, "--output-format", "json"])
+        .run();
+    assert_eq!(now.code, 0, "{}", now.streams());
+    let rerun = &now.json()["results"][0]["rerun"];
+    assert_eq!(rerun["outcome"], "pass_diverged", "{rerun:#}");
+    assert_eq!(rerun["divergences"][0]["tool"], "Agent", "{rerun:#}");
+    assert!(
+        !rerun.to_string().contains("replies_exhausted"),
+        "{rerun:#}"
+    );
+    let matrix = reel_in(fx.root())
+        .args(["rerun", cassette, "--agent-version", "2.1.112"])
+        .args(["--output-format", "json"])
+        .run();
+    assert_eq!(matrix.code, 0, "{}", matrix.streams());
+    assert_eq!(
+        matrix.json()["cells"][0]["outcome"],
+        "pass",
+        "{}",
+        matrix.stdout
+    );
+}
+
+/// The reply the bundled 2.1.332 recording made while its sub-agent ran in
+/// the background is marked as only waiting for it (`waits_for`), the one
+/// turn so marked; `reel model extract` writes the mark.
+#[test]
+fn the_reply_that_waited_for_a_background_subagent_is_marked() {
+    let fx = scratch();
+    let out = fx.root().join("dc.model.yaml");
+    let run = reel_in(fx.root())
+        .args(["model", "extract", "cassettes/delegate-count.cassette.json"])
+        .arg("--out")
+        .arg(&out)
+        .run();
+    assert_eq!(run.code, 0, "{}", run.streams());
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        text.matches("waits_for: toolu_main_dispatch").count(),
+        1,
+        "{text}"
+    );
+    // The mark comes before the turn's blocks.
+    let marked = text.split("waits_for").nth(1).unwrap_or_default();
+    let turn = marked.split("- id:").next().unwrap_or_default();
+    assert!(turn.contains("Counting in the background"), "{text}");
 }
 
 /// A release whose program reaches for api.anthropic.com through the offline
