@@ -487,6 +487,43 @@ fn the_reply_that_waited_for_a_background_subagent_is_marked() {
     assert!(turn.contains("Counting in the background"), "{text}");
 }
 
+/// Issue #39's release matrix — 2.1.112 (the last cli.js release), 2.1.300
+/// and 2.1.332 (the release the bundled cassettes were recorded with, the
+/// pinned CLI linked into the cache) — is green on every bundled cassette,
+/// the multi-turn conversation and the judged note among them. Measured
+/// (docs/agent-versions.md): divergences only under 2.1.112 (its Write
+/// result, its foreground sub-agent) and in doc-report's document bytes.
+#[test]
+fn the_issue_matrix_is_green_on_every_bundled_cassette() {
+    support::require!(install("2.1.112,2.1.300"));
+    let pinned = support::require!(support::link_pinned_release(&agents_dir()));
+    assert_eq!(pinned, "2.1.332", "the bundled cassettes' release");
+    let fx = scratch();
+    let run = reel_in(fx.root())
+        .args([
+            "rerun",
+            "cassettes/",
+            "--agent-version",
+            "2.1.112,2.1.300,2.1.332",
+        ])
+        .args(["--output-format", "json"])
+        .run();
+    let env = run.json();
+    support::assert_schema("rerun-matrix.json", &env);
+    let cells = env["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), cassettes_in(&fx.root().join("cassettes")) * 3);
+    for name in ["conversation", "judged-note", "delegate-count"] {
+        assert_eq!(cells_of(&env, &format!("{name}.cassette.json")).len(), 3);
+    }
+    for cell in cells {
+        assert!(
+            matches!(cell["outcome"].as_str(), Some("pass" | "pass_diverged")),
+            "{cell:#}"
+        );
+    }
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
 /// A release whose program reaches for api.anthropic.com through the offline
 /// tripwire before doing its work (a phone-home no seed answers): its cells
 /// fail for a reason outside the skill, reported as the environment's (`ENV`,

@@ -297,41 +297,9 @@ fn matrix_on_the_installed_release_and_a_small_eval() {
 }
 
 /// The release under test, installed into the user's agent cache the way
-/// `reel agents install` leaves it (`<cache>/<version>/node_modules/…` and
-/// its marker): the npm tree of the CLI the suite runs, hard-linked (no
-/// download; a symlink where hard links cannot cross file systems).
+/// `reel agents install` leaves it (no download).
 fn installed_release(p: &Project) -> Result<String, String> {
-    let bin = std::fs::canonicalize(claude_bin()?).map_err(|e| e.to_string())?;
-    let modules = bin
-        .ancestors()
-        .find(|d| {
-            d.file_name().is_some_and(|n| n == "node_modules")
-                && d.join("@anthropic-ai/claude-code/package.json").is_file()
-        })
-        .ok_or_else(|| format!("{} is not inside an npm tree", bin.display()))?
-        .to_owned();
-    let pkg: Value = serde_json::from_slice(
-        &std::fs::read(modules.join("@anthropic-ai/claude-code/package.json"))
-            .map_err(|e| format!("the CLI's package.json: {e}"))?,
-    )
-    .map_err(|e| e.to_string())?;
-    let version = pkg["version"].as_str().ok_or("no version")?.to_owned();
-    let dir = p.home.join(".cache/reel/agents").join(&version);
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let linked = std::process::Command::new("cp")
-        .arg("-al")
-        .arg(&modules)
-        .arg(&dir)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !linked {
-        let _ = std::fs::remove_dir_all(dir.join("node_modules"));
-        std::os::unix::fs::symlink(&modules, dir.join("node_modules"))
-            .map_err(|e| format!("link the CLI's npm tree: {e}"))?;
-    }
-    let marker = serde_json::json!({"package": "@anthropic-ai/claude-code", "version": version});
-    std::fs::write(dir.join(".reel-agent.json"), marker.to_string()).map_err(|e| e.to_string())?;
-    Ok(version)
+    support::link_pinned_release(&p.home.join(".cache/reel/agents"))
 }
 
 /// Host-inventory names cowork-harness 2.0.0's `verify-cassettes` reports on

@@ -347,3 +347,46 @@ pub fn git_commit_all(dir: &Path) {
     repo.commit(Some("HEAD"), &sig, &sig, "fixture", &tree, &[])
         .unwrap();
 }
+
+/// Puts the pinned Claude Code CLI ([`claude_bin`]) into the agent cache
+/// `cache` the way `reel agents install` leaves a release
+/// (`<cache>/<version>/node_modules/…` and its marker), and returns its
+/// version: its npm tree hard-linked (no download, no disk; a symlink where
+/// hard links cannot cross file systems). A release already there is kept.
+pub fn link_pinned_release(cache: &Path) -> Result<String, String> {
+    let bin = std::fs::canonicalize(claude_bin()?).map_err(|e| e.to_string())?;
+    let modules = bin
+        .ancestors()
+        .find(|d| {
+            d.file_name().is_some_and(|n| n == "node_modules")
+                && d.join("@anthropic-ai/claude-code/package.json").is_file()
+        })
+        .ok_or_else(|| format!("{} is not inside an npm tree", bin.display()))?
+        .to_owned();
+    let pkg: Value = serde_json::from_slice(
+        &std::fs::read(modules.join("@anthropic-ai/claude-code/package.json"))
+            .map_err(|e| format!("the CLI's package.json: {e}"))?,
+    )
+    .map_err(|e| e.to_string())?;
+    let version = pkg["version"].as_str().ok_or("no version")?.to_owned();
+    let dir = cache.join(&version);
+    let marker = dir.join(".reel-agent.json");
+    if marker.is_file() {
+        return Ok(version);
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let linked = std::process::Command::new("cp")
+        .arg("-al")
+        .arg(&modules)
+        .arg(&dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !linked {
+        let _ = std::fs::remove_dir_all(dir.join("node_modules"));
+        std::os::unix::fs::symlink(&modules, dir.join("node_modules"))
+            .map_err(|e| format!("link the CLI's npm tree: {e}"))?;
+    }
+    let stamp = serde_json::json!({"package": "@anthropic-ai/claude-code", "version": version});
+    std::fs::write(&marker, stamp.to_string()).map_err(|e| e.to_string())?;
+    Ok(version)
+}
