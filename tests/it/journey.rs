@@ -302,6 +302,70 @@ fn installed_release(p: &Project) -> Result<String, String> {
     support::link_pinned_release(&p.home.join(".cache/reel/agents"))
 }
 
+/// A public skill nobody here wrote (Anthropic's `internal-comms`, vendored
+/// unmodified with its licence in tests/data/public-skills/project, with the
+/// session, scenario and model script a user writes for it), added to the
+/// project and committed as a user would: record → replay → verify-cassettes
+/// (no allow file) → rerun `--strict`, all green; then one of its guideline
+/// files changes: replay stays green (the recording is unchanged), rerun
+/// runs the current file and turns red at the Read that meets it, and the
+/// gate calls the cassette stale naming the file.
+#[test]
+fn a_public_skill_recorded_replayed_verified_and_rerun() {
+    let p = require!(Project::new());
+    support::copy_tree(&repo().join("tests/data/public-skills/project"), &p.dir);
+    p.git(&["add", "-A"]);
+    p.git(
+        &["-c", "user.name=Alice", "-c", "user.email=a@example.com"]
+            .into_iter()
+            .chain(["commit", "-qm", "internal-comms"])
+            .collect::<Vec<_>>(),
+    );
+    ok(&p.reel(&["record", "scenarios/team-update.yaml"]), "record");
+    let cassette = "cassettes/team-update.cassette.json";
+    p.assert_private(cassette);
+    ok(&p.reel(&["replay", cassette]), "replay");
+    ok(&p.reel(&["verify-cassettes", cassette]), "verify-cassettes");
+    ok(&p.reel(&["rerun", cassette, "--strict"]), "rerun --strict");
+
+    let guide = p.path("skills/internal-comms/examples/3p-updates.md");
+    let text = std::fs::read_to_string(&guide).unwrap();
+    let changed = text.replace("Progress, Plans, Problems.", "Progress, Plans, People.");
+    assert_ne!(changed, text, "the guideline names its three Ps");
+    std::fs::write(&guide, changed).unwrap();
+    p.git(&[
+        "-c",
+        "user.name=Alice",
+        "-c",
+        "user.email=a@example.com",
+        "commit",
+        "-qam",
+        "edit",
+    ]);
+    ok(&p.reel(&["replay", cassette]), "replay after the change");
+    let red = p.reel(&["rerun", cassette, "--strict"]);
+    assert_eq!(red.code, 1, "{}", red.streams());
+    assert!(
+        red.streams().contains("divergence at main turn 2 Read"),
+        "{}",
+        red.streams()
+    );
+    assert!(
+        red.streams().contains("examples/3p-updates.md"),
+        "{}",
+        red.streams()
+    );
+    let stale = p.reel(&["verify-cassettes", cassette]);
+    assert_eq!(stale.code, 1, "{}", stale.streams());
+    assert!(
+        stale
+            .streams()
+            .contains("1 changed (examples/3p-updates.md)"),
+        "{}",
+        stale.streams()
+    );
+}
+
 /// Host-inventory names cowork-harness 2.0.0's `verify-cassettes` reports on
 /// a protocol-tier recording that carries no host inventory at all, and why
 /// each is its limitation, not reel's (README, "Differences"): its own
