@@ -16,8 +16,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use crate::support::{self, RunExt, claude_bin, repo, require};
 
 /// A user's project and the home they run reel from.
