@@ -1,6 +1,7 @@
 //! reel on real public skills nobody here wrote (issue 28), fetched from the
 //! npm registry at test time (pinned versions; npm checks their integrity),
-//! never bundled: reel carries no third-party skill code.
+//! not bundled. (One Apache-2.0 skill is vendored with its licence for the
+//! journey suite: tests/data/public-skills.)
 //!
 //! * `prompt-architect` (`@ckelsoe/claude-skill-prompt-architect`, MIT): the
 //!   agent loads its SKILL.md and runs its Python evaluator.
