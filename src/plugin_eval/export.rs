@@ -144,6 +144,12 @@ pub fn export(scenario: &Path, plugin: &Path) -> Result<ExportReport, Problem> {
     );
     files.insert(0, (case_dir.join("prompt.md"), body));
     session_parts(&loaded, plugin, &case_dir, &mut files, &mut not_exported)?;
+    let manifest = plugin.join(".claude-plugin").join("plugin.json");
+    if !manifest.exists() {
+        // The first-party runner loads a plugin by its manifest; name it after the directory.
+        let name = basename(&crate::paths::resolve_cwd(plugin));
+        files.push((manifest, pretty(&json!({"name": name, "version": "0.0.0"}))));
+    }
     if names.is_empty() {
         return Err(Problem::new(
             scenario,
@@ -249,18 +255,31 @@ fn grader_md(g: &Grader) -> String {
     )
 }
 
-/// A transcript of user prompts only, the shape `history.rs` reads back.
+/// A resumable transcript of the earlier turns: each prompt and a stand-in
+/// reply, chained by `parentUuid` as Claude Code's `--resume` needs (the
+/// scenario holds no recorded replies; `history.rs` reads the prompts back).
 fn history_jsonl(prompts: &[String]) -> String {
-    prompts
-        .iter()
-        .map(|p| {
-            serde_json::to_string(
-                &json!({"type": "user", "message": {"role": "user", "content": p}}),
-            )
-            .unwrap_or_default()
-                + "\n"
-        })
-        .collect()
+    let session = "00000000-0000-4000-8000-000000005e55";
+    let id = |n: usize| format!("00000000-0000-4000-8000-{n:012x}");
+    let mut out = String::new();
+    let mut parent = Value::Null;
+    for (i, p) in prompts.iter().enumerate() {
+        let (user, assistant) = (id(2 * i + 1), id(2 * i + 2));
+        let lines = [
+            json!({"type": "user", "parentUuid": parent, "uuid": user, "sessionId": session, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/",
+                   "message": {"role": "user", "content": p}}),
+            json!({"type": "assistant", "parentUuid": user, "uuid": assistant, "sessionId": session, "timestamp": "2026-01-01T00:00:01.000Z", "cwd": "/",
+                   "message": {"id": format!("msg_reel_history_{}", i + 1), "type": "message", "role": "assistant", "model": "reel-export",
+                               "content": [{"type": "text", "text": "(the reply to this turn is not part of the scenario)"}],
+                               "stop_reason": "end_turn", "usage": {"input_tokens": 0, "output_tokens": 0}}}),
+        ];
+        for l in lines {
+            out += &serde_json::to_string(&l).unwrap_or_default();
+            out.push('\n');
+        }
+        parent = Value::from(assistant);
+    }
+    out
 }
 
 /// The session's skills (copied into the plugin when missing) and an

@@ -116,6 +116,7 @@ pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, Re
             prompt,
             subagents,
             judge: Vec::new(),
+            side: Vec::new(),
         },
         roots,
         notes,
