@@ -13,6 +13,10 @@ use crate::exit::ExitStatus;
 use crate::plugin_eval::export::{ExportReport, export};
 
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "See `reel export plugin-eval --help` and docs/plugin-eval.md.\n\n\
+    Exit codes: 0 written; 2 usage, an unreadable scenario or nothing exportable."
+)]
 pub struct ExportArgs {
     #[command(subcommand)]
     pub what: ExportWhat,

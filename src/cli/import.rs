@@ -13,6 +13,10 @@ use crate::exit::ExitStatus;
 use crate::plugin_eval::{ImportReport, import};
 
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "See `reel import plugin-eval --help` and docs/plugin-eval.md.\n\n\
+    Exit codes: 0 every case imported; 2 usage, a case refused or unreadable input."
+)]
 pub struct ImportArgs {
     #[command(subcommand)]
     pub what: ImportWhat,
