@@ -364,12 +364,37 @@ fn merge_prose(
     obj: &mut Map<String, Value>,
     grader_files: &mut BTreeMap<String, PathBuf>,
 ) -> Result<(), Problem> {
+    merge_prompt_md(dir, obj)?;
+    let mut graders: Vec<Value> = match obj.remove("graders") {
+        Some(Value::Array(a)) => a,
+        _ => Vec::new(),
+    };
+    for g in &graders {
+        if let Some(n) = g.get("name").and_then(Value::as_str) {
+            grader_files.insert(n.to_owned(), dir.join("case.yaml"));
+        }
+    }
+    for file in grader_mds(dir)? {
+        if let Some(g) = grader_md(&file)? {
+            let name = g["name"].as_str().unwrap_or_default().to_owned();
+            grader_files.insert(name, file.clone());
+            graders.push(g);
+        }
+    }
+    obj.insert("graders".into(), Value::Array(graders));
+    Ok(())
+}
+
+/// `prompt.md`'s front matter over the case (top-level and execution
+/// keys), its body as `execution.prompt`.
+fn merge_prompt_md(dir: &Path, obj: &mut Map<String, Value>) -> Result<(), Problem> {
     let prompt_md = dir.join("prompt.md");
     let mut execution = match obj.remove("execution") {
         Some(Value::Object(m)) => m,
         Some(_) => {
+            let at = dir.join("case.yaml");
             return Err(Problem::new(
-                &dir.join("case.yaml"),
+                &at,
                 "execution",
                 "must be a mapping",
                 "write execution: as a mapping",
@@ -385,14 +410,12 @@ fn merge_prose(
             } else if EXECUTION_KEYS.contains(&k.as_str()) {
                 execution.insert(k, v);
             } else {
+                let known = [TOP_KEYS, EXECUTION_KEYS].concat().join(", ");
                 return Err(Problem::new(
                     &prompt_md,
                     &k,
                     "unknown front-matter key",
-                    format!(
-                        "use one of: {}",
-                        [TOP_KEYS, EXECUTION_KEYS].concat().join(", ")
-                    ),
+                    format!("use one of: {known}"),
                 ));
             }
         }
@@ -402,56 +425,45 @@ fn merge_prose(
         }
     }
     obj.insert("execution".into(), Value::Object(execution));
-    let mut graders: Vec<Value> = match obj.remove("graders") {
-        Some(Value::Array(a)) => a,
-        _ => Vec::new(),
-    };
-    for g in &graders {
-        if let Some(n) = g.get("name").and_then(Value::as_str) {
-            grader_files.insert(n.to_owned(), dir.join("case.yaml"));
-        }
-    }
-    for file in grader_mds(dir)? {
-        let text = read_text(&file)?;
-        if !text.trim_start_matches('\u{feff}').starts_with("---") {
-            continue; // no front matter: not a grader (first-party skips it)
-        }
-        let (mut fm, body) = front_matter(&file, &text)?;
-        let name = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let ty = fm
-            .get("type")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .ok_or_else(|| {
-                Problem::new(
-                    &file,
-                    "type",
-                    "front matter must include `type:`",
-                    "add type: regex | tool_order | tool_used | file_exists | llm | baseline",
-                )
-            })?;
-        let fill = match ty.as_str() {
-            "llm" | "baseline" => Some("criteria"),
-            "regex" => Some("pattern"),
-            _ => None,
-        };
-        if let Some(field) = fill
-            && !fm.contains_key(field)
-            && !body.trim().is_empty()
-        {
-            fm.insert(field.into(), body.trim().into());
-        }
-        let mut g = Map::new();
-        g.insert("name".into(), name.clone().into());
-        g.extend(fm);
-        grader_files.insert(name, file.clone());
-        graders.push(Value::Object(g));
-    }
-    obj.insert("graders".into(), Value::Array(graders));
     Ok(())
+}
+
+/// One `graders/<name>.md` as a grader object (named after the file, the
+/// body filling `criteria` / `pattern`); `None` without front matter, which
+/// the first-party loader skips too.
+fn grader_md(file: &Path) -> Result<Option<Value>, Problem> {
+    let text = read_text(file)?;
+    if !text.trim_start_matches('\u{feff}').starts_with("---") {
+        return Ok(None);
+    }
+    let (mut fm, body) = front_matter(file, &text)?;
+    let ty = fm
+        .get("type")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            Problem::new(
+                file,
+                "type",
+                "front matter must include `type:`",
+                "add type: regex | tool_order | tool_used | file_exists | llm | baseline",
+            )
+        })?;
+    let fill = match ty.as_str() {
+        "llm" | "baseline" => Some("criteria"),
+        "regex" => Some("pattern"),
+        _ => None,
+    };
+    if let Some(field) = fill
+        && !fm.contains_key(field)
+        && !body.trim().is_empty()
+    {
+        fm.insert(field.into(), body.trim().into());
+    }
+    let mut g = Map::new();
+    g.insert("name".into(), basename(&file.with_extension("")).into());
+    g.extend(fm);
+    Ok(Some(Value::Object(g)))
 }
 
 fn grader_mds(dir: &Path) -> Result<Vec<PathBuf>, Problem> {

@@ -34,6 +34,70 @@ pub struct ExportReport {
 
 /// Exports `scenario` into `plugin`.
 pub fn export(scenario: &Path, plugin: &Path) -> Result<ExportReport, Problem> {
+    let (loaded, raw) = load(scenario)?;
+    let stem = basename(&scenario.with_extension(""));
+    let evals = super::eval_dir(plugin);
+    let case_dir = plugin
+        .join(evals.strip_prefix(plugin).unwrap_or(Path::new("evals")))
+        .join(&stem);
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    let mut not_exported = Vec::new();
+    let mut front = Map::new();
+    let items = graded_items(&raw, &mut not_exported);
+    let names = grader_files(&items, &case_dir, &mut front, &mut files, &mut not_exported);
+    if names.is_empty() {
+        return Err(Problem::new(
+            scenario,
+            "assert",
+            "no assertion has a grader equivalent, and a case needs one grader",
+            "add an assertion docs/plugin-eval.md lists as exportable",
+        ));
+    }
+    if let Some(ms) = loaded.timeout_ms {
+        let seconds = ms.div_ceil(1000).clamp(1, 3600);
+        front.insert("timeout_seconds".into(), seconds.into());
+    }
+    tool_lists(&raw, &mut front, &mut not_exported);
+    let (prompt, history) = prompts(&raw, &loaded);
+    if !history.is_empty() {
+        let case = json!({"schema_version": "1.1", "name": stem,
+            "context": {"history_file": "history.jsonl"}, "execution": {}, "graders": []});
+        files.push((case_dir.join("case.yaml"), yaml(&case)));
+        files.push((case_dir.join("history.jsonl"), history_jsonl(&history)));
+    }
+    let front = if front.is_empty() {
+        String::new()
+    } else {
+        format!("---\n{}---\n\n", yaml(&Value::Object(front)))
+    };
+    files.insert(
+        0,
+        (
+            case_dir.join("prompt.md"),
+            format!("{front}{}\n", prompt.trim_end()),
+        ),
+    );
+    session_parts(&loaded, plugin, &case_dir, &mut files, &mut not_exported)?;
+    let manifest = plugin.join(".claude-plugin").join("plugin.json");
+    if !manifest.exists() {
+        // The first-party runner loads a plugin by its manifest; name it after the directory.
+        let name = basename(&crate::paths::resolve_cwd(plugin));
+        files.push((manifest, pretty(&json!({"name": name, "version": "0.0.0"}))));
+    }
+    let w = write::all(&files)?;
+    let shown = |v: &[PathBuf]| v.iter().map(|p| p.display().to_string()).collect();
+    Ok(ExportReport {
+        scenario: scenario.display().to_string(),
+        case_dir: case_dir.display().to_string(),
+        graders: names,
+        written: shown(&w.written),
+        unchanged: shown(&w.unchanged),
+        not_exported,
+    })
+}
+
+/// The scenario as reel loads it, and its raw YAML (for the keys as written).
+fn load(scenario: &Path) -> Result<(crate::scenario::Scenario, Value), Problem> {
     let loaded = crate::scenario::Scenario::load_authored(scenario).map_err(|e| {
         Problem::new(
             scenario,
@@ -50,56 +114,37 @@ pub fn export(scenario: &Path, plugin: &Path) -> Result<ExportReport, Problem> {
             "fix the YAML syntax",
         )
     })?;
-    let stem = scenario
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let case_dir = plugin
-        .join(
-            super::eval_dir(plugin)
-                .strip_prefix(plugin)
-                .unwrap_or(Path::new("evals")),
-        )
-        .join(&stem);
-    let mut files: Vec<(PathBuf, String)> = Vec::new();
-    let mut not_exported = Vec::new();
-    let mut front = Map::new();
-    let (prompt, history) = prompts(&raw, &loaded);
-    let mut items: Vec<Value> = raw
-        .get("assert")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if let Some(last) = raw
-        .get("turns")
-        .and_then(Value::as_array)
-        .and_then(|t| t.last())
-    {
-        items.extend(
-            last.get("assert")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default(),
-        );
-    }
-    for (i, turn) in raw
-        .get("turns")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let n = raw
-            .get("turns")
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
-        if i + 1 < n && turn.get("assert").is_some() {
+    Ok((loaded, raw))
+}
+
+/// The assertions a grader may grade: the top level's and the last turn's
+/// (earlier turns' are listed as not exported).
+fn graded_items(raw: &Value, not_exported: &mut Vec<Unexported>) -> Vec<Value> {
+    let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut items = list(raw.get("assert"));
+    let turns = list(raw.get("turns"));
+    for (i, turn) in turns.iter().enumerate() {
+        if i + 1 == turns.len() {
+            items.extend(list(turn.get("assert")));
+        } else if turn.get("assert").is_some() {
             not_exported.push(Unexported {
                 item: turn.clone(),
                 reason: format!("turn {}'s assert: graders grade only the last turn", i + 1),
             });
         }
     }
+    items
+}
+
+/// One `graders/NN-<key>.md` per assertion with a grader form; `max_turns`
+/// goes to the front matter. Returns the grader names.
+fn grader_files(
+    items: &[Value],
+    case_dir: &Path,
+    front: &mut Map<String, Value>,
+    files: &mut Vec<(PathBuf, String)>,
+    not_exported: &mut Vec<Unexported>,
+) -> Vec<String> {
     let mut names = Vec::new();
     for (i, item) in items.iter().enumerate() {
         if let Some(n) = item.get("max_turns").and_then(Value::as_u64) {
@@ -126,51 +171,7 @@ pub fn export(scenario: &Path, plugin: &Path) -> Result<ExportReport, Problem> {
             }),
         }
     }
-    if let Some(ms) = loaded.timeout_ms {
-        front.insert(
-            "timeout_seconds".into(),
-            ms.div_ceil(1000).clamp(1, 3600).into(),
-        );
-    }
-    tool_lists(&raw, &mut front, &mut not_exported);
-    if !history.is_empty() {
-        files.push((case_dir.join("case.yaml"), yaml(&json!({"schema_version": "1.1", "name": stem, "context": {"history_file": "history.jsonl"}, "execution": {}, "graders": []}))));
-        files.push((case_dir.join("history.jsonl"), history_jsonl(&history)));
-    }
-    let body = format!(
-        "---\n{}---\n\n{}\n",
-        yaml(&Value::Object(front)),
-        prompt.trim_end()
-    );
-    files.insert(0, (case_dir.join("prompt.md"), body));
-    session_parts(&loaded, plugin, &case_dir, &mut files, &mut not_exported)?;
-    let manifest = plugin.join(".claude-plugin").join("plugin.json");
-    if !manifest.exists() {
-        // The first-party runner loads a plugin by its manifest; name it after the directory.
-        let name = basename(&crate::paths::resolve_cwd(plugin));
-        files.push((manifest, pretty(&json!({"name": name, "version": "0.0.0"}))));
-    }
-    if names.is_empty() {
-        return Err(Problem::new(
-            scenario,
-            "assert",
-            "no assertion has a grader equivalent, and a case needs one grader",
-            "add an assertion docs/plugin-eval.md lists as exportable",
-        ));
-    }
-    let w = write::all(&files)?;
-    Ok(ExportReport {
-        scenario: scenario.display().to_string(),
-        case_dir: case_dir.display().to_string(),
-        graders: names,
-        written: w.written.iter().map(|p| p.display().to_string()).collect(),
-        unchanged: w
-            .unchanged
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect(),
-        not_exported,
-    })
+    names
 }
 
 /// The graded prompt and the earlier turns' prompts.

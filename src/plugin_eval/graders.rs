@@ -272,10 +272,11 @@ fn tool_used(tool: &str, input_match: Option<&str>, min: Option<u64>, max: Optio
     if let Some(max) = max
         && max < min
     {
+        // The first-party runner defaults min to 1, so `max: 0` alone never passes.
         return refuse(
             "max",
-            format!("max {max} is below min {min}"),
-            "set max ≥ min",
+            format!("max {max} is below min {min}: the grader never passes"),
+            "set max ≥ min (for \"never called\": min: 0, max: 0)",
         );
     }
     if max == Some(0) {
@@ -464,4 +465,145 @@ fn unmap_judged(name: String, o: &serde_json::Map<String, Value>) -> Option<Grad
         weight: None,
         arm: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin_eval::case::FileSource;
+
+    fn regex(target: Target, pattern: &str, flags: &str, match_: &str) -> Grader {
+        Grader::Regex {
+            name: "g".into(),
+            target,
+            pattern: pattern.into(),
+            flags: flags.into(),
+            match_: match_.into(),
+            weight: None,
+            arm: None,
+        }
+    }
+
+    fn file(path: &str) -> Target {
+        Target::File(FileSource {
+            source: "file".into(),
+            path: path.into(),
+        })
+    }
+
+    fn tool_used(min: Option<u64>, max: Option<u64>, input_match: Option<&str>) -> Grader {
+        Grader::ToolUsed {
+            name: "g".into(),
+            tool: "Write".into(),
+            input_match: input_match.map(str::to_owned),
+            min,
+            max,
+            weight: None,
+            arm: None,
+        }
+    }
+
+    #[test]
+    fn each_mapped_form_maps_back_to_a_grader_that_maps_to_it_again() {
+        let graders = [
+            regex(Target::default(), "sorry", "i", "not_contains"),
+            regex(file("outputs/a.md"), "Friday", "", "contains"),
+            regex(file("outputs/a.md"), "Friday", "", "not_contains"),
+            regex(file("outputs/a.md"), "^fri.*day$", "i", "contains"),
+            regex(file("outputs/a.md"), "\\d+", "", "not_contains"),
+            tool_used(None, None, None),
+            tool_used(Some(2), Some(3), None),
+            tool_used(Some(0), Some(0), None),
+            Grader::FileExists {
+                name: "g".into(),
+                path: "outputs/a.md".into(),
+                exists: true,
+                weight: None,
+                arm: None,
+            },
+            Grader::FileExists {
+                name: "g".into(),
+                path: "outputs/a.md".into(),
+                exists: false,
+                weight: None,
+                arm: None,
+            },
+            Grader::Llm {
+                name: "g".into(),
+                criteria: "says hi".into(),
+                focus: Target::default(),
+                weight: None,
+                arm: None,
+            },
+            Grader::Llm {
+                name: "g".into(),
+                criteria: "says hi".into(),
+                focus: file("outputs/a.md"),
+                weight: None,
+                arm: None,
+            },
+        ];
+        for g in graders {
+            let first = map(&g).unwrap_or_else(|r| panic!("{g:?}: {r:?}")).assertion;
+            let back = unmap("g", &first).unwrap_or_else(|| panic!("{first}: no grader form"));
+            assert_eq!(map(&back).unwrap().assertion, first, "{g:?}");
+        }
+    }
+
+    #[test]
+    fn graders_that_would_pass_where_the_assertion_fails_or_back_are_refused() {
+        let refused = [
+            (regex(Target::default(), "done", "i", "contains"), "target"),
+            (regex(Target::default(), "done", "", "count:2"), "match"),
+            (
+                regex(Target::Named("trace".into()), "x", "", "not_contains"),
+                "target",
+            ),
+            (
+                regex(file("outputs/a.md"), "Fri.ay", "", "contains"),
+                "pattern",
+            ),
+            (regex(file("outputs/a.md"), "x", "m", "contains"), "flags"),
+            (
+                regex(file("outputs/*.md"), "x", "i", "contains"),
+                "target.path",
+            ),
+            (regex(file("../a.md"), "x", "i", "contains"), "target.path"),
+            (tool_used(None, None, Some("note")), "input_match"),
+            (tool_used(Some(0), None, None), "min"),
+            (tool_used(Some(3), Some(1), None), "max"),
+            (tool_used(None, Some(0), None), "max"),
+        ];
+        for (g, field) in refused {
+            let r = map(&g).expect_err(&format!("{g:?} must be refused"));
+            assert_eq!(r.field, field, "{g:?}: {}", r.reason);
+            assert!(!r.fix.is_empty());
+        }
+    }
+
+    #[test]
+    fn case_free_patterns_are_those_whose_only_letters_are_class_escapes() {
+        for p in ["\\d+", "[0-9]{2}", "\\s\\w", "_-_", "\\."] {
+            assert!(case_free(p), "{p}");
+        }
+        for p in ["a", "\\p{L}", "[a-z]", "É", "\\x41"] {
+            assert!(!case_free(p), "{p}");
+        }
+    }
+
+    proptest::proptest! {
+        /// A literal (no regex character) on a file, any flags reel takes and
+        /// either direction, survives map → unmap → map unchanged.
+        #[test]
+        fn literal_file_regexes_round_trip(
+            lit in "[A-Za-z0-9 _,:-]{1,12}",
+            flags in proptest::sample::select(vec!["", "i", "g", "gi"]),
+            absent in proptest::bool::ANY,
+        ) {
+            let g = regex(file("outputs/x.txt"), &lit, flags, if absent { "not_contains" } else { "contains" });
+            let first = map(&g).unwrap().assertion;
+            let back = unmap("g", &first).unwrap();
+            proptest::prop_assert_eq!(map(&back).unwrap().assertion, first);
+        }
+    }
 }

@@ -70,14 +70,6 @@ pub fn build(
     }
     let slug = slug(&found.rel);
     let scenario_path = out.join(format!("{slug}.yaml"));
-    let session_path = out.join("sessions").join(format!("{slug}.yaml"));
-    let mcp_dir = out.join("mcp").join(&slug);
-    let mut files = vec![];
-    let dropped: Vec<String> = rows
-        .iter()
-        .filter(|r| r.status == "refused")
-        .map(|r| format!("{} ({})", r.name, r.kind))
-        .collect();
     let mut scenario = scenario_yaml(
         found,
         plugin,
@@ -86,38 +78,24 @@ pub fn build(
         turn_asserts,
         session_asserts,
     );
+    let dropped: Vec<String> = rows
+        .iter()
+        .filter(|r| r.status == "refused")
+        .map(|r| format!("{} ({})", r.name, r.kind))
+        .collect();
     if !dropped.is_empty() {
         // Said in the file itself, so a reader of the scenario sees what it does not check.
         let at = scenario.find("name:").unwrap_or(0);
-        scenario.insert_str(
-            at,
-            &format!(
-                "# Not imported (no reel assertion with the same meaning): {}.\n",
-                dropped.join(", ")
-            ),
+        let line = format!(
+            "# Not imported (no reel assertion with the same meaning): {}.\n",
+            dropped.join(", ")
         );
+        scenario.insert_str(at, &line);
     }
-    files.push((scenario_path.clone(), scenario));
-    files.push((
-        session_path,
-        session_yaml(case, plugin, out, &slug, !servers.is_empty()),
-    ));
-    if !servers.is_empty() {
-        let mut config = Map::new();
-        for (name, server) in &servers {
-            let file = format!("{name}.json");
-            config.insert(
-                name.clone(),
-                json!({"command": "python3", "args": ["./mock_server.py", file]}),
-            );
-            files.push((mcp_dir.join(&file), pretty(&server.to_json(name))));
-        }
-        files.push((
-            mcp_dir.join("mcp.json"),
-            pretty(&json!({"mcpServers": config})),
-        ));
-        files.push((mcp_dir.join("mock_server.py"), mocks::SERVER_PY.to_owned()));
-    }
+    let mut files = vec![(scenario_path.clone(), scenario)];
+    let session = session_yaml(case, plugin, out, &slug, !servers.is_empty());
+    files.push((out.join("sessions").join(format!("{slug}.yaml")), session));
+    files.extend(mock_files(&servers, &out.join("mcp").join(&slug)));
     let (plan, mut notes) = eval_plan(found, plugin, out, &slug, !history.is_empty());
     files.push((out.join("eval").join(format!("{slug}.json")), pretty(&plan)));
     notes.extend(plugin_notes(plugin.dir));
@@ -127,6 +105,30 @@ pub fn build(
         graders: rows,
         notes,
     })
+}
+
+/// The stand-in server of a case's mocks: one JSON per server, the MCP
+/// config naming them, and the server program (nothing without mocks).
+fn mock_files(
+    servers: &std::collections::BTreeMap<String, mocks::Server>,
+    dir: &Path,
+) -> Vec<(PathBuf, String)> {
+    if servers.is_empty() {
+        return Vec::new();
+    }
+    let mut files = Vec::new();
+    let mut config = Map::new();
+    for (name, server) in servers {
+        let file = format!("{name}.json");
+        config.insert(
+            name.clone(),
+            json!({"command": "python3", "args": ["./mock_server.py", file]}),
+        );
+        files.push((dir.join(&file), pretty(&server.to_json(name))));
+    }
+    files.push((dir.join("mcp.json"), pretty(&json!({"mcpServers": config}))));
+    files.push((dir.join("mock_server.py"), mocks::SERVER_PY.to_owned()));
+    files
 }
 
 /// Case-level settings reel cannot honour the same way.
