@@ -46,7 +46,7 @@ pub struct PluginEvalImportArgs {
     /// The plugin directory (its evals/ holds the cases).
     #[arg(value_name = "PLUGIN_DIR")]
     pub plugin: PathBuf,
-    /// Where the scenarios go (default: scenarios/<plugin name>).
+    /// Where the scenarios go (default: scenarios/NAME, NAME the plugin manifest's name).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Write a case whose graders are partly refused, without those graders (each listed).

@@ -653,3 +653,45 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
 fn word(pass: bool) -> &'static str {
     if pass { "pass" } else { "FAIL" }
 }
+
+/// One non-streamed Messages request without tools or an agent environment
+/// (a side request), its reply's text.
+fn side_request(url: &str, text: &str) -> String {
+    use std::io::{Read, Write};
+    let body = serde_json::json!({"model": "m", "max_tokens": 10, "stream": false,
+        "messages": [{"role": "user", "content": text}]})
+    .to_string();
+    let addr = url.strip_prefix("http://").unwrap();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "POST /v1/messages HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let json: Value = serde_json::from_str(raw.split_once("\r\n\r\n").unwrap().1).unwrap();
+    json["content"][0]["text"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_model_script_answers_another_harness_judge_from_its_side_replies() {
+    let script = reel::model::Script::parse(
+        "turns:\n  - blocks: [{text: hi}]\nside:\n  - when_contains: \"Criterion:\\nThe note names Friday\"\n    text: PASS\n",
+        "side.yaml",
+    )
+    .unwrap();
+    let server = reel::model::Server::start(script, reel::model::ServeOptions::default()).unwrap();
+    let judge = "You are grading the output of a coding agent against a criterion.\n\nCriterion:\nThe note names Friday.";
+    // Every vote gets the scripted answer; any other side request the neutral text.
+    for _ in 0..3 {
+        assert_eq!(side_request(&server.url(), judge), "PASS");
+    }
+    assert_eq!(
+        side_request(&server.url(), "Write a title"),
+        "reel scripted session"
+    );
+    assert!(server.shutdown().is_empty());
+}
