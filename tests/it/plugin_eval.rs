@@ -695,3 +695,35 @@ fn a_model_script_answers_another_harness_judge_from_its_side_replies() {
     );
     assert!(server.shutdown().is_empty());
 }
+
+#[test]
+fn each_eval_plan_is_a_reel_eval_command_that_plans_runs_times_two_trials() {
+    let fx = scratch();
+    for case in ["write-note", "from-tracker", "order-and-baseline"] {
+        let plan = support::read_json(&fx.path(&format!("{OUT}/eval/{case}.json")));
+        let argv: Vec<&str> = plan["command"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert_eq!(argv[..2], ["reel", "eval"]);
+        // The plan runs from the import's output directory.
+        let run = reel()
+            .current_dir(fx.path(OUT))
+            .args(&argv[1..])
+            .arg("--dry-run")
+            .run();
+        assert_eq!(run.code, 0, "{case}: {}", run.stderr);
+        let trials = 2 * plan["reps"].as_u64().unwrap();
+        let shown = format!("{}{}", run.stdout, run.stderr);
+        assert!(
+            shown.contains(&format!("eval plan: {trials} trials")),
+            "{case}: {shown}"
+        );
+    }
+    // A resumed case runs no no-plugin arm, as the first-party runner does.
+    assert!(
+        support::read_json(&fx.path(&format!("{OUT}/eval/follow-up.json")))["command"].is_null()
+    );
+}
