@@ -131,6 +131,22 @@ fn mock_files(
     files
 }
 
+/// The session `agent_env` key that sets environment variable `k` to `v`
+/// (docs/session-format.md), if one does.
+fn agent_env(k: &str, v: &str) -> Option<(String, Value)> {
+    match (k, v) {
+        ("CLAUDE_CODE_SUBAGENT_MODEL", m) if !m.is_empty() => {
+            Some(("subagent_model".into(), m.into()))
+        }
+        ("ENABLE_TOOL_SEARCH", "auto") => Some(("tool_search".into(), "auto".into())),
+        ("ENABLE_TOOL_SEARCH", "false") => Some(("tool_search".into(), "off".into())),
+        ("CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS", "1") => {
+            Some(("disable_experimental_betas".into(), true.into()))
+        }
+        _ => None,
+    }
+}
+
 /// Case-level settings reel cannot honour the same way.
 fn case_refusals(found: &Found, at: &Path) -> Vec<Problem> {
     let c = &found.case;
@@ -151,12 +167,16 @@ fn case_refusals(found: &Found, at: &Path) -> Vec<Problem> {
             "connect them as session `folders:` after import, then drop add_dirs",
         );
     }
-    if !e.env.is_empty() {
-        no(
-            "execution.env",
-            "reel passes no free-form environment to the agent (only a session's agent_env keys)",
-            "drop env, or set the matching agent_env key in the session after import",
-        );
+    for (k, v) in &e.env {
+        if agent_env(k, v).is_none() {
+            no(
+                &format!("execution.env.{k}"),
+                "reel passes no free-form environment to the agent, only the variables a \
+                 session's agent_env sets (CLAUDE_CODE_SUBAGENT_MODEL, ENABLE_TOOL_SEARCH=auto|false, \
+                 CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS=1)",
+                "drop the variable, or use one of those",
+            );
+        }
     }
     if e.append_system_prompt.is_some() {
         no(
@@ -339,6 +359,15 @@ fn session_yaml(
             .map(|p| relative_posix(p, &sessions).into())
             .collect();
         s.insert("skills".into(), json!({ "local": local }));
+    }
+    let env: Map<String, Value> = c
+        .execution
+        .env
+        .iter()
+        .filter_map(|(k, v)| agent_env(k, v))
+        .collect();
+    if !env.is_empty() {
+        s.insert("agent_env".into(), Value::Object(env));
     }
     if mocked {
         s.insert(

@@ -232,7 +232,7 @@ fn bad_input_is_refused_with_file_field_and_fix_never_a_panic() {
                 ("evals/c/prompt.md", "---\nenv: {A: b}\n---\nDo it.\n"),
                 ok_grader,
             ],
-            "execution.env: reel passes no free-form environment",
+            "execution.env.A: reel passes no free-form environment",
         ),
         (
             vec![
@@ -726,4 +726,33 @@ fn each_eval_plan_is_a_reel_eval_command_that_plans_runs_times_two_trials() {
     assert!(
         support::read_json(&fx.path(&format!("{OUT}/eval/follow-up.json")))["command"].is_null()
     );
+}
+
+#[test]
+fn env_a_session_can_set_becomes_its_agent_env() {
+    let fx = plugin_with(&[
+        (
+            "evals/c/prompt.md",
+            "---\nenv: {ENABLE_TOOL_SEARCH: \"false\", CLAUDE_CODE_SUBAGENT_MODEL: m-1}\n---\nDo it.\n",
+        ),
+        (
+            "evals/c/graders/g.md",
+            "---\ntype: file_exists\npath: outputs/a.md\n---\n",
+        ),
+    ]);
+    let run = reel()
+        .current_dir(fx.root())
+        .args(["import", "plugin-eval", "p", "--out", "o"])
+        .run();
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let session: Value = serde_yaml_ng::from_str(&fx.read("o/sessions/c.yaml")).unwrap();
+    assert_eq!(
+        session["agent_env"],
+        serde_json::json!({"subagent_model": "m-1", "tool_search": "off"})
+    );
+    let lint = reel()
+        .current_dir(fx.root())
+        .args(["lint", "o/c.yaml"])
+        .run();
+    assert_eq!(lint.code, 0, "{}{}", lint.stdout, lint.stderr);
 }
