@@ -29,6 +29,12 @@ if ! command -v chromium >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
 fi
 
+echo "==> bubblewrap and socat for claude plugin eval's Bash sandbox (tests/it/plugin_eval.rs's agreement check)" >&2
+if ! command -v bwrap >/dev/null 2>&1 || ! command -v socat >/dev/null 2>&1; then
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap socat >&2
+fi
+
 # cargo-nextest runs each test as a process of its own, in parallel (a slow
 # test no longer holds a test binary's last thread while the rest wait), and
 # names the slow ones (docs/benchmarks.md); it is what `cargo test

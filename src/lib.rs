@@ -36,6 +36,7 @@ pub mod mcp;
 pub mod messages;
 pub mod model;
 pub mod paths;
+pub mod plugin_eval;
 pub mod project;
 pub mod protocol;
 pub mod record;

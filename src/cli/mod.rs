@@ -26,9 +26,11 @@ pub mod assertions;
 pub mod diff;
 pub mod doctor;
 pub mod eval;
+pub mod export;
 pub mod fingerprint;
 pub mod flags;
 pub mod gc;
+pub mod import;
 pub mod lint;
 pub mod matrix;
 pub mod model;
@@ -118,6 +120,10 @@ pub enum Command {
     Eval(Box<eval::EvalArgs>),
     /// Remove kept run directories (older than a given age, or all); never anything else.
     Gc(gc::GcArgs),
+    /// Bring test suites of other tools in as reel scenarios (`import plugin-eval`).
+    Import(import::ImportArgs),
+    /// Write reel scenarios out as other tools' test cases (`export plugin-eval`).
+    Export(export::ExportArgs),
 }
 
 /// A flag combination a command refuses (exit 2), found while building its
@@ -182,6 +188,8 @@ pub fn main() -> ExitCode {
         Command::Bisect(args) => agents::bisect(args),
         Command::Eval(args) => eval::run(&args),
         Command::Gc(args) => gc::run(args),
+        Command::Import(args) => import::run(args),
+        Command::Export(args) => export::run(args),
     };
     match outcome {
         Ok(status) => ExitCode::from(status.code()),

@@ -264,6 +264,19 @@ pub struct Script {
     /// [`JUDGE_OPENING`](crate::model::JUDGE_OPENING); empty when the script
     /// judges nothing.
     pub judge: Vec<Turn>,
+    /// Fixed answers to side requests (no tools, no agent environment) whose
+    /// first user text contains `when_contains`, e.g. another harness's
+    /// judge asking for PASS or FAIL (`claude plugin eval`'s llm graders);
+    /// the first match answers, as often as asked. Empty: the neutral text.
+    pub side: Vec<SideReply>,
+}
+
+/// One `side:` entry of a script.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SideReply {
+    pub when_contains: String,
+    pub text: String,
 }
 
 // The on-disk shape; validated into `Script`. Also the shape `to_yaml` writes.
@@ -281,6 +294,8 @@ struct RawScript {
     subagents: Vec<RawSubagent>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     judge: Vec<RawTurn>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    side: Vec<SideReply>,
 }
 
 #[derive(Deserialize, Serialize)]
@@ -460,6 +475,7 @@ impl Script {
             prompt: raw.prompt,
             subagents,
             judge,
+            side: raw.side,
         })
     }
 
@@ -480,6 +496,7 @@ impl Script {
                 })
                 .collect(),
             judge: self.judge.iter().map(raw_turn).collect(),
+            side: self.side.clone(),
         };
         // Invariant: every field is a string, number, bool, map or sequence.
         serde_yaml_ng::to_string(&raw).expect("a script serialises to YAML")

@@ -517,7 +517,14 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
         return request_notes(judge_reply(&conversation, &model, shared), &conversation);
     }
     if conversation.is_side_request() {
-        let mut answer = neutral_reply(&conversation, &model);
+        let scripted = script
+            .side
+            .iter()
+            .find(|s| conversation.first_user_text.contains(&s.when_contains));
+        let mut answer = match scripted {
+            Some(s) => text_reply(&conversation, &model, &s.text),
+            None => neutral_reply(&conversation, &model),
+        };
         answer.request_id = "req_reel_side".into();
         return request_notes(answer.note("kind", json!("side")), &conversation);
     }
@@ -577,10 +584,15 @@ fn request_notes(a: Answer, conversation: &Conversation) -> Answer {
 
 /// A neutral text reply (side requests, and requests no conversation owns).
 fn neutral_reply(conversation: &Conversation, model: &str) -> Answer {
+    text_reply(conversation, model, SIDE_REPLY_TEXT)
+}
+
+/// A one-text reply outside every conversation (a side request).
+fn text_reply(conversation: &Conversation, model: &str, text: &str) -> Answer {
     if conversation.stream {
-        sse(reply::side_reply_sse(model, SIDE_REPLY_TEXT))
+        sse(reply::side_reply_sse(model, text))
     } else {
-        Answer::json(200, &reply::side_reply_json(model, SIDE_REPLY_TEXT))
+        Answer::json(200, &reply::side_reply_json(model, text))
     }
 }
 

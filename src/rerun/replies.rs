@@ -117,6 +117,7 @@ pub fn from_cassette(cassette: &crate::cassette::Cassette) -> Result<Replies, Re
             prompt,
             subagents,
             judge: Vec::new(),
+            side: Vec::new(),
         },
         roots,
         notes,

@@ -147,6 +147,11 @@ const BAD_INPUT: &[(&[&str], &str)] = &[
     ),
     (&["eval", "/no/such/scenario.yaml"], "--arm"),
     (&["gc", "--older-than", "soon"], "soon"),
+    (&["import", "plugin-eval", "/no/such/plugin"], "plugin"),
+    (
+        &["export", "plugin-eval", "/no/such/s.yaml", "--out", "p"],
+        "s.yaml",
+    ),
 ];
 
 #[test]

@@ -37,6 +37,7 @@ mod multi_turn;
 mod newer_artifact_json;
 mod newer_keys;
 mod parity_evidence;
+mod plugin_eval;
 mod privacy_matrix;
 mod public_skill;
 mod record;

@@ -1,0 +1,765 @@
+//! `reel import plugin-eval` / `reel export plugin-eval` on the bundled
+//! plugin (examples/plugin-eval/release-notes): the import reproduces the
+//! committed scenarios byte for byte and re-importing changes nothing; bad
+//! input is refused naming file, field and fix; the committed cassettes
+//! replay and rerun green and a broken plugin script reruns red; export then
+//! import gives the same scenario; and Claude Code's own `claude plugin eval`,
+//! pointed at reel's scripted model, grades each case as reel does, grader by
+//! grader (the agreement check: under `CI=true` a missing prerequisite fails).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use crate::support::{self, Fixture, RunExt, claude_bin, reel, repo};
+
+const PLUGIN: &str = "examples/plugin-eval/release-notes";
+const OUT: &str = "scenarios/plugin-eval";
+const CASES: &[&str] = &[
+    "follow-up",
+    "from-tracker",
+    "order-and-baseline",
+    "write-note",
+];
+
+/// A git work tree holding the bundled plugin, its imported scenarios and
+/// their cassettes (skills are staged from git-tracked files).
+fn scratch() -> Fixture {
+    let fx = Fixture::new();
+    for rel in [PLUGIN, OUT, "cassettes/plugin-eval"] {
+        fx.copy_in(&repo().join(rel), rel);
+    }
+    fx.commit(".", "plugin-eval example");
+    fx
+}
+
+fn import(cwd: &Path, extra: &[&str]) -> support::Run {
+    reel()
+        .current_dir(cwd)
+        .args(["import", "plugin-eval", PLUGIN, "--out", OUT])
+        .args(extra)
+        .run()
+}
+
+/// Every file below `dir` with its modification time.
+fn mtimes(dir: &Path) -> BTreeMap<PathBuf, SystemTime> {
+    let mut out = BTreeMap::new();
+    for e in walkdir(dir) {
+        out.insert(
+            e.clone(),
+            std::fs::metadata(&e).unwrap().modified().unwrap(),
+        );
+    }
+    out
+}
+
+fn walkdir(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.file_type().unwrap().is_dir() {
+            out.extend(walkdir(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_bundled_plugin_imports_to_the_committed_scenarios_and_reimporting_changes_nothing() {
+    let fx = scratch();
+    let before = mtimes(&fx.path(OUT));
+    let run = import(fx.root(), &["--drop-unmapped"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Byte-identical to the committed import: every file left alone.
+    assert_eq!(mtimes(&fx.path(OUT)), before);
+    let cases = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("case "))
+        .count();
+    let untouched = run.stdout.matches("(0 written, 6 unchanged)").count();
+    assert_eq!(
+        (cases, untouched),
+        (CASES.len(), CASES.len()),
+        "{}",
+        run.stdout
+    );
+    insta::assert_snapshot!("import_report", run.stdout);
+    // From scratch, the same bytes.
+    std::fs::remove_dir_all(fx.path(&format!("{OUT}/sessions"))).unwrap();
+    std::fs::remove_dir_all(fx.path(&format!("{OUT}/mcp"))).unwrap();
+    std::fs::remove_dir_all(fx.path(&format!("{OUT}/eval"))).unwrap();
+    for c in CASES {
+        std::fs::remove_file(fx.path(&format!("{OUT}/{c}.yaml"))).unwrap();
+    }
+    assert_eq!(import(fx.root(), &["--drop-unmapped"]).code, 0);
+    for f in walkdir(&repo().join(OUT)) {
+        let rel = f.strip_prefix(repo()).unwrap();
+        assert_eq!(
+            std::fs::read(fx.root().join(rel)).unwrap(),
+            std::fs::read(&f).unwrap(),
+            "{}",
+            rel.display()
+        );
+    }
+}
+
+#[test]
+fn graders_without_a_same_meaning_assertion_are_refused_naming_file_field_and_fix() {
+    let fx = scratch();
+    std::fs::remove_file(fx.path(&format!("{OUT}/order-and-baseline.yaml"))).unwrap();
+    let run = import(fx.root(), &["--output-format", "json"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let env = run.json();
+    support::assert_schema("plugin-eval-import.json", &env);
+    assert_eq!(env["ok"], false);
+    let cases = env["results"]["cases"].as_array().unwrap();
+    let refused = cases
+        .iter()
+        .find(|c| c["case"] == "order-and-baseline")
+        .unwrap();
+    assert!(refused["scenario"].is_null());
+    assert!(!fx.path(&format!("{OUT}/order-and-baseline.yaml")).exists());
+    let problems: Vec<(String, String)> = refused["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let file = p["file"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_owned();
+            assert!(!p["fix"].as_str().unwrap().is_empty());
+            (file, p["field"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    assert_eq!(
+        problems,
+        [
+            (
+                "as-good-as-baseline.md".into(),
+                "type (grader as-good-as-baseline, type baseline)".into()
+            ),
+            (
+                "says-written.md".into(),
+                "target (grader says-written, type regex)".into()
+            ),
+            (
+                "skill-before-script.md".into(),
+                "type (grader skill-before-script, type tool_order)".into()
+            ),
+        ]
+    );
+    // The other cases are still imported.
+    assert_eq!(
+        cases
+            .iter()
+            .filter(|c| c["problems"].as_array().unwrap().is_empty())
+            .count(),
+        3
+    );
+}
+
+/// A one-case plugin whose files are `files` (path below the plugin, text).
+fn plugin_with(files: &[(&str, &str)]) -> Fixture {
+    let fx = Fixture::new();
+    fx.write(
+        "p/skills/s/SKILL.md",
+        "---\nname: s\ndescription: d\n---\nbody\n",
+    );
+    for (rel, text) in files {
+        fx.write(&format!("p/{rel}"), text);
+    }
+    fx
+}
+
+#[test]
+fn bad_input_is_refused_with_file_field_and_fix_never_a_panic() {
+    let ok_prompt = ("evals/c/prompt.md", "Do it.\n");
+    let ok_grader = (
+        "evals/c/graders/g.md",
+        "---\ntype: file_exists\npath: outputs/a.md\n---\n",
+    );
+    let cases: Vec<(Vec<(&str, &str)>, &str)> = vec![
+        (
+            vec![
+                ("evals/c/prompt.md", "---\nturns: 3\n---\nDo it.\n"),
+                ok_grader,
+            ],
+            "turns: unknown front-matter key",
+        ),
+        (
+            vec![ok_prompt, ("evals/c/graders/g.md", "---\npath: x\n---\n")],
+            "g.md: type: front matter must include `type:`",
+        ),
+        (
+            vec![
+                ok_prompt,
+                (
+                    "evals/c/graders/g.md",
+                    "---\ntype: regex\npattern: [\n---\n",
+                ),
+            ],
+            "g.md: (front matter): invalid YAML",
+        ),
+        (
+            vec![
+                ok_prompt,
+                ("evals/c/graders/g.md", "---\ntype: regex\n---\n"),
+            ],
+            "invalid case",
+        ),
+        (
+            vec![
+                ok_prompt,
+                (
+                    "evals/c/graders/g.md",
+                    "---\ntype: file_exists\npath: outputs/*.md\n---\n",
+                ),
+            ],
+            "is a glob",
+        ),
+        (
+            vec![
+                ok_prompt,
+                ok_grader,
+                ("evals/mocks/srv/t.md", "---\ntype: agent\n---\nplay it\n"),
+            ],
+            "t.md: type: an agent responder",
+        ),
+        (
+            vec![
+                ("evals/c/prompt.md", "---\nenv: {A: b}\n---\nDo it.\n"),
+                ok_grader,
+            ],
+            "execution.env.A: reel passes no free-form environment",
+        ),
+        (
+            vec![
+                (
+                    "evals/c/prompt.md",
+                    "---\nallowed_tools: [\"Bash(git:*)\"]\n---\nDo it.\n",
+                ),
+                ok_grader,
+            ],
+            "is a pattern",
+        ),
+        (
+            vec![(
+                "evals/c/case.yaml",
+                "schema_version: \"9.0\"\nname: c\nexecution: {prompt: hi}\ngraders: []\n",
+            )],
+            "schema_version",
+        ),
+        (vec![ok_grader], "the case has no prompt"),
+    ];
+    for (files, want) in cases {
+        let fx = plugin_with(&files);
+        let run = reel()
+            .current_dir(fx.root())
+            .args(["import", "plugin-eval", "p", "--out", "o"])
+            .run();
+        assert_eq!(run.code, 2, "{files:?}\n{}{}", run.stdout, run.stderr);
+        assert!(
+            run.stdout.contains(want),
+            "{files:?}: want {want:?} in\n{}",
+            run.stdout
+        );
+        assert!(run.stdout.contains("(fix: "), "{}", run.stdout);
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    }
+    let fx = Fixture::new();
+    let run = reel()
+        .current_dir(fx.root())
+        .args(["import", "plugin-eval", "nowhere"])
+        .run();
+    assert_eq!(run.code, 2);
+    insta::assert_snapshot!("no_eval_dir", run.stderr);
+}
+
+#[test]
+fn the_imported_cassettes_replay_and_rerun_green() {
+    support::require!(claude_bin());
+    let fx = scratch();
+    let replay = reel()
+        .current_dir(fx.root())
+        .args(["replay", "cassettes/plugin-eval/"])
+        .run();
+    assert_eq!(replay.code, 0, "{}{}", replay.stdout, replay.stderr);
+    let rerun = reel()
+        .current_dir(fx.root())
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .args(["rerun", "cassettes/plugin-eval/", "--output-format", "json"])
+        .run();
+    assert_eq!(rerun.code, 0, "{}", rerun.stderr);
+    let env = rerun.json();
+    support::assert_schema("rerun.json", &env);
+    assert_eq!(env["ok"], true);
+}
+
+#[test]
+fn a_broken_plugin_script_reruns_red() {
+    support::require!(claude_bin());
+    let fx = scratch();
+    // Same output line (the model script still matches), the wrong note.
+    fx.edit(
+        &format!("{PLUGIN}/skills/release-note/scripts/note.sh"),
+        |t| {
+            t.replace(
+                "release is on %s.\\n' \"$day\"",
+                "release is on %s.\\n' Monday",
+            )
+        },
+    );
+    fx.commit(".", "break the script");
+    let run = reel()
+        .current_dir(fx.root())
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .args([
+            "rerun",
+            "cassettes/plugin-eval/write-note.cassette.json",
+            "--output-format",
+            "json",
+        ])
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let env = run.json();
+    let failed: Vec<String> = env["results"][0]["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["pass"] == false)
+        .map(|a| a["assertion"].to_string())
+        .collect();
+    assert_eq!(
+        failed,
+        [r#"{"artifact_text":{"artifact":"outputs/note.md","contains":["Friday"]}}"#]
+    );
+}
+
+/// The scenario keys an import derives from a case (not its header or paths).
+fn meaning(scenario: &Path) -> Value {
+    let v: Value = serde_yaml_ng::from_str(&std::fs::read_to_string(scenario).unwrap()).unwrap();
+    let keys = ["name", "timeout_ms", "prompt", "answers", "assert", "turns"];
+    keys.iter()
+        .map(|k| (k.to_string(), v.get(*k).cloned().unwrap_or(Value::Null)))
+        .collect()
+}
+
+#[test]
+fn export_then_import_gives_the_same_scenario() {
+    let fx = scratch();
+    for c in CASES {
+        let run = reel()
+            .current_dir(fx.root())
+            .args([
+                "export",
+                "plugin-eval",
+                &format!("{OUT}/{c}.yaml"),
+                "--out",
+                "exported",
+                "--output-format",
+                "json",
+            ])
+            .run();
+        assert_eq!(run.code, 0, "{c}: {}", run.stderr);
+        support::assert_schema("plugin-eval-export.json", &run.json());
+    }
+    let copied = fx.path("exported/skills/release-note/scripts/note.sh");
+    assert!(
+        copied.is_file(),
+        "the session's skill is copied into the plugin"
+    );
+    assert_eq!(
+        support::read_json(&fx.path("exported/.claude-plugin/plugin.json"))["name"],
+        "exported"
+    );
+    fx.write(
+        "exported/.claude-plugin/plugin.json",
+        r#"{"name": "release-notes"}"#,
+    );
+    let run = reel()
+        .current_dir(fx.root())
+        .args(["import", "plugin-eval", "exported", "--out", "again"])
+        .run();
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    for c in CASES {
+        assert_eq!(
+            meaning(&fx.path(&format!("again/{c}.yaml"))),
+            meaning(&fx.path(&format!("{OUT}/{c}.yaml"))),
+            "{c}"
+        );
+    }
+    // The mocks came back as the same stand-in.
+    assert_eq!(
+        fx.read("again/mcp/from-tracker/tracker.json"),
+        fx.read(&format!("{OUT}/mcp/from-tracker/tracker.json"))
+    );
+    let text = reel()
+        .current_dir(fx.root())
+        .args([
+            "export",
+            "plugin-eval",
+            &format!("{OUT}/write-note.yaml"),
+            "--out",
+            "exported",
+        ])
+        .run();
+    assert_eq!(text.code, 0);
+    insta::assert_snapshot!("export_report_unchanged", text.stdout);
+}
+
+/// Why the first-party runner cannot run here, if it cannot.
+fn first_party_ready() -> Result<PathBuf, String> {
+    let bin = claude_bin()?;
+    for tool in ["bwrap", "socat"] {
+        let found = std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output();
+        if !found.is_ok_and(|o| o.status.success()) {
+            return Err(format!(
+                "`claude plugin eval`'s Bash sandbox needs {tool} (apt-get install -y bubblewrap socat)"
+            ));
+        }
+    }
+    let help = std::process::Command::new(&bin)
+        .args(["plugin", "eval", "--help"])
+        .output();
+    match help {
+        Ok(o) if o.status.success() => Ok(bin),
+        _ => Err(format!(
+            "{} has no `plugin eval` (Claude Code 2.1.269 or later)",
+            bin.display()
+        )),
+    }
+}
+
+/// The bundled model script made to drive the first-party runner: the
+/// plugin's skill is namespaced there (`release-notes:release-note`) and read
+/// from the plugin directory rather than reel's config dir.
+fn first_party_script(case: &str, plugin: &Path) -> reel::model::Script {
+    let text =
+        std::fs::read_to_string(repo().join(OUT).join(format!("{case}.model.yaml"))).unwrap();
+    let skill = plugin.join("skills/release-note");
+    let text = text
+        .replace(
+            "{{config}}/skills/release-note",
+            &skill.display().to_string(),
+        )
+        .replace(
+            "skill: release-note}",
+            "skill: \"release-notes:release-note\"}",
+        );
+    reel::model::Script::parse(&text, format!("{case}.model.yaml")).unwrap()
+}
+
+/// Per grader, whether `claude plugin eval` passed it on one run of `case`.
+fn first_party_grades(
+    bin: &Path,
+    work: &Path,
+    plugin: &Path,
+    case: &str,
+) -> BTreeMap<String, bool> {
+    let plugin = plugin.to_path_buf();
+    let script = first_party_script(case, &plugin);
+    let server = reel::model::Server::start(script, reel::model::ServeOptions::default()).unwrap();
+    let result = work.join(format!(
+        "{}-{case}.json",
+        plugin.file_name().unwrap().to_string_lossy()
+    ));
+    let out = std::process::Command::new(bin)
+        .current_dir(&plugin)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", work.join("home"))
+        .env("TMPDIR", work.join("tmp")) // its Bash sandbox refuses writes under /tmp
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("ANTHROPIC_API_KEY", "sk-reel-dummy")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .args(["plugin", "eval", ".", "--case", case, "--runs", "1", "--ablation", "none"])
+        .args(["--trust-plugin", "--no-publish", "--allow-tools", "Bash", "mcp__tracker__next_release"])
+        .arg("--json")
+        .arg(&result)
+        .arg("--output-dir")
+        .arg(work.join("results"))
+        .output()
+        .unwrap();
+    let problems = server.shutdown();
+    let doc = support::read_json(&result);
+    let run = &doc["cases"][0]["arms"]["with"][0];
+    assert!(
+        run["error"].is_null(),
+        "{case}: first-party run error {}\nmodel problems {problems:?}\n{}",
+        run["error"],
+        String::from_utf8_lossy(&out.stderr)
+    );
+    run["graders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["name"].as_str().unwrap().to_owned(), g["passed"] == true))
+        .collect()
+}
+
+/// Per grader (by the import's mapping), whether reel passed its assertion
+/// on a fresh recording of `case` against the same script.
+fn reel_grades(
+    fx: &Fixture,
+    mapping: &Value,
+    case: &str,
+    round: &str,
+) -> BTreeMap<String, Option<bool>> {
+    // A fresh path per round: re-recording over a cassette writes a pending `.new`.
+    let cassette = fx.path(&format!("agree-{round}-{case}.cassette.json"));
+    let rec = reel()
+        .current_dir(fx.root())
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .args([
+            "record",
+            &format!("{OUT}/{case}.yaml"),
+            "--allow-failing",
+            "--out",
+        ])
+        .arg(&cassette)
+        .run();
+    assert_eq!(rec.code, 0, "{case}: {}", rec.stderr);
+    let replay = reel()
+        .current_dir(fx.root())
+        .arg("replay")
+        .arg(&cassette)
+        .args(["--output-format", "json"])
+        .run();
+    let asserted = replay.json()["results"][0]["assertions"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let graders = mapping["results"]["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["case"] == case)
+        .unwrap()["graders"]
+        .as_array()
+        .unwrap()
+        .clone();
+    graders
+        .iter()
+        .map(|g| {
+            let pass = asserted
+                .iter()
+                .find(|a| a["assertion"] == g["assertion"])
+                .map(|a| a["pass"] == true);
+            (g["name"].as_str().unwrap().to_owned(), pass)
+        })
+        .collect()
+}
+
+#[test]
+fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
+    let bin = support::require!(first_party_ready());
+    // Not under /tmp: the first-party Bash sandbox refuses writes there.
+    let work = tempfile::Builder::new()
+        .prefix("plugin-eval-agree-")
+        .tempdir_in(repo().join("target"))
+        .unwrap();
+    support::copy_tree(&repo().join(PLUGIN), &work.path().join("plugin"));
+    std::fs::create_dir_all(work.path().join("home")).unwrap();
+    std::fs::create_dir_all(work.path().join("tmp")).unwrap();
+    let fx = scratch();
+    let mapping = import(fx.root(), &["--drop-unmapped", "--output-format", "json"]).json();
+    // Import then export: the first-party runner loads and runs the exported cases.
+    let exported = work.path().join("release-notes");
+    for case in ["write-note", "follow-up"] {
+        let run = reel()
+            .current_dir(fx.root())
+            .args([
+                "export",
+                "plugin-eval",
+                &format!("{OUT}/{case}.yaml"),
+                "--out",
+            ])
+            .arg(&exported)
+            .run();
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let graded = first_party_grades(&bin, work.path(), &exported, case);
+        assert!(
+            !graded.is_empty() && graded.values().all(|p| *p),
+            "exported {case}: {graded:?}"
+        );
+    }
+    let mut table = String::from("case | grader | claude plugin eval | reel\n");
+    let mut disagreements = Vec::new();
+    for case in CASES {
+        let theirs = first_party_grades(&bin, work.path(), &work.path().join("plugin"), case);
+        let ours = reel_grades(&fx, &mapping, case, "green");
+        assert_eq!(
+            theirs.keys().collect::<Vec<_>>(),
+            ours.keys().collect::<Vec<_>>(),
+            "{case}"
+        );
+        for (grader, passed) in &theirs {
+            let reel_says = ours[grader].map_or("not imported", word);
+            table += &format!("{case} | {grader} | {} | {reel_says}\n", word(*passed));
+            if ours[grader].is_some_and(|p| p != *passed) {
+                disagreements.push(format!("{case}/{grader}"));
+            }
+        }
+    }
+    // Red in both: the plugin's script writes the wrong day.
+    let break_script = |t: &str| {
+        t.replace(
+            "release is on %s.\\n' \"$day\"",
+            "release is on %s.\\n' Monday",
+        )
+    };
+    let note = work
+        .path()
+        .join("plugin/skills/release-note/scripts/note.sh");
+    std::fs::write(
+        &note,
+        break_script(&std::fs::read_to_string(&note).unwrap()),
+    )
+    .unwrap();
+    fx.edit(
+        &format!("{PLUGIN}/skills/release-note/scripts/note.sh"),
+        break_script,
+    );
+    fx.commit(".", "break the script");
+    let theirs = first_party_grades(&bin, work.path(), &work.path().join("plugin"), "write-note");
+    let ours = reel_grades(&fx, &mapping, "write-note", "broken");
+    assert!(
+        !theirs["names-friday"],
+        "the broken script fails the first-party grader"
+    );
+    for (grader, passed) in &theirs {
+        let p = ours[grader].expect("every write-note grader is imported");
+        table += &format!(
+            "write-note (broken script) | {grader} | {} | {}\n",
+            word(*passed),
+            word(p)
+        );
+        if p != *passed {
+            disagreements.push(format!("broken write-note/{grader}"));
+        }
+    }
+    eprintln!("{table}");
+    assert!(
+        disagreements.is_empty(),
+        "disagree: {disagreements:?}\n{table}"
+    );
+    insta::assert_snapshot!("agreement", table);
+}
+
+fn word(pass: bool) -> &'static str {
+    if pass { "pass" } else { "FAIL" }
+}
+
+/// One non-streamed Messages request without tools or an agent environment
+/// (a side request), its reply's text.
+fn side_request(url: &str, text: &str) -> String {
+    use std::io::{Read, Write};
+    let body = serde_json::json!({"model": "m", "max_tokens": 10, "stream": false,
+        "messages": [{"role": "user", "content": text}]})
+    .to_string();
+    let addr = url.strip_prefix("http://").unwrap();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "POST /v1/messages HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let json: Value = serde_json::from_str(raw.split_once("\r\n\r\n").unwrap().1).unwrap();
+    json["content"][0]["text"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_model_script_answers_another_harness_judge_from_its_side_replies() {
+    let script = reel::model::Script::parse(
+        "turns:\n  - blocks: [{text: hi}]\nside:\n  - when_contains: \"Criterion:\\nThe note names Friday\"\n    text: PASS\n",
+        "side.yaml",
+    )
+    .unwrap();
+    let server = reel::model::Server::start(script, reel::model::ServeOptions::default()).unwrap();
+    let judge = "You are grading the output of a coding agent against a criterion.\n\nCriterion:\nThe note names Friday.";
+    // Every vote gets the scripted answer; any other side request the neutral text.
+    for _ in 0..3 {
+        assert_eq!(side_request(&server.url(), judge), "PASS");
+    }
+    assert_eq!(
+        side_request(&server.url(), "Write a title"),
+        "reel scripted session"
+    );
+    assert!(server.shutdown().is_empty());
+}
+
+#[test]
+fn each_eval_plan_is_a_reel_eval_command_that_plans_runs_times_two_trials() {
+    let fx = scratch();
+    for case in ["write-note", "from-tracker", "order-and-baseline"] {
+        let plan = support::read_json(&fx.path(&format!("{OUT}/eval/{case}.json")));
+        let argv: Vec<&str> = plan["command"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert_eq!(argv[..2], ["reel", "eval"]);
+        // The plan runs from the import's output directory.
+        let run = reel()
+            .current_dir(fx.path(OUT))
+            .args(&argv[1..])
+            .arg("--dry-run")
+            .run();
+        assert_eq!(run.code, 0, "{case}: {}", run.stderr);
+        let trials = 2 * plan["reps"].as_u64().unwrap();
+        let shown = format!("{}{}", run.stdout, run.stderr);
+        assert!(
+            shown.contains(&format!("eval plan: {trials} trials")),
+            "{case}: {shown}"
+        );
+    }
+    // A resumed case runs no no-plugin arm, as the first-party runner does.
+    assert!(
+        support::read_json(&fx.path(&format!("{OUT}/eval/follow-up.json")))["command"].is_null()
+    );
+}
+
+#[test]
+fn env_a_session_can_set_becomes_its_agent_env() {
+    let fx = plugin_with(&[
+        (
+            "evals/c/prompt.md",
+            "---\nenv: {ENABLE_TOOL_SEARCH: \"false\", CLAUDE_CODE_SUBAGENT_MODEL: m-1}\n---\nDo it.\n",
+        ),
+        (
+            "evals/c/graders/g.md",
+            "---\ntype: file_exists\npath: outputs/a.md\n---\n",
+        ),
+    ]);
+    let run = reel()
+        .current_dir(fx.root())
+        .args(["import", "plugin-eval", "p", "--out", "o"])
+        .run();
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let session: Value = serde_yaml_ng::from_str(&fx.read("o/sessions/c.yaml")).unwrap();
+    assert_eq!(
+        session["agent_env"],
+        serde_json::json!({"subagent_model": "m-1", "tool_search": "off"})
+    );
+    let lint = reel()
+        .current_dir(fx.root())
+        .args(["lint", "o/c.yaml"])
+        .run();
+    assert_eq!(lint.code, 0, "{}{}", lint.stdout, lint.stderr);
+}
