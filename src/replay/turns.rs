@@ -117,3 +117,100 @@ pub fn evaluate(
     }
     out
 }
+
+/// One group of authored outcomes: a turn's (`turn N`) or the whole
+/// session's (`label` `None`), with how many passed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tally {
+    pub label: Option<String>,
+    pub passed: usize,
+    pub total: usize,
+}
+
+/// The authored outcomes counted per turn, the whole session's first; empty
+/// when no outcome belongs to a turn (a one-prompt scenario), so one-turn
+/// reports read as before.
+pub fn tally(outcomes: &[AssertionOutcome]) -> Vec<Tally> {
+    if !outcomes.iter().any(|a| turn_of(a).is_some()) {
+        return Vec::new();
+    }
+    let mut out: Vec<Tally> = Vec::new();
+    for a in outcomes.iter().filter(|a| is_authored(a)) {
+        let label = turn_of(a).map(str::to_owned);
+        let at = match out.iter().position(|t| t.label == label) {
+            Some(i) => i,
+            None => {
+                out.push(Tally {
+                    label,
+                    passed: 0,
+                    total: 0,
+                });
+                out.len() - 1
+            }
+        };
+        out[at].total += 1;
+        out[at].passed += usize::from(a.pass);
+    }
+    // The session's own block first, then the turns in order.
+    out.sort_by_key(|t| {
+        t.label
+            .as_deref()
+            .and_then(|l| l.strip_prefix("turn ")?.parse::<usize>().ok())
+            .unwrap_or(0)
+    });
+    out
+}
+
+/// `session 2/2 · turn 1 2/2 · turn 2 1/3`: the per-turn counts a status
+/// line shows beside its total; `None` for a one-prompt scenario.
+pub fn tally_line(outcomes: &[AssertionOutcome]) -> Option<String> {
+    let t = tally(outcomes);
+    (!t.is_empty()).then(|| {
+        t.iter()
+            .map(|t| {
+                let label = t.label.as_deref().unwrap_or("session");
+                format!("{label} {}/{}", t.passed, t.total)
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn outcome(source: Option<&str>, pass: bool) -> AssertionOutcome {
+        AssertionOutcome {
+            assertion: json!({"tool_called": "Read"}),
+            pass,
+            message: String::new(),
+            evidence: None,
+            source: source.map(str::to_owned),
+            judge: None,
+        }
+    }
+
+    #[test]
+    fn a_one_prompt_verdict_has_no_tally() {
+        let o = [outcome(None, true), outcome(Some("staleness"), false)];
+        assert_eq!(tally_line(&o), None);
+    }
+
+    #[test]
+    fn turns_are_counted_in_order_after_the_session_and_pseudo_ones_are_left_out() {
+        let o = [
+            outcome(Some("turn 2"), false),
+            outcome(None, true),
+            outcome(Some("turn 10"), true),
+            outcome(Some("turn 2"), true),
+            outcome(Some("cassette-format"), false),
+            outcome(Some("turn 1"), true),
+        ];
+        assert_eq!(
+            tally_line(&o).as_deref(),
+            Some("session 1/1 · turn 1 1/1 · turn 2 1/2 · turn 10 1/1")
+        );
+    }
+}

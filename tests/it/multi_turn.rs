@@ -142,6 +142,12 @@ fn a_turns_assertions_see_only_that_turns_events() {
         said.contains("tool_called: turn 1: tool not called"),
         "{said}"
     );
+    insta::with_settings!({filters => vec![
+        (r"(?m)  \d+ ms$|  \d+\.\d+ s$", "  [time]"),
+        (r"/tmp/\.tmp[A-Za-z0-9]+", "[scratch]"),
+    ]}, {
+        insta::assert_snapshot!("multi_turn_replay_fails_in_turn_1", said);
+    });
 }
 
 #[test]
@@ -175,6 +181,33 @@ fn the_conversation_reruns_green_and_goes_red_at_turn_3_when_the_script_breaks()
             .any(|f| f.contains("turn 1") || f.contains("turn 2")),
         "{failed:?}"
     );
+    // The JSON names the user turn of the first divergence, and each
+    // main-conversation divergence its own.
+    let rerun = &env["results"][0]["rerun"];
+    assert_eq!(rerun["divergenceTurn"], 3, "{rerun}");
+    let user_turns: Vec<&Value> = (rerun["divergences"].as_array().unwrap().iter())
+        .filter(|d| d["conversation"] == "main")
+        .map(|d| &d["userTurn"])
+        .collect();
+    assert!(
+        !user_turns.is_empty() && user_turns.iter().all(|t| **t == 3),
+        "{rerun}"
+    );
+    // The text report counts the assertions per turn and places each
+    // divergence in its user turn.
+    let stderr = reel()
+        .current_dir(s.root())
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .args(["rerun", CASSETTE])
+        .run()
+        .stderr;
+    insta::with_settings!({filters => vec![
+        (r"(?m)  \d+ ms$|  \d+\.\d+ s$", "  [time]"),
+        (r"/[^\s]*/runs/[^\s]+", "[run dir]"),
+        (r"(?m)^sandbox: landlock .*\(every run\)$", "sandbox: [layers] (every run)"),
+    ]}, {
+        insta::assert_snapshot!("multi_turn_rerun_red_at_turn_3", stderr);
+    });
 }
 
 /// The real agent killed right after turn 1's `result` (a wrapper kills it
