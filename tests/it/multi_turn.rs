@@ -351,3 +351,41 @@ fn show_lists_the_user_turns() {
     assert_eq!(turns[1]["resumed"], false);
     assert_eq!(turns[1]["eventStart"], turns[0]["eventEnd"]);
 }
+
+/// `verify-cassettes` reads a multi-turn cassette's turns: a turn's prompt
+/// edited on disk is a recording-shaping drift (`turns`); a turn's edited
+/// `assert:` is not.
+#[test]
+fn verify_cassettes_sees_a_turns_prompt_drift_and_not_its_assertions() {
+    let s = scratch();
+    let verify = || {
+        let run = reel()
+            .current_dir(s.root())
+            .args(["verify-cassettes", CASSETTE, "--output-format", "json"])
+            .run();
+        let env = run.json();
+        support::assert_schema("verify-cassettes.json", &env);
+        (run.code, env["results"][0]["scenarioDrift"].clone())
+    };
+    assert_eq!(verify(), (0, serde_json::json!([])));
+    s.edit("scenarios/conversation.yaml", |t| {
+        t.replace("- tool_called: Read", "- tool_called: Glob")
+    });
+    assert_eq!(
+        verify(),
+        (0, serde_json::json!([])),
+        "an assertion shapes nothing"
+    );
+    s.edit("scenarios/conversation.yaml", |t| {
+        t.replace("tell me the total.", "tell me the total and the row count.")
+    });
+    let (code, drift) = verify();
+    assert_eq!(code, 1, "{drift}");
+    assert!(
+        drift[0]
+            .as_str()
+            .unwrap()
+            .contains("field(s) [turns] differ"),
+        "{drift}"
+    );
+}
