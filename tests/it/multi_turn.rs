@@ -389,3 +389,50 @@ fn verify_cassettes_sees_a_turns_prompt_drift_and_not_its_assertions() {
         "{drift}"
     );
 }
+
+/// `reel diff` of two recordings of the conversation groups each view's
+/// changes under the user turn they belong to: turn 2's Bash input, turn 3's
+/// Read result and the turn 3 assertion it fails.
+#[test]
+fn diff_groups_changes_by_user_turn() {
+    let s = scratch();
+    let b = "cassettes/b.cassette.json";
+    std::fs::copy(s.path(CASSETTE), s.path(b)).unwrap();
+    s.edit_json(b, |doc| {
+        let events = doc["events"].as_array_mut().unwrap();
+        for e in events.iter_mut() {
+            let line = e.as_str().unwrap();
+            if line.contains("toolu_reel_4_0") && line.contains("tool_result") {
+                *e = Value::String(line.replace("245", "490"));
+            } else if line.contains(r#""type":"assistant""#) && line.contains("stats.sh uploa") {
+                *e = Value::String(line.replace("uploads/sales.csv", "uploads/other.csv"));
+            }
+        }
+    });
+    let run = reel()
+        .current_dir(s.root())
+        .args(["diff", CASSETTE, b, "--view", "tools,assertions"])
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    insta::assert_snapshot!("multi_turn_diff_by_turn", run.stdout);
+    let run = reel()
+        .current_dir(s.root())
+        .args(["diff", CASSETTE, b, "--output-format", "json"])
+        .run();
+    let env = run.json();
+    support::assert_schema("diff.json", &env);
+    let turns: Vec<(String, Value)> = (env["results"][0]["views"].as_array().unwrap().iter())
+        .flat_map(|v| {
+            let view = v["view"].as_str().unwrap().to_owned();
+            (v["changes"].as_array().unwrap().iter())
+                .map(move |c| (view.clone(), c["turn"].clone()))
+        })
+        .filter(|(view, _)| view == "tools" || view == "assertions")
+        .collect();
+    assert!(turns.contains(&("tools".into(), 2.into())), "{turns:?}");
+    assert!(turns.contains(&("tools".into(), 3.into())), "{turns:?}");
+    assert!(
+        turns.contains(&("assertions".into(), 3.into())),
+        "{turns:?}"
+    );
+}
