@@ -131,12 +131,21 @@ pub struct Tally {
 /// when no outcome belongs to a turn (a one-prompt scenario), so one-turn
 /// reports read as before.
 pub fn tally(outcomes: &[AssertionOutcome]) -> Vec<Tally> {
-    if !outcomes.iter().any(|a| turn_of(a).is_some()) {
-        return Vec::new();
-    }
+    tally_of(outcomes.iter().map(|a| (a.source.as_deref(), a.pass)))
+}
+
+/// [`tally`] over `(source, pass)` pairs, for a report that reads them back
+/// from JSON (the HTML pages).
+pub fn tally_of<'a>(outcomes: impl IntoIterator<Item = (Option<&'a str>, bool)>) -> Vec<Tally> {
     let mut out: Vec<Tally> = Vec::new();
-    for a in outcomes.iter().filter(|a| is_authored(a)) {
-        let label = turn_of(a).map(str::to_owned);
+    let mut any_turn = false;
+    for (source, pass) in outcomes {
+        let turn = source.filter(|s| s.starts_with("turn "));
+        if source.is_some() && turn.is_none() {
+            continue; // a pseudo-assertion about the cassette
+        }
+        any_turn |= turn.is_some();
+        let label = turn.map(str::to_owned);
         let at = match out.iter().position(|t| t.label == label) {
             Some(i) => i,
             None => {
@@ -149,7 +158,10 @@ pub fn tally(outcomes: &[AssertionOutcome]) -> Vec<Tally> {
             }
         };
         out[at].total += 1;
-        out[at].passed += usize::from(a.pass);
+        out[at].passed += usize::from(pass);
+    }
+    if !any_turn {
+        return Vec::new();
     }
     // The session's own block first, then the turns in order.
     out.sort_by_key(|t| {
@@ -164,9 +176,14 @@ pub fn tally(outcomes: &[AssertionOutcome]) -> Vec<Tally> {
 /// `session 2/2 · turn 1 2/2 · turn 2 1/3`: the per-turn counts a status
 /// line shows beside its total; `None` for a one-prompt scenario.
 pub fn tally_line(outcomes: &[AssertionOutcome]) -> Option<String> {
-    let t = tally(outcomes);
-    (!t.is_empty()).then(|| {
-        t.iter()
+    line_of(&tally(outcomes))
+}
+
+/// The text of a [`tally`]; `None` when it is empty.
+pub fn line_of(tally: &[Tally]) -> Option<String> {
+    (!tally.is_empty()).then(|| {
+        tally
+            .iter()
             .map(|t| {
                 let label = t.label.as_deref().unwrap_or("session");
                 format!("{label} {}/{}", t.passed, t.total)

@@ -193,6 +193,22 @@ fn the_conversation_reruns_green_and_goes_red_at_turn_3_when_the_script_breaks()
         !user_turns.is_empty() && user_turns.iter().all(|t| **t == 3),
         "{rerun}"
     );
+    // The HTML rerun page, from that envelope, says the same.
+    std::fs::write(s.path("rerun.json"), env.to_string()).unwrap();
+    let run = reel()
+        .current_dir(s.root())
+        .args(["report", "--rerun", "rerun.json", "--out", "rerun.html"])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let page = s.read("rerun.html");
+    for fact in [
+        "first divergence</span><span class=\"mono\">user turn 3",
+        "assertions per turn</span><span class=\"mono\">session 1/2 · turn 1 2/2 · turn 2 2/2 · turn 3 2/3",
+        "<code>main · user turn 3 · turn 5 · Read</code>",
+        "<code>tool_result_contains</code> <span class=\"note\">(turn 3)</span>",
+    ] {
+        assert!(page.contains(fact), "{fact} in {page}");
+    }
     // The text report counts the assertions per turn and places each
     // divergence in its user turn.
     let stderr = reel()
@@ -434,5 +450,30 @@ fn diff_groups_changes_by_user_turn() {
     assert!(
         turns.contains(&("assertions".into(), 3.into())),
         "{turns:?}"
+    );
+}
+
+/// The HTML page of the recording counts its assertions per user turn and
+/// names each turn's assertion with its turn.
+#[test]
+fn the_recording_page_shows_assertions_per_turn() {
+    let fx = support::Fixture::new();
+    let out = fx.path("conversation.html");
+    let run = reel()
+        .current_dir(repo())
+        .args(["report", CASSETTE, "--out"])
+        .arg(&out)
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        page.contains(
+            "assertions per turn</span><span class=\"mono\">session 2/2 · turn 1 2/2 · turn 2 2/2 · turn 3 3/3"
+        ),
+        "{page}"
+    );
+    assert!(
+        page.contains("<span class=\"note\">(turn 3)</span>"),
+        "{page}"
     );
 }
