@@ -6,7 +6,7 @@
 //! and runs everything the skill author owns for real: the recorded replies
 //! ([`replies`]) are served from the loopback scripted model, the current
 //! skill files are staged exactly as `record` stages them (the one live run,
-//! [`crate::record::live`]), the agent's prompts are answered from the frozen
+//! [`crate::run`]), the agent's prompts are answered from the frozen
 //! `answers:`, and the frozen `assert:` block is judged on the fresh run as
 //! a live verdict. Then the fresh run is compared with the recording turn by
 //! turn ([`divergence`]): a divergence means the recorded replies may no
@@ -40,8 +40,8 @@ use serde_json::Value;
 use crate::cassette::Cassette;
 use crate::model::ProblemKind;
 use crate::protocol::{self, Line};
-use crate::record::{RecordError, live};
 use crate::replay::ReplayResult;
+use crate::run::{self as live, RecordError};
 use crate::scenario::{Refusal, Scenario, ScenarioError, session_keys};
 use divergence::{Divergence, Kind};
 use notes::{
@@ -344,7 +344,7 @@ impl Fresh<'_> {
             agent_cmd: opts.agent_cmd.as_deref(),
             claude_program: opts.claude_program.as_deref(),
             timeout: self.timeout,
-            max_artifact_bytes: crate::record::manifest::DEFAULT_BODY_CAP,
+            max_artifact_bytes: crate::run::collect::DEFAULT_BODY_CAP,
             sandbox: opts.sandbox,
         })
         .map_err(|e| match e {
