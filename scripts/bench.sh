@@ -184,6 +184,7 @@ EOF
       if (n == "replay_50k_events_timeline") return "`reel replay` of the same run with the recorder `timeline` (37,000 small objects)";
       if (n == "replay_floor_parse_timeline") return "the floor for that cassette: read + parse into a `serde_json::Value` (its peak RSS)";
       if (n == "replay_50k_events_json_timeline") return "`reel replay --output-format json` of the cassette with the timeline";
+      if (n == "replay_50_turns_50k_events") return "`reel replay` of the 50,000 events as a 50-turn session, 3 assertions per turn judged on its slice (`reelTurns`); **floor column: the same events as a one-prompt cassette, same run**";
       if (n == "replay_50k_events_vs_original") return "`reel replay FILE` (the binary) of the 50,000-event cassette; **floor column: cowork-harness 2.0.0 `replay FILE` on node 22, same run**";
       if (n == "replay_dir_1000") return "`reel replay DIR` of 1,000 copies of a real cowork-harness cassette (34 events, session mounting a git-tracked skill); floor: read + parse every file";
       if (n == "replay_small") return "`reel replay FILE` of one 36 KB cassette (`example-multiselect-gate`); floor: a process that reads and parses it"
@@ -219,6 +220,7 @@ EOF
       if (n ~ /_vs_original$/) { want = (n ~ /^replay_small/) ? 60 : 20; tgt = ((fl != "-" && t * want <= fl) ? "met" : "MISSED") ": ≥ " want "x faster than the original" }
       else if (n == "replay_50k_events" || n == "replay_50k_events_timeline") { text[n] = t; tgt = ((fl != "-" && t <= fl && rss != "-" && rss <= 1.3 * inb) ? "met" : "MISSED") ": ≤ floor, RSS ≤ 1.3x input" }
       else if (n ~ /^replay_50k_events_json/) { k = n; sub(/_json/, "", k); tgt = ((k in text && t <= 1.3 * text[k]) ? "met" : "MISSED") ": ≤ 1.3x text mode" }
+      if (n == "replay_50_turns_50k_events") tgt = ((fl != "-" && t <= 1.1 * fl) ? "met" : "MISSED") ": ≤ one-turn + 10 %"
       if (n == "fingerprint_2000_files") tgt = ((fl != "-" && t <= 2 * fl) ? "met" : "MISSED") ": ≤ 2x floor"
       if (n ~ /^model_turn/) tgt = ((t < 0.005) ? "met" : "MISSED") ": < 5 ms"
       if (n == "record_overhead") tgt = ((t < 0.05) ? "met" : "MISSED") ": < 50 ms"

@@ -45,6 +45,7 @@ pub mod replay;
 pub mod report;
 pub mod rerun;
 pub mod review;
+pub mod run;
 pub mod runs;
 pub mod sandbox;
 pub mod scaffold;

@@ -198,6 +198,14 @@ pub fn stays_inside(rel: &str) -> bool {
     true
 }
 
+/// Claude Code's project-directory slug of a path: every character that is
+/// not an ASCII letter or digit becomes `-`.
+pub fn slug(path: &str) -> String {
+    path.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

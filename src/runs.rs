@@ -18,7 +18,7 @@
 //!
 //! `create` makes a run directory marked with `.reel-run`; `gc` removes by age
 //! (a week by default) or all. Printing is `report::gc`; what a run does is
-//! `record::live`.
+//! `run`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};

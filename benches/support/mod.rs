@@ -224,6 +224,60 @@ pub fn write_big_cassette(dir: &Path, with_timeline: bool) -> (PathBuf, u64) {
     (path, bytes.len() as u64)
 }
 
+/// The same `events` lines recorded as one multi-turn session of `turns`
+/// user turns (docs/multi-turn.md) and as a one-prompt run: both cassettes
+/// hold the same lines (each turn's slice ends with its own `result`), the
+/// same top-level `assert:`; the multi-turn one adds `reelTurns` marks and
+/// per-turn `assert:` blocks (three keys each, judged on that turn's slice).
+/// Written to `dir`; returns (one-turn path, multi-turn path, size of the
+/// multi-turn file).
+pub fn write_turn_cassettes(dir: &Path, turns: usize) -> (PathBuf, PathBuf, u64) {
+    let events = env_u64("REEL_BENCH_EVENTS", if smoke() { 500 } else { 50_000 }) as usize;
+    let turns = turns.clamp(1, events / 4);
+    let mut doc = cassette(events, 1_000, seed(), false);
+    let per = events / turns;
+    let mut marks = Vec::new();
+    let mut scenario_turns = Vec::new();
+    let lines = doc["events"].as_array_mut().expect("events");
+    for t in 0..turns {
+        let (start, end) = (
+            t * per,
+            if t + 1 == turns {
+                events
+            } else {
+                (t + 1) * per
+            },
+        );
+        // Each turn ends with its `result`, as a recorded session's does.
+        lines[end - 1] = Value::String(
+            json!({"type":"result","subtype":"success","is_error":false,"num_turns":1,
+                   "total_cost_usd":0.03,"usage":{"input_tokens":20,"output_tokens":40},
+                   "result":"done"})
+            .to_string(),
+        );
+        marks.push(json!({"index": t, "eventStart": start, "eventEnd": end,
+                          "frameStart": t, "frameEnd": t + 1, "interrupted": false, "resumed": false}));
+        scenario_turns.push(json!({"prompt": format!("turn {}", t + 1), "answers": [],
+            "assert": [{"tool_called": "Bash"}, {"tool_result_contains": "runbook"}, {"max_tool_errors": 0}]}));
+    }
+    let one = serde_json::to_vec_pretty(&doc).expect("serialise");
+    let scenario = doc["scenario"].as_object_mut().expect("scenario");
+    scenario.shift_remove("prompt");
+    scenario.insert("turns".into(), Value::Array(scenario_turns));
+    doc.insert(
+        "reelTurns".into(),
+        json!({"sessionId": "bench", "maxTurns": null, "resumedSession": null, "turns": marks}),
+    );
+    let multi = serde_json::to_vec_pretty(&doc).expect("serialise");
+    let (one_path, multi_path) = (
+        dir.join("one-turn.cassette.json"),
+        dir.join("turns.cassette.json"),
+    );
+    std::fs::write(&one_path, &one).expect("write the one-turn cassette");
+    std::fs::write(&multi_path, &multi).expect("write the multi-turn cassette");
+    (one_path, multi_path, multi.len() as u64)
+}
+
 fn hex_sha256(bytes: &[u8]) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(bytes))

@@ -39,6 +39,10 @@ pub struct ToolCall {
     pub is_error: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
+    /// The user turn (1-based) of a multi-turn recording whose events hold
+    /// the call; absent for a one-prompt recording.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn: Option<usize>,
 }
 
 /// One question or permission prompt and what the recording answered.
@@ -387,18 +391,32 @@ fn init_line(cassette: &Cassette) -> Option<Map<String, Value>> {
         .last()
 }
 
-/// Tool calls with their full inputs, through the one stream-json parser.
-fn tool_calls(cassette: &Cassette) -> Vec<(String, Value, Option<String>, Option<String>)> {
+/// A tool call as read: name, input, tool-use id, parent, user turn.
+type CallRead = (String, Value, Option<String>, Option<String>, Option<usize>);
+
+/// Tool calls with their full inputs, through the one stream-json parser,
+/// each with the user turn (of a multi-turn recording) its line falls in.
+fn tool_calls(cassette: &Cassette) -> Vec<CallRead> {
     use rayon::prelude::*;
     let finder = memchr::memmem::Finder::new(b"\"tool_use\"");
     let lines: Vec<std::borrow::Cow<'_, str>> = cassette.events().collect();
+    let ranges = replay::turns::event_ranges(cassette);
+    let turn_of = |i: usize| {
+        // The marks are in event order: the first range not ending by `i`.
+        let t = ranges.partition_point(|(_, end)| *end <= i);
+        (ranges.get(t))
+            .is_some_and(|(start, _)| *start <= i)
+            .then_some(t + 1)
+    };
     lines
         .par_iter()
+        .enumerate()
         .with_min_len(512)
-        .map(|line| {
+        .map(|(i, line)| {
             if !line.contains("\"assistant\"") || finder.find(line.as_bytes()).is_none() {
                 return Vec::new();
             }
+            let turn = turn_of(i);
             let Ok(v) = serde_json::from_str::<Value>(line) else {
                 return Vec::new();
             };
@@ -412,7 +430,7 @@ fn tool_calls(cassette: &Cassette) -> Vec<(String, Value, Option<String>, Option
                         parent,
                         tool_use_id,
                         ..
-                    } => Some((name, input, tool_use_id, parent)),
+                    } => Some((name, input, tool_use_id, parent, turn)),
                     _ => None,
                 })
                 .collect()
@@ -424,10 +442,7 @@ fn tool_calls(cassette: &Cassette) -> Vec<(String, Value, Option<String>, Option
 /// The run's directories as the recording states them (the init `cwd`, the
 /// skill base directories), through the one root finder; when the init
 /// event named none, the work root a manifest path reveals.
-fn recorded_roots(
-    cassette: &Cassette,
-    calls: &[(String, Value, Option<String>, Option<String>)],
-) -> super::normalize::Roots {
+fn recorded_roots(cassette: &Cassette, calls: &[CallRead]) -> super::normalize::Roots {
     let stating: Vec<Value> = cassette
         .events()
         .filter(|l| l.contains("\"init\"") || l.contains("Base directory for this skill: "))
@@ -448,12 +463,9 @@ fn recorded_roots(
 
 /// A run root from the manifest when the init event named none: the prefix
 /// of a tool input's absolute path that ends in a manifest path.
-fn inferred_work_root(
-    cassette: &Cassette,
-    calls: &[(String, Value, Option<String>, Option<String>)],
-) -> Option<String> {
+fn inferred_work_root(cassette: &Cassette, calls: &[CallRead]) -> Option<String> {
     let artifacts = cassette.artifacts()?;
-    for (_, input, _, _) in calls {
+    for (_, input, ..) in calls {
         for key in ["file_path", "path"] {
             let Some(p) = input.get(key).and_then(Value::as_str) else {
                 continue;
@@ -470,14 +482,10 @@ fn inferred_work_root(
     None
 }
 
-fn tools_view(
-    calls: Vec<(String, Value, Option<String>, Option<String>)>,
-    run: &RunView,
-    norm: &mut Normalizer,
-) -> Vec<ToolCall> {
+fn tools_view(calls: Vec<CallRead>, run: &RunView, norm: &mut Normalizer) -> Vec<ToolCall> {
     calls
         .into_iter()
-        .map(|(name, input, id, parent)| {
+        .map(|(name, input, id, parent, turn)| {
             let result = id.as_deref().and_then(|i| run.tool_results.get(i));
             ToolCall {
                 name,
@@ -486,6 +494,7 @@ fn tools_view(
                 input: norm.value(&input),
                 is_error: result.map(|r| r.0),
                 result: result.map(|r| norm.text(&r.1)),
+                turn,
             }
         })
         .collect()

@@ -104,6 +104,11 @@ pub struct Change {
     /// A unified diff of a text value (inlined bodies, multi-line strings).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unified: Option<String>,
+    /// The user turn (1-based) of a multi-turn recording the item belongs
+    /// to (the old side's, the new side's for an addition); absent for a
+    /// one-prompt recording and for what belongs to the whole session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn: Option<usize>,
 }
 
 /// One view's comparison.
@@ -236,6 +241,8 @@ struct Seq<'a, T> {
     label: &'a dyn Fn(usize, &T) -> String,
     /// Fields the label already shows, left out of the compared value.
     shown: &'a [&'a str],
+    /// The user turn an item belongs to (a multi-turn recording).
+    turn: &'a dyn Fn(&T) -> Option<usize>,
 }
 
 fn to_value<T: Serialize>(v: &T) -> Value {
@@ -279,24 +286,28 @@ impl<T: PartialEq + Serialize> Seq<'_, T> {
                     for (x, y) in ra.zip(rb) {
                         if a[x] != b[y] {
                             let label = (self.label)(x, &a[x]);
+                            let from = out.len();
                             leaves(&label, "", &self.value(&a[x]), &self.value(&b[y]), &mut out);
+                            let turn = (self.turn)(&a[x]);
+                            out[from..].iter_mut().for_each(|c| c.turn = turn);
                         }
                     }
                 }
                 DiffTag::Delete | DiffTag::Insert | DiffTag::Replace => {
                     for x in ra {
-                        out.push(whole(
+                        let mut c = whole(
                             ChangeKind::Removed,
                             (self.label)(x, &a[x]),
                             self.value(&a[x]),
-                        ));
+                        );
+                        c.turn = (self.turn)(&a[x]);
+                        out.push(c);
                     }
                     for y in rb {
-                        out.push(whole(
-                            ChangeKind::Added,
-                            (self.label)(y, &b[y]),
-                            self.value(&b[y]),
-                        ));
+                        let mut c =
+                            whole(ChangeKind::Added, (self.label)(y, &b[y]), self.value(&b[y]));
+                        c.turn = (self.turn)(&b[y]);
+                        out.push(c);
                     }
                 }
             }
@@ -317,6 +328,7 @@ fn whole(kind: ChangeKind, item: String, value: Value) -> Change {
         before,
         after,
         unified: None,
+        turn: None,
     }
 }
 
@@ -377,6 +389,7 @@ fn field(label: &str, path: &str, before: Option<&Value>, after: Option<&Value>)
         before: before.cloned(),
         after: after.cloned(),
         unified,
+        turn: None,
     }
 }
 
@@ -396,6 +409,7 @@ fn tools(a: &Recording, b: &Recording) -> Vec<Change> {
         key: &|t: &digest::ToolCall| t.name.clone(),
         label: &|i, t: &digest::ToolCall| format!("#{} {}", i + 1, t.name),
         shown: &["name"],
+        turn: &|t: &digest::ToolCall| t.turn,
     }
     .diff(&a.tools, &b.tools)
 }
@@ -405,6 +419,7 @@ fn answers(a: &Recording, b: &Recording) -> Vec<Change> {
         key: &|x: &digest::Answer| format!("{} {}", x.kind, x.name),
         label: &|i, x: &digest::Answer| format!("#{} {} {}", i + 1, x.kind, x.name),
         shown: &["kind", "name"],
+        turn: &|_| None,
     }
     .diff(&a.answers, &b.answers)
 }
@@ -425,6 +440,7 @@ fn transcript(a: &Recording, b: &Recording) -> Vec<Change> {
             "transcript",
             "transcript",
         )),
+        turn: None,
     }]
 }
 
@@ -463,6 +479,7 @@ fn files(a: &Recording, b: &Recording) -> Vec<Change> {
                 before: ia.get(path).cloned(),
                 after: None,
                 unified: None,
+                turn: None,
             }),
             (None, Some(_)) => out.push(Change {
                 kind: ChangeKind::Added,
@@ -471,6 +488,7 @@ fn files(a: &Recording, b: &Recording) -> Vec<Change> {
                 before: None,
                 after: ib.get(path).cloned(),
                 unified: None,
+                turn: None,
             }),
             (Some(x), Some(y)) => {
                 let mut vx = ia[path].clone();
@@ -499,6 +517,7 @@ fn files(a: &Recording, b: &Recording) -> Vec<Change> {
                             before: Some(Value::String(tx.clone())),
                             after: Some(Value::String(ty.clone())),
                             unified: Some(unified(&tx, &ty, path, path)),
+                            turn: None,
                         });
                     }
                     (x, y) if x != y => out.push(field(path, "body", x.as_ref(), y.as_ref())),
@@ -533,6 +552,7 @@ fn body_not_kept(x: &digest::FileEntry, y: &digest::FileEntry) -> Option<Change>
         unified: Some(format!(
             "(content changed; no body to compare in either cassette — {why})"
         )),
+        turn: None,
     })
 }
 
@@ -544,17 +564,28 @@ fn strip_key(v: &mut Value, key: &str) -> Option<Value> {
 }
 
 fn assertions(a: &Recording, b: &Recording) -> Vec<Change> {
-    let key = |x: &digest::AssertionVerdict| {
+    // A turn's assertion (`source: turn N`) aligns only within its turn.
+    let turn = |x: &digest::AssertionVerdict| {
+        (x.source.as_deref()?.strip_prefix("turn ")?)
+            .parse::<usize>()
+            .ok()
+    };
+    let label = |x: &digest::AssertionVerdict| {
         x.assertion
             .as_object()
             .and_then(|m| m.keys().next().cloned())
             .or_else(|| x.source.clone())
             .unwrap_or_else(|| "(empty)".into())
     };
+    let key = |x: &digest::AssertionVerdict| match turn(x) {
+        Some(t) => format!("turn {t}: {}", label(x)),
+        None => label(x),
+    };
     let mut out = Seq {
         key: &key,
-        label: &|_, x: &digest::AssertionVerdict| key(x),
+        label: &|_, x: &digest::AssertionVerdict| label(x),
         shown: &[],
+        turn: &turn,
     }
     .diff(&a.assertions, &b.assertions);
     if a.verdict_pass != b.verdict_pass {
@@ -565,6 +596,7 @@ fn assertions(a: &Recording, b: &Recording) -> Vec<Change> {
             before: Some(Value::Bool(a.verdict_pass)),
             after: Some(Value::Bool(b.verdict_pass)),
             unified: None,
+            turn: None,
         });
     }
     out

@@ -42,7 +42,17 @@ fn view_text(s: &mut String, v: &ViewDiff, color: bool) {
         )
     };
     let _ = writeln!(s, "{}", paint(&head, color, Paint::Bold));
-    for c in &v.changes {
+    // A multi-turn recording's changes are grouped under the user turn
+    // they belong to (in order: a sequence view's items are); what belongs
+    // to the whole session is `session`.
+    let by_turn = v.changes.iter().any(|c| c.turn.is_some());
+    let mut group = None;
+    for (i, c) in v.changes.iter().enumerate() {
+        if by_turn && (i == 0 || c.turn != group) {
+            group = c.turn;
+            let label = c.turn.map_or("session".to_owned(), |t| format!("turn {t}"));
+            let _ = writeln!(s, " {}", paint(&label, color, Paint::Cyan));
+        }
         change_text(s, c, color);
     }
 }

@@ -3,11 +3,11 @@
 //! Two arms, repeated live trials of each scenario, matched pairs, exact
 //! tests, and a report that is always recomputed from the trial rows.
 //!
-//! Not here: the live run itself (`record::live`), rendering (`report::eval`).
+//! Not here: the live run itself (`run`), rendering (`report::eval`).
 //!
 //! Files: `mod` (arms and their one axis), `rows` (the manifest `eval.json`,
 //! the trial rows `runs.jsonl`, shard merge), `run` (ABBA scheduling over
-//! `record::live`), `stats` (paired statistics: exact McNemar, Newcombe's
+//! `run`), `stats` (paired statistics: exact McNemar, Newcombe's
 //! paired interval, Holm among the rows Tarone's rule counts, the detectable
 //! difference; checked against `tests/data/eval_stats_reference.json`, made by
 //! `scripts/eval-stats-reference.py`), `policy` (the policy and statuses),

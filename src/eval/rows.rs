@@ -180,13 +180,19 @@ pub struct AssertionResult {
 impl AssertionResult {
     /// The rows of one trial's verdict: every assertion it evaluated — a
     /// judged `semantic_matches` (its verdict judged and frozen when the
-    /// trial recorded) like any other — but not the pseudo-assertions about
-    /// the cassette itself (`source`).
+    /// trial recorded) like any other, a multi-turn scenario's turn
+    /// assertions as rows of their own (`turn N: …`, so the report compares
+    /// the arms turn by turn) — but not the pseudo-assertions about the
+    /// cassette itself (`source`).
     pub fn of_verdict(outcomes: &[crate::assert::AssertionOutcome]) -> Vec<AssertionResult> {
+        use crate::replay::turns;
         (outcomes.iter())
-            .filter(|a| a.source.is_none())
+            .filter(|a| turns::is_authored(a))
             .map(|a| AssertionResult {
-                label: a.assertion.to_string(),
+                label: match turns::turn_of(a) {
+                    Some(turn) => format!("{turn}: {}", a.assertion),
+                    None => a.assertion.to_string(),
+                },
                 pass: a.pass,
             })
             .collect()
@@ -348,6 +354,31 @@ mod tests {
             policy: Policy::default(),
             identities: None,
         }
+    }
+
+    #[test]
+    fn a_turns_assertions_are_rows_of_their_own_and_pseudo_ones_are_not() {
+        let outcome = |source: Option<&str>, pass: bool| crate::assert::AssertionOutcome {
+            assertion: serde_json::json!({"tool_called": "Bash"}),
+            pass,
+            message: String::new(),
+            evidence: None,
+            source: source.map(str::to_owned),
+            judge: None,
+        };
+        let rows = AssertionResult::of_verdict(&[
+            outcome(None, true),
+            outcome(Some("turn 2"), false),
+            outcome(Some("staleness"), false),
+        ]);
+        let labels: Vec<(&str, bool)> = rows.iter().map(|r| (r.label.as_str(), r.pass)).collect();
+        assert_eq!(
+            labels,
+            [
+                (r#"{"tool_called":"Bash"}"#, true),
+                (r#"turn 2: {"tool_called":"Bash"}"#, false)
+            ]
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Running an eval: arms resolved once, trials planned interleaved (ABBA:
 //! rep 0 runs A then B, rep 1 B then A, …, so drift hits both arms alike),
-//! each trial one live run (`record::live::run`, sandboxed by default), `jobs`
+//! each trial one live run (`run::run`, sandboxed by default), `jobs`
 //! at once, rows persisted after every trial, new trials stopped once the
 //! budget is spent.
 
@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::rows::{AssertionResult, Manifest, Outcome, Row, Source};
-use crate::record::{Prepared, RecordOptions, live};
+use crate::record::{Prepared, RecordOptions};
+use crate::run as live;
 
 /// One arm, resolved: what its trials run with.
 pub struct ArmSetup {
@@ -367,7 +368,7 @@ fn live_trial(ctx: &Context<'_>, path: &Path, prepared: &Prepared, arm: &ArmSetu
         agent_cmd: None,
         claude_program: arm.claude_program.as_deref(),
         timeout,
-        max_artifact_bytes: crate::record::manifest::DEFAULT_BODY_CAP,
+        max_artifact_bytes: crate::run::collect::DEFAULT_BODY_CAP,
         sandbox: ctx.sandbox,
         // Live trials run every MCP server for real.
         mcp: None,
@@ -376,7 +377,7 @@ fn live_trial(ctx: &Context<'_>, path: &Path, prepared: &Prepared, arm: &ArmSetu
         Ok(run) => run,
         // An unanswered question or a failing answer rule: the arm led the
         // agent somewhere the scenario did not expect.
-        Err(crate::record::RecordError::Run { message, .. }) => {
+        Err(crate::run::RecordError::Run { message, .. }) => {
             row.outcome = Outcome::Failed;
             row.cause = Some(format!("run error: {}", first_line(&message)));
             row.cost_usd = row.scripted.then_some(0.0);

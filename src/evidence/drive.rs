@@ -71,6 +71,7 @@ impl RecordedLine for EventLine<'_> {
 /// it. Reading is pure, so lines are read in parallel (and, for a large
 /// replay, while the loader is still scanning: [`read_line`]); folding the
 /// read lines into the record is sequential ([`drive_read`]).
+#[derive(Clone)]
 pub struct ReadLine {
     outcome: LineOutcome,
     digests: Vec<[u8; 32]>,
@@ -188,6 +189,57 @@ pub fn drive_read(
     redrive.finish()
 }
 
+/// [`drive_read`], folding each line also into the record of the user turn
+/// whose `[start, end)` range of `ranges` holds it (a multi-turn session,
+/// docs/multi-turn.md): the whole run and every turn's slice in one pass
+/// over lines read once. A turn's record is the one [`drive`] makes of its
+/// slice alone (its lines indexed from the slice's start). `ranges` must
+/// be in order and not overlap ([`ranges_in_order`]); a turn beyond the
+/// lines gets the record of what it holds.
+pub fn drive_read_by_turn(
+    lines: impl IntoIterator<Item = ReadLine>,
+    control_out: Option<&[&str]>,
+    text_room: usize,
+    ranges: &[(usize, usize)],
+) -> (RunRecord, Vec<RunRecord>) {
+    debug_assert!(ranges_in_order(ranges));
+    let mut whole = Redrive::new(control_out);
+    whole.d.folds.reserve_text(text_room);
+    let mut turns = Vec::with_capacity(ranges.len());
+    let mut open: Option<Redrive> = None;
+    let mut t = 0;
+    for (i, line) in lines.into_iter().enumerate() {
+        // Close the turns that end here; open the one line `i` enters.
+        while let Some(&(start, end)) = ranges.get(t) {
+            if i >= end {
+                let turn = open.take().unwrap_or_else(|| Redrive::new(control_out));
+                turns.push(turn.finish());
+                t += 1;
+                continue;
+            }
+            if i >= start && open.is_none() {
+                open = Some(Redrive::new(control_out));
+            }
+            break;
+        }
+        if let Some(turn) = open.as_mut() {
+            turn.fold_one(i - ranges[t].0, line.clone());
+        }
+        whole.fold_one(i, line);
+    }
+    for _ in t..ranges.len() {
+        let turn = open.take().unwrap_or_else(|| Redrive::new(control_out));
+        turns.push(turn.finish());
+    }
+    (whole.finish(), turns)
+}
+
+/// Are `ranges` usable by [`drive_read_by_turn`]: each `start <= end`, in
+/// order, none overlapping the one before?
+pub fn ranges_in_order(ranges: &[(usize, usize)]) -> bool {
+    ranges.iter().all(|(s, e)| s <= e) && ranges.windows(2).all(|w| w[0].1 <= w[1].0)
+}
+
 /// The re-drive in steps: [`Redrive::feed`] a chunk of lines at a time (it is
 /// read in parallel while the chunk before it is folded), then
 /// [`Redrive::finish`].
@@ -250,6 +302,14 @@ impl Redrive {
             self.pending = Some((self.next_index, read));
         }
         self.next_index += chunk_len;
+    }
+
+    /// Folds one line read already (`events[i]`), in order.
+    fn fold_one(&mut self, i: usize, line: ReadLine) {
+        let truncated = self.truncated.take();
+        self.truncated =
+            self.d
+                .fold_chunk(i, std::iter::once(line), &mut self.hook_lines, truncated);
     }
 
     fn finish(mut self) -> RunRecord {

@@ -67,7 +67,8 @@ pub mod timeline;
 mod tool_output;
 
 pub use drive::{
-    LineReader, ReadLine, RecordedLine, drive, drive_read, read_line, read_line_for_verdict,
+    LineReader, ReadLine, RecordedLine, drive, drive_read, drive_read_by_turn, ranges_in_order,
+    read_line, read_line_for_verdict,
 };
 pub use reference_access::ReferenceAccess;
 pub use run::*;
@@ -98,5 +99,17 @@ impl RunRecord {
         text_room: usize,
     ) -> RunRecord {
         drive_read(lines, control_out, text_room)
+    }
+
+    /// [`RunRecord::from_read_lines`] that also re-drives each user turn's
+    /// slice (`ranges`, in order, as `reelTurns` marks them) in the same
+    /// pass: the whole run's record and one per turn ([`drive_read_by_turn`]).
+    pub fn from_read_lines_by_turn(
+        lines: impl IntoIterator<Item = ReadLine>,
+        control_out: Option<&[&str]>,
+        text_room: usize,
+        ranges: &[(usize, usize)],
+    ) -> (RunRecord, Vec<RunRecord>) {
+        drive_read_by_turn(lines, control_out, text_room, ranges)
     }
 }

@@ -27,7 +27,7 @@ pub const PRERUN_HASH_CAP_ENV: &str = "COWORK_HARNESS_PRERUN_HASH_CAP";
 pub const DEFAULT_PRERUN_HASH_CAP: u64 = 50 * 1024 * 1024;
 
 /// The pre-run hash cap: a file larger than this gets a `null` pre-run hash
-/// (`record::manifest`), so its authorship can never be decided. Here because
+/// (`run::collect`), so its authorship can never be decided. Here because
 /// a fixture file over it is refused at scan time, and the scan sits below
 /// `record`. A value that is not a positive number falls back to the default.
 pub fn prerun_hash_cap() -> u64 {

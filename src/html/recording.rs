@@ -238,6 +238,12 @@ fn pages(turns: &[Turn], size: usize) -> Vec<TurnPage> {
 
 fn facts(r: &Outcome, c: &Conversation) -> Vec<(String, String)> {
     let mut out = vec![("turns".to_owned(), thousands(c.total_turns as u64))];
+    // A multi-turn recording: how each user turn's assertions fared.
+    let per_turn =
+        replay::turns::tally_of((r.assertions.iter()).map(|a| (a.source.as_deref(), a.pass)));
+    if let Some(line) = replay::turns::line_of(&per_turn) {
+        out.push(("assertions per turn".to_owned(), line));
+    }
     let show = |v: &Value| match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),

@@ -56,6 +56,9 @@ struct RerunJson {
     agent_version: Versions,
     #[serde(default)]
     notes: Vec<String>,
+    /// A multi-turn recording's user turn of the first divergence.
+    #[serde(default)]
+    divergence_turn: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -78,6 +81,8 @@ struct DivergenceJson {
     kind: String,
     recorded: String,
     now: String,
+    #[serde(default, rename = "userTurn")]
+    user_turn: Option<u64>,
 }
 
 /// One rerun cassette as the page shows it.
@@ -184,23 +189,8 @@ fn view(r: ResultJson, i: usize, base: &Path, opts: &Options) -> RerunView {
             recording_note,
         };
     };
-    let version = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
     RerunView {
-        facts: vec![
-            (
-                "replies served".into(),
-                format!("{} of {}", rerun.replies.served, rerun.replies.recorded),
-            ),
-            (
-                "agent version".into(),
-                format!(
-                    "{} recorded → {} now",
-                    version(&rerun.agent_version.recorded),
-                    version(&rerun.agent_version.now)
-                ),
-            ),
-            ("divergences".into(), rerun.divergences.len().to_string()),
-        ],
+        facts: facts(&rerun, &r.assertions),
         divergences: rerun.divergences.iter().map(divergence).collect(),
         file: r.file,
         anchor,
@@ -220,6 +210,40 @@ fn view(r: ResultJson, i: usize, base: &Path, opts: &Options) -> RerunView {
     }
 }
 
+/// The rerun's figures; a multi-turn recording's also say where it first
+/// diverged and how each turn's assertions fared.
+fn facts(rerun: &RerunJson, assertions: &[Value]) -> Vec<(String, String)> {
+    let version = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+    let mut out = vec![
+        (
+            "replies served".into(),
+            format!("{} of {}", rerun.replies.served, rerun.replies.recorded),
+        ),
+        (
+            "agent version".into(),
+            format!(
+                "{} recorded → {} now",
+                version(&rerun.agent_version.recorded),
+                version(&rerun.agent_version.now)
+            ),
+        ),
+        ("divergences".into(), rerun.divergences.len().to_string()),
+    ];
+    if let Some(t) = rerun.divergence_turn {
+        out.push(("first divergence".into(), format!("user turn {t}")));
+    }
+    let per_turn = crate::replay::turns::tally_of(assertions.iter().map(|a| {
+        (
+            a.get("source").and_then(Value::as_str),
+            a.get("pass").and_then(Value::as_bool) == Some(true),
+        )
+    }));
+    if let Some(line) = crate::replay::turns::line_of(&per_turn) {
+        out.push(("assertions per turn".into(), line));
+    }
+    out
+}
+
 fn recorded(file: &str, base: &Path) -> Result<Cassette, String> {
     let given = Path::new(file);
     let beside = base.join(given);
@@ -233,6 +257,9 @@ fn recorded(file: &str, base: &Path) -> Result<Cassette, String> {
 
 fn divergence(d: &DivergenceJson) -> DivergenceView {
     let mut place = vec![d.conversation.clone()];
+    if let Some(u) = d.user_turn {
+        place.push(format!("user turn {u}"));
+    }
     if let Some(t) = d.turn {
         place.push(format!("turn {}", t + 1));
     }

@@ -326,6 +326,9 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
             carried_lines: !opts.lean,
         };
         let fold_timeline: crate::cassette::FoldTimeline<'_, _> = &TimelineFolds::of_each;
+        // A multi-turn session's turn marks, read off the file's end before
+        // the load, so the one re-drive folds each turn's slice too.
+        let marks = turns::marks_from_tail(path);
         Cassette::load_lean_reading(
             path,
             &read,
@@ -333,7 +336,19 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
                 // The transcript is some of the file's text: the file's
                 // size bounds it (a hint only).
                 let text_room = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
-                RunRecord::from_read_lines(lines, control_out, text_room)
+                if marks.is_empty() {
+                    return (
+                        RunRecord::from_read_lines(lines, control_out, text_room),
+                        None,
+                    );
+                }
+                let (run, runs) =
+                    RunRecord::from_read_lines_by_turn(lines, control_out, text_room, &marks);
+                let turns = turns::TurnRuns {
+                    ranges: marks.clone(),
+                    runs,
+                };
+                (run, Some(turns))
             },
             (!opts.lean).then_some(fold_timeline),
         )
@@ -358,11 +373,15 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
     if !writing {
         // Nothing reads the cassette after the replay: hand it over whole so
         // the re-drive can free the recorded lines as it reads them.
-        let (run, timeline_folds) = match read {
-            Some(folded) => (Some(folded.lines), folded.timeline),
-            None => (None, None),
+        let prefolded = match read {
+            Some(folded) => Prefolded {
+                run: Some(folded.lines.0),
+                turns: folded.lines.1,
+                timeline_folds: folded.timeline,
+            },
+            None => Prefolded::default(),
         };
-        return match replay_inner(Cow::Owned(cassette), run, timeline_folds, &chosen, opts) {
+        return match replay_inner(Cow::Owned(cassette), prefolded, &chosen, opts) {
             Ok(mut result) => {
                 notices.append(&mut result.notices);
                 result.notices = notices;
@@ -491,15 +510,23 @@ pub fn replay_with(
     chosen: &ChosenAsserts,
     opts: &ReplayOptions,
 ) -> Result<ReplayResult, ReplayError> {
-    replay_inner(cassette, None, None, chosen, opts)
+    replay_inner(cassette, Prefolded::default(), chosen, opts)
 }
 
-/// [`replay_with`], with the re-drive already done when the loader did it
-/// ([`Cassette::load_lean_reading`]).
+/// What the loader's streaming re-drive already folded
+/// ([`Cassette::load_lean_reading`]): the whole run, each user turn's slice
+/// (a multi-turn session), the timeline folds.
+#[derive(Default)]
+struct Prefolded {
+    run: Option<RunRecord>,
+    turns: Option<turns::TurnRuns>,
+    timeline_folds: Option<TimelineFolds>,
+}
+
+/// [`replay_with`], with the re-drive already done when the loader did it.
 fn replay_inner(
     mut cassette: Cow<'_, Cassette>,
-    run: Option<RunRecord>,
-    timeline_folds: Option<TimelineFolds>,
+    prefolded: Prefolded,
     chosen: &ChosenAsserts,
     opts: &ReplayOptions,
 ) -> Result<ReplayResult, ReplayError> {
@@ -516,11 +543,11 @@ fn replay_inner(
     let artifacts = manifest_entries(&cassette)?;
     // Read before the re-drive, which may take the lines away.
     let answer_problems = fidelity::recorded_answer_problems(&cassette);
-
-    // Each turn's slice, read before the re-drive may take the lines away.
-    let turn_evidence = turns::collect(&cassette);
+    // Each turn's slice: folded while loading, else read now, before the
+    // re-drive may take the lines away.
+    let turn_evidence = turns::collect(&cassette, prefolded.turns);
     // 6. Re-drive.
-    let run = redrive(&mut cassette, run);
+    let run = redrive(&mut cassette, prefolded.run);
     let cassette: &Cassette = &cassette;
     // The re-drive's own warnings, as the original prints them while
     // indexing controlOut and reading the events.
@@ -557,24 +584,14 @@ fn replay_inner(
     let (mut assertions, metrics) = if refuse_future {
         (Vec::new(), Vec::new())
     } else {
-        let mut assertions = evaluate(&ctx, &stripped.items, &mut notices);
-        for a in &judged {
-            let (outcome, notice) = crate::judge::freeze::replay_outcome(a, opts.strict);
-            notices.extend(notice);
-            match outcome {
-                Some(o) => assertions.push(o),
-                None => stripped.skipped.full += 1,
-            }
-        }
-        assertions.extend(turns::evaluate(
-            cassette,
-            &turn_evidence,
-            &evidence,
-            opts.live,
-            &mut notices,
-        ));
-        let metrics = measure_metrics(&ctx, artifacts.is_some(), &chosen.metrics, &mut notices);
-        (assertions, metrics)
+        let inputs = EvalInputs {
+            ctx: &ctx,
+            judged: &judged,
+            turns: &turn_evidence,
+            evidence: &evidence,
+            has_manifest: artifacts.is_some(),
+        };
+        evaluate_all(&inputs, &mut stripped, chosen, opts, &mut notices)
     };
     // 15. --mutate: coverage report only, before the pseudo-assertions join.
     let mutation = opts.mutate.as_ref().map(|m| {
@@ -594,7 +611,8 @@ fn replay_inner(
     // the run-result fields) are moved out of it rather than copied — on a
     // large cassette it is the size of the recording.
     let mut facts = run_result::facts(run, !opts.lean);
-    add_result_fields(&mut facts, cassette, timeline_folds, chosen, &metrics, opts);
+    let folds = prefolded.timeline_folds;
+    add_result_fields(&mut facts, cassette, folds, chosen, &metrics, opts);
 
     // 16. Pseudo-assertions, in the original's order.
     let staleness_failures = if refuse_future {
@@ -622,6 +640,45 @@ fn replay_inner(
             mutation,
         },
     ))
+}
+
+/// What the evaluation step reads beside the stripped items.
+struct EvalInputs<'a> {
+    ctx: &'a Context<'a>,
+    judged: &'a [crate::judge::freeze::Assessed],
+    turns: &'a [turns::TurnEvidence],
+    evidence: &'a buckets::Evidence,
+    has_manifest: bool,
+}
+
+/// Steps 13–14: the top-level items, the frozen judged verdicts, each
+/// turn's assertions on its slice, then the declared metrics.
+fn evaluate_all(
+    inputs: &EvalInputs<'_>,
+    stripped: &mut buckets::Stripped,
+    chosen: &ChosenAsserts,
+    opts: &ReplayOptions,
+    notices: &mut Vec<String>,
+) -> (Vec<AssertionOutcome>, Vec<Measurement>) {
+    let ctx = inputs.ctx;
+    let mut assertions = evaluate(ctx, &stripped.items, notices);
+    for a in inputs.judged {
+        let (outcome, notice) = crate::judge::freeze::replay_outcome(a, opts.strict);
+        notices.extend(notice);
+        match outcome {
+            Some(o) => assertions.push(o),
+            None => stripped.skipped.full += 1,
+        }
+    }
+    assertions.extend(turns::evaluate(
+        ctx.cassette,
+        inputs.turns,
+        inputs.evidence,
+        opts.live,
+        notices,
+    ));
+    let metrics = measure_metrics(ctx, inputs.has_manifest, &chosen.metrics, notices);
+    (assertions, metrics)
 }
 
 /// `items` without their `semantic_matches` (judged apart, from the frozen

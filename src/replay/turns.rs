@@ -46,16 +46,78 @@ pub fn event_ranges(cassette: &Cassette) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// Each turn with assertions, its slice re-driven. Read before the
-/// cassette's own re-drive, which may take its lines away.
-pub fn collect(cassette: &Cassette) -> Vec<TurnEvidence> {
-    let ranges = event_ranges(cassette);
+/// Each turn's slice re-driven in the loader's one pass
+/// ([`RunRecord::from_read_lines_by_turn`]), for the `ranges` it was given.
+pub struct TurnRuns {
+    pub ranges: Vec<(usize, usize)>,
+    pub runs: Vec<RunRecord>,
+}
+
+/// How much of a file's end [`marks_from_tail`] reads: `reelTurns` is the
+/// document's last key, ~250 bytes a turn pretty-printed.
+const TAIL_BYTES: u64 = 128 * 1024;
+
+/// The `[start, end)` ranges of the `reelTurns` marks at the end of the
+/// file at `path`, read before it is loaded so the one re-drive can fold
+/// each turn's slice as it goes; empty when the tail holds none (a
+/// one-prompt recording), or a mark without its range, or ranges out of
+/// order. Only a guess: [`collect`] uses what it folded only when these
+/// are the loaded document's own marks.
+pub fn marks_from_tail(path: &std::path::Path) -> Vec<(usize, usize)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let len = file.metadata().map_or(0, |m| m.len());
+    let mut tail = Vec::new();
+    let from = len.saturating_sub(TAIL_BYTES);
+    if file.seek(SeekFrom::Start(from)).is_err() || file.read_to_end(&mut tail).is_err() {
+        return Vec::new();
+    }
+    let key = format!("\"{REEL_TURNS}\":");
+    let Some(at) = memchr::memmem::rfind(&tail, key.as_bytes()) else {
+        return Vec::new();
+    };
+    let rest = &tail[at + key.len()..];
+    let Some(Ok(value)) = serde_json::Deserializer::from_slice(rest)
+        .into_iter::<Value>()
+        .next()
+    else {
+        return Vec::new();
+    };
+    let Some(marks) = value.get("turns").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let ranges: Option<Vec<(usize, usize)>> = (marks.iter())
+        .map(|m| {
+            let n = |k: &str| m.get(k)?.as_u64().map(|v| v as usize);
+            Some((n("eventStart")?, n("eventEnd")?))
+        })
+        .collect();
+    ranges
+        .filter(|r| crate::evidence::ranges_in_order(r))
+        .unwrap_or_default()
+}
+
+/// Each turn with assertions, its slice re-driven: taken from `folded`
+/// (the loader's one pass) when it folded the document's own marks, else
+/// re-driven here. Read before the cassette's own re-drive, which may take
+/// its lines away.
+pub fn collect(cassette: &Cassette, folded: Option<TurnRuns>) -> Vec<TurnEvidence> {
     let Some(turns) = cassette.scenario().get("turns").and_then(Value::as_array) else {
         return Vec::new();
     };
+    let ranges = event_ranges(cassette);
+    let mut folded: Vec<Option<RunRecord>> = match folded {
+        Some(f) if f.ranges == ranges && f.runs.len() == ranges.len() => {
+            f.runs.into_iter().map(Some).collect()
+        }
+        _ => Vec::new(),
+    };
     let control_out = cassette.control_out();
-    // Read once; each turn takes its slice (no per-turn walk from the start).
-    let lines: Vec<_> = cassette.event_lines().collect();
+    // Read once, only when a turn was not folded already; each turn takes
+    // its slice (no per-turn walk from the start).
+    let mut lines: Option<Vec<_>> = None;
     let mut out = Vec::new();
     for (i, turn) in turns.iter().enumerate() {
         let items: Vec<Map<String, Value>> = turn
@@ -66,12 +128,18 @@ pub fn collect(cassette: &Cassette) -> Vec<TurnEvidence> {
         if items.is_empty() {
             continue;
         }
-        let (start, end) = ranges.get(i).copied().unwrap_or((0, 0));
-        let end = end.min(lines.len());
-        let slice = lines[start.min(end)..end].to_vec();
+        let run = match folded.get_mut(i).and_then(Option::take) {
+            Some(run) => run,
+            None => {
+                let lines = lines.get_or_insert_with(|| cassette.event_lines().collect());
+                let (start, end) = ranges.get(i).copied().unwrap_or((0, 0));
+                let end = end.min(lines.len());
+                drive(lines[start.min(end)..end].to_vec(), control_out.as_deref())
+            }
+        };
         out.push(TurnEvidence {
             number: i + 1,
-            run: drive(slice, control_out.as_deref()),
+            run,
             items,
         });
     }
@@ -116,4 +184,187 @@ pub fn evaluate(
         }
     }
     out
+}
+
+/// One group of authored outcomes: a turn's (`turn N`) or the whole
+/// session's (`label` `None`), with how many passed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tally {
+    pub label: Option<String>,
+    pub passed: usize,
+    pub total: usize,
+}
+
+/// The authored outcomes counted per turn, the whole session's first; empty
+/// when no outcome belongs to a turn (a one-prompt scenario), so one-turn
+/// reports read as before.
+pub fn tally(outcomes: &[AssertionOutcome]) -> Vec<Tally> {
+    tally_of(outcomes.iter().map(|a| (a.source.as_deref(), a.pass)))
+}
+
+/// [`tally`] over `(source, pass)` pairs, for a report that reads them back
+/// from JSON (the HTML pages).
+pub fn tally_of<'a>(outcomes: impl IntoIterator<Item = (Option<&'a str>, bool)>) -> Vec<Tally> {
+    let mut out: Vec<Tally> = Vec::new();
+    let mut any_turn = false;
+    for (source, pass) in outcomes {
+        let turn = source.filter(|s| s.starts_with("turn "));
+        if source.is_some() && turn.is_none() {
+            continue; // a pseudo-assertion about the cassette
+        }
+        any_turn |= turn.is_some();
+        let label = turn.map(str::to_owned);
+        let at = match out.iter().position(|t| t.label == label) {
+            Some(i) => i,
+            None => {
+                out.push(Tally {
+                    label,
+                    passed: 0,
+                    total: 0,
+                });
+                out.len() - 1
+            }
+        };
+        out[at].total += 1;
+        out[at].passed += usize::from(pass);
+    }
+    if !any_turn {
+        return Vec::new();
+    }
+    // The session's own block first, then the turns in order.
+    out.sort_by_key(|t| {
+        t.label
+            .as_deref()
+            .and_then(|l| l.strip_prefix("turn ")?.parse::<usize>().ok())
+            .unwrap_or(0)
+    });
+    out
+}
+
+/// `session 2/2 · turn 1 2/2 · turn 2 1/3`: the per-turn counts a status
+/// line shows beside its total; `None` for a one-prompt scenario.
+pub fn tally_line(outcomes: &[AssertionOutcome]) -> Option<String> {
+    line_of(&tally(outcomes))
+}
+
+/// The text of a [`tally`]; `None` when it is empty.
+pub fn line_of(tally: &[Tally]) -> Option<String> {
+    (!tally.is_empty()).then(|| {
+        tally
+            .iter()
+            .map(|t| {
+                let label = t.label.as_deref().unwrap_or("session");
+                format!("{label} {}/{}", t.passed, t.total)
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn outcome(source: Option<&str>, pass: bool) -> AssertionOutcome {
+        AssertionOutcome {
+            assertion: json!({"tool_called": "Read"}),
+            pass,
+            message: String::new(),
+            evidence: None,
+            source: source.map(str::to_owned),
+            judge: None,
+        }
+    }
+
+    /// The loader's one pass folds each turn's slice to the record the
+    /// slice alone re-drives to, and the marks read off the file's end are
+    /// the document's own.
+    #[test]
+    fn the_one_pass_turn_records_are_the_slices_own() {
+        use crate::evidence::RecordedLine;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("cassettes/conversation.cassette.json");
+        let cassette = Cassette::load(&path).unwrap();
+        let ranges = event_ranges(&cassette);
+        assert_eq!(ranges.len(), 3);
+        assert_eq!(marks_from_tail(&path), ranges);
+        let co = cassette.control_out();
+        let lines: Vec<_> = cassette.event_lines().collect();
+        let (whole, turns) = RunRecord::from_read_lines_by_turn(
+            lines.iter().map(RecordedLine::read),
+            co.as_deref(),
+            0,
+            &ranges,
+        );
+        assert_eq!(
+            format!("{whole:?}"),
+            format!("{:?}", drive(lines.clone(), co.as_deref()))
+        );
+        for ((start, end), run) in ranges.iter().zip(&turns) {
+            let alone = drive(lines[*start..*end].to_vec(), co.as_deref());
+            assert_eq!(
+                format!("{run:?}"),
+                format!("{alone:?}"),
+                "turn {start}..{end}"
+            );
+        }
+        // Replayed from the file (the one pass) and from a loaded cassette
+        // (each slice re-driven): the same outcomes.
+        let opts = crate::replay::ReplayOptions::default();
+        let from_file = crate::replay::replay_file(&path, &opts);
+        let from_loaded = crate::replay::replay_cassette(&cassette, &opts).unwrap();
+        assert_eq!(
+            format!("{:?}", from_file.assertions),
+            format!("{:?}", from_loaded.assertions)
+        );
+        assert_eq!(tally(&from_file.assertions).len(), 4);
+    }
+
+    #[test]
+    fn marks_out_of_order_or_missing_are_no_guess() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |text: &str| {
+            let p = dir.path().join("c.json");
+            std::fs::write(&p, text).unwrap();
+            marks_from_tail(&p)
+        };
+        let marks = |m: &str| format!(r#"{{"events": [], "reelTurns": {{"turns": [{m}]}}}}"#);
+        assert_eq!(
+            write(&marks(
+                r#"{"eventStart": 0, "eventEnd": 2}, {"eventStart": 2, "eventEnd": 5}"#
+            )),
+            [(0, 2), (2, 5)]
+        );
+        assert_eq!(
+            write(&marks(
+                r#"{"eventStart": 0, "eventEnd": 4}, {"eventStart": 2, "eventEnd": 5}"#
+            )),
+            []
+        );
+        assert_eq!(write(&marks(r#"{"eventStart": 0}"#)), []);
+        assert_eq!(write(r#"{"events": []}"#), []);
+    }
+
+    #[test]
+    fn a_one_prompt_verdict_has_no_tally() {
+        let o = [outcome(None, true), outcome(Some("staleness"), false)];
+        assert_eq!(tally_line(&o), None);
+    }
+
+    #[test]
+    fn turns_are_counted_in_order_after_the_session_and_pseudo_ones_are_left_out() {
+        let o = [
+            outcome(Some("turn 2"), false),
+            outcome(None, true),
+            outcome(Some("turn 10"), true),
+            outcome(Some("turn 2"), true),
+            outcome(Some("cassette-format"), false),
+            outcome(Some("turn 1"), true),
+        ];
+        assert_eq!(
+            tally_line(&o).as_deref(),
+            Some("session 1/1 · turn 1 1/1 · turn 2 1/2 · turn 10 1/1")
+        );
+    }
 }

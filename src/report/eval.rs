@@ -198,4 +198,54 @@ mod tests {
         let report = crate::eval::report::build(&loaded);
         insta::assert_snapshot!(super::markdown(&report));
     }
+
+    /// A multi-turn scenario's trials: each turn's assertion is a row of
+    /// its own, so the arms are compared turn by turn.
+    #[test]
+    fn a_multi_turn_scenario_reports_a_row_per_turn_assertion() {
+        let arm = |n: &str, s: &str| Arm {
+            name: n.into(),
+            source: s.into(),
+        };
+        let mut rows = Vec::new();
+        for rep in 0..6 {
+            for (name, turn_3) in [("old", true), ("new", false)] {
+                let mut r = row(name, rep, Outcome::Passed, 0.0);
+                r.scenario = "conversation".into();
+                r.assertions = vec![
+                    AssertionResult {
+                        label: r#"turn 1: {"transcript_contains":"KESTREL-42"}"#.into(),
+                        pass: true,
+                    },
+                    AssertionResult {
+                        label: r#"turn 3: {"tool_result_contains":"\"total\": 245"}"#.into(),
+                        pass: turn_3,
+                    },
+                ];
+                if !turn_3 {
+                    r.outcome = Outcome::Failed;
+                }
+                rows.push(r);
+            }
+        }
+        let loaded = Loaded {
+            manifest: Manifest {
+                format: 1,
+                axis: Axis::Skill,
+                arms: [
+                    arm("old", "git:main:skills/csv-stats"),
+                    arm("new", "skills/csv-stats"),
+                ],
+                scenarios: vec!["conversation.yaml".into()],
+                reps: 6,
+                seed: 0,
+                policy: Policy::default(),
+                identities: None,
+            },
+            rows,
+            history: Vec::new(),
+        };
+        let report = crate::eval::report::build(&loaded);
+        insta::assert_snapshot!(super::markdown(&report));
+    }
 }

@@ -177,6 +177,9 @@ pub fn from_replay(r: &ReplayResult, elapsed: Option<Duration>) -> FileOutcome {
             if skipped > 0 {
                 detail.push_str(&format!(", {skipped} skipped"));
             }
+            if let Some(per_turn) = crate::replay::turns::tally_line(&r.assertions) {
+                detail.push_str(&format!(" ({per_turn})"));
+            }
             let status = if r.verdict.pass {
                 Status::Pass
             } else if !r.verdict.failures.is_empty()

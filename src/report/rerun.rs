@@ -33,8 +33,9 @@ impl Entry {
 }
 
 /// One cassette's rerun as the status reporter shows it: a status line
-/// (`PASS file  5/5 assertions  0 divergences  3/3 replies  2.1 s`), then its
-/// failures, divergences (each with a short recorded-vs-now diff) and notes.
+/// (`PASS file  5/5 assertions  0 divergences  3/3 replies  2.1 s`, with the
+/// per-turn counts of a multi-turn recording), then its failures,
+/// divergences (each with a short recorded-vs-now diff) and notes.
 pub fn outcome(entry: &Entry) -> FileOutcome {
     let file = entry.file().display().to_string();
     match entry {
@@ -46,77 +47,96 @@ pub fn outcome(entry: &Entry) -> FileOutcome {
             }
             o
         }
-        Entry::Done(r) => {
-            let total = r.result.assertions.len();
-            let passed = r.result.assertions.iter().filter(|a| a.pass).count();
-            let status = match r.outcome {
-                Outcome::Fail => Status::Fail,
-                Outcome::Pass | Outcome::PassDiverged => Status::Pass,
-            };
-            let detail = format!(
-                "{passed}/{total} assertions  {}  {}/{} replies",
-                match r.divergences.len() {
-                    1 => "1 divergence".to_owned(),
-                    n => format!("{n} divergences"),
-                },
-                r.replies_served,
-                r.replies_recorded,
-            );
-            let mut o = FileOutcome::new(file, status, detail).with_elapsed(r.elapsed);
-            for f in &r.failures {
-                o.push(Level::Fail, f.clone());
-            }
-            let level = if r.outcome == Outcome::Fail && r.failures.is_empty() {
-                Level::Fail // --strict: the divergences are why it failed
-            } else {
-                Level::Warn
-            };
-            for d in &r.divergences {
-                // A tool or file name is one line: its breaks shown, not made.
-                let tool = d.tool.as_deref().map(crate::terminal_safe::inline);
-                let at = match (d.turn, &tool) {
-                    (Some(t), Some(tool)) => format!(" turn {} {tool}", t + 1),
-                    (Some(t), None) => format!(" turn {}", t + 1),
-                    (None, Some(what)) => format!(" {what}"),
-                    (None, None) => String::new(),
-                };
-                let kind = serde_json::to_value(d.kind)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default();
-                let mut text = if d.kind == crate::rerun::divergence::Kind::File {
-                    format!("output changed: {}", tool.as_deref().unwrap_or("?"))
-                } else if d.conversation == "-" {
-                    format!("divergence: {kind}{at}")
-                } else {
-                    format!("divergence at {}{at}: {kind}", d.conversation)
-                };
-                let diff = if d.diff.is_empty() {
-                    crate::rerun::divergence::unified(&d.recorded, &d.now)
-                } else {
-                    d.diff.clone()
-                };
-                for line in diff {
-                    text.push('\n');
-                    text.push_str(&line);
-                }
-                o.push(level, text);
-            }
-            for n in &r.notes {
-                o.items.push(crate::report::outcome::annotation_item(n));
-            }
-            if !r.sandbox.enabled {
-                o.push(Level::Warn, format!("sandbox {}", r.sandbox.summary()));
-            }
-            if let Some(dir) = &r.run_dir {
-                o.push(
-                    Level::Note,
-                    format!("run directory kept: {}", dir.display()),
-                );
-            }
-            o
-        }
+        Entry::Done(r) => done_outcome(file, r),
     }
+}
+
+/// The outcome of a finished rerun.
+fn done_outcome(file: String, r: &Rerun) -> FileOutcome {
+    let status = match r.outcome {
+        Outcome::Fail => Status::Fail,
+        Outcome::Pass | Outcome::PassDiverged => Status::Pass,
+    };
+    let mut o = FileOutcome::new(file, status, status_detail(r)).with_elapsed(r.elapsed);
+    for f in &r.failures {
+        o.push(Level::Fail, f.clone());
+    }
+    let level = if r.outcome == Outcome::Fail && r.failures.is_empty() {
+        Level::Fail // --strict: the divergences are why it failed
+    } else {
+        Level::Warn
+    };
+    for d in &r.divergences {
+        o.push(level, divergence_text(d));
+    }
+    for n in &r.notes {
+        o.items.push(crate::report::outcome::annotation_item(n));
+    }
+    if !r.sandbox.enabled {
+        o.push(Level::Warn, format!("sandbox {}", r.sandbox.summary()));
+    }
+    if let Some(dir) = &r.run_dir {
+        o.push(
+            Level::Note,
+            format!("run directory kept: {}", dir.display()),
+        );
+    }
+    o
+}
+
+/// `5/5 assertions (session 2/2 · turn 1 3/3)  1 divergence  3/3 replies`.
+fn status_detail(r: &Rerun) -> String {
+    let total = r.result.assertions.len();
+    let passed = r.result.assertions.iter().filter(|a| a.pass).count();
+    let per_turn = crate::replay::turns::tally_line(&r.result.assertions)
+        .map(|t| format!(" ({t})"))
+        .unwrap_or_default();
+    format!(
+        "{passed}/{total} assertions{per_turn}  {}  {}/{} replies",
+        match r.divergences.len() {
+            1 => "1 divergence".to_owned(),
+            n => format!("{n} divergences"),
+        },
+        r.replies_served,
+        r.replies_recorded,
+    )
+}
+
+/// One divergence: where (conversation, turn, tool, the user turn of a
+/// multi-turn recording), what kind, then its diff.
+fn divergence_text(d: &crate::rerun::divergence::Divergence) -> String {
+    // A tool or file name is one line: its breaks shown, not made.
+    let tool = d.tool.as_deref().map(crate::terminal_safe::inline);
+    let mut at = match (d.turn, &tool) {
+        (Some(t), Some(tool)) => format!(" turn {} {tool}", t + 1),
+        (Some(t), None) => format!(" turn {}", t + 1),
+        (None, Some(what)) => format!(" {what}"),
+        (None, None) => String::new(),
+    };
+    if let Some(u) = d.user_turn {
+        at.push_str(&format!(" (user turn {u})"));
+    }
+    let kind = serde_json::to_value(d.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let mut text = if d.kind == crate::rerun::divergence::Kind::File {
+        format!("output changed: {}", tool.as_deref().unwrap_or("?"))
+    } else if d.conversation == "-" {
+        format!("divergence: {kind}{at}")
+    } else {
+        format!("divergence at {}{at}: {kind}", d.conversation)
+    };
+    let diff = if d.diff.is_empty() {
+        crate::rerun::divergence::unified(&d.recorded, &d.now)
+    } else {
+        d.diff.clone()
+    };
+    for line in diff {
+        text.push('\n');
+        text.push_str(&line);
+    }
+    text
 }
 
 /// The sandbox line(s) of a batch: one line when every run had the same
@@ -229,6 +249,7 @@ fn result_json(entry: &Entry) -> Value {
                     "pass": r.outcome != Outcome::Fail,
                     "failures": r.failures,
                     "divergences": r.divergences,
+                    "divergenceTurn": r.divergence_turn,
                     "replies": {"recorded": r.replies_recorded, "served": r.replies_served},
                     "agentVersion": {"recorded": r.agent_version_recorded, "now": r.agent_version_now},
                     "notes": r.notes,
@@ -265,7 +286,11 @@ pub fn junit(entries: &[Entry], strict: bool) -> Result<String, quick_junit::Ser
                         s.set_message(a.message.clone());
                         s
                     };
-                    let mut case = TestCase::new(format!("[{i}] {}", a.assertion), status);
+                    let name = match crate::replay::turns::turn_of(a) {
+                        Some(turn) => format!("[{i}] {turn}: {}", a.assertion),
+                        None => format!("[{i}] {}", a.assertion),
+                    };
+                    let mut case = TestCase::new(name, status);
                     case.set_classname(file.clone());
                     suite.add_test_case(case);
                 }
@@ -281,12 +306,15 @@ pub fn junit(entries: &[Entry], strict: bool) -> Result<String, quick_junit::Ser
                     suite.add_test_case(case);
                 }
                 for d in &r.divergences {
-                    let name = format!(
+                    let mut name = format!(
                         "divergence {} turn {} {}",
                         d.conversation,
                         d.turn.map_or("-".into(), |t| (t + 1).to_string()),
                         d.tool.as_deref().unwrap_or("")
                     );
+                    if let Some(u) = d.user_turn {
+                        name.push_str(&format!(" (user turn {u})"));
+                    }
                     let mut status = if strict {
                         TestCaseStatus::non_success(NonSuccessKind::Failure)
                     } else {

@@ -79,6 +79,10 @@ pub struct Divergence {
     /// long diffs kept head and tail); empty when one side is missing.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub diff: Vec<String>,
+    /// The user turn (1-based) of a multi-turn recording whose slice holds
+    /// this main-conversation turn ([`super::turns`]); absent otherwise.
+    #[serde(rename = "userTurn", skip_serializing_if = "Option::is_none")]
+    pub user_turn: Option<usize>,
 }
 
 /// Longest value kept in a divergence (head and tail, middle elided).
@@ -212,6 +216,7 @@ pub fn compare_turns(
                     recorded: format!("turn {} was served", k + 1),
                     now: "the fresh run ended before this turn".into(),
                     diff: Vec::new(),
+                    user_turn: None,
                 });
                 break;
             };
@@ -235,6 +240,7 @@ pub fn compare_turns(
                             (&flagged(&r.0, r.1), &flagged(&n.0, n.1)),
                             (&raw(rt, r), &raw(nt, n)),
                         ),
+                        user_turn: None,
                     }),
                     (Some(r), None) => out.push(Divergence {
                         conversation: conversation.clone(),
@@ -244,6 +250,7 @@ pub fn compare_turns(
                         recorded: excerpt(&raw(rt, r)),
                         now: "(no tool_result)".into(),
                         diff: Vec::new(),
+                        user_turn: None,
                     }),
                     // The recording itself holds no result (the run ended).
                     (None, _) => {}
@@ -260,6 +267,7 @@ pub fn compare_turns(
                     recorded: excerpt(&ra),
                     now: excerpt(&rb),
                     diff: unified_shown((&a, &b), (&ra, &rb)),
+                    user_turn: None,
                 });
             }
         }
@@ -339,6 +347,7 @@ pub fn compare_answers(
             (Some(r), Some(n)) => unified_shown((&r.masked, &n.masked), (&r.raw, &n.raw)),
             _ => Vec::new(),
         },
+        user_turn: None,
     };
     for ((tool, prompt), recorded) in &a {
         let now = b

@@ -6,7 +6,7 @@
 //! and runs everything the skill author owns for real: the recorded replies
 //! ([`replies`]) are served from the loopback scripted model, the current
 //! skill files are staged exactly as `record` stages them (the one live run,
-//! [`crate::record::live`]), the agent's prompts are answered from the frozen
+//! [`crate::run`]), the agent's prompts are answered from the frozen
 //! `answers:`, and the frozen `assert:` block is judged on the fresh run as
 //! a live verdict. Then the fresh run is compared with the recording turn by
 //! turn ([`divergence`]): a divergence means the recorded replies may no
@@ -40,8 +40,8 @@ use serde_json::Value;
 use crate::cassette::Cassette;
 use crate::model::ProblemKind;
 use crate::protocol::{self, Line};
-use crate::record::{RecordError, live};
 use crate::replay::ReplayResult;
+use crate::run::{self as live, RecordError};
 use crate::scenario::{Refusal, Scenario, ScenarioError, session_keys};
 use divergence::{Divergence, Kind};
 use notes::{
@@ -149,6 +149,9 @@ pub struct Rerun {
     /// Failure messages of the live verdict (empty = pass).
     pub failures: Vec<String>,
     pub divergences: Vec<Divergence>,
+    /// The user turn (1-based) of a multi-turn recording where the fresh run
+    /// first diverged; `None` for a one-prompt recording or no divergence.
+    pub divergence_turn: Option<usize>,
     /// Recorded turns over all conversations, and how many were served.
     pub replies_recorded: usize,
     pub replies_served: usize,
@@ -205,7 +208,8 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         fresh_roots: &fresh_roots(&run),
         masks: &divergence::Masks::with_user(opts.project.masks.clone()),
     };
-    let divergences = compare(&sides, &cassette, &run, opts);
+    let mut divergences = compare(&sides, &cassette, &run, opts);
+    let divergence_turn = turns::label_user_turns(&cassette, &mut divergences);
     let mut failures = failures_of(&run, &fresh_events, timeout);
     let result = run.judged.take().ok_or_else(|| {
         RerunError::invalid(
@@ -230,7 +234,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     }
     notes.extend(frozen_replies_note(&divergences, &failures));
     notes.extend(judged_notes);
-    notes.extend(turns::first_divergence_note(&cassette, &divergences));
+    notes.extend(turns::first_divergence_note(&divergences));
     let written = if opts.write {
         write::write_back(
             path,
@@ -251,6 +255,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         result,
         failures,
         divergences,
+        divergence_turn,
         replies_recorded: replies.turn_count(),
         replies_served: run.served.len(),
         agent_version_recorded,
@@ -339,7 +344,7 @@ impl Fresh<'_> {
             agent_cmd: opts.agent_cmd.as_deref(),
             claude_program: opts.claude_program.as_deref(),
             timeout: self.timeout,
-            max_artifact_bytes: crate::record::manifest::DEFAULT_BODY_CAP,
+            max_artifact_bytes: crate::run::collect::DEFAULT_BODY_CAP,
             sandbox: opts.sandbox,
         })
         .map_err(|e| match e {
@@ -676,6 +681,7 @@ fn mcp_misses(mcp: Option<&crate::mcp::Prepared>) -> Vec<Divergence> {
                 .unwrap_or_else(|| "(no recorded call)".into()),
             now: m.message(),
             diff: Vec::new(),
+            user_turn: None,
         })
         .collect()
 }
@@ -726,6 +732,7 @@ fn model_problems(problems: &[crate::model::Problem]) -> Vec<Divergence> {
             ),
             now: p.message.clone(),
             diff: Vec::new(),
+            user_turn: None,
         })
         .collect()
 }

@@ -6,7 +6,7 @@ use super::divergence::{self, Divergence, Kind};
 use super::{RerunOptions, Sides, mcp_note};
 use crate::cassette::Cassette;
 use crate::model::ProblemKind;
-use crate::record::live::LiveRun;
+use crate::run::LiveRun;
 
 /// Which MCP source served each server, what the sandbox refused, and the
 /// denials `--strict` answers turned into.

@@ -71,6 +71,7 @@ fn file(path: &str, recorded: String, now: String, diff: Vec<String>) -> Diverge
         recorded,
         now,
         diff,
+        user_turn: None,
     }
 }
 

@@ -27,13 +27,9 @@ pub const RUN: &str = "{{run}}";
 /// (`/tmp/r/work` → `-tmp-r-work`), e.g. a background sub-agent's `output_file`.
 pub const CWD_SLUG: &str = "{{cwd-slug}}";
 
-/// Claude Code's project-directory slug of a path: every character that is
-/// not an ASCII letter or digit becomes `-`.
-pub fn slug(path: &str) -> String {
-    path.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect()
-}
+/// Claude Code's project-directory slug of a path (moved to `crate::paths`,
+/// which the run pipeline reads too).
+pub use crate::paths::slug;
 
 const SKILL_BASE: &str = "Base directory for this skill: ";
 

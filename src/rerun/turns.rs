@@ -37,14 +37,29 @@ pub fn user_turn_of_model_turns(cassette: &Cassette) -> Vec<usize> {
     out
 }
 
-/// "the first divergence is in user turn N …" for a multi-turn recording
-/// whose first main-conversation divergence maps to a turn; else nothing.
-pub fn first_divergence_note(cassette: &Cassette, divergences: &[Divergence]) -> Option<String> {
+/// Labels each main-conversation divergence of a multi-turn recording with
+/// the user turn whose slice holds its model turn, and returns the earliest
+/// such turn (1-based): the turn a rerun names as where it first diverged.
+/// `None` for a one-prompt recording or when no divergence maps to a turn.
+pub fn label_user_turns(cassette: &Cassette, divergences: &mut [Divergence]) -> Option<usize> {
+    if divergences.is_empty() || event_ranges(cassette).is_empty() {
+        return None;
+    }
+    let of_model_turn = user_turn_of_model_turns(cassette);
+    for d in divergences.iter_mut().filter(|d| d.conversation == "main") {
+        d.user_turn = d.turn.and_then(|t| of_model_turn.get(t).copied());
+    }
+    divergences.iter().filter_map(|d| d.user_turn).min()
+}
+
+/// "the first divergence is in user turn N (main turn M, tool)" for the
+/// earliest divergence [`label_user_turns`] placed in a user turn.
+pub fn first_divergence_note(divergences: &[Divergence]) -> Option<String> {
     let first = divergences
         .iter()
-        .find(|d| d.conversation == "main" && d.turn.is_some())?;
-    let model_turn = first.turn?;
-    let user_turn = *user_turn_of_model_turns(cassette).get(model_turn)?;
+        .filter(|d| d.user_turn.is_some())
+        .min_by_key(|d| (d.user_turn, d.turn))?;
+    let (user_turn, model_turn) = (first.user_turn?, first.turn?);
     let tool = first.tool.as_deref().unwrap_or("-");
     // 1-based, as the text report's "divergence at main turn N".
     Some(format!(

@@ -22,7 +22,7 @@
 //! result. Where no file confinement is available at all the run is refused
 //! ([`Refusal`]); `--no-sandbox` is the only way to run unconfined.
 //!
-//! Not here: what a run is (`crate::record::live` builds the [`Policy`]),
+//! Not here: what a run is (`crate::run` builds the [`Policy`]),
 //! the agent protocol (`crate::agent`).
 //!
 //! Files: `probe` (what the kernel offers: Landlock ABI, user namespaces),

@@ -20,7 +20,8 @@
 //! itself, the loader resolves it) and `execution` (one legal value), nor
 //! `assert`/`expect_denied`, which do not shape a recording. What a drift
 //! means is the caller's: `replay --assert-from` refuses, `verify-cassettes`
-//! fails or notes.
+//! fails or notes. A multi-turn scenario's `turns:` (reel's) shape the
+//! recording too: compared without each turn's `assert:`.
 
 use std::path::{Path, PathBuf};
 
@@ -45,6 +46,9 @@ const FIELDS: [(&str, DefaultValue); 7] = [
 
 /// The staged fixture directory, compared by the directory it names.
 const FIXTURE: &str = "workspace_fixture";
+
+/// A multi-turn scenario's turns, compared without their assertions.
+const TURNS: &str = "turns";
 
 /// One recording-shaping field that differs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,7 +105,44 @@ pub fn drift(
             })
         })
         .chain(fixture_drift(recorded, recorded_dir, on_disk))
+        .chain(turns_drift(recorded, on_disk))
         .collect()
+}
+
+/// A multi-turn scenario's `turns:` (reel's, docs/multi-turn.md) when a
+/// turn's recording-shaping part differs: its prompt, its `answers:`, any
+/// setting but its `assert:` (which shapes nothing, as the top-level one).
+/// Compared only when a side has turns, so a one-prompt scenario's
+/// messages stay the original's.
+fn turns_drift(recorded: &Map<String, Value>, on_disk: &Scenario) -> Option<FieldDrift> {
+    let shaping = |v: Option<&Value>| -> Option<Value> {
+        let turns = v?.as_array()?;
+        Some(Value::Array(
+            (turns.iter())
+                .map(|t| {
+                    let mut t = t.clone();
+                    if let Value::Object(m) = &mut t {
+                        m.shift_remove("assert");
+                    }
+                    t
+                })
+                .collect(),
+        ))
+    };
+    let r = shaping(recorded.get(TURNS));
+    let d = shaping(on_disk.frozen.get(TURNS));
+    if r.is_none() && d.is_none() {
+        return None;
+    }
+    let (r, d) = (
+        js_text(r.as_ref(), || Value::Array(Vec::new())),
+        js_text(d.as_ref(), || Value::Array(Vec::new())),
+    );
+    (r != d).then_some(FieldDrift {
+        field: TURNS,
+        on_disk: d,
+        recorded: r,
+    })
 }
 
 /// `workspace_fixture` when the two sides name different directories (or
@@ -170,6 +211,24 @@ mod tests {
             field_names(true).last(),
             Some("workspace_fixture"),
             "named when a side has a fixture"
+        );
+    }
+
+    #[test]
+    fn a_turns_prompt_drifts_and_its_assertions_do_not() {
+        let disk = on_disk(
+            "turns:\n  - prompt: first\n    assert: [{tool_called: Read}]\n  - prompt: second\n",
+        );
+        let recorded = disk.frozen.clone();
+        assert_eq!(drift(&recorded, Path::new("."), &disk), vec![]);
+        let mut reasserted = recorded.clone();
+        reasserted["turns"][1]["assert"] = json!([{"tool_called": "Bash"}]);
+        assert_eq!(drift(&reasserted, Path::new("."), &disk), vec![]);
+        let mut reprompted = recorded.clone();
+        reprompted["turns"][1]["prompt"] = json!("another");
+        assert_eq!(
+            fields(&drift(&reprompted, Path::new("."), &disk)),
+            ["turns"]
         );
     }
 

@@ -27,6 +27,7 @@ mod hostile_edges;
 mod html_report;
 mod journey;
 mod judge;
+mod layering;
 mod lint;
 mod mcp_http;
 mod mcp_kit;

@@ -142,6 +142,12 @@ fn a_turns_assertions_see_only_that_turns_events() {
         said.contains("tool_called: turn 1: tool not called"),
         "{said}"
     );
+    insta::with_settings!({filters => vec![
+        (r"(?m)  \d+ ms$|  \d+\.\d+ s$", "  [time]"),
+        (r"/tmp/\.tmp[A-Za-z0-9]+", "[scratch]"),
+    ]}, {
+        insta::assert_snapshot!("multi_turn_replay_fails_in_turn_1", said);
+    });
 }
 
 #[test]
@@ -175,6 +181,49 @@ fn the_conversation_reruns_green_and_goes_red_at_turn_3_when_the_script_breaks()
             .any(|f| f.contains("turn 1") || f.contains("turn 2")),
         "{failed:?}"
     );
+    // The JSON names the user turn of the first divergence, and each
+    // main-conversation divergence its own.
+    let rerun = &env["results"][0]["rerun"];
+    assert_eq!(rerun["divergenceTurn"], 3, "{rerun}");
+    let user_turns: Vec<&Value> = (rerun["divergences"].as_array().unwrap().iter())
+        .filter(|d| d["conversation"] == "main")
+        .map(|d| &d["userTurn"])
+        .collect();
+    assert!(
+        !user_turns.is_empty() && user_turns.iter().all(|t| **t == 3),
+        "{rerun}"
+    );
+    // The HTML rerun page, from that envelope, says the same.
+    std::fs::write(s.path("rerun.json"), env.to_string()).unwrap();
+    let run = reel()
+        .current_dir(s.root())
+        .args(["report", "--rerun", "rerun.json", "--out", "rerun.html"])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let page = s.read("rerun.html");
+    for fact in [
+        "first divergence</span><span class=\"mono\">user turn 3",
+        "assertions per turn</span><span class=\"mono\">session 1/2 · turn 1 2/2 · turn 2 2/2 · turn 3 2/3",
+        "<code>main · user turn 3 · turn 5 · Read</code>",
+        "<code>tool_result_contains</code> <span class=\"note\">(turn 3)</span>",
+    ] {
+        assert!(page.contains(fact), "{fact} in {page}");
+    }
+    // The text report counts the assertions per turn and places each
+    // divergence in its user turn.
+    let stderr = reel()
+        .current_dir(s.root())
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .args(["rerun", CASSETTE])
+        .run()
+        .stderr;
+    insta::with_settings!({filters => vec![
+        (r"(?m)  \d+ ms$|  \d+\.\d+ s$", "  [time]"),
+        (r"/[^\s]*/runs/[^\s]+", "[run dir]"),
+        (r"(?m)^sandbox: landlock .*\(every run\)$", "sandbox: [layers] (every run)"),
+    ]}, {
+        insta::assert_snapshot!("multi_turn_rerun_red_at_turn_3", stderr);
+    });
 }
 
 /// The real agent killed right after turn 1's `result` (a wrapper kills it
@@ -317,4 +366,114 @@ fn show_lists_the_user_turns() {
     assert_eq!(turns.len(), 3);
     assert_eq!(turns[1]["resumed"], false);
     assert_eq!(turns[1]["eventStart"], turns[0]["eventEnd"]);
+}
+
+/// `verify-cassettes` reads a multi-turn cassette's turns: a turn's prompt
+/// edited on disk is a recording-shaping drift (`turns`); a turn's edited
+/// `assert:` is not.
+#[test]
+fn verify_cassettes_sees_a_turns_prompt_drift_and_not_its_assertions() {
+    let s = scratch();
+    let verify = || {
+        let run = reel()
+            .current_dir(s.root())
+            .args(["verify-cassettes", CASSETTE, "--output-format", "json"])
+            .run();
+        let env = run.json();
+        support::assert_schema("verify-cassettes.json", &env);
+        (run.code, env["results"][0]["scenarioDrift"].clone())
+    };
+    assert_eq!(verify(), (0, serde_json::json!([])));
+    s.edit("scenarios/conversation.yaml", |t| {
+        t.replace("- tool_called: Read", "- tool_called: Glob")
+    });
+    assert_eq!(
+        verify(),
+        (0, serde_json::json!([])),
+        "an assertion shapes nothing"
+    );
+    s.edit("scenarios/conversation.yaml", |t| {
+        t.replace("tell me the total.", "tell me the total and the row count.")
+    });
+    let (code, drift) = verify();
+    assert_eq!(code, 1, "{drift}");
+    assert!(
+        drift[0]
+            .as_str()
+            .unwrap()
+            .contains("field(s) [turns] differ"),
+        "{drift}"
+    );
+}
+
+/// `reel diff` of two recordings of the conversation groups each view's
+/// changes under the user turn they belong to: turn 2's Bash input, turn 3's
+/// Read result and the turn 3 assertion it fails.
+#[test]
+fn diff_groups_changes_by_user_turn() {
+    let s = scratch();
+    let b = "cassettes/b.cassette.json";
+    std::fs::copy(s.path(CASSETTE), s.path(b)).unwrap();
+    s.edit_json(b, |doc| {
+        let events = doc["events"].as_array_mut().unwrap();
+        for e in events.iter_mut() {
+            let line = e.as_str().unwrap();
+            if line.contains("toolu_reel_4_0") && line.contains("tool_result") {
+                *e = Value::String(line.replace("245", "490"));
+            } else if line.contains(r#""type":"assistant""#) && line.contains("stats.sh uploa") {
+                *e = Value::String(line.replace("uploads/sales.csv", "uploads/other.csv"));
+            }
+        }
+    });
+    let run = reel()
+        .current_dir(s.root())
+        .args(["diff", CASSETTE, b, "--view", "tools,assertions"])
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    insta::assert_snapshot!("multi_turn_diff_by_turn", run.stdout);
+    let run = reel()
+        .current_dir(s.root())
+        .args(["diff", CASSETTE, b, "--output-format", "json"])
+        .run();
+    let env = run.json();
+    support::assert_schema("diff.json", &env);
+    let turns: Vec<(String, Value)> = (env["results"][0]["views"].as_array().unwrap().iter())
+        .flat_map(|v| {
+            let view = v["view"].as_str().unwrap().to_owned();
+            (v["changes"].as_array().unwrap().iter())
+                .map(move |c| (view.clone(), c["turn"].clone()))
+        })
+        .filter(|(view, _)| view == "tools" || view == "assertions")
+        .collect();
+    assert!(turns.contains(&("tools".into(), 2.into())), "{turns:?}");
+    assert!(turns.contains(&("tools".into(), 3.into())), "{turns:?}");
+    assert!(
+        turns.contains(&("assertions".into(), 3.into())),
+        "{turns:?}"
+    );
+}
+
+/// The HTML page of the recording counts its assertions per user turn and
+/// names each turn's assertion with its turn.
+#[test]
+fn the_recording_page_shows_assertions_per_turn() {
+    let fx = support::Fixture::new();
+    let out = fx.path("conversation.html");
+    let run = reel()
+        .current_dir(repo())
+        .args(["report", CASSETTE, "--out"])
+        .arg(&out)
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        page.contains(
+            "assertions per turn</span><span class=\"mono\">session 2/2 · turn 1 2/2 · turn 2 2/2 · turn 3 3/3"
+        ),
+        "{page}"
+    );
+    assert!(
+        page.contains("<span class=\"note\">(turn 3)</span>"),
+        "{page}"
+    );
 }

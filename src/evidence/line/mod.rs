@@ -33,7 +33,7 @@ use super::parse::{self, AgentEvent, ThinkingBlock};
 use super::run::ContextData;
 
 /// What one `events` line contributes.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum LineOutcome {
     /// Empty or whitespace-only: skipped silently.
     Blank,

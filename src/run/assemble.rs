@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::manifest::PreRun;
+use super::collect::PreRun;
 use super::stage::Staged;
 use crate::agent::RunLog;
 use crate::cassette::{Cassette, HASH_FORMAT_EPOCH, HASH_FORMAT_JCS1, ManifestEntry, schema_url};
@@ -35,7 +35,7 @@ pub struct Parts<'a> {
     pub sandbox: Option<&'a crate::sandbox::Layers>,
     /// The staged `workspace_fixture` (its signature joins the fingerprint).
     pub fixture: Option<&'a crate::fingerprint::fixture::ScannedFixture>,
-    /// The run's v16 `onFailure: block` hook inventory (`record::hook_inventory`;
+    /// The run's v16 `onFailure: block` hook inventory (`hook_inventory`;
     /// `None`: not taken).
     pub hook_failure_blocks: Option<&'a Value>,
 }

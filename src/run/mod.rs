@@ -1,16 +1,46 @@
-//! One live run of a scenario, shared by `record` and `rerun`: stage the work
-//! root, take the pre-run baseline, serve the model script (if any), drive the
-//! agent, take the post-run manifest, assemble and scrub the cassette, and
-//! compute the live verdict. Writing is the caller's: `record` freezes the
-//! result, `rerun` compares it with the recording first.
+//! `run`: the one live run of a scenario. Every command that starts an
+//! agent for a verdict — `record`, `rerun`, an `eval` trial, a `matrix`
+//! cell (a rerun on a release) — builds a [`LivePlan`] and calls [`run`];
+//! the stages flow one way, each a file:
+//!
+//! 1. `stage` — the run directory, the session's mounts, skills and
+//!    fixture staged into the work root; `collect::pre_run` the baseline;
+//! 2. `serve` — the scripted model (if any) on loopback;
+//! 3. `confine` — the MCP servers prepared, the agent's command confined by
+//!    the kernel sandbox (needs the model's port);
+//! 4. `drive` — the agent through its turn, or a multi-turn scenario's
+//!    turns in one session; the raw logs;
+//! 5. `collect` — the post-run manifest of what the run produced, bounded;
+//! 6. `assemble` — the cassette (`hook_inventory`: v16 hook-failure
+//!    blocks), scrubbed (`crate::verify::redact`), judged by the replay
+//!    rule in live mode ([`run`]'s verdict).
+//!
+//! `error` is why a run wrote nothing ([`RecordError`]). Writing is the
+//! caller's: `record` freezes the result, `rerun` compares it with the
+//! recording first. Nothing here imports `record`, `rerun`, `eval`,
+//! `matrix` or `cli` (tests/it/layering.rs). Not yet through here: `doctor`'s
+//! handshake, which starts the agent on its own (`crate::doctor`).
+
+pub mod assemble;
+pub mod collect;
+mod confine;
+mod drive;
+mod error;
+pub mod hook_inventory;
+mod serve;
+pub mod stage;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{RecordError, assemble, hook_inventory, manifest, stage};
-use crate::agent::{self, AgentCommand, ClaudeKnobs, DriveOptions, ErrorSource, RunEnd};
-use crate::scenario::answers::Decider;
+pub use error::RecordError;
+
+use crate::agent::{self, AgentCommand, ErrorSource, RunEnd};
 use crate::scenario::{Scenario, session_keys};
+use collect as manifest;
+use confine::{confined_agent, denials_of, log_sandbox};
+use drive::{drive_agent, write_logs};
+use serve::{start_model, stop_model};
 
 /// What to run.
 pub struct LivePlan<'a> {
@@ -344,119 +374,6 @@ fn refuse_unrecordable(
     Ok(run_dir)
 }
 
-/// The scripted model of `plan` (if any), serving on a free loopback port
-/// with the run's placeholders filled.
-/// Drives the agent through its turn, with the scenario's answers and the
-/// SDK MCP servers reel hosts (a live one ends with the turn).
-fn drive_agent(
-    plan: &LivePlan<'_>,
-    cmd: &AgentCommand,
-    mcp: Option<&crate::mcp::Prepared>,
-) -> Result<agent::RunLog, RecordError> {
-    let decider = Decider {
-        rules: plan.scenario.answers.clone(),
-        parity: plan.session.permission_parity,
-        unanswered: plan.scenario.on_unanswered,
-    };
-    let sdk_host = match mcp {
-        Some(m) => crate::mcp::sdk::SdkHost::start(m, plan.mcp.map(|f| &f.tape), cmd).map_err(
-            |message| RecordError::Setup {
-                message,
-                hint: None,
-            },
-        )?,
-        None => None,
-    }
-    .map(std::cell::RefCell::new);
-    if plan.scenario.is_multi_turn() {
-        return Ok(drive_turns(plan, cmd, &decider, sdk_host.as_ref()));
-    }
-    Ok(agent::drive(
-        cmd,
-        &DriveOptions {
-            prompt: &plan.scenario.prompt,
-            decider: &decider,
-            timeout: plan.timeout,
-            sdk_mcp: sdk_host
-                .as_ref()
-                .map(|h| h as &std::cell::RefCell<dyn agent::SdkMcp>),
-        },
-    ))
-}
-
-/// A multi-turn scenario's session (docs/multi-turn.md): one agent process,
-/// each turn's rules before the scenario's, each turn's budget its own
-/// `timeout_ms` else the scenario's; the session's budget is their sum.
-fn drive_turns(
-    plan: &LivePlan<'_>,
-    cmd: &AgentCommand,
-    scenario_rules: &Decider,
-    sdk_host: Option<&std::cell::RefCell<crate::mcp::sdk::SdkHost>>,
-) -> agent::RunLog {
-    let turns = plan.scenario.session_turns();
-    let deciders: Vec<Decider> = turns
-        .iter()
-        .map(|t| Decider {
-            rules: t
-                .answers
-                .iter()
-                .chain(&scenario_rules.rules)
-                .cloned()
-                .collect(),
-            parity: scenario_rules.parity,
-            unanswered: scenario_rules.unanswered,
-        })
-        .collect();
-    let inputs: Vec<agent::TurnInput<'_>> = turns
-        .iter()
-        .zip(&deciders)
-        .map(|(t, decider)| agent::TurnInput {
-            prompt: &t.prompt,
-            decider,
-            timeout: t.timeout_ms.map_or(plan.timeout, Duration::from_millis),
-        })
-        .collect();
-    let timeout = inputs.iter().map(|t| t.timeout).sum();
-    agent::drive_session(
-        cmd,
-        &agent::SessionOptions {
-            turns: inputs,
-            timeout,
-            sdk_mcp: sdk_host.map(|h| h as &std::cell::RefCell<dyn agent::SdkMcp>),
-        },
-    )
-}
-
-fn start_model(
-    plan: &LivePlan<'_>,
-    staged: &stage::Staged,
-    run_dir: &Path,
-) -> Result<Option<crate::model::Server>, RecordError> {
-    let Some(script) = &plan.script else {
-        return Ok(None);
-    };
-    let vars = vec![
-        ("config".into(), staged.config_dir.display().to_string()),
-        ("home".into(), staged.home.display().to_string()),
-        ("run".into(), run_dir.display().to_string()),
-        (
-            "cwd-slug".into(),
-            crate::rerun::paths::slug(&staged.work_root.display().to_string()),
-        ),
-    ];
-    let options = crate::model::ServeOptions {
-        port: 0,
-        log: Some(run_dir.join("model-requests.jsonl")),
-        vars,
-    };
-    crate::model::Server::start(script.clone(), options)
-        .map(Some)
-        .map_err(|e| RecordError::Setup {
-            message: format!("start the scripted model: {e}"),
-            hint: None,
-        })
-}
-
 /// The scenario's `workspace_fixture`, scanned (`None` when it declares
 /// none): a refusal is invalid input, found before anything is spawned.
 pub fn scan_fixture(
@@ -495,198 +412,6 @@ pub fn scan_fixture(
         });
     }
     Ok(Some(scan))
-}
-
-/// Lines of the run's tool results that read like a refusal of the kernel
-/// sandbox (`Permission denied`, `Operation not permitted`, `Read-only file
-/// system`), each once, with the tool that met it; at most ten. The kernel
-/// does not say which rule refused: these name the path or port the tool
-/// The run's MCP servers prepared and the agent's command, confined.
-fn confined_agent(
-    plan: &LivePlan<'_>,
-    staged: &stage::Staged,
-    run_dir: &Path,
-    server: Option<&crate::model::Server>,
-) -> Result<(Option<crate::mcp::Prepared>, AgentCommand), RecordError> {
-    let session = plan.session;
-    let mcp = crate::mcp::prepare(
-        session.mcp_config.as_deref(),
-        &session.mcp_enabled,
-        plan.mcp,
-        run_dir,
-    )
-    .map_err(|message| RecordError::Setup {
-        message,
-        hint: None,
-    })?;
-    let mut cmd = agent_command(
-        plan.agent_cmd,
-        plan.claude_program,
-        session,
-        staged,
-        server.map(|s| s.url()),
-        mcp.as_ref(),
-    )?;
-    cmd.sandbox = confine(plan.sandbox, &cmd, staged, mcp.as_ref(), server)?;
-    Ok((mcp, cmd))
-}
-
-/// The scripted model stopped: what went wrong in it, and the replies it
-/// served (nothing without a scripted model).
-fn stop_model(
-    server: Option<crate::model::Server>,
-) -> (
-    Vec<crate::model::Problem>,
-    Vec<(crate::model::ConversationId, usize)>,
-) {
-    match server {
-        Some(s) => {
-            let served = s.served();
-            (s.shutdown(), served)
-        }
-        None => (Vec::new(), Vec::new()),
-    }
-}
-
-/// What the kernel refused during a confined run, also given as warnings.
-fn denials_of(
-    sandbox: &crate::sandbox::Layers,
-    log: &agent::RunLog,
-    warnings: &mut Vec<String>,
-) -> Vec<String> {
-    let denials = if sandbox.enabled {
-        sandbox_denials(&log.events)
-    } else {
-        Vec::new()
-    };
-    warnings.extend(denials.iter().map(|d| format!("sandbox: {d}")));
-    denials
-}
-
-/// printed.
-fn sandbox_denials(events: &[String]) -> Vec<String> {
-    use crate::protocol::{Block, tool_result_text};
-    const MARKS: [&str; 3] = [
-        "Permission denied",
-        "Operation not permitted",
-        "Read-only file system",
-    ];
-    let mut tools = std::collections::HashMap::new();
-    let mut out: Vec<String> = Vec::new();
-    for line in events {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        let Some(blocks) = v["message"]["content"].as_array() else {
-            continue;
-        };
-        for block in blocks {
-            match Block::of(block) {
-                Block::ToolUse {
-                    id: Some(id), name, ..
-                } => {
-                    tools.insert(id.to_owned(), name.to_owned());
-                }
-                Block::ToolResult {
-                    tool_use_id,
-                    content,
-                    ..
-                } => {
-                    let tool = tool_use_id.and_then(|id| tools.get(id)).cloned();
-                    let text = tool_result_text(content);
-                    for l in text.lines().filter(|l| MARKS.iter().any(|m| l.contains(m))) {
-                        let l: String = l.trim().chars().take(200).collect();
-                        let entry = format!("{}: {l}", tool.as_deref().unwrap_or("a tool"));
-                        if !out.contains(&entry) && out.len() < 10 {
-                            out.push(entry);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    out
-}
-
-/// What a finished run reports of its sandbox.
-fn log_sandbox(log: &agent::RunLog, mode: crate::sandbox::Mode) -> crate::sandbox::Layers {
-    match (mode, &log.sandbox) {
-        (crate::sandbox::Mode::Enforce, Some(layers)) => layers.clone(),
-        _ => crate::sandbox::Layers::off(),
-    }
-}
-
-/// The confined start of `cmd` (`None` under `--no-sandbox`): writes beneath
-/// the run directory only, reads of the system, the agent's installation and
-/// toolchains, the staged run and what its MCP servers need; TCP to the
-/// scripted model and reel's HTTP MCP fronts only (or, live, to the API's
-/// ports and the fronts); `TMPDIR` inside the
-/// run. Refused before anything runs where nothing can confine files.
-fn confine(
-    mode: crate::sandbox::Mode,
-    cmd: &AgentCommand,
-    staged: &stage::Staged,
-    mcp: Option<&crate::mcp::Prepared>,
-    server: Option<&crate::model::Server>,
-) -> Result<Option<crate::sandbox::Launch>, RecordError> {
-    use crate::sandbox::{Launch, Mode, Network, Policy, policy::RunInputs};
-    if mode == Mode::Off {
-        return Ok(None);
-    }
-    let env_of = |k: &str| {
-        cmd.env
-            .iter()
-            .find(|(n, _)| n == k)
-            .map(|(_, v)| v.as_str())
-    };
-    // reel's HTTP MCP fronts listen on loopback beside the model.
-    let fronts = mcp.map(|m| m.loopback_ports()).unwrap_or_default();
-    let network = match server {
-        Some(s) => Network::Loopback {
-            ports: [vec![s.addr().port()], fronts].concat(),
-        },
-        None => Network::Ports([live_ports(env_of("ANTHROPIC_BASE_URL")), fronts].concat()),
-    };
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    // The agent's MCP config is inside the run; a live server's files and
-    // reel's own binary (the frozen servers) are not.
-    let mut extra_read: Vec<PathBuf> = mcp.map(|m| m.extra_read.clone()).unwrap_or_default();
-    extra_read.extend(crate::sandbox::policy::extra_read_from_env());
-    // The project's `[sandbox] read` (reel.toml): toolchains reel cannot
-    // infer from the agent's PATH.
-    let project =
-        crate::project::ProjectConfig::discover_cwd().map_err(|e| RecordError::Setup {
-            message: e.to_string(),
-            hint: Some("fix reel.toml (docs/project-config.md)".into()),
-        })?;
-    extra_read.extend(project.sandbox_read_paths());
-    let policy = Policy::for_run(&RunInputs {
-        run_dir: &staged.run_dir,
-        program: &cmd.program,
-        args: &cmd.args,
-        path_var: env_of("PATH"),
-        home: home.as_deref(),
-        extra_read: &extra_read,
-        network,
-    });
-    Launch::new(policy, &crate::sandbox::probe())
-        .map(Some)
-        .map_err(RecordError::Sandbox)
-}
-
-/// A live run's TCP ports: HTTPS, and the port of a custom API base URL.
-fn live_ports(base_url: Option<&str>) -> Vec<u16> {
-    let mut ports = vec![443];
-    if let Some(port) = base_url
-        .and_then(|u| u.split("://").nth(1))
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|host| host.rsplit_once(':'))
-        .and_then(|(_, p)| p.parse().ok())
-    {
-        ports.push(port);
-    }
-    ports
 }
 
 /// The live verdict's failure messages (empty = pass).
@@ -777,141 +502,6 @@ fn scrub_verdict(
         },
         Err(_) => crate::verify::redact::Verdict::default(),
     }
-}
-
-fn agent_command(
-    agent_cmd: Option<&str>,
-    claude_program: Option<&Path>,
-    session: &session_keys::SessionKeys,
-    staged: &stage::Staged,
-    model_url: Option<String>,
-    mcp: Option<&crate::mcp::Prepared>,
-) -> Result<AgentCommand, RecordError> {
-    let cwd = staged.work_root.clone();
-    if let Some(custom) = agent_cmd.map(str::to_owned).or_else(|| {
-        std::env::var("REEL_AGENT_CMD")
-            .ok()
-            .filter(|s| !s.is_empty())
-    }) {
-        let (program, args) = agent::split_agent_cmd(&custom).map_err(|e| RecordError::Setup {
-            message: e.to_string(),
-            hint: Some(
-                "quote words with spaces as a shell would (`node \"my agent.js\"`); for pipes \
-                        or variables, wrap the command in a script"
-                    .into(),
-            ),
-        })?;
-        // Against a scripted model the environment starts empty, as for
-        // `claude`; live, it is the operator's without CI secrets.
-        let mut env = match &model_url {
-            Some(url) => {
-                agent::offline_env(url, &staged.home, &staged.config_dir, &session.agent_env)
-            }
-            None => agent::operator_env(std::env::vars(), &session.agent_env),
-        };
-        env.push(("WORK_ROOT".into(), cwd.display().to_string()));
-        env.push((
-            "OUTPUTS_DIR".into(),
-            cwd.join("outputs").display().to_string(),
-        ));
-        env.push(("TMPDIR".into(), run_tmp(staged)?));
-        return Ok(AgentCommand {
-            program,
-            args,
-            env,
-            cwd,
-            sandbox: None,
-        });
-    }
-    let env = match &model_url {
-        Some(url) => agent::offline_env(url, &staged.home, &staged.config_dir, &session.agent_env),
-        None => {
-            let mut env = agent::operator_env(std::env::vars(), &session.agent_env);
-            if agent::hermetic(&env) {
-                env.push((
-                    "CLAUDE_CONFIG_DIR".into(),
-                    staged.config_dir.display().to_string(),
-                ));
-            }
-            env
-        }
-    };
-    let knobs = ClaudeKnobs {
-        model: session.model.clone(),
-        permission_mode: session.permission_mode.clone(),
-        effort: session.effort.clone(),
-        mcp_config: mcp.map(|m| m.config.clone()),
-        settings_file: (!agent::hermetic(&env)).then(|| staged.config_dir.join("settings.json")),
-    };
-    let mut env = env;
-    env.retain(|(k, _)| k != "TMPDIR");
-    env.push(("TMPDIR".into(), run_tmp(staged)?));
-    Ok(AgentCommand {
-        program: claude_program.map_or_else(agent::claude_program, Path::to_path_buf),
-        args: agent::claude_argv(&knobs),
-        env,
-        cwd,
-        sandbox: None,
-    })
-}
-
-/// `<run>/tmp`, the agent's `TMPDIR` (so nothing it writes lands in the
-/// shared `/tmp`, where the sandbox would refuse it anyway).
-fn run_tmp(staged: &stage::Staged) -> Result<String, RecordError> {
-    let tmp = staged.run_dir.join("tmp");
-    std::fs::create_dir_all(&tmp).map_err(|e| RecordError::Setup {
-        message: format!("create `{}`: {e}", tmp.display()),
-        hint: None,
-    })?;
-    Ok(tmp.display().to_string())
-}
-
-/// The run's raw logs, secret-scrubbed like the cassette (a kept run
-/// directory must not hold what the cassette may not).
-fn write_logs(run_dir: &Path, log: &agent::RunLog) {
-    use serde_json::Value;
-    let lines = |l: &[String]| Value::Array(l.iter().cloned().map(Value::String).collect());
-    let stderr = String::from_utf8_lossy(&log.stderr).into_owned();
-    // stderr rides as one extra (non-JSON, text-scrubbed) events line.
-    let mut events = log.events.clone();
-    events.push(stderr);
-    let mut doc = serde_json::Map::new();
-    doc.insert("events".into(), lines(&events));
-    doc.insert("controlOut".into(), lines(&log.control_out));
-    let mut policy = crate::verify::redact::RedactionPolicy::default();
-    policy.add_env_secrets();
-    // A scrub error only means a policy problem; the secret layer still ran.
-    let _ = crate::verify::redact::scrub_cassette(&mut doc, &policy);
-    let text = |key: &str, sep: &str| {
-        let mut s = doc
-            .get(key)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join(sep)
-            })
-            .unwrap_or_default();
-        s.push('\n');
-        s
-    };
-    let mut events: Vec<String> = doc
-        .get("events")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
-    let stderr = events.pop().unwrap_or_default();
-    let mut ev = events.join("\n");
-    ev.push('\n');
-    let _ = std::fs::write(run_dir.join("events.jsonl"), ev);
-    let _ = std::fs::write(run_dir.join("control-out.jsonl"), text("controlOut", "\n"));
-    let _ = std::fs::write(run_dir.join("agent.stderr.log"), stderr);
 }
 
 /// A run directory: kept (with its logs) unless [`RunDir::finish`] says

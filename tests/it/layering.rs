@@ -1,0 +1,86 @@
+//! The layering rule of the run pipeline (ARCHITECTURE.md, issue 41): the
+//! one live run (`src/run/`) sits below every command that starts an agent,
+//! so nothing in it names `record`, `rerun`, `eval`, `matrix` or `cli` — a
+//! grep over its code lines (comments aside), which fails naming the file,
+//! the line and the module it reached up to.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::repo;
+
+/// The modules above the run pipeline.
+const ABOVE: [&str; 5] = ["record", "rerun", "eval", "matrix", "cli"];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// `line` reaches `module` by path: `crate::module`, or `module` inside a
+/// `use crate::{…}` group.
+fn reaches(line: &str, module: &str) -> bool {
+    let code = line.split("//").next().unwrap_or("");
+    let named = |text: &str, prefix: &str| {
+        text.match_indices(&format!("{prefix}{module}"))
+            .any(|(at, m)| {
+                let rest = &text[at + m.len()..];
+                !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+            })
+    };
+    named(code, "crate::")
+        || (code.contains("use crate::{") && (named(code, "{") || named(code, ", ")))
+}
+
+#[test]
+fn the_run_pipeline_imports_nothing_above_it() {
+    let mut files = Vec::new();
+    rust_files(&repo().join("src/run"), &mut files);
+    assert!(
+        files.len() >= 8,
+        "src/run/ holds the pipeline's stages: {files:?}"
+    );
+    let mut found = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with("//") {
+                continue;
+            }
+            for module in ABOVE {
+                if reaches(line, module) {
+                    found.push(format!(
+                        "{}:{}: reaches `{module}`: {trimmed}",
+                        file.display(),
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "src/run/ must not import the commands above it (move what it needs down into \
+         run/ or a lower module):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_grep_catches_a_reach_up() {
+    assert!(reaches("use crate::record::RecordOptions;", "record"));
+    assert!(reaches(
+        "    let x = crate::rerun::paths::slug(s);",
+        "rerun"
+    ));
+    assert!(reaches("use crate::{eval, model};", "eval"));
+    assert!(reaches("use crate::{model, matrix::Cell};", "matrix"));
+    assert!(!reaches("use crate::recording::X;", "record"));
+    assert!(!reaches("let a = 1; // crate::rerun is above", "rerun"));
+}
