@@ -50,6 +50,7 @@ pub mod scaffold;
 pub mod scenario;
 pub mod shard;
 pub mod show;
+pub mod snapshot;
 pub mod terminal_safe;
 pub mod verify;
 

@@ -28,7 +28,7 @@ mod session;
 pub use process::{ProcessGroup, SpawnError};
 pub use session::{
     DecisionLog, DriveOptions, ErrorSource, RunEnd, RunLog, SdkMcp, SessionOptions, TurnError,
-    TurnInput, TurnMark, drive, drive_session,
+    TurnEnded, TurnInput, TurnMark, drive, drive_session,
 };
 
 use std::path::{Path, PathBuf};

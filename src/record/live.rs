@@ -33,6 +33,9 @@ pub struct LivePlan<'a> {
     pub sandbox: crate::sandbox::Mode,
     /// A rerun's frozen MCP servers (`None`: every server runs for real).
     pub mcp: Option<&'a crate::mcp::Freeze>,
+    /// Shown the staged work root and each turn boundary (record's
+    /// snapshots, rerun's restore before turn N); `None`: nobody.
+    pub hook: Option<&'a std::cell::RefCell<dyn super::checkpoints::RunHook + 'a>>,
 }
 
 /// A finished live run, not yet written anywhere.
@@ -72,6 +75,9 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     let mut warnings = Vec::new();
     let fixture = scan_fixture(scenario)?;
     let (run_dir, staged, pre) = stage_run(plan, fixture.as_ref(), &mut warnings)?;
+    if let Some(hook) = plan.hook {
+        hook.borrow_mut().staged(&staged);
+    }
 
     let server = start_model(plan, &staged, run_dir.path())?;
     let (mcp, cmd) = confined_agent(plan, &staged, run_dir.path(), server.as_ref())?;
@@ -368,8 +374,16 @@ fn drive_agent(
         None => None,
     }
     .map(std::cell::RefCell::new);
+    let relay = plan.hook.map(Relay);
+    let on_turn_end = relay.as_ref().map(|r| r as &dyn agent::TurnEnded);
     if plan.scenario.is_multi_turn() {
-        return Ok(drive_turns(plan, cmd, &decider, sdk_host.as_ref()));
+        return Ok(drive_turns(
+            plan,
+            cmd,
+            &decider,
+            sdk_host.as_ref(),
+            on_turn_end,
+        ));
     }
     Ok(agent::drive(
         cmd,
@@ -380,8 +394,18 @@ fn drive_agent(
             sdk_mcp: sdk_host
                 .as_ref()
                 .map(|h| h as &std::cell::RefCell<dyn agent::SdkMcp>),
+            on_turn_end,
         },
     ))
+}
+
+/// A run hook seen as the session's turn-end listener.
+struct Relay<'h, 'a>(&'h std::cell::RefCell<dyn super::checkpoints::RunHook + 'a>);
+
+impl agent::TurnEnded for Relay<'_, '_> {
+    fn turn_ended(&self, index: usize) {
+        self.0.borrow_mut().turn_ended(index);
+    }
 }
 
 /// A multi-turn scenario's session (docs/multi-turn.md): one agent process,
@@ -392,6 +416,7 @@ fn drive_turns(
     cmd: &AgentCommand,
     scenario_rules: &Decider,
     sdk_host: Option<&std::cell::RefCell<crate::mcp::sdk::SdkHost>>,
+    on_turn_end: Option<&dyn agent::TurnEnded>,
 ) -> agent::RunLog {
     let turns = plan.scenario.session_turns();
     let deciders: Vec<Decider> = turns
@@ -423,6 +448,7 @@ fn drive_turns(
             turns: inputs,
             timeout,
             sdk_mcp: sdk_host.map(|h| h as &std::cell::RefCell<dyn agent::SdkMcp>),
+            on_turn_end,
         },
     )
 }

@@ -32,6 +32,7 @@
 
 pub mod assemble;
 pub mod batch;
+pub mod checkpoints;
 pub mod hook_inventory;
 pub mod live;
 pub mod manifest;
@@ -371,7 +372,11 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         script,
     } = prepare(opts)?;
     let timeout = run_budget(opts.timeout, scenario.timeout_ms);
+    let snapshotter = checkpoints::for_recording(&cassette_path)?.map(std::cell::RefCell::new);
     let run = live::run(&live::LivePlan {
+        hook: snapshotter
+            .as_ref()
+            .map(|s| s as &std::cell::RefCell<dyn checkpoints::RunHook>),
         mcp: None,
         scenario: &scenario,
         scenario_path: &opts.scenario,
@@ -407,6 +412,12 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
             failures: run.failures,
             run_dir: Some(run.run_dir.path().to_path_buf()),
         });
+    }
+    // The blobs are durable before the cassette that names them is written.
+    if let Some(s) = snapshotter {
+        run.warnings
+            .extend(checkpoints::insert_into(s.into_inner(), &mut run.cassette));
+        checkpoints::test_crash_point();
     }
     // Over an existing cassette: identical → untouched, differing → a
     // pending `.new` to review (or, under CI, an error); see crate::review.

@@ -341,6 +341,7 @@ impl Fresh<'_> {
             timeout: self.timeout,
             max_artifact_bytes: crate::record::manifest::DEFAULT_BODY_CAP,
             sandbox: opts.sandbox,
+            hook: None,
         })
         .map_err(|e| match e {
             RecordError::AgentMissing { message, hint } => {
