@@ -128,6 +128,38 @@ impl Checkpoints {
     }
 }
 
+/// What a replay says of the cassette at `path`'s snapshots: one line per
+/// ref whose blob is not in the store (or a malformed key). Only presence
+/// is checked here; `verify-cassettes` checks digests.
+pub fn missing(path: &std::path::Path, doc: &Map<String, Value>) -> Vec<String> {
+    let checkpoints = match Checkpoints::of(doc) {
+        Ok(Some(c)) => c,
+        Ok(None) => return Vec::new(),
+        Err(e) => return vec![format!("snapshots unreadable: {e}")],
+    };
+    let config = crate::project::ProjectConfig::discover_cwd().unwrap_or_default();
+    let store = super::Store::for_cassette(path, &config);
+    let mut refs: Vec<(Ref, usize)> = Vec::new();
+    for c in &checkpoints.checkpoints {
+        if let Ok(r) = c.parsed()
+            && !refs.iter().any(|(seen, _)| seen == &r)
+        {
+            refs.push((r, c.turn));
+        }
+    }
+    refs.into_iter()
+        .filter(|(r, _)| !store.blob_path(r).is_file())
+        .map(|(r, turn)| {
+            format!(
+                "snapshot {r} (after turn {turn}) is missing from `{}`: the assertions do not \
+                 need it; rerun's diffs of bodies the cassette did not keep and `rerun \
+                 --from-turn` do (restore the store, e.g. `git lfs pull`, or re-record)",
+                store.dir().display()
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

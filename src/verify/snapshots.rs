@@ -1,0 +1,108 @@
+//! `verify-cassettes` over a cassette's snapshots (docs/snapshots.md):
+//! every checkpoint's ref must name a blob in the store that holds exactly
+//! what the ref says, and the files inside are privacy-scanned as inline
+//! artifact bodies are (text, zip entries, PDF parts; a binary is a
+//! `binary` finding unless `--allow`ed).
+//!
+//! A missing or changed blob, or a malformed `reelCheckpoints`, is a
+//! snapshot problem (exit 1, like a finding). Each distinct ref is checked
+//! and scanned once.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use base64::Engine as _;
+use serde_json::{Map, Value, json};
+
+use super::scan::{AllowList, Finding, scan_document};
+use crate::snapshot::{Checkpoints, Ref, Store, restore};
+
+/// A file larger than this is not read for the scan (it is named instead).
+const SCAN_CAP: u64 = 64 << 20;
+
+/// What the snapshots of one cassette gave.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// Missing or changed blobs, a malformed key: each a failing problem.
+    pub problems: Vec<String>,
+    pub findings: Vec<Finding>,
+    /// Files too large to scan.
+    pub notes: Vec<String>,
+}
+
+/// Checks (and, with `privacy`, scans) the snapshots `doc` names; the store
+/// is the one of the cassette at `path`.
+pub fn check(
+    path: &Path,
+    doc: &Map<String, Value>,
+    privacy: Option<&AllowList>,
+) -> Checked {
+    let mut out = Checked::default();
+    let checkpoints = match Checkpoints::of(doc) {
+        Ok(Some(c)) => c,
+        Ok(None) => return out,
+        Err(e) => {
+            out.problems.push(e);
+            return out;
+        }
+    };
+    let store = match crate::project::ProjectConfig::discover_cwd() {
+        Ok(config) => Store::for_cassette(path, &config),
+        Err(e) => {
+            out.problems.push(format!("cannot locate the snapshot store: {e}"));
+            return out;
+        }
+    };
+    let refs: BTreeSet<Ref> = checkpoints
+        .checkpoints
+        .iter()
+        .filter_map(|c| c.parsed().ok())
+        .collect();
+    for reference in refs {
+        if let Err(e) = store.check(&reference) {
+            out.problems.push(format!(
+                "{e} — restore the store (git lfs pull?) or re-record the cassette"
+            ));
+            continue;
+        }
+        if let Some(allow) = privacy {
+            scan(&store, &reference, allow, &mut out);
+        }
+    }
+    out
+}
+
+/// The privacy scan of one snapshot's files, as artifact bodies.
+fn scan(store: &Store, reference: &Ref, allow: &AllowList, out: &mut Checked) {
+    let (files, over) = match restore::files(store, reference, SCAN_CAP) {
+        Ok(read) => read,
+        Err(e) => {
+            out.problems.push(e.to_string());
+            return;
+        }
+    };
+    let artifacts: Vec<Value> = files
+        .iter()
+        .map(|f| {
+            json!({
+                "path": f.path,
+                "bytes": f.bytes.len(),
+                "body": base64::engine::general_purpose::STANDARD.encode(&f.bytes),
+                "encoding": "base64",
+            })
+        })
+        .collect();
+    let mut doc = Map::new();
+    doc.insert("events".into(), json!([]));
+    doc.insert("artifacts".into(), Value::Array(artifacts));
+    let prefix = format!("snapshot {reference} ");
+    if let Ok(findings) = scan_document(&doc, allow) {
+        out.findings.extend(findings.into_iter().map(|mut f| {
+            f.location = format!("{prefix}{}", f.location);
+            f
+        }));
+    }
+    out.notes.extend(over.into_iter().map(|p| {
+        format!("snapshot {reference}: `{p}` is over {SCAN_CAP} bytes and was not privacy-scanned")
+    }));
+}
