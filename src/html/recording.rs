@@ -37,6 +37,9 @@ pub struct RecordingView {
     pub totals: Option<Chart>,
     /// The anchor id prefix of this view's sections (one page may hold several).
     pub anchor: String,
+    /// The recording's checkpoints (docs/snapshots.md): `turn N at`, then
+    /// the ref, sizes and whether the blob is stored.
+    pub snapshots: Vec<(String, String)>,
 }
 
 /// A group of turns shown as one collapsible page.
@@ -80,6 +83,36 @@ pub struct AssertionView {
 struct Page<'a> {
     chrome: Chrome,
     rec: &'a RecordingView,
+}
+
+/// Each checkpoint of `cassette` as a label and its detail.
+fn snapshots(cassette: &Cassette) -> Vec<(String, String)> {
+    let Ok(Some(checkpoints)) = crate::snapshot::Checkpoints::of(&cassette.doc) else {
+        return Vec::new();
+    };
+    let config = crate::project::ProjectConfig::discover_cwd().unwrap_or_default();
+    let store = crate::snapshot::Store::for_cassette(&cassette.path, &config);
+    let at = |a: crate::snapshot::At| match a {
+        crate::snapshot::At::TurnEnd => "turn end",
+        crate::snapshot::At::RunEnd => "run end",
+    };
+    checkpoints
+        .checkpoints
+        .iter()
+        .map(|c| {
+            let stored = c.parsed().is_ok_and(|r| store.blob_path(&r).is_file());
+            let label = format!("turn {} · {}", c.turn, at(c.at));
+            let detail = format!(
+                "{} · {} file(s), {} B ({} B stored){}",
+                c.reference,
+                c.files,
+                c.content_bytes,
+                c.blob_bytes,
+                if stored { "" } else { " · missing from the store" }
+            );
+            (label, detail)
+        })
+        .collect()
 }
 
 /// What the view reads of the cassette itself, beside the replay.
@@ -151,6 +184,7 @@ impl RecordingView {
             totals: parts.totals,
             conversation,
             anchor: anchor.to_owned(),
+            snapshots: snapshots(cassette),
         }
     }
 

@@ -19,6 +19,7 @@
 
 pub mod archive;
 pub mod checkpoint;
+pub mod gc;
 pub mod reference;
 pub mod restore;
 pub mod store;
