@@ -54,6 +54,7 @@ mod scaffold;
 mod shard;
 mod show;
 mod sibling;
+mod snapshot;
 mod support;
 mod verify;
 mod verify_lifecycle;
