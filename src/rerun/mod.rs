@@ -24,6 +24,7 @@
 //! and `outputs` (output files compared by what they are: masked text, zip
 //! entries, PDF text).
 
+pub mod bodies;
 pub mod divergence;
 mod notes;
 pub mod outputs;
@@ -413,11 +414,16 @@ fn compare(
         sides.masks,
     ));
     divergences.extend(mcp_misses(run.mcp.as_ref()));
-    divergences.extend(outputs::compare_files(
+    let (recorded, fresh) = (bodies::recorded(cassette), bodies::fresh(&run.staged.work_root));
+    divergences.extend(outputs::compare_files_with(
         cassette.doc.get("artifacts"),
         run.cassette.doc.get("artifacts"),
         &opts.project,
         sides.masks,
+        &outputs::Bodies {
+            recorded: &recorded,
+            fresh: &fresh,
+        },
     ));
     divergences
 }

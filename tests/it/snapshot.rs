@@ -398,3 +398,77 @@ fn cowork_harness_replays_a_cassette_carrying_checkpoints() {
         .json();
     support::assert_same_result_as_original("write-note (checkpointed)", &ours, &theirs);
 }
+
+/// doc-report's script also writes a 5 MB `.pptx`-like zip (a slide's
+/// paragraphs and 5 MB of incompressible media), far over the inline cap.
+fn with_big_deck(fx: &Fixture, paragraph: &str) {
+    fx.edit("skills/doc-report/scripts/make_report.py", |t| {
+        let deck = format!(
+            r#"
+import os, random
+slide = ('<?xml version="1.0" encoding="UTF-8"?><p:sld xmlns:p="p" xmlns:a="a"><p:txBody>'
+         '<a:p><a:r><a:t>Quarterly review</a:t></a:r></a:p>'
+         '<a:p><a:r><a:t>{paragraph}</a:t></a:r></a:p>'
+         '<a:p><a:r><a:t>Next steps</a:t></a:r></a:p></p:txBody></p:sld>')
+media = random.Random(7).randbytes(5 * 1024 * 1024)
+fixed = (2024, 1, 1, 0, 0, 0)
+with zipfile.ZipFile(os.path.join(os.path.dirname(out), "deck.pptx"), "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr(zipfile.ZipInfo("ppt/slides/slide1.xml", fixed), slide)
+    z.writestr(zipfile.ZipInfo("ppt/media/image1.bin", fixed), media)
+"#
+        );
+        format!("{t}{deck}")
+    });
+    fx.commit(".", "a big deck");
+}
+
+#[test]
+fn a_rerun_shows_the_changed_paragraph_of_a_5_mb_deck_from_its_snapshot() {
+    support::require!(claude_bin());
+    let fx = scratch();
+    with_big_deck(&fx, "Q3 revenue grew 12%");
+    let recorded = reel()
+        .current_dir(fx.root())
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .args(["record", "scenarios/doc-report.yaml", "--out", "out/deck.cassette.json"])
+        .run();
+    assert_eq!(recorded.code, 0, "{}", recorded.streams());
+    let doc: Value = serde_json::from_str(&fx.read("out/deck.cassette.json")).unwrap();
+    let deck = doc["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["path"] == "outputs/deck.pptx")
+        .expect("the deck in the manifest");
+    assert!(deck["bytes"].as_u64().unwrap() > 5_000_000, "{deck}");
+    assert!(deck.get("body").is_none(), "over the inline cap: {deck}");
+
+    with_big_deck(&fx, "Q3 revenue grew 15%");
+    let rerun = |fx: &Fixture| {
+        reel()
+            .current_dir(fx.root())
+            .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+            .args(["rerun", "out/deck.cassette.json", "--strict"])
+            .run()
+    };
+    let out = rerun(&fx);
+    assert_eq!(out.code, 1, "{}", out.streams());
+    let text = &out.stderr;
+    assert!(text.contains("output changed: outputs/deck.pptx"), "{text}");
+    assert!(
+        text.contains("- ppt/slides/slide1.xml: Q3 revenue grew 12%"),
+        "{text}"
+    );
+    assert!(
+        text.contains("+ ppt/slides/slide1.xml: Q3 revenue grew 15%"),
+        "{text}"
+    );
+    assert!(!text.contains("Quarterly review"), "only the changed paragraph: {text}");
+
+    // Without its snapshot the rerun can only say the hash changed.
+    std::fs::remove_dir_all(fx.path("out/.reel-snapshots")).unwrap();
+    let out = rerun(&fx);
+    assert_eq!(out.code, 1, "{}", out.streams());
+    assert!(!out.stderr.contains("Q3 revenue grew 12%"), "{}", out.stderr);
+    assert!(out.stderr.contains("no body in the cassette"), "{}", out.stderr);
+}
