@@ -13,12 +13,29 @@ use super::stage::Staged;
 use crate::snapshot::{At, Checkpoint, Checkpoints, Consistency, Store, archive::Limits};
 
 /// A run that wants to see its work root and each turn boundary (record's
-/// [`Snapshotter`], rerun's restore before turn N).
+/// [`Snapshotter`], rerun's restore before turn N), through a shared
+/// reference (a `RefCell` of a [`HookMut`] is one).
 pub trait RunHook {
     /// The work root is staged; nothing has run yet.
-    fn staged(&mut self, staged: &Staged);
+    fn staged(&self, staged: &Staged);
     /// Turn `index` (0-based) ended; the next is not sent until this returns.
+    fn turn_ended(&self, index: usize);
+}
+
+/// [`RunHook`] for a value that changes as it is told.
+pub trait HookMut {
+    fn staged(&mut self, staged: &Staged);
     fn turn_ended(&mut self, index: usize);
+}
+
+impl<T: HookMut> RunHook for std::cell::RefCell<T> {
+    fn staged(&self, staged: &Staged) {
+        self.borrow_mut().staged(staged);
+    }
+
+    fn turn_ended(&self, index: usize) {
+        self.borrow_mut().turn_ended(index);
+    }
 }
 
 /// The roots a snapshot holds: the user-visible roots the agent can write
@@ -100,7 +117,7 @@ impl Snapshotter {
     }
 }
 
-impl RunHook for Snapshotter {
+impl HookMut for Snapshotter {
     fn staged(&mut self, staged: &Staged) {
         self.work = Some((staged.work_root.clone(), writable_roots(staged)));
     }

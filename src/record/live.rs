@@ -35,7 +35,7 @@ pub struct LivePlan<'a> {
     pub mcp: Option<&'a crate::mcp::Freeze>,
     /// Shown the staged work root and each turn boundary (record's
     /// snapshots, rerun's restore before turn N); `None`: nobody.
-    pub hook: Option<&'a std::cell::RefCell<dyn super::checkpoints::RunHook + 'a>>,
+    pub hook: Option<&'a dyn super::checkpoints::RunHook>,
 }
 
 /// A finished live run, not yet written anywhere.
@@ -76,7 +76,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     let fixture = scan_fixture(scenario)?;
     let (run_dir, staged, pre) = stage_run(plan, fixture.as_ref(), &mut warnings)?;
     if let Some(hook) = plan.hook {
-        hook.borrow_mut().staged(&staged);
+        hook.staged(&staged);
     }
 
     let server = start_model(plan, &staged, run_dir.path())?;
@@ -400,11 +400,11 @@ fn drive_agent(
 }
 
 /// A run hook seen as the session's turn-end listener.
-struct Relay<'h, 'a>(&'h std::cell::RefCell<dyn super::checkpoints::RunHook + 'a>);
+struct Relay<'h>(&'h dyn super::checkpoints::RunHook);
 
-impl agent::TurnEnded for Relay<'_, '_> {
+impl agent::TurnEnded for Relay<'_> {
     fn turn_ended(&self, index: usize) {
-        self.0.borrow_mut().turn_ended(index);
+        self.0.turn_ended(index);
     }
 }
 

@@ -374,9 +374,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     let timeout = run_budget(opts.timeout, scenario.timeout_ms);
     let snapshotter = checkpoints::for_recording(&cassette_path)?.map(std::cell::RefCell::new);
     let run = live::run(&live::LivePlan {
-        hook: snapshotter
-            .as_ref()
-            .map(|s| s as &std::cell::RefCell<dyn checkpoints::RunHook>),
+        hook: snapshotter.as_ref().map(|s| s as &dyn checkpoints::RunHook),
         mcp: None,
         scenario: &scenario,
         scenario_path: &opts.scenario,

@@ -26,6 +26,7 @@
 
 pub mod bodies;
 pub mod divergence;
+pub mod from_turn;
 mod notes;
 pub mod outputs;
 pub mod paths;
@@ -85,6 +86,9 @@ pub struct RerunOptions {
     /// `--explain`: note each tool result that is equal only after masking,
     /// with the masks that made it so.
     pub explain: bool,
+    /// `--from-turn N`: rerun from user turn N, the workspace restored from
+    /// the checkpoint after turn N−1 ([`from_turn`]).
+    pub from_turn: Option<usize>,
 }
 
 /// Why a cassette could not be rerun.
@@ -187,6 +191,10 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         crate::mcp::Tape::of_recording(&cassette.doc, &recorded_events),
         &opts.mcp_live,
     );
+    let restore = match opts.from_turn {
+        Some(n) => from_turn::prepare(&cassette, n)?.map(std::cell::RefCell::new),
+        None => None,
+    };
     let fresh = Fresh {
         path,
         scenario: &scenario,
@@ -194,6 +202,9 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         script: &replies.script,
         freeze: &freeze,
         timeout,
+        hook: restore
+            .as_ref()
+            .map(|r| r as &dyn crate::record::checkpoints::RunHook),
     };
     let mut run = fresh.run(opts)?;
     let judged_notes = crate::judge::freeze::carry_over(&cassette, &mut run.cassette);
@@ -206,9 +217,9 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         fresh_roots: &fresh_roots(&run),
         masks: &divergence::Masks::with_user(opts.project.masks.clone()),
     };
-    let divergences = compare(&sides, &cassette, &run, opts);
+    let mut divergences = compare(&sides, &cassette, &run, opts);
     let mut failures = failures_of(&run, &fresh_events, timeout);
-    let result = run.judged.take().ok_or_else(|| {
+    let mut result = run.judged.take().ok_or_else(|| {
         RerunError::invalid(
             format!(
                 "{}: the fresh run cannot be judged: {}",
@@ -221,6 +232,12 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     let agent_version_recorded = agent_version(&recorded_events);
     let agent_version_now = agent_version(&fresh_events);
     let mut notes = replies.notes.clone();
+    if let Some(restore) = restore {
+        let judged = (&mut failures, &mut result);
+        restore
+            .into_inner()
+            .apply(&cassette, &mut divergences, judged, &mut notes);
+    }
     notes.extend(run_notes(&run, &freeze));
     let passed = failures.is_empty();
     notes.extend(drift_notes(&cassette, opts, passed, &divergences));
@@ -323,6 +340,8 @@ struct Fresh<'a> {
     script: &'a crate::model::Script,
     freeze: &'a crate::mcp::Freeze,
     timeout: Duration,
+    /// `--from-turn`'s restore at its turn boundary.
+    hook: Option<&'a dyn crate::record::checkpoints::RunHook>,
 }
 
 impl Fresh<'_> {
@@ -342,7 +361,7 @@ impl Fresh<'_> {
             timeout: self.timeout,
             max_artifact_bytes: crate::record::manifest::DEFAULT_BODY_CAP,
             sandbox: opts.sandbox,
-            hook: None,
+            hook: self.hook,
         })
         .map_err(|e| match e {
             RecordError::AgentMissing { message, hint } => {

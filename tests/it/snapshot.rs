@@ -472,3 +472,83 @@ fn a_rerun_shows_the_changed_paragraph_of_a_5_mb_deck_from_its_snapshot() {
     assert!(!out.stderr.contains("Q3 revenue grew 12%"), "{}", out.stderr);
     assert!(out.stderr.contains("no body in the cassette"), "{}", out.stderr);
 }
+
+const CONVERSATION: &str = "cassettes/conversation.cassette.json";
+
+fn rerun_json(fx: &Fixture, extra: &[&str]) -> (i32, Value, String) {
+    crate::rerun::rerun_at(fx.root(), CONVERSATION, extra)
+}
+
+/// The bundled three-turn example carries a checkpoint per turn; rerun from
+/// turn 2 restores turn 1's files (an empty `outputs/`) and is green.
+#[test]
+fn the_conversation_reruns_green_from_turn_2_with_turn_1s_files() {
+    support::require!(claude_bin());
+    let fx = scratch();
+    let cp = checkpoints(&fx, CONVERSATION);
+    support::assert_schema("reel-checkpoints.json", &cp);
+    let turns: Vec<u64> = cp["checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["at"] == "turn-end")
+        .map(|c| c["turn"].as_u64().unwrap())
+        .collect();
+    assert_eq!(turns, [1, 2, 3]);
+    let (code, env, stderr) = rerun_json(&fx, &["--from-turn", "2", "--strict"]);
+    assert_eq!(code, 0, "{stderr}\n{env}");
+    let notes = env["results"][0]["rerun"]["notes"].to_string();
+    assert!(
+        notes.contains("restored from the checkpoint after turn 1"),
+        "{notes}"
+    );
+    assert_eq!(env["results"][0]["rerun"]["divergences"], json!([]), "{env}");
+}
+
+/// Turn 2's script broken: a full rerun fails at turn 3 (it reads the
+/// broken total), a rerun from turn 3 restores turn 2's recorded
+/// `outputs/stats.json` and is green; turn 2's diverging tool result is
+/// not compared.
+#[test]
+fn from_turn_3_the_recorded_files_of_turn_2_are_what_turn_3_reads() {
+    support::require!(claude_bin());
+    let fx = scratch();
+    fx.edit("skills/csv-stats/scripts/stats.sh", |t| {
+        t.replace("total += $NF", "total += 2 * $NF")
+    });
+    fx.commit(".", "break stats.sh");
+    let (code, env, stderr) = rerun_json(&fx, &[]);
+    assert_eq!(code, 1, "the full rerun fails: {stderr}\n{env}");
+    let (code, env, stderr) = rerun_json(&fx, &["--from-turn", "3", "--strict"]);
+    assert_eq!(code, 0, "{stderr}\n{env}");
+    assert_eq!(env["results"][0]["rerun"]["divergences"], json!([]), "{env}");
+    let sources: Vec<&str> = env["results"][0]["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["source"].as_str())
+        .collect();
+    assert!(!sources.contains(&"turn 2"), "turn 2 not judged: {sources:?}");
+    assert!(sources.contains(&"turn 3"), "{sources:?}");
+}
+
+#[test]
+fn from_turn_refuses_what_it_cannot_restore() {
+    support::require!(claude_bin());
+    let fx = scratch();
+    let (code, _, stderr) = rerun_json(&fx, &["--from-turn", "4"]);
+    assert_eq!(code, 2, "{stderr}");
+    let run = reel()
+        .current_dir(fx.root())
+        .args(["rerun", CONVERSATION, "--from-turn", "4"])
+        .run();
+    assert!(run.stderr.contains("has 3 user turn(s)"), "{}", run.stderr);
+    std::fs::remove_dir_all(fx.path("cassettes/.reel-snapshots")).unwrap();
+    let run = reel()
+        .current_dir(fx.root())
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .args(["rerun", CONVERSATION, "--from-turn", "2"])
+        .run();
+    assert_eq!(run.code, 3, "{}", run.streams());
+    assert!(run.stderr.contains("is missing"), "{}", run.stderr);
+}
