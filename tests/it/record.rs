@@ -578,6 +578,9 @@ pub(crate) fn comparable(path: &Path) -> Value {
     if let Some(Value::Object(mcp)) = doc.get_mut("reelMcp") {
         mcp.remove("configFiles");
     }
+    // Nor the snapshots (docs/snapshots.md), which most committed examples
+    // predate: what they hold is the outputs, compared through `artifacts`.
+    doc.remove("reelCheckpoints");
     for key in ["events", "controlOut"] {
         let lines: Vec<Value> = doc[key]
             .as_array()
