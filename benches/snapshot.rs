@@ -8,7 +8,7 @@
 //! 2. Record overhead on the bundled examples: `reel record` (library) of
 //!    write-note, doc-report and the three-turn conversation with the real
 //!    Claude Code CLI and their scripted models, snapshots on (the default)
-//!    against off (`[snapshots] record = false`), best of three each,
+//!    against off (`[snapshots] record = false`), best of five each,
 //!    alternating. Target: under 10 % of a scripted record's time.
 //!
 //! Needs the pinned CLI for part 2 (`REEL_CLAUDE_BIN`, else
@@ -215,7 +215,7 @@ fn main() {
     record_overhead(
         &repo,
         tmp.path(),
-        3,
+        5,
         &["write-note", "doc-report", "conversation"],
     );
 }
