@@ -108,7 +108,11 @@ fn snapshots(cassette: &Cassette) -> Vec<(String, String)> {
                 c.files,
                 c.content_bytes,
                 c.blob_bytes,
-                if stored { "" } else { " · missing from the store" }
+                if stored {
+                    ""
+                } else {
+                    " · missing from the store"
+                }
             );
             (label, detail)
         })

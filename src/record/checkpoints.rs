@@ -130,13 +130,14 @@ impl HookMut for Snapshotter {
 
 /// The snapshotter of a recording to `cassette` (`None` under `[snapshots]
 /// record = false`).
-pub fn for_recording(cassette: &std::path::Path) -> Result<Option<Snapshotter>, super::RecordError> {
-    let config = crate::project::ProjectConfig::discover_cwd().map_err(|e| {
-        super::RecordError::Setup {
+pub fn for_recording(
+    cassette: &std::path::Path,
+) -> Result<Option<Snapshotter>, super::RecordError> {
+    let config =
+        crate::project::ProjectConfig::discover_cwd().map_err(|e| super::RecordError::Setup {
             message: e.to_string(),
             hint: Some("fix reel.toml (docs/project-config.md)".into()),
-        }
-    })?;
+        })?;
     Ok(config
         .snapshots
         .record

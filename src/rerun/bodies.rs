@@ -23,7 +23,9 @@ pub fn recorded(cassette: &Cassette) -> impl Fn(&str) -> Option<Vec<u8>> + use<>
     })();
     move |path| {
         let (store, reference) = source.as_ref()?;
-        restore::file(store, reference, path, READ_CAP).ok().flatten()
+        restore::file(store, reference, path, READ_CAP)
+            .ok()
+            .flatten()
     }
 }
 

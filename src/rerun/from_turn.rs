@@ -58,7 +58,10 @@ pub fn prepare(cassette: &Cassette, n: usize) -> Result<Option<Restore>, RerunEr
         })?;
     let checkpoint = checkpoints.after_turn(n - 1).ok_or_else(|| {
         RerunError::invalid(
-            format!("{path}: --from-turn {n}: no checkpoint after turn {}", n - 1),
+            format!(
+                "{path}: --from-turn {n}: no checkpoint after turn {}",
+                n - 1
+            ),
             "re-record it: its snapshot of that turn was not taken".to_owned(),
         )
     })?;
@@ -139,9 +142,10 @@ impl Restore {
         }
         let before = result.verdict.failures.len();
         result.verdict.failures.retain(|f| !earlier(&f.message));
-        let other_fail_signal = result.verdict.signals.iter().any(|s| {
-            s.severity == crate::replay::verdict::Severity::Fail && s.code != "assertion"
-        });
+        let other_fail_signal =
+            result.verdict.signals.iter().any(|s| {
+                s.severity == crate::replay::verdict::Severity::Fail && s.code != "assertion"
+            });
         if result.verdict.failures.len() < before
             && result.verdict.failures.is_empty()
             && !other_fail_signal

@@ -433,7 +433,10 @@ fn compare(
         sides.masks,
     ));
     divergences.extend(mcp_misses(run.mcp.as_ref()));
-    let (recorded, fresh) = (bodies::recorded(cassette), bodies::fresh(&run.staged.work_root));
+    let (recorded, fresh) = (
+        bodies::recorded(cassette),
+        bodies::fresh(&run.staged.work_root),
+    );
     divergences.extend(outputs::compare_files_with(
         cassette.doc.get("artifacts"),
         run.cassette.doc.get("artifacts"),

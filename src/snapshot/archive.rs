@@ -115,7 +115,11 @@ pub fn write<W: Write>(
 }
 
 /// Every entry under the roots, sorted by path bytes, within the limits.
-fn collect(workspace: &Path, roots: &[String], limits: &Limits) -> Result<Vec<Entry>, ArchiveError> {
+fn collect(
+    workspace: &Path,
+    roots: &[String],
+    limits: &Limits,
+) -> Result<Vec<Entry>, ArchiveError> {
     let mut entries = Vec::new();
     let mut bytes = 0u64;
     for root in roots {
@@ -321,7 +325,9 @@ pub enum ReadError {
     Io(#[from] io::Error),
     #[error("archive entry `{0}` is not a plain relative path; the snapshot is refused")]
     UnsafePath(String),
-    #[error("archive entry `{path}` is a {kind:?} entry; a snapshot holds files, directories and symlinks only")]
+    #[error(
+        "archive entry `{path}` is a {kind:?} entry; a snapshot holds files, directories and symlinks only"
+    )]
     UnexpectedKind { path: String, kind: tar::EntryType },
 }
 
@@ -342,7 +348,10 @@ pub fn read_each<R: Read>(
                 executable: entry.header().mode().unwrap_or(0) & 0o111 != 0,
             },
             tar::EntryType::Symlink => EntryKind::Symlink {
-                target: entry.link_name()?.map(|t| t.into_owned()).unwrap_or_default(),
+                target: entry
+                    .link_name()?
+                    .map(|t| t.into_owned())
+                    .unwrap_or_default(),
             },
             other => {
                 return Err(ReadError::UnexpectedKind {

@@ -187,7 +187,10 @@ mod tests {
         let mut bad = good.clone();
         bad["checkpoints"][0]["ref"] = json!("v9:sha256:00");
         let e = Checkpoints::of(&doc(bad)).unwrap_err();
-        assert!(e.contains("reelCheckpoints.checkpoints[0].ref") && e.contains("v9"), "{e}");
+        assert!(
+            e.contains("reelCheckpoints.checkpoints[0].ref") && e.contains("v9"),
+            "{e}"
+        );
         let mut bad = good;
         bad["roots"] = json!(["../up"]);
         let e = Checkpoints::of(&doc(bad)).unwrap_err();

@@ -97,11 +97,12 @@ fn sweep(store: &Store, live: &BTreeSet<Ref>, report: &mut GcReport) -> Result<(
     for (reference, path, bytes) in listing.blobs {
         let referenced = live.contains(&reference);
         let mut removed = !referenced;
-        if removed && !report.dry_run {
-            if let Err(e) = std::fs::remove_file(&path) {
-                report.errors.push((path.clone(), e.to_string()));
-                removed = false;
-            }
+        if removed
+            && !report.dry_run
+            && let Err(e) = std::fs::remove_file(&path)
+        {
+            report.errors.push((path.clone(), e.to_string()));
+            removed = false;
         }
         report.blobs.push(BlobEntry {
             reference,

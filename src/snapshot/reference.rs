@@ -39,7 +39,8 @@ impl Ref {
     pub fn parse(text: &str) -> Result<Ref, RefError> {
         let shown = shown(text);
         let mut parts = text.splitn(3, ':');
-        let (Some(version), Some(algorithm), Some(hex)) = (parts.next(), parts.next(), parts.next())
+        let (Some(version), Some(algorithm), Some(hex)) =
+            (parts.next(), parts.next(), parts.next())
         else {
             return Err(RefError::Shape(shown));
         };
@@ -105,7 +106,11 @@ impl std::str::FromStr for Ref {
 
 /// A ref as an error shows it: at most 90 characters, escaped.
 fn shown(text: &str) -> String {
-    let mut out: String = text.chars().take(90).flat_map(char::escape_default).collect();
+    let mut out: String = text
+        .chars()
+        .take(90)
+        .flat_map(char::escape_default)
+        .collect();
     if text.chars().count() > 90 {
         out.push('…');
     }
@@ -132,7 +137,10 @@ mod tests {
         let cases = [
             (String::new(), "is not a snapshot ref"),
             ("sha256:abc".into(), "is not a snapshot ref"),
-            (format!("v2:sha256:{HEX}"), "version `v2`, which this reel does not read"),
+            (
+                format!("v2:sha256:{HEX}"),
+                "version `v2`, which this reel does not read",
+            ),
             (format!("V1:sha256:{HEX}"), "is not a snapshot ref"),
             (format!("v1:sha512:{HEX}"), "uses digest `sha512`"),
             (format!("v1:sha256:{}", &HEX[1..]), "found 63 characters"),

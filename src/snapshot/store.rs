@@ -141,7 +141,12 @@ impl Store {
     /// the ref. A blob already there is not written again: a first pass
     /// only hashes the archive (no compression, nothing written), and the
     /// blob is written only when its name is not in the store.
-    pub fn put(&self, workspace: &Path, roots: &[String], limits: &Limits) -> Result<Taken, PutError> {
+    pub fn put(
+        &self,
+        workspace: &Path,
+        roots: &[String],
+        limits: &Limits,
+    ) -> Result<Taken, PutError> {
         let archive_err = |source| match source {
             archive::ArchiveError::Write(e) => PutError::Store {
                 store: self.dir.clone(),
@@ -152,7 +157,8 @@ impl Store {
                 source,
             },
         };
-        let (hashed, _) = archive::write(workspace, roots, io::sink(), limits).map_err(archive_err)?;
+        let (hashed, _) =
+            archive::write(workspace, roots, io::sink(), limits).map_err(archive_err)?;
         if let Some(taken) = self.existing(&hashed) {
             return Ok(taken);
         }
@@ -190,7 +196,8 @@ impl Store {
             .mtime(0)
             .operating_system(255)
             .write(BufWriter::new(tmp), Compression::new(LEVEL));
-        let (archived, gz) = archive::write(workspace, roots, gz, limits).map_err(WriteError::Archive)?;
+        let (archived, gz) =
+            archive::write(workspace, roots, gz, limits).map_err(WriteError::Archive)?;
         let tmp = gz.finish()?.into_inner().map_err(|e| e.into_error())?;
         if let Some(taken) = self.existing(&archived) {
             return Ok(taken);
@@ -307,7 +314,11 @@ fn create_dirs_durably(dir: &Path) -> io::Result<()> {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e),
     }
-    sync_dir(dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")))
+    sync_dir(
+        dir.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new(".")),
+    )
 }
 
 fn sync_dir(dir: &Path) -> io::Result<()> {

@@ -32,11 +32,7 @@ pub struct Checked {
 
 /// Checks (and, with `privacy`, scans) the snapshots `doc` names; the store
 /// is the one of the cassette at `path`.
-pub fn check(
-    path: &Path,
-    doc: &Map<String, Value>,
-    privacy: Option<&AllowList>,
-) -> Checked {
+pub fn check(path: &Path, doc: &Map<String, Value>, privacy: Option<&AllowList>) -> Checked {
     let mut out = Checked::default();
     let checkpoints = match Checkpoints::of(doc) {
         Ok(Some(c)) => c,
@@ -49,7 +45,8 @@ pub fn check(
     let store = match crate::project::ProjectConfig::discover_cwd() {
         Ok(config) => Store::for_cassette(path, &config),
         Err(e) => {
-            out.problems.push(format!("cannot locate the snapshot store: {e}"));
+            out.problems
+                .push(format!("cannot locate the snapshot store: {e}"));
             return out;
         }
     };

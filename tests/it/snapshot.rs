@@ -24,7 +24,11 @@ fn workspace(root: &Path, mode: u32, mtime: u64) {
     let files = [
         ("outputs/report.md", &b"# report\nline\n"[..], mode),
         ("outputs/nested/run.sh", b"#!/bin/sh\necho hi\n", 0o755),
-        (&format!("outputs/nested/{long}/deep.txt") as &str, b"deep", mode),
+        (
+            &format!("outputs/nested/{long}/deep.txt") as &str,
+            b"deep",
+            mode,
+        ),
     ];
     for (rel, body, bits) in files {
         let p = root.join(rel);
@@ -108,8 +112,9 @@ fn a_snapshot_reads_back_file_by_file_and_as_a_tree() {
     let taken = store
         .put(&fx.path("work"), &roots(), &Limits::default())
         .unwrap();
-    let body = reel::snapshot::restore::file(&store, &taken.reference, "outputs/report.md", 1 << 20)
-        .unwrap();
+    let body =
+        reel::snapshot::restore::file(&store, &taken.reference, "outputs/report.md", 1 << 20)
+            .unwrap();
     assert_eq!(body.as_deref(), Some(&b"# report\nline\n"[..]));
     let into = fx.path("restored");
     std::fs::create_dir_all(into.join("outputs/stale")).unwrap();
@@ -203,13 +208,26 @@ fn a_recording_names_blobs_that_are_already_durable_and_verified() {
     support::assert_schema("reel-checkpoints.json", &cp);
     let list = cp["checkpoints"].as_array().unwrap();
     let at: Vec<(&Value, &Value)> = list.iter().map(|c| (&c["turn"], &c["at"])).collect();
-    assert_eq!(at, [(&json!(1), &json!("turn-end")), (&json!(1), &json!("run-end"))]);
-    assert_eq!(list[0]["ref"], list[1]["ref"], "nothing changed after the result");
+    assert_eq!(
+        at,
+        [
+            (&json!(1), &json!("turn-end")),
+            (&json!(1), &json!("run-end"))
+        ]
+    );
+    assert_eq!(
+        list[0]["ref"], list[1]["ref"],
+        "nothing changed after the result"
+    );
     assert_eq!(list[1]["files"], 1, "outputs/note.md");
     assert_eq!(blobs(&fx.path("out/.reel-snapshots")).len(), 1);
     let verify = reel()
         .current_dir(fx.root())
-        .args(["verify-cassettes", "out/w.cassette.json", "--skip-staleness"])
+        .args([
+            "verify-cassettes",
+            "out/w.cassette.json",
+            "--skip-staleness",
+        ])
         .run();
     assert_eq!(verify.code, 0, "{}", verify.streams());
     let show = reel()
@@ -234,7 +252,10 @@ fn a_changed_blob_fails_verify_cassettes_and_a_missing_one_only_warns_on_replay(
         &mut tar,
     )
     .unwrap();
-    let at = tar.windows(4).position(|w| w == b"reel").expect("the note's text");
+    let at = tar
+        .windows(4)
+        .position(|w| w == b"reel")
+        .expect("the note's text");
     tar[at] = b'R';
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     std::io::Write::write_all(&mut gz, &tar).unwrap();
@@ -242,7 +263,11 @@ fn a_changed_blob_fails_verify_cassettes_and_a_missing_one_only_warns_on_replay(
     std::fs::write(&blob, gz.finish().unwrap()).unwrap();
     let verify = reel()
         .current_dir(fx.root())
-        .args(["verify-cassettes", "out/w.cassette.json", "--skip-staleness"])
+        .args([
+            "verify-cassettes",
+            "out/w.cassette.json",
+            "--skip-staleness",
+        ])
         .args(["--output-format", "json"])
         .run();
     assert_eq!(verify.code, 1, "{}", verify.streams());
@@ -266,10 +291,18 @@ fn a_changed_blob_fails_verify_cassettes_and_a_missing_one_only_warns_on_replay(
     );
     let verify = reel()
         .current_dir(fx.root())
-        .args(["verify-cassettes", "out/w.cassette.json", "--skip-staleness"])
+        .args([
+            "verify-cassettes",
+            "out/w.cassette.json",
+            "--skip-staleness",
+        ])
         .run();
     assert_eq!(verify.code, 1, "{}", verify.streams());
-    assert!(verify.stderr.contains("is missing: no"), "{}", verify.stderr);
+    assert!(
+        verify.stderr.contains("is missing: no"),
+        "{}",
+        verify.stderr
+    );
 }
 
 #[test]
@@ -281,7 +314,10 @@ fn a_sigkill_between_blob_and_cassette_leaves_an_unreferenced_blob_gc_removes() 
     let kept = blobs(&fx.path("out/.reel-snapshots"));
     // The same scenario writing other content, killed after its snapshot.
     fx.edit("scenarios/write-note.model.yaml", |t| {
-        t.replace("reel smoke: the recorder works", "reel smoke: killed after the snapshot")
+        t.replace(
+            "reel smoke: the recorder works",
+            "reel smoke: killed after the snapshot",
+        )
     });
     let killed = record(
         &fx,
@@ -310,7 +346,14 @@ fn a_sigkill_between_blob_and_cassette_leaves_an_unreferenced_blob_gc_removes() 
     fx.write("out/.reel-snapshots/sha256/notes.txt", "not a blob");
     let dry = reel()
         .current_dir(fx.root())
-        .args(["gc", "--snapshots", "out", "--dry-run", "--output-format", "json"])
+        .args([
+            "gc",
+            "--snapshots",
+            "out",
+            "--dry-run",
+            "--output-format",
+            "json",
+        ])
         .run();
     assert_eq!(dry.code, 0, "{}", dry.streams());
     let env = dry.json();
@@ -323,13 +366,21 @@ fn a_sigkill_between_blob_and_cassette_leaves_an_unreferenced_blob_gc_removes() 
         .collect();
     assert_eq!(removed.len(), 1, "{env}");
     assert_eq!(removed[0]["referenced"], false);
-    assert_eq!(blobs(&fx.path("out/.reel-snapshots")).len(), 3, "dry: nothing removed");
+    assert_eq!(
+        blobs(&fx.path("out/.reel-snapshots")).len(),
+        3,
+        "dry: nothing removed"
+    );
     let real = reel()
         .current_dir(fx.root())
         .args(["gc", "--snapshots", "out"])
         .run();
     assert_eq!(real.code, 0, "{}", real.streams());
-    assert!(real.stderr.contains("removed 1 snapshot blob(s)"), "{}", real.stderr);
+    assert!(
+        real.stderr.contains("removed 1 snapshot blob(s)"),
+        "{}",
+        real.stderr
+    );
     let mut left = kept.clone();
     left.push(fx.path("out/.reel-snapshots/sha256/notes.txt"));
     left.sort();
@@ -364,7 +415,10 @@ fn the_checkpoint_key_changes_no_replay_result() {
         env["results"][0]["durationMs"] = Value::Null;
         support::without_temp_dirs(&env)
     };
-    assert_eq!(replay("out/w.cassette.json"), replay("out/bare.cassette.json"));
+    assert_eq!(
+        replay("out/w.cassette.json"),
+        replay("out/bare.cassette.json")
+    );
 }
 
 /// Run by hand where the original is built (CI cannot build it): cowork-
@@ -430,7 +484,12 @@ fn a_rerun_shows_the_changed_paragraph_of_a_5_mb_deck_from_its_snapshot() {
     let recorded = reel()
         .current_dir(fx.root())
         .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
-        .args(["record", "scenarios/doc-report.yaml", "--out", "out/deck.cassette.json"])
+        .args([
+            "record",
+            "scenarios/doc-report.yaml",
+            "--out",
+            "out/deck.cassette.json",
+        ])
         .run();
     assert_eq!(recorded.code, 0, "{}", recorded.streams());
     let doc: Value = serde_json::from_str(&fx.read("out/deck.cassette.json")).unwrap();
@@ -463,14 +522,25 @@ fn a_rerun_shows_the_changed_paragraph_of_a_5_mb_deck_from_its_snapshot() {
         text.contains("+ ppt/slides/slide1.xml: Q3 revenue grew 15%"),
         "{text}"
     );
-    assert!(!text.contains("Quarterly review"), "only the changed paragraph: {text}");
+    assert!(
+        !text.contains("Quarterly review"),
+        "only the changed paragraph: {text}"
+    );
 
     // Without its snapshot the rerun can only say the hash changed.
     std::fs::remove_dir_all(fx.path("out/.reel-snapshots")).unwrap();
     let out = rerun(&fx);
     assert_eq!(out.code, 1, "{}", out.streams());
-    assert!(!out.stderr.contains("Q3 revenue grew 12%"), "{}", out.stderr);
-    assert!(out.stderr.contains("no body in the cassette"), "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("Q3 revenue grew 12%"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("no body in the cassette"),
+        "{}",
+        out.stderr
+    );
 }
 
 const CONVERSATION: &str = "cassettes/conversation.cassette.json";
@@ -502,7 +572,11 @@ fn the_conversation_reruns_green_from_turn_2_with_turn_1s_files() {
         notes.contains("restored from the checkpoint after turn 1"),
         "{notes}"
     );
-    assert_eq!(env["results"][0]["rerun"]["divergences"], json!([]), "{env}");
+    assert_eq!(
+        env["results"][0]["rerun"]["divergences"],
+        json!([]),
+        "{env}"
+    );
 }
 
 /// Turn 2's script broken: a full rerun fails at turn 3 (it reads the
@@ -521,14 +595,21 @@ fn from_turn_3_the_recorded_files_of_turn_2_are_what_turn_3_reads() {
     assert_eq!(code, 1, "the full rerun fails: {stderr}\n{env}");
     let (code, env, stderr) = rerun_json(&fx, &["--from-turn", "3", "--strict"]);
     assert_eq!(code, 0, "{stderr}\n{env}");
-    assert_eq!(env["results"][0]["rerun"]["divergences"], json!([]), "{env}");
+    assert_eq!(
+        env["results"][0]["rerun"]["divergences"],
+        json!([]),
+        "{env}"
+    );
     let sources: Vec<&str> = env["results"][0]["assertions"]
         .as_array()
         .unwrap()
         .iter()
         .filter_map(|a| a["source"].as_str())
         .collect();
-    assert!(!sources.contains(&"turn 2"), "turn 2 not judged: {sources:?}");
+    assert!(
+        !sources.contains(&"turn 2"),
+        "turn 2 not judged: {sources:?}"
+    );
     assert!(sources.contains(&"turn 3"), "{sources:?}");
 }
 
