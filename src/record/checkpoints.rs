@@ -150,9 +150,13 @@ pub fn insert_into(
     snapshotter: Snapshotter,
     cassette: &mut crate::cassette::Cassette,
 ) -> Vec<String> {
-    let (key, warnings) = snapshotter.finish();
+    let (key, mut warnings) = snapshotter.finish();
     if let Some(key) = key {
         key.insert_into(&mut cassette.doc);
+        warnings.extend(crate::verify::snapshots::secret_warnings(
+            &cassette.path,
+            &cassette.doc,
+        ));
     }
     warnings
 }

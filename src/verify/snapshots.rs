@@ -103,3 +103,24 @@ fn scan(store: &Store, reference: &Ref, allow: &AllowList, out: &mut Checked) {
         format!("snapshot {reference}: `{p}` is over {SCAN_CAP} bytes and was not privacy-scanned")
     }));
 }
+
+/// What `record` says of the snapshots it just named in `doc`: each secret
+/// found in a snapshot file (the cassette's inline bodies are scrubbed, a
+/// snapshot keeps the files as the run left them), so it is fixed before
+/// `verify-cassettes` fails on it.
+pub fn secret_warnings(path: &Path, doc: &Map<String, Value>) -> Vec<String> {
+    let checked = check(path, doc, Some(&AllowList::default()));
+    checked
+        .findings
+        .iter()
+        .filter(|f| f.cls == super::detect::Class::Secret)
+        .map(|f| {
+            format!(
+                "a snapshot holds a secret ({} at {}): the cassette's copy is scrubbed, the \
+                 snapshot keeps the file as written; `verify-cassettes` fails on it — keep \
+                 secrets out of the outputs, or set `[snapshots] record = false`",
+                f.kind, f.location
+            )
+        })
+        .collect()
+}

@@ -633,3 +633,117 @@ fn from_turn_refuses_what_it_cannot_restore() {
     assert_eq!(run.code, 3, "{}", run.streams());
     assert!(run.stderr.contains("is missing"), "{}", run.stderr);
 }
+
+/// A secret written into an output file: the cassette's inline body is
+/// scrubbed, the snapshot keeps the file as written — record warns, and
+/// `verify-cassettes` fails on the snapshot's file (its privacy scan reads
+/// snapshot files as it reads inline bodies).
+#[test]
+fn a_secret_in_a_snapshot_file_is_warned_at_record_and_fails_verify() {
+    support::require!(claude_bin());
+    let fx = scratch();
+    let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
+    fx.edit("scenarios/write-note.model.yaml", |t| {
+        t.replace(
+            "reel smoke: the recorder works",
+            &format!("reel smoke: token {token}"),
+        )
+    });
+    let run = record(&fx, "out/w.cassette.json", &[]);
+    assert_eq!(run.code, 0, "{}", run.streams());
+    assert!(
+        run.stderr
+            .contains("a snapshot holds a secret (github-token"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !fx.read("out/w.cassette.json").contains(&token),
+        "scrubbed in the cassette"
+    );
+    let verify = reel()
+        .current_dir(fx.root())
+        .args([
+            "verify-cassettes",
+            "out/w.cassette.json",
+            "--skip-staleness",
+        ])
+        .args(["--output-format", "json"])
+        .run();
+    assert_eq!(verify.code, 1, "{}", verify.streams());
+    let env = verify.json();
+    let found: Vec<&Value> = env["results"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "github-token")
+        .collect();
+    assert_eq!(found.len(), 1, "{env}");
+    let at = found[0]["where"].as_str().unwrap();
+    assert!(
+        at.starts_with("snapshot v1:sha256:") && at.ends_with("artifact outputs/note.md"),
+        "{at}"
+    );
+}
+
+/// A blob is untrusted (the store may arrive in a pull request): a stored
+/// archive with a `..` path, or a path outside the checkpoint's roots, is
+/// refused by the restore, which writes nothing outside the work root; a
+/// workspace over the size limit takes no snapshot.
+#[test]
+fn a_hostile_blob_is_refused_and_a_workspace_over_the_limit_is_not_archived() {
+    let fx = Fixture::new();
+    let store = Store::new(fx.path("store"));
+    let blob = |entries: &[(&str, &[u8])]| -> Ref {
+        let mut tar = tar::Builder::new(Vec::new());
+        for (name, body) in entries {
+            let mut h = tar::Header::new_gnu();
+            h.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+            h.set_size(body.len() as u64);
+            h.set_mode(0o644);
+            h.set_entry_type(tar::EntryType::Regular);
+            h.set_cksum();
+            tar.append(&h, *body).unwrap();
+        }
+        let bytes = tar.into_inner().unwrap();
+        let digest: [u8; 32] = sha2::Digest::finalize(sha2::Digest::chain_update(
+            <sha2::Sha256 as sha2::Digest>::new(),
+            &bytes,
+        ))
+        .into();
+        let reference = Ref::of_digest(&digest);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, &bytes).unwrap();
+        fx.write(
+            &format!("store/sha256/{}.tar.gz", reference.hex()),
+            gz.finish().unwrap(),
+        );
+        store.check(&reference).unwrap();
+        reference
+    };
+    let work = fx.path("run/work");
+    std::fs::create_dir_all(&work).unwrap();
+    let escape = blob(&[("outputs/../../escaped.txt", b"x")]);
+    let e = reel::snapshot::restore::into_work_root(&store, &escape, &work, &roots())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a plain relative path"), "{e}");
+    assert!(!fx.path("escaped.txt").exists() && !fx.path("run/escaped.txt").exists());
+    let outside = blob(&[("outputs/ok.txt", b"ok"), (".claude/settings.json", b"{}")]);
+    let e = reel::snapshot::restore::into_work_root(&store, &outside, &work, &roots())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("outside the snapshot's roots"), "{e}");
+    assert!(!work.join(".claude").exists());
+
+    workspace(&fx.path("big"), 0o644, 1);
+    let limits = Limits {
+        max_bytes: 10,
+        ..Limits::default()
+    };
+    let e = store
+        .put(&fx.path("big"), &roots(), &limits)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("over the snapshot limit of 10"), "{e}");
+}
