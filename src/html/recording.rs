@@ -309,6 +309,8 @@ fn facts(r: &Outcome, c: &Conversation) -> Vec<(String, String)> {
 
 fn files(cassette: &Cassette, cap: usize) -> Vec<FileView> {
     let pre: Vec<String> = cassette.pre_run_paths().unwrap_or_default();
+    // A body the cassette did not keep, from its final snapshot.
+    let snapshot = crate::snapshot::restore::final_state_files(cassette, SNAPSHOT_PREVIEW);
     let mut files: Vec<FileView> = cassette
         .artifacts()
         .unwrap_or_default()
@@ -327,7 +329,19 @@ fn files(cassette: &Cassette, cap: usize) -> Vec<FileView> {
             if let Some(k) = a.link_kind {
                 notes.push(format!("{k:?}").to_lowercase());
             }
-            let preview = preview(&a.path, a.body.as_deref(), a.encoding, cap);
+            let from_snapshot = (a.body.is_none() && a.link_kind.is_none())
+                .then(|| snapshot_body(&a, &snapshot))
+                .flatten();
+            let preview = match &from_snapshot {
+                Some((body, encoding)) => {
+                    let shown = preview(&a.path, Some(body), *encoding, cap);
+                    if !matches!(shown, Preview::None(_)) {
+                        notes.push("preview from the snapshot".to_owned());
+                    }
+                    shown
+                }
+                None => preview(&a.path, a.body.as_deref(), a.encoding, cap),
+            };
             FileView {
                 size: bytes(a.bytes),
                 sha256: a.sha256,
@@ -339,6 +353,34 @@ fn files(cassette: &Cassette, cap: usize) -> Vec<FileView> {
         .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files
+}
+
+/// Largest file read from a snapshot for a preview.
+const SNAPSHOT_PREVIEW: u64 = 8 << 20;
+
+/// The body of a manifest entry from `snapshot`, as the cassette would
+/// inline it (text, else base64), when its bytes hash to the entry's sha256.
+fn snapshot_body(
+    a: &crate::cassette::ManifestEntry,
+    snapshot: &dyn Fn(&str) -> Option<Vec<u8>>,
+) -> Option<(String, Option<BodyEncoding>)> {
+    use base64::Engine as _;
+    use sha2::{Digest, Sha256};
+    let bytes = snapshot(&a.path)?;
+    if hex::encode(Sha256::digest(&bytes)) != a.sha256 {
+        return None;
+    }
+    Some(match String::from_utf8(bytes) {
+        Ok(text) if !text.contains('\0') => (text, None),
+        Ok(text) => (
+            base64::engine::general_purpose::STANDARD.encode(text),
+            Some(BodyEncoding::Base64),
+        ),
+        Err(e) => (
+            base64::engine::general_purpose::STANDARD.encode(e.into_bytes()),
+            Some(BodyEncoding::Base64),
+        ),
+    })
 }
 
 fn preview(path: &str, body: Option<&str>, encoding: Option<BodyEncoding>, cap: usize) -> Preview {

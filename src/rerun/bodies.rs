@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::cassette::Cassette;
-use crate::snapshot::{Checkpoints, Ref, Store, restore};
+use crate::snapshot::restore;
 
 /// Largest file read for a diff (the document readers have their own
 /// budgets below this).
@@ -15,18 +15,7 @@ const READ_CAP: u64 = 256 << 20;
 /// The recorded bytes of a path, from the cassette's run-end snapshot
 /// (none when it has no checkpoint or the blob is not in the store).
 pub fn recorded(cassette: &Cassette) -> impl Fn(&str) -> Option<Vec<u8>> + use<> {
-    let source: Option<(Store, Ref)> = (|| {
-        let checkpoints = Checkpoints::of(&cassette.doc).ok()??;
-        let reference = checkpoints.final_state()?.parsed().ok()?;
-        let config = crate::project::ProjectConfig::discover_cwd().unwrap_or_default();
-        Some((Store::for_cassette(&cassette.path, &config), reference))
-    })();
-    move |path| {
-        let (store, reference) = source.as_ref()?;
-        restore::file(store, reference, path, READ_CAP)
-            .ok()
-            .flatten()
-    }
+    restore::final_state_files(cassette, READ_CAP)
 }
 
 /// The fresh run's bytes of a path (work-root-relative, plain components,

@@ -59,6 +59,26 @@ pub fn file(
     Ok(found)
 }
 
+/// The files of `cassette`'s final snapshot (its run-end checkpoint), by
+/// work-root-relative path, each up to `cap` bytes (`None`: no checkpoint,
+/// the blob not in the store, no such file, or larger). The caller checks
+/// the bytes against the manifest's sha256.
+pub fn final_state_files(
+    cassette: &crate::cassette::Cassette,
+    cap: u64,
+) -> impl Fn(&str) -> Option<Vec<u8>> + use<> {
+    let source: Option<(Store, Ref)> = (|| {
+        let checkpoints = super::Checkpoints::of(&cassette.doc).ok()??;
+        let reference = checkpoints.final_state()?.parsed().ok()?;
+        let config = crate::project::ProjectConfig::discover_cwd().unwrap_or_default();
+        Some((Store::for_cassette(&cassette.path, &config), reference))
+    })();
+    move |path| {
+        let (store, reference) = source.as_ref()?;
+        file(store, reference, path, cap).ok().flatten()
+    }
+}
+
 /// Every regular file of the snapshot up to `cap` bytes each, in archive
 /// order; the paths of the larger ones.
 pub fn files(

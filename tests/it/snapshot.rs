@@ -747,3 +747,35 @@ fn a_hostile_blob_is_refused_and_a_workspace_over_the_limit_is_not_archived() {
         .to_string();
     assert!(e.contains("over the snapshot limit of 10"), "{e}");
 }
+
+/// A text output over the inline cap: `reel report` previews it from the
+/// snapshot, and lists the snapshots.
+#[test]
+fn the_report_previews_a_body_the_cassette_did_not_keep_from_its_snapshot() {
+    support::require!(claude_bin());
+    let fx = scratch();
+    let long = "reel smoke, a long note. ".repeat(3_000);
+    // Its text assertion cannot read a body the cassette does not keep.
+    fx.edit("scenarios/write-note.yaml", |t| {
+        t.lines()
+            .filter(|l| !l.contains("artifact_text"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    fx.edit("scenarios/write-note.model.yaml", |t| {
+        t.replace("reel smoke: the recorder works", &format!("{long}END"))
+    });
+    let run = record(&fx, "out/w.cassette.json", &[]);
+    assert_eq!(run.code, 0, "{}", run.streams());
+    let doc: Value = serde_json::from_str(&fx.read("out/w.cassette.json")).unwrap();
+    assert!(doc["artifacts"][0].get("body").is_none(), "over the cap");
+    let page = reel()
+        .current_dir(fx.root())
+        .args(["report", "out/w.cassette.json", "--out", "page.html"])
+        .run();
+    assert_eq!(page.code, 0, "{}", page.streams());
+    let html = fx.read("page.html");
+    assert!(html.contains("preview from the snapshot"), "the note");
+    assert!(html.contains("reel smoke, a long note."), "the text");
+    assert!(html.contains("Snapshots (2)"), "the list");
+}
