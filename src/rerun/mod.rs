@@ -195,6 +195,13 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         Some(n) => from_turn::prepare(&cassette, n)?.map(std::cell::RefCell::new),
         None => None,
     };
+    // `--write` keeps what a recording keeps: its snapshots (docs/snapshots.md).
+    let snapshotter = match opts.write {
+        true => crate::record::checkpoints::for_recording(path)
+            .map_err(|e| RerunError::invalid(crate::Error::from(e).message, None))?
+            .map(std::cell::RefCell::new),
+        false => None,
+    };
     let fresh = Fresh {
         path,
         scenario: &scenario,
@@ -204,7 +211,10 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         timeout,
         hook: restore
             .as_ref()
-            .map(|r| r as &dyn crate::record::checkpoints::RunHook),
+            .map(|r| r as &dyn crate::record::checkpoints::RunHook)
+            .or(snapshotter
+                .as_ref()
+                .map(|s| s as &dyn crate::record::checkpoints::RunHook)),
     };
     let mut run = fresh.run(opts)?;
     let judged_notes = crate::judge::freeze::carry_over(&cassette, &mut run.cassette);
@@ -249,6 +259,13 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     notes.extend(frozen_replies_note(&divergences, &failures));
     notes.extend(judged_notes);
     notes.extend(turns::first_divergence_note(&cassette, &divergences));
+    if let Some(s) = snapshotter {
+        let cassette = &mut run.cassette;
+        notes.extend(crate::record::checkpoints::insert_into(
+            s.into_inner(),
+            cassette,
+        ));
+    }
     let written = if opts.write {
         write::write_back(
             path,

@@ -779,3 +779,23 @@ fn the_report_previews_a_body_the_cassette_did_not_keep_from_its_snapshot() {
     assert!(html.contains("reel smoke, a long note."), "the text");
     assert!(html.contains("Snapshots (2)"), "the list");
 }
+
+/// `rerun --write` keeps what a recording keeps: the written cassette
+/// names its snapshots, whose blobs are in the store.
+#[test]
+fn rerun_write_takes_snapshots_as_record_does() {
+    support::require!(claude_bin());
+    let fx = scratch();
+    let cassette = "cassettes/write-note.cassette.json";
+    assert!(checkpoints(&fx, cassette).is_null(), "committed without");
+    let (code, env, stderr) = crate::rerun::rerun_at(fx.root(), cassette, &["--write", "--accept"]);
+    assert_eq!(code, 0, "{stderr}\n{env}");
+    let cp = checkpoints(&fx, cassette);
+    support::assert_schema("reel-checkpoints.json", &cp);
+    assert_eq!(cp["checkpoints"][1]["at"], "run-end", "{cp}");
+    let verify = reel()
+        .current_dir(fx.root())
+        .args(["verify-cassettes", cassette, "--skip-staleness"])
+        .run();
+    assert_eq!(verify.code, 0, "{}", verify.streams());
+}
