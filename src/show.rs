@@ -80,8 +80,7 @@ pub struct Show {
 /// The checkpoints of `cassette`, each with whether its blob is stored.
 fn snapshots(cassette: &Cassette) -> Option<Vec<Value>> {
     let checkpoints = crate::snapshot::Checkpoints::of(&cassette.doc).ok()??;
-    let config = crate::project::ProjectConfig::discover_cwd().unwrap_or_default();
-    let store = crate::snapshot::Store::for_cassette(&cassette.path, &config);
+    let store = crate::snapshot::Store::of_cassette(&cassette.path);
     let rows = checkpoints.checkpoints.iter().map(|c| {
         let stored = c.parsed().is_ok_and(|r| store.blob_path(&r).is_file());
         let mut row = serde_json::to_value(c).unwrap_or(Value::Null);

@@ -90,8 +90,7 @@ fn snapshots(cassette: &Cassette) -> Vec<(String, String)> {
     let Ok(Some(checkpoints)) = crate::snapshot::Checkpoints::of(&cassette.doc) else {
         return Vec::new();
     };
-    let config = crate::project::ProjectConfig::discover_cwd().unwrap_or_default();
-    let store = crate::snapshot::Store::for_cassette(&cassette.path, &config);
+    let store = crate::snapshot::Store::of_cassette(&cassette.path);
     let at = |a: crate::snapshot::At| match a {
         crate::snapshot::At::TurnEnd => "turn end",
         crate::snapshot::At::RunEnd => "run end",

@@ -68,8 +68,7 @@ pub fn prepare(cassette: &Cassette, n: usize) -> Result<Option<Restore>, RerunEr
     let reference = checkpoint
         .parsed()
         .map_err(|e| RerunError::invalid(format!("{path}: {e}"), None))?;
-    let config = crate::project::ProjectConfig::discover_cwd().unwrap_or_default();
-    let store = Store::for_cassette(&cassette.path, &config);
+    let store = Store::of_cassette(&cassette.path);
     store.check(&reference).map_err(|e| {
         RerunError::cannot(
             format!("{path}: --from-turn {n}: {e}"),

@@ -137,8 +137,7 @@ pub fn missing(path: &std::path::Path, doc: &Map<String, Value>) -> Vec<String> 
         Ok(None) => return Vec::new(),
         Err(e) => return vec![format!("snapshots unreadable: {e}")],
     };
-    let config = crate::project::ProjectConfig::discover_cwd().unwrap_or_default();
-    let store = super::Store::for_cassette(path, &config);
+    let store = super::Store::of_cassette(path);
     let mut refs: Vec<(Ref, usize)> = Vec::new();
     for c in &checkpoints.checkpoints {
         if let Ok(r) = c.parsed()

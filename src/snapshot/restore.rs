@@ -70,8 +70,7 @@ pub fn final_state_files(
     let source: Option<(Store, Ref)> = (|| {
         let checkpoints = super::Checkpoints::of(&cassette.doc).ok()??;
         let reference = checkpoints.final_state()?.parsed().ok()?;
-        let config = crate::project::ProjectConfig::discover_cwd().unwrap_or_default();
-        Some((Store::for_cassette(&cassette.path, &config), reference))
+        Some((Store::of_cassette(&cassette.path), reference))
     })();
     move |path| {
         let (store, reference) = source.as_ref()?;
@@ -79,14 +78,15 @@ pub fn final_state_files(
     }
 }
 
-/// Every regular file of the snapshot up to `cap` bytes each, in archive
-/// order; the paths of the larger ones.
-pub fn files(
+/// Calls `each` with every regular file of the snapshot up to `cap` bytes
+/// (one in memory at a time), in archive order; the paths of the larger
+/// ones.
+pub fn each_file(
     store: &Store,
     reference: &Ref,
     cap: u64,
-) -> Result<(Vec<FileBody>, Vec<String>), RestoreError> {
-    let mut out = Vec::new();
+    mut each: impl FnMut(FileBody),
+) -> Result<Vec<String>, RestoreError> {
     let mut over = Vec::new();
     read(store, reference, |item| {
         if let EntryKind::File { .. } = item.kind {
@@ -94,15 +94,13 @@ pub fn files(
             if item.size > cap {
                 over.push(path);
             } else {
-                out.push(FileBody {
-                    path,
-                    bytes: body(item.body, item.size)?,
-                });
+                let bytes = body(item.body, item.size)?;
+                each(FileBody { path, bytes });
             }
         }
         Ok(true)
     })?;
-    Ok((out, over))
+    Ok(over)
 }
 
 /// Replaces each of `roots` under `work_root` with its content in the

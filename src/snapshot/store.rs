@@ -126,6 +126,14 @@ impl Store {
         }
     }
 
+    /// [`Store::for_cassette`] under the `reel.toml` that applies in the
+    /// current directory; a `reel.toml` that does not load gives the default
+    /// place (the commands that read it for their own settings report it).
+    pub fn of_cassette(cassette: &Path) -> Store {
+        let config = crate::project::ProjectConfig::discover_cwd().unwrap_or_default();
+        Store::for_cassette(cassette, &config)
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -69,41 +69,37 @@ pub fn check(path: &Path, doc: &Map<String, Value>, privacy: Option<&AllowList>)
     out
 }
 
-/// The privacy scan of one snapshot's files, as artifact bodies.
+/// The privacy scan of one snapshot's files, each as an artifact body.
 fn scan(store: &Store, reference: &Ref, allow: &AllowList, out: &mut Checked) {
-    let (files, over) = match restore::files(store, reference, SCAN_CAP) {
-        Ok(read) => read,
-        Err(e) => {
-            out.problems.push(e.to_string());
-            return;
-        }
-    };
-    let artifacts: Vec<Value> = files
-        .iter()
-        .map(|f| {
-            json!({
-                "path": f.path,
-                "bytes": f.bytes.len(),
-                "body": base64::engine::general_purpose::STANDARD.encode(&f.bytes),
-                "encoding": "base64",
-            })
-        })
-        .collect();
-    let mut doc = Map::new();
-    doc.insert("events".into(), json!([]));
-    doc.insert("artifacts".into(), Value::Array(artifacts));
     let prefix = format!("snapshot {reference} ");
-    if let Ok(findings) = scan_document(&doc, allow) {
-        out.findings.extend(findings.into_iter().map(|mut f| {
-            f.location = format!("{prefix}{}", f.location);
-            f
-        }));
+    let mut findings = Vec::new();
+    let over = restore::each_file(store, reference, SCAN_CAP, |f| {
+        let artifact = json!({
+            "path": f.path,
+            "bytes": f.bytes.len(),
+            "body": base64::engine::general_purpose::STANDARD.encode(&f.bytes),
+            "encoding": "base64",
+        });
+        let mut doc = Map::new();
+        doc.insert("events".into(), json!([]));
+        doc.insert("artifacts".into(), json!([artifact]));
+        if let Ok(found) = scan_document(&doc, allow) {
+            findings.extend(found.into_iter().map(|mut f| {
+                f.location = format!("{prefix}{}", f.location);
+                f
+            }));
+        }
+    });
+    match over {
+        Ok(over) => out.notes.extend(over.into_iter().map(|p| {
+            format!(
+                "snapshot {reference}: `{p}` is over {SCAN_CAP} bytes and was not privacy-scanned"
+            )
+        })),
+        Err(e) => out.problems.push(e.to_string()),
     }
-    out.notes.extend(over.into_iter().map(|p| {
-        format!("snapshot {reference}: `{p}` is over {SCAN_CAP} bytes and was not privacy-scanned")
-    }));
+    out.findings.extend(findings);
 }
-
 /// What `record` says of the snapshots it just named in `doc`: each secret
 /// found in a snapshot file (the cassette's inline bodies are scrubbed, a
 /// snapshot keeps the files as the run left them), so it is fixed before

@@ -129,7 +129,9 @@ fn a_well_behaved_agent_is_recorded_with_its_frames_and_files() {
             "timelineHeader",
             "folderPrefixMap",
             "environment",
-            "hookFailureBlocks"
+            "hookFailureBlocks",
+            // reel's own, last: the workspace snapshots (docs/snapshots.md).
+            "reelCheckpoints"
         ]
     );
     assert_eq!(doc["cassetteVersion"], 12);
