@@ -27,6 +27,7 @@
 pub mod bodies;
 pub mod divergence;
 pub mod from_turn;
+mod hook;
 mod notes;
 pub mod outputs;
 pub mod paths;
@@ -191,17 +192,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         crate::mcp::Tape::of_recording(&cassette.doc, &recorded_events),
         &opts.mcp_live,
     );
-    let restore = match opts.from_turn {
-        Some(n) => from_turn::prepare(&cassette, n)?.map(std::cell::RefCell::new),
-        None => None,
-    };
-    // `--write` keeps what a recording keeps: its snapshots (docs/snapshots.md).
-    let snapshotter = match opts.write {
-        true => crate::record::checkpoints::for_recording(path)
-            .map_err(|e| RerunError::invalid(crate::Error::from(e).message, None))?
-            .map(std::cell::RefCell::new),
-        false => None,
-    };
+    let hook = hook::of(&cassette, path, opts)?;
     let fresh = Fresh {
         path,
         scenario: &scenario,
@@ -209,12 +200,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         script: &replies.script,
         freeze: &freeze,
         timeout,
-        hook: restore
-            .as_ref()
-            .map(|r| r as &dyn crate::record::checkpoints::RunHook)
-            .or(snapshotter
-                .as_ref()
-                .map(|s| s as &dyn crate::record::checkpoints::RunHook)),
+        hook: hook.as_ref().map(hook::Hook::as_run_hook),
     };
     let mut run = fresh.run(opts)?;
     let judged_notes = crate::judge::freeze::carry_over(&cassette, &mut run.cassette);
@@ -242,11 +228,10 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     let agent_version_recorded = agent_version(&recorded_events);
     let agent_version_now = agent_version(&fresh_events);
     let mut notes = replies.notes.clone();
-    if let Some(restore) = restore {
+    if let Some(hook) = hook {
         let judged = (&mut failures, &mut result);
-        restore
-            .into_inner()
-            .apply(&cassette, &mut divergences, judged, &mut notes);
+        let cassettes = (&cassette, &mut run.cassette);
+        hook.finish(cassettes, &mut divergences, judged, &mut notes);
     }
     notes.extend(run_notes(&run, &freeze));
     let passed = failures.is_empty();
@@ -259,13 +244,6 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     notes.extend(frozen_replies_note(&divergences, &failures));
     notes.extend(judged_notes);
     notes.extend(turns::first_divergence_note(&cassette, &divergences));
-    if let Some(s) = snapshotter {
-        let cassette = &mut run.cassette;
-        notes.extend(crate::record::checkpoints::insert_into(
-            s.into_inner(),
-            cassette,
-        ));
-    }
     let written = if opts.write {
         write::write_back(
             path,

@@ -63,17 +63,60 @@ pub fn check(path: &Path, doc: &Map<String, Value>, privacy: Option<&AllowList>)
             continue;
         }
         if let Some(allow) = privacy {
-            scan(&store, &reference, allow, &mut out);
+            scan(&store, &reference, (allow, &inputs(doc)), &mut out);
         }
     }
     out
 }
 
-/// The privacy scan of one snapshot's files, each as an artifact body.
-fn scan(store: &Store, reference: &Ref, allow: &AllowList, out: &mut Checked) {
+/// The run's inputs as staged, `(path, sha256)`: the pre-run baseline and
+/// the manifest's input, read-only and fixture entries. The cassette keeps
+/// their bodies out by design (they are the project's own files); a
+/// snapshot file still holding exactly one of them is not scanned either.
+fn inputs(doc: &Map<String, Value>) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    if let Some(Value::Object(hashes)) = doc.get("preRunHashes") {
+        for (path, sha) in hashes {
+            if let Some(sha) = sha.as_str() {
+                out.insert((path.clone(), sha.to_owned()));
+            }
+        }
+    }
+    for a in doc
+        .get("artifacts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let reason = a.get("truncationReason").and_then(Value::as_str);
+        if matches!(reason, Some("input" | "readonly" | "fixture"))
+            && let (Some(path), Some(sha)) = (
+                a.get("path").and_then(Value::as_str),
+                a.get("sha256").and_then(Value::as_str),
+            )
+        {
+            out.insert((path.to_owned(), sha.to_owned()));
+        }
+    }
+    out
+}
+
+/// The privacy scan of one snapshot's files, each as an artifact body
+/// (a run input, unchanged, aside).
+fn scan(
+    store: &Store,
+    reference: &Ref,
+    (allow, inputs): (&AllowList, &BTreeSet<(String, String)>),
+    out: &mut Checked,
+) {
+    use sha2::{Digest, Sha256};
     let prefix = format!("snapshot {reference} ");
     let mut findings = Vec::new();
     let over = restore::each_file(store, reference, SCAN_CAP, |f| {
+        let sha = hex::encode(Sha256::digest(&f.bytes));
+        if inputs.contains(&(f.path.clone(), sha)) {
+            return;
+        }
         let artifact = json!({
             "path": f.path,
             "bytes": f.bytes.len(),
