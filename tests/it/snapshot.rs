@@ -43,6 +43,12 @@ fn workspace(root: &Path, mode: u32, mtime: u64) {
             .unwrap();
     }
     std::os::unix::fs::symlink("report.md", outputs.join("link.md")).unwrap();
+    // Directories as a umask of 077 (files at 0600) or 022 leaves them.
+    let dir_mode = if mode & 0o077 == 0 { 0o700 } else { 0o755 };
+    for dir in ["outputs", "outputs/nested", "outputs/empty"] {
+        std::fs::set_permissions(root.join(dir), std::fs::Permissions::from_mode(dir_mode))
+            .unwrap();
+    }
 }
 
 fn roots() -> Vec<String> {
