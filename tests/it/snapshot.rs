@@ -805,3 +805,20 @@ fn rerun_write_takes_snapshots_as_record_does() {
         .run();
     assert_eq!(verify.code, 0, "{}", verify.streams());
 }
+
+/// `reel show` of the bundled conversation: its checkpoints, each turn's.
+#[test]
+fn show_lists_the_checkpoints_of_the_bundled_conversation() {
+    let out = reel()
+        .current_dir(support::repo())
+        .args(["show", CONVERSATION])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.streams());
+    let block: Vec<&str> = out
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("snapshots:"))
+        .take_while(|l| l.starts_with("snapshots:") || l.starts_with("  turn"))
+        .collect();
+    insta::assert_snapshot!("show_conversation_snapshots", block.join("\n"));
+}
