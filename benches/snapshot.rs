@@ -85,7 +85,7 @@ fn cost_per_mb(tmp: &Path, mb: usize, runs: usize) {
     again.sort();
     let (_, floor) = support::time_runs(runs, || read_and_hash(&work.join("outputs")));
     let bytes = (mb as u64) << 20;
-    for (name, samples) in [("snapshot_64mb", &fresh), ("snapshot_64mb_again", &again)] {
+    for (name, samples) in [("snapshot_put", &fresh), ("snapshot_put_again", &again)] {
         let median = samples[samples.len() / 2];
         println!(
             "{name}: {mb} MB in {:.1} ms median ({:.2} ms/MB; read + sha256 floor {:.2} ms/MB)",
