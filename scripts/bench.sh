@@ -202,6 +202,9 @@ EOF
       if (n == "rehash_dry_run_200") return "`rehash --dry-run` of 200 cassettes (100 legacy v11 with the full proof, 100 current)";
       if (n ~ /^model_turn/) { k = n; sub(/^model_turn_?/, "", k); return "scripted model: one turn over loopback HTTP" (k != "" ? " (turn " k ")" : "") }
       if (n == "record_overhead") return "`reel record` overhead: agent exit to cassette on disk";
+      if (n == "snapshot_put") return "workspace snapshot of 64 MB (256 files, half text, half incompressible) into an empty store: tar + sha256 + gzip + fsync; floor: read + sha256 of the files";
+      if (n == "snapshot_put_again") return "the same snapshot again into that store (blob exists: no write)";
+      if (n ~ /^snapshot_record_/) { k = n; sub(/^snapshot_record_/, "", k); gsub(/_/, "-", k); return "`reel record` of " k " (real Claude Code, scripted model) with snapshots; floor: `[snapshots] record = false`" }
       if (n ~ /^record_jobs_/) { k = n; sub(/^record_jobs_/, "", k); return (k == "1" ? "`reel record scenarios/` (serial)" : "`reel record scenarios/ --jobs " k "`") ": the bundled scenarios, real Claude Code CLI + scripted models (floor: serial)" }
       if (n == "rerun_vs_record") return "`reel rerun` of the csv-stats recording (real Claude Code, 3 turns, a Bash script); floor = `reel record` of the same scenario";
       if (n == "rerun_sandbox_cost") return "the same `reel rerun`, confined (Landlock + user/PID/mount/network namespaces, the default); floor = `reel rerun --no-sandbox`";
@@ -224,6 +227,7 @@ EOF
       if (n == "fingerprint_2000_files") tgt = ((fl != "-" && t <= 2 * fl) ? "met" : "MISSED") ": ≤ 2x floor"
       if (n ~ /^model_turn/) tgt = ((t < 0.005) ? "met" : "MISSED") ": < 5 ms"
       if (n == "record_overhead") tgt = ((t < 0.05) ? "met" : "MISSED") ": < 50 ms"
+      if (n ~ /^snapshot_record_/) tgt = ((fl != "-" && t <= 1.1 * fl) ? "met" : "MISSED") ": < 10 % of the record"
       if (n == "rerun_vs_record") tgt = ((fl != "-" && t <= 1.1 * fl + 0.2) ? "met" : "MISSED") ": ≤ record + 10 % + 200 ms"
       if (n == "rerun_sandbox_cost") tgt = ((fl != "-" && t <= 1.05 * fl + 0.05) ? "met" : "MISSED") ": ≤ --no-sandbox + 5 % + 50 ms"
       if (n == "report_50k_events_recording_page") tgt = ((t < 1) ? "met" : "MISSED") ": < 1 s"

@@ -52,6 +52,7 @@ pub mod scaffold;
 pub mod scenario;
 pub mod shard;
 pub mod show;
+pub mod snapshot;
 pub mod terminal_safe;
 pub mod verify;
 

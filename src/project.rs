@@ -20,6 +20,12 @@
 //! # Extra read-only paths the agent's sandbox allows (`~` = home).
 //! [sandbox]
 //! read = ["~/.cache/ms-playwright"]
+//!
+//! # Workspace snapshots (docs/snapshots.md): where the store is, and
+//! # whether `record` takes them.
+//! [snapshots]
+//! dir = "cassettes/.reel-snapshots"   # relative to this file
+//! record = true
 //! ```
 //!
 //! `sandbox_read_paths()` hands the `[sandbox] read` list to the run's sandbox
@@ -62,6 +68,28 @@ pub struct ProjectConfig {
     pub masks: Vec<Mask>,
     volatile: Vec<(String, Glob, Volatile)>,
     sandbox_read: Vec<String>,
+    /// `[snapshots]` (default: a store beside each cassette, taken on record).
+    pub snapshots: Snapshots,
+}
+
+/// `[snapshots]`: the snapshot store's place and whether `record` takes
+/// snapshots (docs/snapshots.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshots {
+    /// `dir`, resolved against the directory of `reel.toml` (`None`: the
+    /// default, `.reel-snapshots/` beside each cassette).
+    pub dir: Option<PathBuf>,
+    /// `record = false`: `record` takes no snapshot and writes no checkpoint.
+    pub record: bool,
+}
+
+impl Default for Snapshots {
+    fn default() -> Snapshots {
+        Snapshots {
+            dir: None,
+            record: true,
+        }
+    }
 }
 
 /// A `reel.toml` that cannot be used.
@@ -122,11 +150,13 @@ impl ProjectConfig {
                 "masks" => config.masks = masks(value, &err)?,
                 "volatile" => config.volatile = volatile(value, &err)?,
                 "sandbox" => config.sandbox_read = sandbox(value, &err)?,
+                "snapshots" => config.snapshots = snapshots(value, path, &err)?,
                 other => {
                     return Err(err(
                         other,
                         "unknown section".into(),
-                        "the sections are [masks], [volatile] and [sandbox] (docs/project-config.md)",
+                        "the sections are [masks], [volatile], [sandbox] and [snapshots] \
+                         (docs/project-config.md)",
                     ));
                 }
             }
@@ -293,6 +323,48 @@ fn sandbox(value: &toml::Value, err: &Err<'_>) -> Result<Vec<String>, ConfigErro
     Ok(out)
 }
 
+fn snapshots(value: &toml::Value, file: &Path, err: &Err<'_>) -> Result<Snapshots, ConfigError> {
+    let table = value.as_table().ok_or_else(|| {
+        err(
+            "snapshots",
+            format!("must be a table, found {}", value.type_str()),
+            "write `[snapshots]` then `dir = \"PATH\"` and/or `record = false`",
+        )
+    })?;
+    let mut out = Snapshots::default();
+    for (key, v) in table {
+        match (key.as_str(), v) {
+            ("dir", toml::Value::String(s)) if !s.trim().is_empty() => {
+                let base = file.parent().unwrap_or(Path::new("."));
+                out.dir = Some(base.join(s));
+            }
+            ("dir", _) => {
+                return Err(err(
+                    "snapshots.dir",
+                    format!("must be a non-empty path string, found {v}"),
+                    "write `dir = \"cassettes/.reel-snapshots\"` (relative to reel.toml)",
+                ));
+            }
+            ("record", toml::Value::Boolean(b)) => out.record = *b,
+            ("record", _) => {
+                return Err(err(
+                    "snapshots.record",
+                    format!("must be true or false, found {v}"),
+                    "write `record = false` to record without snapshots",
+                ));
+            }
+            _ => {
+                return Err(err(
+                    &format!("snapshots.{}", toml_key(key)),
+                    "unknown key".into(),
+                    "[snapshots] has two keys: `dir = \"PATH\"` and `record = true|false`",
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// A key as TOML would need it written (quoted unless bare).
 fn toml_key(k: &str) -> String {
     if !k.is_empty()
@@ -317,6 +389,20 @@ mod tests {
             e.to_string()
                 .replace(&dir.path().display().to_string(), "DIR")
         })
+    }
+
+    #[test]
+    fn the_snapshots_section_is_strict_and_its_dir_is_relative_to_the_file() {
+        let c = load("[snapshots]\ndir = \"snaps\"\nrecord = false\n").unwrap();
+        assert!(c.snapshots.dir.unwrap().ends_with("snaps"));
+        assert!(!c.snapshots.record);
+        assert_eq!(load("").unwrap().snapshots, Snapshots::default());
+        let e = load("[snapshots]\nrecord = \"no\"\n").unwrap_err();
+        assert!(e.contains("snapshots.record: must be true or false"), "{e}");
+        let e = load("[snapshots]\nstore = \"x\"\n").unwrap_err();
+        assert!(e.contains("snapshots.store: unknown key"), "{e}");
+        let e = load("[snapshots]\ndir = \"\"\n").unwrap_err();
+        assert!(e.contains("snapshots.dir: must be a non-empty path"), "{e}");
     }
 
     #[test]

@@ -68,8 +68,48 @@ pub struct Show {
     /// resumed session; absent for a one-prompt recording and a single view.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_turns: Option<Vec<Value>>,
+    /// The recording's checkpoints (docs/snapshots.md): each snapshot's
+    /// turn, ref, sizes and whether its blob is in the store; absent when
+    /// it has none, and for a single view.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshots: Option<Vec<Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Map<String, Value>>,
+}
+
+/// The checkpoints of `cassette`, each with whether its blob is stored.
+fn snapshots(cassette: &Cassette) -> Option<Vec<Value>> {
+    let checkpoints = crate::snapshot::Checkpoints::of(&cassette.doc).ok()??;
+    let store = crate::snapshot::Store::of_cassette(&cassette.path);
+    let rows = checkpoints.checkpoints.iter().map(|c| {
+        let stored = c.parsed().is_ok_and(|r| store.blob_path(&r).is_file());
+        let mut row = serde_json::to_value(c).unwrap_or(Value::Null);
+        row["stored"] = Value::Bool(stored);
+        row
+    });
+    Some(rows.collect())
+}
+
+/// `snapshots: N` and a line per checkpoint.
+fn snapshots_text(s: &mut String, rows: &[Value]) {
+    let _ = writeln!(s, "snapshots: {}", rows.len());
+    for r in rows {
+        let missing = if r["stored"] == Value::Bool(true) {
+            ""
+        } else {
+            " (missing from the store)"
+        };
+        let _ = writeln!(
+            s,
+            "  turn {} {} {}: {} file(s), {} B ({} B stored){missing}",
+            r["turn"],
+            r["at"].as_str().unwrap_or("?"),
+            crate::terminal_safe::inline(r["ref"].as_str().unwrap_or("?")),
+            r["files"],
+            r["contentBytes"],
+            r["blobBytes"]
+        );
+    }
 }
 
 /// The user turns of a multi-turn cassette: its frozen prompts beside the
@@ -163,6 +203,9 @@ impl Show {
             user_turns: (view == ShowView::All)
                 .then(|| user_turns(cassette))
                 .flatten(),
+            snapshots: (view == ShowView::All)
+                .then(|| snapshots(cassette))
+                .flatten(),
             usage: view.includes(ShowView::Usage).then(|| {
                 let mut usage: Map<String, Value> = usage_keys
                     .iter()
@@ -189,6 +232,9 @@ impl Show {
         );
         if let Some(turns) = &self.user_turns {
             user_turns_text(&mut s, turns);
+        }
+        if let Some(rows) = &self.snapshots {
+            snapshots_text(&mut s, rows);
         }
         if let Some(tools) = &self.tools {
             tools_text(&mut s, tools, color);

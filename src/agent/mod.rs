@@ -27,8 +27,8 @@ mod session;
 
 pub use process::{ProcessGroup, SpawnError};
 pub use session::{
-    DecisionLog, DriveOptions, ErrorSource, RunEnd, RunLog, SdkMcp, SessionOptions, TurnError,
-    TurnInput, TurnMark, drive, drive_session,
+    DecisionLog, DriveOptions, ErrorSource, RunEnd, RunLog, SdkMcp, SessionOptions, TurnEnded,
+    TurnError, TurnInput, TurnMark, drive, drive_session,
 };
 
 use std::path::{Path, PathBuf};

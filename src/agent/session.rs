@@ -39,6 +39,16 @@ pub struct DriveOptions<'a> {
     /// The SDK MCP servers the host runs (declared at `initialize`, fed
     /// every `mcp_message` for them); `None`: none.
     pub sdk_mcp: Option<&'a RefCell<dyn SdkMcp + 'a>>,
+    /// Told when the turn ends ([`TurnEnded`]); `None`: nobody.
+    pub on_turn_end: Option<&'a dyn TurnEnded>,
+}
+
+/// Told at each turn boundary: a turn's `result` arrived with no background
+/// task left, and the next user message is not sent until this returns
+/// (`record` snapshots the workspace here; `rerun --from-turn` restores it).
+pub trait TurnEnded {
+    /// `index` is the 0-based turn that just ended.
+    fn turn_ended(&self, index: usize);
 }
 
 /// One user turn of a session (docs/multi-turn.md).
@@ -62,6 +72,8 @@ pub struct SessionOptions<'a> {
     /// The whole session's wall-clock budget; on expiry the group is killed.
     pub timeout: Duration,
     pub sdk_mcp: Option<&'a RefCell<dyn SdkMcp + 'a>>,
+    /// Told at each turn boundary ([`TurnEnded`]).
+    pub on_turn_end: Option<&'a dyn TurnEnded>,
 }
 
 /// Why a user turn could not be sent.
@@ -303,6 +315,7 @@ pub fn drive(cmd: &AgentCommand, opts: &DriveOptions<'_>) -> RunLog {
             turns: turn,
             timeout: opts.timeout,
             sdk_mcp: opts.sdk_mcp,
+            on_turn_end: opts.on_turn_end,
         },
     )
 }
@@ -609,6 +622,7 @@ struct Engine<'a> {
     background_tasks: usize,
     sdk_mcp: Option<&'a RefCell<dyn SdkMcp + 'a>>,
     sdk_servers: Vec<String>,
+    on_turn_end: Option<&'a dyn TurnEnded>,
 }
 
 type Fatal = (ErrorSource, String);
@@ -638,6 +652,7 @@ impl<'a> Engine<'a> {
                 .sdk_mcp
                 .map(|h| h.borrow().servers())
                 .unwrap_or_default(),
+            on_turn_end: opts.on_turn_end,
         }
     }
 }
@@ -1057,6 +1072,9 @@ impl Engine<'_> {
                 ),
             ));
         }
+        if let Some(hook) = self.on_turn_end {
+            hook.turn_ended(index);
+        }
         if self.next_turn < self.turns.len() {
             return self
                 .begin_next_turn(log)
@@ -1290,6 +1308,7 @@ mod tests {
             turns: vec![turn("one"), turn("two")],
             timeout: Duration::from_secs(30),
             sdk_mcp: None,
+            on_turn_end: None,
         }
     }
 

@@ -95,6 +95,11 @@ pub struct RerunArgs {
     /// With --shard, the cassette × release cells are split.
     #[arg(long, value_name = "SELECTORS", conflicts_with_all = ["agent_cmd", "write"])]
     pub agent_version: Option<String>,
+    /// Rerun a multi-turn recording from user turn N: its workspace restored from the
+    /// checkpoint after turn N-1 (docs/snapshots.md); earlier turns are replayed to rebuild
+    /// the conversation, neither compared nor judged. One cassette.
+    #[arg(long, value_name = "N", conflicts_with_all = ["write", "agent_version"])]
+    pub from_turn: Option<usize>,
 }
 
 fn usage(args: &RerunArgs, message: String, hint: Option<&str>) -> Result<ExitStatus> {
@@ -161,6 +166,12 @@ impl RerunPlan {
                 ),
             ));
         }
+        if args.from_turn.is_some() && files.len() > 1 {
+            return Err(refuse(
+                "rerun: --from-turn applies to one cassette at a time",
+                Some("name the one multi-turn cassette to rerun from turn N"),
+            ));
+        }
         if args.jobs == Some(0) {
             return Err(refuse("rerun: --jobs must be at least 1", None));
         }
@@ -183,6 +194,7 @@ impl RerunPlan {
             mcp_live: args.mcp_live.clone(),
             project,
             explain: args.explain,
+            from_turn: args.from_turn,
         };
         Ok(RerunPlan {
             files,

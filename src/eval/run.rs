@@ -372,6 +372,7 @@ fn live_trial(ctx: &Context<'_>, path: &Path, prepared: &Prepared, arm: &ArmSetu
         sandbox: ctx.sandbox,
         // Live trials run every MCP server for real.
         mcp: None,
+        hook: None,
     });
     let run = match run {
         Ok(run) => run,

@@ -37,6 +37,9 @@ pub struct RecordingView {
     pub totals: Option<Chart>,
     /// The anchor id prefix of this view's sections (one page may hold several).
     pub anchor: String,
+    /// The recording's checkpoints (docs/snapshots.md): `turn N at`, then
+    /// the ref, sizes and whether the blob is stored.
+    pub snapshots: Vec<(String, String)>,
 }
 
 /// A group of turns shown as one collapsible page.
@@ -80,6 +83,39 @@ pub struct AssertionView {
 struct Page<'a> {
     chrome: Chrome,
     rec: &'a RecordingView,
+}
+
+/// Each checkpoint of `cassette` as a label and its detail.
+fn snapshots(cassette: &Cassette) -> Vec<(String, String)> {
+    let Ok(Some(checkpoints)) = crate::snapshot::Checkpoints::of(&cassette.doc) else {
+        return Vec::new();
+    };
+    let store = crate::snapshot::Store::of_cassette(&cassette.path);
+    let at = |a: crate::snapshot::At| match a {
+        crate::snapshot::At::TurnEnd => "turn end",
+        crate::snapshot::At::RunEnd => "run end",
+    };
+    checkpoints
+        .checkpoints
+        .iter()
+        .map(|c| {
+            let stored = c.parsed().is_ok_and(|r| store.blob_path(&r).is_file());
+            let label = format!("turn {} · {}", c.turn, at(c.at));
+            let detail = format!(
+                "{} · {} file(s), {} B ({} B stored){}",
+                c.reference,
+                c.files,
+                c.content_bytes,
+                c.blob_bytes,
+                if stored {
+                    ""
+                } else {
+                    " · missing from the store"
+                }
+            );
+            (label, detail)
+        })
+        .collect()
 }
 
 /// What the view reads of the cassette itself, beside the replay.
@@ -151,6 +187,7 @@ impl RecordingView {
             totals: parts.totals,
             conversation,
             anchor: anchor.to_owned(),
+            snapshots: snapshots(cassette),
         }
     }
 
@@ -277,6 +314,8 @@ fn facts(r: &Outcome, c: &Conversation) -> Vec<(String, String)> {
 
 fn files(cassette: &Cassette, cap: usize) -> Vec<FileView> {
     let pre: Vec<String> = cassette.pre_run_paths().unwrap_or_default();
+    // A body the cassette did not keep, from its final snapshot.
+    let snapshot = crate::snapshot::restore::final_state_files(cassette, SNAPSHOT_PREVIEW);
     let mut files: Vec<FileView> = cassette
         .artifacts()
         .unwrap_or_default()
@@ -295,7 +334,19 @@ fn files(cassette: &Cassette, cap: usize) -> Vec<FileView> {
             if let Some(k) = a.link_kind {
                 notes.push(format!("{k:?}").to_lowercase());
             }
-            let preview = preview(&a.path, a.body.as_deref(), a.encoding, cap);
+            let from_snapshot = (a.body.is_none() && a.link_kind.is_none())
+                .then(|| snapshot_body(&a, &snapshot))
+                .flatten();
+            let preview = match &from_snapshot {
+                Some((body, encoding)) => {
+                    let shown = preview(&a.path, Some(body), *encoding, cap);
+                    if !matches!(shown, Preview::None(_)) {
+                        notes.push("preview from the snapshot".to_owned());
+                    }
+                    shown
+                }
+                None => preview(&a.path, a.body.as_deref(), a.encoding, cap),
+            };
             FileView {
                 size: bytes(a.bytes),
                 sha256: a.sha256,
@@ -307,6 +358,34 @@ fn files(cassette: &Cassette, cap: usize) -> Vec<FileView> {
         .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files
+}
+
+/// Largest file read from a snapshot for a preview.
+const SNAPSHOT_PREVIEW: u64 = 8 << 20;
+
+/// The body of a manifest entry from `snapshot`, as the cassette would
+/// inline it (text, else base64), when its bytes hash to the entry's sha256.
+fn snapshot_body(
+    a: &crate::cassette::ManifestEntry,
+    snapshot: &dyn Fn(&str) -> Option<Vec<u8>>,
+) -> Option<(String, Option<BodyEncoding>)> {
+    use base64::Engine as _;
+    use sha2::{Digest, Sha256};
+    let bytes = snapshot(&a.path)?;
+    if hex::encode(Sha256::digest(&bytes)) != a.sha256 {
+        return None;
+    }
+    Some(match String::from_utf8(bytes) {
+        Ok(text) if !text.contains('\0') => (text, None),
+        Ok(text) => (
+            base64::engine::general_purpose::STANDARD.encode(text),
+            Some(BodyEncoding::Base64),
+        ),
+        Err(e) => (
+            base64::engine::general_purpose::STANDARD.encode(e.into_bytes()),
+            Some(BodyEncoding::Base64),
+        ),
+    })
 }
 
 fn preview(path: &str, body: Option<&str>, encoding: Option<BodyEncoding>, cap: usize) -> Preview {

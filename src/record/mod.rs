@@ -37,6 +37,7 @@ pub use crate::run as live;
 pub use crate::run::RecordError;
 pub use crate::run::collect as manifest;
 pub use crate::run::{assemble, hook_inventory, stage};
+pub mod checkpoints;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -253,7 +254,9 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         script,
     } = prepare(opts)?;
     let timeout = run_budget(opts.timeout, scenario.timeout_ms);
+    let snapshotter = checkpoints::for_recording(&cassette_path)?.map(std::cell::RefCell::new);
     let run = live::run(&live::LivePlan {
+        hook: snapshotter.as_ref().map(|s| s as &dyn checkpoints::RunHook),
         mcp: None,
         scenario: &scenario,
         scenario_path: &opts.scenario,
@@ -289,6 +292,12 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
             failures: run.failures,
             run_dir: Some(run.run_dir.path().to_path_buf()),
         });
+    }
+    // The blobs are durable before the cassette that names them is written.
+    if let Some(s) = snapshotter {
+        run.warnings
+            .extend(checkpoints::insert_into(s.into_inner(), &mut run.cassette));
+        checkpoints::test_crash_point();
     }
     // Over an existing cassette: identical → untouched, differing → a
     // pending `.new` to review (or, under CI, an error); see crate::review.

@@ -361,6 +361,11 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
     if let Some(session) = &opts.session {
         notices.push(session_notice(&cassette, session));
     }
+    notices.extend(
+        crate::snapshot::checkpoint::missing(path, &cassette.doc)
+            .into_iter()
+            .map(|m| format!("::warning:: [replay] {m}")),
+    );
     let mut chosen = match assert_source::choose(&cassette, &opts.assert_source) {
         Ok(c) => c,
         Err(e) => return error_result(path, notices, e.to_string()),

@@ -229,7 +229,11 @@ pub fn from_replay(r: &ReplayResult, elapsed: Option<Duration>) -> FileOutcome {
 pub fn from_verify(r: &CassetteResult) -> FileOutcome {
     let status = if r.has_unverifiable() {
         Status::Error
-    } else if r.real_findings() > 0 || !r.orphan.is_empty() || !r.pending_review.is_empty() {
+    } else if r.real_findings() > 0
+        || !r.orphan.is_empty()
+        || !r.pending_review.is_empty()
+        || !r.snapshots.is_empty()
+    {
         Status::Fail
     } else if r.has_finding() {
         Status::Stale
@@ -263,6 +267,9 @@ pub fn from_verify(r: &CassetteResult) -> FileOutcome {
             if !r.pending_review.is_empty() {
                 parts.push("an unreviewed re-recording is pending".into());
             }
+            if !r.snapshots.is_empty() {
+                parts.push("a snapshot is missing or changed".into());
+            }
             parts.join(", ")
         }
     };
@@ -290,6 +297,9 @@ pub fn from_verify(r: &CassetteResult) -> FileOutcome {
     }
     for s in &r.orphan {
         out.push(Level::Fail, format!("orphan: {s}"));
+    }
+    for s in &r.snapshots {
+        out.push(Level::Fail, format!("snapshot: {s}"));
     }
     for s in &r.pending_review {
         out.push(Level::Fail, format!("pending review: {s}"));

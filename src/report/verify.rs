@@ -241,6 +241,7 @@ fn cassette_lines(out: &mut String, r: &CassetteResult) {
         ("✗", "version", &r.version),
         ("✗", "max-age", &r.age),
         ("✗", "orphan", &r.orphan),
+        ("✗", "snapshot", &r.snapshots),
     ];
     for (mark, tag, lines) in tagged {
         for s in lines {
@@ -264,6 +265,9 @@ fn failure_line(results: &[CassetteResult], orphan_scenarios: usize) -> String {
     }
     if any(|r| !r.pending_review.is_empty()) {
         line.push_str(" + unreviewed re-recording(s)");
+    }
+    if any(|r| !r.snapshots.is_empty()) {
+        line.push_str(" + missing or changed snapshot(s)");
     }
     if unverifiable > 0 {
         let _ = write!(line, " + {unverifiable} unverifiable");

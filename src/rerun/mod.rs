@@ -24,7 +24,10 @@
 //! and `outputs` (output files compared by what they are: masked text, zip
 //! entries, PDF text).
 
+pub mod bodies;
 pub mod divergence;
+pub mod from_turn;
+mod hook;
 mod notes;
 pub mod outputs;
 pub mod paths;
@@ -84,6 +87,9 @@ pub struct RerunOptions {
     /// `--explain`: note each tool result that is equal only after masking,
     /// with the masks that made it so.
     pub explain: bool,
+    /// `--from-turn N`: rerun from user turn N, the workspace restored from
+    /// the checkpoint after turn N−1 ([`from_turn`]).
+    pub from_turn: Option<usize>,
 }
 
 /// Why a cassette could not be rerun.
@@ -189,6 +195,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         crate::mcp::Tape::of_recording(&cassette.doc, &recorded_events),
         &opts.mcp_live,
     );
+    let hook = hook::of(&cassette, path, opts)?;
     let fresh = Fresh {
         path,
         scenario: &scenario,
@@ -196,6 +203,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         script: &replies.script,
         freeze: &freeze,
         timeout,
+        hook: hook.as_ref().map(hook::Hook::as_run_hook),
     };
     let mut run = fresh.run(opts)?;
     let judged_notes = crate::judge::freeze::carry_over(&cassette, &mut run.cassette);
@@ -211,7 +219,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     let mut divergences = compare(&sides, &cassette, &run, opts);
     let divergence_turn = turns::label_user_turns(&cassette, &mut divergences);
     let mut failures = failures_of(&run, &fresh_events, timeout);
-    let result = run.judged.take().ok_or_else(|| {
+    let mut result = run.judged.take().ok_or_else(|| {
         RerunError::invalid(
             format!(
                 "{}: the fresh run cannot be judged: {}",
@@ -224,6 +232,11 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     let agent_version_recorded = agent_version(&recorded_events);
     let agent_version_now = agent_version(&fresh_events);
     let mut notes = replies.notes.clone();
+    if let Some(hook) = hook {
+        let judged = (&mut failures, &mut result);
+        let cassettes = (&cassette, &mut run.cassette);
+        hook.finish(cassettes, &mut divergences, judged, &mut notes);
+    }
     notes.extend(run_notes(&run, &freeze));
     let passed = failures.is_empty();
     notes.extend(drift_notes(&cassette, opts, passed, &divergences));
@@ -327,6 +340,8 @@ struct Fresh<'a> {
     script: &'a crate::model::Script,
     freeze: &'a crate::mcp::Freeze,
     timeout: Duration,
+    /// `--from-turn`'s restore at its turn boundary.
+    hook: Option<&'a dyn crate::record::checkpoints::RunHook>,
 }
 
 impl Fresh<'_> {
@@ -346,6 +361,7 @@ impl Fresh<'_> {
             timeout: self.timeout,
             max_artifact_bytes: crate::run::collect::DEFAULT_BODY_CAP,
             sandbox: opts.sandbox,
+            hook: self.hook,
         })
         .map_err(|e| match e {
             RecordError::AgentMissing { message, hint } => {
@@ -417,11 +433,19 @@ fn compare(
         sides.masks,
     ));
     divergences.extend(mcp_misses(run.mcp.as_ref()));
-    divergences.extend(outputs::compare_files(
+    let (recorded, fresh) = (
+        bodies::recorded(cassette),
+        bodies::fresh(&run.staged.work_root),
+    );
+    divergences.extend(outputs::compare_files_with(
         cassette.doc.get("artifacts"),
         run.cassette.doc.get("artifacts"),
         &opts.project,
         sides.masks,
+        &outputs::Bodies {
+            recorded: &recorded,
+            fresh: &fresh,
+        },
     ));
     divergences
 }

@@ -12,8 +12,11 @@
 //!   ignoring creation/modification dates and document ids;
 //! - anything else by size and sha256.
 //!
-//! Where the cassette kept no body (over the inline cap), the divergence says
-//! so instead of showing a hash as if it were a diff.
+//! Where the cassette kept no body (over the inline cap), the recorded bytes
+//! come from the recording's final snapshot and the fresh ones from the
+//! fresh run's work root ([`Bodies`], `rerun::bodies`), each checked against
+//! its manifest sha256; without a snapshot the divergence says there is no
+//! body instead of showing a hash as if it were a diff.
 
 use std::collections::BTreeMap;
 
@@ -26,6 +29,25 @@ use crate::cassette::{BodyEncoding, ManifestEntry};
 use crate::document::{Unread, pdf, zip_entries_bounded};
 use crate::project::{ProjectConfig, Volatile};
 
+/// Where the bytes of a file the manifest did not inline come from (each
+/// answer is checked against the manifest's sha256 before it is used).
+pub struct Bodies<'a> {
+    /// The recorded file (the recording's snapshot).
+    pub recorded: &'a dyn Fn(&str) -> Option<Vec<u8>>,
+    /// The fresh run's file (its work root).
+    pub fresh: &'a dyn Fn(&str) -> Option<Vec<u8>>,
+}
+
+impl Bodies<'_> {
+    /// No source beside the manifests.
+    pub fn none() -> Bodies<'static> {
+        Bodies {
+            recorded: &|_| None,
+            fresh: &|_| None,
+        }
+    }
+}
+
 /// Compares two manifests: files added, removed, changed.
 pub fn compare_files(
     recorded: Option<&Value>,
@@ -33,13 +55,25 @@ pub fn compare_files(
     project: &ProjectConfig,
     masks: &Masks,
 ) -> Vec<Divergence> {
+    compare_files_with(recorded, fresh, project, masks, &Bodies::none())
+}
+
+/// [`compare_files`], reading bodies the manifests did not inline from
+/// `bodies`.
+pub fn compare_files_with(
+    recorded: Option<&Value>,
+    fresh: Option<&Value>,
+    project: &ProjectConfig,
+    masks: &Masks,
+    bodies: &Bodies<'_>,
+) -> Vec<Divergence> {
     let (a, b) = (index(recorded), index(fresh));
     let mut out = Vec::new();
     for (path, r) in &a {
         match b.get(path) {
             None => out.push(file(path, describe(r), "(removed)".into(), Vec::new())),
             Some(n) => {
-                if let Some(d) = compare_one(path, r, n, project, masks) {
+                if let Some(d) = compare_one(path, (r, n), project, masks, bodies) {
                     out.push(d);
                 }
             }
@@ -86,34 +120,59 @@ fn describe(e: &ManifestEntry) -> String {
 
 fn compare_one(
     path: &str,
-    r: &ManifestEntry,
-    n: &ManifestEntry,
+    (r, n): (&ManifestEntry, &ManifestEntry),
     project: &ProjectConfig,
     masks: &Masks,
+    bodies: &Bodies<'_>,
 ) -> Option<Divergence> {
     let volatile = project.volatile(path);
     if volatile == Some(Volatile::Presence) || r.sha256 == n.sha256 {
         return None;
     }
-    let (Some(rb), Some(nb)) = (body(r), body(n)) else {
-        return Some(file(path, describe(r), describe(n), Vec::new()));
+    let rb = body(r).or_else(|| elsewhere(r, bodies.recorded));
+    let nb = body(n).or_else(|| elsewhere(n, bodies.fresh));
+    let sides = (described(r, rb.is_some()), described(n, nb.is_some()));
+    let changed = |diff| Some(file(path, sides.0.clone(), sides.1.clone(), diff));
+    let (Some(rb), Some(nb)) = (rb, nb) else {
+        return changed(Vec::new());
     };
     // Compared masked, shown as written.
     let (shown_r, shown_n) = match (view(&rb), view(&nb)) {
-        (View::OverBudget(why), _) | (_, View::OverBudget(why)) => {
-            return Some(file(path, describe(r), describe(n), vec![why]));
-        }
+        (View::OverBudget(why), _) | (_, View::OverBudget(why)) => return changed(vec![why]),
         (View::Text(a), View::Text(b)) | (View::Pdf(a), View::Pdf(b)) => (a, b),
         (View::Zip(a), View::Zip(b)) => (zip_text(&a), zip_text(&b)),
-        _ => return Some(file(path, describe(r), describe(n), Vec::new())),
+        _ => return changed(Vec::new()),
     };
     let roots = Roots::default();
     let (rv, nv) = (masks.apply(&shown_r, &roots), masks.apply(&shown_n, &roots));
     if rv == nv {
         return None;
     }
-    let diff = unified_shown((&rv, &nv), (&shown_r, &shown_n));
-    Some(file(path, describe(r), describe(n), diff))
+    changed(unified_shown((&rv, &nv), (&shown_r, &shown_n)))
+}
+
+/// The bytes of a file its manifest entry did not inline, from `source`,
+/// only when they hash to the entry's sha256.
+fn elsewhere(e: &ManifestEntry, source: &dyn Fn(&str) -> Option<Vec<u8>>) -> Option<Vec<u8>> {
+    use sha2::{Digest, Sha256};
+    if e.link_kind.is_some() {
+        return None;
+    }
+    let bytes = source(&e.path)?;
+    (hex::encode(Sha256::digest(&bytes)) == e.sha256).then_some(bytes)
+}
+
+/// [`describe`], saying where a body not in the cassette came from.
+fn described(e: &ManifestEntry, have_bytes: bool) -> String {
+    if e.body.is_none() && e.link_kind.is_none() && have_bytes {
+        format!(
+            "{} bytes, sha256 {} (compared by content: not in the cassette, read from its \
+             snapshot or the run's work root)",
+            e.bytes, e.sha256
+        )
+    } else {
+        describe(e)
+    }
 }
 
 /// The file's bytes from its inlined body.

@@ -32,8 +32,16 @@ pub(super) fn drive_agent(
         None => None,
     }
     .map(std::cell::RefCell::new);
+    let relay = plan.hook.map(Relay);
+    let on_turn_end = relay.as_ref().map(|r| r as &dyn agent::TurnEnded);
     if plan.scenario.is_multi_turn() {
-        return Ok(drive_turns(plan, cmd, &decider, sdk_host.as_ref()));
+        return Ok(drive_turns(
+            plan,
+            cmd,
+            &decider,
+            sdk_host.as_ref(),
+            on_turn_end,
+        ));
     }
     Ok(agent::drive(
         cmd,
@@ -44,8 +52,18 @@ pub(super) fn drive_agent(
             sdk_mcp: sdk_host
                 .as_ref()
                 .map(|h| h as &std::cell::RefCell<dyn agent::SdkMcp>),
+            on_turn_end,
         },
     ))
+}
+
+/// A run hook seen as the session's turn-end listener.
+struct Relay<'h>(&'h dyn super::hook::RunHook);
+
+impl agent::TurnEnded for Relay<'_> {
+    fn turn_ended(&self, index: usize) {
+        self.0.turn_ended(index);
+    }
 }
 
 /// A multi-turn scenario's session (docs/multi-turn.md): one agent process,
@@ -56,6 +74,7 @@ fn drive_turns(
     cmd: &AgentCommand,
     scenario_rules: &Decider,
     sdk_host: Option<&std::cell::RefCell<crate::mcp::sdk::SdkHost>>,
+    on_turn_end: Option<&dyn agent::TurnEnded>,
 ) -> agent::RunLog {
     let turns = plan.scenario.session_turns();
     let deciders: Vec<Decider> = turns
@@ -87,6 +106,7 @@ fn drive_turns(
             turns: inputs,
             timeout,
             sdk_mcp: sdk_host.map(|h| h as &std::cell::RefCell<dyn agent::SdkMcp>),
+            on_turn_end,
         },
     )
 }

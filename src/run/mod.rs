@@ -26,6 +26,7 @@ pub mod collect;
 mod confine;
 mod drive;
 mod error;
+pub mod hook;
 pub mod hook_inventory;
 mod serve;
 pub mod stage;
@@ -63,6 +64,9 @@ pub struct LivePlan<'a> {
     pub sandbox: crate::sandbox::Mode,
     /// A rerun's frozen MCP servers (`None`: every server runs for real).
     pub mcp: Option<&'a crate::mcp::Freeze>,
+    /// Shown the staged work root and each turn boundary (record's
+    /// snapshots, rerun's restore before turn N); `None`: nobody.
+    pub hook: Option<&'a dyn hook::RunHook>,
 }
 
 /// A finished live run, not yet written anywhere.
@@ -102,6 +106,9 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     let mut warnings = Vec::new();
     let fixture = scan_fixture(scenario)?;
     let (run_dir, staged, pre) = stage_run(plan, fixture.as_ref(), &mut warnings)?;
+    if let Some(hook) = plan.hook {
+        hook.staged(&staged);
+    }
 
     let server = start_model(plan, &staged, run_dir.path())?;
     let (mcp, cmd) = confined_agent(plan, &staged, run_dir.path(), server.as_ref())?;

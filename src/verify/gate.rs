@@ -75,6 +75,11 @@ pub struct CassetteResult {
     /// `--orphans`: the recorded scenario is gone (exit 1).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub orphan: Vec<String>,
+    /// A checkpoint's snapshot missing from the store, or changed since it
+    /// was written; a malformed `reelCheckpoints` (exit 1;
+    /// [`super::snapshots`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub snapshots: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub privacy_scanned: bool,
@@ -100,6 +105,7 @@ impl CassetteResult {
             || !self.pending_review.is_empty()
             || !self.age.is_empty()
             || !self.orphan.is_empty()
+            || !self.snapshots.is_empty()
     }
     /// Verification could not complete (exit 3).
     pub fn has_unverifiable(&self) -> bool {
@@ -271,6 +277,10 @@ pub fn verify_one(path: &Path, opts: &VerifyOptions) -> CassetteResult {
             Err(_) => row.privacy_scanned = false,
         }
     }
+    let snapshots = super::snapshots::check(path, &doc, opts.privacy.then_some(&opts.allow));
+    row.snapshots = snapshots.problems;
+    row.findings.extend(super::scan::dedup(snapshots.findings));
+    row.notes.extend(snapshots.notes);
     let cassette = match cassette_from_document(path, doc) {
         Ok(c) => c,
         Err(e) => {

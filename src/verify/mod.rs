@@ -22,6 +22,8 @@
 //! * rendering of a gate run (text and JSON) is [`crate::report::verify`].
 //! * [`redact`]: `.cowork-redact.json` policies and `scrub_cassette`, used by
 //!   `record` before a cassette is written.
+//! * [`snapshots`]: each checkpoint's blob resolves and matches its ref; its
+//!   files privacy-scanned as artifact bodies.
 //! * [`inventory`]: the account state a recording drops (the init model
 //!   menu, rate-limit state), applied by `scrub_cassette`.
 //!
@@ -52,4 +54,5 @@ pub mod own_mcp;
 pub mod published;
 pub mod redact;
 pub mod scan;
+pub mod snapshots;
 pub mod stream;

@@ -56,6 +56,7 @@ mod scaffold;
 mod shard;
 mod show;
 mod sibling;
+mod snapshot;
 mod support;
 mod verify;
 mod verify_lifecycle;
