@@ -594,9 +594,10 @@ fn replay_inner(
     add_result_fields(&mut facts, cassette, folds, chosen, &metrics, opts);
 
     // 16. Pseudo-assertions, in the original's order.
-    let staleness_failures = (!refuse_future)
-        .then(|| r.stale.failures(staleness_gate(opts)))
-        .unwrap_or_default();
+    let staleness_failures = match refuse_future {
+        true => Vec::new(),
+        false => r.stale.failures(staleness_gate(opts)),
+    };
     let format_problems = &facts.format_problems;
     push_pseudo_assertions(
         &mut assertions,
