@@ -223,57 +223,8 @@ pub fn run(args: RerunArgs) -> Result<ExitStatus> {
     if let Some(selectors) = &args.agent_version {
         return crate::cli::matrix::run(&args, selectors, files, opts);
     }
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.min(files.len()).max(1))
-        .build()
-        .map_err(|e| crate::Error::usage(format!("rerun: start {jobs} workers: {e}")))?;
-    let entries: Vec<Entry> = pool.install(|| {
-        files
-            .par_iter()
-            .map(|f| match crate::rerun::rerun(f, &opts) {
-                Ok(r) => Entry::Done(Box::new(r)),
-                Err(error) => {
-                    let status = match error {
-                        RerunError::Invalid { .. } => ExitStatus::Usage,
-                        RerunError::CannotRun { .. } => ExitStatus::COULD_NOT_RUN,
-                    };
-                    Entry::Refused {
-                        file: f.clone(),
-                        error,
-                        status,
-                    }
-                }
-            })
-            .collect()
-    });
-
-    let mut worst = ExitStatus::Success;
-    let gh = report::github::enabled();
-    {
-        // anstream drops the colour unless stderr is a terminal (and honours NO_COLOR).
-        let mut err = anstream::stderr().lock();
-        for e in &entries {
-            if args.output_format == OutputFormat::Text {
-                let block = report::status::render_file(&report::rerun::outcome(e), true);
-                let _ = err.write_all(block.as_bytes());
-            } else if let Entry::Refused { file, error, .. } = e {
-                let what = format!("{}: {error}", file.display());
-                let _ = writeln!(err, "rerun: {}", crate::terminal_safe::block(&what));
-            }
-            if gh {
-                for a in report::rerun::annotations(e) {
-                    let _ = writeln!(err, "{a}");
-                }
-            }
-            worst = worst.worst(entry_status(e));
-        }
-        if args.output_format == OutputFormat::Text {
-            let _ = err.write_all(report::rerun::summary(&entries, true).as_bytes());
-        }
-    }
+    let entries = rerun_all(&args, &files, &opts)?;
+    let mut worst = report_to_stderr(&args, &entries);
     if let Some(path) = &args.junit.file {
         let written = report::rerun::junit(&entries, args.strict.on)
             .map_err(std::io::Error::other)
@@ -291,6 +242,67 @@ pub fn run(args: RerunArgs) -> Result<ExitStatus> {
         );
     }
     Ok(worst)
+}
+
+/// Reruns each cassette on a pool of `--jobs` workers (default: one per
+/// core); a refused one is an entry with the exit status it earns.
+fn rerun_all(args: &RerunArgs, files: &[PathBuf], opts: &RerunOptions) -> Result<Vec<Entry>> {
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.min(files.len()).max(1))
+        .build()
+        .map_err(|e| crate::Error::usage(format!("rerun: start {jobs} workers: {e}")))?;
+    Ok(pool.install(|| {
+        files
+            .par_iter()
+            .map(|f| match crate::rerun::rerun(f, opts) {
+                Ok(r) => Entry::Done(Box::new(r)),
+                Err(error) => {
+                    let status = match error {
+                        RerunError::Invalid { .. } => ExitStatus::Usage,
+                        RerunError::CannotRun { .. } => ExitStatus::COULD_NOT_RUN,
+                    };
+                    Entry::Refused {
+                        file: f.clone(),
+                        error,
+                        status,
+                    }
+                }
+            })
+            .collect()
+    }))
+}
+
+/// The text report (or, in JSON mode, the refusals) and GitHub annotations
+/// on stderr; returns the worst exit status of the entries.
+fn report_to_stderr(args: &RerunArgs, entries: &[Entry]) -> ExitStatus {
+    let mut worst = ExitStatus::Success;
+    let gh = report::github::enabled();
+    {
+        // anstream drops the colour unless stderr is a terminal (and honours NO_COLOR).
+        let mut err = anstream::stderr().lock();
+        for e in entries {
+            if args.output_format == OutputFormat::Text {
+                let block = report::status::render_file(&report::rerun::outcome(e), true);
+                let _ = err.write_all(block.as_bytes());
+            } else if let Entry::Refused { file, error, .. } = e {
+                let what = format!("{}: {error}", file.display());
+                let _ = writeln!(err, "rerun: {}", crate::terminal_safe::block(&what));
+            }
+            if gh {
+                for a in report::rerun::annotations(e) {
+                    let _ = writeln!(err, "{a}");
+                }
+            }
+            worst = worst.worst(entry_status(e));
+        }
+        if args.output_format == OutputFormat::Text {
+            let _ = err.write_all(report::rerun::summary(entries, true).as_bytes());
+        }
+    }
+    worst
 }
 
 fn entry_status(e: &Entry) -> ExitStatus {

@@ -16,13 +16,11 @@
 //! Not here: the protocol loop (`crate::agent`), the decider
 //! (`crate::scenario::answers`), the verdict rule (`crate::replay`).
 //!
-//! Files: `live` (the one live run, shared by record and rerun: staging,
-//! pre-run baseline, model, agent, post-run manifest, assembly, scrubbing, the
-//! live verdict via `replay` in live mode), `stage` (work-root staging),
-//! `manifest` (pre/post-run manifests), `assemble` (cassette assembly),
-//! `hook_inventory/` (v16 `hookFailureBlocks`: the hook sources the agent could
-//! load, `Sources::of_command`, read for `onFailure: block` hooks from
-//! settings, plugin roots and frontmatter; skipped for agents up to 2.1.293)
+//! The live run itself (staging, model, confinement, driving, manifests,
+//! assembly, scrubbing, the live verdict) is [`crate::run`]; its old paths
+//! (`record::live`, `stage`, `manifest`, `assemble`, `hook_inventory`,
+//! `RecordError`) are re-exported here. Files: `mod` (prepare, record,
+//! write or stage the re-recording)
 //! and `batch` (`plan_stale`: drifted cassettes to their recorded
 //! `scenarioSource` for `--rerecord-stale`; `preflight`: every refusal, nothing
 //! run, for `--dry-run`, over `record::prepare`; `run_jobs`: the `--jobs N`

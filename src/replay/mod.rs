@@ -320,38 +320,7 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
     let loaded = if writing || opts.mutate.is_some() {
         Cassette::load(path).map(|c| (c, None))
     } else {
-        // The JSON result reads the timeline: parsed while the lines are.
-        // A text report writes no `contextEvents`: their lines are not kept.
-        let read = crate::evidence::LineReader {
-            carried_lines: !opts.lean,
-        };
-        let fold_timeline: crate::cassette::FoldTimeline<'_, _> = &TimelineFolds::of_each;
-        // A multi-turn session's turn marks, read off the file's end before
-        // the load, so the one re-drive folds each turn's slice too.
-        let marks = turns::marks_from_tail(path);
-        Cassette::load_lean_reading(
-            path,
-            &read,
-            &mut |control_out, lines| {
-                // The transcript is some of the file's text: the file's
-                // size bounds it (a hint only).
-                let text_room = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
-                if marks.is_empty() {
-                    return (
-                        RunRecord::from_read_lines(lines, control_out, text_room),
-                        None,
-                    );
-                }
-                let (run, runs) =
-                    RunRecord::from_read_lines_by_turn(lines, control_out, text_room, &marks);
-                let turns = turns::TurnRuns {
-                    ranges: marks.clone(),
-                    runs,
-                };
-                (run, Some(turns))
-            },
-            (!opts.lean).then_some(fold_timeline),
-        )
+        load_folding(path, opts)
     };
     let (cassette, read) = match loaded {
         Ok(loaded) => loaded,
@@ -416,6 +385,53 @@ pub fn replay_file(path: &Path, opts: &ReplayOptions) -> ReplayResult {
         }
     }
     result
+}
+
+/// What the streaming load folds: the run's record and, for a multi-turn
+/// session, each turn's.
+type FoldedRun = (RunRecord, Option<turns::TurnRuns>);
+
+/// The lean load that reads and re-drives the lines while it scans
+/// ([`Cassette::load_lean_reading`]). A multi-turn session's turn marks are
+/// read off the file's end first, so the one re-drive folds each turn's
+/// slice too.
+fn load_folding(
+    path: &Path,
+    opts: &ReplayOptions,
+) -> Result<
+    (
+        Cassette,
+        Option<crate::cassette::FoldedWhileLoading<FoldedRun, TimelineFolds>>,
+    ),
+    crate::cassette::LoadError,
+> {
+    // The JSON result reads the timeline: parsed while the lines are.
+    // A text report writes no `contextEvents`: their lines are not kept.
+    let read = crate::evidence::LineReader {
+        carried_lines: !opts.lean,
+    };
+    let fold_timeline: crate::cassette::FoldTimeline<'_, _> = &TimelineFolds::of_each;
+    // The transcript is some of the file's text: the file's size bounds it
+    // (a hint only).
+    let text_room = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
+    let marks = turns::marks_from_tail(path);
+    Cassette::load_lean_reading(
+        path,
+        &read,
+        &mut |control_out, lines| {
+            if marks.is_empty() {
+                return (
+                    RunRecord::from_read_lines(lines, control_out, text_room),
+                    None,
+                );
+            }
+            let (run, runs) =
+                RunRecord::from_read_lines_by_turn(lines, control_out, text_room, &marks);
+            let ranges = marks.clone();
+            (run, Some(turns::TurnRuns { ranges, runs }))
+        },
+        (!opts.lean).then_some(fold_timeline),
+    )
 }
 
 fn write_gate(
@@ -535,53 +551,18 @@ fn replay_inner(
     chosen: &ChosenAsserts,
     opts: &ReplayOptions,
 ) -> Result<ReplayResult, ReplayError> {
-    let scenario = cassette.scenario();
-    if opts.session.is_some() && scenario.get("session").and_then(Value::as_str) == Some("(inline)")
-    {
-        return Err(ReplayError::InlineSession);
-    }
-    // 3. Staleness; 4. legacy (no controlOut) mode.
-    let stale = staleness::compute(&cassette, opts.session.as_deref());
-    let mut evidence = evidence_of(&cassette);
-    evidence.live = opts.live;
-    let mut notices = preamble_notices(&cassette, chosen, opts, &stale, &evidence);
-    let artifacts = manifest_entries(&cassette)?;
-    // Read before the re-drive, which may take the lines away.
-    let answer_problems = fidelity::recorded_answer_problems(&cassette);
-    // Each turn's slice: folded while loading, else read now, before the
-    // re-drive may take the lines away.
-    let turn_evidence = turns::collect(&cassette, prefolded.turns);
-    // 6. Re-drive.
-    let run = redrive(&mut cassette, prefolded.run);
+    let mut r = read_cassette(&mut cassette, prefolded.run, prefolded.turns, chosen, opts)?;
     let cassette: &Cassette = &cassette;
-    // The re-drive's own warnings, as the original prints them while
-    // indexing controlOut and reading the events.
-    notices.extend(run.replay_warnings());
-
-    // Judged assertions: a frozen verdict whose keys still match, or a loud
-    // `needs regrade` (reel's departure; the original skips the key). A live
-    // run's verdict reads what `record` just froze.
-    let judged = crate::judge::freeze::assess(cassette, &run, &chosen.items);
-    let unjudged = (!judged.is_empty()).then(|| without_judged(&chosen.items));
-    // 9, 11, 12. Bucket exclusion.
-    let items = unjudged.as_deref().unwrap_or(&chosen.items);
-    let mut stripped = buckets::strip(items, chosen.expect_denied.len(), &evidence);
-    notices.extend(stripped.warnings.iter().cloned());
-
+    let (run, artifacts) = (&r.run, r.artifacts.as_deref());
     // 10. Materialise when a manifest key is active.
-    let materialised = evidence
-        .any_manifest_key_active(&stripped.items)
-        .then(|| {
-            materialise_for(
-                artifacts.as_deref().unwrap_or_default(),
-                opts.mutate.is_some(),
-            )
-        })
+    let materialised = (r.evidence)
+        .any_manifest_key_active(&r.stripped.items)
+        .then(|| materialise_for(artifacts.unwrap_or_default(), opts.mutate.is_some()))
         .transpose()?;
 
     // 13, 14. Evaluate.
     let root = (opts.live_work_root.as_deref()).or(materialised.as_ref().map(|m| m.root()));
-    let ctx = Context::new(cassette, &run, root).for_live_run(opts.live);
+    let ctx = Context::new(cassette, run, root).for_live_run(opts.live);
     // A cassette too new for this build is refused before any assertion is
     // evaluated: its items may have shapes this build cannot read (the
     // original since 4.x; test/cassette-v13-object-form.test.ts).
@@ -591,60 +572,137 @@ fn replay_inner(
     } else {
         let inputs = EvalInputs {
             ctx: &ctx,
-            judged: &judged,
-            turns: &turn_evidence,
-            evidence: &evidence,
+            judged: &r.judged,
+            turns: &r.turn_evidence,
+            evidence: &r.evidence,
             has_manifest: artifacts.is_some(),
         };
-        evaluate_all(&inputs, &mut stripped, chosen, opts, &mut notices)
+        evaluate_all(&inputs, &mut r.stripped, chosen, opts, &mut r.notices)
     };
     // 15. --mutate: coverage report only, before the pseudo-assertions join.
     let mutation = opts.mutate.as_ref().map(|m| {
         let inputs = mutate::Inputs {
             cassette,
-            artifacts: artifacts.as_deref().unwrap_or_default(),
-            items: &stripped.items,
-            run: &run,
+            artifacts: artifacts.unwrap_or_default(),
+            items: &r.stripped.items,
+            run,
             materialised: materialised.as_ref(),
         };
-        let pass = mutate::run(&inputs, m);
-        notices.extend(pass.notices);
-        pass.report
+        mutation_pass(&inputs, m, &mut r.notices)
     });
     drop(materialised);
     // Evaluation was the record's last reader: the facts (and, in JSON mode,
     // the run-result fields) are moved out of it rather than copied — on a
     // large cassette it is the size of the recording.
-    let mut facts = run_result::facts(run, !opts.lean);
+    let mut facts = run_result::facts(r.run, !opts.lean);
     let folds = prefolded.timeline_folds;
     add_result_fields(&mut facts, cassette, folds, chosen, &metrics, opts);
 
     // 16. Pseudo-assertions, in the original's order.
-    let staleness_failures = if refuse_future {
-        Vec::new()
-    } else {
-        stale.failures(staleness_gate(opts))
+    let staleness_failures = match refuse_future {
+        true => Vec::new(),
+        false => r.stale.failures(staleness_gate(opts)),
     };
+    let format_problems = &facts.format_problems;
     push_pseudo_assertions(
         &mut assertions,
         cassette,
         staleness_failures,
         refuse_future,
-        &facts.format_problems,
-        answer_problems,
+        format_problems,
+        r.answer_problems,
     );
     Ok(conclude(
         cassette,
         Judged {
-            notices,
+            notices: r.notices,
             assertions,
-            skipped: stripped.skipped,
-            staleness: stale,
+            skipped: r.stripped.skipped,
+            staleness: r.stale,
             facts,
             metrics,
             mutation,
         },
     ))
+}
+
+/// Step 15: the `--mutate` pass over `inputs`, its notices kept.
+fn mutation_pass(
+    inputs: &mutate::Inputs<'_>,
+    plan: &mutate::MutateOptions,
+    notices: &mut Vec<String>,
+) -> mutate::MutationReport {
+    let pass = mutate::run(inputs, plan);
+    notices.extend(pass.notices);
+    pass.report
+}
+
+/// Steps 3–12: what replay reads of the cassette before it evaluates.
+struct Read {
+    stale: Staleness,
+    evidence: buckets::Evidence,
+    notices: Vec<String>,
+    artifacts: Option<Vec<crate::cassette::ManifestEntry>>,
+    answer_problems: Vec<String>,
+    turn_evidence: Vec<turns::TurnEvidence>,
+    run: RunRecord,
+    /// The frozen verdicts of judged assertions.
+    judged: Vec<crate::judge::freeze::Assessed>,
+    /// The items left after bucket exclusion (judged ones apart).
+    stripped: buckets::Stripped,
+}
+
+/// Staleness, the legacy mode, the preamble notices, the manifest, each
+/// turn's slice, then the re-drive (which may take the lines away, so
+/// everything that reads them comes first), the judged assertions and the
+/// bucket exclusion.
+fn read_cassette(
+    cassette: &mut Cow<'_, Cassette>,
+    run: Option<RunRecord>,
+    turn_runs: Option<turns::TurnRuns>,
+    chosen: &ChosenAsserts,
+    opts: &ReplayOptions,
+) -> Result<Read, ReplayError> {
+    let scenario = cassette.scenario();
+    if opts.session.is_some() && scenario.get("session").and_then(Value::as_str) == Some("(inline)")
+    {
+        return Err(ReplayError::InlineSession);
+    }
+    // 3. Staleness; 4. legacy (no controlOut) mode.
+    let stale = staleness::compute(cassette, opts.session.as_deref());
+    let mut evidence = evidence_of(cassette);
+    evidence.live = opts.live;
+    let mut notices = preamble_notices(cassette, chosen, opts, &stale, &evidence);
+    let artifacts = manifest_entries(cassette)?;
+    // Read before the re-drive, which may take the lines away.
+    let answer_problems = fidelity::recorded_answer_problems(cassette);
+    // Each turn's slice: folded while loading, else read now.
+    let turn_evidence = turns::collect(cassette, turn_runs);
+    // 6. Re-drive.
+    let run = redrive(cassette, run);
+    // The re-drive's own warnings, as the original prints them while
+    // indexing controlOut and reading the events.
+    notices.extend(run.replay_warnings());
+    // Judged assertions: a frozen verdict whose keys still match, or a loud
+    // `needs regrade` (reel's departure; the original skips the key). A live
+    // run's verdict reads what `record` just froze.
+    let judged = crate::judge::freeze::assess(cassette, &run, &chosen.items);
+    let unjudged = (!judged.is_empty()).then(|| without_judged(&chosen.items));
+    // 9, 11, 12. Bucket exclusion.
+    let items = unjudged.as_deref().unwrap_or(&chosen.items);
+    let stripped = buckets::strip(items, chosen.expect_denied.len(), &evidence);
+    notices.extend(stripped.warnings.iter().cloned());
+    Ok(Read {
+        stale,
+        evidence,
+        notices,
+        artifacts,
+        answer_problems,
+        turn_evidence,
+        run,
+        judged,
+        stripped,
+    })
 }
 
 /// What the evaluation step reads beside the stripped items.

@@ -219,16 +219,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     let mut divergences = compare(&sides, &cassette, &run, opts);
     let divergence_turn = turns::label_user_turns(&cassette, &mut divergences);
     let mut failures = failures_of(&run, &fresh_events, timeout);
-    let mut result = run.judged.take().ok_or_else(|| {
-        RerunError::invalid(
-            format!(
-                "{}: the fresh run cannot be judged: {}",
-                path.display(),
-                run.failures.join("; ")
-            ),
-            None,
-        )
-    })?;
+    let mut result = judged_result(&mut run, path)?;
     let agent_version_recorded = agent_version(&recorded_events);
     let agent_version_now = agent_version(&fresh_events);
     let mut notes = replies.notes.clone();
@@ -242,9 +233,12 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     notes.extend(drift_notes(&cassette, opts, passed, &divergences));
     notes.extend(unknown_conversation_notes(&run));
     notes.extend(version_note(&agent_version_recorded, &agent_version_now));
-    if opts.explain {
-        notes.extend(explained(&sides));
-    }
+    notes.extend(
+        opts.explain
+            .then(|| explained(&sides))
+            .into_iter()
+            .flatten(),
+    );
     notes.extend(frozen_replies_note(&divergences, &failures));
     notes.extend(judged_notes);
     notes.extend(turns::first_divergence_note(&divergences));
@@ -279,6 +273,21 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         run_dir,
         elapsed: started.elapsed(),
         sandbox: run.sandbox,
+    })
+}
+
+/// The fresh run judged as replay reports a run; a run that could not be
+/// judged is invalid input naming why.
+fn judged_result(run: &mut live::LiveRun, path: &Path) -> Result<ReplayResult, RerunError> {
+    run.judged.take().ok_or_else(|| {
+        RerunError::invalid(
+            format!(
+                "{}: the fresh run cannot be judged: {}",
+                path.display(),
+                run.failures.join("; ")
+            ),
+            None,
+        )
     })
 }
 

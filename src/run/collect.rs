@@ -416,20 +416,43 @@ pub fn post_run_bounded(
     overrun.too_deep += more.too_deep;
     overrun.over_entries |= more.over_entries;
     overrun.out_of_time |= more.out_of_time;
-    let mut hashed: u64 = 0;
-    let mut out = Vec::new();
-    for (walked, is_input) in visible
-        .into_iter()
-        .map(|w| (w, false))
+    let mut reading = Reading {
+        work_root,
+        readonly_roots,
+        body_cap,
+        budget,
+        hashed: 0,
+        overrun,
+    };
+    let out = (visible.into_iter().map(|w| (w, false)))
         .chain(inputs.into_iter().map(|w| (w, true)))
-    {
+        .map(|(walked, is_input)| reading.entry(&walked, is_input))
+        .collect();
+    (out, reading.overrun)
+}
+
+/// What the post-run manifest shares while it reads each walked path.
+struct Reading<'a> {
+    work_root: &'a Path,
+    readonly_roots: &'a [String],
+    body_cap: u64,
+    budget: &'a Budget,
+    /// Bytes hashed or inlined so far (bounded by the budget).
+    hashed: u64,
+    overrun: Overrun,
+}
+
+impl Reading<'_> {
+    /// One walked path's entry: a link, an unreadable file, a hash-only
+    /// one (an input, under a read-only root, over the body cap) or an
+    /// inlined body, within the budget's time and bytes.
+    fn entry(&mut self, walked: &Walked, is_input: bool) -> ManifestEntry {
         let path = walked.path.as_str();
         if let Some(kind) = walked.link_kind {
-            out.push(ManifestEntry {
+            return ManifestEntry {
                 link_kind: Some(kind),
                 ..empty_entry(path)
-            });
-            continue;
+            };
         }
         let unread = |bytes: u64| ManifestEntry {
             bytes,
@@ -437,39 +460,35 @@ pub fn post_run_bounded(
             truncation_reason: Some(TruncationReason::Unreadable),
             ..empty_entry(path)
         };
-        let full = work_root.join(path);
+        let full = self.work_root.join(path);
         let size = match crate::paths::stays_inside(path)
             .then(|| fs::symlink_metadata(&full).ok())
             .flatten()
         {
             Some(m) if m.is_file() => m.len(),
-            _ => {
-                out.push(unread(0));
-                continue;
-            }
+            _ => return unread(0),
         };
-        if budget.past_deadline() {
-            overrun.out_of_time = true;
-            out.push(unread(size));
-            continue;
+        if self.budget.past_deadline() {
+            self.overrun.out_of_time = true;
+            return unread(size);
         }
         let reason = if is_input {
             Some(TruncationReason::Input)
-        } else if readonly_roots.iter().any(|r| under(path, r)) {
+        } else if self.readonly_roots.iter().any(|r| under(path, r)) {
             Some(TruncationReason::Readonly)
-        } else if size > body_cap {
+        } else if size > self.body_cap {
             Some(TruncationReason::Size)
         } else {
             None
         };
-        let entry = match reason {
-            Some(_) if hashed.saturating_add(size) > budget.max_hashed_bytes => {
-                overrun.not_hashed += 1;
+        match reason {
+            Some(_) if self.hashed.saturating_add(size) > self.budget.max_hashed_bytes => {
+                self.overrun.not_hashed += 1;
                 unread(size)
             }
             Some(r) => match hash_stream(&full, size) {
                 Some((bytes, sha256)) => {
-                    hashed += bytes;
+                    self.hashed += bytes;
                     ManifestEntry {
                         bytes,
                         sha256,
@@ -481,17 +500,15 @@ pub fn post_run_bounded(
                 None => unread(size),
             },
             // Grown past the cap since the walk saw it: not the file it was.
-            None => match read_at_most(&full, body_cap) {
-                Some(bytes) if bytes.len() as u64 <= body_cap => {
-                    hashed += bytes.len() as u64;
+            None => match read_at_most(&full, self.body_cap) {
+                Some(bytes) if bytes.len() as u64 <= self.body_cap => {
+                    self.hashed += bytes.len() as u64;
                     inlined(path, bytes)
                 }
                 _ => unread(size),
             },
-        };
-        out.push(entry);
+        }
     }
-    (out, overrun)
 }
 
 /// A file's bytes, read only when they are at most `cap` (the size taken

@@ -99,9 +99,7 @@ pub struct LiveRun {
 /// Runs `plan` once. The run directory stays on disk until the caller
 /// decides ([`RunDir::finish`]).
 pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
-    let scenario = plan.scenario;
-    let session = plan.session;
-    let cassette_path = plan.cassette_path;
+    let (scenario, cassette_path) = (plan.scenario, plan.cassette_path);
     let started = std::time::Instant::now();
     let mut warnings = Vec::new();
     let fixture = scan_fixture(scenario)?;
@@ -124,12 +122,8 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     // Assemble, scrub, judge.
     let mut timing = Timing::start();
     let deadline = post_run_deadline(started, plan.timeout);
-    let (artifacts, over_budget) = artifacts_after(
-        plan,
-        (&staged, fixture.as_ref(), &pre),
-        deadline,
-        &mut warnings,
-    );
+    let stages = (&staged, fixture.as_ref(), &pre);
+    let (artifacts, over_budget) = artifacts_after(plan, stages, deadline, &mut warnings);
     warnings.extend(over_budget.iter().cloned());
     timing.mark("manifest");
     let sandbox = log_sandbox(&log, plan.sandbox);
@@ -140,7 +134,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         artifacts: &artifacts,
         pre_run: &pre,
         staged: &staged,
-        folders: &session.folders,
+        folders: &plan.session.folders,
         sandbox: Some(&sandbox),
         fixture: fixture.as_ref(),
         hook_failure_blocks: Some(&hook_failure_blocks),
