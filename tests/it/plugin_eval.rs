@@ -763,3 +763,56 @@ fn env_a_session_can_set_becomes_its_agent_env() {
         .run();
     assert_eq!(lint.code, 0, "{}{}", lint.stdout, lint.stderr);
 }
+
+/// cowork-harness 2.0.0 refuses the bundled cassettes that carry the keys
+/// reel added for the first-party graders (captured from the original,
+/// tests/data/original-replay/refused/plugin-eval-*): exit 2 and no
+/// assertion evaluated — never a pass that drops `tool_order`,
+/// `last_message_matches` / `_not_matches` or `tool_called.input_json`.
+#[test]
+fn cowork_harness_refuses_the_cassettes_with_the_plugin_eval_keys() {
+    let dir = support::data("original-replay").join("refused");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let cases = [
+        (
+            "order-and-baseline",
+            "contains unrecognized assertion(s) — they would silently drop from replay: \
+             scenario.assert[1]: <root>: Unrecognized key: \"last_message_matches\"",
+            &["last_message_matches", "tool_order"][..],
+        ),
+        (
+            "write-note",
+            "Unrecognized key: \"last_message_not_matches\"",
+            &["last_message_not_matches", "input_json"][..],
+        ),
+    ];
+    for (case, refusal, keys) in cases {
+        assert_eq!(
+            read(&format!("plugin-eval-{case}.exit")).trim(),
+            "2",
+            "{case}"
+        );
+        let stderr = read(&format!("plugin-eval-{case}.stderr.txt"));
+        assert!(stderr.contains(refusal), "{case}: {stderr}");
+        let stdout: Value =
+            serde_json::from_str(&read(&format!("plugin-eval-{case}.stdout.json"))).unwrap();
+        assert_eq!(stdout["ok"], false, "{case}");
+        assert_eq!(
+            stdout["results"][0]["assertions"],
+            serde_json::json!([]),
+            "{case}"
+        );
+        // The bundled cassette still carries what was refused.
+        let cassette = std::fs::read_to_string(
+            repo().join(format!("cassettes/plugin-eval/{case}.cassette.json")),
+        )
+        .unwrap();
+        for key in keys {
+            assert!(cassette.contains(&format!("\"{key}\"")), "{case}: {key}");
+        }
+    }
+    assert!(
+        read("plugin-eval-order-and-baseline.stderr.txt")
+            .contains("Unrecognized key: \"tool_order\"")
+    );
+}
