@@ -278,9 +278,13 @@ impl Param {
         }
     }
 
-    /// A JS regex the scenario loader compiles.
+    /// A JS regex the scenario loader compiles (a key whose string form is
+    /// one: its object form's refinement compiles the rest).
     pub(crate) fn is_regex(self) -> bool {
-        matches!(self, Param::Regex | Param::NonEmptyRegex)
+        match self {
+            Param::OneOf([first, ..]) => first.is_regex(),
+            other => matches!(other, Param::Regex | Param::NonEmptyRegex),
+        }
     }
 
     fn check(self, v: &Value) -> Result<(), String> {

@@ -142,20 +142,10 @@ fn graders_without_a_same_meaning_assertion_are_refused_naming_file_field_and_fi
         .collect();
     assert_eq!(
         problems,
-        [
-            (
-                "as-good-as-baseline.md".into(),
-                "type (grader as-good-as-baseline, type baseline)".into()
-            ),
-            (
-                "says-written.md".into(),
-                "target (grader says-written, type regex)".into()
-            ),
-            (
-                "skill-before-script.md".into(),
-                "type (grader skill-before-script, type tool_order)".into()
-            ),
-        ]
+        [(
+            "as-good-as-baseline.md".into(),
+            "type (grader as-good-as-baseline, type baseline)".into()
+        )]
     );
     // The other cases are still imported.
     assert_eq!(
@@ -259,6 +249,46 @@ fn bad_input_is_refused_with_file_field_and_fix_never_a_panic() {
             "schema_version",
         ),
         (vec![ok_grader], "the case has no prompt"),
+        (
+            vec![
+                ok_prompt,
+                (
+                    "evals/c/graders/g.md",
+                    "---\ntype: regex\nflags: y\n---\ndone\n",
+                ),
+            ],
+            "g.md: flags (grader g, type regex): flag `y` anchors the match",
+        ),
+        (
+            vec![
+                ok_prompt,
+                (
+                    "evals/c/graders/g.md",
+                    "---\ntype: regex\nflags: ''\n---\n(\n",
+                ),
+            ],
+            "g.md: pattern (grader g, type regex): the pattern or its flags do not compile",
+        ),
+        (
+            vec![
+                ok_prompt,
+                (
+                    "evals/c/graders/g.md",
+                    "---\ntype: tool_order\nbefore: mcp__*\nafter: Bash\n---\n",
+                ),
+            ],
+            "g.md: before (grader g, type tool_order): \"mcp__*\" is not one tool name",
+        ),
+        (
+            vec![
+                ok_prompt,
+                (
+                    "evals/c/graders/g.md",
+                    "---\ntype: tool_used\ntool: Bash\ninput_match: '['\n---\n",
+                ),
+            ],
+            "g.md: input_match (grader g, type tool_used): the input regex does not compile",
+        ),
     ];
     for (files, want) in cases {
         let fx = plugin_with(&files);
@@ -444,9 +474,8 @@ fn first_party_ready() -> Result<PathBuf, String> {
 /// The bundled model script made to drive the first-party runner: the
 /// plugin's skill is namespaced there (`release-notes:release-note`) and read
 /// from the plugin directory rather than reel's config dir.
-fn first_party_script(case: &str, plugin: &Path) -> reel::model::Script {
-    let text =
-        std::fs::read_to_string(repo().join(OUT).join(format!("{case}.model.yaml"))).unwrap();
+fn first_party_script(case: &str, plugin: &Path, scenarios: &Path) -> reel::model::Script {
+    let text = std::fs::read_to_string(scenarios.join(format!("{case}.model.yaml"))).unwrap();
     let skill = plugin.join("skills/release-note");
     let text = text
         .replace(
@@ -460,15 +489,17 @@ fn first_party_script(case: &str, plugin: &Path) -> reel::model::Script {
     reel::model::Script::parse(&text, format!("{case}.model.yaml")).unwrap()
 }
 
-/// Per grader, whether `claude plugin eval` passed it on one run of `case`.
+/// Per grader, whether `claude plugin eval` passed it on one run of `case`
+/// (its model script read from `scenarios`).
 fn first_party_grades(
     bin: &Path,
     work: &Path,
     plugin: &Path,
+    scenarios: &Path,
     case: &str,
 ) -> BTreeMap<String, bool> {
     let plugin = plugin.to_path_buf();
-    let script = first_party_script(case, &plugin);
+    let script = first_party_script(case, &plugin, scenarios);
     let server = reel::model::Server::start(script, reel::model::ServeOptions::default()).unwrap();
     let result = work.join(format!(
         "{}-{case}.json",
@@ -588,7 +619,7 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
             .arg(&exported)
             .run();
         assert_eq!(run.code, 0, "{}", run.stderr);
-        let graded = first_party_grades(&bin, work.path(), &exported, case);
+        let graded = first_party_grades(&bin, work.path(), &exported, &fx.path(OUT), case);
         assert!(
             !graded.is_empty() && graded.values().all(|p| *p),
             "exported {case}: {graded:?}"
@@ -596,8 +627,15 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
     }
     let mut table = String::from("case | grader | claude plugin eval | reel\n");
     let mut disagreements = Vec::new();
+    let mut unimported = Vec::new();
     for case in CASES {
-        let theirs = first_party_grades(&bin, work.path(), &work.path().join("plugin"), case);
+        let theirs = first_party_grades(
+            &bin,
+            work.path(),
+            &work.path().join("plugin"),
+            &fx.path(OUT),
+            case,
+        );
         let ours = reel_grades(&fx, &mapping, case, "green");
         assert_eq!(
             theirs.keys().collect::<Vec<_>>(),
@@ -610,8 +648,14 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
             if ours[grader].is_some_and(|p| p != *passed) {
                 disagreements.push(format!("{case}/{grader}"));
             }
+            if ours[grader].is_none() {
+                unimported.push(format!("{case}/{grader}"));
+            }
         }
     }
+    // Every grader kind but `baseline` is compared (tool_order, last-message
+    // regexes with case and count, tool_used input_match included).
+    assert_eq!(unimported, ["order-and-baseline/as-good-as-baseline"]);
     // Red in both: the plugin's script writes the wrong day.
     let break_script = |t: &str| {
         t.replace(
@@ -632,7 +676,13 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
         break_script,
     );
     fx.commit(".", "break the script");
-    let theirs = first_party_grades(&bin, work.path(), &work.path().join("plugin"), "write-note");
+    let theirs = first_party_grades(
+        &bin,
+        work.path(),
+        &work.path().join("plugin"),
+        &fx.path(OUT),
+        "write-note",
+    );
     let ours = reel_grades(&fx, &mapping, "write-note", "broken");
     assert!(
         !theirs["names-friday"],
@@ -647,6 +697,38 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
         );
         if p != *passed {
             disagreements.push(format!("broken write-note/{grader}"));
+        }
+    }
+    // Red in both on the last message: "Written" (the grader is case-sensitive)
+    // and the file named twice (count:1).
+    fx.edit(&format!("{OUT}/order-and-baseline.model.yaml"), |t| {
+        t.replace(
+            "is written to outputs/note.md.",
+            "is Written to outputs/note.md (outputs/note.md).",
+        )
+    });
+    fx.commit(".", "reword the reply");
+    let case = "order-and-baseline";
+    let theirs = first_party_grades(
+        &bin,
+        work.path(),
+        &work.path().join("plugin"),
+        &fx.path(OUT),
+        case,
+    );
+    let ours = reel_grades(&fx, &mapping, case, "reworded");
+    assert!(
+        !theirs["says-written"] && !theirs["names-the-file-once"],
+        "{theirs:?}"
+    );
+    for (grader, passed) in &theirs {
+        let reel_says = ours[grader].map_or("not imported", word);
+        table += &format!(
+            "{case} (reworded reply) | {grader} | {} | {reel_says}\n",
+            word(*passed)
+        );
+        if ours[grader].is_some_and(|p| p != *passed) {
+            disagreements.push(format!("reworded {case}/{grader}"));
         }
     }
     eprintln!("{table}");
