@@ -699,36 +699,54 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
             disagreements.push(format!("broken write-note/{grader}"));
         }
     }
-    // Red in both on the last message: "Written" (the grader is case-sensitive)
-    // and the file named twice (count:1).
-    fx.edit(&format!("{OUT}/order-and-baseline.model.yaml"), |t| {
-        t.replace(
-            "is written to outputs/note.md.",
-            "is Written to outputs/note.md (outputs/note.md).",
-        )
-    });
-    fx.commit(".", "reword the reply");
-    let case = "order-and-baseline";
-    let theirs = first_party_grades(
-        &bin,
-        work.path(),
-        &work.path().join("plugin"),
-        &fx.path(OUT),
-        case,
-    );
-    let ours = reel_grades(&fx, &mapping, case, "reworded");
-    assert!(
-        !theirs["says-written"] && !theirs["names-the-file-once"],
-        "{theirs:?}"
-    );
-    for (grader, passed) in &theirs {
-        let reel_says = ours[grader].map_or("not imported", word);
-        table += &format!(
-            "{case} (reworded reply) | {grader} | {} | {reel_says}\n",
-            word(*passed)
+    // Red in both on the new keys: the last reply says "Written" (the grader
+    // is case-sensitive) and names the file twice (count:1); the script is
+    // run as `scripts/./note.sh` (tool_order's input_match no longer finds
+    // the `after` call) and with two spaces before the day (input_match;
+    // the script is still the broken one, so names-friday stays red).
+    let rounds: [(&str, &str, fn(&str) -> String, &[&str]); 2] = [
+        (
+            "order-and-baseline",
+            "reworded reply",
+            |t| {
+                t.replace(
+                    "is written to outputs/note.md.",
+                    "is Written to outputs/note.md (outputs/note.md).",
+                )
+                .replace("scripts/note.sh Friday", "scripts/./note.sh Friday")
+            },
+            &["says-written", "names-the-file-once", "skill-before-script"],
+        ),
+        (
+            "write-note",
+            "spaced command",
+            |t| t.replace("note.sh Friday", "note.sh  Friday"),
+            &["one-script-run"],
+        ),
+    ];
+    for (case, round, edit, red) in rounds {
+        fx.edit(&format!("{OUT}/{case}.model.yaml"), edit);
+        fx.commit(".", round);
+        let theirs = first_party_grades(
+            &bin,
+            work.path(),
+            &work.path().join("plugin"),
+            &fx.path(OUT),
+            case,
         );
-        if ours[grader].is_some_and(|p| p != *passed) {
-            disagreements.push(format!("reworded {case}/{grader}"));
+        let ours = reel_grades(&fx, &mapping, case, &round.replace(' ', "-"));
+        for grader in red {
+            assert!(!theirs[*grader], "{case} ({round}): {grader} {theirs:?}");
+        }
+        for (grader, passed) in &theirs {
+            let reel_says = ours[grader].map_or("not imported", word);
+            table += &format!(
+                "{case} ({round}) | {grader} | {} | {reel_says}\n",
+                word(*passed)
+            );
+            if ours[grader].is_some_and(|p| p != *passed) {
+                disagreements.push(format!("{round} {case}/{grader}"));
+            }
         }
     }
     eprintln!("{table}");
