@@ -704,7 +704,7 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
     // run as `scripts/./note.sh` (tool_order's input_match no longer finds
     // the `after` call) and with two spaces before the day (input_match;
     // the script is still the broken one, so names-friday stays red).
-    let rounds: [(&str, &str, fn(&str) -> String, &[&str]); 2] = [
+    let rounds: [RedRound; 2] = [
         (
             "order-and-baseline",
             "reworded reply",
@@ -756,6 +756,15 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
     );
     insta::assert_snapshot!("agreement", table);
 }
+
+/// A red round of the agreement check: the case, the round's name, the edit
+/// of its model script, and the graders that must fail in both runners.
+type RedRound = (
+    &'static str,
+    &'static str,
+    fn(&str) -> String,
+    &'static [&'static str],
+);
 
 fn word(pass: bool) -> &'static str {
     if pass { "pass" } else { "FAIL" }
