@@ -204,6 +204,10 @@ pub(crate) enum Refine {
     /// The object form of `tool_called` / `tool_not_called`: `input`,
     /// `scope`, `subagent_type`, `count`.
     ToolCall,
+    /// `tool_order`: each end's `input_json` compiles.
+    ToolOrder,
+    /// `last_message_*`: the pattern compiles with the flags.
+    LastMessage,
     Any,
 }
 
@@ -274,9 +278,13 @@ impl Param {
         }
     }
 
-    /// A JS regex the scenario loader compiles.
+    /// A JS regex the scenario loader compiles (a key whose string form is
+    /// one: its object form's refinement compiles the rest).
     pub(crate) fn is_regex(self) -> bool {
-        matches!(self, Param::Regex | Param::NonEmptyRegex)
+        match self {
+            Param::OneOf([first, ..]) => first.is_regex(),
+            other => matches!(other, Param::Regex | Param::NonEmptyRegex),
+        }
     }
 
     fn check(self, v: &Value) -> Result<(), String> {
@@ -397,6 +405,8 @@ impl Refine {
             Refine::HookOutput => keys::hook_object_problem(m, true),
             Refine::ArtifactJson => keys::artifact_json_problem(m),
             Refine::ToolCall => keys::tool_object_problem(m),
+            Refine::ToolOrder => keys::tool_order_problem(m),
+            Refine::LastMessage => keys::last_message_problem(m),
             _ => None,
         }
     }
@@ -666,7 +676,16 @@ impl Param {
                     }
                     Refine::ToolCall => {
                         " (input: {field: regex}; scope: main | subagent | any; subagent_type \
-                         only with scope: subagent; count.min ≤ count.max)"
+                         only with scope: subagent; count.min ≤ count.max; input_json: a \
+                         case-sensitive regex over the input's JSON)"
+                    }
+                    Refine::ToolOrder => {
+                        " (each end a tool glob or {tool, input_json}: a case-sensitive regex \
+                         over the call's input JSON)"
+                    }
+                    Refine::LastMessage => {
+                        " (flags: ECMAScript flags from d g i m s u v, default i; \"\" is \
+                         case-sensitive)"
                     }
                     _ => "",
                 };

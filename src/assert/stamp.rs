@@ -5,6 +5,9 @@
 //! version that first reads it, so an older reader says "too new, upgrade"
 //! rather than "unrecognized assertion, re-record" (test/cassette-v13…v16).
 //! One departure: `semantic_matches.evidence_files` stamps 14 (see FEATURES).
+//! reel's own top-level keys (`last_message_matches`, `last_message_not_matches`,
+//! `tool_order`) lift nothing: at 12 every cowork-harness reader refuses them as
+//! unrecognized (exit 2) rather than dropping them (docs/plugin-eval.md).
 
 use serde_json::{Map, Value};
 

@@ -486,7 +486,7 @@ impl Driver {
             if matches!(ev, AgentEvent::Decision(_)) && !self.rec.has_control_out {
                 continue;
             }
-            if let Err(msg) = self.on_event(ev, digest) {
+            if let Err(msg) = self.on_event(ev, digest, i) {
                 return Some(format!("truncated cassette: {msg}"));
             }
         }
@@ -500,6 +500,7 @@ impl Driver {
         &mut self,
         event: AgentEvent,
         input_digest: Option<[u8; 32]>,
+        line: usize,
     ) -> Result<(), String> {
         let (main_flow, input_digest) = match &event {
             AgentEvent::ToolUse { input, parent, .. } => (
@@ -512,6 +513,7 @@ impl Driver {
             event: &event,
             main_flow,
             input_digest,
+            line,
         };
         for f in self.folds.each() {
             f.event(&step, &mut self.rec)?;

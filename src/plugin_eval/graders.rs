@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::case::{Grader, Target};
+use super::case::{Grader, Target, ToolRef};
 
 /// Where a mapped assertion goes: a turn's `assert:` (the graded turn) or
 /// the scenario's top level (keys reel evaluates once per session).
@@ -76,13 +76,7 @@ pub fn map(g: &Grader) -> Mapping {
             max,
             ..
         } => tool_used(tool, input_match.as_deref(), *min, *max),
-        Grader::ToolOrder { .. } => refuse(
-            "type",
-            "reel has no assertion on the order of tool calls (tool_called counts calls, it does \
-             not order them), so no reel assertion fails exactly when this grader does",
-            "split it into tool_used graders if the order does not matter, or keep it in the \
-             first-party suite only",
-        ),
+        Grader::ToolOrder { before, after, .. } => tool_order(before, after),
         Grader::FileExists { path, exists, .. } => file_exists(path, *exists),
         Grader::Llm {
             criteria, focus, ..
@@ -124,50 +118,105 @@ fn want(match_: &str) -> Result<Want, Refusal> {
 
 fn regex(target: &Target, pattern: &str, flags: &str, match_: &str) -> Mapping {
     let want = want(match_)?;
-    if let Some(bad) = flags.chars().find(|c| !"igd".contains(*c)) {
+    if flags.contains('y') {
         return refuse(
             "flags",
-            format!(
-                "flag `{bad}` changes what the pattern matches, and reel's regexes take no flags but `i`"
-            ),
-            "drop the flag (reel's regexes are ECMAScript, case-insensitive, without m/s/u/v/y)",
+            "flag `y` anchors the match at the start of the text, and no reel regex key does",
+            "drop `y` (anchor the pattern with ^ instead)",
         );
     }
-    if matches!(want, Want::Count) {
-        return refuse(
-            "match",
-            "reel has no assertion that counts regex matches",
-            "use match: contains or not_contains",
-        );
-    }
-    let insensitive = flags.contains('i');
     match target {
-        Target::Named(t) if t == "last_message" => match want {
-            Want::Absent => turn(
-                json!({"transcript_not_matches": pattern}),
-                Some("stricter: reel reads every message of the main agent, ignoring case"),
-            ),
-            _ => refuse(
-                "target",
-                "reel has no assertion on the last message alone: transcript_matches reads every \
-                 message of the main agent and ignores case, so it would pass where this grader \
-                 fails",
-                "grade a file the agent writes (target: {source: file, path: outputs/…}), or \
-                 assert absence (match: not_contains)",
-            ),
-        },
+        Target::Named(t) if t == "last_message" => last_message(pattern, flags, match_, want),
         Target::Named(t) => refuse(
             "target",
             format!(
                 "reel has no assertion over `{t}` (the raw trace, the created-file list, the mock calls)"
             ),
-            "grade the last message's absence or a file the agent writes instead",
+            "grade the last message or a file the agent writes instead",
         ),
         Target::File(f) => {
+            if let Some(bad) = flags.chars().find(|c| !"igd".contains(*c)) {
+                return refuse(
+                    "flags",
+                    format!(
+                        "flag `{bad}` changes what the pattern matches, and reel's artifact_text \
+                         regexes take no flag but `i`"
+                    ),
+                    "drop the flag (artifact_text regexes are ECMAScript, case-insensitive, \
+                     without m/s/u/v)",
+                );
+            }
+            if matches!(want, Want::Count) {
+                return refuse(
+                    "match",
+                    "reel has no assertion that counts regex matches in a file",
+                    "use match: contains or not_contains",
+                );
+            }
             let path = file_path(&f.source, &f.path)?;
-            file_regex(path, pattern, insensitive, want)
+            file_regex(path, pattern, flags.contains('i'), want)
         }
     }
+}
+
+/// `last_message`: the grader's own regex, flags and count, exactly.
+fn last_message(pattern: &str, flags: &str, match_: &str, want: Want) -> Mapping {
+    let mut o = json!({"pattern": pattern, "flags": flags});
+    let key = match want {
+        Want::Present => "last_message_matches",
+        Want::Absent => "last_message_not_matches",
+        Want::Count => {
+            o["count"] = match_["count:".len()..]
+                .parse::<u64>()
+                .unwrap_or_default()
+                .into();
+            "last_message_matches"
+        }
+    };
+    let mut item = serde_json::Map::new();
+    item.insert(key.into(), o);
+    let item = Value::Object(item);
+    crate::assert::catalog::validate(&item).map_err(|e| Refusal {
+        field: "pattern",
+        reason: format!("the pattern or its flags do not compile: {e}"),
+        fix: "fix the pattern (the first-party runner would throw on it too)",
+    })?;
+    turn(item, None)
+}
+
+fn tool_order(before: &ToolRef, after: &ToolRef) -> Mapping {
+    let end = |r: &ToolRef, field: &'static str| -> Result<Value, Refusal> {
+        let (tool, input_match) = match r {
+            ToolRef::Name(t) => (t.as_str(), None),
+            ToolRef::Match { tool, input_match } => (tool.as_str(), input_match.as_deref()),
+        };
+        one_tool_name(tool, field)?;
+        // An empty input_match is no constraint to the grader (`if (input_match)`).
+        Ok(match input_match.filter(|m| !m.is_empty()) {
+            None => Value::from(tool),
+            Some(m) => json!({"tool": tool, "input_json": m}),
+        })
+    };
+    let item =
+        json!({"tool_order": {"before": end(before, "before")?, "after": end(after, "after")?}});
+    crate::assert::catalog::validate(&item).map_err(|e| Refusal {
+        field: "input_match",
+        reason: format!("the input regex does not compile: {e}"),
+        fix: "fix the pattern (the first-party runner would throw on it too)",
+    })?;
+    turn(item, None)
+}
+
+/// One exact tool name: reel reads `*` and `?` (and regex-looking names) as globs.
+fn one_tool_name(tool: &str, field: &'static str) -> Result<(), Refusal> {
+    if tool.is_empty() || tool.contains(['*', '?']) || crate::assert::glob::looks_like_regex(tool) {
+        return Err(Refusal {
+            field,
+            reason: format!("\"{tool}\" is not one tool name (reel reads `*` and `?` as globs)"),
+            fix: "name the tool exactly, e.g. Write or mcp__server__tool",
+        });
+    }
+    Ok(())
 }
 
 fn file_regex(path: &str, pattern: &str, insensitive: bool, want: Want) -> Mapping {
@@ -253,21 +302,9 @@ fn literal_path<'a>(path: &'a str, field: &'static str) -> Result<&'a str, Refus
 }
 
 fn tool_used(tool: &str, input_match: Option<&str>, min: Option<u64>, max: Option<u64>) -> Mapping {
-    if tool.is_empty() || tool.contains(['*', '?']) {
-        return refuse(
-            "tool",
-            format!("\"{tool}\" is not one tool name (reel reads `*` and `?` as globs)"),
-            "name the tool exactly, e.g. Write or mcp__server__tool",
-        );
-    }
-    if input_match.is_some() {
-        return refuse(
-            "input_match",
-            "reel's input regexes test each input field (not the input's JSON) and ignore case, \
-             so they can pass where this grader fails",
-            "drop input_match and grade the call's effect (a file, its absence) instead",
-        );
-    }
+    one_tool_name(tool, "tool")?;
+    // An empty input_match is no constraint to the grader (`if (input_match)`).
+    let input_match = input_match.filter(|m| !m.is_empty());
     let min = min.unwrap_or(1);
     if let Some(max) = max
         && max < min
@@ -280,10 +317,11 @@ fn tool_used(tool: &str, input_match: Option<&str>, min: Option<u64>, max: Optio
         );
     }
     if max == Some(0) {
-        return turn(
-            json!({"tool_not_called": {"tool": tool, "scope": "any"}}),
-            None,
-        );
+        let mut o = json!({"tool": tool, "scope": "any"});
+        if let Some(m) = input_match {
+            o["input_json"] = m.into();
+        }
+        return checked_tool(json!({ "tool_not_called": o }));
     }
     if min == 0 && max.is_none() {
         return refuse(
@@ -293,6 +331,9 @@ fn tool_used(tool: &str, input_match: Option<&str>, min: Option<u64>, max: Optio
         );
     }
     let mut o = json!({"tool": tool, "scope": "any"});
+    if let Some(m) = input_match {
+        o["input_json"] = m.into();
+    }
     if min != 1 || max.is_some() {
         let mut count = serde_json::Map::new();
         count.insert("min".into(), min.into());
@@ -301,7 +342,17 @@ fn tool_used(tool: &str, input_match: Option<&str>, min: Option<u64>, max: Optio
         }
         o["count"] = Value::Object(count);
     }
-    turn(json!({ "tool_called": o }), None)
+    checked_tool(json!({ "tool_called": o }))
+}
+
+/// The tool assertion, or a refusal when its `input_json` does not compile.
+fn checked_tool(item: Value) -> Mapping {
+    crate::assert::catalog::validate(&item).map_err(|e| Refusal {
+        field: "input_match",
+        reason: format!("the input regex does not compile: {e}"),
+        fix: "fix the pattern (the first-party runner would throw on it too)",
+    })?;
+    turn(item, None)
 }
 
 fn file_exists(path: &str, exists: bool) -> Mapping {
@@ -359,6 +410,8 @@ pub fn unmap(name: &str, assertion: &Value) -> Option<Grader> {
             weight: None,
             arm: None,
         }),
+        "last_message_matches" | "last_message_not_matches" => unmap_last(name, key, v),
+        "tool_order" => unmap_order(name, v.as_object()?),
         "tool_called" | "tool_not_called" => unmap_tool(name, key, v),
         "file_exists" | "file_absent" => Some(Grader::FileExists {
             name,
@@ -375,7 +428,7 @@ pub fn unmap(name: &str, assertion: &Value) -> Option<Grader> {
 
 fn unmap_tool(name: String, key: &str, v: &Value) -> Option<Grader> {
     let o = v.as_object()?;
-    let allowed = ["tool", "scope", "count"];
+    let allowed = ["tool", "scope", "count", "input_json"];
     if o.keys().any(|k| !allowed.contains(&k.as_str())) || o.get("scope")? != "any" {
         return None;
     }
@@ -395,9 +448,64 @@ fn unmap_tool(name: String, key: &str, v: &Value) -> Option<Grader> {
     Some(Grader::ToolUsed {
         name,
         tool,
-        input_match: None,
+        input_match: o
+            .get("input_json")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         min,
         max,
+        weight: None,
+        arm: None,
+    })
+}
+
+fn unmap_last(name: String, key: &str, v: &Value) -> Option<Grader> {
+    let (pattern, flags, count) = match v {
+        Value::String(p) => (p.clone(), "i".to_owned(), None),
+        Value::Object(o) => (
+            o.get("pattern")?.as_str()?.to_owned(),
+            o.get("flags")
+                .and_then(Value::as_str)
+                .unwrap_or("i")
+                .to_owned(),
+            o.get("count").and_then(Value::as_u64),
+        ),
+        _ => return None,
+    };
+    let match_ = match (key, count) {
+        ("last_message_not_matches", _) => "not_contains".to_owned(),
+        (_, Some(n)) => format!("count:{n}"),
+        _ => "contains".to_owned(),
+    };
+    Some(Grader::Regex {
+        name,
+        target: Target::default(),
+        pattern,
+        flags,
+        match_,
+        weight: None,
+        arm: None,
+    })
+}
+
+fn unmap_order(name: String, o: &serde_json::Map<String, Value>) -> Option<Grader> {
+    let end = |v: &Value| -> Option<ToolRef> {
+        match v {
+            Value::String(t) => Some(ToolRef::Name(t.clone())),
+            Value::Object(e) => Some(ToolRef::Match {
+                tool: e.get("tool")?.as_str()?.to_owned(),
+                input_match: e
+                    .get("input_json")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            }),
+            _ => None,
+        }
+    };
+    Some(Grader::ToolOrder {
+        name,
+        before: end(o.get("before")?)?,
+        after: end(o.get("after")?)?,
         weight: None,
         arm: None,
     })
@@ -514,6 +622,23 @@ mod tests {
             tool_used(None, None, None),
             tool_used(Some(2), Some(3), None),
             tool_used(Some(0), Some(0), None),
+            tool_used(Some(0), Some(0), Some("\"command\":\"rm ")),
+            tool_used(Some(1), Some(2), Some("notes/")),
+            tool_used(None, None, Some("Note")),
+            regex(Target::default(), "Released", "", "contains"),
+            regex(Target::default(), "sorry", "", "not_contains"),
+            regex(Target::default(), "note", "i", "count:2"),
+            regex(Target::default(), "^a.b$", "ms", "contains"),
+            Grader::ToolOrder {
+                name: "g".into(),
+                before: ToolRef::Name("Skill".into()),
+                after: ToolRef::Match {
+                    tool: "Bash".into(),
+                    input_match: Some("write_note".into()),
+                },
+                weight: None,
+                arm: None,
+            },
             Grader::FileExists {
                 name: "g".into(),
                 path: "outputs/a.md".into(),
@@ -553,8 +678,9 @@ mod tests {
     #[test]
     fn graders_that_would_pass_where_the_assertion_fails_or_back_are_refused() {
         let refused = [
-            (regex(Target::default(), "done", "i", "contains"), "target"),
-            (regex(Target::default(), "done", "", "count:2"), "match"),
+            (regex(Target::default(), "done", "y", "contains"), "flags"),
+            (regex(Target::default(), "(", "", "contains"), "pattern"),
+            (regex(file("outputs/a.md"), "x", "", "count:2"), "match"),
             (
                 regex(Target::Named("trace".into()), "x", "", "not_contains"),
                 "target",
@@ -565,11 +691,21 @@ mod tests {
             ),
             (regex(file("outputs/a.md"), "x", "m", "contains"), "flags"),
             (
+                Grader::ToolOrder {
+                    name: "g".into(),
+                    before: ToolRef::Name("mcp__*".into()),
+                    after: ToolRef::Name("Bash".into()),
+                    weight: None,
+                    arm: None,
+                },
+                "before",
+            ),
+            (
                 regex(file("outputs/*.md"), "x", "i", "contains"),
                 "target.path",
             ),
             (regex(file("../a.md"), "x", "i", "contains"), "target.path"),
-            (tool_used(None, None, Some("note")), "input_match"),
+            (tool_used(None, None, Some("[")), "input_match"),
             (tool_used(Some(0), None, None), "min"),
             (tool_used(Some(3), Some(1), None), "max"),
             (tool_used(None, Some(0), None), "max"),

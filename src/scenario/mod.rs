@@ -844,6 +844,15 @@ mod tests {
                 "invalid regex",
             ),
             (
+                "fidelity: protocol\nprompt: hi\nassert:\n  - last_message_matches: '('\n",
+                "invalid regex",
+            ),
+            (
+                "fidelity: protocol\nprompt: hi\nassert:\n  - last_message_not_matches: \
+                    {pattern: 'a', flags: 'y'}\n",
+                "`y` is not a flag this key takes",
+            ),
+            (
                 "fidelity: protocol\nprompt: hi\nassert:\n  - questions_count_max: 0\n  - \
                     question_asked: x\n",
                 "contradicts",

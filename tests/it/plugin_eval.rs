@@ -142,20 +142,10 @@ fn graders_without_a_same_meaning_assertion_are_refused_naming_file_field_and_fi
         .collect();
     assert_eq!(
         problems,
-        [
-            (
-                "as-good-as-baseline.md".into(),
-                "type (grader as-good-as-baseline, type baseline)".into()
-            ),
-            (
-                "says-written.md".into(),
-                "target (grader says-written, type regex)".into()
-            ),
-            (
-                "skill-before-script.md".into(),
-                "type (grader skill-before-script, type tool_order)".into()
-            ),
-        ]
+        [(
+            "as-good-as-baseline.md".into(),
+            "type (grader as-good-as-baseline, type baseline)".into()
+        )]
     );
     // The other cases are still imported.
     assert_eq!(
@@ -259,6 +249,46 @@ fn bad_input_is_refused_with_file_field_and_fix_never_a_panic() {
             "schema_version",
         ),
         (vec![ok_grader], "the case has no prompt"),
+        (
+            vec![
+                ok_prompt,
+                (
+                    "evals/c/graders/g.md",
+                    "---\ntype: regex\nflags: y\n---\ndone\n",
+                ),
+            ],
+            "g.md: flags (grader g, type regex): flag `y` anchors the match",
+        ),
+        (
+            vec![
+                ok_prompt,
+                (
+                    "evals/c/graders/g.md",
+                    "---\ntype: regex\nflags: ''\n---\n(\n",
+                ),
+            ],
+            "g.md: pattern (grader g, type regex): the pattern or its flags do not compile",
+        ),
+        (
+            vec![
+                ok_prompt,
+                (
+                    "evals/c/graders/g.md",
+                    "---\ntype: tool_order\nbefore: mcp__*\nafter: Bash\n---\n",
+                ),
+            ],
+            "g.md: before (grader g, type tool_order): \"mcp__*\" is not one tool name",
+        ),
+        (
+            vec![
+                ok_prompt,
+                (
+                    "evals/c/graders/g.md",
+                    "---\ntype: tool_used\ntool: Bash\ninput_match: '['\n---\n",
+                ),
+            ],
+            "g.md: input_match (grader g, type tool_used): the input regex does not compile",
+        ),
     ];
     for (files, want) in cases {
         let fx = plugin_with(&files);
@@ -444,9 +474,8 @@ fn first_party_ready() -> Result<PathBuf, String> {
 /// The bundled model script made to drive the first-party runner: the
 /// plugin's skill is namespaced there (`release-notes:release-note`) and read
 /// from the plugin directory rather than reel's config dir.
-fn first_party_script(case: &str, plugin: &Path) -> reel::model::Script {
-    let text =
-        std::fs::read_to_string(repo().join(OUT).join(format!("{case}.model.yaml"))).unwrap();
+fn first_party_script(case: &str, plugin: &Path, scenarios: &Path) -> reel::model::Script {
+    let text = std::fs::read_to_string(scenarios.join(format!("{case}.model.yaml"))).unwrap();
     let skill = plugin.join("skills/release-note");
     let text = text
         .replace(
@@ -460,15 +489,17 @@ fn first_party_script(case: &str, plugin: &Path) -> reel::model::Script {
     reel::model::Script::parse(&text, format!("{case}.model.yaml")).unwrap()
 }
 
-/// Per grader, whether `claude plugin eval` passed it on one run of `case`.
+/// Per grader, whether `claude plugin eval` passed it on one run of `case`
+/// (its model script read from `scenarios`).
 fn first_party_grades(
     bin: &Path,
     work: &Path,
     plugin: &Path,
+    scenarios: &Path,
     case: &str,
 ) -> BTreeMap<String, bool> {
     let plugin = plugin.to_path_buf();
-    let script = first_party_script(case, &plugin);
+    let script = first_party_script(case, &plugin, scenarios);
     let server = reel::model::Server::start(script, reel::model::ServeOptions::default()).unwrap();
     let result = work.join(format!(
         "{}-{case}.json",
@@ -588,7 +619,7 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
             .arg(&exported)
             .run();
         assert_eq!(run.code, 0, "{}", run.stderr);
-        let graded = first_party_grades(&bin, work.path(), &exported, case);
+        let graded = first_party_grades(&bin, work.path(), &exported, &fx.path(OUT), case);
         assert!(
             !graded.is_empty() && graded.values().all(|p| *p),
             "exported {case}: {graded:?}"
@@ -596,8 +627,15 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
     }
     let mut table = String::from("case | grader | claude plugin eval | reel\n");
     let mut disagreements = Vec::new();
+    let mut unimported = Vec::new();
     for case in CASES {
-        let theirs = first_party_grades(&bin, work.path(), &work.path().join("plugin"), case);
+        let theirs = first_party_grades(
+            &bin,
+            work.path(),
+            &work.path().join("plugin"),
+            &fx.path(OUT),
+            case,
+        );
         let ours = reel_grades(&fx, &mapping, case, "green");
         assert_eq!(
             theirs.keys().collect::<Vec<_>>(),
@@ -610,8 +648,14 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
             if ours[grader].is_some_and(|p| p != *passed) {
                 disagreements.push(format!("{case}/{grader}"));
             }
+            if ours[grader].is_none() {
+                unimported.push(format!("{case}/{grader}"));
+            }
         }
     }
+    // Every grader kind but `baseline` is compared (tool_order, last-message
+    // regexes with case and count, tool_used input_match included).
+    assert_eq!(unimported, ["order-and-baseline/as-good-as-baseline"]);
     // Red in both: the plugin's script writes the wrong day.
     let break_script = |t: &str| {
         t.replace(
@@ -632,7 +676,13 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
         break_script,
     );
     fx.commit(".", "break the script");
-    let theirs = first_party_grades(&bin, work.path(), &work.path().join("plugin"), "write-note");
+    let theirs = first_party_grades(
+        &bin,
+        work.path(),
+        &work.path().join("plugin"),
+        &fx.path(OUT),
+        "write-note",
+    );
     let ours = reel_grades(&fx, &mapping, "write-note", "broken");
     assert!(
         !theirs["names-friday"],
@@ -649,6 +699,56 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
             disagreements.push(format!("broken write-note/{grader}"));
         }
     }
+    // Red in both on the new keys: the last reply says "Written" (the grader
+    // is case-sensitive) and names the file twice (count:1); the script is
+    // run as `scripts/./note.sh` (tool_order's input_match no longer finds
+    // the `after` call) and with two spaces before the day (input_match;
+    // the script is still the broken one, so names-friday stays red).
+    let rounds: [RedRound; 2] = [
+        (
+            "order-and-baseline",
+            "reworded reply",
+            |t| {
+                t.replace(
+                    "is written to outputs/note.md.",
+                    "is Written to outputs/note.md (outputs/note.md).",
+                )
+                .replace("scripts/note.sh Friday", "scripts/./note.sh Friday")
+            },
+            &["says-written", "names-the-file-once", "skill-before-script"],
+        ),
+        (
+            "write-note",
+            "spaced command",
+            |t| t.replace("note.sh Friday", "note.sh  Friday"),
+            &["one-script-run"],
+        ),
+    ];
+    for (case, round, edit, red) in rounds {
+        fx.edit(&format!("{OUT}/{case}.model.yaml"), edit);
+        fx.commit(".", round);
+        let theirs = first_party_grades(
+            &bin,
+            work.path(),
+            &work.path().join("plugin"),
+            &fx.path(OUT),
+            case,
+        );
+        let ours = reel_grades(&fx, &mapping, case, &round.replace(' ', "-"));
+        for grader in red {
+            assert!(!theirs[*grader], "{case} ({round}): {grader} {theirs:?}");
+        }
+        for (grader, passed) in &theirs {
+            let reel_says = ours[grader].map_or("not imported", word);
+            table += &format!(
+                "{case} ({round}) | {grader} | {} | {reel_says}\n",
+                word(*passed)
+            );
+            if ours[grader].is_some_and(|p| p != *passed) {
+                disagreements.push(format!("{round} {case}/{grader}"));
+            }
+        }
+    }
     eprintln!("{table}");
     assert!(
         disagreements.is_empty(),
@@ -656,6 +756,15 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
     );
     insta::assert_snapshot!("agreement", table);
 }
+
+/// A red round of the agreement check: the case, the round's name, the edit
+/// of its model script, and the graders that must fail in both runners.
+type RedRound = (
+    &'static str,
+    &'static str,
+    fn(&str) -> String,
+    &'static [&'static str],
+);
 
 fn word(pass: bool) -> &'static str {
     if pass { "pass" } else { "FAIL" }
@@ -762,4 +871,57 @@ fn env_a_session_can_set_becomes_its_agent_env() {
         .args(["lint", "o/c.yaml"])
         .run();
     assert_eq!(lint.code, 0, "{}{}", lint.stdout, lint.stderr);
+}
+
+/// cowork-harness 2.0.0 refuses the bundled cassettes that carry the keys
+/// reel added for the first-party graders (captured from the original,
+/// tests/data/original-replay/refused/plugin-eval-*): exit 2 and no
+/// assertion evaluated — never a pass that drops `tool_order`,
+/// `last_message_matches` / `_not_matches` or `tool_called.input_json`.
+#[test]
+fn cowork_harness_refuses_the_cassettes_with_the_plugin_eval_keys() {
+    let dir = support::data("original-replay").join("refused");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let cases = [
+        (
+            "order-and-baseline",
+            "contains unrecognized assertion(s) — they would silently drop from replay: \
+             scenario.assert[1]: <root>: Unrecognized key: \"last_message_matches\"",
+            &["last_message_matches", "tool_order"][..],
+        ),
+        (
+            "write-note",
+            "Unrecognized key: \"last_message_not_matches\"",
+            &["last_message_not_matches", "input_json"][..],
+        ),
+    ];
+    for (case, refusal, keys) in cases {
+        assert_eq!(
+            read(&format!("plugin-eval-{case}.exit")).trim(),
+            "2",
+            "{case}"
+        );
+        let stderr = read(&format!("plugin-eval-{case}.stderr.txt"));
+        assert!(stderr.contains(refusal), "{case}: {stderr}");
+        let stdout: Value =
+            serde_json::from_str(&read(&format!("plugin-eval-{case}.stdout.json"))).unwrap();
+        assert_eq!(stdout["ok"], false, "{case}");
+        assert_eq!(
+            stdout["results"][0]["assertions"],
+            serde_json::json!([]),
+            "{case}"
+        );
+        // The bundled cassette still carries what was refused.
+        let cassette = std::fs::read_to_string(
+            repo().join(format!("cassettes/plugin-eval/{case}.cassette.json")),
+        )
+        .unwrap();
+        for key in keys {
+            assert!(cassette.contains(&format!("\"{key}\"")), "{case}: {key}");
+        }
+    }
+    assert!(
+        read("plugin-eval-order-and-baseline.stderr.txt")
+            .contains("Unrecognized key: \"tool_order\"")
+    );
 }

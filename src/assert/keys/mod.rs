@@ -17,7 +17,8 @@ mod gates;
 mod hooks;
 pub(crate) use files::artifact_json_problem;
 pub(crate) use hooks::{agents_predate_on_failure, hook_object_problem};
-pub(crate) use tools::tool_object_problem;
+pub(crate) use tools::{tool_object_problem, tool_order_problem};
+pub(crate) use transcript::last_message_problem;
 mod modifiers;
 mod outcome;
 mod permissions;
@@ -26,6 +27,8 @@ mod subagents;
 mod tasks;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_plugin_eval;
 mod tools;
 mod transcript;
 

@@ -99,6 +99,9 @@ const LISTED: &[&str] = &[
     "reference_read",
     "no_observed_reference_access",
     "semantic_pairwise",
+    "tool_order",
+    "last_message_matches",
+    "last_message_not_matches",
 ];
 
 const CHECK: &[&str] = &[
@@ -192,6 +195,9 @@ const CHECK: &[&str] = &[
     "reference_read",
     "no_observed_reference_access",
     "semantic_pairwise",
+    "tool_order",
+    "last_message_matches",
+    "last_message_not_matches",
 ];
 
 const SCHEMA: &[&str] = &[
@@ -285,6 +291,9 @@ const SCHEMA: &[&str] = &[
     "reference_read",
     "no_observed_reference_access",
     "semantic_pairwise",
+    "tool_order",
+    "last_message_matches",
+    "last_message_not_matches",
 ];
 
 const STRIP: &[&str] = &[
@@ -365,6 +374,9 @@ const STRIP: &[&str] = &[
     "hook_output_not_contains",
     "reference_read",
     "no_observed_reference_access",
+    "tool_order",
+    "last_message_matches",
+    "last_message_not_matches",
 ];
 
 const MODIFIERS: &[&str] = &[
@@ -396,11 +408,11 @@ fn names(keys: &[&Key]) -> Vec<&'static str> {
 
 #[test]
 fn every_key_is_listed_once() {
-    assert_eq!(all().len(), 89);
+    assert_eq!(all().len(), 92);
     let mut seen: Vec<&str> = names(all());
     seen.sort_unstable();
     seen.dedup();
-    assert_eq!(seen.len(), 89);
+    assert_eq!(seen.len(), 92);
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! event type, and as ripgrep's searcher feeds a `Sink`.
 //!
 //! Which fold writes which record fields:
-//! - [`transcript`] — `transcript`, `models`
+//! - [`transcript`] — `transcript`, `last_message`, `models`
 //! - [`tools`] — `tools_called`, `tool_counts`, `skills_invoked`,
 //!   `references_read`, `tool_errors`, `redundant_tool_calls`, `web_searches`
 //! - [`files`] — `file_tool_attempts`, `presented_files`
@@ -44,6 +44,8 @@ pub(super) struct Step<'e> {
     pub main_flow: bool,
     /// A `ToolUse`'s input digest (SHA-256 of its canonical JSON).
     pub input_digest: Option<[u8; 32]>,
+    /// The index of the event line it came from (one assistant message).
+    pub line: usize,
 }
 
 /// What the folds read when the events are over.

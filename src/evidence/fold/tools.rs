@@ -131,11 +131,7 @@ fn tool_call(
     } else {
         CallOrigin::Unknown
     };
-    let field = |v: &Value| {
-        let text = match v {
-            Value::String(s) => s.clone(),
-            other => crate::js::json::legacy_serde(other),
-        };
+    let capped = |text: String| {
         if utf16::len(&text) > INPUT_FIELD_CAP {
             InputField {
                 text: utf16::slice(&text, INPUT_FIELD_CAP).to_owned(),
@@ -148,6 +144,12 @@ fn tool_call(
             }
         }
     };
+    let field = |v: &Value| {
+        capped(match v {
+            Value::String(s) => s.clone(),
+            other => crate::js::json::legacy_serde(other),
+        })
+    };
     ToolCall {
         name: name.to_owned(),
         tool_use_id: tool_use_id.clone(),
@@ -157,6 +159,7 @@ fn tool_call(
             .as_object()
             .map(|m| m.iter().map(|(k, v)| (k.clone(), field(v))).collect())
             .unwrap_or_default(),
+        input_json: capped(crate::js::json::legacy_serde(input)),
     }
 }
 

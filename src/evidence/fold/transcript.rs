@@ -1,5 +1,6 @@
 //! The main agent's words: top-level assistant text, `"\n"`-joined as it
-//! arrives (no second copy at the end), and every model that spoke.
+//! arrives (no second copy at the end), the last message's text (any
+//! agent's), and every model that spoke.
 
 use super::{Fold, Step, push_unique};
 use crate::evidence::parse::AgentEvent;
@@ -9,6 +10,8 @@ use crate::evidence::run::RunRecord;
 pub(in crate::evidence) struct Transcript {
     text: String,
     started: bool,
+    /// The event line of the last assistant text, and that line's text.
+    last: Option<(usize, String)>,
 }
 
 impl Transcript {
@@ -37,6 +40,14 @@ impl Fold for Transcript {
                     self.started = true;
                     self.text.push_str(text);
                 }
+                // One line is one assistant message: its text blocks join.
+                match &mut self.last {
+                    Some((line, last)) if *line == step.line => {
+                        last.push('\n');
+                        last.push_str(text);
+                    }
+                    _ => self.last = Some((step.line, text.clone())),
+                }
                 model
             }
             AgentEvent::ToolUse { model, .. } | AgentEvent::Thinking { model, .. } => model,
@@ -53,5 +64,6 @@ impl Fold for Transcript {
         // a thousand reservations made resident held twice the input).
         self.text.shrink_to_fit();
         rec.transcript = std::mem::take(&mut self.text);
+        rec.last_message = self.last.take().map(|(_, text)| text);
     }
 }

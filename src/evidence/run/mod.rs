@@ -42,6 +42,10 @@ pub struct RunRecord {
     pub result_error_kind: Option<&'static str>,
     /// Top-level assistant text, `"\n"`-joined.
     pub transcript: String,
+    /// The text blocks of the last assistant message (any agent's) that has
+    /// one, `"\n"`-joined: `claude plugin eval`'s `lastAssistantText`
+    /// (`None` when no assistant message had text).
+    pub last_message: Option<String>,
     /// Main-agent tool names, first-call order.
     pub tools_called: Vec<String>,
     /// Main-agent `(name, count)`, first-call order.

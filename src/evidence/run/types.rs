@@ -65,6 +65,9 @@ pub struct ToolCall {
     pub origin: CallOrigin,
     /// The top-level input fields, in input order.
     pub input: Vec<(String, InputField)>,
+    /// The whole input as `JSON.stringify` writes it (what `input_json`
+    /// matches, as `claude plugin eval`'s `input_match` does), capped alike.
+    pub input_json: InputField,
 }
 
 /// The `system/init` context.

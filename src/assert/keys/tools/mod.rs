@@ -5,12 +5,15 @@ use serde_json::{Map, Value};
 use super::*;
 
 mod object;
+mod order;
+pub(crate) use order::tool_order_problem;
 
 /// The object form of `tool_called` (cowork-harness v13).
 const TOOL_CALL: &[Field] = &[
     req("tool", Param::GlobOrList),
     opt("input", ANY),
     opt("input_any", Param::NonEmpty),
+    opt("input_json", Param::NonEmpty),
     opt("result", Param::Object(TOOL_RESULT, Refine::None)),
     opt("scope", Param::Str),
     opt("subagent_type", Param::NonEmpty),
@@ -22,6 +25,7 @@ const TOOL_NOT_CALL: &[Field] = &[
     req("tool", Param::GlobOrList),
     opt("input", ANY),
     opt("input_any", Param::NonEmpty),
+    opt("input_json", Param::NonEmpty),
     opt("result", Param::Object(TOOL_RESULT, Refine::None)),
     opt("scope", Param::Str),
     opt("subagent_type", Param::NonEmpty),
@@ -70,6 +74,11 @@ pub(crate) fn tool_object_problem(m: &Map<String, Value>) -> Option<String> {
             }
         }
     }
+    if let Some(src) = m.get("input_json").and_then(Value::as_str)
+        && let Err(e) = order::input_json_regex(src)
+    {
+        return Some(format!("field `input_json`: {e}"));
+    }
     let scope = m.get("scope").and_then(Value::as_str);
     if let Some(s) = scope
         && !matches!(s, "main" | "subagent" | "any")
@@ -102,7 +111,7 @@ pub(super) const KEYS: &[Key] = &[
         name: name::TOOL_CALLED,
         bucket: Bucket::Always,
         param: Param::OneOf(&[Param::ToolGlob, Param::Object(TOOL_CALL, Refine::ToolCall)]),
-        description: "the main agent called a tool matching this glob (object form: {tool, input, input_any, result, scope, subagent_type, count})",
+        description: "the main agent called a tool matching this glob (object form: {tool, input, input_any, input_json, result, scope, subagent_type, count})",
         example: Some(|| Value::from("Write")),
         ranks: Ranks {
             listed: 5,
@@ -121,7 +130,7 @@ pub(super) const KEYS: &[Key] = &[
             Param::ToolGlob,
             Param::Object(TOOL_NOT_CALL, Refine::ToolCall),
         ]),
-        description: "the main agent called no tool matching this glob (object form: {tool, input, input_any, result, scope, subagent_type})",
+        description: "the main agent called no tool matching this glob (object form: {tool, input, input_any, input_json, result, scope, subagent_type})",
         example: Some(|| Value::from("Write")),
         ranks: Ranks {
             listed: 6,
@@ -275,10 +284,27 @@ pub(super) const KEYS: &[Key] = &[
         }),
         excludes: Some(Excludes {
             when: is_zero,
-            others: &[("tool_called", any)],
+            others: &[("tool_called", any), ("tool_order", any)],
             why: "`tool_calls_max: 0` allows no tool call",
             refusal: None,
         }),
+        ..Key::DEFAULTS
+    },
+    Key {
+        name: "tool_order",
+        bucket: Bucket::Always,
+        param: Param::Object(order::TOOL_ORDER, Refine::ToolOrder),
+        description: "the first call matching `before` came before the first call matching `after` (any agent's calls, in order; each a tool glob or {tool, input_json})",
+        example: Some(
+            || serde_json::json!({"before": "Read", "after": {"tool": "Write", "input_json": "\"file_path\":\"[^\"]*\\.md\""}}),
+        ),
+        ranks: Ranks {
+            listed: 89,
+            check: 89,
+            schema: 89,
+            strip: Some(76),
+        },
+        eval: Eval::One(order::tool_order),
         ..Key::DEFAULTS
     },
 ];

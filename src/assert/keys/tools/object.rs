@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::*;
 use crate::evidence::{ToolCall, ToolResult};
+use crate::js::regex::compile_es_with_flags;
 
 /// Where a redaction policy rewrote recorded bytes.
 const REDACTION_TOKEN: &str = "[REDACTED";
@@ -57,6 +58,7 @@ pub(super) fn routed_globs(v: &Value) -> Option<Vec<Value>> {
 struct Regexes {
     input: Vec<(String, String, EsRegex)>,
     input_any: Option<(String, EsRegex)>,
+    input_json: Option<(String, EsRegex)>,
     matches: Option<(String, EsRegex)>,
     not_matches: Option<(String, EsRegex)>,
     subagent_type: Option<EsRegex>,
@@ -75,6 +77,7 @@ fn compile_all(key: &str, o: &Map<String, Value>) -> Result<Regexes, String> {
     let result = o.get("result").and_then(Value::as_object);
     for (where_, v) in [
         ("input_any", o.get("input_any")),
+        ("input_json", o.get("input_json")),
         ("result.matches", result.and_then(|r| r.get("matches"))),
         (
             "result.not_matches",
@@ -97,15 +100,19 @@ fn compile_all(key: &str, o: &Map<String, Value>) -> Result<Regexes, String> {
     let mut re = Regexes {
         input: Vec::new(),
         input_any: None,
+        input_json: None,
         matches: None,
         not_matches: None,
         subagent_type: None,
     };
     for (where_, src) in sources {
-        let compiled =
-            compile_es(&src).map_err(|e| format!("{key}: bad regex \"{src}\" in {where_}: {e}"))?;
+        // `input_json` is case-sensitive, as the grader it mirrors.
+        let flags = if where_ == "input_json" { "" } else { "i" };
+        let compiled = compile_es_with_flags(&src, flags)
+            .map_err(|e| format!("{key}: bad regex \"{src}\" in {where_}: {e}"))?;
         match where_.as_str() {
             "input_any" => re.input_any = Some((src, compiled)),
+            "input_json" => re.input_json = Some((src, compiled)),
             "result.matches" => re.matches = Some((src, compiled)),
             "result.not_matches" => re.not_matches = Some((src, compiled)),
             "subagent_type" => re.subagent_type = Some(compiled),
@@ -215,6 +222,16 @@ impl Judge<'_> {
                 .iter()
                 .any(|(_, v)| miss_is_unknown(&v.text, v.truncated, src, self.negative))
             {
+                Status::Unknown
+            } else {
+                Status::No
+            });
+        }
+        if let Some((src, re)) = &self.re.input_json {
+            let json = &c.input_json;
+            parts.push(if hit(self.key, re, &json.text)? {
+                Status::Yes
+            } else if miss_is_unknown(&json.text, json.truncated, src, self.negative) {
                 Status::Unknown
             } else {
                 Status::No
