@@ -907,8 +907,8 @@ fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
 /// Batches read and not yet taken by the fold, and whether the fold is
 /// taking them as they come. Unbounded, the lines the pool's readers read
 /// ahead while the folding task was descheduled raised a 50,000-event
-/// replay's peak memory from 1.2x the file to 1.5x in one run in ten
-/// (docs/benchmarks.md, issue 44).
+/// replay's peak memory from 1.2x the file to up to 1.6x, about one run in
+/// ten under load (docs/benchmarks.md, issue 44).
 #[derive(Default)]
 struct Backlog {
     unfolded: std::sync::Mutex<usize>,
