@@ -40,6 +40,14 @@ fi
 # names the slow ones (docs/benchmarks.md); it is what `cargo test
 # --all-targets` ran, less the benches (they are not libtest harnesses) and no
 # doc tests (the crate has none: every fenced block in its docs is text).
+# One build of every test-profile target, benches included: cargo then links
+# the eleven bench binaries while the library's unit tests and tests/it
+# compile (each a long single-crate compile that leaves a core idle), instead
+# of in a build of their own after the tests. nextest and the bench smoke run
+# below find them built.
+echo "==> building the tests and benches (test profile, one cargo build)" >&2
+cargo test --locked --no-run --quiet --lib --bins --tests --benches
+
 echo "==> tests (cargo nextest: the library, the binary, tests/it)" >&2
 command -v cargo-nextest >/dev/null 2>&1 || cargo install --locked --quiet cargo-nextest@0.9.143
 cargo nextest run --locked --no-fail-fast --lib --bins --tests

@@ -489,6 +489,7 @@ pub(super) fn split_reading<T: Send, R: Send, U: Send>(
     let (tx, rx) = std::sync::mpsc::channel::<Message<T>>();
     let mut folded: Option<(R, bool)> = None;
     let unread = Unread::default();
+    let backlog = Backlog::default();
     // The guessed timeline's span and fold; then the scan's.
     let mut guessed: Option<ReadTimeline<U>> = None;
     let mut scanned: Option<ReadTimeline<U>> = None;
@@ -499,7 +500,7 @@ pub(super) fn split_reading<T: Send, R: Send, U: Send>(
     let guessed_end = OnceLock::new();
     let kept = {
         let (deep, guessed_end) = (&deep, &guessed_end);
-        let (buf, tx, folded, unread) = (&buf, &tx, &mut folded, &unread);
+        let (buf, tx, folded, unread, backlog) = (&buf, &tx, &mut folded, &unread, &backlog);
         let (guessed, scanned) = (&mut guessed, &mut scanned);
         rayon::scope(move |s| {
             if let (Some(at), Some(fold_timeline)) = (guess_at, fold_timeline) {
@@ -511,8 +512,8 @@ pub(super) fn split_reading<T: Send, R: Send, U: Send>(
                     buf.release(at..buf.bytes().len());
                 });
             }
-            s.spawn(move |_| *folded = Some(fold_in_order(buf.bytes(), &rx, fold)));
-            let on_batch = batch_reader(s, buf, unread, tx, read);
+            s.spawn(move |_| *folded = Some(fold_in_order(buf.bytes(), &rx, backlog, fold)));
+            let on_batch = batch_reader(s, buf, (unread, backlog), tx, read);
             let timeline_read = |at| {
                 (guess_at == Some(at))
                     .then(|| guessed_end.get().copied())
@@ -600,13 +601,17 @@ fn read_guessed_timeline<U>(
 fn fold_in_order<T, R>(
     bytes: &[u8],
     rx: &std::sync::mpsc::Receiver<Message<T>>,
+    backlog: &Backlog,
     fold: super::FoldReadLines<'_, T, R>,
 ) -> (R, bool) {
-    let mut lines = InOrder::new(rx);
+    let mut lines = InOrder::new(rx, backlog);
     let control_out = match control_out_guess(bytes) {
         Some(guess) => guess,
         None => lines.control_out_found(),
     };
+    // From here on the fold takes batches as they come: the scan may wait
+    // for it (not before: without a guess it waits for the scan's end).
+    let _folding = backlog.folding();
     let co: Option<Vec<&str>> = control_out
         .as_ref()
         .map(|c| c.iter().map(String::as_str).collect());
@@ -733,6 +738,7 @@ fn control_out_guess(bytes: &[u8]) -> Option<Option<Vec<String>>> {
 /// The lines read, in order, as their batches arrive (in any order).
 struct InOrder<'r, T> {
     rx: &'r std::sync::mpsc::Receiver<Message<T>>,
+    backlog: &'r Backlog,
     next: usize,
     early: std::collections::BTreeMap<usize, Vec<T>>,
     current: std::vec::IntoIter<T>,
@@ -743,9 +749,10 @@ struct InOrder<'r, T> {
 }
 
 impl<'r, T> InOrder<'r, T> {
-    fn new(rx: &'r std::sync::mpsc::Receiver<Message<T>>) -> Self {
+    fn new(rx: &'r std::sync::mpsc::Receiver<Message<T>>, backlog: &'r Backlog) -> Self {
         InOrder {
             rx,
+            backlog,
             next: 0,
             early: std::collections::BTreeMap::new(),
             current: Vec::new().into_iter(),
@@ -814,6 +821,7 @@ impl<T> Iterator for InOrder<'_, T> {
                 return None;
             }
             if let Some(batch) = self.early.remove(&self.next) {
+                self.backlog.taken();
                 self.current = batch.into_iter();
                 self.next += 1;
                 continue;
@@ -849,7 +857,7 @@ type Unread<'de> = std::sync::Mutex<std::collections::VecDeque<(usize, Vec<&'de 
 fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
     s: &'a rayon::Scope<'scope>,
     buf: &'de FileBuffer,
-    unread: &'scope Unread<'de>,
+    (unread, backlog): (&'scope Unread<'de>, &'scope Backlog),
     tx: &'a std::sync::mpsc::Sender<Message<T>>,
     read: &'scope dyn super::ReadLines<T>,
 ) -> impl Fn(usize, Vec<&'de [u8]>) + 'a {
@@ -871,6 +879,7 @@ fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
         if let (Some(first), Some(last)) = (tokens.first(), tokens.last()) {
             buf.release(buf.span_of(first).start..buf.span_of(last).end);
         }
+        backlog.sent();
         // The receiver outlives every sender: this cannot fail.
         let _ = tx.send(Message::Batch(index, lines));
     };
@@ -886,8 +895,84 @@ fn batch_reader<'a, 'scope, 'de: 'scope, T: Send + 'scope>(
         if waiting > MAX_UNREAD {
             read_oldest(tx);
         }
+        // The fold is behind (descheduled, on a loaded machine): wait for it
+        // rather than read on. What it needs next is read or being read (the
+        // readers take the oldest batch first).
+        while backlog.fold_is_behind() {
+            backlog.wait_for_fold();
+        }
     }
 }
+
+/// Batches read and not yet taken by the fold, and whether the fold is
+/// taking them as they come. Unbounded, the lines the pool's readers read
+/// ahead while the folding task was descheduled raised a 50,000-event
+/// replay's peak memory from 1.2x the file to up to 1.6x, about one run in
+/// ten under load (docs/benchmarks.md, issue 44).
+#[derive(Default)]
+struct Backlog {
+    unfolded: std::sync::Mutex<usize>,
+    taken: std::sync::Condvar,
+    folding: std::sync::atomic::AtomicBool,
+}
+
+/// Sets [`Backlog::folding`] while it lives (cleared however the fold ends).
+struct Folding<'a>(&'a Backlog);
+
+impl Drop for Folding<'_> {
+    fn drop(&mut self) {
+        self.0
+            .folding
+            .store(false, std::sync::atomic::Ordering::Release);
+        self.0.taken.notify_all();
+    }
+}
+
+impl Backlog {
+    fn count(&self) -> std::sync::MutexGuard<'_, usize> {
+        self.unfolded.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn folding(&self) -> Folding<'_> {
+        self.folding
+            .store(true, std::sync::atomic::Ordering::Release);
+        Folding(self)
+    }
+
+    fn sent(&self) {
+        *self.count() += 1;
+    }
+
+    fn taken(&self) {
+        let mut count = self.count();
+        *count = count.saturating_sub(1);
+        self.taken.notify_all();
+    }
+
+    /// More than [`MAX_UNFOLDED`] batches wait for a fold that is running
+    /// (a fold not started, or waiting for the scan's end, is never waited
+    /// for: that could wait forever).
+    fn fold_is_behind(&self) -> bool {
+        self.folding.load(std::sync::atomic::Ordering::Acquire) && *self.count() > MAX_UNFOLDED
+    }
+
+    /// Waits until the fold takes a batch or ends, or a millisecond passes.
+    /// The fold needs nothing from the waiting scan: it is running (on
+    /// another thread) and has batches to take. (Running other pool work
+    /// here instead would run this file's own queued reading tasks, the
+    /// read-ahead this wait is for.)
+    fn wait_for_fold(&self) {
+        let count = self.count();
+        if *count > MAX_UNFOLDED && self.folding.load(std::sync::atomic::Ordering::Acquire) {
+            let _ = self
+                .taken
+                .wait_timeout(count, std::time::Duration::from_millis(1));
+        }
+    }
+}
+
+/// Batches read ahead of the fold before the scan waits for it.
+const MAX_UNFOLDED: usize = 4;
 
 /// Batches the scan lets wait before it reads one itself.
 const MAX_UNREAD: usize = 8;
@@ -1685,6 +1770,66 @@ mod tests {
             assert_eq!(c.is_lean(), got.is_some(), "{name}");
             assert_same(&p).unwrap();
         }
+    }
+
+    /// A fold that falls behind (as when its thread is descheduled on a
+    /// loaded machine) holds the pool's readers back: the lines read and not
+    /// yet folded stay within the batches the scan lets wait
+    /// ([`super::MAX_UNREAD`], [`super::MAX_UNFOLDED`]) and the few being
+    /// read, where before the readers read the whole file ahead of it.
+    #[test]
+    fn lines_read_ahead_of_a_slow_fold_stay_bounded() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let batches = 60;
+        let items: Vec<String> = (0..batches * super::READ_BATCH)
+            .map(|i| format!("    \"{i}\","))
+            .collect();
+        let mut items: Vec<&str> = items.iter().map(String::as_str).collect();
+        let last = items.len() - 1;
+        items[last] = items[last].trim_end_matches(',');
+        let text = indented(&items, ",\n  \"controlOut\": [\n    \"x\"\n  ]");
+        let p = write(dir.path(), "c.cassette.json", &text);
+        let read_count = AtomicUsize::new(0);
+        // Reading takes a millisecond a batch, folding four.
+        let read = |l: super::EventLine<'_>| {
+            if read_count
+                .fetch_add(1, Ordering::Relaxed)
+                .is_multiple_of(super::READ_BATCH)
+            {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            l.with_text(str::to_owned)
+        };
+        // Counted from the second half on: before the fold has started (a
+        // thread of the pool picks it up) the scan cannot know it will be
+        // behind, and what it read then is folded by the second half.
+        let fold = &mut |_: Option<&[&str]>, lines: &mut dyn Iterator<Item = String>| {
+            let mut ahead = 0;
+            for (folded, _) in lines.enumerate() {
+                if folded.is_multiple_of(super::READ_BATCH) {
+                    std::thread::sleep(std::time::Duration::from_millis(4));
+                }
+                if folded >= batches / 2 * super::READ_BATCH {
+                    ahead = ahead.max(read_count.load(Ordering::Relaxed) - folded);
+                }
+            }
+            ahead
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let (_, folded) = pool
+            .install(|| Cassette::load_lean_reading::<_, _, ()>(&p, &read, fold, None))
+            .unwrap();
+        let ahead = folded.expect("lean").lines;
+        let bound = (super::MAX_UNREAD + super::MAX_UNFOLDED + 4) * super::READ_BATCH;
+        assert!(
+            ahead <= bound,
+            "{ahead} lines read ahead of the fold (bound {bound}, file {})",
+            batches * super::READ_BATCH
+        );
     }
 
     /// Invalid UTF-8 anywhere is judged as the full loader judges it (the

@@ -413,8 +413,10 @@ const SMALL_FILE_BYTES: u64 = 1 << 20;
 /// Sets up rayon's global pool for this replay. One small cassette gets a
 /// pool of one thread that is the calling thread
 /// (`use_current_thread`): no thread is started, and every `join`, `scope`
-/// and parallel iterator of the replay runs inline. Anything else keeps
-/// rayon's default pool (a thread per core), started on first use.
+/// and parallel iterator of the replay runs inline (but a large skill
+/// tree's hashing, which starts its own pool: `fingerprint::snapshot`).
+/// Anything else keeps rayon's default pool (a thread per core), started on
+/// first use.
 fn pool_for(files: &[PathBuf]) {
     let small = match files {
         [one] => std::fs::metadata(one).is_ok_and(|m| m.len() <= SMALL_FILE_BYTES),
