@@ -9,6 +9,7 @@
 //! - [`route`]: which conversation (main or a sub-agent's) a request is.
 //! - [`reply`]: rendering a turn as SSE or JSON, deterministically.
 //! - [`server`]: the HTTP server, routing, request log and problem list.
+//! - [`upstream`]: the live model a rerun forwards to from turn N on.
 //! - [`offline`]: the environment that runs the real agent against it with
 //!   no traffic off the machine.
 //!
@@ -38,8 +39,10 @@ pub mod reply;
 pub mod route;
 pub mod script;
 pub mod server;
+pub mod upstream;
 
 pub use offline::offline_env;
 pub use route::ConversationId;
 pub use script::{Block, Expect, Script, ScriptError, Subagent, Turn, Usage};
 pub use server::{JUDGE_OPENING, Problem, ProblemKind, ServeError, ServeOptions, Server};
+pub use upstream::Upstream;
