@@ -39,8 +39,8 @@ use crate::rerun::{Outcome, RerunError, RerunOptions};
                       failed, or a \
                   divergence under --strict; 2 usage error or invalid input; 3 a cassette could \
                       not be rerun here \
-                  (another tier, no agent binary, no kernel sandbox). A directory reruns in parallel; the worst exit \
-                      wins."
+                  (another tier, no agent binary, no kernel sandbox, no credential for \
+                      --live-model). A directory reruns in parallel; the worst exit wins."
 )]
 pub struct RerunArgs {
     /// A cassette file, or a directory whose `*.cassette.json` files (non-recursive) are rerun.

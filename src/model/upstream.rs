@@ -94,9 +94,7 @@ impl Upstream {
         if !has_version {
             request = request.header("anthropic-version", "2023-06-01");
         }
-        let mut response = request
-            .send(body)
-            .map_err(|e| format!("POST {url}: {e}"))?;
+        let mut response = request.send(body).map_err(|e| format!("POST {url}: {e}"))?;
         let status = response.status().as_u16();
         let header = |name: &str| {
             response
@@ -105,7 +103,8 @@ impl Upstream {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned)
         };
-        let event_stream = header("content-type").is_some_and(|t| t.starts_with("text/event-stream"));
+        let event_stream =
+            header("content-type").is_some_and(|t| t.starts_with("text/event-stream"));
         let request_id = header("request-id");
         let body = response
             .body_mut()

@@ -27,8 +27,8 @@
 pub mod bodies;
 pub mod divergence;
 pub mod from_turn;
-pub mod live_model;
 mod hook;
+pub mod live_model;
 mod notes;
 pub mod outputs;
 pub mod paths;

@@ -828,7 +828,10 @@ fn show_lists_the_checkpoints_of_the_bundled_conversation() {
 /// cannot be reached token-free; reel forwards to ANTHROPIC_BASE_URL).
 fn live_endpoint(fx: &Fixture) -> reel::model::Server {
     let text = std::fs::read_to_string(fx.path("scenarios/conversation.model.yaml")).unwrap();
-    let text = text.replace("\"The total is 245.\"", "\"The total is 245, said the live model.\"");
+    let text = text.replace(
+        "\"The total is 245.\"",
+        "\"The total is 245, said the live model.\"",
+    );
     let script = reel::model::Script::parse(&text, "live.model.yaml").unwrap();
     reel::model::Server::start(script, reel::model::ServeOptions::default()).unwrap()
 }
@@ -864,10 +867,22 @@ fn live_model_from_turn_3_answers_turn_3_live_and_stages_a_new_cassette() {
     let new = support::read_json(&fx.path(&format!("{CONVERSATION}.new")));
     assert_eq!(new["environment"]["reelRerun"]["liveModelFromTurn"], 3);
     let rerun = &run.json()["results"][0]["rerun"];
-    assert_eq!(rerun["replies"]["served"], 4, "turns 1–2 from the recording: {rerun}");
-    assert!(rerun["written"].as_str().unwrap().ends_with(".cassette.json.new"), "{rerun}");
+    assert_eq!(
+        rerun["replies"]["served"], 4,
+        "turns 1–2 from the recording: {rerun}"
+    );
+    assert!(
+        rerun["written"]
+            .as_str()
+            .unwrap()
+            .ends_with(".cassette.json.new"),
+        "{rerun}"
+    );
     let events = new["events"].to_string();
-    assert!(events.contains("Noted: your report code is KESTREL-42."), "{events}");
+    assert!(
+        events.contains("Noted: your report code is KESTREL-42."),
+        "{events}"
+    );
     assert!(new["events"].to_string().contains("said the live model"));
 }
 
@@ -883,7 +898,15 @@ fn live_model_without_a_credential_says_what_to_set() {
         .args(["rerun", CONVERSATION, "--from-turn", "2", "--live-model"])
         .run();
     assert_eq!(run.code, 3, "{}", run.streams());
-    assert!(run.stderr.contains("no credential for the live model"), "{}", run.stderr);
-    assert!(run.stderr.contains("set ANTHROPIC_API_KEY"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no credential for the live model"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("set ANTHROPIC_API_KEY"),
+        "{}",
+        run.stderr
+    );
     assert!(!fx.path(&format!("{CONVERSATION}.new")).exists());
 }
