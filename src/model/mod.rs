@@ -13,7 +13,8 @@
 //! - [`offline`]: the environment that runs the real agent against it with
 //!   no traffic off the machine.
 //!
-//! Deliberately not here: no real model, no learning from requests, no state
+//! Deliberately not here: no model of its own (the live API is only ever
+//! forwarded to, from a given turn on, under `upstream`), no learning from requests, no state
 //! between requests that could make a retry get a different answer, and no
 //! driving of the agent process (that is `crate::agent`).
 //!
