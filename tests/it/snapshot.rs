@@ -507,6 +507,18 @@ fn a_rerun_shows_the_changed_paragraph_of_a_5_mb_deck_from_its_snapshot() {
         .expect("the deck in the manifest");
     assert!(deck["bytes"].as_u64().unwrap() > 5_000_000, "{deck}");
     assert!(deck.get("body").is_none(), "over the inline cap: {deck}");
+    // The report previews the deck's text from the snapshot, entry by entry.
+    let page = reel()
+        .current_dir(fx.root())
+        .args(["report", "out/deck.cassette.json", "--out", "page.html"])
+        .run();
+    assert_eq!(page.code, 0, "{}", page.streams());
+    let html = fx.read("page.html");
+    assert!(
+        html.contains("ppt/slides/slide1.xml: Q3 revenue grew 12%"),
+        "the slide's paragraph in the preview"
+    );
+    std::fs::remove_file(fx.path("page.html")).unwrap();
 
     with_big_deck(&fx, "Q3 revenue grew 15%");
     let rerun = |fx: &Fixture| {
@@ -909,4 +921,31 @@ fn live_model_without_a_credential_says_what_to_set() {
         run.stderr
     );
     assert!(!fx.path(&format!("{CONVERSATION}.new")).exists());
+}
+
+/// A PDF body the cassette inlined (base64) is previewed by its pages' text,
+/// as a rerun compares it, not as "binary".
+#[test]
+fn the_report_previews_the_text_of_an_inlined_pdf() {
+    use base64::Engine as _;
+    let fx = Fixture::new();
+    let pdf = reel::document::pdf::text_pdf(&["Invoice 7731 total due"]);
+    let body = base64::engine::general_purpose::STANDARD.encode(&pdf);
+    let doc = CassetteDoc::from_file(&support::repo().join("cassettes/pick-format.cassette.json"))
+        .edit(|doc| {
+            doc["artifacts"] = json!([{"path": "outputs/invoice.pdf", "bytes": pdf.len(),
+                "sha256": "0".repeat(64), "encoding": "base64", "body": body}]);
+        });
+    let path = fx.path("pdf.cassette.json");
+    doc.write(&path);
+    let page = reel()
+        .current_dir(fx.root())
+        .args(["report", "pdf.cassette.json", "--out", "page.html"])
+        .run();
+    assert_eq!(page.code, 0, "{}", page.streams());
+    let html = fx.read("page.html");
+    assert!(
+        html.contains("page 1: Invoice 7731 total due"),
+        "the page's text"
+    );
 }
