@@ -40,7 +40,7 @@ pub(super) fn write_back(
     if !divergences.is_empty() {
         mark_diverged(&mut fresh, divergences.len());
     }
-    stage(path, &fresh, opts.stage, failures, notes)
+    stage(path, &fresh, opts.stage, "--write", (failures, notes))
 }
 
 /// `--live-model`: a passing fresh recording, marked as answered live from
@@ -74,16 +74,17 @@ fn stage_live(
         accept: false,
         ci: false,
     };
-    stage(path, &fresh, review, failures, notes)
+    stage(path, &fresh, review, "--live-model", (failures, notes))
 }
 
-/// Stages `fresh` as the re-recording of `path`, saying what happened.
+/// Stages `fresh` as the re-recording of `path` for `flag`, saying what
+/// happened.
 fn stage(
     path: &Path,
     fresh: &Cassette,
     review: crate::review::StageOptions,
-    failures: &mut Vec<String>,
-    notes: &mut Vec<String>,
+    flag: &str,
+    (failures, notes): (&mut Vec<String>, &mut Vec<String>),
 ) -> Result<Option<PathBuf>, RerunError> {
     match crate::review::stage_rerecording(path, fresh, review) {
         Ok(crate::review::Outcome::Written { path: to, .. }) => {
@@ -91,11 +92,10 @@ fn stage(
             Ok(Some(to))
         }
         Ok(crate::review::Outcome::Unchanged { .. }) => {
-            notes.push(
-                "::notice:: [rerun] --write: the fresh recording is identical to the committed \
-                    cassette; nothing written"
-                    .into(),
-            );
+            notes.push(format!(
+                "::notice:: [rerun] {flag}: the fresh recording is identical to the committed \
+                        cassette; nothing written"
+            ));
             Ok(None)
         }
         Ok(crate::review::Outcome::Pending {
@@ -104,9 +104,14 @@ fn stage(
             review_command,
             ..
         }) => {
+            let accept = if flag == "--write" {
+                " (--accept writes in place)"
+            } else {
+                ""
+            };
             notes.push(format!(
-                "::notice:: [rerun] --write: the fresh recording differs ({summary}); written to \
-                    {} for review: {review_command} (--accept writes in place)",
+                "::notice:: [rerun] {flag}: the fresh recording differs ({summary}); written to \
+                    {} for review: {review_command}{accept}",
                 new.display()
             ));
             Ok(Some(new))

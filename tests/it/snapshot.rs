@@ -875,6 +875,11 @@ fn live_model_from_turn_3_answers_turn_3_live_and_stages_a_new_cassette() {
     assert_eq!(turns, [4, 5], "the live endpoint answered turn 3 only");
     let notes = run.json()["results"][0]["rerun"]["notes"].to_string();
     assert!(notes.contains("answered by the live model at"), "{notes}");
+    assert!(
+        notes.contains("[rerun] --live-model: the fresh recording differs"),
+        "{notes}"
+    );
+    assert!(!notes.contains("--accept writes in place"), "{notes}");
     assert_eq!(std::fs::read(fx.path(CONVERSATION)).unwrap(), committed);
     let new = support::read_json(&fx.path(&format!("{CONVERSATION}.new")));
     assert_eq!(new["environment"]["reelRerun"]["liveModelFromTurn"], 3);
