@@ -120,3 +120,23 @@ impl Upstream {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_the_credential() {
+        let up = Upstream {
+            base_url: ANTHROPIC_API.into(),
+            auth: ("x-api-key".into(), "sk-ant-secret-value".into()),
+            from_main_turn: 3,
+        };
+        let shown = format!("{up:?}");
+        assert!(!shown.contains("sk-ant-secret-value"), "{shown}");
+        assert!(
+            shown.contains("<redacted>") && shown.contains("from_main_turn: 3"),
+            "{shown}"
+        );
+    }
+}
