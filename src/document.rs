@@ -52,6 +52,39 @@ impl std::fmt::Display for Unread {
     }
 }
 
+/// All entries as one text, each line led by its entry's name: what a
+/// zip's divergence diffs (so each changed line names its entry) and what
+/// the HTML report previews.
+pub fn zip_text(entries: &BTreeMap<String, String>) -> String {
+    let mut s = String::new();
+    for (name, form) in entries {
+        for line in form.lines() {
+            s.push_str(&format!("{name}: {line}\n"));
+        }
+    }
+    s
+}
+
+/// The text of a zip or PDF document ([`zip_text`], `PdfText::comparable`);
+/// `Ok(None)` when `bytes` are neither (or not readable as such).
+pub fn text(bytes: &[u8]) -> Result<Option<String>, Unread> {
+    if is_zip(bytes) {
+        match zip_entries_bounded(bytes) {
+            Ok(entries) => return Ok(Some(zip_text(&entries))),
+            Err(over @ Unread::OverBudget(_)) => return Err(over),
+            Err(Unread::Malformed(_)) => {}
+        }
+    }
+    if pdf::is_pdf(bytes) {
+        match pdf::read(bytes) {
+            Ok(text) => return Ok(Some(text.comparable())),
+            Err(over @ Unread::OverBudget(_)) => return Err(over),
+            Err(Unread::Malformed(_)) => {}
+        }
+    }
+    Ok(None)
+}
+
 /// Whether `bytes` start like a zip archive.
 pub fn is_zip(bytes: &[u8]) -> bool {
     bytes.starts_with(b"PK\x03\x04")

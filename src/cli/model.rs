@@ -115,6 +115,7 @@ fn serve(args: ServeArgs) -> Result<ExitStatus> {
             port: args.port,
             log: args.log,
             vars: Vec::new(),
+            upstream: None,
         },
     )?;
     {

@@ -39,8 +39,8 @@ use crate::rerun::{Outcome, RerunError, RerunOptions};
                       failed, or a \
                   divergence under --strict; 2 usage error or invalid input; 3 a cassette could \
                       not be rerun here \
-                  (another tier, no agent binary, no kernel sandbox). A directory reruns in parallel; the worst exit \
-                      wins."
+                  (another tier, no agent binary, no kernel sandbox, no credential for \
+                      --live-model). A directory reruns in parallel; the worst exit wins."
 )]
 pub struct RerunArgs {
     /// A cassette file, or a directory whose `*.cassette.json` files (non-recursive) are rerun.
@@ -100,6 +100,12 @@ pub struct RerunArgs {
     /// the conversation, neither compared nor judged. One cassette.
     #[arg(long, value_name = "N", conflicts_with_all = ["write", "agent_version"])]
     pub from_turn: Option<usize>,
+    /// From turn N (--from-turn, default 1) on, the real API answers (ANTHROPIC_API_KEY or
+    /// ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL moves it); earlier turns get the recorded
+    /// replies. The fresh recording is staged as NAME.cassette.json.new for `reel review`,
+    /// never written over the cassette. One cassette.
+    #[arg(long, conflicts_with_all = ["write", "agent_version", "agent_cmd"])]
+    pub live_model: bool,
 }
 
 fn usage(args: &RerunArgs, message: String, hint: Option<&str>) -> Result<ExitStatus> {
@@ -172,6 +178,12 @@ impl RerunPlan {
                 Some("name the one multi-turn cassette to rerun from turn N"),
             ));
         }
+        if args.live_model && files.len() > 1 {
+            return Err(refuse(
+                "rerun: --live-model applies to one cassette at a time",
+                Some("name the one cassette to rerun against the live model"),
+            ));
+        }
         if args.jobs == Some(0) {
             return Err(refuse("rerun: --jobs must be at least 1", None));
         }
@@ -195,6 +207,7 @@ impl RerunPlan {
             project,
             explain: args.explain,
             from_turn: args.from_turn,
+            live_model: args.live_model,
         };
         Ok(RerunPlan {
             files,

@@ -373,6 +373,7 @@ fn live_trial(ctx: &Context<'_>, path: &Path, prepared: &Prepared, arm: &ArmSetu
         // Live trials run every MCP server for real.
         mcp: None,
         hook: None,
+        upstream: None,
     });
     let run = match run {
         Ok(run) => run,

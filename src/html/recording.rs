@@ -388,6 +388,20 @@ fn snapshot_body(
     })
 }
 
+/// A base64 body that is not an image: the text of a zip or PDF document
+/// inside it (`document::text`, as a rerun compares it), else "binary".
+fn document_preview(body: &str, cap: usize) -> Preview {
+    let engine = base64::engine::general_purpose::STANDARD;
+    let Ok(raw) = engine.decode(body.trim()) else {
+        return Preview::None("body is not valid base64".into());
+    };
+    match crate::document::text(&raw) {
+        Ok(Some(text)) => Preview::Text(Clip::new(&text, cap)),
+        Ok(None) => Preview::None("binary".into()),
+        Err(unread) => Preview::None(format!("document {unread}")),
+    }
+}
+
 fn preview(path: &str, body: Option<&str>, encoding: Option<BodyEncoding>, cap: usize) -> Preview {
     let Some(body) = body else {
         return Preview::None("not inlined in the cassette".into());
@@ -399,7 +413,7 @@ fn preview(path: &str, body: Option<&str>, encoding: Option<BodyEncoding>, cap: 
             Some("jpg" | "jpeg") => "image/jpeg",
             Some("gif") => "image/gif",
             Some("webp") => "image/webp",
-            _ => return Preview::None("binary".into()),
+            _ => return document_preview(body, cap),
         };
         // Only a body that really is base64 goes into the URI.
         let engine = base64::engine::general_purpose::STANDARD;

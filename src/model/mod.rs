@@ -9,10 +9,12 @@
 //! - [`route`]: which conversation (main or a sub-agent's) a request is.
 //! - [`reply`]: rendering a turn as SSE or JSON, deterministically.
 //! - [`server`]: the HTTP server, routing, request log and problem list.
+//! - [`upstream`]: the live model a rerun forwards to from turn N on.
 //! - [`offline`]: the environment that runs the real agent against it with
 //!   no traffic off the machine.
 //!
-//! Deliberately not here: no real model, no learning from requests, no state
+//! Deliberately not here: no model of its own (the live API is only ever
+//! forwarded to, from a given turn on, under `upstream`), no learning from requests, no state
 //! between requests that could make a retry get a different answer, and no
 //! driving of the agent process (that is `crate::agent`).
 //!
@@ -38,8 +40,10 @@ pub mod reply;
 pub mod route;
 pub mod script;
 pub mod server;
+pub mod upstream;
 
 pub use offline::offline_env;
 pub use route::ConversationId;
 pub use script::{Block, Expect, Script, ScriptError, Subagent, Turn, Usage};
 pub use server::{JUDGE_OPENING, Problem, ProblemKind, ServeError, ServeOptions, Server};
+pub use upstream::Upstream;

@@ -63,6 +63,9 @@ pub struct ServeOptions {
     /// `{{name}}` → value replacements in tool inputs besides `{{cwd}}`
     /// (e.g. `config`, `home`, `run` for a script taken from a recording).
     pub vars: Vec<(String, String)>,
+    /// Forward to the live model from a main-conversation turn on
+    /// (`rerun --live-model`); `None`: everything is scripted.
+    pub upstream: Option<super::Upstream>,
 }
 
 /// Why the server could not start.
@@ -176,6 +179,11 @@ struct Shared {
     judged: AtomicUsize,
     problems: Mutex<Vec<Problem>>,
     log: Option<Mutex<File>>,
+    upstream: Option<super::Upstream>,
+    /// Set by the first request answered live: every later one is too.
+    live: AtomicBool,
+    /// Requests answered by the live model.
+    forwarded: AtomicUsize,
 }
 
 impl Server {
@@ -217,6 +225,9 @@ impl Server {
             vars: opts.vars.clone(),
             served: Mutex::new(Default::default()),
             judged: AtomicUsize::new(0),
+            upstream: opts.upstream.clone(),
+            live: AtomicBool::new(false),
+            forwarded: AtomicUsize::new(0),
         });
         let workers = (0..WORKERS)
             .map(|i| {
@@ -237,6 +248,11 @@ impl Server {
             workers,
             addr,
         })
+    }
+
+    /// Requests the live model answered (`ServeOptions::upstream`).
+    pub fn forwarded(&self) -> usize {
+        self.shared.forwarded.load(Ordering::SeqCst)
     }
 
     /// `http://127.0.0.1:<port>`: the agent's `ANTHROPIC_BASE_URL`.
@@ -393,6 +409,11 @@ fn handle(mut request: Request, shared: &Shared) {
 fn route(request: &mut Request, shared: &Shared, path: &str) -> Answer {
     let verb = request.method().clone();
     let method = verb.as_str();
+    let headers: Vec<(String, String)> = request
+        .headers()
+        .iter()
+        .map(|h| (h.field.to_string(), h.value.to_string()))
+        .collect();
     let mut body = Vec::new();
     if let Err(e) = request.as_reader().take(MAX_BODY).read_to_end(&mut body) {
         return Answer::error(
@@ -402,7 +423,7 @@ fn route(request: &mut Request, shared: &Shared, path: &str) -> Answer {
         );
     }
     match (&verb, path) {
-        (Method::Post, "/v1/messages") => messages(&body, shared),
+        (Method::Post, "/v1/messages") => messages(&body, &headers, shared),
         (Method::Post, "/v1/messages/count_tokens") => {
             Answer::json(200, &json!({"input_tokens": (body.len() / 4).max(1)}))
                 .note("kind", json!("count_tokens"))
@@ -496,7 +517,7 @@ fn model_entry(id: &str) -> Value {
 }
 
 /// `POST /v1/messages`.
-fn messages(body: &[u8], shared: &Shared) -> Answer {
+fn messages(body: &[u8], headers: &[(String, String)], shared: &Shared) -> Answer {
     let conversation = match Conversation::parse(body) {
         Ok(c) => c,
         Err(e) => {
@@ -528,9 +549,63 @@ fn messages(body: &[u8], shared: &Shared) -> Answer {
         answer.request_id = "req_reel_side".into();
         return request_notes(answer.note("kind", json!("side")), &conversation);
     }
-    match shared.router.route(script, &conversation) {
+    let routed = shared.router.route(script, &conversation);
+    if goes_live(routed, &conversation, shared)
+        && let Some(upstream) = &shared.upstream
+    {
+        return request_notes(live_reply(upstream, body, headers, shared), &conversation);
+    }
+    match routed {
         Some(conv_id) => turn(conv_id, &conversation, &model, shared),
         None => unknown_conversation(&conversation, &model, script),
+    }
+}
+
+/// Whether this request is answered by the live model: once one was, every
+/// one is; the first is the main conversation's request for
+/// `Upstream::from_main_turn`.
+fn goes_live(routed: Option<ConversationId>, c: &Conversation, shared: &Shared) -> bool {
+    let Some(upstream) = &shared.upstream else {
+        return false;
+    };
+    if shared.live.load(Ordering::SeqCst) {
+        return true;
+    }
+    let due = routed == Some(ConversationId::Main)
+        && route::due_turn(&shared.script, ConversationId::Main, c).0 >= upstream.from_main_turn;
+    if due {
+        shared.live.store(true, Ordering::SeqCst);
+    }
+    due
+}
+
+/// The live model's answer, passed on as it came (an error status too: the
+/// agent retries or reports it as it would against the API); a transport
+/// failure is answered 502 and is a problem of the run.
+fn live_reply(
+    upstream: &super::Upstream,
+    body: &[u8],
+    headers: &[(String, String)],
+    shared: &Shared,
+) -> Answer {
+    shared.forwarded.fetch_add(1, Ordering::SeqCst);
+    match upstream.forward(body, headers) {
+        Ok(f) => {
+            let mut answer = Answer::json(200, &Value::Null);
+            answer.status = f.status;
+            answer.body = f.body;
+            if f.event_stream {
+                answer.content_type = "text/event-stream";
+            }
+            answer.request_id = f.request_id.unwrap_or_default();
+            answer.note("kind", json!("live"))
+        }
+        Err(e) => {
+            let message = format!("reel live model: {e}");
+            Answer::error(502, "api_error", message.clone())
+                .problem(ProblemKind::UnexpectedRequest, None, message)
+                .note("kind", json!("live"))
+        }
     }
 }
 

@@ -28,6 +28,7 @@ pub mod bodies;
 pub mod divergence;
 pub mod from_turn;
 mod hook;
+pub mod live_model;
 mod notes;
 pub mod outputs;
 pub mod paths;
@@ -90,6 +91,9 @@ pub struct RerunOptions {
     /// `--from-turn N`: rerun from user turn N, the workspace restored from
     /// the checkpoint after turn N−1 ([`from_turn`]).
     pub from_turn: Option<usize>,
+    /// `--live-model`: from turn `from_turn` (default 1) on, the real API
+    /// answers ([`live_model`]); the result is staged as a `.new`.
+    pub live_model: bool,
 }
 
 /// Why a cassette could not be rerun.
@@ -196,6 +200,10 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         &opts.mcp_live,
     );
     let hook = hook::of(&cassette, path, opts)?;
+    let upstream = opts
+        .live_model
+        .then(|| live_model::upstream(&cassette, &replies.script, opts.from_turn.unwrap_or(1)))
+        .transpose()?;
     let fresh = Fresh {
         path,
         scenario: &scenario,
@@ -204,6 +212,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         freeze: &freeze,
         timeout,
         hook: hook.as_ref().map(hook::Hook::as_run_hook),
+        upstream: upstream.as_ref(),
     };
     let mut run = fresh.run(opts)?;
     let judged_notes = crate::judge::freeze::carry_over(&cassette, &mut run.cassette);
@@ -229,6 +238,10 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         hook.finish(cassettes, &mut divergences, judged, &mut notes);
     }
     notes.extend(run_notes(&run, &freeze));
+    if let Some(up) = &upstream {
+        let n = opts.from_turn.unwrap_or(1);
+        notes.push(live_model::note(n, up, run.forwarded));
+    }
     let passed = failures.is_empty();
     notes.extend(drift_notes(&cassette, opts, passed, &divergences));
     notes.extend(unknown_conversation_notes(&run));
@@ -242,7 +255,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     notes.extend(frozen_replies_note(&divergences, &failures));
     notes.extend(judged_notes);
     notes.extend(turns::first_divergence_note(&divergences));
-    let written = if opts.write {
+    let written = if opts.write || opts.live_model {
         write::write_back(
             path,
             &write::at_least_version(&run.cassette, cassette.version),
@@ -351,6 +364,8 @@ struct Fresh<'a> {
     timeout: Duration,
     /// `--from-turn`'s restore at its turn boundary.
     hook: Option<&'a dyn crate::record::checkpoints::RunHook>,
+    /// `--live-model`'s real API.
+    upstream: Option<&'a crate::model::Upstream>,
 }
 
 impl Fresh<'_> {
@@ -371,6 +386,7 @@ impl Fresh<'_> {
             max_artifact_bytes: crate::run::collect::DEFAULT_BODY_CAP,
             sandbox: opts.sandbox,
             hook: self.hook,
+            upstream: self.upstream.cloned(),
         })
         .map_err(|e| match e {
             RecordError::AgentMissing { message, hint } => {

@@ -26,7 +26,7 @@ use serde_json::Value;
 use super::divergence::{Divergence, Kind, Masks, unified_shown};
 use super::paths::Roots;
 use crate::cassette::{BodyEncoding, ManifestEntry};
-use crate::document::{Unread, pdf, zip_entries_bounded};
+use crate::document::{Unread, pdf, zip_entries_bounded, zip_text};
 use crate::project::{ProjectConfig, Volatile};
 
 /// Where the bytes of a file the manifest did not inline come from (each
@@ -215,18 +215,6 @@ fn view(bytes: &[u8]) -> View {
         Ok(s) if !s.contains('\0') => View::Text(s.to_owned()),
         _ => View::Binary,
     }
-}
-
-/// All entries as one text, each line led by its entry's name: what a
-/// zip's divergence diffs, so each changed line names its entry.
-fn zip_text(entries: &BTreeMap<String, String>) -> String {
-    let mut s = String::new();
-    for (name, form) in entries {
-        for line in form.lines() {
-            s.push_str(&format!("{name}: {line}\n"));
-        }
-    }
-    s
 }
 
 #[cfg(test)]

@@ -14,6 +14,15 @@ use crate::replay::turns::event_ranges;
 /// answered: the distinct assistant message ids of the main conversation
 /// (no `parent_tool_use_id`) in each turn's slice.
 pub fn user_turn_of_model_turns(cassette: &Cassette) -> Vec<usize> {
+    user_turn_of_main_message_ids(cassette)
+        .into_iter()
+        .map(|(_, turn)| turn)
+        .collect()
+}
+
+/// Each main-conversation assistant message id, in order, with the 1-based
+/// user turn whose slice of the events holds it.
+pub fn user_turn_of_main_message_ids(cassette: &Cassette) -> Vec<(String, usize)> {
     let ranges = event_ranges(cassette);
     let lines: Vec<String> = cassette.events().map(|l| l.into_owned()).collect();
     let mut seen = HashSet::new();
@@ -30,7 +39,7 @@ pub fn user_turn_of_model_turns(cassette: &Cassette) -> Vec<usize> {
                 && let Some(id) = id
                 && seen.insert(id.to_owned())
             {
-                out.push(i + 1);
+                out.push((id.to_owned(), i + 1));
             }
         }
     }

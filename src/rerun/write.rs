@@ -20,6 +20,9 @@ pub(super) fn write_back(
     notes: &mut Vec<String>,
     opts: &RerunOptions,
 ) -> Result<Option<PathBuf>, RerunError> {
+    if opts.live_model {
+        return stage_live(path, fresh, failures, notes, opts.from_turn.unwrap_or(1));
+    }
     let may_write = failures.is_empty() && (divergences.is_empty() || opts.accept_divergence);
     if !may_write {
         notes.push(if !failures.is_empty() {
@@ -37,17 +40,62 @@ pub(super) fn write_back(
     if !divergences.is_empty() {
         mark_diverged(&mut fresh, divergences.len());
     }
-    match crate::review::stage_rerecording(path, &fresh, opts.stage) {
+    stage(path, &fresh, opts.stage, "--write", (failures, notes))
+}
+
+/// `--live-model`: a passing fresh recording, marked as answered live from
+/// turn `n`, always goes to a `.new` for review (even under CI, and whatever
+/// diverged: a live model's replies differ by nature), never over `path`.
+fn stage_live(
+    path: &Path,
+    fresh: &Cassette,
+    failures: &mut Vec<String>,
+    notes: &mut Vec<String>,
+    n: usize,
+) -> Result<Option<PathBuf>, RerunError> {
+    if !failures.is_empty() {
+        notes.push(
+            "::notice:: [rerun] --live-model: the verdict fails; nothing was staged (the run \
+                directory is kept)"
+                .into(),
+        );
+        return Ok(None);
+    }
+    let mut fresh = fresh.clone();
+    mark(
+        &mut fresh,
+        json!({
+            "liveModelFromTurn": n,
+            "note": "written by `reel rerun --live-model`: the replies from this turn on came from \
+                the live model, the earlier ones from the recording it was rerun from",
+        }),
+    );
+    let review = crate::review::StageOptions {
+        accept: false,
+        ci: false,
+    };
+    stage(path, &fresh, review, "--live-model", (failures, notes))
+}
+
+/// Stages `fresh` as the re-recording of `path` for `flag`, saying what
+/// happened.
+fn stage(
+    path: &Path,
+    fresh: &Cassette,
+    review: crate::review::StageOptions,
+    flag: &str,
+    (failures, notes): (&mut Vec<String>, &mut Vec<String>),
+) -> Result<Option<PathBuf>, RerunError> {
+    match crate::review::stage_rerecording(path, fresh, review) {
         Ok(crate::review::Outcome::Written { path: to, .. }) => {
             notes.push(format!("::notice:: [rerun] wrote {}", to.display()));
             Ok(Some(to))
         }
         Ok(crate::review::Outcome::Unchanged { .. }) => {
-            notes.push(
-                "::notice:: [rerun] --write: the fresh recording is identical to the committed \
-                    cassette; nothing written"
-                    .into(),
-            );
+            notes.push(format!(
+                "::notice:: [rerun] {flag}: the fresh recording is identical to the committed \
+                        cassette; nothing written"
+            ));
             Ok(None)
         }
         Ok(crate::review::Outcome::Pending {
@@ -56,9 +104,14 @@ pub(super) fn write_back(
             review_command,
             ..
         }) => {
+            let accept = if flag == "--write" {
+                " (--accept writes in place)"
+            } else {
+                ""
+            };
             notes.push(format!(
-                "::notice:: [rerun] --write: the fresh recording differs ({summary}); written to \
-                    {} for review: {review_command} (--accept writes in place)",
+                "::notice:: [rerun] {flag}: the fresh recording differs ({summary}); written to \
+                    {} for review: {review_command}{accept}",
                 new.display()
             ));
             Ok(Some(new))
@@ -83,20 +136,25 @@ pub(super) fn write_back(
 /// tolerates it (`environment` is open to additive keys): a later reader
 /// knows its replies were not produced from its own inputs.
 fn mark_diverged(cassette: &mut Cassette, count: usize) {
+    mark(
+        cassette,
+        json!({
+            "divergedFromRecording": true,
+            "divergences": count,
+            "note": "written by `reel rerun --accept-divergence`: the model replies were \
+                recorded from other inputs",
+        }),
+    );
+}
+
+/// Sets `environment.reelRerun`, where cowork-harness tolerates it.
+fn mark(cassette: &mut Cassette, value: serde_json::Value) {
     let env = cassette
         .doc
         .entry("environment")
         .or_insert_with(|| json!({"location": "local"}));
     if let Some(env) = env.as_object_mut() {
-        env.insert(
-            "reelRerun".into(),
-            json!({
-                "divergedFromRecording": true,
-                "divergences": count,
-                "note": "written by `reel rerun --accept-divergence`: the model replies were \
-                    recorded from other inputs",
-            }),
-        );
+        env.insert("reelRerun".into(), value);
     }
 }
 

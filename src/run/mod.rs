@@ -67,6 +67,9 @@ pub struct LivePlan<'a> {
     /// Shown the staged work root and each turn boundary (record's
     /// snapshots, rerun's restore before turn N); `None`: nobody.
     pub hook: Option<&'a dyn hook::RunHook>,
+    /// With `script`: the live model that answers from a turn on
+    /// (`rerun --live-model`); `None`: the script answers every turn.
+    pub upstream: Option<crate::model::Upstream>,
 }
 
 /// A finished live run, not yet written anywhere.
@@ -86,6 +89,8 @@ pub struct LiveRun {
     pub model_problems: Vec<crate::model::Problem>,
     /// (conversation, turn) pairs the scripted model answered.
     pub served: Vec<(crate::model::ConversationId, usize)>,
+    /// Requests the live model answered (`LivePlan::upstream`).
+    pub forwarded: usize,
     /// The cassette judged as a live run (`None` when it could not be).
     pub judged: Option<crate::replay::ReplayResult>,
     /// The sandbox layers the agent ran under.
@@ -111,7 +116,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     let server = start_model(plan, &staged, run_dir.path())?;
     let (mcp, cmd) = confined_agent(plan, &staged, run_dir.path(), server.as_ref())?;
     let log = drive_agent(plan, &cmd, mcp.as_ref())?;
-    let (model_problems, served) = stop_model(server);
+    let (model_problems, served, forwarded) = stop_model(server);
     write_logs(run_dir.path(), &log);
     warnings.extend(log.decisions.warnings.iter().cloned());
 
@@ -170,6 +175,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         warnings,
         model_problems,
         served,
+        forwarded,
         judged,
         sandbox,
         denials,

@@ -29,6 +29,7 @@ pub(super) fn start_model(
         port: 0,
         log: Some(run_dir.join("model-requests.jsonl")),
         vars,
+        upstream: plan.upstream.clone(),
     };
     crate::model::Server::start(script.clone(), options)
         .map(Some)
@@ -38,19 +39,21 @@ pub(super) fn start_model(
         })
 }
 
-/// The scripted model stopped: what went wrong in it, and the replies it
-/// served (nothing without a scripted model).
+/// The scripted model stopped: what went wrong in it, the replies it served
+/// and how many requests it forwarded to the live model (nothing without a
+/// scripted model).
 pub(super) fn stop_model(
     server: Option<crate::model::Server>,
 ) -> (
     Vec<crate::model::Problem>,
     Vec<(crate::model::ConversationId, usize)>,
+    usize,
 ) {
     match server {
         Some(s) => {
-            let served = s.served();
-            (s.shutdown(), served)
+            let (served, forwarded) = (s.served(), s.forwarded());
+            (s.shutdown(), served, forwarded)
         }
-        None => (Vec::new(), Vec::new()),
+        None => (Vec::new(), Vec::new(), 0),
     }
 }

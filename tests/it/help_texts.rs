@@ -124,3 +124,48 @@ fn verify_allow_patterns_file_skips_comments_and_blank_lines() {
         "a comment allows nothing"
     );
 }
+
+#[test]
+fn rerun_live_model_says_what_answers_live_and_where_the_result_goes() {
+    let h = help("rerun");
+    assert!(h.contains("--live-model"), "{h}");
+    assert!(
+        h.contains("From turn N (--from-turn, default 1) on, the real API answers"),
+        "{h}"
+    );
+    assert!(h.contains("staged as NAME.cassette.json.new"), "{h}");
+    assert!(
+        h.contains("never written over the cassette. One cassette"),
+        "{h}"
+    );
+    assert!(h.contains("no credential for --live-model"), "{h}");
+    // The rules: one cassette, and never with --write.
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a.cassette.json", "b.cassette.json"] {
+        std::fs::write(dir.path().join(name), "{}").unwrap();
+    }
+    let out = support::reel()
+        .current_dir(dir.path())
+        .args([
+            "rerun",
+            "a.cassette.json",
+            "b.cassette.json",
+            "--live-model",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--live-model applies to one cassette at a time"),
+        "{stderr}"
+    );
+    let out = support::reel()
+        .current_dir(dir.path())
+        .args(["rerun", "a.cassette.json", "--live-model", "--write"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot be used with"), "{stderr}");
+}

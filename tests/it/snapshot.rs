@@ -507,6 +507,18 @@ fn a_rerun_shows_the_changed_paragraph_of_a_5_mb_deck_from_its_snapshot() {
         .expect("the deck in the manifest");
     assert!(deck["bytes"].as_u64().unwrap() > 5_000_000, "{deck}");
     assert!(deck.get("body").is_none(), "over the inline cap: {deck}");
+    // The report previews the deck's text from the snapshot, entry by entry.
+    let page = reel()
+        .current_dir(fx.root())
+        .args(["report", "out/deck.cassette.json", "--out", "page.html"])
+        .run();
+    assert_eq!(page.code, 0, "{}", page.streams());
+    let html = fx.read("page.html");
+    assert!(
+        html.contains("ppt/slides/slide1.xml: Q3 revenue grew 12%"),
+        "the slide's paragraph in the preview"
+    );
+    std::fs::remove_file(fx.path("page.html")).unwrap();
 
     with_big_deck(&fx, "Q3 revenue grew 15%");
     let rerun = |fx: &Fixture| {
@@ -821,4 +833,124 @@ fn show_lists_the_checkpoints_of_the_bundled_conversation() {
         .take_while(|l| l.starts_with("snapshots:") || l.starts_with("  turn"))
         .collect();
     insta::assert_snapshot!("show_conversation_snapshots", block.join("\n"));
+}
+
+/// The live model of the `--live-model` tests: the conversation's script
+/// with turn 3's answer reworded, on its own loopback port (a real API
+/// cannot be reached token-free; reel forwards to ANTHROPIC_BASE_URL).
+fn live_endpoint(fx: &Fixture) -> reel::model::Server {
+    let text = std::fs::read_to_string(fx.path("scenarios/conversation.model.yaml")).unwrap();
+    let text = text.replace(
+        "\"The total is 245.\"",
+        "\"The total is 245, said the live model.\"",
+    );
+    let script = reel::model::Script::parse(&text, "live.model.yaml").unwrap();
+    reel::model::Server::start(script, reel::model::ServeOptions::default()).unwrap()
+}
+
+/// `--from-turn 3 --live-model`: turns 1–2 get the recorded replies (four,
+/// served by the rerun's own model), turn 3 the live endpoint's (asked only
+/// for turn 3's two replies); the result is staged as a `.new`, the
+/// cassette untouched.
+#[test]
+fn live_model_from_turn_3_answers_turn_3_live_and_stages_a_new_cassette() {
+    support::require!(claude_bin());
+    let fx = scratch();
+    let committed = std::fs::read(fx.path(CONVERSATION)).unwrap();
+    let live = live_endpoint(&fx);
+    let run = reel()
+        .current_dir(fx.root())
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .env("ANTHROPIC_BASE_URL", live.url())
+        .env("ANTHROPIC_API_KEY", "sk-reel-test-not-a-key")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .args(["rerun", CONVERSATION, "--from-turn", "3", "--live-model"])
+        .args(["--output-format", "json"])
+        .run();
+    let served = live.served();
+    let problems = live.shutdown();
+    assert_eq!(run.code, 0, "{}", run.streams());
+    assert!(problems.is_empty(), "{problems:?}");
+    let turns: Vec<usize> = served.iter().map(|(_, t)| *t).collect();
+    assert_eq!(turns, [4, 5], "the live endpoint answered turn 3 only");
+    let notes = run.json()["results"][0]["rerun"]["notes"].to_string();
+    assert!(notes.contains("answered by the live model at"), "{notes}");
+    assert!(
+        notes.contains("[rerun] --live-model: the fresh recording differs"),
+        "{notes}"
+    );
+    assert!(!notes.contains("--accept writes in place"), "{notes}");
+    assert_eq!(std::fs::read(fx.path(CONVERSATION)).unwrap(), committed);
+    let new = support::read_json(&fx.path(&format!("{CONVERSATION}.new")));
+    assert_eq!(new["environment"]["reelRerun"]["liveModelFromTurn"], 3);
+    let rerun = &run.json()["results"][0]["rerun"];
+    assert_eq!(
+        rerun["replies"]["served"], 4,
+        "turns 1–2 from the recording: {rerun}"
+    );
+    assert!(
+        rerun["written"]
+            .as_str()
+            .unwrap()
+            .ends_with(".cassette.json.new"),
+        "{rerun}"
+    );
+    let events = new["events"].to_string();
+    assert!(
+        events.contains("Noted: your report code is KESTREL-42."),
+        "{events}"
+    );
+    assert!(new["events"].to_string().contains("said the live model"));
+}
+
+/// Without a credential `--live-model` refuses before any agent starts
+/// (exit 3), naming the variables to set.
+#[test]
+fn live_model_without_a_credential_says_what_to_set() {
+    let fx = scratch();
+    let run = reel()
+        .current_dir(fx.root())
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .args(["rerun", CONVERSATION, "--from-turn", "2", "--live-model"])
+        .run();
+    assert_eq!(run.code, 3, "{}", run.streams());
+    assert!(
+        run.stderr.contains("no credential for the live model"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("set ANTHROPIC_API_KEY"),
+        "{}",
+        run.stderr
+    );
+    assert!(!fx.path(&format!("{CONVERSATION}.new")).exists());
+}
+
+/// A PDF body the cassette inlined (base64) is previewed by its pages' text,
+/// as a rerun compares it, not as "binary".
+#[test]
+fn the_report_previews_the_text_of_an_inlined_pdf() {
+    use base64::Engine as _;
+    let fx = Fixture::new();
+    let pdf = reel::document::pdf::text_pdf(&["Invoice 7731 total due"]);
+    let body = base64::engine::general_purpose::STANDARD.encode(&pdf);
+    let doc = CassetteDoc::from_file(&support::repo().join("cassettes/pick-format.cassette.json"))
+        .edit(|doc| {
+            doc["artifacts"] = json!([{"path": "outputs/invoice.pdf", "bytes": pdf.len(),
+                "sha256": "0".repeat(64), "encoding": "base64", "body": body}]);
+        });
+    let path = fx.path("pdf.cassette.json");
+    doc.write(&path);
+    let page = reel()
+        .current_dir(fx.root())
+        .args(["report", "pdf.cassette.json", "--out", "page.html"])
+        .run();
+    assert_eq!(page.code, 0, "{}", page.streams());
+    let html = fx.read("page.html");
+    assert!(
+        html.contains("page 1: Invoice 7731 total due"),
+        "the page's text"
+    );
 }
