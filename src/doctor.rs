@@ -4,10 +4,10 @@
 //! 1. the agent binary (`crate::agent::claude_program`'s lookup order:
 //!    `REEL_CLAUDE_BIN`, `claude` on `PATH`, `.tools/claude/…/claude`) and its
 //!    version (`--version`);
-//! 2. a handshake: the scripted model (`crate::model::Server`) serves a
-//!    one-turn script and the agent, in the offline environment
-//!    (`crate::agent::offline_env`), runs one prompt against it and prints the
-//!    scripted reply;
+//! 2. a handshake: a run's stages up to the agent's end
+//!    (`crate::run::handshake`: staged, the scripted model serving a
+//!    one-turn script, the agent confined and driven as in a recording)
+//!    with one prompt, answered by the scripted reply;
 //! 3. the sandbox: the layers this kernel offers (Landlock ABI, user
 //!    namespaces), and the layers the handshake really ran under — the
 //!    version and handshake runs are confined like every agent run;
@@ -16,14 +16,15 @@
 //!
 //! Nothing here prints or decides an exit code (that is `cli::doctor`).
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::agent::{AgentCommand, ProcessGroup, claude_program, offline_env};
-use crate::model::{Script, ServeOptions, Server};
+use crate::agent::{AgentCommand, claude_program, run_to_end};
+use crate::model::Script;
+use crate::run::LivePlan;
 use crate::sandbox::policy::RunInputs;
-use crate::sandbox::{Network, Policy};
+use crate::sandbox::{Mode, Network, Policy};
+use crate::scenario::{Scenario, session_keys};
 
 /// How long the agent may take to answer `--version` or the handshake.
 pub const AGENT_TIMEOUT: Duration = Duration::from_secs(90);
@@ -101,7 +102,8 @@ pub fn find_agent() -> Result<AgentFound, String> {
     }
 }
 
-/// Runs `program args` with the operator's environment; returns stdout or why not.
+/// `program --version` with the operator's environment, confined like a
+/// run where this machine can; returns its first line or why not.
 fn run_version(program: &Path) -> Result<String, String> {
     let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temp dir: {e}"))?;
     let mut cmd = AgentCommand {
@@ -116,14 +118,20 @@ fn run_version(program: &Path) -> Result<String, String> {
         .push(("HOME".into(), dir.path().display().to_string()));
     cmd.env
         .push(("TMPDIR".into(), dir.path().display().to_string()));
-    cmd.sandbox = confine(&cmd, dir.path(), Network::Ports(Vec::new()));
-    let (status, stdout, stderr, _) = run(&cmd)?;
-    let version = stdout.lines().next().unwrap_or_default().trim().to_string();
-    if !status || version.is_empty() {
+    cmd.sandbox = confine(&cmd, dir.path());
+    let ran = run_to_end(&cmd, AGENT_TIMEOUT)?;
+    let version = ran
+        .stdout
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    if !ran.success || version.is_empty() {
         return Err(format!(
             "`{} --version` failed{}",
             program.display(),
-            tail(&stderr)
+            tail(&ran.stderr)
         ));
     }
     Ok(version)
@@ -139,9 +147,9 @@ fn tail(stderr: &str) -> String {
     format!(": {}", lines[from..].join(" / "))
 }
 
-/// The confined start of a doctor run in `dir` (`None` where this machine
-/// cannot confine: the `sandbox` check reports that).
-fn confine(cmd: &AgentCommand, dir: &Path, network: Network) -> Option<crate::sandbox::Launch> {
+/// The confined start of `--version` in `dir`, with no network (`None`
+/// where this machine cannot confine: the `sandbox` check reports that).
+fn confine(cmd: &AgentCommand, dir: &Path) -> Option<crate::sandbox::Launch> {
     let path_var = cmd
         .env
         .iter()
@@ -155,104 +163,85 @@ fn confine(cmd: &AgentCommand, dir: &Path, network: Network) -> Option<crate::sa
         path_var,
         home: home.as_deref(),
         extra_read: &[],
-        network,
+        network: Network::Ports(Vec::new()),
     });
     crate::sandbox::Launch::new(policy, &crate::sandbox::probe()).ok()
 }
 
-/// Spawns `cmd` in its own process group with stdin closed; waits up to
-/// [`AGENT_TIMEOUT`] (then kills the group). Returns (success, stdout,
-/// stderr, the sandbox layers it ran under).
-type Ran = (bool, String, String, Option<crate::sandbox::Layers>);
-
-fn run(cmd: &AgentCommand) -> Result<Ran, String> {
-    let mut pg = ProcessGroup::spawn(cmd)
-        .map_err(|e| format!("cannot start `{}`: {e}", cmd.program.display()))?;
-    drop(pg.child.stdin.take());
-    let mut out = pg.child.stdout.take();
-    let mut err = pg.child.stderr.take();
-    // Read on threads so a chatty agent cannot fill a pipe and stall.
-    let reader = |r: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            if let Some(mut r) = r {
-                let _ = r.read_to_string(&mut s);
-            }
-            s
-        })
-    };
-    let out_t = reader(out.take().map(|r| Box::new(r) as Box<dyn Read + Send>));
-    let err_t = reader(err.take().map(|r| Box::new(r) as Box<dyn Read + Send>));
-    let status = pg.wait_for(AGENT_TIMEOUT);
-    if status.is_none() {
-        pg.terminate(Duration::from_secs(2));
-    }
-    pg.signal(libc::SIGKILL);
-    let stdout = out_t.join().unwrap_or_default();
-    let stderr = err_t.join().unwrap_or_default();
-    match status {
-        None => Err(format!(
-            "`{}` did not finish within {} s",
-            cmd.program.display(),
-            AGENT_TIMEOUT.as_secs()
-        )),
-        Some(s) => Ok((s.success(), stdout, stderr, pg.sandbox.clone())),
-    }
-}
-
-/// The handshake: a one-turn scripted model and one `-p` prompt.
+/// The handshake: a run's stages up to the agent's end
+/// ([`crate::run::handshake`]) — staged like a run, a one-turn scripted
+/// model, the agent confined (unconfined only where this machine offers
+/// no sandbox: the `sandbox` check fails then) — with one prompt.
 pub fn handshake(agent: &Path) -> Result<String, String> {
     let script = Script::parse(
         &format!("turns:\n  - blocks:\n      - text: {HANDSHAKE_REPLY:?}\n"),
         "reel-doctor.model.yaml",
     )
     .map_err(|e| format!("the built-in script does not load: {e}"))?;
-    let server = Server::start(script, ServeOptions::default())
-        .map_err(|e| format!("the scripted model cannot listen on 127.0.0.1: {e}"))?;
-    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temp dir: {e}"))?;
-    let (home, config) = (dir.path().join("home"), dir.path().join("config"));
-    for d in [&home, &config] {
-        std::fs::create_dir_all(d).map_err(|e| format!("cannot make {}: {e}", d.display()))?;
-    }
-    crate::agent::seed_agent_config(&config)
-        .map_err(|e| format!("cannot seed {}: {e}", config.display()))?;
-    let mut cmd = AgentCommand {
-        program: agent.to_owned(),
-        args: vec!["-p".into(), "reel doctor handshake".into()],
-        env: offline_env(&server.url(), &home, &config, &[]),
-        cwd: dir.path().to_owned(),
-        sandbox: None,
+    let scenario_path = Path::new("reel-doctor.scenario.yaml");
+    let scenario = Scenario::from_str(
+        scenario_path,
+        "name: reel-doctor\nfidelity: protocol\nprompt: reel doctor handshake\n",
+    )
+    .map_err(|e| format!("the built-in scenario does not load: {e}"))?;
+    let session = session_keys::load(None)?;
+    let sandbox = match crate::sandbox::probe().landlock_abi {
+        Some(_) => Mode::Enforce,
+        None => Mode::Off,
     };
-    cmd.env
-        .push(("TMPDIR".into(), dir.path().display().to_string()));
-    let port = server.addr().port();
-    cmd.sandbox = confine(&cmd, dir.path(), Network::Loopback { ports: vec![port] });
-    let result = run(&cmd);
-    let answered = server.turns_answered();
-    let problems = server.shutdown();
-    let (ok, stdout, stderr, layers) = result?;
-    if let Some(p) = problems.first() {
+    let plan = LivePlan {
+        scenario: &scenario,
+        scenario_path,
+        session: &session,
+        // Nothing is assembled: no cassette is written.
+        cassette_path: Path::new("reel-doctor.cassette.json"),
+        script: Some(script),
+        agent_cmd: None,
+        claude_program: Some(agent),
+        timeout: AGENT_TIMEOUT,
+        max_artifact_bytes: 0,
+        sandbox,
+        mcp: None,
+        hook: None,
+        upstream: None,
+    };
+    let done = crate::run::handshake::handshake(&plan).map_err(|e| e.to_string())?;
+    handshake_detail(&done)
+}
+
+/// What the handshake showed, or what went wrong.
+fn handshake_detail(done: &crate::run::handshake::Handshake) -> Result<String, String> {
+    let stderr = String::from_utf8_lossy(&done.log.stderr);
+    if let Some(p) = done.model_problems.first() {
         return Err(format!("the scripted model saw a problem: {p}"));
     }
-    if answered == 0 {
+    if done.served == 0 {
         return Err(format!(
             "the agent never called the scripted model at ANTHROPIC_BASE_URL{}",
             tail(&stderr)
         ));
     }
-    if !ok || !stdout.contains(HANDSHAKE_REPLY) {
+    let ok = done.log.exit_status.is_some_and(|s| s.success());
+    let replied = done
+        .log
+        .result
+        .as_ref()
+        .and_then(|r| r["result"].as_str())
+        .is_some_and(|t| t.contains(HANDSHAKE_REPLY));
+    if !ok || !replied {
         return Err(format!(
             "the agent called the scripted model but did not print its reply (exit {}){}",
             if ok { "0" } else { "non-zero" },
             tail(&stderr)
         ));
     }
-    let confined = match layers {
+    let confined = match &done.log.sandbox {
         Some(l) => format!("confined: {}", l.summary()),
         None => "UNCONFINED: this machine offers no sandbox".into(),
     };
     Ok(format!(
-        "{answered} scripted turn(s) served on 127.0.0.1, reply printed ({confined})"
+        "{} scripted turn(s) served on 127.0.0.1, reply printed ({confined})",
+        done.served
     ))
 }
 
@@ -350,7 +339,7 @@ pub fn run_checks() -> Vec<Check> {
                 required: true,
                 detail,
                 fix: Some(
-                    "the agent must honour ANTHROPIC_BASE_URL and answer `-p PROMPT` (Claude Code \
+                    "the agent must honour ANTHROPIC_BASE_URL and speak stream-json under `-p` (Claude Code \
                         does); \
                      reinstall it (`reel agents install latest`), or point REEL_CLAUDE_BIN at a \
                          working claude"

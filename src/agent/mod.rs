@@ -25,7 +25,7 @@
 mod process;
 mod session;
 
-pub use process::{ProcessGroup, SpawnError};
+pub use process::{Finished, ProcessGroup, SpawnError, run_to_end};
 pub use session::{
     DecisionLog, DriveOptions, ErrorSource, RunEnd, RunLog, SdkMcp, SessionOptions, TurnEnded,
     TurnError, TurnInput, TurnMark, drive, drive_session,

@@ -206,6 +206,56 @@ impl Drop for ProcessGroup {
     }
 }
 
+/// A one-shot command's end ([`run_to_end`]).
+pub struct Finished {
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
+    /// The sandbox layers it ran under (`None`: unconfined).
+    pub sandbox: Option<crate::sandbox::Layers>,
+}
+
+/// Runs `cmd` (e.g. `--version`) in its own process group with stdin
+/// closed, for at most `limit` (then kills the group); its whole output.
+pub fn run_to_end(cmd: &AgentCommand, limit: Duration) -> Result<Finished, String> {
+    use std::io::Read;
+    let mut pg = ProcessGroup::spawn(cmd)
+        .map_err(|e| format!("cannot start `{}`: {e}", cmd.program.display()))?;
+    drop(pg.child.stdin.take());
+    // Read on threads so a chatty program cannot fill a socket and stall.
+    let reader = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_string(&mut s);
+            }
+            s
+        })
+    };
+    let out_t = reader(pg.child.stdout.take().map(|r| Box::new(r) as _));
+    let err_t = reader(pg.child.stderr.take().map(|r| Box::new(r) as _));
+    let status = pg.wait_for(limit);
+    if status.is_none() {
+        pg.terminate(Duration::from_secs(2));
+    }
+    pg.signal(libc::SIGKILL);
+    let stdout = out_t.join().unwrap_or_default();
+    let stderr = err_t.join().unwrap_or_default();
+    match status {
+        None => Err(format!(
+            "`{}` did not finish within {} s",
+            cmd.program.display(),
+            limit.as_secs()
+        )),
+        Some(s) => Ok(Finished {
+            success: s.success(),
+            stdout,
+            stderr,
+            sandbox: pg.sandbox.clone(),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

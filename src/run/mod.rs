@@ -18,14 +18,15 @@
 //! `error` is why a run wrote nothing ([`RecordError`]). Writing is the
 //! caller's: `record` freezes the result, `rerun` compares it with the
 //! recording first. Nothing here imports `record`, `rerun`, `eval`,
-//! `matrix` or `cli` (tests/it/layering.rs). Not yet through here: `doctor`'s
-//! handshake, which starts the agent on its own (`crate::doctor`).
+//! `matrix` or `cli` (tests/it/layering.rs). `handshake` is stages 1–4
+//! alone, for `doctor`: the same staging, serving and confinement as a run.
 
 pub mod assemble;
 pub mod collect;
 mod confine;
 mod drive;
 mod error;
+pub mod handshake;
 pub mod hook;
 pub mod hook_inventory;
 mod serve;

@@ -84,3 +84,41 @@ fn the_grep_catches_a_reach_up() {
     assert!(!reaches("use crate::recording::X;", "record"));
     assert!(!reaches("let a = 1; // crate::rerun is above", "rerun"));
 }
+
+/// Issue 41: only `agent` (the process group) and `run` (the live run, and
+/// `run::handshake` for doctor) start the agent; `mcp::sdk` starts SDK MCP
+/// servers, not the agent. `doctor` goes through `run::handshake`.
+#[test]
+fn only_agent_and_run_start_the_agent() {
+    let mut files = Vec::new();
+    rust_files(&repo().join("src"), &mut files);
+    let src = repo().join("src");
+    let allowed = |rel: &Path| {
+        rel.starts_with("agent") || rel.starts_with("run") || rel == Path::new("mcp/sdk.rs")
+    };
+    let mut found = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&src).unwrap();
+        if allowed(rel) {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if code.contains("ProcessGroup::spawn") {
+                found.push(format!("src/{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "start the agent through `crate::run` (or `crate::agent::run_to_end` for a one-shot \
+         command), not a private spawn:\n{}",
+        found.join("\n")
+    );
+    let doctor = std::fs::read_to_string(src.join("doctor.rs")).unwrap();
+    assert!(
+        doctor.contains("crate::run::handshake::handshake("),
+        "src/doctor.rs: the handshake must go through `run::handshake`"
+    );
+}
