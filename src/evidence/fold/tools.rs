@@ -33,7 +33,15 @@ pub(in crate::evidence) struct Tools {
     tool_name_by_use_id: HashMap<String, String>,
     /// Main-agent `WebSearch` tool_use id → its query, until its result.
     pending_searches: HashMap<String, String>,
+    /// The input fields of this line's calls as another record's fold
+    /// wrote them already (a multi-turn replay folds each line into its
+    /// turn's record first: [`Folds::take_call_inputs`]), taken in order
+    /// instead of stringifying the inputs again.
+    pub(super) written: std::collections::VecDeque<CallInput>,
 }
+
+/// A call's top-level input fields and whole input, as written.
+pub(in crate::evidence) type CallInput = (Vec<(String, InputField)>, InputField);
 
 impl Fold for Tools {
     fn event(&mut self, step: &Step<'_>, rec: &mut RunRecord) -> Result<(), String> {
@@ -49,6 +57,7 @@ impl Fold for Tools {
                     let empty = Map::new();
                     self.main_call(name, input.as_object().unwrap_or(&empty), tool_use_id, rec);
                 }
+                let written = self.written.pop_front();
                 rec.tool_calls.push(tool_call(
                     name,
                     input,
@@ -56,6 +65,7 @@ impl Fold for Tools {
                     tool_use_id,
                     step.main_flow,
                     rec,
+                    written,
                 ));
                 self.tool_log.push(LoggedCall {
                     name: name.clone(),
@@ -120,6 +130,7 @@ fn tool_call(
     tool_use_id: &Option<String>,
     main_flow: bool,
     rec: &RunRecord,
+    written: Option<CallInput>,
 ) -> ToolCall {
     let origin = if main_flow {
         CallOrigin::Main
@@ -150,16 +161,24 @@ fn tool_call(
             other => crate::js::json::legacy_serde(other),
         })
     };
+    // Writing the input is most of a call's fold; the same input written
+    // by another record's fold is copied instead.
+    let (input, input_json) = written.unwrap_or_else(|| {
+        (
+            input
+                .as_object()
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), field(v))).collect())
+                .unwrap_or_default(),
+            capped(crate::js::json::legacy_serde(input)),
+        )
+    });
     ToolCall {
         name: name.to_owned(),
         tool_use_id: tool_use_id.clone(),
         parent: parent.clone(),
         origin,
-        input: input
-            .as_object()
-            .map(|m| m.iter().map(|(k, v)| (k.clone(), field(v))).collect())
-            .unwrap_or_default(),
-        input_json: capped(crate::js::json::legacy_serde(input)),
+        input,
+        input_json,
     }
 }
 
