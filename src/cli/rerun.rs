@@ -163,29 +163,8 @@ impl RerunPlan {
             notices: notices.clone(),
             ..PlanError::new(message.into(), hint)
         };
-        if args.session.file.is_some() && files.len() > 1 {
-            return Err(refuse(
-                "rerun: --session applies to one cassette at a time",
-                Some(
-                    "each cassette may have been recorded against a different session; rerun them \
-                        one by one",
-                ),
-            ));
-        }
-        if args.from_turn.is_some() && files.len() > 1 {
-            return Err(refuse(
-                "rerun: --from-turn applies to one cassette at a time",
-                Some("name the one multi-turn cassette to rerun from turn N"),
-            ));
-        }
-        if args.live_model && files.len() > 1 {
-            return Err(refuse(
-                "rerun: --live-model applies to one cassette at a time",
-                Some("name the one cassette to rerun against the live model"),
-            ));
-        }
-        if args.jobs == Some(0) {
-            return Err(refuse("rerun: --jobs must be at least 1", None));
+        if let Some((message, hint)) = one_cassette_refusal(args, files.len()) {
+            return Err(refuse(message, hint));
         }
         let project = crate::project::ProjectConfig::discover_cwd()
             .map_err(|e| refuse(&format!("rerun: {e}"), None))?;
@@ -215,6 +194,38 @@ impl RerunPlan {
             notices,
         })
     }
+}
+
+/// The options that apply to one cassette at a time, and `--jobs 0`:
+/// refused before anything runs, with what to do instead.
+fn one_cassette_refusal(
+    args: &RerunArgs,
+    files: usize,
+) -> Option<(&'static str, Option<&'static str>)> {
+    let single: [(bool, &'static str, &'static str); 3] = [
+        (
+            args.session.file.is_some(),
+            "rerun: --session applies to one cassette at a time",
+            "each cassette may have been recorded against a different session; rerun them one \
+                by one",
+        ),
+        (
+            args.from_turn.is_some(),
+            "rerun: --from-turn applies to one cassette at a time",
+            "name the one multi-turn cassette to rerun from turn N",
+        ),
+        (
+            args.live_model,
+            "rerun: --live-model applies to one cassette at a time",
+            "name the one cassette to rerun against the live model",
+        ),
+    ];
+    if files > 1
+        && let Some((_, message, hint)) = single.into_iter().find(|(set, ..)| *set)
+    {
+        return Some((message, Some(hint)));
+    }
+    (args.jobs == Some(0)).then_some(("rerun: --jobs must be at least 1", None))
 }
 
 pub fn run(args: RerunArgs) -> Result<ExitStatus> {

@@ -227,51 +227,11 @@ pub fn from_replay(r: &ReplayResult, elapsed: Option<Duration>) -> FileOutcome {
 
 /// The outcome of one verified cassette.
 pub fn from_verify(r: &CassetteResult) -> FileOutcome {
-    let status = if r.has_unverifiable() {
-        Status::Error
-    } else if r.real_findings() > 0
-        || !r.orphan.is_empty()
-        || !r.pending_review.is_empty()
-        || !r.snapshots.is_empty()
-    {
-        Status::Fail
-    } else if r.has_finding() {
-        Status::Stale
-    } else {
-        Status::Pass
-    };
+    let status = verify_status(r);
     let detail = match status {
         Status::Pass => "clean".to_string(),
         Status::Error => "could not verify".to_string(),
-        _ => {
-            let mut parts = Vec::new();
-            if r.real_findings() > 0 {
-                parts.push(plural(
-                    r.real_findings(),
-                    "privacy finding",
-                    "privacy findings",
-                ));
-            }
-            if !r.staleness.is_empty() {
-                parts.push("recording out of date".into());
-            }
-            if !r.scenario_drift.is_empty() {
-                parts.push("scenario drift".into());
-            }
-            if !r.age.is_empty() {
-                parts.push("older than --max-age".into());
-            }
-            if !r.orphan.is_empty() {
-                parts.push("its scenario is gone".into());
-            }
-            if !r.pending_review.is_empty() {
-                parts.push("an unreviewed re-recording is pending".into());
-            }
-            if !r.snapshots.is_empty() {
-                parts.push("a snapshot is missing or changed".into());
-            }
-            parts.join(", ")
-        }
+        _ => verify_problems(r).join(", "),
     };
     let mut out = FileOutcome::new(r.file.clone(), status, detail);
     if let Some(e) = &r.error {
@@ -286,23 +246,18 @@ pub fn from_verify(r: &CassetteResult) -> FileOutcome {
     for x in r.findings.iter().filter(|x| x.is_real()) {
         out.push(Level::Fail, finding_text(x));
     }
-    for s in &r.staleness {
-        out.push(Level::Fail, format!("stale: {s}"));
-    }
-    for s in &r.scenario_drift {
-        out.push(Level::Fail, format!("scenario drift: {s}"));
-    }
-    for s in &r.age {
-        out.push(Level::Fail, format!("max-age: {s}"));
-    }
-    for s in &r.orphan {
-        out.push(Level::Fail, format!("orphan: {s}"));
-    }
-    for s in &r.snapshots {
-        out.push(Level::Fail, format!("snapshot: {s}"));
-    }
-    for s in &r.pending_review {
-        out.push(Level::Fail, format!("pending review: {s}"));
+    let labelled: [(&str, &[String]); 6] = [
+        ("stale", &r.staleness),
+        ("scenario drift", &r.scenario_drift),
+        ("max-age", &r.age),
+        ("orphan", &r.orphan),
+        ("snapshot", &r.snapshots),
+        ("pending review", &r.pending_review),
+    ];
+    for (label, lines) in labelled {
+        for s in lines {
+            out.push(Level::Fail, format!("{label}: {s}"));
+        }
     }
     for x in r.findings.iter().filter(|x| !x.is_real()) {
         out.push(Level::Note, finding_text(x));
@@ -311,6 +266,52 @@ pub fn from_verify(r: &CassetteResult) -> FileOutcome {
         out.push(Level::Note, n.clone());
     }
     out
+}
+
+/// A verified cassette's status: unverifiable is an error; a privacy
+/// finding, an orphan, a pending review or a snapshot problem fails; drift
+/// alone is stale.
+fn verify_status(r: &CassetteResult) -> Status {
+    if r.has_unverifiable() {
+        Status::Error
+    } else if r.real_findings() > 0
+        || !r.orphan.is_empty()
+        || !r.pending_review.is_empty()
+        || !r.snapshots.is_empty()
+    {
+        Status::Fail
+    } else if r.has_finding() {
+        Status::Stale
+    } else {
+        Status::Pass
+    }
+}
+
+/// The kinds of problem a verified cassette has, for its one-line detail.
+fn verify_problems(r: &CassetteResult) -> Vec<String> {
+    let mut parts = Vec::new();
+    if r.real_findings() > 0 {
+        parts.push(plural(
+            r.real_findings(),
+            "privacy finding",
+            "privacy findings",
+        ));
+    }
+    let kinds: [(&[String], &str); 6] = [
+        (&r.staleness, "recording out of date"),
+        (&r.scenario_drift, "scenario drift"),
+        (&r.age, "older than --max-age"),
+        (&r.orphan, "its scenario is gone"),
+        (&r.pending_review, "an unreviewed re-recording is pending"),
+        (&r.snapshots, "a snapshot is missing or changed"),
+    ];
+    parts.extend(
+        kinds
+            .iter()
+            .filter(|(lines, _)| !lines.is_empty())
+            .map(|(_, kind)| (*kind).to_string()),
+    );
+    parts
 }
 
 /// A `--orphans` scenario that no cassette records.

@@ -207,72 +207,95 @@ pub fn compare_turns(
             .map_or_else(|| "main".to_owned(), |k| format!("subagent:{k}"));
         let now = after.get(key).unwrap_or(&empty);
         for (k, rt) in rec.turns.iter().enumerate() {
+            let at = TurnAt {
+                conversation: &conversation,
+                turn: k,
+            };
             let Some(nt) = now.turns.get(k) else {
-                out.push(Divergence {
-                    conversation: conversation.clone(),
-                    turn: Some(k),
-                    tool: rt.calls.first().map(|(_, n)| n.clone()),
-                    kind: Kind::MissingTurn,
-                    recorded: format!("turn {} was served", k + 1),
-                    now: "the fresh run ended before this turn".into(),
-                    diff: Vec::new(),
-                    user_turn: None,
-                });
+                out.push(at.divergence(
+                    rt.calls.first().map(|(_, n)| n.clone()),
+                    Kind::MissingTurn,
+                    (
+                        format!("turn {} was served", k + 1),
+                        "the fresh run ended before this turn".into(),
+                    ),
+                    Vec::new(),
+                ));
                 break;
             };
-            for (id, name) in &rt.calls {
-                let r = rt.results.get(id);
-                let n = nt.results.get(id);
-                // What the user reads: the result as it was.
-                let raw = |t: &TurnSeen, masked: &(String, bool)| {
-                    flagged(t.raw.get(id).unwrap_or(&masked.0), masked.1)
-                };
-                match (r, n) {
-                    (Some(r), Some(n)) if r == n => {}
-                    (Some(r), Some(n)) => out.push(Divergence {
-                        conversation: conversation.clone(),
-                        turn: Some(k),
-                        tool: Some(name.clone()),
-                        kind: Kind::ToolResult,
-                        recorded: excerpt(&raw(rt, r)),
-                        now: excerpt(&raw(nt, n)),
-                        diff: unified_shown(
-                            (&flagged(&r.0, r.1), &flagged(&n.0, n.1)),
-                            (&raw(rt, r), &raw(nt, n)),
-                        ),
-                        user_turn: None,
-                    }),
-                    (Some(r), None) => out.push(Divergence {
-                        conversation: conversation.clone(),
-                        turn: Some(k),
-                        tool: Some(name.clone()),
-                        kind: Kind::MissingResult,
-                        recorded: excerpt(&raw(rt, r)),
-                        now: "(no tool_result)".into(),
-                        diff: Vec::new(),
-                        user_turn: None,
-                    }),
-                    // The recording itself holds no result (the run ended).
-                    (None, _) => {}
-                }
-            }
+            out.extend(at.tool_results(rt, nt));
             if rt.content != nt.content {
                 let (a, b) = (rt.content.join("\n"), nt.content.join("\n"));
                 let (ra, rb) = (rt.content_raw.join("\n"), nt.content_raw.join("\n"));
-                out.push(Divergence {
-                    conversation: conversation.clone(),
-                    turn: Some(k),
-                    tool: rt.calls.first().map(|(_, n)| n.clone()),
-                    kind: Kind::UserContent,
-                    recorded: excerpt(&ra),
-                    now: excerpt(&rb),
-                    diff: unified_shown((&a, &b), (&ra, &rb)),
-                    user_turn: None,
-                });
+                out.push(at.divergence(
+                    rt.calls.first().map(|(_, n)| n.clone()),
+                    Kind::UserContent,
+                    (excerpt(&ra), excerpt(&rb)),
+                    unified_shown((&a, &b), (&ra, &rb)),
+                ));
             }
         }
     }
     out
+}
+
+/// One served turn of one conversation, where its divergences are found.
+struct TurnAt<'a> {
+    conversation: &'a str,
+    turn: usize,
+}
+
+impl TurnAt<'_> {
+    fn divergence(
+        &self,
+        tool: Option<String>,
+        kind: Kind,
+        (recorded, now): (String, String),
+        diff: Vec<String>,
+    ) -> Divergence {
+        Divergence {
+            conversation: self.conversation.to_owned(),
+            turn: Some(self.turn),
+            tool,
+            kind,
+            recorded,
+            now,
+            diff,
+            user_turn: None,
+        }
+    }
+
+    /// Each recorded call's result against the fresh run's, in call order.
+    fn tool_results(&self, rt: &TurnSeen, nt: &TurnSeen) -> Vec<Divergence> {
+        let mut out = Vec::new();
+        for (id, name) in &rt.calls {
+            // What the user reads: the result as it was.
+            let raw = |t: &TurnSeen, masked: &(String, bool)| {
+                flagged(t.raw.get(id).unwrap_or(&masked.0), masked.1)
+            };
+            match (rt.results.get(id), nt.results.get(id)) {
+                (Some(r), Some(n)) if r == n => {}
+                (Some(r), Some(n)) => out.push(self.divergence(
+                    Some(name.clone()),
+                    Kind::ToolResult,
+                    (excerpt(&raw(rt, r)), excerpt(&raw(nt, n))),
+                    unified_shown(
+                        (&flagged(&r.0, r.1), &flagged(&n.0, n.1)),
+                        (&raw(rt, r), &raw(nt, n)),
+                    ),
+                )),
+                (Some(r), None) => out.push(self.divergence(
+                    Some(name.clone()),
+                    Kind::MissingResult,
+                    (excerpt(&raw(rt, r)), "(no tool_result)".into()),
+                    Vec::new(),
+                )),
+                // The recording itself holds no result (the run ended).
+                (None, _) => {}
+            }
+        }
+        out
+    }
 }
 
 /// Tool results that differ between the runs but are equal after masking,

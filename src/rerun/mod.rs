@@ -48,10 +48,6 @@ use crate::replay::ReplayResult;
 use crate::run::{self as live, RecordError};
 use crate::scenario::{Refusal, Scenario, ScenarioError, session_keys};
 use divergence::{Divergence, Kind};
-use notes::{
-    drift_notes, explained, frozen_replies_note, run_notes, unknown_conversation_notes,
-    version_note,
-};
 use paths::Roots;
 
 /// What `reel rerun` was asked to do (one cassette).
@@ -237,36 +233,26 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         let cassettes = (&cassette, &mut run.cassette);
         hook.finish(cassettes, &mut divergences, judged, &mut notes);
     }
-    notes.extend(run_notes(&run, &freeze));
-    if let Some(up) = &upstream {
-        let n = opts.from_turn.unwrap_or(1);
-        notes.push(live_model::note(n, up, run.forwarded));
-    }
-    let passed = failures.is_empty();
-    notes.extend(drift_notes(&cassette, opts, passed, &divergences));
-    notes.extend(unknown_conversation_notes(&run));
-    notes.extend(version_note(&agent_version_recorded, &agent_version_now));
-    notes.extend(
-        opts.explain
-            .then(|| explained(&sides))
-            .into_iter()
-            .flatten(),
-    );
-    notes.extend(frozen_replies_note(&divergences, &failures));
+    notes.extend(notes::after_run(&notes::AfterRun {
+        run: &run,
+        freeze: &freeze,
+        upstream: upstream.as_ref(),
+        cassette: &cassette,
+        opts,
+        sides: &sides,
+        divergences: &divergences,
+        failures: &failures,
+        versions: (&agent_version_recorded, &agent_version_now),
+    }));
     notes.extend(judged_notes);
     notes.extend(turns::first_divergence_note(&divergences));
-    let written = if opts.write || opts.live_model {
-        write::write_back(
-            path,
-            &write::at_least_version(&run.cassette, cassette.version),
-            &divergences,
-            &mut failures,
-            &mut notes,
-            opts,
-        )?
-    } else {
-        None
-    };
+    let written = (opts.write || opts.live_model)
+        .then(|| {
+            let fresh = write::at_least_version(&run.cassette, cassette.version);
+            write::write_back(path, &fresh, &divergences, &mut failures, &mut notes, opts)
+        })
+        .transpose()?
+        .flatten();
     let outcome = outcome_of(&failures, &divergences, opts.strict);
     let keep = opts.keep_run_dir || outcome == Outcome::Fail;
     let run_dir = run.run_dir.finish(keep);

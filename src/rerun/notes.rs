@@ -8,9 +8,43 @@ use crate::cassette::Cassette;
 use crate::model::ProblemKind;
 use crate::run::LiveRun;
 
+/// What the notes after a fresh run are drawn from.
+pub(super) struct AfterRun<'a> {
+    pub run: &'a LiveRun,
+    pub freeze: &'a crate::mcp::Freeze,
+    /// `--live-model`'s real API, when it served the run.
+    pub upstream: Option<&'a crate::model::Upstream>,
+    pub cassette: &'a Cassette,
+    pub opts: &'a RerunOptions,
+    pub sides: &'a Sides<'a>,
+    pub divergences: &'a [Divergence],
+    pub failures: &'a [String],
+    /// The agent version recorded, and the one that ran now.
+    pub versions: (&'a Option<String>, &'a Option<String>),
+}
+
+/// Every note about the fresh run and what changed since the recording, in
+/// the order a reader wants them: what ran, then why it may differ.
+pub(super) fn after_run(a: &AfterRun<'_>) -> Vec<String> {
+    let mut notes = run_notes(a.run, a.freeze);
+    if let Some(up) = a.upstream {
+        let from = a.opts.from_turn.unwrap_or(1);
+        notes.push(super::live_model::note(from, up, a.run.forwarded));
+    }
+    let passed = a.failures.is_empty();
+    notes.extend(drift_notes(a.cassette, a.opts, passed, a.divergences));
+    notes.extend(unknown_conversation_notes(a.run));
+    notes.extend(version_note(a.versions.0, a.versions.1));
+    if a.opts.explain {
+        notes.extend(explained(a.sides));
+    }
+    notes.extend(frozen_replies_note(a.divergences, a.failures));
+    notes
+}
+
 /// Which MCP source served each server, what the sandbox refused, and the
 /// denials `--strict` answers turned into.
-pub(super) fn run_notes(run: &LiveRun, freeze: &crate::mcp::Freeze) -> Vec<String> {
+fn run_notes(run: &LiveRun, freeze: &crate::mcp::Freeze) -> Vec<String> {
     let mut notes: Vec<String> = mcp_note(run.mcp.as_ref(), freeze).into_iter().collect();
     notes.extend(
         run.denials
@@ -34,7 +68,7 @@ pub(super) fn run_notes(run: &LiveRun, freeze: &crate::mcp::Freeze) -> Vec<Strin
 
 /// What changed since the recording is what this rerun ran: said, so a
 /// divergence can be read against it, with what to do next.
-pub(super) fn drift_notes(
+fn drift_notes(
     cassette: &Cassette,
     opts: &RerunOptions,
     passed: bool,
@@ -56,7 +90,7 @@ pub(super) fn drift_notes(
 }
 
 /// A request of no recorded conversation got a neutral answer: logged.
-pub(super) fn unknown_conversation_notes(run: &LiveRun) -> Vec<String> {
+fn unknown_conversation_notes(run: &LiveRun) -> Vec<String> {
     run.model_problems
         .iter()
         .filter(|p| p.kind == ProblemKind::UnknownConversation)
@@ -64,7 +98,7 @@ pub(super) fn unknown_conversation_notes(run: &LiveRun) -> Vec<String> {
         .collect()
 }
 
-pub(super) fn version_note(recorded: &Option<String>, now: &Option<String>) -> Option<String> {
+fn version_note(recorded: &Option<String>, now: &Option<String>) -> Option<String> {
     (recorded != now).then(|| {
         format!(
             "::notice:: [rerun] the agent is {} now; the recording was made with {}",
@@ -75,7 +109,7 @@ pub(super) fn version_note(recorded: &Option<String>, now: &Option<String>) -> O
 }
 
 /// `--explain`: the differences the masks hid.
-pub(super) fn explained(sides: &Sides<'_>) -> Vec<String> {
+fn explained(sides: &Sides<'_>) -> Vec<String> {
     divergence::hidden_by_masks(
         sides.recorded,
         sides.recorded_roots,
@@ -90,10 +124,7 @@ pub(super) fn explained(sides: &Sides<'_>) -> Vec<String> {
 
 /// Output files are not what the model saw: only a divergence in what went
 /// back to the model makes its frozen replies suspect.
-pub(super) fn frozen_replies_note(
-    divergences: &[Divergence],
-    failures: &[String],
-) -> Option<String> {
+fn frozen_replies_note(divergences: &[Divergence], failures: &[String]) -> Option<String> {
     let model_saw_a_change = divergences.iter().any(|d| d.kind != Kind::File);
     (model_saw_a_change && failures.is_empty()).then(|| {
         "::notice:: [rerun] the fresh run diverged from the recording: the recorded model \
