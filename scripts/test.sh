@@ -6,6 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# A CI clone builds everything once from scratch: incremental compilation
+# would only write caches nobody reads (a clean build is faster without).
+# Left alone on a developer's machine, where the next build reads them.
+if [ "${CI:-}" = true ]; then
+    export CARGO_INCREMENTAL=0
+fi
+
 echo "==> installing the pinned Claude Code CLI (project-local, .tools/)" >&2
 REEL_CLAUDE_BIN="$(bash scripts/install-claude.sh)"
 export REEL_CLAUDE_BIN
