@@ -18,6 +18,7 @@
 //! and the rerun carry-over of frozen verdicts.
 
 pub mod at_record;
+pub mod baseline;
 pub mod client;
 pub mod evidence;
 pub mod freeze;
