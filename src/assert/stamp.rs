@@ -41,6 +41,11 @@ const FEATURES: &[Feature] = &[
     // key, re-record". It came after 2.0.0 and before the v14 release; 14
     // is the lowest stamp every reader that knows it carries.
     (14, |a| has_field(a, "semantic_matches", "evidence_files")),
+    // reel's `baseline_transcript` (the `claude plugin eval` baseline grader):
+    // 2.0.0's `semantic_matches` would judge the rubric alone, laxer.
+    (14, |a| {
+        has_field(a, "semantic_matches", "baseline_transcript")
+    }),
     (14, |a| a.contains_key("semantic_pairwise")),
     (14, |a| a.contains_key("question_option_count")),
     (14, |a| {

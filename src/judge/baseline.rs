@@ -10,7 +10,7 @@
 //! between when longer than 24; a reply is PASS when it has the word PASS and
 //! not the word FAIL (ASCII, any case); 3 votes, more than half PASS decides.
 //!
-//! Not yet wired to an assertion key: this is the judge-side half only.
+//! Wired as `semantic_matches.baseline_transcript` (docs/judged-assertions.md).
 
 use std::sync::LazyLock;
 
@@ -55,16 +55,27 @@ pub fn render_trace(trace: &[Value]) -> String {
 
 /// The user prompt of one judge call.
 pub fn prompt(criteria: &str, baseline: &[Value], new: &[Value]) -> String {
+    fill(criteria, &render_trace(baseline), &render_trace(new))
+}
+
+fn fill(criteria: &str, baseline: &str, new: &str) -> String {
     [
         "You are comparing a NEW coding-agent trajectory against a BASELINE.".to_string(),
         format!("Criterion:\n{criteria}"),
-        format!("\nBASELINE trajectory:\n{}", render_trace(baseline)),
-        format!("\nNEW trajectory:\n{}", render_trace(new)),
+        format!("\nBASELINE trajectory:\n{baseline}"),
+        format!("\nNEW trajectory:\n{new}"),
         "\nDoes the NEW trajectory satisfy the criterion at least as well as the BASELINE?"
             .to_string(),
         "Respond with exactly one word: PASS or FAIL.".to_string(),
     ]
     .join("\n\n")
+}
+
+/// The hash of the question's template (system prompt and user prompt with
+/// placeholders): a frozen baseline verdict's `judgePromptHash`.
+pub fn prompt_hash() -> String {
+    let template = fill("{criterion}", "{baseline}", "{new}");
+    super::prompt::hash_template(&format!("{SYSTEM}\n\n{template}"))
 }
 
 /// The grader's system prompt for every judge call.

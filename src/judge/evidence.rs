@@ -11,9 +11,11 @@
 
 use sha2::{Digest, Sha256};
 
-use super::Spec;
+use serde_json::Value;
+
+use super::{Baseline, Spec};
 use crate::assert::glob::GlobList;
-use crate::cassette::{BodyEncoding, ManifestEntry};
+use crate::cassette::{BodyEncoding, Cassette, ManifestEntry};
 use crate::evidence::RunRecord;
 use crate::verify::detect::{DetectorSet, Surface};
 
@@ -93,6 +95,47 @@ pub fn derive(
     Ok(Evidence { document, digest })
 }
 
+/// The document of a `baseline_transcript` assertion: the first-party
+/// baseline grader's whole prompt over the graded turn's `trace`. Its digest
+/// also covers every byte of the baseline file (the prompt shows only 12 + 12
+/// lines of a long one), so an edited baseline needs regrade.
+pub fn derive_baseline(
+    criterion: &str,
+    baseline: &Baseline,
+    trace: &[Value],
+) -> Result<Evidence, Refusal> {
+    refuse_secrets("NEW trajectory", &super::baseline::render_trace(trace))?;
+    refuse_secrets(
+        &format!("baseline `{}`", baseline.file),
+        &super::baseline::render_trace(&baseline.lines),
+    )?;
+    let document = super::baseline::prompt(criterion, &baseline.lines, trace);
+    let digest = digest(&format!(
+        "{document}\n\0baseline {}",
+        digest(&baseline.text)
+    ));
+    Ok(Evidence { document, digest })
+}
+
+/// The stream-json lines of the graded turn in `cassette`: its `events`
+/// from the last turn's mark (`reelTurns`, a multi-turn recording) or all
+/// of them, each parsed (a line that is not JSON is left out, as the
+/// first-party runner's trace holds parsed lines only).
+pub fn graded_turn_trace(cassette: &Cassette) -> Vec<Value> {
+    // The last mark's start; `replay::turns` owns the marks but sits above
+    // the judge, so the one field is read here.
+    let start = (cassette.doc.get("reelTurns"))
+        .and_then(|t| t.get("turns"))
+        .and_then(Value::as_array)
+        .and_then(|marks| marks.last())
+        .and_then(|m| m.get("eventStart"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0) as usize;
+    (cassette.events().skip(start))
+        .filter_map(|line| serde_json::from_str(&line).ok())
+        .collect()
+}
+
 /// `sha256:<hex>` of `text`.
 pub fn digest(text: &str) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes())))
@@ -149,6 +192,7 @@ mod tests {
             include_subagent_text: false,
             include_fork_results: false,
             evidence_files: files.iter().map(|f| f.to_string()).collect(),
+            baseline: None,
         }
     }
 
