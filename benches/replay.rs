@@ -129,6 +129,11 @@ fn main() {
     }
     let iters = support::env_u64("REEL_BENCH_ITERS", if support::smoke() { 1 } else { 9 }) as usize;
     let dir = tempfile::tempdir().expect("tempdir");
+    // `REEL_BENCH_ONLY=turns`: only the multi-turn row (a quick check of it).
+    if std::env::var("REEL_BENCH_ONLY").as_deref() == Ok("turns") {
+        turns(dir.path(), iters);
+        return;
+    }
     // The cassette the target names, then the same run with the
     // recorder's `timeline` (a small JSON object per tool call, result and
     // thinking block), which is what makes a parse memory-heavy.
@@ -151,6 +156,12 @@ fn main() {
 /// every turn judged on its own slice, within 10 % of the one-turn one.
 fn turns(dir: &Path, iters: usize) {
     let (one, multi, size) = support::write_turn_cassettes(dir, 50);
+    if let Some(keep) = std::env::var_os("REEL_BENCH_KEEP") {
+        // For profiling: `perf record <bench> --child replay <file>_turns 1`.
+        let mut keep = PathBuf::from(keep);
+        keep.as_mut_os_string().push("_turns");
+        std::fs::copy(&multi, &keep).expect("write REEL_BENCH_KEEP");
+    }
     let exe = std::env::current_exe().expect("current exe");
     let (mut t_one, mut t_multi, mut peak) = (Vec::new(), Vec::new(), 0.0f64);
     for _ in 0..iters {

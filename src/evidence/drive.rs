@@ -223,9 +223,14 @@ pub fn drive_read_by_turn(
             break;
         }
         if let Some(turn) = open.as_mut() {
-            turn.fold_one(i - ranges[t].0, line.clone());
+            // The turn's fold writes the line's call inputs; the whole
+            // run's fold copies them (docs/multi-turn.md, replay cost).
+            let from = turn.d.rec.tool_calls.len();
+            turn.fold_one_ref(i - ranges[t].0, &line);
+            Folds::share_call_inputs(&turn.d.rec, from, &mut whole.d.folds);
         }
         whole.fold_one(i, line);
+        whole.d.folds.clear_shared_call_inputs();
     }
     for _ in t..ranges.len() {
         let turn = open.take().unwrap_or_else(|| Redrive::new(control_out));
@@ -310,6 +315,19 @@ impl Redrive {
         self.truncated =
             self.d
                 .fold_chunk(i, std::iter::once(line), &mut self.hook_lines, truncated);
+    }
+
+    /// [`Redrive::fold_one`] of a line another record keeps: only what
+    /// this record keeps of it is copied ([`fold::kept`]), not the line.
+    fn fold_one_ref(&mut self, i: usize, line: &ReadLine) {
+        if let Some(hook_line) = &line.hook_line
+            && self.d.rec.has_control_out
+        {
+            self.hook_lines.push(hook_line.clone());
+        }
+        if self.truncated.is_none() {
+            self.truncated = self.d.fold_line_ref(i, &line.outcome, &line.digests);
+        }
     }
 
     fn finish(mut self) -> RunRecord {
@@ -493,6 +511,45 @@ impl Driver {
         None
     }
 
+    /// [`Driver::fold_line`] of a line borrowed: an event is copied only
+    /// when the record keeps it ([`fold::kept`]).
+    fn fold_line_ref(
+        &mut self,
+        i: usize,
+        outcome: &LineOutcome,
+        digests: &[[u8; 32]],
+    ) -> Option<String> {
+        let evs = match outcome {
+            LineOutcome::Blank | LineOutcome::Ignored => return None,
+            LineOutcome::Malformed => {
+                self.rec.malformed_event_lines.push(i);
+                return None;
+            }
+            LineOutcome::ProtocolError(message) => {
+                self.rec.protocol_error_lines.push((i, message.clone()));
+                return None;
+            }
+            LineOutcome::Events(evs) => evs,
+        };
+        let mut digests = digests.iter();
+        for ev in evs {
+            let digest = match ev {
+                AgentEvent::ToolUse { .. } => digests.next().copied(),
+                _ => None,
+            };
+            if matches!(ev, AgentEvent::Decision(_)) && !self.rec.has_control_out {
+                continue;
+            }
+            if let Err(msg) = self.fold_event(ev, digest, i) {
+                return Some(format!("truncated cassette: {msg}"));
+            }
+            if fold::kept(ev) {
+                fold::keep(&mut self.rec, ev.clone());
+            }
+        }
+        None
+    }
+
     /// Every fold reads the event, then the record keeps what it keeps as
     /// recorded. `input_digest`: [`input_digest`] of a `ToolUse`'s input
     /// when the reader computed it already (in parallel).
@@ -502,7 +559,19 @@ impl Driver {
         input_digest: Option<[u8; 32]>,
         line: usize,
     ) -> Result<(), String> {
-        let (main_flow, input_digest) = match &event {
+        self.fold_event(&event, input_digest, line)?;
+        fold::keep(&mut self.rec, event);
+        Ok(())
+    }
+
+    /// Every fold reads `event` (nothing is kept of it yet).
+    fn fold_event(
+        &mut self,
+        event: &AgentEvent,
+        input_digest: Option<[u8; 32]>,
+        line: usize,
+    ) -> Result<(), String> {
+        let (main_flow, input_digest) = match event {
             AgentEvent::ToolUse { input, parent, .. } => (
                 self.flow.is_main(parent.as_ref()),
                 Some(input_digest.unwrap_or_else(|| self::input_digest(input))),
@@ -510,7 +579,7 @@ impl Driver {
             _ => (true, None),
         };
         let step = Step {
-            event: &event,
+            event,
             main_flow,
             input_digest,
             line,
@@ -519,7 +588,6 @@ impl Driver {
             f.event(&step, &mut self.rec)?;
         }
         self.flow.follow(&step);
-        fold::keep(&mut self.rec, event);
         Ok(())
     }
 

@@ -321,6 +321,48 @@ mod tests {
         assert_eq!(tally(&from_file.assertions).len(), 4);
     }
 
+    /// A line with two calls, a call outside every turn and a turn with
+    /// none: each record is still the one its lines alone re-drive to (the
+    /// whole run's fold copies the call inputs its turn's fold wrote).
+    #[test]
+    fn shared_call_inputs_keep_each_record_its_own() {
+        use crate::evidence::RecordedLine;
+        let call = |id: &str, cmd: &str| json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": cmd, "n": [1, 2]}});
+        let assistant = |content: Value| {
+            json!({"type": "assistant", "message": {"role": "assistant", "content": content}})
+                .to_string()
+        };
+        let lines = vec![
+            assistant(json!([call("a", "ls")])),
+            assistant(json!([call("b", "pwd"), call("c", "echo hi")])),
+            assistant(json!([{"type": "text", "text": "between"}])),
+            assistant(json!([call("d", "date")])),
+            json!({"type": "result", "subtype": "success", "is_error": false, "result": "ok"})
+                .to_string(),
+        ];
+        let ranges = [(1, 3), (4, 5)];
+        let (whole, turns) = RunRecord::from_read_lines_by_turn(
+            lines.iter().map(RecordedLine::read),
+            None,
+            0,
+            &ranges,
+        );
+        assert_eq!(whole.tool_calls.len(), 4);
+        assert_eq!(
+            format!("{whole:?}"),
+            format!("{:?}", drive(lines.clone(), None))
+        );
+        for ((start, end), run) in ranges.iter().zip(&turns) {
+            let alone = drive(lines[*start..*end].to_vec(), None);
+            assert_eq!(
+                format!("{run:?}"),
+                format!("{alone:?}"),
+                "turn {start}..{end}"
+            );
+        }
+        assert_eq!(turns[0].tool_calls.len(), 2);
+    }
+
     #[test]
     fn marks_out_of_order_or_missing_are_no_guess() {
         let dir = tempfile::tempdir().unwrap();

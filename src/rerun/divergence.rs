@@ -80,7 +80,7 @@ pub struct Divergence {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub diff: Vec<String>,
     /// The user turn (1-based) of a multi-turn recording whose slice holds
-    /// this main-conversation turn ([`super::turns`]); absent otherwise.
+    /// this main-conversation turn (`rerun::turns`); absent otherwise.
     #[serde(rename = "userTurn", skip_serializing_if = "Option::is_none")]
     pub user_turn: Option<usize>,
 }

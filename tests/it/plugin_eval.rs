@@ -592,13 +592,27 @@ fn reel_grades(
         .collect()
 }
 
+/// Where the agreement check works. The first-party Bash sandbox refuses
+/// writes under /tmp and /var/tmp (where a CI clone of this repository may
+/// live), and fails to start when the socket paths it makes under TMPDIR
+/// grow past ~50 bytes: the target dir when it is neither, else
+/// `$HOME/.reel-agree`.
+fn agreement_base() -> PathBuf {
+    let target = repo().join("target");
+    if !target.starts_with("/tmp") && !target.starts_with("/var/tmp") {
+        return target;
+    }
+    let base = PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".reel-agree");
+    std::fs::create_dir_all(&base).unwrap();
+    base
+}
+
 #[test]
 fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
     let bin = support::require!(first_party_ready());
-    // Not under /tmp: the first-party Bash sandbox refuses writes there.
     let work = tempfile::Builder::new()
-        .prefix("plugin-eval-agree-")
-        .tempdir_in(repo().join("target"))
+        .prefix("agree-")
+        .tempdir_in(agreement_base())
         .unwrap();
     support::copy_tree(&repo().join(PLUGIN), &work.path().join("plugin"));
     std::fs::create_dir_all(work.path().join("home")).unwrap();

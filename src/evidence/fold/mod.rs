@@ -79,6 +79,24 @@ pub(super) struct Folds {
 }
 
 impl Folds {
+    /// Hands the input fields of the calls `rec` recorded from index
+    /// `from` on to `other`'s next calls (the same line's, folded next into
+    /// another record), so their inputs are written once.
+    pub(super) fn share_call_inputs(rec: &RunRecord, from: usize, other: &mut Folds) {
+        other.tools.written.clear();
+        other.tools.written.extend(
+            rec.tool_calls[from.min(rec.tool_calls.len())..]
+                .iter()
+                .map(|c| (c.input.clone(), c.input_json.clone())),
+        );
+    }
+
+    /// Drops what [`Folds::share_call_inputs`] handed over and the line
+    /// did not take (it was not folded: a truncated run).
+    pub(super) fn clear_shared_call_inputs(&mut self) {
+        self.tools.written.clear();
+    }
+
     /// Room for `bytes` of transcript ([`super::drive_read`]'s `text_room`).
     pub(super) fn reserve_text(&mut self, bytes: usize) {
         self.transcript.reserve(bytes);
@@ -96,6 +114,18 @@ impl Folds {
             &mut self.outcome,
         ]
     }
+}
+
+/// Does [`keep`] store anything of `event`? (The others need not be copied
+/// for it: a turn's record folds a line the whole run's record owns.)
+pub(super) fn kept(event: &AgentEvent) -> bool {
+    matches!(
+        event,
+        AgentEvent::Init { .. }
+            | AgentEvent::ToolResult { .. }
+            | AgentEvent::Thinking { .. }
+            | AgentEvent::SystemEvent { .. }
+    )
 }
 
 /// Moves the payloads the record keeps as recorded into it (after the folds).

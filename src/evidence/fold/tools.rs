@@ -33,7 +33,15 @@ pub(in crate::evidence) struct Tools {
     tool_name_by_use_id: HashMap<String, String>,
     /// Main-agent `WebSearch` tool_use id → its query, until its result.
     pending_searches: HashMap<String, String>,
+    /// The input fields of this line's calls as another record's fold
+    /// wrote them already (a multi-turn replay folds each line into its
+    /// turn's record first: [`Folds::take_call_inputs`]), taken in order
+    /// instead of stringifying the inputs again.
+    pub(super) written: std::collections::VecDeque<CallInput>,
 }
+
+/// A call's top-level input fields and whole input, as written.
+pub(in crate::evidence) type CallInput = (Vec<(String, InputField)>, InputField);
 
 impl Fold for Tools {
     fn event(&mut self, step: &Step<'_>, rec: &mut RunRecord) -> Result<(), String> {
@@ -49,6 +57,7 @@ impl Fold for Tools {
                     let empty = Map::new();
                     self.main_call(name, input.as_object().unwrap_or(&empty), tool_use_id, rec);
                 }
+                let written = self.written.pop_front();
                 rec.tool_calls.push(tool_call(
                     name,
                     input,
@@ -56,6 +65,7 @@ impl Fold for Tools {
                     tool_use_id,
                     step.main_flow,
                     rec,
+                    written,
                 ));
                 self.tool_log.push(LoggedCall {
                     name: name.clone(),
@@ -120,6 +130,7 @@ fn tool_call(
     tool_use_id: &Option<String>,
     main_flow: bool,
     rec: &RunRecord,
+    written: Option<CallInput>,
 ) -> ToolCall {
     let origin = if main_flow {
         CallOrigin::Main
@@ -150,17 +161,58 @@ fn tool_call(
             other => crate::js::json::legacy_serde(other),
         })
     };
+    // Writing the input is most of a call's fold; the same input written
+    // by another record's fold is copied instead.
+    let (input, input_json) = written.unwrap_or_else(|| {
+        let fields: Vec<(String, InputField)> = input
+            .as_object()
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), field(v))).collect())
+            .unwrap_or_default();
+        let json =
+            input_json_of(input, &fields).unwrap_or_else(|| crate::js::json::legacy_serde(input));
+        (fields, capped(json))
+    });
     ToolCall {
         name: name.to_owned(),
         tool_use_id: tool_use_id.clone(),
         parent: parent.clone(),
         origin,
-        input: input
-            .as_object()
-            .map(|m| m.iter().map(|(k, v)| (k.clone(), field(v))).collect())
-            .unwrap_or_default(),
-        input_json: capped(crate::js::json::legacy_serde(input)),
+        input,
+        input_json,
     }
+}
+
+/// `JSON.stringify(input)` joined from the fields already written (a
+/// string field quoted, any other its JSON text): a second serialisation
+/// of every input doubled a replay's fold. `None` where joining would not
+/// be exact: a cut field, or an index-like key (V8 writes those first).
+fn input_json_of(input: &Value, fields: &[(String, InputField)]) -> Option<String> {
+    let m = input.as_object()?;
+    let index_like = |k: &str| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit());
+    if fields.iter().any(|(k, f)| f.truncated || index_like(k)) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(
+        fields
+            .iter()
+            .map(|(k, f)| k.len() + f.text.len() + 4)
+            .sum::<usize>()
+            + 2,
+    );
+    out.push(b'{');
+    for (i, ((k, f), v)) in fields.iter().zip(m.values()).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        crate::js::json::quote(k, &mut out);
+        out.push(b':');
+        match v {
+            Value::String(_) => crate::js::json::quote(&f.text, &mut out),
+            _ => out.extend_from_slice(f.text.as_bytes()),
+        }
+    }
+    out.push(b'}');
+    String::from_utf8(out).ok()
 }
 
 impl Tools {
@@ -238,5 +290,58 @@ impl Tools {
                 count,
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod input_json_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fields(v: &Value) -> Vec<(String, InputField)> {
+        v.as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| {
+                let text = match v {
+                    Value::String(s) => s.clone(),
+                    other => crate::js::json::legacy_serde(other),
+                };
+                (
+                    k.clone(),
+                    InputField {
+                        text,
+                        truncated: false,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn joined_fields_are_json_stringify_of_the_input() {
+        for v in [
+            json!({}),
+            json!({"command": "echo \"hi\"\n\tπ \u{1}", "n": 1.5e21, "flag": true, "none": null}),
+            json!({"file_path": "/a/b.md", "edits": [{"old": "x", "new": "y\\z"}], "o": {"2": 1, "a": 2}}),
+            json!({"big": 12345678901234567890u64, "neg": -0.0, "small": 1e-7}),
+        ] {
+            assert_eq!(
+                input_json_of(&v, &fields(&v)).as_deref(),
+                Some(crate::js::json::legacy_serde(&v).as_str()),
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_index_like_key_or_a_cut_field_is_left_to_the_full_writer() {
+        let v = json!({"b": 1, "10": 2});
+        assert_eq!(input_json_of(&v, &fields(&v)), None);
+        let v = json!({"a": "x"});
+        let mut f = fields(&v);
+        f[0].1.truncated = true;
+        assert_eq!(input_json_of(&v, &f), None);
+        assert_eq!(input_json_of(&json!("text"), &[]), None);
     }
 }
