@@ -117,10 +117,12 @@ pub fn derive_baseline(
     Ok(Evidence { document, digest })
 }
 
-/// The stream-json lines of the graded turn in `cassette`: its `events`
-/// from the last turn's mark (`reelTurns`, a multi-turn recording) or all
-/// of them, each parsed (a line that is not JSON is left out, as the
-/// first-party runner's trace holds parsed lines only).
+/// The stream-json lines of the graded turn in `cassette`, as `claude -p
+/// --output-format stream-json --verbose` (the first-party runner's agent)
+/// prints them: its `events` from the last turn's mark (`reelTurns`, a
+/// multi-turn recording) or all of them, each parsed (a line that is not JSON
+/// is left out, as the first-party trace holds parsed lines only), without
+/// the lines only reel's way of running the agent adds ([`print_mode_line`]).
 pub fn graded_turn_trace(cassette: &Cassette) -> Vec<Value> {
     // The last mark's start; `replay::turns` owns the marks but sits above
     // the judge, so the one field is read here.
@@ -133,7 +135,23 @@ pub fn graded_turn_trace(cassette: &Cassette) -> Vec<Value> {
         .unwrap_or(0) as usize;
     (cassette.events().skip(start))
         .filter_map(|line| serde_json::from_str(&line).ok())
+        .filter(print_mode_line)
         .collect()
+}
+
+/// False for a line the first-party runner's agent never prints: reel drives
+/// Claude Code over the SDK control protocol (`--input-format stream-json`,
+/// `--permission-prompt-tool stdio`) with `--include-partial-messages`, so
+/// its output also holds `control_*` lines, `stream_event`s and the
+/// `system`/`status` `requesting` lines Claude Code 2.1.332 emits only with
+/// partial messages on. Everything else (`system` `init`, `assistant`,
+/// `user`, `result`, other `system` lines) is printed in both modes.
+fn print_mode_line(line: &Value) -> bool {
+    let kind = line.get("type").and_then(Value::as_str).unwrap_or("");
+    let requesting = kind == "system"
+        && line.get("subtype").and_then(Value::as_str) == Some("status")
+        && line.get("status").and_then(Value::as_str) == Some("requesting");
+    !(requesting || kind == "stream_event" || kind == "keep_alive" || kind.starts_with("control_"))
 }
 
 /// `sha256:<hex>` of `text`.
@@ -210,6 +228,37 @@ mod tests {
             transcript: "Writing.".into(),
             ..RunRecord::default()
         }
+    }
+
+    #[test]
+    fn the_trace_keeps_the_lines_print_mode_prints() {
+        use serde_json::json;
+        let lines = [
+            json!({"type": "control_response", "response": {"subtype": "success"}}),
+            json!({"type": "system", "subtype": "init"}),
+            json!({"type": "system", "subtype": "status", "status": "requesting"}),
+            json!({"type": "system", "subtype": "status", "status": "compacting"}),
+            json!({"type": "stream_event", "event": {"type": "message_start"}}),
+            json!({"type": "assistant", "message": {"content": []}}),
+            json!({"type": "control_request", "request": {"subtype": "can_use_tool"}}),
+            json!({"type": "user", "message": {"content": []}}),
+            json!({"type": "keep_alive"}),
+            json!({"type": "result", "subtype": "success"}),
+        ];
+        let kept: Vec<String> = (lines.iter())
+            .filter(|l| print_mode_line(l))
+            .map(|l| format!("{}/{}", l["type"], l["status"]))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                "\"system\"/null",
+                "\"system\"/\"compacting\"",
+                "\"assistant\"/null",
+                "\"user\"/null",
+                "\"result\"/null"
+            ]
+        );
     }
 
     #[test]

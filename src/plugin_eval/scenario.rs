@@ -53,10 +53,17 @@ pub fn build(
         "prompt.md"
     });
     let mut problems = case_refusals(found, &at);
-    let (rows, turn_asserts, mut session_asserts) =
+    let (mut rows, turn_asserts, mut session_asserts) =
         map_graders(found, drop_unmapped, &mut problems);
     let slug = slug(&found.rel);
     let baselines = baseline_files(found, &slug, out, &mut session_asserts, &mut problems);
+    // The report shows each baseline assertion as written (the copied file's
+    // path): rows and assertions list the baseline graders in the same order.
+    let written = session_asserts.iter().filter(|a| is_baseline(a));
+    let shown = (rows.iter_mut()).filter_map(|r| r.assertion.as_mut().filter(|a| is_baseline(a)));
+    for (row, a) in shown.zip(written) {
+        *row = a.clone();
+    }
     let history = match &case.context.history_file {
         Some(h) => match super::history::user_prompts(&found.dir.join(h)) {
             Ok(p) => p,
@@ -108,6 +115,10 @@ pub fn build(
         graders: rows,
         notes,
     })
+}
+
+fn is_baseline(assertion: &Value) -> bool {
+    (assertion.pointer("/semantic_matches/baseline_transcript")).is_some()
 }
 
 /// Each baseline grader's file copied to `baselines/<slug>/` beside the
