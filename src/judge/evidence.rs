@@ -122,7 +122,7 @@ pub fn derive_baseline(
 /// prints them: its `events` from the last turn's mark (`reelTurns`, a
 /// multi-turn recording) or all of them, each parsed (a line that is not JSON
 /// is left out, as the first-party trace holds parsed lines only), without
-/// the lines only reel's way of running the agent adds ([`print_mode_line`]).
+/// the lines only reel's way of running the agent adds (`print_mode_line`).
 pub fn graded_turn_trace(cassette: &Cassette) -> Vec<Value> {
     // The last mark's start; `replay::turns` owns the marks but sits above
     // the judge, so the one field is read here.

@@ -242,7 +242,7 @@ fn a_baseline_is_judged_by_pass_fail_votes_and_keyed_by_its_bytes() {
 
     // The whole baseline file keys the verdict, and the template is the baseline's.
     let mut edited = s.clone();
-    edited.baseline.as_mut().unwrap().text.push_str("\n");
+    edited.baseline.as_mut().unwrap().text.push('\n');
     let ev2 =
         evidence::derive_baseline("writes the note", edited.baseline.as_ref().unwrap(), &trace)
             .unwrap();
