@@ -298,6 +298,38 @@ fn bad_input_is_refused_with_file_field_and_fix_never_a_panic() {
             ],
             "g.md: input_match (grader g, type tool_used): the input regex does not compile",
         ),
+        (
+            vec![
+                ok_prompt,
+                (
+                    "evals/c/graders/g.md",
+                    "---\ntype: baseline\nbaseline_file: ../b.jsonl\n---\nAs well.\n",
+                ),
+                ("evals/b.jsonl", "{}\n"),
+            ],
+            "b.jsonl: baseline_file: the baseline file is outside the case directory",
+        ),
+        (
+            vec![
+                ok_prompt,
+                (
+                    "evals/c/graders/g.md",
+                    "---\ntype: baseline\nbaseline_file: b.jsonl\n---\nAs well.\n",
+                ),
+                ("evals/c/b.jsonl", "{}\nnot json\n"),
+            ],
+            "b.jsonl: baseline_file: the baseline transcript is not JSON lines (line 2: not JSON",
+        ),
+        (
+            vec![
+                ok_prompt,
+                (
+                    "evals/c/graders/g.md",
+                    "---\ntype: baseline\nbaseline_file: none.jsonl\n---\nAs well.\n",
+                ),
+            ],
+            "none.jsonl: (file): cannot read the baseline file",
+        ),
     ];
     for (files, want) in cases {
         let fx = plugin_with(&files);
