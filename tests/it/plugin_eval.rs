@@ -788,9 +788,10 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
     std::fs::create_dir_all(work.path().join("tmp")).unwrap();
     let fx = scratch();
     let mapping = import(fx.root(), &["--drop-unmapped", "--output-format", "json"]).json();
-    // Import then export: the first-party runner loads and runs the exported cases.
+    // Import then export: the first-party runner loads and runs the exported
+    // cases (the baseline grader and its transcript included).
     let exported = work.path().join("release-notes");
-    for case in ["write-note", "follow-up"] {
+    for case in ["write-note", "follow-up", "order-and-baseline"] {
         let run = reel()
             .current_dir(fx.root())
             .args([
