@@ -4,7 +4,8 @@
 //! reader of 2.0.0 keeps replaying it; each later form lifts the stamp to the
 //! version that first reads it, so an older reader says "too new, upgrade"
 //! rather than "unrecognized assertion, re-record" (test/cassette-v13…v16).
-//! One departure: `semantic_matches.evidence_files` stamps 14 (see FEATURES).
+//! Two departures: `semantic_matches.evidence_files` and reel's own
+//! `semantic_matches.baseline_transcript` stamp 14 (see FEATURES).
 //! reel's own top-level keys (`last_message_matches`, `last_message_not_matches`,
 //! `tool_order`) lift nothing: at 12 every cowork-harness reader refuses them as
 //! unrecognized (exit 2) rather than dropping them (docs/plugin-eval.md).
@@ -41,6 +42,11 @@ const FEATURES: &[Feature] = &[
     // key, re-record". It came after 2.0.0 and before the v14 release; 14
     // is the lowest stamp every reader that knows it carries.
     (14, |a| has_field(a, "semantic_matches", "evidence_files")),
+    // reel's `baseline_transcript` (the `claude plugin eval` baseline grader):
+    // 2.0.0's `semantic_matches` would judge the rubric alone, laxer.
+    (14, |a| {
+        has_field(a, "semantic_matches", "baseline_transcript")
+    }),
     (14, |a| a.contains_key("semantic_pairwise")),
     (14, |a| a.contains_key("question_option_count")),
     (14, |a| {
@@ -199,6 +205,23 @@ mod tests {
         assert_eq!(
             a(json!({"semantic_pairwise": {"refs": ["r"], "evidence_files": ["outputs/a.md"]}})),
             14
+        );
+    }
+
+    /// reel's `baseline_transcript` stamps 14, as a path (authored) or
+    /// inlined (frozen), so 2.0.0 says "too new" rather than judging the
+    /// rubric alone; a v15 key beside it still wins.
+    #[test]
+    fn a_baseline_transcript_stamps_14() {
+        let sm =
+            |b: Value| a(json!({"semantic_matches": {"rubric": ["r"], "baseline_transcript": b}}));
+        assert_eq!(sm(json!("baselines/c/b.jsonl")), 14);
+        assert_eq!(sm(json!({"file": "b.jsonl", "text": "{}\n"})), 14);
+        assert_eq!(
+            v(json!({"prompt": "x", "assert": [
+                {"gates_all_scripted": true},
+                {"semantic_matches": {"rubric": ["r"], "baseline_transcript": "b.jsonl"}}]})),
+            15
         );
     }
 

@@ -20,13 +20,16 @@ pub fn judge_recorded(cassette: &mut Cassette, script: Option<&Script>) -> Vec<S
         return Vec::new();
     }
     let (client, server): (Box<dyn Complete>, Option<Server>) = match script {
-        Some(s) if !s.judge.is_empty() => match Server::start(s.clone(), ServeOptions::default()) {
-            Ok(server) => (
-                Box::new(MessagesClient::scripted(&server.url())),
-                Some(server),
-            ),
-            Err(e) => return vec![format!("judge: start the scripted judge: {e}")],
-        },
+        // `side:` answers a baseline_transcript's question (no JUDGE_OPENING).
+        Some(s) if !s.judge.is_empty() || !s.side.is_empty() => {
+            match Server::start(s.clone(), ServeOptions::default()) {
+                Ok(server) => (
+                    Box::new(MessagesClient::scripted(&server.url())),
+                    Some(server),
+                ),
+                Err(e) => return vec![format!("judge: start the scripted judge: {e}")],
+            }
+        }
         // A rerun's replies carry no judge: `rerun` carries the recorded
         // verdicts over instead (`freeze::carry_over`).
         Some(s) if s.origin.to_string_lossy().ends_with(".cassette.json") => return Vec::new(),

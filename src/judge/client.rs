@@ -36,7 +36,13 @@ pub enum CallError {
 
 /// Something that answers a judge prompt.
 pub trait Complete {
-    fn complete(&self, model: &str, prompt: &str) -> Result<Completion, CallError>;
+    /// One call: `system` is the system prompt, when the question has one.
+    fn complete(
+        &self,
+        model: &str,
+        system: Option<&str>,
+        prompt: &str,
+    ) -> Result<Completion, CallError>;
     /// True for a token-free judge (its calls cost $0, never refused by a budget).
     fn is_scripted(&self) -> bool;
 }
@@ -85,14 +91,22 @@ impl MessagesClient {
 }
 
 impl Complete for MessagesClient {
-    fn complete(&self, model: &str, prompt: &str) -> Result<Completion, CallError> {
+    fn complete(
+        &self,
+        model: &str,
+        system: Option<&str>,
+        prompt: &str,
+    ) -> Result<Completion, CallError> {
         let url = format!("{}/v1/messages", self.base_url);
-        let body = json!({
+        let mut body = json!({
             "model": model,
             "max_tokens": 4096,
             "temperature": 1,
             "messages": [{"role": "user", "content": prompt}],
         });
+        if let Some(system) = system {
+            body["system"] = json!(system);
+        }
         let mut request = self
             .agent
             .post(&url)

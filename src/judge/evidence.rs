@@ -11,9 +11,11 @@
 
 use sha2::{Digest, Sha256};
 
-use super::Spec;
+use serde_json::Value;
+
+use super::{Baseline, Spec};
 use crate::assert::glob::GlobList;
-use crate::cassette::{BodyEncoding, ManifestEntry};
+use crate::cassette::{BodyEncoding, Cassette, ManifestEntry};
 use crate::evidence::RunRecord;
 use crate::verify::detect::{DetectorSet, Surface};
 
@@ -93,6 +95,65 @@ pub fn derive(
     Ok(Evidence { document, digest })
 }
 
+/// The document of a `baseline_transcript` assertion: the first-party
+/// baseline grader's whole prompt over the graded turn's `trace`. Its digest
+/// also covers every byte of the baseline file (the prompt shows only 12 + 12
+/// lines of a long one), so an edited baseline needs regrade.
+pub fn derive_baseline(
+    criterion: &str,
+    baseline: &Baseline,
+    trace: &[Value],
+) -> Result<Evidence, Refusal> {
+    refuse_secrets("NEW trajectory", &super::baseline::render_trace(trace))?;
+    refuse_secrets(
+        &format!("baseline `{}`", baseline.file),
+        &super::baseline::render_trace(&baseline.lines),
+    )?;
+    let document = super::baseline::prompt(criterion, &baseline.lines, trace);
+    let digest = digest(&format!(
+        "{document}\n\0baseline {}",
+        digest(&baseline.text)
+    ));
+    Ok(Evidence { document, digest })
+}
+
+/// The stream-json lines of the graded turn in `cassette`, as `claude -p
+/// --output-format stream-json --verbose` (the first-party runner's agent)
+/// prints them: its `events` from the last turn's mark (`reelTurns`, a
+/// multi-turn recording) or all of them, each parsed (a line that is not JSON
+/// is left out, as the first-party trace holds parsed lines only), without
+/// the lines only reel's way of running the agent adds (`print_mode_line`).
+pub fn graded_turn_trace(cassette: &Cassette) -> Vec<Value> {
+    // The last mark's start; `replay::turns` owns the marks but sits above
+    // the judge, so the one field is read here.
+    let start = (cassette.doc.get("reelTurns"))
+        .and_then(|t| t.get("turns"))
+        .and_then(Value::as_array)
+        .and_then(|marks| marks.last())
+        .and_then(|m| m.get("eventStart"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0) as usize;
+    (cassette.events().skip(start))
+        .filter_map(|line| serde_json::from_str(&line).ok())
+        .filter(print_mode_line)
+        .collect()
+}
+
+/// False for a line the first-party runner's agent never prints: reel drives
+/// Claude Code over the SDK control protocol (`--input-format stream-json`,
+/// `--permission-prompt-tool stdio`) with `--include-partial-messages`, so
+/// its output also holds `control_*` lines, `stream_event`s and the
+/// `system`/`status` `requesting` lines Claude Code 2.1.332 emits only with
+/// partial messages on. Everything else (`system` `init`, `assistant`,
+/// `user`, `result`, other `system` lines) is printed in both modes.
+fn print_mode_line(line: &Value) -> bool {
+    let kind = line.get("type").and_then(Value::as_str).unwrap_or("");
+    let requesting = kind == "system"
+        && line.get("subtype").and_then(Value::as_str) == Some("status")
+        && line.get("status").and_then(Value::as_str) == Some("requesting");
+    !(requesting || kind == "stream_event" || kind == "keep_alive" || kind.starts_with("control_"))
+}
+
 /// `sha256:<hex>` of `text`.
 pub fn digest(text: &str) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes())))
@@ -149,6 +210,7 @@ mod tests {
             include_subagent_text: false,
             include_fork_results: false,
             evidence_files: files.iter().map(|f| f.to_string()).collect(),
+            baseline: None,
         }
     }
 
@@ -166,6 +228,37 @@ mod tests {
             transcript: "Writing.".into(),
             ..RunRecord::default()
         }
+    }
+
+    #[test]
+    fn the_trace_keeps_the_lines_print_mode_prints() {
+        use serde_json::json;
+        let lines = [
+            json!({"type": "control_response", "response": {"subtype": "success"}}),
+            json!({"type": "system", "subtype": "init"}),
+            json!({"type": "system", "subtype": "status", "status": "requesting"}),
+            json!({"type": "system", "subtype": "status", "status": "compacting"}),
+            json!({"type": "stream_event", "event": {"type": "message_start"}}),
+            json!({"type": "assistant", "message": {"content": []}}),
+            json!({"type": "control_request", "request": {"subtype": "can_use_tool"}}),
+            json!({"type": "user", "message": {"content": []}}),
+            json!({"type": "keep_alive"}),
+            json!({"type": "result", "subtype": "success"}),
+        ];
+        let kept: Vec<String> = (lines.iter())
+            .filter(|l| print_mode_line(l))
+            .map(|l| format!("{}/{}", l["type"], l["status"]))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                "\"system\"/null",
+                "\"system\"/\"compacting\"",
+                "\"assistant\"/null",
+                "\"user\"/null",
+                "\"result\"/null"
+            ]
+        );
     }
 
     #[test]

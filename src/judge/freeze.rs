@@ -37,7 +37,10 @@ impl Keys {
         Keys {
             evidence_digest: evidence.digest.clone(),
             rubric_digest: evidence::digest(&json!(spec.rubric).to_string()),
-            judge_prompt_hash: prompt::prompt_hash(),
+            judge_prompt_hash: match spec.baseline {
+                Some(_) => super::baseline::prompt_hash(),
+                None => prompt::prompt_hash(),
+            },
             judge_model_requested: spec.model(),
         }
     }
@@ -170,13 +173,14 @@ pub fn assess(cassette: &Cassette, run: &RunRecord, items: &[Map<String, Value>]
     }
     let frozen = read(&cassette.doc);
     let artifacts: Vec<ManifestEntry> = cassette.artifacts().unwrap_or_default();
+    let trace = std::cell::OnceCell::new();
     (items.iter().enumerate())
         .filter_map(|(index, item)| item.get(KEY).map(|v| (index, v)))
         .map(|(index, value)| {
             let spec = Spec::from_value(value);
             let (spec, evidence, status) = match spec {
                 Err(e) => (None, None, Status::Invalid(e)),
-                Ok(spec) => match evidence::derive(&spec, run, &artifacts) {
+                Ok(spec) => match derive(&spec, run, &artifacts, cassette, &trace) {
                     Err(r) => (Some(spec), None, Status::Refused(r)),
                     Ok(ev) => {
                         let status =
@@ -194,6 +198,24 @@ pub fn assess(cassette: &Cassette, run: &RunRecord, items: &[Map<String, Value>]
             }
         })
         .collect()
+}
+
+/// The judged document of `spec`: the run's text and files, or for a
+/// `baseline_transcript` the graded turn's trace (read once per cassette).
+fn derive(
+    spec: &Spec,
+    run: &RunRecord,
+    artifacts: &[ManifestEntry],
+    cassette: &Cassette,
+    trace: &std::cell::OnceCell<Vec<Value>>,
+) -> Result<Evidence, Refusal> {
+    match &spec.baseline {
+        Some(b) => {
+            let trace = trace.get_or_init(|| evidence::graded_turn_trace(cassette));
+            evidence::derive_baseline(&spec.rubric[0], b, trace)
+        }
+        None => evidence::derive(spec, run, artifacts),
+    }
 }
 
 fn status_of(spec: &Spec, ev: &Evidence, frozen: Option<&Frozen>) -> Status {

@@ -18,6 +18,7 @@
 //! and the rerun carry-over of frozen verdicts.
 
 pub mod at_record;
+pub mod baseline;
 pub mod client;
 pub mod evidence;
 pub mod freeze;
@@ -51,6 +52,39 @@ pub struct Spec {
     pub include_subagent_text: bool,
     pub include_fork_results: bool,
     pub evidence_files: Vec<String>,
+    /// `baseline_transcript`: the first-party `baseline` grader's question
+    /// (the run's trace at least as good as this transcript's) instead of a
+    /// rubric over the run's text.
+    pub baseline: Option<Baseline>,
+}
+
+/// A `baseline_transcript`, as the scenario loader inlined it: the file named
+/// beside the scenario and its text (so replay never needs the file).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Baseline {
+    pub file: String,
+    pub text: String,
+    /// The transcript's lines, parsed.
+    pub lines: Vec<Value>,
+}
+
+impl Baseline {
+    /// Reads an inlined `baseline_transcript` (`{file, text}`).
+    fn from_value(v: &Value) -> Result<Baseline, String> {
+        const AT: &str = "semantic_matches.baseline_transcript";
+        let (Some(file), Some(text)) = (v["file"].as_str(), v["text"].as_str()) else {
+            return Err(format!(
+                "{AT}: the transcript was not read; load the scenario from its file (the \
+                 loader reads FILE, relative to the scenario, into the assertion)"
+            ));
+        };
+        let lines = baseline::read_transcript(text).map_err(|e| format!("{AT} `{file}`: {e}"))?;
+        Ok(Baseline {
+            file: file.to_owned(),
+            text: text.to_owned(),
+            lines,
+        })
+    }
 }
 
 /// The strings of a JSON list (other items skipped); `None` when `v` is no list.
@@ -79,7 +113,31 @@ impl Spec {
                 .ok_or("semantic_matches.min_pass: expected \"all\" or an integer > 0")?,
         };
         let flag = |k: &str| v[k].as_bool() == Some(true);
+        let baseline = match &v["baseline_transcript"] {
+            Value::Null => None,
+            b => Some(Baseline::from_value(b)?),
+        };
+        if baseline.is_some() {
+            let alone = rubric.len() == 1
+                && [
+                    "include_subagent_text",
+                    "include_fork_results",
+                    "evidence_files",
+                    "min_pass",
+                ]
+                .iter()
+                .all(|k| v[*k].is_null());
+            if !alone {
+                return Err(
+                    "semantic_matches.baseline_transcript: expected a rubric of exactly \
+                            one criterion and no min_pass, include_* or evidence_files (the \
+                            judge compares the run's trace with the baseline's, nothing else)"
+                        .into(),
+                );
+            }
+        }
         Ok(Spec {
+            baseline,
             need,
             judge_model: v["judge_model"].as_str().map(str::to_owned),
             include_subagent_text: flag("include_subagent_text"),
@@ -240,6 +298,9 @@ pub fn judge(
     budget: &mut Budget,
 ) -> Result<Verdict, JudgeError> {
     let votes = votes.max(1);
+    if spec.baseline.is_some() {
+        return judge_baseline(spec, votes, evidence, client, budget);
+    }
     let model = spec.model();
     let prompt = prompt::render(&spec.rubric, &evidence.document);
     budget.admit(client, &model, votes, prompt.chars().count())?;
@@ -248,7 +309,7 @@ pub fn judge(
     let mut cost = Some(0.0);
     for _ in 0..votes {
         for attempt in 0..2 {
-            let c = client.complete(&model, &prompt)?;
+            let c = client.complete(&model, None, &prompt)?;
             budget.charge(c.cost_usd);
             cost = cost.zip(c.cost_usd).map(|(a, b)| a + b);
             answered_by = c.model;
@@ -266,6 +327,48 @@ pub fn judge(
         }
     }
     Ok(tally(spec, votes, grades, answered_by, cost))
+}
+
+/// A `baseline_transcript` judged as the first-party grader does: the
+/// evidence is its whole prompt, sent with its system prompt; each reply is
+/// a vote (PASS without FAIL), more than half PASS passes the one criterion.
+fn judge_baseline(
+    spec: &Spec,
+    votes: u32,
+    evidence: &Evidence,
+    client: &dyn Complete,
+    budget: &mut Budget,
+) -> Result<Verdict, JudgeError> {
+    let model = spec.model();
+    let prompt = &evidence.document;
+    budget.admit(client, &model, votes, prompt.chars().count())?;
+    let mut said = Vec::new();
+    let mut answered_by = model.clone();
+    let mut cost = Some(0.0);
+    for _ in 0..votes {
+        let c = client.complete(&model, Some(baseline::SYSTEM), prompt)?;
+        budget.charge(c.cost_usd);
+        cost = cost.zip(c.cost_usd).map(|(a, b)| a + b);
+        answered_by = c.model;
+        said.push(baseline::vote(&c.text));
+    }
+    let pass = baseline::majority(&said);
+    let yes = said.iter().filter(|v| **v).count() as u32;
+    let agreeing = if pass { yes } else { votes - yes };
+    Ok(Verdict {
+        semantic_claims: vec![Claim {
+            index: 0,
+            claim: spec.rubric[0].clone(),
+            pass,
+            rationale: format!("{yes} of {votes} baseline vote(s) PASS"),
+        }],
+        judge_model: answered_by,
+        judge_invalid: false,
+        votes,
+        valid_votes: votes,
+        agreement: f64::from(agreeing) / f64::from(votes),
+        judge_cost_usd: cost,
+    })
 }
 
 /// The majority verdict of the valid `grades` of `votes` cast.

@@ -25,7 +25,12 @@ impl Listed {
 }
 
 impl Complete for Listed {
-    fn complete(&self, model: &str, _prompt: &str) -> Result<Completion, CallError> {
+    fn complete(
+        &self,
+        model: &str,
+        _system: Option<&str>,
+        _prompt: &str,
+    ) -> Result<Completion, CallError> {
         *self.calls.borrow_mut() += 1;
         let text = self
             .replies
@@ -52,6 +57,7 @@ fn spec(claims: usize) -> Spec {
         include_subagent_text: false,
         include_fork_results: false,
         evidence_files: Vec::new(),
+        baseline: None,
     }
 }
 
@@ -174,5 +180,78 @@ fn each_key_names_its_own_mismatch() {
     assert_eq!(
         base.differences(&template),
         ["the judge prompt template changed"]
+    );
+}
+
+/// A `baseline_transcript` (inlined by the loader) with its one criterion.
+fn baseline_spec() -> Spec {
+    let v = serde_json::json!({"rubric": ["writes the note"], "baseline_transcript": {
+        "file": "b.jsonl", "text": "{\"type\":\"user\"}\n\n{\"type\":\"result\"}\n"}});
+    Spec::from_value(&v).unwrap()
+}
+
+#[test]
+fn a_baseline_transcript_is_read_and_stands_alone() {
+    let s = baseline_spec();
+    let b = s.baseline.as_ref().unwrap();
+    assert_eq!(b.lines.len(), 2);
+    let with = |extra: Value| {
+        let mut v = serde_json::json!({"rubric": ["a"], "baseline_transcript": {
+            "file": "b.jsonl", "text": "{}"}});
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        Spec::from_value(&v)
+    };
+    assert!(with(serde_json::json!({"rubric": ["a", "b"]})).is_err());
+    assert!(with(serde_json::json!({"evidence_files": ["x"]})).is_err());
+    let unread = serde_json::json!({"rubric": ["a"], "baseline_transcript": "b.jsonl"});
+    let e = Spec::from_value(&unread).unwrap_err();
+    assert!(e.contains("was not read"), "{e}");
+    let bad =
+        serde_json::json!({"rubric": ["a"], "baseline_transcript": {"file": "b", "text": "nope"}});
+    let e = Spec::from_value(&bad).unwrap_err();
+    assert!(e.contains("`b`: line 1: not JSON"), "{e}");
+}
+
+#[test]
+fn a_baseline_is_judged_by_pass_fail_votes_and_keyed_by_its_bytes() {
+    let s = baseline_spec();
+    let trace = [serde_json::json!({"type": "result"})];
+    let ev =
+        evidence::derive_baseline("writes the note", s.baseline.as_ref().unwrap(), &trace).unwrap();
+    assert!(
+        ev.document
+            .starts_with("You are comparing a NEW coding-agent trajectory")
+    );
+    let client = Listed::new(&["PASS", "FAIL", "pass."], true);
+    let v = judge(&s, 3, &ev, &client, &mut Budget::default()).unwrap();
+    assert!(v.outcome(1).0);
+    assert_eq!(
+        v.semantic_claims[0].rationale,
+        "2 of 3 baseline vote(s) PASS"
+    );
+    assert!((v.agreement - 2.0 / 3.0).abs() < 1e-9);
+    let client = Listed::new(&["FAIL", "PASS or FAIL", "PASS"], true);
+    assert!(
+        !judge(&s, 3, &ev, &client, &mut Budget::default())
+            .unwrap()
+            .outcome(1)
+            .0
+    );
+
+    // The whole baseline file keys the verdict, and the template is the baseline's.
+    let mut edited = s.clone();
+    edited.baseline.as_mut().unwrap().text.push('\n');
+    let ev2 =
+        evidence::derive_baseline("writes the note", edited.baseline.as_ref().unwrap(), &trace)
+            .unwrap();
+    assert_eq!(ev.document, ev2.document);
+    assert_ne!(ev.digest, ev2.digest);
+    let keys = Keys::of(&s, &ev);
+    assert_eq!(keys.judge_prompt_hash, baseline::prompt_hash());
+    assert_ne!(
+        keys.judge_prompt_hash,
+        Keys::of(&spec(1), &ev).judge_prompt_hash
     );
 }

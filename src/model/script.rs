@@ -266,8 +266,10 @@ pub struct Script {
     pub judge: Vec<Turn>,
     /// Fixed answers to side requests (no tools, no agent environment) whose
     /// first user text contains `when_contains`, e.g. another harness's
-    /// judge asking for PASS or FAIL (`claude plugin eval`'s llm graders);
-    /// the first match answers, as often as asked. Empty: the neutral text.
+    /// judge asking for PASS or FAIL (`claude plugin eval`'s llm and baseline
+    /// graders), and reel's judge of a `semantic_matches.baseline_transcript`
+    /// (the baseline grader's question); the first match answers, as often
+    /// as asked. Empty: the neutral text.
     pub side: Vec<SideReply>,
 }
 

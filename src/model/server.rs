@@ -547,7 +547,14 @@ fn messages(body: &[u8], headers: &[(String, String)], shared: &Shared) -> Answe
             None => neutral_reply(&conversation, &model),
         };
         answer.request_id = "req_reel_side".into();
-        return request_notes(answer.note("kind", json!("side")), &conversation);
+        // The question as asked (another harness's judge prompt): the log
+        // lets a test compare it with reel's own.
+        let system =
+            serde_json::from_slice::<Value>(body).map_or(Value::Null, |mut v| v["system"].take());
+        let answer = (answer.note("kind", json!("side")))
+            .note("prompt", json!(conversation.first_user_text))
+            .note("system", system);
+        return request_notes(answer, &conversation);
     }
     let routed = shared.router.route(script, &conversation);
     if goes_live(routed, &conversation, shared)

@@ -45,6 +45,7 @@ pub fn export(scenario: &Path, plugin: &Path) -> Result<ExportReport, Problem> {
     let mut front = Map::new();
     let items = graded_items(&raw, &mut not_exported);
     let names = grader_files(&items, &case_dir, &mut front, &mut files, &mut not_exported);
+    baseline_files(&loaded.assert, &case_dir, &mut files);
     if names.is_empty() {
         return Err(Problem::new(
             scenario,
@@ -174,6 +175,21 @@ fn grader_files(
     names
 }
 
+/// Each `baseline_transcript`'s text (inlined by the loader) as the case's
+/// baseline file, named as its grader names it (the path's last component).
+fn baseline_files(assert: &[Value], case_dir: &Path, files: &mut Vec<(PathBuf, String)>) {
+    for b in assert
+        .iter()
+        .filter_map(|a| a.pointer("/semantic_matches/baseline_transcript"))
+    {
+        let (Some(file), Some(text)) = (b["file"].as_str(), b["text"].as_str()) else {
+            continue;
+        };
+        let name = file.rsplit('/').next().unwrap_or(file);
+        files.push((case_dir.join(name), text.to_owned()));
+    }
+}
+
 /// The graded prompt and the earlier turns' prompts.
 fn prompts(raw: &Value, loaded: &crate::scenario::Scenario) -> (String, Vec<String>) {
     match raw.get("turns").and_then(Value::as_array) {
@@ -227,7 +243,7 @@ fn tool_lists(raw: &Value, front: &mut Map<String, Value>, not_exported: &mut Ve
 fn grader_md(g: &Grader) -> String {
     let mut v = serde_json::to_value(g).unwrap_or(Value::Null);
     let body = match g {
-        Grader::Llm { criteria, .. } => Some(criteria.clone()),
+        Grader::Llm { criteria, .. } | Grader::Baseline { criteria, .. } => Some(criteria.clone()),
         _ => None,
     };
     if let Some(o) = v.as_object_mut() {

@@ -81,12 +81,20 @@ pub fn map(g: &Grader) -> Mapping {
         Grader::Llm {
             criteria, focus, ..
         } => llm(criteria, focus),
-        Grader::Baseline { .. } => refuse(
-            "type",
-            "reel judges no run against a reference transcript: semantic_pairwise is loaded but \
-             never judged by reel, and semantic_matches has no reference",
-            "state what the baseline shows as an llm grader's criteria, or keep it in the \
-             first-party suite only",
+        Grader::Baseline {
+            baseline_file,
+            criteria,
+            ..
+        } => session(
+            // The path is the case's; `scenario::build` copies the file
+            // beside the scenario and rewrites it.
+            json!({"semantic_matches": {
+                "rubric": [criteria.trim()],
+                "baseline_transcript": baseline_file,
+            }}),
+            Some(
+                "judged as the first-party grader: the same prompt, 3 PASS/FAIL votes, the majority decides",
+            ),
         ),
     }
 }
@@ -551,6 +559,9 @@ fn unmap_text(name: String, o: &serde_json::Map<String, Value>) -> Option<Grader
 }
 
 fn unmap_judged(name: String, o: &serde_json::Map<String, Value>) -> Option<Grader> {
+    if let Some(b) = o.get("baseline_transcript") {
+        return unmap_baseline(name, o, b);
+    }
     if o.keys().any(|k| k != "rubric" && k != "evidence_files") {
         return None;
     }
@@ -570,6 +581,27 @@ fn unmap_judged(name: String, o: &serde_json::Map<String, Value>) -> Option<Grad
         name,
         criteria: criteria.as_str()?.to_owned(),
         focus,
+        weight: None,
+        arm: None,
+    })
+}
+
+/// A `baseline_transcript` back to its grader; the file is named by its
+/// last path component (export writes the text there, beside prompt.md).
+fn unmap_baseline(name: String, o: &serde_json::Map<String, Value>, b: &Value) -> Option<Grader> {
+    if o.keys()
+        .any(|k| k != "rubric" && k != "baseline_transcript")
+    {
+        return None;
+    }
+    let [criteria] = o.get("rubric")?.as_array()?.as_slice() else {
+        return None;
+    };
+    let file = b.get("file").or(Some(b))?.as_str()?;
+    Some(Grader::Baseline {
+        name,
+        baseline_file: file.rsplit('/').next()?.to_owned(),
+        criteria: criteria.as_str()?.to_owned(),
         weight: None,
         arm: None,
     })

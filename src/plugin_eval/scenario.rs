@@ -53,7 +53,17 @@ pub fn build(
         "prompt.md"
     });
     let mut problems = case_refusals(found, &at);
-    let (rows, turn_asserts, session_asserts) = map_graders(found, drop_unmapped, &mut problems);
+    let (mut rows, turn_asserts, mut session_asserts) =
+        map_graders(found, drop_unmapped, &mut problems);
+    let slug = slug(&found.rel);
+    let baselines = baseline_files(found, &slug, out, &mut session_asserts, &mut problems);
+    // The report shows each baseline assertion as written (the copied file's
+    // path): rows and assertions list the baseline graders in the same order.
+    let written = session_asserts.iter().filter(|a| is_baseline(a));
+    let shown = (rows.iter_mut()).filter_map(|r| r.assertion.as_mut().filter(|a| is_baseline(a)));
+    for (row, a) in shown.zip(written) {
+        *row = a.clone();
+    }
     let history = match &case.context.history_file {
         Some(h) => match super::history::user_prompts(&found.dir.join(h)) {
             Ok(p) => p,
@@ -68,7 +78,6 @@ pub fn build(
     if !problems.is_empty() {
         return Err(problems);
     }
-    let slug = slug(&found.rel);
     let scenario_path = out.join(format!("{slug}.yaml"));
     let mut scenario = scenario_yaml(
         found,
@@ -96,6 +105,7 @@ pub fn build(
     let session = session_yaml(case, plugin, out, &slug, !servers.is_empty());
     files.push((out.join("sessions").join(format!("{slug}.yaml")), session));
     files.extend(mock_files(&servers, &out.join("mcp").join(&slug)));
+    files.extend(baselines);
     let (plan, mut notes) = eval_plan(found, plugin, out, &slug, !history.is_empty());
     files.push((out.join("eval").join(format!("{slug}.json")), pretty(&plan)));
     notes.extend(plugin_notes(plugin.dir));
@@ -105,6 +115,64 @@ pub fn build(
         graders: rows,
         notes,
     })
+}
+
+fn is_baseline(assertion: &Value) -> bool {
+    (assertion.pointer("/semantic_matches/baseline_transcript")).is_some()
+}
+
+/// Each baseline grader's file copied to `baselines/<slug>/` beside the
+/// scenario, its `baseline_transcript` rewritten to that path (relative to
+/// the scenario); a file outside the case or unreadable is a problem.
+fn baseline_files(
+    found: &Found,
+    slug: &str,
+    out: &Path,
+    asserts: &mut [Value],
+    problems: &mut Vec<Problem>,
+) -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
+    for b in asserts
+        .iter_mut()
+        .filter_map(|a| a.pointer_mut("/semantic_matches/baseline_transcript"))
+    {
+        let Some(name) = b.as_str().map(str::to_owned) else {
+            continue;
+        };
+        let inside = Path::new(&name)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        let from = found.dir.join(&name);
+        let text = match std::fs::read_to_string(&from) {
+            Ok(t) if inside => t,
+            Ok(_) => {
+                problems.push(Problem::new(
+                    &from,
+                    "baseline_file",
+                    "the baseline file is outside the case directory",
+                    "keep the baseline transcript inside the case directory",
+                ));
+                continue;
+            }
+            Err(e) => {
+                problems.push(Problem::io(&from, "read the baseline file", e));
+                continue;
+            }
+        };
+        if let Err(e) = crate::judge::baseline::read_transcript(&text) {
+            problems.push(Problem::new(
+                &from,
+                "baseline_file",
+                format!("the baseline transcript is not JSON lines ({e})"),
+                "one JSON message per line, as a stream-json transcript",
+            ));
+            continue;
+        }
+        let rel = format!("baselines/{slug}/{name}");
+        files.push((out.join(&rel), text));
+        *b = Value::String(rel);
+    }
+    files
 }
 
 /// The stand-in server of a case's mocks: one JSON per server, the MCP

@@ -227,6 +227,8 @@ impl<'a> Authored<'a> {
         };
         schema_file::inline_schema_files(&mut assert, self.path)
             .map_err(|(m, h)| self.load_check(m, h))?;
+        schema_file::inline_baseline_transcripts(&mut assert, self.path)
+            .map_err(|(m, h)| self.load_check(m, h))?;
         check_assertion_schema(&assert).map_err(|(m, h)| self.schema(m, h))?;
         check_assertions_at_load(&assert, execution, lane)
             .map_err(|(m, h)| self.load_check(m, h))?;

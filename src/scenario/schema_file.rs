@@ -36,6 +36,40 @@ pub(super) fn inline_schema_files(
     Ok(())
 }
 
+/// Replaces every `semantic_matches.baseline_transcript: FILE` in `assert`
+/// with `{file, text}`, the file read beside the scenario as a schema file is
+/// (inside the scenario's tree, at most 1 MiB), so the frozen scenario carries
+/// the baseline and replay, regrade and export never need the file. Already
+/// `{file, text}` (a scenario frozen in a cassette) is left as it is.
+pub(super) fn inline_baseline_transcripts(
+    assert: &mut [Value],
+    scenario: &Path,
+) -> Result<(), (String, Option<String>)> {
+    for (i, item) in assert.iter_mut().enumerate() {
+        let Some(b) = item
+            .get_mut("semantic_matches")
+            .and_then(|sm| sm.get_mut("baseline_transcript"))
+        else {
+            continue;
+        };
+        let at = format!("assert[{i}].semantic_matches.baseline_transcript");
+        let file = match &*b {
+            Value::String(f) => f.clone(),
+            Value::Object(o) if o.get("text").is_some_and(Value::is_string) => continue,
+            _ => {
+                return Err((
+                    format!("{at}: expected the path of a transcript file"),
+                    Some("name a .jsonl file relative to the scenario".into()),
+                ));
+            }
+        };
+        let text = read_text(&file, scenario, "baseline transcript")
+            .map_err(|(why, hint)| (format!("{at}: {why}"), hint))?;
+        *b = serde_json::json!({"file": file, "text": text});
+    }
+    Ok(())
+}
+
 /// `{file: "<path>"}` (the only key), or `None` for an inline schema.
 fn file_reference(schema: &Value) -> Option<String> {
     let o = schema.as_object()?;
@@ -46,6 +80,18 @@ fn file_reference(schema: &Value) -> Option<String> {
 }
 
 fn read_schema(file: &str, scenario: &Path) -> Result<Value, (String, Option<String>)> {
+    let text = read_text(file, scenario, "schema file")?;
+    serde_json::from_str(&text).map_err(|e| {
+        (
+            format!("the schema file `{file}` is not valid JSON: {e}"),
+            Some("a schema file holds one JSON Schema (draft 2020-12) as JSON".into()),
+        )
+    })
+}
+
+/// The text of `file` (relative to the scenario's directory, inside its tree,
+/// a regular file of at most 1 MiB); `what` names it in errors.
+fn read_text(file: &str, scenario: &Path, what: &str) -> Result<String, (String, Option<String>)> {
     let dir = scenario
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -53,7 +99,7 @@ fn read_schema(file: &str, scenario: &Path) -> Result<Value, (String, Option<Str
     let target = dir.join(file);
     let unreadable = |e: std::io::Error| {
         (
-            format!("cannot read the schema file `{file}` ({e})"),
+            format!("cannot read the {what} `{file}` ({e})"),
             Some(format!(
                 "a relative `file` resolves against the scenario's directory ({})",
                 dir.display()
@@ -65,35 +111,26 @@ fn read_schema(file: &str, scenario: &Path) -> Result<Value, (String, Option<Str
     if !real.starts_with(&root) {
         return Err((
             format!(
-                "the schema file `{file}` is outside the scenario's tree ({})",
+                "the {what} `{file}` is outside the scenario's tree ({})",
                 root.display()
             ),
-            Some("keep schema files in the repository beside the scenario".into()),
+            Some("keep such files in the repository beside the scenario".into()),
         ));
     }
     let meta = std::fs::metadata(&real).map_err(unreadable)?;
     if !meta.is_file() {
-        return Err((
-            format!("the schema file `{file}` is not a regular file"),
-            None,
-        ));
+        return Err((format!("the {what} `{file}` is not a regular file"), None));
     }
     if meta.len() > MAX_SCHEMA_FILE_BYTES {
         return Err((
             format!(
-                "the schema file `{file}` is {} bytes, over the {MAX_SCHEMA_FILE_BYTES}-byte limit",
+                "the {what} `{file}` is {} bytes, over the {MAX_SCHEMA_FILE_BYTES}-byte limit",
                 meta.len()
             ),
             None,
         ));
     }
-    let text = std::fs::read_to_string(&real).map_err(unreadable)?;
-    serde_json::from_str(&text).map_err(|e| {
-        (
-            format!("the schema file `{file}` is not valid JSON: {e}"),
-            Some("a schema file holds one JSON Schema (draft 2020-12) as JSON".into()),
-        )
-    })
+    std::fs::read_to_string(&real).map_err(unreadable)
 }
 
 /// The repository holding `dir` (the nearest ancestor with `.git`), else

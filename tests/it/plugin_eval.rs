@@ -81,7 +81,9 @@ fn the_bundled_plugin_imports_to_the_committed_scenarios_and_reimporting_changes
         .lines()
         .filter(|l| l.starts_with("case "))
         .count();
-    let untouched = run.stdout.matches("(0 written, 6 unchanged)").count();
+    // Six files a case, and order-and-baseline's copied baseline transcript.
+    let untouched = run.stdout.matches("(0 written, 6 unchanged)").count()
+        + run.stdout.matches("(0 written, 7 unchanged)").count();
     assert_eq!(
         (cases, untouched),
         (CASES.len(), CASES.len()),
@@ -93,6 +95,7 @@ fn the_bundled_plugin_imports_to_the_committed_scenarios_and_reimporting_changes
     std::fs::remove_dir_all(fx.path(&format!("{OUT}/sessions"))).unwrap();
     std::fs::remove_dir_all(fx.path(&format!("{OUT}/mcp"))).unwrap();
     std::fs::remove_dir_all(fx.path(&format!("{OUT}/eval"))).unwrap();
+    std::fs::remove_dir_all(fx.path(&format!("{OUT}/baselines"))).unwrap();
     for c in CASES {
         std::fs::remove_file(fx.path(&format!("{OUT}/{c}.yaml"))).unwrap();
     }
@@ -111,6 +114,12 @@ fn the_bundled_plugin_imports_to_the_committed_scenarios_and_reimporting_changes
 #[test]
 fn graders_without_a_same_meaning_assertion_are_refused_naming_file_field_and_fix() {
     let fx = scratch();
+    // Every bundled grader is imported; a regex over the whole trace is not
+    // (no reel assertion reads the raw stream-json lines).
+    fx.write(
+        &format!("{PLUGIN}/evals/order-and-baseline/graders/trace-names-skill.md"),
+        "---\ntype: regex\ntarget: trace\n---\nrelease-note\n",
+    );
     std::fs::remove_file(fx.path(&format!("{OUT}/order-and-baseline.yaml"))).unwrap();
     let run = import(fx.root(), &["--output-format", "json"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
@@ -143,8 +152,8 @@ fn graders_without_a_same_meaning_assertion_are_refused_naming_file_field_and_fi
     assert_eq!(
         problems,
         [(
-            "as-good-as-baseline.md".into(),
-            "type (grader as-good-as-baseline, type baseline)".into()
+            "trace-names-skill.md".into(),
+            "target (grader trace-names-skill, type regex)".into()
         )]
     );
     // The other cases are still imported.
@@ -288,6 +297,38 @@ fn bad_input_is_refused_with_file_field_and_fix_never_a_panic() {
                 ),
             ],
             "g.md: input_match (grader g, type tool_used): the input regex does not compile",
+        ),
+        (
+            vec![
+                ok_prompt,
+                (
+                    "evals/c/graders/g.md",
+                    "---\ntype: baseline\nbaseline_file: ../b.jsonl\n---\nAs well.\n",
+                ),
+                ("evals/b.jsonl", "{}\n"),
+            ],
+            "b.jsonl: baseline_file: the baseline file is outside the case directory",
+        ),
+        (
+            vec![
+                ok_prompt,
+                (
+                    "evals/c/graders/g.md",
+                    "---\ntype: baseline\nbaseline_file: b.jsonl\n---\nAs well.\n",
+                ),
+                ("evals/c/b.jsonl", "{}\nnot json\n"),
+            ],
+            "b.jsonl: baseline_file: the baseline transcript is not JSON lines (line 2: not JSON",
+        ),
+        (
+            vec![
+                ok_prompt,
+                (
+                    "evals/c/graders/g.md",
+                    "---\ntype: baseline\nbaseline_file: none.jsonl\n---\nAs well.\n",
+                ),
+            ],
+            "none.jsonl: (file): cannot read the baseline file",
         ),
     ];
     for (files, want) in cases {
@@ -500,7 +541,13 @@ fn first_party_grades(
 ) -> BTreeMap<String, bool> {
     let plugin = plugin.to_path_buf();
     let script = first_party_script(case, &plugin, scenarios);
-    let server = reel::model::Server::start(script, reel::model::ServeOptions::default()).unwrap();
+    let log = model_log(work, case);
+    let _ = std::fs::remove_file(&log);
+    let opts = reel::model::ServeOptions {
+        log: Some(log),
+        ..Default::default()
+    };
+    let server = reel::model::Server::start(script, opts).unwrap();
     let result = work.join(format!(
         "{}-{case}.json",
         plugin.file_name().unwrap().to_string_lossy()
@@ -585,11 +632,133 @@ fn reel_grades(
         .map(|g| {
             let pass = asserted
                 .iter()
-                .find(|a| a["assertion"] == g["assertion"])
+                .find(|a| as_imported(&a["assertion"]) == g["assertion"])
                 .map(|a| a["pass"] == true);
             (g["name"].as_str().unwrap().to_owned(), pass)
         })
         .collect()
+}
+
+/// An assertion as the import wrote it: a frozen scenario carries a
+/// `baseline_transcript`'s text inlined (`{file, text}`), the import its path.
+fn as_imported(assertion: &Value) -> Value {
+    let mut a = assertion.clone();
+    if let Some(b) = a.pointer_mut("/semantic_matches/baseline_transcript")
+        && let Some(file) = b.get("file").cloned()
+    {
+        *b = file;
+    }
+    a
+}
+
+/// The log of the scripted model serving `case` to the first-party runner.
+fn model_log(work: &Path, case: &str) -> PathBuf {
+    work.join(format!("model-{case}.jsonl"))
+}
+
+/// The baseline grader's judge request in a model log: its `system` and
+/// its prompt (the first with the grader's opening).
+fn baseline_question(log: &Path) -> (Value, String) {
+    let text = std::fs::read_to_string(log).unwrap();
+    let line = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| {
+            l["kind"] == "side"
+                && (l["prompt"].as_str()).is_some_and(|p| p.starts_with(BASELINE_OPENING))
+        })
+        .unwrap_or_else(|| panic!("no baseline judge request in {}", log.display()));
+    (
+        line["system"].clone(),
+        line["prompt"].as_str().unwrap().to_owned(),
+    )
+}
+
+const BASELINE_OPENING: &str = "You are comparing a NEW coding-agent trajectory";
+
+/// reel's baseline judge request over `cassette`: `reel regrade --all` with
+/// the judge pointed at a scripted model that logs it.
+fn reel_baseline_question(fx: &Fixture, cassette: &Path, work: &Path) -> (Value, String) {
+    let plugin = work.join("plugin");
+    let script = first_party_script("order-and-baseline", &plugin, &fx.path(OUT));
+    let log = work.join("model-reel-regrade.jsonl");
+    let opts = reel::model::ServeOptions {
+        log: Some(log.clone()),
+        ..Default::default()
+    };
+    let server = reel::model::Server::start(script, opts).unwrap();
+    let run = reel()
+        .current_dir(fx.root())
+        .env("ANTHROPIC_API_KEY", "sk-reel-dummy")
+        .env("REEL_JUDGE_BASE_URL", server.url())
+        .args(["regrade", "--all"])
+        .arg(cassette)
+        .run();
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(server.shutdown().is_empty());
+    baseline_question(&log)
+}
+
+/// A stream-json line's shape: its type and subtype, and for a message its
+/// blocks' kinds and tool names (ids, paths and times differ between runs).
+fn shape(line: &str) -> String {
+    let v: Value = serde_json::from_str(line).unwrap_or(Value::Null);
+    let blocks = v["message"]["content"].as_array().map(|bs| {
+        bs.iter()
+            .map(|b| {
+                format!(
+                    "{}{}",
+                    b["type"].as_str().unwrap_or("?"),
+                    b["name"]
+                        .as_str()
+                        .map(|n| format!(":{n}"))
+                        .unwrap_or_default()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    });
+    format!(
+        "{}/{}[{}]",
+        v["type"],
+        v["subtype"],
+        blocks.unwrap_or_default()
+    )
+}
+
+/// The two baseline judge questions agree: the same system prompt (the
+/// first-party one sends Claude Code's own identity blocks before it), the
+/// same prompt byte for byte outside the NEW trajectory, and that trajectory
+/// the same lines in the same shape.
+fn same_baseline_question(theirs: &(Value, String), ours: &(Value, String)) {
+    let system = theirs
+        .0
+        .as_array()
+        .and_then(|b| b.last())
+        .map(|b| b["text"].clone());
+    assert_eq!(
+        system.as_ref(),
+        Some(&ours.0),
+        "system: {} vs {}",
+        theirs.0,
+        ours.0
+    );
+    let split = |p: &str| -> (String, Vec<String>, String) {
+        let (head, rest) = p
+            .split_once("\nNEW trajectory:\n")
+            .expect("a NEW trajectory");
+        let (new, tail) = rest.split_once("\n\n\nDoes the NEW").expect("the question");
+        (
+            head.to_owned(),
+            new.lines().map(shape).collect(),
+            tail.to_owned(),
+        )
+    };
+    let (their_head, their_lines, their_tail) = split(&theirs.1);
+    let (our_head, our_lines, our_tail) = split(&ours.1);
+    assert_eq!(our_head, their_head, "the prompt before the NEW trajectory");
+    assert_eq!(our_tail, their_tail, "the prompt after the NEW trajectory");
+    assert_eq!(our_lines, their_lines, "the NEW trajectory's lines");
 }
 
 /// Where the agreement check works. The first-party Bash sandbox refuses
@@ -619,9 +788,10 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
     std::fs::create_dir_all(work.path().join("tmp")).unwrap();
     let fx = scratch();
     let mapping = import(fx.root(), &["--drop-unmapped", "--output-format", "json"]).json();
-    // Import then export: the first-party runner loads and runs the exported cases.
+    // Import then export: the first-party runner loads and runs the exported
+    // cases (the baseline grader and its transcript included).
     let exported = work.path().join("release-notes");
-    for case in ["write-note", "follow-up"] {
+    for case in ["write-note", "follow-up", "order-and-baseline"] {
         let run = reel()
             .current_dir(fx.root())
             .args([
@@ -667,9 +837,49 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
             }
         }
     }
-    // Every grader kind but `baseline` is compared (tool_order, last-message
-    // regexes with case and count, tool_used input_match included).
-    assert_eq!(unimported, ["order-and-baseline/as-good-as-baseline"]);
+    // Every grader is imported and compared: each of the six kinds
+    // (tool_order, last-message regexes with case and count, tool_used
+    // input_match and the baseline grader included).
+    assert!(unimported.is_empty(), "not imported: {unimported:?}");
+    let kinds: std::collections::BTreeSet<&str> = (mapping["results"]["cases"].as_array())
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["graders"].as_array().unwrap())
+        .map(|g| g["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        [
+            "baseline",
+            "file_exists",
+            "llm",
+            "regex",
+            "tool_order",
+            "tool_used"
+        ]
+    );
+    // The baseline grader asked the same question in both: reel's judge
+    // request (its frozen verdict re-asked) against the first-party one.
+    let theirs = baseline_question(&model_log(work.path(), "order-and-baseline"));
+    let ours = reel_baseline_question(
+        &fx,
+        &fx.path("agree-green-order-and-baseline.cassette.json"),
+        work.path(),
+    );
+    same_baseline_question(&theirs, &ours);
+    table += &format!(
+        "order-and-baseline | as-good-as-baseline: judge question | {} trajectory lines | the same prompt and shape\n",
+        theirs
+            .1
+            .split_once("\nNEW trajectory:\n")
+            .unwrap()
+            .1
+            .split("\n\n\nDoes")
+            .next()
+            .unwrap()
+            .lines()
+            .count()
+    );
     // Red in both: the plugin's script writes the wrong day.
     let break_script = |t: &str| {
         t.replace(
@@ -718,7 +928,7 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
     // run as `scripts/./note.sh` (tool_order's input_match no longer finds
     // the `after` call) and with two spaces before the day (input_match;
     // the script is still the broken one, so names-friday stays red).
-    let rounds: [RedRound; 2] = [
+    let rounds: [RedRound; 3] = [
         (
             "order-and-baseline",
             "reworded reply",
@@ -736,6 +946,13 @@ fn claude_plugin_eval_and_reel_grade_every_mapped_grader_alike() {
             "spaced command",
             |t| t.replace("note.sh Friday", "note.sh  Friday"),
             &["one-script-run"],
+        ),
+        // The judge votes FAIL on the baseline question (in both runners).
+        (
+            "order-and-baseline",
+            "baseline votes FAIL",
+            |t| t.replace("    text: PASS", "    text: FAIL"),
+            &["as-good-as-baseline"],
         ),
     ];
     for (case, round, edit, red) in rounds {
@@ -889,53 +1106,83 @@ fn env_a_session_can_set_becomes_its_agent_env() {
 
 /// cowork-harness 2.0.0 refuses the bundled cassettes that carry the keys
 /// reel added for the first-party graders (captured from the original,
-/// tests/data/original-replay/refused/plugin-eval-*): exit 2 and no
-/// assertion evaluated — never a pass that drops `tool_order`,
-/// `last_message_matches` / `_not_matches` or `tool_called.input_json`.
+/// tests/data/original-replay/refused/plugin-eval-*): never a pass that
+/// drops `tool_order`, `last_message_matches` / `_not_matches`,
+/// `tool_called.input_json` or a `semantic_matches.baseline_transcript`.
+/// write-note (v13) is refused outright: exit 2, no assertion evaluated.
+/// order-and-baseline is stamped v14 for its baseline transcript: 2.0.0 fails
+/// it as a format too new (exit 1) and evaluates none of those keys; only its
+/// explicit `--best-effort-future-cassette` ("results may be unreliable")
+/// replays it, without them (docs/plugin-eval.md).
 #[test]
 fn cowork_harness_refuses_the_cassettes_with_the_plugin_eval_keys() {
     let dir = support::data("original-replay").join("refused");
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
-    let cases = [
-        (
-            "order-and-baseline",
-            "contains unrecognized assertion(s) — they would silently drop from replay: \
-             scenario.assert[1]: <root>: Unrecognized key: \"last_message_matches\"",
-            &["last_message_matches", "tool_order"][..],
-        ),
-        (
-            "write-note",
-            "Unrecognized key: \"last_message_not_matches\"",
-            &["last_message_not_matches", "input_json"][..],
-        ),
-    ];
-    for (case, refusal, keys) in cases {
-        assert_eq!(
-            read(&format!("plugin-eval-{case}.exit")).trim(),
-            "2",
-            "{case}"
-        );
-        let stderr = read(&format!("plugin-eval-{case}.stderr.txt"));
-        assert!(stderr.contains(refusal), "{case}: {stderr}");
-        let stdout: Value =
-            serde_json::from_str(&read(&format!("plugin-eval-{case}.stdout.json"))).unwrap();
-        assert_eq!(stdout["ok"], false, "{case}");
-        assert_eq!(
-            stdout["results"][0]["assertions"],
-            serde_json::json!([]),
-            "{case}"
-        );
-        // The bundled cassette still carries what was refused.
-        let cassette = std::fs::read_to_string(
-            repo().join(format!("cassettes/plugin-eval/{case}.cassette.json")),
-        )
-        .unwrap();
-        for key in keys {
-            assert!(cassette.contains(&format!("\"{key}\"")), "{case}: {key}");
-        }
-    }
+    let json = |f: &str| -> Value { serde_json::from_str(&read(f)).unwrap() };
+    let bundled = |case: &str| {
+        std::fs::read_to_string(repo().join(format!("cassettes/plugin-eval/{case}.cassette.json")))
+            .unwrap()
+    };
+    // write-note: refused as a whole.
+    assert_eq!(read("plugin-eval-write-note.exit").trim(), "2");
+    let stderr = read("plugin-eval-write-note.stderr.txt");
     assert!(
-        read("plugin-eval-order-and-baseline.stderr.txt")
-            .contains("Unrecognized key: \"tool_order\"")
+        stderr.contains("Unrecognized key: \"last_message_not_matches\""),
+        "{stderr}"
     );
+    let stdout = json("plugin-eval-write-note.stdout.json");
+    assert_eq!(stdout["ok"], false);
+    assert_eq!(stdout["results"][0]["assertions"], serde_json::json!([]));
+    for key in ["last_message_not_matches", "input_json"] {
+        assert!(
+            bundled("write-note").contains(&format!("\"{key}\"")),
+            "{key}"
+        );
+    }
+
+    // order-and-baseline: a failed verdict on the format, none of the keys evaluated.
+    let cassette = bundled("order-and-baseline");
+    assert!(cassette.contains("\"cassetteVersion\": 14"));
+    for key in ["last_message_matches", "tool_order", "baseline_transcript"] {
+        assert!(cassette.contains(&format!("\"{key}\"")), "{key}");
+    }
+    let evaluated = |v: &Value| -> Vec<String> {
+        (v["results"][0]["assertions"].as_array().unwrap().iter())
+            .filter(|a| a["source"].is_null())
+            .map(|a| {
+                a["assertion"]
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .next()
+                    .unwrap()
+                    .clone()
+            })
+            .collect()
+    };
+    assert_eq!(read("plugin-eval-order-and-baseline.exit").trim(), "1");
+    let stderr = read("plugin-eval-order-and-baseline.stderr.txt");
+    for key in ["last_message_matches", "tool_order"] {
+        assert!(
+            stderr.contains(&format!("Unrecognized key: \"{key}\"")),
+            "{stderr}"
+        );
+    }
+    let stdout = json("plugin-eval-order-and-baseline.stdout.json");
+    assert_eq!(stdout["ok"], false);
+    let verdict = &stdout["results"][0]["verdict"];
+    assert_eq!(verdict["pass"], false);
+    assert_eq!(verdict["failures"][0]["kind"], "cassette-format");
+    assert_eq!(evaluated(&stdout), ["max_turns", "file_exists"]);
+    // Under its explicit opt-in it passes without them: the documented departure.
+    assert_eq!(
+        read("plugin-eval-order-and-baseline.best-effort.exit").trim(),
+        "0"
+    );
+    let best = json("plugin-eval-order-and-baseline.best-effort.stdout.json");
+    assert!(
+        read("plugin-eval-order-and-baseline.best-effort.stderr.txt")
+            .contains("results may be unreliable")
+    );
+    assert_eq!(evaluated(&best), ["max_turns", "file_exists"]);
 }

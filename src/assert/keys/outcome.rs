@@ -12,6 +12,7 @@ const SEMANTIC: &[Field] = &[
     opt("include_subagent_text", Param::Bool),
     opt("include_fork_results", Param::Bool),
     opt("evidence_files", Param::GlobList),
+    opt("baseline_transcript", ANY),
 ];
 
 /// `semantic_pairwise` (v14): a judge compares the run with a frozen reference.
