@@ -457,6 +457,12 @@ impl Arena {
                 {"when_tool": "Write", "decide": "allow"},
             ]),
         );
+        if background {
+            // Claude Code waits for its background shell (a `sleep` of days)
+            // until the run's budget ends it: 20 s instead of the default 120
+            // (the reaper's kill at the deadline is what this route tests).
+            doc = doc.set("scenario.timeout_ms", json!(20_000));
+        }
         if let Some(kind) = session {
             let session = self.session(kind, name);
             doc = doc.set("scenario.session", json!(session));
