@@ -205,8 +205,11 @@ pub fn handshake(agent: &Path) -> Result<String, String> {
         hook: None,
         upstream: None,
     };
-    let done = crate::run::handshake::handshake(&plan).map_err(|e| e.to_string())?;
-    handshake_detail(&done)
+    let done = crate::run::handshake::handshake(&plan).map_err(|e| e.to_string());
+    // The run directory is gone; its scenario's directory is left empty
+    // (a record's may hold other runs, so only doctor's own is tidied).
+    let _ = std::fs::remove_dir(crate::runs::root().join(crate::scenario::slug("reel-doctor")));
+    handshake_detail(&done?)
 }
 
 /// What the handshake showed, or what went wrong.

@@ -54,12 +54,20 @@ fn which(name: &str) -> Option<std::path::PathBuf> {
 fn a_working_machine_can_record() {
     let claude = support::require!(support::claude_bin());
     let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
     let (rc, c) = doctor(
         tmp.path(),
-        &[("REEL_CLAUDE_BIN", claude.to_str().unwrap())],
+        &[
+            ("REEL_CLAUDE_BIN", claude.to_str().unwrap()),
+            ("REEL_RUNS_DIR", runs.to_str().unwrap()),
+        ],
         None,
     );
     assert_eq!(rc, 0, "{c:#}");
+    // The handshake's run leaves nothing behind, not even its empty directory.
+    let left: Vec<_> =
+        std::fs::read_dir(&runs).map_or(Vec::new(), |d| d.flatten().map(|e| e.path()).collect());
+    assert!(left.is_empty(), "left in the runs directory: {left:?}");
     assert_eq!(c["agent"]["ok"], true);
     assert!(
         c["agent"]["detail"]
