@@ -188,29 +188,16 @@ const WRITE_TOOLS: [(&str, &str); 4] = [
 pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     let started = std::time::Instant::now();
     let (cassette, replies) = load_rerunnable(path)?;
-    let (scenario, session) = frozen_scenario(&cassette, opts)?;
-    let timeout = crate::record::run_budget(opts.timeout, scenario.timeout_ms);
-    let recorded_events = parse_lines(cassette.events());
-    let freeze = crate::mcp::Freeze::new(
-        crate::mcp::Tape::of_recording(&cassette.doc, &recorded_events),
-        &opts.mcp_live,
-    );
-    let hook = hook::of(&cassette, path, opts)?;
-    let upstream = opts
-        .live_model
-        .then(|| live_model::upstream(&cassette, &replies.script, opts.from_turn.unwrap_or(1)))
-        .transpose()?;
-    let fresh = Fresh {
-        path,
-        scenario: &scenario,
-        session: &session,
-        script: &replies.script,
-        freeze: &freeze,
+    let prepared = Prepared::of(&cassette, &replies, path, opts)?;
+    let mut run = prepared.run(path, &replies, opts)?;
+    let Prepared {
         timeout,
-        hook: hook.as_ref().map(hook::Hook::as_run_hook),
-        upstream: upstream.as_ref(),
-    };
-    let mut run = fresh.run(opts)?;
+        recorded_events,
+        freeze,
+        hook,
+        upstream,
+        ..
+    } = prepared;
     let judged_notes = crate::judge::freeze::carry_over(&cassette, &mut run.cassette);
 
     let fresh_events = parse_lines(run.log.events.iter().map(String::as_str));
@@ -273,6 +260,70 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         elapsed: started.elapsed(),
         sandbox: run.sandbox,
     })
+}
+
+/// What a rerun prepares before its agent starts: the frozen scenario and
+/// session, the recorded events and MCP traffic, `--from-turn`'s restore
+/// hook and `--live-model`'s real API.
+struct Prepared {
+    scenario: Scenario,
+    session: session_keys::SessionKeys,
+    timeout: Duration,
+    recorded_events: Vec<Value>,
+    freeze: crate::mcp::Freeze,
+    hook: Option<hook::Hook>,
+    upstream: Option<crate::model::Upstream>,
+}
+
+impl Prepared {
+    fn of(
+        cassette: &Cassette,
+        replies: &replies::Replies,
+        path: &Path,
+        opts: &RerunOptions,
+    ) -> Result<Prepared, RerunError> {
+        let (scenario, session) = frozen_scenario(cassette, opts)?;
+        let timeout = crate::record::run_budget(opts.timeout, scenario.timeout_ms);
+        let recorded_events = parse_lines(cassette.events());
+        let freeze = crate::mcp::Freeze::new(
+            crate::mcp::Tape::of_recording(&cassette.doc, &recorded_events),
+            &opts.mcp_live,
+        );
+        let hook = hook::of(cassette, path, opts)?;
+        let from = opts.from_turn.unwrap_or(1);
+        let upstream = (opts.live_model)
+            .then(|| live_model::upstream(cassette, &replies.script, from))
+            .transpose()?;
+        Ok(Prepared {
+            scenario,
+            session,
+            timeout,
+            recorded_events,
+            freeze,
+            hook,
+            upstream,
+        })
+    }
+
+    /// Runs the agent once against the recorded replies.
+    fn run(
+        &self,
+        path: &Path,
+        replies: &replies::Replies,
+        opts: &RerunOptions,
+    ) -> Result<live::LiveRun, RerunError> {
+        Fresh {
+            path,
+            scenario: &self.scenario,
+            session: &self.session,
+            script: &replies.script,
+            freeze: &self.freeze,
+            timeout: self.timeout,
+            hook: self.hook.as_ref().map(hook::Hook::as_run_hook),
+            upstream: self.upstream.as_ref(),
+        }
+        .run(opts)
+    }
 }
 
 /// The fresh run judged as replay reports a run; a run that could not be
