@@ -420,6 +420,29 @@ fn describe(e: &ValidationError<'_>) -> Vec<String> {
     } else {
         at
     };
+    if let ValidationErrorKind::AdditionalProperties { unexpected } = &e.kind {
+        return unexpected
+            .iter()
+            .map(|p| {
+                format!(
+                    "{at} must NOT have additional properties (additionalProperty: {})",
+                    stringify(Some(&Value::String(p.clone())))
+                )
+            })
+            .collect();
+    }
+    let (message, params) = message_and_params(e);
+    let params = if params.is_empty() {
+        String::new()
+    } else {
+        format!(" ({params})")
+    };
+    vec![format!("{at} {message}{params}")]
+}
+
+/// Ajv's message and params for one failed keyword (the additional
+/// properties aside: one line per property).
+fn message_and_params(e: &ValidationError<'_>) -> (String, String) {
     let json = |v: &Value| stringify(Some(v));
     let limit = |cmp: &str, l: &Value| {
         (
@@ -433,18 +456,7 @@ fn describe(e: &ValidationError<'_>) -> Vec<String> {
             format!("limit: {n}"),
         )
     };
-    let (message, params) = match &e.kind {
-        ValidationErrorKind::AdditionalProperties { unexpected } => {
-            return unexpected
-                .iter()
-                .map(|p| {
-                    format!(
-                        "{at} must NOT have additional properties (additionalProperty: {})",
-                        json(&Value::String(p.clone()))
-                    )
-                })
-                .collect();
-        }
+    match &e.kind {
         ValidationErrorKind::Type { kind } => {
             let names = match kind {
                 TypeKind::Single(t) => t.to_string(),
@@ -499,13 +511,7 @@ fn describe(e: &ValidationError<'_>) -> Vec<String> {
             "minContains: 1".into(),
         ),
         _ => (e.to_string(), String::new()),
-    };
-    let params = if params.is_empty() {
-        String::new()
-    } else {
-        format!(" ({params})")
-    };
-    vec![format!("{at} {message}{params}")]
+    }
 }
 
 #[cfg(test)]

@@ -90,10 +90,51 @@ pub fn run(args: LintArgs) -> Result<ExitStatus> {
             crate::discover::cassette_given_for_scenario("lint", c),
         ));
     }
+    let mut stderr = anstream::stderr().lock();
+    let (files, mut code) = scenarios_of(&args.targets, &mut stderr);
+    let mut tally = Tally::default();
+    let mut results = Vec::new();
+    for file in &files {
+        match lint::lint_file(file) {
+            Ok(findings) => {
+                for f in &findings {
+                    tally.count(f.severity);
+                    if args.output_format == OutputFormat::Text {
+                        let _ = stderr.write_all(render_finding(f, true).as_bytes());
+                    }
+                }
+                results.push(serde_json::json!({"file": file, "findings": findings}));
+            }
+            Err(e) => {
+                let _ = writeln!(stderr, "lint: {e}");
+                code = code.worst(ExitStatus::Usage);
+                tally.unreadable += 1;
+                results.push(serde_json::json!({"file": file, "error": e.to_string()}));
+            }
+        }
+    }
+    if tally.errors > 0 || (args.strict.on && tally.warnings > 0) {
+        code = code.worst(ExitStatus::Failure);
+    }
+    if args.output_format == OutputFormat::Json {
+        let env = serde_json::json!({
+            "tool": "reel", "version": env!("CARGO_PKG_VERSION"), "command": "lint",
+            "ok": code == ExitStatus::Success, "strict": args.strict.on, "results": results,
+            "error": null,
+        });
+        let _ = writeln!(std::io::stdout().lock(), "{env}");
+    } else {
+        let _ = writeln!(stderr, "{}", tally.summary(files.len(), args.strict.on));
+    }
+    Ok(code)
+}
+
+/// The scenarios the targets name; a target naming none, or unreadable, is
+/// reported and makes the run a usage error (exit 2).
+fn scenarios_of(targets: &[PathBuf], stderr: &mut impl Write) -> (Vec<PathBuf>, ExitStatus) {
     let mut files = Vec::new();
     let mut code = ExitStatus::Success;
-    let mut stderr = anstream::stderr().lock();
-    for t in &args.targets {
+    for t in targets {
         match lint::collect_targets(t) {
             Ok(f) if f.is_empty() => {
                 let _ = writeln!(
@@ -110,59 +151,43 @@ pub fn run(args: LintArgs) -> Result<ExitStatus> {
             }
         }
     }
-    let mut results = Vec::new();
-    let (mut errors, mut warnings, mut unreadable) = (0usize, 0usize, 0usize);
-    for file in &files {
-        match lint::lint_file(file) {
-            Ok(findings) => {
-                for f in &findings {
-                    match f.severity {
-                        Severity::Error => errors += 1,
-                        Severity::Warning => warnings += 1,
-                    }
-                    if args.output_format == OutputFormat::Text {
-                        let _ = stderr.write_all(render_finding(f, true).as_bytes());
-                    }
-                }
-                results.push(serde_json::json!({"file": file, "findings": findings}));
-            }
-            Err(e) => {
-                let _ = writeln!(stderr, "lint: {e}");
-                code = code.worst(ExitStatus::Usage);
-                unreadable += 1;
-                results.push(serde_json::json!({"file": file, "error": e.to_string()}));
-            }
+    (files, code)
+}
+
+/// Findings counted over every linted scenario.
+#[derive(Default)]
+struct Tally {
+    errors: usize,
+    warnings: usize,
+    unreadable: usize,
+}
+
+impl Tally {
+    fn count(&mut self, severity: Severity) {
+        match severity {
+            Severity::Error => self.errors += 1,
+            Severity::Warning => self.warnings += 1,
         }
     }
-    if errors > 0 || (args.strict.on && warnings > 0) {
-        code = code.worst(ExitStatus::Failure);
-    }
-    if args.output_format == OutputFormat::Json {
-        let env = serde_json::json!({
-            "tool": "reel", "version": env!("CARGO_PKG_VERSION"), "command": "lint",
-            "ok": code == ExitStatus::Success, "strict": args.strict.on, "results": results,
-            "error": null,
-        });
-        let _ = writeln!(std::io::stdout().lock(), "{env}");
-    } else {
+
+    /// The closing line: `lint: 3 scenarios checked, 1 error, 0 warnings`.
+    fn summary(&self, scenarios: usize, strict: bool) -> String {
         let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
-        let _ = writeln!(
-            stderr,
+        format!(
             "lint: {} checked, {}, {}{}{}",
-            plural(files.len(), "scenario"),
-            plural(errors, "error"),
-            plural(warnings, "warning"),
-            if unreadable > 0 {
-                format!(", {unreadable} unreadable (not linted)")
+            plural(scenarios, "scenario"),
+            plural(self.errors, "error"),
+            plural(self.warnings, "warning"),
+            if self.unreadable > 0 {
+                format!(", {} unreadable (not linted)", self.unreadable)
             } else {
                 String::new()
             },
-            if args.strict.on && warnings > 0 {
+            if strict && self.warnings > 0 {
                 " (--strict: warnings fail)"
             } else {
                 ""
             }
-        );
+        )
     }
-    Ok(code)
 }

@@ -469,27 +469,7 @@ impl Decider {
         let mut matched = Vec::new();
         let mut unmatched = Vec::new();
         for sub in &subs {
-            let mut rule = None;
-            for r in &self.rules {
-                let AnswerRule::Question {
-                    pattern,
-                    regex,
-                    reply,
-                } = r
-                else {
-                    continue;
-                };
-                // A backtracking pattern that runs out of time is a script
-                // error, not a silent "no match".
-                let hit = regex.is_match(&sub.question).map_err(|e| {
-                    DecideError::Script(format!("answers: when_question `{pattern}`: {e}"))
-                })?;
-                if hit {
-                    rule = Some(reply);
-                    break;
-                }
-            }
-            match rule {
+            match self.question_rule(sub)? {
                 Some(reply) => matched.push((sub, reply)),
                 None => unmatched.push(sub),
             }
@@ -507,27 +487,7 @@ impl Decider {
             }
             return match self.unanswered {
                 Unanswered::Fail => Err(DecideError::Unanswered(unanswered_message(&subs))),
-                Unanswered::First => {
-                    let mut answers = Map::new();
-                    for sub in &subs {
-                        let Some(first) = sub.options.first() else {
-                            return Err(DecideError::Script(format!(
-                                "on_unanswered: first cannot answer {:?}: it offers no options",
-                                sub.question
-                            )));
-                        };
-                        answers.insert(sub.question.clone(), Value::String(first.clone()));
-                    }
-                    warnings.push(
-                        "on_unanswered: first answered with option 1 (non-deterministic authoring)"
-                            .into(),
-                    );
-                    Ok(QuestionAnswer {
-                        answers,
-                        nondeterministic: true,
-                        warnings,
-                    })
-                }
+                Unanswered::First => first_options(&subs, warnings),
             };
         }
         let mut answers = Map::new();
@@ -545,6 +505,29 @@ impl Decider {
             nondeterministic: false,
             warnings,
         })
+    }
+
+    /// The reply of the first `when_question` rule matching `sub`. A
+    /// backtracking pattern that runs out of time is a script error, not a
+    /// silent "no match".
+    fn question_rule(&self, sub: &SubQuestion) -> Result<Option<&QuestionReply>, DecideError> {
+        for r in &self.rules {
+            let AnswerRule::Question {
+                pattern,
+                regex,
+                reply,
+            } = r
+            else {
+                continue;
+            };
+            let hit = regex.is_match(&sub.question).map_err(|e| {
+                DecideError::Script(format!("answers: when_question `{pattern}`: {e}"))
+            })?;
+            if hit {
+                return Ok(Some(reply));
+            }
+        }
+        Ok(None)
     }
 
     /// Answers a `can_use_tool` for any tool but AskUserQuestion.
@@ -735,6 +718,31 @@ fn nearest_label<'a>(value: &str, labels: &'a [String]) -> Option<&'a str> {
 
 fn yaml_quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
+}
+
+/// `on_unanswered: first`: option 1 of every sub-question, marked
+/// non-deterministic; a sub-question with no options cannot be answered.
+fn first_options(
+    subs: &[SubQuestion],
+    mut warnings: Vec<String>,
+) -> Result<QuestionAnswer, DecideError> {
+    let mut answers = Map::new();
+    for sub in subs {
+        let Some(first) = sub.options.first() else {
+            return Err(DecideError::Script(format!(
+                "on_unanswered: first cannot answer {:?}: it offers no options",
+                sub.question
+            )));
+        };
+        answers.insert(sub.question.clone(), Value::String(first.clone()));
+    }
+    warnings
+        .push("on_unanswered: first answered with option 1 (non-deterministic authoring)".into());
+    Ok(QuestionAnswer {
+        answers,
+        nondeterministic: true,
+        warnings,
+    })
 }
 
 /// The fail-loud message for an unscripted gate, with a ready-to-paste rule.

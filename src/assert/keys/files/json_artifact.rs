@@ -219,85 +219,110 @@ fn over_glob(env: &Env<'_>, key: &str, aj: &Map<String, Value>, glob: &str) -> K
             files.len()
         ));
     }
-    let (mut passed, mut failed) = (Vec::new(), Vec::new());
+    let mut v = GlobVerdicts {
+        n: files.len() + links.len(),
+        glob_q: format!("\"{glob}\" (match: {})", if each { "each" } else { "any" }),
+        ..GlobVerdicts::default()
+    };
     // A link on the way to a match hides what is behind it: never a
     // silent skip (test/artifact-json-glob-review.test.ts).
-    let mut unavailable: Vec<String> = links
-        .iter()
-        .map(|l| {
-            format!(
-                "{l}: a symlink at record time on the path to a match — the walk does not follow \
-                    it, so what it leads to cannot be seen"
-            )
-        })
-        .collect();
+    v.unavailable.extend(links.iter().map(|l| {
+        format!(
+            "{l}: a symlink at record time on the path to a match — the walk does not follow \
+                it, so what it leads to cannot be seen"
+        )
+    }));
     for file in &files {
         match judge_file(env, key, aj, file) {
-            FileVerdict::Pass => passed.push(file.clone()),
-            FileVerdict::Fail(m) => failed.push(format!("{file}: {m}")),
-            FileVerdict::Unavailable(m) => unavailable.push(format!("{file}: {m}")),
+            FileVerdict::Pass => v.passed.push(file.clone()),
+            FileVerdict::Fail(m) => v.failed.push(format!("{file}: {m}")),
+            FileVerdict::Unavailable(m) => v.unavailable.push(format!("{file}: {m}")),
         }
     }
-    let n = files.len() + links.len();
-    let glob_q = format!("\"{glob}\" (match: {})", if each { "each" } else { "any" });
-    let list = |v: &[String]| v.join("; ");
-    let also_unavailable = if unavailable.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " (and {} unavailable: {})",
-            unavailable.len(),
-            list(&unavailable)
-        )
-    };
-    let passed_list = if passed.is_empty() {
-        String::new()
-    } else {
-        format!(" (passed: {})", passed.join(", "))
-    };
-    if each {
-        if !failed.is_empty() {
+    if each { v.each() } else { v.any() }
+}
+
+/// Each matched file's verdict, sorted by kind, for the glob's message.
+#[derive(Default)]
+struct GlobVerdicts {
+    /// Matched files and links.
+    n: usize,
+    /// `"GLOB" (match: each|any)`.
+    glob_q: String,
+    passed: Vec<String>,
+    failed: Vec<String>,
+    unavailable: Vec<String>,
+}
+
+impl GlobVerdicts {
+    /// `match: each` (the default): every file must pass.
+    fn each(&self) -> KeyResult {
+        let (n, glob_q) = (self.n, &self.glob_q);
+        let passed_list = if self.passed.is_empty() {
+            String::new()
+        } else {
+            format!(" (passed: {})", self.passed.join(", "))
+        };
+        if !self.failed.is_empty() {
             return Err(format!(
-                "artifact_json: {} of {n} file(s) matching {glob_q} failed — {}{passed_list}{also_unavailable}",
-                failed.len(),
-                list(&failed)
+                "artifact_json: {} of {n} file(s) matching {glob_q} failed — {}{passed_list}{}",
+                self.failed.len(),
+                self.failed.join("; "),
+                self.also_unavailable()
             ));
         }
-        if !unavailable.is_empty() {
+        if !self.unavailable.is_empty() {
             return Err(format!(
                 "evidence unavailable: artifact_json: {} of {n} file(s) matching {glob_q} cannot \
                     be evaluated — {}{passed_list}",
-                unavailable.len(),
-                list(&unavailable)
+                self.unavailable.len(),
+                self.unavailable.join("; ")
             ));
         }
-        return ok_ev(format!(
+        ok_ev(format!(
             "artifact_json: all {n} file(s) matching {glob_q} passed"
-        ));
+        ))
     }
-    if let Some(first) = passed.first() {
-        return ok_ev(format!(
-            "artifact_json: {first} passed ({} of {n} file(s) matching {glob_q}){also_unavailable}",
-            passed.len()
-        ));
+
+    /// `match: any`: one passing file is enough.
+    fn any(&self) -> KeyResult {
+        let (n, glob_q) = (self.n, &self.glob_q);
+        if let Some(first) = self.passed.first() {
+            return ok_ev(format!(
+                "artifact_json: {first} passed ({} of {n} file(s) matching {glob_q}){}",
+                self.passed.len(),
+                self.also_unavailable()
+            ));
+        }
+        if !self.unavailable.is_empty() {
+            let failed_list = if self.failed.is_empty() {
+                String::new()
+            } else {
+                format!(" (failed: {})", self.failed.join("; "))
+            };
+            return Err(format!(
+                "evidence unavailable: artifact_json: no file matching {glob_q} passed, and {} of \
+                    {n} cannot be evaluated — {}{failed_list}",
+                self.unavailable.len(),
+                self.unavailable.join("; ")
+            ));
+        }
+        Err(format!(
+            "artifact_json: none of the {n} file(s) matching {glob_q} passed — {}",
+            self.failed.join("; ")
+        ))
     }
-    let failed_list = if failed.is_empty() {
-        String::new()
-    } else {
-        format!(" (failed: {})", list(&failed))
-    };
-    if !unavailable.is_empty() {
-        return Err(format!(
-            "evidence unavailable: artifact_json: no file matching {glob_q} passed, and {} of {n} \
-                cannot be evaluated — {}{failed_list}",
-            unavailable.len(),
-            list(&unavailable)
-        ));
+
+    fn also_unavailable(&self) -> String {
+        if self.unavailable.is_empty() {
+            return String::new();
+        }
+        format!(
+            " (and {} unavailable: {})",
+            self.unavailable.len(),
+            self.unavailable.join("; ")
+        )
     }
-    Err(format!(
-        "artifact_json: none of the {n} file(s) matching {glob_q} passed — {}",
-        list(&failed)
-    ))
 }
 
 /// The files under the user-visible roots and `uploads/` the glob matches,
