@@ -19,10 +19,10 @@
 //! Files: `mod` (tier refusal, frozen scenario and session, the run,
 //! comparison, verdict), `notes` (the notices beside the verdict), `write`
 //! (`--write`), `replies` (replies from events; also `reel model extract`),
-//! `paths` (recorded to fresh run-root placeholders, also what `diff` masks
-//! with), `divergence` (divergences and the masks, built-in plus `reel.toml`)
-//! and `outputs` (output files compared by what they are: masked text, zip
-//! entries, PDF text).
+//! `paths` (a recorded tool input that leaves the fresh run; the run roots
+//! themselves are [`crate::mask`]'s), `divergence` (divergences and the
+//! masks, built-in plus `reel.toml`) and `outputs` (output files compared by
+//! what they are: masked text, zip entries, PDF text).
 
 pub mod bodies;
 pub mod divergence;
@@ -42,13 +42,13 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::cassette::Cassette;
+use crate::mask::Roots;
 use crate::model::ProblemKind;
 use crate::protocol::{self, Line};
 use crate::replay::ReplayResult;
 use crate::run::{self as live, RecordError};
 use crate::scenario::{Refusal, Scenario, ScenarioError, session_keys};
 use divergence::{Divergence, Kind};
-use paths::Roots;
 
 /// What `reel rerun` was asked to do (one cassette).
 #[derive(Debug, Clone, Default)]
