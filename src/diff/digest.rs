@@ -443,19 +443,15 @@ fn tool_calls(cassette: &Cassette) -> Vec<CallRead> {
 /// skill base directories), through the one root finder; when the init
 /// event named none, the work root a manifest path reveals.
 fn recorded_roots(cassette: &Cassette, calls: &[CallRead]) -> Roots {
-    let stating: Vec<Value> = cassette
-        .events()
-        .filter(|l| l.contains("\"init\"") || l.contains("Base directory for this skill: "))
-        .filter_map(|l| serde_json::from_str(&l).ok())
-        .collect();
-    let roots = Roots::recorded(stating.iter());
+    let roots = Roots::stated(cassette.events());
     if roots.work.is_some() {
         return roots;
     }
     match inferred_work_root(cassette, calls) {
         Some(work) => {
-            let init = json!({"type": "system", "subtype": "init", "cwd": work});
-            Roots::recorded(std::iter::once(&init).chain(stating.iter()))
+            // The first init states the work root.
+            let init = json!({"type": "system", "subtype": "init", "cwd": work}).to_string();
+            Roots::stated(std::iter::once(init.into()).chain(cassette.events()))
         }
         None => roots,
     }

@@ -108,6 +108,20 @@ impl Roots {
         roots
     }
 
+    /// The recorded roots of raw event lines (a cassette's `events`): only
+    /// the lines that can state a root — an `init`, a skill's base
+    /// directory — are parsed.
+    pub fn stated<S: AsRef<str>>(lines: impl Iterator<Item = S>) -> Roots {
+        let stating: Vec<Value> = lines
+            .filter(|l| {
+                let l = l.as_ref();
+                l.contains("\"init\"") || l.contains(SKILL_BASE)
+            })
+            .filter_map(|l| serde_json::from_str(l.as_ref()).ok())
+            .collect();
+        Roots::recorded(stating.iter())
+    }
+
     /// The fresh run's roots.
     pub fn fresh(work: &str, config: &str, home: &str, run: &str) -> Roots {
         let mut roots = Roots {

@@ -202,6 +202,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         .transpose()?;
     let fresh = Fresh {
         path,
+        recorded: &cassette,
         scenario: &scenario,
         session: &session,
         script: &replies.script,
@@ -211,7 +212,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         upstream: upstream.as_ref(),
     };
     let mut run = fresh.run(opts)?;
-    let judged_notes = crate::judge::freeze::carry_over(&cassette, &mut run.cassette);
+    let judged_notes = crate::judge::freeze::carried_notes(&run.cassette);
 
     let fresh_events = parse_lines(run.log.events.iter().map(String::as_str));
     let sides = Sides {
@@ -343,6 +344,8 @@ pub fn check_rerunnable(path: &Path) -> Result<(), RerunError> {
 /// recorded replies and MCP traffic.
 struct Fresh<'a> {
     path: &'a Path,
+    /// The recording: its frozen judged verdicts are carried over.
+    recorded: &'a Cassette,
     scenario: &'a Scenario,
     session: &'a session_keys::SessionKeys,
     script: &'a crate::model::Script,
@@ -373,6 +376,7 @@ impl Fresh<'_> {
             sandbox: opts.sandbox,
             hook: self.hook,
             upstream: self.upstream.cloned(),
+            carried_verdicts: Some(self.recorded),
         })
         .map_err(|e| match e {
             RecordError::AgentMissing { message, hint } => {
