@@ -1,9 +1,11 @@
 //! Frozen verdicts: the cassette's reel-only top-level `reelJudgedVerdicts`,
 //! one entry per judged assertion, keyed by exactly what was judged — the
-//! evidence digest, the rubric digest, the judge prompt hash and the judge
-//! model asked for. cowork-harness carries an unknown top-level key untouched
-//! and skips `semantic_matches` as live-only (docs/spec/replay.md §1, §4.4),
-//! so a cassette with frozen verdicts still replays there.
+//! evidence digest (for a baseline trajectory, over its masked trace:
+//! [`evidence::derive_baseline`]), the rubric digest, the judge prompt hash
+//! and the judge model asked for. cowork-harness carries an unknown
+//! top-level key untouched and skips `semantic_matches` as live-only
+//! (docs/spec/replay.md §1, §4.4), so a cassette with frozen verdicts still
+//! replays there.
 //!
 //! On replay every key is re-derived: all equal, the frozen verdict is used
 //! (token-free) and the assertion says so; any differ, it `needs regrade`

@@ -12,8 +12,10 @@
 //!    turns in one session; the raw logs;
 //! 5. `collect` — the post-run manifest of what the run produced, bounded;
 //! 6. `assemble` — the cassette (`hook_inventory`: v16 hook-failure
-//!    blocks), scrubbed (`crate::verify::redact`), judged by the replay
-//!    rule in live mode ([`run`]'s verdict).
+//!    blocks), scrubbed (`crate::verify::redact`), its `semantic_matches`
+//!    judged and frozen (or a rerun's recorded verdicts carried in:
+//!    [`LivePlan::carried_verdicts`]), judged by the replay rule in live
+//!    mode ([`run`]'s verdict).
 //!
 //! `error` is why a run wrote nothing ([`RecordError`]). Writing is the
 //! caller's: `record` freezes the result, `rerun` compares it with the
