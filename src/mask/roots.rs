@@ -265,6 +265,19 @@ mod tests {
     }
 
     #[test]
+    fn raw_lines_state_roots_through_init_and_skill_bases_only() {
+        let lines = [
+            "not json".to_owned(),
+            json!({"type": "assistant", "cwd": "/elsewhere/work"}).to_string(),
+        ]
+        .into_iter()
+        .chain(events().into_iter().map(|v| v.to_string()));
+        let r = Roots::stated(lines);
+        assert_eq!(r.work.as_deref(), Some("/tmp/r/local_1/work"));
+        assert_eq!(r, Roots::recorded(events().iter()));
+    }
+
+    #[test]
     fn a_redacted_cwd_maps_nothing() {
         let ev = [json!({"type": "system", "subtype": "init", "cwd": "[REDACTED:local-path:ab]"})];
         let r = Roots::recorded(ev.iter());
