@@ -204,6 +204,7 @@ pub fn handshake(agent: &Path) -> Result<String, String> {
         mcp: None,
         hook: None,
         upstream: None,
+        carried_verdicts: None,
     };
     let done = crate::run::handshake::handshake(&plan).map_err(|e| e.to_string());
     // The run directory is gone; its scenario's directory is left empty

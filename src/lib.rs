@@ -31,6 +31,7 @@ pub mod html;
 pub mod js;
 pub mod judge;
 pub mod lint;
+pub mod mask;
 pub mod matrix;
 pub mod mcp;
 pub mod messages;

@@ -12,7 +12,7 @@
 //! `canonical_lenient` and `relative_posix` (real paths, for what a cassette
 //! records), `relative_lexical`, `posix_normalize_abs` (recorded POSIX paths),
 //! `forward_slashes` / `to_posix`, and `stays_inside`. Run-root placeholders
-//! are `rerun::paths`, not here.
+//! are `mask::roots`, not here.
 
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};

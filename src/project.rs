@@ -30,7 +30,7 @@
 //!
 //! `sandbox_read_paths()` hands the `[sandbox] read` list to the run's sandbox
 //! policy. Masks are applied elsewhere: `rerun::divergence::Masks` and
-//! `diff::normalize`.
+//! `mask::normalize`.
 
 use std::path::{Path, PathBuf};
 

@@ -16,11 +16,11 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::normalize::Normalizer;
 use crate::cassette::{BodyEncoding, Cassette};
 use crate::evidence::RunRecord;
 use crate::evidence::parse::{self, AgentEvent};
 use crate::evidence::timeline;
+use crate::mask::{Normalizer, Roots};
 use crate::replay::{self, ReplayOptions};
 
 /// One tool call (main agent and sub-agents, in recorded order).
@@ -442,20 +442,16 @@ fn tool_calls(cassette: &Cassette) -> Vec<CallRead> {
 /// The run's directories as the recording states them (the init `cwd`, the
 /// skill base directories), through the one root finder; when the init
 /// event named none, the work root a manifest path reveals.
-fn recorded_roots(cassette: &Cassette, calls: &[CallRead]) -> super::normalize::Roots {
-    let stating: Vec<Value> = cassette
-        .events()
-        .filter(|l| l.contains("\"init\"") || l.contains("Base directory for this skill: "))
-        .filter_map(|l| serde_json::from_str(&l).ok())
-        .collect();
-    let roots = super::normalize::Roots::recorded(stating.iter());
+fn recorded_roots(cassette: &Cassette, calls: &[CallRead]) -> Roots {
+    let roots = Roots::stated(cassette.events());
     if roots.work.is_some() {
         return roots;
     }
     match inferred_work_root(cassette, calls) {
         Some(work) => {
-            let init = json!({"type": "system", "subtype": "init", "cwd": work});
-            super::normalize::Roots::recorded(std::iter::once(&init).chain(stating.iter()))
+            // The first init states the work root.
+            let init = json!({"type": "system", "subtype": "init", "cwd": work}).to_string();
+            Roots::stated(std::iter::once(init.into()).chain(cassette.events()))
         }
         None => roots,
     }

@@ -15,11 +15,10 @@
 //! codes or printing; `cli::diff` and [`render`] do.
 //!
 //! Files: `digest` (a cassette's views; assertion verdicts come via `replay`,
-//! events are read through `evidence`), `normalize` (the masker), `render` (the
-//! text). `show` reads the same views with raw values.
+//! events are read through `evidence`), `render` (the text). The masker is
+//! [`crate::mask`]. `show` reads the same views with raw values.
 
 pub mod digest;
-pub mod normalize;
 pub mod render;
 
 use std::collections::HashMap;
@@ -29,8 +28,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use similar::{Algorithm, DiffTag, TextDiff};
 
+pub use crate::mask::Normalizer;
 pub use digest::{Outcome, Recording};
-pub use normalize::Normalizer;
 
 use crate::cassette::{Cassette, LoadError};
 

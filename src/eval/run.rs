@@ -374,6 +374,7 @@ fn live_trial(ctx: &Context<'_>, path: &Path, prepared: &Prepared, arm: &ArmSetu
         mcp: None,
         hook: None,
         upstream: None,
+        carried_verdicts: None,
     });
     let run = match run {
         Ok(run) => run,

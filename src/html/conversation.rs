@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 
-use crate::rerun::paths::Roots;
+use crate::mask::Roots;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};

@@ -30,8 +30,9 @@ pub fn judge_recorded(cassette: &mut Cassette, script: Option<&Script>) -> Vec<S
                 Err(e) => return vec![format!("judge: start the scripted judge: {e}")],
             }
         }
-        // A rerun's replies carry no judge: `rerun` carries the recorded
-        // verdicts over instead (`freeze::carry_over`).
+        // A recording's replies carry no judge: a rerun carries the
+        // recorded verdicts over instead (`freeze::carry_over`, through
+        // `LivePlan::carried_verdicts`).
         Some(s) if s.origin.to_string_lossy().ends_with(".cassette.json") => return Vec::new(),
         Some(_) => {
             return vec![

@@ -17,6 +17,7 @@ use super::{Baseline, Spec};
 use crate::assert::glob::GlobList;
 use crate::cassette::{BodyEncoding, Cassette, ManifestEntry};
 use crate::evidence::RunRecord;
+use crate::mask::{Normalizer, Roots};
 use crate::verify::detect::{DetectorSet, Surface};
 
 /// Per-section and whole-document caps (characters), each cut marked so the
@@ -28,8 +29,13 @@ const DOCUMENT_CAP: usize = 256 * 1024;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Evidence {
     pub document: String,
-    /// `sha256:<hex>` of `document`: the frozen verdict's evidence key.
+    /// `sha256:<hex>`: the frozen verdict's evidence key — of `document`, or
+    /// for a baseline trajectory of the document over its masked trace.
     pub digest: String,
+    /// A baseline's key as reel froze it before the trace was masked (over
+    /// `document` as sent): a verdict frozen then over these very bytes
+    /// still holds. `None` for every other judged document.
+    pub unmasked_digest: Option<String>,
 }
 
 /// Why evidence cannot be sent to a judge.
@@ -92,29 +98,76 @@ pub fn derive(
     }
     let document = cap(document.trim_end(), DOCUMENT_CAP);
     let digest = digest(&document);
-    Ok(Evidence { document, digest })
+    Ok(Evidence {
+        document,
+        digest,
+        unmasked_digest: None,
+    })
 }
 
 /// The document of a `baseline_transcript` assertion: the first-party
-/// baseline grader's whole prompt over the graded turn's `trace`. Its digest
-/// also covers every byte of the baseline file (the prompt shows only 12 + 12
-/// lines of a long one), so an edited baseline needs regrade.
+/// baseline grader's whole prompt over the graded turn's trace, byte-exact
+/// (what the first-party runner would send). Its digest is the same prompt
+/// over the masked trace — a rerun's new session id, UUIDs, times, durations
+/// and run directories are not a changed trajectory — and also covers every
+/// byte of the baseline file (the prompt shows only 12 + 12 lines of a long
+/// one), so an edited baseline needs regrade.
 pub fn derive_baseline(
     criterion: &str,
     baseline: &Baseline,
-    trace: &[Value],
+    trace: &GradedTrace,
 ) -> Result<Evidence, Refusal> {
-    refuse_secrets("NEW trajectory", &super::baseline::render_trace(trace))?;
+    refuse_secrets(
+        "NEW trajectory",
+        &super::baseline::render_trace(&trace.lines),
+    )?;
     refuse_secrets(
         &format!("baseline `{}`", baseline.file),
         &super::baseline::render_trace(&baseline.lines),
     )?;
-    let document = super::baseline::prompt(criterion, &baseline.lines, trace);
-    let digest = digest(&format!(
-        "{document}\n\0baseline {}",
-        digest(&baseline.text)
-    ));
-    Ok(Evidence { document, digest })
+    let keyed = |prompt: &str| digest(&format!("{prompt}\n\0baseline {}", digest(&baseline.text)));
+    let document = super::baseline::prompt(criterion, &baseline.lines, &trace.lines);
+    let masked = super::baseline::prompt(criterion, &baseline.lines, &trace.masked);
+    Ok(Evidence {
+        digest: keyed(&masked),
+        unmasked_digest: Some(keyed(&document)),
+        document,
+    })
+}
+
+/// The graded turn's trace: as recorded (what the judge is shown) and as the
+/// one masker writes it (what its verdict is keyed by).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GradedTrace {
+    pub lines: Vec<Value>,
+    /// `lines` through [`crate::mask::Normalizer`]: the run roots the
+    /// recording states as `{{cwd}}`, `{{config}}`, …; the session id; tool,
+    /// message, request and agent ids and UUIDs numbered by first appearance;
+    /// timestamps and the values of duration keys as constants. The built-in
+    /// masks only: `reel.toml`'s would make a frozen key depend on where
+    /// reel runs.
+    pub masked: Vec<Value>,
+}
+
+impl GradedTrace {
+    /// `lines` of a run whose directories `roots` states, masked.
+    pub fn new(lines: Vec<Value>, roots: Roots) -> GradedTrace {
+        let session = (lines.iter())
+            .find_map(|l| l.get("session_id").and_then(Value::as_str))
+            .map(str::to_owned);
+        let mut norm = Normalizer::new(roots, session.as_deref());
+        let masked = lines.iter().map(|l| norm.value(l)).collect();
+        GradedTrace { lines, masked }
+    }
+}
+
+/// The graded turn's trace of `cassette` ([`graded_turn_lines`]), masked
+/// with the run roots its events state.
+pub fn graded_turn_trace(cassette: &Cassette) -> GradedTrace {
+    GradedTrace::new(
+        graded_turn_lines(cassette),
+        Roots::stated(cassette.events()),
+    )
 }
 
 /// The stream-json lines of the graded turn in `cassette`, as `claude -p
@@ -123,7 +176,7 @@ pub fn derive_baseline(
 /// multi-turn recording) or all of them, each parsed (a line that is not JSON
 /// is left out, as the first-party trace holds parsed lines only), without
 /// the lines only reel's way of running the agent adds (`print_mode_line`).
-pub fn graded_turn_trace(cassette: &Cassette) -> Vec<Value> {
+pub fn graded_turn_lines(cassette: &Cassette) -> Vec<Value> {
     // The last mark's start; `replay::turns` owns the marks but sits above
     // the judge, so the one field is read here.
     let start = (cassette.doc.get("reelTurns"))

@@ -1,9 +1,11 @@
 //! Frozen verdicts: the cassette's reel-only top-level `reelJudgedVerdicts`,
 //! one entry per judged assertion, keyed by exactly what was judged — the
-//! evidence digest, the rubric digest, the judge prompt hash and the judge
-//! model asked for. cowork-harness carries an unknown top-level key untouched
-//! and skips `semantic_matches` as live-only (docs/spec/replay.md §1, §4.4),
-//! so a cassette with frozen verdicts still replays there.
+//! evidence digest (for a baseline trajectory, over its masked trace:
+//! [`evidence::derive_baseline`]), the rubric digest, the judge prompt hash
+//! and the judge model asked for. cowork-harness carries an unknown
+//! top-level key untouched and skips `semantic_matches` as live-only
+//! (docs/spec/replay.md §1, §4.4), so a cassette with frozen verdicts still
+//! replays there.
 //!
 //! On replay every key is re-derived: all equal, the frozen verdict is used
 //! (token-free) and the assertion says so; any differ, it `needs regrade`
@@ -111,16 +113,24 @@ pub fn assert_items(cassette: &Cassette) -> Vec<Map<String, Value>> {
         .unwrap_or_default()
 }
 
-/// A rerun: the recorded cassette's frozen verdicts carried into the fresh
-/// one (unless the fresh run was judged itself), and one note per judged
-/// assertion saying whether its verdict still holds or the answer changed
-/// and it needs regrade.
-pub fn carry_over(recorded: &Cassette, fresh: &mut Cassette) -> Vec<String> {
+/// A rerun, before the fresh run's verdict: the recorded cassette's frozen
+/// verdicts carried into the fresh one (unless the fresh run was judged
+/// itself), so the verdict reads each that still holds as replay does.
+pub fn carry_over(recorded: &Cassette, fresh: &mut Cassette) {
     let prior = read(&recorded.doc);
     if prior.is_empty() || !read(&fresh.doc).is_empty() {
+        return;
+    }
+    write(&mut fresh.doc, rekeyed(recorded, prior));
+}
+
+/// After a rerun: one note per judged assertion of the `fresh` cassette
+/// holding carried verdicts, saying whether its verdict still holds or the
+/// answer changed and it needs regrade (none when nothing was carried).
+pub fn carried_notes(fresh: &Cassette) -> Vec<String> {
+    if read(&fresh.doc).is_empty() {
         return Vec::new();
     }
-    write(&mut fresh.doc, prior);
     let run = RunRecord::from_cassette(fresh);
     let items = assert_items(fresh);
     (assess(fresh, &run, &items).iter())
@@ -140,6 +150,31 @@ pub fn carry_over(recorded: &Cassette, fresh: &mut Cassette) -> Vec<String> {
             Status::Invalid(e) => format!("judged assertion {}: {e}", a.index + 1),
         })
         .collect()
+}
+
+/// `prior`, each baseline verdict that holds on `recorded` keyed by the
+/// masked digest of the very trace it was judged on: one frozen by a reel
+/// that keyed the unmasked trace holds there only by its unmasked digest,
+/// which a fresh run's new ids and paths always change. Other verdicts are
+/// keyed as they were.
+fn rekeyed(recorded: &Cassette, mut prior: Vec<Frozen>) -> Vec<Frozen> {
+    let items = assert_items(recorded);
+    let baseline = |m: &Map<String, Value>| {
+        m.get(KEY)
+            .is_some_and(|v| v.get("baseline_transcript").is_some())
+    };
+    if !items.iter().any(baseline) {
+        return prior;
+    }
+    let run = RunRecord::from_cassette(recorded);
+    for a in assess(recorded, &run, &items) {
+        if let (Status::Frozen(_), Some(ev)) = (&a.status, &a.evidence)
+            && let Some(f) = prior.iter_mut().find(|f| f.assertion == a.index)
+        {
+            f.keys.evidence_digest = ev.digest.clone();
+        }
+    }
+    prior
 }
 
 /// Where one judged assertion stands against its cassette.
@@ -207,7 +242,7 @@ fn derive(
     run: &RunRecord,
     artifacts: &[ManifestEntry],
     cassette: &Cassette,
-    trace: &std::cell::OnceCell<Vec<Value>>,
+    trace: &std::cell::OnceCell<evidence::GradedTrace>,
 ) -> Result<Evidence, Refusal> {
     match &spec.baseline {
         Some(b) => {
@@ -222,7 +257,12 @@ fn status_of(spec: &Spec, ev: &Evidence, frozen: Option<&Frozen>) -> Status {
     let Some(f) = frozen else {
         return Status::NeedsRegrade(vec!["no frozen verdict"]);
     };
-    let diff = f.keys.differences(&Keys::of(spec, ev));
+    let mut now = Keys::of(spec, ev);
+    if ev.unmasked_digest.as_ref() == Some(&f.keys.evidence_digest) {
+        // Frozen before the baseline trace was masked, over these bytes.
+        now.evidence_digest = f.keys.evidence_digest.clone();
+    }
+    let diff = f.keys.differences(&now);
     if diff.is_empty() {
         Status::Frozen(Box::new(f.clone()))
     } else {

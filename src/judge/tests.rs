@@ -7,6 +7,7 @@ use super::client::{CallError, Complete, Completion};
 use super::evidence::Evidence;
 use super::freeze::Keys;
 use super::*;
+use crate::cassette::Cassette;
 
 struct Listed {
     replies: RefCell<Vec<&'static str>>,
@@ -65,6 +66,7 @@ fn ev(text: &str) -> Evidence {
     Evidence {
         document: text.into(),
         digest: evidence::digest(text),
+        unmasked_digest: None,
     }
 }
 
@@ -217,7 +219,10 @@ fn a_baseline_transcript_is_read_and_stands_alone() {
 #[test]
 fn a_baseline_is_judged_by_pass_fail_votes_and_keyed_by_its_bytes() {
     let s = baseline_spec();
-    let trace = [serde_json::json!({"type": "result"})];
+    let trace = evidence::GradedTrace::new(
+        vec![serde_json::json!({"type": "result"})],
+        Default::default(),
+    );
     let ev =
         evidence::derive_baseline("writes the note", s.baseline.as_ref().unwrap(), &trace).unwrap();
     assert!(
@@ -254,4 +259,233 @@ fn a_baseline_is_judged_by_pass_fail_votes_and_keyed_by_its_bytes() {
         keys.judge_prompt_hash,
         Keys::of(&spec(1), &ev).judge_prompt_hash
     );
+}
+
+/// One run of a baseline-judged scenario as a cassette: its `init` in run
+/// directory `run`, session `session`, one Bash call of `command` (under the
+/// run's config dir) at `time` taking `ms`, and `frozen` verdicts.
+fn baseline_run(run: &str, session: &str, command: &str, time: &str, ms: u64) -> Cassette {
+    let work = format!("/tmp/reel-0/runs/x/{run}/work");
+    let config = format!("/tmp/reel-0/runs/x/{run}/config");
+    let uuid = |n: u8| format!("{}{n:02}", &session[..34]);
+    let lines = [
+        serde_json::json!({"type": "system", "subtype": "init", "cwd": work,
+            "session_id": session, "uuid": uuid(1)}),
+        serde_json::json!({"type": "control_response", "response": {"subtype": "success"}}),
+        serde_json::json!({"type": "assistant", "message": {"id": format!("msg_{run}"),
+            "content": [{"type": "tool_use", "id": format!("toolu_{run}"), "name": "Bash",
+                "input": {"command": format!("bash {config}/skills/s/{command}")}}]},
+            "session_id": session, "uuid": uuid(2), "timestamp": time}),
+        serde_json::json!({"type": "user", "message": {"content": [{"type": "tool_result",
+            "tool_use_id": format!("toolu_{run}"), "content": "wrote outputs/note.md"}]},
+            "session_id": session, "uuid": uuid(3), "timestamp": time}),
+        serde_json::json!({"type": "result", "subtype": "success", "duration_ms": ms,
+            "duration_api_ms": ms / 2, "result": "Written.", "session_id": session,
+            "uuid": uuid(4)}),
+    ];
+    let spec = serde_json::json!({"rubric": ["writes the note"], "baseline_transcript": {
+        "file": "b.jsonl", "text": "{\"type\":\"user\"}\n{\"type\":\"result\"}\n"}});
+    let doc = serde_json::json!({
+        "cassetteVersion": 14,
+        "scenario": {"name": "x", "prompt": "p", "assert": [{"max_turns": 8}, {KEY: spec}]},
+        "events": lines.iter().map(|l| l.to_string()).collect::<Vec<_>>(),
+    });
+    let Value::Object(doc) = doc else {
+        unreachable!()
+    };
+    Cassette::unchecked(format!("/c/{run}.cassette.json"), doc, 14)
+}
+
+/// `cassette` with its baseline verdict (assertion 2) frozen as passed
+/// under `evidence_digest`.
+fn frozen_with(mut cassette: Cassette, evidence_digest: &str) -> Cassette {
+    let items = freeze::assert_items(&cassette);
+    let spec = Spec::from_value(&items[1][KEY]).unwrap();
+    let ev = ev("unused");
+    let keys = Keys {
+        evidence_digest: evidence_digest.into(),
+        ..Keys::of(&spec, &ev)
+    };
+    let client = Listed::new(&["PASS", "PASS", "PASS"], true);
+    let trace = evidence::graded_turn_trace(&cassette);
+    let real = evidence::derive_baseline(&spec.rubric[0], spec.baseline.as_ref().unwrap(), &trace)
+        .unwrap();
+    let verdict = judge(&spec, 3, &real, &client, &mut Budget::default()).unwrap();
+    let frozen = freeze::Frozen {
+        assertion: 1,
+        keys,
+        verdict,
+    };
+    freeze::write(&mut cassette.doc, vec![frozen]);
+    cassette
+}
+
+fn baseline_evidence(cassette: &Cassette) -> Evidence {
+    let items = freeze::assert_items(cassette);
+    let spec = Spec::from_value(&items[1][KEY]).unwrap();
+    let trace = evidence::graded_turn_trace(cassette);
+    evidence::derive_baseline(&spec.rubric[0], spec.baseline.as_ref().unwrap(), &trace).unwrap()
+}
+
+/// A rerun's carry-over and its notes.
+fn carry(recorded: &Cassette, fresh: &mut Cassette) -> Vec<String> {
+    freeze::carry_over(recorded, fresh);
+    freeze::carried_notes(fresh)
+}
+
+const SESSION_A: &str = "da45fbb8-cffa-42cb-9c14-6bcb7593ff8d";
+const SESSION_B: &str = "6dddf3fb-680e-4836-8756-83110c5d3da1";
+
+#[test]
+fn the_baseline_key_masks_the_runs_own_ids_paths_and_times_but_not_the_prompt() {
+    let a = baseline_run(
+        "local_a1",
+        SESSION_A,
+        "note.sh Friday",
+        "2026-12-07T22:08:51.309Z",
+        400,
+    );
+    let b = baseline_run(
+        "local_b2",
+        SESSION_B,
+        "note.sh Friday",
+        "2026-12-08T01:00:00.000Z",
+        90,
+    );
+    let (ea, eb) = (baseline_evidence(&a), baseline_evidence(&b));
+    // The judge is sent each run's own bytes; the key is the same.
+    assert!(
+        ea.document
+            .contains("/tmp/reel-0/runs/x/local_a1/config/skills/s/note.sh")
+    );
+    assert!(ea.document.contains(SESSION_A) && ea.document.contains("toolu_local_a1"));
+    assert!(!ea.document.contains("control_response"));
+    assert_ne!(ea.document, eb.document);
+    assert_eq!(ea.digest, eb.digest);
+    assert_ne!(ea.unmasked_digest, eb.unmasked_digest);
+    assert_eq!(
+        ea.unmasked_digest.as_deref(),
+        Some(frozen_digest_before_masking(&ea).as_str())
+    );
+    // A different trajectory is a different key.
+    let c = baseline_run(
+        "local_c3",
+        SESSION_B,
+        "note.sh Monday",
+        "2026-12-08T01:00:00.000Z",
+        90,
+    );
+    assert_ne!(baseline_evidence(&c).digest, ea.digest);
+}
+
+/// The key reel froze before masking: the prompt as sent, and the file.
+fn frozen_digest_before_masking(ev: &Evidence) -> String {
+    let file = "{\"type\":\"user\"}\n{\"type\":\"result\"}\n";
+    evidence::digest(&format!(
+        "{}\n\0baseline {}",
+        ev.document,
+        evidence::digest(file)
+    ))
+}
+
+#[test]
+fn a_rerun_carries_the_baseline_verdict_over_unless_the_trajectory_changed() {
+    let recorded = baseline_run(
+        "local_a1",
+        SESSION_A,
+        "note.sh Friday",
+        "2026-12-07T22:08:51Z",
+        400,
+    );
+    let key = baseline_evidence(&recorded).digest;
+    let recorded = frozen_with(recorded, &key);
+    let mut fresh = baseline_run(
+        "local_b2",
+        SESSION_B,
+        "note.sh Friday",
+        "2026-12-08T01:00:00Z",
+        90,
+    );
+    let notes = carry(&recorded, &mut fresh);
+    assert_eq!(
+        notes,
+        [
+            "judged assertion 2 (semantic_matches): the judged answer is unchanged; its frozen \
+          verdict holds"
+        ]
+    );
+    let run = crate::evidence::RunRecord::from_cassette(&fresh);
+    let assessed = freeze::assess(&fresh, &run, &freeze::assert_items(&fresh));
+    assert!(
+        matches!(assessed[0].status, freeze::Status::Frozen(_)),
+        "{assessed:?}"
+    );
+
+    let mut changed = baseline_run(
+        "local_b2",
+        SESSION_B,
+        "note.sh Monday",
+        "2026-12-08T01:00:00Z",
+        90,
+    );
+    let notes = carry(&recorded, &mut changed);
+    assert_eq!(notes.len(), 1);
+    assert!(
+        notes[0].contains("needs regrade: the judged evidence changed"),
+        "{notes:?}"
+    );
+}
+
+/// A verdict frozen before reel masked the trace (keyed by the unmasked
+/// prompt) still holds on the same bytes, and a rerun carries it over keyed
+/// by the masked digest of the trace it was judged on.
+#[test]
+fn a_verdict_frozen_over_the_unmasked_trace_holds_and_carries_over_rekeyed() {
+    let recorded = baseline_run(
+        "local_a1",
+        SESSION_A,
+        "note.sh Friday",
+        "2026-12-07T22:08:51Z",
+        400,
+    );
+    let ev = baseline_evidence(&recorded);
+    let legacy = ev.unmasked_digest.clone().unwrap();
+    let recorded = frozen_with(recorded, &legacy);
+    let run = crate::evidence::RunRecord::from_cassette(&recorded);
+    let assessed = freeze::assess(&recorded, &run, &freeze::assert_items(&recorded));
+    assert!(
+        matches!(assessed[0].status, freeze::Status::Frozen(_)),
+        "{assessed:?}"
+    );
+
+    let mut fresh = baseline_run(
+        "local_b2",
+        SESSION_B,
+        "note.sh Friday",
+        "2026-12-08T01:00:00Z",
+        90,
+    );
+    let notes = carry(&recorded, &mut fresh);
+    assert!(notes[0].ends_with("its frozen verdict holds"), "{notes:?}");
+    assert_eq!(freeze::read(&fresh.doc)[0].keys.evidence_digest, ev.digest);
+    // A legacy key over other bytes is stale, as before.
+    let stale = frozen_with(
+        baseline_run(
+            "local_a1",
+            SESSION_A,
+            "note.sh Friday",
+            "2026-12-07T22:08:51Z",
+            400,
+        ),
+        &evidence::digest("other bytes"),
+    );
+    let mut fresh = baseline_run(
+        "local_b2",
+        SESSION_B,
+        "note.sh Friday",
+        "2026-12-08T01:00:00Z",
+        90,
+    );
+    let notes = carry(&stale, &mut fresh);
+    assert!(notes[0].contains("needs regrade"), "{notes:?}");
 }

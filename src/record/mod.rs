@@ -267,6 +267,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         max_artifact_bytes: opts.max_artifact_bytes,
         sandbox: opts.sandbox,
         upstream: None,
+        carried_verdicts: None,
     })?;
     let mut run = run;
     // A scripted model that saw a problem (an unmet `expect`, a turn past the

@@ -36,7 +36,7 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::paths::Roots;
+use crate::mask::Roots;
 use crate::protocol::{self, Line};
 
 /// What diverged.
@@ -713,7 +713,7 @@ impl Masks {
     }
 
     fn apply_naming(&self, text: &str, roots: &Roots, seen: &mut dyn FnMut(String)) -> String {
-        let mut out = super::paths::run_tmp_as_system_tmp(roots.to_placeholders(text));
+        let mut out = crate::mask::roots::run_tmp_as_system_tmp(roots.to_placeholders(text));
         for b in builtins() {
             if b.re.is_match(&out) {
                 let next = b.re.replace_all(&out, b.with).into_owned();

@@ -19,10 +19,10 @@
 //! Files: `mod` (tier refusal, frozen scenario and session, the run,
 //! comparison, verdict), `notes` (the notices beside the verdict), `write`
 //! (`--write`), `replies` (replies from events; also `reel model extract`),
-//! `paths` (recorded to fresh run-root placeholders, also what `diff` masks
-//! with), `divergence` (divergences and the masks, built-in plus `reel.toml`)
-//! and `outputs` (output files compared by what they are: masked text, zip
-//! entries, PDF text).
+//! `paths` (a recorded tool input that leaves the fresh run; the run roots
+//! themselves are [`crate::mask`]'s), `divergence` (divergences and the
+//! masks, built-in plus `reel.toml`) and `outputs` (output files compared by
+//! what they are: masked text, zip entries, PDF text).
 
 pub mod bodies;
 pub mod divergence;
@@ -42,13 +42,13 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::cassette::Cassette;
+use crate::mask::Roots;
 use crate::model::ProblemKind;
 use crate::protocol::{self, Line};
 use crate::replay::ReplayResult;
 use crate::run::{self as live, RecordError};
 use crate::scenario::{Refusal, Scenario, ScenarioError, session_keys};
 use divergence::{Divergence, Kind};
-use paths::Roots;
 
 /// What `reel rerun` was asked to do (one cassette).
 #[derive(Debug, Clone, Default)]
@@ -189,7 +189,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
     let started = std::time::Instant::now();
     let (cassette, replies) = load_rerunnable(path)?;
     let prepared = Prepared::of(&cassette, &replies, path, opts)?;
-    let mut run = prepared.run(path, &replies, opts)?;
+    let mut run = prepared.run(&cassette, &replies, opts)?;
     let Prepared {
         timeout,
         recorded_events,
@@ -198,7 +198,7 @@ pub fn rerun(path: &Path, opts: &RerunOptions) -> Result<Rerun, RerunError> {
         upstream,
         ..
     } = prepared;
-    let judged_notes = crate::judge::freeze::carry_over(&cassette, &mut run.cassette);
+    let judged_notes = crate::judge::freeze::carried_notes(&run.cassette);
 
     let fresh_events = parse_lines(run.log.events.iter().map(String::as_str));
     let sides = Sides {
@@ -305,15 +305,16 @@ impl Prepared {
         })
     }
 
-    /// Runs the agent once against the recorded replies.
+    /// Runs the agent once against `recorded`'s replies.
     fn run(
         &self,
-        path: &Path,
+        recorded: &Cassette,
         replies: &replies::Replies,
         opts: &RerunOptions,
     ) -> Result<live::LiveRun, RerunError> {
         Fresh {
-            path,
+            path: &recorded.path,
+            recorded,
             scenario: &self.scenario,
             session: &self.session,
             script: &replies.script,
@@ -394,6 +395,8 @@ pub fn check_rerunnable(path: &Path) -> Result<(), RerunError> {
 /// recorded replies and MCP traffic.
 struct Fresh<'a> {
     path: &'a Path,
+    /// The recording: its frozen judged verdicts are carried over.
+    recorded: &'a Cassette,
     scenario: &'a Scenario,
     session: &'a session_keys::SessionKeys,
     script: &'a crate::model::Script,
@@ -424,6 +427,7 @@ impl Fresh<'_> {
             sandbox: opts.sandbox,
             hook: self.hook,
             upstream: self.upstream.cloned(),
+            carried_verdicts: Some(self.recorded),
         })
         .map_err(|e| match e {
             RecordError::AgentMissing { message, hint } => {

@@ -24,9 +24,9 @@ use base64::Engine;
 use serde_json::Value;
 
 use super::divergence::{Divergence, Kind, Masks, unified_shown};
-use super::paths::Roots;
 use crate::cassette::{BodyEncoding, ManifestEntry};
 use crate::document::{Unread, pdf, zip_entries_bounded, zip_text};
+use crate::mask::Roots;
 use crate::project::{ProjectConfig, Volatile};
 
 /// Where the bytes of a file the manifest did not inline come from (each

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::paths::Roots;
+use crate::mask::Roots;
 use crate::model::{Block, Script, Subagent, Turn, Usage};
 use crate::protocol::{self, Line};
 

@@ -12,8 +12,10 @@
 //!    turns in one session; the raw logs;
 //! 5. `collect` — the post-run manifest of what the run produced, bounded;
 //! 6. `assemble` — the cassette (`hook_inventory`: v16 hook-failure
-//!    blocks), scrubbed (`crate::verify::redact`), judged by the replay
-//!    rule in live mode ([`run`]'s verdict).
+//!    blocks), scrubbed (`crate::verify::redact`), its `semantic_matches`
+//!    judged and frozen (or a rerun's recorded verdicts carried in:
+//!    [`LivePlan::carried_verdicts`]), judged by the replay rule in live
+//!    mode ([`run`]'s verdict).
 //!
 //! `error` is why a run wrote nothing ([`RecordError`]). Writing is the
 //! caller's: `record` freezes the result, `rerun` compares it with the
@@ -71,6 +73,10 @@ pub struct LivePlan<'a> {
     /// With `script`: the live model that answers from a turn on
     /// (`rerun --live-model`); `None`: the script answers every turn.
     pub upstream: Option<crate::model::Upstream>,
+    /// A recording whose frozen judged verdicts are carried into the fresh
+    /// cassette before its verdict (a rerun's), instead of judging it;
+    /// `None`: judged at record time.
+    pub carried_verdicts: Option<&'a crate::cassette::Cassette>,
 }
 
 /// A finished live run, not yet written anywhere.
@@ -154,11 +160,15 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     }
     let kept = Some(run_dir.path().to_path_buf());
     let mut cassette = scrubbed_cassette(plan, doc, kept, &mut warnings, &mut timing)?;
-    // Judged assertions: judged over the scrubbed cassette and frozen into it.
-    warnings.extend(crate::judge::at_record::judge_recorded(
-        &mut cassette,
-        plan.script.as_ref(),
-    ));
+    // Judged assertions: judged over the scrubbed cassette and frozen into
+    // it, or a recording's verdicts carried over; either way before the verdict.
+    match plan.carried_verdicts {
+        Some(recorded) => crate::judge::freeze::carry_over(recorded, &mut cassette),
+        None => warnings.extend(crate::judge::at_record::judge_recorded(
+            &mut cassette,
+            plan.script.as_ref(),
+        )),
+    }
     let (mut failures, judged) = live_failures(&cassette, scenario, &log, &staged);
     if let RunEnd::Failed { message, .. } = &log.end {
         failures.insert(0, format!("run error: {message}"));

@@ -37,23 +37,19 @@ fn reaches(line: &str, module: &str) -> bool {
         || (code.contains("use crate::{") && (named(code, "{") || named(code, ", ")))
 }
 
-#[test]
-fn the_run_pipeline_imports_nothing_above_it() {
-    let mut files = Vec::new();
-    rust_files(&repo().join("src/run"), &mut files);
-    assert!(
-        files.len() >= 8,
-        "src/run/ holds the pipeline's stages: {files:?}"
-    );
+/// Each code line of the files under `src/<dir>` that reaches one of
+/// `above`, as `file:line: reaches `module`: code`.
+fn reaches_up(dir: &str, above: &[&str], files: &mut Vec<PathBuf>) -> Vec<String> {
+    rust_files(&repo().join("src").join(dir), files);
     let mut found = Vec::new();
-    for file in &files {
+    for file in files.iter() {
         let text = std::fs::read_to_string(file).unwrap();
         for (n, line) in text.lines().enumerate() {
             let trimmed = line.trim_start();
             if trimmed.starts_with("//") {
                 continue;
             }
-            for module in ABOVE {
+            for module in above {
                 if reaches(line, module) {
                     found.push(format!(
                         "{}:{}: reaches `{module}`: {trimmed}",
@@ -64,10 +60,47 @@ fn the_run_pipeline_imports_nothing_above_it() {
             }
         }
     }
+    found
+}
+
+#[test]
+fn the_run_pipeline_imports_nothing_above_it() {
+    let mut files = Vec::new();
+    let found = reaches_up("run", &ABOVE, &mut files);
+    assert!(
+        files.len() >= 8,
+        "src/run/ holds the pipeline's stages: {files:?}"
+    );
     assert!(
         found.is_empty(),
         "src/run/ must not import the commands above it (move what it needs down into \
          run/ or a lower module):\n{}",
+        found.join("\n")
+    );
+}
+
+/// Issue 45: the one masker sits below everything that masks with it
+/// (`rerun`, `diff`, `judge`, `html`), and `judge` masks the baseline
+/// trajectory through it rather than reaching up into `diff` or `rerun`.
+#[test]
+fn the_masker_sits_below_what_masks_with_it() {
+    let mut files = Vec::new();
+    let found = reaches_up(
+        "mask",
+        &["rerun", "diff", "judge", "html", "replay", "record", "cli"],
+        &mut files,
+    );
+    assert!(files.len() >= 3, "src/mask/: {files:?}");
+    assert!(
+        found.is_empty(),
+        "src/mask/ reaches up:\n{}",
+        found.join("\n")
+    );
+    let mut files = Vec::new();
+    let found = reaches_up("judge", &["rerun", "diff", "html", "replay"], &mut files);
+    assert!(
+        found.is_empty(),
+        "src/judge/ must mask through `crate::mask`, not the modules above it:\n{}",
         found.join("\n")
     );
 }

@@ -415,6 +415,116 @@ fn a_broken_plugin_script_reruns_red() {
     );
 }
 
+const BASELINE_CASSETTE: &str = "cassettes/plugin-eval/order-and-baseline.cassette.json";
+
+/// `reel rerun --output-format json` of the bundled order-and-baseline in `fx`.
+fn rerun_baseline(fx: &Fixture) -> support::Run {
+    reel()
+        .current_dir(fx.root())
+        .env("REEL_CLAUDE_BIN", claude_bin().unwrap())
+        .args(["rerun", BASELINE_CASSETTE, "--output-format", "json"])
+        .run()
+}
+
+/// The rerun verdict's `semantic_matches` outcome (`None`: not judged).
+fn baseline_outcome(result: &Value) -> Option<Value> {
+    (result["assertions"].as_array().unwrap().iter())
+        .find(|a| a["assertion"]["semantic_matches"].is_object())
+        .cloned()
+}
+
+/// The key a reel that did not mask the trace froze the baseline verdict
+/// of `cassette` by: the digest over the judge's prompt as sent.
+fn unmasked_key(cassette: &Path) -> String {
+    use reel::judge::{Spec, evidence, freeze};
+    let c = reel::cassette::Cassette::load(cassette).unwrap();
+    let items = freeze::assert_items(&c);
+    let spec = Spec::from_value(&items[4]["semantic_matches"]).unwrap();
+    let trace = evidence::graded_turn_trace(&c);
+    let ev = evidence::derive_baseline(&spec.rubric[0], spec.baseline.as_ref().unwrap(), &trace)
+        .unwrap();
+    ev.unmasked_digest.unwrap()
+}
+
+/// Issue 45: the baseline verdict is keyed by the graded trace with the
+/// run's own session, ids, times, durations and run directory masked, so
+/// `reel rerun` carries it over and the rerun's verdict judges it (frozen,
+/// pass) — no `needs regrade`. So it does for a cassette frozen by a reel
+/// that keyed the unmasked trace (its key still names the same bytes).
+#[test]
+fn a_rerun_carries_the_baseline_verdict_over() {
+    support::require!(claude_bin());
+    let fx = scratch();
+    let path = fx.path(BASELINE_CASSETTE);
+    let frozen = |p: &Path| {
+        support::CassetteDoc::from_file(p).doc()["reelJudgedVerdicts"][0]["evidenceDigest"].clone()
+    };
+    let legacy = unmasked_key(&path);
+    assert_ne!(frozen(&path), legacy.as_str(), "the bundled key is masked");
+    for round in ["masked key", "unmasked key"] {
+        if round == "unmasked key" {
+            support::CassetteDoc::from_file(&path)
+                .set(
+                    "reelJudgedVerdicts.0.evidenceDigest",
+                    Value::from(legacy.clone()),
+                )
+                .write(&path);
+            fx.commit(".", "a verdict frozen before the trace was masked");
+        }
+        let run = rerun_baseline(&fx);
+        assert_eq!(run.code, 0, "{round}: {}", run.streams());
+        assert!(
+            !run.streams().contains("needs regrade"),
+            "{round}: {}",
+            run.streams()
+        );
+        let env = run.json();
+        let result = &env["results"][0];
+        let judged = baseline_outcome(result)
+            .unwrap_or_else(|| panic!("{round}: the baseline assertion is not judged: {result}"));
+        assert_eq!(judged["pass"], true, "{round}: {judged}");
+        assert_eq!(judged["judgeStatus"], "frozen", "{round}: {judged}");
+        assert_eq!(result["skippedAssertions"]["full"], 0, "{round}");
+        let notes = result["rerun"]["notes"].to_string();
+        assert!(
+            notes.contains("judged assertion 5 (semantic_matches): the judged answer is unchanged"),
+            "{round}: {notes}"
+        );
+    }
+}
+
+/// The mask hides only what is the run's own: a graded turn that differs
+/// (the skill's script now prints another line, so a tool result changed)
+/// still needs regrade, and the rerun's verdict leaves the assertion out.
+#[test]
+fn a_rerun_whose_graded_trace_changed_needs_baseline_regrade() {
+    support::require!(claude_bin());
+    let fx = scratch();
+    fx.edit(
+        &format!("{PLUGIN}/skills/release-note/scripts/note.sh"),
+        |t| {
+            t.replace(
+                "echo \"wrote outputs/note.md for $day\"",
+                "echo \"wrote outputs/note.md, for $day\"",
+            )
+        },
+    );
+    fx.commit(".", "the script's output reworded");
+    let run = rerun_baseline(&fx);
+    assert_eq!(run.code, 0, "{}", run.streams());
+    let env = run.json();
+    let result = &env["results"][0];
+    let notes = result["rerun"]["notes"].to_string();
+    assert!(
+        notes.contains(
+            "judged assertion 5 (semantic_matches) needs regrade: the judged evidence changed"
+        ),
+        "{notes}"
+    );
+    assert_eq!(baseline_outcome(result), None, "{result}");
+    assert_eq!(result["skippedAssertions"]["full"], 1, "{result}");
+}
+
 /// The scenario keys an import derives from a case (not its header or paths).
 fn meaning(scenario: &Path) -> Value {
     let v: Value = serde_yaml_ng::from_str(&std::fs::read_to_string(scenario).unwrap()).unwrap();

@@ -7,17 +7,18 @@
 //! placeholder: run roots by name (`{{cwd}}`, `{{run}}`), ids by order of first
 //! appearance (`toolu_…` → `<tool-1>`, a UUID → `<uuid-1>`), timestamps and
 //! durations by a constant. Run directories are found by the one root
-//! finder, `rerun::paths::Roots` (what the recording itself states). Two
-//! sides are normalised by two normalisers fed in the same order, so the same
-//! run yields the same placeholders.
+//! finder, [`Roots`] (what the recording itself states). Two sides are
+//! normalised by two normalisers fed in the same order, so the same run
+//! yields the same placeholders.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-pub use crate::rerun::paths::Roots;
 use serde_json::{Map, Value};
+
+use super::roots::{Roots, run_tmp_as_system_tmp};
 
 /// Ids, UUIDs and ISO-8601 timestamps, in one pass.
 static VOLATILE: LazyLock<Regex> = LazyLock::new(|| {
@@ -129,7 +130,7 @@ impl Normalizer {
         if !self.enabled {
             return s.to_owned();
         }
-        let mut out = crate::rerun::paths::run_tmp_as_system_tmp(self.roots.to_placeholders(s));
+        let mut out = run_tmp_as_system_tmp(self.roots.to_placeholders(s));
         if let Some(session) = &self.session
             && out.contains(session.as_str())
         {
