@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -33,15 +34,11 @@ pub(in crate::evidence) struct Tools {
     tool_name_by_use_id: HashMap<String, String>,
     /// Main-agent `WebSearch` tool_use id → its query, until its result.
     pending_searches: HashMap<String, String>,
-    /// The input fields of this line's calls as another record's fold
-    /// wrote them already (a multi-turn replay folds each line into its
-    /// turn's record first: [`Folds::take_call_inputs`]), taken in order
-    /// instead of stringifying the inputs again.
-    pub(super) written: std::collections::VecDeque<CallInput>,
 }
 
-/// A call's top-level input fields and whole input, as written.
-pub(in crate::evidence) type CallInput = (Vec<(String, InputField)>, InputField);
+/// A call's top-level input fields and whole input, as written
+/// ([`call_input`]), shared by every record that folds its line.
+pub(in crate::evidence) type CallInput = (Arc<[(String, InputField)]>, Arc<InputField>);
 
 impl Fold for Tools {
     fn event(&mut self, step: &Step<'_>, rec: &mut RunRecord) -> Result<(), String> {
@@ -57,7 +54,6 @@ impl Fold for Tools {
                     let empty = Map::new();
                     self.main_call(name, input.as_object().unwrap_or(&empty), tool_use_id, rec);
                 }
-                let written = self.written.pop_front();
                 rec.tool_calls.push(tool_call(
                     name,
                     input,
@@ -65,7 +61,7 @@ impl Fold for Tools {
                     tool_use_id,
                     step.main_flow,
                     rec,
-                    written,
+                    step.call_input.clone(),
                 ));
                 self.tool_log.push(LoggedCall {
                     name: name.clone(),
@@ -73,13 +69,13 @@ impl Fold for Tools {
                     parent: parent.clone(),
                 });
             }
-            AgentEvent::ToolResult {
-                tool_use_id: Some(id),
-                is_error,
-                assert_text,
-                error_line,
-                ..
-            } => {
+            AgentEvent::ToolResult { result, error_line } => {
+                let Some(id) = &result.tool_use_id else {
+                    return Ok(());
+                };
+                let is_error = &result.is_error;
+                // Always present on a re-drive ([`crate::evidence::parse`]).
+                let assert_text = result.assert_text.as_deref().unwrap_or_default();
                 if let Some(name) = self.tool_name_by_use_id.get(id) {
                     if *is_error {
                         rec.tool_error_lines
@@ -122,7 +118,7 @@ impl Fold for Tools {
 }
 
 /// The call as the object form of `tool_called` reads it: where it ran and
-/// its top-level input fields.
+/// its top-level input fields (`written` by the line's reader, or here).
 fn tool_call(
     name: &str,
     input: &Value,
@@ -142,6 +138,22 @@ fn tool_call(
     } else {
         CallOrigin::Unknown
     };
+    let (input, input_json) = written.unwrap_or_else(|| call_input(input));
+    ToolCall {
+        name: name.to_owned(),
+        tool_use_id: tool_use_id.clone(),
+        parent: parent.clone(),
+        origin,
+        input,
+        input_json,
+    }
+}
+
+/// A call's top-level input fields and whole input, written as the
+/// record keeps them. Pure: the line's reader writes it (on the reading
+/// pool, [`super::super::ReadLine`]) and every record folding the line
+/// shares it; writing the inputs was most of a call's fold.
+pub(in crate::evidence) fn call_input(input: &Value) -> CallInput {
     let capped = |text: String| {
         if utf16::len(&text) > INPUT_FIELD_CAP {
             InputField {
@@ -161,25 +173,13 @@ fn tool_call(
             other => crate::js::json::legacy_serde(other),
         })
     };
-    // Writing the input is most of a call's fold; the same input written
-    // by another record's fold is copied instead.
-    let (input, input_json) = written.unwrap_or_else(|| {
-        let fields: Vec<(String, InputField)> = input
-            .as_object()
-            .map(|m| m.iter().map(|(k, v)| (k.clone(), field(v))).collect())
-            .unwrap_or_default();
-        let json =
-            input_json_of(input, &fields).unwrap_or_else(|| crate::js::json::legacy_serde(input));
-        (fields, capped(json))
-    });
-    ToolCall {
-        name: name.to_owned(),
-        tool_use_id: tool_use_id.clone(),
-        parent: parent.clone(),
-        origin,
-        input,
-        input_json,
-    }
+    let fields: Vec<(String, InputField)> = input
+        .as_object()
+        .map(|m| m.iter().map(|(k, v)| (k.clone(), field(v))).collect())
+        .unwrap_or_default();
+    let json =
+        input_json_of(input, &fields).unwrap_or_else(|| crate::js::json::legacy_serde(input));
+    (Arc::from(fields), Arc::new(capped(json)))
 }
 
 /// `JSON.stringify(input)` joined from the fields already written (a

@@ -56,15 +56,18 @@ pub(super) fn tool_result_event(
         n if n == full.len() => full,
         n => full[..n].to_owned(),
     };
+    let text = utf16::slice(&assert_text, DISPLAY_TEXT_CAP).to_owned();
     AgentEvent::ToolResult {
-        tool_use_id,
-        is_error,
+        result: std::sync::Arc::new(crate::evidence::ToolResult::new(
+            tool_use_id,
+            is_error,
+            text,
+            Some(assert_text),
+            // The original measures the 200 000-char provenance copy.
+            full_len.min(200_000) > ASSERT_TEXT_CAP,
+            text_blocks,
+        )),
         error_line,
-        text: utf16::slice(&assert_text, DISPLAY_TEXT_CAP).to_owned(),
-        assert_text,
-        // The original measures the 200 000-char provenance copy.
-        assert_text_truncated: full_len.min(200_000) > ASSERT_TEXT_CAP,
-        text_blocks,
     }
 }
 

@@ -58,7 +58,8 @@ pub struct RunRecord {
     pub subagents: Vec<Subagent>,
     /// Tool names used under a recognised (non-fork) dispatch, first-use order.
     pub subagent_tools: Vec<String>,
-    pub tool_results: Vec<ToolResult>,
+    /// Shared with every other record folding the same lines.
+    pub tool_results: Vec<std::sync::Arc<ToolResult>>,
     /// Every tool call, sub-agents' included, with its top-level inputs.
     pub tool_calls: Vec<ToolCall>,
     /// Main-agent `(name, calls/errors)` in first-result order.

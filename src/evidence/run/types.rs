@@ -1,6 +1,8 @@
 //! The data types of the run record: what one recorded run shows, field by
 //! field, in the shapes the JSON run result and the assertions read.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -63,11 +65,14 @@ pub struct ToolCall {
     pub tool_use_id: Option<String>,
     pub parent: Option<String>,
     pub origin: CallOrigin,
-    /// The top-level input fields, in input order.
-    pub input: Vec<(String, InputField)>,
+    /// The top-level input fields, in input order. Shared: written once
+    /// when the line is read, for every record that folds the line (a
+    /// multi-turn replay folds each line into its turn's and the whole
+    /// run's).
+    pub input: Arc<[(String, InputField)]>,
     /// The whole input as `JSON.stringify` writes it (what `input_json`
     /// matches, as `claude plugin eval`'s `input_match` does), capped alike.
-    pub input_json: InputField,
+    pub input_json: Arc<InputField>,
 }
 
 /// The `system/init` context.
