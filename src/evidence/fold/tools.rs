@@ -12,12 +12,11 @@ use super::{End, Fold, Step, bump, push_unique};
 use crate::evidence::parse::AgentEvent;
 use crate::evidence::reference_access;
 use crate::evidence::run::{
-    CallOrigin, INPUT_FIELD_CAP, InputField, RedundantGroup, RunRecord, ToolCall, ToolErrorCount,
+    CallOrigin, InputField, InputJson, RedundantGroup, RunRecord, ToolCall, ToolErrorCount,
     WebSearch,
 };
 use crate::evidence::tool_output::{read_file_path, skill_reference_read_path, web_search_links};
 use crate::js::coerce::js_string;
-use crate::js::utf16;
 use crate::protocol::SKILL_TOOL;
 
 /// A tool call as logged (all calls, sub-agents included).
@@ -38,7 +37,7 @@ pub(in crate::evidence) struct Tools {
 
 /// A call's top-level input fields and whole input, as written
 /// ([`call_input`]), shared by every record that folds its line.
-pub(in crate::evidence) type CallInput = (Arc<[(String, InputField)]>, Arc<InputField>);
+pub(in crate::evidence) type CallInput = (Arc<[(String, InputField)]>, Arc<InputJson>);
 
 impl Fold for Tools {
     fn event(&mut self, step: &Step<'_>, rec: &mut RunRecord) -> Result<(), String> {
@@ -154,21 +153,8 @@ fn tool_call(
 /// pool, [`super::super::ReadLine`]) and every record folding the line
 /// shares it; writing the inputs was most of a call's fold.
 pub(in crate::evidence) fn call_input(input: &Value) -> CallInput {
-    let capped = |text: String| {
-        if utf16::len(&text) > INPUT_FIELD_CAP {
-            InputField {
-                text: utf16::slice(&text, INPUT_FIELD_CAP).to_owned(),
-                truncated: true,
-            }
-        } else {
-            InputField {
-                text,
-                truncated: false,
-            }
-        }
-    };
     let field = |v: &Value| {
-        capped(match v {
+        InputField::capped(match v {
             Value::String(s) => s.clone(),
             other => crate::js::json::legacy_serde(other),
         })
@@ -177,42 +163,33 @@ pub(in crate::evidence) fn call_input(input: &Value) -> CallInput {
         .as_object()
         .map(|m| m.iter().map(|(k, v)| (k.clone(), field(v))).collect())
         .unwrap_or_default();
-    let json =
-        input_json_of(input, &fields).unwrap_or_else(|| crate::js::json::legacy_serde(input));
-    (Arc::from(fields), Arc::new(capped(json)))
+    let json = match joinable(input, &fields) {
+        Some(quoted) => InputJson::joined(quoted),
+        None => InputJson::written(InputField::capped(crate::js::json::legacy_serde(input))),
+    };
+    (Arc::from(fields), Arc::new(json))
 }
 
-/// `JSON.stringify(input)` joined from the fields already written (a
-/// string field quoted, any other its JSON text): a second serialisation
-/// of every input doubled a replay's fold. `None` where joining would not
-/// be exact: a cut field, or an index-like key (V8 writes those first).
-fn input_json_of(input: &Value, fields: &[(String, InputField)]) -> Option<String> {
+/// Which of `input`'s fields are strings (bit `i`: field `i`), when
+/// `JSON.stringify(input)` can be joined from the fields written
+/// ([`crate::evidence::join_fields`]): a second serialisation of every
+/// input doubled a replay's fold. `None` where joining would not be exact:
+/// not an object, a cut field, an index-like key (V8 writes those first),
+/// more fields than the mask holds.
+fn joinable(input: &Value, fields: &[(String, InputField)]) -> Option<u64> {
     let m = input.as_object()?;
     let index_like = |k: &str| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit());
-    if fields.iter().any(|(k, f)| f.truncated || index_like(k)) {
+    if fields.len() > InputJson::MAX_JOINED_FIELDS
+        || fields.iter().any(|(k, f)| f.truncated || index_like(k))
+    {
         return None;
     }
-    let mut out = Vec::with_capacity(
-        fields
-            .iter()
-            .map(|(k, f)| k.len() + f.text.len() + 4)
-            .sum::<usize>()
-            + 2,
-    );
-    out.push(b'{');
-    for (i, ((k, f), v)) in fields.iter().zip(m.values()).enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        crate::js::json::quote(k, &mut out);
-        out.push(b':');
-        match v {
-            Value::String(_) => crate::js::json::quote(&f.text, &mut out),
-            _ => out.extend_from_slice(f.text.as_bytes()),
-        }
-    }
-    out.push(b'}');
-    String::from_utf8(out).ok()
+    Some(
+        m.values()
+            .enumerate()
+            .filter(|(_, v)| v.is_string())
+            .fold(0, |mask, (i, _)| mask | (1 << i)),
+    )
 }
 
 impl Tools {
@@ -326,22 +303,34 @@ mod input_json_tests {
             json!({"file_path": "/a/b.md", "edits": [{"old": "x", "new": "y\\z"}], "o": {"2": 1, "a": 2}}),
             json!({"big": 12345678901234567890u64, "neg": -0.0, "small": 1e-7}),
         ] {
+            let fields = fields(&v);
+            let quoted = joinable(&v, &fields).unwrap();
             assert_eq!(
-                input_json_of(&v, &fields(&v)).as_deref(),
-                Some(crate::js::json::legacy_serde(&v).as_str()),
+                crate::evidence::join_fields(&fields, quoted),
+                crate::js::json::legacy_serde(&v),
                 "{v}"
             );
+            // What a record reads: the same text, joined on first use.
+            let call = ToolCall {
+                name: "T".into(),
+                tool_use_id: None,
+                parent: None,
+                origin: CallOrigin::Main,
+                input: call_input(&v).0,
+                input_json: call_input(&v).1,
+            };
+            assert_eq!(call.input_json().text, crate::js::json::legacy_serde(&v));
         }
     }
 
     #[test]
     fn an_index_like_key_or_a_cut_field_is_left_to_the_full_writer() {
         let v = json!({"b": 1, "10": 2});
-        assert_eq!(input_json_of(&v, &fields(&v)), None);
+        assert_eq!(joinable(&v, &fields(&v)), None);
         let v = json!({"a": "x"});
         let mut f = fields(&v);
         f[0].1.truncated = true;
-        assert_eq!(input_json_of(&v, &f), None);
-        assert_eq!(input_json_of(&json!("text"), &[]), None);
+        assert_eq!(joinable(&v, &f), None);
+        assert_eq!(joinable(&json!("text"), &[]), None);
     }
 }

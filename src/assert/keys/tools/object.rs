@@ -228,7 +228,7 @@ impl Judge<'_> {
             });
         }
         if let Some((src, re)) = &self.re.input_json {
-            let json = &c.input_json;
+            let json = c.input_json();
             parts.push(if hit(self.key, re, &json.text)? {
                 Status::Yes
             } else if miss_is_unknown(&json.text, json.truncated, src, self.negative) {
