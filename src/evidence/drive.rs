@@ -223,7 +223,13 @@ pub fn drive_read_by_turn(
                 continue;
             }
             if i >= start && open.is_none() {
-                open = Some(Redrive::new(control_out));
+                let mut turn = Redrive::new(control_out);
+                // The turn's share of the text, by its share of the lines
+                // (a hint: growing each turn's transcript by doubling was
+                // a tenth of its fold).
+                let lines = ranges.last().map_or(0, |r| r.1).max(1);
+                turn.d.folds.reserve_text(text_room / lines * (end - start));
+                open = Some(turn);
             }
             break;
         }
