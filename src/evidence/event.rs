@@ -141,7 +141,8 @@ pub enum AgentEvent {
     /// A reasoning block: an assistant `thinking` content block (with its
     /// message's model) or a `system`/`thinking` line (no model).
     Thinking {
-        block: ThinkingBlock,
+        /// Shared by every record that folds the line (as a tool result is).
+        block: std::sync::Arc<ThinkingBlock>,
         model: Option<String>,
     },
     SystemEvent {

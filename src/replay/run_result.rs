@@ -376,7 +376,7 @@ fn run_fields(run: &mut RunRecord) -> (Map<String, Value>, Bulk) {
     if !run.thinking.is_empty() {
         f.insert(
             "thinking".into(),
-            to_value(&std::mem::take(&mut run.thinking)),
+            to_value(&run.thinking.iter().map(|b| &**b).collect::<Vec<_>>()),
         );
     }
     f.insert("thinkingElided".into(), Value::from(run.thinking_elided));

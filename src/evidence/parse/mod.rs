@@ -318,7 +318,7 @@ fn system_event(mut map: Map<String, Value>) -> Result<Option<AgentEvent>, Strin
         Some("api_metrics") => AgentEvent::Metrics(Value::Object(map)),
         Some("thinking") => AgentEvent::Thinking {
             // `String(msg.content ?? "")`; never redacted, no model.
-            block: ThinkingBlock::new(
+            block: std::sync::Arc::new(ThinkingBlock::new(
                 Value::String(
                     m.get("content")
                         .filter(|c| !c.is_null())
@@ -326,7 +326,7 @@ fn system_event(mut map: Map<String, Value>) -> Result<Option<AgentEvent>, Strin
                         .unwrap_or_default(),
                 ),
                 false,
-            ),
+            )),
             model: None,
         },
         Some(sub) => {
@@ -379,7 +379,7 @@ fn assistant_events(m: &Map<String, Value>, ev: &mut Vec<AgentEvent>) -> Result<
                 model: model.clone(),
             }),
             Some("thinking") => ev.push(AgentEvent::Thinking {
-                block: thinking_block(block),
+                block: std::sync::Arc::new(thinking_block(block)),
                 model: model.clone(),
             }),
             Some("tool_use") => {

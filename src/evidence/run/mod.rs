@@ -95,7 +95,8 @@ pub struct RunRecord {
     pub models: Vec<String>,
     /// The last [`THINKING_CAP`] reasoning blocks, oldest first
     /// (`RunResult.thinking`).
-    pub thinking: VecDeque<ThinkingBlock>,
+    /// Shared with every other record folding the same lines.
+    pub thinking: VecDeque<std::sync::Arc<ThinkingBlock>>,
     /// Reasoning blocks dropped, oldest first, past [`THINKING_CAP`]
     /// (`RunResult.thinkingElided`).
     pub thinking_elided: u64,
