@@ -389,16 +389,16 @@ fn read_chunk<S: RecordedLine>(chunk: Vec<S>) -> ReadChunk {
 
 /// Each `ToolUse` of a read line, in order: the SHA-256 of its canonical
 /// input (the redundant-call grouping needs only these digests, so no
-/// input `Value` is kept past its own event) and its input written as the
-/// record keeps it.
+/// input `Value` is kept past its own event), its input written as the
+/// record keeps it, and the skill files it reaches.
 fn read_calls(outcome: &LineOutcome) -> Vec<ReadCall> {
     let LineOutcome::Events(evs) = outcome else {
         return Vec::new();
     };
     evs.iter()
         .filter_map(|ev| match ev {
-            AgentEvent::ToolUse { input, .. } => {
-                Some((input_digest(input), fold::tools::call_input(input)))
+            AgentEvent::ToolUse { name, input, .. } => {
+                Some((input_digest(input), fold::tools::call_input(name, input)))
             }
             _ => None,
         })

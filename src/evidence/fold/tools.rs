@@ -35,9 +35,18 @@ pub(in crate::evidence) struct Tools {
     pending_searches: HashMap<String, String>,
 }
 
-/// A call's top-level input fields and whole input, as written
-/// ([`call_input`]), shared by every record that folds its line.
-pub(in crate::evidence) type CallInput = (Arc<[(String, InputField)]>, Arc<InputJson>);
+/// A call's top-level input fields and whole input, as written, and the
+/// skill files it reaches ([`call_input`]), shared by every record that
+/// folds its line.
+#[derive(Clone)]
+pub(in crate::evidence) struct CallInput {
+    fields: Arc<[(String, InputField)]>,
+    json: Arc<InputJson>,
+    /// [`reference_access::accesses_of`] the call (read where the line
+    /// was: the fold's first touch of a long command's text was most of
+    /// its cost); nearly always empty.
+    accesses: Vec<(String, &'static str)>,
+}
 
 impl Fold for Tools {
     fn event(&mut self, step: &Step<'_>, rec: &mut RunRecord) -> Result<(), String> {
@@ -51,7 +60,9 @@ impl Fold for Tools {
             } => {
                 if step.main_flow {
                     let empty = Map::new();
-                    self.main_call(name, input.as_object().unwrap_or(&empty), tool_use_id, rec);
+                    let inp = input.as_object().unwrap_or(&empty);
+                    let accesses = step.call_input.as_ref().map(|c| c.accesses.as_slice());
+                    self.main_call(name, inp, tool_use_id, accesses, rec);
                 }
                 rec.tool_calls.push(tool_call(
                     name,
@@ -137,7 +148,11 @@ fn tool_call(
     } else {
         CallOrigin::Unknown
     };
-    let (input, input_json) = written.unwrap_or_else(|| call_input(input));
+    let CallInput {
+        fields: input,
+        json: input_json,
+        ..
+    } = written.unwrap_or_else(|| call_input(name, input));
     ToolCall {
         name: name.to_owned(),
         tool_use_id: tool_use_id.clone(),
@@ -152,7 +167,7 @@ fn tool_call(
 /// record keeps them. Pure: the line's reader writes it (on the reading
 /// pool, [`super::super::ReadLine`]) and every record folding the line
 /// shares it; writing the inputs was most of a call's fold.
-pub(in crate::evidence) fn call_input(input: &Value) -> CallInput {
+pub(in crate::evidence) fn call_input(name: &str, input: &Value) -> CallInput {
     let field = |v: &Value| {
         InputField::capped(match v {
             Value::String(s) => s.clone(),
@@ -167,7 +182,12 @@ pub(in crate::evidence) fn call_input(input: &Value) -> CallInput {
         Some(quoted) => InputJson::joined(quoted),
         None => InputJson::written(InputField::capped(crate::js::json::legacy_serde(input))),
     };
-    (Arc::from(fields), Arc::new(json))
+    let empty = Map::new();
+    CallInput {
+        fields: Arc::from(fields),
+        json: Arc::new(json),
+        accesses: reference_access::accesses_of(name, input.as_object().unwrap_or(&empty)),
+    }
 }
 
 /// Which of `input`'s fields are strings (bit `i`: field `i`), when
@@ -198,6 +218,7 @@ impl Tools {
         name: &str,
         inp: &Map<String, Value>,
         tool_use_id: &Option<String>,
+        accesses: Option<&[(String, &'static str)]>,
         rec: &mut RunRecord,
     ) {
         push_unique(&mut rec.tools_called, name);
@@ -207,8 +228,16 @@ impl Tools {
         {
             push_unique(&mut rec.references_read, &r);
         }
-        for (path, via) in reference_access::accesses_of(name, inp) {
-            reference_access::note(&mut rec.references_accessed, path, via);
+        let found;
+        let accesses = match accesses {
+            Some(read) => read,
+            None => {
+                found = reference_access::accesses_of(name, inp);
+                &found
+            }
+        };
+        for (path, via) in accesses {
+            reference_access::note(&mut rec.references_accessed, path.clone(), via);
         }
         if name == SKILL_TOOL {
             rec.skills_invoked.push(
@@ -316,8 +345,8 @@ mod input_json_tests {
                 tool_use_id: None,
                 parent: None,
                 origin: CallOrigin::Main,
-                input: call_input(&v).0,
-                input_json: call_input(&v).1,
+                input: call_input("T", &v).fields,
+                input_json: call_input("T", &v).json,
             };
             assert_eq!(call.input_json().text, crate::js::json::legacy_serde(&v));
         }
