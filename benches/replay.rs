@@ -157,10 +157,13 @@ fn main() {
 fn turns(dir: &Path, iters: usize) {
     let (one, multi, size) = support::write_turn_cassettes(dir, 50);
     if let Some(keep) = std::env::var_os("REEL_BENCH_KEEP") {
-        // For profiling: `perf record <bench> --child replay <file>_turns 1`.
-        let mut keep = PathBuf::from(keep);
-        keep.as_mut_os_string().push("_turns");
-        std::fs::copy(&multi, &keep).expect("write REEL_BENCH_KEEP");
+        // For profiling: `perf record <bench> --child replay <file>_turns 1`;
+        // `<file>_one_turn` is its one-prompt recording (the floor).
+        for (file, suffix) in [(&multi, "_turns"), (&one, "_one_turn")] {
+            let mut keep = PathBuf::from(&keep);
+            keep.as_mut_os_string().push(suffix);
+            std::fs::copy(file, &keep).expect("write REEL_BENCH_KEEP");
+        }
     }
     let exe = std::env::current_exe().expect("current exe");
     let (mut t_one, mut t_multi, mut peak) = (Vec::new(), Vec::new(), 0.0f64);

@@ -481,94 +481,31 @@ pub(super) fn split_reading<T: Send, R: Send, U: Send>(
     buf: FileBuffer,
     reading: super::load::Reading<'_, T, R, U>,
 ) -> Result<SplitRead<R, U>, FileBuffer> {
-    let super::load::Reading {
-        read,
-        fold,
-        fold_timeline,
-    } = reading;
-    let (tx, rx) = std::sync::mpsc::channel::<Message<T>>();
-    let mut folded: Option<(R, bool)> = None;
-    let unread = Unread::default();
-    let backlog = Backlog::default();
-    // The guessed timeline's span and fold; then the scan's.
-    let mut guessed: Option<ReadTimeline<U>> = None;
-    let mut scanned: Option<ReadTimeline<U>> = None;
-    let guess_at = fold_timeline.and_then(|_| timeline_guess(buf.bytes()));
-    let deep = std::sync::atomic::AtomicBool::new(false);
-    // Where the guessed timeline ends, once its task has read it whole: the
-    // scan, arriving there later, steps over it.
-    let guessed_end = OnceLock::new();
-    let kept = {
-        let (deep, guessed_end) = (&deep, &guessed_end);
-        let (buf, tx, folded, unread, backlog) = (&buf, &tx, &mut folded, &unread, &backlog);
-        let (guessed, scanned) = (&mut guessed, &mut scanned);
-        rayon::scope(move |s| {
-            if let (Some(at), Some(fold_timeline)) = (guess_at, fold_timeline) {
-                s.spawn(move |_| {
-                    *guessed = read_guessed_timeline(buf.bytes(), at, fold_timeline);
-                    if let Some(read) = guessed {
-                        let _ = guessed_end.set(read.span.end);
-                    }
-                    buf.release(at..buf.bytes().len());
-                });
-            }
-            s.spawn(move |_| *folded = Some(fold_in_order(buf.bytes(), &rx, backlog, fold)));
-            let on_batch = batch_reader(s, buf, (unread, backlog), tx, read);
-            let timeline_read = |at| {
-                (guess_at == Some(at))
-                    .then(|| guessed_end.get().copied())
-                    .flatten()
-            };
-            let found = scan(buf.bytes(), Some(&on_batch), &timeline_read);
-            // Everything kept is read again on demand (pages fault back in).
-            buf.release(0..buf.bytes().len());
-            let _ = tx.send(Message::End(found.as_ref().map(|found| {
-                End {
-                    batches: found.events.len().div_ceil(READ_BATCH),
-                    control_out: super::control_out_of(&found.doc)
-                        .map(|c| c.into_iter().map(str::to_owned).collect()),
-                }
-            })));
-            let found = found?;
-            if let Some(text) = found.timeline {
-                let span = buf.span_of(text.as_bytes());
-                // Where the guess was, its task read it (and checked its
-                // nesting as it read); what its reading refused is settled
-                // after the scope.
-                if guess_at != Some(span.start) {
-                    // On the pool while the last lines are read and folded,
-                    // not after them (`RawParts::timeline_entries` decides
-                    // the rest).
-                    s.spawn(move |_| {
-                        let (too_deep, read) =
-                            read_scanned_timeline(text, span.clone(), fold_timeline);
-                        if too_deep {
-                            deep.store(true, std::sync::atomic::Ordering::Relaxed);
-                        }
-                        *scanned = Some(read);
-                        buf.release(span);
-                    });
-                }
-            }
-            let (spans, timeline) = found.kept_spans(buf);
-            Some((found.doc, spans, timeline))
-        })
+    let guess_at = reading
+        .fold_timeline
+        .and_then(|_| timeline_guess(buf.bytes()));
+    let mut left = LeftByTasks {
+        folded: None,
+        guessed: None,
+        scanned: None,
+        deep: std::sync::atomic::AtomicBool::new(false),
+        guessed_end: OnceLock::new(),
     };
-    let Some((doc, spans, timeline)) = kept else {
+    let Some((doc, spans, timeline)) = scan_reading(&buf, reading, guess_at, &mut left) else {
         return Err(buf);
     };
     let read_timeline = match &timeline {
-        Some(span) if guess_at == Some(span.start) => match guessed {
+        Some(span) if guess_at == Some(span.start) => match left.guessed {
             Some(g) if g.span == *span => Some(g),
             _ if nests_deeper_than(buf.text(span.clone()), SHALLOW_ENOUGH) => return Err(buf),
-            _ => scanned,
+            _ => left.scanned,
         },
-        _ => scanned,
+        _ => left.scanned,
     };
-    if deep.into_inner() {
+    if left.deep.into_inner() {
         return Err(buf);
     }
-    let Some((lines, true)) = folded else {
+    let Some((lines, true)) = left.folded else {
         return Err(buf);
     };
     let folded = super::FoldedWhileLoading {
@@ -576,6 +513,102 @@ pub(super) fn split_reading<T: Send, R: Send, U: Send>(
         timeline: read_timeline.and_then(|t| t.folded),
     };
     Ok((doc, raw_parts(buf, spans, timeline), folded))
+}
+
+/// What [`scan_reading`]'s tasks leave for [`split_reading`] to settle.
+struct LeftByTasks<R, U> {
+    /// The lines' fold, and whether it holds (every line came, the
+    /// `controlOut` guess held).
+    folded: Option<(R, bool)>,
+    /// The guessed timeline's span and fold; then the scan's.
+    guessed: Option<ReadTimeline<U>>,
+    scanned: Option<ReadTimeline<U>>,
+    /// The scanned timeline nests deeper than the lean path takes.
+    deep: std::sync::atomic::AtomicBool,
+    /// Where the guessed timeline ends, once its task has read it whole:
+    /// the scan, arriving there later, steps over it.
+    guessed_end: OnceLock<usize>,
+}
+
+/// The document without its kept fields, each `events` token's span, the
+/// `timeline`'s span.
+type KeptSpans = (Map<String, Value>, Vec<Range<usize>>, Option<Range<usize>>);
+
+/// [`split_reading`]'s scope: the scan on this thread; on the pool, the
+/// guessed timeline's reading, the lines' fold, the batches' reading and,
+/// once the scan has found it elsewhere, the timeline's reading. `None`:
+/// the scan did not take the file.
+fn scan_reading<T: Send, R: Send, U: Send>(
+    buf: &FileBuffer,
+    reading: super::load::Reading<'_, T, R, U>,
+    guess_at: Option<usize>,
+    left: &mut LeftByTasks<R, U>,
+) -> Option<KeptSpans> {
+    let super::load::Reading {
+        read,
+        fold,
+        fold_timeline,
+    } = reading;
+    let (tx, rx) = std::sync::mpsc::channel::<Message<T>>();
+    let (unread, backlog) = (Unread::default(), Backlog::default());
+    let LeftByTasks {
+        folded,
+        guessed,
+        scanned,
+        deep,
+        guessed_end,
+    } = left;
+    let (deep, guessed_end) = (&*deep, &*guessed_end);
+    let (tx, unread, backlog) = (&tx, &unread, &backlog);
+    rayon::scope(move |s| {
+        if let (Some(at), Some(fold_timeline)) = (guess_at, fold_timeline) {
+            s.spawn(move |_| {
+                *guessed = read_guessed_timeline(buf.bytes(), at, fold_timeline);
+                if let Some(read) = guessed {
+                    let _ = guessed_end.set(read.span.end);
+                }
+                buf.release(at..buf.bytes().len());
+            });
+        }
+        s.spawn(move |_| *folded = Some(fold_in_order(buf.bytes(), &rx, backlog, fold)));
+        let on_batch = batch_reader(s, buf, (unread, backlog), tx, read);
+        let timeline_read = |at| {
+            (guess_at == Some(at))
+                .then(|| guessed_end.get().copied())
+                .flatten()
+        };
+        let found = scan(buf.bytes(), Some(&on_batch), &timeline_read);
+        // Everything kept is read again on demand (pages fault back in).
+        buf.release(0..buf.bytes().len());
+        let _ = tx.send(Message::End(found.as_ref().map(|found| {
+            End {
+                batches: found.events.len().div_ceil(READ_BATCH),
+                control_out: super::control_out_of(&found.doc)
+                    .map(|c| c.into_iter().map(str::to_owned).collect()),
+            }
+        })));
+        let found = found?;
+        if let Some(text) = found.timeline {
+            let span = buf.span_of(text.as_bytes());
+            // Where the guess was, its task read it (and checked its
+            // nesting as it read); what its reading refused is settled
+            // after the scope. Elsewhere it is read on the pool while the
+            // last lines are read and folded, not after them
+            // (`RawParts::timeline_entries` decides the rest).
+            if guess_at != Some(span.start) {
+                s.spawn(move |_| {
+                    let (too_deep, read) = read_scanned_timeline(text, span.clone(), fold_timeline);
+                    if too_deep {
+                        deep.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    *scanned = Some(read);
+                    buf.release(span);
+                });
+            }
+        }
+        let (spans, timeline) = found.kept_spans(buf);
+        Some((found.doc, spans, timeline))
+    })
 }
 
 /// The timeline at the guessed offset `at`, read and folded whole within the
@@ -1032,9 +1065,7 @@ fn scan<'de>(
     on_batch: Option<OnBatch<'_, 'de>>,
     timeline_read: &dyn Fn(usize) -> Option<usize>,
 ) -> Option<Scanned<'de>> {
-    let mut doc = Map::new();
-    let mut events = None;
-    let mut timeline = None;
+    let mut members = Members::default();
     let mut at = skip_ws(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
         return None;
@@ -1050,45 +1081,7 @@ fn scan<'de>(
                 return None;
             }
             at = skip_ws(bytes, at + 1);
-            // serde_json's reserved keys and repeated kept fields: the full
-            // loader's rules apply.
-            if key.starts_with("$serde_json::private::")
-                || (key == EVENTS && events.is_some())
-                || (key == TIMELINE && timeline.is_some())
-            {
-                return None;
-            }
-            if key == EVENTS {
-                let (tokens, end) = match indented_events(bytes, at, on_batch).ok()? {
-                    Some(found) => found,
-                    None => parsed_events(bytes, at, on_batch)?,
-                };
-                events = Some(tokens);
-                doc.insert(key, Value::Array(Vec::new()));
-                at = end;
-            } else if key == TIMELINE
-                && let Some(end) = timeline_read(at)
-                && let Ok(text) = std::str::from_utf8(&bytes[at..end])
-            {
-                timeline = Some(text);
-                doc.insert(key, Value::Array(Vec::new()));
-                at = end;
-            } else if key == TIMELINE {
-                let (raw, end) = value_at::<&RawValue>(bytes, at)?;
-                if raw.get().starts_with('[') {
-                    // Its nesting is checked by the caller ([`too_deep`]).
-                    timeline = Some(raw.get());
-                    doc.insert(key, Value::Array(Vec::new()));
-                } else {
-                    // Not an array: kept as the value it is (rare, small).
-                    doc.insert(key, member_value(raw.get())?);
-                }
-                at = end;
-            } else {
-                let (value, end) = value_at::<Value>(bytes, at)?;
-                doc.insert(key, within_nesting_limit(value)?);
-                at = end;
-            }
+            at = members.read(key, bytes, at, on_batch, timeline_read)?;
             at = skip_ws(bytes, at);
             match bytes.get(at) {
                 Some(b',') => at = skip_ws(bytes, at + 1),
@@ -1105,10 +1098,84 @@ fn scan<'de>(
     }
     // No `events`: the shape check's error, from the full loader.
     Some(Scanned {
-        doc,
-        events: events?,
-        timeline,
+        doc: members.doc,
+        events: members.events?,
+        timeline: members.timeline,
     })
+}
+
+/// The top-level members [`scan`] has read so far.
+#[derive(Default)]
+struct Members<'de> {
+    doc: Map<String, Value>,
+    events: Option<Vec<&'de [u8]>>,
+    timeline: Option<&'de str>,
+}
+
+impl<'de> Members<'de> {
+    /// Reads member `key`'s value at `at`; where it ends. `None`: the full
+    /// loader judges the file.
+    fn read(
+        &mut self,
+        key: String,
+        bytes: &'de [u8],
+        at: usize,
+        on_batch: Option<OnBatch<'_, 'de>>,
+        timeline_read: &dyn Fn(usize) -> Option<usize>,
+    ) -> Option<usize> {
+        // serde_json's reserved keys and repeated kept fields: the full
+        // loader's rules apply.
+        if key.starts_with("$serde_json::private::")
+            || (key == EVENTS && self.events.is_some())
+            || (key == TIMELINE && self.timeline.is_some())
+        {
+            return None;
+        }
+        if key == EVENTS {
+            let (tokens, end) = match indented_events(bytes, at, on_batch).ok()? {
+                Some(found) => found,
+                None => parsed_events(bytes, at, on_batch)?,
+            };
+            self.events = Some(tokens);
+            self.doc.insert(key, Value::Array(Vec::new()));
+            return Some(end);
+        }
+        if key == TIMELINE {
+            return self.read_timeline(key, bytes, at, timeline_read);
+        }
+        let (value, end) = value_at::<Value>(bytes, at)?;
+        self.doc.insert(key, within_nesting_limit(value)?);
+        Some(end)
+    }
+
+    /// The `timeline` member: stepped over where its own reader read it
+    /// whole already, else its text found (an array kept as text, any
+    /// other value as the value it is).
+    fn read_timeline(
+        &mut self,
+        key: String,
+        bytes: &'de [u8],
+        at: usize,
+        timeline_read: &dyn Fn(usize) -> Option<usize>,
+    ) -> Option<usize> {
+        if let Some(end) = timeline_read(at)
+            && let Ok(text) = std::str::from_utf8(&bytes[at..end])
+        {
+            self.timeline = Some(text);
+            self.doc.insert(key, Value::Array(Vec::new()));
+            return Some(end);
+        }
+        let (raw, end) = value_at::<&RawValue>(bytes, at)?;
+        if raw.get().starts_with('[') {
+            // Its nesting is checked by the caller ([`too_deep`]).
+            self.timeline = Some(raw.get());
+            self.doc.insert(key, Value::Array(Vec::new()));
+        } else {
+            // Not an array: kept as the value it is (rare, small).
+            self.doc.insert(key, member_value(raw.get())?);
+        }
+        Some(end)
+    }
 }
 
 /// Past JSON whitespace from `at`.

@@ -66,17 +66,22 @@ impl RecordedLine for EventLine<'_> {
     }
 }
 
-/// One `events` line read for the re-drive: what it means, the digests of
-/// its tool inputs, and the line itself when hook reconstruction will want
-/// it. Reading is pure, so lines are read in parallel (and, for a large
+/// One `events` line read for the re-drive: what it means, the digest and
+/// the written input of each of its tool calls, and the line itself when
+/// hook reconstruction will want it. Reading is pure, so lines are read in parallel (and, for a large
 /// replay, while the loader is still scanning: [`read_line`]); folding the
 /// read lines into the record is sequential ([`drive_read`]).
 #[derive(Clone)]
 pub struct ReadLine {
     outcome: LineOutcome,
-    digests: Vec<[u8; 32]>,
+    calls: Vec<ReadCall>,
     hook_line: Option<String>,
 }
+
+/// A `ToolUse` of a read line: its input's digest ([`input_digest`]) and
+/// its input as the record keeps it, written once on the reading thread
+/// and shared by every record folding the line.
+type ReadCall = ([u8; 32], fold::tools::CallInput);
 
 /// Reads one recorded line (any thread).
 pub fn read_line(line: EventLine<'_>) -> ReadLine {
@@ -143,10 +148,10 @@ fn read_stored_text(
 }
 
 fn read_line_of(outcome: LineOutcome, stored: &str, text: impl FnOnce() -> String) -> ReadLine {
-    let digests = tool_input_digests(&outcome);
+    let calls = read_calls(&outcome);
     ReadLine {
         outcome,
-        digests,
+        calls,
         hook_line: fold::hooks::is_hook_candidate(stored).then(text),
     }
 }
@@ -218,19 +223,22 @@ pub fn drive_read_by_turn(
                 continue;
             }
             if i >= start && open.is_none() {
-                open = Some(Redrive::new(control_out));
+                let mut turn = Redrive::new(control_out);
+                // The turn's share of the text, by its share of the lines
+                // (a hint: growing each turn's transcript by doubling was
+                // a tenth of its fold).
+                let lines = ranges.last().map_or(0, |r| r.1).max(1);
+                turn.d.folds.reserve_text(text_room / lines * (end - start));
+                open = Some(turn);
             }
             break;
         }
         if let Some(turn) = open.as_mut() {
-            // The turn's fold writes the line's call inputs; the whole
-            // run's fold copies them (docs/multi-turn.md, replay cost).
-            let from = turn.d.rec.tool_calls.len();
+            // Both folds share the call inputs the line's reader wrote
+            // (docs/multi-turn.md, replay cost).
             turn.fold_one_ref(i - ranges[t].0, &line);
-            Folds::share_call_inputs(&turn.d.rec, from, &mut whole.d.folds);
         }
         whole.fold_one(i, line);
-        whole.d.folds.clear_shared_call_inputs();
     }
     for _ in t..ranges.len() {
         let turn = open.take().unwrap_or_else(|| Redrive::new(control_out));
@@ -326,7 +334,7 @@ impl Redrive {
             self.hook_lines.push(hook_line.clone());
         }
         if self.truncated.is_none() {
-            self.truncated = self.d.fold_line_ref(i, &line.outcome, &line.digests);
+            self.truncated = self.d.fold_line_ref(i, &line.outcome, &line.calls);
         }
     }
 
@@ -379,16 +387,19 @@ fn read_chunk<S: RecordedLine>(chunk: Vec<S>) -> ReadChunk {
     chunk.par_iter().map(RecordedLine::read).collect()
 }
 
-/// SHA-256 of the canonical input of each `ToolUse` of a read line, in
-/// order: the redundant-call grouping needs only these digests, so no input
-/// is kept past its own event.
-fn tool_input_digests(outcome: &LineOutcome) -> Vec<[u8; 32]> {
+/// Each `ToolUse` of a read line, in order: the SHA-256 of its canonical
+/// input (the redundant-call grouping needs only these digests, so no
+/// input `Value` is kept past its own event), its input written as the
+/// record keeps it, and the skill files it reaches.
+fn read_calls(outcome: &LineOutcome) -> Vec<ReadCall> {
     let LineOutcome::Events(evs) = outcome else {
         return Vec::new();
     };
     evs.iter()
         .filter_map(|ev| match ev {
-            AgentEvent::ToolUse { input, .. } => Some(input_digest(input)),
+            AgentEvent::ToolUse { name, input, .. } => {
+                Some((input_digest(input), fold::tools::call_input(name, input)))
+            }
             _ => None,
         })
         .collect()
@@ -470,7 +481,7 @@ impl Driver {
                 hook_lines.push(hook_line);
             }
             if truncated.is_none() {
-                truncated = self.fold_line(first_index + offset, line.outcome, line.digests);
+                truncated = self.fold_line(first_index + offset, line.outcome, line.calls);
             }
         }
         truncated
@@ -481,7 +492,7 @@ impl Driver {
         &mut self,
         i: usize,
         outcome: LineOutcome,
-        digests: Vec<[u8; 32]>,
+        calls: Vec<ReadCall>,
     ) -> Option<String> {
         let evs = match outcome {
             LineOutcome::Blank | LineOutcome::Ignored => return None,
@@ -495,16 +506,16 @@ impl Driver {
             }
             LineOutcome::Events(evs) => evs,
         };
-        let mut digests = digests.into_iter();
+        let mut calls = calls.into_iter();
         for ev in evs {
-            let digest = match ev {
-                AgentEvent::ToolUse { .. } => digests.next(),
+            let call = match ev {
+                AgentEvent::ToolUse { .. } => calls.next(),
                 _ => None,
             };
             if matches!(ev, AgentEvent::Decision(_)) && !self.rec.has_control_out {
                 continue;
             }
-            if let Err(msg) = self.on_event(ev, digest, i) {
+            if let Err(msg) = self.on_event(ev, call, i) {
                 return Some(format!("truncated cassette: {msg}"));
             }
         }
@@ -517,7 +528,7 @@ impl Driver {
         &mut self,
         i: usize,
         outcome: &LineOutcome,
-        digests: &[[u8; 32]],
+        calls: &[ReadCall],
     ) -> Option<String> {
         let evs = match outcome {
             LineOutcome::Blank | LineOutcome::Ignored => return None,
@@ -531,16 +542,16 @@ impl Driver {
             }
             LineOutcome::Events(evs) => evs,
         };
-        let mut digests = digests.iter();
+        let mut calls = calls.iter();
         for ev in evs {
-            let digest = match ev {
-                AgentEvent::ToolUse { .. } => digests.next().copied(),
+            let call = match ev {
+                AgentEvent::ToolUse { .. } => calls.next().cloned(),
                 _ => None,
             };
             if matches!(ev, AgentEvent::Decision(_)) && !self.rec.has_control_out {
                 continue;
             }
-            if let Err(msg) = self.fold_event(ev, digest, i) {
+            if let Err(msg) = self.fold_event(ev, call, i) {
                 return Some(format!("truncated cassette: {msg}"));
             }
             if fold::kept(ev) {
@@ -551,15 +562,15 @@ impl Driver {
     }
 
     /// Every fold reads the event, then the record keeps what it keeps as
-    /// recorded. `input_digest`: [`input_digest`] of a `ToolUse`'s input
-    /// when the reader computed it already (in parallel).
+    /// recorded. `call`: a `ToolUse`'s digest and written input when the
+    /// reader made them already (in parallel).
     fn on_event(
         &mut self,
         event: AgentEvent,
-        input_digest: Option<[u8; 32]>,
+        call: Option<ReadCall>,
         line: usize,
     ) -> Result<(), String> {
-        self.fold_event(&event, input_digest, line)?;
+        self.fold_event(&event, call, line)?;
         fold::keep(&mut self.rec, event);
         Ok(())
     }
@@ -568,20 +579,25 @@ impl Driver {
     fn fold_event(
         &mut self,
         event: &AgentEvent,
-        input_digest: Option<[u8; 32]>,
+        call: Option<ReadCall>,
         line: usize,
     ) -> Result<(), String> {
-        let (main_flow, input_digest) = match event {
-            AgentEvent::ToolUse { input, parent, .. } => (
-                self.flow.is_main(parent.as_ref()),
-                Some(input_digest.unwrap_or_else(|| self::input_digest(input))),
-            ),
-            _ => (true, None),
+        let (main_flow, input_digest, call_input) = match event {
+            AgentEvent::ToolUse { input, parent, .. } => {
+                let (digest, written) = call.unzip();
+                (
+                    self.flow.is_main(parent.as_ref()),
+                    Some(digest.unwrap_or_else(|| input_digest(input))),
+                    written,
+                )
+            }
+            _ => (true, None, None),
         };
         let step = Step {
             event,
             main_flow,
             input_digest,
+            call_input,
             line,
         };
         for f in self.folds.each() {

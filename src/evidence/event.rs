@@ -141,7 +141,8 @@ pub enum AgentEvent {
     /// A reasoning block: an assistant `thinking` content block (with its
     /// message's model) or a `system`/`thinking` line (no model).
     Thinking {
-        block: ThinkingBlock,
+        /// Shared by every record that folds the line (as a tool result is).
+        block: std::sync::Arc<ThinkingBlock>,
         model: Option<String>,
     },
     SystemEvent {
@@ -180,12 +181,12 @@ pub enum AgentEvent {
         resolved_model: Option<String>,
     },
     ToolResult {
-        tool_use_id: Option<String>,
-        is_error: bool,
-        text: String,
-        assert_text: String,
-        assert_text_truncated: bool,
-        text_blocks: Option<Vec<String>>,
+        /// The result as the record keeps it (display and assertion texts
+        /// capped, [`crate::evidence::parse`]), made once by the line's
+        /// reader and shared by every record that folds the line (a
+        /// multi-turn replay folds each into its turn's and the whole
+        /// run's).
+        result: std::sync::Arc<crate::evidence::ToolResult>,
         /// An error result's last non-empty line, from the uncapped text
         /// (where a traceback names its cause; `tool_no_error` quotes it).
         error_line: Option<String>,

@@ -46,10 +46,12 @@
 //! otherwise a flat one becomes the JSON text the report copies as the line is
 //! read.
 //!
-//! `drive` is the re-drive. Reading a line (`read_line`: its events, tool-input
-//! digests, hook line; `read_line_for_verdict` for a text replay, which keeps
-//! carried system lines' subtypes only but the hook frames `hook_started` /
-//! `hook_response` whole) is pure and runs on any thread; folding is
+//! `drive` is the re-drive. Reading a line (`read_line`: its events, each tool
+//! call's input digest and written input, each tool result as the record keeps
+//! it — made once and shared by every record folding the line — hook line;
+//! `read_line_for_verdict` for a text replay, which keeps carried system
+//! lines' subtypes only but the hook frames `hook_started` / `hook_response`
+//! whole) is pure and runs on any thread; folding is
 //! sequential. Lines come either already read, in order, from the lean load, or
 //! in chunks read in parallel while the previous chunk is folded (a replay that
 //! owns a fully loaded cassette hands over its lines, freed as read). Each

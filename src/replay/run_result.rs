@@ -65,7 +65,7 @@ pub struct RecordFacts {
 #[derive(Debug, Clone, Default)]
 pub struct Bulk {
     pub context_events: Vec<ContextEvent>,
-    pub tool_results: Vec<ToolResult>,
+    pub tool_results: Vec<std::sync::Arc<ToolResult>>,
 }
 
 impl Bulk {
@@ -85,14 +85,14 @@ impl Bulk {
 /// One [`Bulk`] list, as the run result writes it.
 pub enum BulkField<'a> {
     ContextEvents(&'a [ContextEvent]),
-    ToolResults(&'a [ToolResult]),
+    ToolResults(&'a [std::sync::Arc<ToolResult>]),
 }
 
 impl serde::Serialize for BulkField<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             BulkField::ContextEvents(items) => s.collect_seq(*items),
-            BulkField::ToolResults(items) => s.collect_seq(*items),
+            BulkField::ToolResults(items) => s.collect_seq(items.iter().map(|r| &**r)),
         }
     }
 }
@@ -189,7 +189,7 @@ trait JsonText: Sync {
     }
 }
 
-impl JsonText for ToolResult {
+impl JsonText for std::sync::Arc<ToolResult> {
     fn write_json_text(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         self.write_json(out);
         Ok(())
@@ -376,7 +376,7 @@ fn run_fields(run: &mut RunRecord) -> (Map<String, Value>, Bulk) {
     if !run.thinking.is_empty() {
         f.insert(
             "thinking".into(),
-            to_value(&std::mem::take(&mut run.thinking)),
+            to_value(&run.thinking.iter().map(|b| &**b).collect::<Vec<_>>()),
         );
     }
     f.insert("thinkingElided".into(), Value::from(run.thinking_elided));

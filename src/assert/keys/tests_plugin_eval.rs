@@ -90,7 +90,7 @@ fn the_last_message_is_the_last_assistant_line_with_text_its_blocks_joined() {
         Some("Wrote the Note.\nnote, note")
     );
     assert_eq!(
-        run.tool_calls[2].input_json.text,
+        run.tool_calls[2].input_json().text,
         r#"{"file_path":"notes/a.md","content":"Ship it"}"#
     );
 }

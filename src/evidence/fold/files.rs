@@ -70,11 +70,11 @@ impl Fold for Files {
                     rec.evidence_errors.present_files_malformed += malformed;
                 }
             }
-            AgentEvent::ToolResult {
-                tool_use_id: Some(id),
-                text_blocks,
-                ..
-            } => self.note_presented(id, text_blocks.as_deref(), rec),
+            AgentEvent::ToolResult { result, .. } => {
+                if let Some(id) = &result.tool_use_id {
+                    self.note_presented(id, result.text_blocks.as_deref(), rec);
+                }
+            }
             _ => {}
         }
         Ok(())

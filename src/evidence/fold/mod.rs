@@ -34,7 +34,7 @@ pub(super) mod transcript;
 use std::collections::HashSet;
 
 use super::parse::AgentEvent;
-use super::run::{ContextEvent, InitContext, RunRecord, THINKING_CAP, ToolResult};
+use super::run::{ContextEvent, InitContext, RunRecord, THINKING_CAP};
 
 /// One event as the folds see it, with what the driver knows of its place.
 pub(super) struct Step<'e> {
@@ -44,6 +44,9 @@ pub(super) struct Step<'e> {
     pub main_flow: bool,
     /// A `ToolUse`'s input digest (SHA-256 of its canonical JSON).
     pub input_digest: Option<[u8; 32]>,
+    /// A `ToolUse`'s input as the record keeps it, when the line's reader
+    /// wrote it ([`tools::call_input`]).
+    pub call_input: Option<tools::CallInput>,
     /// The index of the event line it came from (one assistant message).
     pub line: usize,
 }
@@ -79,24 +82,6 @@ pub(super) struct Folds {
 }
 
 impl Folds {
-    /// Hands the input fields of the calls `rec` recorded from index
-    /// `from` on to `other`'s next calls (the same line's, folded next into
-    /// another record), so their inputs are written once.
-    pub(super) fn share_call_inputs(rec: &RunRecord, from: usize, other: &mut Folds) {
-        other.tools.written.clear();
-        other.tools.written.extend(
-            rec.tool_calls[from.min(rec.tool_calls.len())..]
-                .iter()
-                .map(|c| (c.input.clone(), c.input_json.clone())),
-        );
-    }
-
-    /// Drops what [`Folds::share_call_inputs`] handed over and the line
-    /// did not take (it was not folded: a truncated run).
-    pub(super) fn clear_shared_call_inputs(&mut self) {
-        self.tools.written.clear();
-    }
-
     /// Room for `bytes` of transcript ([`super::drive_read`]'s `text_room`).
     pub(super) fn reserve_text(&mut self, bytes: usize) {
         self.transcript.reserve(bytes);
@@ -145,22 +130,7 @@ pub(super) fn keep(rec: &mut RunRecord, event: AgentEvent) {
                 cwd,
             });
         }
-        AgentEvent::ToolResult {
-            tool_use_id,
-            is_error,
-            text,
-            assert_text,
-            assert_text_truncated,
-            text_blocks,
-            ..
-        } => rec.tool_results.push(ToolResult::new(
-            tool_use_id,
-            is_error,
-            text,
-            Some(assert_text),
-            assert_text_truncated,
-            text_blocks,
-        )),
+        AgentEvent::ToolResult { result, .. } => rec.tool_results.push(result),
         // The newest THINKING_CAP blocks (sub-agents' included, as the
         // original does), each one dropped counted.
         AgentEvent::Thinking { block, .. } => {

@@ -52,16 +52,14 @@ impl Fold for Tasks {
                     t.status = status;
                 }
             }
-            AgentEvent::ToolResult {
-                tool_use_id: Some(id),
-                is_error,
-                text,
-                ..
-            } => {
+            AgentEvent::ToolResult { result, .. } => {
+                let Some(id) = &result.tool_use_id else {
+                    return Ok(());
+                };
                 let Some(p) = self.pending.remove(id) else {
                     return Ok(());
                 };
-                match task_created_id(text) {
+                match task_created_id(result.text()) {
                     Some(tid) => {
                         let task = Task {
                             id: tid.clone(),
@@ -75,7 +73,7 @@ impl Fold for Tasks {
                             None => rec.tasks.push(task),
                         }
                     }
-                    None if !is_error => rec.evidence_errors.task_tracking += 1,
+                    None if !result.is_error => rec.evidence_errors.task_tracking += 1,
                     None => {}
                 }
             }

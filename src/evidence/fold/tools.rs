@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -11,12 +12,11 @@ use super::{End, Fold, Step, bump, push_unique};
 use crate::evidence::parse::AgentEvent;
 use crate::evidence::reference_access;
 use crate::evidence::run::{
-    CallOrigin, INPUT_FIELD_CAP, InputField, RedundantGroup, RunRecord, ToolCall, ToolErrorCount,
+    CallOrigin, InputField, InputJson, RedundantGroup, RunRecord, ToolCall, ToolErrorCount,
     WebSearch,
 };
 use crate::evidence::tool_output::{read_file_path, skill_reference_read_path, web_search_links};
 use crate::js::coerce::js_string;
-use crate::js::utf16;
 use crate::protocol::SKILL_TOOL;
 
 /// A tool call as logged (all calls, sub-agents included).
@@ -33,15 +33,20 @@ pub(in crate::evidence) struct Tools {
     tool_name_by_use_id: HashMap<String, String>,
     /// Main-agent `WebSearch` tool_use id → its query, until its result.
     pending_searches: HashMap<String, String>,
-    /// The input fields of this line's calls as another record's fold
-    /// wrote them already (a multi-turn replay folds each line into its
-    /// turn's record first: [`Folds::take_call_inputs`]), taken in order
-    /// instead of stringifying the inputs again.
-    pub(super) written: std::collections::VecDeque<CallInput>,
 }
 
-/// A call's top-level input fields and whole input, as written.
-pub(in crate::evidence) type CallInput = (Vec<(String, InputField)>, InputField);
+/// A call's top-level input fields and whole input, as written, and the
+/// skill files it reaches ([`call_input`]), shared by every record that
+/// folds its line.
+#[derive(Clone)]
+pub(in crate::evidence) struct CallInput {
+    fields: Arc<[(String, InputField)]>,
+    json: Arc<InputJson>,
+    /// [`reference_access::accesses_of`] the call (read where the line
+    /// was: the fold's first touch of a long command's text was most of
+    /// its cost); nearly always empty.
+    accesses: Vec<(String, &'static str)>,
+}
 
 impl Fold for Tools {
     fn event(&mut self, step: &Step<'_>, rec: &mut RunRecord) -> Result<(), String> {
@@ -55,9 +60,10 @@ impl Fold for Tools {
             } => {
                 if step.main_flow {
                     let empty = Map::new();
-                    self.main_call(name, input.as_object().unwrap_or(&empty), tool_use_id, rec);
+                    let inp = input.as_object().unwrap_or(&empty);
+                    let accesses = step.call_input.as_ref().map(|c| c.accesses.as_slice());
+                    self.main_call(name, inp, tool_use_id, accesses, rec);
                 }
-                let written = self.written.pop_front();
                 rec.tool_calls.push(tool_call(
                     name,
                     input,
@@ -65,7 +71,7 @@ impl Fold for Tools {
                     tool_use_id,
                     step.main_flow,
                     rec,
-                    written,
+                    step.call_input.clone(),
                 ));
                 self.tool_log.push(LoggedCall {
                     name: name.clone(),
@@ -73,13 +79,13 @@ impl Fold for Tools {
                     parent: parent.clone(),
                 });
             }
-            AgentEvent::ToolResult {
-                tool_use_id: Some(id),
-                is_error,
-                assert_text,
-                error_line,
-                ..
-            } => {
+            AgentEvent::ToolResult { result, error_line } => {
+                let Some(id) = &result.tool_use_id else {
+                    return Ok(());
+                };
+                let is_error = &result.is_error;
+                // Always present on a re-drive ([`crate::evidence::parse`]).
+                let assert_text = result.assert_text.as_deref().unwrap_or_default();
                 if let Some(name) = self.tool_name_by_use_id.get(id) {
                     if *is_error {
                         rec.tool_error_lines
@@ -122,7 +128,7 @@ impl Fold for Tools {
 }
 
 /// The call as the object form of `tool_called` reads it: where it ran and
-/// its top-level input fields.
+/// its top-level input fields (`written` by the line's reader, or here).
 fn tool_call(
     name: &str,
     input: &Value,
@@ -142,36 +148,11 @@ fn tool_call(
     } else {
         CallOrigin::Unknown
     };
-    let capped = |text: String| {
-        if utf16::len(&text) > INPUT_FIELD_CAP {
-            InputField {
-                text: utf16::slice(&text, INPUT_FIELD_CAP).to_owned(),
-                truncated: true,
-            }
-        } else {
-            InputField {
-                text,
-                truncated: false,
-            }
-        }
-    };
-    let field = |v: &Value| {
-        capped(match v {
-            Value::String(s) => s.clone(),
-            other => crate::js::json::legacy_serde(other),
-        })
-    };
-    // Writing the input is most of a call's fold; the same input written
-    // by another record's fold is copied instead.
-    let (input, input_json) = written.unwrap_or_else(|| {
-        let fields: Vec<(String, InputField)> = input
-            .as_object()
-            .map(|m| m.iter().map(|(k, v)| (k.clone(), field(v))).collect())
-            .unwrap_or_default();
-        let json =
-            input_json_of(input, &fields).unwrap_or_else(|| crate::js::json::legacy_serde(input));
-        (fields, capped(json))
-    });
+    let CallInput {
+        fields: input,
+        json: input_json,
+        ..
+    } = written.unwrap_or_else(|| call_input(name, input));
     ToolCall {
         name: name.to_owned(),
         tool_use_id: tool_use_id.clone(),
@@ -182,37 +163,53 @@ fn tool_call(
     }
 }
 
-/// `JSON.stringify(input)` joined from the fields already written (a
-/// string field quoted, any other its JSON text): a second serialisation
-/// of every input doubled a replay's fold. `None` where joining would not
-/// be exact: a cut field, or an index-like key (V8 writes those first).
-fn input_json_of(input: &Value, fields: &[(String, InputField)]) -> Option<String> {
+/// A call's top-level input fields and whole input, written as the
+/// record keeps them. Pure: the line's reader writes it (on the reading
+/// pool, [`super::super::ReadLine`]) and every record folding the line
+/// shares it; writing the inputs was most of a call's fold.
+pub(in crate::evidence) fn call_input(name: &str, input: &Value) -> CallInput {
+    let field = |v: &Value| {
+        InputField::capped(match v {
+            Value::String(s) => s.clone(),
+            other => crate::js::json::legacy_serde(other),
+        })
+    };
+    let fields: Vec<(String, InputField)> = input
+        .as_object()
+        .map(|m| m.iter().map(|(k, v)| (k.clone(), field(v))).collect())
+        .unwrap_or_default();
+    let json = match joinable(input, &fields) {
+        Some(quoted) => InputJson::joined(quoted),
+        None => InputJson::written(InputField::capped(crate::js::json::legacy_serde(input))),
+    };
+    let empty = Map::new();
+    CallInput {
+        fields: Arc::from(fields),
+        json: Arc::new(json),
+        accesses: reference_access::accesses_of(name, input.as_object().unwrap_or(&empty)),
+    }
+}
+
+/// Which of `input`'s fields are strings (bit `i`: field `i`), when
+/// `JSON.stringify(input)` can be joined from the fields written
+/// ([`crate::evidence::join_fields`]): a second serialisation of every
+/// input doubled a replay's fold. `None` where joining would not be exact:
+/// not an object, a cut field, an index-like key (V8 writes those first),
+/// more fields than the mask holds.
+fn joinable(input: &Value, fields: &[(String, InputField)]) -> Option<u64> {
     let m = input.as_object()?;
     let index_like = |k: &str| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit());
-    if fields.iter().any(|(k, f)| f.truncated || index_like(k)) {
+    if fields.len() > InputJson::MAX_JOINED_FIELDS
+        || fields.iter().any(|(k, f)| f.truncated || index_like(k))
+    {
         return None;
     }
-    let mut out = Vec::with_capacity(
-        fields
-            .iter()
-            .map(|(k, f)| k.len() + f.text.len() + 4)
-            .sum::<usize>()
-            + 2,
-    );
-    out.push(b'{');
-    for (i, ((k, f), v)) in fields.iter().zip(m.values()).enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        crate::js::json::quote(k, &mut out);
-        out.push(b':');
-        match v {
-            Value::String(_) => crate::js::json::quote(&f.text, &mut out),
-            _ => out.extend_from_slice(f.text.as_bytes()),
-        }
-    }
-    out.push(b'}');
-    String::from_utf8(out).ok()
+    Some(
+        m.values()
+            .enumerate()
+            .filter(|(_, v)| v.is_string())
+            .fold(0, |mask, (i, _)| mask | (1 << i)),
+    )
 }
 
 impl Tools {
@@ -221,6 +218,7 @@ impl Tools {
         name: &str,
         inp: &Map<String, Value>,
         tool_use_id: &Option<String>,
+        accesses: Option<&[(String, &'static str)]>,
         rec: &mut RunRecord,
     ) {
         push_unique(&mut rec.tools_called, name);
@@ -230,8 +228,16 @@ impl Tools {
         {
             push_unique(&mut rec.references_read, &r);
         }
-        for (path, via) in reference_access::accesses_of(name, inp) {
-            reference_access::note(&mut rec.references_accessed, path, via);
+        let found;
+        let accesses = match accesses {
+            Some(read) => read,
+            None => {
+                found = reference_access::accesses_of(name, inp);
+                &found
+            }
+        };
+        for (path, via) in accesses {
+            reference_access::note(&mut rec.references_accessed, path.clone(), via);
         }
         if name == SKILL_TOOL {
             rec.skills_invoked.push(
@@ -326,22 +332,34 @@ mod input_json_tests {
             json!({"file_path": "/a/b.md", "edits": [{"old": "x", "new": "y\\z"}], "o": {"2": 1, "a": 2}}),
             json!({"big": 12345678901234567890u64, "neg": -0.0, "small": 1e-7}),
         ] {
+            let fields = fields(&v);
+            let quoted = joinable(&v, &fields).unwrap();
             assert_eq!(
-                input_json_of(&v, &fields(&v)).as_deref(),
-                Some(crate::js::json::legacy_serde(&v).as_str()),
+                crate::evidence::join_fields(&fields, quoted),
+                crate::js::json::legacy_serde(&v),
                 "{v}"
             );
+            // What a record reads: the same text, joined on first use.
+            let call = ToolCall {
+                name: "T".into(),
+                tool_use_id: None,
+                parent: None,
+                origin: CallOrigin::Main,
+                input: call_input("T", &v).fields,
+                input_json: call_input("T", &v).json,
+            };
+            assert_eq!(call.input_json().text, crate::js::json::legacy_serde(&v));
         }
     }
 
     #[test]
     fn an_index_like_key_or_a_cut_field_is_left_to_the_full_writer() {
         let v = json!({"b": 1, "10": 2});
-        assert_eq!(input_json_of(&v, &fields(&v)), None);
+        assert_eq!(joinable(&v, &fields(&v)), None);
         let v = json!({"a": "x"});
         let mut f = fields(&v);
         f[0].1.truncated = true;
-        assert_eq!(input_json_of(&v, &f), None);
-        assert_eq!(input_json_of(&json!("text"), &[]), None);
+        assert_eq!(joinable(&v, &f), None);
+        assert_eq!(joinable(&json!("text"), &[]), None);
     }
 }

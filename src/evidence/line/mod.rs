@@ -426,10 +426,10 @@ fn assistant_events(view: LineView<'_>) -> Option<Vec<AgentEvent>> {
                     Cow::Owned(t) => parse::capped_thinking_text(t),
                 };
                 events.push(AgentEvent::Thinking {
-                    block: ThinkingBlock {
+                    block: std::sync::Arc::new(ThinkingBlock {
                         text: Value::String(text),
                         redacted,
-                    },
+                    }),
                     model: model.clone(),
                 });
             }

@@ -203,10 +203,10 @@ fn long_thinking_is_capped_alike() {
             r#"{{"type":"assistant","message":{{"content":[{{"type":"thinking","thinking":"{body}"}}]}}}}"#
         );
         let want = LineOutcome::Events(vec![AgentEvent::Thinking {
-            block: ThinkingBlock {
+            block: std::sync::Arc::new(ThinkingBlock {
                 text: Value::String(want),
                 redacted: false,
-            },
+            }),
             model: None,
         }]);
         assert!(
@@ -221,10 +221,10 @@ fn long_thinking_is_capped_alike() {
 #[test]
 fn redacted_means_empty_text_with_a_signature() {
     let block = |text: &str, redacted: bool, model: Option<&str>| AgentEvent::Thinking {
-        block: ThinkingBlock {
+        block: std::sync::Arc::new(ThinkingBlock {
             text: Value::String(text.into()),
             redacted,
-        },
+        }),
         model: model.map(str::to_owned),
     };
     for (i, want) in [

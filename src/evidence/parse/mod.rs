@@ -56,15 +56,18 @@ pub(super) fn tool_result_event(
         n if n == full.len() => full,
         n => full[..n].to_owned(),
     };
+    let text = utf16::slice(&assert_text, DISPLAY_TEXT_CAP).to_owned();
     AgentEvent::ToolResult {
-        tool_use_id,
-        is_error,
+        result: std::sync::Arc::new(crate::evidence::ToolResult::new(
+            tool_use_id,
+            is_error,
+            text,
+            Some(assert_text),
+            // The original measures the 200 000-char provenance copy.
+            full_len.min(200_000) > ASSERT_TEXT_CAP,
+            text_blocks,
+        )),
         error_line,
-        text: utf16::slice(&assert_text, DISPLAY_TEXT_CAP).to_owned(),
-        assert_text,
-        // The original measures the 200 000-char provenance copy.
-        assert_text_truncated: full_len.min(200_000) > ASSERT_TEXT_CAP,
-        text_blocks,
     }
 }
 
@@ -315,7 +318,7 @@ fn system_event(mut map: Map<String, Value>) -> Result<Option<AgentEvent>, Strin
         Some("api_metrics") => AgentEvent::Metrics(Value::Object(map)),
         Some("thinking") => AgentEvent::Thinking {
             // `String(msg.content ?? "")`; never redacted, no model.
-            block: ThinkingBlock::new(
+            block: std::sync::Arc::new(ThinkingBlock::new(
                 Value::String(
                     m.get("content")
                         .filter(|c| !c.is_null())
@@ -323,7 +326,7 @@ fn system_event(mut map: Map<String, Value>) -> Result<Option<AgentEvent>, Strin
                         .unwrap_or_default(),
                 ),
                 false,
-            ),
+            )),
             model: None,
         },
         Some(sub) => {
@@ -376,7 +379,7 @@ fn assistant_events(m: &Map<String, Value>, ev: &mut Vec<AgentEvent>) -> Result<
                 model: model.clone(),
             }),
             Some("thinking") => ev.push(AgentEvent::Thinking {
-                block: thinking_block(block),
+                block: std::sync::Arc::new(thinking_block(block)),
                 model: model.clone(),
             }),
             Some("tool_use") => {

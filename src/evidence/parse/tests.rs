@@ -40,13 +40,12 @@ fn control_request_without_id_is_a_protocol_error() {
 fn tool_result_array_content_is_flattened_with_spaces() {
     let ev = parse_message(json!({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"a"},{"type":"image","x":1}]}]}})).unwrap();
     match &ev[0] {
-        AgentEvent::ToolResult {
-            assert_text,
-            text_blocks,
-            ..
-        } => {
-            assert_eq!(assert_text, "a {\"type\":\"image\",\"x\":1}");
-            assert_eq!(text_blocks.as_deref(), Some(&["a".to_owned()][..]));
+        AgentEvent::ToolResult { result, .. } => {
+            assert_eq!(
+                result.assert_text.as_deref(),
+                Some("a {\"type\":\"image\",\"x\":1}")
+            );
+            assert_eq!(result.text_blocks.as_deref(), Some(&["a".to_owned()][..]));
         }
         other => panic!("{other:?}"),
     }

@@ -58,7 +58,8 @@ pub struct RunRecord {
     pub subagents: Vec<Subagent>,
     /// Tool names used under a recognised (non-fork) dispatch, first-use order.
     pub subagent_tools: Vec<String>,
-    pub tool_results: Vec<ToolResult>,
+    /// Shared with every other record folding the same lines.
+    pub tool_results: Vec<std::sync::Arc<ToolResult>>,
     /// Every tool call, sub-agents' included, with its top-level inputs.
     pub tool_calls: Vec<ToolCall>,
     /// Main-agent `(name, calls/errors)` in first-result order.
@@ -94,7 +95,8 @@ pub struct RunRecord {
     pub models: Vec<String>,
     /// The last [`THINKING_CAP`] reasoning blocks, oldest first
     /// (`RunResult.thinking`).
-    pub thinking: VecDeque<ThinkingBlock>,
+    /// Shared with every other record folding the same lines.
+    pub thinking: VecDeque<std::sync::Arc<ThinkingBlock>>,
     /// Reasoning blocks dropped, oldest first, past [`THINKING_CAP`]
     /// (`RunResult.thinkingElided`).
     pub thinking_elided: u64,

@@ -1,6 +1,8 @@
 //! The data types of the run record: what one recorded run shows, field by
 //! field, in the shapes the JSON run result and the assertions read.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -56,18 +58,133 @@ pub struct InputField {
 /// The cap of an [`InputField`]'s text (10 KB, the original's).
 pub const INPUT_FIELD_CAP: usize = 10_240;
 
+impl InputField {
+    /// `text`, cut at [`INPUT_FIELD_CAP`] UTF-16 units.
+    pub fn capped(text: String) -> InputField {
+        if crate::js::utf16::len(&text) > INPUT_FIELD_CAP {
+            InputField {
+                text: crate::js::utf16::slice(&text, INPUT_FIELD_CAP).to_owned(),
+                truncated: true,
+            }
+        } else {
+            InputField {
+                text,
+                truncated: false,
+            }
+        }
+    }
+}
+
 /// One tool call of any agent (cowork-harness `RunResult.toolCalls`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone)]
 pub struct ToolCall {
     pub name: String,
     pub tool_use_id: Option<String>,
     pub parent: Option<String>,
     pub origin: CallOrigin,
-    /// The top-level input fields, in input order.
-    pub input: Vec<(String, InputField)>,
+    /// The top-level input fields, in input order. Shared: written once
+    /// when the line is read, for every record that folds the line (a
+    /// multi-turn replay folds each line into its turn's and the whole
+    /// run's).
+    pub input: Arc<[(String, InputField)]>,
+    /// The whole input as `JSON.stringify` writes it: [`ToolCall::input_json`].
+    pub input_json: Arc<InputJson>,
+}
+
+impl ToolCall {
     /// The whole input as `JSON.stringify` writes it (what `input_json`
-    /// matches, as `claude plugin eval`'s `input_match` does), capped alike.
-    pub input_json: InputField,
+    /// matches, as `claude plugin eval`'s `input_match` does), capped alike
+    /// — joined from the fields on first use where that is exact.
+    pub fn input_json(&self) -> &InputField {
+        let json = &*self.input_json;
+        json.text
+            .get_or_init(|| InputField::capped(join_fields(&self.input, json.quoted.unwrap_or(0))))
+    }
+}
+
+impl std::fmt::Debug for ToolCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCall")
+            .field("name", &self.name)
+            .field("tool_use_id", &self.tool_use_id)
+            .field("parent", &self.parent)
+            .field("origin", &self.origin)
+            .field("input", &self.input)
+            .field("input_json", self.input_json())
+            .finish()
+    }
+}
+
+impl PartialEq for ToolCall {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.tool_use_id == other.tool_use_id
+            && self.parent == other.parent
+            && self.origin == other.origin
+            && self.input == other.input
+            && self.input_json() == other.input_json()
+    }
+}
+
+/// A call's `JSON.stringify(input)`, joined from its top-level fields when
+/// an assertion first reads it: only `input_json` patterns do, and writing
+/// every input's text up front was a sixth of a long replay's reading
+/// (issue 44). Written up front where joining would not be exact.
+#[derive(Debug)]
+pub struct InputJson {
+    /// Bit `i` set when field `i` is a string (written quoted; any other
+    /// field is its JSON text already); `None` when written up front.
+    quoted: Option<u64>,
+    text: std::sync::OnceLock<InputField>,
+}
+
+impl InputJson {
+    /// The text, written already (capped).
+    pub fn written(text: InputField) -> InputJson {
+        InputJson {
+            quoted: None,
+            text: std::sync::OnceLock::from(text),
+        }
+    }
+
+    /// Joined from the fields on first use; `quoted`: which are strings.
+    pub fn joined(quoted: u64) -> InputJson {
+        InputJson {
+            quoted: Some(quoted),
+            text: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// How many fields a joined text can name ([`InputJson::joined`]'s mask).
+    pub const MAX_JOINED_FIELDS: usize = 64;
+}
+
+/// `{"key":value,…}` of the fields written: a field in `quoted` as a JSON
+/// string, any other as its text (its JSON already). Exact for fields not
+/// cut and keys not index-like (V8 writes those first).
+pub fn join_fields(fields: &[(String, InputField)], quoted: u64) -> String {
+    let room = fields
+        .iter()
+        .map(|(k, f)| k.len() + f.text.len() + 4)
+        .sum::<usize>()
+        + 2;
+    let mut out = Vec::with_capacity(room);
+    out.push(b'{');
+    for (i, (k, f)) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        crate::js::json::quote(k, &mut out);
+        out.push(b':');
+        if quoted & (1 << i) != 0 {
+            crate::js::json::quote(&f.text, &mut out);
+        } else {
+            out.extend_from_slice(f.text.as_bytes());
+        }
+    }
+    out.push(b'}');
+    // Joined from whole strings: always UTF-8.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// The `system/init` context.

@@ -193,7 +193,7 @@ struct Judge<'a> {
     negative: bool,
     re: Regexes,
     result: Option<&'a Map<String, Value>>,
-    results: &'a [ToolResult],
+    results: &'a [std::sync::Arc<ToolResult>],
 }
 
 impl Judge<'_> {
@@ -212,7 +212,7 @@ impl Judge<'_> {
         }
         if let Some((src, re)) = &self.re.input_any {
             let mut any_hit = false;
-            for (_, v) in &c.input {
+            for (_, v) in c.input.iter() {
                 any_hit |= hit(self.key, re, &v.text)?;
             }
             parts.push(if any_hit {
@@ -228,7 +228,7 @@ impl Judge<'_> {
             });
         }
         if let Some((src, re)) = &self.re.input_json {
-            let json = &c.input_json;
+            let json = c.input_json();
             parts.push(if hit(self.key, re, &json.text)? {
                 Status::Yes
             } else if miss_is_unknown(&json.text, json.truncated, src, self.negative) {

@@ -82,9 +82,9 @@ impl End {
         let Some((_, re)) = &self.input_json else {
             return Ok(true);
         };
-        if t(key, re, &call.input_json.text)? {
+        if t(key, re, &call.input_json().text)? {
             Ok(true)
-        } else if call.input_json.truncated {
+        } else if call.input_json().truncated {
             Err(format!(
                 "evidence unavailable: {key}: a {} call's input is longer than the recorded \
                  10 KB, so whether it matches {} cannot be told",
