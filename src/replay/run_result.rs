@@ -350,7 +350,24 @@ fn subagent_json(s: &crate::evidence::Subagent) -> Value {
 /// The run-result evidence fields, in the original's key spelling. The
 /// record's two bulkiest lists are moved into [`Bulk`], not converted.
 fn run_fields(run: &mut RunRecord) -> (Map<String, Value>, Bulk) {
+    // The keys in the original's order; the bulk fields' places are held
+    // by `null` until the writer streams them.
     let mut f = Map::new();
+    tool_fields(run, &mut f);
+    session_fields(run, &mut f);
+    let bulk = Bulk {
+        context_events: std::mem::take(&mut run.context_events),
+        tool_results: std::mem::take(&mut run.tool_results),
+    };
+    f.insert(Bulk::CONTEXT_EVENTS.into(), Value::Null);
+    file_fields(run, &mut f);
+    f.insert(Bulk::TOOL_RESULTS.into(), Value::Null);
+    error_fields(run, &mut f);
+    (f, bulk)
+}
+
+/// `finalMessage` to `tasks`: what the run said and which tools it used.
+fn tool_fields(run: &mut RunRecord, f: &mut Map<String, Value>) {
     if let Some(t) = &run.result_text {
         f.insert("finalMessage".into(), Value::from(t.clone()));
     }
@@ -397,6 +414,10 @@ fn run_fields(run: &mut RunRecord) -> (Map<String, Value>, Bulk) {
         to_value(&run.redundant_tool_calls),
     );
     f.insert("tasks".into(), to_value(&run.tasks));
+}
+
+/// `context` to `skillToolAvailable`: the session, its sub-agents and cost.
+fn session_fields(run: &mut RunRecord, f: &mut Map<String, Value>) {
     // `context` is `{}` until a `system/init` line arrives (evidence
     // unavailable, not an empty inventory); a truncated re-drive's empty
     // record carries `tools`/`mcpServers` but no `availableSkills`.
@@ -415,11 +436,10 @@ fn run_fields(run: &mut RunRecord) -> (Map<String, Value>, Bulk) {
         "skillToolAvailable".into(),
         Value::Bool(run.init_tools.iter().any(|t| t == "Skill")),
     );
-    let bulk = Bulk {
-        context_events: std::mem::take(&mut run.context_events),
-        tool_results: std::mem::take(&mut run.tool_results),
-    };
-    f.insert(Bulk::CONTEXT_EVENTS.into(), Value::Null);
+}
+
+/// `hookEvents` to `presentedFiles`: hooks and what the run did to files.
+fn file_fields(run: &RunRecord, f: &mut Map<String, Value>) {
     if let Some(h) = &run.hook_events {
         let events = h.iter().map(hook_event_json).collect();
         f.insert("hookEvents".into(), Value::Array(events));
@@ -434,7 +454,10 @@ fn run_fields(run: &mut RunRecord) -> (Map<String, Value>, Bulk) {
         f.insert("pathDenials".into(), to_value(p));
     }
     f.insert("presentedFiles".into(), to_value(&run.presented_files));
-    f.insert(Bulk::TOOL_RESULTS.into(), Value::Null);
+}
+
+/// `infraErrors` and `evidenceErrors`, each only when there are any.
+fn error_fields(run: &RunRecord, f: &mut Map<String, Value>) {
     if !run.infra_errors.is_empty() {
         f.insert("infraErrors".into(), to_value(&run.infra_errors));
     }
@@ -444,7 +467,6 @@ fn run_fields(run: &mut RunRecord) -> (Map<String, Value>, Bulk) {
     {
         f.insert("evidenceErrors".into(), to_value(&ee));
     }
-    (f, bulk)
 }
 
 /// `context`: `{}` until a `system/init` line arrives (evidence

@@ -160,15 +160,7 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
     }
     let kept = Some(run_dir.path().to_path_buf());
     let mut cassette = scrubbed_cassette(plan, doc, kept, &mut warnings, &mut timing)?;
-    // Judged assertions: judged over the scrubbed cassette and frozen into
-    // it, or a recording's verdicts carried over; either way before the verdict.
-    match plan.carried_verdicts {
-        Some(recorded) => crate::judge::freeze::carry_over(recorded, &mut cassette),
-        None => warnings.extend(crate::judge::at_record::judge_recorded(
-            &mut cassette,
-            plan.script.as_ref(),
-        )),
-    }
+    judge_or_carry(plan, &mut cassette, &mut warnings);
     let (mut failures, judged) = live_failures(&cassette, scenario, &log, &staged);
     if let RunEnd::Failed { message, .. } = &log.end {
         failures.insert(0, format!("run error: {message}"));
@@ -192,6 +184,22 @@ pub fn run(plan: &LivePlan<'_>) -> Result<LiveRun, RecordError> {
         denials,
         mcp,
     })
+}
+
+/// Judged assertions: judged over the scrubbed cassette and frozen into it,
+/// or a recording's verdicts carried over; either way before the verdict.
+fn judge_or_carry(
+    plan: &LivePlan<'_>,
+    cassette: &mut crate::cassette::Cassette,
+    warnings: &mut Vec<String>,
+) {
+    match plan.carried_verdicts {
+        Some(recorded) => crate::judge::freeze::carry_over(recorded, cassette),
+        None => warnings.extend(crate::judge::at_record::judge_recorded(
+            cassette,
+            plan.script.as_ref(),
+        )),
+    }
 }
 
 /// The run directory, the session staged into it (the fixture copied into
