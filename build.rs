@@ -13,8 +13,18 @@ fn main() {
         .or_else(|| from_vcs_info(&dir))
         .unwrap_or_else(|| "unknown commit".to_owned());
     println!("cargo:rustc-env=REEL_BUILD_COMMIT={commit}");
-    println!("cargo:rerun-if-changed=.cargo_vcs_info.json");
     println!("cargo:rerun-if-changed=build.rs");
+}
+
+/// Registers `path` for a rerun when it exists: cargo counts a missing
+/// path as changed on every build, which re-ran this script and recompiled
+/// reel and its tests on every cargo command (a checkout has no
+/// `.cargo_vcs_info.json`; a worktree's common directory may have no
+/// `packed-refs`).
+fn rerun_if_changed(path: &Path) {
+    if path.exists() {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
 }
 
 /// The checkout's HEAD (12 hex digits), and the files that change with it
@@ -39,21 +49,22 @@ fn from_git(dir: &Path) -> Option<String> {
     }
     let sha = git(&["rev-parse", "--short=12", "HEAD"])?;
     if let Some(head) = git(&["rev-parse", "--git-path", "HEAD"]) {
-        println!("cargo:rerun-if-changed={}", dir.join(head).display());
+        rerun_if_changed(&dir.join(head));
     }
     if let Some(r) = git(&["symbolic-ref", "-q", "HEAD"])
         && let Some(file) = git(&["rev-parse", "--git-path", &r])
     {
-        println!("cargo:rerun-if-changed={}", dir.join(file).display());
+        rerun_if_changed(&dir.join(file));
     }
     if let Some(packed) = git(&["rev-parse", "--git-path", "packed-refs"]) {
-        println!("cargo:rerun-if-changed={}", dir.join(packed).display());
+        rerun_if_changed(&dir.join(packed));
     }
     Some(sha)
 }
 
 /// `git.sha1` of the `.cargo_vcs_info.json` a packaged crate carries.
 fn from_vcs_info(dir: &Path) -> Option<String> {
+    rerun_if_changed(&dir.join(".cargo_vcs_info.json"));
     let text = std::fs::read_to_string(dir.join(".cargo_vcs_info.json")).ok()?;
     // `"sha1": "<40 hex>"`: found by hand, the file is cargo's own and flat.
     let at = text.find("\"sha1\"")?;
