@@ -494,17 +494,9 @@ impl Driver {
         outcome: LineOutcome,
         calls: Vec<ReadCall>,
     ) -> Option<String> {
-        let evs = match outcome {
-            LineOutcome::Blank | LineOutcome::Ignored => return None,
-            LineOutcome::Malformed => {
-                self.rec.malformed_event_lines.push(i);
-                return None;
-            }
-            LineOutcome::ProtocolError(message) => {
-                self.rec.protocol_error_lines.push((i, message));
-                return None;
-            }
-            LineOutcome::Events(evs) => evs,
+        let LineOutcome::Events(evs) = outcome else {
+            self.note_unfolded(i, &outcome);
+            return None;
         };
         let mut calls = calls.into_iter();
         for ev in evs {
@@ -522,6 +514,18 @@ impl Driver {
         None
     }
 
+    /// A line with no events to fold: a malformed or protocol-error line is
+    /// noted on the record (a blank or ignored one is not).
+    fn note_unfolded(&mut self, i: usize, outcome: &LineOutcome) {
+        match outcome {
+            LineOutcome::Malformed => self.rec.malformed_event_lines.push(i),
+            LineOutcome::ProtocolError(message) => {
+                self.rec.protocol_error_lines.push((i, message.clone()))
+            }
+            LineOutcome::Blank | LineOutcome::Ignored | LineOutcome::Events(_) => {}
+        }
+    }
+
     /// [`Driver::fold_line`] of a line borrowed: an event is copied only
     /// when the record keeps it ([`fold::kept`]).
     fn fold_line_ref(
@@ -530,17 +534,9 @@ impl Driver {
         outcome: &LineOutcome,
         calls: &[ReadCall],
     ) -> Option<String> {
-        let evs = match outcome {
-            LineOutcome::Blank | LineOutcome::Ignored => return None,
-            LineOutcome::Malformed => {
-                self.rec.malformed_event_lines.push(i);
-                return None;
-            }
-            LineOutcome::ProtocolError(message) => {
-                self.rec.protocol_error_lines.push((i, message.clone()));
-                return None;
-            }
-            LineOutcome::Events(evs) => evs,
+        let LineOutcome::Events(evs) = outcome else {
+            self.note_unfolded(i, outcome);
+            return None;
         };
         let mut calls = calls.iter();
         for ev in evs {

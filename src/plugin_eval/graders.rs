@@ -184,12 +184,7 @@ fn last_message(pattern: &str, flags: &str, match_: &str, want: Want) -> Mapping
     let mut item = serde_json::Map::new();
     item.insert(key.into(), o);
     let item = Value::Object(item);
-    crate::assert::catalog::validate(&item).map_err(|e| Refusal {
-        field: "pattern",
-        reason: format!("the pattern or its flags do not compile: {e}"),
-        fix: "fix the pattern (the first-party runner would throw on it too)",
-    })?;
-    turn(item, None)
+    compiled_turn(item, "pattern", "the pattern or its flags do not compile")
 }
 
 fn tool_order(before: &ToolRef, after: &ToolRef) -> Mapping {
@@ -207,9 +202,15 @@ fn tool_order(before: &ToolRef, after: &ToolRef) -> Mapping {
     };
     let item =
         json!({"tool_order": {"before": end(before, "before")?, "after": end(after, "after")?}});
+    compiled_turn(item, "input_match", "the input regex does not compile")
+}
+
+/// The mapped assertion as a graded-turn item, refused when its regex does
+/// not compile (`failed` says what did not, `field` is the grader's).
+fn compiled_turn(item: Value, field: &'static str, failed: &str) -> Mapping {
     crate::assert::catalog::validate(&item).map_err(|e| Refusal {
-        field: "input_match",
-        reason: format!("the input regex does not compile: {e}"),
+        field,
+        reason: format!("{failed}: {e}"),
         fix: "fix the pattern (the first-party runner would throw on it too)",
     })?;
     turn(item, None)
@@ -355,12 +356,7 @@ fn tool_used(tool: &str, input_match: Option<&str>, min: Option<u64>, max: Optio
 
 /// The tool assertion, or a refusal when its `input_json` does not compile.
 fn checked_tool(item: Value) -> Mapping {
-    crate::assert::catalog::validate(&item).map_err(|e| Refusal {
-        field: "input_match",
-        reason: format!("the input regex does not compile: {e}"),
-        fix: "fix the pattern (the first-party runner would throw on it too)",
-    })?;
-    turn(item, None)
+    compiled_turn(item, "input_match", "the input regex does not compile")
 }
 
 fn file_exists(path: &str, exists: bool) -> Mapping {
