@@ -62,7 +62,7 @@ cargo nextest run --locked --no-fail-fast --lib --bins --tests
 echo "==> benches as quick smoke tests, against the committed figures (scripts/bench.sh runs them for real)" >&2
 bash scripts/bench.sh --smoke
 
-echo "==> package and install check (cargo package, cargo install of the packaged crate)" >&2
+echo "==> package check (cargo package, cargo check of the packaged crate)" >&2
 bash scripts/package-check.sh
 
 echo "==> all tests passed" >&2
