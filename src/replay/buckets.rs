@@ -95,15 +95,7 @@ pub struct Stripped {
 
 /// Strips `items` to the keys `evidence` supports and tallies what was skipped.
 pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evidence) -> Stripped {
-    let uses = |key: &str| items.iter().any(|m| m.contains_key(key));
-    // Dedicated warnings for the baseline keys (their drop is not "partial").
-    let baseline_warned: Vec<&str> = catalog::names()
-        .filter(|k| {
-            catalog::needs_pre_run_baseline(k).is_some_and(|field| {
-                uses(k) && evidence.artifacts.is_some() && !evidence.has_baseline(field)
-            })
-        })
-        .collect();
+    let baseline_warned = baseline_warned_keys(items, evidence);
     let mut warnings: Vec<String> = baseline_warned
         .iter()
         .filter_map(|k| catalog::needs_pre_run_baseline(k).map(baseline_warning))
@@ -119,48 +111,85 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
         if item.is_empty() {
             continue;
         }
-        // Rebuilt in the original's strip order, which is the order the
-        // replayed result echoes the assertion in.
-        let kept: Map<String, Value> = catalog::replay_strip_order()
-            .iter()
-            .filter(|k| evidence.is_active(k))
-            .filter_map(|k| {
-                item.get(*k)
-                    .map(|v| (k.to_string(), crate::js::number::respell(v)))
-            })
-            .collect();
-        // The replay strip order has no live-only key (a replay never keeps
-        // one); a live verdict keeps them after the rest, in schema order.
-        let mut kept = kept;
-        if evidence.live {
-            for k in catalog::schema_order() {
-                if bucket(k) == Some(Bucket::LiveOnly)
-                    && let Some(v) = item.get(*k)
-                {
-                    kept.insert(k.to_string(), crate::js::number::respell(v));
-                }
-            }
-        }
+        let kept = kept_keys(item, evidence);
         if kept.is_empty() {
             skipped.full += 1;
             continue;
         }
-        let dropped_outside = item.keys().any(|k| {
-            if evidence.is_active(k) {
-                return false;
-            }
-            match bucket(k) {
-                // Gate keys dropped for lack of controlOut are covered by the controlOut warning.
-                Some(Bucket::NeedsControlOut) | Some(Bucket::Always) => false,
-                Some(Bucket::NeedsManifest) => !baseline_warned.contains(&k.as_str()),
-                _ => true,
-            }
-        });
-        if dropped_outside {
+        if dropped_outside(item, evidence, &baseline_warned) {
             skipped.partial += 1;
         }
         out.push(kept);
     }
+    warnings.extend(skip_warnings(&skipped));
+    Stripped {
+        items: out,
+        skipped,
+        warnings,
+    }
+}
+
+/// The baseline keys used here that the evidence cannot judge (a manifest
+/// without the pre-run baseline they need): each gets its dedicated warning,
+/// and their drop is not "partial".
+fn baseline_warned_keys(items: &[Map<String, Value>], evidence: &Evidence) -> Vec<&'static str> {
+    let uses = |key: &str| items.iter().any(|m| m.contains_key(key));
+    catalog::names()
+        .filter(|k| {
+            catalog::needs_pre_run_baseline(k).is_some_and(|field| {
+                uses(k) && evidence.artifacts.is_some() && !evidence.has_baseline(field)
+            })
+        })
+        .collect()
+}
+
+/// What an assertion keeps: its keys the evidence can judge, rebuilt in the
+/// original's strip order (the order the replayed result echoes it in).
+fn kept_keys(item: &Map<String, Value>, evidence: &Evidence) -> Map<String, Value> {
+    let mut kept: Map<String, Value> = catalog::replay_strip_order()
+        .iter()
+        .filter(|k| evidence.is_active(k))
+        .filter_map(|k| {
+            item.get(*k)
+                .map(|v| (k.to_string(), crate::js::number::respell(v)))
+        })
+        .collect();
+    // The replay strip order has no live-only key (a replay never keeps
+    // one); a live verdict keeps them after the rest, in schema order.
+    if evidence.live {
+        for k in catalog::schema_order() {
+            if bucket(k) == Some(Bucket::LiveOnly)
+                && let Some(v) = item.get(*k)
+            {
+                kept.insert(k.to_string(), crate::js::number::respell(v));
+            }
+        }
+    }
+    kept
+}
+
+/// Did the assertion lose a key for a reason no other warning names?
+fn dropped_outside(
+    item: &Map<String, Value>,
+    evidence: &Evidence,
+    baseline_warned: &[&str],
+) -> bool {
+    item.keys().any(|k| {
+        if evidence.is_active(k) {
+            return false;
+        }
+        match bucket(k) {
+            // Gate keys dropped for lack of controlOut are covered by the controlOut warning.
+            Some(Bucket::NeedsControlOut) | Some(Bucket::Always) => false,
+            Some(Bucket::NeedsManifest) => !baseline_warned.contains(&k.as_str()),
+            _ => true,
+        }
+    })
+}
+
+/// The original's `::warning::` lines for what was skipped.
+fn skip_warnings(skipped: &Skipped) -> Vec<String> {
+    let mut warnings = Vec::new();
     if skipped.full > 0 {
         warnings.push(format!(
             "::warning:: [replay] skipped {} filesystem/egress/expect_denied assertions \
@@ -175,11 +204,7 @@ pub fn strip(items: &[Map<String, Value>], expect_denied: usize, evidence: &Evid
             skipped.partial
         ));
     }
-    Stripped {
-        items: out,
-        skipped,
-        warnings,
-    }
+    warnings
 }
 
 /// The warning for a baseline key skipped because the cassette lacks its
