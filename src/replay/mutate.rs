@@ -471,21 +471,7 @@ fn select<'a>(artifacts: &'a [ManifestEntry], opts: &MutateOptions) -> Selection
 /// Applies each planned perturbation in turn, re-evaluates, restores, and
 /// returns the labels nothing caught.
 fn evaluate_plan(inputs: &Inputs<'_>, plan: &mut Plan, notices: &mut Vec<String>) -> Vec<String> {
-    // The evaluation copy: everything the evaluator reads from a cassette.
-    // The raw event / controlOut lines are left out — the evaluator reads
-    // the re-driven `RunRecord` for those — so a large recording is not
-    // copied. Its own baseline below makes "caught" compare like with like.
-    let mut view = Cassette::unchecked(
-        inputs.cassette.path.clone(),
-        inputs
-            .cassette
-            .doc
-            .iter()
-            .filter(|(k, _)| *k != "events" && *k != "controlOut")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-        inputs.cassette.version,
-    );
+    let mut view = evaluation_view(inputs.cassette);
     let work_root = inputs.materialised.map(Materialised::root);
     let passed_before: Vec<bool> = {
         let ctx = Context::new(&view, inputs.run, work_root);
@@ -513,20 +499,7 @@ fn evaluate_plan(inputs: &Inputs<'_>, plan: &mut Plan, notices: &mut Vec<String>
             else {
                 continue; // the manifest entry has no body slot: nothing was perturbed
             };
-            let rewrote = match inputs.materialised {
-                Some(m) => match m.rewrite(&file.path, text.as_bytes()) {
-                    Ok(()) => true,
-                    Err(e) => {
-                        notices.push(format!(
-                            "::warning:: [mutate] {}: could not perturb the materialised file \
-                                ({e}) — evaluated from the manifest only",
-                            label_part(&file.path)
-                        ));
-                        false
-                    }
-                },
-                None => false,
-            };
+            let rewrote = rewrite_materialised(inputs.materialised, &file.path, &text, notices);
             let ctx = Context::new(&view, inputs.run, work_root);
             // Caught = an assertion that passed on the recorded value fails
             // now; an already-red assertion cannot mask the gap.
@@ -539,18 +512,70 @@ fn evaluate_plan(inputs: &Inputs<'_>, plan: &mut Plan, notices: &mut Vec<String>
                 uncaught.push(p.label.clone());
             }
             set_body(&mut view.doc, file.artifact, saved);
-            if rewrote
-                && let Some(m) = inputs.materialised
-                && let Err(e) = m.rewrite(&file.path, original.as_bytes())
-            {
-                notices.push(format!(
-                    "::warning:: [mutate] {}: could not restore the materialised file ({e})",
-                    label_part(&file.path)
-                ));
+            if rewrote {
+                restore_materialised(inputs.materialised, &file.path, &original, notices);
             }
         }
     }
     uncaught
+}
+
+/// The evaluation copy: everything the evaluator reads from a cassette.
+/// The raw event / controlOut lines are left out — the evaluator reads the
+/// re-driven `RunRecord` for those — so a large recording is not copied.
+/// Its own baseline makes "caught" compare like with like.
+fn evaluation_view(cassette: &Cassette) -> Cassette {
+    Cassette::unchecked(
+        cassette.path.clone(),
+        cassette
+            .doc
+            .iter()
+            .filter(|(k, _)| *k != "events" && *k != "controlOut")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        cassette.version,
+    )
+}
+
+/// Writes the perturbed `text` over the materialised file at `path`, if the
+/// outputs were materialised; false (with a notice) when it could not.
+fn rewrite_materialised(
+    materialised: Option<&Materialised>,
+    path: &str,
+    text: &str,
+    notices: &mut Vec<String>,
+) -> bool {
+    let Some(m) = materialised else {
+        return false;
+    };
+    match m.rewrite(path, text.as_bytes()) {
+        Ok(()) => true,
+        Err(e) => {
+            notices.push(format!(
+                "::warning:: [mutate] {}: could not perturb the materialised file \
+                    ({e}) — evaluated from the manifest only",
+                label_part(path)
+            ));
+            false
+        }
+    }
+}
+
+/// Puts the recorded body back over a file [`rewrite_materialised`] perturbed.
+fn restore_materialised(
+    materialised: Option<&Materialised>,
+    path: &str,
+    original: &str,
+    notices: &mut Vec<String>,
+) {
+    if let Some(m) = materialised
+        && let Err(e) = m.rewrite(path, original.as_bytes())
+    {
+        notices.push(format!(
+            "::warning:: [mutate] {}: could not restore the materialised file ({e})",
+            label_part(path)
+        ));
+    }
 }
 
 /// Replaces `artifacts[index].body` in `doc`, returning the previous value.
