@@ -131,93 +131,82 @@ fn require_request_id(msg: &Map<String, Value>) -> Result<String, String> {
 /// Validates an AskUserQuestion `questions` value (zod `QuestionsSchema`).
 fn parse_questions(v: &Value) -> Result<Vec<QuestionSpec>, String> {
     let Some(items) = v.as_array() else {
-        return Err(format!(
-            "<root>: Invalid input: expected array, received {}",
-            js_type(v)
-        ));
+        return Err(invalid("<root>", "array", js_type(v)));
     };
-    let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let Some(q) = item.as_object() else {
-            return Err(format!(
-                "{i}: Invalid input: expected object, received {}",
-                js_type(item)
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| parse_question(i, item))
+        .collect()
+}
+
+/// zod's message for a value of the wrong type at `path`.
+fn invalid(path: &str, expected: &str, received: &str) -> String {
+    format!("{path}: Invalid input: expected {expected}, received {received}")
+}
+
+/// Question `i` of a `questions` array.
+fn parse_question(i: usize, item: &Value) -> Result<QuestionSpec, String> {
+    let Some(q) = item.as_object() else {
+        return Err(invalid(&i.to_string(), "object", js_type(item)));
+    };
+    let opt_str = |k: &str| -> Result<Option<String>, String> {
+        match q.get(k) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(o) => Err(invalid(&format!("{i}.{k}"), "string", js_type(o))),
+        }
+    };
+    let question = opt_str("question")?;
+    let header = opt_str("header")?;
+    let multi_select = match q.get("multiSelect") {
+        None => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(o) => return Err(invalid(&format!("{i}.multiSelect"), "boolean", js_type(o))),
+    };
+    let options = match q.get("options") {
+        None => None,
+        Some(Value::Array(opts)) => Some(
+            opts.iter()
+                .enumerate()
+                .map(|(j, o)| parse_option(&format!("{i}.options.{j}"), o))
+                .collect::<Result<Vec<_>, String>>()?,
+        ),
+        Some(o) => return Err(invalid(&format!("{i}.options"), "array", js_type(o))),
+    };
+    Ok(QuestionSpec {
+        question,
+        header,
+        options,
+        multi_select,
+        raw: item.clone(),
+    })
+}
+
+/// One offered option at `path`: its label and description.
+fn parse_option(path: &str, o: &Value) -> Result<(String, Option<String>), String> {
+    let Some(om) = o.as_object() else {
+        return Err(invalid(path, "object", js_type(o)));
+    };
+    let label = match om.get("label") {
+        Some(Value::String(s)) => s.clone(),
+        other => {
+            let received = other.map_or("undefined", js_type);
+            return Err(invalid(&format!("{path}.label"), "string", received));
+        }
+    };
+    let description = match om.get("description") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(d) => {
+            return Err(invalid(
+                &format!("{path}.description"),
+                "string",
+                js_type(d),
             ));
-        };
-        let opt_str = |k: &str| -> Result<Option<String>, String> {
-            match q.get(k) {
-                None => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(o) => Err(format!(
-                    "{i}.{k}: Invalid input: expected string, received {}",
-                    js_type(o)
-                )),
-            }
-        };
-        let question = opt_str("question")?;
-        let header = opt_str("header")?;
-        let multi_select = match q.get("multiSelect") {
-            None => None,
-            Some(Value::Bool(b)) => Some(*b),
-            Some(o) => {
-                return Err(format!(
-                    "{i}.multiSelect: Invalid input: expected boolean, received {}",
-                    js_type(o)
-                ));
-            }
-        };
-        let options = match q.get("options") {
-            None => None,
-            Some(Value::Array(opts)) => {
-                let mut parsed = Vec::with_capacity(opts.len());
-                for (j, o) in opts.iter().enumerate() {
-                    let Some(om) = o.as_object() else {
-                        return Err(format!(
-                            "{i}.options.{j}: Invalid input: expected object, received {}",
-                            js_type(o)
-                        ));
-                    };
-                    let label = match om.get("label") {
-                        Some(Value::String(s)) => s.clone(),
-                        other => {
-                            return Err(format!(
-                                "{i}.options.{j}.label: Invalid input: expected string, received \
-                                    {}",
-                                other.map_or("undefined", js_type)
-                            ));
-                        }
-                    };
-                    let description = match om.get("description") {
-                        None => None,
-                        Some(Value::String(s)) => Some(s.clone()),
-                        Some(d) => {
-                            return Err(format!(
-                                "{i}.options.{j}.description: Invalid input: expected string, \
-                                    received {}",
-                                js_type(d)
-                            ));
-                        }
-                    };
-                    parsed.push((label, description));
-                }
-                Some(parsed)
-            }
-            Some(o) => {
-                return Err(format!(
-                    "{i}.options: Invalid input: expected array, received {}",
-                    js_type(o)
-                ));
-            }
-        };
-        out.push(QuestionSpec {
-            question,
-            header,
-            options,
-            multi_select,
-            raw: item.clone(),
-        });
-    }
-    Ok(out)
+        }
+    };
+    Ok((label, description))
 }
 
 /// `toDecisionRequest`: a control_request → decision request (or none).

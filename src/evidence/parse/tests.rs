@@ -50,3 +50,65 @@ fn tool_result_array_content_is_flattened_with_spaces() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Each malformed `questions` shape gets zod's message for its path, the
+/// first problem in document order.
+#[test]
+fn malformed_questions_name_the_path_and_both_types() {
+    let cases = [
+        (
+            json!({}),
+            "<root>: Invalid input: expected array, received object",
+        ),
+        (
+            json!([1]),
+            "0: Invalid input: expected object, received number",
+        ),
+        (
+            json!([{"question": 2}]),
+            "0.question: Invalid input: expected string, received number",
+        ),
+        (
+            json!([{}, {"header": null}]),
+            "1.header: Invalid input: expected string, received null",
+        ),
+        (
+            json!([{"multiSelect": "yes"}]),
+            "0.multiSelect: Invalid input: expected boolean, received string",
+        ),
+        (
+            json!([{"options": {}}]),
+            "0.options: Invalid input: expected array, received object",
+        ),
+        (
+            json!([{"options": [{"label": "a"}, 3]}]),
+            "0.options.1: Invalid input: expected object, received number",
+        ),
+        (
+            json!([{"options": [{}]}]),
+            "0.options.0.label: Invalid input: expected string, received undefined",
+        ),
+        (
+            json!([{"options": [{"label": "a", "description": []}]}]),
+            "0.options.0.description: Invalid input: expected string, received object",
+        ),
+        (
+            json!([{"question": 1, "options": 2}]),
+            "0.question: Invalid input: expected string, received number",
+        ),
+    ];
+    for (value, message) in cases {
+        assert_eq!(
+            parse_questions(&value).err().as_deref(),
+            Some(message),
+            "{value}"
+        );
+    }
+    let ok = parse_questions(&json!([{"question": "Q?", "options": [{"label": "a", "description": "d"}], "multiSelect": true}]))
+        .expect("a well-formed question");
+    assert_eq!(
+        ok[0].options,
+        Some(vec![("a".to_owned(), Some("d".to_owned()))])
+    );
+    assert_eq!(ok[0].multi_select, Some(true));
+}
