@@ -48,6 +48,14 @@ pub(in crate::evidence) struct CallInput {
     accesses: Vec<(String, &'static str)>,
 }
 
+impl Tools {
+    /// Room for `calls` main-agent calls ([`super::Folds::reserve_lines`]).
+    pub(super) fn reserve_calls(&mut self, calls: usize) {
+        self.tool_log.reserve(calls);
+        self.tool_name_by_use_id.reserve(calls);
+    }
+}
+
 impl Fold for Tools {
     fn event(&mut self, step: &Step<'_>, rec: &mut RunRecord) -> Result<(), String> {
         match step.event {
