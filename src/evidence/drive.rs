@@ -215,6 +215,10 @@ pub fn drive_read_by_turn(
     debug_assert!(ranges_in_order(ranges));
     let mut whole = Redrive::new(control_out);
     whole.d.folds.reserve_text(text_room);
+    // The marks tell how many lines there are: the record's lists are given
+    // their room at once (grown by doubling among the turns' allocations,
+    // they were copied on each growth rather than extended in place).
+    whole.reserve_lines(ranges.last().map_or(0, |r| r.1));
     let mut turns = TurnFolds::new(control_out, text_room, ranges);
     for (i, line) in lines.into_iter().enumerate() {
         turns.fold(i, &line);
@@ -270,7 +274,7 @@ impl<'a> TurnFolds<'a> {
                 turn.d
                     .folds
                     .reserve_text(self.text_room / lines * (end - start));
-                turn.d.folds.reserve_lines(end - start);
+                turn.reserve_lines(end - start);
                 self.open = Some(turn);
             }
             break;
@@ -340,6 +344,17 @@ impl Redrive {
             next_index: 0,
             pending: None,
         }
+    }
+
+    /// Room for about `lines` event lines' calls, tool results and system
+    /// lines (a hint, as [`Folds::reserve_text`]; untouched room costs no
+    /// memory).
+    fn reserve_lines(&mut self, lines: usize) {
+        self.d.folds.reserve_lines(lines);
+        let rec = &mut self.d.rec;
+        rec.tool_calls.reserve(lines / 2);
+        rec.tool_results.reserve(lines / 2);
+        rec.context_events.reserve(lines / 4);
     }
 
     /// Reads `chunk` (in parallel) while folding the chunk before it. Reading
