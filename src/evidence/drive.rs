@@ -201,6 +201,11 @@ pub fn drive_read(
 /// slice alone (its lines indexed from the slice's start). `ranges` must
 /// be in order and not overlap ([`ranges_in_order`]); a turn beyond the
 /// lines gets the record of what it holds.
+///
+/// Each line is folded into its turn's record (by reference), then into
+/// the whole run's, on this thread. (Folding the whole run on a thread of
+/// its own while this one folds the turns cost a 50-turn replay 12–16 ms
+/// more CPU than it saved on a 2-core machine: docs/benchmarks.md, issue 41.)
 pub fn drive_read_by_turn(
     lines: impl IntoIterator<Item = ReadLine>,
     control_out: Option<&[&str]>,
@@ -210,41 +215,94 @@ pub fn drive_read_by_turn(
     debug_assert!(ranges_in_order(ranges));
     let mut whole = Redrive::new(control_out);
     whole.d.folds.reserve_text(text_room);
-    let mut turns = Vec::with_capacity(ranges.len());
-    let mut open: Option<Redrive> = None;
-    let mut t = 0;
+    // The marks tell how many lines there are: the record's lists are given
+    // their room at once (grown by doubling among the turns' allocations,
+    // they were copied on each growth rather than extended in place).
+    whole.reserve_lines(ranges.last().map_or(0, |r| r.1));
+    let mut turns = TurnFolds::new(control_out, text_room, ranges);
     for (i, line) in lines.into_iter().enumerate() {
+        turns.fold(i, &line);
+        whole.fold_one(i, line);
+    }
+    (whole.finish(), turns.finish())
+}
+
+/// The user turns' records of [`drive_read_by_turn`], folded line by line
+/// as the lines come: the turn that holds a line is open while its lines
+/// are folded, and closed (its record finished) when a line is past it.
+struct TurnFolds<'a> {
+    control_out: Option<&'a [&'a str]>,
+    text_room: usize,
+    ranges: &'a [(usize, usize)],
+    /// Each closed turn's record, in order.
+    done: Vec<RunRecord>,
+    open: Option<Redrive>,
+    /// The turn the next line may enter (its index in `ranges`).
+    next: usize,
+}
+
+impl<'a> TurnFolds<'a> {
+    fn new(
+        control_out: Option<&'a [&'a str]>,
+        text_room: usize,
+        ranges: &'a [(usize, usize)],
+    ) -> Self {
+        TurnFolds {
+            control_out,
+            text_room,
+            ranges,
+            done: Vec::with_capacity(ranges.len()),
+            open: None,
+            next: 0,
+        }
+    }
+
+    /// Folds `events[i]` (by reference) into the turn that holds it, if any.
+    fn fold(&mut self, i: usize, line: &ReadLine) {
         // Close the turns that end here; open the one line `i` enters.
-        while let Some(&(start, end)) = ranges.get(t) {
+        while let Some(&(start, end)) = self.ranges.get(self.next) {
             if i >= end {
-                let turn = open.take().unwrap_or_else(|| Redrive::new(control_out));
-                turns.push(turn.finish());
-                t += 1;
+                self.close();
                 continue;
             }
-            if i >= start && open.is_none() {
-                let mut turn = Redrive::new(control_out);
+            if i >= start && self.open.is_none() {
+                let mut turn = Redrive::new(self.control_out);
                 // The turn's share of the text, by its share of the lines
                 // (a hint: growing each turn's transcript by doubling was
                 // a tenth of its fold).
-                let lines = ranges.last().map_or(0, |r| r.1).max(1);
-                turn.d.folds.reserve_text(text_room / lines * (end - start));
-                open = Some(turn);
+                let lines = self.ranges.last().map_or(0, |r| r.1).max(1);
+                turn.d
+                    .folds
+                    .reserve_text(self.text_room / lines * (end - start));
+                turn.reserve_lines(end - start);
+                self.open = Some(turn);
             }
             break;
         }
-        if let Some(turn) = open.as_mut() {
+        if let Some(turn) = self.open.as_mut() {
             // Both folds share the call inputs the line's reader wrote
             // (docs/multi-turn.md, replay cost).
-            turn.fold_one_ref(i - ranges[t].0, &line);
+            turn.fold_one_ref(i - self.ranges[self.next].0, line);
         }
-        whole.fold_one(i, line);
     }
-    for _ in t..ranges.len() {
-        let turn = open.take().unwrap_or_else(|| Redrive::new(control_out));
-        turns.push(turn.finish());
+
+    /// Finishes the current turn's record (an empty one if it held no line).
+    fn close(&mut self) {
+        let turn = self
+            .open
+            .take()
+            .unwrap_or_else(|| Redrive::new(self.control_out));
+        self.done.push(turn.finish());
+        self.next += 1;
     }
-    (whole.finish(), turns)
+
+    /// Every turn's record: those the lines did not reach are closed too.
+    fn finish(mut self) -> Vec<RunRecord> {
+        while self.next < self.ranges.len() {
+            self.close();
+        }
+        self.done
+    }
 }
 
 /// Are `ranges` usable by [`drive_read_by_turn`]: each `start <= end`, in
@@ -286,6 +344,17 @@ impl Redrive {
             next_index: 0,
             pending: None,
         }
+    }
+
+    /// Room for about `lines` event lines' calls, tool results and system
+    /// lines (a hint, as [`Folds::reserve_text`]; untouched room costs no
+    /// memory).
+    fn reserve_lines(&mut self, lines: usize) {
+        self.d.folds.reserve_lines(lines);
+        let rec = &mut self.d.rec;
+        rec.tool_calls.reserve(lines / 2);
+        rec.tool_results.reserve(lines / 2);
+        rec.context_events.reserve(lines / 4);
     }
 
     /// Reads `chunk` (in parallel) while folding the chunk before it. Reading

@@ -363,6 +363,101 @@ mod tests {
         assert_eq!(turns[0].tool_calls.len(), 2);
     }
 
+    /// The record as `{:?}` shows it, the `controlOut` index's map in key
+    /// order (a `HashMap` shows its own order, which differs by instance).
+    fn shown(record: &RunRecord) -> String {
+        let mut record = record.clone();
+        let bodies: std::collections::BTreeMap<_, _> =
+            std::mem::take(&mut record.control_out.bodies)
+                .into_iter()
+                .collect();
+        format!("{record:?} {bodies:?}")
+    }
+
+    /// The one-pass re-drive of a session cut at `ranges`: its whole-run
+    /// record is the one [`drive`] makes of every line, and each turn's the
+    /// one [`drive`] makes of its slice alone.
+    fn assert_one_pass_is_each_alone(
+        name: &str,
+        lines: &[String],
+        co: Option<&[&str]>,
+        ranges: &[(usize, usize)],
+    ) {
+        use crate::evidence::RecordedLine;
+        let read = || lines.iter().map(RecordedLine::read);
+        let (whole, turns) = RunRecord::from_read_lines_by_turn(read(), co, 1 << 20, ranges);
+        assert_eq!(
+            shown(&whole),
+            shown(&drive(lines.to_vec(), co)),
+            "{name}: whole run"
+        );
+        assert_eq!(turns.len(), ranges.len(), "{name}");
+        for ((start, end), turn) in ranges.iter().zip(&turns) {
+            let alone = drive(lines[*start..(*end).min(lines.len())].to_vec(), co);
+            assert_eq!(shown(turn), shown(&alone), "{name}: turn {start}..{end}");
+        }
+    }
+
+    /// Cuts `n` lines into turns: a gap before the first and between two,
+    /// an empty turn, and a last turn running past the lines.
+    fn cut(n: usize, turns: usize) -> Vec<(usize, usize)> {
+        let per = (n / turns).max(1);
+        let mut ranges = vec![(n.min(1), n.min(1))];
+        let mut at = n.min(1);
+        while at < n {
+            let end = (at + per).min(n);
+            ranges.push((at, end));
+            // A line between two turns belongs to none.
+            at = end + usize::from(ranges.len() % 3 == 0);
+        }
+        ranges.push((n, n + 2));
+        ranges
+    }
+
+    /// Every cassette of the repository (its own turn marks where it has
+    /// them, else cut into turns), then its lines repeated into a longer
+    /// session of more turns: sub-agents, `Skill` and fork scopes, questions
+    /// and hooks carried across a turn's boundary, malformed and truncated
+    /// streams.
+    #[test]
+    fn the_turn_folds_are_each_slice_alone_on_every_cassette() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut checked = 0;
+        for dir in ["cassettes", "tests/data", "tests/compat"] {
+            for entry in walkdir::WalkDir::new(root.join(dir)).sort_by_file_name() {
+                let path = entry.unwrap().into_path();
+                if !path.to_string_lossy().ends_with(".cassette.json") {
+                    continue;
+                }
+                let Ok(cassette) = Cassette::load(&path) else {
+                    continue;
+                };
+                let name = path.strip_prefix(root).unwrap().display().to_string();
+                let co = cassette.control_out();
+                let lines: Vec<String> = cassette
+                    .event_lines()
+                    .map(|l| l.text().into_owned())
+                    .collect();
+                let own = event_ranges(&cassette);
+                let ranges = if own.is_empty() {
+                    cut(lines.len(), 3)
+                } else {
+                    own
+                };
+                assert_one_pass_is_each_alone(&name, &lines, co.as_deref(), &ranges);
+                let long: Vec<String> = lines
+                    .iter()
+                    .cycle()
+                    .take((lines.len() * 40).min(900))
+                    .cloned()
+                    .collect();
+                assert_one_pass_is_each_alone(&name, &long, co.as_deref(), &cut(long.len(), 7));
+                checked += 1;
+            }
+        }
+        assert!(checked >= 80, "only {checked} cassettes loaded");
+    }
+
     #[test]
     fn marks_out_of_order_or_missing_are_no_guess() {
         let dir = tempfile::tempdir().unwrap();

@@ -87,6 +87,13 @@ impl Folds {
         self.transcript.reserve(bytes);
     }
 
+    /// Room for the tool calls of about `lines` event lines (a hint, as
+    /// [`Folds::reserve_text`]): a turn's maps grown from empty by doubling,
+    /// every key hashed again each time, were a fifth of its tool fold.
+    pub(super) fn reserve_lines(&mut self, lines: usize) {
+        self.tools.reserve_calls(lines / 2);
+    }
+
     pub(super) fn each(&mut self) -> [&mut dyn Fold; 8] {
         [
             &mut self.transcript,

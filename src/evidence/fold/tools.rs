@@ -19,18 +19,15 @@ use crate::evidence::tool_output::{read_file_path, skill_reference_read_path, we
 use crate::js::coerce::js_string;
 use crate::protocol::SKILL_TOOL;
 
-/// A tool call as logged (all calls, sub-agents included).
-struct LoggedCall {
-    name: String,
-    /// The input's digest (the input itself is not kept).
-    input_digest: [u8; 32],
-    parent: Option<String>,
-}
-
 #[derive(Default)]
 pub(in crate::evidence) struct Tools {
-    tool_log: Vec<LoggedCall>,
-    tool_name_by_use_id: HashMap<String, String>,
+    /// The input digest of each call of `RunRecord::tool_calls` (all
+    /// calls, sub-agents included), in the same order: the input itself is
+    /// not kept, and the name and parent are read off the record's call
+    /// (copies of them were a tenth of a call's fold).
+    input_digests: Vec<[u8; 32]>,
+    /// A main-agent call's `tool_use_id` → its index in `RunRecord::tool_calls`.
+    call_by_use_id: HashMap<String, usize>,
     /// Main-agent `WebSearch` tool_use id → its query, until its result.
     pending_searches: HashMap<String, String>,
 }
@@ -48,6 +45,14 @@ pub(in crate::evidence) struct CallInput {
     accesses: Vec<(String, &'static str)>,
 }
 
+impl Tools {
+    /// Room for `calls` main-agent calls ([`super::Folds::reserve_lines`]).
+    pub(super) fn reserve_calls(&mut self, calls: usize) {
+        self.input_digests.reserve(calls);
+        self.call_by_use_id.reserve(calls);
+    }
+}
+
 impl Fold for Tools {
     fn event(&mut self, step: &Step<'_>, rec: &mut RunRecord) -> Result<(), String> {
         match step.event {
@@ -63,6 +68,10 @@ impl Fold for Tools {
                     let inp = input.as_object().unwrap_or(&empty);
                     let accesses = step.call_input.as_ref().map(|c| c.accesses.as_slice());
                     self.main_call(name, inp, tool_use_id, accesses, rec);
+                    if let Some(id) = tool_use_id {
+                        // The index of the call pushed next.
+                        self.call_by_use_id.insert(id.clone(), rec.tool_calls.len());
+                    }
                 }
                 rec.tool_calls.push(tool_call(
                     name,
@@ -73,11 +82,8 @@ impl Fold for Tools {
                     rec,
                     step.call_input.clone(),
                 ));
-                self.tool_log.push(LoggedCall {
-                    name: name.clone(),
-                    input_digest: step.input_digest.unwrap_or_default(),
-                    parent: parent.clone(),
-                });
+                self.input_digests
+                    .push(step.input_digest.unwrap_or_default());
             }
             AgentEvent::ToolResult { result, error_line } => {
                 let Some(id) = &result.tool_use_id else {
@@ -86,7 +92,8 @@ impl Fold for Tools {
                 let is_error = &result.is_error;
                 // Always present on a re-drive ([`crate::evidence::parse`]).
                 let assert_text = result.assert_text.as_deref().unwrap_or_default();
-                if let Some(name) = self.tool_name_by_use_id.get(id) {
+                if let Some(&call) = self.call_by_use_id.get(id) {
+                    let name = &rec.tool_calls[call].name;
                     if *is_error {
                         rec.tool_error_lines
                             .push((name.clone(), error_line.clone().unwrap_or_default()));
@@ -104,7 +111,13 @@ impl Fold for Tools {
                         slot.1.errors += 1;
                     }
                 }
-                if let Some(query) = self.pending_searches.remove(id) {
+                // Most runs search nothing: an empty map is not asked
+                // (asking hashes the id of every result).
+                let search = match self.pending_searches.is_empty() {
+                    true => None,
+                    false => self.pending_searches.remove(id),
+                };
+                if let Some(query) = search {
                     // Parsed from the 10 KB assertion text, not the display text.
                     match web_search_links(assert_text) {
                         Some(results) => rec.web_searches.push(WebSearch {
@@ -123,7 +136,8 @@ impl Fold for Tools {
 
     fn finish(&mut self, end: &End<'_>, rec: &mut RunRecord) {
         rec.evidence_errors.web_search_parse += self.pending_searches.len() as u64;
-        rec.redundant_tool_calls = self.redundant_groups(end);
+        let groups = self.redundant_groups(end, &rec.tool_calls);
+        rec.redundant_tool_calls = groups;
     }
 }
 
@@ -247,30 +261,28 @@ impl Tools {
                     .unwrap_or_default(),
             );
         }
-        if let Some(id) = tool_use_id {
-            self.tool_name_by_use_id.insert(id.clone(), name.to_owned());
-            if name == "WebSearch" {
-                let query = inp
-                    .get("query")
-                    .filter(|v| !v.is_null())
-                    .map(js_string)
-                    .unwrap_or_default();
-                self.pending_searches.insert(id.clone(), query);
-            }
+        if let Some(id) = tool_use_id
+            && name == "WebSearch"
+        {
+            let query = inp
+                .get("query")
+                .filter(|v| !v.is_null())
+                .map(js_string)
+                .unwrap_or_default();
+            self.pending_searches.insert(id.clone(), query);
         }
     }
 
     /// Redundant identical main-agent calls, grouped by (name, SHA-256 of
     /// the canonical input): keeping the digest instead of the canonical
     /// text keeps this pass from holding a second copy of every input.
-    fn redundant_groups(&self, end: &End<'_>) -> Vec<RedundantGroup> {
-        let mut groups: Vec<(&str, [u8; 32], u64)> = Vec::with_capacity(self.tool_log.len());
+    fn redundant_groups(&self, end: &End<'_>, calls: &[ToolCall]) -> Vec<RedundantGroup> {
+        let mut groups: Vec<(&str, [u8; 32], u64)> = Vec::with_capacity(calls.len());
         // (name, digest) → index in `groups`: a linear search made this
         // quadratic in the number of calls. Sized once: rehashing as it
         // grew cost more than the lookups.
-        let mut index: HashMap<(&str, [u8; 32]), usize> =
-            HashMap::with_capacity(self.tool_log.len());
-        for call in &self.tool_log {
+        let mut index: HashMap<(&str, [u8; 32]), usize> = HashMap::with_capacity(calls.len());
+        for (call, &digest) in calls.iter().zip(&self.input_digests) {
             if call
                 .parent
                 .as_ref()
@@ -278,7 +290,6 @@ impl Tools {
             {
                 continue;
             }
-            let digest = call.input_digest;
             match index.entry((call.name.as_str(), digest)) {
                 Entry::Occupied(e) => groups[*e.get()].2 += 1,
                 Entry::Vacant(e) => {
