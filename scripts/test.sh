@@ -57,11 +57,7 @@ cargo test --locked --no-run --quiet --lib --bins --tests --benches
 
 echo "==> tests (cargo nextest: the library, the binary, tests/it)" >&2
 command -v cargo-nextest >/dev/null 2>&1 || cargo install --locked --quiet cargo-nextest@0.9.143
-# One test more than cores: the tests keep the cores 84 % busy (they wait on
-# agents, model servers and the sandbox's helpers the rest), and a third
-# test fills that (docs/benchmarks.md, the suite).
-threads=$(( $(nproc 2>/dev/null || echo 1) + 1 ))
-cargo nextest run --locked --no-fail-fast --lib --bins --tests --test-threads "$threads"
+cargo nextest run --locked --no-fail-fast --lib --bins --tests
 
 echo "==> benches as quick smoke tests, against the committed figures (scripts/bench.sh runs them for real)" >&2
 bash scripts/bench.sh --smoke
