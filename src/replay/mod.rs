@@ -600,18 +600,15 @@ fn replay_inner(
     add_result_fields(&mut facts, cassette, folds, chosen, &metrics, opts);
 
     // 16. Pseudo-assertions, in the original's order.
-    let staleness_failures = match refuse_future {
-        true => Vec::new(),
-        false => r.stale.failures(staleness_gate(opts)),
-    };
-    let format_problems = &facts.format_problems;
+    let stale_failures = || r.stale.failures(staleness_gate(opts));
+    let (format, answers) = (&facts.format_problems, r.answer_problems);
     push_pseudo_assertions(
         &mut assertions,
         cassette,
-        staleness_failures,
         refuse_future,
-        format_problems,
-        r.answer_problems,
+        stale_failures,
+        format,
+        answers,
     );
     Ok(conclude(
         cassette,
@@ -1016,12 +1013,13 @@ fn measure_metrics(
 
 /// The pseudo-assertions that follow the authored ones, in the original's
 /// order: staleness failures, a too-new format, cassette-format problems and
-/// recorded answers that do not re-serialise.
+/// recorded answers that do not re-serialise. The staleness failures are
+/// asked for only when the cassette is not refused as too new.
 fn push_pseudo_assertions(
     assertions: &mut Vec<AssertionOutcome>,
     cassette: &Cassette,
-    staleness_failures: Vec<String>,
     refuse_future: bool,
+    staleness_failures: impl FnOnce() -> Vec<String>,
     format_problems: &[String],
     answer_problems: Vec<String>,
 ) {
@@ -1038,7 +1036,7 @@ fn push_pseudo_assertions(
         ));
         return;
     }
-    for m in staleness_failures {
+    for m in staleness_failures() {
         assertions.push(pseudo(false, "staleness", m));
     }
     for m in format_problems {
